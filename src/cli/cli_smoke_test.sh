@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# End-to-end checks of the cutegen executable as a user runs it: help, version, doctor, compile.
+set -uo pipefail
+cutegen="$1"
+src="$2"
+export CUTEGEN_CACHE_DIR="$(mktemp -d)"
+trap 'rm -rf "$CUTEGEN_CACHE_DIR"' EXIT
+fails=0
+check() {  # check NAME CONDITION...
+  local name="$1"; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+
+out=$("$cutegen" --help); check "--help lists compile and doctor" grep -q 'compile' <<<"$out"
+check "--help lists doctor" grep -q 'doctor' <<<"$out"
+out=$("$cutegen" compile --help); check "compile --help shows --arch" grep -q -- '--arch' <<<"$out"
+out=$("$cutegen" --version); check "--version" grep -Eq '^cutegen [0-9]+\.[0-9]+\.[0-9]+' <<<"$out"
+
+"$cutegen" >/dev/null 2>&1; check "no subcommand is an error" test $? -ne 0
+
+out=$("$cutegen" doctor 2>&1); rc=$?
+check "doctor succeeds where nvcc and CUTLASS exist" test $rc -eq 0
+for item in nvcc CUTLASS contract GPU python torch ncu cache; do
+  check "doctor reports $item" grep -Eq "^$item +(OK|missing|none)" <<<"$out"
+done
+check "doctor reports the CUTLASS version" grep -Eq '^CUTLASS +OK +4\.2\.0' <<<"$out"
+
+err=$("$cutegen" compile /nonexistent.cu 2>&1); rc=$?
+check "compile of a missing file fails" test $rc -ne 0
+err=$("$cutegen" compile "$src/examples/kernels/relu_vec.cu" --arch hopper 2>&1); rc=$?
+check "bad --arch fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+
+# Two concurrent compiles of one source, as two processes: both succeed, one compiles, one hits.
+k="$src/examples/kernels/relu_vec.cu"
+"$cutegen" compile "$k" --json >"$CUTEGEN_CACHE_DIR/a.json" 2>/dev/null & pa=$!
+"$cutegen" compile "$k" --json >"$CUTEGEN_CACHE_DIR/b.json" 2>/dev/null & pb=$!
+wait $pa; ra=$?; wait $pb; rb=$?
+check "concurrent compile A ok" test $ra -eq 0
+check "concurrent compile B ok" test $rb -eq 0
+hits=$(cat "$CUTEGEN_CACHE_DIR"/a.json "$CUTEGEN_CACHE_DIR"/b.json | grep -c '"cache_hit": true')
+check "exactly one of the two was a cache hit" test "$hits" -eq 1
+out=$("$cutegen" compile "$k" 2>&1); check "third compile reports a cache hit" grep -q 'cache hit' <<<"$out"
+
+err=$("$cutegen" compile "$src/src/compile/testdata/no_cute.cu" 2>&1 >/dev/null); rc=$?
+check "rejected kernel exits non-zero" test $rc -ne 0
+check "rejection reason on stderr" grep -q 'rejected' <<<"$err"
+
+echo "$((0)) passed, $fails failed" >/dev/null
+[ $fails -eq 0 ]

@@ -1,0 +1,78 @@
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "common/fs.h"
+#include "common/locations.h"
+#include "common/process.h"
+#include "compile/nvcc_compiler.h"
+
+namespace cutegen::cli {
+namespace {
+
+struct CompileArgs {
+  std::string kernel;
+  std::string arch;
+  bool json = false;
+};
+
+int run_compile(const GlobalOptions& global, const CompileArgs& args) {
+  auto config = load_config(global);
+  if (!config) return fail(config.error().message);
+  CompileOptions options;
+  if (config->contains("compile")) {
+    auto applied = apply_compile_config(options, (*config)["compile"]);
+    if (!applied) return fail(applied.error().message);
+    options = *applied;
+  }
+  if (!args.arch.empty()) {
+    if (auto g = gencode_for(args.arch); !g) return fail(g.error().message);
+    options.arch = args.arch;
+  }
+  auto source = read_file(args.kernel);
+  if (!source) return fail(source.error().message);
+
+  PosixProcessRunner runner;
+  auto toolchain = probe_toolchain(runner, options);
+  if (!toolchain) return fail(toolchain.error().message);
+  NvccCompiler compiler(runner, options, *toolchain, CompileCache(cache_root()));
+  std::string name = std::filesystem::path(args.kernel).filename().string();
+  fmt::print(stderr, "compiling {} for {} ...\n", name, options.arch);
+  auto outcome = compiler.compile({*source, name});
+  if (!outcome) return fail(outcome.error().message);
+
+  if (args.json) {
+    fmt::print("{}\n", outcome->to_json().dump(2));
+  } else {
+    std::string timing = outcome->cache_hit
+                             ? fmt::format("cache hit in {:.2f} s (first compile took {:.1f} s)", outcome->total_seconds,
+                                           outcome->nvcc_seconds)
+                             : fmt::format("nvcc {:.1f} s, checks {:.2f} s", outcome->nvcc_seconds, outcome->check_seconds);
+    fmt::print("{}: {} [{}; {}]\n", name, to_string(outcome->verdict), options.arch, timing);
+    if (outcome->ok()) fmt::print("library: {}\n", outcome->library.string());
+    else fmt::print("{}", outcome->feedback());
+  }
+  if (outcome->ok()) return 0;
+  std::string reason = to_string(outcome->verdict);
+  if (outcome->verdict == CompileVerdict::compile_error)
+    reason = fmt::format("{} compile error{}", outcome->diagnostic.total_errors,
+                         outcome->diagnostic.total_errors == 1 ? "" : "s");
+  if (outcome->verdict == CompileVerdict::rejected) reason = "rejected: " + outcome->violations.front().message;
+  return fail(fmt::format("{}: {}", name, reason));
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
+  auto args = std::make_shared<CompileArgs>();
+  auto* cmd = app.add_subcommand("compile", "Compile a CuTe candidate into a checked shared library (cached)");
+  cmd->add_option("kernel", args->kernel, "the candidate .cu file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--arch", args->arch, "target, e.g. sm_90a (default: config compile.arch, else sm_90a)");
+  cmd->add_flag("--json", args->json, "print the full outcome as JSON on stdout");
+  cmd->callback([&global, &exit_code, args] { exit_code = run_compile(global, *args); });
+}
+
+}  // namespace cutegen::cli

@@ -1,0 +1,28 @@
+#pragma once
+// Each user-facing command registers itself on the CLI11 app and returns the process exit code.
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace cutegen::cli {
+
+struct GlobalOptions {
+  std::string config_path;  // --config; else $CUTEGEN_CONFIG; else ./cutegen.json when present
+};
+
+// The parsed config file ({} when there is none). Malformed JSON is an error, never silently ignored.
+Result<nlohmann::json> load_config(const GlobalOptions& global);
+
+// Registers the subcommand; `exit_code` receives its result when it runs.
+void add_compile_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
+void add_doctor_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
+
+// "cutegen: <message>" on stderr; returns the exit code for failures the user must act on.
+int fail(const std::string& message);
+
+}  // namespace cutegen::cli

@@ -1,0 +1,53 @@
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "common/fs.h"
+#include "common/version.h"
+
+namespace cutegen::cli {
+
+int fail(const std::string& message) {
+  fmt::print(stderr, "cutegen: {}\n", message);
+  return 1;
+}
+
+Result<nlohmann::json> load_config(const GlobalOptions& global) {
+  std::string path = global.config_path;
+  if (path.empty()) {
+    if (const char* env = std::getenv("CUTEGEN_CONFIG"); env && *env) path = env;
+  }
+  bool explicit_path = !path.empty();
+  if (!explicit_path) {
+    if (!std::filesystem::exists("cutegen.json")) return nlohmann::json::object();
+    path = "cutegen.json";
+  }
+  auto text = read_file(path);
+  if (!text) return Error{fmt::format("config: {}", text.error().message)};
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Error{fmt::format("config: {} is not a JSON object", path)};
+  return j;
+}
+
+}  // namespace cutegen::cli
+
+int main(int argc, char** argv) {
+  using namespace cutegen::cli;
+  CLI::App app{"cutegen: turns PyTorch operations into fast, verified CuTe kernels with an LLM"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("cutegen {} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT));
+  GlobalOptions global;
+  app.add_option("--config", global.config_path, "JSON config file (default: $CUTEGEN_CONFIG, else ./cutegen.json)");
+  int exit_code = 0;
+  add_compile_command(app, global, exit_code);
+  add_doctor_command(app, global, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return exit_code;
+}

@@ -1,0 +1,42 @@
+#pragma once
+// Errors are values: every operation that can fail for a reason a user can act on returns Result<T>.
+// std::expected is C++23 and absent from g++ 12's libstdc++, so this is the minimal subset we need.
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace cutegen {
+
+struct Error {
+  std::string message;  // one line a user can act on: what failed and what to do about it
+};
+
+template <class T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor): implicit on purpose
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
+
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+// Result<void> spelled without a template specialisation dance.
+struct Ok {};
+using Status = Result<Ok>;
+inline Status ok_status() { return Ok{}; }
+
+}  // namespace cutegen

@@ -1,0 +1,79 @@
+#include "compile/compile_options.h"
+
+#include <regex>
+
+#include <fmt/format.h>
+
+namespace cutegen {
+
+Result<std::string> gencode_for(const std::string& arch) {
+  static const std::regex re(R"(sm_(\d{2,3})([af]?))");
+  std::smatch m;
+  if (!std::regex_match(arch, m, re))
+    return Error{fmt::format("unknown target '{}': expected sm_<NN>[a|f], e.g. sm_90a for H100/H200", arch)};
+  std::string v = m[1].str() + m[2].str();
+  return fmt::format("arch=compute_{},code=sm_{}", v, v);
+}
+
+Result<CompileOptions> apply_compile_config(CompileOptions o, const nlohmann::json& j) {
+  if (!j.is_object()) return Error{"config: \"compile\" must be an object"};
+  auto strings = [](const nlohmann::json& v, const std::string& key) -> Result<std::vector<std::string>> {
+    if (!v.is_array()) return Error{fmt::format("config: compile.{} must be a list of strings", key)};
+    std::vector<std::string> out;
+    for (const auto& e : v) {
+      if (!e.is_string()) return Error{fmt::format("config: compile.{} must be a list of strings", key)};
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  };
+  for (const auto& [key, v] : j.items()) {
+    if (key == "nvcc" || key == "arch" || key == "std" || key == "host_compiler") {
+      if (!v.is_string()) return Error{fmt::format("config: compile.{} must be a string", key)};
+      std::string s = v.get<std::string>();
+      if (key == "nvcc") o.nvcc = s;
+      if (key == "arch") o.arch = s;
+      if (key == "std") o.cpp_std = s;
+      if (key == "host_compiler") o.host_compiler = s;
+    } else if (key == "flags" || key == "extra_flags") {
+      auto list = strings(v, key);
+      if (!list) return list.error();
+      (key == "flags" ? o.flags : o.extra_flags) = *list;
+    } else if (key == "timeout_s") {
+      if (!v.is_number() || v.get<double>() <= 0) return Error{"config: compile.timeout_s must be a positive number"};
+      o.timeout = std::chrono::seconds(static_cast<long>(v.get<double>()));
+    } else {
+      return Error{fmt::format("config: unknown key compile.{} (known: nvcc, arch, std, flags, extra_flags, "
+                               "host_compiler, timeout_s)", key)};
+    }
+  }
+  if (auto g = gencode_for(o.arch); !g) return g.error();
+  return o;
+}
+
+Result<std::vector<std::string>> nvcc_command(const CompileOptions& o, const std::string& source_name,
+                                              const std::string& output_name,
+                                              const std::vector<std::filesystem::path>& include_dirs) {
+  auto gencode = gencode_for(o.arch);
+  if (!gencode) return gencode.error();
+  std::vector<std::string> cmd = {o.nvcc, "-std=" + o.cpp_std, "-gencode", *gencode};
+  cmd.insert(cmd.end(), o.flags.begin(), o.flags.end());
+  cmd.insert(cmd.end(), o.extra_flags.begin(), o.extra_flags.end());
+  if (!o.host_compiler.empty()) {
+    cmd.push_back("-ccbin");
+    cmd.push_back(o.host_compiler);
+  }
+  // Required by the contract and the static checks, hence not configurable:
+  //  -cudart shared: the candidate's CUDA calls stay visible as imported symbols (static cudart would
+  //                  also drag in dlopen, hiding a candidate's own);
+  //  --no-compress:  device code stays readable for the CuTe-usage check;
+  //  -lineinfo:      device line tables tell which headers contributed device code.
+  for (const char* f : {"-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "--no-compress", "-lineinfo"})
+    cmd.emplace_back(f);
+  for (const auto& dir : include_dirs) cmd.push_back("-I" + dir.string());
+  cmd.push_back(source_name);
+  cmd.push_back("-o");
+  cmd.push_back(output_name);
+  return cmd;
+}
+
+}  // namespace cutegen

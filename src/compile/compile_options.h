@@ -1,0 +1,37 @@
+#pragma once
+// How candidates are compiled. Users tune optimisation flags and the target; the flags the static
+// checks depend on (shared cudart, uncompressed fatbin, line info) are always added and cannot be removed.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace cutegen {
+
+struct CompileOptions {
+  std::string nvcc = "nvcc";
+  std::string arch = "sm_90a";  // one -gencode pass for exactly this target
+  std::string cpp_std = "c++17";
+  std::vector<std::string> flags = {"-O3", "--expt-relaxed-constexpr"};
+  std::vector<std::string> extra_flags;  // appended after `flags`, e.g. "-Xptxas=-v"
+  std::string host_compiler;             // -ccbin; empty: nvcc's default
+  std::chrono::seconds timeout{300};
+};
+
+// "sm_90a" -> "arch=compute_90a,code=sm_90a"; rejects anything that is not sm_<digits>[a|f].
+Result<std::string> gencode_for(const std::string& arch);
+
+// Applies the "compile" object of a config file onto `base`. Unknown keys are errors: a typo in a
+// flag name must not be silently ignored.
+Result<CompileOptions> apply_compile_config(CompileOptions base, const nlohmann::json& compile_section);
+
+// The full nvcc command line for compiling `source_name` (relative to nvcc's working directory).
+Result<std::vector<std::string>> nvcc_command(const CompileOptions& opts, const std::string& source_name,
+                                              const std::string& output_name,
+                                              const std::vector<std::filesystem::path>& include_dirs);
+
+}  // namespace cutegen

@@ -1,0 +1,45 @@
+#include "compile/compile_options.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace cutegen;
+
+TEST(CompileOptions, GencodeForTargets) {
+  EXPECT_EQ(*gencode_for("sm_90a"), "arch=compute_90a,code=sm_90a");
+  EXPECT_EQ(*gencode_for("sm_80"), "arch=compute_80,code=sm_80");
+  EXPECT_EQ(*gencode_for("sm_100a"), "arch=compute_100a,code=sm_100a");
+  auto bad = gencode_for("hopper");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("sm_90a"), std::string::npos);
+}
+
+TEST(CompileOptions, DefaultCommandHasOneGencodePassAndTheRequiredFlags) {
+  auto cmd = nvcc_command(CompileOptions{}, "candidate.cu", "kernel.so", {"/inc/a", "/inc/b"});
+  ASSERT_TRUE(cmd.ok());
+  auto has = [&](const std::string& f) { return std::find(cmd->begin(), cmd->end(), f) != cmd->end(); };
+  EXPECT_EQ(std::count(cmd->begin(), cmd->end(), "-gencode"), 1);
+  EXPECT_TRUE(has("arch=compute_90a,code=sm_90a"));
+  for (const char* f : {"-std=c++17", "-O3", "--expt-relaxed-constexpr", "-shared", "-fPIC", "-lineinfo", "--no-compress",
+                        "-I/inc/a", "-I/inc/b", "candidate.cu"})
+    EXPECT_TRUE(has(f)) << f;
+  EXPECT_FALSE(has("-arch=sm_90a"));  // the shorthand compiles twice
+}
+
+TEST(CompileOptions, ConfigOverridesAndRejectsUnknownKeys) {
+  auto j = nlohmann::json::parse(R"({"arch": "sm_80", "extra_flags": ["-Xptxas=-v"], "timeout_s": 12})");
+  auto o = apply_compile_config(CompileOptions{}, j);
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->arch, "sm_80");
+  EXPECT_EQ(o->extra_flags, std::vector<std::string>{"-Xptxas=-v"});
+  EXPECT_EQ(o->timeout.count(), 12);
+
+  auto typo = apply_compile_config(CompileOptions{}, nlohmann::json::parse(R"({"flgs": []})"));
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("compile.flgs"), std::string::npos);
+  auto bad_arch = apply_compile_config(CompileOptions{}, nlohmann::json::parse(R"({"arch": "90"})"));
+  EXPECT_FALSE(bad_arch.ok());
+  auto bad_type = apply_compile_config(CompileOptions{}, nlohmann::json::parse(R"({"flags": "-O3"})"));
+  EXPECT_FALSE(bad_type.ok());
+}

@@ -1,0 +1,252 @@
+#include "compile/diagnostics.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace cutegen {
+namespace {
+
+struct Frame {
+  std::string name;
+  int line = 0;
+  std::string file;  // empty: same file as the error's own position (EDG's convention)
+};
+
+struct RawEntry {
+  std::string severity;  // "error", "warning", ...
+  std::string tool;      // "" for the front end, "ptxas", "nvlink", "nvcc"
+  std::string file;
+  int line = 0;
+  std::string message;
+  std::vector<std::string> details;
+  std::vector<Frame> frames;  // innermost first, as EDG prints them
+};
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  auto e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+std::string shorten(const std::string& s, std::size_t max_chars = 200) {
+  if (s.size() <= max_chars) return s;
+  return s.substr(0, max_chars) + " ...";
+}
+
+// Drops EDG's " [with T=..., U=...]" blocks: they restate template arguments at great length.
+std::string strip_with_blocks(const std::string& s) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    if (s.compare(i, 7, " [with ") == 0) {
+      int depth = 0;
+      std::size_t j = i + 1;
+      for (; j < s.size(); ++j) {
+        if (s[j] == '[') ++depth;
+        if (s[j] == ']' && --depth == 0) break;
+      }
+      i = j + 1;
+      continue;
+    }
+    out += s[i++];
+  }
+  return out;
+}
+
+// "auto cute::local_partition(Tensor &&, ...) [with ...]" -> "cute::local_partition"
+std::string function_name(std::string sig) {
+  sig = strip_with_blocks(sig);
+  for (const char* prefix : {"decltype(auto) ", "class ", "struct "}) {
+    if (sig.rfind(prefix, 0) == 0) sig = sig.substr(std::char_traits<char>::length(prefix));
+  }
+  auto paren = sig.find("(");
+  // operator() has its own parenthesis first
+  auto op = sig.find("operator()");
+  if (op != std::string::npos) paren = op + 10;
+  std::string head = sig.substr(0, paren);
+  // Drop template argument lists, keeping the name they belong to.
+  std::string no_templates;
+  int depth = 0;
+  for (char c : head) {
+    if (c == '<') ++depth;
+    else if (c == '>') depth = std::max(0, depth - 1);
+    else if (depth == 0) no_templates += c;
+  }
+  auto space = no_templates.find_last_of(' ');
+  return trim(space == std::string::npos ? no_templates : no_templates.substr(space + 1));
+}
+
+// "/abs/path/include/cute/layout.hpp" -> "cute/layout.hpp"; other paths keep their last two parts.
+std::string short_path(const std::string& path) {
+  auto inc = path.rfind("/include/");
+  if (inc != std::string::npos) return path.substr(inc + 9);
+  auto last = path.rfind('/');
+  if (last == std::string::npos) return path;
+  auto prev = path.rfind('/', last - 1);
+  return prev == std::string::npos ? path : path.substr(prev + 1);
+}
+
+bool is_detail_line(const std::string& t) {
+  static const char* prefixes[] = {"argument types are", "object type is", "operand types are",
+                                   "the current object", "both operands"};
+  for (const char* p : prefixes)
+    if (t.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+std::vector<RawEntry> parse(const std::string& log) {
+  static const std::regex edg(R"(^(.+?)\((\d+)\): (catastrophic error|error|warning|remark|note)(?: #[\w-]+)?: (.*)$)");
+  static const std::regex gcc(R"(^(.+?):(\d+):(?:\d+:)? (fatal error|error|warning|note): (.*)$)");
+  static const std::regex tool(R"(^(ptxas|nvlink|nvcc|fatbinary)\s*(fatal|error|warning)\s*: (.*)$)");
+  static const std::regex frame(R"((?:detected during(?::)?\s*)?(.*) at line (\d+)(?: of (.+))?$)");
+  std::vector<RawEntry> entries;
+  bool in_chain = false;
+  for (const auto& line : split_lines(log)) {
+    std::smatch m;
+    if (std::regex_match(line, m, tool)) {
+      entries.push_back({m[2].str() == "warning" ? "warning" : "error", m[1].str(), "", 0, m[3].str(), {}, {}});
+      in_chain = false;
+      continue;
+    }
+    if (!line.empty() && line[0] != ' ' &&
+        (std::regex_match(line, m, edg) || std::regex_match(line, m, gcc))) {
+      // A note (e.g. "candidate function template ... failed deduction") belongs to the error before it,
+      // and so does the instantiation chain printed after the notes.
+      if (m[3].str() == "note" && !entries.empty()) continue;
+      entries.push_back({m[3].str() == "fatal error" || m[3].str() == "catastrophic error" ? "error" : m[3].str(), "",
+                         m[1].str(), std::stoi(m[2].str()), m[4].str(), {}, {}});
+      in_chain = false;
+      continue;
+    }
+    if (entries.empty()) continue;
+    std::string t = trim(line);
+    if (t.rfind("detected during", 0) == 0) in_chain = true;
+    if (in_chain && std::regex_search(t, m, frame) && t.find(" at line ") != std::string::npos) {
+      entries.back().frames.push_back({function_name(m[1].str().substr(m[1].str().find('"') == std::string::npos
+                                                                            ? 0
+                                                                            : m[1].str().find('"') + 1)),
+                                       std::stoi(m[2].str()), m[3].matched ? trim(m[3].str()) : ""});
+      continue;
+    }
+    if (is_detail_line(t)) entries.back().details.push_back(shorten(strip_with_blocks(t)));
+  }
+  return entries;
+}
+
+bool same_file(const std::string& a, const std::string& candidate) {
+  if (a == candidate) return true;
+  // nvcc may print "./name.cu" or an absolute path ending in the name.
+  return a.size() > candidate.size() && a.compare(a.size() - candidate.size(), candidate.size(), candidate) == 0 &&
+         a[a.size() - candidate.size() - 1] == '/';
+}
+
+std::string source_line(const std::vector<std::string>& src, int line) {
+  if (line <= 0 || line > static_cast<int>(src.size())) return "";
+  return src[static_cast<std::size_t>(line - 1)];
+}
+
+}  // namespace
+
+CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string& candidate_name,
+                                      const std::string& source, int max_errors) {
+  CondensedDiagnostic out;
+  auto entries = parse(log);
+  std::map<int, std::size_t> by_line;  // candidate line -> index in out.errors
+  std::vector<DiagnosticError> all;
+  std::map<std::string, bool> seen_messages;
+  for (const auto& e : entries) {
+    if (e.severity != "error") continue;
+    ++out.total_errors;
+    DiagnosticError d;
+    d.message = shorten(strip_with_blocks(e.message), 240);
+    d.details = e.details;
+    if (!e.tool.empty()) {
+      d.message = e.tool + ": " + d.message;
+    } else if (same_file(e.file, candidate_name)) {
+      d.candidate_line = e.line;
+    } else {
+      d.origin = fmt::format("{}:{}", short_path(e.file), e.line);
+      // The innermost frame in the candidate is where the candidate's code led into the header.
+      for (std::size_t i = 0; i < e.frames.size(); ++i) {
+        const auto& f = e.frames[i];
+        const std::string& file = f.file.empty() ? e.file : f.file;
+        if (same_file(file, candidate_name)) {
+          d.candidate_line = f.line;
+          for (std::size_t j = i + 1; j-- > 0;) {
+            const auto& name = e.frames[j].name;
+            if (d.via.size() < 5 && !name.empty() && (d.via.empty() || d.via.back() != name)) d.via.push_back(name);
+          }
+          break;
+        }
+      }
+    }
+    if (d.candidate_line > 0) {
+      auto it = by_line.find(d.candidate_line);
+      if (it != by_line.end()) {
+        ++all[it->second].follow_on;
+        continue;
+      }
+      by_line[d.candidate_line] = all.size();
+    } else {
+      if (seen_messages[d.message]) continue;
+      seen_messages[d.message] = true;
+    }
+    all.push_back(std::move(d));
+  }
+  out.distinct_errors = static_cast<int>(all.size());
+  for (std::size_t i = 0; i < all.size() && static_cast<int>(i) < max_errors; ++i) out.errors.push_back(all[i]);
+
+  auto src = split_lines(source);
+  std::string text;
+  if (out.errors.empty()) {
+    auto lines = split_lines(log);
+    std::size_t from = lines.size() > 20 ? lines.size() - 20 : 0;
+    text = "compiler output not recognised; its last lines:\n";
+    for (std::size_t i = from; i < lines.size(); ++i) text += "  " + shorten(lines[i]) + "\n";
+    out.text = text;
+    return out;
+  }
+  text = fmt::format("{} error{} in {} distinct place{}{}:\n", out.total_errors, out.total_errors == 1 ? "" : "s",
+                     out.distinct_errors, out.distinct_errors == 1 ? "" : "s",
+                     out.distinct_errors > static_cast<int>(out.errors.size())
+                         ? fmt::format(" (first {} shown)", out.errors.size())
+                         : "");
+  int n = 0;
+  for (const auto& d : out.errors) {
+    ++n;
+    std::string where = d.candidate_line > 0 ? fmt::format("{}:{}: ", candidate_name, d.candidate_line) : "";
+    text += fmt::format("[{}] {}{}{}\n", n, where, d.message, d.origin.empty() ? "" : "  (raised in " + d.origin + ")");
+    for (std::size_t i = 0; i < d.details.size() && i < 2; ++i) text += "    " + d.details[i] + "\n";
+    if (d.candidate_line > 0) {
+      std::string code = source_line(src, d.candidate_line);
+      if (!code.empty()) text += fmt::format("  {:>5} | {}\n", d.candidate_line, shorten(code, 160));
+    }
+    if (!d.via.empty()) {
+      std::string chain;
+      for (const auto& v : d.via) chain += (chain.empty() ? "" : " -> ") + v;
+      text += "    via " + chain + "\n";
+    }
+    if (d.follow_on > 0) text += fmt::format("    (+{} follow-on error{} from this line)\n", d.follow_on, d.follow_on == 1 ? "" : "s");
+  }
+  out.text = text;
+  return out;
+}
+
+}  // namespace cutegen

@@ -1,0 +1,31 @@
+#pragma once
+// Turns nvcc's log (hundreds of lines of template back-traces for one CuTe mistake) into the short
+// evidence the LLM's diagnose step needs: each distinct error once, located on the candidate's own
+// line with that source line shown, the first few only.
+#include <string>
+#include <vector>
+
+namespace cutegen {
+
+struct DiagnosticError {
+  std::string message;        // first line of the compiler's message, without [with ...] noise
+  std::vector<std::string> details;  // e.g. "argument types are: (...)", shortened
+  std::string origin;         // "cute/layout.hpp:1572" when the error was raised inside a header
+  int candidate_line = 0;     // innermost line of the candidate involved; 0 when none (ptxas, link)
+  std::vector<std::string> via;  // template chain from the candidate's line inward (function names only)
+  int follow_on = 0;          // further errors reported at the same candidate line
+};
+
+struct CondensedDiagnostic {
+  std::vector<DiagnosticError> errors;  // at most the requested number, in log order
+  int total_errors = 0;                 // every error line in the log, before de-duplication
+  int distinct_errors = 0;              // after grouping by candidate line and message
+  std::string text;                     // ready for a prompt or a terminal
+};
+
+// `log` is nvcc's combined output; `candidate_name` is how the candidate file appears in it (nvcc runs
+// in the candidate's directory, so a bare file name); `source` is the candidate's text, for quoting lines.
+CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string& candidate_name,
+                                      const std::string& source, int max_errors = 5);
+
+}  // namespace cutegen

@@ -1,0 +1,87 @@
+#include "compile/diagnostics.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "common/fs.h"
+
+using namespace cutegen;
+
+namespace {
+std::string fixture(const std::string& name) {
+  auto text = read_file(std::string(CUTEGEN_TESTDATA) + "/" + name);
+  EXPECT_TRUE(text.ok()) << name;
+  return text.ok() ? *text : "";
+}
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+}  // namespace
+
+// A real nvcc log (326 lines, 19 errors) for a CuTe rank mistake in cute_rank_error.cu.
+TEST(CondenseNvccLog, CollapsesTemplateBacktracesOntoTheCandidatesLines) {
+  auto log = fixture("nvcc_cute_rank_error.log");
+  auto src = fixture("cute_rank_error.cu");
+  auto d = condense_nvcc_log(log, "bad.cu", src);
+  EXPECT_EQ(d.total_errors, 19);
+  ASSERT_EQ(d.errors.size(), 3u);  // lines 12, 13, 14 of the candidate
+  EXPECT_EQ(d.errors[0].candidate_line, 12);
+  EXPECT_NE(d.errors[0].message.find("logical_divide: Too many modes in tiler."), std::string::npos);
+  EXPECT_EQ(d.errors[0].origin, "cute/layout.hpp:1572");
+  ASSERT_FALSE(d.errors[0].via.empty());
+  EXPECT_EQ(d.errors[0].via.front(), "cute::local_partition");
+  EXPECT_GT(d.errors[0].follow_on, 0);
+  EXPECT_EQ(d.errors[1].candidate_line, 13);
+  EXPECT_EQ(d.errors[2].candidate_line, 14);
+  // The offending source line is quoted, [with ...] noise is gone, and it is short.
+  EXPECT_NE(d.text.find("local_partition(tA, make_layout(make_shape(Int<8>{}, Int<4>{}, Int<2>{}))"), std::string::npos);
+  EXPECT_EQ(d.text.find("[with"), std::string::npos);
+  EXPECT_LE(count_lines(d.text), 40);
+  EXPECT_NE(d.text.find("bad.cu:12:"), std::string::npos);
+}
+
+TEST(CondenseNvccLog, RespectsTheErrorLimit) {
+  auto d = condense_nvcc_log(fixture("nvcc_cute_rank_error.log"), "bad.cu", fixture("cute_rank_error.cu"), 1);
+  EXPECT_EQ(d.errors.size(), 1u);
+  EXPECT_EQ(d.distinct_errors, 3);
+  EXPECT_NE(d.text.find("first 1 shown"), std::string::npos);
+}
+
+TEST(CondenseNvccLog, DirectErrorInTheCandidate) {
+  std::string log =
+      "k.cu(7): error: identifier \"undefined_symbol_here\" is undefined\n"
+      "    int unused = undefined_symbol_here;\n"
+      "                 ^\n\n"
+      "1 error detected in the compilation of \"k.cu\".\n";
+  std::string src = "1\n2\n3\n4\n5\n6\n    int unused = undefined_symbol_here;\n";
+  auto d = condense_nvcc_log(log, "k.cu", src);
+  ASSERT_EQ(d.errors.size(), 1u);
+  EXPECT_EQ(d.errors[0].candidate_line, 7);
+  EXPECT_TRUE(d.errors[0].origin.empty());
+  EXPECT_NE(d.text.find("    7 |     int unused = undefined_symbol_here;"), std::string::npos);
+}
+
+TEST(CondenseNvccLog, PtxasErrorsHaveNoLineButAreKept) {
+  std::string log =
+      "ptxas error   : Entry function '_Z6kernelPf' uses too much shared data (0x20000 bytes, 0xc000 max)\n"
+      "ptxas error   : Entry function '_Z6kernelPf' uses too much shared data (0x20000 bytes, 0xc000 max)\n";
+  auto d = condense_nvcc_log(log, "k.cu", "");
+  EXPECT_EQ(d.total_errors, 2);
+  ASSERT_EQ(d.errors.size(), 1u);  // duplicates collapse
+  EXPECT_EQ(d.errors[0].candidate_line, 0);
+  EXPECT_NE(d.errors[0].message.find("ptxas: Entry function"), std::string::npos);
+}
+
+TEST(CondenseNvccLog, HostCompilerErrorsInNvccsGeneratedStub) {
+  // The anonymous-namespace clash between a candidate and CuTe surfaces as g++ errors in nvcc's stub file.
+  auto d = condense_nvcc_log(fixture("nvcc_anon_namespace_stub_error.log"), "relu_vec.cu", "");
+  ASSERT_FALSE(d.errors.empty());
+  EXPECT_NE(d.errors[0].message.find("is ambiguous"), std::string::npos);
+  EXPECT_LE(count_lines(d.text), 40);
+}
+
+TEST(CondenseNvccLog, UnrecognisedOutputShowsTheTail) {
+  auto d = condense_nvcc_log("Segmentation fault (core dumped)\n", "k.cu", "");
+  EXPECT_TRUE(d.errors.empty());
+  EXPECT_NE(d.text.find("Segmentation fault"), std::string::npos);
+  EXPECT_NE(d.text.find("not recognised"), std::string::npos);
+}

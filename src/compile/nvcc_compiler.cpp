@@ -1,0 +1,228 @@
+#include "compile/nvcc_compiler.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "common/locations.h"
+#include "common/sha256.h"
+
+namespace cutegen {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kCandidateFile = "candidate.cu";  // the name nvcc sees; diagnostics map it back
+constexpr const char* kLibraryFile = "kernel.so";
+constexpr const char* kCacheSchema = "cutegen-compile-v1";
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  if (from.empty() || from == to) return s;
+  for (std::size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
+  return s;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+std::string to_string(CompileVerdict v) {
+  switch (v) {
+    case CompileVerdict::ok: return "ok";
+    case CompileVerdict::compile_error: return "compile_error";
+    case CompileVerdict::timeout: return "timeout";
+    case CompileVerdict::rejected: return "rejected";
+  }
+  return "unknown";
+}
+
+std::string CompileOutcome::feedback() const {
+  switch (verdict) {
+    case CompileVerdict::ok: return "";
+    case CompileVerdict::compile_error: return diagnostic.text;
+    case CompileVerdict::timeout:
+      return fmt::format("nvcc did not finish within the time limit ({:.0f} s): look for runaway template recursion "
+                         "or very large unrolled loops", nvcc_seconds);
+    case CompileVerdict::rejected: {
+      std::string s = "the kernel breaks the contract:\n";
+      for (const auto& v : violations) s += fmt::format("- [{}] {}\n", v.code, v.message);
+      return s;
+    }
+  }
+  return "";
+}
+
+nlohmann::json CompileOutcome::to_json() const {
+  nlohmann::json j;
+  j["verdict"] = to_string(verdict);
+  j["key"] = key;
+  j["cache_hit"] = cache_hit;
+  j["library"] = library.string();
+  j["nvcc_seconds"] = nvcc_seconds;
+  j["check_seconds"] = check_seconds;
+  j["total_seconds"] = total_seconds;
+  j["command"] = command;
+  j["violations"] = nlohmann::json::array();
+  for (const auto& v : violations) j["violations"].push_back({{"code", v.code}, {"message", v.message}});
+  j["feedback"] = feedback();
+  j["errors"] = nlohmann::json::array();
+  for (const auto& e : diagnostic.errors)
+    j["errors"].push_back({{"message", e.message}, {"line", e.candidate_line}, {"origin", e.origin}, {"via", e.via},
+                           {"follow_on", e.follow_on}});
+  j["total_errors"] = diagnostic.total_errors;
+  return j;
+}
+
+Result<Toolchain> probe_toolchain(ProcessRunner& runner, const CompileOptions& options) {
+  Toolchain t;
+  auto nvcc = runner.run({.argv = {options.nvcc, "--version"}, .timeout = std::chrono::seconds(30)});
+  if (!nvcc) return Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", nvcc.error().message)};
+  if (!nvcc->succeeded()) return Error{fmt::format("`{} --version` failed: {}", options.nvcc, nvcc->describe_end())};
+  t.nvcc_version = nvcc->out;
+  std::string host = options.host_compiler.empty() ? "g++" : options.host_compiler;
+  auto hc = runner.run({.argv = {host, "--version"}, .timeout = std::chrono::seconds(30)});
+  if (!hc || !hc->succeeded())
+    return Error{fmt::format("host compiler `{}` not usable; install g++ or set compile.host_compiler", host)};
+  t.host_compiler_version = first_line(hc->out);
+  auto inc = cutlass_include_dir();
+  if (!inc) return inc.error();
+  std::error_code ec;
+  t.cutlass_include = fs::canonical(*inc, ec);
+  if (ec) return Error{fmt::format("cannot resolve {}: {}", inc->string(), ec.message())};
+  auto ver = cutlass_version(t.cutlass_include);
+  if (!ver) return ver.error();
+  t.cutlass_version = *ver;
+  t.contract_include = contract_include_dir();
+  auto header = read_file(t.contract_include / "cutegen" / "kernel.h");
+  if (!header) return Error{fmt::format("contract header missing: {}", header.error().message)};
+  t.contract_hash = sha256_hex(*header);
+  return t;
+}
+
+NvccCompiler::NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolchain toolchain, CompileCache cache)
+    : runner_(runner), options_(std::move(options)), toolchain_(std::move(toolchain)), cache_(std::move(cache)) {}
+
+std::string NvccCompiler::key_for(const std::string& source) const {
+  Sha256 h;
+  h.add(kCacheSchema).add(source);
+  auto cmd = nvcc_command(options_, kCandidateFile, kLibraryFile, {toolchain_.contract_include, toolchain_.cutlass_include});
+  if (cmd)
+    for (const auto& a : *cmd) h.add(a);
+  h.add(toolchain_.nvcc_version).add(toolchain_.host_compiler_version).add(toolchain_.cutlass_version);
+  h.add(toolchain_.contract_hash);
+  return h.hex();
+}
+
+Result<CompileOutcome> NvccCompiler::compile(const CompileRequest& request) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::string key = key_for(request.source);
+  if (auto hit = cache_.lookup(key)) {
+    auto out = from_cache(*hit, request, key);
+    out.total_seconds = since(t0);
+    return out;
+  }
+  // Another process may be compiling the same key right now: wait for it rather than duplicate the work.
+  auto lock = cache_.lock(key);
+  if (!lock) return lock.error();
+  if (auto hit = cache_.lookup(key)) {
+    auto out = from_cache(*hit, request, key);
+    out.total_seconds = since(t0);
+    return out;
+  }
+  auto out = build(request, key);
+  if (out) out->total_seconds = since(t0);
+  return out;
+}
+
+Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const std::string& key) {
+  CompileOutcome out;
+  out.key = key;
+  auto cmd = nvcc_command(options_, kCandidateFile, kLibraryFile, {toolchain_.contract_include, toolchain_.cutlass_include});
+  if (!cmd) return cmd.error();
+  out.command = *cmd;
+  auto staging = cache_.make_staging_dir();
+  if (!staging) return staging.error();
+  auto cleanup = [&] {
+    std::error_code ec;
+    fs::remove_all(*staging, ec);
+  };
+  if (auto w = write_file_atomic(*staging / kCandidateFile, request.source); !w) {
+    cleanup();
+    return w.error();
+  }
+
+  nlohmann::json stored;
+  out.violations = check_source(request.source);
+  if (!out.violations.empty()) {
+    out.verdict = CompileVerdict::rejected;
+  } else {
+    auto proc = runner_.run({.argv = *cmd, .timeout = options_.timeout, .cwd = *staging});
+    if (!proc) {
+      cleanup();
+      return Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", proc.error().message)};
+    }
+    out.nvcc_seconds = proc->wall_seconds;
+    out.log = proc->out + proc->err;
+    if (proc->timed_out) {
+      // Not cached: a slow machine or a loaded one may finish next time.
+      cleanup();
+      out.verdict = CompileVerdict::timeout;
+      return out;
+    }
+    if (!proc->succeeded()) {
+      out.verdict = CompileVerdict::compile_error;
+    } else {
+      auto t1 = std::chrono::steady_clock::now();
+      auto checks = check_library(*staging / kLibraryFile, toolchain_.cutlass_include);
+      out.check_seconds = since(t1);
+      if (!checks) {
+        cleanup();
+        return checks.error();
+      }
+      out.violations = *checks;
+      out.verdict = out.violations.empty() ? CompileVerdict::ok : CompileVerdict::rejected;
+    }
+  }
+  stored = {{"verdict", to_string(out.verdict)}, {"log", out.log}, {"command", out.command},
+            {"nvcc_seconds", out.nvcc_seconds}, {"check_seconds", out.check_seconds},
+            {"violations", nlohmann::json::array()}};
+  for (const auto& v : out.violations) stored["violations"].push_back({{"code", v.code}, {"message", v.message}});
+  if (auto w = write_file_atomic(*staging / "outcome.json", stored.dump(2)); !w) {
+    cleanup();
+    return w.error();
+  }
+  if (auto c = cache_.commit(*staging, key); !c) {
+    cleanup();
+    return c.error();
+  }
+  auto built = from_cache(stored, request, key);
+  built.cache_hit = false;
+  return built;
+}
+
+CompileOutcome NvccCompiler::from_cache(const nlohmann::json& stored, const CompileRequest& request,
+                                        const std::string& key) const {
+  CompileOutcome out;
+  out.key = key;
+  std::string verdict = stored.value("verdict", "compile_error");
+  out.verdict = verdict == "ok" ? CompileVerdict::ok
+                : verdict == "rejected" ? CompileVerdict::rejected
+                                         : CompileVerdict::compile_error;
+  out.cache_hit = true;
+  out.log = replace_all(stored.value("log", ""), kCandidateFile, request.display_name);
+  out.command = stored.value("command", std::vector<std::string>{});
+  out.nvcc_seconds = stored.value("nvcc_seconds", 0.0);
+  out.check_seconds = stored.value("check_seconds", 0.0);
+  for (const auto& v : stored.value("violations", nlohmann::json::array()))
+    out.violations.push_back({v.value("code", ""), v.value("message", "")});
+  if (out.verdict == CompileVerdict::compile_error)
+    out.diagnostic = condense_nvcc_log(out.log, request.display_name, request.source);
+  if (out.verdict == CompileVerdict::ok) out.library = cache_.entry_dir(key) / kLibraryFile;
+  return out;
+}
+
+}  // namespace cutegen

@@ -1,0 +1,42 @@
+#pragma once
+#include <memory>
+
+#include "common/process.h"
+#include "compile/compile_cache.h"
+#include "compile/compile_options.h"
+#include "compile/compiler.h"
+
+namespace cutegen {
+
+// What else, besides the source and the flags, decides the bytes nvcc produces. All of it is in the key.
+struct Toolchain {
+  std::string nvcc_version;           // `nvcc --version`, verbatim
+  std::string host_compiler_version;  // first line of `<host compiler> --version`
+  std::string cutlass_version;
+  std::filesystem::path cutlass_include;  // canonical
+  std::string contract_hash;          // sha256 of cutegen/kernel.h
+  std::filesystem::path contract_include;
+};
+
+// Probes nvcc, the host compiler, CUTLASS and the contract header once.
+Result<Toolchain> probe_toolchain(ProcessRunner& runner, const CompileOptions& options);
+
+class NvccCompiler final : public Compiler {
+ public:
+  NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolchain toolchain, CompileCache cache);
+  Result<CompileOutcome> compile(const CompileRequest& request) override;
+
+  // The content key of a request: equal keys produce identical libraries.
+  std::string key_for(const std::string& source) const;
+
+ private:
+  Result<CompileOutcome> build(const CompileRequest& request, const std::string& key);
+  CompileOutcome from_cache(const nlohmann::json& stored, const CompileRequest& request, const std::string& key) const;
+
+  ProcessRunner& runner_;
+  CompileOptions options_;
+  Toolchain toolchain_;
+  CompileCache cache_;
+};
+
+}  // namespace cutegen

@@ -1,0 +1,200 @@
+// These tests run the real nvcc (CI has the CUDA toolkit, no GPU) except where a fake runner is named.
+#include "compile/nvcc_compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "common/fake_process_runner.h"
+#include "common/fs.h"
+#include "common/locations.h"
+
+using namespace cutegen;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  auto text = read_file(p);
+  EXPECT_TRUE(text.ok()) << p;
+  return text.ok() ? *text : "";
+}
+std::string testdata(const std::string& name) { return read(fs::path(CUTEGEN_TESTDATA) / name); }
+std::string example(const std::string& name) { return read(fs::path(CUTEGEN_SOURCE_DIR) / "examples/kernels" / name); }
+
+class RealNvcc : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-compile-test-");
+    ASSERT_TRUE(dir.ok());
+    cache_root_ = *dir;
+    auto tc = probe_toolchain(runner_, options_);
+    ASSERT_TRUE(tc.ok()) << tc.error().message;
+    toolchain_ = *tc;
+  }
+  void TearDown() override { fs::remove_all(cache_root_); }
+
+  NvccCompiler compiler() { return NvccCompiler(runner_, options_, toolchain_, CompileCache(cache_root_)); }
+  CompileOutcome compile(const std::string& source, const std::string& name) {
+    auto c = compiler();
+    auto out = c.compile({source, name});
+    EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
+    return out.ok() ? *out : CompileOutcome{};
+  }
+  bool has_violation(const CompileOutcome& o, const std::string& code, const std::string& text) {
+    for (const auto& v : o.violations)
+      if (v.code == code && v.message.find(text) != std::string::npos) return true;
+    return false;
+  }
+
+  PosixProcessRunner runner_;
+  CompileOptions options_;
+  Toolchain toolchain_;
+  fs::path cache_root_;
+};
+
+}  // namespace
+
+class ExampleKernels : public RealNvcc, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ExampleKernels, CompileForSm90aAndPassEveryStaticCheck) {
+  auto out = compile(example(GetParam()), GetParam());
+  EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
+  EXPECT_TRUE(fs::exists(out.library));
+  EXPECT_FALSE(out.cache_hit);
+}
+INSTANTIATE_TEST_SUITE_P(All, ExampleKernels, ::testing::Values("relu_vec.cu", "softmax_rows.cu", "gemm_tiled.cu"));
+
+TEST_F(RealNvcc, CuteRankErrorGivesAShortDiagnosticNamingTheCandidatesLine) {
+  auto out = compile(testdata("cute_rank_error.cu"), "rank.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::compile_error);
+  const auto& text = out.diagnostic.text;
+  EXPECT_LE(std::count(text.begin(), text.end(), '\n'), 40) << text;
+  EXPECT_NE(text.find("rank.cu:12:"), std::string::npos) << text;
+  EXPECT_NE(text.find("Too many modes in tiler"), std::string::npos) << text;
+  EXPECT_EQ(out.feedback(), text);
+}
+
+TEST_F(RealNvcc, CallingCublasIsRejectedNamingTheSymbol) {
+  auto out = compile(testdata("calls_cublas.cu"), "cublas.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
+  EXPECT_TRUE(has_violation(out, "forbidden-import", "cublasSgemm_v2")) << out.feedback();
+  EXPECT_TRUE(has_violation(out, "forbidden-import", "cuBLAS")) << out.feedback();
+}
+
+TEST_F(RealNvcc, DlopenIsRejected) {
+  auto out = compile(testdata("calls_dlopen.cu"), "dl.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
+  EXPECT_TRUE(has_violation(out, "forbidden-import", "dlopen")) << out.feedback();
+  EXPECT_TRUE(has_violation(out, "forbidden-import", "dlsym")) << out.feedback();
+}
+
+TEST_F(RealNvcc, KernelWithoutCuteInDeviceCodeIsRejected) {
+  auto out = compile(testdata("no_cute.cu"), "raw.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
+  ASSERT_EQ(out.violations.size(), 1u) << out.feedback();
+  EXPECT_EQ(out.violations[0].code, "no-cute");
+}
+
+TEST_F(RealNvcc, MissingEntryPointIsRejected) {
+  auto out = compile(testdata("no_entry_point.cu"), "noentry.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
+  ASSERT_EQ(out.violations.size(), 1u) << out.feedback();
+  EXPECT_EQ(out.violations[0].code, "missing-entry-point");
+}
+
+TEST_F(RealNvcc, AllocatingDeviceMemoryIsRejected) {
+  auto out = compile(testdata("allocates.cu"), "alloc.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
+  EXPECT_TRUE(has_violation(out, "forbidden-import", "cudaMalloc")) << out.feedback();
+}
+
+TEST_F(RealNvcc, LineDirectivesAreRejectedBeforeCompiling) {
+  auto out = compile(testdata("line_directive.cu"), "line.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected);
+  EXPECT_TRUE(has_violation(out, "line-directive", "line 4")) << out.feedback();
+  EXPECT_EQ(out.nvcc_seconds, 0);
+}
+
+TEST_F(RealNvcc, SecondCompileIsACacheHitInWellUnderASecond) {
+  auto src = example("relu_vec.cu");
+  auto first = compile(src, "relu_vec.cu");
+  ASSERT_TRUE(first.ok()) << first.feedback();
+  auto second = compile(src, "relu_vec.cu");
+  EXPECT_TRUE(second.ok());
+  EXPECT_TRUE(second.cache_hit);
+  EXPECT_EQ(second.key, first.key);
+  EXPECT_EQ(second.library, first.library);
+  EXPECT_LT(second.total_seconds, 1.0);
+  // Any change to the source is a different key.
+  auto c = compiler();
+  EXPECT_NE(c.key_for(src + "\n"), first.key);
+}
+
+TEST_F(RealNvcc, ConcurrentCompilesOfOneSourceBothSucceed) {
+  auto src = example("softmax_rows.cu");
+  CompileOutcome a, b;
+  std::thread ta([&] { a = compile(src, "softmax_rows.cu"); });
+  std::thread tb([&] { b = compile(src, "softmax_rows.cu"); });
+  ta.join();
+  tb.join();
+  EXPECT_TRUE(a.ok()) << a.feedback();
+  EXPECT_TRUE(b.ok()) << b.feedback();
+  EXPECT_EQ(a.library, b.library);
+  EXPECT_TRUE(fs::exists(a.library));
+  // The lock makes the second wait for the first instead of compiling again.
+  EXPECT_NE(a.cache_hit, b.cache_hit);
+}
+
+// --- fake nvcc ---
+
+TEST(NvccCompilerFake, TimeoutsAreReportedAndNotCached) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
+  ASSERT_TRUE(dir.ok());
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> {
+    ProcessResult r;
+    r.timed_out = true;
+    r.wall_seconds = 300;
+    return r;
+  });
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir));
+  auto first = c.compile({"__global__ void k() {}", "k.cu"});
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->verdict, CompileVerdict::timeout);
+  EXPECT_NE(first->feedback().find("time limit"), std::string::npos);
+  auto second = c.compile({"__global__ void k() {}", "k.cu"});
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(second->cache_hit);
+  EXPECT_EQ(fake.calls().size(), 2u);
+  fs::remove_all(*dir);
+}
+
+TEST(NvccCompilerFake, CompileErrorsAreCachedAndMappedToTheDisplayName) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
+  ASSERT_TRUE(dir.ok());
+  FakeProcessRunner fake([](const ProcessSpec& spec) -> Result<ProcessResult> {
+    EXPECT_TRUE(spec.cwd.has_value());
+    return FakeProcessRunner::exited(2, "", "candidate.cu(2): error: expected a \";\"\n\n1 error detected\n");
+  });
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir));
+  std::string src = "int a = 1\nint b = 2\n";
+  auto first = c.compile({src, "mine.cu"});
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->verdict, CompileVerdict::compile_error);
+  EXPECT_NE(first->feedback().find("mine.cu:2: expected a \";\""), std::string::npos) << first->feedback();
+  auto again = c.compile({src, "other.cu"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->cache_hit);
+  EXPECT_NE(again->feedback().find("other.cu:2:"), std::string::npos) << again->feedback();
+  EXPECT_EQ(fake.calls().size(), 1u);
+  fs::remove_all(*dir);
+}
+
+TEST(NvccCompilerFake, MissingNvccIsAnErrorSayingWhatToInstall) {
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> { return Error{"`nvcc` not found on PATH"}; });
+  auto tc = probe_toolchain(fake, CompileOptions{});
+  ASSERT_FALSE(tc.ok());
+  EXPECT_NE(tc.error().message.find("CUDA toolkit"), std::string::npos);
+}
