@@ -20,18 +20,9 @@ struct CompileArgs {
 };
 
 int run_compile(const GlobalOptions& global, const CompileArgs& args) {
-  auto config = load_config(global);
-  if (!config) return fail(config.error().message);
-  CompileOptions options;
-  if (config->contains("compile")) {
-    auto applied = apply_compile_config(options, (*config)["compile"]);
-    if (!applied) return fail(applied.error().message);
-    options = *applied;
-  }
-  if (!args.arch.empty()) {
-    if (auto g = gencode_for(args.arch); !g) return fail(g.error().message);
-    options.arch = args.arch;
-  }
+  auto resolved = resolve_compile_options(global, args.arch);
+  if (!resolved) return fail(resolved.error().message);
+  CompileOptions options = *resolved;
   auto source = read_file(args.kernel);
   if (!source) return fail(source.error().message);
 
@@ -65,6 +56,22 @@ int run_compile(const GlobalOptions& global, const CompileArgs& args) {
 }
 
 }  // namespace
+
+Result<CompileOptions> resolve_compile_options(const GlobalOptions& global, const std::string& arch_override) {
+  auto config = load_config(global);
+  if (!config) return config.error();
+  CompileOptions options;
+  if (config->contains("compile")) {
+    auto applied = apply_compile_config(options, (*config)["compile"]);
+    if (!applied) return applied.error();
+    options = *applied;
+  }
+  if (!arch_override.empty()) {
+    if (auto g = gencode_for(arch_override); !g) return g.error();
+    options.arch = arch_override;
+  }
+  return options;
+}
 
 void add_compile_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto args = std::make_shared<CompileArgs>();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "compile/compile_options.h"
 
 namespace cutegen::cli {
 
@@ -18,9 +19,17 @@ struct GlobalOptions {
 // The parsed config file ({} when there is none). Malformed JSON is an error, never silently ignored.
 Result<nlohmann::json> load_config(const GlobalOptions& global);
 
+// Compile options from the config file's "compile" section, with a command-line --arch on top.
+Result<CompileOptions> resolve_compile_options(const GlobalOptions& global, const std::string& arch_override);
+
+// True when nvidia-smi lists a GPU; otherwise `why` says what was seen.
+bool gpu_visible(std::string& why);
+
 // Registers the subcommand; `exit_code` receives its result when it runs.
 void add_compile_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_doctor_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
+void add_eval_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
+void add_calibrate_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 
 // "cutegen: <message>" on stderr; returns the exit code for failures the user must act on.
 int fail(const std::string& message);

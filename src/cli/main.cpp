@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   add_compile_command(app, global, exit_code);
   add_doctor_command(app, global, exit_code);
+  add_eval_command(app, global, exit_code);
+  add_calibrate_command(app, global, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

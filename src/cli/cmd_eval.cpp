@@ -1,0 +1,112 @@
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "common/fs.h"
+#include "common/locations.h"
+#include "common/process.h"
+#include "compile/nvcc_compiler.h"
+#include "run/judge.h"
+
+namespace cutegen::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct EvalArgs {
+  std::string problem;
+  std::string kernel;
+  std::string json_path;
+  std::string precision = "strict";
+  int trials = 5;
+  int runs = 100;
+  uint64_t seed = 0;
+  bool no_baselines = false;
+  std::string arch;
+};
+
+fs::path runner_path() {
+  if (const char* env = std::getenv("CUTEGEN_RUNNER"); env && *env) return env;
+  std::error_code ec;
+  auto self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path("cutegen-runner") : self.parent_path() / "cutegen-runner";
+}
+
+int run_eval(const GlobalOptions& global, const EvalArgs& args) {
+  std::string why;
+  if (!gpu_visible(why))
+    return fail(fmt::format("eval needs an NVIDIA GPU and {}; `cutegen compile` works without one", why));
+  auto options = resolve_compile_options(global, args.arch);
+  if (!options) return fail(options.error().message);
+  auto source = read_file(args.kernel);
+  if (!source) return fail(source.error().message);
+
+  PosixProcessRunner runner;
+  auto toolchain = probe_toolchain(runner, *options);
+  if (!toolchain) return fail(toolchain.error().message);
+  NvccCompiler compiler(runner, *options, *toolchain, CompileCache(cache_root()));
+  auto work = make_unique_dir(fs::temp_directory_path(), "cutegen-eval-");
+  if (!work) return fail(work.error().message);
+  auto worker = PythonWorker::start({.log_path = *work / "worker.log"});
+  if (!worker) return fail(worker.error().message);
+
+  EvalOptions eo;
+  eo.precision = args.precision;
+  eo.trials = args.trials;
+  eo.runs = args.runs;
+  eo.seed = args.seed;
+  eo.baselines = !args.no_baselines;
+  eo.runner = runner_path();
+  eo.work_dir = *work;
+  eo.cache_root = cache_root();
+  Judge judge(compiler, **worker, runner, eo);
+  fmt::print(stderr, "evaluating {} on {} (compile, {} trials + robustness, {} timed runs, baselines) ...\n",
+             fs::path(args.kernel).filename().string(), fs::path(args.problem).filename().string(), args.trials, args.runs);
+  auto report = judge.evaluate(args.problem, *source, fs::path(args.kernel).filename().string());
+  if (!report) return fail(report.error().message);
+  fmt::print("{}", report->summary());
+  if (!args.json_path.empty()) {
+    if (auto w = write_file_atomic(args.json_path, report->to_json().dump(2)); !w) return fail(w.error().message);
+  }
+  if (report->passed()) return 0;
+  return fail(fmt::format("{}: {}", to_string(report->verdict), report->reason));
+}
+
+}  // namespace
+
+bool gpu_visible(std::string& why) {
+  PosixProcessRunner runner;
+  auto r = runner.run({.argv = {"nvidia-smi", "-L"}, .timeout = std::chrono::seconds(30)});
+  if (!r) {
+    why = "no NVIDIA driver is installed (nvidia-smi not found)";
+    return false;
+  }
+  if (!r->succeeded() || r->out.find("GPU") == std::string::npos) {
+    why = "nvidia-smi lists no GPU";
+    return false;
+  }
+  return true;
+}
+
+void add_eval_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
+  auto args = std::make_shared<EvalArgs>();
+  auto* cmd = app.add_subcommand("eval", "Judge a kernel against a problem: correctness, timing, baselines, roofline");
+  cmd->add_option("problem", args->problem, "KernelBench-format problem file (Model, get_inputs, get_init_inputs)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("kernel", args->kernel, "the candidate .cu file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--json", args->json_path, "write the full report as JSON to this file");
+  cmd->add_option("--precision", args->precision, "strict (fp32 accuracy), tf32 or bf16")
+      ->check(CLI::IsMember({"strict", "tf32", "bf16"}));
+  cmd->add_option("--trials", args->trials, "correctness trials on the problem's own inputs (plus signed and scaled)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--runs", args->runs, "timed runs")->check(CLI::Range(1, 100000));
+  cmd->add_option("--seed", args->seed, "seed for the trial seeds (default: fresh, recorded in the report)");
+  cmd->add_flag("--no-baselines", args->no_baselines, "skip timing eager PyTorch and torch.compile");
+  cmd->add_option("--arch", args->arch, "compile target (default sm_90a)");
+  cmd->callback([&global, &exit_code, args] { exit_code = run_eval(global, *args); });
+}
+
+}  // namespace cutegen::cli

@@ -1,0 +1,310 @@
+#include "run/judge.h"
+
+#include <chrono>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+
+namespace cutegen {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+Verdict verdict_for_check_reason(const std::string& reason) {
+  if (reason == "unwritten") return Verdict::unwritten;
+  if (reason == "nondeterministic") return Verdict::nondeterministic;
+  if (reason == "input_mutated") return Verdict::input_mutated;
+  return Verdict::mismatch;  // mismatch, shape and anything newer
+}
+
+// The mismatch evidence the diagnose step needs, from one failing check report.
+std::string describe_check(const nlohmann::json& c) {
+  std::string s = fmt::format("trial {} ({} inputs, seed {}): {}\n", c.value("trial", -1), c.value("kind", "?"),
+                              c.value("seed", nlohmann::json()).dump(), c.value("reason", "?"));
+  if (auto m = c.value("inputs_mutated", nlohmann::json::array()); !m.empty())
+    s += fmt::format("  the kernel wrote into its inputs: {}\n", m.dump());
+  if (c.contains("run_to_run_max_abs_diff") && c.value("reason", "") == "nondeterministic")
+    s += fmt::format("  two runs on the same inputs differ by up to {} (a race or reuse of earlier results)\n",
+                     c["run_to_run_max_abs_diff"].dump());
+  for (const auto& o : c.value("outputs", nlohmann::json::array())) {
+    if (o.value("bad_count", 0) == 0 && o.value("unwritten_count", 0) == 0) continue;
+    s += fmt::format("  output {}: {} of {} elements bad ({:.3g}); max abs err {:.4g}, max rel err {:.4g}, rel L2 err "
+                     "{:.3g} (limit {:.1g}); {} unwritten (still NaN), {} NaN, {} Inf\n",
+                     o.value("index", 0), o.value("bad_count", 0), o.value("total", 0), o.value("bad_fraction", 0.0),
+                     o.value("max_abs_err", 0.0), o.value("max_rel_err", 0.0), o.value("rel_l2_err", 0.0),
+                     o.value("rel_l2_limit", 0.0), o.value("unwritten_count", 0), o.value("nan_count", 0),
+                     o.value("inf_count", 0));
+    std::string firsts;
+    int n = 0;
+    for (const auto& b : o.value("first_bad", nlohmann::json::array())) {
+      if (n++ == 5) break;
+      firsts += fmt::format("{}{} got {} expected {}", firsts.empty() ? "" : "; ", b.value("index", nlohmann::json()).dump(),
+                            b.value("got", nlohmann::json()).dump(), b.value("expected", nlohmann::json()).dump());
+    }
+    if (!firsts.empty()) s += "  first bad: " + firsts + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::pass: return "pass";
+    case Verdict::compile_error: return "compile_error";
+    case Verdict::rejected: return "rejected";
+    case Verdict::load_failed: return "load_failed";
+    case Verdict::kernel_error: return "kernel_error";
+    case Verdict::cuda_error: return "cuda_error";
+    case Verdict::crash: return "crash";
+    case Verdict::timeout: return "timeout";
+    case Verdict::printed_output: return "printed_output";
+    case Verdict::mismatch: return "mismatch";
+    case Verdict::unwritten: return "unwritten";
+    case Verdict::nondeterministic: return "nondeterministic";
+    case Verdict::input_mutated: return "input_mutated";
+    case Verdict::hidden_work: return "hidden_work";
+  }
+  return "unknown";
+}
+
+RunnerOutcome classify_runner(const ProcessResult& p, const nlohmann::json& result, int) {
+  std::string phase = result.value("phase", "setup");
+  std::string failure = result.contains("failure") && result["failure"].is_string() ? result["failure"].get<std::string>() : "";
+  std::string message = result.value("message", "");
+  if (p.timed_out)
+    return {Verdict::timeout, fmt::format("the kernel did not finish within {:.0f} s (during {}): a hang or an infinite loop",
+                                          p.wall_seconds, phase)};
+  if (p.term_signal != 0)
+    return {Verdict::crash, fmt::format("the runner process was {} during {}", p.describe_end(), phase)};
+  if (failure == "load") return {Verdict::load_failed, message};
+  if (failure == "kernel_error") return {Verdict::kernel_error, message};
+  if (failure == "cuda_error") return {Verdict::cuda_error, message};
+  if (!failure.empty()) return {Verdict::crash, fmt::format("runner {} failure: {}", failure, message)};
+  std::string printed = p.out + p.err;
+  if (!printed.empty())
+    return {Verdict::printed_output,
+            fmt::format("the kernel printed {}{} bytes (first line: \"{}\"): remove printf and other output",
+                        p.output_truncated ? "more than " : "", printed.size(), first_line(printed).substr(0, 120))};
+  if (p.exit_code != 0 || phase != "done")
+    return {Verdict::crash, fmt::format("the runner stopped during {} with {}", phase, p.describe_end())};
+  return {Verdict::pass, ""};
+}
+
+double EvalReport::median_ms() const {
+  if (timing.is_object() && timing.contains("event")) return timing["event"].value("median_ms", 0.0);
+  return 0;
+}
+
+nlohmann::json EvalReport::to_json() const {
+  nlohmann::json j;
+  j["verdict"] = to_string(verdict);
+  j["reason"] = reason;
+  j["evidence"] = evidence;
+  j["problem"] = problem;
+  j["compile"] = compile.to_json();
+  j["checks"] = checks;
+  j["timing"] = timing;
+  j["baselines"] = baselines;
+  j["seeds"] = seeds;
+  j["seconds"] = seconds;
+  if (floor) {
+    j["roofline"] = {{"floor_ms", floor->floor_ms}, {"memory_ms", floor->memory_ms}, {"compute_ms", floor->compute_ms},
+                     {"bound", floor->bound}, {"rate", floor->rate}};
+    if (median_ms() > 0) j["sol_pct"] = 100.0 * floor->floor_ms / median_ms();
+  }
+  double t = median_ms();
+  for (const char* mode : {"eager", "compile"}) {
+    if (t > 0 && baselines.contains(mode) && baselines[mode].contains("median_ms"))
+      j["speedup"][mode] = baselines[mode]["median_ms"].get<double>() / t;
+  }
+  return j;
+}
+
+std::string EvalReport::summary() const {
+  std::string name = problem.value("name", "problem");
+  std::string s;
+  if (!passed()) {
+    s = fmt::format("FAIL {}: {} ({})\n", name, to_string(verdict), reason);
+    if (!evidence.empty()) s += evidence;
+    return s;
+  }
+  const auto& ev = timing["event"];
+  s = fmt::format("PASS {}  [{} checks passed]\n", name, checks.size());
+  s += fmt::format("  time      {:.4g} ms median (min {:.4g}, IQR {:.3g}, {} runs)\n", ev.value("median_ms", 0.0),
+                   ev.value("min_ms", 0.0), ev.value("iqr_ms", 0.0), ev.value("runs", 0));
+  auto j = to_json();
+  for (const char* mode : {"eager", "compile"}) {
+    if (!baselines.contains(mode)) continue;
+    if (baselines[mode].contains("error")) {
+      s += fmt::format("  {:<9} unavailable: {}\n", mode, first_line(baselines[mode]["error"].get<std::string>()));
+    } else if (j.contains("speedup") && j["speedup"].contains(mode)) {
+      s += fmt::format("  {:<9} {:.4g} ms -> speedup {:.2f}x\n", mode == std::string("eager") ? "eager" : "compile",
+                       baselines[mode]["median_ms"].get<double>(), j["speedup"][mode].get<double>());
+    }
+  }
+  if (floor)
+    s += fmt::format("  floor     {:.4g} ms ({}-bound, {} rate) -> SOL {:.1f}%\n", floor->floor_ms, floor->bound,
+                     floor->rate, j.value("sol_pct", 0.0));
+  return s;
+}
+
+Judge::Judge(Compiler& compiler, ReferenceWorker& worker, ProcessRunner& runner, EvalOptions options)
+    : compiler_(compiler), worker_(worker), runner_(runner), options_(std::move(options)) {}
+
+Result<nlohmann::json> Judge::load_problem(const fs::path& problem) {
+  if (!loaded_.is_null() && loaded_problem_ == problem) return loaded_;
+  auto meta = worker_.call("load", {{"problem", fs::absolute(problem).string()}, {"device", "cuda"}, {"seed", 0}}, 600s);
+  if (!meta) return meta.error();
+  loaded_ = *meta;
+  loaded_problem_ = problem;
+  return loaded_;
+}
+
+Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& kernel_source, const std::string& kernel_name) {
+  auto t0 = std::chrono::steady_clock::now();
+  EvalReport report;
+  auto compiled = compiler_.compile({kernel_source, kernel_name});
+  if (!compiled) return compiled.error();
+  report.compile = *compiled;
+  if (!compiled->ok()) {
+    report.verdict = compiled->verdict == CompileVerdict::rejected ? Verdict::rejected : Verdict::compile_error;
+    report.reason = compiled->verdict == CompileVerdict::rejected ? compiled->violations.front().message
+                                                                   : to_string(compiled->verdict);
+    report.evidence = compiled->feedback();
+    report.seconds = since(t0);
+    return report;
+  }
+  auto meta = load_problem(problem);
+  if (!meta) return meta.error();
+  report.problem = *meta;
+
+  // Fresh, recorded seeds: a kernel tuned to one input set cannot pass by luck of the draw.
+  std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
+  nlohmann::json trials = nlohmann::json::array();
+  auto add_trial = [&](const char* kind, double scale) {
+    uint64_t seed = rng() & 0x7fffffff;
+    report.seeds.push_back(seed);
+    nlohmann::json t = {{"seed", seed}, {"kind", kind}};
+    if (scale != 0) t["scale"] = scale;
+    trials.push_back(t);
+  };
+  for (int i = 0; i < options_.trials; ++i) add_trial("problem", 0);
+  add_trial("signed", 0);
+  add_trial("scaled", 100.0);
+  uint64_t timing_seed = rng() & 0x7fffffff;
+  auto prepared = worker_.call(
+      "prepare", {{"trials", trials}, {"timing_sets", options_.timing_sets}, {"timing_seed", timing_seed}}, 600s);
+  if (!prepared) return prepared.error();
+
+  if (auto r = run_candidate(*prepared, *compiled, report); !r) return r.error();
+  if (report.passed()) {
+    if (auto r = check_trials(*prepared, report); !r) return r.error();
+  }
+  if (report.passed()) check_timing(report);
+  if (report.passed() && options_.baselines) {
+    if (auto r = measure_baselines(report); !r) return r.error();
+  }
+  if (report.passed()) {
+    if (auto r = place_on_roofline(report); !r) return r.error();
+  }
+  report.seconds = since(t0);
+  return report;
+}
+
+Status Judge::run_candidate(const nlohmann::json& prepared, const CompileOutcome& compiled, EvalReport& report) {
+  nlohmann::json job = {{"library", compiled.library.string()}, {"device", 0}, {"trials", nlohmann::json::array()}};
+  for (const auto& t : prepared.at("trials")) job["trials"].push_back({{"inputs", t.at("inputs")}, {"outputs", t.at("outputs")}});
+  job["timing"] = {{"warmup", options_.warmup}, {"runs", options_.runs}, {"sets", prepared.value("timing", nlohmann::json::array())}};
+  std::error_code ec;
+  fs::create_directories(options_.work_dir, ec);
+  fs::path job_path = options_.work_dir / "runner-job.json";
+  fs::path result_path = options_.work_dir / "runner-result.json";
+  fs::remove(result_path, ec);
+  if (auto w = write_file_atomic(job_path, job.dump()); !w) return w.error();
+  auto proc = runner_.run({.argv = {options_.runner.string(), "--job", job_path.string(), "--result", result_path.string()},
+                           .timeout = options_.runner_timeout,
+                           .max_output_bytes = 1 << 20});
+  if (!proc) return Error{fmt::format("cannot start the runner: {}", proc.error().message)};
+  nlohmann::json result = nlohmann::json::object();
+  if (auto text = read_file(result_path); text) {
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (!j.is_discarded()) result = j;
+  }
+  auto outcome = classify_runner(*proc, result, static_cast<int>(prepared.at("trials").size()));
+  if (result.value("failure", nlohmann::json()).is_string() && result["failure"] == "setup")
+    return Error{fmt::format("the runner could not set up the buffers: {}", result.value("message", ""))};
+  report.verdict = outcome.verdict;
+  report.reason = outcome.reason;
+  report.evidence = outcome.reason.empty() ? "" : outcome.reason + "\n";
+  report.timing = result.value("timing", nlohmann::json());
+  return ok_status();
+}
+
+Status Judge::check_trials(const nlohmann::json& prepared, EvalReport& report) {
+  for (std::size_t i = 0; i < prepared.at("trials").size(); ++i) {
+    auto c = worker_.call("check", {{"trial", i}, {"precision", options_.precision}}, 600s);
+    if (!c) return c.error();
+    report.checks.push_back(*c);
+    if (report.passed() && !c->value("pass", false)) {
+      report.verdict = verdict_for_check_reason(c->value("reason", "mismatch"));
+      report.reason = fmt::format("trial {} ({} inputs) failed: {}", i, c->value("kind", "?"), c->value("reason", "mismatch"));
+      report.evidence = describe_check(*c);
+    }
+  }
+  return ok_status();
+}
+
+void Judge::check_timing(EvalReport& report) {
+  if (!report.timing.is_object() || !report.timing.contains("event")) return;
+  double ev = report.timing["event"].value("median_ms", 0.0);
+  double host = report.timing["host"].value("median_ms", 0.0);
+  // Host time spans launch and a device-wide sync; it exceeds the event time by launch overhead only,
+  // unless the kernel did work the launch stream's events did not see (another stream).
+  if (host > 1.5 * ev + 0.05) {
+    report.verdict = Verdict::hidden_work;
+    report.reason = fmt::format("the host clock saw {:.3f} ms per call but the stream's events only {:.3f} ms: work runs "
+                                "outside the given stream", host, ev);
+    report.evidence = report.reason + "\n";
+  }
+}
+
+Status Judge::measure_baselines(EvalReport& report) {
+  auto b = worker_.call("time_baselines",
+                        {{"modes", {"eager", "compile"}}, {"warmup_ms", 100}, {"runs", options_.runs},
+                         {"cache_dir", (options_.cache_root / "baselines").string()}},
+                        1800s);
+  if (!b) return b.error();
+  report.baselines = *b;
+  return ok_status();
+}
+
+Status Judge::place_on_roofline(EvalReport& report) {
+  // The calibration is per GPU; the worker names the GPU in its load answer.
+  std::string gpu = report.problem.value("gpu", "");
+  fs::path path = calibration_path(options_.cache_root, gpu.empty() ? "unknown" : gpu);
+  nlohmann::json cal;
+  if (auto text = read_file(path); text) cal = nlohmann::json::parse(*text, nullptr, false);
+  if (cal.is_null() || cal.is_discarded()) {
+    auto measured = worker_.call("calibrate", nlohmann::json::object(), 900s);
+    if (!measured) return measured.error();
+    cal = *measured;
+    if (auto w = write_file_atomic(path, cal.dump(2)); !w) return w.error();
+  }
+  auto c = calibration_from_json(cal);
+  if (!c) return c.error();
+  report.floor = roofline_floor(*c, report.problem.value("min_bytes", uint64_t{0}), report.problem.value("flops", uint64_t{0}),
+                                report.problem.value("dtype", "float32"), options_.precision);
+  return ok_status();
+}
+
+}  // namespace cutegen

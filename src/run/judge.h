@@ -1,0 +1,92 @@
+#pragma once
+// `cutegen eval`: compile, run in an isolated runner on the worker's buffers, check every trial,
+// time against live baselines, place on the roofline. The verdict is one word plus the evidence.
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/process.h"
+#include "compile/compiler.h"
+#include "run/reference_worker.h"
+#include "run/roofline.h"
+
+namespace cutegen {
+
+struct EvalOptions {
+  std::string precision = "strict";  // strict | tf32 | bf16
+  int trials = 5;                    // problem-input trials; signed and scaled trials come on top
+  int timing_sets = 4;
+  int warmup = 10;
+  int runs = 100;
+  uint64_t seed = 0;                 // 0: fresh seeds, recorded in the report
+  bool baselines = true;
+  std::chrono::seconds runner_timeout{120};
+  std::filesystem::path runner;      // the cutegen-runner executable
+  std::filesystem::path work_dir;    // job/result files; kept for inspection
+  std::filesystem::path cache_root;  // calibration and baseline caches
+};
+
+// Verdicts, in the order the judge finds them.
+enum class Verdict {
+  pass,
+  compile_error, rejected,                       // from the compile stage
+  load_failed, kernel_error, cuda_error, crash, timeout, printed_output,  // the runner
+  mismatch, unwritten, nondeterministic, input_mutated,                   // the checks
+  hidden_work,                                   // timing cross-check
+};
+std::string to_string(Verdict v);
+
+struct EvalReport {
+  Verdict verdict = Verdict::pass;
+  std::string reason;                 // one line
+  std::string evidence;               // what the diagnose step reads (condensed)
+  nlohmann::json problem;             // worker metadata
+  CompileOutcome compile;
+  nlohmann::json checks = nlohmann::json::array();  // the worker's check reports
+  nlohmann::json timing;              // runner timing (event and host stats)
+  nlohmann::json baselines;           // eager / compile stats
+  std::optional<Floor> floor;
+  std::vector<uint64_t> seeds;
+  double seconds = 0;                 // wall time of the whole evaluation
+
+  bool passed() const { return verdict == Verdict::pass; }
+  double median_ms() const;
+  nlohmann::json to_json() const;
+  std::string summary() const;        // the compact human view
+};
+
+class Judge {
+ public:
+  Judge(Compiler& compiler, ReferenceWorker& worker, ProcessRunner& runner, EvalOptions options);
+  // Error: the tool or the problem file failed (message says what to fix). A failing kernel is a report.
+  Result<EvalReport> evaluate(const std::filesystem::path& problem, const std::string& kernel_source,
+                              const std::string& kernel_name);
+
+ private:
+  Result<nlohmann::json> load_problem(const std::filesystem::path& problem);
+  Status run_candidate(const nlohmann::json& prepared, const CompileOutcome& compiled, EvalReport& report);
+  Status check_trials(const nlohmann::json& prepared, EvalReport& report);
+  void check_timing(EvalReport& report);
+  Status measure_baselines(EvalReport& report);
+  Status place_on_roofline(EvalReport& report);
+
+  Compiler& compiler_;
+  ReferenceWorker& worker_;
+  ProcessRunner& runner_;
+  EvalOptions options_;
+  nlohmann::json loaded_;                  // last `load` answer
+  std::filesystem::path loaded_problem_;
+};
+
+// Chooses the verdict for a finished runner process from its exit and result file (pure, tested).
+struct RunnerOutcome {
+  Verdict verdict = Verdict::pass;
+  std::string reason;
+};
+RunnerOutcome classify_runner(const ProcessResult& process, const nlohmann::json& result, int completed_trials_expected);
+
+}  // namespace cutegen

@@ -1,0 +1,230 @@
+// The judge's decisions on scripted evidence: a fake compiler, a fake worker and a fake runner process
+// (which writes the result file a real runner would), so every verdict path runs without a GPU.
+#include "run/judge.h"
+
+#include <gtest/gtest.h>
+
+#include "common/fake_process_runner.h"
+#include "common/fs.h"
+
+using namespace cutegen;
+namespace fs = std::filesystem;
+
+namespace {
+
+class FakeCompiler final : public Compiler {
+ public:
+  CompileOutcome outcome;
+  Result<CompileOutcome> compile(const CompileRequest&) override { return outcome; }
+};
+
+CompileOutcome built() {
+  CompileOutcome o;
+  o.verdict = CompileVerdict::ok;
+  o.library = "/fake/kernel.so";
+  return o;
+}
+
+nlohmann::json tensor_ref() { return {{"dtype", "float32"}, {"shape", {4}}, {"stride", {1}}, {"nbytes", 16}, {"data_ptr", 64}}; }
+
+nlohmann::json passing_check(int trial) {
+  return {{"trial", trial}, {"kind", "problem"}, {"pass", true}, {"reason", "ok"}, {"outputs", nlohmann::json::array()}};
+}
+
+struct Scenario {
+  nlohmann::json runner_result;   // what the fake runner writes to --result
+  ProcessResult runner_process = FakeProcessRunner::exited(0);
+  std::function<nlohmann::json(int)> check = passing_check;
+  bool runner_called = false;
+};
+
+class JudgeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-judge-");
+    ASSERT_TRUE(dir.ok());
+    dir_ = *dir;
+    compiler_.outcome = built();
+    auto cal = write_file_atomic(dir_ / "cache/calibration/Fake_GPU.json",
+                                 R"({"gpu":"Fake GPU","hbm_gbps":4000,"tflops":{"fp32":50,"tf32":400,"fp16":700,"bf16":700}})");
+    ASSERT_TRUE(cal.ok());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result<EvalReport> evaluate(Scenario& s) {
+    worker_ = std::make_unique<FakeReferenceWorker>([&s](const std::string& op, const nlohmann::json& args) -> Result<nlohmann::json> {
+      if (op == "load")
+        return nlohmann::json{{"name", "relu"}, {"gpu", "Fake GPU"}, {"dtype", "float32"}, {"min_bytes", 8000000}, {"flops", 1000000}};
+      if (op == "prepare") {
+        nlohmann::json trials = nlohmann::json::array();
+        for (std::size_t i = 0; i < args["trials"].size(); ++i)
+          trials.push_back({{"index", i}, {"inputs", {tensor_ref()}}, {"outputs", {{tensor_ref()}, {tensor_ref()}}}});
+        return nlohmann::json{{"trials", trials}, {"timing", {{{"inputs", {tensor_ref()}}, {"outputs", {tensor_ref()}}}}}};
+      }
+      if (op == "check") return s.check(args["trial"].get<int>());
+      if (op == "time_baselines")
+        return nlohmann::json{{"eager", {{"median_ms", 4.0}}}, {"compile", {{"median_ms", 3.0}}}};
+      return Error{"unexpected op " + op};
+    });
+    runner_ = std::make_unique<FakeProcessRunner>([&s](const ProcessSpec& spec) -> Result<ProcessResult> {
+      s.runner_called = true;
+      std::string result_path = spec.argv.at(4);
+      if (!s.runner_result.is_null()) EXPECT_TRUE(write_file_atomic(result_path, s.runner_result.dump()).ok());
+      return s.runner_process;
+    });
+    EvalOptions o;
+    o.trials = 2;
+    o.runner = "/fake/cutegen-runner";
+    o.work_dir = dir_ / "work";
+    o.cache_root = dir_ / "cache";
+    o.seed = 42;
+    Judge judge(compiler_, *worker_, *runner_, o);
+    return judge.evaluate("problem.py", "// source", "k.cu");
+  }
+
+  static nlohmann::json finished(double event_ms, double host_ms) {
+    return {{"phase", "done"}, {"failure", nullptr},
+            {"timing", {{"event", {{"median_ms", event_ms}, {"min_ms", event_ms}, {"iqr_ms", 0.0}, {"runs", 10}}},
+                        {"host", {{"median_ms", host_ms}}}}}};
+  }
+
+  fs::path dir_;
+  FakeCompiler compiler_;
+  std::unique_ptr<FakeReferenceWorker> worker_;
+  std::unique_ptr<FakeProcessRunner> runner_;
+};
+
+}  // namespace
+
+TEST_F(JudgeTest, PassingKernelGetsSpeedupsAndSol) {
+  Scenario s;
+  s.runner_result = finished(2.0, 2.02);
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::pass) << r->reason;
+  EXPECT_EQ(r->checks.size(), 4u);  // 2 problem trials + signed + scaled
+  EXPECT_EQ(r->seeds.size(), 4u);
+  auto j = r->to_json();
+  EXPECT_DOUBLE_EQ(j["speedup"]["eager"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["speedup"]["compile"].get<double>(), 1.5);
+  ASSERT_TRUE(r->floor.has_value());
+  EXPECT_NEAR(r->floor->floor_ms, 8e6 / 4000e9 * 1e3, 1e-12);
+  EXPECT_NEAR(j["sol_pct"].get<double>(), 100 * r->floor->floor_ms / 2.0, 1e-9);
+  EXPECT_NE(r->summary().find("PASS relu"), std::string::npos);
+  EXPECT_NE(r->summary().find("SOL"), std::string::npos);
+}
+
+TEST_F(JudgeTest, CompileFailureNeverReachesTheWorkerOrRunner) {
+  compiler_.outcome = CompileOutcome{};
+  compiler_.outcome.verdict = CompileVerdict::rejected;
+  compiler_.outcome.violations = {{"forbidden-import", "imports cublasSgemm_v2: calls cuBLAS"}};
+  Scenario s;
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->verdict, Verdict::rejected);
+  EXPECT_NE(r->reason.find("cublasSgemm_v2"), std::string::npos);
+  EXPECT_TRUE(worker_->ops.empty());
+  EXPECT_FALSE(s.runner_called);
+}
+
+TEST_F(JudgeTest, RunnerCrashIsNamed) {
+  Scenario s;
+  s.runner_result = {{"phase", "correctness"}, {"failure", nullptr}};
+  s.runner_process.exit_code = -1;
+  s.runner_process.term_signal = 11;
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->verdict, Verdict::crash);
+  EXPECT_NE(r->reason.find("signal 11"), std::string::npos);
+  EXPECT_NE(r->reason.find("correctness"), std::string::npos);
+}
+
+TEST_F(JudgeTest, HangIsATimeout) {
+  Scenario s;
+  s.runner_result = {{"phase", "correctness"}};
+  s.runner_process.timed_out = true;
+  s.runner_process.wall_seconds = 120;
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->verdict, Verdict::timeout);
+}
+
+TEST_F(JudgeTest, IllegalAddressIsACudaError) {
+  Scenario s;
+  s.runner_result = {{"phase", "correctness"}, {"failure", "cuda_error"},
+                     {"message", "CUDA error while running the kernel: cudaErrorIllegalAddress: an illegal memory access"}};
+  s.runner_process = FakeProcessRunner::exited(4);
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->verdict, Verdict::cuda_error);
+  EXPECT_NE(r->reason.find("cudaErrorIllegalAddress"), std::string::npos);
+}
+
+TEST_F(JudgeTest, PrintingIsRejectedEvenWhenEverythingElsePasses) {
+  Scenario s;
+  s.runner_result = finished(1.0, 1.0);
+  s.runner_process = FakeProcessRunner::exited(0, "thread 0 says hi\nthread 1 says hi\n");
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->verdict, Verdict::printed_output);
+  EXPECT_NE(r->reason.find("thread 0 says hi"), std::string::npos);
+}
+
+TEST_F(JudgeTest, UnwrittenOutputsCarryTheMismatchEvidence) {
+  Scenario s;
+  s.runner_result = finished(1.0, 1.0);
+  s.check = [](int trial) {
+    if (trial < 2) return passing_check(trial);
+    return nlohmann::json{{"trial", trial}, {"kind", "signed"}, {"seed", 7}, {"pass", false}, {"reason", "unwritten"},
+                          {"outputs", {{{"index", 0}, {"bad_count", 16}, {"total", 64}, {"bad_fraction", 0.25},
+                                        {"unwritten_count", 16}, {"max_abs_err", 1.0}, {"rel_l2_err", 0.5},
+                                        {"first_bad", {{{"index", {48}}, {"got", "nan"}, {"expected", 0.25}}}}}}}};
+  };
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->verdict, Verdict::unwritten);
+  EXPECT_NE(r->reason.find("signed"), std::string::npos);
+  EXPECT_NE(r->evidence.find("16 unwritten"), std::string::npos) << r->evidence;
+  EXPECT_NE(r->evidence.find("[48] got \"nan\""), std::string::npos) << r->evidence;
+  EXPECT_TRUE(r->baselines.is_null());  // no baseline timing for a wrong kernel
+}
+
+TEST_F(JudgeTest, WorkHiddenFromTheLaunchStreamIsFlagged) {
+  Scenario s;
+  s.runner_result = finished(0.01, 3.0);  // events saw nothing, the device was busy for 3 ms
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->verdict, Verdict::hidden_work);
+}
+
+TEST_F(JudgeTest, ProblemErrorsAreErrorsNotVerdicts) {
+  Scenario s;
+  worker_.reset();
+  auto failing = std::make_unique<FakeReferenceWorker>([](const std::string&, const nlohmann::json&) -> Result<nlohmann::json> {
+    return Error{"problem.py: get_inputs() is missing"};
+  });
+  FakeProcessRunner runner([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(0); });
+  EvalOptions o;
+  o.work_dir = dir_ / "w";
+  o.cache_root = dir_ / "cache";
+  Judge judge(compiler_, *failing, runner, o);
+  auto r = judge.evaluate("problem.py", "// src", "k.cu");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("get_inputs"), std::string::npos);
+}
+
+TEST(ClassifyRunner, OrderOfCauses) {
+  ProcessResult ok = FakeProcessRunner::exited(0);
+  EXPECT_EQ(classify_runner(ok, {{"phase", "done"}}, 1).verdict, Verdict::pass);
+  EXPECT_EQ(classify_runner(ok, {{"phase", "timing"}}, 1).verdict, Verdict::crash);  // stopped early
+  auto load = classify_runner(FakeProcessRunner::exited(3), {{"phase", "setup"}, {"failure", "load"}, {"message", "undefined symbol: foo"}}, 1);
+  EXPECT_EQ(load.verdict, Verdict::load_failed);
+  EXPECT_NE(load.reason.find("undefined symbol"), std::string::npos);
+  auto ke = classify_runner(FakeProcessRunner::exited(4), {{"failure", "kernel_error"}, {"message", "returned 1000"}}, 1);
+  EXPECT_EQ(ke.verdict, Verdict::kernel_error);
+  ProcessResult flood = FakeProcessRunner::exited(0, std::string(100, 'x'));
+  flood.output_truncated = true;
+  auto pf = classify_runner(flood, {{"phase", "done"}}, 1);
+  EXPECT_EQ(pf.verdict, Verdict::printed_output);
+  EXPECT_NE(pf.reason.find("more than 100"), std::string::npos);
+}

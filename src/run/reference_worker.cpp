@@ -1,0 +1,67 @@
+#include "run/reference_worker.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+
+#ifndef CUTEGEN_PYTHON_DIR
+#define CUTEGEN_PYTHON_DIR ""
+#endif
+
+namespace cutegen {
+namespace fs = std::filesystem;
+
+fs::path default_worker_package_dir() { return fs::path(CUTEGEN_PYTHON_DIR); }
+
+Result<std::unique_ptr<PythonWorker>> PythonWorker::start(PythonWorkerOptions o) {
+  if (const char* py = std::getenv("CUTEGEN_PYTHON"); py && *py) o.python = py;
+  if (o.package_dir.empty()) o.package_dir = default_worker_package_dir();
+  if (!fs::exists(o.package_dir / "cutegen_worker"))
+    return Error{fmt::format("reference worker package not found in {}", o.package_dir.string())};
+  if (o.log_path.empty()) o.log_path = fs::temp_directory_path() / "cutegen-worker.log";
+  std::string pythonpath = o.package_dir.string();
+  if (const char* pp = std::getenv("PYTHONPATH"); pp && *pp) pythonpath += ":" + std::string(pp);
+  ProcessSpec spec{.argv = {o.python, "-m", "cutegen_worker"},
+                   .env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}}};
+  auto p = LineProcess::start(spec, o.log_path.string());
+  if (!p) return Error{fmt::format("{}; install Python 3 with torch (scripts/setup) or set CUTEGEN_PYTHON", p.error().message)};
+  return std::unique_ptr<PythonWorker>(new PythonWorker(std::move(o), std::move(*p)));
+}
+
+PythonWorker::~PythonWorker() {
+  if (process_.running()) {
+    (void)process_.write_line(R"({"id": 0, "op": "shutdown"})");
+    (void)process_.read_line(std::chrono::seconds(5));
+  }
+}
+
+std::string PythonWorker::log_tail() const {
+  auto text = read_file(options_.log_path);
+  if (!text || text->empty()) return "";
+  std::string t = *text;
+  if (t.size() > 1500) t = "..." + t.substr(t.size() - 1500);
+  return t;
+}
+
+Result<nlohmann::json> PythonWorker::call(const std::string& op, nlohmann::json args, std::chrono::seconds timeout) {
+  int id = next_id_++;
+  args["id"] = id;
+  args["op"] = op;
+  if (auto w = process_.write_line(args.dump()); !w)
+    return Error{fmt::format("reference worker is gone ({}); its log ends:\n{}", w.error().message, log_tail())};
+  for (;;) {
+    auto line = process_.read_line(timeout);
+    if (!line)
+      return Error{fmt::format("reference worker, op {}: {}; its log ends:\n{}", op, line.error().message, log_tail())};
+    auto j = nlohmann::json::parse(*line, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      return Error{fmt::format("reference worker wrote a non-protocol line: {}", line->substr(0, 200))};
+    if (j.value("id", -1) != id) continue;  // a late answer to an abandoned request
+    if (j.value("ok", false)) return j.value("result", nlohmann::json::object());
+    return Error{j.value("error", std::string("reference worker failed without a message"))};
+  }
+}
+
+}  // namespace cutegen

@@ -1,0 +1,57 @@
+#include "run/roofline.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace cutegen {
+
+Result<Calibration> calibration_from_json(const nlohmann::json& j) {
+  try {
+    Calibration c;
+    c.gpu = j.at("gpu").get<std::string>();
+    c.hbm_gbps = j.at("hbm_gbps").get<double>();
+    const auto& t = j.at("tflops");
+    c.fp32_tflops = t.at("fp32").get<double>();
+    c.tf32_tflops = t.at("tf32").get<double>();
+    c.fp16_tflops = t.at("fp16").get<double>();
+    c.bf16_tflops = t.at("bf16").get<double>();
+    if (c.hbm_gbps <= 0 || c.fp32_tflops <= 0) return Error{"calibration has non-positive ceilings; run `cutegen calibrate --force`"};
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    return Error{fmt::format("malformed calibration ({}); run `cutegen calibrate --force`", e.what())};
+  }
+}
+
+nlohmann::json to_json(const Calibration& c) {
+  return {{"gpu", c.gpu},
+          {"hbm_gbps", c.hbm_gbps},
+          {"tflops", {{"fp32", c.fp32_tflops}, {"tf32", c.tf32_tflops}, {"fp16", c.fp16_tflops}, {"bf16", c.bf16_tflops}}}};
+}
+
+std::filesystem::path calibration_path(const std::filesystem::path& cache_root, const std::string& gpu_name) {
+  std::string slug;
+  for (char ch : gpu_name) slug += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return cache_root / "calibration" / (slug + ".json");
+}
+
+Floor roofline_floor(const Calibration& c, uint64_t min_bytes, uint64_t flops, const std::string& dtype,
+                     const std::string& precision) {
+  Floor f;
+  f.memory_ms = static_cast<double>(min_bytes) / (c.hbm_gbps * 1e9) * 1e3;
+  // Strict fp32 may legitimately use 3xTF32 split emulation on tensor cores, so its ceiling is the
+  // better of plain FFMA and a third of the TF32 rate.
+  double tflops = std::max(c.fp32_tflops, c.tf32_tflops / 3);
+  f.rate = c.tf32_tflops / 3 > c.fp32_tflops ? "3xtf32" : "fp32";
+  if (dtype == "float16") { tflops = c.fp16_tflops; f.rate = "fp16"; }
+  else if (dtype == "bfloat16") { tflops = c.bf16_tflops; f.rate = "bf16"; }
+  else if (dtype == "float32" && precision == "tf32") { tflops = c.tf32_tflops; f.rate = "tf32"; }
+  else if (dtype == "float32" && precision == "bf16") { tflops = c.bf16_tflops; f.rate = "bf16"; }
+  f.compute_ms = tflops > 0 ? static_cast<double>(flops) / (tflops * 1e12) * 1e3 : 0;
+  f.floor_ms = std::max(f.memory_ms, f.compute_ms);
+  f.bound = f.compute_ms > f.memory_ms ? "compute" : "memory";
+  return f;
+}
+
+}  // namespace cutegen

@@ -1,0 +1,279 @@
+// cutegen-runner: runs ONE candidate library on harness-owned buffers, in its own process.
+//
+//   cutegen-runner --job job.json --result result.json
+//
+// The buffers belong to the reference worker and arrive as CUDA IPC handles, so nothing is copied and
+// the runner never sees reference outputs. The runner is disposable: a candidate that crashes, hangs or
+// corrupts the CUDA context takes only this process down; the parent reads whatever phase the result
+// file reached and names the failure. Nothing is printed on stdout or stderr by the runner itself —
+// anything there came from the candidate (device printf), which the judge treats as a defect.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <cuda_runtime.h>
+#include <cutegen/kernel.h>
+#include <nlohmann/json.hpp>
+
+#include "common/fs.h"
+#include "run/runner_job.h"
+
+namespace cutegen {
+namespace {
+
+using Forward = int (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t, cudaStream_t);
+
+std::string cuda_error_text(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+class Runner {
+ public:
+  Runner(RunnerJob job, std::string result_path) : job_(std::move(job)), result_path_(std::move(result_path)) {
+    result_["phase"] = "setup";
+    result_["failure"] = nullptr;
+  }
+
+  int run() {
+    if (!setup()) return finish(3);
+    if (!correctness()) return finish(4);
+    if (!job_.timing_sets.empty() && !timing()) return finish(5);
+    result_["phase"] = "done";
+    return finish(0);
+  }
+
+ private:
+  // Records the failure and keeps the result file current: if the next step kills the process,
+  // the parent still knows how far it got.
+  bool fail(const std::string& failure, const std::string& message) {
+    result_["failure"] = failure;
+    result_["message"] = message;
+    save();
+    return false;
+  }
+  void save() { (void)write_file_atomic(result_path_, result_.dump(2)); }
+  int finish(int code) {
+    save();
+    return code;
+  }
+
+  bool setup() {
+    if (auto e = cudaSetDevice(job_.device); e != cudaSuccess) return fail("setup", "cudaSetDevice: " + cuda_error_text(e));
+    // Non-blocking: work a candidate hides on the legacy default stream is not ordered with ours, so the
+    // event timing misses it and the host-clock cross-check exposes it.
+    if (auto e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); e != cudaSuccess)
+      return fail("setup", "cudaStreamCreate: " + cuda_error_text(e));
+    void* lib = dlopen(job_.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return fail("load", std::string("cannot load the candidate library: ") + dlerror());
+    forward_ = reinterpret_cast<Forward>(dlsym(lib, "cutegen_forward"));
+    if (!forward_) return fail("load", "the library does not export cutegen_forward");
+    for (auto& trial : job_.trials) {
+      std::vector<cutegen_tensor> in;
+      if (!descriptors(trial.inputs, in)) return false;
+      std::vector<std::vector<cutegen_tensor>> outs;
+      for (auto& o : trial.outputs) {
+        outs.emplace_back();
+        if (!descriptors(o, outs.back())) return false;
+      }
+      trials_.push_back({std::move(in), std::move(outs), trial.outputs});
+    }
+    for (auto& set : job_.timing_sets) {
+      std::vector<cutegen_tensor> in, out;
+      if (!descriptors(set.inputs, in) || !descriptors(set.outputs, out)) return false;
+      timing_sets_.push_back({std::move(in), {std::move(out)}, {set.outputs}});
+    }
+    result_["phase"] = "correctness";
+    save();
+    return true;
+  }
+
+  bool descriptors(const std::vector<TensorRef>& refs, std::vector<cutegen_tensor>& out) {
+    for (const auto& r : refs) {
+      cutegen_tensor t{};
+      t.dtype = static_cast<int32_t>(r.dtype);
+      t.rank = static_cast<int32_t>(r.shape.size());
+      for (std::size_t i = 0; i < r.shape.size(); ++i) {
+        t.shape[i] = r.shape[i];
+        t.stride[i] = r.stride[i];
+      }
+      if (r.is_scalar) {
+        t.is_host_scalar = 1;
+        t.scalar_f = r.scalar_f;
+        t.scalar_i = r.scalar_i;
+      } else {
+        if (!r.ipc_handle) return fail("setup", "a tensor ref without an IPC handle cannot cross into the runner");
+        void* base = nullptr;
+        auto it = opened_.find(*r.ipc_handle);
+        if (it != opened_.end()) {
+          base = it->second;
+        } else {
+          cudaIpcMemHandle_t h;
+          std::memcpy(&h, r.ipc_handle->data(), sizeof h);
+          if (auto e = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess); e != cudaSuccess)
+            return fail("setup", "cudaIpcOpenMemHandle: " + cuda_error_text(e));
+          opened_[*r.ipc_handle] = base;
+        }
+        t.data = static_cast<char*>(base) + r.offset;
+      }
+      out.push_back(t);
+    }
+    return true;
+  }
+
+  // NaN in every float format (and -1 in integers): an element the candidate never wrote stays visible.
+  bool poison(const std::vector<TensorRef>& refs, const std::vector<cutegen_tensor>& descs) {
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      if (refs[i].is_scalar || refs[i].nbytes == 0) continue;
+      if (auto e = cudaMemsetAsync(descs[i].data, 0xFF, refs[i].nbytes, stream_); e != cudaSuccess)
+        return fail("setup", "poisoning outputs: " + cuda_error_text(e));
+    }
+    return true;
+  }
+
+  // One call of the candidate and a full synchronisation. Returns false when the process should stop
+  // (a CUDA error is sticky: the context is unusable afterwards).
+  bool call(const std::vector<cutegen_tensor>& in, const std::vector<cutegen_tensor>& out, nlohmann::json& record) {
+    int rc = forward_(in.data(), static_cast<int32_t>(in.size()), out.data(), static_cast<int32_t>(out.size()), stream_);
+    cudaError_t launch = cudaGetLastError();
+    cudaError_t sync = cudaStreamSynchronize(stream_);
+    cudaError_t device = cudaDeviceSynchronize();
+    record["return_code"] = rc;
+    cudaError_t first = launch != cudaSuccess ? launch : sync != cudaSuccess ? sync : device;
+    if (first != cudaSuccess) {
+      record["cuda_error"] = cuda_error_text(first);
+      return fail("cuda_error", "CUDA error while running the kernel: " + cuda_error_text(first));
+    }
+    if (rc != 0) {
+      std::string what = rc == CUTEGEN_ERROR_BAD_ARGUMENTS ? "CUTEGEN_ERROR_BAD_ARGUMENTS"
+                         : rc == CUTEGEN_ERROR_UNSUPPORTED ? "CUTEGEN_ERROR_UNSUPPORTED"
+                         : rc > 0 && rc < 1000 ? cuda_error_text(static_cast<cudaError_t>(rc))
+                                               : std::to_string(rc);
+      return fail("kernel_error", "cutegen_forward returned " + std::to_string(rc) + " (" + what + ")");
+    }
+    return true;
+  }
+
+  bool correctness() {
+    nlohmann::json trials = nlohmann::json::array();
+    for (auto& t : trials_) {
+      nlohmann::json runs = nlohmann::json::array();
+      for (std::size_t s = 0; s < t.outputs.size(); ++s) {
+        if (!poison(t.output_refs[s], t.outputs[s])) return false;
+        if (auto e = cudaStreamSynchronize(stream_); e != cudaSuccess) return fail("setup", cuda_error_text(e));
+        nlohmann::json record;
+        bool ok = call(t.inputs, t.outputs[s], record);
+        runs.push_back(record);
+        result_["trials"] = trials;
+        result_["trials"].push_back(runs);
+        if (!ok) return false;
+      }
+      trials.push_back(runs);
+    }
+    result_["trials"] = trials;
+    result_["phase"] = "timing";
+    save();
+    return true;
+  }
+
+  bool timing() {
+    void* flush = nullptr;
+    if (job_.flush_bytes > 0) {
+      if (auto e = cudaMalloc(&flush, job_.flush_bytes); e != cudaSuccess)
+        return fail("setup", "allocating the L2 flush buffer: " + cuda_error_text(e));
+    }
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    std::vector<double> event_ms, host_ms;
+    const int total = job_.warmup + job_.runs;
+    for (int i = 0; i < total; ++i) {
+      auto& set = timing_sets_[static_cast<std::size_t>(i) % timing_sets_.size()];
+      // Outside the timed region: evict the inputs from L2 and re-poison the outputs, so neither a warm
+      // cache nor "the output buffer still holds last call's answer" can help.
+      if (flush) cudaMemsetAsync(flush, i & 0xFF, job_.flush_bytes, stream_);
+      if (!poison(set.output_refs[0], set.outputs[0])) return false;
+      if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return fail("cuda_error", cuda_error_text(e));
+      auto h0 = std::chrono::steady_clock::now();
+      cudaEventRecord(start, stream_);
+      int rc = forward_(set.inputs.data(), static_cast<int32_t>(set.inputs.size()), set.outputs[0].data(),
+                        static_cast<int32_t>(set.outputs[0].size()), stream_);
+      cudaEventRecord(stop, stream_);
+      cudaError_t e = cudaDeviceSynchronize();
+      auto h1 = std::chrono::steady_clock::now();
+      if (e == cudaSuccess) e = cudaGetLastError();
+      if (e != cudaSuccess) return fail("cuda_error", "CUDA error during timing: " + cuda_error_text(e));
+      if (rc != 0) return fail("kernel_error", "cutegen_forward returned " + std::to_string(rc) + " during timing");
+      if (i < job_.warmup) continue;
+      float ms = 0;
+      cudaEventElapsedTime(&ms, start, stop);
+      event_ms.push_back(ms);
+      host_ms.push_back(std::chrono::duration<double, std::milli>(h1 - h0).count());
+    }
+    result_["timing"] = {{"event", to_json(summarize(event_ms))},
+                         {"host", to_json(summarize(host_ms))},
+                         {"event_ms", event_ms},
+                         {"host_ms", host_ms},
+                         {"sets", timing_sets_.size()},
+                         {"flush_bytes", job_.flush_bytes}};
+    if (flush) cudaFree(flush);
+    save();
+    return true;
+  }
+
+  struct Prepared {
+    std::vector<cutegen_tensor> inputs;
+    std::vector<std::vector<cutegen_tensor>> outputs;
+    std::vector<std::vector<TensorRef>> output_refs;
+  };
+
+  RunnerJob job_;
+  std::string result_path_;
+  nlohmann::json result_;
+  cudaStream_t stream_ = nullptr;
+  Forward forward_ = nullptr;
+  std::map<std::array<unsigned char, 64>, void*> opened_;
+  std::vector<Prepared> trials_;
+  std::vector<Prepared> timing_sets_;
+};
+
+}  // namespace
+}  // namespace cutegen
+
+int main(int argc, char** argv) {
+  std::string job_path, result_path;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i];
+    if (a == "--job") job_path = argv[i + 1];
+    if (a == "--result") result_path = argv[i + 1];
+  }
+  if (job_path.empty() || result_path.empty()) {
+    std::fprintf(stderr, "usage: cutegen-runner --job JOB.json --result RESULT.json (started by cutegen eval)\n");
+    return 2;
+  }
+  auto text = cutegen::read_file(job_path);
+  nlohmann::json result = {{"phase", "setup"}};
+  if (!text) {
+    result["failure"] = "setup";
+    result["message"] = text.error().message;
+    (void)cutegen::write_file_atomic(result_path, result.dump());
+    return 2;
+  }
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  auto job = j.is_discarded() ? cutegen::Result<cutegen::RunnerJob>(cutegen::Error{"job file is not JSON"})
+                              : cutegen::parse_runner_job(j);
+  if (!job) {
+    result["failure"] = "setup";
+    result["message"] = job.error().message;
+    (void)cutegen::write_file_atomic(result_path, result.dump());
+    return 2;
+  }
+  cutegen::Runner runner(std::move(*job), result_path);
+  return runner.run();
+}
