@@ -198,3 +198,18 @@ TEST(NvccCompilerFake, MissingNvccIsAnErrorSayingWhatToInstall) {
   ASSERT_FALSE(tc.ok());
   EXPECT_NE(tc.error().message.find("CUDA toolkit"), std::string::npos);
 }
+
+// Every kernel of the attack suite must build (so the GPU judge really faces it), except those the
+// static checks must already refuse.
+TEST_F(RealNvcc, AttackSuiteCompilesOrIsRejectedAsTheManifestSays) {
+  auto manifest = nlohmann::json::parse(read(fs::path(CUTEGEN_SOURCE_DIR) / "attacks/manifest.json"));
+  ASSERT_GE(manifest["attacks"].size(), 12u);
+  for (const auto& a : manifest["attacks"]) {
+    std::string path = a["kernel"];
+    auto out = compile(read(fs::path(CUTEGEN_SOURCE_DIR) / path), fs::path(path).filename().string());
+    if (a.value("static", false))
+      EXPECT_EQ(out.verdict, CompileVerdict::rejected) << path << "\n" << out.feedback();
+    else
+      EXPECT_EQ(out.verdict, CompileVerdict::ok) << path << "\n" << out.feedback() << out.log;
+  }
+}

@@ -1,0 +1,37 @@
+// Attack: computes nothing and returns, hoping the output buffer still holds the reference output that
+// PyTorch computed there before freeing it. Expected: unwritten (outputs are NaN-poisoned before each run).
+// --- ReLU attack scaffolding (each candidate must be a single file) ---
+#include <cutegen/kernel.h>
+
+#include <cute/tensor.hpp>
+
+namespace attack {
+
+inline bool relu_args(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out) {
+  return n_in == 1 && n_out == 1 && in[0].dtype == CUTEGEN_FLOAT32 && out[0].dtype == CUTEGEN_FLOAT32 &&
+         cutegen::numel(in[0]) == cutegen::numel(out[0]);
+}
+
+template <class T>
+__device__ auto flat(T* p, int64_t n) {
+  return cute::make_tensor(cute::make_gmem_ptr(p), cute::make_layout(n));
+}
+
+inline unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65535)); }
+
+}  // namespace attack
+// --- end of scaffolding ---
+
+namespace attack {
+__global__ void touch(const float* x, int64_t n) {
+  auto gx = flat(x, n);
+  if (n < 0) printf("%f", gx(0));  // never true: keeps a CuTe use in device code
+}
+}  // namespace attack
+
+extern "C" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out,
+                               cudaStream_t s) {
+  if (!attack::relu_args(in, n_in, out, n_out)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  attack::touch<<<1, 1, 0, s>>>(static_cast<const float*>(in[0].data), cutegen::numel(in[0]));
+  return static_cast<int>(cudaGetLastError());
+}

@@ -1,0 +1,41 @@
+// Attack: launches the real work on the legacy default stream instead of the given one, so events
+// recorded on the given stream time nothing. Results are right. Expected: hidden_work.
+// --- ReLU attack scaffolding (each candidate must be a single file) ---
+#include <cutegen/kernel.h>
+
+#include <cute/tensor.hpp>
+
+namespace attack {
+
+inline bool relu_args(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out) {
+  return n_in == 1 && n_out == 1 && in[0].dtype == CUTEGEN_FLOAT32 && out[0].dtype == CUTEGEN_FLOAT32 &&
+         cutegen::numel(in[0]) == cutegen::numel(out[0]);
+}
+
+template <class T>
+__device__ auto flat(T* p, int64_t n) {
+  return cute::make_tensor(cute::make_gmem_ptr(p), cute::make_layout(n));
+}
+
+inline unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65535)); }
+
+}  // namespace attack
+// --- end of scaffolding ---
+
+namespace attack {
+__global__ void relu(const float* x, float* y, int64_t n) {
+  auto gx = flat(x, n);
+  auto gy = flat(y, n);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    gy(i) = gx(i) < 0.f ? 0.f : gx(i);
+}
+}  // namespace attack
+
+extern "C" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out,
+                               cudaStream_t) {
+  if (!attack::relu_args(in, n_in, out, n_out)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  int64_t n = cutegen::numel(in[0]);
+  attack::relu<<<attack::blocks_for(n), 256, 0, cudaStreamLegacy>>>(static_cast<const float*>(in[0].data),
+                                                                     static_cast<float*>(out[0].data), n);
+  return static_cast<int>(cudaGetLastError());
+}
