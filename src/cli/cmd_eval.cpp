@@ -24,6 +24,7 @@ struct EvalArgs {
   int runs = 100;
   uint64_t seed = 0;
   bool no_baselines = false;
+  int runner_timeout_s = 120;
   std::string arch;
 };
 
@@ -58,6 +59,7 @@ int run_eval(const GlobalOptions& global, const EvalArgs& args) {
   eo.runs = args.runs;
   eo.seed = args.seed;
   eo.baselines = !args.no_baselines;
+  eo.runner_timeout = std::chrono::seconds(args.runner_timeout_s);
   eo.runner = runner_path();
   eo.work_dir = *work;
   eo.cache_root = cache_root();
@@ -104,6 +106,9 @@ void add_eval_command(CLI::App& app, const GlobalOptions& global, int& exit_code
       ->check(CLI::Range(1, 100));
   cmd->add_option("--runs", args->runs, "timed runs")->check(CLI::Range(1, 100000));
   cmd->add_option("--seed", args->seed, "seed for the trial seeds (default: fresh, recorded in the report)");
+  cmd->add_option("--runner-timeout", args->runner_timeout_s,
+                  "seconds the candidate's runner process may take before it is killed and judged a timeout")
+      ->check(CLI::Range(1, 3600));
   cmd->add_flag("--no-baselines", args->no_baselines, "skip timing eager PyTorch and torch.compile");
   cmd->add_option("--arch", args->arch, "compile target (default sm_90a)");
   cmd->callback([&global, &exit_code, args] { exit_code = run_eval(global, *args); });

@@ -161,6 +161,27 @@ std::string EvalReport::summary() const {
 Judge::Judge(Compiler& compiler, ReferenceWorker& worker, ProcessRunner& runner, EvalOptions options)
     : compiler_(compiler), worker_(worker), runner_(runner), options_(std::move(options)) {}
 
+Result<EvalReport> Judge::describe(const fs::path& problem) {
+  auto t0 = std::chrono::steady_clock::now();
+  EvalReport report;
+  auto meta = load_problem(problem);
+  if (!meta) return meta.error();
+  report.problem = *meta;
+  if (options_.baselines) {
+    // Baselines are timed on the timing sets, so they need a prepare (without correctness trials).
+    std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
+    auto prepared = worker_.call("prepare",
+                                 {{"trials", nlohmann::json::array()}, {"timing_sets", options_.timing_sets},
+                                  {"timing_seed", rng() & 0x7fffffff}},
+                                 600s);
+    if (!prepared) return prepared.error();
+    if (auto r = measure_baselines(report); !r) return r.error();
+  }
+  if (auto r = place_on_roofline(report); !r) return r.error();
+  report.seconds = since(t0);
+  return report;
+}
+
 Result<nlohmann::json> Judge::load_problem(const fs::path& problem) {
   if (!loaded_.is_null() && loaded_problem_ == problem) return loaded_;
   auto meta = worker_.call("load", {{"problem", fs::absolute(problem).string()}, {"device", "cuda"}, {"seed", 0}}, 600s);

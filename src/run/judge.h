@@ -65,6 +65,9 @@ class Judge {
   // Error: the tool or the problem file failed (message says what to fix). A failing kernel is a report.
   Result<EvalReport> evaluate(const std::filesystem::path& problem, const std::string& kernel_source,
                               const std::string& kernel_name);
+  // The problem without a candidate: metadata, live baselines (when enabled) and the roofline floor.
+  // What the first prompt is built from.
+  Result<EvalReport> describe(const std::filesystem::path& problem);
 
  private:
   Result<nlohmann::json> load_problem(const std::filesystem::path& problem);

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The GPU suite: `cutegen eval` on every entry of attacks/manifest.json.
+
+Honest examples must pass; every attack must get exactly the verdict the manifest names (a
+rejection for the wrong reason is a failure too: it means the guarantee it tests is not the one
+that caught it). Writes suite.json and suite.md to --out; exits 1 when any entry disagrees.
+"""
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def run_entry(cutegen, entry, out_dir, args):
+    kernel = ROOT / entry["kernel"]
+    problem = ROOT / entry["problem"]
+    stem = kernel.stem
+    report_path = out_dir / "eval" / f"{stem}.json"
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [str(cutegen), "eval", str(problem), str(kernel), "--json", str(report_path),
+           "--trials", str(args.trials), "--runs", str(args.runs), "--seed", "1234",
+           "--runner-timeout", str(args.runner_timeout)]
+    if entry.get("expect", "pass") != "pass":
+        cmd.append("--no-baselines")  # baselines say nothing about a cheat; they cost device time
+    start = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.runner_timeout + 600)
+    seconds = time.monotonic() - start
+    (out_dir / "eval" / f"{stem}.log").write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr)
+    got, reason, report = "no_report", proc.stderr.strip().splitlines()[-1:] or [""], {}
+    reason = reason[0]
+    if report_path.exists():
+        report = json.loads(report_path.read_text())
+        got, reason = report.get("verdict", "no_verdict"), report.get("reason", "")
+    expect = entry.get("expect", "pass")
+    exit_ok = (proc.returncode == 0) == (expect == "pass")
+    return {
+        "kernel": entry["kernel"], "problem": entry["problem"], "expect": expect, "got": got,
+        "ok": got == expect and exit_ok, "exit_code": proc.returncode, "reason": reason,
+        "seconds": round(seconds, 2),
+        "median_ms": (report.get("timing") or {}).get("event", {}).get("median_ms"),
+        "speedup": report.get("speedup"), "sol_pct": report.get("sol_pct"),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cutegen", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default="", help="comma-separated kernel file stems")
+    ap.add_argument("--trials", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--runner-timeout", type=int, default=30)
+    args = ap.parse_args()
+    out_dir = pathlib.Path(args.out)
+    manifest = json.loads((ROOT / "attacks" / "manifest.json").read_text())
+    entries = [dict(e, expect="pass") for e in manifest["honest"]] + manifest["attacks"]
+    if args.only:
+        wanted = set(args.only.split(","))
+        entries = [e for e in entries if pathlib.Path(e["kernel"]).stem in wanted]
+    results = []
+    for e in entries:
+        r = run_entry(args.cutegen, e, out_dir, args)
+        results.append(r)
+        mark = "ok  " if r["ok"] else "FAIL"
+        print(f"{mark} {pathlib.Path(r['kernel']).stem:24s} expect {r['expect']:16s} got {r['got']:16s} "
+              f"{r['seconds']:7.1f}s  {r['reason'][:100]}", flush=True)
+    (out_dir / "suite.json").write_text(json.dumps(results, indent=2))
+    lines = ["| kernel | problem | expected | got | ok | eval s | median ms | speedup eager/compile | SOL % |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        sp = r["speedup"] or {}
+        sp_s = "/".join(f"{sp[k]:.2f}" if k in sp else "-" for k in ("eager", "compile"))
+        lines.append(f"| {r['kernel']} | {r['problem']} | {r['expect']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | "
+                     f"{r['seconds']} | {r['median_ms'] if r['median_ms'] is not None else '-'} | {sp_s} | "
+                     f"{round(r['sol_pct'], 1) if r['sol_pct'] else '-'} |")
+    (out_dir / "suite.md").write_text("\n".join(lines) + "\n")
+    bad = [r for r in results if not r["ok"]]
+    print(f"{len(results) - len(bad)}/{len(results)} entries as expected")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

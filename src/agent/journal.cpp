@@ -1,0 +1,63 @@
+#include "agent/journal.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+namespace cutegen {
+namespace {
+
+std::string describe_event(const nlohmann::json& e) {
+  std::string s = e.value("type", "?");
+  if (e.contains("key")) s += " " + e["key"].get<std::string>().substr(0, 12);
+  if (e.contains("what")) s += " (" + e["what"].get<std::string>() + ")";
+  return s;
+}
+
+}  // namespace
+
+Result<Journal> Journal::open(const std::filesystem::path& events_file, bool resume) {
+  auto loaded = load_event_log(events_file);
+  if (!loaded) return loaded.error();
+  if (!resume && !loaded->events.empty())
+    return Error{fmt::format("{} already holds a run; pass --resume to continue it or choose another --out directory",
+                             events_file.parent_path().string())};
+  if (resume && loaded->events.empty() && !loaded->dropped_torn_tail)
+    return Error{fmt::format("nothing to resume: {} has no events", events_file.string())};
+  auto log = EventLog::open(events_file);
+  if (!log) return log.error();
+  return Journal(std::move(*log), std::move(loaded->events), loaded->dropped_torn_tail);
+}
+
+Error Journal::divergence(const nlohmann::json& expected) const {
+  return Error{fmt::format("cannot resume: event {} of {} is {}, but this run now produces {} — the log was written "
+                           "for a different problem, kernel prompt or configuration; resume with the same options or "
+                           "start a new run",
+                           cursor_ + 1, log_.path().string(), describe_event(logged_[cursor_]),
+                           describe_event(expected))};
+}
+
+Result<std::optional<nlohmann::json>> Journal::recall(const std::string& type, const std::string& key) {
+  if (!replaying()) return std::optional<nlohmann::json>{};
+  const auto& e = logged_[cursor_];
+  nlohmann::json expected = {{"type", type}, {"key", key}};
+  if (e.value("type", "") != type || e.value("key", "") != key) return divergence(expected);
+  ++cursor_;
+  ++replayed_;
+  return std::optional<nlohmann::json>{e};
+}
+
+Status Journal::record(nlohmann::json event) {
+  if (replaying()) {
+    const auto& e = logged_[cursor_];
+    if (e.value("type", "") != event.value("type", "") || e.value("key", "") != event.value("key", ""))
+      return divergence(event);
+    ++cursor_;
+    ++replayed_;
+    return ok_status();
+  }
+  event["t"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return log_.append(event);
+}
+
+}  // namespace cutegen

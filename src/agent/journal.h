@@ -1,0 +1,51 @@
+#pragma once
+// Resume by replay. The loop is deterministic given the answers it gets from the outside world (the
+// LLM, the judge, the profiler), so a task's event log records each of those answers as it arrives.
+// `--resume` runs the loop again from the start; every outside call the log already holds is answered
+// from it, in order, and the first one it lacks is made for real. Decisions (accept, reject, stop)
+// are recomputed, not trusted, and must reproduce the logged ones: a mismatch means the log belongs to
+// a different problem or configuration, and resuming is refused with the position where they diverge.
+// kill -9 therefore loses at most the call in flight.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "store/event_log.h"
+
+namespace cutegen {
+
+class Journal {
+ public:
+  // resume == false: the log must not exist yet (or be empty). resume == true: replay what it holds.
+  static Result<Journal> open(const std::filesystem::path& events_file, bool resume);
+
+  // An outside answer of `type` keyed by `key` (e.g. a hash of the request): the logged one while
+  // replaying, nullopt once the log is exhausted (make the call, then `record` it).
+  Result<std::optional<nlohmann::json>> recall(const std::string& type, const std::string& key);
+
+  // Records an event (an outside answer with its "type" and "key", or a decision). While replaying,
+  // the logged event at the cursor must have the same type and key; it is consumed, not rewritten.
+  Status record(nlohmann::json event);
+
+  bool replaying() const { return cursor_ < logged_.size(); }
+  size_t replayed() const { return replayed_; }
+  bool dropped_torn_tail() const { return dropped_torn_tail_; }
+  const std::filesystem::path& path() const { return log_.path(); }
+
+ private:
+  Journal(EventLog log, std::vector<nlohmann::json> logged, bool torn)
+      : log_(std::move(log)), logged_(std::move(logged)), dropped_torn_tail_(torn) {}
+  Error divergence(const nlohmann::json& expected) const;
+
+  EventLog log_;
+  std::vector<nlohmann::json> logged_;
+  size_t cursor_ = 0;
+  size_t replayed_ = 0;
+  bool dropped_torn_tail_ = false;
+};
+
+}  // namespace cutegen

@@ -1,0 +1,26 @@
+#pragma once
+// The real Evaluator: the judge (compile, isolated runner, checks, timing, baselines, roofline) on
+// one problem file.
+#include <filesystem>
+
+#include "agent/evaluator.h"
+#include "run/judge.h"
+
+namespace cutegen {
+
+class JudgeEvaluator : public Evaluator {
+ public:
+  JudgeEvaluator(Judge& judge, std::filesystem::path problem) : judge_(judge), problem_(std::move(problem)) {}
+  Result<ProblemInfo> describe() override;
+  Result<Evaluation> evaluate(const std::string& source, const std::string& display_name) override;
+
+ private:
+  Judge& judge_;
+  std::filesystem::path problem_;
+};
+
+// Pure mappings, tested on their own.
+Evaluation evaluation_from_report(const EvalReport& report);
+ProblemInfo problem_info_from_report(const EvalReport& report, std::string problem_source);
+
+}  // namespace cutegen

@@ -1,0 +1,380 @@
+#include "agent/loop.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/sha256.h"
+#include "edit/answer_parser.h"
+#include "edit/apply_edits.h"
+
+namespace cutegen {
+namespace {
+
+constexpr const char* kKernelName = "kernel.cu";
+
+std::string first_line(const std::string& s, size_t max = 160) {
+  std::string line = s.substr(0, s.find('\n'));
+  if (line.size() > max) line = line.substr(0, max - 3) + "...";
+  return line;
+}
+
+AnswerEnd answer_end(bool truncated) { return truncated ? AnswerEnd::truncated : AnswerEnd::complete; }
+
+}  // namespace
+
+std::string to_string(LoopPhase p) {
+  switch (p) {
+    case LoopPhase::describe: return "describe";
+    case LoopPhase::synthesize: return "synthesize";
+    case LoopPhase::repair: return "repair";
+    case LoopPhase::optimize: return "optimize";
+    case LoopPhase::done: return "done";
+  }
+  return "?";
+}
+
+Loop::Loop(LlmClient& llm, Evaluator& evaluator, Prompter& prompter, ProfileSource* profiler, Journal& journal,
+           RunFiles& files, LoopOptions options, LoopObserver observer)
+    : llm_(llm), evaluator_(evaluator), prompter_(prompter), profiler_(profiler), journal_(journal), files_(files),
+      options_(std::move(options)), observer_(std::move(observer)) {
+  status_.max_steps = options_.max_steps;
+}
+
+void Loop::report(const std::string& line) {
+  status_.replaying = journal_.replaying();
+  if (observer_.progress) observer_.progress(status_, line);
+}
+
+Status Loop::decide(const std::string& key, const nlohmann::json& detail) {
+  nlohmann::json e = detail;
+  e["type"] = "decision";
+  e["key"] = key;
+  return journal_.record(std::move(e));
+}
+
+// --- outside answers, each through the journal -------------------------------------------------
+
+Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vector<Message>& messages) {
+  const std::string key = sha256_hex(to_json(messages).dump());
+  auto memo = journal_.recall("llm", key);
+  if (!memo) return memo.error();
+  LlmResponse response;
+  if (*memo) {
+    auto r = response_from_json((**memo).at("response"));
+    if (!r) return r.error();
+    response = *r;
+    // A resumed run spends what the original run spent, so budgets keep meaning the whole run.
+    if (auto reserved = llm_.budget().reserve(); !reserved) {
+      budget_exhausted_ = true;
+      return reserved.error();
+    }
+    llm_.budget().charge(response.usage.total(), (**memo).value("cost_usd", 0.0));
+    status_.cost_usd += (**memo).value("cost_usd", 0.0);
+  } else {
+    auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task = problem_.name});
+    if (!call) {
+      if (is_budget_exhausted(call.error())) budget_exhausted_ = true;
+      return call.error();
+    }
+    response = call->response;
+    if (auto r = journal_.record({{"type", "llm"},
+                                  {"key", key},
+                                  {"what", purpose},
+                                  {"response", to_json(response)},
+                                  {"cost_usd", call->record.cost.usd}});
+        !r)
+      return r.error();
+    status_.cost_usd += call->record.cost.usd;
+  }
+  ++llm_calls_;
+  status_.tokens += response.usage.total();
+  std::string dir = fmt::format("steps/{:03d}-{}", ++artifact_seq_, purpose);
+  if (auto w = files_.write(dir + "/prompt.md", render_as_text(messages)); !w) return w.error();
+  if (auto w = files_.write(dir + "/answer.md", response.text); !w) return w.error();
+  return Answer{response.text, response.finish == FinishReason::length};
+}
+
+template <class T>
+Result<Loop::Asked<T>> Loop::ask(const std::string& purpose, const std::string& prompt,
+                                 const std::function<Result<T>(const Answer&)>& use) {
+  std::vector<Message> messages = {{Role::system, system_prompt_}, {Role::user, prompt}};
+  Asked<T> out;
+  for (int attempt = 0; attempt <= options_.answer_retries; ++attempt) {
+    auto answer = call_llm(purpose, messages);
+    if (!answer) return answer.error();
+    auto used = use(*answer);
+    if (used) {
+      out.value = std::move(*used);
+      out.unusable.clear();
+      return out;
+    }
+    out.unusable = used.error().message;
+    report(fmt::format("{}: answer not usable ({}){}", purpose, first_line(out.unusable),
+                       attempt < options_.answer_retries ? ", asking again" : ""));
+    // The LLM sees its own answer and exactly why it could not be used: cheaper and more reliable
+    // than starting the request over.
+    messages.push_back({Role::assistant, answer->text});
+    messages.push_back({Role::user, fmt::format("Your answer could not be used:\n{}\n\nAnswer again, in the format the "
+                                                "rules require.",
+                                                out.unusable)});
+  }
+  return out;
+}
+
+Result<ProblemInfo> Loop::describe() {
+  auto memo = journal_.recall("problem", "describe");
+  if (!memo) return memo.error();
+  if (*memo) return ProblemInfo::from_json((**memo).at("problem"));
+  report("describing the problem (metadata, eager and torch.compile baselines, roofline floor)");
+  auto info = evaluator_.describe();
+  if (!info) return info.error();
+  if (auto r = journal_.record({{"type", "problem"}, {"key", "describe"}, {"problem", info->to_json()}}); !r)
+    return r.error();
+  return info;
+}
+
+Result<Evaluation> Loop::evaluate(const std::string& source, const std::string& label) {
+  const std::string key = sha256_hex(source);
+  auto memo = journal_.recall("eval", key);
+  if (!memo) return memo.error();
+  Evaluation e;
+  if (*memo) {
+    auto r = Evaluation::from_json((**memo).at("evaluation"));
+    if (!r) return r.error();
+    e = *r;
+  } else {
+    auto r = evaluator_.evaluate(source, kKernelName);
+    if (!r) return r.error();
+    e = *r;
+    if (auto w = journal_.record({{"type", "eval"}, {"key", key}, {"what", label}, {"evaluation", e.to_json()}}); !w)
+      return w.error();
+  }
+  std::string dir = fmt::format("steps/{:03d}-eval-{}", ++artifact_seq_, label);
+  if (auto w = files_.write(dir + "/kernel.cu", source); !w) return w.error();
+  if (auto w = files_.write(dir + "/eval.json", e.to_json().dump(2)); !w) return w.error();
+  if (e.passed)
+    report(fmt::format("{}: correct, {:.4f} ms{}", label, e.median_ms,
+                       e.speedup_eager ? fmt::format(" ({:.2f}x eager)", *e.speedup_eager) : ""));
+  else
+    report(fmt::format("{}: {} — {}", label, e.verdict, first_line(e.reason)));
+  return e;
+}
+
+Result<std::string> Loop::profile_summary(int step, int streak) {
+  if (!profiler_ || !best_) return std::string();
+  bool use = options_.profile.should_profile(problem_.workload_class, step, streak);
+  report(options_.profile.explain(problem_.workload_class, step, streak));
+  if (!use) return std::string();
+  const std::string key = sha256_hex(best_->source);
+  auto memo = journal_.recall("profile", key);
+  if (!memo) return memo.error();
+  if (*memo) return (**memo).value("summary", "");
+  auto s = profiler_->summary(best_->source, best_->evaluation);
+  // A profiler failure is stated in the prompt rather than stopping the run: the loop can still
+  // optimise from timings, and the LLM should know the evidence is missing.
+  std::string text = s ? *s : fmt::format("(no profile this step: {})", s.error().message);
+  if (!s) report("profile unavailable: " + s.error().message);
+  if (auto r = journal_.record({{"type", "profile"}, {"key", key}, {"summary", text}}); !r) return r.error();
+  return text;
+}
+
+// --- phases ------------------------------------------------------------------------------------
+
+Result<std::optional<Candidate>> Loop::make_correct(std::string source, const std::string& label,
+                                                    std::string& failure_summary) {
+  std::optional<Evaluation> last;
+  for (int round = 0;; ++round) {
+    if (!last) {
+      auto e = evaluate(source, round == 0 ? label : fmt::format("{}-repair{}", label, round));
+      if (!e) return e.error();
+      if (e->passed) return std::optional<Candidate>(Candidate{source, *e});
+      last = *e;
+    }
+    if (round >= options_.repair_budget) {
+      failure_summary = fmt::format("{} after {} repair rounds: {}", last->verdict, round, first_line(last->reason));
+      return std::optional<Candidate>{};
+    }
+    status_.phase = LoopPhase::repair;
+    auto diag_prompt = prompter_.diagnose(problem_, source, *last);
+    if (!diag_prompt) return diag_prompt.error();
+    auto diagnosis = ask<std::string>("diagnose", *diag_prompt, [](const Answer& a) -> Result<std::string> {
+      auto notes = parse_answer_notes(a.text);
+      if (auto r = require_notes(notes, {note_label::kDiagnosis}); !r) return r.error();
+      std::string d = "DIAGNOSIS: " + notes.find(note_label::kDiagnosis)->second;
+      for (auto label : {note_label::kLocation, note_label::kFix})
+        if (auto it = notes.find(label); it != notes.end()) d += "\n" + std::string(label) + ": " + it->second;
+      return d;
+    });
+    if (!diagnosis) return diagnosis.error();
+    if (!diagnosis->value) continue;  // round spent without a diagnosis; `last` still describes `source`
+    report("diagnosis: " + first_line(diagnosis->value->substr(11)));
+
+    auto repair_prompt = prompter_.repair(problem_, source, *last, *diagnosis->value);
+    if (!repair_prompt) return repair_prompt.error();
+    auto repaired = ask<std::string>("repair", *repair_prompt, [&source](const Answer& a) -> Result<std::string> {
+      auto edits = parse_edit_answer(a.text, answer_end(a.truncated));
+      if (!edits) return edits.error();
+      auto applied = apply_edits(source, edits->blocks);
+      if (!applied) return applied.error();
+      return applied->source;
+    });
+    if (!repaired) return repaired.error();
+    if (repaired->value) {
+      source = *repaired->value;
+      last.reset();  // evaluate the repaired kernel next round
+    }
+  }
+}
+
+Result<std::optional<Candidate>> Loop::synthesize(const std::vector<std::string>& failures,
+                                                  std::string& failure_summary) {
+  status_.phase = LoopPhase::synthesize;
+  bool restart = !failures.empty();
+  auto prompt = restart ? prompter_.restart(problem_, failures) : prompter_.synthesis(problem_);
+  if (!prompt) return prompt.error();
+  auto written = ask<std::string>(restart ? "restart" : "synthesize", *prompt, [](const Answer& a) -> Result<std::string> {
+    auto whole = parse_whole_file_answer(a.text, answer_end(a.truncated));
+    if (!whole) return whole.error();
+    return whole->source;
+  });
+  if (!written) return written.error();
+  if (!written->value) {
+    failure_summary = "no usable kernel in the answer: " + first_line(written->unusable);
+    return std::optional<Candidate>{};
+  }
+  return make_correct(*written->value, restart ? "restart" : "synthesis", failure_summary);
+}
+
+bool Loop::faster_than_best(const Evaluation& e) const {
+  const Evaluation& b = best_->evaluation;
+  double noise = std::max({b.iqr_ms, e.iqr_ms, options_.min_gain * b.median_ms});
+  return e.median_ms < b.median_ms - noise;
+}
+
+Result<StepRecord> Loop::optimize_step(int step, int streak) {
+  status_.phase = LoopPhase::optimize;
+  status_.step = step;
+  StepRecord rec;
+  rec.step = step;
+  auto profile = profile_summary(step, streak);
+  if (!profile) return profile.error();
+  auto prompt = prompter_.optimize(problem_, best_->source, best_->evaluation, history_, *profile, step);
+  if (!prompt) return prompt.error();
+  const std::string base = best_->source;
+  auto edited = ask<std::pair<std::string, std::string>>(
+      "optimize", *prompt, [&base](const Answer& a) -> Result<std::pair<std::string, std::string>> {
+        auto edits = parse_edit_answer(a.text, answer_end(a.truncated));
+        if (!edits) return edits.error();
+        if (auto r = require_notes(edits->notes, {note_label::kOptimization}); !r) return r.error();
+        auto applied = apply_edits(base, edits->blocks);
+        if (!applied) return applied.error();
+        return std::make_pair(applied->source, first_line(edits->notes.find(note_label::kOptimization)->second, 100));
+      });
+  if (!edited) return edited.error();
+  if (!edited->value) {
+    rec.idea = "(no usable edit)";
+    rec.outcome = "unusable_edit";
+    rec.note = first_line(edited->unusable, 120);
+    return rec;
+  }
+  rec.idea = edited->value->second;
+  report(fmt::format("step {}: {}", step, rec.idea));
+  std::string failure;
+  auto cand = make_correct(edited->value->first, fmt::format("step{}", step), failure);
+  status_.phase = LoopPhase::optimize;
+  if (!cand) return cand.error();
+  if (!*cand) {
+    rec.outcome = "incorrect";
+    rec.note = failure;
+    return rec;
+  }
+  const Evaluation& e = (*cand)->evaluation;
+  rec.time_ms = e.median_ms;
+  double ratio = best_->evaluation.median_ms / e.median_ms;
+  if (faster_than_best(e)) {
+    rec.outcome = "accepted";
+    rec.note = fmt::format("{:.2f}x over the previous best", ratio);
+    if (auto r = set_best(**cand); !r) return r.error();
+  } else {
+    rec.outcome = "slower";
+    rec.note = fmt::format("{:.3f} ms vs best {:.3f} ms (noise {:.3f} ms): rolled back", e.median_ms,
+                           best_->evaluation.median_ms,
+                           std::max({best_->evaluation.iqr_ms, e.iqr_ms, options_.min_gain * best_->evaluation.median_ms}));
+  }
+  return rec;
+}
+
+Status Loop::set_best(Candidate c) {
+  best_ = std::move(c);
+  status_.best_ms = best_->evaluation.median_ms;
+  status_.best_speedup_eager = best_->evaluation.speedup_eager;
+  status_.best_sol_pct = best_->evaluation.sol_pct;
+  if (observer_.new_best) return observer_.new_best(*best_);
+  return ok_status();
+}
+
+Result<LoopResult> Loop::run() {
+  LoopResult result;
+  auto finish = [&](std::string reason) -> Result<LoopResult> {
+    status_.phase = LoopPhase::done;
+    if (auto r = decide("stop", {{"reason", reason}}); !r) return r.error();
+    result.best = best_;
+    result.stop_reason = std::move(reason);
+    result.history = history_;
+    result.llm_calls = llm_calls_;
+    report("stopped: " + result.stop_reason);
+    return result;
+  };
+  // A spent budget ends the task with what it has; any other error is the tool failing.
+  auto stop_or_fail = [&](const Error& e) -> Result<LoopResult> {
+    if (budget_exhausted_) {
+      report(e.message);
+      return finish("budget");
+    }
+    return e;
+  };
+
+  auto info = describe();
+  if (!info) return info.error();
+  problem_ = *info;
+  auto system = prompter_.system_prompt();
+  if (!system) return system.error();
+  system_prompt_ = *system;
+
+  std::vector<std::string> failures;
+  for (int attempt = 0; attempt <= options_.max_restarts && !best_; ++attempt) {
+    ++result.syntheses;
+    std::string summary;
+    auto c = synthesize(failures, summary);
+    if (!c) return stop_or_fail(c.error());
+    if (*c) {
+      if (auto r = decide(fmt::format("synthesis{}", attempt + 1), {{"outcome", "correct"}}); !r) return r.error();
+      if (auto r = set_best(**c); !r) return r.error();
+    } else {
+      failures.push_back(fmt::format("attempt {}: {}", attempt + 1, summary));
+      if (auto r = decide(fmt::format("synthesis{}", attempt + 1), {{"outcome", "failed"}, {"summary", summary}}); !r)
+        return r.error();
+      report(fmt::format("synthesis attempt {} failed: {}", attempt + 1, summary));
+    }
+  }
+  if (!best_) return finish("no_correct_kernel");
+
+  int streak = 0;
+  for (int step = 1; step <= options_.max_steps; ++step) {
+    if (options_.target_sol_pct && best_->evaluation.sol_pct && *best_->evaluation.sol_pct >= *options_.target_sol_pct)
+      return finish("target");
+    auto rec = optimize_step(step, streak);
+    if (!rec) return stop_or_fail(rec.error());
+    history_.push_back(*rec);
+    if (auto r = decide(fmt::format("step{}", step), rec->to_json()); !r) return r.error();
+    report(fmt::format("step {} {}: {}", step, rec->outcome, rec->note));
+    streak = rec->outcome == "accepted" ? 0 : streak + 1;
+    if (streak >= options_.plateau_steps) return finish("plateau");
+  }
+  if (options_.target_sol_pct && best_->evaluation.sol_pct && *best_->evaluation.sol_pct >= *options_.target_sol_pct)
+    return finish("target");
+  return finish("steps");
+}
+
+}  // namespace cutegen

@@ -1,0 +1,123 @@
+#pragma once
+// The CuTeGen loop for one task:
+//   synthesize -> verify -> (diagnose -> repair)* -> optimisation steps, each one idea, verified with
+//   the same repair loop, measured, kept only when it beats the best by more than the noise.
+// Every outside answer (LLM, judge, profiler) goes through the journal, so a run killed at any point
+// resumes by replaying its log (journal.h).
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/evaluator.h"
+#include "agent/journal.h"
+#include "agent/profile_policy.h"
+#include "agent/profile_source.h"
+#include "agent/prompter.h"
+#include "store/run_files.h"
+#include "llm/llm_client.h"
+
+namespace cutegen {
+
+struct LoopOptions {
+  int max_steps = 8;            // optimisation steps
+  int repair_budget = 4;        // diagnose+repair rounds for one candidate
+  int max_restarts = 2;         // fresh syntheses after the first one failed
+  int answer_retries = 2;       // unusable answers (no code, bad anchors, cut off) fed back per request
+  int plateau_steps = 4;        // stop after this many steps in a row without a new best
+  std::optional<double> target_sol_pct;  // stop once the best reaches this % of the roofline floor
+  double min_gain = 0.02;       // an accepted step must also be this much faster (relative)
+  ProfilePolicy profile;
+};
+
+struct Candidate {
+  std::string source;
+  Evaluation evaluation;
+};
+
+enum class LoopPhase { describe, synthesize, repair, optimize, done };
+std::string to_string(LoopPhase p);
+
+// Live state for progress displays.
+struct LoopStatus {
+  LoopPhase phase = LoopPhase::describe;
+  int step = 0;
+  int max_steps = 0;
+  std::optional<double> best_ms, best_speedup_eager, best_sol_pct;
+  long long tokens = 0;
+  double cost_usd = 0;
+  bool replaying = false;
+};
+
+struct LoopObserver {
+  std::function<void(const LoopStatus&, const std::string& line)> progress;  // a line worth showing
+  std::function<Status(const Candidate&)> new_best;                          // e.g. write best/
+};
+
+struct LoopResult {
+  std::optional<Candidate> best;
+  std::string stop_reason;  // steps | plateau | target | budget | no_correct_kernel
+  std::vector<StepRecord> history;
+  int syntheses = 0;
+  int llm_calls = 0;
+};
+
+class Loop {
+ public:
+  Loop(LlmClient& llm, Evaluator& evaluator, Prompter& prompter, ProfileSource* profiler, Journal& journal,
+       RunFiles& files, LoopOptions options, LoopObserver observer = {});
+  // Error: the tool failed (a stage could not do its job, or the log diverged); a kernel that never
+  // becomes correct or a spent budget is a result with its stop_reason.
+  Result<LoopResult> run();
+
+ private:
+  struct Answer {
+    std::string text;
+    bool truncated = false;
+  };
+  // One request (system + prompt), with `retry` deciding whether the answer is usable; an unusable
+  // answer is sent back with the reason, up to answer_retries times. Returns the parsed value or the
+  // last reason as `unusable`.
+  template <class T>
+  struct Asked {
+    std::optional<T> value;
+    std::string unusable;  // why the last answer could not be used
+  };
+  template <class T>
+  Result<Asked<T>> ask(const std::string& purpose, const std::string& prompt,
+                       const std::function<Result<T>(const Answer&)>& use);
+  Result<Answer> call_llm(const std::string& purpose, const std::vector<Message>& messages);
+
+  Result<ProblemInfo> describe();
+  Result<Evaluation> evaluate(const std::string& source, const std::string& label);
+  // Makes `source` correct with at most repair_budget diagnose+repair rounds.
+  Result<std::optional<Candidate>> make_correct(std::string source, const std::string& label,
+                                                std::string& failure_summary);
+  Result<std::optional<Candidate>> synthesize(const std::vector<std::string>& failures, std::string& failure_summary);
+  Result<StepRecord> optimize_step(int step, int non_improving_streak);
+  Result<std::string> profile_summary(int step, int non_improving_streak);
+  bool faster_than_best(const Evaluation& e) const;
+  Status decide(const std::string& key, const nlohmann::json& detail);
+  Status set_best(Candidate c);
+  void report(const std::string& line);
+
+  LlmClient& llm_;
+  Evaluator& evaluator_;
+  Prompter& prompter_;
+  ProfileSource* profiler_;
+  Journal& journal_;
+  RunFiles& files_;
+  LoopOptions options_;
+  LoopObserver observer_;
+
+  ProblemInfo problem_;
+  std::string system_prompt_;
+  std::optional<Candidate> best_;
+  std::vector<StepRecord> history_;
+  LoopStatus status_;
+  int llm_calls_ = 0;
+  int artifact_seq_ = 0;
+  bool budget_exhausted_ = false;
+};
+
+}  // namespace cutegen

@@ -1,0 +1,143 @@
+#pragma once
+// Fakes for the loop's tests: a scripted LLM that checks which kind of prompt it was sent, a
+// prompter whose prompts name their kind, an evaluator driven by markers in the kernel source, and
+// a profiler that counts its calls.
+#include <deque>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "agent/evaluator.h"
+#include "agent/profile_source.h"
+#include "agent/prompter.h"
+#include "llm/llm_types.h"
+
+namespace cutegen::testing {
+
+// Each scripted answer names the prompt kind it expects ("synthesis", "diagnose", "repair", ...);
+// the backend fails the call (an Error naming both) when the loop asks something else.
+class ScriptedLlm : public LlmBackend {
+ public:
+  struct Turn {
+    std::string expect_kind;
+    std::string answer;
+    FinishReason finish = FinishReason::stop;
+  };
+  void add(std::string kind, std::string answer, FinishReason finish = FinishReason::stop) {
+    turns_.push_back({std::move(kind), std::move(answer), finish});
+  }
+  std::string kind() const override { return "scripted"; }
+  std::string model() const override { return "scripted-model"; }
+  Result<LlmResponse> complete(const LlmRequest& request) override {
+    std::lock_guard lock(mu_);
+    requests.push_back(request);
+    if (turns_.empty()) return Error{"scripted LLM: no answer left for: " + first_user_line(request.messages)};
+    Turn t = turns_.front();
+    turns_.pop_front();
+    // The prompt kind is the first user message's first word (see FakePrompter).
+    std::string asked = first_user_line(request.messages);
+    asked = asked.substr(0, asked.find(' '));
+    if (asked != t.expect_kind)
+      return Error{"scripted LLM: expected a '" + t.expect_kind + "' prompt, got '" + asked + "'"};
+    LlmResponse r;
+    r.text = t.answer;
+    r.finish = t.finish;
+    r.usage.input_tokens = 100;
+    r.usage.output_tokens = 50;
+    return r;
+  }
+  size_t remaining() const { return turns_.size(); }
+  std::vector<LlmRequest> requests;
+
+ private:
+  std::mutex mu_;
+  std::deque<Turn> turns_;
+};
+
+// Prompts are "<kind> ..." plus what the loop put in them, so tests can check the content.
+class FakePrompter : public Prompter {
+ public:
+  Result<std::string> system_prompt() override { return std::string("rules"); }
+  Result<std::string> synthesis(const ProblemInfo& p) override { return "synthesis " + p.name; }
+  Result<std::string> restart(const ProblemInfo& p, const std::vector<std::string>& failures) override {
+    std::string s = "restart " + p.name;
+    for (const auto& f : failures) s += "\nfailure: " + f;
+    return s;
+  }
+  Result<std::string> diagnose(const ProblemInfo&, const std::string& kernel, const Evaluation& e) override {
+    return "diagnose " + e.verdict + "\n" + e.evidence + "\n" + kernel;
+  }
+  Result<std::string> repair(const ProblemInfo&, const std::string& kernel, const Evaluation&,
+                             const std::string& diagnosis) override {
+    return "repair\n" + diagnosis + "\n" + kernel;
+  }
+  Result<std::string> optimize(const ProblemInfo&, const std::string& kernel, const Evaluation& best,
+                               const std::vector<StepRecord>& history, const std::string& profile, int step) override {
+    std::string s = "optimize step " + std::to_string(step) + " best " + std::to_string(best.median_ms) + "\n";
+    for (const auto& h : history) s += "history: " + std::to_string(h.step) + " " + h.idea + " " + h.outcome + "\n";
+    if (!profile.empty()) s += "profile: " + profile + "\n";
+    return s + kernel;
+  }
+};
+
+// Verdict by markers in the source: a line "// VERDICT: compile_error <reason>" fails with that
+// verdict; otherwise the kernel passes with "// TIME: <ms>" (default 1.0) and "// IQR: <ms>" (0.01).
+class MarkerEvaluator : public Evaluator {
+ public:
+  Result<ProblemInfo> describe() override {
+    ++describes;
+    ProblemInfo p;
+    p.name = "relu";
+    p.source = "class Model: ...";
+    p.workload_class = workload_class;
+    p.metadata = {{"name", "relu"}, {"workload_class", workload_class}};
+    p.eager_ms = 2.0;
+    p.compile_ms = 1.8;
+    p.floor_ms = 0.5;
+    p.bound = "memory";
+    return p;
+  }
+  Result<Evaluation> evaluate(const std::string& source, const std::string&) override {
+    ++evaluations;
+    if (fail_tool) return Error{"worker died"};
+    Evaluation e;
+    auto marker = [&](const std::string& name) -> std::optional<std::string> {
+      auto pos = source.find("// " + name + ": ");
+      if (pos == std::string::npos) return std::nullopt;
+      pos += name.size() + 5;
+      return source.substr(pos, source.find('\n', pos) - pos);
+    };
+    if (auto v = marker("VERDICT")) {
+      e.verdict = v->substr(0, v->find(' '));
+      e.reason = v->find(' ') == std::string::npos ? *v : v->substr(v->find(' ') + 1);
+      e.evidence = "evidence for " + e.verdict;
+      return e;
+    }
+    e.passed = true;
+    e.verdict = "pass";
+    e.median_ms = marker("TIME") ? std::stod(*marker("TIME")) : 1.0;
+    e.iqr_ms = marker("IQR") ? std::stod(*marker("IQR")) : 0.01;
+    e.speedup_eager = 2.0 / e.median_ms;
+    e.speedup_compile = 1.8 / e.median_ms;
+    e.sol_pct = 100.0 * 0.5 / e.median_ms;
+    return e;
+  }
+  std::string workload_class = "elementwise";
+  int describes = 0;
+  int evaluations = 0;
+  bool fail_tool = false;
+};
+
+class CountingProfiler : public ProfileSource {
+ public:
+  Result<std::string> summary(const std::string&, const Evaluation& e) override {
+    ++calls;
+    if (fail) return Error{"ncu missing"};
+    return "memory-bound, dram 91% at " + std::to_string(e.median_ms) + " ms";
+  }
+  int calls = 0;
+  bool fail = false;
+};
+
+}  // namespace cutegen::testing

@@ -1,0 +1,449 @@
+// The loop's state machine on fakes: every transition, budgets, rollback, malformed answers, resume.
+#include "agent/loop.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "agent/loop_fakes.h"
+#include "common/fs.h"
+#include "store/event_log.h"
+
+using namespace cutegen;
+using namespace cutegen::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string kernel(const std::string& markers) {
+  return "#include <cutegen/kernel.h>\n" + markers +
+         "extern \"C\" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out,\n"
+         "                                 int32_t n_out, cudaStream_t stream) {\n"
+         "  return 0;\n"
+         "}\n";
+}
+std::string whole(const std::string& markers) { return "PLAN: vectorized\n```cuda\n" + kernel(markers) + "```\n"; }
+std::string edit(const std::string& search, const std::string& replace, const std::string& notes = "") {
+  return notes + "```\n<<<<<<< SEARCH\n" + search + "=======\n" + replace + ">>>>>>> REPLACE\n```\n";
+}
+std::string optimize(const std::string& idea, const std::string& search, const std::string& replace) {
+  return edit(search, replace, "OPTIMIZATION: " + idea + "\nEXPECTED: faster\n\n");
+}
+const std::string kDiagnosis = "DIAGNOSIS: the layout rank is wrong\nFIX: use rank 2\n";
+
+struct Harness {
+  fs::path dir;
+  ScriptedLlm* llm = nullptr;  // owned by client
+  std::unique_ptr<LlmClient> client;
+  MarkerEvaluator evaluator;
+  FakePrompter prompter;
+  CountingProfiler profiler;
+  LoopOptions options;
+  std::vector<std::string> progress;
+  std::vector<Candidate> bests;
+  BudgetLimits budget;
+
+  Harness() {
+    auto d = make_unique_dir(fs::temp_directory_path(), "cutegen-loop-test-");
+    EXPECT_TRUE(d.ok());
+    dir = *d;
+    options.max_steps = 2;
+    options.repair_budget = 2;
+    options.max_restarts = 1;
+    options.answer_retries = 1;
+    reset_llm();
+  }
+  ~Harness() { fs::remove_all(dir); }
+  void reset_llm() {
+    auto backend = std::make_unique<ScriptedLlm>();
+    llm = backend.get();
+    LlmClientOptions o;
+    o.budget = budget;
+    auto c = LlmClient::create(std::move(backend), PriceTable{}, o);
+    EXPECT_TRUE(c.ok());
+    client = std::move(*c);
+  }
+  Result<LoopResult> run(bool resume = false) {
+    auto journal = Journal::open(dir / "events.jsonl", resume);
+    if (!journal) return journal.error();
+    RunFiles files(dir);
+    LoopObserver obs;
+    obs.progress = [this](const LoopStatus&, const std::string& line) { progress.push_back(line); };
+    obs.new_best = [this](const Candidate& c) -> Status {
+      bests.push_back(c);
+      return ok_status();
+    };
+    Loop loop(*client, evaluator, prompter, &profiler, *journal, files, options, obs);
+    return loop.run();
+  }
+  std::string request_text(size_t i) const {
+    std::string s;
+    for (const auto& m : llm->requests.at(i).messages) s += m.text + "\n";
+    return s;
+  }
+};
+
+// synthesis correct at 1.0 ms; step 1 accepted (0.5 ms); step 2 slower (0.8 ms) and rolled back.
+void script_happy(ScriptedLlm& llm) {
+  llm.add("synthesis", whole("// TIME: 1.0\n"));
+  llm.add("optimize", optimize("128-bit vectorized loads", "// TIME: 1.0\n", "// TIME: 0.5\n"));
+  llm.add("optimize", optimize("smaller blocks", "// TIME: 0.5\n", "// TIME: 0.8\n"));
+}
+
+}  // namespace
+
+TEST(Loop, SynthesisThenOneAcceptedAndOneRolledBackStep) {
+  Harness h;
+  script_happy(*h.llm);
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "steps");
+  ASSERT_TRUE(r->best);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 0.5);
+  EXPECT_NE(r->best->source.find("// TIME: 0.5"), std::string::npos);
+  ASSERT_EQ(r->history.size(), 2u);
+  EXPECT_EQ(r->history[0].outcome, "accepted");
+  EXPECT_EQ(r->history[0].idea, "128-bit vectorized loads");
+  EXPECT_EQ(r->history[1].outcome, "slower");
+  EXPECT_EQ(h.bests.size(), 2u);  // synthesis, then step 1
+  EXPECT_EQ(h.llm->remaining(), 0u);
+  // The second step starts from the best kernel and its prompt carries the first step's outcome.
+  std::string second = h.request_text(2);
+  EXPECT_NE(second.find("history: 1 128-bit vectorized loads accepted"), std::string::npos) << second;
+  EXPECT_NE(second.find("// TIME: 0.5"), std::string::npos);
+  EXPECT_TRUE(fs::exists(h.dir / "steps/001-synthesize/prompt.md"));
+  EXPECT_TRUE(fs::exists(h.dir / "steps/001-synthesize/answer.md"));
+}
+
+TEST(Loop, CompileErrorIsDiagnosedThenRepairedWithAnEdit) {
+  Harness h;
+  h.options.max_steps = 0;
+  h.llm->add("synthesis", whole("// VERDICT: compile_error rank mismatch in partition\n"));
+  h.llm->add("diagnose", kDiagnosis);
+  h.llm->add("repair", edit("// VERDICT: compile_error rank mismatch in partition\n", "// TIME: 2.0\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->best);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 2.0);
+  EXPECT_NE(h.request_text(1).find("evidence for compile_error"), std::string::npos);  // diagnose sees evidence
+  EXPECT_NE(h.request_text(2).find("the layout rank is wrong"), std::string::npos);    // repair sees diagnosis
+  EXPECT_EQ(r->stop_reason, "steps");
+}
+
+TEST(Loop, RepairAnsweredWithAWholeFileIsSentBackAskingForEdits) {
+  Harness h;
+  h.options.max_steps = 0;
+  h.llm->add("synthesis", whole("// VERDICT: mismatch wrong values\n"));
+  h.llm->add("diagnose", kDiagnosis);
+  h.llm->add("repair", whole("// TIME: 1.0\n"));  // a rewrite, not a localized edit
+  h.llm->add("repair", edit("// VERDICT: mismatch wrong values\n", "// TIME: 1.0\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->best);
+  // The retry carries the refused answer and the reason.
+  ASSERT_EQ(h.llm->requests.size(), 4u);
+  const auto& retry = h.llm->requests[3].messages;
+  ASSERT_EQ(retry.size(), 4u);
+  EXPECT_EQ(retry[2].role, Role::assistant);
+  EXPECT_NE(retry[3].text.find("could not be used"), std::string::npos);
+  EXPECT_NE(retry[3].text.find("SEARCH"), std::string::npos) << retry[3].text;
+}
+
+TEST(Loop, UnusableAnswersAreFedBackWithTheReason) {
+  Harness h;
+  h.options.max_steps = 1;
+  h.llm->add("synthesis", "I would write a kernel that vectorizes loads.");  // no code
+  h.llm->add("synthesis", whole("// VERDICT: mismatch off by one\n"));
+  h.llm->add("diagnose", kDiagnosis);
+  h.llm->add("repair", edit("// this line is not in the kernel\n", "// TIME: 1.0\n"));  // bad anchor
+  h.llm->add("repair", edit("// VERDICT: mismatch off by one\n", "// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("unroll", "// TIME: 1.0\n", "// TIME: 0.9\n"), FinishReason::length);  // cut off
+  h.llm->add("optimize", optimize("unroll", "// TIME: 1.0\n", "// TIME: 0.9\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(h.llm->remaining(), 0u);
+  ASSERT_EQ(r->history.size(), 1u);
+  EXPECT_EQ(r->history[0].outcome, "accepted");
+  auto last_user = [&](size_t i) { return h.llm->requests.at(i).messages.back().text; };
+  EXPECT_NE(last_user(1).find("could not be used"), std::string::npos);
+  EXPECT_NE(last_user(4).find("could not be used"), std::string::npos);  // bad anchor explained
+  EXPECT_NE(last_user(6).find("could not be used"), std::string::npos);  // truncated explained
+}
+
+TEST(Loop, AnEditThatStaysUnusableEndsTheStepAsUnusable) {
+  Harness h;
+  h.options.max_steps = 1;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("tile", "// absent\n", "// TIME: 0.1\n"));
+  h.llm->add("optimize", optimize("tile", "// absent again\n", "// TIME: 0.1\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->history.size(), 1u);
+  EXPECT_EQ(r->history[0].outcome, "unusable_edit");
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 1.0);
+}
+
+TEST(Loop, OptimizationWithoutItsNameIsSentBack) {
+  Harness h;
+  h.options.max_steps = 1;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", edit("// TIME: 1.0\n", "// TIME: 0.5\n"));  // no OPTIMIZATION: note
+  h.llm->add("optimize", optimize("vectorize", "// TIME: 1.0\n", "// TIME: 0.5\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(h.llm->requests[2].messages.back().text.find("OPTIMIZATION"), std::string::npos);
+  EXPECT_EQ(r->history[0].idea, "vectorize");
+}
+
+TEST(Loop, FailedRepairsRestartSynthesisWithTheFailureHistory) {
+  Harness h;
+  h.options.max_steps = 0;
+  h.options.repair_budget = 1;
+  h.llm->add("synthesis", whole("// VERDICT: unwritten half the outputs never written\n"));
+  h.llm->add("diagnose", kDiagnosis);
+  h.llm->add("repair", edit("// VERDICT: unwritten half the outputs never written\n",
+                            "// VERDICT: mismatch still wrong\n"));
+  h.llm->add("restart", whole("// TIME: 3.0\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->best);
+  EXPECT_EQ(r->syntheses, 2);
+  std::string restart = h.request_text(3);
+  EXPECT_NE(restart.find("failure: attempt 1: mismatch after 1 repair rounds: still wrong"), std::string::npos)
+      << restart;
+}
+
+TEST(Loop, NoCorrectKernelAfterEveryRestartIsAResultNotAnError) {
+  Harness h;
+  h.options.repair_budget = 0;
+  h.options.max_restarts = 1;
+  h.llm->add("synthesis", whole("// VERDICT: crash segfault\n"));
+  h.llm->add("restart", whole("// VERDICT: timeout hang\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->best);
+  EXPECT_EQ(r->stop_reason, "no_correct_kernel");
+  EXPECT_TRUE(h.bests.empty());
+}
+
+TEST(Loop, AStepThatCannotBeMadeCorrectIsRecordedAndTheBestKept) {
+  Harness h;
+  h.options.max_steps = 1;
+  h.options.repair_budget = 1;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("split-k", "// TIME: 1.0\n", "// VERDICT: nondeterministic race\n"));
+  h.llm->add("diagnose", kDiagnosis);
+  h.llm->add("repair", edit("// VERDICT: nondeterministic race\n", "// VERDICT: nondeterministic still racy\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->history.size(), 1u);
+  EXPECT_EQ(r->history[0].outcome, "incorrect");
+  EXPECT_NE(r->history[0].note.find("nondeterministic"), std::string::npos);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 1.0);
+  EXPECT_EQ(h.bests.size(), 1u);
+}
+
+TEST(Loop, AnImprovementWithinTheNoiseIsRejected) {
+  Harness h;
+  h.options.max_steps = 1;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n// IQR: 0.05\n"));
+  h.llm->add("optimize", optimize("prefetch", "// TIME: 1.0\n", "// TIME: 0.97\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->history[0].outcome, "slower");
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 1.0);
+}
+
+TEST(Loop, PlateauStopsTheTask) {
+  Harness h;
+  h.options.max_steps = 5;
+  h.options.plateau_steps = 2;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("a", "// TIME: 1.0\n", "// TIME: 1.2\n"));
+  h.llm->add("optimize", optimize("b", "// TIME: 1.0\n", "// TIME: 1.1\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "plateau");
+  EXPECT_EQ(r->history.size(), 2u);
+}
+
+TEST(Loop, ReachingTheTargetSolStopsTheTask) {
+  Harness h;
+  h.options.max_steps = 5;
+  h.options.target_sol_pct = 80;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));                                 // SOL 50 %
+  h.llm->add("optimize", optimize("vectorize", "// TIME: 1.0\n", "// TIME: 0.55\n"));  // SOL 91 %
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "target");
+  EXPECT_EQ(r->history.size(), 1u);
+}
+
+TEST(Loop, ASpentBudgetStopsCleanlyWithTheBestSoFar) {
+  Harness h;
+  h.budget.max_calls = 2;
+  h.reset_llm();
+  h.options.max_steps = 5;
+  script_happy(*h.llm);
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "budget");
+  ASSERT_TRUE(r->best);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 0.5);
+  EXPECT_EQ(h.llm->requests.size(), 2u);
+}
+
+TEST(Loop, AToolFailureIsAnErrorNotAVerdict) {
+  Harness h;
+  h.evaluator.fail_tool = true;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  auto r = h.run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("worker died"), std::string::npos);
+}
+
+TEST(Loop, ProfilesAreDelayedForGemmUntilTheStructuralPhaseEnds) {
+  Harness h;
+  h.evaluator.workload_class = "gemm";
+  h.options.max_steps = 4;
+  h.options.plateau_steps = 10;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("smem tiles", "// TIME: 1.0\n", "// TIME: 0.5\n"));
+  h.llm->add("optimize", optimize("cp.async", "// TIME: 0.5\n", "// TIME: 0.4\n"));
+  h.llm->add("optimize", optimize("wgmma", "// TIME: 0.4\n", "// TIME: 0.3\n"));
+  h.llm->add("optimize", optimize("swizzle", "// TIME: 0.3\n", "// TIME: 0.25\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(h.profiler.calls, 1);  // step 4 only
+  EXPECT_EQ(h.request_text(3).find("profile:"), std::string::npos);
+  EXPECT_NE(h.request_text(4).find("profile: memory-bound"), std::string::npos);
+}
+
+TEST(Loop, ElementwiseKernelsAreProfiledFromTheFirstStepOncePerBest) {
+  Harness h;
+  script_happy(*h.llm);
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(h.profiler.calls, 2);  // the synthesized best, then step 1's best
+  EXPECT_NE(h.request_text(1).find("profile: memory-bound"), std::string::npos);
+}
+
+TEST(Loop, APlateauBringsProfilingForwardAndNeverMeansNever) {
+  {
+    Harness h;
+    h.evaluator.workload_class = "gemm";
+    h.options.max_steps = 3;
+    h.options.plateau_steps = 10;
+    h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+    h.llm->add("optimize", optimize("a", "// TIME: 1.0\n", "// TIME: 1.5\n"));
+    h.llm->add("optimize", optimize("b", "// TIME: 1.0\n", "// TIME: 1.5\n"));
+    h.llm->add("optimize", optimize("c", "// TIME: 1.0\n", "// TIME: 1.5\n"));
+    ASSERT_TRUE(h.run().ok());
+    EXPECT_EQ(h.profiler.calls, 1);  // step 3, after two steps without improvement
+    EXPECT_NE(h.request_text(3).find("profile:"), std::string::npos);
+  }
+  {
+    Harness h;
+    h.options.profile = *ProfilePolicy::parse("never");
+    script_happy(*h.llm);
+    ASSERT_TRUE(h.run().ok());
+    EXPECT_EQ(h.profiler.calls, 0);
+  }
+}
+
+TEST(Loop, AProfilerFailureIsToldToTheLlmAndTheRunGoesOn) {
+  Harness h;
+  h.profiler.fail = true;
+  script_happy(*h.llm);
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(h.request_text(1).find("no profile this step: ncu missing"), std::string::npos);
+}
+
+TEST(Loop, ANewRunRefusesADirectoryThatHoldsOne) {
+  Harness h;
+  script_happy(*h.llm);
+  ASSERT_TRUE(h.run().ok());
+  h.reset_llm();
+  auto again = h.run();
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.error().message.find("--resume"), std::string::npos);
+}
+
+// Kill the run after every possible number of logged events (with and without a torn last line),
+// resume with only the answers the log lacks, and require the very same outcome.
+TEST(LoopResume, ResumingAfterACrashAtAnyEventGivesTheSameResult) {
+  Harness full;
+  full.options.repair_budget = 1;
+  auto script = [](ScriptedLlm& llm) {
+    llm.add("synthesis", whole("// VERDICT: compile_error rank\n"));
+    llm.add("diagnose", kDiagnosis);
+    llm.add("repair", edit("// VERDICT: compile_error rank\n", "// TIME: 1.0\n"));
+    llm.add("optimize", optimize("vectorize", "// TIME: 1.0\n", "// TIME: 0.5\n"));
+    llm.add("optimize", optimize("unroll", "// TIME: 0.5\n", "// TIME: 0.6\n"));
+  };
+  script(*full.llm);
+  auto expected = full.run();
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  auto log = load_event_log(full.dir / "events.jsonl");
+  ASSERT_TRUE(log.ok());
+  const auto& events = log->events;
+  ASSERT_GT(events.size(), 8u);
+
+  for (size_t keep = 1; keep < events.size(); ++keep) {
+    for (bool torn : {false, true}) {
+      Harness h;
+      h.options = full.options;
+      std::string text;
+      size_t llm_done = 0, evals_done = 0;
+      for (size_t i = 0; i < keep; ++i) {
+        text += events[i].dump() + "\n";
+        llm_done += events[i]["type"] == "llm";
+        evals_done += events[i]["type"] == "eval";
+      }
+      if (torn) text += "{\"type\":\"eval\",\"key\":\"abc";
+      ASSERT_TRUE(write_file_atomic(h.dir / "events.jsonl", text).ok());
+      // Only the answers the log does not hold are scripted: a replayed call must not reach the LLM.
+      std::vector<std::pair<std::string, std::string>> turns = {
+          {"synthesis", whole("// VERDICT: compile_error rank\n")},
+          {"diagnose", kDiagnosis},
+          {"repair", edit("// VERDICT: compile_error rank\n", "// TIME: 1.0\n")},
+          {"optimize", optimize("vectorize", "// TIME: 1.0\n", "// TIME: 0.5\n")},
+          {"optimize", optimize("unroll", "// TIME: 0.5\n", "// TIME: 0.6\n")}};
+      for (size_t t = llm_done; t < turns.size(); ++t) h.llm->add(turns[t].first, turns[t].second);
+      auto r = h.run(/*resume=*/true);
+      ASSERT_TRUE(r.ok()) << "keep " << keep << ": " << r.error().message;
+      EXPECT_EQ(r->stop_reason, expected->stop_reason) << keep;
+      ASSERT_TRUE(r->best) << keep;
+      EXPECT_EQ(r->best->source, expected->best->source) << keep;
+      ASSERT_EQ(r->history.size(), expected->history.size()) << keep;
+      for (size_t i = 0; i < r->history.size(); ++i) EXPECT_EQ(r->history[i].outcome, expected->history[i].outcome);
+      EXPECT_EQ(h.llm->remaining(), 0u) << keep;
+      EXPECT_EQ(h.evaluator.evaluations, full.evaluator.evaluations - static_cast<int>(evals_done)) << keep;
+      EXPECT_EQ(h.evaluator.describes, events[0]["type"] == "problem" ? 0 : 1) << keep;
+      // The resumed log is the complete log: same events in the same order.
+      auto after = load_event_log(h.dir / "events.jsonl");
+      ASSERT_TRUE(after.ok());
+      ASSERT_EQ(after->events.size(), events.size()) << keep;
+      for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(after->events[i]["key"], events[i]["key"]) << keep << " " << i;
+    }
+  }
+}
+
+TEST(LoopResume, ALogFromAnotherConfigurationIsRefusedWithThePosition) {
+  Harness h;
+  script_happy(*h.llm);
+  ASSERT_TRUE(h.run().ok());
+  // Same directory, a different first prompt: the logged synthesis answer belongs to another request.
+  class OtherPrompter : public FakePrompter {
+    Result<std::string> synthesis(const ProblemInfo& p) override { return "synthesis of something else " + p.name; }
+  } other;
+  auto journal = Journal::open(h.dir / "events.jsonl", true);
+  ASSERT_TRUE(journal.ok());
+  RunFiles files(h.dir);
+  h.reset_llm();
+  Loop loop(*h.client, h.evaluator, other, nullptr, *journal, files, h.options);
+  auto r = loop.run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("cannot resume: event 2"), std::string::npos) << r.error().message;
+}

@@ -1,0 +1,42 @@
+#pragma once
+// What the loop asks the LLM, as an interface: the real one renders prompts/ templates
+// (template_prompter.h); the loop's tests use a fake whose prompts say which kind they are, so
+// scripted answers can check they were asked the right question.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/evaluator.h"
+#include "common/result.h"
+
+namespace cutegen {
+
+// One optimisation step as the history in later prompts shows it (one line each).
+struct StepRecord {
+  int step = 0;
+  std::string idea;     // the LLM's own one-line name for the optimisation
+  std::string outcome;  // accepted | slower | incorrect | unusable_edit
+  std::optional<double> time_ms;
+  std::string note;     // e.g. "1.31x over best", "mismatch after 4 repairs"
+
+  nlohmann::json to_json() const;
+  static StepRecord from_json(const nlohmann::json& j);
+};
+
+class Prompter {
+ public:
+  virtual ~Prompter() = default;
+  virtual Result<std::string> system_prompt() = 0;  // the rules, sent with every request
+  virtual Result<std::string> synthesis(const ProblemInfo& problem) = 0;
+  // Synthesis again after every earlier attempt failed; `failures` says how each one ended.
+  virtual Result<std::string> restart(const ProblemInfo& problem, const std::vector<std::string>& failures) = 0;
+  virtual Result<std::string> diagnose(const ProblemInfo& problem, const std::string& kernel,
+                                       const Evaluation& failed) = 0;
+  virtual Result<std::string> repair(const ProblemInfo& problem, const std::string& kernel, const Evaluation& failed,
+                                     const std::string& diagnosis) = 0;
+  virtual Result<std::string> optimize(const ProblemInfo& problem, const std::string& kernel, const Evaluation& best,
+                                       const std::vector<StepRecord>& history, const std::string& profile_summary,
+                                       int step) = 0;
+};
+
+}  // namespace cutegen

@@ -1,0 +1,86 @@
+#include "report/torch_export.h"
+
+#include <gtest/gtest.h>
+
+#include "common/fs.h"
+#include "common/process.h"
+
+using namespace cutegen;
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json linear_gelu_metadata() {
+  return nlohmann::json::parse(R"({
+    "name": "linear_gelu",
+    "inputs": [{"name": "x", "kind": "tensor", "dtype": "float32", "shape": [8, 16]},
+               {"name": "alpha", "kind": "scalar", "dtype": "float64"}],
+    "params": [{"name": "fc.weight", "kind": "tensor", "dtype": "float32", "shape": [4, 16], "buffer": false},
+               {"name": "fc.bias", "kind": "tensor", "dtype": "float32", "shape": [4], "buffer": false}],
+    "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [8, 4]}]})");
+}
+
+}  // namespace
+
+TEST(TorchExport, SchemaListsInputsThenParametersWithTheirTypes) {
+  auto e = make_torch_export(linear_gelu_metadata(), "problem.py");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(e->op_name, "linear_gelu");
+  EXPECT_NE(e->op_module.find("linear_gelu(Tensor x_0, float alpha_1, Tensor fc_weight_2, Tensor fc_bias_3) -> Tensor"),
+            std::string::npos)
+      << e->op_module;
+  EXPECT_NE(e->op_module.find("((8, 4, ), torch.float32)"), std::string::npos);
+  EXPECT_NE(e->model_new.find("torch.ops.cutegen.linear_gelu(*inputs, *extra)"), std::string::npos);
+  EXPECT_NE(e->model_new.find("\"problem.py\""), std::string::npos);
+}
+
+TEST(TorchExport, UnsupportedMetadataIsAClearError) {
+  auto m = linear_gelu_metadata();
+  m["outputs"][0]["dtype"] = "complex64";
+  auto e = make_torch_export(m, "problem.py");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("complex64"), std::string::npos);
+  auto missing = make_torch_export(nlohmann::json{{"name", "x"}}, "problem.py");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("metadata is incomplete"), std::string::npos);
+}
+
+TEST(TorchExport, IdentifiersAreValidPython) {
+  EXPECT_EQ(op_identifier("19_ReLU"), "p19_relu");
+  EXPECT_EQ(op_identifier("fc.weight"), "fc_weight");
+  EXPECT_EQ(op_identifier(""), "p");
+}
+
+// The generated module really imports under torch (CPU here): the op is registered with its schema
+// and its fake implementation gives outputs of the verified shapes, which is what torch.compile uses.
+TEST(TorchExport, GeneratedModuleRegistersTheOpWithItsFakeImplementation) {
+  auto e = make_torch_export(linear_gelu_metadata(), "problem.py");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-export-test-");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(write_file_atomic(*dir / "linear_gelu_op.py", e->op_module).ok());
+  // A stand-in kernel.so: only its symbol matters for importing.
+  ASSERT_TRUE(write_file_atomic(*dir / "k.c", "int cutegen_forward(void){return 0;}\n").ok());
+  PosixProcessRunner runner;
+  auto cc = runner.run({.argv = {"cc", "-shared", "-fPIC", "-o", (*dir / "kernel.so").string(), (*dir / "k.c").string()}});
+  ASSERT_TRUE(cc.ok() && cc->succeeded());
+  const char* script = R"(
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import linear_gelu_op
+from torch._subclasses.fake_tensor import FakeTensorMode
+print(torch.ops.cutegen.linear_gelu.default._schema)
+with FakeTensorMode():
+    x = torch.empty(8, 16); w = torch.empty(4, 16); b = torch.empty(4)
+    y = torch.ops.cutegen.linear_gelu(x, 0.5, w, b)
+    print("fake", tuple(y.shape), y.dtype)
+)";
+  auto py = runner.run({.argv = {"python3", "-c", script, dir->string()}, .timeout = std::chrono::seconds(120)});
+  ASSERT_TRUE(py.ok());
+  EXPECT_TRUE(py->succeeded()) << py->out << py->err;
+  EXPECT_NE(py->out.find("cutegen::linear_gelu(Tensor x_0, float alpha_1, Tensor fc_weight_2, Tensor fc_bias_3) -> Tensor"),
+            std::string::npos)
+      << py->out << py->err;
+  EXPECT_NE(py->out.find("fake (8, 4) torch.float32"), std::string::npos) << py->out << py->err;
+  fs::remove_all(*dir);
+}
