@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/judge_stack.h"
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/process.h"
@@ -28,31 +29,11 @@ struct EvalArgs {
   std::string arch;
 };
 
-fs::path runner_path() {
-  if (const char* env = std::getenv("CUTEGEN_RUNNER"); env && *env) return env;
-  std::error_code ec;
-  auto self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path("cutegen-runner") : self.parent_path() / "cutegen-runner";
-}
-
 int run_eval(const GlobalOptions& global, const EvalArgs& args) {
-  std::string why;
-  if (!gpu_visible(why))
-    return fail(fmt::format("eval needs an NVIDIA GPU and {}; `cutegen compile` works without one", why));
-  auto options = resolve_compile_options(global, args.arch);
-  if (!options) return fail(options.error().message);
   auto source = read_file(args.kernel);
   if (!source) return fail(source.error().message);
-
-  PosixProcessRunner runner;
-  auto toolchain = probe_toolchain(runner, *options);
-  if (!toolchain) return fail(toolchain.error().message);
-  NvccCompiler compiler(runner, *options, *toolchain, CompileCache(cache_root()));
   auto work = make_unique_dir(fs::temp_directory_path(), "cutegen-eval-");
   if (!work) return fail(work.error().message);
-  auto worker = PythonWorker::start({.log_path = *work / "worker.log"});
-  if (!worker) return fail(worker.error().message);
-
   EvalOptions eo;
   eo.precision = args.precision;
   eo.trials = args.trials;
@@ -60,10 +41,9 @@ int run_eval(const GlobalOptions& global, const EvalArgs& args) {
   eo.seed = args.seed;
   eo.baselines = !args.no_baselines;
   eo.runner_timeout = std::chrono::seconds(args.runner_timeout_s);
-  eo.runner = runner_path();
-  eo.work_dir = *work;
-  eo.cache_root = cache_root();
-  Judge judge(compiler, **worker, runner, eo);
+  auto stack = make_judge_stack(global, args.arch, eo, *work);
+  if (!stack) return fail(stack.error().message);
+  Judge& judge = *(*stack)->judge;
   fmt::print(stderr, "evaluating {} on {} (compile, {} trials + robustness, {} timed runs, baselines) ...\n",
              fs::path(args.kernel).filename().string(), fs::path(args.problem).filename().string(), args.trials, args.runs);
   auto report = judge.evaluate(args.problem, *source, fs::path(args.kernel).filename().string());

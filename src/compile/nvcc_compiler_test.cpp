@@ -207,7 +207,8 @@ std::vector<nlohmann::json> attack_entries() {
   auto text = read_file(fs::path(CUTEGEN_SOURCE_DIR) / "attacks/manifest.json");
   if (!text) return {};
   std::vector<nlohmann::json> out;
-  for (const auto& a : nlohmann::json::parse(*text)["attacks"]) out.push_back(a);
+  auto manifest = nlohmann::json::parse(*text);  // kept alive: the loop below refers into it
+  for (const auto& a : manifest["attacks"]) out.push_back(a);
   return out;
 }
 std::string attack_name(const ::testing::TestParamInfo<nlohmann::json>& info) {

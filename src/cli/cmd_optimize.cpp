@@ -1,0 +1,207 @@
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "agent/judge_evaluator.h"
+#include "agent/loop.h"
+#include "agent/ncu_profile_source.h"
+#include "agent/template_prompter.h"
+#include "cli/commands.h"
+#include "cli/judge_stack.h"
+#include "cli/progress_line.h"
+#include "common/fs.h"
+#include "common/version.h"
+#include "llm/backend_factory.h"
+#include "llm/curl_transport.h"
+#include "report/best_dir.h"
+#include "report/run_report.h"
+
+namespace cutegen::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct OptimizeArgs {
+  std::string problem;
+  std::string spec;
+  std::string out;
+  bool resume = false;
+  std::string record;
+  int steps = 8;
+  int repair_budget = 4;
+  int restarts = 2;
+  int plateau = 4;
+  double target_sol = 0;
+  std::string profile_from = "auto";
+  std::string precision = "strict";
+  int trials = 3;
+  int runs = 100;
+  std::string arch;
+  double max_cost = 0;
+  long long max_tokens = 0;
+  long long max_calls = 0;
+};
+
+std::string default_out_dir(const std::string& problem) {
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return fmt::format("cutegen-runs/{}-{}", fs::path(problem).stem().string(), stamp);
+}
+
+Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& args) {
+  auto file = load_config(global);
+  if (!file) return file.error();
+  LlmConfig config;
+  if (file->contains("llm")) {
+    auto applied = apply_llm_config(config, (*file)["llm"]);
+    if (!applied) return applied.error();
+    config = *applied;
+  }
+  if (!args.spec.empty())
+    if (auto s = apply_llm_spec(config, args.spec); !s) return s.error();
+  if (config.backend.empty())
+    return Error{"no LLM backend: pass --llm (openai:MODEL, anthropic:MODEL, exec:'CMD', replay:DIR or manual:DIR) "
+                 "or set llm.backend in the config"};
+  if (!args.record.empty()) config.record_dir = args.record;
+  if (args.max_cost > 0) config.budget.max_cost_usd = args.max_cost;
+  if (args.max_tokens > 0) config.budget.max_tokens = args.max_tokens;
+  if (args.max_calls > 0) config.budget.max_calls = args.max_calls;
+  return config;
+}
+
+nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm) {
+  return {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
+          {"steps", a.steps}, {"repair_budget", a.repair_budget}, {"restarts", a.restarts}, {"plateau", a.plateau},
+          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"precision", a.precision},
+          {"trials", a.trials}, {"runs", a.runs}, {"arch", a.arch.empty() ? "sm_90a" : a.arch},
+          {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
+}
+
+int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
+  auto profile = ProfilePolicy::parse(args.profile_from);
+  if (!profile) return fail(profile.error().message);
+  auto config = llm_config(global, args);
+  if (!config) return fail(config.error().message);
+  fs::path out = args.out.empty() ? fs::path(default_out_dir(args.problem)) : fs::path(args.out);
+  if (args.resume && args.out.empty()) return fail("--resume needs --out DIR naming the run to continue");
+
+  auto journal = Journal::open(out / "events.jsonl", args.resume);
+  if (!journal) return fail(journal.error().message);
+  RunFiles files(out);
+  if (!args.resume)
+    if (auto w = files.write("config.json", run_config(args, *config).dump(2)); !w) return fail(w.error().message);
+
+  EvalOptions eo;
+  eo.precision = args.precision;
+  eo.trials = args.trials;
+  eo.runs = args.runs;
+  auto stack = make_judge_stack(global, args.arch, eo, out / "work");
+  if (!stack) return fail(stack.error().message);
+  JudgeEvaluator evaluator(*(*stack)->judge, args.problem);
+
+  CurlTransport http;
+  PosixProcessRunner llm_runner;
+  BackendDeps deps{http, llm_runner, real_sleep, [](const std::string& line) { fmt::print(stderr, "llm: {}\n", line); }};
+  auto client = make_llm_client(*config, deps, out / "usage.jsonl");
+  if (!client) return fail(client.error().message);
+
+  auto prompter = TemplatePrompter::create();
+  if (!prompter) return fail(prompter.error().message);
+  NcuProfileSource profiler(**stack, args.problem);
+
+  LoopOptions lo;
+  lo.max_steps = args.steps;
+  lo.repair_budget = args.repair_budget;
+  lo.max_restarts = args.restarts;
+  lo.plateau_steps = args.plateau;
+  if (args.target_sol > 0) lo.target_sol_pct = args.target_sol;
+  lo.profile = *profile;
+
+  ProgressLine progress(isatty(STDERR_FILENO));
+  std::optional<nlohmann::json> metadata;
+  LoopObserver observer;
+  observer.progress = [&progress](const LoopStatus& s, const std::string& line) { progress.update(s, line); };
+  observer.new_best = [&](const Candidate& c) -> Status {
+    BestKernel best{c.source, c.evaluation.to_json(), c.evaluation.library, c.evaluation.report.value("problem", nlohmann::json()),
+                    args.problem};
+    return write_best(files, best);
+  };
+  fmt::print(stderr, "optimizing {} with {} -> {}{}\n", fs::path(args.problem).filename().string(),
+             (*client)->backend().kind() + ":" + (*client)->backend().model(), out.string(),
+             args.resume ? " (resuming)" : "");
+  Loop loop(**client, evaluator, **prompter, lo.profile.mode() == ProfilePolicy::Mode::never ? nullptr : &profiler,
+            *journal, files, lo, observer);
+  auto result = loop.run();
+  progress.finish();
+  if (!result) return fail(result.error().message);
+
+  RunSummary summary;
+  auto problem_event = load_event_log(out / "events.jsonl");
+  summary.stop_reason = result->stop_reason;
+  summary.syntheses = result->syntheses;
+  summary.llm_calls = result->llm_calls;
+  summary.llm = (*client)->backend().kind() + ":" + (*client)->backend().model();
+  summary.profile_policy = lo.profile.to_string();
+  auto spent = (*client)->budget().spent();
+  summary.tokens = spent.tokens;
+  summary.cost_usd = spent.cost_usd;
+  for (const auto& h : result->history) summary.history.push_back(h.to_json());
+  if (result->best) summary.best = result->best->evaluation.to_json();
+  if (problem_event)
+    for (const auto& e : problem_event->events)
+      if (e.value("type", "") == "problem") {
+        auto info = ProblemInfo::from_json(e["problem"]);
+        if (info) {
+          summary.problem_name = info->name;
+          summary.workload_class = info->workload_class;
+          summary.eager_ms = info->eager_ms;
+          summary.compile_ms = info->compile_ms;
+          summary.floor_ms = info->floor_ms;
+          summary.bound = info->bound;
+        }
+      }
+  std::string report = render_run_report(summary);
+  if (auto w = files.write("report.md", report); !w) return fail(w.error().message);
+  fmt::print("{}", report);
+  if (!result->best) return fail("no correct kernel was found; see " + (out / "report.md").string());
+  return 0;
+}
+
+}  // namespace
+
+void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
+  auto a = std::make_shared<OptimizeArgs>();
+  auto* cmd = app.add_subcommand("optimize", "Generate, repair and optimize a CuTe kernel for a problem with an LLM");
+  cmd->add_option("problem", a->problem, "KernelBench-format problem file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--llm", a->spec, "openai:MODEL, anthropic:MODEL, exec:'COMMAND', replay:DIR or manual:DIR");
+  cmd->add_option("--out", a->out, "run directory (default: cutegen-runs/<problem>-<time>)");
+  cmd->add_flag("--resume", a->resume, "continue the run in --out where it stopped");
+  cmd->add_option("--record", a->record, "record every LLM exchange as a cassette in DIR");
+  cmd->add_option("--steps", a->steps, "optimisation steps (default 8)")->check(CLI::Range(0, 1000));
+  cmd->add_option("--repair-budget", a->repair_budget, "diagnose+repair rounds per candidate (default 4)")
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--restarts", a->restarts, "fresh syntheses after a failed one (default 2)")->check(CLI::Range(0, 100));
+  cmd->add_option("--plateau", a->plateau, "stop after this many steps without improvement (default 4)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--target-sol", a->target_sol, "stop once the best kernel reaches this % of the roofline floor")
+      ->check(CLI::Range(1.0, 100.0));
+  cmd->add_option("--profile-from", a->profile_from,
+                  "when profiles enter the prompt: auto (per workload), always, never, or a step number");
+  cmd->add_option("--precision", a->precision, "strict (fp32 accuracy), tf32 or bf16")
+      ->check(CLI::IsMember({"strict", "tf32", "bf16"}));
+  cmd->add_option("--trials", a->trials, "correctness trials per evaluation (plus signed and scaled)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--runs", a->runs, "timed runs per evaluation")->check(CLI::Range(1, 100000));
+  cmd->add_option("--arch", a->arch, "compile target (default sm_90a)");
+  cmd->add_option("--max-cost", a->max_cost, "stop when the LLM spend reaches this many US dollars")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-tokens", a->max_tokens, "stop when this many LLM tokens are spent")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-calls", a->max_calls, "stop after this many LLM calls")->check(CLI::PositiveNumber);
+  cmd->callback([&global, &exit_code, a] { exit_code = run_optimize(global, *a); });
+}
+
+}  // namespace cutegen::cli

@@ -1,0 +1,32 @@
+#pragma once
+// The judge with its real stages (nvcc compiler, Python reference worker, runner processes), as the
+// eval, optimize and profile commands all build it.
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "common/process.h"
+#include "compile/nvcc_compiler.h"
+#include "run/judge.h"
+#include "run/reference_worker.h"
+
+namespace cutegen::cli {
+
+struct JudgeStack {
+  PosixProcessRunner runner;
+  std::unique_ptr<NvccCompiler> compiler;
+  std::unique_ptr<PythonWorker> worker;
+  std::unique_ptr<Judge> judge;
+  std::filesystem::path work_dir;  // runner job/result files and the worker log
+};
+
+// Fails with one line when there is no GPU, nvcc is missing or the worker cannot start.
+// `options.runner`, `work_dir` and `cache_root` are filled in here.
+Result<std::unique_ptr<JudgeStack>> make_judge_stack(const GlobalOptions& global, const std::string& arch,
+                                                     EvalOptions options, const std::filesystem::path& work_dir);
+
+// The cutegen-runner next to this executable (or $CUTEGEN_RUNNER).
+std::filesystem::path runner_path();
+
+}  // namespace cutegen::cli

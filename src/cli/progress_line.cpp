@@ -1,0 +1,41 @@
+#include "cli/progress_line.h"
+
+#include <cstdio>
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace cutegen::cli {
+
+std::string ProgressLine::status_text(const LoopStatus& s) {
+  std::string t = fmt::format("[{}", to_string(s.phase));
+  if (s.phase == LoopPhase::optimize || s.step > 0) t += fmt::format(" step {}/{}", s.step, s.max_steps);
+  t += "]";
+  if (s.best_ms) t += fmt::format(" best {:.4f} ms", *s.best_ms);
+  if (s.best_speedup_eager) t += fmt::format(" {:.2f}x eager", *s.best_speedup_eager);
+  if (s.best_sol_pct) t += fmt::format(" SOL {:.0f}%", *s.best_sol_pct);
+  t += fmt::format(" | {} tok ${:.3f}", s.tokens, s.cost_usd);
+  if (s.replaying) t += " (replaying log)";
+  return t;
+}
+
+void ProgressLine::update(const LoopStatus& status, const std::string& line) {
+  if (terminal_) {
+    // Clear the status line, print the event above it, redraw the status.
+    fmt::print(stderr, "\r\033[K{}\n{}", line, status_text(status));
+    std::fflush(stderr);
+    drawn_ = true;
+    return;
+  }
+  std::time_t now = std::time(nullptr);
+  char stamp[16];
+  std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&now));
+  fmt::print(stderr, "{} {} {}\n", stamp, status_text(status), line);
+}
+
+void ProgressLine::finish() {
+  if (terminal_ && drawn_) fmt::print(stderr, "\n");
+  drawn_ = false;
+}
+
+}  // namespace cutegen::cli
