@@ -182,12 +182,16 @@ Result<std::string> Loop::profile_summary(int step, int streak) {
 // --- phases ------------------------------------------------------------------------------------
 
 Result<std::optional<Candidate>> Loop::make_correct(std::string source, const std::string& label,
-                                                    std::string& failure_summary) {
+                                                    const std::string& change, std::string& failure_summary) {
   std::optional<Evaluation> last;
+  RepairContext context{change, {}};
+  std::string acted_on;  // the diagnosis behind the edit under evaluation
   for (int round = 0;; ++round) {
     if (!last) {
       auto e = evaluate(source, round == 0 ? label : fmt::format("{}-repair{}", label, round));
       if (!e) return e.error();
+      if (!acted_on.empty())
+        context.attempts.push_back(LoopStep{round, acted_on, e->verdict, std::nullopt, first_line(e->reason, 100)});
       if (e->passed) return std::optional<Candidate>(Candidate{source, *e});
       last = *e;
     }
@@ -196,7 +200,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
       return std::optional<Candidate>{};
     }
     status_.phase = LoopPhase::repair;
-    auto diag_prompt = prompter_.diagnose(problem_, source, *last);
+    auto diag_prompt = prompter_.diagnose(problem_, source, *last, context);
     if (!diag_prompt) return diag_prompt.error();
     auto diagnosis = ask<std::string>("diagnose", *diag_prompt, [](const Answer& a) -> Result<std::string> {
       auto notes = parse_answer_notes(a.text);
@@ -210,7 +214,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
     if (!diagnosis->value) continue;  // round spent without a diagnosis; `last` still describes `source`
     report("diagnosis: " + first_line(diagnosis->value->substr(11)));
 
-    auto repair_prompt = prompter_.repair(problem_, source, *last, *diagnosis->value);
+    auto repair_prompt = prompter_.repair(problem_, source, *last, *diagnosis->value, context);
     if (!repair_prompt) return repair_prompt.error();
     auto repaired = ask<std::string>("repair", *repair_prompt, [&source](const Answer& a) -> Result<std::string> {
       auto edits = parse_edit_answer(a.text, answer_end(a.truncated));
@@ -222,6 +226,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
     if (!repaired) return repaired.error();
     if (repaired->value) {
       source = *repaired->value;
+      acted_on = first_line(diagnosis->value->substr(11), 100);
       last.reset();  // evaluate the repaired kernel next round
     }
   }
@@ -243,7 +248,7 @@ Result<std::optional<Candidate>> Loop::synthesize(const std::vector<std::string>
     failure_summary = "no usable kernel in the answer: " + first_line(written->unusable);
     return std::optional<Candidate>{};
   }
-  return make_correct(*written->value, restart ? "restart" : "synthesis", failure_summary);
+  return make_correct(*written->value, restart ? "restart" : "synthesis", "", failure_summary);
 }
 
 bool Loop::faster_than_best(const Evaluation& e) const {
@@ -252,14 +257,15 @@ bool Loop::faster_than_best(const Evaluation& e) const {
   return e.median_ms < b.median_ms - noise;
 }
 
-Result<StepRecord> Loop::optimize_step(int step, int streak) {
+Result<LoopStep> Loop::optimize_step(int step, int streak) {
   status_.phase = LoopPhase::optimize;
   status_.step = step;
-  StepRecord rec;
+  LoopStep rec;
   rec.step = step;
   auto profile = profile_summary(step, streak);
   if (!profile) return profile.error();
-  auto prompt = prompter_.optimize(problem_, best_->source, best_->evaluation, history_, *profile, step);
+  auto prompt = prompter_.optimize(problem_, best_->source, best_->evaluation, history_, *profile, step,
+                                   options_.max_steps);
   if (!prompt) return prompt.error();
   const std::string base = best_->source;
   auto edited = ask<std::pair<std::string, std::string>>(
@@ -281,7 +287,7 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
   rec.idea = edited->value->second;
   report(fmt::format("step {}: {}", step, rec.idea));
   std::string failure;
-  auto cand = make_correct(edited->value->first, fmt::format("step{}", step), failure);
+  auto cand = make_correct(edited->value->first, fmt::format("step{}", step), rec.idea, failure);
   status_.phase = LoopPhase::optimize;
   if (!cand) return cand.error();
   if (!*cand) {
@@ -292,6 +298,7 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
   const Evaluation& e = (*cand)->evaluation;
   rec.time_ms = e.median_ms;
   double ratio = best_->evaluation.median_ms / e.median_ms;
+  rec.speedup = ratio;
   if (faster_than_best(e)) {
     rec.outcome = "accepted";
     rec.note = fmt::format("{:.2f}x over the previous best", ratio);

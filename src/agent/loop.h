@@ -57,7 +57,7 @@ struct LoopObserver {
 struct LoopResult {
   std::optional<Candidate> best;
   std::string stop_reason;  // steps | plateau | target | budget | no_correct_kernel
-  std::vector<StepRecord> history;
+  std::vector<LoopStep> history;
   int syntheses = 0;
   int llm_calls = 0;
 };
@@ -92,9 +92,9 @@ class Loop {
   Result<Evaluation> evaluate(const std::string& source, const std::string& label);
   // Makes `source` correct with at most repair_budget diagnose+repair rounds.
   Result<std::optional<Candidate>> make_correct(std::string source, const std::string& label,
-                                                std::string& failure_summary);
+                                                const std::string& change, std::string& failure_summary);
   Result<std::optional<Candidate>> synthesize(const std::vector<std::string>& failures, std::string& failure_summary);
-  Result<StepRecord> optimize_step(int step, int non_improving_streak);
+  Result<LoopStep> optimize_step(int step, int non_improving_streak);
   Result<std::string> profile_summary(int step, int non_improving_streak);
   bool faster_than_best(const Evaluation& e) const;
   Status decide(const std::string& key, const nlohmann::json& detail);
@@ -113,7 +113,7 @@ class Loop {
   ProblemInfo problem_;
   std::string system_prompt_;
   std::optional<Candidate> best_;
-  std::vector<StepRecord> history_;
+  std::vector<LoopStep> history_;
   LoopStatus status_;
   int llm_calls_ = 0;
   int artifact_seq_ = 0;

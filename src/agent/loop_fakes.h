@@ -65,15 +65,18 @@ class FakePrompter : public Prompter {
     for (const auto& f : failures) s += "\nfailure: " + f;
     return s;
   }
-  Result<std::string> diagnose(const ProblemInfo&, const std::string& kernel, const Evaluation& e) override {
-    return "diagnose " + e.verdict + "\n" + e.evidence + "\n" + kernel;
+  Result<std::string> diagnose(const ProblemInfo&, const std::string& kernel, const Evaluation& e,
+                               const RepairContext& c) override {
+    std::string s = "diagnose " + e.verdict + "\n" + e.evidence + "\nchange: " + c.change_under_repair + "\n";
+    for (const auto& a : c.attempts) s += "attempt: " + a.idea + " -> " + a.outcome + "\n";
+    return s + kernel;
   }
   Result<std::string> repair(const ProblemInfo&, const std::string& kernel, const Evaluation&,
-                             const std::string& diagnosis) override {
+                             const std::string& diagnosis, const RepairContext&) override {
     return "repair\n" + diagnosis + "\n" + kernel;
   }
   Result<std::string> optimize(const ProblemInfo&, const std::string& kernel, const Evaluation& best,
-                               const std::vector<StepRecord>& history, const std::string& profile, int step) override {
+                               const std::vector<LoopStep>& history, const std::string& profile, int step, int) override {
     std::string s = "optimize step " + std::to_string(step) + " best " + std::to_string(best.median_ms) + "\n";
     for (const auto& h : history) s += "history: " + std::to_string(h.step) + " " + h.idea + " " + h.outcome + "\n";
     if (!profile.empty()) s += "profile: " + profile + "\n";

@@ -12,15 +12,23 @@
 namespace cutegen {
 
 // One optimisation step as the history in later prompts shows it (one line each).
-struct StepRecord {
+struct LoopStep {
   int step = 0;
   std::string idea;     // the LLM's own one-line name for the optimisation
   std::string outcome;  // accepted | slower | incorrect | unusable_edit
   std::optional<double> time_ms;
   std::string note;     // e.g. "1.31x over best", "mismatch after 4 repairs"
+  std::optional<double> speedup;  // best time before this step / this step's time
 
   nlohmann::json to_json() const;
-  static StepRecord from_json(const nlohmann::json& j);
+  static LoopStep from_json(const nlohmann::json& j);
+};
+
+// What the diagnose and repair prompts know beyond the failing kernel: which optimisation broke it
+// (empty while making a first synthesis correct) and the earlier rounds on this failure.
+struct RepairContext {
+  std::string change_under_repair;
+  std::vector<LoopStep> attempts;  // idea: the diagnosis acted on; outcome: the verdict it led to
 };
 
 class Prompter {
@@ -31,12 +39,12 @@ class Prompter {
   // Synthesis again after every earlier attempt failed; `failures` says how each one ended.
   virtual Result<std::string> restart(const ProblemInfo& problem, const std::vector<std::string>& failures) = 0;
   virtual Result<std::string> diagnose(const ProblemInfo& problem, const std::string& kernel,
-                                       const Evaluation& failed) = 0;
+                                       const Evaluation& failed, const RepairContext& context) = 0;
   virtual Result<std::string> repair(const ProblemInfo& problem, const std::string& kernel, const Evaluation& failed,
-                                     const std::string& diagnosis) = 0;
+                                     const std::string& diagnosis, const RepairContext& context) = 0;
   virtual Result<std::string> optimize(const ProblemInfo& problem, const std::string& kernel, const Evaluation& best,
-                                       const std::vector<StepRecord>& history, const std::string& profile_summary,
-                                       int step) = 0;
+                                       const std::vector<LoopStep>& history, const std::string& profile_summary,
+                                       int step, int max_steps) = 0;
 };
 
 }  // namespace cutegen
