@@ -1,0 +1,28 @@
+"""Reduction: softmax over the last dimension of a 4096 x 393216 fp32 tensor.
+
+CUTEGEN_PROBLEM_SCALE=k divides the big dimensions by k.
+"""
+import os
+
+import torch
+import torch.nn as nn
+
+SCALE = int(os.environ.get("CUTEGEN_PROBLEM_SCALE", "1"))
+batch_size = max(1, 4096 // SCALE)
+dim = max(1, 393216 // SCALE)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,169 @@
+"""Baseline timing of the reference model (eager and torch.compile), the way the runner times candidates.
+
+Each timed run: flush L2 by writing a buffer larger than it, record a start event, run on inputs
+rotated among the timing sets (so nothing can be served from a cache of the previous call), record
+an end event. Warm-up runs come first. On the CPU (tests) the host clock replaces the events so the
+same code path runs.
+
+Results are cached by problem file hash, device name, torch version and the timing parameters:
+eager and compiled baselines of a problem do not change between cutegen runs on the same machine.
+"""
+import hashlib
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+MODES = ("eager", "compile")
+_CUDA_FLUSH_BYTES = 256 << 20  # larger than any current GPU's L2 (H200: 60 MiB)
+_HOST_FLUSH_BYTES = 8 << 20  # keeps CPU tests fast; host timings are for testing the path only
+_CACHE_VERSION = 1
+
+
+@dataclass
+class Settings:
+    warmup_ms: float = 100.0
+    runs: int = 100
+    cache_dir: str = None
+
+
+def device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"cpu {platform.processor() or platform.machine()}"
+
+
+class CudaClock:
+    def __init__(self, device: torch.device, flush_bytes: int = _CUDA_FLUSH_BYTES):
+        self.device = device
+        self.flush_buffer = torch.empty(flush_bytes // 4, dtype=torch.float32, device=device)
+        self.pending = []
+
+    def sync(self):
+        torch.cuda.synchronize(self.device)
+
+    def time(self, fn):
+        self.flush_buffer.fill_(len(self.pending))
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        self.pending.append((start, end))
+
+    def collect(self) -> list:
+        self.sync()
+        times = [start.elapsed_time(end) for start, end in self.pending]
+        self.pending = []
+        return times
+
+
+class HostClock:
+    def __init__(self, flush_bytes: int = _HOST_FLUSH_BYTES):
+        self.flush_buffer = torch.empty(flush_bytes // 4, dtype=torch.float32)
+        self.times = []
+
+    def sync(self):
+        pass
+
+    def time(self, fn):
+        self.flush_buffer.fill_(len(self.times))
+        start = time.perf_counter()
+        fn()
+        self.times.append((time.perf_counter() - start) * 1e3)
+
+    def collect(self) -> list:
+        times, self.times = self.times, []
+        return times
+
+
+def make_clock(device: torch.device):
+    return CudaClock(device) if device.type == "cuda" else HostClock()
+
+
+def summarize(times_ms: list) -> dict:
+    q25, q75 = np.percentile(times_ms, [25, 75])
+    return {"median_ms": statistics.median(times_ms), "min_ms": min(times_ms), "max_ms": max(times_ms),
+            "iqr_ms": float(q75 - q25), "runs": len(times_ms)}
+
+
+def measure(fn, input_sets: list, settings: Settings, clock) -> dict:
+    """Warm-up for settings.warmup_ms (at least one call), then settings.runs timed calls."""
+    calls = 0
+    start = time.perf_counter()
+    while True:
+        fn(*input_sets[calls % len(input_sets)])
+        calls += 1
+        clock.sync()
+        if (time.perf_counter() - start) * 1e3 >= settings.warmup_ms:
+            break
+    for i in range(settings.runs):
+        values = input_sets[(calls + i) % len(input_sets)]
+        clock.time(lambda: fn(*values))
+    return summarize(clock.collect())
+
+
+def _time_mode(model, mode: str, input_sets: list, settings: Settings, clock) -> dict:
+    if mode == "eager":
+        return measure(model, input_sets, settings, clock)
+    try:
+        compiled = torch.compile(model)
+        compiled(*input_sets[0])  # compiles; failures surface here
+        return measure(compiled, input_sets, settings, clock)
+    except Exception as exc:
+        # A baseline torch cannot compile is a fact to report, not a failed request.
+        return {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}"}
+
+
+def cache_key(problem, mode: str, settings: Settings, n_sets: int) -> dict:
+    return {"version": _CACHE_VERSION, "problem_sha256": problem.file_sha256, "device": device_name(problem.device),
+            "torch": torch.__version__, "mode": mode, "warmup_ms": settings.warmup_ms, "runs": settings.runs,
+            "timing_sets": n_sets}
+
+
+def _cache_path(cache_dir: str, key: dict) -> str:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+    return os.path.join(cache_dir, f"baseline-{digest}.json")
+
+
+def cache_read(cache_dir, key):
+    if not cache_dir:
+        return None
+    try:
+        with open(_cache_path(cache_dir, key), encoding="utf-8") as f:
+            entry = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return entry.get("result") if entry.get("key") == key else None
+
+
+def cache_write(cache_dir, key, result) -> None:
+    if not cache_dir:
+        return
+    os.makedirs(cache_dir, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".baseline-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({"key": key, "result": result}, f)
+    os.replace(tmp, _cache_path(cache_dir, key))  # atomic: a concurrent reader sees old or new
+
+
+def time_baselines(problem, input_sets: list, modes: list, settings: Settings) -> dict:
+    answer, all_cached, clock = {}, True, None
+    for mode in modes:
+        key = cache_key(problem, mode, settings, len(input_sets))
+        result = cache_read(settings.cache_dir, key)
+        if result is None:
+            all_cached = False
+            clock = clock or make_clock(problem.device)
+            with torch.no_grad():
+                result = _time_mode(problem.model, mode, input_sets, settings, clock)
+            if "error" not in result:  # a failure may be transient: try again next time
+                cache_write(settings.cache_dir, key, result)
+        answer[mode] = result
+    answer["cached"] = all_cached
+    return answer
