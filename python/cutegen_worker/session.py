@@ -120,10 +120,11 @@ class Session:
         params = [t.detach() for _, t in named]
         floating = [v.dtype for v in values + params + outputs if isinstance(v, torch.Tensor) and v.is_floating_point()]
         dtype = problem_dtype(floating or [o.dtype for o in outputs])
-        for t in [v for v in values if isinstance(v, torch.Tensor)] + params + outputs:
-            dtype_name(t.dtype)  # an unsupported dtype is the problem's error, said before any work
-        reference = Reference(model, path, dtype, values, outputs)
         input_names = problem_loader.forward_arg_names(model, len(values))
+        _check_dtypes(path, [(f"input {n!r}", v) for n, v in zip(input_names, values)]
+                      + [(f"parameter {n!r}", t) for (n, _), t in zip(named, params)]
+                      + [(f"output {i}", o) for i, o in enumerate(outputs)])
+        reference = Reference(model, path, dtype, values, outputs)
         meta = {
             "name": os.path.splitext(os.path.basename(path))[0],
             "inputs": [buffers.describe(v, n) for v, n in zip(values, input_names)],
@@ -288,6 +289,16 @@ class Session:
         else:
             device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         return calibrate.calibrate(device)
+
+
+def _check_dtypes(path: str, named_values: list) -> None:
+    """An unsupported dtype is the problem's error, said at load rather than when a buffer is shared."""
+    for what, value in named_values:
+        if isinstance(value, torch.Tensor):
+            try:
+                dtype_name(value.dtype)
+            except ProblemError as exc:
+                raise ProblemError(f"{path}: {what}: {exc}; use one of the supported dtypes") from None
 
 
 def _restore_params(problem: LoadedProblem) -> None:
