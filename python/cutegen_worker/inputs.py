@@ -5,11 +5,18 @@ never handles negative values looks right. `signed` trials flip signs at random 
 uniform in (-1, 1)); `scaled` trials multiply by a large factor to expose overflow and absolute
 tolerances that only work near 1. Integer and bool inputs (indices, masks) are never touched, and
 neither are Python scalars.
+
+Inputs are a pure function of (problem, seed, kind, scale): the worker keeps no pristine copies of
+what it shares with the runner; it generates the inputs again when it checks a trial, compares the
+shared buffers with them bit for bit (mutation) and computes the reference from them. `load`
+verifies that get_inputs() really is reproducible.
 """
+import sys
+
 import torch
 
 from . import problem_loader
-from .errors import RequestError
+from .errors import ProblemError, RequestError
 
 TRIAL_KINDS = ("problem", "signed", "scaled")
 
@@ -21,9 +28,51 @@ def timing_seed(base: int, index: int) -> int:
     return base + index
 
 
-def generate(problem, seed: int, kind: str = "problem", scale: float = 1.0) -> list:
-    values = problem_loader.call_get_inputs(problem.module, problem.path, seed, problem.device)
-    return transform(values, kind, seed, scale)
+class InputSource:
+    """Generates a problem's forward inputs the same way every time."""
+
+    def __init__(self, module, path: str, device: torch.device):
+        self.module, self.path, self.device = module, path, device
+        self.on_device = device.type != "cpu"
+
+    def first(self, seed: int) -> list:
+        """The load-time call: picks where factories run and proves the result is reproducible."""
+        try:
+            values = self.generate(seed)
+        except ProblemError:
+            if not self.on_device:
+                raise
+            # e.g. get_inputs() calls .numpy(): generate on the CPU and move, from now on.
+            self.on_device = False
+            values = self.generate(seed)
+            print(f"cutegen-worker: {self.path}: get_inputs() fails under `with torch.device('{self.device}')`; "
+                  "its inputs are generated on the CPU", file=sys.stderr)
+        again = self.generate(seed)
+        for i, (a, b) in enumerate(zip(values, again)):
+            if not _same(a, b):
+                raise ProblemError(
+                    f"{self.path}: get_inputs() returned a different input {i} for the same seed; draw random "
+                    "values from torch's, numpy's or Python's global generators (which the worker seeds), "
+                    "not from the clock or a private generator")
+        return values
+
+    def generate(self, seed: int, kind: str = "problem", scale: float = 1.0) -> list:
+        values = problem_loader.call_get_inputs(self.module, self.path, seed, self.device, self.on_device)
+        return transform(values, kind, seed, scale)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and bitwise_equal(a, b)
+    return type(a) is type(b) and a == b
+
+
+def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same bits (NaN == NaN, -0 != +0): what "unchanged" means for a buffer."""
+    if a.dtype == torch.bool:
+        return torch.equal(a, b.to(a.device))
+    x, y = a.contiguous().reshape(-1), b.to(a.device).contiguous().reshape(-1)
+    return torch.equal(x.view(torch.uint8), y.view(torch.uint8))
 
 
 def transform(values: list, kind: str, seed: int, scale: float = 1.0) -> list:
@@ -45,9 +94,9 @@ def _signed(x: torch.Tensor, seed: int, index: int) -> torch.Tensor:
     generator.manual_seed(((seed * 1_000_003 + index) ^ _SIGN_SEED_SALT) & 0x7FFF_FFFF_FFFF_FFFF)
     bits = torch.randint(0, 2, x.shape, generator=generator, device=x.device, dtype=torch.int8)
     signs = (bits * 2 - 1).to(x.dtype)  # +-1: multiplying by it is exact
-    out = x.clone()  # keeps the input's strides when they are dense
-    return out.mul_(signs)
+    # Never in place (get_inputs() may return a tensor the module keeps); empty_like keeps x's strides.
+    return torch.mul(x, signs, out=torch.empty_like(x))
 
 
 def _scaled(x: torch.Tensor, scale: float) -> torch.Tensor:
-    return x.clone().mul_(scale)
+    return torch.mul(x, scale, out=torch.empty_like(x))

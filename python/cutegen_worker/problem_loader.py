@@ -8,6 +8,7 @@ import importlib.util
 import inspect
 import itertools
 import os
+import random
 import sys
 import traceback
 
@@ -90,9 +91,20 @@ def _as_list(value, path: str, function: str):
     raise ProblemError(f"{path}: {function} returned a {type(value).__name__}; it must return a list")
 
 
+def seed_everything(seed: int) -> None:
+    """Seeds every generator a problem file is likely to draw from, so a seed fixes its values."""
+    random.seed(seed)
+    torch.manual_seed(seed)  # the CPU and every CUDA generator
+    try:
+        import numpy
+    except ImportError:
+        return
+    numpy.random.seed(seed & 0xFFFF_FFFF)
+
+
 def build_model(module, path: str, device: torch.device, seed: int) -> torch.nn.Module:
     """Model(*get_init_inputs()) under the seed, built on the CPU (like KernelBench) and moved."""
-    torch.manual_seed(seed)
+    seed_everything(seed)
     try:
         init_inputs = module.get_init_inputs()
     except Exception as exc:
@@ -102,29 +114,28 @@ def build_model(module, path: str, device: torch.device, seed: int) -> torch.nn.
         model = module.Model(*init_inputs)
     except Exception as exc:
         raise user_code_error(path, "Model.__init__", exc, "fix Model.__init__ or get_init_inputs()")
-    return model.to(device)
+    try:
+        return model.to(device)
+    except Exception as exc:
+        raise user_code_error(path, f"moving the model to {device}", exc, "keep the model's state in tensors")
 
 
-def call_get_inputs(module, path: str, seed: int, device: torch.device) -> list:
+def call_get_inputs(module, path: str, seed: int, device: torch.device, on_device: bool = True) -> list:
     """get_inputs() under the seed; tensors end up on `device`.
 
-    Factories run under `with device:` so that huge random inputs are generated on the GPU (seconds
-    instead of minutes); a get_inputs() that cannot run that way (e.g. it calls .numpy()) is run on
-    the CPU instead. Either way the result is a fixed function of (file, seed, device).
+    With `on_device`, factories run under `with device:` so that huge random inputs are generated
+    on the GPU (seconds instead of minutes); otherwise on the CPU and moved. The caller decides
+    once per problem (inputs.InputSource) so a seed always gives the same values.
     """
+    seed_everything(seed)
     try:
-        torch.manual_seed(seed)
-        with device:
+        if on_device and device.type != "cpu":
+            with device:
+                values = module.get_inputs()
+        else:
             values = module.get_inputs()
-    except Exception:
-        torch.manual_seed(seed)
-        try:
-            values = module.get_inputs()
-        except Exception as exc:
-            raise user_code_error(path, "get_inputs()", exc, "fix get_inputs()")
-        if device.type != "cpu":
-            print(f"cutegen-worker: {path}: get_inputs() fails under `with torch.device('{device}')`; "
-                  "generated its inputs on the CPU", file=sys.stderr)
+    except Exception as exc:
+        raise user_code_error(path, "get_inputs()", exc, "fix get_inputs()")
     values = _as_list(values, path, "get_inputs()")
     return [_checked_input(value, i, path, device) for i, value in enumerate(values)]
 

@@ -51,6 +51,7 @@ class Dispatcher:
             "load": session.op_load,
             "prepare": session.op_prepare,
             "check": session.op_check,
+            "check_timing": session.op_check_timing,
             "time_baselines": session.op_time_baselines,
             "calibrate": session.op_calibrate,
             "shutdown": self._shutdown,

@@ -38,6 +38,9 @@ class Reference:
     def __init__(self, model, path: str, problem_dtype: torch.dtype, example_inputs: list, native_outputs: list):
         self.path = path
         self.model, self.dtype = self._upcast_model(model, problem_dtype, example_inputs, native_outputs)
+        # A forward pass may update buffers (BatchNorm running statistics in training mode); every
+        # reference starts from the same state, so references do not depend on the order of checks.
+        self._buffers = [(b, b.detach().clone()) for b in self.model.buffers()]
 
     def _upcast_model(self, model, problem_dtype, example_inputs, native_outputs):
         target = _UPCAST.get(problem_dtype)
@@ -72,4 +75,7 @@ class Reference:
         return str(self.dtype or problem_dtype).replace("torch.", "")
 
     def compute(self, inputs: list) -> list:
+        with torch.no_grad():
+            for buffer, initial in self._buffers:
+                buffer.copy_(initial)
         return problem_loader.run_forward(self.model, cast_inputs(inputs, self.dtype), self.path)

@@ -1,7 +1,14 @@
-"""The worker's state (one loaded problem, one prepared set of buffers) and the protocol's operations.
+"""The worker's state (one loaded problem, one prepared set of shared buffers) and the protocol's operations.
 
 Each `op_*` method takes the request object and returns the `result` object, or raises a
 WorkerError; protocol.py owns the wire format.
+
+What lives where:
+* shared with the runner (shared_buffers.SharedArena, one dedicated allocation each): every
+  trial's inputs and two output sets, one copy of the parameters and buffers, the timing sets;
+* private to the worker (torch's allocator): the model, its upcast reference copy and, only while
+  a check runs, the regenerated inputs and the reference outputs. Nothing private is kept per
+  trial, so a prepare's footprint is its shared buffers plus one check's workspace.
 """
 import gc
 import hashlib
@@ -10,10 +17,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import buffers, calibrate, compare, inputs, metadata, problem_loader, timing
+from . import calibrate, compare, inputs, memory, metadata, problem_loader, timing
+from .buffers import describe, poison_, scalar_ref
 from .dtypes import dtype_name, problem_dtype
 from .errors import ProblemError, RequestError
 from .reference import Reference, disable_tf32
+from .shared_buffers import SharedArena
 
 
 @dataclass
@@ -23,10 +32,12 @@ class LoadedProblem:
     model: torch.nn.Module
     device: torch.device
     file_sha256: str
+    source: inputs.InputSource
     input_names: list
     param_names: list
-    params: list  # named_parameters() then named_buffers(): the kernel contract's order
-    param_pristine: list
+    params: list  # the model's own parameters then buffers (the kernel contract's order); never shared
+    param_snapshot: list  # their values at load, on the host: forward passes must not drift them
+    output_shapes: list
     output_dtypes: list
     dtype: torch.dtype
     reference: Reference
@@ -34,22 +45,22 @@ class LoadedProblem:
 
 
 @dataclass
-class Trial:
+class InputSet:
+    """One set of shared inputs and its output sets (two for a trial, one for timing)."""
     index: int
     kind: str
     seed: int
-    inputs: list  # forward values, then the model's parameters and buffers
-    names: list
-    pristine: list  # host copies of `inputs` (None for scalars)
-    refs: list
-    scales: list
-    outputs: list  # [set 0 outputs, set 1 outputs]
+    scale: float
+    forward: list  # shared tensors and Python scalars, in get_inputs() order
+    outputs: list  # [[tensor per output] per output set]
 
 
 @dataclass
 class Prepared:
+    arena: SharedArena
+    params: list = field(default_factory=list)  # shared copies of LoadedProblem.params
     trials: list = field(default_factory=list)
-    timing: list = field(default_factory=list)  # [(inputs, outputs)]
+    timing: list = field(default_factory=list)
 
 
 def _field(req: dict, name: str, kind, default=None, required=False):
@@ -69,22 +80,21 @@ def parse_device(name: str) -> torch.device:
     try:
         device = torch.device(name)
     except (RuntimeError, TypeError):
-        raise RequestError(f"device {name!r} is not a torch device name; use cuda, cuda:N or cpu")
+        raise RequestError(f"device {name!r} is not a torch device name; use cuda, cuda:N or cpu") from None
     if device.type not in ("cuda", "cpu"):
         raise RequestError(f"device {name!r} is not supported; use cuda, cuda:N or cpu")
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ProblemError(
-            f"CUDA was requested but torch {torch.__version__} sees no usable GPU "
-            f"(torch built for CUDA {torch.version.cuda}); run on a GPU machine, or check the driver and "
-            "CUDA_VISIBLE_DEVICES"
-        )
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ProblemError(
+                f"CUDA was requested but torch {torch.__version__} sees no usable GPU "
+                f"(torch built for CUDA {torch.version.cuda}); run on a GPU machine, or check the driver and "
+                "CUDA_VISIBLE_DEVICES")
+        if device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        elif device.index >= torch.cuda.device_count():
+            raise RequestError(f"device {name!r} does not exist; torch sees {torch.cuda.device_count()} GPUs")
+        torch.cuda.set_device(device)
     return device
-
-
-def _release_memory(device) -> None:
-    gc.collect()
-    if device is not None and device.type == "cuda":
-        torch.cuda.empty_cache()
 
 
 def _sync(device) -> None:
@@ -98,67 +108,97 @@ class Session:
         self.problem = None
         self.prepared = None
 
-    # ---- load -----------------------------------------------------------------------------
+    # ---- buffers ----------------------------------------------------------------------------
+    def release_prepared(self) -> None:
+        """Frees the shared buffers of the last prepare (and what torch caches) before new ones."""
+        if self.prepared is not None:
+            arena, self.prepared = self.prepared.arena, None
+            arena.release()
+        if torch.cuda.is_initialized():
+            gc.collect()  # device tensors in reference cycles
+            torch.cuda.empty_cache()  # cuMemAlloc needs memory torch's cache would otherwise keep
+
+    # ---- load -------------------------------------------------------------------------------
     def op_load(self, req: dict) -> dict:
         path = _field(req, "problem", str, required=True)
         device = parse_device(_field(req, "device", str, "cuda"))
         seed = _field(req, "seed", int, 0)
-        old_device = self.problem.device if self.problem else None
-        self.problem = self.prepared = None
-        _release_memory(old_device)
-        self.problem = self._load(path, device, seed)
+        self.problem = None  # first, so release_prepared also frees the old problem's memory
+        self.release_prepared()
+        self.problem = self._load(os.path.abspath(path), device, seed)
         return self.problem.metadata
 
     def _load(self, path: str, device: torch.device, seed: int) -> LoadedProblem:
         module = problem_loader.import_problem(path)
         model = problem_loader.build_model(module, path, device, seed)
-        values = problem_loader.call_get_inputs(module, path, seed, device)
-        with metadata.OpRecorder() as recorder:
-            outputs = problem_loader.run_forward(model, values, path)
         named = list(model.named_parameters()) + list(model.named_buffers())
         n_params = len(list(model.named_parameters()))
         params = [t.detach() for _, t in named]
-        floating = [v.dtype for v in values + params + outputs if isinstance(v, torch.Tensor) and v.is_floating_point()]
-        dtype = problem_dtype(floating or [o.dtype for o in outputs])
+        snapshot = [t.to("cpu", copy=True) for t in params]
+        source = inputs.InputSource(module, path, device)
+        values = source.first(seed)
+        with metadata.OpRecorder() as recorder:
+            outputs = problem_loader.run_forward(model, values, path)
+        _restore(params, snapshot)
         input_names = problem_loader.forward_arg_names(model, len(values))
         _check_dtypes(path, [(f"input {n!r}", v) for n, v in zip(input_names, values)]
                       + [(f"parameter {n!r}", t) for (n, _), t in zip(named, params)]
                       + [(f"output {i}", o) for i, o in enumerate(outputs)])
+        floating = [v.dtype for v in values + params + outputs if isinstance(v, torch.Tensor) and v.is_floating_point()]
+        dtype = problem_dtype(floating or [o.dtype for o in outputs])
         reference = Reference(model, path, dtype, values, outputs)
+        _restore(params, snapshot)
+        workspace = self._measure_check_workspace(source, reference, outputs, seed, device)
         meta = {
             "name": os.path.splitext(os.path.basename(path))[0],
-            "inputs": [buffers.describe(v, n) for v, n in zip(values, input_names)],
-            "params": [dict(buffers.describe(t, n), buffer=i >= n_params) for i, (n, t) in enumerate(named)],
-            "outputs": [buffers.describe(o) for o in outputs],
+            "inputs": [describe(v, n) for v, n in zip(values, input_names)],
+            "params": [dict(describe(t, n), buffer=i >= n_params) for i, (n, t) in enumerate(named)],
+            "outputs": [describe(o) for o in outputs],
             "aten_ops": metadata.aten_ops(recorder.ops),
             "workload_class": metadata.workload_class(recorder.ops),
             "flops": metadata.total_flops(recorder.ops),
             "min_bytes": metadata.min_bytes(values, params, outputs),
             "dtype": dtype_name(dtype),
             "reference_dtype": reference.dtype_name(dtype),
+            "gpu": timing.device_name(device),
+            "torch_version": torch.__version__,
+            "memory": memory.estimates(values, params, outputs, workspace, device),
         }
         with open(path, "rb") as f:
             file_sha256 = hashlib.sha256(f.read()).hexdigest()
         return LoadedProblem(
-            path=path, module=module, model=model, device=device, file_sha256=file_sha256,
-            input_names=input_names, param_names=[n for n, _ in named], params=params,
-            param_pristine=[buffers.host_clone(p) for p in params], output_dtypes=[o.dtype for o in outputs],
+            path=path, module=module, model=model, device=device, file_sha256=file_sha256, source=source,
+            input_names=input_names, param_names=[n for n, _ in named], params=params, param_snapshot=snapshot,
+            output_shapes=[tuple(o.shape) for o in outputs], output_dtypes=[o.dtype for o in outputs],
             dtype=dtype, reference=reference, metadata=meta,
         )
+
+    @staticmethod
+    def _measure_check_workspace(source, reference, native_outputs, seed, device) -> int:
+        """Device memory one `check` needs beyond the shared buffers, measured by doing its work
+        once: regenerate inputs, compute the reference, compare an output set against it."""
+        with memory.PeakMeter(device) as meter:
+            pristine = source.generate(seed)
+            refs = reference.compute(pristine)
+            for out, ref in zip(native_outputs, refs):
+                tol = compare.tolerance("strict", out.dtype, out.dtype)
+                compare.compare(out, ref, tol, compare.max_abs_finite(ref))
+            del pristine, refs
+        return meter.peak
 
     def need_problem(self) -> LoadedProblem:
         if self.problem is None:
             raise RequestError("no problem is loaded; send `load` first")
         return self.problem
 
-    def need_trial(self, index) -> Trial:
+    def need_trial(self, index) -> InputSet:
         if self.prepared is None:
             raise RequestError("nothing is prepared; send `prepare` first")
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(self.prepared.trials):
             raise RequestError(f"trial {index!r} does not exist; prepare made {len(self.prepared.trials)} trials")
         return self.prepared.trials[index]
 
-    # ---- prepare --------------------------------------------------------------------------
+    # ---- prepare ----------------------------------------------------------------------------
     def op_prepare(self, req: dict) -> dict:
         problem = self.need_problem()
         specs = _field(req, "trials", list, required=True)
@@ -167,19 +207,30 @@ class Session:
         if n_timing < 0:
             raise RequestError("timing_sets must be >= 0")
         parsed = [self._parse_trial_spec(spec) for spec in specs]
-        self.prepared = None
-        _release_memory(problem.device)
-        prepared = Prepared()
-        for index, (seed, kind, scale) in enumerate(parsed):
-            prepared.trials.append(self._make_trial(problem, index, seed, kind, scale))
-        for i in range(n_timing):
-            prepared.timing.append(self._make_timing_set(problem, inputs.timing_seed(base_seed, i)))
-        _sync(problem.device)  # the runner reads these buffers from another process
+        self.release_prepared()
+        memory.check_fits(problem.path, problem.metadata["memory"], len(parsed), n_timing, problem.device)
+        prepared = Prepared(arena=SharedArena(problem.device))
+        try:
+            prepared.params = [prepared.arena.copy_of(p) for p in problem.params]
+            for index, (seed, kind, scale) in enumerate(parsed):
+                prepared.trials.append(self._make_set(problem, prepared.arena, index, seed, kind, scale, 2))
+            for i in range(n_timing):
+                seed = inputs.timing_seed(base_seed, i)
+                prepared.timing.append(self._make_set(problem, prepared.arena, i, seed, "problem", 1.0, 1))
+            _sync(problem.device)  # the runner reads these buffers from another process
+        except BaseException:
+            prepared.arena.release()
+            raise
         self.prepared = prepared
+        arena = prepared.arena
+        params = [arena.ref(p) for p in prepared.params]
         return {
-            "trials": [self._trial_refs(t) for t in prepared.trials],
-            "timing": [{"inputs": [buffers.value_ref(v) for v in ins], "outputs": [buffers.tensor_ref(o) for o in outs]}
-                       for ins, outs in prepared.timing],
+            "trials": [{"index": t.index, "kind": t.kind, "seed": t.seed,
+                        "inputs": self._input_refs(arena, t) + params,
+                        "outputs": [[arena.ref(o) for o in outs] for outs in t.outputs]} for t in prepared.trials],
+            "timing": [{"seed": s.seed, "inputs": self._input_refs(arena, s) + params,
+                        "outputs": [arena.ref(o) for o in s.outputs[0]]} for s in prepared.timing],
+            "shared_bytes": arena.bytes,
         }
 
     @staticmethod
@@ -193,71 +244,93 @@ class Session:
         scale = _field(spec, "scale", float, required=kind == "scaled")
         return seed, kind, 1.0 if scale is None else scale
 
-    def _make_trial(self, problem: LoadedProblem, index: int, seed: int, kind: str, scale: float) -> Trial:
-        values = inputs.generate(problem, seed, kind, scale)
-        # The reference leaves the device at once: only the trial's inputs and outputs stay there.
-        refs = [buffers.host_clone(r).contiguous() for r in problem.reference.compute(values)]
-        if len(refs) != len(problem.output_dtypes):
-            raise ProblemError(f"{problem.path}: forward() returned {len(refs)} outputs for seed {seed} but "
-                               f"{len(problem.output_dtypes)} at load; the number of outputs must not change")
-        outputs = [[buffers.alloc_output(r.shape, dt, problem.device) for r, dt in zip(refs, problem.output_dtypes)]
-                   for _ in range(2)]
-        pristine = [buffers.host_clone(v) if isinstance(v, torch.Tensor) else None for v in values]
-        return Trial(
-            index=index, kind=kind, seed=seed,
-            inputs=values + problem.params, names=problem.input_names + problem.param_names,
-            pristine=pristine + problem.param_pristine,
-            refs=refs, scales=[compare.max_abs_finite(r) for r in refs], outputs=outputs,
-        )
+    @staticmethod
+    def _make_set(problem, arena, index, seed, kind, scale, n_output_sets) -> InputSet:
+        values = problem.source.generate(seed, kind, scale)
+        forward = [arena.copy_of(v) if isinstance(v, torch.Tensor) else v for v in values]
+        del values  # the generated tensors live in torch's allocator: they must not stay around
+        outputs = [[poison_(arena.empty(shape, dt)) for shape, dt in zip(problem.output_shapes, problem.output_dtypes)]
+                   for _ in range(n_output_sets)]
+        return InputSet(index=index, kind=kind, seed=seed, scale=scale, forward=forward, outputs=outputs)
 
     @staticmethod
-    def _make_timing_set(problem: LoadedProblem, seed: int) -> tuple:
-        values = inputs.generate(problem, seed)
-        outs = [buffers.alloc_output(o["shape"], dt, problem.device)
-                for o, dt in zip(problem.metadata["outputs"], problem.output_dtypes)]
-        return values + problem.params, outs
+    def _input_refs(arena, input_set: InputSet) -> list:
+        return [arena.ref(v) if isinstance(v, torch.Tensor) else scalar_ref(v) for v in input_set.forward]
 
-    @staticmethod
-    def _trial_refs(trial: Trial) -> dict:
-        return {
-            "index": trial.index, "kind": trial.kind, "seed": trial.seed,
-            "inputs": [buffers.value_ref(v) for v in trial.inputs],
-            "outputs": [[buffers.tensor_ref(o) for o in outs] for outs in trial.outputs],
-        }
-
-    # ---- check ----------------------------------------------------------------------------
+    # ---- check ------------------------------------------------------------------------------
     def op_check(self, req: dict) -> dict:
         problem = self.need_problem()
         trial = self.need_trial(_field(req, "trial", int, required=True))
         policy = _field(req, "precision", str, "strict")
+        compare.tolerance(policy, problem.dtype, problem.dtype)  # an unknown policy fails before any work
         _sync(problem.device)
-        first, second = trial.outputs
-        shape_ok = all(o.shape == r.shape for o, r in zip(first, trial.refs))
+        mutated, refs = self.verify_inputs_and_reference(trial)
         reports, agree, r2r = [], True, 0.0
-        for i, (got, again, ref, scale) in enumerate(zip(first, second, trial.refs, trial.scales)):
-            tol = compare.tolerance(policy, problem.dtype, got.dtype)
-            if not shape_ok:
-                continue
-            report = compare.compare(got, ref, tol, scale)
-            reports.append(dict(index=i, **report))
-            same, diff = compare.run_to_run(got, again, tol, scale)
+        for i, ref in enumerate(refs):
+            tol = compare.tolerance(policy, problem.dtype, trial.outputs[0][i].dtype)
+            scale = compare.max_abs_finite(ref)
+            # Both output sets against the reference: a candidate that skips work on the second
+            # call with the same inputs leaves set 1 unwritten.
+            per_set = [dict(compare.compare(outs[i], ref, tol, scale), set=s) for s, outs in enumerate(trial.outputs)]
+            failing = [r for r in per_set if not r["pass"]]
+            reports.append(dict(index=i, **(failing[0] if failing else per_set[0])))
+            same, diff = compare.run_to_run(trial.outputs[0][i], trial.outputs[1][i], tol, scale)
             agree, r2r = agree and same, max(r2r, diff)
-        mutated = self._mutated_inputs(trial)
-        reason = _reason(shape_ok, reports, agree, mutated)
+        del refs
+        reason = _reason(reports, agree, mutated)
         for report in reports:
             report.pop("pass")
-        return {"trial": trial.index, "kind": trial.kind, "pass": reason == "ok", "reason": reason,
-                "outputs": reports, "inputs_mutated": mutated, "run_to_run_max_abs_diff": r2r}
+        return {"trial": trial.index, "kind": trial.kind, "seed": trial.seed, "pass": reason == "ok",
+                "reason": reason, "outputs": reports, "inputs_mutated": mutated, "run_to_run_max_abs_diff": r2r}
 
-    @staticmethod
-    def _mutated_inputs(trial: Trial) -> list:
-        names = []
-        for value, pristine, name in zip(trial.inputs, trial.pristine, trial.names):
-            if pristine is not None and compare.mutated(value, pristine):
-                names.append(name)
-                with torch.no_grad():  # later trials and the baselines must see the original values
-                    value.copy_(pristine)
-        return names
+    def verify_inputs_and_reference(self, input_set: InputSet) -> tuple:
+        """Generates the set's inputs again, restores any shared input (or parameter) the candidate
+        changed, and computes the reference from the pristine values.
+        Returns (names of the changed inputs, reference outputs)."""
+        problem = self.problem
+        pristine = problem.source.generate(input_set.seed, input_set.kind, input_set.scale)
+        mutated = []
+        pairs = list(zip(input_set.forward, pristine, problem.input_names)) + \
+            list(zip(self.prepared.params, problem.params, problem.param_names))
+        for shared, original, name in pairs:
+            if isinstance(shared, torch.Tensor) and not inputs.bitwise_equal(shared, original):
+                mutated.append(name)
+                with torch.no_grad():  # later checks and the baselines must see the original values
+                    shared.copy_(original)
+        refs = problem.reference.compute(pristine)
+        shapes = [tuple(r.shape) for r in refs]
+        if shapes != problem.output_shapes:
+            # The harness allocates the outputs from the shapes seen at load.
+            raise ProblemError(f"{problem.path}: forward() returned outputs of shapes {shapes} for seed "
+                               f"{input_set.seed} but {problem.output_shapes} at load; output shapes must not "
+                               "depend on input values")
+        return mutated, refs
+
+    def op_check_timing(self, req: dict) -> dict:
+        """After the runner's timing runs: each timing set's inputs unchanged, and its output (the
+        last timed call on that set) right. A candidate that is only correct when it is not being
+        timed, or that changes its inputs to speed up later calls, fails here."""
+        problem = self.need_problem()
+        if self.prepared is None:
+            raise RequestError("nothing is prepared; send `prepare` first")
+        policy = _field(req, "precision", str, "strict")
+        _sync(problem.device)
+        sets, first_failure = [], "ok"
+        for s in self.prepared.timing:
+            mutated, refs = self.verify_inputs_and_reference(s)
+            reports = []
+            for i, ref in enumerate(refs):
+                tol = compare.tolerance(policy, problem.dtype, s.outputs[0][i].dtype)
+                reports.append(dict(index=i, **compare.compare(s.outputs[0][i], ref, tol, compare.max_abs_finite(ref))))
+            del refs
+            reason = _reason(reports, True, mutated)
+            for r in reports:
+                r.pop("pass")
+            sets.append({"index": s.index, "seed": s.seed, "reason": reason, "outputs": reports,
+                         "inputs_mutated": mutated})
+            if first_failure == "ok":
+                first_failure = reason
+        return {"pass": first_failure == "ok", "reason": first_failure, "sets": sets}
 
     # ---- timing and calibration -------------------------------------------------------------
     def op_time_baselines(self, req: dict) -> dict:
@@ -270,15 +343,25 @@ class Session:
                 raise RequestError(f"unknown timing mode {mode!r}; expected some of {', '.join(timing.MODES)}")
         settings = timing.Settings(
             warmup_ms=_field(req, "warmup_ms", float, 100.0), runs=_field(req, "runs", int, 100),
-            cache_dir=_field(req, "cache_dir", str, None),
+            cache_dir=_field(req, "cache_dir", str, None), precision=_field(req, "precision", str, "strict"),
         )
+        compare.tolerance(settings.precision, problem.dtype, problem.dtype)  # validates the name
         if settings.runs < 1:
             raise RequestError("runs must be >= 1")
+        # The baselines run on the inputs as generated, whatever a candidate did to the buffers.
+        for s in self.prepared.timing:
+            self._restore_inputs(s)
         try:
-            forward_sets = [ins[:len(problem.input_names)] for ins, _ in self.prepared.timing]
-            return timing.time_baselines(problem, forward_sets, modes, settings)
+            return timing.time_baselines(problem, [s.forward for s in self.prepared.timing], modes, settings)
         finally:
-            _restore_params(problem)  # e.g. BatchNorm running statistics updated by the timed forwards
+            _restore(problem.params, problem.param_snapshot)  # e.g. BatchNorm running statistics
+
+    def _restore_inputs(self, input_set: InputSet) -> None:
+        pristine = self.problem.source.generate(input_set.seed, input_set.kind, input_set.scale)
+        with torch.no_grad():
+            for shared, original in zip(input_set.forward, pristine):
+                if isinstance(shared, torch.Tensor) and not inputs.bitwise_equal(shared, original):
+                    shared.copy_(original)
 
     def op_calibrate(self, req: dict) -> dict:
         name = _field(req, "device", str, None)
@@ -301,16 +384,14 @@ def _check_dtypes(path: str, named_values: list) -> None:
                 raise ProblemError(f"{path}: {what}: {exc}; use one of the supported dtypes") from None
 
 
-def _restore_params(problem: LoadedProblem) -> None:
+def _restore(params: list, snapshot: list) -> None:
     with torch.no_grad():
-        for param, pristine in zip(problem.params, problem.param_pristine):
-            param.copy_(pristine)
+        for param, saved in zip(params, snapshot):
+            param.copy_(saved)
 
 
-def _reason(shape_ok: bool, reports: list, agree: bool, mutated: list) -> str:
+def _reason(reports: list, agree: bool, mutated: list) -> str:
     """The first failure in the order a diagnosis should read them."""
-    if not shape_ok:
-        return "shape"
     if any(r["unwritten_count"] for r in reports):
         return "unwritten"
     if not all(r["pass"] for r in reports):

@@ -1,10 +1,11 @@
 """`debug_write_output`: plays the runner in tests by writing a trial's outputs in the worker itself.
 
 Only registered when CUTEGEN_WORKER_TEST_HOOKS=1 (protocol.py); a production worker answers it
-as an unknown op. Request: {"trial", "set": 0|1, "mode", optional "output" (one output index;
-default all), "count" (leave_poison: re-poison only the first `count` elements after writing the
-reference), "flat_index" and "delta" (perturb_one: add `delta`, default 1.0, at `flat_index`,
-default 0), "input" (identity_input: which forward input to copy, default 0)}.
+as an unknown op. Request: {"trial", "set": 0|1, "mode", optional "timing": true (`trial` then
+indexes the timing sets, which have one output set), "output" (one output index; default all),
+"count" (leave_poison: re-poison only the first `count` elements after writing the reference),
+"flat_index" and "delta" (perturb_one, reference_racy: add `delta` at `flat_index`, default 0),
+"input" (identity_input, mutate_input: which forward input, default 0)}.
 """
 import copy
 
@@ -14,7 +15,8 @@ from . import buffers, problem_loader
 from .errors import RequestError
 from .session import _field
 
-MODES = ("reference", "reference_tf32", "zeros", "leave_poison", "perturb_one", "identity_input")
+MODES = ("reference", "reference_tf32", "reference_racy", "zeros", "leave_poison", "perturb_one", "identity_input",
+         "mutate_input")
 
 
 def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
@@ -24,13 +26,11 @@ def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
     return rounded.view(torch.float32).reshape(x.shape)
 
 
-def _tf32_outputs(session, trial) -> list:
+def _tf32_outputs(session, pristine: list) -> list:
     """The problem run in float32 on TF32-rounded inputs and parameters: what a plain-TF32 GEMM gives."""
     problem = session.problem
-    n_forward = len(trial.inputs) - len(problem.params)
-    forward, pristine = trial.inputs[:n_forward], trial.pristine[:n_forward]
-    values = [v if p is None else _tf32_value(p) for v, p in zip(forward, pristine)]
-    model = copy.deepcopy(problem.model).to("cpu")
+    values = [_tf32_value(v) for v in pristine]
+    model = copy.deepcopy(problem.model)
     with torch.no_grad():
         for p in list(model.parameters()) + list(model.buffers()):
             if p.dtype == torch.float32:
@@ -49,11 +49,18 @@ def _write(out: torch.Tensor, value: torch.Tensor) -> None:
 
 
 def debug_write_output(session, req: dict) -> dict:
-    trial = session.need_trial(_field(req, "trial", int, required=True))
+    index = _field(req, "trial", int, required=True)
+    if _field(req, "timing", bool, False):
+        timing_sets = session.prepared.timing if session.prepared else []
+        if not 0 <= index < len(timing_sets):
+            raise RequestError(f"timing set {index} does not exist")
+        trial = timing_sets[index]
+    else:
+        trial = session.need_trial(index)
     which = _field(req, "set", int, 0)
     mode = _field(req, "mode", str, required=True)
-    if which not in (0, 1):
-        raise RequestError("set must be 0 or 1")
+    if not 0 <= which < len(trial.outputs):
+        raise RequestError(f"set must be below {len(trial.outputs)}")
     if mode not in MODES:
         raise RequestError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     outputs = trial.outputs[which]
@@ -61,9 +68,12 @@ def debug_write_output(session, req: dict) -> dict:
     if selected is not None and not 0 <= selected < len(outputs):
         raise RequestError(f"output {selected} does not exist; the problem has {len(outputs)} outputs")
     indices = range(len(outputs)) if selected is None else [selected]
-    tf32 = _tf32_outputs(session, trial) if mode == "reference_tf32" else None
+    problem = session.problem
+    pristine = problem.source.generate(trial.seed, trial.kind, trial.scale)
+    refs = problem.reference.compute(pristine)
+    tf32 = _tf32_outputs(session, pristine) if mode == "reference_tf32" else None
     for i in indices:
-        _apply(mode, req, outputs[i], trial.refs[i], trial, tf32[i] if tf32 else None)
+        _apply(mode, req, outputs[i], refs[i], trial, tf32[i] if tf32 else None)
     return {}
 
 
@@ -72,6 +82,9 @@ def _apply(mode, req, out, ref, trial, tf32_ref) -> None:
         _write(out, ref)
     elif mode == "reference_tf32":
         _write(out, tf32_ref)
+    elif mode == "reference_racy":  # the reference plus a tiny error that moves between runs
+        _write(out, ref)
+        out.view(-1)[_field(req, "flat_index", int, 0)] += _field(req, "delta", float, 1e-6)
     elif mode == "zeros":
         out.zero_()
     elif mode == "leave_poison":
@@ -84,5 +97,9 @@ def _apply(mode, req, out, ref, trial, tf32_ref) -> None:
     elif mode == "perturb_one":
         _write(out, ref)
         out.view(-1)[_field(req, "flat_index", int, 0)] += _field(req, "delta", float, 1.0)
+    elif mode == "mutate_input":  # the reference, and the input written over (as an in-place kernel would)
+        _write(out, ref)
+        with torch.no_grad():
+            trial.forward[_field(req, "input", int, 0)].view(-1)[0] += 1.0
     elif mode == "identity_input":
-        _write(out, trial.inputs[_field(req, "input", int, 0)])
+        _write(out, trial.forward[_field(req, "input", int, 0)])

@@ -11,7 +11,6 @@ eager and compiled baselines of a problem do not change between cutegen runs on 
 import hashlib
 import json
 import os
-import platform
 import statistics
 import tempfile
 import time
@@ -19,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from .reference import disable_tf32
 
 MODES = ("eager", "compile")
 _CUDA_FLUSH_BYTES = 256 << 20  # larger than any current GPU's L2 (H200: 60 MiB)
@@ -31,48 +32,58 @@ class Settings:
     warmup_ms: float = 100.0
     runs: int = 100
     cache_dir: str = None
+    precision: str = "strict"
 
 
 def device_name(device: torch.device) -> str:
+    """The name calibrations and baseline caches are keyed on: the GPU's name, or "cpu"."""
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"cpu {platform.processor() or platform.machine()}"
+    return "cpu"
 
 
 class CudaClock:
+    """Times one call the way cutegen-runner times a candidate: flush L2 with a 256 MiB write,
+    synchronize the device, events on the current stream around the call, synchronize again.
+    Synchronizing before each call matters for fairness: it puts the launch latency of the first
+    kernel inside the timed region for the baseline exactly as it is for a candidate, instead of
+    letting back-to-back launches hide it."""
+
     def __init__(self, device: torch.device, flush_bytes: int = _CUDA_FLUSH_BYTES):
         self.device = device
-        self.flush_buffer = torch.empty(flush_bytes // 4, dtype=torch.float32, device=device)
-        self.pending = []
+        self.flush_buffer = torch.empty(flush_bytes, dtype=torch.uint8, device=device)
+        self.times = []
 
     def sync(self):
         torch.cuda.synchronize(self.device)
 
     def time(self, fn):
-        self.flush_buffer.fill_(len(self.pending))
+        self.flush_buffer.fill_(len(self.times) & 0xFF)
+        self.sync()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         fn()
         end.record()
-        self.pending.append((start, end))
+        self.sync()
+        self.times.append(start.elapsed_time(end))
 
     def collect(self) -> list:
-        self.sync()
-        times = [start.elapsed_time(end) for start, end in self.pending]
-        self.pending = []
+        times, self.times = self.times, []
         return times
 
 
 class HostClock:
+    """The same sequence on the CPU (tests): host clock instead of events, a small flush."""
+
     def __init__(self, flush_bytes: int = _HOST_FLUSH_BYTES):
-        self.flush_buffer = torch.empty(flush_bytes // 4, dtype=torch.float32)
+        self.flush_buffer = torch.empty(flush_bytes, dtype=torch.uint8)
         self.times = []
 
     def sync(self):
         pass
 
     def time(self, fn):
-        self.flush_buffer.fill_(len(self.times))
+        self.flush_buffer.fill_(len(self.times) & 0xFF)
         start = time.perf_counter()
         fn()
         self.times.append((time.perf_counter() - start) * 1e3)
@@ -108,22 +119,44 @@ def measure(fn, input_sets: list, settings: Settings, clock) -> dict:
     return summarize(clock.collect())
 
 
+def _precision_flags(precision: str):
+    """The baseline computes as a candidate is allowed to: fp32 matmuls use TF32 only when the
+    policy lets candidates do so (tf32, bf16), never under `strict`."""
+    allow = precision in ("tf32", "bf16")
+    return {"allow_tf32": allow, "matmul_precision": "high" if allow else "highest"}
+
+
 def _time_mode(model, mode: str, input_sets: list, settings: Settings, clock) -> dict:
-    if mode == "eager":
-        return measure(model, input_sets, settings, clock)
+    flags = _precision_flags(settings.precision)
+    torch.backends.cuda.matmul.allow_tf32 = flags["allow_tf32"]
+    torch.backends.cudnn.allow_tf32 = flags["allow_tf32"]
+    torch.set_float32_matmul_precision(flags["matmul_precision"])
     try:
+        if mode == "eager":
+            return measure(model, input_sets, settings, clock)
+        torch._dynamo.reset()  # no compiled code or guards left from an earlier problem
         compiled = torch.compile(model)
-        compiled(*input_sets[0])  # compiles; failures surface here
+        compiled(*input_sets[0])  # compiles here, outside warm-up and timing; failures surface here
         return measure(compiled, input_sets, settings, clock)
     except Exception as exc:
-        # A baseline torch cannot compile is a fact to report, not a failed request.
-        return {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}"}
+        # A baseline torch cannot build or run is a fact to report, not a failed request.
+        return {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}",
+                "transient": isinstance(exc, torch.OutOfMemoryError)}
+    finally:
+        if mode == "compile":
+            torch._dynamo.reset()  # drops guards that hold the timing inputs
+        disable_tf32()
 
 
 def cache_key(problem, mode: str, settings: Settings, n_sets: int) -> dict:
-    return {"version": _CACHE_VERSION, "problem_sha256": problem.file_sha256, "device": device_name(problem.device),
-            "torch": torch.__version__, "mode": mode, "warmup_ms": settings.warmup_ms, "runs": settings.runs,
-            "timing_sets": n_sets}
+    """Everything the measurement depends on. The shapes are in the key because the same file can
+    define other sizes (module constants read from the environment, e.g. CUTEGEN_PROBLEM_SCALE)."""
+    meta = problem.metadata
+    return {"version": _CACHE_VERSION, "problem_sha256": problem.file_sha256, "gpu": device_name(problem.device),
+            "torch": torch.__version__, "cuda": torch.version.cuda, "mode": mode, "precision": settings.precision,
+            "warmup_ms": settings.warmup_ms, "runs": settings.runs, "timing_sets": n_sets,
+            "inputs": [[i.get("dtype"), i.get("shape", i.get("value"))] for i in meta["inputs"]],
+            "params": [[p["dtype"], p["shape"]] for p in meta["params"]]}
 
 
 def _cache_path(cache_dir: str, key: dict) -> str:
@@ -138,7 +171,7 @@ def cache_read(cache_dir, key):
         with open(_cache_path(cache_dir, key), encoding="utf-8") as f:
             entry = json.load(f)
     except (OSError, ValueError):
-        return None
+        return None  # absent or half-written by a crashed writer: measure again
     return entry.get("result") if entry.get("key") == key else None
 
 
@@ -148,11 +181,14 @@ def cache_write(cache_dir, key, result) -> None:
     os.makedirs(cache_dir, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".baseline-")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump({"key": key, "result": result}, f)
+        json.dump({"key": key, "result": result}, f, indent=1)
     os.replace(tmp, _cache_path(cache_dir, key))  # atomic: a concurrent reader sees old or new
 
 
 def time_baselines(problem, input_sets: list, modes: list, settings: Settings) -> dict:
+    """{mode: stats or {"error"}, "cached": all modes came from the cache}. A compile error is
+    cached like a measurement (recompiling to fail again costs minutes per candidate), except an
+    out-of-memory one, which may not happen next time."""
     answer, all_cached, clock = {}, True, None
     for mode in modes:
         key = cache_key(problem, mode, settings, len(input_sets))
@@ -162,7 +198,7 @@ def time_baselines(problem, input_sets: list, modes: list, settings: Settings) -
             clock = clock or make_clock(problem.device)
             with torch.no_grad():
                 result = _time_mode(problem.model, mode, input_sets, settings, clock)
-            if "error" not in result:  # a failure may be transient: try again next time
+            if not result.pop("transient", False):
                 cache_write(settings.cache_dir, key, result)
         answer[mode] = result
     answer["cached"] = all_cached

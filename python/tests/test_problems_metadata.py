@@ -1,10 +1,11 @@
 """Every test problem loads on the CPU at its small size, and its metadata is exactly right."""
 import pytest
+import torch
 
 from conftest import SMALL, problem_path
 
-ALL_PROBLEMS = ["relu", "softmax_rows", "matmul_square", "matmul_bias_gelu", "row_sum", "scale_add",
-                "layernorm", "split_halves", "matmul_fp16"]
+ALL_PROBLEMS = ["relu", "gelu_tanh", "softmax_rows", "matmul_square", "matmul_bias_gelu", "row_sum", "scale_add",
+                "layernorm", "split_halves", "matmul_fp16", "matmul_bf16_nt"]
 
 # name -> (aten ops, workload class)
 EXPECTED_OPS = {
@@ -17,6 +18,8 @@ EXPECTED_OPS = {
     "layernorm": (["aten::native_layer_norm", "aten::mul"], "reduction"),
     "split_halves": (["aten::split", "aten::add", "aten::sub"], "elementwise"),
     "matmul_fp16": (["aten::mm"], "gemm"),
+    "matmul_bf16_nt": (["aten::permute", "aten::mm"], "gemm"),
+    "gelu_tanh": (["aten::gelu"], "elementwise"),
 }
 
 
@@ -40,12 +43,12 @@ def test_problem_scale_keeps_the_real_size_available(worker, monkeypatch):
     spec = importlib.util.spec_from_file_location("relu_full_size", problem_path("relu"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert (module.batch_size, module.dim) == (4096, 393216)
+    assert (module.batch_size, module.dim) == (4096, 65536)
 
 
 def test_relu_metadata(worker, small):
     meta = worker.load(problem_path("relu"))
-    rows, cols = 4096 // SMALL, 393216 // SMALL
+    rows, cols = 4096 // SMALL, 65536 // SMALL
     assert meta["inputs"] == [{"name": "x", "kind": "tensor", "dtype": "float32", "shape": [rows, cols]}]
     assert meta["params"] == []
     assert meta["outputs"] == [{"kind": "tensor", "dtype": "float32", "shape": [rows, cols]}]
@@ -56,7 +59,7 @@ def test_relu_metadata(worker, small):
 
 def test_softmax_counts_five_flops_per_element(worker, small):
     meta = worker.load(problem_path("softmax_rows"))
-    n = (4096 // SMALL) * (393216 // SMALL)
+    n = (4096 // SMALL) * (65536 // SMALL)
     assert meta["flops"] == 5 * n
     assert meta["min_bytes"] == 2 * n * 4
 
@@ -89,10 +92,17 @@ def test_parameters_come_before_buffers_whatever_the_registration_order(worker, 
 
 def test_layernorm_trial_inputs_are_forward_inputs_then_params_then_buffers(worker, small):
     worker.load(problem_path("layernorm"))
-    trial = worker.call("prepare", trials=[{"seed": 3}])["trials"][0]
+    prepared = worker.call("prepare", trials=[{"seed": 3}, {"seed": 4}], timing_sets=1)
     model = worker.session.problem.model
-    expected = [model.norm.weight.data_ptr(), model.norm.bias.data_ptr(), model.gain.data_ptr()]
-    assert [ref["data_ptr"] for ref in trial["inputs"][1:]] == expected
+    own = [model.norm.weight.data_ptr(), model.norm.bias.data_ptr(), model.gain.data_ptr()]
+    shared = worker.session.prepared.params
+    # The runner gets shared copies, never the model's own tensors (those are the pristine values).
+    assert [ref["data_ptr"] for ref in prepared["trials"][0]["inputs"][1:]] == [p.data_ptr() for p in shared]
+    assert not set(own) & {p.data_ptr() for p in shared}
+    assert [torch.equal(a, b) for a, b in zip(shared, [model.norm.weight, model.norm.bias, model.gain])] == [True] * 3
+    # One copy serves every trial and timing set.
+    assert prepared["trials"][1]["inputs"][1:] == prepared["trials"][0]["inputs"][1:]
+    assert prepared["timing"][0]["inputs"][1:] == prepared["trials"][0]["inputs"][1:]
 
 
 def test_scalar_forward_argument(worker, small):
@@ -116,7 +126,7 @@ def test_tuple_output(worker, small):
 def test_half_problem_has_a_float32_reference(worker, small):
     meta = worker.load(problem_path("matmul_fp16"))
     assert (meta["dtype"], meta["reference_dtype"]) == ("float16", "float32")
-    assert meta["min_bytes"] == 3 * (4096 // SMALL) ** 2 * 2
+    assert meta["min_bytes"] == 3 * (8192 // SMALL) ** 2 * 2
 
 
 def test_row_sum_counts_one_flop_per_input_element(worker, small):
@@ -124,3 +134,29 @@ def test_row_sum_counts_one_flop_per_input_element(worker, small):
     rows, cols = 4096 // SMALL, 65536 // SMALL
     assert meta["flops"] == rows * cols
     assert meta["outputs"] == [{"kind": "tensor", "dtype": "float32", "shape": [rows]}]
+
+
+def test_bf16_nt_matmul_flops(worker, small):
+    meta = worker.load(problem_path("matmul_bf16_nt"))
+    m, n, k = 4096 // SMALL, 8192 // SMALL, 2048 // SMALL
+    assert meta["flops"] == 2 * m * n * k
+    assert (meta["dtype"], meta["reference_dtype"]) == ("bfloat16", "float32")
+    assert meta["inputs"][1]["shape"] == [n, k]
+
+
+def test_load_names_the_device_and_torch(worker, small):
+    meta = worker.load(problem_path("relu"))
+    assert meta["gpu"] == "cpu"
+    assert meta["torch_version"] == torch.__version__
+
+
+def test_memory_estimate(worker, small):
+    meta = worker.load(problem_path("split_halves"))
+    rows, cols = 4096 // SMALL, 32768 // SMALL
+    mem = meta["memory"]
+    assert mem["bytes_per_trial"] == rows * cols * 4 + 2 * (2 * rows * cols // 2 * 4)
+    assert mem["bytes_per_timing_set"] == rows * cols * 4 + 2 * rows * cols // 2 * 4
+    assert mem["bytes_params"] == 0
+    assert mem["device_total_bytes"] >= mem["device_free_bytes"] > 0
+    assert mem["check_workspace_bytes"] == 0  # measured on CUDA only
+    assert worker.load(problem_path("layernorm"))["memory"]["bytes_params"] == 3 * (8192 // SMALL) * 4
