@@ -46,6 +46,7 @@ def matmul_tflops(device: torch.device, n: int, dtype: torch.dtype, tf32: bool) 
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
     torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
     try:
         ms = _best_ms(lambda: torch.mm(a, b), device)
     finally:

@@ -10,12 +10,15 @@ import os
 import torch
 
 from .errors import ProblemError, RequestError
+from .shared_buffers import PAGE_BYTES
 
 GIB = float(1 << 30)
 
 
-def tensor_bytes(values) -> int:
-    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
+def tensor_bytes(values, page: int = 1) -> int:
+    """Bytes of the tensors among `values`, each rounded up to `page` (shared buffers on a GPU
+    are whole 2 MiB pages, shared_buffers.PAGE_BYTES)."""
+    return sum(-(-(v.numel() * v.element_size()) // page) * page for v in values if isinstance(v, torch.Tensor))
 
 
 def device_memory(device: torch.device) -> tuple:
@@ -52,12 +55,13 @@ class PeakMeter:
 
 def estimates(forward_inputs, params, outputs, check_workspace: int, device: torch.device) -> dict:
     """The `memory` object of the load answer."""
-    inputs_bytes, outputs_bytes = tensor_bytes(forward_inputs), tensor_bytes(outputs)
+    page = PAGE_BYTES if device.type == "cuda" else 1
+    inputs_bytes, outputs_bytes = tensor_bytes(forward_inputs, page), tensor_bytes(outputs, page)
     free, total = device_memory(device)
     return {
         "bytes_per_trial": inputs_bytes + 2 * outputs_bytes,
         "bytes_per_timing_set": inputs_bytes + outputs_bytes,
-        "bytes_params": tensor_bytes(params),
+        "bytes_params": tensor_bytes(params, page),
         "check_workspace_bytes": int(check_workspace),
         "device_free_bytes": int(free),
         "device_total_bytes": int(total),

@@ -26,16 +26,27 @@ from .dtypes import dtype_name
 from .errors import WorkerError
 
 
+# GPU memory is mapped in pages of up to 2 MiB, and the driver may place small allocations side by
+# side in one page; an IPC mapping covers whole pages. Rounding every shared buffer up to 2 MiB
+# keeps anything else out of the pages a candidate can map (at most 2 MiB wasted per buffer).
+PAGE_BYTES = 2 << 20
+
+
+def _round_to_page(nbytes: int) -> int:
+    return max(1, -(-nbytes // PAGE_BYTES)) * PAGE_BYTES
+
+
 class _DeviceAllocation:
     """Owns one cuMemAlloc'd block; frees it when the last tensor made from it is collected."""
 
     def __init__(self, driver, ordinal: int, nbytes: int):
-        self.driver, self.ordinal, self.nbytes = driver, ordinal, nbytes
-        self.ptr = driver.alloc(ordinal, nbytes)
+        self.driver, self.ordinal = driver, ordinal
+        self.nbytes = _round_to_page(nbytes)
+        self.ptr = driver.alloc(ordinal, self.nbytes)
         self.handle = driver.ipc_handle(ordinal, self.ptr)
         # Read by torch.as_tensor: the block as a flat byte array; torch keeps this object alive
         # as long as any tensor views the memory.
-        self.__cuda_array_interface__ = {"shape": (max(1, nbytes),), "typestr": "|u1",
+        self.__cuda_array_interface__ = {"shape": (self.nbytes,), "typestr": "|u1",
                                          "data": (self.ptr, False), "version": 2}
 
     def __del__(self):

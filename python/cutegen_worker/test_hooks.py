@@ -4,7 +4,7 @@ Only registered when CUTEGEN_WORKER_TEST_HOOKS=1 (protocol.py); a production wor
 as an unknown op. Request: {"trial", "set": 0|1, "mode", optional "timing": true (`trial` then
 indexes the timing sets, which have one output set), "output" (one output index; default all),
 "count" (leave_poison: re-poison only the first `count` elements after writing the reference),
-"flat_index" and "delta" (perturb_one, reference_racy: add `delta` at `flat_index`, default 0),
+"flat_index" and "delta" (perturb_one: the reference plus `delta`, default 1.0, at `flat_index`, default 0),
 "input" (identity_input, mutate_input: which forward input, default 0)}.
 """
 import copy
@@ -15,7 +15,7 @@ from . import buffers, problem_loader
 from .errors import RequestError
 from .session import _field
 
-MODES = ("reference", "reference_tf32", "reference_racy", "zeros", "leave_poison", "perturb_one", "identity_input",
+MODES = ("reference", "native", "reference_tf32", "zeros", "leave_poison", "perturb_one", "identity_input",
          "mutate_input")
 
 
@@ -71,20 +71,22 @@ def debug_write_output(session, req: dict) -> dict:
     problem = session.problem
     pristine = problem.source.generate(trial.seed, trial.kind, trial.scale)
     refs = problem.reference.compute(pristine)
-    tf32 = _tf32_outputs(session, pristine) if mode == "reference_tf32" else None
+    other = None
+    if mode == "reference_tf32":
+        other = _tf32_outputs(session, pristine)
+    elif mode == "native":  # what eager PyTorch computes in the problem's own precision
+        with torch.no_grad():
+            other = problem_loader.run_forward(problem.model, pristine, problem.path)
     for i in indices:
-        _apply(mode, req, outputs[i], refs[i], trial, tf32[i] if tf32 else None)
+        _apply(mode, req, outputs[i], refs[i], trial, other[i] if other else None)
     return {}
 
 
-def _apply(mode, req, out, ref, trial, tf32_ref) -> None:
+def _apply(mode, req, out, ref, trial, other) -> None:
     if mode == "reference":
         _write(out, ref)
-    elif mode == "reference_tf32":
-        _write(out, tf32_ref)
-    elif mode == "reference_racy":  # the reference plus a tiny error that moves between runs
-        _write(out, ref)
-        out.view(-1)[_field(req, "flat_index", int, 0)] += _field(req, "delta", float, 1e-6)
+    elif mode in ("reference_tf32", "native"):
+        _write(out, other)
     elif mode == "zeros":
         out.zero_()
     elif mode == "leave_poison":
