@@ -71,3 +71,7 @@ def write_problem(tmp_path, text: str, name: str = "problem.py") -> str:
     path = tmp_path / name
     path.write_text(text)
     return str(path)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cuda: needs a CUDA device (skipped with 'no CUDA device' elsewhere)")
