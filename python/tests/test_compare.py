@@ -121,3 +121,23 @@ def test_mutation_is_bitwise():
     y[2] = 0.0  # +0 == -0 numerically, but the bits changed
     assert compare.mutated(y, x)
     assert compare.mutated(torch.arange(10), torch.arange(10).flip(0), chunk=3)
+
+
+def test_expected_values_saturate_to_the_output_dtypes_range():
+    ref = torch.tensor([1.0, 65519.0, 65520.0, -1e6, float("nan")], dtype=torch.float32)
+    expected = compare.expected_values(ref, torch.float16)
+    assert expected.dtype == torch.float32
+    assert expected[:2].tolist() == [1.0, 65519.0]  # still finite in fp16 (rounds to 65504)
+    assert expected[2:4].tolist() == [math.inf, -math.inf]
+    assert math.isnan(expected[4])
+    assert compare.expected_values(ref, torch.float32) is ref
+    assert compare.expected_values(ref, torch.int32) is ref
+
+
+def test_an_honest_fp16_overflow_passes():
+    ref = torch.tensor([1.0, 2.0, 1e5], dtype=torch.float32)
+    expected = compare.expected_values(ref, torch.float16)
+    got = ref.to(torch.float16)
+    tol = compare.tolerance("strict", torch.float16, torch.float16)
+    assert compare.compare(got, expected, tol, compare.max_abs_finite(expected))["pass"]
+    assert not compare.compare(got, ref, tol, compare.max_abs_finite(ref))["pass"]
