@@ -160,7 +160,8 @@ def run_to_run(first: torch.Tensor, second: torch.Tensor, tol: Tolerance, scale:
 
 
 def mutated(current: torch.Tensor, pristine: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> bool:
-    """Bitwise comparison (a NaN input that stays NaN is not a mutation)."""
+    """True unless the same bits (a NaN that stays NaN is unchanged, -0 for +0 is a change): what
+    "the kernel wrote into its input" means."""
     if current.shape != pristine.shape or current.dtype != pristine.dtype:
         return True
     a, b = current.contiguous().reshape(-1), pristine.contiguous().reshape(-1)

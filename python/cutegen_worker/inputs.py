@@ -15,7 +15,7 @@ import sys
 
 import torch
 
-from . import problem_loader
+from . import compare, problem_loader
 from .errors import ProblemError, RequestError
 
 TRIAL_KINDS = ("problem", "signed", "scaled")
@@ -63,16 +63,8 @@ class InputSource:
 
 def _same(a, b) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return a.shape == b.shape and a.dtype == b.dtype and bitwise_equal(a, b)
+        return not compare.mutated(a, b)
     return type(a) is type(b) and a == b
-
-
-def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Same bits (NaN == NaN, -0 != +0): what "unchanged" means for a buffer."""
-    if a.dtype == torch.bool:
-        return torch.equal(a, b.to(a.device))
-    x, y = a.contiguous().reshape(-1), b.to(a.device).contiguous().reshape(-1)
-    return torch.equal(x.view(torch.uint8), y.view(torch.uint8))
 
 
 def transform(values: list, kind: str, seed: int, scale: float = 1.0) -> list:

@@ -13,6 +13,7 @@ What lives where:
 import gc
 import hashlib
 import os
+import sys
 from dataclasses import dataclass, field
 
 import torch
@@ -123,6 +124,8 @@ class Session:
         path = _field(req, "problem", str, required=True)
         device = parse_device(_field(req, "device", str, "cuda"))
         seed = _field(req, "seed", int, 0)
+        if self.problem is not None:
+            sys.modules.pop(self.problem.module.__name__, None)  # module-level tensors go with it
         self.problem = None  # first, so release_prepared also frees the old problem's memory
         self.release_prepared()
         self.problem = self._load(os.path.abspath(path), device, seed)
@@ -294,7 +297,7 @@ class Session:
         pairs = list(zip(input_set.forward, pristine, problem.input_names)) + \
             list(zip(self.prepared.params, problem.params, problem.param_names))
         for shared, original, name in pairs:
-            if isinstance(shared, torch.Tensor) and not inputs.bitwise_equal(shared, original):
+            if isinstance(shared, torch.Tensor) and compare.mutated(shared, original):
                 mutated.append(name)
                 with torch.no_grad():  # later checks and the baselines must see the original values
                     shared.copy_(original)
@@ -362,7 +365,7 @@ class Session:
         pristine = self.problem.source.generate(input_set.seed, input_set.kind, input_set.scale)
         with torch.no_grad():
             for shared, original in zip(input_set.forward, pristine):
-                if isinstance(shared, torch.Tensor) and not inputs.bitwise_equal(shared, original):
+                if isinstance(shared, torch.Tensor) and compare.mutated(shared, original):
                     shared.copy_(original)
 
     def op_calibrate(self, req: dict) -> dict:

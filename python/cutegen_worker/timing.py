@@ -1,12 +1,12 @@
 """Baseline timing of the reference model (eager and torch.compile), the way the runner times candidates.
 
-Each timed run: flush L2 by writing a buffer larger than it, record a start event, run on inputs
-rotated among the timing sets (so nothing can be served from a cache of the previous call), record
-an end event. Warm-up runs come first. On the CPU (tests) the host clock replaces the events so the
-same code path runs.
+Each timed run: flush L2 by writing a buffer larger than it, synchronize, record a start event,
+run on inputs rotated among the timing sets (so nothing can be served from a cache of the previous
+call), record an end event, synchronize. Warm-up runs (and torch.compile's compilation) come first.
+On the CPU (tests) the host clock replaces the events so the same code path runs.
 
-Results are cached by problem file hash, device name, torch version and the timing parameters:
-eager and compiled baselines of a problem do not change between cutegen runs on the same machine.
+Results are cached by problem file hash, GPU name, torch version, the timing parameters and the
+shapes: eager and compiled baselines of a problem do not change between cutegen runs on one machine.
 """
 import hashlib
 import json

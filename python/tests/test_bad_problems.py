@@ -147,3 +147,14 @@ def test_worker_keeps_serving_after_a_bad_file(worker, tmp_path):
     assert (response["ok"], response["kind"]) == (False, "request")  # nothing is loaded now
     meta = worker.load(write_problem(tmp_path, textwrap.dedent(GOOD_MODEL) + GOOD_TAIL, "good.py"))
     assert meta["outputs"] == [{"kind": "tensor", "dtype": "float32", "shape": [4, 4]}]
+
+
+def test_output_shape_that_depends_on_the_input_values(worker, tmp_path):
+    text = GOOD_MODEL.replace("return x * 2", "return x[x > 0.5]") + GOOD_TAIL
+    worker.load(write_problem(tmp_path, text))
+    worker.call("prepare", trials=[{"seed": s} for s in range(1, 6)])
+    errors = [worker.raw("check", trial=i) for i in range(5)]
+    failures = [r for r in errors if not r["ok"]]
+    assert failures, "some seed must give another number of elements above 0.5"
+    assert failures[0]["kind"] == "problem"
+    assert "output shapes must not depend on input values" in failures[0]["error"]
