@@ -1,0 +1,70 @@
+"""The device's practical ceilings for the roofline: copy bandwidth and dense matmul rates.
+
+The best of several runs is taken: a ceiling is what the hardware can do, not what it usually does.
+On the CPU (tests) sizes are small; the numbers only exercise the code path.
+"""
+import time
+
+import torch
+
+from .reference import disable_tf32
+from .timing import device_name
+
+_REPS = 10
+
+
+def _best_ms(fn, device: torch.device) -> float:
+    for _ in range(2):
+        fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        best = float("inf")
+        for _ in range(_REPS):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            best = min(best, start.elapsed_time(end))
+        return best
+    best = float("inf")
+    for _ in range(_REPS):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, (time.perf_counter() - t0) * 1e3)
+    return best
+
+
+def copy_gbps(device: torch.device, nbytes: int) -> float:
+    src = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(1)
+    dst = torch.empty_like(src)
+    ms = _best_ms(lambda: dst.copy_(src), device)
+    return 2 * nbytes / (ms * 1e-3) / 1e9  # bytes read + bytes written
+
+
+def matmul_tflops(device: torch.device, n: int, dtype: torch.dtype, tf32: bool) -> float:
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    try:
+        ms = _best_ms(lambda: torch.mm(a, b), device)
+    finally:
+        disable_tf32()
+    return 2 * n ** 3 / (ms * 1e-3) / 1e12
+
+
+def calibrate(device: torch.device) -> dict:
+    big = device.type == "cuda"
+    nbytes = (2 << 30) if big else (32 << 20)
+    n = 8192 if big else 256
+    return {
+        "gpu": device_name(device),
+        "hbm_gbps": copy_gbps(device, nbytes),
+        "tflops": {
+            "fp32": matmul_tflops(device, n, torch.float32, tf32=False),
+            "tf32": matmul_tflops(device, n, torch.float32, tf32=True),
+            "fp16": matmul_tflops(device, n, torch.float16, tf32=False),
+            "bf16": matmul_tflops(device, n, torch.bfloat16, tf32=False),
+        },
+    }

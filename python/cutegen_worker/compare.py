@@ -1,0 +1,173 @@
+"""Comparison of outputs against the reference: the mismatch report and the precision policies.
+
+An element is bad when |got - ref| > atol * scale + rtol * |ref|, `scale` being the largest finite
+|ref| of that output, so values that cancel to near zero are judged against the output's magnitude
+rather than their own. NaN/Inf where the reference is finite is always bad. An output also fails
+when rel_l2_err = ||got - ref|| / ||ref|| exceeds rel_l2_limit: per-element bounds loose enough for
+honest fp32 still let TF32 through on a few elements, the aggregate error does not.
+
+Everything runs in float64, a chunk at a time: a KernelBench-sized output is 6 GiB in fp32, and
+whole-tensor float64 temporaries of it would need several times that beside the shared buffers.
+"""
+from dataclasses import dataclass
+
+import torch
+
+from .errors import RequestError
+
+POLICIES = {"strict": (1e-4, 1e-4, 1e-5), "tf32": (1e-3, 1e-3, 2e-3), "bf16": (1e-2, 1e-2, 2e-2)}
+# Half-precision problems cannot be held to fp32 accuracy; these apply whatever the policy.
+_HALF_PROBLEMS = {torch.float16: (1e-2, 1e-2, 2e-3), torch.bfloat16: (2e-2, 2e-2, 2e-2)}
+
+FIRST_BAD_LIMIT = 8
+CHUNK_ELEMENTS = 1 << 24  # 128 MiB per float64 temporary: the check workspace stays small
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+    rel_l2_limit: float
+
+
+def tolerance(policy: str, problem_dtype: torch.dtype, output_dtype: torch.dtype) -> Tolerance:
+    if policy not in POLICIES:
+        raise RequestError(f"unknown precision policy {policy!r}; expected one of {', '.join(POLICIES)}")
+    if not output_dtype.is_floating_point:
+        return Tolerance(0.0, 0.0, 0.0)  # integer and bool outputs must match exactly
+    return Tolerance(*_HALF_PROBLEMS.get(problem_dtype, POLICIES[policy]))
+
+
+def expected_values(ref: torch.Tensor, output_dtype: torch.dtype) -> torch.Tensor:
+    """The reference as a correct kernel can write it: values beyond the output dtype's range become
+    the infinity they round to (an fp16 GEMM on inputs scaled by 100 overflows; that is not the
+    kernel's fault). Everything else keeps the reference's precision."""
+    if not output_dtype.is_floating_point or not ref.is_floating_point():
+        return ref
+    if torch.finfo(output_dtype).max >= torch.finfo(ref.dtype).max:
+        return ref
+    rounded = ref.to(output_dtype)
+    overflow = torch.isinf(rounded) & torch.isfinite(ref)
+    if not bool(overflow.any()):
+        return ref
+    return torch.where(overflow, rounded.to(ref.dtype), ref)
+
+
+def max_abs_finite(ref: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> float:
+    """The `scale` of the element test: the largest finite |ref|."""
+    best = 0.0
+    flat = ref.reshape(-1)
+    for start in range(0, flat.numel(), chunk):
+        part = flat[start:start + chunk].to(torch.float64).abs()
+        part = part[torch.isfinite(part)]
+        if part.numel():
+            best = max(best, float(part.max()))
+    return best
+
+
+def _unravel(flat_index: int, shape) -> list:
+    index = []
+    for size in reversed(list(shape)):
+        index.append(flat_index % size if size else 0)
+        flat_index = flat_index // size if size else 0
+    return list(reversed(index))
+
+
+class _Accumulator:
+    def __init__(self):
+        self.bad = self.nonfinite_bad = self.unwritten = self.nan = self.inf = 0
+        self.max_abs = self.max_rel = 0.0
+        self.sum_sq_diff = self.sum_sq_ref = 0.0
+        self.first_bad = []
+
+    def add(self, got, ref, start, shape, tol, scale, is_float):
+        got_nan, ref_nan = torch.isnan(got), torch.isnan(ref)
+        both_finite = torch.isfinite(got) & torch.isfinite(ref)
+        diff = torch.where(both_finite, (got - ref).abs(), torch.zeros_like(got))
+        bound = tol.atol * scale + tol.rtol * ref.abs()
+        same_nonfinite = (got_nan & ref_nan) | (~both_finite & (got == ref))
+        nonfinite_bad = ~both_finite & ~same_nonfinite
+        bad = (both_finite & (diff > bound)) | nonfinite_bad
+
+        self.bad += int(bad.sum())
+        self.nonfinite_bad += int(nonfinite_bad.sum())
+        if is_float:
+            self.unwritten += int((got_nan & ~ref_nan).sum())
+        self.nan += int(got_nan.sum())
+        self.inf += int(torch.isinf(got).sum())
+        if diff.numel():
+            self.max_abs = max(self.max_abs, float(diff.max()))
+            nonzero_ref = both_finite & (ref != 0)
+            if bool(nonzero_ref.any()):
+                self.max_rel = max(self.max_rel, float((diff[nonzero_ref] / ref[nonzero_ref].abs()).max()))
+        self.sum_sq_diff += float((diff * diff).sum())
+        finite_ref = torch.where(torch.isfinite(ref), ref, torch.zeros_like(ref))
+        self.sum_sq_ref += float((finite_ref * finite_ref).sum())
+        self._note_first_bad(bad, got, ref, start, shape)
+
+    def _note_first_bad(self, bad, got, ref, start, shape):
+        need = FIRST_BAD_LIMIT - len(self.first_bad)
+        if need <= 0 or not bool(bad.any()):
+            return
+        for local in torch.nonzero(bad).reshape(-1)[:need].tolist():
+            self.first_bad.append({"index": _unravel(start + local, shape),
+                                   "got": float(got[local]), "expected": float(ref[local])})
+
+    def rel_l2(self) -> float:
+        if self.sum_sq_ref > 0:
+            return (self.sum_sq_diff / self.sum_sq_ref) ** 0.5
+        return 0.0 if self.sum_sq_diff == 0 else float("inf")
+
+
+def _accumulate(got, ref, tol, scale, chunk):
+    acc = _Accumulator()
+    got_flat, ref_flat = got.reshape(-1), ref.reshape(-1)
+    for start in range(0, got.numel(), chunk):
+        g = got_flat[start:start + chunk].to(torch.float64)
+        r = ref_flat[start:start + chunk].to(device=g.device, dtype=torch.float64)
+        acc.add(g, r, start, got.shape, tol, scale, got.is_floating_point())
+    return acc
+
+
+def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, scale: float,
+            chunk: int = CHUNK_ELEMENTS) -> dict:
+    """The mismatch report of one output (without its `index`), plus `pass`.
+
+    `ref` may live on another device than `got` (host memory on a GPU machine). max_abs_err,
+    max_rel_err and rel_l2_err cover the elements where both are finite; the others are counted
+    in bad_count, unwritten_count, nan_count and inf_count."""
+    total = got.numel()
+    acc = _accumulate(got, ref, tol, scale, chunk)
+    rel_l2 = acc.rel_l2()
+    return {
+        "max_abs_err": acc.max_abs, "max_rel_err": acc.max_rel, "rel_l2_err": rel_l2,
+        "bad_count": acc.bad, "bad_fraction": acc.bad / total if total else 0.0, "total": total,
+        "first_bad": acc.first_bad,
+        "unwritten_count": acc.unwritten, "nan_count": acc.nan, "inf_count": acc.inf,
+        "atol": tol.atol, "rtol": tol.rtol, "rel_l2_limit": tol.rel_l2_limit,
+        "pass": acc.bad == 0 and rel_l2 <= tol.rel_l2_limit,
+    }
+
+
+def run_to_run(first: torch.Tensor, second: torch.Tensor, tol: Tolerance, scale: float,
+               chunk: int = CHUNK_ELEMENTS):
+    """(agree, max abs difference) of two runs on the same inputs, judged with the same tolerance.
+
+    A NaN/Inf in one run where the other has something else counts as an infinite difference."""
+    acc = _accumulate(second, first, tol, scale, chunk)
+    agree = acc.bad == 0 and acc.rel_l2() <= tol.rel_l2_limit
+    return agree, float("inf") if acc.nonfinite_bad else acc.max_abs
+
+
+def mutated(current: torch.Tensor, pristine: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> bool:
+    """True unless the same bits (a NaN that stays NaN is unchanged, -0 for +0 is a change): what
+    "the kernel wrote into its input" means."""
+    if current.shape != pristine.shape or current.dtype != pristine.dtype:
+        return True
+    a, b = current.contiguous().reshape(-1), pristine.contiguous().reshape(-1)
+    for start in range(0, a.numel(), chunk):
+        x = a[start:start + chunk].view(torch.uint8)
+        y = b[start:start + chunk].to(x.device).view(torch.uint8)
+        if not torch.equal(x, y):
+            return True
+    return False

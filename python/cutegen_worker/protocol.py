@@ -1,0 +1,120 @@
+"""The JSON-lines loop: one request per line on stdin, exactly one response per line on stdout.
+
+stdout carries protocol only. At start the worker keeps a private duplicate of file descriptor 1
+for responses and points descriptor 1 (and sys.stdout) at stderr, so nothing else can reach the
+stream: not a print() in a problem file, not a C++ extension writing to fd 1.
+
+JSON has no NaN or Infinity; non-finite floats in results are sent as the strings "NaN",
+"Infinity" and "-Infinity" (std::stod reads them).
+"""
+import json
+import math
+import os
+import sys
+import traceback
+
+from .errors import RequestError, WorkerError
+
+TEST_HOOKS_ENV = "CUTEGEN_WORKER_TEST_HOOKS"
+
+
+def protect_stdout():
+    """Returns a text stream on the original stdout; fd 1 and sys.stdout now go to stderr."""
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(protocol_fd, "w", encoding="utf-8", newline="\n")
+
+
+def jsonable(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def error_response(request_id, kind: str, message: str) -> dict:
+    return {"id": request_id, "ok": False, "error": message, "kind": kind}
+
+
+class Dispatcher:
+    """Maps op names to handlers and turns every outcome into a response object."""
+
+    def __init__(self, session, test_hooks: bool = False):
+        self.session = session
+        self.stopped = False
+        self.handlers = {
+            "load": session.op_load,
+            "prepare": session.op_prepare,
+            "check": session.op_check,
+            "check_timing": session.op_check_timing,
+            "time_baselines": session.op_time_baselines,
+            "calibrate": session.op_calibrate,
+            "shutdown": self._shutdown,
+        }
+        if test_hooks:
+            from . import test_hooks as hooks
+            self.handlers["debug_write_output"] = lambda req: hooks.debug_write_output(session, req)
+
+    def _shutdown(self, request: dict) -> dict:
+        self.stopped = True
+        return {}
+
+    def handle_line(self, line: str) -> dict:
+        try:
+            request = json.loads(line)
+        except ValueError as exc:
+            return error_response(None, "request", f"request is not valid JSON: {exc}")
+        if not isinstance(request, dict):
+            return error_response(None, "request", "a request must be a JSON object")
+        return self.handle(request)
+
+    def handle(self, request: dict) -> dict:
+        request_id = request.get("id")
+        try:
+            if not isinstance(request_id, int) or isinstance(request_id, bool):
+                raise RequestError("request field 'id' must be an integer")
+            op = request.get("op")
+            handler = self.handlers.get(op) if isinstance(op, str) else None
+            if handler is None:
+                raise RequestError(f"unknown op {op!r}; expected one of {', '.join(sorted(self.handlers))}")
+            return {"id": request_id, "ok": True, "result": jsonable(handler(request))}
+        except WorkerError as exc:
+            return error_response(request_id, exc.kind, str(exc))
+        except Exception as exc:
+            traceback.print_exc(file=sys.stderr)
+            return error_response(request_id, "internal", f"{type(exc).__name__}: {exc}")
+
+
+def serve(dispatcher: Dispatcher, stdin, out) -> int:
+    while True:
+        line = stdin.readline()
+        if not line:
+            return 0  # EOF: cutegen went away
+        if not line.strip():
+            continue
+        out.write(encode(dispatcher.handle_line(line)) + "\n")
+        out.flush()
+        if dispatcher.stopped:
+            return 0
+
+
+def encode(response: dict) -> str:
+    try:
+        return json.dumps(response, allow_nan=False)
+    except (TypeError, ValueError) as exc:  # a handler returned something JSON cannot carry: our bug
+        return json.dumps(error_response(response.get("id"), "internal", f"unencodable result: {exc}"))
+
+
+def main() -> int:
+    out = protect_stdout()
+    from .session import Session  # torch is imported after stdout is safe: it may print at import
+
+    test_hooks = os.environ.get(TEST_HOOKS_ENV) == "1"
+    if test_hooks:
+        print(f"cutegen-worker: {TEST_HOOKS_ENV}=1: test hooks are enabled", file=sys.stderr)
+    return serve(Dispatcher(Session(), test_hooks), sys.stdin, out)

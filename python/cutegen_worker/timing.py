@@ -1,0 +1,205 @@
+"""Baseline timing of the reference model (eager and torch.compile), the way the runner times candidates.
+
+Each timed run: flush L2 by writing a buffer larger than it, synchronize, record a start event,
+run on inputs rotated among the timing sets (so nothing can be served from a cache of the previous
+call), record an end event, synchronize. Warm-up runs (and torch.compile's compilation) come first.
+On the CPU (tests) the host clock replaces the events so the same code path runs.
+
+Results are cached by problem file hash, GPU name, torch version, the timing parameters and the
+shapes: eager and compiled baselines of a problem do not change between cutegen runs on one machine.
+"""
+import hashlib
+import json
+import os
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .reference import disable_tf32
+
+MODES = ("eager", "compile")
+_CUDA_FLUSH_BYTES = 256 << 20  # larger than any current GPU's L2 (H200: 60 MiB)
+_HOST_FLUSH_BYTES = 8 << 20  # keeps CPU tests fast; host timings are for testing the path only
+_CACHE_VERSION = 1
+
+
+@dataclass
+class Settings:
+    warmup_ms: float = 100.0
+    runs: int = 100
+    cache_dir: str = None
+    precision: str = "strict"
+
+
+def device_name(device: torch.device) -> str:
+    """The name calibrations and baseline caches are keyed on: the GPU's name, or "cpu"."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return "cpu"
+
+
+class CudaClock:
+    """Times one call the way cutegen-runner times a candidate: flush L2 with a 256 MiB write,
+    synchronize the device, events on the current stream around the call, synchronize again.
+    Synchronizing before each call matters for fairness: it puts the launch latency of the first
+    kernel inside the timed region for the baseline exactly as it is for a candidate, instead of
+    letting back-to-back launches hide it."""
+
+    def __init__(self, device: torch.device, flush_bytes: int = _CUDA_FLUSH_BYTES):
+        self.device = device
+        self.flush_buffer = torch.empty(flush_bytes, dtype=torch.uint8, device=device)
+        self.times = []
+
+    def sync(self):
+        torch.cuda.synchronize(self.device)
+
+    def time(self, fn):
+        self.flush_buffer.fill_(len(self.times) & 0xFF)
+        self.sync()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        self.sync()
+        self.times.append(start.elapsed_time(end))
+
+    def collect(self) -> list:
+        times, self.times = self.times, []
+        return times
+
+
+class HostClock:
+    """The same sequence on the CPU (tests): host clock instead of events, a small flush."""
+
+    def __init__(self, flush_bytes: int = _HOST_FLUSH_BYTES):
+        self.flush_buffer = torch.empty(flush_bytes, dtype=torch.uint8)
+        self.times = []
+
+    def sync(self):
+        pass
+
+    def time(self, fn):
+        self.flush_buffer.fill_(len(self.times) & 0xFF)
+        start = time.perf_counter()
+        fn()
+        self.times.append((time.perf_counter() - start) * 1e3)
+
+    def collect(self) -> list:
+        times, self.times = self.times, []
+        return times
+
+
+def make_clock(device: torch.device):
+    return CudaClock(device) if device.type == "cuda" else HostClock()
+
+
+def summarize(times_ms: list) -> dict:
+    q25, q75 = np.percentile(times_ms, [25, 75])
+    return {"median_ms": statistics.median(times_ms), "min_ms": min(times_ms), "max_ms": max(times_ms),
+            "iqr_ms": float(q75 - q25), "runs": len(times_ms)}
+
+
+def measure(fn, input_sets: list, settings: Settings, clock) -> dict:
+    """Warm-up for settings.warmup_ms (at least one call), then settings.runs timed calls."""
+    calls = 0
+    start = time.perf_counter()
+    while True:
+        fn(*input_sets[calls % len(input_sets)])
+        calls += 1
+        clock.sync()
+        if (time.perf_counter() - start) * 1e3 >= settings.warmup_ms:
+            break
+    for i in range(settings.runs):
+        values = input_sets[(calls + i) % len(input_sets)]
+        clock.time(lambda: fn(*values))
+    return summarize(clock.collect())
+
+
+def _precision_flags(precision: str):
+    """The baseline computes as a candidate is allowed to: fp32 matmuls use TF32 only when the
+    policy lets candidates do so (tf32, bf16), never under `strict`."""
+    allow = precision in ("tf32", "bf16")
+    return {"allow_tf32": allow, "matmul_precision": "high" if allow else "highest"}
+
+
+def _time_mode(model, mode: str, input_sets: list, settings: Settings, clock) -> dict:
+    flags = _precision_flags(settings.precision)
+    torch.backends.cuda.matmul.allow_tf32 = flags["allow_tf32"]
+    torch.backends.cudnn.allow_tf32 = flags["allow_tf32"]
+    torch.set_float32_matmul_precision(flags["matmul_precision"])
+    try:
+        if mode == "eager":
+            return measure(model, input_sets, settings, clock)
+        torch._dynamo.reset()  # no compiled code or guards left from an earlier problem
+        compiled = torch.compile(model)
+        compiled(*input_sets[0])  # compiles here, outside warm-up and timing; failures surface here
+        return measure(compiled, input_sets, settings, clock)
+    except Exception as exc:
+        # A baseline torch cannot build or run is a fact to report, not a failed request.
+        return {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}",
+                "transient": isinstance(exc, torch.OutOfMemoryError)}
+    finally:
+        if mode == "compile":
+            torch._dynamo.reset()  # drops guards that hold the timing inputs
+        disable_tf32()
+
+
+def cache_key(problem, mode: str, settings: Settings, n_sets: int) -> dict:
+    """Everything the measurement depends on. The shapes are in the key because the same file can
+    define other sizes (module constants read from the environment, e.g. CUTEGEN_PROBLEM_SCALE)."""
+    meta = problem.metadata
+    return {"version": _CACHE_VERSION, "problem_sha256": problem.file_sha256, "gpu": device_name(problem.device),
+            "torch": torch.__version__, "cuda": torch.version.cuda, "mode": mode, "precision": settings.precision,
+            "warmup_ms": settings.warmup_ms, "runs": settings.runs, "timing_sets": n_sets,
+            "inputs": [[i.get("dtype"), i.get("shape", i.get("value"))] for i in meta["inputs"]],
+            "params": [[p["dtype"], p["shape"]] for p in meta["params"]]}
+
+
+def _cache_path(cache_dir: str, key: dict) -> str:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+    return os.path.join(cache_dir, f"baseline-{digest}.json")
+
+
+def cache_read(cache_dir, key):
+    if not cache_dir:
+        return None
+    try:
+        with open(_cache_path(cache_dir, key), encoding="utf-8") as f:
+            entry = json.load(f)
+    except (OSError, ValueError):
+        return None  # absent or half-written by a crashed writer: measure again
+    return entry.get("result") if entry.get("key") == key else None
+
+
+def cache_write(cache_dir, key, result) -> None:
+    if not cache_dir:
+        return
+    os.makedirs(cache_dir, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".baseline-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({"key": key, "result": result}, f, indent=1)
+    os.replace(tmp, _cache_path(cache_dir, key))  # atomic: a concurrent reader sees old or new
+
+
+def time_baselines(problem, input_sets: list, modes: list, settings: Settings) -> dict:
+    """{mode: stats or {"error"}, "cached": all modes came from the cache}. A compile error is
+    cached like a measurement (recompiling to fail again costs minutes per candidate), except an
+    out-of-memory one, which may not happen next time."""
+    answer, all_cached, clock = {}, True, None
+    for mode in modes:
+        key = cache_key(problem, mode, settings, len(input_sets))
+        result = cache_read(settings.cache_dir, key)
+        if result is None:
+            all_cached = False
+            clock = clock or make_clock(problem.device)
+            with torch.no_grad():
+                result = _time_mode(problem.model, mode, input_sets, settings, clock)
+            if not result.pop("transient", False):
+                cache_write(settings.cache_dir, key, result)
+        answer[mode] = result
+    answer["cached"] = all_cached
+    return answer

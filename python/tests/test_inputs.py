@@ -1,0 +1,122 @@
+"""Per-seed input generation and the signed/scaled trial transforms."""
+import torch
+
+from conftest import problem_path, write_problem
+from cutegen_worker import inputs
+
+MIXED = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, idx, mask, k: int):
+        return x[idx] * mask[idx] * k
+
+
+def get_inputs():
+    return [torch.rand(16, 8), torch.randint(0, 16, (5,)), torch.rand(16, 1) > 0.5, 3]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def generate(worker, seed, kind="problem", scale=1.0):
+    return worker.session.problem.source.generate(seed, kind, scale)
+
+
+def test_same_seed_same_inputs_other_seed_other_inputs(worker, small):
+    worker.load(problem_path("matmul_square"))
+    for kind in ("problem", "signed", "scaled"):
+        a, b = generate(worker, 11, kind, 10.0), generate(worker, 11, kind, 10.0)
+        assert all(torch.equal(x, y) for x, y in zip(a, b))
+        c = generate(worker, 12, kind, 10.0)
+        assert not torch.equal(a[0], c[0])
+
+
+def test_signed_flips_signs_of_rand_inputs_and_nothing_else(worker, small):
+    worker.load(problem_path("relu"))
+    (plain,), (signed,) = generate(worker, 5), generate(worker, 5, "signed")
+    assert plain.min() >= 0  # KernelBench's torch.rand: [0, 1)
+    assert (signed < 0).float().mean() > 0.4 and (signed > 0).float().mean() > 0.4
+    assert torch.equal(signed.abs(), plain)  # x * sign, magnitudes kept
+
+
+def test_scaled_multiplies_floating_inputs(worker, small):
+    worker.load(problem_path("relu"))
+    (plain,), (scaled,) = generate(worker, 5), generate(worker, 5, "scaled", 100.0)
+    assert torch.equal(scaled, plain * 100.0)
+
+
+def test_integer_bool_and_scalar_inputs_are_left_alone(worker, tmp_path):
+    worker.load(write_problem(tmp_path, MIXED))
+    plain, signed, scaled = generate(worker, 9), generate(worker, 9, "signed"), generate(worker, 9, "scaled", 1e3)
+    for other in (signed, scaled):
+        assert torch.equal(other[1], plain[1]) and other[1].dtype == torch.int64
+        assert torch.equal(other[2], plain[2]) and other[2].dtype == torch.bool
+        assert other[3] == 3
+        assert not torch.equal(other[0], plain[0])
+
+
+def test_prepared_trials_use_their_seed_and_kind(worker, small):
+    worker.load(problem_path("relu"))
+    worker.call("prepare", trials=[{"seed": 101, "kind": "problem"}, {"seed": 102, "kind": "signed"},
+                                   {"seed": 103, "kind": "scaled", "scale": 100.0}])
+    trials = worker.session.prepared.trials
+    assert torch.equal(trials[0].forward[0], generate(worker, 101)[0])
+    assert torch.equal(trials[1].forward[0], generate(worker, 102, "signed")[0])
+    assert torch.equal(trials[2].forward[0], generate(worker, 103, "scaled", 100.0)[0])
+
+
+def test_timing_sets_are_distinct_problem_inputs(worker, small):
+    worker.load(problem_path("relu"))
+    result = worker.call("prepare", trials=[], timing_sets=3, timing_seed=7)
+    assert len(result["timing"]) == 3
+    assert [s["seed"] for s in result["timing"]] == [7, 8, 9]
+    sets = [s.forward[0] for s in worker.session.prepared.timing]
+    assert not torch.equal(sets[0], sets[1]) and not torch.equal(sets[1], sets[2])
+    assert all(s.min() >= 0 for s in sets)  # problem kind
+    assert torch.equal(sets[1], generate(worker, 8)[0])
+    outs = [s.outputs[0][0] for s in worker.session.prepared.timing]
+    assert all(torch.isnan(o).all() for o in outs)
+
+
+def test_scaled_trial_without_scale_is_a_request_error(worker, small):
+    worker.load(problem_path("relu"))
+    response = worker.raw("prepare", trials=[{"seed": 1, "kind": "scaled"}])
+    assert (response["ok"], response["kind"]) == (False, "request")
+    response = worker.raw("prepare", trials=[{"seed": 1, "kind": "shuffled"}])
+    assert (response["ok"], response["kind"]) == (False, "request")
+
+
+def test_get_inputs_drawing_from_numpy_and_random_is_reproducible(worker, tmp_path):
+    text = MIXED.replace("def get_inputs():\n    return [", "def get_inputs():\n    import random, numpy\n"
+                         "    k = random.randint(1, 9) + int(numpy.random.randint(0, 5))\n    return [")
+    text = text.replace(", 3]", ", k]")
+    worker.load(write_problem(tmp_path, text))
+    assert generate(worker, 4)[3] == generate(worker, 4)[3]
+
+
+def test_get_inputs_that_is_not_reproducible_is_a_problem_error(worker, tmp_path):
+    text = MIXED.replace("torch.rand(16, 8)", "torch.rand(16, 8, generator=torch.Generator().manual_seed(_n()))")
+    text = text.replace("def get_inputs():", "_calls = []\n\n\ndef _n():\n    _calls.append(1)\n    return len(_calls)\n\n\n"
+                        "def get_inputs():")
+    response = worker.raw("load", problem=write_problem(tmp_path, text), device="cpu", seed=0)
+    assert (response["ok"], response["kind"]) == (False, "problem")
+    assert "get_inputs() returned a different input 0 for the same seed" in response["error"]
+
+
+def test_transforms_never_write_into_what_get_inputs_returned():
+    kept = torch.rand(4, 4)
+    before = kept.clone()
+    inputs.transform([kept], "signed", 1)
+    inputs.transform([kept], "scaled", 1, 10.0)
+    assert torch.equal(kept, before)
+
+
+def test_transforms_keep_strides():
+    x = torch.rand(8, 4).t()
+    assert inputs.transform([x], "signed", 3)[0].stride() == x.stride()
+    assert inputs.transform([x], "scaled", 3, 2.0)[0].stride() == x.stride()

@@ -1,0 +1,105 @@
+"""The worker as cutegen starts it: `python3 -m cutegen_worker`, JSON lines on stdin/stdout.
+
+One subprocess for the whole module (importing torch takes seconds). stdout must carry nothing but
+one response per request, whatever the problem file prints."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SMALL, problem_path, write_problem
+
+NOISY = '''
+import sys
+import torch
+import torch.nn as nn
+
+print("hello from import")
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        print("hello from forward")
+        sys.stdout.write("raw write\\n")
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.rand(8, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.fixture(scope="module")
+def proc():
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), PYTHONUNBUFFERED="1",
+               CUTEGEN_PROBLEM_SCALE=str(SMALL), OMP_NUM_THREADS="1")
+    env.pop("CUTEGEN_WORKER_TEST_HOOKS", None)
+    p = subprocess.Popen([sys.executable, "-m", "cutegen_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    yield p
+    if p.poll() is None:
+        p.kill()
+    p.wait()
+
+
+def send(proc, line: str) -> dict:
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    out = proc.stdout.readline()
+    assert out.endswith("\n"), f"no complete response line: {out!r}"
+    return json.loads(out)  # anything that is not one JSON object per line fails here
+
+
+def request(proc, **fields) -> dict:
+    return send(proc, json.dumps(fields))
+
+
+def test_a_session(proc, tmp_path):
+    path = write_problem(tmp_path, NOISY)
+    load = request(proc, id=1, op="load", problem=path, device="cpu", seed=0)
+    assert load["id"] == 1 and load["ok"] is True, load
+    meta = load["result"]
+    assert meta["outputs"] == [{"kind": "tensor", "dtype": "float32", "shape": [8, 8]}]
+    assert meta["aten_ops"] == ["aten::relu"] and meta["workload_class"] == "elementwise"
+    prep = request(proc, id=2, op="prepare", trials=[{"seed": 5, "kind": "signed"}], timing_sets=1, timing_seed=3)
+    assert prep["id"] == 2 and prep["ok"] is True
+    trial = prep["result"]["trials"][0]
+    assert (trial["index"], trial["kind"], trial["seed"]) == (0, "signed", 5)
+    ref = trial["inputs"][0]
+    assert set(ref) == {"kind", "dtype", "shape", "stride", "nbytes", "ipc_handle", "offset", "data_ptr"}
+    assert (ref["kind"], ref["dtype"], ref["shape"], ref["stride"], ref["nbytes"]) == ("tensor", "float32", [8, 8],
+                                                                                      [8, 1], 256)
+    assert len(trial["outputs"]) == 2 and len(prep["result"]["timing"]) == 1
+    # Nobody wrote the outputs: unwritten. Non-finite numbers travel as strings (JSON has none).
+    check = request(proc, id=3, op="check", trial=0, precision="strict")
+    assert check["ok"] is True and check["result"]["reason"] == "unwritten"
+    assert check["result"]["outputs"][0]["first_bad"][0]["got"] == "NaN"
+
+
+def test_errors_are_responses_and_the_worker_goes_on(proc, tmp_path):
+    assert send(proc, "this is not json") == {
+        "id": None, "ok": False, "kind": "request",
+        "error": "request is not valid JSON: Expecting value: line 1 column 1 (char 0)"}
+    unknown = request(proc, id=10, op="frobnicate")
+    assert (unknown["id"], unknown["ok"], unknown["kind"]) == (10, False, "request")
+    assert "unknown op 'frobnicate'" in unknown["error"]
+    hooks = request(proc, id=11, op="debug_write_output", trial=0, mode="reference")
+    assert hooks["kind"] == "request"  # test hooks are off unless the environment enables them
+    bad = request(proc, id=12, op="load", problem=str(tmp_path / "missing.py"), device="cpu")
+    assert (bad["id"], bad["ok"], bad["kind"]) == (12, False, "problem")
+    good = request(proc, id=13, op="load", problem=problem_path("relu"), device="cpu")
+    assert good["ok"] is True and good["result"]["name"] == "relu"
+
+
+def test_shutdown_answers_and_exits(proc):
+    assert request(proc, id=99, op="shutdown") == {"id": 99, "ok": True, "result": {}}
+    assert proc.wait(timeout=30) == 0
+    assert proc.stdout.read() == ""  # nothing after the last response
+    stderr = proc.stderr.read()
+    assert "hello from import" in stderr and "hello from forward" in stderr and "raw write" in stderr

@@ -1,0 +1,146 @@
+"""Baseline timing on the CPU path (host clock): statistics, the cache and its key, compile failures
+as values, pristine inputs. The CUDA clock is exercised in test_gpu.py."""
+import json
+import os
+
+import pytest
+import torch
+
+from conftest import WorkerError, problem_path
+from cutegen_worker import timing
+
+STAT_KEYS = {"median_ms", "min_ms", "max_ms", "iqr_ms", "runs"}
+
+
+@pytest.fixture
+def relu(worker, small):
+    worker.load(problem_path("relu"))
+    worker.call("prepare", trials=[], timing_sets=3, timing_seed=5)
+    return worker
+
+
+def baselines(worker, tmp_path, modes=("eager",), **fields):
+    return worker.call("time_baselines", modes=list(modes), warmup_ms=1, runs=fields.pop("runs", 5),
+                       cache_dir=str(tmp_path / "cache"), **fields)
+
+
+def test_eager_statistics(relu, tmp_path):
+    result = baselines(relu, tmp_path)
+    assert set(result) == {"eager", "cached"} and result["cached"] is False
+    stats = result["eager"]
+    assert set(stats) == STAT_KEYS and stats["runs"] == 5
+    assert 0 < stats["min_ms"] <= stats["median_ms"] <= stats["max_ms"]
+
+
+def test_results_are_cached_in_a_json_file_with_their_key(relu, tmp_path):
+    first = baselines(relu, tmp_path)
+    second = baselines(relu, tmp_path)
+    assert second["cached"] is True and second["eager"] == first["eager"]
+    (name,) = os.listdir(tmp_path / "cache")
+    entry = json.loads((tmp_path / "cache" / name).read_text())
+    key = entry["key"]
+    assert key["problem_sha256"] == relu.session.problem.file_sha256
+    assert (key["gpu"], key["torch"], key["mode"], key["precision"]) == ("cpu", torch.__version__, "eager", "strict")
+    assert (key["warmup_ms"], key["runs"], key["timing_sets"]) == (1.0, 5, 3)
+    assert entry["result"] == first["eager"]
+
+
+def test_the_key_changes_with_what_the_measurement_depends_on(relu, tmp_path):
+    baselines(relu, tmp_path)
+    assert baselines(relu, tmp_path, runs=6)["cached"] is False
+    assert baselines(relu, tmp_path, precision="tf32")["cached"] is False
+    assert len(os.listdir(tmp_path / "cache")) == 3
+
+
+def test_other_sizes_of_the_same_file_are_not_served_from_the_cache(worker, small, tmp_path):
+    worker.load(problem_path("relu"))
+    worker.call("prepare", trials=[], timing_sets=1)
+    baselines(worker, tmp_path)
+    small(32)  # same file, constants read from the environment: other shapes
+    worker.load(problem_path("relu"))
+    worker.call("prepare", trials=[], timing_sets=1)
+    assert baselines(worker, tmp_path)["cached"] is False
+
+
+def test_a_compile_failure_is_a_value_and_is_cached(relu, tmp_path, monkeypatch):
+    calls = []
+
+    def broken_compile(model, **kwargs):
+        calls.append(1)
+        raise RuntimeError("inductor: no C++ compiler\nsecond line")
+
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    result = baselines(relu, tmp_path, modes=("eager", "compile"))
+    assert result["compile"] == {"error": "RuntimeError: inductor: no C++ compiler second line"}
+    assert set(result["eager"]) == STAT_KEYS
+    again = baselines(relu, tmp_path, modes=("eager", "compile"))
+    assert again["cached"] is True and again["compile"] == result["compile"] and len(calls) == 1
+
+
+def test_an_out_of_memory_failure_is_not_cached(relu, tmp_path, monkeypatch):
+    def oom(model, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory")
+
+    monkeypatch.setattr(torch, "compile", oom)
+    assert "OutOfMemoryError" in baselines(relu, tmp_path, modes=("compile",))["compile"]["error"]
+    assert not os.path.exists(tmp_path / "cache") or os.listdir(tmp_path / "cache") == []
+
+
+def test_compiled_model_is_timed_after_compiling(relu, tmp_path, monkeypatch):
+    seen = []
+
+    def fake_compile(model, **kwargs):
+        def run(*args):
+            seen.append(args[0].data_ptr())
+            return model(*args)
+        return run
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    result = baselines(relu, tmp_path, modes=("compile",), runs=6)
+    assert result["compile"]["runs"] == 6
+    # Inputs rotate among the three timing sets.
+    assert len(set(seen)) == 3
+
+
+def test_baselines_run_on_pristine_inputs(relu, tmp_path):
+    shared = relu.session.prepared.timing[0].forward[0]
+    original = shared.clone()
+    with torch.no_grad():
+        shared.zero_()  # a candidate wrote zeros into a timing input
+    baselines(relu, tmp_path)
+    assert torch.equal(shared, original)
+
+
+def test_tf32_is_off_again_after_timing(relu, tmp_path):
+    baselines(relu, tmp_path, precision="tf32")
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    assert torch.get_float32_matmul_precision() == "highest"
+
+
+def test_bad_requests(worker, small, tmp_path):
+    worker.load(problem_path("relu"))
+    worker.call("prepare", trials=[{"seed": 1}])
+    with pytest.raises(WorkerError, match="timing_sets >= 1") as no_sets:
+        baselines(worker, tmp_path)
+    assert no_sets.value.kind == "request"
+    worker.call("prepare", trials=[], timing_sets=1)
+    for fields in ({"modes": ["jit"]}, {"runs": 0}, {"precision": "fp8"}):
+        with pytest.raises(WorkerError) as error:
+            worker.call("time_baselines", **fields)
+        assert error.value.kind == "request"
+
+
+def test_clock_sequence_flushes_before_every_timed_call():
+    clock = timing.HostClock(flush_bytes=1024)
+    fills = []
+    clock.flush_buffer = FlushSpy(fills)
+    result = timing.measure(lambda x: x + 1, [(torch.ones(3),)], timing.Settings(warmup_ms=0, runs=4), clock)
+    assert result["runs"] == 4 and fills == [0, 1, 2, 3]
+
+
+class FlushSpy:
+    def __init__(self, fills):
+        self.fills = fills
+
+    def fill_(self, value):
+        self.fills.append(value)
