@@ -41,8 +41,8 @@ __global__ void __launch_bounds__(256)
   Tensor gB = local_tile(mB, tiler, coord, Step<X, _1, _1>{});  // (BN,BK,k)
   Tensor gC = local_tile(mC, tiler, coord, Step<_1, _1, X>{});  // (BM,BN)
 
-  __shared__ float smemA[cosize_v<SmemLayoutA>];
-  __shared__ float smemB[cosize_v<SmemLayoutB>];
+  alignas(16) __shared__ float smemA[cosize_v<SmemLayoutA>];
+  alignas(16) __shared__ float smemB[cosize_v<SmemLayoutB>];
   Tensor sA = make_tensor(make_smem_ptr(smemA), SmemLayoutA{});
   Tensor sB = make_tensor(make_smem_ptr(smemB), SmemLayoutB{});
 

@@ -221,17 +221,28 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
   };
   for (int i = 0; i < options_.trials; ++i) add_trial("problem", 0);
   add_trial("signed", 0);
-  add_trial("scaled", 100.0);
+  add_trial("scaled", robustness_scale(meta->value("dtype", "float32")));
   uint64_t timing_seed = rng() & 0x7fffffff;
-  auto prepared = worker_.call(
-      "prepare", {{"trials", trials}, {"timing_sets", options_.timing_sets}, {"timing_seed", timing_seed}}, 600s);
-  if (!prepared) return prepared.error();
 
-  if (auto r = run_candidate(*prepared, *compiled, report); !r) return r.error();
-  if (report.passed()) {
-    if (auto r = check_trials(*prepared, report); !r) return r.error();
+  // Large problems do not fit every trial at once: run them in batches, the timing sets with the last.
+  const int timing_sets = options_.runs > 0 ? options_.timing_sets : 0;
+  const int per_batch = trials_per_batch(meta->value("memory", nlohmann::json::object()), timing_sets);
+  for (size_t first = 0; first < trials.size() && report.passed(); first += per_batch) {
+    size_t count = std::min(trials.size() - first, static_cast<size_t>(per_batch));
+    bool last = first + count == trials.size();
+    nlohmann::json batch(trials.begin() + first, trials.begin() + first + count);
+    auto prepared = worker_.call(
+        "prepare", {{"trials", batch}, {"timing_sets", last ? timing_sets : 0}, {"timing_seed", timing_seed}}, 600s);
+    if (!prepared) return prepared.error();
+    if (auto r = run_candidate(*prepared, *compiled, report); !r) return r.error();
+    if (report.passed()) {
+      if (auto r = check_trials(*prepared, first, report); !r) return r.error();
+    }
+    if (last && report.passed()) check_timing(report);
+    if (last && report.passed() && timing_sets > 0) {
+      if (auto r = check_timing_outputs(report); !r) return r.error();
+    }
   }
-  if (report.passed()) check_timing(report);
   if (report.passed() && options_.baselines) {
     if (auto r = measure_baselines(report); !r) return r.error();
   }
@@ -271,18 +282,49 @@ Status Judge::run_candidate(const nlohmann::json& prepared, const CompileOutcome
   return ok_status();
 }
 
-Status Judge::check_trials(const nlohmann::json& prepared, EvalReport& report) {
+Status Judge::check_trials(const nlohmann::json& prepared, size_t first_index, EvalReport& report) {
   for (std::size_t i = 0; i < prepared.at("trials").size(); ++i) {
     auto c = worker_.call("check", {{"trial", i}, {"precision", options_.precision}}, 600s);
     if (!c) return c.error();
     report.checks.push_back(*c);
     if (report.passed() && !c->value("pass", false)) {
       report.verdict = verdict_for_check_reason(c->value("reason", "mismatch"));
-      report.reason = fmt::format("trial {} ({} inputs) failed: {}", i, c->value("kind", "?"), c->value("reason", "mismatch"));
+      report.reason = fmt::format("trial {} ({} inputs) failed: {}", first_index + i, c->value("kind", "?"),
+                                  c->value("reason", "mismatch"));
       report.evidence = describe_check(*c);
     }
   }
   return ok_status();
+}
+
+// The timed runs must also be right: a kernel that is only correct when it is not being timed, or
+// that touches its inputs while timed, fails here.
+Status Judge::check_timing_outputs(EvalReport& report) {
+  auto c = worker_.call("check_timing", {{"precision", options_.precision}}, 600s);
+  if (!c) return c.error();
+  report.checks.push_back(*c);
+  if (!c->value("pass", false)) {
+    report.verdict = verdict_for_check_reason(c->value("reason", "mismatch"));
+    report.reason = fmt::format("the outputs of the timed runs failed: {}", c->value("reason", "mismatch"));
+    report.evidence = report.reason + "\n";
+  }
+  return ok_status();
+}
+
+int trials_per_batch(const nlohmann::json& memory, int timing_sets) {
+  auto get = [&](const char* k) { return memory.value(k, 0.0); };
+  double per_trial = get("bytes_per_trial");
+  if (per_trial <= 0 || get("device_free_bytes") <= 0) return 1 << 20;  // no estimate (CPU, old worker): one batch
+  // 80 %: the allocator rounds up and fragments, and other processes may allocate meanwhile.
+  double avail = 0.8 * get("device_free_bytes") - get("bytes_params") - get("check_workspace_bytes") -
+                 timing_sets * get("bytes_per_timing_set");
+  return std::max(1, static_cast<int>(avail / per_trial));
+}
+
+double robustness_scale(const std::string& dtype) {
+  // fp16 tops out at 65504: x100 on both operands of a GEMM overflows nearly everything.
+  if (dtype == "float16") return 4.0;
+  return 100.0;
 }
 
 void Judge::check_timing(EvalReport& report) {
@@ -302,6 +344,7 @@ void Judge::check_timing(EvalReport& report) {
 Status Judge::measure_baselines(EvalReport& report) {
   auto b = worker_.call("time_baselines",
                         {{"modes", {"eager", "compile"}}, {"warmup_ms", 100}, {"runs", options_.runs},
+                         {"precision", options_.precision},
                          {"cache_dir", (options_.cache_root / "baselines").string()}},
                         1800s);
   if (!b) return b.error();

@@ -72,8 +72,9 @@ class Judge {
  private:
   Result<nlohmann::json> load_problem(const std::filesystem::path& problem);
   Status run_candidate(const nlohmann::json& prepared, const CompileOutcome& compiled, EvalReport& report);
-  Status check_trials(const nlohmann::json& prepared, EvalReport& report);
+  Status check_trials(const nlohmann::json& prepared, size_t first_index, EvalReport& report);
   void check_timing(EvalReport& report);
+  Status check_timing_outputs(EvalReport& report);
   Status measure_baselines(EvalReport& report);
   Status place_on_roofline(EvalReport& report);
 
@@ -84,6 +85,15 @@ class Judge {
   nlohmann::json loaded_;                  // last `load` answer
   std::filesystem::path loaded_problem_;
 };
+
+// How many correctness trials fit in one prepare, from the worker's memory estimate (`load` answer's
+// "memory"): the timing sets, parameters and the check's workspace come first. At least 1 (the
+// worker refuses, with a clear error, a trial that does not fit at all). Pure, tested.
+int trials_per_batch(const nlohmann::json& memory, int timing_sets);
+
+// The factor the robustness trial scales inputs by: large enough to expose kernels that only work
+// near [0,1), small enough that the reference stays finite in the problem's dtype.
+double robustness_scale(const std::string& dtype);
 
 // Chooses the verdict for a finished runner process from its exit and result file (pure, tested).
 struct RunnerOutcome {

@@ -35,6 +35,10 @@ struct Scenario {
   nlohmann::json runner_result;   // what the fake runner writes to --result
   ProcessResult runner_process = FakeProcessRunner::exited(0);
   std::function<nlohmann::json(int)> check = passing_check;
+  nlohmann::json timing_check = {{"pass", true}, {"reason", "ok"}};
+  nlohmann::json memory = nlohmann::json::object();  // the load answer's memory estimate
+  std::vector<nlohmann::json> prepares;             // every prepare request
+  int runner_calls = 0;
   bool runner_called = false;
 };
 
@@ -54,12 +58,18 @@ class JudgeTest : public ::testing::Test {
   Result<EvalReport> evaluate(Scenario& s) {
     worker_ = std::make_unique<FakeReferenceWorker>([&s](const std::string& op, const nlohmann::json& args) -> Result<nlohmann::json> {
       if (op == "load")
-        return nlohmann::json{{"name", "relu"}, {"gpu", "Fake GPU"}, {"dtype", "float32"}, {"min_bytes", 8000000}, {"flops", 1000000}};
+        return nlohmann::json{{"name", "relu"},         {"gpu", "Fake GPU"},   {"dtype", "float32"},
+                              {"min_bytes", 8000000}, {"flops", 1000000}, {"memory", s.memory}};
+      if (op == "check_timing") return s.timing_check;
       if (op == "prepare") {
+        s.prepares.push_back(args);
         nlohmann::json trials = nlohmann::json::array();
         for (std::size_t i = 0; i < args["trials"].size(); ++i)
           trials.push_back({{"index", i}, {"inputs", {tensor_ref()}}, {"outputs", {{tensor_ref()}, {tensor_ref()}}}});
-        return nlohmann::json{{"trials", trials}, {"timing", {{{"inputs", {tensor_ref()}}, {"outputs", {tensor_ref()}}}}}};
+        nlohmann::json timing = nlohmann::json::array();
+        for (int i = 0; i < args["timing_sets"].get<int>(); ++i)
+          timing.push_back({{"inputs", {tensor_ref()}}, {"outputs", {tensor_ref()}}});
+        return nlohmann::json{{"trials", trials}, {"timing", timing}};
       }
       if (op == "check") return s.check(args["trial"].get<int>());
       if (op == "time_baselines")
@@ -68,8 +78,11 @@ class JudgeTest : public ::testing::Test {
     });
     runner_ = std::make_unique<FakeProcessRunner>([&s](const ProcessSpec& spec) -> Result<ProcessResult> {
       s.runner_called = true;
+      ++s.runner_calls;
       std::string result_path = spec.argv.at(4);
-      if (!s.runner_result.is_null()) EXPECT_TRUE(write_file_atomic(result_path, s.runner_result.dump()).ok());
+      if (!s.runner_result.is_null()) {
+        EXPECT_TRUE(write_file_atomic(result_path, s.runner_result.dump()).ok());
+      }
       return s.runner_process;
     });
     EvalOptions o;
@@ -102,7 +115,7 @@ TEST_F(JudgeTest, PassingKernelGetsSpeedupsAndSol) {
   auto r = evaluate(s);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->verdict, Verdict::pass) << r->reason;
-  EXPECT_EQ(r->checks.size(), 4u);  // 2 problem trials + signed + scaled
+  EXPECT_EQ(r->checks.size(), 5u);  // 2 problem trials + signed + scaled, then the timed runs' outputs
   EXPECT_EQ(r->seeds.size(), 4u);
   auto j = r->to_json();
   EXPECT_DOUBLE_EQ(j["speedup"]["eager"].get<double>(), 2.0);
@@ -227,4 +240,49 @@ TEST(ClassifyRunner, OrderOfCauses) {
   auto pf = classify_runner(flood, {{"phase", "done"}}, 1);
   EXPECT_EQ(pf.verdict, Verdict::printed_output);
   EXPECT_NE(pf.reason.find("more than 100"), std::string::npos);
+}
+
+TEST_F(JudgeTest, LargeProblemsRunTheirTrialsInBatchesWithTimingInTheLast) {
+  Scenario s;
+  s.runner_result = finished(2.0, 2.02);
+  // 100 bytes free: 80 usable, 10 for the timing sets (4 x 2), 2 params, 0 workspace -> 2 trials (30 each).
+  s.memory = {{"bytes_per_trial", 30}, {"bytes_per_timing_set", 2}, {"bytes_params", 2}, {"check_workspace_bytes", 0},
+              {"device_free_bytes", 100}};
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::pass) << r->reason;
+  ASSERT_EQ(s.prepares.size(), 2u);  // 4 trials in batches of 2
+  EXPECT_EQ(s.prepares[0]["trials"].size(), 2u);
+  EXPECT_EQ(s.prepares[0]["timing_sets"], 0);
+  EXPECT_EQ(s.prepares[1]["trials"].size(), 2u);
+  EXPECT_EQ(s.prepares[1]["timing_sets"], 4);
+  EXPECT_EQ(s.runner_calls, 2);
+  EXPECT_EQ(r->checks.size(), 5u);
+}
+
+TEST_F(JudgeTest, WrongOutputsDuringTimingFailTheKernel) {
+  Scenario s;
+  s.runner_result = finished(2.0, 2.02);
+  s.timing_check = {{"pass", false}, {"reason", "unwritten"}};
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::unwritten);
+  EXPECT_NE(r->reason.find("timed runs"), std::string::npos) << r->reason;
+}
+
+TEST(JudgeBatching, TrialsPerBatchLeavesRoomForTimingParamsAndWorkspace) {
+  nlohmann::json m = {{"bytes_per_trial", 10}, {"bytes_per_timing_set", 5}, {"bytes_params", 4},
+                      {"check_workspace_bytes", 6}, {"device_free_bytes", 1000}};
+  EXPECT_EQ(trials_per_batch(m, 4), (800 - 4 - 6 - 20) / 10);
+  m["device_free_bytes"] = 10;
+  EXPECT_EQ(trials_per_batch(m, 4), 1);  // never zero: the worker says clearly when one does not fit
+  EXPECT_GT(trials_per_batch(nlohmann::json::object(), 4), 1000);  // no estimate: one batch
+}
+
+TEST(JudgeBatching, RobustnessScaleKeepsHalfPrecisionFinite) {
+  EXPECT_DOUBLE_EQ(robustness_scale("float32"), 100.0);
+  EXPECT_DOUBLE_EQ(robustness_scale("bfloat16"), 100.0);
+  // A K=4096 fp16 GEMM of signed inputs sums ~sqrt(K) terms of size scale^2: must stay far below 65504.
+  EXPECT_GT(robustness_scale("float16"), 1.0);
+  EXPECT_LT(robustness_scale("float16") * robustness_scale("float16") * 64, 65504.0 / 8);
 }
