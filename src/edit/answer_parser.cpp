@@ -55,6 +55,7 @@ struct FenceOpen {
   char ch = '`';
   std::size_t length = 3;
   std::string language;  // lower case first word of the info string
+  std::size_t indent = 0;  // spaces before the fence (a fence inside a list item is indented)
 };
 
 std::optional<FenceOpen> fence_opening(std::string_view line) {
@@ -65,7 +66,7 @@ std::optional<FenceOpen> fence_opening(std::string_view line) {
   if (n < 3) return std::nullopt;
   std::string_view info = trim_whitespace(t.substr(n));
   if (t[0] == '`' && info.find('`') != std::string_view::npos) return std::nullopt;  // inline code span
-  FenceOpen f{t[0], n, {}};
+  FenceOpen f{t[0], n, {}, line.find_first_not_of(' ')};
   std::size_t word_end = std::min(info.find_first_of(" \t{"), info.size());
   for (char c : info.substr(0, word_end)) f.language += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return f;
@@ -101,7 +102,12 @@ std::vector<FencedBlock> fenced_blocks(const std::vector<std::string>& lines) {
         blocks.push_back(std::move(*current));
         current.reset();
       } else {
-        current->content += lines[i];
+        // Content is indented like its fence when the fence sits in a list item; that indentation
+        // belongs to the Markdown, not to the code.
+        std::string_view line = lines[i];
+        std::size_t strip = 0;
+        while (strip < current->open.indent && strip < line.size() && line[strip] == ' ') ++strip;
+        current->content += line.substr(strip);
         current->content += '\n';
       }
     } else if (auto open = fence_opening(lines[i])) {
@@ -399,6 +405,91 @@ Result<WholeFileAnswer> parse_whole_file_answer(std::string_view answer, AnswerE
       "None of the answer's {} code block{} defines cutegen_forward (the entry point the contract requires, with "
       "its body). {}",
       blocks.size(), blocks.size() == 1 ? "" : "s", kWant)};
+}
+
+namespace {
+
+bool has_search_marker(const std::vector<std::string>& lines) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [](const std::string& l) { return classify_marker(l) == Marker::search; });
+}
+
+constexpr std::string_view kFileFormat =
+    "A whole kernel is exactly one fenced block: a line ```cuda, the complete .cu file (its #include lines and "
+    "the definition of cutegen_forward), and a closing line ```.";
+
+}  // namespace
+
+std::string_view to_string(AnswerForm form) { return form == AnswerForm::whole_file ? "whole_file" : "edits"; }
+
+Result<ParsedAnswer> parse_answer(std::string_view answer, AnswerEnd end) {
+  const std::vector<std::string> lines = split_source_lines(answer).lines;
+  // Edit markers decide: a whole file never contains "<<<<<<< SEARCH", while an edit answer may well
+  // quote cutegen_forward's definition in a block.
+  if (has_search_marker(lines)) {
+    auto edits = parse_edit_answer(answer, end);
+    if (!edits.ok()) return edits.error();
+    ParsedAnswer out{AnswerForm::edits, std::nullopt, std::move(*edits), {}};
+    out.notes = out.edits->notes;
+    return out;
+  }
+  const std::vector<FencedBlock> blocks = fenced_blocks(lines);
+  bool has_file = std::any_of(blocks.begin(), blocks.end(), [](const FencedBlock& b) {
+    return is_cpp_language(b.open.language) && defines_entry_point(b.content);
+  });
+  if (!has_file && end == AnswerEnd::complete && std::all_of(blocks.begin(), blocks.end(), [](const FencedBlock& b) {
+        return b.closed;
+      })) {
+    return Error{fmt::format(
+        "The answer contains no usable code: no SEARCH/REPLACE edit block and no fenced file defining "
+        "cutegen_forward.\n{}\n{}",
+        kFileFormat, kEditFormatReminder)};
+  }
+  auto file = parse_whole_file_answer(answer, end);
+  if (!file.ok()) return file.error();
+  ParsedAnswer out{AnswerForm::whole_file, std::move(*file), std::nullopt, {}};
+  out.notes = out.file->notes;
+  return out;
+}
+
+std::string wrong_form_message(AnswerForm got, AnswerForm wanted) {
+  if (got == wanted) return {};
+  if (wanted == AnswerForm::edits) {
+    return fmt::format(
+        "The answer rewrites the whole file, but this step must change the current kernel with localized "
+        "SEARCH/REPLACE edits: keep everything that works and send only the lines that change. The rewrite was "
+        "not used.\n{}",
+        kEditFormatReminder);
+  }
+  return fmt::format(
+      "The answer contains SEARCH/REPLACE edit blocks, but this step needs the complete kernel file; the edits "
+      "were not used. {}",
+      kFileFormat);
+}
+
+std::string DiagnosisAnswer::summary() const {
+  std::string out = fmt::format("DIAGNOSIS: {}\n", diagnosis);
+  if (!location.empty()) out += fmt::format("LOCATION: {}\n", location);
+  out += fmt::format("FIX: {}\n", fix);
+  return out;
+}
+
+Result<DiagnosisAnswer> parse_diagnosis_answer(std::string_view answer, AnswerEnd end) {
+  if (end == AnswerEnd::truncated) {
+    return truncated_error("",
+                           "a few sentences after each of `DIAGNOSIS:`, `LOCATION:` and `FIX:`, and no code (the "
+                           "next step asks for the edits).");
+  }
+  DiagnosisAnswer out;
+  out.notes = parse_answer_notes(answer);
+  if (auto missing = require_notes(out.notes, {note_label::kDiagnosis, note_label::kFix}); !missing.ok())
+    return missing.error();
+  out.diagnosis = out.notes.at(std::string(note_label::kDiagnosis));
+  out.fix = out.notes.at(std::string(note_label::kFix));
+  if (auto it = out.notes.find(note_label::kLocation); it != out.notes.end()) out.location = it->second;
+  const std::vector<std::string> lines = split_source_lines(answer).lines;
+  out.contained_code = has_search_marker(lines) || !fenced_blocks(lines).empty();
+  return out;
 }
 
 }  // namespace cutegen

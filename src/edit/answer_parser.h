@@ -19,6 +19,7 @@
 // the rest of the line plus the lines after it, up to a blank line, the next label, a code fence or
 // an edit block. A label given twice keeps both texts, joined by a blank line.
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,7 @@
 
 namespace cutegen {
 
-// Labels the prompt templates ask for (prompts/templates/*.md spell them the same way).
+// Labels the prompt templates ask for (prompts/*.md spell them the same way).
 namespace note_label {
 inline constexpr std::string_view kPlan = "PLAN";                  // synthesize: optional design summary
 inline constexpr std::string_view kDiagnosis = "DIAGNOSIS";        // diagnose: what is wrong and why
@@ -70,6 +71,38 @@ Result<WholeFileAnswer> parse_whole_file_answer(std::string_view answer, AnswerE
 // Repair / optimisation: one or more SEARCH/REPLACE blocks. Unterminated blocks, a missing divider,
 // an empty SEARCH, stray or misspelt markers, and a whole file instead of edits are errors.
 Result<EditAnswer> parse_edit_answer(std::string_view answer, AnswerEnd end = AnswerEnd::complete);
+
+// Which kind of code an answer carried. Synthesis and an explicit restart take a whole file; repair and
+// optimisation steps take edits only, so the loop refuses a whole file there (wrong_form_message).
+enum class AnswerForm { whole_file, edits };
+std::string_view to_string(AnswerForm form);
+
+struct ParsedAnswer {
+  AnswerForm form = AnswerForm::edits;
+  std::optional<WholeFileAnswer> file;  // set when form == whole_file
+  std::optional<EditAnswer> edits;      // set when form == edits
+  AnswerNotes notes;
+};
+
+// Either form, decided by the answer itself: any "<<<<<<< SEARCH" marker makes it an edit answer
+// (parsed like parse_edit_answer), otherwise it must be a whole file (parse_whole_file_answer). An
+// answer with no code at all, or a malformed one, is an error whose message teaches both formats.
+Result<ParsedAnswer> parse_answer(std::string_view answer, AnswerEnd end = AnswerEnd::complete);
+
+// The message for the LLM when an answer has the form `got` but the step wanted `wanted` ("" when equal).
+std::string wrong_form_message(AnswerForm got, AnswerForm wanted);
+
+// The diagnose step's answer: prose only, with `DIAGNOSIS:` and `FIX:` required and `LOCATION:` optional.
+struct DiagnosisAnswer {
+  std::string diagnosis;
+  std::string location;         // "" when not given
+  std::string fix;
+  AnswerNotes notes;
+  bool contained_code = false;  // the answer had code anyway (ignored; the repair step asks for edits)
+  // The three notes as labelled lines, ready to quote in the repair prompt.
+  std::string summary() const;
+};
+Result<DiagnosisAnswer> parse_diagnosis_answer(std::string_view answer, AnswerEnd end = AnswerEnd::complete);
 
 // The labelled notes of any answer (also a diagnosis, which has no code). Never fails.
 AnswerNotes parse_answer_notes(std::string_view answer);

@@ -311,3 +311,143 @@ TEST(AnswerNotes, RequireNamesEveryMissingLabel) {
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(contains(s.error().message, "required lines `FIX:`, `LOCATION:`")) << s.error().message;
 }
+
+// ---- either form (the loop refuses the wrong one) ---------------------------------------------------
+
+TEST(AnswerParseEither, EditBlocksAreEditsEvenWhenTheyQuoteTheEntryPoint) {
+  auto r = parse_answer(
+      "CHANGES: return the launch error\n"
+      "```cuda\n"
+      "<<<<<<< SEARCH\n"
+      "extern \"C\" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out,\n"
+      "                               int32_t n_out, cudaStream_t stream) {\n"
+      "  return 0;\n"
+      "=======\n"
+      "extern \"C\" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out,\n"
+      "                               int32_t n_out, cudaStream_t stream) {\n"
+      "  return static_cast<int>(cudaGetLastError());\n"
+      ">>>>>>> REPLACE\n"
+      "```\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->form, AnswerForm::edits);
+  ASSERT_TRUE(r->edits.has_value());
+  EXPECT_FALSE(r->file.has_value());
+  EXPECT_EQ(r->edits->blocks.size(), 1u);
+  EXPECT_EQ(r->notes.at("CHANGES"), "return the launch error");
+}
+
+TEST(AnswerParseEither, WholeFileIsReportedSoRepairCanRefuseIt) {
+  auto r = parse_answer(std::string("PLAN: rewrite\n```cuda\n") + kKernel + "```\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->form, AnswerForm::whole_file);
+  ASSERT_TRUE(r->file.has_value());
+  EXPECT_EQ(r->file->source, kKernel);
+  EXPECT_EQ(r->notes.at("PLAN"), "rewrite");
+  const std::string refusal = wrong_form_message(r->form, AnswerForm::edits);
+  EXPECT_TRUE(contains(refusal, "rewrites the whole file")) << refusal;
+  EXPECT_TRUE(contains(refusal, "<<<<<<< SEARCH\n")) << "teaches the edit format";
+  EXPECT_EQ(wrong_form_message(AnswerForm::edits, AnswerForm::edits), "");
+  EXPECT_TRUE(contains(wrong_form_message(AnswerForm::edits, AnswerForm::whole_file), "needs the complete kernel file"));
+}
+
+TEST(AnswerParseEither, NoCodeTeachesBothFormats) {
+  auto r = parse_answer("The kernel looks right to me; maybe the test is wrong.\n```python\nprint(2)\n```\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(contains(r.error().message, "no usable code")) << r.error().message;
+  EXPECT_TRUE(contains(r.error().message, "```cuda")) << r.error().message;
+  EXPECT_TRUE(contains(r.error().message, ">>>>>>> REPLACE")) << r.error().message;
+}
+
+TEST(AnswerParseEither, MalformedOrTruncatedAnswersKeepTheirSpecificMessages) {
+  auto unterminated = parse_answer("<<<<<<< SEARCH\na\n=======\nb\n");
+  ASSERT_FALSE(unterminated.ok());
+  EXPECT_TRUE(contains(unterminated.error().message, "ends before its \">>>>>>> REPLACE\" marker"));
+  auto open_fence = parse_answer(std::string("```cuda\n") + kKernel);
+  ASSERT_FALSE(open_fence.ok());
+  EXPECT_TRUE(contains(open_fence.error().message, "never closed")) << open_fence.error().message;
+  auto cut_edits = parse_answer("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", AnswerEnd::truncated);
+  ASSERT_FALSE(cut_edits.ok());
+  EXPECT_TRUE(contains(cut_edits.error().message, "SEARCH/REPLACE blocks")) << cut_edits.error().message;
+  auto cut_file = parse_answer("Here is the kernel\n```cuda\n#include <cutegen/kernel.h>\n", AnswerEnd::truncated);
+  ASSERT_FALSE(cut_file.ok());
+  EXPECT_TRUE(contains(cut_file.error().message, "before the file was complete")) << cut_file.error().message;
+}
+
+// ---- fences with language tags, indentation, Unicode ---------------------------------------------
+
+TEST(AnswerParseEdits, BlocksInsideDiffFenceBesideAnExplanatorySnippet) {
+  auto r = parse_edit_answer(
+      "The bug is the bound; compare:\n"
+      "```cuda\n"
+      "for (int i = 0; i <= n; ++i)   // wrong\n"
+      "```\n"
+      "```diff\n"
+      "<<<<<<< SEARCH\n"
+      "for (int i = 0; i <= n; ++i)\n"
+      "=======\n"
+      "for (int i = 0; i < n; ++i)\n"
+      ">>>>>>> REPLACE\n"
+      "```\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->blocks.size(), 1u) << "the explanatory snippet is not an edit";
+  EXPECT_EQ(r->blocks[0].search, "for (int i = 0; i <= n; ++i)\n");
+}
+
+TEST(AnswerParseWholeFile, FenceIndentedInAListItemIsDeindented) {
+  auto r = parse_whole_file_answer(
+      "1. The kernel:\n"
+      "   ```cuda\n"
+      "   #include <cutegen/kernel.h>\n"
+      "   extern \"C\" int cutegen_forward(const cutegen_tensor* i, int32_t a, const cutegen_tensor* o,\n"
+      "                                  int32_t b, cudaStream_t s) {\n"
+      "     return 0;\n"
+      "   }\n"
+      "   ```\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->source.substr(0, 29), "#include <cutegen/kernel.h>\ne");
+  EXPECT_TRUE(contains(r->source, "\n  return 0;\n}\n")) << r->source;
+}
+
+TEST(AnswerParseEdits, UnicodeIsKeptByteForByte) {
+  auto r = parse_edit_answer(
+      "NOTE: π-scaled — see “docs”\n"
+      "<<<<<<< SEARCH\n"
+      "  // scale by π (≈3.14159) — τ/2\n"
+      "=======\n"
+      "  // scale by π/2 — précision fp32\n"
+      ">>>>>>> REPLACE\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->blocks[0].search, "  // scale by π (≈3.14159) — τ/2\n");
+  EXPECT_EQ(r->blocks[0].replace, "  // scale by π/2 — précision fp32\n");
+  EXPECT_EQ(r->notes.at("NOTE"), "π-scaled — see “docs”");
+}
+
+// ---- the diagnose step's answer -------------------------------------------------------------------
+
+TEST(AnswerParseDiagnosis, RequiresDiagnosisAndFix) {
+  auto r = parse_diagnosis_answer(
+      "Looking at the evidence.\n"
+      "DIAGNOSIS: the epilogue writes only the first 64 columns of each 128-wide tile.\n"
+      "LOCATION: lines 88-93, the copy(tCrC, tCgC) loop\n"
+      "FIX: partition C with the full TiledMMA instead of the half-width one.\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->location, "lines 88-93, the copy(tCrC, tCgC) loop");
+  EXPECT_FALSE(r->contained_code);
+  EXPECT_EQ(r->summary(),
+            "DIAGNOSIS: the epilogue writes only the first 64 columns of each 128-wide tile.\n"
+            "LOCATION: lines 88-93, the copy(tCrC, tCgC) loop\n"
+            "FIX: partition C with the full TiledMMA instead of the half-width one.\n");
+
+  auto missing = parse_diagnosis_answer("DIAGNOSIS: races on sA\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(contains(missing.error().message, "`FIX:`")) << missing.error().message;
+
+  auto with_code = parse_diagnosis_answer("DIAGNOSIS: x\nFIX: y\n```cuda\nint a;\n```\n");
+  ASSERT_TRUE(with_code.ok());
+  EXPECT_TRUE(with_code->contained_code);
+  EXPECT_EQ(with_code->location, "");
+
+  auto cut = parse_diagnosis_answer("DIAGNOSIS: x\nFIX: y\n", AnswerEnd::truncated);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_TRUE(contains(cut.error().message, "cut off")) << cut.error().message;
+}

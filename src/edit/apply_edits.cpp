@@ -1,7 +1,6 @@
 #include "edit/apply_edits.h"
 
 #include <algorithm>
-#include <functional>
 
 #include <fmt/format.h>
 
@@ -11,21 +10,55 @@ namespace cutegen {
 namespace {
 
 using Lines = std::vector<std::string>;
-using LineEquals = std::function<bool(std::string_view, std::string_view)>;
 
-bool exact_equal(std::string_view a, std::string_view b) { return a == b; }
-bool tolerant_equal(std::string_view a, std::string_view b) { return trim_whitespace(a) == trim_whitespace(b); }
+// Where a SEARCH matched: file lines [start, start + length). With blank lines ignored the region can
+// be longer or shorter than the SEARCH.
+struct Match {
+  std::size_t start = 0;
+  std::size_t length = 0;
+};
 
-// 0-based starts of every place where `needle` matches consecutive lines of `hay`.
-std::vector<std::size_t> find_matches(const Lines& hay, const Lines& needle, const LineEquals& eq) {
-  std::vector<std::size_t> starts;
-  if (needle.empty() || needle.size() > hay.size()) return starts;
+Lines normalized(const Lines& lines) {
+  Lines out;
+  out.reserve(lines.size());
+  for (const std::string& l : lines) out.push_back(normalize_for_match(l));
+  return out;
+}
+
+// Every place where `needle` equals consecutive lines of `hay` (both already in the compared form).
+std::vector<Match> find_runs(const Lines& hay, const Lines& needle) {
+  std::vector<Match> found;
+  if (needle.empty() || needle.size() > hay.size()) return found;
   for (std::size_t p = 0; p + needle.size() <= hay.size(); ++p) {
     bool all = true;
-    for (std::size_t j = 0; j < needle.size() && all; ++j) all = eq(hay[p + j], needle[j]);
-    if (all) starts.push_back(p);
+    for (std::size_t j = 0; j < needle.size() && all; ++j) all = hay[p + j] == needle[j];
+    if (all) found.push_back({p, needle.size()});
   }
-  return starts;
+  return found;
+}
+
+// The last resort: LLMs often drop or add blank lines when quoting. Compare only the non-blank lines
+// (normalized); a match spans from the file line of the first to that of the last.
+std::vector<Match> find_ignoring_blank_lines(const Lines& file_norm, const Lines& search_norm) {
+  std::vector<std::size_t> index;  // file line of each non-blank line
+  Lines file_text, search_text;
+  for (std::size_t i = 0; i < file_norm.size(); ++i)
+    if (!file_norm[i].empty()) index.push_back(i), file_text.push_back(file_norm[i]);
+  for (const std::string& l : search_norm)
+    if (!l.empty()) search_text.push_back(l);
+  std::vector<Match> found;
+  for (Match m : find_runs(file_text, search_text)) {
+    const std::size_t first = index[m.start], last = index[m.start + m.length - 1];
+    found.push_back({first, last - first + 1});
+  }
+  return found;
+}
+
+Lines non_blank(const Lines& norm) {
+  Lines out;
+  for (const std::string& l : norm)
+    if (!l.empty()) out.push_back(l);
+  return out;
 }
 
 std::string make_indent(int columns, bool tabs) {
@@ -34,18 +67,21 @@ std::string make_indent(int columns, bool tabs) {
          std::string(static_cast<std::size_t>(columns % kTabColumns), ' ');
 }
 
-// A whitespace-tolerant match means the SEARCH was written at a different depth (or with tabs for
-// spaces); the REPLACE was written at that same depth, so shift it by the same amount.
-Lines reindent(const Lines& replace, const Lines& search, const Lines& file, std::size_t at) {
+// A tolerant match means the SEARCH was written at a different depth (or with tabs for spaces); the
+// REPLACE was written at that same depth, so shift it by the difference between the first non-blank
+// SEARCH line and the first non-blank line of the matched region, in the region's indentation style.
+Lines reindent(const Lines& replace, const Lines& search, const Lines& file, Match m) {
   std::size_t j = 0;
   while (j < search.size() && is_blank(search[j])) ++j;
-  if (j == search.size()) return replace;
-  std::string_view file_indent = leading_whitespace(file[at + j]);
+  std::size_t f = m.start;
+  while (f < m.start + m.length && is_blank(file[f])) ++f;
+  if (j == search.size() || f == m.start + m.length) return replace;
+  std::string_view file_indent = leading_whitespace(file[f]);
   std::string_view search_indent = leading_whitespace(search[j]);
   if (file_indent == search_indent) return replace;
   const int delta = indent_columns(file_indent) - indent_columns(search_indent);
   bool tabs = false;
-  for (std::size_t k = 0; k < search.size(); ++k) tabs = tabs || leading_whitespace(file[at + k]).find('\t') == 0;
+  for (std::size_t k = m.start; k < m.start + m.length; ++k) tabs = tabs || leading_whitespace(file[k]).find('\t') == 0;
   Lines out;
   out.reserve(replace.size());
   for (const std::string& r : replace) {
@@ -75,15 +111,15 @@ std::string quote_lines(const Lines& lines, std::size_t first, std::size_t count
   return out;
 }
 
-std::string ranges_text(const std::vector<std::size_t>& starts, std::size_t length) {
+std::string range_text(Match m) {
+  return m.length == 1 ? fmt::format("line {}", m.start + 1) : fmt::format("lines {}-{}", m.start + 1, m.start + m.length);
+}
+
+std::string ranges_text(const std::vector<Match>& matches) {
   constexpr std::size_t kMaxListed = 6;
   std::string out;
-  for (std::size_t i = 0; i < std::min(starts.size(), kMaxListed); ++i) {
-    out += i ? ", " : "";
-    out += length == 1 ? fmt::format("line {}", starts[i] + 1)
-                       : fmt::format("lines {}-{}", starts[i] + 1, starts[i] + length);
-  }
-  if (starts.size() > kMaxListed) out += fmt::format(" and {} more", starts.size() - kMaxListed);
+  for (std::size_t i = 0; i < std::min(matches.size(), kMaxListed); ++i) out += (i ? ", " : "") + range_text(matches[i]);
+  if (matches.size() > kMaxListed) out += fmt::format(" and {} more", matches.size() - kMaxListed);
   return out;
 }
 
@@ -121,7 +157,7 @@ std::vector<Region> nearest_regions(const Lines& file, const Lines& search) {
 
 std::string first_difference(const Lines& file, const Region& r, const Lines& search) {
   for (std::size_t j = 0; j < r.length; ++j) {
-    if (!tolerant_equal(file[r.start + j], search[j])) {
+    if (normalize_for_match(file[r.start + j]) != normalize_for_match(search[j])) {
       return fmt::format("first difference: SEARCH line {} is \"{}\" but line {} is \"{}\"", j + 1,
                          trim_whitespace(search[j]), r.start + j + 1, trim_whitespace(file[r.start + j]));
     }
@@ -142,11 +178,11 @@ std::string not_applied(std::size_t k, std::size_t n) {
 Error not_found_error(std::size_t k, std::size_t n, const Lines& file, const Lines& search, const Lines& original) {
   std::string msg = fmt::format(
       "{}: its SEARCH text ({} line{}, starting \"{}\") does not match the current kernel, not even ignoring "
-      "indentation and trailing whitespace. {} SEARCH must copy existing lines exactly.\n",
+      "indentation, spacing and blank lines. {} SEARCH must copy existing lines exactly.\n",
       block_prefix(k, n), search.size(), search.size() == 1 ? "" : "s",
       trim_whitespace(*std::find_if_not(search.begin(), search.end(), [](const std::string& l) { return is_blank(l); })),
       not_applied(k, n));
-  if (k > 1 && !find_matches(original, search, tolerant_equal).empty()) {
+  if (k > 1 && !find_ignoring_blank_lines(normalized(original), normalized(search)).empty()) {
     msg += fmt::format(
         "Note: this text is in the kernel as it was before this answer, but an earlier block of this answer "
         "changed it. Blocks apply in order, so a SEARCH must quote the text as blocks 1-{} left it (or merge the "
@@ -166,6 +202,28 @@ Error not_found_error(std::size_t k, std::size_t n, const Lines& file, const Lin
   return Error{msg};
 }
 
+Error ambiguous_error(std::size_t k, std::size_t n, const Lines& file, const std::vector<Match>& matches,
+                      MatchKind kind) {
+  constexpr std::string_view kHow[] = {"", " when indentation and spacing are ignored",
+                                       " when indentation, spacing and blank lines are ignored"};
+  std::string msg = fmt::format(
+      "{}: its SEARCH text matches {} places in the current kernel{} ({}), so it is ambiguous. {} Add "
+      "neighbouring lines that differ between these places to SEARCH (and the same lines to REPLACE) until it "
+      "matches exactly one place.\n",
+      block_prefix(k, n), matches.size(), kHow[static_cast<int>(kind)], ranges_text(matches), not_applied(k, n));
+  // Each place with a line of context either side: the context is what tells them apart.
+  constexpr std::size_t kQuoted = 3;
+  for (std::size_t i = 0; i < std::min(matches.size(), kQuoted); ++i) {
+    const Match m = matches[i];
+    const std::size_t first = m.start > 0 ? m.start - 1 : 0;
+    const std::size_t last = std::min(file.size(), m.start + m.length + 1);
+    msg += fmt::format("match {} ({}):\n", i + 1, range_text(m));
+    msg += quote_lines(file, first, last - first);
+  }
+  msg.pop_back();
+  return Error{msg};
+}
+
 }  // namespace
 
 Result<EditResult> apply_edits(std::string_view source, const std::vector<EditBlock>& blocks) {
@@ -179,49 +237,55 @@ Result<EditResult> apply_edits(std::string_view source, const std::vector<EditBl
     const Lines search = split_source_lines(block.search).lines;
     const Lines replace = split_source_lines(block.replace).lines;
     if (std::all_of(search.begin(), search.end(), [](const std::string& l) { return is_blank(l); })) {
-      return Error{fmt::format("{}: its SEARCH section is empty. {}", block_prefix(k, n), not_applied(k, n))};
-    }
-
-    MatchKind kind = MatchKind::exact;
-    std::vector<std::size_t> starts = find_matches(file.lines, search, exact_equal);
-    if (starts.empty()) {
-      kind = MatchKind::whitespace_tolerant;
-      starts = find_matches(file.lines, search, tolerant_equal);
-    }
-    if (starts.empty()) return not_found_error(k, n, file.lines, search, original);
-    if (starts.size() > 1) {
       return Error{fmt::format(
-          "{}: its SEARCH text matches {} places in the current kernel{} ({}), so it is ambiguous. {} Add "
-          "neighbouring lines to SEARCH (and the same lines to REPLACE) until it matches exactly one place.",
-          block_prefix(k, n), starts.size(), kind == MatchKind::exact ? "" : " when indentation is ignored",
-          ranges_text(starts, search.size()), not_applied(k, n))};
+          "{}: its SEARCH section is empty. {} To insert code, quote the line(s) just before the insertion point "
+          "in SEARCH and repeat them at the top of REPLACE, followed by the new lines.",
+          block_prefix(k, n), not_applied(k, n))};
     }
 
-    const std::size_t at = starts.front();
-    Lines replacement = kind == MatchKind::exact ? replace : reindent(replace, search, file.lines, at);
-    bool changes_something = replacement.size() != search.size();
-    for (std::size_t j = 0; j < replacement.size() && !changes_something; ++j)
-      changes_something = !tolerant_equal(replacement[j], file.lines[at + j]);
-    if (!changes_something) {
+    // Tiers, strictest first; a looser tier is only tried when the stricter one found nothing, so an
+    // exact match is never made ambiguous by look-alikes that differ in whitespace.
+    const Lines file_norm = normalized(file.lines), search_norm = normalized(search);
+    MatchKind kind = MatchKind::exact;
+    std::vector<Match> matches = find_runs(file.lines, search);
+    if (matches.empty()) {
+      kind = MatchKind::whitespace_tolerant;
+      matches = find_runs(file_norm, search_norm);
+    }
+    if (matches.empty()) {
+      kind = MatchKind::blank_lines_ignored;
+      matches = find_ignoring_blank_lines(file_norm, search_norm);
+    }
+    if (matches.empty()) return not_found_error(k, n, file.lines, search, original);
+    if (matches.size() > 1) return ambiguous_error(k, n, file.lines, matches, kind);
+
+    const Match m = matches.front();
+    Lines replacement = kind == MatchKind::exact ? replace : reindent(replace, search, file.lines, m);
+    const Lines region(file.lines.begin() + static_cast<std::ptrdiff_t>(m.start),
+                       file.lines.begin() + static_cast<std::ptrdiff_t>(m.start + m.length));
+    if (non_blank(normalized(replacement)) == non_blank(normalized(region))) {
       return Error{fmt::format(
           "{}: it changes nothing: its REPLACE section is the same as the lines it matches ({}), apart from "
           "whitespace at most. {} Every block must make a real change; drop blocks that do not.",
-          block_prefix(k, n), ranges_text({at}, search.size()), not_applied(k, n))};
+          block_prefix(k, n), range_text(m), not_applied(k, n))};
     }
 
-    result.applied.push_back(AppliedEdit{static_cast<int>(k), kind, static_cast<int>(at + 1),
-                                         static_cast<int>(at + search.size()), static_cast<int>(search.size()),
+    result.applied.push_back(AppliedEdit{static_cast<int>(k), kind, static_cast<int>(m.start + 1),
+                                         static_cast<int>(m.start + m.length), static_cast<int>(m.length),
                                          static_cast<int>(replacement.size())});
-    file.lines.erase(file.lines.begin() + static_cast<std::ptrdiff_t>(at),
-                     file.lines.begin() + static_cast<std::ptrdiff_t>(at + search.size()));
-    file.lines.insert(file.lines.begin() + static_cast<std::ptrdiff_t>(at), replacement.begin(), replacement.end());
+    file.lines.erase(file.lines.begin() + static_cast<std::ptrdiff_t>(m.start),
+                     file.lines.begin() + static_cast<std::ptrdiff_t>(m.start + m.length));
+    file.lines.insert(file.lines.begin() + static_cast<std::ptrdiff_t>(m.start), replacement.begin(),
+                      replacement.end());
   }
-  result.source = join_source_lines(file);
-  if (result.source == source) {
+  // Whitespace-only differences do not count: a later block that restores what an earlier one changed
+  // leaves the kernel as it was.
+  if (non_blank(normalized(file.lines)) == non_blank(normalized(original))) {
     return Error{
         "The edit blocks together change nothing: a later block undoes an earlier one. No block was applied. Send "
         "only edits that leave the kernel different from now."};
   }
+  result.source = join_source_lines(file);
   return result;
 }
 

@@ -1,6 +1,7 @@
 #include "edit/text_lines.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace cutegen {
 
@@ -54,6 +55,31 @@ std::string_view trim_whitespace(std::string_view line) {
 }
 
 bool is_blank(std::string_view line) { return trim_whitespace(line).empty(); }
+
+std::string normalize_for_match(std::string_view line) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF", kNbsp = "\xC2\xA0";
+  std::string out;
+  out.reserve(line.size());
+  bool pending_space = false;
+  for (std::size_t i = 0; i < line.size();) {
+    std::size_t width = 0;
+    if (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' || line[i] == '\f' || line[i] == '\v') width = 1;
+    else if (line.substr(i, 2) == kNbsp) width = 2;
+    else if (line.substr(i, 3) == kBom) width = 3;
+    if (width) {
+      pending_space = !out.empty();
+      i += width;
+      continue;
+    }
+    // A space only separates two word characters ("int a", "unsigned long"); next to punctuation it
+    // is layout ("a+b" and "a + b" are the same tokens).
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80); };
+    if (pending_space && word(out.back()) && word(line[i])) out += ' ';
+    pending_space = false;
+    out += line[i++];
+  }
+  return out;
+}
 
 int indent_columns(std::string_view indent) {
   int cols = 0;

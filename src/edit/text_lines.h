@@ -22,6 +22,14 @@ std::string_view leading_whitespace(std::string_view line);
 std::string_view trim_whitespace(std::string_view line);
 bool is_blank(std::string_view line);
 
+// The form lines are compared in when an exact match fails: leading and trailing whitespace dropped;
+// inside the line, whitespace kept as one space only between two word characters ("int a") and dropped
+// next to punctuation ("a+b" equals "a + b"); a UTF-8 byte-order mark and no-break spaces (U+00A0,
+// which some chat front ends substitute for ordinary spaces) count as whitespace. This equates lines
+// that tokenize alike; the exceptions ("a - -b" vs "a--b", spaces in string literals) do not occur in
+// the quoted kernel lines in practice, and an exact match is always tried first.
+std::string normalize_for_match(std::string_view line);
+
 // Indentation width in columns, a tab counting as kTabColumns (only used to compare and shift
 // indentation, never to re-lay out a file).
 inline constexpr int kTabColumns = 4;
