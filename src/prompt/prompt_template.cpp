@@ -2,16 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "common/fs.h"
-
-#ifndef CUTEGEN_DEFAULT_PROMPTS_DIR
-#define CUTEGEN_DEFAULT_PROMPTS_DIR ""
-#endif
 
 namespace cutegen {
 namespace {
@@ -143,55 +138,6 @@ Result<std::string> PromptTemplate::render(const PromptValues& values) const {
   }
   std::string out;
   for (const Piece& p : pieces_) out += p.is_placeholder ? values.find(p.text)->second : p.text;
-  return out;
-}
-
-std::filesystem::path prompts_dir() {
-  if (const char* env = std::getenv("CUTEGEN_PROMPTS_DIR"); env && *env) return env;
-  return CUTEGEN_DEFAULT_PROMPTS_DIR;
-}
-
-Result<std::string> read_prompt_text(const std::filesystem::path& dir, const std::filesystem::path& relative) {
-  auto text = read_file(dir / relative);
-  if (!text.ok()) {
-    return Error{fmt::format("prompt file {} could not be read ({}); set CUTEGEN_PROMPTS_DIR to the prompts/ directory",
-                             (dir / relative).string(), text.error().message)};
-  }
-  return text;
-}
-
-Result<PromptTemplate> load_prompt_template(const std::filesystem::path& dir, std::string_view name) {
-  auto text = read_prompt_text(dir, std::filesystem::path("templates") / (std::string(name) + ".md"));
-  if (!text.ok()) return text.error();
-  return PromptTemplate::parse(*text, (dir / "templates" / (std::string(name) + ".md")).string());
-}
-
-const std::vector<std::string>& workload_classes() {
-  static const std::vector<std::string> classes = {"gemm", "elementwise", "reduction", "conv", "attention", "other"};
-  return classes;
-}
-
-Result<std::string> read_optimization_menu(const std::filesystem::path& dir, std::string_view workload_class) {
-  const auto& classes = workload_classes();
-  if (std::find(classes.begin(), classes.end(), workload_class) == classes.end()) {
-    std::string known;
-    for (const auto& c : classes) known += (known.empty() ? "" : ", ") + c;
-    return Error{fmt::format("no optimisation menu for workload class \"{}\"; known classes: {}", workload_class, known)};
-  }
-  return read_prompt_text(dir, std::filesystem::path("menus") / (std::string(workload_class) + ".md"));
-}
-
-std::string number_lines(std::string_view source) {
-  std::string out;
-  int n = 0;
-  for (std::size_t pos = 0; pos < source.size();) {
-    std::size_t nl = source.find('\n', pos);
-    std::string_view line = source.substr(pos, (nl == std::string_view::npos ? source.size() : nl) - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out += fmt::format("  {:>5} | {}\n", ++n, line);
-    if (nl == std::string_view::npos) break;
-    pos = nl + 1;
-  }
   return out;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Prompt templates: Markdown files under prompts/templates/ with {{name}} placeholders that the agent
+// Prompt templates: Markdown files in prompts/ with {{name}} placeholders that the agent
 // loop fills at run time. The text lives in files so it can be read, reviewed and tuned without a
 // rebuild; this loader makes the contract between the files and the code strict: a template must
 // document every placeholder it uses (in a header comment), and rendering fails on a value that is
@@ -54,22 +54,5 @@ class PromptTemplate {
   std::vector<std::string> placeholders_;
   std::map<std::string, std::string> documentation_;
 };
-
-// The prompts directory: $CUTEGEN_PROMPTS_DIR when set, otherwise the source tree's prompts/ (where
-// this binary was configured).
-std::filesystem::path prompts_dir();
-
-// A prompt text file (rules.md, cute_guide.md, debug_guide.md, menus/gemm.md, ...) relative to `dir`.
-Result<std::string> read_prompt_text(const std::filesystem::path& dir, const std::filesystem::path& relative);
-
-// prompts/templates/<name>.md, parsed.
-Result<PromptTemplate> load_prompt_template(const std::filesystem::path& dir, std::string_view name);
-
-// The optimisation menu of a workload class: gemm, elementwise, reduction, conv, attention or other.
-Result<std::string> read_optimization_menu(const std::filesystem::path& dir, std::string_view workload_class);
-const std::vector<std::string>& workload_classes();
-
-// "   12 | code" per line, the same numbering compile diagnostics use, for prompts that refer to lines.
-std::string number_lines(std::string_view source);
 
 }  // namespace cutegen

@@ -82,29 +82,27 @@ TEST(PromptTemplate, HeaderIsRequired) {
   EXPECT_FALSE(PromptTemplate::parse("<!--\n{{a}}\n-->\n{{a}}\n", "t.md").ok()) << "undescribed placeholder";
 }
 
-TEST(PromptTemplate, LoadsFromDisk) {
-  auto dir = std::filesystem::temp_directory_path() / "cutegen_prompt_test";
-  std::filesystem::create_directories(dir / "templates");
-  std::filesystem::create_directories(dir / "menus");
-  std::ofstream(dir / "templates" / "greet.md") << kTemplate;
-  std::ofstream(dir / "menus" / "gemm.md") << "1. tile\n";
-  auto t = load_prompt_template(dir, "greet");
+TEST(PromptTemplate, LoadsFromDiskAndNamesTheFileInErrors) {
+  auto dir = std::filesystem::temp_directory_path() / "cutegen_prompt_template_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "greet.md") << kTemplate;
+  std::ofstream(dir / "broken.md") << "<!--\n{{a}} one\n-->\n{{b}}\n";
+  auto t = PromptTemplate::load(dir / "greet.md");
   ASSERT_TRUE(t.ok()) << t.error().message;
   EXPECT_EQ(t->placeholders().size(), 2u);
-  auto missing = load_prompt_template(dir, "nope");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_TRUE(contains(missing.error().message, "nope.md could not be read")) << missing.error().message;
-  auto menu = read_optimization_menu(dir, "gemm");
-  ASSERT_TRUE(menu.ok()) << menu.error().message;
-  EXPECT_EQ(*menu, "1. tile\n");
-  auto bad = read_optimization_menu(dir, "matmul");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_TRUE(contains(bad.error().message, "known classes: gemm, elementwise")) << bad.error().message;
+  EXPECT_EQ(t->origin(), (dir / "greet.md").string());
+  auto broken = PromptTemplate::load(dir / "broken.md");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_TRUE(contains(broken.error().message, "broken.md: line 4: {{b}} is used but not documented"))
+      << broken.error().message;
+  EXPECT_FALSE(PromptTemplate::load(dir / "nope.md").ok());
   std::filesystem::remove_all(dir);
 }
 
-TEST(PromptTemplate, NumberLines) {
-  EXPECT_EQ(number_lines("a\r\nb\n"), "      1 | a\n      2 | b\n");
-  EXPECT_EQ(number_lines("x"), "      1 | x\n");
-  EXPECT_EQ(number_lines(""), "");
+TEST(PromptTemplate, CrlfTemplateRendersItsBody) {
+  auto t = PromptTemplate::parse("<!--\r\nx\r\n{{a}} one\r\n-->\r\nA={{a}}\r\n", "t.md");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  auto r = t->render({{"a", "1"}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(*r, "A=1\r\n");
 }
