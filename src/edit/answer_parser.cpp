@@ -162,6 +162,45 @@ std::optional<std::pair<std::string, std::string>> note_label_line(std::string_v
   return std::pair{label, std::string(trim_whitespace(rest))};
 }
 
+// Listings in prompts number their lines ("     12 | code"); LLMs sometimes copy those numbers into a
+// SEARCH. When every line of a SEARCH carries such a prefix and the numbers run consecutively, the
+// prefix is the listing's, not code (a C++ line like "1 | 2;" would not come with a consecutive run),
+// so it is removed from SEARCH and from the REPLACE lines that carry it too.
+std::optional<std::pair<long, std::size_t>> listing_prefix(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  const std::size_t digits = i;
+  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
+  if (i == digits || i - digits > 7 || line.substr(i, 2) != " |") return std::nullopt;
+  const long number = std::stol(std::string(line.substr(digits, i - digits)));
+  i += 2;
+  if (i < line.size() && line[i] != ' ' && line[i] != '\r') return std::nullopt;
+  if (i < line.size() && line[i] == ' ') ++i;
+  return std::pair{number, i};
+}
+
+void strip_listing_numbers(EditBlock& block) {
+  std::vector<std::string> search = split_source_lines(block.search).lines;
+  std::optional<long> previous;
+  std::vector<std::size_t> cut;
+  for (const std::string& line : search) {
+    auto prefix = listing_prefix(line);
+    if (!prefix || (previous && prefix->first != *previous + 1)) return;
+    previous = prefix->first;
+    cut.push_back(prefix->second);
+  }
+  if (cut.empty()) return;
+  std::string stripped;
+  for (std::size_t k = 0; k < search.size(); ++k) stripped += search[k].substr(cut[k]) + '\n';
+  block.search = stripped;
+  std::string replace;
+  for (const std::string& line : split_source_lines(block.replace).lines) {
+    auto prefix = listing_prefix(line);
+    replace += (prefix ? line.substr(prefix->second) : line) + '\n';
+  }
+  block.replace = replace;
+}
+
 }  // namespace
 
 bool defines_entry_point(std::string_view code) {
@@ -307,6 +346,7 @@ Result<EditAnswer> parse_edit_answer(std::string_view answer, AnswerEnd end) {
                 "line(s) just before the insertion point and repeat them at the top of REPLACE, followed by the "
                 "new lines.");
           }
+          strip_listing_numbers(block);
           out.blocks.push_back(std::move(block));
           block = EditBlock{};
           state = State::outside;

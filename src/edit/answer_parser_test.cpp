@@ -451,3 +451,29 @@ TEST(AnswerParseDiagnosis, RequiresDiagnosisAndFix) {
   ASSERT_FALSE(cut.ok());
   EXPECT_TRUE(contains(cut.error().message, "cut off")) << cut.error().message;
 }
+
+TEST(AnswerParseEdits, ListingNumbersCopiedIntoSearchAreRemoved) {
+  auto r = parse_edit_answer(
+      "<<<<<<< SEARCH\n"
+      "     41 |   for (int k = 0; k <= k_tiles; ++k) {\n"
+      "     42 |\n"
+      "     43 |     copy(tArA, tAsA);\n"
+      "=======\n"
+      "     41 |   for (int k = 0; k < k_tiles; ++k) {\n"
+      "\n"
+      "    copy(tArA, tAsA);\n"
+      ">>>>>>> REPLACE\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->blocks[0].search, "  for (int k = 0; k <= k_tiles; ++k) {\n\n    copy(tArA, tAsA);\n");
+  EXPECT_EQ(r->blocks[0].replace, "  for (int k = 0; k < k_tiles; ++k) {\n\n    copy(tArA, tAsA);\n");
+}
+
+TEST(AnswerParseEdits, CodeThatMerelyLooksNumberedIsKept) {
+  // Not consecutive, and a real expression: left alone.
+  auto r = parse_edit_answer("<<<<<<< SEARCH\n  1 | 2;\n  5 | 6;\n=======\n  1 | 4;\n>>>>>>> REPLACE\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->blocks[0].search, "  1 | 2;\n  5 | 6;\n");
+  auto flags = parse_edit_answer("<<<<<<< SEARCH\nint f = A |\n        1 | 2;\n=======\nint f = A | 4;\n>>>>>>> REPLACE\n");
+  ASSERT_TRUE(flags.ok()) << flags.error().message;
+  EXPECT_EQ(flags->blocks[0].search, "int f = A |\n        1 | 2;\n");
+}

@@ -251,7 +251,7 @@ Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const Optimi
   perf += ".\n";
   auto versus = [&](const char* name, const std::optional<double>& base) {
     if (!base || in.best_ms <= 0) return fmt::format("- {}: not measured.\n", name);
-    return fmt::format("- {}: {} ({:.2f}x {} than it).\n", name, ms(*base),
+    return fmt::format("- {}: {}; the best kernel is {:.2f}x {}.\n", name, ms(*base),
                        *base >= in.best_ms ? *base / in.best_ms : in.best_ms / *base,
                        *base >= in.best_ms ? "faster" : "slower");
   };
