@@ -141,7 +141,7 @@ constexpr std::string_view kShorterFile =
 std::optional<std::pair<std::string, std::string>> note_label_line(std::string_view line) {
   std::string_view t = trim_whitespace(line);
   while (!t.empty() && (t[0] == '#' || t[0] == '*' || t[0] == '-' || t[0] == '>' || t[0] == ' ' || t[0] == '_' ||
-                        t[0] == '\t')) {
+                        t[0] == '\t' || t[0] == '`')) {
     // '_' opens emphasis only before a label letter; a label itself never starts with '_'.
     t.remove_prefix(1);
   }
@@ -154,10 +154,10 @@ std::optional<std::pair<std::string, std::string>> note_label_line(std::string_v
   while (!label.empty() && label.back() == '_') label.pop_back();  // "__DIAGNOSIS__:" emphasis
   if (label.size() < 2 || label.size() > 32) return std::nullopt;
   std::string_view rest = t.substr(n);
-  while (!rest.empty() && (rest[0] == '*' || rest[0] == '_')) rest.remove_prefix(1);
+  while (!rest.empty() && (rest[0] == '*' || rest[0] == '_' || rest[0] == '`')) rest.remove_prefix(1);
   if (rest.empty() || rest[0] != ':') return std::nullopt;
   rest.remove_prefix(1);
-  while (!rest.empty() && (rest[0] == '*' || rest[0] == '_' || rest[0] == ' ' || rest[0] == '\t'))
+  while (!rest.empty() && (rest[0] == '*' || rest[0] == '_' || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '`'))
     rest.remove_prefix(1);
   return std::pair{label, std::string(trim_whitespace(rest))};
 }

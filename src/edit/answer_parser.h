@@ -17,9 +17,10 @@
 // Note convention: outside code fences and edit blocks, a line that starts with an upper-case label
 // and a colon starts a note, e.g. `DIAGNOSIS: the k-loop reads sA before cp_async_wait`. Labels are
 // one word of A-Z, 0-9 and '_' (2 to 32 characters, starting with a letter). Markdown decoration is
-// tolerated: `**DIAGNOSIS:**`, `**DIAGNOSIS**:`, `## DIAGNOSIS:`, `- DIAGNOSIS:`. The note's text is
-// the rest of the line plus the lines after it, up to a blank line, the next label, a code fence or
-// an edit block. A label given twice keeps both texts, joined by a blank line.
+// tolerated: `**DIAGNOSIS:**`, `**DIAGNOSIS**:`, `## DIAGNOSIS:`, `- DIAGNOSIS:`, and the label in
+// backticks as the prompts print it. The note's text is the rest of the line plus the lines after
+// it, up to a blank line, the next label, a code fence or an edit block. A label given twice keeps
+// both texts, joined by a blank line.
 #include <map>
 #include <optional>
 #include <string>

@@ -477,3 +477,9 @@ TEST(AnswerParseEdits, CodeThatMerelyLooksNumberedIsKept) {
   ASSERT_TRUE(flags.ok()) << flags.error().message;
   EXPECT_EQ(flags->blocks[0].search, "int f = A |\n        1 | 2;\n");
 }
+
+TEST(AnswerNotes, LabelsInBackticksAsThePromptsPrintThem) {
+  auto notes = parse_answer_notes("`DIAGNOSIS:` the bound is off by one\n- `FIX`: use < instead of <=\n");
+  EXPECT_EQ(notes.at("DIAGNOSIS"), "the bound is off by one");
+  EXPECT_EQ(notes.at("FIX"), "use < instead of <=");
+}
