@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
