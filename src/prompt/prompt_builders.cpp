@@ -84,11 +84,15 @@ std::string guides_for(const PromptLibrary& lib, FailureKind kind) {
   return lib.debug_guide();
 }
 
+constexpr std::string_view kRulesElsewhere =
+    "# Rules\nThe rules and answer formats in the system message apply in full.";
+
 // Values most prompts share.
-PromptValues problem_values(const ProblemBrief& p) {
+PromptValues problem_values(const PromptLibrary& lib, const ProblemBrief& p, const PromptOptions& o) {
   return {{"problem_name", or_unknown(p.name, "(unnamed)")},
           {"precision_policy", format_precision_policy(p.precision)},
-          {"tensor_table", format_tensor_table(p)}};
+          {"tensor_table", format_tensor_table(p)},
+          {"rules", o.rules_in_system_prompt ? std::string(kRulesElsewhere) : lib.rules()}};
 }
 
 }  // namespace
@@ -191,12 +195,17 @@ std::string clip_evidence(std::string_view text, std::size_t max_lines, std::siz
 
 // ---- builders ---------------------------------------------------------------------------------------
 
-Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const SynthesisInput& in, const PromptOptions&) {
+std::string build_system_prompt(const PromptLibrary& lib) {
+  return "You write and improve CUDA kernels built on CuTe (CUTLASS's layout and tensor layer) for "
+         "cutegen, which compiles, verifies and times every answer. Follow these rules in every answer.\n\n" +
+         lib.rules();
+}
+
+Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const SynthesisInput& in, const PromptOptions& o) {
   const ProblemBrief& p = in.problem;
   const ExampleKernel& example = lib.example(p.workload);
-  PromptValues v = problem_values(p);
-  v.insert({{"rules", lib.rules()},
-            {"contract", lib.contract()},
+  PromptValues v = problem_values(lib, p, o);
+  v.insert({{"contract", lib.contract()},
             {"cute_guide", lib.cute_guide()},
             {"workload_class", std::string(to_string(p.workload))},
             {"gpu", or_unknown(p.gpu)},
@@ -208,15 +217,14 @@ Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const Synth
 }
 
 Result<std::string> build_diagnose_prompt(const PromptLibrary& lib, const DiagnoseInput& in, const PromptOptions& o) {
-  PromptValues v = problem_values(in.problem);
+  PromptValues v = problem_values(lib, in.problem, o);
   std::string situation =
       in.change_under_repair.empty()
           ? "This kernel has not passed yet; it is being made correct before any optimisation."
           : fmt::format("This kernel was correct before the last optimisation step, which tried: {}. That step "
                         "broke it.",
                         one_line(in.change_under_repair, 200));
-  v.insert({{"rules", lib.rules()},
-            {"guides", guides_for(lib, in.failure.kind)},
+  v.insert({{"guides", guides_for(lib, in.failure.kind)},
             {"reference_block", fenced(in.problem.reference_source, "python")},
             {"numbered_kernel_block", fenced(number_lines(in.kernel), "text")},
             {"failure_kind", std::string(to_string(in.failure.kind))},
@@ -229,9 +237,8 @@ Result<std::string> build_diagnose_prompt(const PromptLibrary& lib, const Diagno
 }
 
 Result<std::string> build_repair_prompt(const PromptLibrary& lib, const RepairInput& in, const PromptOptions& o) {
-  PromptValues v = problem_values(in.problem);
-  v.insert({{"rules", lib.rules()},
-            {"kernel_block", fenced(in.kernel, "cuda")},
+  PromptValues v = problem_values(lib, in.problem, o);
+  v.insert({{"kernel_block", fenced(in.kernel, "cuda")},
             {"failure_kind", std::string(to_string(in.failure.kind))},
             {"verdict", or_unknown(in.failure.verdict)},
             {"failure_reason", one_line(or_unknown(in.failure.reason, "(no reason given)"), 400)},
@@ -263,9 +270,8 @@ Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const Optimi
           ? "Not shown yet: profiles are withheld until the kernel's structure is settled. Choose from the menu "
             "by the kernel's structure and the history."
           : fenced(in.profile_summary, "text");
-  PromptValues v = problem_values(p);
-  v.insert({{"rules", lib.rules()},
-            {"cute_guide", lib.cute_guide()},
+  PromptValues v = problem_values(lib, p, o);
+  v.insert({{"cute_guide", lib.cute_guide()},
             {"menu", lib.menu(p.workload)},
             {"workload_class", std::string(to_string(p.workload))},
             {"gpu", or_unknown(p.gpu)},
@@ -287,9 +293,8 @@ Result<std::string> build_restart_prompt(const PromptLibrary& lib, const Restart
     last = fmt::format("{} ({}): {}\n{}", to_string(in.last_failure->kind), or_unknown(in.last_failure->verdict),
                        one_line(in.last_failure->reason, 400), evidence_block(*in.last_failure, o));
   }
-  PromptValues v = problem_values(p);
-  v.insert({{"rules", lib.rules()},
-            {"contract", lib.contract()},
+  PromptValues v = problem_values(lib, p, o);
+  v.insert({{"contract", lib.contract()},
             {"cute_guide", lib.cute_guide()},
             {"workload_class", std::string(to_string(p.workload))},
             {"gpu", or_unknown(p.gpu)},

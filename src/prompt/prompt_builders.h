@@ -26,10 +26,16 @@
 namespace cutegen {
 
 struct PromptOptions {
+  // When the client sends build_system_prompt() as the system message with every request, the
+  // prompts carry a one-line pointer instead of repeating the rules.
+  bool rules_in_system_prompt = false;
   HistoryLimits history;                  // optimise history and repair attempts
   std::size_t max_evidence_lines = 80;    // the judge condenses already; this bounds a pathological report
   std::size_t max_evidence_chars = 8000;
 };
+
+// The system message: who the LLM is in this exchange, and prompts/rules.md.
+std::string build_system_prompt(const PromptLibrary& lib);
 
 Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const SynthesisInput& in,
                                            const PromptOptions& options = {});

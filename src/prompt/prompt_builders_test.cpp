@@ -337,3 +337,19 @@ TEST(PromptLibrary, MismatchedTemplateIsReportedAtStartup) {
       << s.error().message;
   std::filesystem::remove_all(dir);
 }
+
+TEST(PromptBuild, RulesCanTravelInTheSystemMessageInstead) {
+  const std::string system = build_system_prompt(library());
+  EXPECT_TRUE(contains(system, library().rules()));
+  PromptOptions o;
+  o.rules_in_system_prompt = true;
+  OptimizeInput opt;
+  opt.problem = sample_gemm();
+  opt.kernel = kKernel;
+  opt.best_ms = 3;
+  auto r = build_optimize_prompt(library(), opt, o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(contains(*r, library().rules())) << "not repeated";
+  EXPECT_TRUE(contains(*r, "rules and answer formats in the system message apply"));
+  EXPECT_FALSE(contains(*r, "{{"));
+}

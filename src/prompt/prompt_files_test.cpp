@@ -111,3 +111,12 @@ TEST(PromptFiles, WorkloadClassNames) {
   EXPECT_TRUE(contains(bad.error().message, "use one of: gemm, elementwise, reduction, conv, attention, other"))
       << bad.error().message;
 }
+
+TEST(PromptFiles, VerdictWordsMapOntoFailureKinds) {
+  EXPECT_EQ(*failure_kind_for_verdict("compile_error"), FailureKind::compile_error);
+  EXPECT_EQ(*failure_kind_for_verdict("rejected"), FailureKind::rejected);
+  EXPECT_EQ(*failure_kind_for_verdict("hidden_work"), FailureKind::runtime_error);
+  EXPECT_EQ(*failure_kind_for_verdict("nondeterministic"), FailureKind::wrong_result);
+  EXPECT_FALSE(failure_kind_for_verdict("pass").ok());
+  EXPECT_TRUE(contains(failure_kind_for_verdict("exploded").error().message, "\"exploded\"")) ;
+}

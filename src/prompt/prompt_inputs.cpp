@@ -53,6 +53,21 @@ std::string_view to_string(FailureKind k) {
   return "?";
 }
 
+Result<FailureKind> failure_kind_for_verdict(std::string_view verdict) {
+  static const std::vector<std::pair<std::string_view, FailureKind>> table = {
+      {"compile_error", FailureKind::compile_error},  {"rejected", FailureKind::rejected},
+      {"load_failed", FailureKind::runtime_error},    {"kernel_error", FailureKind::runtime_error},
+      {"cuda_error", FailureKind::runtime_error},     {"crash", FailureKind::runtime_error},
+      {"timeout", FailureKind::runtime_error},        {"printed_output", FailureKind::runtime_error},
+      {"hidden_work", FailureKind::runtime_error},    {"mismatch", FailureKind::wrong_result},
+      {"unwritten", FailureKind::wrong_result},       {"nondeterministic", FailureKind::wrong_result},
+      {"input_mutated", FailureKind::wrong_result},
+  };
+  for (const auto& [word, kind] : table)
+    if (word == verdict) return kind;
+  return Error{fmt::format("verdict \"{}\" is not a failure the prompts know; map it in prompt_inputs.cpp", verdict)};
+}
+
 std::string_view to_string(StepOutcome o) {
   switch (o) {
     case StepOutcome::improved: return "improved";

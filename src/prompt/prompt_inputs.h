@@ -60,6 +60,8 @@ struct ProblemBrief {
 // input_mutated -> wrong_result.
 enum class FailureKind { compile_error, rejected, runtime_error, wrong_result };
 std::string_view to_string(FailureKind k);
+// The mapping above, for the judge's verdict words; "pass" and unknown words are errors.
+Result<FailureKind> failure_kind_for_verdict(std::string_view verdict);
 
 struct FailureEvidence {
   FailureKind kind = FailureKind::compile_error;
