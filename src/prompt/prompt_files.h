@@ -1,0 +1,72 @@
+#pragma once
+// Where the prompt texts live at run time, and the loaded set of them.
+//
+// The texts are files (prompts/*.md, reviewed and tuned without a rebuild), so a built or installed
+// cutegen must find them: $CUTEGEN_PROMPTS_DIR when set, else the source tree's prompts/ (baked in by
+// CMake, like the contract header in common/locations), else beside the installed binary
+// (<bin>/../share/cutegen/prompts, as `cmake --install` lays it out). Two more files the prompts quote
+// are found the same way: docs/kernel-contract.md and the example kernels in examples/kernels/.
+//
+// PromptLibrary reads every file once, up front, so a missing or broken prompt file stops the run
+// before the first LLM call rather than in the middle of it.
+#include <array>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "prompt/prompt_inputs.h"
+#include "prompt/prompt_template.h"
+
+namespace cutegen {
+
+// The directory holding rules.md, cute_guide.md, the menus and the templates. An error says every place
+// that was tried and how to point cutegen at the files. A set CUTEGEN_PROMPTS_DIR that lacks rules.md
+// is an error too: a user who set it meant those files, not a silent fallback.
+Result<std::filesystem::path> prompts_dir();
+
+struct PromptPaths {
+  std::filesystem::path prompts;        // prompts/
+  std::filesystem::path contract_doc;   // docs/kernel-contract.md
+  std::filesystem::path examples;       // examples/kernels/
+};
+Result<PromptPaths> locate_prompt_paths();
+
+// The prompts the loop sends; each is prompts/<name>.md with {{placeholders}}.
+enum class PromptKind { synthesis, diagnose, repair, optimize, restart };
+inline constexpr std::array<PromptKind, 5> kAllPromptKinds = {PromptKind::synthesis, PromptKind::diagnose,
+                                                              PromptKind::repair, PromptKind::optimize,
+                                                              PromptKind::restart};
+std::string_view to_string(PromptKind k);
+
+struct ExampleKernel {
+  std::string file;    // "gemm_tiled.cu"
+  std::string source;
+};
+
+// The example kernel shown at synthesis for a workload class (the file name in examples/kernels/).
+std::string_view example_kernel_file(WorkloadClass c);
+
+class PromptLibrary {
+ public:
+  static Result<PromptLibrary> load(const PromptPaths& paths);
+
+  const std::string& rules() const { return rules_; }
+  const std::string& cute_guide() const { return cute_guide_; }
+  const std::string& debug_guide() const { return debug_guide_; }
+  const std::string& contract() const { return contract_; }
+  const std::string& menu(WorkloadClass c) const { return menus_.at(c); }
+  const ExampleKernel& example(WorkloadClass c) const { return examples_.at(c); }
+  const PromptTemplate& prompt(PromptKind k) const { return templates_.at(k); }
+  const PromptPaths& paths() const { return paths_; }
+
+ private:
+  PromptPaths paths_;
+  std::string rules_, cute_guide_, debug_guide_, contract_;
+  std::map<WorkloadClass, std::string> menus_;
+  std::map<WorkloadClass, ExampleKernel> examples_;
+  std::map<PromptKind, PromptTemplate> templates_;
+};
+
+}  // namespace cutegen

@@ -1,0 +1,122 @@
+#include "prompt/prompt_files.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+using namespace cutegen;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Sets an environment variable for one test and restores it afterwards.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+fs::path source_root() { return CUTEGEN_SOURCE_ROOT; }
+
+}  // namespace
+
+TEST(PromptFiles, DefaultsToTheSourceTree) {
+  unsetenv("CUTEGEN_PROMPTS_DIR");
+  auto dir = prompts_dir();
+  ASSERT_TRUE(dir.ok()) << dir.error().message;
+  EXPECT_EQ(fs::weakly_canonical(*dir), fs::weakly_canonical(source_root() / "prompts"));
+  auto paths = locate_prompt_paths();
+  ASSERT_TRUE(paths.ok()) << paths.error().message;
+  EXPECT_EQ(paths->contract_doc.filename(), "kernel-contract.md");
+  EXPECT_TRUE(fs::exists(paths->examples / "gemm_tiled.cu"));
+}
+
+TEST(PromptFiles, EnvironmentOverrideWinsAndIsChecked) {
+  auto dir = fs::temp_directory_path() / "cutegen_prompt_files_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "custom");
+  std::ofstream(dir / "custom" / "rules.md") << "my rules\n";
+  {
+    ScopedEnv env("CUTEGEN_PROMPTS_DIR", (dir / "custom").string());
+    auto found = prompts_dir();
+    ASSERT_TRUE(found.ok()) << found.error().message;
+    EXPECT_EQ(*found, dir / "custom");
+    // Contract and examples are not beside the custom dir: the built-in ones are used.
+    auto paths = locate_prompt_paths();
+    ASSERT_TRUE(paths.ok()) << paths.error().message;
+    EXPECT_EQ(fs::weakly_canonical(paths->contract_doc),
+              fs::weakly_canonical(source_root() / "docs" / "kernel-contract.md"));
+    // Loading the incomplete dir names the first missing file and how to fix it.
+    auto lib = PromptLibrary::load(*paths);
+    ASSERT_FALSE(lib.ok());
+    EXPECT_TRUE(contains(lib.error().message, "cute_guide.md")) << lib.error().message;
+    EXPECT_TRUE(contains(lib.error().message, "CUTEGEN_PROMPTS_DIR")) << lib.error().message;
+  }
+  {
+    ScopedEnv env("CUTEGEN_PROMPTS_DIR", (dir / "missing").string());
+    auto found = prompts_dir();
+    ASSERT_FALSE(found.ok());
+    EXPECT_TRUE(contains(found.error().message, "CUTEGEN_PROMPTS_DIR=" + (dir / "missing").string() + " has no rules.md"))
+        << found.error().message;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(PromptFiles, EmptyPromptFileIsAnError) {
+  auto dir = fs::temp_directory_path() / "cutegen_prompt_files_empty_test";
+  fs::remove_all(dir);
+  fs::copy(source_root() / "prompts", dir, fs::copy_options::recursive);
+  std::ofstream(dir / "menu_conv.md") << "  \n";
+  PromptPaths paths{dir, source_root() / "docs" / "kernel-contract.md", source_root() / "examples" / "kernels"};
+  auto lib = PromptLibrary::load(paths);
+  ASSERT_FALSE(lib.ok());
+  EXPECT_TRUE(contains(lib.error().message, "menu_conv.md (the conv optimisation menu) is empty")) << lib.error().message;
+  fs::remove_all(dir);
+}
+
+TEST(PromptFiles, ExampleKernelPerWorkloadClass) {
+  EXPECT_EQ(example_kernel_file(WorkloadClass::gemm), "gemm_tiled.cu");
+  EXPECT_EQ(example_kernel_file(WorkloadClass::conv), "gemm_tiled.cu");
+  EXPECT_EQ(example_kernel_file(WorkloadClass::reduction), "softmax_rows.cu");
+  EXPECT_EQ(example_kernel_file(WorkloadClass::elementwise), "relu_vec.cu");
+  for (WorkloadClass c : all_workload_classes())
+    EXPECT_TRUE(fs::exists(source_root() / "examples" / "kernels" / example_kernel_file(c))) << to_string(c);
+}
+
+TEST(PromptFiles, WorkloadClassNames) {
+  for (WorkloadClass c : all_workload_classes()) {
+    auto parsed = parse_workload_class(to_string(c));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, c);
+  }
+  auto bad = parse_workload_class("matmul");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(contains(bad.error().message, "use one of: gemm, elementwise, reduction, conv, attention, other"))
+      << bad.error().message;
+}
+
+TEST(PromptFiles, VerdictWordsMapOntoFailureKinds) {
+  EXPECT_EQ(*failure_kind_for_verdict("compile_error"), FailureKind::compile_error);
+  EXPECT_EQ(*failure_kind_for_verdict("rejected"), FailureKind::rejected);
+  EXPECT_EQ(*failure_kind_for_verdict("hidden_work"), FailureKind::runtime_error);
+  EXPECT_EQ(*failure_kind_for_verdict("nondeterministic"), FailureKind::wrong_result);
+  EXPECT_FALSE(failure_kind_for_verdict("pass").ok());
+  EXPECT_TRUE(contains(failure_kind_for_verdict("exploded").error().message, "\"exploded\"")) ;
+}
