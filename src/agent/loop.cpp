@@ -203,16 +203,13 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
     auto diag_prompt = prompter_.diagnose(problem_, source, *last, context);
     if (!diag_prompt) return diag_prompt.error();
     auto diagnosis = ask<std::string>("diagnose", *diag_prompt, [](const Answer& a) -> Result<std::string> {
-      auto notes = parse_answer_notes(a.text);
-      if (auto r = require_notes(notes, {note_label::kDiagnosis}); !r) return r.error();
-      std::string d = "DIAGNOSIS: " + notes.find(note_label::kDiagnosis)->second;
-      for (auto label : {note_label::kLocation, note_label::kFix})
-        if (auto it = notes.find(label); it != notes.end()) d += "\n" + std::string(label) + ": " + it->second;
-      return d;
+      auto d = parse_diagnosis_answer(a.text, answer_end(a.truncated));
+      if (!d) return d.error();
+      return d->summary();
     });
     if (!diagnosis) return diagnosis.error();
     if (!diagnosis->value) continue;  // round spent without a diagnosis; `last` still describes `source`
-    report("diagnosis: " + first_line(diagnosis->value->substr(11)));
+    report("diagnosis: " + first_line(*diagnosis->value));
 
     auto repair_prompt = prompter_.repair(problem_, source, *last, *diagnosis->value, context);
     if (!repair_prompt) return repair_prompt.error();
@@ -226,7 +223,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
     if (!repaired) return repaired.error();
     if (repaired->value) {
       source = *repaired->value;
-      acted_on = first_line(diagnosis->value->substr(11), 100);
+      acted_on = first_line(*diagnosis->value, 100);
       last.reset();  // evaluate the repaired kernel next round
     }
   }

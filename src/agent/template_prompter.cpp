@@ -70,12 +70,8 @@ Result<ProblemBrief> problem_brief(const ProblemInfo& problem, const std::string
 
 FailureEvidence failure_evidence(const Evaluation& failed) {
   FailureEvidence f;
-  switch (outcome_from_verdict(failed.verdict)) {
-    case StepOutcome::compile_error: f.kind = FailureKind::compile_error; break;
-    case StepOutcome::rejected: f.kind = FailureKind::rejected; break;
-    case StepOutcome::wrong_result: f.kind = FailureKind::wrong_result; break;
-    default: f.kind = FailureKind::runtime_error; break;
-  }
+  auto kind = failure_kind_for_verdict(failed.verdict);
+  f.kind = kind ? *kind : FailureKind::runtime_error;  // a verdict the prompt stage does not know is a runtime failure
   f.verdict = failed.verdict;
   f.reason = failed.reason;
   f.details = failed.evidence;
@@ -103,12 +99,23 @@ Result<std::unique_ptr<TemplatePrompter>> TemplatePrompter::create(std::string p
   return std::make_unique<TemplatePrompter>(std::move(*lib), std::move(precision));
 }
 
-Result<std::string> TemplatePrompter::system_prompt() { return library_.rules(); }
+// The rules go in the system message of every request, so the prompts refer to them instead of
+// repeating them (shorter prompts; one copy the model weighs as instructions).
+static const PromptOptions& options() {
+  static const PromptOptions o = [] {
+    PromptOptions p;
+    p.rules_in_system_prompt = true;
+    return p;
+  }();
+  return o;
+}
+
+Result<std::string> TemplatePrompter::system_prompt() { return build_system_prompt(library_); }
 
 Result<std::string> TemplatePrompter::synthesis(const ProblemInfo& problem) {
   auto brief = problem_brief(problem, precision_);
   if (!brief) return brief.error();
-  return build_synthesis_prompt(library_, SynthesisInput{*brief});
+  return build_synthesis_prompt(library_, SynthesisInput{*brief}, options());
 }
 
 Result<std::string> TemplatePrompter::restart(const ProblemInfo& problem, const std::vector<std::string>& failures) {
@@ -124,7 +131,7 @@ Result<std::string> TemplatePrompter::restart(const ProblemInfo& problem, const 
     r.detail = failures[i];
     in.failures.push_back(r);
   }
-  return build_restart_prompt(library_, in);
+  return build_restart_prompt(library_, in, options());
 }
 
 Result<std::string> TemplatePrompter::diagnose(const ProblemInfo& problem, const std::string& kernel,
@@ -133,7 +140,7 @@ Result<std::string> TemplatePrompter::diagnose(const ProblemInfo& problem, const
   if (!brief) return brief.error();
   DiagnoseInput in{*brief, kernel, failure_evidence(failed), context.change_under_repair, {}};
   for (const auto& a : context.attempts) in.attempts.push_back(step_record(a));
-  return build_diagnose_prompt(library_, in);
+  return build_diagnose_prompt(library_, in, options());
 }
 
 Result<std::string> TemplatePrompter::repair(const ProblemInfo& problem, const std::string& kernel,
@@ -143,7 +150,7 @@ Result<std::string> TemplatePrompter::repair(const ProblemInfo& problem, const s
   if (!brief) return brief.error();
   RepairInput in{*brief, kernel, failure_evidence(failed), diagnosis, {}};
   for (const auto& a : context.attempts) in.attempts.push_back(step_record(a));
-  return build_repair_prompt(library_, in);
+  return build_repair_prompt(library_, in, options());
 }
 
 Result<std::string> TemplatePrompter::optimize(const ProblemInfo& problem, const std::string& kernel,
@@ -153,7 +160,7 @@ Result<std::string> TemplatePrompter::optimize(const ProblemInfo& problem, const
   if (!brief) return brief.error();
   OptimizeInput in{*brief, kernel, best.median_ms, step, max_steps, {}, profile_summary};
   for (const auto& h : history) in.history.push_back(step_record(h));
-  return build_optimize_prompt(library_, in);
+  return build_optimize_prompt(library_, in, options());
 }
 
 }  // namespace cutegen
