@@ -65,7 +65,6 @@ int run_llm(const GlobalOptions& global, const LlmArgs& args) {
   request.messages.push_back({Role::user, prompt});
   if (args.max_tokens > 0) request.params.max_tokens = args.max_tokens;
 
-  fmt::print(stderr, "asking {} {} ...\n", (*client)->backend().kind(), (*client)->backend().model());
   auto call = (*client)->complete(request);
   if (!call) return fail(call.error().message);
   const auto& text = call->response.text;

@@ -33,6 +33,11 @@ Result<json> AnthropicBackend::request_body(const LlmRequest& request) const {
     if (*p.thinking_budget >= max_tokens)
       return Error{fmt::format("anthropic: thinking_budget {} must be below max_tokens {}; raise max_tokens",
                                *p.thinking_budget, max_tokens)};
+    // The API refuses any other temperature with thinking on; saying so here saves a round trip.
+    if (p.temperature && *p.temperature != 1.0)
+      return Error{fmt::format("anthropic: temperature {} cannot be combined with thinking_budget (the API allows only "
+                               "1 with extended thinking); unset llm.temperature",
+                               *p.temperature)};
   }
   // The Messages API takes the system prompt as a top-level field, not as a message.
   std::string system;

@@ -148,3 +148,16 @@ TEST_F(AnthropicBackendTest, ResponseWithoutContentIsAClearError) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("no content list"), std::string::npos) << r.error().message;
 }
+
+TEST_F(AnthropicBackendTest, ThinkingWithAnotherTemperatureThanOneFailsBeforeSending) {
+  auto server = answering(anthropic_answer("x"));
+  auto backend = make(config("anthropic:claude-opus-4-5", server.url()));
+  auto request = ask("hi");
+  request.params.thinking_budget = 2048;
+  request.params.temperature = 0.2;
+  auto r = backend->complete(request);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("temperature 0.2 cannot be combined with thinking_budget"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(server.request_count(), 0u);
+}

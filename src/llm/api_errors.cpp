@@ -44,8 +44,9 @@ Error http_status_error(const std::string& label, const std::string& url, const 
 
 std::string redact(std::string text, const std::string& secret) {
   if (secret.empty()) return text;
-  for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos))
-    text.replace(pos, secret.size(), "[redacted]");
+  static const std::string kMark = "[redacted]";
+  for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos + kMark.size()))
+    text.replace(pos, secret.size(), kMark);
   return text;
 }
 

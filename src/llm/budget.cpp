@@ -27,18 +27,33 @@ Result<BudgetLimits> budget_limits_from_json(const nlohmann::json& j, const std:
 
 Budget::Budget(BudgetLimits limits, std::string name) : limits_(limits), name_(std::move(name)) {}
 
-Status Budget::reserve() {
+Status Budget::check(long long next_tokens, double next_cost_usd) const {
   std::lock_guard<std::mutex> lock(mu_);
+  return check_locked(next_tokens, next_cost_usd);
+}
+
+Status Budget::check_locked(long long next_tokens, double next_cost_usd) const {
   std::string reached;
   if (limits_.max_calls && spent_.calls >= *limits_.max_calls)
-    reached = fmt::format("{} calls", *limits_.max_calls);
+    reached = fmt::format("the {} budget of {} calls is used up", name_, *limits_.max_calls);
   else if (limits_.max_tokens && spent_.tokens >= *limits_.max_tokens)
-    reached = fmt::format("{} tokens", *limits_.max_tokens);
+    reached = fmt::format("the {} budget of {} tokens is used up", name_, *limits_.max_tokens);
   else if (limits_.max_cost_usd && spent_.cost_usd >= *limits_.max_cost_usd)
-    reached = fmt::format("${:.4f}", *limits_.max_cost_usd);
-  if (!reached.empty())
-    return Error{fmt::format("{}: the {} budget of {} is used up ({} calls, {} tokens, ${:.4f} spent)", kBudgetExhausted,
-                             name_, reached, spent_.calls, spent_.tokens, spent_.cost_usd)};
+    reached = fmt::format("the {} budget of ${:.4f} is used up", name_, *limits_.max_cost_usd);
+  else if (limits_.max_tokens && next_tokens > 0 && spent_.tokens + next_tokens > *limits_.max_tokens)
+    reached = fmt::format("the next call (~{} tokens) would pass the {} budget of {} tokens", next_tokens, name_,
+                          *limits_.max_tokens);
+  else if (limits_.max_cost_usd && next_cost_usd > 0 && spent_.cost_usd + next_cost_usd > *limits_.max_cost_usd)
+    reached = fmt::format("the next call (~${:.4f}) would pass the {} budget of ${:.4f}", next_cost_usd, name_,
+                          *limits_.max_cost_usd);
+  if (reached.empty()) return ok_status();
+  return Error{fmt::format("{}: {} ({} calls, {} tokens, ${:.4f} spent)", kBudgetExhausted, reached, spent_.calls,
+                           spent_.tokens, spent_.cost_usd)};
+}
+
+Status Budget::reserve() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto ok = check_locked(0, 0); !ok) return ok;
   ++spent_.calls;
   return ok_status();
 }

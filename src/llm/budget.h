@@ -39,6 +39,10 @@ class Budget {
   Budget(const Budget&) = delete;
   Budget& operator=(const Budget&) = delete;
 
+  // Whether another call may start, without claiming it: an Error (starting with "budget exhausted") saying
+  // which limit is used up, or which one a call spending `next_tokens` and `next_cost_usd` would pass.
+  // The loop asks this before building an expensive prompt; estimate_usage() gives the numbers.
+  Status check(long long next_tokens = 0, double next_cost_usd = 0) const;
   // Claims one call, or says which limit is used up.
   Status reserve();
   // Gives back a claimed call that never went out (another budget refused it).
@@ -51,6 +55,7 @@ class Budget {
   const std::string& name() const { return name_; }
 
  private:
+  Status check_locked(long long next_tokens, double next_cost_usd) const;
   BudgetLimits limits_;
   std::string name_;
   mutable std::mutex mu_;

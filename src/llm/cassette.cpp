@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/fs.h"
 #include "llm/request_key.h"

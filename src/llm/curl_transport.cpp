@@ -1,6 +1,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -99,8 +100,15 @@ Result<HttpResponse> CurlTransport::post(const HttpRequest& request) {
   CURLcode rc = curl_easy_perform(h);
   if (rc != CURLE_OK) {
     if (sink.too_large) return Error{fmt::format("response larger than {} MiB", kMaxBodyBytes >> 20)};
-    std::string detail = error_buffer[0] ? std::string(error_buffer) : curl_easy_strerror(rc);
-    return Error{trim(detail)};
+    std::string detail = trim(error_buffer[0] ? std::string(error_buffer) : curl_easy_strerror(rc));
+    long os_errno = 0;
+    curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
+    // libcurl's own text says "Couldn't connect to server"; the errno says why (refused, unreachable).
+    if (os_errno != 0 && (rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR))
+      detail += fmt::format(" ({})", std::strerror(static_cast<int>(os_errno)));
+    if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY)
+      return Error{"cannot connect: " + detail};
+    return Error{detail};
   }
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

@@ -1,10 +1,13 @@
 #include "llm/http_retry.h"
 
+#include <curl/curl.h>
+
 #include <algorithm>
 #include <random>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "llm/api_errors.h"
 
@@ -28,7 +31,16 @@ std::optional<milliseconds> requested_retry_delay(const HttpResponse& response) 
     }
   };
   if (auto ms = parse(response.header("retry-after-ms"))) return milliseconds(static_cast<long long>(*ms));
-  if (auto s = parse(response.header("retry-after"))) return milliseconds(static_cast<long long>(*s * 1000));
+  std::string retry_after = response.header("retry-after");
+  if (auto s = parse(retry_after)) return milliseconds(static_cast<long long>(*s * 1000));
+  // The HTTP-date form ("Wed, 21 Oct 2015 07:28:00 GMT"); libcurl parses every date format HTTP allows.
+  if (!retry_after.empty()) {
+    time_t when = curl_getdate(retry_after.c_str(), nullptr);
+    if (when != -1) {
+      auto wait = std::chrono::system_clock::from_time_t(when) - std::chrono::system_clock::now();
+      return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(wait));
+    }
+  }
   return std::nullopt;
 }
 
@@ -37,6 +49,19 @@ milliseconds backoff_delay(const RetryPolicy& policy, int failed_attempts, doubl
   for (int i = 1; i < failed_attempts && base < policy.max_backoff.count(); ++i) base *= 2;
   base = std::min(base, static_cast<double>(policy.max_backoff.count()));
   return milliseconds(static_cast<long long>(base / 2 + unit_random * base / 2));
+}
+
+std::string summarize_outcomes(const std::vector<std::string>& outcomes) {
+  // Runs of the same outcome are counted, not repeated: "HTTP 500, 4 times" reads better than four copies
+  // of a long connection error.
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < outcomes.size();) {
+    std::size_t j = i;
+    while (j < outcomes.size() && outcomes[j] == outcomes[i]) ++j;
+    parts.push_back(j - i == 1 ? outcomes[i] : fmt::format("{}, {} times", outcomes[i], j - i));
+    i = j;
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 Result<HttpCallResult> post_with_retries(HttpTransport& transport, const HttpRequest& request, const RetryPolicy& policy,
@@ -66,8 +91,9 @@ Result<HttpCallResult> post_with_retries(HttpTransport& transport, const HttpReq
     hooks.sleep(delay);
   }
   std::string message = fmt::format("{}: POST {} failed after {} attempt{} ({})", hooks.label, request.url,
-                                    outcomes.size(), outcomes.size() == 1 ? "" : "s", fmt::join(outcomes, "; "));
+                                    outcomes.size(), outcomes.size() == 1 ? "" : "s", summarize_outcomes(outcomes));
   if (!last_body.empty()) message += fmt::format("; last response: {}", api_error_text(last_body));
+  message += "; check that the server is up and reachable, then try again (llm.max_attempts sets the number of tries)";
   return Error{message};
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "llm/hooks.h"
 #include "llm/http_transport.h"
@@ -19,13 +20,16 @@ struct RetryPolicy {
 
 bool is_retryable_status(long status);
 
-// The wait a response asks for: Retry-After in its delta-seconds form, or OpenAI's retry-after-ms.
-// nullopt when absent or in the HTTP-date form (then the backoff applies).
+// The wait a response asks for: OpenAI's retry-after-ms, else Retry-After (delta-seconds or HTTP-date; a
+// date in the past asks for no wait). nullopt when absent or unreadable (then the backoff applies).
 std::optional<std::chrono::milliseconds> requested_retry_delay(const HttpResponse& response);
 
 // Backoff before attempt `failed_attempts + 1`: initial * 2^(failed_attempts-1), capped, then scaled into
 // [half, full] by `unit_random` in [0, 1) so that many clients hit by one outage do not retry in step.
 std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int failed_attempts, double unit_random);
+
+// "HTTP 500, 3 times; cannot connect: ..." for the final error.
+std::string summarize_outcomes(const std::vector<std::string>& outcomes);
 
 struct HttpCallResult {
   HttpResponse response;  // 2xx, or a status that retrying cannot fix (400, 401, 404, ...)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <ctime>
 
 #include "llm/test_support.h"
 
@@ -35,15 +36,39 @@ TEST(HttpRetryPolicy, RetriesConnectionLevelStatusesOnly) {
   for (long s : {200, 400, 401, 403, 404, 413, 422}) EXPECT_FALSE(is_retryable_status(s)) << s;
 }
 
-TEST(HttpRetryPolicy, ReadsRetryAfterSecondsAndRetryAfterMsButNotDates) {
+TEST(HttpRetryPolicy, ReadsRetryAfterSecondsDatesAndRetryAfterMs) {
   HttpResponse r;
   EXPECT_FALSE(requested_retry_delay(r).has_value());
   r.headers["retry-after"] = "3";
   EXPECT_EQ(requested_retry_delay(r), milliseconds(3000));
+  r.headers["retry-after"] = "1.5";
+  EXPECT_EQ(requested_retry_delay(r), milliseconds(1500));
+  r.headers["retry-after"] = "soon";
+  EXPECT_FALSE(requested_retry_delay(r).has_value()) << "unreadable: the backoff applies";
   r.headers["retry-after"] = "Wed, 21 Oct 2015 07:28:00 GMT";
-  EXPECT_FALSE(requested_retry_delay(r).has_value());
+  EXPECT_EQ(requested_retry_delay(r), milliseconds(0)) << "a date in the past asks for no wait";
   r.headers["retry-after-ms"] = "250";
-  EXPECT_EQ(requested_retry_delay(r), milliseconds(250));
+  EXPECT_EQ(requested_retry_delay(r), milliseconds(250)) << "retry-after-ms is the more precise of the two";
+}
+
+TEST(HttpRetryPolicy, RetryAfterAsAFutureHttpDateIsTheTimeUntilThen) {
+  std::time_t in_20s = std::time(nullptr) + 20;
+  std::tm tm{};
+  gmtime_r(&in_20s, &tm);
+  char date[64];
+  std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  HttpResponse r;
+  r.headers["retry-after"] = date;
+  auto delay = requested_retry_delay(r);
+  ASSERT_TRUE(delay.has_value()) << date;
+  EXPECT_GT(*delay, milliseconds(18'000)) << date;
+  EXPECT_LE(*delay, milliseconds(20'000)) << date;
+}
+
+TEST(HttpRetryPolicy, RepeatedOutcomesAreCountedNotRepeated) {
+  EXPECT_EQ(summarize_outcomes({"HTTP 500", "HTTP 500", "HTTP 503", "timed out", "timed out", "timed out"}),
+            "HTTP 500, 2 times; HTTP 503; timed out, 3 times");
+  EXPECT_EQ(summarize_outcomes({"HTTP 429"}), "HTTP 429");
 }
 
 TEST(HttpRetryPolicy, BackoffDoublesUpToTheCapWithJitterInTheUpperHalf) {
@@ -114,7 +139,7 @@ TEST_F(HttpRetry, ServerErrorsUntilTheLimitGiveOneErrorListingEveryAttempt) {
   EXPECT_EQ(server.request_count(), 3u);
   EXPECT_EQ(sleeps_.waits().size(), 2u);
   const auto& m = r.error().message;
-  EXPECT_NE(m.find("failed after 3 attempts (HTTP 500; HTTP 500; HTTP 500)"), std::string::npos) << m;
+  EXPECT_NE(m.find("failed after 3 attempts (HTTP 500, 3 times)"), std::string::npos) << m;
   EXPECT_NE(m.find("last response: try later"), std::string::npos) << m;
   EXPECT_NE(m.find(server.url() + "/chat/completions"), std::string::npos) << m;
   EXPECT_EQ(m.find('\n'), std::string::npos);
@@ -126,7 +151,9 @@ TEST_F(HttpRetry, ConnectionRefusedIsRetriedThenReported) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(sleeps_.waits().size(), 2u);
   EXPECT_NE(r.error().message.find("failed after 3 attempts"), std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("refused"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("cannot connect"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("Connection refused"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find(", 3 times)"), std::string::npos) << r.error().message;
 }
 
 TEST_F(HttpRetry, ServerThatNeverAnswersHitsTheTotalTimeoutQuickly) {

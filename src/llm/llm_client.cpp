@@ -79,4 +79,22 @@ Result<LlmCall> LlmClient::complete(LlmRequest request, const CallOptions& optio
   return LlmCall{std::move(*answer), std::move(record)};
 }
 
+UsageEstimate LlmClient::estimate(const LlmRequest& request) const {
+  // ~4 characters a token holds for English and code with the common tokenizers; this guards budgets,
+  // it does not bill anyone.
+  std::size_t chars = 0;
+  for (const auto& m : request.messages) chars += m.text.size() + 4;
+  Usage usage;
+  usage.input_tokens = static_cast<long long>((chars + 3) / 4);
+  usage.output_tokens = request.params.merged_over(defaults_).max_tokens.value_or(0);
+  return {usage.total(), prices_.cost(usage, backend_->model(), backend_->model()).usd};
+}
+
+Status LlmClient::check_budget(const LlmRequest& request, const CallOptions& options) const {
+  auto next = estimate(request);
+  if (auto ok = budget_.check(next.tokens, next.cost_usd); !ok) return ok;
+  if (options.task_budget) return options.task_budget->check(next.tokens, next.cost_usd);
+  return ok_status();
+}
+
 }  // namespace cutegen

@@ -31,7 +31,14 @@ struct CallOptions {
 
 struct LlmCall {
   LlmResponse response;
-  CallRecord record;
+  CallRecord record;  // what was appended to the usage log: tokens, cost, latency, attempts
+};
+
+// What a request will roughly spend: its prompt at ~4 characters a token plus its max_tokens (0 when no
+// limit is set, which makes the estimate a lower bound), priced from the table.
+struct UsageEstimate {
+  long long tokens = 0;
+  double cost_usd = 0;
 };
 
 class LlmClient {
@@ -39,11 +46,17 @@ class LlmClient {
   static Result<std::unique_ptr<LlmClient>> create(std::unique_ptr<LlmBackend> backend, PriceTable prices,
                                                    LlmClientOptions options);
 
-  // An Error starting with "budget exhausted" means no call was made (see is_budget_exhausted).
-  // Check response.finish: `length` means the answer was cut off.
+  // An Error starting with "budget exhausted" means no call was made (see is_budget_exhausted): a budget
+  // limit is already reached. Check response.finish: `length` means the answer was cut off.
   Result<LlmCall> complete(LlmRequest request, const CallOptions& options = {});
 
+  // Before a call: would it pass the run budget or `options.task_budget`? complete() stops only once a
+  // limit is reached, so a loop that must not overshoot asks this first.
+  UsageEstimate estimate(const LlmRequest& request) const;
+  Status check_budget(const LlmRequest& request, const CallOptions& options = {}) const;
+
   Budget& budget() { return budget_; }
+  const Budget& budget() const { return budget_; }
   const LlmBackend& backend() const { return *backend_; }
 
  private:

@@ -63,6 +63,8 @@ struct LlmResponse {
   double latency_s = 0;       // wall time of the call, retries included
   int attempts = 1;           // HTTP attempts, retries included
   bool replayed = false;      // answered from a cassette: nothing was spent
+
+  bool truncated() const { return finish == FinishReason::length; }
 };
 
 class LlmBackend {
