@@ -99,7 +99,7 @@ Result<LlmResponse> AnthropicBackend::complete(const LlmRequest& request) {
   std::vector<std::pair<std::string, std::string>> headers = {{"anthropic-version", kAnthropicVersion}};
   if (!options_.api_key.empty()) headers.emplace_back("x-api-key", options_.api_key);
   std::string url = join_url(options_.base_url, "/v1/messages");
-  auto call = post_api(transport_, options_, "anthropic", url, std::move(headers), body->dump());
+  auto call = post_api(transport_, options_, "anthropic", url, std::move(headers), dump_json(*body));
   if (!call) return call.error();
   auto response = parse_response(call->response.body, options_.model);
   if (!response) return Error{redact(response.error().message, options_.api_key)};

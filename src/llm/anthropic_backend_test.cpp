@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "llm/test_support.h"
 
 using namespace cutegen;

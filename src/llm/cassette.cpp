@@ -32,7 +32,7 @@ Result<LlmResponse> RecordingBackend::complete(const LlmRequest& request) {
   response->latency_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   json entry = cassette_entry(inner_->kind(), inner_->model(), request, *response);
   auto path = dir_ / (entry["hash"].get<std::string>() + ".json");
-  if (auto written = write_file_atomic(path, entry.dump(2) + "\n"); !written)
+  if (auto written = write_file_atomic(path, dump_json(entry, 2) + "\n"); !written)
     return Error{fmt::format("record: {}", written.error().message)};
   return response;
 }

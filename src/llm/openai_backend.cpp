@@ -79,7 +79,7 @@ Result<LlmResponse> OpenAiBackend::complete(const LlmRequest& request) {
   std::vector<std::pair<std::string, std::string>> headers;
   if (!options_.api_key.empty()) headers.emplace_back("Authorization", "Bearer " + options_.api_key);
   std::string url = join_url(options_.base_url, "/chat/completions");
-  auto call = post_api(transport_, options_, "openai", url, std::move(headers), request_body(request).dump());
+  auto call = post_api(transport_, options_, "openai", url, std::move(headers), dump_json(request_body(request)));
   if (!call) return call.error();
   auto response = parse_response(call->response.body, options_.model);
   if (!response) return Error{redact(response.error().message, options_.api_key)};

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "llm/request_key.h"
 #include "llm/test_support.h"
 
 using namespace cutegen;
@@ -212,4 +213,15 @@ TEST_F(OpenAiBackendTest, ThinkingBudgetIsRejectedBeforeSending) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("reasoning_effort"), std::string::npos);
   EXPECT_EQ(server.request_count(), 0u);
+}
+
+TEST_F(OpenAiBackendTest, BytesThatAreNotUtf8InAPromptAreSentReplacedNotThrown) {
+  // A compiler log quoted into a prompt may carry Latin-1 bytes; JSON cannot hold them.
+  auto server = answering(openai_answer("ok"));
+  auto request = ask("nvcc said: caf\xe9 \xff");
+  auto r = make(config("openai:gpt-5", server.url()))->complete(request);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto body = json::parse(server.requests().at(0).body);
+  EXPECT_EQ(body["messages"][0]["content"], "nvcc said: caf\xef\xbf\xbd \xef\xbf\xbd");
+  EXPECT_EQ(request_hash("openai", "gpt-5", request), request_hash("openai", "gpt-5", request));
 }

@@ -1,5 +1,7 @@
 #include "llm/price_table.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>

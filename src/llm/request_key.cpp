@@ -14,7 +14,7 @@ nlohmann::json request_identity(const std::string& kind, const std::string& mode
 }
 
 std::string request_hash(const std::string& kind, const std::string& model, const LlmRequest& request) {
-  return sha256_hex(request_identity(kind, model, request).dump());
+  return sha256_hex(dump_json(request_identity(kind, model, request)));
 }
 
 }  // namespace cutegen

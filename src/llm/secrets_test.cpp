@@ -2,6 +2,7 @@
 // cassette, a progress line or an error message. This test drives every path that writes something.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
 

@@ -57,7 +57,7 @@ Result<std::unique_ptr<UsageLog>> UsageLog::open(const std::filesystem::path& pa
 UsageLog::~UsageLog() { ::close(fd_); }
 
 Status UsageLog::append(const CallRecord& record) {
-  std::string line = record.to_json().dump() + "\n";
+  std::string line = dump_json(record.to_json()) + "\n";
   std::lock_guard<std::mutex> lock(mu_);
   const char* p = line.data();
   std::size_t left = line.size();
