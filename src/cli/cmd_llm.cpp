@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "common/process.h"
 #include "llm/backend_factory.h"
+#include "llm/curl_transport.h"
 
 namespace cutegen::cli {
 namespace {

@@ -1,3 +1,5 @@
+#include "llm/curl_transport.h"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "common/version.h"
-#include "llm/http_transport.h"
 
 namespace cutegen {
 namespace {

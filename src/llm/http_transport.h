@@ -1,6 +1,6 @@
 #pragma once
-// The network boundary of the HTTP backends. CurlTransport is the real one; tests run it against a
-// local server, and anything may substitute a fake.
+// The network boundary of the HTTP backends. CurlTransport (curl_transport.h) is the real one; tests run
+// it against a local server, and anything may substitute a fake.
 #include <chrono>
 #include <map>
 #include <string>
@@ -34,13 +34,6 @@ class HttpTransport {
   // Every HTTP status is a response. An Error means no response arrived (refused, reset, timed out,
   // TLS failure); its message says which, in one line, and never contains the request's headers.
   virtual Result<HttpResponse> post(const HttpRequest& request) = 0;
-};
-
-// One libcurl easy handle per call, so concurrent calls share nothing; libcurl's global state is set up
-// once, thread-safely, on first use.
-class CurlTransport final : public HttpTransport {
- public:
-  Result<HttpResponse> post(const HttpRequest& request) override;
 };
 
 }  // namespace cutegen

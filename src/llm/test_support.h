@@ -15,7 +15,7 @@
 #include "common/process.h"
 #include "llm/backend_factory.h"
 #include "llm/hooks.h"
-#include "llm/http_transport.h"
+#include "llm/curl_transport.h"
 #include "llm/llm_config.h"
 
 namespace cutegen::testing {
