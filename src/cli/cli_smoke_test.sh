@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end checks of the cutegen executable as a user runs it: help, version, doctor, compile.
+# End-to-end checks of the cutegen executable as a user runs it: help, version, doctor, compile, llm.
 set -uo pipefail
 cutegen="$1"
 src="$2"
@@ -44,6 +44,23 @@ out=$("$cutegen" compile "$k" 2>&1); check "third compile reports a cache hit" g
 err=$("$cutegen" compile "$src/src/compile/testdata/no_cute.cu" 2>&1 >/dev/null); rc=$?
 check "rejected kernel exits non-zero" test $rc -ne 0
 check "rejection reason on stderr" grep -q 'rejected' <<<"$err"
+
+# cutegen llm: a quick check of a backend. exec and replay need no network and no key.
+out=$("$cutegen" llm --help); check "llm --help shows --llm" grep -q -- '--llm' <<<"$out"
+d="$CUTEGEN_CACHE_DIR"
+out=$("$cutegen" llm "hello there" --llm "exec:tr a-z A-Z" --record "$d/cassette" 2>"$d/llm.err"); rc=$?
+check "llm through exec succeeds" test $rc -eq 0
+check "llm prints the answer" grep -q 'HELLO THERE' <<<"$out"
+check "llm prints the usage line on stderr" grep -q 'finish stop' "$d/llm.err"
+out2=$("$cutegen" llm "hello there" --llm "replay:$d/cassette" 2>/dev/null); rc=$?
+check "llm replays the recorded answer" test $rc -eq 0 -a "$out2" = "$out"
+err=$("$cutegen" llm "never recorded" --llm "replay:$d/cassette" 2>&1); rc=$?
+check "a replay miss fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "a replay miss names the request" grep -q 'never recorded' <<<"$err"
+err=$("$cutegen" llm hi --llm gemini:pro 2>&1); rc=$?
+check "an unknown backend fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+err=$("$cutegen" llm hi --llm "exec:exit 3" 2>&1); rc=$?
+check "a failing exec command fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 
 echo "$((0)) passed, $fails failed" >/dev/null
 [ $fails -eq 0 ]

@@ -1,0 +1,94 @@
+#include "llm/cassette.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/fs.h"
+#include "llm/request_key.h"
+
+namespace cutegen {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json cassette_entry(const std::string& kind, const std::string& model, const LlmRequest& request,
+                    const LlmResponse& response) {
+  return {{"cutegen_cassette", kCassetteFormat},
+          {"hash", request_hash(kind, model, request)},
+          {"request", request_identity(kind, model, request)},
+          {"response", to_json(response)}};
+}
+
+RecordingBackend::RecordingBackend(std::unique_ptr<LlmBackend> inner, fs::path dir)
+    : inner_(std::move(inner)), dir_(std::move(dir)) {}
+
+Result<LlmResponse> RecordingBackend::complete(const LlmRequest& request) {
+  auto start = std::chrono::steady_clock::now();
+  auto response = inner_->complete(request);
+  if (!response) return response;
+  response->latency_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  json entry = cassette_entry(inner_->kind(), inner_->model(), request, *response);
+  auto path = dir_ / (entry["hash"].get<std::string>() + ".json");
+  if (auto written = write_file_atomic(path, dump_json(entry, 2) + "\n"); !written)
+    return Error{fmt::format("record: {}", written.error().message)};
+  return response;
+}
+
+Result<std::unique_ptr<ReplayBackend>> ReplayBackend::open(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return Error{fmt::format("replay: cassette directory {} does not exist; record one with --record {}", dir.string(),
+                             dir.string())};
+  std::set<std::pair<std::string, std::string>> identities;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".json") continue;
+    auto text = read_file(entry.path());
+    if (!text) return Error{fmt::format("replay: {}", text.error().message)};
+    auto j = json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("request") || !j["request"].is_object() ||
+        !j["request"].contains("backend") || !j["request"]["backend"].is_string() ||
+        !j["request"].contains("model") || !j["request"]["model"].is_string())
+      return Error{fmt::format("replay: {} is not a cassette entry (no request.backend/request.model)",
+                               entry.path().string())};
+    identities.emplace(j["request"]["backend"].get<std::string>(), j["request"]["model"].get<std::string>());
+  }
+  if (ec) return Error{fmt::format("replay: cannot list {}: {}", dir.string(), ec.message())};
+  return std::unique_ptr<ReplayBackend>(new ReplayBackend(dir, {identities.begin(), identities.end()}));
+}
+
+ReplayBackend::ReplayBackend(fs::path dir, std::vector<std::pair<std::string, std::string>> identities)
+    : dir_(std::move(dir)), identities_(std::move(identities)) {}
+
+std::string ReplayBackend::model() const { return identities_.size() == 1 ? identities_.front().second : "replay"; }
+
+Result<LlmResponse> ReplayBackend::complete(const LlmRequest& request) {
+  std::vector<std::string> tried;
+  for (const auto& [kind, model] : identities_) {
+    std::string hash = request_hash(kind, model, request);
+    auto path = dir_ / (hash + ".json");
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+      tried.push_back(identities_.size() == 1 ? hash : fmt::format("{} ({} {})", hash, kind, model));
+      continue;
+    }
+    auto text = read_file(path);
+    if (!text) return Error{fmt::format("replay: {}", text.error().message)};
+    auto j = json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("response"))
+      return Error{fmt::format("replay: {} is not a cassette entry", path.string())};
+    auto response = response_from_json(j["response"]);
+    if (!response) return Error{fmt::format("replay: {}: {}", path.string(), response.error().message)};
+    response->replayed = true;
+    return response;
+  }
+  std::string what = identities_.empty()
+                         ? fmt::format("{} holds no recordings", dir_.string())
+                         : fmt::format("no recording of request {} in {}", fmt::join(tried, ", "), dir_.string());
+  return Error{fmt::format("replay: {} (first user line: \"{}\"); record it with --record {}", what,
+                           first_user_line(request.messages), dir_.string())};
+}
+
+}  // namespace cutegen

@@ -1,0 +1,52 @@
+#pragma once
+// Cassettes: one JSON file per request, DIR/<request hash>.json, holding the request identity (never
+// headers or keys) and the response. `--record DIR` wraps any backend and writes them; `replay:DIR`
+// answers from them and treats a miss as an error, which makes agent-loop tests and demos deterministic.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llm/llm_types.h"
+
+namespace cutegen {
+
+inline constexpr int kCassetteFormat = 1;
+
+nlohmann::json cassette_entry(const std::string& kind, const std::string& model, const LlmRequest& request,
+                              const LlmResponse& response);
+
+class RecordingBackend final : public LlmBackend {
+ public:
+  RecordingBackend(std::unique_ptr<LlmBackend> inner, std::filesystem::path dir);
+
+  std::string kind() const override { return inner_->kind(); }
+  std::string model() const override { return inner_->model(); }
+  // Failed calls are not recorded. A recording that cannot be written is an Error: the user asked for it.
+  Result<LlmResponse> complete(const LlmRequest& request) override;
+
+ private:
+  std::unique_ptr<LlmBackend> inner_;
+  std::filesystem::path dir_;
+};
+
+class ReplayBackend final : public LlmBackend {
+ public:
+  // Scans DIR once for the (backend, model) pairs it holds recordings of; a request is looked up under
+  // each pair's hash, so `replay:DIR` needs no model of its own.
+  static Result<std::unique_ptr<ReplayBackend>> open(const std::filesystem::path& dir);
+
+  std::string kind() const override { return "replay"; }
+  std::string model() const override;  // the recorded model when there is exactly one
+  Result<LlmResponse> complete(const LlmRequest& request) override;
+
+ private:
+  ReplayBackend(std::filesystem::path dir, std::vector<std::pair<std::string, std::string>> identities);
+  std::filesystem::path dir_;
+  std::vector<std::pair<std::string, std::string>> identities_;  // (backend kind, model), sorted
+};
+
+}  // namespace cutegen
