@@ -30,6 +30,7 @@ void add_compile_command(CLI::App& app, const GlobalOptions& global, int& exit_c
 void add_doctor_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_eval_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_calibrate_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
+void add_profile_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 
 // "cutegen: <message>" on stderr; returns the exit code for failures the user must act on.
 int fail(const std::string& message);

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   add_doctor_command(app, global, exit_code);
   add_eval_command(app, global, exit_code);
   add_calibrate_command(app, global, exit_code);
+  add_profile_command(app, global, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
