@@ -45,5 +45,12 @@ err=$("$cutegen" compile "$src/src/compile/testdata/no_cute.cu" 2>&1 >/dev/null)
 check "rejected kernel exits non-zero" test $rc -ne 0
 check "rejection reason on stderr" grep -q 'rejected' <<<"$err"
 
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  err=$("$cutegen" profile "$k" "$k" 2>&1); rc=$?
+  check "profile without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+  check "profile without a GPU says why" grep -q 'profile needs an NVIDIA GPU' <<<"$err"
+fi
+out=$("$cutegen" profile --help); check "profile --help shows --json" grep -q -- '--json' <<<"$out"
+
 echo "$((0)) passed, $fails failed" >/dev/null
 [ $fails -eq 0 ]
