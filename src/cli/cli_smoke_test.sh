@@ -48,7 +48,7 @@ check "rejection reason on stderr" grep -q 'rejected' <<<"$err"
 if ! nvidia-smi -L >/dev/null 2>&1; then
   err=$("$cutegen" profile "$k" "$k" 2>&1); rc=$?
   check "profile without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
-  check "profile without a GPU says why" grep -q 'profile needs an NVIDIA GPU' <<<"$err"
+  check "profile without a GPU says why" grep -q 'needs an NVIDIA GPU' <<<"$err"
 fi
 out=$("$cutegen" profile --help); check "profile --help shows --json" grep -q -- '--json' <<<"$out"
 

@@ -1,17 +1,15 @@
 // `cutegen profile problem.py kernel.cu`: evaluate the kernel (it must pass: counters of a wrong
 // kernel mislead), then run Nsight Compute on the runner calling it on the evaluation's timing
 // inputs, and print the summary the LLM would read.
-#include <unistd.h>
-
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/judge_stack.h"
 #include "common/fs.h"
 #include "common/locations.h"
-#include "common/process.h"
-#include "compile/nvcc_compiler.h"
 #include "profile/ncu_profile_provider.h"
 #include "run/judge.h"
 #include "run/roofline.h"
@@ -35,52 +33,21 @@ struct ProfileArgs {
   std::string ncu;
 };
 
-// The same lookup as `cutegen eval`: $CUTEGEN_RUNNER, else beside this executable.
-fs::path runner_executable() {
-  if (const char* env = std::getenv("CUTEGEN_RUNNER"); env && *env) return env;
-  std::error_code ec;
-  auto self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path("cutegen-runner") : self.parent_path() / "cutegen-runner";
-}
-
-// What the counters cannot tell: the problem's class and minimum bytes, the judge's time and floor,
-// and the calibrated bandwidth when `cutegen calibrate` has run on this GPU.
-SummaryContext summary_context(const EvalReport& report, int calls) {
-  SummaryContext ctx;
-  ctx.workload_class = report.problem.value("workload_class", "other");
-  ctx.calls = calls;
-  if (report.median_ms() > 0) ctx.measured_ms = report.median_ms();
-  if (report.floor) {
-    ctx.floor_ms = report.floor->floor_ms;
-    ctx.floor_bound = report.floor->bound;
-  }
-  if (auto b = report.problem.value("min_bytes", uint64_t{0}); b > 0) ctx.min_bytes = static_cast<double>(b);
-  std::string gpu = report.problem.value("gpu", "");
-  if (auto text = read_file(calibration_path(cache_root(), gpu.empty() ? "unknown" : gpu)); text) {
-    if (auto c = calibration_from_json(nlohmann::json::parse(*text, nullptr, false)); c && c->hbm_gbps > 0)
-      ctx.hbm_gbps = c->hbm_gbps;
-  }
-  return ctx;
+// The calibrated DRAM bandwidth, when `cutegen calibrate` has measured this GPU.
+std::optional<double> calibrated_hbm_gbps(const nlohmann::json& problem) {
+  std::string gpu = problem.is_object() ? problem.value("gpu", "") : "";
+  auto text = read_file(calibration_path(cache_root(), gpu.empty() ? "unknown" : gpu));
+  if (!text) return std::nullopt;
+  auto c = calibration_from_json(nlohmann::json::parse(*text, nullptr, false));
+  if (!c || c->hbm_gbps <= 0) return std::nullopt;
+  return c->hbm_gbps;
 }
 
 int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
-  std::string why;
-  if (!gpu_visible(why))
-    return fail(fmt::format("profile needs an NVIDIA GPU and {}; `cutegen compile` works without one", why));
-  auto options = resolve_compile_options(global, args.arch);
-  if (!options) return fail(options.error().message);
   auto source = read_file(args.kernel);
   if (!source) return fail(source.error().message);
-
-  PosixProcessRunner runner;
-  auto toolchain = probe_toolchain(runner, *options);
-  if (!toolchain) return fail(toolchain.error().message);
-  NvccCompiler compiler(runner, *options, *toolchain, CompileCache(cache_root()));
   auto work = make_unique_dir(fs::temp_directory_path(), "cutegen-profile-");
   if (!work) return fail(work.error().message);
-  auto worker = PythonWorker::start({.log_path = *work / "worker.log"});
-  if (!worker) return fail(worker.error().message);
-
   // Few checks and timed runs: this evaluation only has to establish that the kernel is right and
   // give the summary a time to place on the roofline; `cutegen eval` is the thorough judge.
   EvalOptions eo;
@@ -89,10 +56,9 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
   eo.runs = args.runs;
   eo.seed = args.seed;
   eo.baselines = false;
-  eo.runner = runner_executable();
-  eo.work_dir = *work;
-  eo.cache_root = cache_root();
-  Judge judge(compiler, **worker, runner, eo);
+  auto stack = make_judge_stack(global, args.arch, eo, *work);
+  if (!stack) return fail(stack.error().message);
+  Judge& judge = *(*stack)->judge;
   std::string kernel_name = fs::path(args.kernel).filename().string();
   fmt::print(stderr, "evaluating {} on {} ...\n", kernel_name, fs::path(args.problem).filename().string());
   auto report = judge.evaluate(args.problem, *source, kernel_name);
@@ -106,15 +72,16 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
   auto invocation = judge.profiling_run(report->compile.library, args.calls);
   if (!invocation) return fail(invocation.error().message);
 
+  auto eval_json = report->to_json();
   ProfileRequest request;
   request.target = invocation->argv;
   request.work_dir = *work / "profile";
-  request.context = summary_context(*report, args.calls);
+  request.context = context_from_evaluation(eval_json, args.calls, calibrated_hbm_gbps(report->problem));
   NcuOptions no;
   no.ncu = args.ncu;
   no.launch_count = args.launch_count;
   no.timeout = std::chrono::seconds(args.timeout_s);
-  NcuProfileProvider provider(runner, no);
+  NcuProfileProvider provider((*stack)->runner, no);
   fmt::print(stderr, "profiling {} call(s) with Nsight Compute (at most {} kernel launches) ...\n", args.calls,
              args.launch_count);
   auto profiled = provider.profile(request);
@@ -123,7 +90,7 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
   fmt::print(stderr, "profiled in {:.1f} s after a {:.1f} s evaluation{}\n", profiled->seconds, report->seconds,
              profiled->log_path.empty() ? "" : "; ncu log: " + profiled->log_path.string());
   if (!args.json_path.empty()) {
-    nlohmann::json j = {{"evaluation", report->to_json()}, {"profile", profiled->to_json()}};
+    nlohmann::json j = {{"evaluation", eval_json}, {"profile", profiled->to_json()}};
     if (auto w = write_file_atomic(args.json_path, j.dump(2)); !w) return fail(w.error().message);
   }
   if (!profiled->ok()) return fail(fmt::format("{}: {}", to_string(profiled->status), profiled->message));

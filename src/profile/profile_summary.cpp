@@ -334,6 +334,27 @@ std::vector<std::string> kernel_brief(const KernelProfile& k, int index, int n, 
 
 nlohmann::json to_json(const Signal& s) { return {{"kind", s.kind}, {"kernel", s.kernel}, {"text", s.text}}; }
 
+SummaryContext context_from_evaluation(const nlohmann::json& eval_report, int calls, std::optional<double> hbm_gbps) {
+  SummaryContext ctx;
+  ctx.calls = calls;
+  ctx.hbm_gbps = hbm_gbps;
+  if (!eval_report.is_object()) return ctx;
+  const auto problem = eval_report.value("problem", nlohmann::json::object());
+  if (problem.is_object()) {
+    ctx.workload_class = problem.value("workload_class", "other");
+    if (auto b = problem.value("min_bytes", 0.0); b > 0) ctx.min_bytes = b;
+  }
+  const auto timing = eval_report.value("timing", nlohmann::json::object());
+  if (timing.is_object() && timing.contains("event") && timing["event"].is_object())
+    if (auto ms = timing["event"].value("median_ms", 0.0); ms > 0) ctx.measured_ms = ms;
+  const auto roofline = eval_report.value("roofline", nlohmann::json::object());
+  if (roofline.is_object()) {
+    if (auto f = roofline.value("floor_ms", 0.0); f > 0) ctx.floor_ms = f;
+    ctx.floor_bound = roofline.value("bound", "");
+  }
+  return ctx;
+}
+
 std::string roofline_line(const SummaryContext& ctx) {
   if (!ctx.measured_ms || *ctx.measured_ms <= 0) return "";
   if (!ctx.floor_ms || *ctx.floor_ms <= 0)
