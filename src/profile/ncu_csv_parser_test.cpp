@@ -218,3 +218,18 @@ TEST(KernelNames, ShortNamesDropTemplatesParametersAndAnonymousNamespaces) {
   EXPECT_EQ(short_kernel_name("void cute::kernel<cute::tuple<int, cute::C<1>>, (int)2>(Params)"), "cute::kernel<...>");
   EXPECT_LE(short_kernel_name(std::string(200, 'a') + "(int)", 40).size(), 40u);
 }
+
+TEST(NcuCsvParser, ReadsWhatNcuPrintedAroundTheRealRunner) {
+  // `cutegen profile problems/relu.py examples/kernels/relu_vec.cu` on the H200: ncu around
+  // cutegen-runner, which calls the candidate twice on the worker's IPC buffers.
+  auto csv = parse_ncu_csv(fixture("ncu_runner_relu_h200.csv"));
+  ASSERT_TRUE(csv.ok()) << csv.error().message;
+  auto kernels = aggregate_by_kernel(*csv);
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_EQ(kernels[0].launches, 2);
+  EXPECT_EQ(short_kernel_name(kernels[0].name), "relu_tiles");
+  auto ld = kq::global_access(kernels[0], "ld");
+  ASSERT_TRUE(ld);
+  EXPECT_DOUBLE_EQ(ld->bytes_per_thread(), 16);  // copy_aligned: 128-bit loads
+  EXPECT_GT(*kq::dram_bytes(kernels[0]) / 2, 2.1e9);  // 1 GiB in + 1 GiB out per call
+}

@@ -217,6 +217,21 @@ TEST(ProfileSummary, RooflinePositionAndExcessTraffic) {
   EXPECT_TRUE(contains(text, "over 2 calls")) << text;
 }
 
+TEST(ProfileSummary, TwoPassSoftmaxTrafficIsExcess) {
+  // As measured on the H200 for examples/kernels/softmax_rows.cu: 3.20 GB of DRAM traffic per call for a
+  // problem that must move 2.15 GB (the rows are read twice).
+  auto ctx = context("reduction");
+  ctx.min_bytes = 2147483648.0;
+  auto k = elementwise_scalar();
+  k.metrics["dram__bytes_read.sum"] = 2.13e9;
+  k.metrics["dram__bytes_write.sum"] = 1.07e9;
+  auto* excess = find_signal(derive_signals({k}, ctx), "excess-dram-traffic");
+  ASSERT_TRUE(excess);
+  EXPECT_TRUE(contains(excess->text, "3.20 GB moved per call, 1.5x the 2.15 GB")) << excess->text;
+  k.metrics["dram__bytes_read.sum"] = 1.08e9;  // one pass: no signal
+  EXPECT_FALSE(find_signal(derive_signals({k}, ctx), "excess-dram-traffic"));
+}
+
 TEST(ProfileSummary, StaysWithinFortyLinesWithManyKernelsAndSignals) {
   std::vector<KernelProfile> ks;
   for (int i = 0; i < 30; ++i) {
