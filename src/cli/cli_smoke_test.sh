@@ -61,6 +61,12 @@ err=$("$cutegen" llm hi --llm gemini:pro 2>&1); rc=$?
 check "an unknown backend fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 err=$("$cutegen" llm hi --llm "exec:exit 3" 2>&1); rc=$?
 check "a failing exec command fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  err=$("$cutegen" profile "$k" "$k" 2>&1); rc=$?
+  check "profile without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+  check "profile without a GPU says why" grep -q 'needs an NVIDIA GPU' <<<"$err"
+fi
+out=$("$cutegen" profile --help); check "profile --help shows --json" grep -q -- '--json' <<<"$out"
 
 echo "$((0)) passed, $fails failed" >/dev/null
 [ $fails -eq 0 ]

@@ -17,6 +17,7 @@
 #include "common/version.h"
 #include "llm/backend_factory.h"
 #include "llm/curl_transport.h"
+#include "profile/ncu_profile_provider.h"
 #include "report/best_dir.h"
 #include "report/run_report.h"
 
@@ -111,7 +112,9 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
 
   auto prompter = TemplatePrompter::create();
   if (!prompter) return fail(prompter.error().message);
-  NcuProfileSource profiler(**stack, args.problem);
+  NcuOptions ncu_options;
+  NcuProfileProvider provider((*stack)->runner, ncu_options);
+  NcuProfileSource profiler(*(*stack)->judge, provider, {.work_dir = out / "profiles"});
 
   LoopOptions lo;
   lo.max_steps = args.steps;

@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
   add_eval_command(app, global, exit_code);
   add_calibrate_command(app, global, exit_code);
   add_llm_command(app, global, exit_code);
+  add_profile_command(app, global, exit_code);
+  add_optimize_command(app, global, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

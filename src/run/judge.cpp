@@ -1,5 +1,6 @@
 #include "run/judge.h"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -175,6 +176,7 @@ Result<EvalReport> Judge::describe(const fs::path& problem) {
                                   {"timing_seed", rng() & 0x7fffffff}},
                                  600s);
     if (!prepared) return prepared.error();
+    prepared_ = *prepared;
     if (auto r = measure_baselines(report); !r) return r.error();
   }
   if (auto r = place_on_roofline(report); !r) return r.error();
@@ -234,6 +236,7 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
     auto prepared = worker_.call(
         "prepare", {{"trials", batch}, {"timing_sets", last ? timing_sets : 0}, {"timing_seed", timing_seed}}, 600s);
     if (!prepared) return prepared.error();
+    prepared_ = *prepared;
     if (auto r = run_candidate(*prepared, *compiled, report); !r) return r.error();
     if (report.passed()) {
       if (auto r = check_trials(*prepared, first, report); !r) return r.error();
@@ -280,6 +283,22 @@ Status Judge::run_candidate(const nlohmann::json& prepared, const CompileOutcome
   report.evidence = outcome.reason.empty() ? "" : outcome.reason + "\n";
   report.timing = result.value("timing", nlohmann::json());
   return ok_status();
+}
+
+Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& library, int calls) {
+  if (prepared_.is_null() || prepared_.value("timing", nlohmann::json::array()).empty())
+    return Error{"internal: profiling needs the timing inputs of an evaluation with timed runs: evaluate the kernel first"};
+  nlohmann::json job = {{"library", library.string()}, {"device", 0}, {"trials", nlohmann::json::array()}};
+  job["timing"] = {{"warmup", 0}, {"runs", std::max(1, calls)}, {"flush_bytes", 0}, {"sets", prepared_["timing"]}};
+  std::error_code ec;
+  fs::create_directories(options_.work_dir, ec);
+  RunnerInvocation inv;
+  inv.job = options_.work_dir / "profile-job.json";
+  inv.result = options_.work_dir / "profile-result.json";
+  fs::remove(inv.result, ec);
+  if (auto w = write_file_atomic(inv.job, job.dump()); !w) return w.error();
+  inv.argv = {options_.runner.string(), "--job", inv.job.string(), "--result", inv.result.string()};
+  return inv;
 }
 
 Status Judge::check_trials(const nlohmann::json& prepared, size_t first_index, EvalReport& report) {

@@ -69,6 +69,17 @@ class Judge {
   // What the first prompt is built from.
   Result<EvalReport> describe(const std::filesystem::path& problem);
 
+  // What a profiler wraps: a runner command that calls `library` `calls` times on the timing inputs of
+  // the judge's last `prepare` (evaluate() or describe(); no checks, no warm-up, no L2 flush: ncu
+  // flushes caches itself). The worker keeps those buffers until the next prepare, so run the
+  // command before evaluating again. Any evaluation's inputs fit any candidate of the problem.
+  // Error: no evaluate() has prepared inputs yet, or the job file cannot be written.
+  struct RunnerInvocation {
+    std::vector<std::string> argv;
+    std::filesystem::path job, result;
+  };
+  Result<RunnerInvocation> profiling_run(const std::filesystem::path& library, int calls);
+
  private:
   Result<nlohmann::json> load_problem(const std::filesystem::path& problem);
   Status run_candidate(const nlohmann::json& prepared, const CompileOutcome& compiled, EvalReport& report);
@@ -83,6 +94,7 @@ class Judge {
   ProcessRunner& runner_;
   EvalOptions options_;
   nlohmann::json loaded_;                  // last `load` answer
+  nlohmann::json prepared_;                // last `prepare` answer (its buffers live in the worker)
   std::filesystem::path loaded_problem_;
 };
 

@@ -6,6 +6,7 @@
 
 #include "common/fake_process_runner.h"
 #include "common/fs.h"
+#include "run/runner_job.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -91,8 +92,8 @@ class JudgeTest : public ::testing::Test {
     o.work_dir = dir_ / "work";
     o.cache_root = dir_ / "cache";
     o.seed = 42;
-    Judge judge(compiler_, *worker_, *runner_, o);
-    return judge.evaluate("problem.py", "// source", "k.cu");
+    judge_ = std::make_unique<Judge>(compiler_, *worker_, *runner_, o);
+    return judge_->evaluate("problem.py", "// source", "k.cu");
   }
 
   static nlohmann::json finished(double event_ms, double host_ms) {
@@ -105,6 +106,7 @@ class JudgeTest : public ::testing::Test {
   FakeCompiler compiler_;
   std::unique_ptr<FakeReferenceWorker> worker_;
   std::unique_ptr<FakeProcessRunner> runner_;
+  std::unique_ptr<Judge> judge_;
 };
 
 }  // namespace
@@ -285,4 +287,37 @@ TEST(JudgeBatching, RobustnessScaleKeepsHalfPrecisionFinite) {
   // A K=4096 fp16 GEMM of signed inputs sums ~sqrt(K) terms of size scale^2: must stay far below 65504.
   EXPECT_GT(robustness_scale("float16"), 1.0);
   EXPECT_LT(robustness_scale("float16") * robustness_scale("float16") * 64, 65504.0 / 8);
+}
+
+TEST_F(JudgeTest, ProfilingRunReplaysTheTimingInputsWithoutChecks) {
+  Scenario s;
+  s.runner_result = finished(2.0, 2.02);
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok() && r->passed());
+  auto inv = judge_->profiling_run("/fake/kernel.so", 3);
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(inv->argv, (std::vector<std::string>{"/fake/cutegen-runner", "--job", inv->job.string(), "--result",
+                                                  inv->result.string()}));
+  auto text = read_file(inv->job);
+  ASSERT_TRUE(text.ok());
+  auto j = nlohmann::json::parse(*text);
+  EXPECT_EQ(j["library"], "/fake/kernel.so");
+  EXPECT_TRUE(j["trials"].empty());
+  EXPECT_EQ(j["timing"]["runs"], 3);
+  EXPECT_EQ(j["timing"]["warmup"], 0);
+  EXPECT_EQ(j["timing"]["flush_bytes"], 0);
+  auto job = parse_runner_job(j);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->timing_sets.size(), 1u);
+  EXPECT_EQ(job->runs, 3);
+}
+
+TEST(JudgeProfiling, NeedsAnEvaluationFirst) {
+  FakeCompiler compiler;
+  FakeReferenceWorker worker([](const std::string&, const nlohmann::json&) -> Result<nlohmann::json> { return Error{"x"}; });
+  FakeProcessRunner runner([](const ProcessSpec&) -> Result<ProcessResult> { return Error{"x"}; });
+  Judge judge(compiler, worker, runner, EvalOptions{});
+  auto inv = judge.profiling_run("/fake/kernel.so", 2);
+  ASSERT_FALSE(inv.ok());
+  EXPECT_NE(inv.error().message.find("evaluate the kernel first"), std::string::npos);
 }

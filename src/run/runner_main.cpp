@@ -7,6 +7,10 @@
 // corrupts the CUDA context takes only this process down; the parent reads whatever phase the result
 // file reached and names the failure. Nothing is printed on stdout or stderr by the runner itself —
 // anything there came from the candidate (device printf), which the judge treats as a defect.
+//
+// The runner launches no CUDA kernels of its own (poisoning and the L2 flush are cudaMemsetAsync,
+// which Nsight Compute does not profile). A kernel added here must be named `cutegen_harness_*`:
+// `cutegen profile` filters that prefix out so the profile shows the candidate's kernels only.
 #include <dlfcn.h>
 #include <unistd.h>
 

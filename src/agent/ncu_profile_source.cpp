@@ -1,0 +1,24 @@
+#include "agent/ncu_profile_source.h"
+
+#include <fmt/format.h>
+
+namespace cutegen {
+
+Result<std::string> NcuProfileSource::summary(const std::string&, const Evaluation& evaluation) {
+  if (!evaluation.passed || evaluation.library.empty())
+    return Error{"internal: only a kernel that passed evaluation is profiled"};
+  // Any evaluation's timing inputs fit any candidate of the problem, so the best kernel can be
+  // profiled after other candidates were evaluated.
+  auto invocation = judge_.profiling_run(evaluation.library, options_.calls);
+  if (!invocation) return invocation.error();
+  ProfileRequest request;
+  request.target = invocation->argv;
+  request.work_dir = options_.work_dir / fmt::format("profile-{:03}", ++count_);
+  request.context = context_from_evaluation(evaluation.report, options_.calls, options_.hbm_gbps);
+  auto report = provider_.profile(request);
+  if (!report) return report.error();
+  last_ = *report;
+  return report->summary;
+}
+
+}  // namespace cutegen
