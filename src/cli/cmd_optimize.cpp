@@ -90,18 +90,22 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   fs::path out = args.out.empty() ? fs::path(default_out_dir(args.problem)) : fs::path(args.out);
   if (args.resume && args.out.empty()) return fail("--resume needs --out DIR naming the run to continue");
 
+  EvalOptions eo;
+  eo.precision = args.precision;
+  eo.trials = args.trials;
+  eo.runs = args.runs;
+  // The GPU, nvcc and the worker are checked before anything is written, so a failed start leaves no
+  // half-made run directory behind.
+  auto work = make_unique_dir(fs::temp_directory_path(), "cutegen-optimize-");
+  if (!work) return fail(work.error().message);
+  auto stack = make_judge_stack(global, args.arch, eo, *work);
+  if (!stack) return fail(stack.error().message);
   auto journal = Journal::open(out / "events.jsonl", args.resume);
   if (!journal) return fail(journal.error().message);
   RunFiles files(out);
   if (!args.resume)
     if (auto w = files.write("config.json", run_config(args, *config).dump(2)); !w) return fail(w.error().message);
 
-  EvalOptions eo;
-  eo.precision = args.precision;
-  eo.trials = args.trials;
-  eo.runs = args.runs;
-  auto stack = make_judge_stack(global, args.arch, eo, out / "work");
-  if (!stack) return fail(stack.error().message);
   JudgeEvaluator evaluator(*(*stack)->judge, args.problem);
 
   CurlTransport http;
@@ -110,7 +114,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto client = make_llm_client(*config, deps, out / "usage.jsonl");
   if (!client) return fail(client.error().message);
 
-  auto prompter = TemplatePrompter::create();
+  auto prompter = TemplatePrompter::create(args.precision);
   if (!prompter) return fail(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);
