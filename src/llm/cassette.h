@@ -2,8 +2,16 @@
 // Cassettes: one JSON file per request, DIR/<request hash>.json, holding the request identity (never
 // headers or keys) and the response. `--record DIR` wraps any backend and writes them; `replay:DIR`
 // answers from them and treats a miss as an error, which makes agent-loop tests and demos deterministic.
+//
+// Recording also appends each entry's file name to DIR/recorded-order. A cassette that holds a file
+// named DIR/match-in-order (same format: one entry file name per line) is a *demo* cassette: a request
+// with no exact match gets the next entry of that order, provided the recorded request's first user
+// line equals this request's. Demos need this because the loop's prompts carry live measurements
+// (baseline and kernel times) that differ on every run and every GPU; the first line still pins the
+// kind of question, so a loop that goes off script fails loudly instead of receiving wrong answers.
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +39,7 @@ class RecordingBackend final : public LlmBackend {
  private:
   std::unique_ptr<LlmBackend> inner_;
   std::filesystem::path dir_;
+  std::mutex order_mu_;
 };
 
 class ReplayBackend final : public LlmBackend {
@@ -44,9 +53,14 @@ class ReplayBackend final : public LlmBackend {
   Result<LlmResponse> complete(const LlmRequest& request) override;
 
  private:
-  ReplayBackend(std::filesystem::path dir, std::vector<std::pair<std::string, std::string>> identities);
+  ReplayBackend(std::filesystem::path dir, std::vector<std::pair<std::string, std::string>> identities,
+                std::vector<std::string> order);
+  Result<LlmResponse> load_entry(const std::filesystem::path& path) const;
   std::filesystem::path dir_;
   std::vector<std::pair<std::string, std::string>> identities_;  // (backend kind, model), sorted
+  std::vector<std::string> order_;                                // match-in-order entries; empty: exact only
+  std::mutex mu_;
+  size_t cursor_ = 0;  // next entry of order_
 };
 
 }  // namespace cutegen

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "llm/request_key.h"
@@ -77,6 +79,7 @@ TEST_F(ReplayTest, RecordingThenReplayingGivesIdenticalTextUsageAndFinish) {
 
   int files = 0;
   for (const auto& entry : fs::directory_iterator(cassette)) {
+    if (entry.path().extension() != ".json") continue;
     ++files;
     auto j = json::parse(*read_file(entry.path()));
     EXPECT_EQ(entry.path().filename().string(), j["hash"].get<std::string>() + ".json");
@@ -160,4 +163,53 @@ TEST_F(ReplayTest, ACorruptEntryIsAnErrorNamingTheFile) {
   auto backend = make_backend(config("replay:" + cassette.string()), deps());
   ASSERT_FALSE(backend.ok());
   EXPECT_NE(backend.error().message.find("junk.json"), std::string::npos) << backend.error().message;
+}
+
+// Demo cassettes: prompts carry live measurements, so entries are matched by position, guarded by the
+// first user line (the kind of question).
+TEST_F(ReplayTest, AMatchInOrderCassetteAnswersChangedPromptsInRecordedOrder) {
+  auto cassette = tmp_ / "cassette";
+  {
+    auto server = echoing_server();
+    auto c = config("openai:gpt-5", server.url());
+    c.record_dir = cassette;
+    auto backend = make(c);
+    ASSERT_TRUE(backend->complete(ask("synthesize\neager 0.61 ms")).ok());
+    ASSERT_TRUE(backend->complete(ask("optimize step 1\nbest 3.10 ms")).ok());
+  }
+  auto order = read_file(cassette / "recorded-order");
+  ASSERT_TRUE(order.ok());
+  EXPECT_EQ(std::count(order->begin(), order->end(), '\n'), 2);
+  {
+    auto exact_only = make(config("replay:" + cassette.string()));
+    EXPECT_FALSE(exact_only->complete(ask("synthesize\neager 0.58 ms")).ok()) << "without match-in-order a miss is a miss";
+  }
+  ASSERT_TRUE(write_file_atomic(cassette / "match-in-order", *order).ok());
+  auto replay = make(config("replay:" + cassette.string()));
+  auto first = replay->complete(ask("synthesize\neager 0.58 ms"));  // other numbers, same question
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->text, "answer to synthesize\neager 0.61 ms");
+  auto off_script = replay->complete(ask("diagnose\nmismatch"));
+  ASSERT_FALSE(off_script.ok());
+  EXPECT_NE(off_script.error().message.find("off the cassette's script at entry 2"), std::string::npos)
+      << off_script.error().message;
+  EXPECT_NE(off_script.error().message.find("\"optimize step 1\""), std::string::npos);
+  auto second = replay->complete(ask("optimize step 1\nbest 2.95 ms"));
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(second->text, "answer to optimize step 1\nbest 3.10 ms");
+}
+
+TEST_F(ReplayTest, AMatchInOrderFileNamingAMissingEntryIsRefused) {
+  auto cassette = tmp_ / "cassette";
+  {
+    auto server = echoing_server();
+    auto c = config("openai:gpt-5", server.url());
+    c.record_dir = cassette;
+    ASSERT_TRUE(make(c)->complete(ask("hello")).ok());
+  }
+  ASSERT_TRUE(write_file_atomic(cassette / "match-in-order", "nonexistent.json\n").ok());
+  auto c = config("replay:" + cassette.string());
+  auto backend = make_backend(c, deps());
+  ASSERT_FALSE(backend.ok());
+  EXPECT_NE(backend.error().message.find("nonexistent.json"), std::string::npos);
 }
