@@ -59,10 +59,12 @@ double total_ns(const std::vector<KernelProfile>& kernels) {
 }
 
 // Where the kernel sits: the unit near its peak, or neither (latency).
-enum class Bound { memory_dram, memory_onchip, compute, latency, unknown };
+enum class Bound { memory_dram, memory_onchip, compute, both, latency, unknown };
+constexpr double kBalancedGap = 10;  // both busy and this close: neither side alone is the limit
 Bound classify(const KernelProfile& k) {
   auto sm = kq::sm_pct(k), mem = kq::memory_pct(k);
   if (!sm || !mem) return Bound::unknown;
+  if (*sm >= kBusyPct && *mem >= kBusyPct && std::abs(*sm - *mem) < kBalancedGap) return Bound::both;
   if (*mem >= kBusyPct && *mem >= *sm) {
     auto dram = kq::dram_pct(k);
     return dram && *dram >= 0.8 * *mem ? Bound::memory_dram : Bound::memory_onchip;
@@ -100,6 +102,12 @@ void bound_signals(const KernelProfile& k, const std::string& name, std::vector<
                      fmt::format("compute-bound: SM throughput {} of peak vs memory {}{}", pct(*sm), pct(*mem), pipes)});
       break;
     }
+    case Bound::both:
+      out.push_back({"compute-and-memory-bound", name,
+                     fmt::format("compute- and memory-bound at once: SM {} and memory {} of peak (DRAM {}); less "
+                                 "traffic per operation and fewer instructions both matter",
+                                 pct(*sm), pct(*mem), pct(dram.value_or(0)))});
+      break;
     case Bound::latency: {
       std::string stall = top_stall_phrase(k);
       out.push_back({"latency-bound", name,
@@ -369,7 +377,8 @@ std::string roofline_line(const SummaryContext& ctx) {
 // bounds occupancy, whether the tensor cores work), the access-pattern defects next, then details.
 int tier(const std::string& kind) {
   if (kind == "near-roofline" || kind == "excess-dram-traffic") return 0;
-  if (kind == "memory-bound" || kind == "compute-bound" || kind == "latency-bound" || kind == "low-tensor-pipe" ||
+  if (kind == "memory-bound" || kind == "compute-bound" || kind == "compute-and-memory-bound" ||
+      kind == "latency-bound" || kind == "low-tensor-pipe" ||
       kind == "register-spills" || kind.find("-limited-occupancy") != std::string::npos)
     return 1;
   if (kind.rfind("uncoalesced-", 0) == 0 || kind == "bank-conflicts" || kind == "small-grid") return 2;

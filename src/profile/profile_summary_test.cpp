@@ -138,6 +138,19 @@ TEST(ProfileSummary, RegisterLimitedGemmWithLowTensorPipeUse) {
   EXPECT_TRUE(contains(text, tensor->text)) << text;
 }
 
+TEST(ProfileSummary, BothUnitsBusyIsNamedAsSuch) {
+  // examples/kernels/gemm_tiled.cu on the H200: SM 73.0%, memory 74.3%, DRAM 3.3%.
+  auto k = register_limited_gemm();
+  k.metrics["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = 73.0;
+  k.metrics["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"] = 74.3;
+  k.metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"] = 3.3;
+  auto signals = derive_signals({k}, context("gemm"));
+  auto* both = find_signal(signals, "compute-and-memory-bound");
+  ASSERT_TRUE(both);
+  EXPECT_TRUE(contains(both->text, "SM 73.0% and memory 74.3%")) << both->text;
+  EXPECT_FALSE(find_signal(signals, "memory-bound"));
+}
+
 TEST(ProfileSummary, TensorPipeIsNotASignalOutsideGemmLikeWork) {
   std::vector<KernelProfile> ks = {register_limited_gemm()};
   EXPECT_FALSE(find_signal(derive_signals(ks, context("elementwise")), "low-tensor-pipe"));
