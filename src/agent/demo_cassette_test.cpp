@@ -1,0 +1,91 @@
+// The demo cassette in examples/cassettes/relu-demo drives the real loop, the real prompt files and
+// the real cassette replay; only the judge is scripted (by which kernel version it is shown). This
+// is the CPU half of the demo: the anchors of every edit apply to the kernels the loop really holds,
+// and the loop walks compile error -> diagnosis -> repair -> correct -> one accepted and one rolled-
+// back optimisation. scripts/gpu-check runs the same cassette on an H200 with the real judge.
+#include <gtest/gtest.h>
+
+#include "agent/loop.h"
+#include "agent/template_prompter.h"
+#include "common/fs.h"
+#include "common/process.h"
+#include "llm/backend_factory.h"
+#include "llm/curl_transport.h"
+
+using namespace cutegen;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Versions of the demo kernel, told apart by what each edit introduced.
+class DemoJudge : public Evaluator {
+ public:
+  Result<ProblemInfo> describe() override {
+    ProblemInfo p;
+    p.name = "relu";
+    p.source = "class Model(nn.Module): ...";
+    p.workload_class = "elementwise";
+    p.metadata = nlohmann::json::parse(R"({"name": "relu",
+      "inputs": [{"name": "x", "kind": "tensor", "dtype": "float32", "shape": [4096, 65536]}],
+      "params": [], "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [4096, 65536]}],
+      "gpu": "NVIDIA H200", "min_bytes": 2147483648, "flops": 268435456})");
+    p.eager_ms = 0.61;
+    p.floor_ms = 0.45;
+    p.bound = "memory";
+    return p;
+  }
+  Result<Evaluation> evaluate(const std::string& source, const std::string&) override {
+    seen.push_back(source);
+    Evaluation e;
+    if (source.find("gX(_, _, t)") != std::string::npos) {
+      e.verdict = "compile_error";
+      e.reason = "22 compile errors";
+      e.evidence = "[1] kernel.cu:24: static assertion failed with \"Mismatched Ranks\"";
+      return e;
+    }
+    e.passed = true;
+    e.verdict = "pass";
+    bool vectorized = source.find("copy_aligned") != std::string::npos;
+    bool small_ctas = source.find("kThreads = 64") != std::string::npos;
+    e.median_ms = vectorized && !small_ctas ? 0.50 : 3.0;
+    e.iqr_ms = 0.005;
+    return e;
+  }
+  std::vector<std::string> seen;
+};
+
+}  // namespace
+
+TEST(DemoCassette, ReluDemoWalksEveryPhaseOfTheLoop) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-demo-");
+  ASSERT_TRUE(dir.ok());
+  LlmConfig config;
+  ASSERT_TRUE(apply_llm_spec(config, std::string("replay:") + CUTEGEN_SOURCE_DIR + "/examples/cassettes/relu-demo").ok());
+  CurlTransport http;
+  PosixProcessRunner runner;
+  auto client = make_llm_client(config, BackendDeps{http, runner});
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  auto prompter = TemplatePrompter::create("strict");
+  ASSERT_TRUE(prompter.ok()) << prompter.error().message;
+  DemoJudge judge;
+  auto journal = Journal::open(*dir / "events.jsonl", false);
+  ASSERT_TRUE(journal.ok());
+  RunFiles files(*dir);
+  LoopOptions options;
+  options.max_steps = 2;
+  options.profile = *ProfilePolicy::parse("never");
+  Loop loop(**client, judge, **prompter, nullptr, *journal, files, options);
+  auto result = loop.run();
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->stop_reason, "steps");
+  ASSERT_TRUE(result->best);
+  EXPECT_DOUBLE_EQ(result->best->evaluation.median_ms, 0.50);
+  ASSERT_EQ(result->history.size(), 2u);
+  EXPECT_EQ(result->history[0].outcome, "accepted");
+  EXPECT_EQ(result->history[1].outcome, "slower");
+  EXPECT_EQ(result->llm_calls, 5);  // synthesis, diagnose, repair, two optimisations: no retries
+  ASSERT_EQ(judge.seen.size(), 4u);  // broken, repaired, vectorized, small CTAs
+  EXPECT_NE(judge.seen[1].find("gX(_, t)"), std::string::npos);
+  EXPECT_NE(result->best->source.find("kThreads = 256"), std::string::npos);  // the rolled-back step left no trace
+  fs::remove_all(*dir);
+}
