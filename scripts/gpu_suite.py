@@ -53,7 +53,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated kernel file stems")
     ap.add_argument("--trials", type=int, default=2)
     ap.add_argument("--runs", type=int, default=50)
-    ap.add_argument("--runner-timeout", type=int, default=30)
+    ap.add_argument("--runner-timeout", type=int, default=20)
     args = ap.parse_args()
     out_dir = pathlib.Path(args.out)
     manifest = json.loads((ROOT / "attacks" / "manifest.json").read_text())

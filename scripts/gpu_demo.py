@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""The demo cassette end to end on a GPU: `cutegen optimize problems/relu.py --llm replay:...` must
+go compile error -> diagnosis -> repair -> correct -> one accepted and one rolled-back optimisation
+with the real judge, and the exported best/model_new.py must match the reference Model."""
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def check_export(run: pathlib.Path) -> str:
+    script = f"""
+import sys, torch
+sys.path.insert(0, {str(run / 'best')!r})
+import model_new
+torch.manual_seed(0)
+ref = model_new._reference.Model(*model_new.get_init_inputs()).cuda()
+new = model_new.ModelNew(*model_new.get_init_inputs()).cuda()
+x = [t.cuda() * 2 - 1 if isinstance(t, torch.Tensor) else t for t in model_new.get_inputs()]
+y_ref, y_new = ref(*x), new(*x)
+torch.cuda.synchronize()
+print("export max abs diff", (y_ref - y_new).abs().max().item())
+assert torch.equal(y_ref, y_new), "ModelNew differs from Model"
+"""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise SystemExit(f"best/model_new.py failed:\n{p.stdout}{p.stderr}")
+    return p.stdout.strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cutegen", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    run = pathlib.Path(args.out) / "demo-run"
+    cmd = [args.cutegen, "optimize", str(ROOT / "problems/relu.py"), "--llm",
+           "replay:" + str(ROOT / "examples/cassettes/relu-demo"), "--steps", "2", "--out", str(run),
+           "--trials", "2", "--runs", "50"]
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=540)
+    seconds = time.monotonic() - start
+    (pathlib.Path(args.out) / "demo.log").write_text(p.stdout + "\n--- stderr ---\n" + p.stderr)
+    if p.returncode != 0:
+        print(p.stderr[-3000:])
+        raise SystemExit(f"demo: cutegen optimize exited {p.returncode}")
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines() if line.strip()]
+    evals = [e for e in events if e.get("type") == "eval"]
+    steps = {e["key"]: e for e in events if e.get("type") == "decision"}
+    verdicts = [e["evaluation"]["verdict"] for e in evals]
+    problems = []
+    if verdicts[:2] != ["compile_error", "pass"]:
+        problems.append(f"expected compile_error then pass, got {verdicts}")
+    if steps.get("step1", {}).get("outcome") != "accepted":
+        problems.append(f"step 1: {steps.get('step1')}")
+    if steps.get("step2", {}).get("outcome") != "slower":
+        problems.append(f"step 2: {steps.get('step2')}")
+    for f in ("kernel.cu", "eval.json", "kernel.so", "relu_op.py", "model_new.py"):
+        if not (run / "best" / f).exists():
+            problems.append(f"best/{f} missing")
+    export = check_export(run) if not problems else "not checked"
+    summary = {"seconds": round(seconds, 1), "verdicts": verdicts,
+               "times_ms": [e["evaluation"].get("median_ms") for e in evals],
+               "step1": steps.get("step1"), "step2": steps.get("step2"), "export": export, "problems": problems}
+    (pathlib.Path(args.out) / "demo.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary, indent=2))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
