@@ -90,6 +90,7 @@ RunnerOutcome classify_runner(const ProcessResult& p, const nlohmann::json& resu
   if (failure == "load") return {Verdict::load_failed, message};
   if (failure == "kernel_error") return {Verdict::kernel_error, message};
   if (failure == "cuda_error") return {Verdict::cuda_error, message};
+  if (failure == "printed_output") return {Verdict::printed_output, message};
   if (!failure.empty()) return {Verdict::crash, fmt::format("runner {} failure: {}", failure, message)};
   std::string printed = p.out + p.err;
   if (!printed.empty())
@@ -132,7 +133,8 @@ nlohmann::json EvalReport::to_json() const {
 }
 
 std::string EvalReport::summary() const {
-  std::string name = problem.value("name", "problem");
+  // A compile failure never loads the problem, so there may be no metadata at all.
+  std::string name = problem.is_object() ? problem.value("name", "problem") : "problem";
   std::string s;
   if (!passed()) {
     s = fmt::format("FAIL {}: {} ({})\n", name, to_string(verdict), reason);

@@ -140,6 +140,9 @@ TEST_F(JudgeTest, CompileFailureNeverReachesTheWorkerOrRunner) {
   EXPECT_NE(r->reason.find("cublasSgemm_v2"), std::string::npos);
   EXPECT_TRUE(worker_->ops.empty());
   EXPECT_FALSE(s.runner_called);
+  // The report of a kernel that never reached the problem still renders (it once threw on null metadata).
+  EXPECT_NE(r->summary().find("FAIL"), std::string::npos);
+  EXPECT_EQ(r->to_json()["verdict"], "rejected");
 }
 
 TEST_F(JudgeTest, RunnerCrashIsNamed) {
@@ -241,6 +244,13 @@ TEST(ClassifyRunner, OrderOfCauses) {
   flood.output_truncated = true;
   auto pf = classify_runner(flood, {{"phase", "done"}}, 1);
   EXPECT_EQ(pf.verdict, Verdict::printed_output);
+  // The runner itself stops a printing kernel after its first call and says so in the result file.
+  auto early = classify_runner(FakeProcessRunner::exited(4),
+                               {{"phase", "correctness"}, {"failure", "printed_output"},
+                                {"message", "the kernel printed 4096 bytes (first line: \"element 0\")"}},
+                               4);
+  EXPECT_EQ(early.verdict, Verdict::printed_output);
+  EXPECT_NE(early.reason.find("element 0"), std::string::npos);
   EXPECT_NE(pf.reason.find("more than 100"), std::string::npos);
 }
 

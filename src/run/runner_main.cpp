@@ -6,12 +6,15 @@
 // the runner never sees reference outputs. The runner is disposable: a candidate that crashes, hangs or
 // corrupts the CUDA context takes only this process down; the parent reads whatever phase the result
 // file reached and names the failure. Nothing is printed on stdout or stderr by the runner itself —
-// anything there came from the candidate (device printf), which the judge treats as a defect.
+// anything there came from the candidate (device printf), which the judge treats as a defect. stdout
+// goes to a private file that is checked after every call, so a kernel that prints is stopped after
+// its first call instead of flooding (and slowing) every timed run until the timeout.
 //
 // The runner launches no CUDA kernels of its own (poisoning and the L2 flush are cudaMemsetAsync,
 // which Nsight Compute does not profile). A kernel added here must be named `cutegen_harness_*`:
 // `cutegen profile` filters that prefix out so the profile shows the candidate's kernels only.
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -63,6 +66,20 @@ class Runner {
     return false;
   }
   void save() { (void)write_file_atomic(result_path_, result_.dump(2)); }
+
+  // What the candidate wrote to stdout so far (main points fd 1 at a private file), as the judge's
+  // one-line reason; empty when nothing. Device printf reaches stdout at synchronisation points.
+  static std::string printed_output() {
+    std::fflush(stdout);
+    struct stat st {};
+    if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return "";
+    char head[160] = {};
+    ssize_t n = pread(STDOUT_FILENO, head, sizeof head - 1, 0);
+    std::string first(head, n > 0 ? static_cast<size_t>(n) : 0);
+    first = first.substr(0, first.find('\n'));
+    return "the kernel printed " + std::to_string(st.st_size) + " bytes (first line: \"" + first +
+           "\"): remove printf and other output";
+  }
   int finish(int code) {
     save();
     return code;
@@ -149,6 +166,7 @@ class Runner {
     cudaError_t sync = cudaStreamSynchronize(stream_);
     cudaError_t device = cudaDeviceSynchronize();
     record["return_code"] = rc;
+    if (auto printed = printed_output(); !printed.empty()) return fail("printed_output", printed);
     cudaError_t first = launch != cudaSuccess ? launch : sync != cudaSuccess ? sync : device;
     if (first != cudaSuccess) {
       record["cuda_error"] = cuda_error_text(first);
@@ -278,6 +296,9 @@ int main(int argc, char** argv) {
     (void)cutegen::write_file_atomic(result_path, result.dump());
     return 2;
   }
+  // The candidate's stdout goes to a private file the runner inspects after each call.
+  std::fflush(stdout);
+  if (FILE* capture = std::tmpfile(); capture) dup2(fileno(capture), STDOUT_FILENO);
   cutegen::Runner runner(std::move(*job), result_path);
   return runner.run();
 }
