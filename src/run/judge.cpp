@@ -78,6 +78,15 @@ std::string to_string(Verdict v) {
   return "unknown";
 }
 
+std::string compile_failure_reason(const CompileOutcome& c) {
+  if (c.verdict == CompileVerdict::timeout) return "nvcc ran past its time limit";
+  const auto& d = c.diagnostic;
+  if (d.errors.empty()) return fmt::format("nvcc failed ({} error lines)", d.total_errors);
+  const auto& first = d.errors.front();
+  return fmt::format("{} compile error{}; first{}: {}", d.total_errors, d.total_errors == 1 ? "" : "s",
+                     first.candidate_line > 0 ? fmt::format(" at line {}", first.candidate_line) : "", first.message);
+}
+
 RunnerOutcome classify_runner(const ProcessResult& p, const nlohmann::json& result, int) {
   std::string phase = result.value("phase", "setup");
   std::string failure = result.contains("failure") && result["failure"].is_string() ? result["failure"].get<std::string>() : "";
@@ -204,7 +213,7 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
   if (!compiled->ok()) {
     report.verdict = compiled->verdict == CompileVerdict::rejected ? Verdict::rejected : Verdict::compile_error;
     report.reason = compiled->verdict == CompileVerdict::rejected ? compiled->violations.front().message
-                                                                   : to_string(compiled->verdict);
+                                                                   : compile_failure_reason(*compiled);
     report.evidence = compiled->feedback();
     report.seconds = since(t0);
     return report;

@@ -107,6 +107,9 @@ int trials_per_batch(const nlohmann::json& memory, int timing_sets);
 // near [0,1), small enough that the reference stays finite in the problem's dtype.
 double robustness_scale(const std::string& dtype);
 
+// One line for a compile failure: how many errors, and the first with its candidate line.
+std::string compile_failure_reason(const CompileOutcome& outcome);
+
 // Chooses the verdict for a finished runner process from its exit and result file (pure, tested).
 struct RunnerOutcome {
   Verdict verdict = Verdict::pass;

@@ -331,3 +331,16 @@ TEST(JudgeProfiling, NeedsAnEvaluationFirst) {
   ASSERT_FALSE(inv.ok());
   EXPECT_NE(inv.error().message.find("evaluate the kernel first"), std::string::npos);
 }
+
+TEST(JudgeReasons, ACompileErrorReasonNamesTheCountAndTheFirstError) {
+  CompileOutcome c;
+  c.verdict = CompileVerdict::compile_error;
+  c.diagnostic.total_errors = 22;
+  DiagnosticError e;
+  e.message = "static assertion failed with \"Mismatched Ranks\"";
+  e.candidate_line = 24;
+  c.diagnostic.errors.push_back(e);
+  EXPECT_EQ(compile_failure_reason(c), "22 compile errors; first at line 24: static assertion failed with \"Mismatched Ranks\"");
+  c.verdict = CompileVerdict::timeout;
+  EXPECT_EQ(compile_failure_reason(c), "nvcc ran past its time limit");
+}
