@@ -65,14 +65,17 @@ Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vecto
     if (!r) return r.error();
     response = *r;
     // A resumed run spends what the original run spent, so budgets keep meaning the whole run.
-    if (auto reserved = llm_.budget().reserve(); !reserved) {
-      budget_exhausted_ = true;
-      return reserved.error();
+    for (Budget* b : {&llm_.budget(), options_.task_budget}) {
+      if (!b) continue;
+      if (auto reserved = b->reserve(); !reserved) {
+        budget_exhausted_ = true;
+        return reserved.error();
+      }
+      b->charge(response.usage.total(), (**memo).value("cost_usd", 0.0));
     }
-    llm_.budget().charge(response.usage.total(), (**memo).value("cost_usd", 0.0));
     status_.cost_usd += (**memo).value("cost_usd", 0.0);
   } else {
-    auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task = problem_.name});
+    auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget, .task = problem_.name});
     if (!call) {
       if (is_budget_exhausted(call.error())) budget_exhausted_ = true;
       return call.error();

@@ -28,6 +28,7 @@ struct LoopOptions {
   std::optional<double> target_sol_pct;  // stop once the best reaches this % of the roofline floor
   double min_gain = 0.02;       // an accepted step must also be this much faster (relative)
   ProfilePolicy profile;
+  Budget* task_budget = nullptr;  // this task's own limits (llm.task_budget), on top of the run's
 };
 
 struct Candidate {

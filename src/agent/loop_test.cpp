@@ -293,6 +293,20 @@ TEST(Loop, ASpentBudgetStopsCleanlyWithTheBestSoFar) {
   EXPECT_EQ(h.llm->requests.size(), 2u);
 }
 
+TEST(Loop, ATaskBudgetStopsTheTaskLikeTheRunBudget) {
+  Harness h;
+  Budget task(BudgetLimits{.max_calls = 1}, "task");
+  h.options.task_budget = &task;
+  h.options.max_steps = 5;
+  script_happy(*h.llm);
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "budget");
+  ASSERT_TRUE(r->best);  // the synthesis was paid for and kept
+  EXPECT_EQ(h.llm->requests.size(), 1u);
+  EXPECT_EQ(task.spent().calls, 1);
+}
+
 TEST(Loop, AToolFailureIsAnErrorNotAVerdict) {
   Harness h;
   h.evaluator.fail_tool = true;

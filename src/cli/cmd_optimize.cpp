@@ -127,6 +127,8 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   lo.plateau_steps = args.plateau;
   if (args.target_sol > 0) lo.target_sol_pct = args.target_sol;
   lo.profile = *profile;
+  Budget task_budget(config->task_budget, "task");
+  lo.task_budget = &task_budget;
 
   ProgressLine progress(isatty(STDERR_FILENO));
   std::optional<nlohmann::json> metadata;
