@@ -68,5 +68,19 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 out=$("$cutegen" profile --help); check "profile --help shows --json" grep -q -- '--json' <<<"$out"
 
+# cutegen optimize: the loop needs a GPU; without one it says so in one line and writes nothing.
+out=$("$cutegen" optimize --help); check "optimize --help shows --resume" grep -q -- '--resume' <<<"$out"
+check "optimize --help shows --profile-from" grep -q -- '--profile-from' <<<"$out"
+err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --profile-from sometimes 2>&1); rc=$?
+check "a bad --profile-from fails with one line naming the choices" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "a bad --profile-from names the choices" grep -q 'auto, always, never' <<<"$err"
+err=$("$cutegen" optimize "$src/problems/relu.py" 2>&1); rc=$?
+check "optimize without an LLM says how to name one" grep -q -- '--llm' <<<"$err"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --out "$d/run" 2>&1); rc=$?
+  check "optimize without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+  check "optimize without a GPU leaves no run directory" test ! -e "$d/run"
+fi
+
 echo "$((0)) passed, $fails failed" >/dev/null
 [ $fails -eq 0 ]

@@ -94,11 +94,9 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   eo.precision = args.precision;
   eo.trials = args.trials;
   eo.runs = args.runs;
-  // The GPU, nvcc and the worker are checked before anything is written, so a failed start leaves no
-  // half-made run directory behind.
-  auto work = make_unique_dir(fs::temp_directory_path(), "cutegen-optimize-");
-  if (!work) return fail(work.error().message);
-  auto stack = make_judge_stack(global, args.arch, eo, *work);
+  // The GPU and nvcc are checked before anything is written (make_judge_stack creates the work
+  // directory only after them), so the commonest failed start leaves no run directory behind.
+  auto stack = make_judge_stack(global, args.arch, eo, out / "work");
   if (!stack) return fail(stack.error().message);
   auto journal = Journal::open(out / "events.jsonl", args.resume);
   if (!journal) return fail(journal.error().message);
