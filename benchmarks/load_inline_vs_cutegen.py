@@ -49,7 +49,7 @@ def time_load_inline(source: str) -> float:
     load_inline(name="cutegen_bench", cpp_sources="torch::Tensor run(std::vector<torch::Tensor> inputs, torch::Tensor out);",
                 cuda_sources=source + BINDING, functions=["run"], build_directory=build,
                 extra_include_paths=[str(cutlass_include()), str(ROOT / "include")],
-                extra_cuda_cflags=["-O3", "-std=c++17", "--expt-relaxed-constexpr",
+                extra_cuda_cflags=["-O3", "-std=c++20", "--expt-relaxed-constexpr",  # torch >= 2.15 headers need C++20
                                    "-gencode", "arch=compute_90a,code=sm_90a"], verbose=False)
     seconds = time.monotonic() - start
     shutil.rmtree(build, ignore_errors=True)
