@@ -34,6 +34,7 @@ class DemoJudge : public Evaluator {
     p.bound = "memory";
     return p;
   }
+  Result<std::string> fingerprint() override { return std::string("relu-demo"); }
   Result<Evaluation> evaluate(const std::string& source, const std::string&) override {
     seen.push_back(source);
     Evaluation e;

@@ -46,6 +46,9 @@ class Evaluator {
   virtual ~Evaluator() = default;
   // Error: the tool failed (worker died, nvcc missing). A bad kernel is an Evaluation, not an Error.
   virtual Result<ProblemInfo> describe() = 0;
+  // Identifies the problem as evaluated (file content, precision): a resumed run whose log was made
+  // for another fingerprint is refused rather than replayed against a changed problem.
+  virtual Result<std::string> fingerprint() = 0;
   virtual Result<Evaluation> evaluate(const std::string& source, const std::string& display_name) = 0;
 };
 

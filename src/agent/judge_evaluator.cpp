@@ -1,6 +1,7 @@
 #include "agent/judge_evaluator.h"
 
 #include "common/fs.h"
+#include "common/sha256.h"
 
 namespace cutegen {
 namespace {
@@ -49,6 +50,12 @@ ProblemInfo problem_info_from_report(const EvalReport& report, std::string probl
     p.bound = report.floor->bound;
   }
   return p;
+}
+
+Result<std::string> JudgeEvaluator::fingerprint() {
+  auto source = read_file(problem_);
+  if (!source) return source.error();
+  return sha256_hex(*source + "\nprecision=" + precision_);
 }
 
 Result<ProblemInfo> JudgeEvaluator::describe() {

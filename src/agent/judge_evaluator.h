@@ -10,13 +10,16 @@ namespace cutegen {
 
 class JudgeEvaluator : public Evaluator {
  public:
-  JudgeEvaluator(Judge& judge, std::filesystem::path problem) : judge_(judge), problem_(std::move(problem)) {}
+  JudgeEvaluator(Judge& judge, std::filesystem::path problem, std::string precision)
+      : judge_(judge), problem_(std::move(problem)), precision_(std::move(precision)) {}
   Result<ProblemInfo> describe() override;
+  Result<std::string> fingerprint() override;
   Result<Evaluation> evaluate(const std::string& source, const std::string& display_name) override;
 
  private:
   Judge& judge_;
   std::filesystem::path problem_;
+  std::string precision_;
 };
 
 // Pure mappings, tested on their own.

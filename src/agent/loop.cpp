@@ -126,13 +126,16 @@ Result<Loop::Asked<T>> Loop::ask(const std::string& purpose, const std::string& 
 }
 
 Result<ProblemInfo> Loop::describe() {
-  auto memo = journal_.recall("problem", "describe");
+  auto fp = evaluator_.fingerprint();
+  if (!fp) return fp.error();
+  const std::string key = "describe:" + *fp;
+  auto memo = journal_.recall("problem", key);
   if (!memo) return memo.error();
   if (*memo) return ProblemInfo::from_json((**memo).at("problem"));
   report("describing the problem (metadata, eager and torch.compile baselines, roofline floor)");
   auto info = evaluator_.describe();
   if (!info) return info.error();
-  if (auto r = journal_.record({{"type", "problem"}, {"key", "describe"}, {"problem", info->to_json()}}); !r)
+  if (auto r = journal_.record({{"type", "problem"}, {"key", key}, {"problem", info->to_json()}}); !r)
     return r.error();
   return info;
 }

@@ -101,6 +101,7 @@ class MarkerEvaluator : public Evaluator {
     p.bound = "memory";
     return p;
   }
+  Result<std::string> fingerprint() override { return "problem-" + workload_class + problem_version; }
   Result<Evaluation> evaluate(const std::string& source, const std::string&) override {
     ++evaluations;
     if (fail_tool) return Error{"worker died"};
@@ -127,6 +128,7 @@ class MarkerEvaluator : public Evaluator {
     return e;
   }
   std::string workload_class = "elementwise";
+  std::string problem_version;  // changes the fingerprint, as an edited problem file would
   int describes = 0;
   int evaluations = 0;
   bool fail_tool = false;

@@ -444,6 +444,18 @@ TEST(LoopResume, ResumingAfterACrashAtAnyEventGivesTheSameResult) {
   }
 }
 
+TEST(LoopResume, AChangedProblemFileIsRefusedBeforeAnythingIsReplayed) {
+  Harness h;
+  script_happy(*h.llm);
+  ASSERT_TRUE(h.run().ok());
+  h.reset_llm();
+  h.evaluator.problem_version = "-edited";
+  auto r = h.run(/*resume=*/true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("cannot resume: event 1"), std::string::npos) << r.error().message;
+  EXPECT_EQ(h.evaluator.evaluations, 3);  // only the first run's
+}
+
 TEST(LoopResume, ALogFromAnotherConfigurationIsRefusedWithThePosition) {
   Harness h;
   script_happy(*h.llm);

@@ -104,7 +104,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!args.resume)
     if (auto w = files.write("config.json", run_config(args, *config).dump(2)); !w) return fail(w.error().message);
 
-  JudgeEvaluator evaluator(*(*stack)->judge, args.problem);
+  JudgeEvaluator evaluator(*(*stack)->judge, args.problem, args.precision);
 
   CurlTransport http;
   PosixProcessRunner llm_runner;
