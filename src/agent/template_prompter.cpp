@@ -68,10 +68,11 @@ Result<ProblemBrief> problem_brief(const ProblemInfo& problem, const std::string
   return b;
 }
 
-FailureEvidence failure_evidence(const Evaluation& failed) {
+Result<FailureEvidence> failure_evidence(const Evaluation& failed) {
   FailureEvidence f;
   auto kind = failure_kind_for_verdict(failed.verdict);
-  f.kind = kind ? *kind : FailureKind::runtime_error;  // a verdict the prompt stage does not know is a runtime failure
+  if (!kind) return kind.error();
+  f.kind = *kind;
   f.verdict = failed.verdict;
   f.reason = failed.reason;
   f.details = failed.evidence;
@@ -138,7 +139,9 @@ Result<std::string> TemplatePrompter::diagnose(const ProblemInfo& problem, const
                                                const Evaluation& failed, const RepairContext& context) {
   auto brief = problem_brief(problem, precision_);
   if (!brief) return brief.error();
-  DiagnoseInput in{*brief, kernel, failure_evidence(failed), context.change_under_repair, {}};
+  auto failure = failure_evidence(failed);
+  if (!failure) return failure.error();
+  DiagnoseInput in{*brief, kernel, *failure, context.change_under_repair, {}};
   for (const auto& a : context.attempts) in.attempts.push_back(step_record(a));
   return build_diagnose_prompt(library_, in, options());
 }
@@ -148,7 +151,9 @@ Result<std::string> TemplatePrompter::repair(const ProblemInfo& problem, const s
                                              const RepairContext& context) {
   auto brief = problem_brief(problem, precision_);
   if (!brief) return brief.error();
-  RepairInput in{*brief, kernel, failure_evidence(failed), diagnosis, {}};
+  auto failure = failure_evidence(failed);
+  if (!failure) return failure.error();
+  RepairInput in{*brief, kernel, *failure, diagnosis, {}};
   for (const auto& a : context.attempts) in.attempts.push_back(step_record(a));
   return build_repair_prompt(library_, in, options());
 }

@@ -33,7 +33,7 @@ class TemplatePrompter : public Prompter {
 
 // The mappings, exposed for tests.
 Result<ProblemBrief> problem_brief(const ProblemInfo& problem, const std::string& precision);
-FailureEvidence failure_evidence(const Evaluation& failed);
+Result<FailureEvidence> failure_evidence(const Evaluation& failed);
 StepRecord step_record(const LoopStep& step);
 
 }  // namespace cutegen

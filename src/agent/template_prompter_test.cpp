@@ -1,5 +1,6 @@
 // The real prompt files rendered from the loop's data: what the LLM is actually sent.
 #include "agent/template_prompter.h"
+#include "run/judge.h"
 
 #include <gtest/gtest.h>
 
@@ -94,5 +95,15 @@ TEST(TemplatePrompter, StepOutcomesMapOntoThePromptStagesWords) {
   EXPECT_EQ(step_record(LoopStep{1, "a", "unusable_edit", {}, "", {}}).outcome, StepOutcome::bad_answer);
   EXPECT_EQ(step_record(LoopStep{1, "a", "compile_error", {}, "", {}}).outcome, StepOutcome::compile_error);
   EXPECT_EQ(step_record(LoopStep{1, "a", "unwritten", {}, "", {}}).outcome, StepOutcome::wrong_result);
-  EXPECT_EQ(failure_evidence(Evaluation{.verdict = "timeout"}).kind, FailureKind::runtime_error);
+  EXPECT_EQ(failure_evidence(Evaluation{.verdict = "timeout"})->kind, FailureKind::runtime_error);
+  EXPECT_EQ(failure_evidence(Evaluation{.verdict = "result_reuse"})->kind, FailureKind::wrong_result);
+  EXPECT_FALSE(failure_evidence(Evaluation{.verdict = "no_such_verdict"}).ok());
+}
+
+// Every failing verdict the judge can give must be one the prompts know how to describe.
+TEST(TemplatePrompter, EveryJudgeVerdictHasAFailureKind) {
+  for (int v = static_cast<int>(Verdict::compile_error); v <= static_cast<int>(Verdict::result_reuse); ++v) {
+    std::string word = to_string(static_cast<Verdict>(v));
+    EXPECT_TRUE(failure_kind_for_verdict(word).ok()) << word;
+  }
 }

@@ -61,7 +61,7 @@ Result<FailureKind> failure_kind_for_verdict(std::string_view verdict) {
       {"timeout", FailureKind::runtime_error},        {"printed_output", FailureKind::runtime_error},
       {"hidden_work", FailureKind::runtime_error},    {"mismatch", FailureKind::wrong_result},
       {"unwritten", FailureKind::wrong_result},       {"nondeterministic", FailureKind::wrong_result},
-      {"input_mutated", FailureKind::wrong_result},
+      {"input_mutated", FailureKind::wrong_result},   {"result_reuse", FailureKind::wrong_result},
   };
   for (const auto& [word, kind] : table)
     if (word == verdict) return kind;

@@ -74,6 +74,7 @@ std::string to_string(Verdict v) {
     case Verdict::nondeterministic: return "nondeterministic";
     case Verdict::input_mutated: return "input_mutated";
     case Verdict::hidden_work: return "hidden_work";
+    case Verdict::result_reuse: return "result_reuse";
   }
   return "unknown";
 }
@@ -100,6 +101,7 @@ RunnerOutcome classify_runner(const ProcessResult& p, const nlohmann::json& resu
   if (failure == "kernel_error") return {Verdict::kernel_error, message};
   if (failure == "cuda_error") return {Verdict::cuda_error, message};
   if (failure == "printed_output") return {Verdict::printed_output, message};
+  if (failure == "result_reuse") return {Verdict::result_reuse, message};
   if (!failure.empty()) return {Verdict::crash, fmt::format("runner {} failure: {}", failure, message)};
   std::string printed = p.out + p.err;
   if (!printed.empty())
@@ -300,7 +302,9 @@ Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& library, in
   if (prepared_.is_null() || prepared_.value("timing", nlohmann::json::array()).empty())
     return Error{"internal: profiling needs the timing inputs of an evaluation with timed runs: evaluate the kernel first"};
   nlohmann::json job = {{"library", library.string()}, {"device", 0}, {"trials", nlohmann::json::array()}};
-  job["timing"] = {{"warmup", 0}, {"runs", std::max(1, calls)}, {"flush_bytes", 0}, {"sets", prepared_["timing"]}};
+  // No reuse check under the profiler: its two extra calls would show up as launches of the kernel.
+  job["timing"] = {{"warmup", 0},       {"runs", std::max(1, calls)}, {"flush_bytes", 0},
+                   {"reuse_check", false}, {"sets", prepared_["timing"]}};
   std::error_code ec;
   fs::create_directories(options_.work_dir, ec);
   RunnerInvocation inv;

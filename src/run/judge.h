@@ -37,6 +37,7 @@ enum class Verdict {
   load_failed, kernel_error, cuda_error, crash, timeout, printed_output,  // the runner
   mismatch, unwritten, nondeterministic, input_mutated,                   // the checks
   hidden_work,                                   // timing cross-check
+  result_reuse,                                  // same pointers, new inputs, old answer
 };
 std::string to_string(Verdict v);
 

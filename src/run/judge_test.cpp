@@ -250,6 +250,12 @@ TEST(ClassifyRunner, OrderOfCauses) {
                                 {"message", "the kernel printed 4096 bytes (first line: \"element 0\")"}},
                                4);
   EXPECT_EQ(early.verdict, Verdict::printed_output);
+  auto reuse = classify_runner(FakeProcessRunner::exited(6),
+                               {{"phase", "reuse_check"}, {"failure", "result_reuse"},
+                                {"message", "output 0 with another call's inputs ... reuses results"}},
+                               4);
+  EXPECT_EQ(reuse.verdict, Verdict::result_reuse);
+  EXPECT_EQ(to_string(reuse.verdict), "result_reuse");
   EXPECT_NE(early.reason.find("element 0"), std::string::npos);
   EXPECT_NE(pf.reason.find("more than 100"), std::string::npos);
 }
@@ -320,6 +326,7 @@ TEST_F(JudgeTest, ProfilingRunReplaysTheTimingInputsWithoutChecks) {
   ASSERT_TRUE(job.ok()) << job.error().message;
   EXPECT_EQ(job->timing_sets.size(), static_cast<size_t>(EvalOptions{}.timing_sets));  // all of the last prepare
   EXPECT_EQ(job->runs, 3);
+  EXPECT_FALSE(job->reuse_check);  // its extra calls would be profiled as launches
 }
 
 TEST(JudgeProfiling, NeedsAnEvaluationFirst) {

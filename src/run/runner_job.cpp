@@ -29,6 +29,7 @@ Result<RunnerJob> parse_runner_job(const nlohmann::json& j) {
       job.warmup = tm.value("warmup", job.warmup);
       job.runs = tm.value("runs", job.runs);
       job.flush_bytes = tm.value("flush_bytes", job.flush_bytes);
+      job.reuse_check = tm.value("reuse_check", job.reuse_check);
       for (const auto& s : tm.at("sets")) {
         auto in = parse_tensor_refs(s.at("inputs"));
         if (!in) return in.error();

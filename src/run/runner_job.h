@@ -30,6 +30,7 @@ struct RunnerJob {
   int warmup = 10;
   int runs = 100;
   uint64_t flush_bytes = 256ull << 20;  // > the 60 MB L2 of an H200 several times over
+  bool reuse_check = true;              // after timing: same pointers, another set's inputs (runner_main.cpp)
 };
 
 Result<RunnerJob> parse_runner_job(const nlohmann::json& j);

@@ -64,6 +64,7 @@ TEST(RunnerJob, ParsesTrialsAndTiming) {
   EXPECT_EQ(job->runs, 7);
   EXPECT_EQ(job->warmup, 2);
   EXPECT_EQ(job->timing_sets.size(), 1u);
+  EXPECT_TRUE(job->reuse_check);  // on unless a job turns it off
   EXPECT_FALSE(parse_runner_job(nlohmann::json::parse(R"({"trials":[]})")).ok());
 }
 

@@ -1,0 +1,20 @@
+"""ReLU on a 1024 x 1024 fp32 tensor: small enough that an attack can keep a copy of every answer it
+has given in a static __device__ buffer (attacks/pointer_cache.cu)."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.rand(1024, 1024)]
+
+
+def get_init_inputs():
+    return []
