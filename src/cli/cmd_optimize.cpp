@@ -144,7 +144,10 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
             *journal, files, lo, observer);
   auto result = loop.run();
   progress.finish();
-  if (!result) return fail(result.error().message);
+  // Everything up to the failure is in the event log: say how to continue from it.
+  if (!result)
+    return fail(fmt::format("{} (the run so far is kept: fix the cause, then add --resume --out {})",
+                            result.error().message, out.string()));
 
   RunSummary summary;
   auto problem_event = load_event_log(out / "events.jsonl");
