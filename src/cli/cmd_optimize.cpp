@@ -145,9 +145,11 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto result = loop.run();
   progress.finish();
   // Everything up to the failure is in the event log: say how to continue from it.
-  if (!result)
-    return fail(fmt::format("{} (the run so far is kept: fix the cause, then add --resume --out {})",
-                            result.error().message, out.string()));
+  if (!result) {
+    const std::string& why = result.error().message;
+    if (why.rfind("cannot resume", 0) == 0) return fail(why);
+    return fail(fmt::format("{} (the run so far is kept: fix the cause, then add --resume --out {})", why, out.string()));
+  }
 
   RunSummary summary;
   auto problem_event = load_event_log(out / "events.jsonl");
