@@ -276,8 +276,8 @@ class Runner {
       }
       if (a.inputs[k].data == b.inputs[k].data) continue;  // shared (parameters): nothing to swap
       std::size_t n = refs_a[k].nbytes;
-      if (cudaMalloc(&saved[k], n) != cudaSuccess || cudaMemcpy(saved[k], a.inputs[k].data, n, cudaMemcpyDeviceToDevice) != cudaSuccess ||
-          cudaMemcpy(a.inputs[k].data, b.inputs[k].data, n, cudaMemcpyDeviceToDevice) != cudaSuccess) {
+      if (cudaMalloc(&saved[k], n) != cudaSuccess || !copy_on_stream(saved[k], a.inputs[k].data, n) ||
+          !copy_on_stream(a.inputs[k].data, b.inputs[k].data, n)) {
         release();
         return fail("setup", "preparing the result-reuse check: " + cuda_error_text(cudaGetLastError()));
       }
@@ -303,7 +303,7 @@ class Runner {
                   ": the kernel reuses results of earlier calls for the same pointers instead of computing";
     }
     for (std::size_t k = 0; k < refs_a.size(); ++k)
-      if (saved[k] && cudaMemcpy(a.inputs[k].data, saved[k], refs_a[k].nbytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
+      if (saved[k] && !copy_on_stream(a.inputs[k].data, saved[k], refs_a[k].nbytes)) {
         release();
         return fail("setup", "restoring inputs after the result-reuse check: " + cuda_error_text(cudaGetLastError()));
       }
@@ -313,6 +313,15 @@ class Runner {
     result_["reuse_check"] = "passed";
     save();
     return true;
+  }
+
+  // A device-to-device copy finished before the next call. Plain cudaMemcpy would not do: for
+  // device-to-device it returns before the copy is done, on the legacy default stream, which our
+  // non-blocking stream does not wait for — the kernel would read the inputs half-copied (the first
+  // H200 run flagged the honest ReLU as result reuse exactly so).
+  bool copy_on_stream(void* dst, const void* src, std::size_t n) {
+    return cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream_) == cudaSuccess &&
+           cudaStreamSynchronize(stream_) == cudaSuccess;
   }
 
   // Up to 1M elements spread evenly over a device buffer, copied to the host in one strided copy.
