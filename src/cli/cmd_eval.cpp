@@ -44,8 +44,9 @@ int run_eval(const GlobalOptions& global, const EvalArgs& args) {
   auto stack = make_judge_stack(global, args.arch, eo, *work);
   if (!stack) return fail(stack.error().message);
   Judge& judge = *(*stack)->judge;
-  fmt::print(stderr, "evaluating {} on {} (compile, {} trials + robustness, {} timed runs, baselines) ...\n",
-             fs::path(args.kernel).filename().string(), fs::path(args.problem).filename().string(), args.trials, args.runs);
+  fmt::print(stderr, "evaluating {} on {} (compile, {} trials + robustness, {} timed runs{}) ...\n",
+             fs::path(args.kernel).filename().string(), fs::path(args.problem).filename().string(), args.trials, args.runs,
+             args.no_baselines ? "" : ", eager and torch.compile baselines");
   auto report = judge.evaluate(args.problem, *source, fs::path(args.kernel).filename().string());
   if (!report) return fail(report.error().message);
   fmt::print("{}", report->summary());

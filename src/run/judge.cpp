@@ -18,6 +18,15 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Runs f and adds its wall time to report.phase_seconds[phase].
+template <class F>
+auto timed(EvalReport& report, const char* phase, F&& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto result = f();
+  report.phase_seconds[phase] += since(t0);
+  return result;
+}
+
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 Verdict verdict_for_check_reason(const std::string& reason) {
@@ -130,6 +139,7 @@ nlohmann::json EvalReport::to_json() const {
   j["baselines"] = baselines;
   j["seeds"] = seeds;
   j["seconds"] = seconds;
+  j["phase_seconds"] = phase_seconds;
   if (floor) {
     j["roofline"] = {{"floor_ms", floor->floor_ms}, {"memory_ms", floor->memory_ms}, {"compute_ms", floor->compute_ms},
                      {"bound", floor->bound}, {"rate", floor->rate}};
@@ -169,6 +179,11 @@ std::string EvalReport::summary() const {
   if (floor)
     s += fmt::format("  floor     {:.4g} ms ({}-bound, {} rate) -> SOL {:.1f}%\n", floor->floor_ms, floor->bound,
                      floor->rate, j.value("sol_pct", 0.0));
+  if (seconds > 0) {
+    std::string parts;
+    for (const auto& [phase, sec] : phase_seconds) parts += fmt::format("{}{} {:.1f}", parts.empty() ? "" : ", ", phase, sec);
+    s += fmt::format("  eval      {:.1f} s wall ({})\n", seconds, parts);
+  }
   return s;
 }
 
@@ -209,7 +224,7 @@ Result<nlohmann::json> Judge::load_problem(const fs::path& problem) {
 Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& kernel_source, const std::string& kernel_name) {
   auto t0 = std::chrono::steady_clock::now();
   EvalReport report;
-  auto compiled = compiler_.compile({kernel_source, kernel_name});
+  auto compiled = timed(report, "compile", [&] { return compiler_.compile({kernel_source, kernel_name}); });
   if (!compiled) return compiled.error();
   report.compile = *compiled;
   if (!compiled->ok()) {
@@ -220,7 +235,7 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
     report.seconds = since(t0);
     return report;
   }
-  auto meta = load_problem(problem);
+  auto meta = timed(report, "load", [&] { return load_problem(problem); });
   if (!meta) return meta.error();
   report.problem = *meta;
 
@@ -246,24 +261,26 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
     size_t count = std::min(trials.size() - first, static_cast<size_t>(per_batch));
     bool last = first + count == trials.size();
     nlohmann::json batch(trials.begin() + first, trials.begin() + first + count);
-    auto prepared = worker_.call(
-        "prepare", {{"trials", batch}, {"timing_sets", last ? timing_sets : 0}, {"timing_seed", timing_seed}}, 600s);
+    auto prepared = timed(report, "prepare", [&] {
+      return worker_.call("prepare", {{"trials", batch}, {"timing_sets", last ? timing_sets : 0}, {"timing_seed", timing_seed}},
+                          600s);
+    });
     if (!prepared) return prepared.error();
     prepared_ = *prepared;
-    if (auto r = run_candidate(*prepared, *compiled, report); !r) return r.error();
+    if (auto r = timed(report, "runner", [&] { return run_candidate(*prepared, *compiled, report); }); !r) return r.error();
     if (report.passed()) {
-      if (auto r = check_trials(*prepared, first, report); !r) return r.error();
+      if (auto r = timed(report, "check", [&] { return check_trials(*prepared, first, report); }); !r) return r.error();
     }
     if (last && report.passed()) check_timing(report);
     if (last && report.passed() && timing_sets > 0) {
-      if (auto r = check_timing_outputs(report); !r) return r.error();
+      if (auto r = timed(report, "check", [&] { return check_timing_outputs(report); }); !r) return r.error();
     }
   }
   if (report.passed() && options_.baselines) {
-    if (auto r = measure_baselines(report); !r) return r.error();
+    if (auto r = timed(report, "baselines", [&] { return measure_baselines(report); }); !r) return r.error();
   }
   if (report.passed()) {
-    if (auto r = place_on_roofline(report); !r) return r.error();
+    if (auto r = timed(report, "roofline", [&] { return place_on_roofline(report); }); !r) return r.error();
   }
   report.seconds = since(t0);
   return report;

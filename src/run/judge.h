@@ -3,6 +3,7 @@
 // time against live baselines, place on the roofline. The verdict is one word plus the evidence.
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ struct EvalReport {
   std::optional<Floor> floor;
   std::vector<uint64_t> seeds;
   double seconds = 0;                 // wall time of the whole evaluation
+  // Where that wall time went (compile, load, prepare, runner, check, baselines, roofline): the
+  // harness's overhead beyond the kernel's own runs, and what to speed up when eval feels slow.
+  std::map<std::string, double> phase_seconds;
 
   bool passed() const { return verdict == Verdict::pass; }
   double median_ms() const;

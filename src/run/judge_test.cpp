@@ -127,6 +127,15 @@ TEST_F(JudgeTest, PassingKernelGetsSpeedupsAndSol) {
   EXPECT_NEAR(j["sol_pct"].get<double>(), 100 * r->floor->floor_ms / 2.0, 1e-9);
   EXPECT_NE(r->summary().find("PASS relu"), std::string::npos);
   EXPECT_NE(r->summary().find("SOL"), std::string::npos);
+  // Every phase an evaluation goes through is accounted for, and together they fit in the wall time.
+  double sum = 0;
+  for (const char* phase : {"compile", "load", "prepare", "runner", "check", "baselines", "roofline"}) {
+    ASSERT_TRUE(r->phase_seconds.contains(phase)) << phase;
+    sum += r->phase_seconds.at(phase);
+  }
+  EXPECT_LE(sum, r->seconds + 1e-6);
+  EXPECT_TRUE(j["phase_seconds"].contains("runner"));
+  EXPECT_NE(r->summary().find("s wall (baselines"), std::string::npos) << r->summary();
 }
 
 TEST_F(JudgeTest, CompileFailureNeverReachesTheWorkerOrRunner) {
