@@ -73,9 +73,10 @@ def main():
              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         sp = r["speedup"] or {}
+        ms_s = f"{r['median_ms']:.4g}" if r['median_ms'] is not None else "-"
         sp_s = "/".join(f"{sp[k]:.2f}" if k in sp else "-" for k in ("eager", "compile"))
         lines.append(f"| {r['kernel']} | {r['problem']} | {r['expect']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | "
-                     f"{r['seconds']} | {r['median_ms'] if r['median_ms'] is not None else '-'} | {sp_s} | "
+                     f"{r['seconds']} | {ms_s} | {sp_s} | "
                      f"{round(r['sol_pct'], 1) if r['sol_pct'] else '-'} |")
     (out_dir / "suite.md").write_text("\n".join(lines) + "\n")
     bad = [r for r in results if not r["ok"]]
