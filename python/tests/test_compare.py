@@ -88,6 +88,15 @@ def test_first_bad_is_capped():
     assert r["bad_count"] == 100 and len(r["first_bad"]) == compare.FIRST_BAD_LIMIT
 
 
+def test_first_bad_found_in_later_chunks_in_order():
+    ref = torch.zeros(100, dtype=torch.float64)
+    got = torch.zeros(100)
+    got[[41, 97, 42, 60, 61, 62, 63, 64, 65, 66]] = 1.0  # none in the first chunks, more than the cap
+    r = report(got, ref, chunk=7)
+    assert r["bad_count"] == 10
+    assert [b["index"][0] for b in r["first_bad"]] == [41, 42, 60, 61, 62, 63, 64, 65]
+
+
 def test_all_zero_reference():
     ref = torch.zeros(10, dtype=torch.float64)
     assert report(torch.zeros(10), ref)["pass"]
