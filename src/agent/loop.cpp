@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
 #include "common/sha256.h"
 #include "edit/answer_parser.h"
 #include "edit/apply_edits.h"
@@ -13,11 +14,7 @@ namespace {
 
 constexpr const char* kKernelName = "kernel.cu";
 
-std::string first_line(const std::string& s, size_t max = 160) {
-  std::string line = s.substr(0, s.find('\n'));
-  if (line.size() > max) line = line.substr(0, max - 3) + "...";
-  return line;
-}
+std::string first_line(const std::string& s, size_t max = 160) { return clip_utf8(s.substr(0, s.find('\n')), max); }
 
 AnswerEnd answer_end(bool truncated) { return truncated ? AnswerEnd::truncated : AnswerEnd::complete; }
 
@@ -56,7 +53,7 @@ Status Loop::decide(const std::string& key, const nlohmann::json& detail) {
 // --- outside answers, each through the journal -------------------------------------------------
 
 Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vector<Message>& messages) {
-  const std::string key = sha256_hex(to_json(messages).dump());
+  const std::string key = sha256_hex(dump_json(to_json(messages)));
   auto memo = journal_.recall("llm", key);
   if (!memo) return memo.error();
   LlmResponse response;
@@ -158,7 +155,7 @@ Result<Evaluation> Loop::evaluate(const std::string& source, const std::string& 
   }
   std::string dir = fmt::format("steps/{:03d}-eval-{}", ++artifact_seq_, label);
   if (auto w = files_.write(dir + "/kernel.cu", source); !w) return w.error();
-  if (auto w = files_.write(dir + "/eval.json", e.to_json().dump(2)); !w) return w.error();
+  if (auto w = files_.write(dir + "/eval.json", dump_json(e.to_json(), 2)); !w) return w.error();
   if (e.passed)
     report(fmt::format("{}: correct, {:.4f} ms{}", label, e.median_ms,
                        e.speedup_eager ? fmt::format(" ({:.2f}x eager)", *e.speedup_eager) : ""));

@@ -115,6 +115,22 @@ TEST(Loop, SynthesisThenOneAcceptedAndOneRolledBackStep) {
   EXPECT_TRUE(fs::exists(h.dir / "steps/001-synthesize/answer.md"));
 }
 
+TEST(Loop, TextThatIsNotUtf8NeverStopsTheRun) {
+  // An LLM note with a byte that is not UTF-8, and a long one whose clip lands inside a multi-byte
+  // character: both reach the next prompt through the step history, which is hashed and journalled.
+  Harness h;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("loads \xff wide", "// TIME: 1.0\n", "// TIME: 0.5\n"));
+  std::string arrows;
+  for (int i = 0; i < 100; ++i) arrows += "\xE2\x86\x92";  // 300 bytes of U+2192
+  h.llm->add("optimize", optimize("smaller " + arrows, "// TIME: 0.5\n", "// TIME: 0.8\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->history.size(), 2u);
+  EXPECT_EQ(r->history[1].outcome, "slower");
+  EXPECT_EQ(h.llm->remaining(), 0u);
+}
+
 TEST(Loop, CompileErrorIsDiagnosedThenRepairedWithAnEdit) {
   Harness h;
   h.options.max_steps = 0;

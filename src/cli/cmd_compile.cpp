@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
 #include "cli/commands.h"
 #include "common/fs.h"
 #include "common/locations.h"
@@ -36,7 +37,7 @@ int run_compile(const GlobalOptions& global, const CompileArgs& args) {
   if (!outcome) return fail(outcome.error().message);
 
   if (args.json) {
-    fmt::print("{}\n", outcome->to_json().dump(2));
+    fmt::print("{}\n", dump_json(outcome->to_json(), 2));
   } else {
     std::string timing = outcome->cache_hit
                              ? fmt::format("cache hit in {:.2f} s (first compile took {:.1f} s)", outcome->total_seconds,

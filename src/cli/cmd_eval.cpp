@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
 #include "common/fs.h"
@@ -51,7 +52,7 @@ int run_eval(const GlobalOptions& global, const EvalArgs& args) {
   if (!report) return fail(report.error().message);
   fmt::print("{}", report->summary());
   if (!args.json_path.empty()) {
-    if (auto w = write_file_atomic(args.json_path, report->to_json().dump(2)); !w) return fail(w.error().message);
+    if (auto w = write_file_atomic(args.json_path, dump_json(report->to_json(), 2)); !w) return fail(w.error().message);
   }
   if (report->passed()) return 0;
   return fail(fmt::format("{}: {}", to_string(report->verdict), report->reason));

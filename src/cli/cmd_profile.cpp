@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
 #include "common/fs.h"
@@ -91,7 +92,7 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
              profiled->log_path.empty() ? "" : "; ncu log: " + profiled->log_path.string());
   if (!args.json_path.empty()) {
     nlohmann::json j = {{"evaluation", eval_json}, {"profile", profiled->to_json()}};
-    if (auto w = write_file_atomic(args.json_path, j.dump(2)); !w) return fail(w.error().message);
+    if (auto w = write_file_atomic(args.json_path, dump_json(j, 2)); !w) return fail(w.error().message);
   }
   if (!profiled->ok()) return fail(fmt::format("{}: {}", to_string(profiled->status), profiled->message));
   return 0;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/sha256.h"
@@ -191,7 +192,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
             {"nvcc_seconds", out.nvcc_seconds}, {"check_seconds", out.check_seconds},
             {"violations", nlohmann::json::array()}};
   for (const auto& v : out.violations) stored["violations"].push_back({{"code", v.code}, {"message", v.message}});
-  if (auto w = write_file_atomic(*staging / "outcome.json", stored.dump(2)); !w) {
+  if (auto w = write_file_atomic(*staging / "outcome.json", dump_json(stored, 2)); !w) {
     cleanup();
     return w.error();
   }

@@ -160,7 +160,6 @@ Result<LlmResponse> response_from_json(const json& j) {
   return r;
 }
 
-std::string dump_json(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 std::string render_as_text(const std::vector<Message>& messages) {
   // Markers a prompt is unlikely to contain itself (unlike markdown headings, which CuTe guides are full of).

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"  // dump_json: prompts quote logs that need not be UTF-8
+
 #include "common/result.h"
 
 namespace cutegen {
@@ -86,9 +88,6 @@ Result<Usage> usage_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const LlmResponse& response);
 Result<LlmResponse> response_from_json(const nlohmann::json& j);
 
-// JSON text for the wire and for files. Prompts quote compiler logs and commands' output, which need not
-// be UTF-8; nlohmann::json would throw on those bytes, so they become U+FFFD instead.
-std::string dump_json(const nlohmann::json& j, int indent = -1);
 
 // The conversation as plain text with each message's role marked, for a command's stdin or a person.
 std::string render_as_text(const std::vector<Message>& messages);

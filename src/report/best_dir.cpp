@@ -2,13 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
 #include "report/torch_export.h"
 
 namespace cutegen {
 
 Status write_best(const RunFiles& files, const BestKernel& best) {
   if (auto r = files.write("best/kernel.cu", best.source); !r) return r;
-  if (auto r = files.write("best/eval.json", best.evaluation.dump(2)); !r) return r;
+  if (auto r = files.write("best/eval.json", dump_json(best.evaluation, 2)); !r) return r;
   if (auto r = files.copy_in(best.problem_file, "best/problem.py"); !r) return r;
   std::error_code ec;
   if (best.library.empty() || !std::filesystem::exists(best.library, ec))

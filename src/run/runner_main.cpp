@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/fs.h"
+#include "common/json_text.h"
 #include "run/runner_job.h"
 #include "run/sample_compare.h"
 
@@ -67,7 +68,7 @@ class Runner {
     save();
     return false;
   }
-  void save() { (void)write_file_atomic(result_path_, result_.dump(2)); }
+  void save() { (void)write_file_atomic(result_path_, dump_json(result_, 2)); }
 
   // What the candidate wrote to stdout so far (main points fd 1 at a private file), as the judge's
   // one-line reason; empty when nothing. Device printf reaches stdout at synchronisation points.

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
+
 namespace cutegen {
 namespace fs = std::filesystem;
 
@@ -75,7 +77,7 @@ EventLog::~EventLog() {
 }
 
 Status EventLog::append(const nlohmann::json& event) {
-  std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string line = dump_json(event) + "\n";
   const char* p = line.data();
   size_t left = line.size();
   while (left > 0) {  // O_APPEND: a short write continues at the end, still inside this one line

@@ -1,0 +1,19 @@
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace cutegen {
+
+// JSON text for files and the wire. Much of what cutegen writes quotes text it does not control
+// (compiler logs, what a kernel printed, LLM answers), which need not be UTF-8; plain
+// nlohmann::json::dump throws on such bytes, so they become U+FFFD instead.
+std::string dump_json(const nlohmann::json& j, int indent = -1);
+
+// At most max_bytes of text, cut back to a UTF-8 character boundary so a multi-byte character is
+// never split (a split one is invalid UTF-8 downstream). Appends "..." when it cut.
+std::string clip_utf8(std::string_view text, std::size_t max_bytes);
+
+}  // namespace cutegen
