@@ -75,7 +75,16 @@ class Reference:
         return str(self.dtype or problem_dtype).replace("torch.", "")
 
     def compute(self, inputs: list) -> list:
+        self._reset_buffers()
+        try:
+            return problem_loader.run_forward(self.model, cast_inputs(inputs, self.dtype), self.path)
+        finally:
+            # And after: when the reference is the problem's own model (no upcast), its buffers are
+            # the pristine values the candidate's shared copies are compared with; a forward pass
+            # that updated them would make the next check report them as written by the kernel.
+            self._reset_buffers()
+
+    def _reset_buffers(self) -> None:
         with torch.no_grad():
             for buffer, initial in self._buffers:
                 buffer.copy_(initial)
-        return problem_loader.run_forward(self.model, cast_inputs(inputs, self.dtype), self.path)

@@ -276,7 +276,9 @@ class Session:
             # Both output sets against the reference: a candidate that skips work on the second
             # call with the same inputs leaves set 1 unwritten.
             per_set = [dict(compare.compare(outs[i], ref, tol, scale), set=s) for s, outs in enumerate(trial.outputs)]
-            failing = [r for r in per_set if not r["pass"]]
+            # The report shown is a failing set's, an unwritten one first: "unwritten in either set"
+            # outranks a plain mismatch in the other (docs/worker-protocol.md).
+            failing = sorted((r for r in per_set if not r["pass"]), key=lambda r: r["unwritten_count"] == 0)
             reports.append(dict(index=i, **(failing[0] if failing else per_set[0])))
             same, diff = compare.run_to_run(trial.outputs[0][i], trial.outputs[1][i], tol, scale)
             agree, r2r = agree and same, max(r2r, diff)

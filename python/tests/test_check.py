@@ -4,7 +4,7 @@ buffers, and the report must name what is wrong."""
 import pytest
 import torch
 
-from conftest import SMALL, WorkerError, problem_path
+from conftest import SMALL, WorkerError, problem_path, write_problem
 
 REPORT_KEYS = {"index", "set", "max_abs_err", "max_rel_err", "rel_l2_err", "bad_count", "bad_fraction", "total",
                "first_bad", "unwritten_count", "nan_count", "inf_count", "atol", "rtol", "rel_l2_limit"}
@@ -78,6 +78,14 @@ def test_second_run_skipping_work_is_unwritten(worker, small):
     assert report["outputs"][0]["set"] == 1
 
 
+def test_unwritten_in_the_second_run_outranks_a_mismatch_in_the_first(worker, small):
+    prepared(worker, "relu")
+    worker.call("debug_write_output", trial=0, set=0, mode="perturb_one", flat_index=3, delta=0.5)
+    report = check(worker)  # set 1 never written
+    assert report["reason"] == "unwritten"
+    assert (report["outputs"][0]["set"], report["outputs"][0]["unwritten_count"]) == (1, ROWS * COLS)
+
+
 def test_one_wrong_element_is_a_mismatch_with_its_index(worker, small):
     prepared(worker, "relu")
     write(worker, "perturb_one", flat_index=COLS + 17, delta=0.5)
@@ -131,6 +139,33 @@ def test_input_written_by_the_kernel_is_reported_and_restored(worker, small):
     assert (report["pass"], report["reason"], report["inputs_mutated"]) == (False, "input_mutated", ["x"])
     assert torch.equal(shared, original)  # restored for the next check and the baselines
     assert check(worker)["pass"]
+
+
+BATCHNORM_TRAINING_FP64 = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm1d(8).double()  # training mode: forward updates running stats
+    def forward(self, x):
+        return self.bn(x)
+def get_inputs():
+    return [torch.randn(16, 8, dtype=torch.float64)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_buffers_a_reference_forward_updates_are_not_blamed_on_the_kernel(worker, tmp_path):
+    """fp64 problems use their own model as the reference, so its forward pass moves BatchNorm's
+    running statistics; honest outputs must still pass every check, not only the first."""
+    worker.load(write_problem(tmp_path, BATCHNORM_TRAINING_FP64))
+    worker.call("prepare", trials=[{"seed": 1, "kind": "problem"}, {"seed": 2, "kind": "problem"}],
+                timing_sets=0, timing_seed=5)
+    for trial in range(2):
+        write(worker, "reference", trial)
+        report = check(worker, trial)
+        assert (report["reason"], report["inputs_mutated"]) == ("ok", []), report
 
 
 def test_parameter_written_by_the_kernel_is_reported(worker, small):
