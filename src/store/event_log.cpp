@@ -33,12 +33,14 @@ Result<LoadedLog> load_event_log(const fs::path& path) {
     pos = last ? text.size() : nl + 1;
     ++line_no;
     if (line.empty()) continue;
+    if (last) {
+      // No newline: the append was cut short, even when what made it to disk happens to parse.
+      // EventLog::open cuts exactly this line, so the loader must not replay it either.
+      out.dropped_torn_tail = true;
+      break;
+    }
     auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded() || !parsed.is_object()) {
-      if (last) {  // no newline yet: the append was cut short
-        out.dropped_torn_tail = true;
-        break;
-      }
       return Error{fmt::format("{}:{}: the event log is corrupt (not a JSON object); move the run directory aside "
                                "and start again, or remove this line to resume from the event before it",
                                path.string(), line_no)};

@@ -58,6 +58,25 @@ TEST(EventLog, ATornLastLineIsDroppedAndRepairedBeforeAppending) {
   EXPECT_EQ(slurp(path), "{\"type\":\"a\"}\n{\"type\":\"c\"}\n");
 }
 
+TEST(EventLog, ALastLineThatParsesButLacksItsNewlineIsTornToo) {
+  // What a short write leaves: the whole object, not its newline. open() cuts it, so loading must
+  // drop it as well, or a resume would replay an event the log no longer holds.
+  TempDir d;
+  auto path = d.path / "events.jsonl";
+  ASSERT_TRUE(write_file_atomic(path, "{\"type\":\"a\"}\n{\"type\":\"b\"}").ok());
+  auto loaded = load_event_log(path);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->events.size(), 1u);
+  EXPECT_TRUE(loaded->dropped_torn_tail);
+  auto log = EventLog::open(path);
+  ASSERT_TRUE(log.ok());
+  ASSERT_TRUE(log->append({{"type", "c"}}).ok());
+  auto reloaded = load_event_log(path);
+  ASSERT_TRUE(reloaded.ok());
+  ASSERT_EQ(reloaded->events.size(), 2u);
+  EXPECT_EQ(reloaded->events[1]["type"], "c");
+}
+
 TEST(EventLog, CorruptionBeforeTheEndIsAnErrorNamingTheLine) {
   TempDir d;
   auto path = d.path / "events.jsonl";
