@@ -170,16 +170,17 @@ Result<std::string> Loop::profile_summary(int step, int streak) {
   report(options_.profile.explain(problem_.workload_class, step, streak));
   if (!use) return std::string();
   const std::string key = sha256_hex(best_->source);
+  if (auto known = profiles_.find(key); known != profiles_.end()) return known->second;
   auto memo = journal_.recall("profile", key);
   if (!memo) return memo.error();
-  if (*memo) return (**memo).value("summary", "");
+  if (*memo) return profiles_[key] = (**memo).value("summary", "");
   auto s = profiler_->summary(best_->source, best_->evaluation);
   // A profiler failure is stated in the prompt rather than stopping the run: the loop can still
   // optimise from timings, and the LLM should know the evidence is missing.
   std::string text = s ? *s : fmt::format("(no profile this step: {})", s.error().message);
   if (!s) report("profile unavailable: " + s.error().message);
   if (auto r = journal_.record({{"type", "profile"}, {"key", key}, {"summary", text}}); !r) return r.error();
-  return text;
+  return profiles_[key] = text;
 }
 
 // --- phases ------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 // Every outside answer (LLM, judge, profiler) goes through the journal, so a run killed at any point
 // resumes by replaying its log (journal.h).
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -115,6 +116,10 @@ class Loop {
   std::string system_prompt_;
   std::optional<Candidate> best_;
   std::vector<LoopStep> history_;
+  // Profile summaries by kernel source hash: a step that is rolled back leaves the best unchanged,
+  // and profiling it again would cost an ncu run for the same answer. A failure is kept too, so a
+  // resumed run asks the journal exactly as often as the original did.
+  std::map<std::string, std::string> profiles_;
   LoopStatus status_;
   int llm_calls_ = 0;
   int artifact_seq_ = 0;

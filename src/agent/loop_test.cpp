@@ -358,6 +358,19 @@ TEST(Loop, ElementwiseKernelsAreProfiledFromTheFirstStepOncePerBest) {
   EXPECT_NE(h.request_text(1).find("profile: memory-bound"), std::string::npos);
 }
 
+TEST(Loop, ARolledBackStepDoesNotProfileTheUnchangedBestAgain) {
+  Harness h;
+  h.options.max_steps = 3;
+  h.options.plateau_steps = 10;
+  script_happy(*h.llm);  // step 2 is rolled back
+  h.llm->add("optimize", optimize("wider tiles", "// TIME: 0.5\n", "// TIME: 0.9\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->history.size(), 3u);
+  EXPECT_EQ(h.profiler.calls, 2);  // synthesis's best, step 1's best; step 3 reuses step 1's profile
+  EXPECT_NE(h.request_text(3).find("profile: memory-bound"), std::string::npos);
+}
+
 TEST(Loop, APlateauBringsProfilingForwardAndNeverMeansNever) {
   {
     Harness h;
