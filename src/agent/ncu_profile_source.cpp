@@ -9,7 +9,7 @@ Result<std::string> NcuProfileSource::summary(const std::string&, const Evaluati
     return Error{"internal: only a kernel that passed evaluation is profiled"};
   // Any evaluation's timing inputs fit any candidate of the problem, so the best kernel can be
   // profiled after other candidates were evaluated.
-  auto invocation = judge_.profiling_run(evaluation.library, options_.calls);
+  auto invocation = judge_.profiling_run(options_.problem, evaluation.library, options_.calls);
   if (!invocation) return invocation.error();
   ProfileRequest request;
   request.target = invocation->argv;

@@ -15,6 +15,7 @@ namespace cutegen {
 class NcuProfileSource final : public ProfileSource {
  public:
   struct Options {
+    std::filesystem::path problem;          // the problem file, for inputs when none are prepared
     int calls = 2;                          // forward calls profiled per summary
     std::filesystem::path work_dir;         // one subdirectory per profile (ncu's log)
     std::optional<double> hbm_gbps;         // calibrated DRAM bandwidth, when known

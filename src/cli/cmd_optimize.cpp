@@ -116,7 +116,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!prompter) return fail(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);
-  NcuProfileSource profiler(*(*stack)->judge, provider, {.work_dir = out / "profiles"});
+  NcuProfileSource profiler(*(*stack)->judge, provider, {.problem = args.problem, .work_dir = out / "profiles"});
 
   LoopOptions lo;
   lo.max_steps = args.steps;

@@ -198,18 +198,23 @@ Result<EvalReport> Judge::describe(const fs::path& problem) {
   report.problem = *meta;
   if (options_.baselines) {
     // Baselines are timed on the timing sets, so they need a prepare (without correctness trials).
-    std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
-    auto prepared = worker_.call("prepare",
-                                 {{"trials", nlohmann::json::array()}, {"timing_sets", options_.timing_sets},
-                                  {"timing_seed", rng() & 0x7fffffff}},
-                                 600s);
-    if (!prepared) return prepared.error();
-    prepared_ = *prepared;
+    if (auto r = prepare_timing_inputs(); !r) return r.error();
     if (auto r = measure_baselines(report); !r) return r.error();
   }
   if (auto r = place_on_roofline(report); !r) return r.error();
   report.seconds = since(t0);
   return report;
+}
+
+Status Judge::prepare_timing_inputs() {
+  std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
+  auto prepared = worker_.call("prepare",
+                               {{"trials", nlohmann::json::array()}, {"timing_sets", options_.timing_sets},
+                                {"timing_seed", rng() & 0x7fffffff}},
+                               600s);
+  if (!prepared) return prepared.error();
+  prepared_ = *prepared;
+  return ok_status();
 }
 
 Result<nlohmann::json> Judge::load_problem(const fs::path& problem) {
@@ -315,9 +320,13 @@ Status Judge::run_candidate(const nlohmann::json& prepared, const CompileOutcome
   return ok_status();
 }
 
-Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& library, int calls) {
-  if (prepared_.is_null() || prepared_.value("timing", nlohmann::json::array()).empty())
-    return Error{"internal: profiling needs the timing inputs of an evaluation with timed runs: evaluate the kernel first"};
+Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& problem, const fs::path& library, int calls) {
+  if (prepared_.is_null() || prepared_.value("timing", nlohmann::json::array()).empty()) {
+    if (auto meta = load_problem(problem); !meta) return meta.error();
+    if (auto r = prepare_timing_inputs(); !r) return r.error();
+    if (prepared_.value("timing", nlohmann::json::array()).empty())
+      return Error{"the reference worker prepared no timing inputs to profile on"};
+  }
   nlohmann::json job = {{"library", library.string()}, {"device", 0}, {"trials", nlohmann::json::array()}};
   // No reuse check under the profiler: its two extra calls would show up as launches of the kernel.
   job["timing"] = {{"warmup", 0},       {"runs", std::max(1, calls)}, {"flush_bytes", 0},

@@ -78,15 +78,20 @@ class Judge {
   // the judge's last `prepare` (evaluate() or describe(); no checks, no warm-up, no L2 flush: ncu
   // flushes caches itself). The worker keeps those buffers until the next prepare, so run the
   // command before evaluating again. Any evaluation's inputs fit any candidate of the problem.
-  // Error: no evaluate() has prepared inputs yet, or the job file cannot be written.
+  // When the last prepare holds no timing inputs (nothing evaluated in this process, as after a
+  // resumed run replayed every evaluation, or a failed early batch of a large problem), `problem`
+  // is loaded and timing inputs alone are prepared.
+  // Error: the worker cannot load or prepare, or the job file cannot be written.
   struct RunnerInvocation {
     std::vector<std::string> argv;
     std::filesystem::path job, result;
   };
-  Result<RunnerInvocation> profiling_run(const std::filesystem::path& library, int calls);
+  Result<RunnerInvocation> profiling_run(const std::filesystem::path& problem, const std::filesystem::path& library,
+                                         int calls);
 
  private:
   Result<nlohmann::json> load_problem(const std::filesystem::path& problem);
+  Status prepare_timing_inputs();  // a prepare without correctness trials, into prepared_
   Status run_candidate(const nlohmann::json& prepared, const CompileOutcome& compiled, EvalReport& report);
   Status check_trials(const nlohmann::json& prepared, size_t first_index, EvalReport& report);
   void check_timing(EvalReport& report);

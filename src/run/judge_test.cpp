@@ -319,7 +319,7 @@ TEST_F(JudgeTest, ProfilingRunReplaysTheTimingInputsWithoutChecks) {
   s.runner_result = finished(2.0, 2.02);
   auto r = evaluate(s);
   ASSERT_TRUE(r.ok() && r->passed());
-  auto inv = judge_->profiling_run("/fake/kernel.so", 3);
+  auto inv = judge_->profiling_run("problem.py", "/fake/kernel.so", 3);
   ASSERT_TRUE(inv.ok()) << inv.error().message;
   EXPECT_EQ(inv->argv, (std::vector<std::string>{"/fake/cutegen-runner", "--job", inv->job.string(), "--result",
                                                   inv->result.string()}));
@@ -338,14 +338,34 @@ TEST_F(JudgeTest, ProfilingRunReplaysTheTimingInputsWithoutChecks) {
   EXPECT_FALSE(job->reuse_check);  // its extra calls would be profiled as launches
 }
 
-TEST(JudgeProfiling, NeedsAnEvaluationFirst) {
+TEST_F(JudgeTest, ProfilingWithNothingPreparedLoadsTheProblemAndPreparesTimingInputs) {
+  // As after a resumed run, whose evaluations were all replayed: no prepare in this process.
+  compiler_.outcome = CompileOutcome{};
+  compiler_.outcome.verdict = CompileVerdict::compile_error;
+  Scenario s;
+  auto r = evaluate(s);  // fails to compile: never reaches the worker
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(s.prepares.empty());
+  auto inv = judge_->profiling_run("problem.py", "/fake/kernel.so", 2);
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  ASSERT_EQ(s.prepares.size(), 1u);
+  EXPECT_TRUE(s.prepares[0]["trials"].empty());
+  EXPECT_EQ(s.prepares[0]["timing_sets"], EvalOptions{}.timing_sets);
+  auto job = parse_runner_job(nlohmann::json::parse(*read_file(inv->job)));
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->timing_sets.size(), static_cast<size_t>(EvalOptions{}.timing_sets));
+}
+
+TEST(JudgeProfiling, WithNothingPreparedAWorkerFailureIsTheError) {
   FakeCompiler compiler;
-  FakeReferenceWorker worker([](const std::string&, const nlohmann::json&) -> Result<nlohmann::json> { return Error{"x"}; });
+  FakeReferenceWorker worker([](const std::string&, const nlohmann::json&) -> Result<nlohmann::json> {
+    return Error{"problem.py: get_inputs() is missing"};
+  });
   FakeProcessRunner runner([](const ProcessSpec&) -> Result<ProcessResult> { return Error{"x"}; });
   Judge judge(compiler, worker, runner, EvalOptions{});
-  auto inv = judge.profiling_run("/fake/kernel.so", 2);
+  auto inv = judge.profiling_run("problem.py", "/fake/kernel.so", 2);
   ASSERT_FALSE(inv.ok());
-  EXPECT_NE(inv.error().message.find("evaluate the kernel first"), std::string::npos);
+  EXPECT_EQ(inv.error().message, "problem.py: get_inputs() is missing");
 }
 
 TEST(JudgeReasons, ACompileErrorReasonNamesTheCountAndTheFirstError) {
