@@ -11,6 +11,8 @@ std::string describe_event(const nlohmann::json& e) {
   std::string s = e.value("type", "?");
   if (e.contains("key")) s += " " + e["key"].get<std::string>().substr(0, 12);
   if (e.contains("what")) s += " (" + e["what"].get<std::string>() + ")";
+  for (const char* field : {"outcome", "reason"})
+    if (e.contains(field) && e[field].is_string()) s += fmt::format(" {}={}", field, e[field].get<std::string>());
   return s;
 }
 
@@ -52,6 +54,11 @@ Status Journal::record(nlohmann::json event) {
     const auto& e = logged_[cursor_];
     if (e.value("type", "") != event.value("type", "") || e.value("key", "") != event.value("key", ""))
       return divergence(event);
+    // A decision recomputed from replayed answers must come out the same, not only under the same key:
+    // otherwise a changed option (say the minimum gain) would silently give a different run.
+    if (event.value("type", "") == "decision")
+      for (const char* field : {"outcome", "reason"})
+        if (e.value(field, nlohmann::json()) != event.value(field, nlohmann::json())) return divergence(event);
     ++cursor_;
     ++replayed_;
     return ok_status();

@@ -485,6 +485,20 @@ TEST(LoopResume, AChangedProblemFileIsRefusedBeforeAnythingIsReplayed) {
   EXPECT_EQ(h.evaluator.evaluations, 3);  // only the first run's
 }
 
+TEST(LoopResume, ADecisionThatComesOutDifferentlyIsRefused) {
+  Harness h;
+  h.options.max_steps = 1;
+  script_happy(*h.llm);
+  auto first = h.run();
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_EQ(first->history.at(0).outcome, "accepted");
+  h.reset_llm();
+  h.options.min_gain = 0.9;  // step 1's 2x no longer counts: the same answers, another decision
+  auto r = h.run(/*resume=*/true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("outcome=accepted"), std::string::npos) << r.error().message;
+}
+
 TEST(LoopResume, ALogFromAnotherConfigurationIsRefusedWithThePosition) {
   Harness h;
   script_happy(*h.llm);
