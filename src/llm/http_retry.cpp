@@ -30,9 +30,12 @@ std::optional<milliseconds> requested_retry_delay(const HttpResponse& response) 
       return std::nullopt;
     }
   };
-  if (auto ms = parse(response.header("retry-after-ms"))) return milliseconds(static_cast<long long>(*ms));
+  // Clamped before the cast: "inf" or "1e30" would overflow long long (undefined). A year is far past
+  // any cap the retry loop applies anyway.
+  auto to_ms = [](double ms) { return milliseconds(static_cast<long long>(std::min(ms, 3.2e10))); };
+  if (auto ms = parse(response.header("retry-after-ms"))) return to_ms(*ms);
   std::string retry_after = response.header("retry-after");
-  if (auto s = parse(retry_after)) return milliseconds(static_cast<long long>(*s * 1000));
+  if (auto s = parse(retry_after)) return to_ms(*s * 1000);
   // The HTTP-date form ("Wed, 21 Oct 2015 07:28:00 GMT"); libcurl parses every date format HTTP allows.
   if (!retry_after.empty()) {
     time_t when = curl_getdate(retry_after.c_str(), nullptr);

@@ -49,6 +49,13 @@ TEST(HttpRetryPolicy, ReadsRetryAfterSecondsDatesAndRetryAfterMs) {
   EXPECT_EQ(requested_retry_delay(r), milliseconds(0)) << "a date in the past asks for no wait";
   r.headers["retry-after-ms"] = "250";
   EXPECT_EQ(requested_retry_delay(r), milliseconds(250)) << "retry-after-ms is the more precise of the two";
+  r.headers.erase("retry-after-ms");
+  for (const char* huge : {"inf", "1e30"}) {  // clamped, not an overflowing cast
+    r.headers["retry-after"] = huge;
+    auto d = requested_retry_delay(r);
+    ASSERT_TRUE(d.has_value()) << huge;
+    EXPECT_GE(*d, std::chrono::hours(24 * 365)) << huge;
+  }
 }
 
 TEST(HttpRetryPolicy, RetryAfterAsAFutureHttpDateIsTheTimeUntilThen) {
