@@ -14,7 +14,7 @@ Result<std::string> NcuProfileSource::summary(const std::string&, const Evaluati
   ProfileRequest request;
   request.target = invocation->argv;
   request.work_dir = options_.work_dir / fmt::format("profile-{:03}", ++count_);
-  request.context = context_from_evaluation(evaluation.report, options_.calls, options_.hbm_gbps);
+  request.context = context_from_evaluation(evaluation.report, options_.calls);
   auto report = provider_.profile(request);
   if (!report) return report.error();
   last_ = *report;

@@ -18,7 +18,6 @@ class NcuProfileSource final : public ProfileSource {
     std::filesystem::path problem;          // the problem file, for inputs when none are prepared
     int calls = 2;                          // forward calls profiled per summary
     std::filesystem::path work_dir;         // one subdirectory per profile (ncu's log)
-    std::optional<double> hbm_gbps;         // calibrated DRAM bandwidth, when known
   };
   NcuProfileSource(Judge& judge, ProfileProvider& provider, Options options)
       : judge_(judge), provider_(provider), options_(std::move(options)) {}

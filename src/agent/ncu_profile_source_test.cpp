@@ -65,7 +65,7 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
     r.summary = timing_only_summary(req.context, "scripted");
     return r;
   });
-  NcuProfileSource source(judge, provider, {.calls = 3, .work_dir = *dir / "profiles", .hbm_gbps = 4000.0});
+  NcuProfileSource source(judge, provider, {.calls = 3, .work_dir = *dir / "profiles"});
   Evaluation evaluation;
   evaluation.passed = true;
   evaluation.library = "/fake/kernel.so";
@@ -84,7 +84,7 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
   EXPECT_EQ(j["timing"]["runs"], 3);
   EXPECT_EQ(req.context.workload_class, "elementwise");
   EXPECT_EQ(req.context.calls, 3);
-  EXPECT_EQ(req.context.hbm_gbps, 4000.0);
+  EXPECT_EQ(req.context.hbm_gbps, 4000.0);  // from the calibration behind the judge's roofline
   EXPECT_EQ(req.work_dir, *dir / "profiles" / "profile-001");
   ASSERT_TRUE(source.last_report().has_value());
 

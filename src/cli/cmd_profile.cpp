@@ -34,16 +34,6 @@ struct ProfileArgs {
   std::string ncu;
 };
 
-// The calibrated DRAM bandwidth, when `cutegen calibrate` has measured this GPU.
-std::optional<double> calibrated_hbm_gbps(const nlohmann::json& problem) {
-  std::string gpu = problem.is_object() ? problem.value("gpu", "") : "";
-  auto text = read_file(calibration_path(cache_root(), gpu.empty() ? "unknown" : gpu));
-  if (!text) return std::nullopt;
-  auto c = calibration_from_json(nlohmann::json::parse(*text, nullptr, false));
-  if (!c || c->hbm_gbps <= 0) return std::nullopt;
-  return c->hbm_gbps;
-}
-
 int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
   auto source = read_file(args.kernel);
   if (!source) return fail(source.error().message);
@@ -77,7 +67,7 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
   ProfileRequest request;
   request.target = invocation->argv;
   request.work_dir = *work / "profile";
-  request.context = context_from_evaluation(eval_json, args.calls, calibrated_hbm_gbps(report->problem));
+  request.context = context_from_evaluation(eval_json, args.calls);
   NcuOptions no;
   no.ncu = args.ncu;
   no.launch_count = args.launch_count;

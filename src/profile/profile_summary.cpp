@@ -342,10 +342,9 @@ std::vector<std::string> kernel_brief(const KernelProfile& k, int index, int n, 
 
 nlohmann::json to_json(const Signal& s) { return {{"kind", s.kind}, {"kernel", s.kernel}, {"text", s.text}}; }
 
-SummaryContext context_from_evaluation(const nlohmann::json& eval_report, int calls, std::optional<double> hbm_gbps) {
+SummaryContext context_from_evaluation(const nlohmann::json& eval_report, int calls) {
   SummaryContext ctx;
   ctx.calls = calls;
-  ctx.hbm_gbps = hbm_gbps;
   if (!eval_report.is_object()) return ctx;
   const auto problem = eval_report.value("problem", nlohmann::json::object());
   if (problem.is_object()) {
@@ -358,6 +357,7 @@ SummaryContext context_from_evaluation(const nlohmann::json& eval_report, int ca
   const auto roofline = eval_report.value("roofline", nlohmann::json::object());
   if (roofline.is_object()) {
     if (auto f = roofline.value("floor_ms", 0.0); f > 0) ctx.floor_ms = f;
+    if (auto bw = roofline.value("hbm_gbps", 0.0); bw > 0) ctx.hbm_gbps = bw;  // the judge's calibration
     ctx.floor_bound = roofline.value("bound", "");
   }
   return ctx;

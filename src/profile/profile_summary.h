@@ -36,8 +36,7 @@ struct Signal {
 // The context from a judge report as `EvalReport::to_json()` writes it (problem metadata, event
 // timing, roofline), plus the calibrated DRAM bandwidth when known. A JSON contract rather than the
 // judge's header, so the profile stage does not depend on the run stage.
-SummaryContext context_from_evaluation(const nlohmann::json& eval_report, int calls,
-                                       std::optional<double> hbm_gbps = std::nullopt);
+SummaryContext context_from_evaluation(const nlohmann::json& eval_report, int calls);
 
 // Signals for the kernels that take a noticeable share of the time (largest first).
 std::vector<Signal> derive_signals(const std::vector<KernelProfile>& kernels, const SummaryContext& ctx);

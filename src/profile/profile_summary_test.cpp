@@ -311,8 +311,8 @@ TEST(ProfileSummary, ContextFromTheJudgesReport) {
   auto report = nlohmann::json::parse(R"({"verdict": "pass",
       "problem": {"name": "relu", "workload_class": "elementwise", "min_bytes": 536870912, "gpu": "NVIDIA H200"},
       "timing": {"event": {"median_ms": 0.131, "iqr_ms": 0.001, "runs": 20}},
-      "roofline": {"floor_ms": 0.125, "bound": "memory", "rate": "fp32"}})");
-  auto ctx = context_from_evaluation(report, 3, 4300.0);
+      "roofline": {"floor_ms": 0.125, "bound": "memory", "rate": "fp32", "hbm_gbps": 4300}})");
+  auto ctx = context_from_evaluation(report, 3);
   EXPECT_EQ(ctx.workload_class, "elementwise");
   EXPECT_EQ(ctx.calls, 3);
   EXPECT_EQ(ctx.measured_ms, 0.131);

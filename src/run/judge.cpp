@@ -142,7 +142,7 @@ nlohmann::json EvalReport::to_json() const {
   j["phase_seconds"] = phase_seconds;
   if (floor) {
     j["roofline"] = {{"floor_ms", floor->floor_ms}, {"memory_ms", floor->memory_ms}, {"compute_ms", floor->compute_ms},
-                     {"bound", floor->bound}, {"rate", floor->rate}};
+                     {"bound", floor->bound}, {"rate", floor->rate}, {"hbm_gbps", floor->hbm_gbps}};
     if (median_ms() > 0) j["sol_pct"] = 100.0 * floor->floor_ms / median_ms();
   }
   double t = median_ms();

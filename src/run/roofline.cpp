@@ -40,6 +40,7 @@ Floor roofline_floor(const Calibration& c, uint64_t min_bytes, uint64_t flops, c
                      const std::string& precision) {
   Floor f;
   f.memory_ms = static_cast<double>(min_bytes) / (c.hbm_gbps * 1e9) * 1e3;
+  f.hbm_gbps = c.hbm_gbps;
   // Strict fp32 may legitimately use 3xTF32 split emulation on tensor cores, so its ceiling is the
   // better of plain FFMA and a third of the TF32 rate.
   double tflops = std::max(c.fp32_tflops, c.tf32_tflops / 3);

@@ -30,6 +30,7 @@ struct Floor {
   double floor_ms = 0;
   std::string bound;    // "memory" or "compute"
   std::string rate;     // which matmul rate applied: fp32, tf32, fp16, bf16
+  double hbm_gbps = 0;  // the calibrated bandwidth behind memory_ms (profiles compare DRAM use with it)
 };
 
 // `dtype` is the problem's main dtype ("float32", ...); `precision` the policy (strict, tf32, bf16).
