@@ -318,7 +318,15 @@ Status Loop::set_best(Candidate c) {
   status_.best_ms = best_->evaluation.median_ms;
   status_.best_speedup_eager = best_->evaluation.speedup_eager;
   status_.best_sol_pct = best_->evaluation.sol_pct;
-  if (observer_.new_best) return observer_.new_best(*best_);
+  // While replaying, the original run already exported these bests; exporting them again would need
+  // every old kernel's library still in the compile cache. Only the last one is exported, once.
+  best_export_pending_ = journal_.replaying();
+  return best_export_pending_ ? ok_status() : export_best();
+}
+
+Status Loop::export_best() {
+  best_export_pending_ = false;
+  if (observer_.new_best && best_) return observer_.new_best(*best_);
   return ok_status();
 }
 
@@ -326,6 +334,8 @@ Result<LoopResult> Loop::run() {
   LoopResult result;
   auto finish = [&](std::string reason) -> Result<LoopResult> {
     status_.phase = LoopPhase::done;
+    if (best_export_pending_)
+      if (auto r = export_best(); !r) return r.error();
     if (auto r = decide("stop", {{"reason", reason}}); !r) return r.error();
     result.best = best_;
     result.stop_reason = std::move(reason);

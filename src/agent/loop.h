@@ -101,6 +101,7 @@ class Loop {
   bool faster_than_best(const Evaluation& e) const;
   Status decide(const std::string& key, const nlohmann::json& detail);
   Status set_best(Candidate c);
+  Status export_best();  // the observer's new_best for best_
   void report(const std::string& line);
 
   LlmClient& llm_;
@@ -124,6 +125,7 @@ class Loop {
   int llm_calls_ = 0;
   int artifact_seq_ = 0;
   bool budget_exhausted_ = false;
+  bool best_export_pending_ = false;  // a best set while replaying, not yet exported
 };
 
 }  // namespace cutegen

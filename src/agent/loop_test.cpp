@@ -485,6 +485,21 @@ TEST(LoopResume, AChangedProblemFileIsRefusedBeforeAnythingIsReplayed) {
   EXPECT_EQ(h.evaluator.evaluations, 3);  // only the first run's
 }
 
+TEST(LoopResume, ReplayedBestsAreNotExportedAgainOnlyTheLastOnce) {
+  // Exporting copies the kernel's library out of the compile cache; a resumed run must not need the
+  // libraries of every earlier best still to be there.
+  Harness h;
+  script_happy(*h.llm);
+  ASSERT_TRUE(h.run().ok());
+  ASSERT_EQ(h.bests.size(), 2u);
+  h.reset_llm();
+  h.bests.clear();
+  auto r = h.run(/*resume=*/true);  // every event replayed
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(h.bests.size(), 1u);
+  EXPECT_EQ(h.bests[0].source, r->best->source);
+}
+
 TEST(LoopResume, ADecisionThatComesOutDifferentlyIsRefused) {
   Harness h;
   h.options.max_steps = 1;
