@@ -36,7 +36,8 @@ Error Journal::divergence(const nlohmann::json& expected) const {
                            "for a different problem, kernel prompt or configuration; resume with the same options or "
                            "start a new run",
                            cursor_ + 1, log_.path().string(), describe_event(logged_[cursor_]),
-                           describe_event(expected))};
+                           describe_event(expected)),
+               ErrorKind::cannot_resume};
 }
 
 Result<std::optional<nlohmann::json>> Journal::recall(const std::string& type, const std::string& key) {

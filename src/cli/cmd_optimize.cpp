@@ -147,7 +147,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   // Everything up to the failure is in the event log: say how to continue from it.
   if (!result) {
     const std::string& why = result.error().message;
-    if (why.rfind("cannot resume", 0) == 0) return fail(why);
+    if (result.error().kind == ErrorKind::cannot_resume) return fail(why);
     return fail(fmt::format("{} (the run so far is kept: fix the cause, then add --resume --out {})", why, out.string()));
   }
 

@@ -7,8 +7,17 @@
 
 namespace cutegen {
 
+// What a caller may need to tell apart without reading the message (whose wording is for people).
+enum class ErrorKind {
+  general,
+  budget_exhausted,  // an LLM budget refused the call before it was made: stop the task cleanly
+  not_retryable,     // the same request would fail the same way again (bad URL, TLS verification, ...)
+  cannot_resume,     // a run log that does not fit this run: resuming again will not help
+};
+
 struct Error {
   std::string message;  // one line a user can act on: what failed and what to do about it
+  ErrorKind kind = ErrorKind::general;
 };
 
 template <class T>

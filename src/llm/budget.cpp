@@ -4,7 +4,7 @@
 
 namespace cutegen {
 
-bool is_budget_exhausted(const Error& error) { return error.message.rfind(kBudgetExhausted, 0) == 0; }
+bool is_budget_exhausted(const Error& error) { return error.kind == ErrorKind::budget_exhausted; }
 
 Result<BudgetLimits> budget_limits_from_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return Error{fmt::format("config: {} must be an object", where)};
@@ -48,7 +48,8 @@ Status Budget::check_locked(long long next_tokens, double next_cost_usd) const {
                           *limits_.max_cost_usd);
   if (reached.empty()) return ok_status();
   return Error{fmt::format("{}: {} ({} calls, {} tokens, ${:.4f} spent)", kBudgetExhausted, reached, spent_.calls,
-                           spent_.tokens, spent_.cost_usd)};
+                           spent_.tokens, spent_.cost_usd),
+               ErrorKind::budget_exhausted};
 }
 
 Status Budget::reserve() {

@@ -1,5 +1,5 @@
 #pragma once
-// Spending limits. Once a limit is reached every further call fails with an Error starting with
+// Spending limits. Once a limit is reached every further call fails with an Error of kind budget_exhausted, starting with
 // "budget exhausted", which the agent loop recognises (is_budget_exhausted) to stop a task cleanly
 // instead of treating it as a failure of the kernel.
 #include <mutex>
@@ -39,7 +39,7 @@ class Budget {
   Budget(const Budget&) = delete;
   Budget& operator=(const Budget&) = delete;
 
-  // Whether another call may start, without claiming it: an Error (starting with "budget exhausted") saying
+  // Whether another call may start, without claiming it: an Error (kind budget_exhausted) saying
   // which limit is used up, or which one a call spending `next_tokens` and `next_cost_usd` would pass.
   // The loop asks this before building an expensive prompt; estimate_usage() gives the numbers.
   Status check(long long next_tokens = 0, double next_cost_usd = 0) const;

@@ -101,7 +101,8 @@ Result<HttpResponse> CurlTransport::post(const HttpRequest& request) {
 
   CURLcode rc = curl_easy_perform(h);
   if (rc != CURLE_OK) {
-    if (sink.too_large) return Error{fmt::format("response larger than {} MiB", kMaxBodyBytes >> 20)};
+    if (sink.too_large)
+      return Error{fmt::format("response larger than {} MiB", kMaxBodyBytes >> 20), ErrorKind::not_retryable};
     std::string detail = trim(error_buffer[0] ? std::string(error_buffer) : curl_easy_strerror(rc));
     long os_errno = 0;
     curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
@@ -110,7 +111,19 @@ Result<HttpResponse> CurlTransport::post(const HttpRequest& request) {
       detail += fmt::format(" ({})", std::strerror(static_cast<int>(os_errno)));
     if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY)
       return Error{"cannot connect: " + detail};
-    return Error{detail};
+    // Failures of the request itself, not of the network: trying again only repeats them.
+    switch (rc) {
+      case CURLE_UNSUPPORTED_PROTOCOL:
+      case CURLE_URL_MALFORMAT:
+      case CURLE_PEER_FAILED_VERIFICATION:
+      case CURLE_SSL_CACERT_BADFILE:
+      case CURLE_SSL_CERTPROBLEM:
+      case CURLE_SSL_CIPHER:
+      case CURLE_BAD_CONTENT_ENCODING:
+        return Error{detail, ErrorKind::not_retryable};
+      default:
+        return Error{detail};
+    }
   }
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

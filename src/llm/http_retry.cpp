@@ -79,6 +79,7 @@ Result<HttpCallResult> post_with_retries(HttpTransport& transport, const HttpReq
     std::optional<milliseconds> asked;
     if (!response) {
       outcomes.push_back(response.error().message);
+      if (response.error().kind == ErrorKind::not_retryable) break;
     } else if (!is_retryable_status(response->status)) {
       return HttpCallResult{std::move(*response), attempt};
     } else {
@@ -96,6 +97,8 @@ Result<HttpCallResult> post_with_retries(HttpTransport& transport, const HttpReq
   std::string message = fmt::format("{}: POST {} failed after {} attempt{} ({})", hooks.label, request.url,
                                     outcomes.size(), outcomes.size() == 1 ? "" : "s", summarize_outcomes(outcomes));
   if (!last_body.empty()) message += fmt::format("; last response: {}", api_error_text(last_body));
+  if (outcomes.size() < static_cast<std::size_t>(max_attempts))  // stopped early: the request itself is wrong
+    return Error{message + "; not retried, as it would fail the same way: check the endpoint URL and its TLS setup"};
   message += "; check that the server is up and reachable, then try again (llm.max_attempts sets the number of tries)";
   return Error{message};
 }

@@ -163,6 +163,35 @@ TEST_F(HttpRetry, ConnectionRefusedIsRetriedThenReported) {
   EXPECT_NE(r.error().message.find(", 3 times)"), std::string::npos) << r.error().message;
 }
 
+TEST(HttpRetryPolicy, AFailureOfTheRequestItselfIsNotRetried) {
+  // What CurlTransport reports for a TLS verification failure or an oversized answer: trying again
+  // would only repeat it (and download 64 MiB again).
+  struct Failing : HttpTransport {
+    int posts = 0;
+    ErrorKind kind;
+    explicit Failing(ErrorKind k) : kind(k) {}
+    Result<HttpResponse> post(const HttpRequest&) override {
+      ++posts;
+      return Error{"SSL certificate problem: self-signed certificate", kind};
+    }
+  };
+  std::vector<milliseconds> waits;
+  RetryHooks hooks{"openai", [&waits](milliseconds d) { waits.push_back(d); }, {}};
+  RetryPolicy policy;
+  policy.max_attempts = 3;
+  Failing fatal(ErrorKind::not_retryable);
+  auto r = post_with_retries(fatal, HttpRequest{.url = "https://api.example/v1"}, policy, hooks);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(fatal.posts, 1);
+  EXPECT_TRUE(waits.empty());
+  EXPECT_NE(r.error().message.find("failed after 1 attempt (SSL certificate problem"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("not retried"), std::string::npos) << r.error().message;
+  Failing transient(ErrorKind::general);  // the same text without the kind: retried as before
+  EXPECT_FALSE(post_with_retries(transient, HttpRequest{.url = "https://api.example/v1"}, policy, hooks).ok());
+  EXPECT_EQ(transient.posts, 3);
+}
+
 TEST_F(HttpRetry, ServerThatNeverAnswersHitsTheTotalTimeoutQuickly) {
   SilentServer server;
   auto c = config("openai:gpt-5", server.url());

@@ -46,7 +46,7 @@ class LlmClient {
   static Result<std::unique_ptr<LlmClient>> create(std::unique_ptr<LlmBackend> backend, PriceTable prices,
                                                    LlmClientOptions options);
 
-  // An Error starting with "budget exhausted" means no call was made (see is_budget_exhausted): a budget
+  // An Error of kind budget_exhausted means no call was made (see is_budget_exhausted): a budget
   // limit is already reached. Check response.finish: `length` means the answer was cut off.
   Result<LlmCall> complete(LlmRequest request, const CallOptions& options = {});
 
