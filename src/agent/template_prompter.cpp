@@ -23,12 +23,18 @@ Result<TensorBrief> tensor_brief(const nlohmann::json& e, TensorRole role) {
   return t;
 }
 
+// One verdict table for the prompts (failure_kind_for_verdict), so a repair attempt's outcome and
+// the failure kind of the same verdict never disagree.
 StepOutcome outcome_from_verdict(const std::string& verdict) {
   if (verdict == "pass") return StepOutcome::improved;
-  if (verdict == "compile_error") return StepOutcome::compile_error;
-  if (verdict == "rejected") return StepOutcome::rejected;
-  if (verdict == "mismatch" || verdict == "unwritten" || verdict == "nondeterministic" || verdict == "input_mutated")
-    return StepOutcome::wrong_result;
+  auto kind = failure_kind_for_verdict(verdict);
+  if (!kind) return StepOutcome::runtime_error;  // a verdict the table lacks: failure_evidence reports it
+  switch (*kind) {
+    case FailureKind::compile_error: return StepOutcome::compile_error;
+    case FailureKind::rejected: return StepOutcome::rejected;
+    case FailureKind::wrong_result: return StepOutcome::wrong_result;
+    case FailureKind::runtime_error: return StepOutcome::runtime_error;
+  }
   return StepOutcome::runtime_error;
 }
 

@@ -95,6 +95,9 @@ TEST(TemplatePrompter, StepOutcomesMapOntoThePromptStagesWords) {
   EXPECT_EQ(step_record(LoopStep{1, "a", "unusable_edit", {}, "", {}}).outcome, StepOutcome::bad_answer);
   EXPECT_EQ(step_record(LoopStep{1, "a", "compile_error", {}, "", {}}).outcome, StepOutcome::compile_error);
   EXPECT_EQ(step_record(LoopStep{1, "a", "unwritten", {}, "", {}}).outcome, StepOutcome::wrong_result);
+  // The same verdict table as failure_evidence: a result reused across calls is a wrong result.
+  EXPECT_EQ(step_record(LoopStep{1, "a", "result_reuse", {}, "", {}}).outcome, StepOutcome::wrong_result);
+  EXPECT_EQ(step_record(LoopStep{1, "a", "printed_output", {}, "", {}}).outcome, StepOutcome::runtime_error);
   EXPECT_EQ(failure_evidence(Evaluation{.verdict = "timeout"})->kind, FailureKind::runtime_error);
   EXPECT_EQ(failure_evidence(Evaluation{.verdict = "result_reuse"})->kind, FailureKind::wrong_result);
   EXPECT_FALSE(failure_evidence(Evaluation{.verdict = "no_such_verdict"}).ok());
