@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/json_text.h"
 
 namespace cutegen {
 namespace fs = std::filesystem;
@@ -91,7 +93,15 @@ std::string to_string(Verdict v) {
 std::string compile_failure_reason(const CompileOutcome& c) {
   if (c.verdict == CompileVerdict::timeout) return "nvcc ran past its time limit";
   const auto& d = c.diagnostic;
-  if (d.errors.empty()) return fmt::format("nvcc failed ({} error lines)", d.total_errors);
+  if (d.errors.empty()) {
+    // No error the diagnostic parser recognises (a ptxas or linker failure, say): nvcc's own last
+    // words say more than a count of zero.
+    std::string last, line;
+    std::istringstream lines(c.log);
+    while (std::getline(lines, line))
+      if (line.find_first_not_of(" \t\r") != std::string::npos) last = line.substr(line.find_first_not_of(" \t"));
+    return last.empty() ? "nvcc failed without output" : fmt::format("nvcc failed: {}", clip_utf8(last, 200));
+  }
   const auto& first = d.errors.front();
   return fmt::format("{} compile error{}; first{}: {}", d.total_errors, d.total_errors == 1 ? "" : "s",
                      first.candidate_line > 0 ? fmt::format(" at line {}", first.candidate_line) : "", first.message);

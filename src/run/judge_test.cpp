@@ -380,3 +380,12 @@ TEST(JudgeReasons, ACompileErrorReasonNamesTheCountAndTheFirstError) {
   c.verdict = CompileVerdict::timeout;
   EXPECT_EQ(compile_failure_reason(c), "nvcc ran past its time limit");
 }
+
+TEST(JudgeReasons, ACompileFailureWithoutParsedErrorsQuotesNvccsLastLine) {
+  CompileOutcome c;
+  c.verdict = CompileVerdict::compile_error;
+  c.log = "ptxas info    : 0 bytes gmem\n  ptxas fatal   : Unresolved extern function 'helper'\n\n";
+  EXPECT_EQ(compile_failure_reason(c), "nvcc failed: ptxas fatal   : Unresolved extern function 'helper'");
+  c.log.clear();
+  EXPECT_EQ(compile_failure_reason(c), "nvcc failed without output");
+}
