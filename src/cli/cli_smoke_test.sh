@@ -71,6 +71,13 @@ out=$("$cutegen" profile --help); check "profile --help shows --json" grep -q --
 # cutegen optimize: the loop needs a GPU; without one it says so in one line and writes nothing.
 out=$("$cutegen" optimize --help); check "optimize --help shows --resume" grep -q -- '--resume' <<<"$out"
 check "optimize --help shows --profile-from" grep -q -- '--profile-from' <<<"$out"
+# The judge's options are the same on every command that runs it.
+for c in eval profile optimize; do
+  out=$("$cutegen" $c --help)
+  for o in --precision --trials --runs --seed --runner-timeout --arch; do
+    check "$c --help shows $o" grep -q -- "$o" <<<"$out"
+  done
+done
 err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --profile-from sometimes 2>&1); rc=$?
 check "a bad --profile-from fails with one line naming the choices" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 check "a bad --profile-from names the choices" grep -q 'auto, always, never' <<<"$err"

@@ -21,13 +21,8 @@ struct EvalArgs {
   std::string problem;
   std::string kernel;
   std::string json_path;
-  std::string precision = "strict";
-  int trials = 5;
-  int runs = 100;
-  uint64_t seed = 0;
+  JudgeArgs judge{.trials = 5, .runs = 100};
   bool no_baselines = false;
-  int runner_timeout_s = 120;
-  std::string arch;
 };
 
 int run_eval(const GlobalOptions& global, const EvalArgs& args) {
@@ -35,18 +30,13 @@ int run_eval(const GlobalOptions& global, const EvalArgs& args) {
   if (!source) return fail(source.error().message);
   auto work = make_unique_dir(fs::temp_directory_path(), "cutegen-eval-");
   if (!work) return fail(work.error().message);
-  EvalOptions eo;
-  eo.precision = args.precision;
-  eo.trials = args.trials;
-  eo.runs = args.runs;
-  eo.seed = args.seed;
+  EvalOptions eo = args.judge.eval_options();
   eo.baselines = !args.no_baselines;
-  eo.runner_timeout = std::chrono::seconds(args.runner_timeout_s);
-  auto stack = make_judge_stack(global, args.arch, eo, *work);
+  auto stack = make_judge_stack(global, args.judge.arch, eo, *work);
   if (!stack) return fail(stack.error().message);
   Judge& judge = *(*stack)->judge;
   fmt::print(stderr, "evaluating {} on {} (compile, {} trials + robustness, {} timed runs{}) ...\n",
-             fs::path(args.kernel).filename().string(), fs::path(args.problem).filename().string(), args.trials, args.runs,
+             fs::path(args.kernel).filename().string(), fs::path(args.problem).filename().string(), args.judge.trials, args.judge.runs,
              args.no_baselines ? "" : ", eager and torch.compile baselines");
   auto report = judge.evaluate(args.problem, *source, fs::path(args.kernel).filename().string());
   if (!report) return fail(report.error().message);
@@ -82,17 +72,8 @@ void add_eval_command(CLI::App& app, const GlobalOptions& global, int& exit_code
       ->check(CLI::ExistingFile);
   cmd->add_option("kernel", args->kernel, "the candidate .cu file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--json", args->json_path, "write the full report as JSON to this file");
-  cmd->add_option("--precision", args->precision, "strict (fp32 accuracy), tf32 or bf16")
-      ->check(CLI::IsMember({"strict", "tf32", "bf16"}));
-  cmd->add_option("--trials", args->trials, "correctness trials on the problem's own inputs (plus signed and scaled)")
-      ->check(CLI::Range(1, 100));
-  cmd->add_option("--runs", args->runs, "timed runs")->check(CLI::Range(1, 100000));
-  cmd->add_option("--seed", args->seed, "seed for the trial seeds (default: fresh, recorded in the report)");
-  cmd->add_option("--runner-timeout", args->runner_timeout_s,
-                  "seconds the candidate's runner process may take before it is killed and judged a timeout")
-      ->check(CLI::Range(1, 3600));
+  add_judge_options(cmd, args->judge, "");
   cmd->add_flag("--no-baselines", args->no_baselines, "skip timing eager PyTorch and torch.compile");
-  cmd->add_option("--arch", args->arch, "compile target (default sm_90a)");
   cmd->callback([&global, &exit_code, args] { exit_code = run_eval(global, *args); });
 }
 

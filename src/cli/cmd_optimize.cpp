@@ -37,10 +37,7 @@ struct OptimizeArgs {
   int plateau = 4;
   double target_sol = 0;
   std::string profile_from = "auto";
-  std::string precision = "strict";
-  int trials = 3;
-  int runs = 100;
-  std::string arch;
+  JudgeArgs judge{.trials = 3, .runs = 100};
   double max_cost = 0;
   long long max_tokens = 0;
   long long max_calls = 0;
@@ -77,8 +74,9 @@ Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& ar
 nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm) {
   return {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
           {"steps", a.steps}, {"repair_budget", a.repair_budget}, {"restarts", a.restarts}, {"plateau", a.plateau},
-          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"precision", a.precision},
-          {"trials", a.trials}, {"runs", a.runs}, {"arch", a.arch.empty() ? "sm_90a" : a.arch},
+          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"precision", a.judge.precision},
+          {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"seed", a.judge.seed},
+          {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},
           {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
 }
 
@@ -90,13 +88,10 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   fs::path out = args.out.empty() ? fs::path(default_out_dir(args.problem)) : fs::path(args.out);
   if (args.resume && args.out.empty()) return fail("--resume needs --out DIR naming the run to continue");
 
-  EvalOptions eo;
-  eo.precision = args.precision;
-  eo.trials = args.trials;
-  eo.runs = args.runs;
+  EvalOptions eo = args.judge.eval_options();
   // The GPU and nvcc are checked before anything is written (make_judge_stack creates the work
   // directory only after them), so the commonest failed start leaves no run directory behind.
-  auto stack = make_judge_stack(global, args.arch, eo, out / "work");
+  auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
   if (!stack) return fail(stack.error().message);
   auto journal = Journal::open(out / "events.jsonl", args.resume);
   if (!journal) return fail(journal.error().message);
@@ -104,7 +99,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!args.resume)
     if (auto w = files.write("config.json", run_config(args, *config).dump(2)); !w) return fail(w.error().message);
 
-  JudgeEvaluator evaluator(*(*stack)->judge, args.problem, args.precision);
+  JudgeEvaluator evaluator(*(*stack)->judge, args.problem, args.judge.precision);
 
   CurlTransport http;
   PosixProcessRunner llm_runner;
@@ -112,7 +107,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto client = make_llm_client(*config, deps, out / "usage.jsonl");
   if (!client) return fail(client.error().message);
 
-  auto prompter = TemplatePrompter::create(args.precision);
+  auto prompter = TemplatePrompter::create(args.judge.precision);
   if (!prompter) return fail(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);
@@ -203,12 +198,7 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
       ->check(CLI::Range(1.0, 100.0));
   cmd->add_option("--profile-from", a->profile_from,
                   "when profiles enter the prompt: auto (per workload), always, never, or a step number");
-  cmd->add_option("--precision", a->precision, "strict (fp32 accuracy), tf32 or bf16")
-      ->check(CLI::IsMember({"strict", "tf32", "bf16"}));
-  cmd->add_option("--trials", a->trials, "correctness trials per evaluation (plus signed and scaled)")
-      ->check(CLI::Range(1, 100));
-  cmd->add_option("--runs", a->runs, "timed runs per evaluation")->check(CLI::Range(1, 100000));
-  cmd->add_option("--arch", a->arch, "compile target (default sm_90a)");
+  add_judge_options(cmd, a->judge, "per evaluation");
   cmd->add_option("--max-cost", a->max_cost, "stop when the LLM spend reaches this many US dollars")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-tokens", a->max_tokens, "stop when this many LLM tokens are spent")->check(CLI::PositiveNumber);

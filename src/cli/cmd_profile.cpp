@@ -23,14 +23,10 @@ struct ProfileArgs {
   std::string problem;
   std::string kernel;
   std::string json_path;
-  std::string precision = "strict";
-  int trials = 1;
-  int runs = 20;
+  JudgeArgs judge{.trials = 1, .runs = 20};
   int calls = 2;
   int launch_count = 50;
   int timeout_s = 600;
-  uint64_t seed = 0;
-  std::string arch;
   std::string ncu;
 };
 
@@ -41,13 +37,9 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
   if (!work) return fail(work.error().message);
   // Few checks and timed runs: this evaluation only has to establish that the kernel is right and
   // give the summary a time to place on the roofline; `cutegen eval` is the thorough judge.
-  EvalOptions eo;
-  eo.precision = args.precision;
-  eo.trials = args.trials;
-  eo.runs = args.runs;
-  eo.seed = args.seed;
+  EvalOptions eo = args.judge.eval_options();
   eo.baselines = false;
-  auto stack = make_judge_stack(global, args.arch, eo, *work);
+  auto stack = make_judge_stack(global, args.judge.arch, eo, *work);
   if (!stack) return fail(stack.error().message);
   Judge& judge = *(*stack)->judge;
   std::string kernel_name = fs::path(args.kernel).filename().string();
@@ -99,18 +91,12 @@ void add_profile_command(CLI::App& app, const GlobalOptions& global, int& exit_c
       ->check(CLI::ExistingFile);
   cmd->add_option("kernel", args->kernel, "the candidate .cu file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--json", args->json_path, "write the evaluation and every parsed metric per kernel as JSON");
-  cmd->add_option("--precision", args->precision, "strict (fp32 accuracy), tf32 or bf16")
-      ->check(CLI::IsMember({"strict", "tf32", "bf16"}));
-  cmd->add_option("--trials", args->trials, "correctness trials before profiling (plus signed and scaled)")
-      ->check(CLI::Range(1, 100));
-  cmd->add_option("--runs", args->runs, "timed runs for the roofline position")->check(CLI::Range(1, 100000));
+  add_judge_options(cmd, args->judge, "before profiling");
   cmd->add_option("--calls", args->calls, "forward calls to profile (each kernel launch is profiled)")
       ->check(CLI::Range(1, 100));
   cmd->add_option("--launch-count", args->launch_count, "profile at most this many kernel launches")
       ->check(CLI::Range(1, 10000));
   cmd->add_option("--timeout", args->timeout_s, "seconds before ncu is stopped")->check(CLI::Range(1, 86400));
-  cmd->add_option("--seed", args->seed, "seed for the trial seeds (default: fresh)");
-  cmd->add_option("--arch", args->arch, "compile target (default sm_90a)");
   cmd->add_option("--ncu", args->ncu, "the ncu executable (default: $CUTEGEN_NCU, PATH, /usr/local/cuda/bin)");
   cmd->callback([&global, &exit_code, args] { exit_code = run_profile(global, *args); });
 }

@@ -14,6 +14,34 @@ fs::path runner_path() {
   return ec ? fs::path("cutegen-runner") : self.parent_path() / "cutegen-runner";
 }
 
+EvalOptions JudgeArgs::eval_options() const {
+  EvalOptions eo;
+  eo.precision = precision;
+  eo.trials = trials;
+  eo.runs = runs;
+  eo.seed = seed;
+  eo.runner_timeout = std::chrono::seconds(runner_timeout_s);
+  return eo;
+}
+
+void add_judge_options(CLI::App* cmd, JudgeArgs& a, const std::string& trials_what) {
+  cmd->add_option("--precision", a.precision, "strict (fp32 accuracy), tf32 or bf16")
+      ->check(CLI::IsMember({"strict", "tf32", "bf16"}))
+      ->capture_default_str();
+  std::string trials_help = "correctness trials on the problem's own inputs (plus signed and scaled)";
+  if (!trials_what.empty()) trials_help += " " + trials_what;
+  cmd->add_option("--trials", a.trials, trials_help)
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--runs", a.runs, "timed runs")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--seed", a.seed, "seed for the trial seeds (default: fresh, recorded in the report)");
+  cmd->add_option("--runner-timeout", a.runner_timeout_s,
+                  "seconds the candidate's runner process may take before it is killed and judged a timeout")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  cmd->add_option("--arch", a.arch, "compile target (default sm_90a)");
+}
+
 Result<std::unique_ptr<JudgeStack>> make_judge_stack(const GlobalOptions& global, const std::string& arch,
                                                      EvalOptions options, const fs::path& work_dir) {
   std::string why;

@@ -13,6 +13,21 @@
 
 namespace cutegen::cli {
 
+// The options every command that runs the judge shares (eval, profile, optimize); each command sets
+// its own defaults for trials and runs.
+struct JudgeArgs {
+  std::string precision = "strict";
+  int trials = 5;
+  int runs = 100;
+  uint64_t seed = 0;
+  int runner_timeout_s = 120;
+  std::string arch;
+
+  EvalOptions eval_options() const;  // everything but runner, work_dir and cache_root
+};
+// --precision --trials --runs --seed --runner-timeout --arch; `trials_what` ends the --trials help.
+void add_judge_options(CLI::App* cmd, JudgeArgs& args, const std::string& trials_what);
+
 struct JudgeStack {
   PosixProcessRunner runner;
   std::unique_ptr<NvccCompiler> compiler;
