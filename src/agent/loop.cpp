@@ -186,7 +186,7 @@ Result<std::string> Loop::profile_summary(int step, int streak) {
 // --- phases ------------------------------------------------------------------------------------
 
 Result<std::optional<Candidate>> Loop::make_correct(std::string source, const std::string& label,
-                                                    const std::string& change, std::string& failure_summary) {
+                                                    const std::string& change, FailedAttempt& failure) {
   std::optional<Evaluation> last;
   RepairContext context{change, {}};
   std::string acted_on;  // the diagnosis behind the edit under evaluation
@@ -200,7 +200,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
       last = *e;
     }
     if (round >= options_.repair_budget) {
-      failure_summary = fmt::format("{} after {} repair rounds: {}", last->verdict, round, first_line(last->reason));
+      failure = {fmt::format("{} after {} repair rounds: {}", last->verdict, round, first_line(last->reason)), last};
       return std::optional<Candidate>{};
     }
     status_.phase = LoopPhase::repair;
@@ -233,8 +233,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
   }
 }
 
-Result<std::optional<Candidate>> Loop::synthesize(const std::vector<std::string>& failures,
-                                                  std::string& failure_summary) {
+Result<std::optional<Candidate>> Loop::synthesize(const std::vector<FailedAttempt>& failures, FailedAttempt& failure) {
   status_.phase = LoopPhase::synthesize;
   bool restart = !failures.empty();
   auto prompt = restart ? prompter_.restart(problem_, failures) : prompter_.synthesis(problem_);
@@ -246,10 +245,10 @@ Result<std::optional<Candidate>> Loop::synthesize(const std::vector<std::string>
   });
   if (!written) return written.error();
   if (!written->value) {
-    failure_summary = "no usable kernel in the answer: " + first_line(written->unusable);
+    failure = {"no usable kernel in the answer: " + first_line(written->unusable), std::nullopt};
     return std::optional<Candidate>{};
   }
-  return make_correct(*written->value, restart ? "restart" : "synthesis", "", failure_summary);
+  return make_correct(*written->value, restart ? "restart" : "synthesis", "", failure);
 }
 
 bool Loop::faster_than_best(const Evaluation& e) const {
@@ -287,13 +286,13 @@ Result<LoopStep> Loop::optimize_step(int step, int streak) {
   }
   rec.idea = edited->value->second;
   report(fmt::format("step {}: {}", step, rec.idea));
-  std::string failure;
+  FailedAttempt failure;
   auto cand = make_correct(edited->value->first, fmt::format("step{}", step), rec.idea, failure);
   status_.phase = LoopPhase::optimize;
   if (!cand) return cand.error();
   if (!*cand) {
     rec.outcome = "incorrect";
-    rec.note = failure;
+    rec.note = failure.summary;
     return rec;
   }
   const Evaluation& e = (*cand)->evaluation;
@@ -360,20 +359,22 @@ Result<LoopResult> Loop::run() {
   if (!system) return system.error();
   system_prompt_ = *system;
 
-  std::vector<std::string> failures;
+  std::vector<FailedAttempt> failures;
   for (int attempt = 0; attempt <= options_.max_restarts && !best_; ++attempt) {
     ++result.syntheses;
-    std::string summary;
-    auto c = synthesize(failures, summary);
+    FailedAttempt failed;
+    auto c = synthesize(failures, failed);
     if (!c) return stop_or_fail(c.error());
     if (*c) {
       if (auto r = decide(fmt::format("synthesis{}", attempt + 1), {{"outcome", "correct"}}); !r) return r.error();
       if (auto r = set_best(**c); !r) return r.error();
     } else {
-      failures.push_back(fmt::format("attempt {}: {}", attempt + 1, summary));
-      if (auto r = decide(fmt::format("synthesis{}", attempt + 1), {{"outcome", "failed"}, {"summary", summary}}); !r)
+      if (auto r = decide(fmt::format("synthesis{}", attempt + 1), {{"outcome", "failed"}, {"summary", failed.summary}});
+          !r)
         return r.error();
-      report(fmt::format("synthesis attempt {} failed: {}", attempt + 1, summary));
+      report(fmt::format("synthesis attempt {} failed: {}", attempt + 1, failed.summary));
+      failed.summary = fmt::format("attempt {}: {}", attempt + 1, failed.summary);
+      failures.push_back(std::move(failed));
     }
   }
   if (!best_) return finish("no_correct_kernel");

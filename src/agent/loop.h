@@ -92,10 +92,11 @@ class Loop {
 
   Result<ProblemInfo> describe();
   Result<Evaluation> evaluate(const std::string& source, const std::string& label);
-  // Makes `source` correct with at most repair_budget diagnose+repair rounds.
+  // Makes `source` correct with at most repair_budget diagnose+repair rounds; when it cannot,
+  // `failure` says how it ended.
   Result<std::optional<Candidate>> make_correct(std::string source, const std::string& label,
-                                                const std::string& change, std::string& failure_summary);
-  Result<std::optional<Candidate>> synthesize(const std::vector<std::string>& failures, std::string& failure_summary);
+                                                const std::string& change, FailedAttempt& failure);
+  Result<std::optional<Candidate>> synthesize(const std::vector<FailedAttempt>& failures, FailedAttempt& failure);
   Result<LoopStep> optimize_step(int step, int non_improving_streak);
   Result<std::string> profile_summary(int step, int non_improving_streak);
   bool faster_than_best(const Evaluation& e) const;

@@ -60,9 +60,9 @@ class FakePrompter : public Prompter {
  public:
   Result<std::string> system_prompt() override { return std::string("rules"); }
   Result<std::string> synthesis(const ProblemInfo& p) override { return "synthesis " + p.name; }
-  Result<std::string> restart(const ProblemInfo& p, const std::vector<std::string>& failures) override {
+  Result<std::string> restart(const ProblemInfo& p, const std::vector<FailedAttempt>& failures) override {
     std::string s = "restart " + p.name;
-    for (const auto& f : failures) s += "\nfailure: " + f;
+    for (const auto& f : failures) s += "\nfailure: " + f.summary + (f.last ? " [" + f.last->verdict + "]" : "");
     return s;
   }
   Result<std::string> diagnose(const ProblemInfo&, const std::string& kernel, const Evaluation& e,

@@ -31,13 +31,20 @@ struct RepairContext {
   std::vector<LoopStep> attempts;  // idea: the diagnosis acted on; outcome: the verdict it led to
 };
 
+// One synthesis attempt that never became correct: how it ended in a line, and the evaluation it
+// ended with (none when the answer held no usable kernel).
+struct FailedAttempt {
+  std::string summary;
+  std::optional<Evaluation> last;
+};
+
 class Prompter {
  public:
   virtual ~Prompter() = default;
   virtual Result<std::string> system_prompt() = 0;  // the rules, sent with every request
   virtual Result<std::string> synthesis(const ProblemInfo& problem) = 0;
   // Synthesis again after every earlier attempt failed; `failures` says how each one ended.
-  virtual Result<std::string> restart(const ProblemInfo& problem, const std::vector<std::string>& failures) = 0;
+  virtual Result<std::string> restart(const ProblemInfo& problem, const std::vector<FailedAttempt>& failures) = 0;
   virtual Result<std::string> diagnose(const ProblemInfo& problem, const std::string& kernel,
                                        const Evaluation& failed, const RepairContext& context) = 0;
   virtual Result<std::string> repair(const ProblemInfo& problem, const std::string& kernel, const Evaluation& failed,

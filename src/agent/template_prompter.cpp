@@ -125,18 +125,28 @@ Result<std::string> TemplatePrompter::synthesis(const ProblemInfo& problem) {
   return build_synthesis_prompt(library_, SynthesisInput{*brief}, options());
 }
 
-Result<std::string> TemplatePrompter::restart(const ProblemInfo& problem, const std::vector<std::string>& failures) {
+Result<std::string> TemplatePrompter::restart(const ProblemInfo& problem, const std::vector<FailedAttempt>& failures) {
   auto brief = problem_brief(problem, precision_);
   if (!brief) return brief.error();
   RestartInput in{*brief, {}, {}, std::nullopt};
-  in.why = failures.empty() ? "" : failures.back();
   for (size_t i = 0; i < failures.size(); ++i) {
     StepRecord r;
     r.n = static_cast<int>(i + 1);
     r.idea = fmt::format("synthesis attempt {}", i + 1);
-    r.outcome = StepOutcome::wrong_result;
-    r.detail = failures[i];
+    r.outcome = failures[i].last ? outcome_from_verdict(failures[i].last->verdict) : StepOutcome::bad_answer;
+    r.detail = failures[i].summary;
     in.failures.push_back(r);
+  }
+  if (!failures.empty()) {
+    // The last attempt's own evidence, so the fresh kernel can avoid what sank it.
+    if (const auto& last = failures.back().last) {
+      auto evidence = failure_evidence(*last);
+      if (!evidence) return evidence.error();
+      in.last_failure = *evidence;
+      in.why = fmt::format("the last attempt still failed with {} after its repair rounds", last->verdict);
+    } else {
+      in.why = "the last answer held no usable kernel";
+    }
   }
   return build_restart_prompt(library_, in, options());
 }

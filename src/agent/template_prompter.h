@@ -17,7 +17,7 @@ class TemplatePrompter : public Prompter {
 
   Result<std::string> system_prompt() override;
   Result<std::string> synthesis(const ProblemInfo& problem) override;
-  Result<std::string> restart(const ProblemInfo& problem, const std::vector<std::string>& failures) override;
+  Result<std::string> restart(const ProblemInfo& problem, const std::vector<FailedAttempt>& failures) override;
   Result<std::string> diagnose(const ProblemInfo& problem, const std::string& kernel, const Evaluation& failed,
                                const RepairContext& context) override;
   Result<std::string> repair(const ProblemInfo& problem, const std::string& kernel, const Evaluation& failed,

@@ -84,9 +84,19 @@ TEST(TemplatePrompter, EveryPromptRendersFromTheRepositoryFiles) {
   EXPECT_NE(optimize->find("split-k"), std::string::npos);
   EXPECT_NE(optimize->find("memory-bound: dram 91%"), std::string::npos);
 
-  auto restart = p.restart(problem, {"attempt 1: mismatch after 4 repair rounds: wrong values"});
+  Evaluation sank;
+  sank.verdict = "cuda_error";
+  sank.reason = "CUDA error while running the kernel: cudaErrorIllegalAddress";
+  auto restart = p.restart(problem, {{"attempt 1: no usable kernel in the answer: no code block", std::nullopt},
+                                     {"attempt 2: cuda_error after 4 repair rounds: illegal address", sank}});
   ASSERT_TRUE(restart.ok()) << restart.error().message;
-  EXPECT_NE(restart->find("mismatch after 4 repair rounds"), std::string::npos);
+  EXPECT_NE(restart->find("cuda_error after 4 repair rounds"), std::string::npos);
+  // Each attempt is labelled by how it ended, and the last one's evidence is quoted.
+  EXPECT_NE(restart->find("synthesis attempt 1 -> answer unusable"), std::string::npos) << *restart;
+  EXPECT_NE(restart->find("synthesis attempt 2 -> runtime failure"), std::string::npos) << *restart;
+  EXPECT_EQ(restart->find("wrong result"), std::string::npos) << *restart;
+  EXPECT_NE(restart->find("cudaErrorIllegalAddress"), std::string::npos) << *restart;
+  EXPECT_EQ(restart->find("None recorded."), std::string::npos) << *restart;
 }
 
 TEST(TemplatePrompter, StepOutcomesMapOntoThePromptStagesWords) {
