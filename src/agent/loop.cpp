@@ -1,6 +1,7 @@
 #include "agent/loop.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -8,6 +9,7 @@
 #include "common/sha256.h"
 #include "edit/answer_parser.h"
 #include "edit/apply_edits.h"
+#include "edit/unified_diff.h"
 
 namespace cutegen {
 namespace {
@@ -137,7 +139,7 @@ Result<ProblemInfo> Loop::describe() {
   return info;
 }
 
-Result<Evaluation> Loop::evaluate(const std::string& source, const std::string& label) {
+Result<Evaluation> Loop::evaluate(const std::string& source, const std::string& label, const std::string& base) {
   const std::string key = sha256_hex(source);
   auto memo = journal_.recall("eval", key);
   if (!memo) return memo.error();
@@ -155,6 +157,8 @@ Result<Evaluation> Loop::evaluate(const std::string& source, const std::string& 
   }
   std::string dir = fmt::format("steps/{:03d}-eval-{}", ++artifact_seq_, label);
   if (auto w = files_.write(dir + "/kernel.cu", source); !w) return w.error();
+  if (!base.empty())
+    if (auto w = files_.write(dir + "/change.diff", unified_diff(base, source).text); !w) return w.error();
   if (auto w = files_.write(dir + "/eval.json", dump_json(e.to_json(), 2)); !w) return w.error();
   if (e.passed)
     report(fmt::format("{}: correct, {:.4f} ms{}", label, e.median_ms,
@@ -186,13 +190,14 @@ Result<std::string> Loop::profile_summary(int step, int streak) {
 // --- phases ------------------------------------------------------------------------------------
 
 Result<std::optional<Candidate>> Loop::make_correct(std::string source, const std::string& label,
-                                                    const std::string& change, FailedAttempt& failure) {
+                                                    const std::string& change, std::string base,
+                                                    FailedAttempt& failure) {
   std::optional<Evaluation> last;
   RepairContext context{change, {}};
   std::string acted_on;  // the diagnosis behind the edit under evaluation
   for (int round = 0;; ++round) {
     if (!last) {
-      auto e = evaluate(source, round == 0 ? label : fmt::format("{}-repair{}", label, round));
+      auto e = evaluate(source, round == 0 ? label : fmt::format("{}-repair{}", label, round), base);
       if (!e) return e.error();
       if (!acted_on.empty())
         context.attempts.push_back(LoopStep{round, acted_on, e->verdict, std::nullopt, first_line(e->reason, 100)});
@@ -226,7 +231,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
     });
     if (!repaired) return repaired.error();
     if (repaired->value) {
-      source = *repaired->value;
+      base = std::exchange(source, *repaired->value);
       acted_on = first_line(*diagnosis->value, 100);
       last.reset();  // evaluate the repaired kernel next round
     }
@@ -248,7 +253,7 @@ Result<std::optional<Candidate>> Loop::synthesize(const std::vector<FailedAttemp
     failure = {"no usable kernel in the answer: " + first_line(written->unusable), std::nullopt};
     return std::optional<Candidate>{};
   }
-  return make_correct(*written->value, restart ? "restart" : "synthesis", "", failure);
+  return make_correct(*written->value, restart ? "restart" : "synthesis", "", "", failure);
 }
 
 bool Loop::faster_than_best(const Evaluation& e) const {
@@ -287,7 +292,7 @@ Result<LoopStep> Loop::optimize_step(int step, int streak) {
   rec.idea = edited->value->second;
   report(fmt::format("step {}: {}", step, rec.idea));
   FailedAttempt failure;
-  auto cand = make_correct(edited->value->first, fmt::format("step{}", step), rec.idea, failure);
+  auto cand = make_correct(edited->value->first, fmt::format("step{}", step), rec.idea, best_->source, failure);
   status_.phase = LoopPhase::optimize;
   if (!cand) return cand.error();
   if (!*cand) {

@@ -91,11 +91,13 @@ class Loop {
   Result<Answer> call_llm(const std::string& purpose, const std::vector<Message>& messages);
 
   Result<ProblemInfo> describe();
-  Result<Evaluation> evaluate(const std::string& source, const std::string& label);
+  // `base`: the kernel `source` was edited from ("" for a whole new file); the step directory then
+  // records the change as change.diff, for people reading the run.
+  Result<Evaluation> evaluate(const std::string& source, const std::string& label, const std::string& base);
   // Makes `source` correct with at most repair_budget diagnose+repair rounds; when it cannot,
   // `failure` says how it ended.
   Result<std::optional<Candidate>> make_correct(std::string source, const std::string& label,
-                                                const std::string& change, FailedAttempt& failure);
+                                                const std::string& change, std::string base, FailedAttempt& failure);
   Result<std::optional<Candidate>> synthesize(const std::vector<FailedAttempt>& failures, FailedAttempt& failure);
   Result<LoopStep> optimize_step(int step, int non_improving_streak);
   Result<std::string> profile_summary(int step, int non_improving_streak);

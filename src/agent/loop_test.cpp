@@ -113,6 +113,15 @@ TEST(Loop, SynthesisThenOneAcceptedAndOneRolledBackStep) {
   EXPECT_NE(second.find("// TIME: 0.5"), std::string::npos);
   EXPECT_TRUE(fs::exists(h.dir / "steps/001-synthesize/prompt.md"));
   EXPECT_TRUE(fs::exists(h.dir / "steps/001-synthesize/answer.md"));
+  // An edited kernel's directory records what the edit changed; a whole new file has no diff.
+  std::vector<std::string> diffs;
+  for (const auto& d : fs::directory_iterator(h.dir / "steps"))
+    if (fs::exists(d.path() / "change.diff")) diffs.push_back(*read_file(d.path() / "change.diff"));
+  ASSERT_EQ(diffs.size(), 2u);  // step 1 and step 2, each against the best it started from
+  for (const auto& d : diffs) {
+    EXPECT_NE(d.find("--- a/kernel.cu"), std::string::npos) << d;
+    EXPECT_NE(d.find("-// TIME: "), std::string::npos) << d;
+  }
 }
 
 TEST(Loop, TextThatIsNotUtf8NeverStopsTheRun) {
