@@ -336,6 +336,8 @@ Status Loop::export_best() {
 
 Result<LoopResult> Loop::run() {
   LoopResult result;
+  if (journal_.dropped_torn_tail())
+    report("the run log's last event was cut short when the run stopped: it is dropped and redone");
   auto finish = [&](std::string reason) -> Result<LoopResult> {
     status_.phase = LoopPhase::done;
     if (best_export_pending_)

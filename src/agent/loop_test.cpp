@@ -509,6 +509,24 @@ TEST(LoopResume, ReplayedBestsAreNotExportedAgainOnlyTheLastOnce) {
   EXPECT_EQ(h.bests[0].source, r->best->source);
 }
 
+TEST(LoopResume, AnEventCutShortIsDroppedRedoneAndSaidSo) {
+  Harness h;
+  script_happy(*h.llm);
+  auto first = h.run();
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  // What a kill in the middle of an append leaves: half of one more line.
+  std::string log = *read_file(h.dir / "events.jsonl");
+  ASSERT_TRUE(write_file_atomic(h.dir / "events.jsonl", log + "{\"type\":\"ev").ok());
+  h.reset_llm();
+  h.progress.clear();
+  auto r = h.run(/*resume=*/true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->best->source, first->best->source);
+  EXPECT_NE(std::find_if(h.progress.begin(), h.progress.end(),
+                         [](const std::string& l) { return l.find("cut short") != std::string::npos; }),
+            h.progress.end());
+}
+
 TEST(LoopResume, ADecisionThatComesOutDifferentlyIsRefused) {
   Harness h;
   h.options.max_steps = 1;
