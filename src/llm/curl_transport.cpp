@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -104,6 +105,9 @@ Result<HttpResponse> CurlTransport::post(const HttpRequest& request) {
     if (sink.too_large)
       return Error{fmt::format("response larger than {} MiB", kMaxBodyBytes >> 20), ErrorKind::not_retryable};
     std::string detail = trim(error_buffer[0] ? std::string(error_buffer) : curl_easy_strerror(rc));
+    // libcurl says how long it tried ("... port 443 after 1 ms: ..."); that varies from one attempt
+    // to the next, and would keep the retry summary from counting identical failures together.
+    detail = std::regex_replace(detail, std::regex(R"( after [0-9]+ ms)"), "");
     long os_errno = 0;
     curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
     // libcurl's own text says "Couldn't connect to server"; the errno says why (refused, unreachable).

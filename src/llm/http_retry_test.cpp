@@ -161,6 +161,7 @@ TEST_F(HttpRetry, ConnectionRefusedIsRetriedThenReported) {
   EXPECT_NE(r.error().message.find("cannot connect"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("Connection refused"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find(", 3 times)"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().message.find(" ms:"), std::string::npos) << "libcurl's varying 'after N ms' is left out";
 }
 
 TEST(HttpRetryPolicy, AFailureOfTheRequestItselfIsNotRetried) {
