@@ -16,7 +16,7 @@ import gc
 import hashlib
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -53,6 +53,7 @@ class LoadedProblem:
 class Prepared:
     """Shared buffers kept between requests: those of the last profiling run."""
     arena: SharedArena
+    slot: Slot
 
 
 def _field(req: dict, name: str, kind, default=None, required=False):
@@ -218,7 +219,7 @@ class Session:
         except BaseException:
             arena.release()
             raise
-        self.prepared = Prepared(arena=arena)
+        self.prepared = Prepared(arena=arena, slot=slot)
         refs = slot.session_refs()
         scalars = slot.scalars(staged)
         return {"inputs": [r if r is not None else sc for r, sc in zip(refs["inputs"], scalars)] + refs["params"],
