@@ -9,11 +9,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <map>
 
 #include <fmt/format.h>
 
-extern char** environ;
+#include "common/child_env.h"
+#include "common/child_registry.h"
 
 namespace cutegen {
 
@@ -36,18 +36,17 @@ Result<LineProcess> LineProcess::start(const ProcessSpec& spec, const std::strin
   if (spec.cwd) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd->c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  // Own process group (killed as one); default signal dispositions and an empty mask, whatever
+  // cutegen ignores (SIGPIPE) or holds off while spawning (SpawnGuard).
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t all, none;
+  sigfillset(&all);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setsigmask(&attr, &none);
 
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : spec.env) env[k] = v;
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<std::string> env_strings = child_environment(spec);
   std::vector<char*> envp, argv;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -55,19 +54,24 @@ Result<LineProcess> LineProcess::start(const ProcessSpec& spec, const std::strin
   argv.push_back(nullptr);
 
   LineProcess p;
-  int rc = posix_spawn(&p.pid_, exe->c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  ::close(in[0]);
-  ::close(out[1]);
-  if (rc != 0) {
-    ::close(in[1]);
-    ::close(out[0]);
-    return Error{fmt::format("cannot start `{}`: {}", spec.argv[0], std::strerror(rc))};
+  {
+    SpawnGuard guard;  // no Ctrl-C between the spawn and the registration
+    int rc = posix_spawn(&p.pid_, exe->c_str(), &actions, &attr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    ::close(in[0]);
+    ::close(out[1]);
+    if (rc != 0) {
+      ::close(in[1]);
+      ::close(out[0]);
+      p.pid_ = -1;
+      return Error{fmt::format("cannot start `{}`: {}", spec.argv[0], std::strerror(rc))};
+    }
+    p.in_ = in[1];
+    p.out_ = out[0];
+    if (auto r = register_child_group(p.pid_); !r) return r.error();  // ~LineProcess reaps it
   }
   signal(SIGPIPE, SIG_IGN);  // a dead child must give us EPIPE, not kill us
-  p.in_ = in[1];
-  p.out_ = out[0];
   return p;
 }
 
@@ -144,6 +148,7 @@ void LineProcess::kill() {
     ::kill(-pid_, SIGKILL);
     int status = 0;
     while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
+    unregister_child_group(pid_);
     pid_ = -1;
   }
 }

@@ -11,11 +11,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 
 #include <fmt/format.h>
 
-extern char** environ;
+#include "common/child_env.h"
+#include "common/child_registry.h"
 
 namespace cutegen {
 namespace {
@@ -29,20 +29,6 @@ struct Pipe {
   }
   void close_both() { close_end(0); close_end(1); }
 };
-
-std::vector<std::string> merged_environment(const std::vector<std::pair<std::string, std::string>>& extra) {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    auto eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : extra) env[k] = v;
-  std::vector<std::string> out;
-  out.reserve(env.size());
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
-  return out;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -107,17 +93,24 @@ Result<ProcessResult> PosixProcessRunner::run(const ProcessSpec& spec) {
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  auto env_strings = merged_environment(spec.env);
+  auto env_strings = child_environment(spec);
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
 
   auto t0 = std::chrono::steady_clock::now();
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, exe->c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Error{fmt::format("cannot start `{}`: {}", spec.argv[0], std::strerror(rc))};
+  {
+    SpawnGuard guard;  // no Ctrl-C between the spawn and the registration
+    int rc = posix_spawn(&pid, exe->c_str(), &actions, &attr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) return Error{fmt::format("cannot start `{}`: {}", spec.argv[0], std::strerror(rc))};
+    if (auto r = register_child_group(pid); !r) {
+      ::waitpid(pid, nullptr, 0);
+      return r.error();
+    }
+  }
 
   in.close_end(0);
   out.close_end(1);
@@ -188,6 +181,7 @@ Result<ProcessResult> PosixProcessRunner::run(const ProcessSpec& spec) {
   }
   // Grandchildren that kept our pipes open are gone once the pipes closed; kill the group anyway so nothing lingers.
   ::kill(-pid, SIGKILL);
+  unregister_child_group(pid);
   result.wall_seconds = seconds_since(t0);
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);

@@ -13,13 +13,21 @@
 namespace cutegen {
 
 struct ProcessSpec {
+  // allow_list: the child sees only the names env_name_allowed() passes (common/child_env.h), so API
+  //             keys never reach nvcc, the worker, the runner or ncu.
+  // inherit:    the whole environment; only for programs the user named to act for them (an `exec` LLM).
+  enum class Environment { allow_list, inherit };
+
   std::vector<std::string> argv;  // argv[0] is looked up on PATH
   std::string stdin_data;
   std::chrono::milliseconds timeout{0};  // 0: wait forever
   std::optional<std::filesystem::path> cwd;
-  std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing in) the inherited environment
+  std::vector<std::pair<std::string, std::string>> env;  // set on top of what `environment` passes
   // A candidate kernel that floods stdout must not exhaust our memory; past this the stream is cut.
   std::size_t max_output_bytes = 64u << 20;
+  Environment environment = Environment::allow_list;
+  // allow_list: HOME and TMPDIR point here (the caller creates it); unset, the child gets neither.
+  std::optional<std::filesystem::path> private_dir;
 };
 
 struct ProcessResult {
@@ -44,6 +52,7 @@ class ProcessRunner {
 };
 
 // posix_spawn in a fresh process group; on timeout the whole group is killed, so a hung child's children die too.
+// The group is in the child registry (common/child_registry.h) while it runs, so Ctrl-C ends it too.
 class PosixProcessRunner final : public ProcessRunner {
  public:
   Result<ProcessResult> run(const ProcessSpec& spec) override;
