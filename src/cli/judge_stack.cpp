@@ -62,7 +62,7 @@ Result<std::unique_ptr<JudgeStack>> make_judge_stack(const GlobalOptions& global
   options.runner = runner_path();
   options.work_dir = work_dir;
   options.cache_root = cache_root();
-  stack->judge = std::make_unique<Judge>(*stack->compiler, *stack->worker, stack->runner, options);
+  stack->judge = std::make_unique<Judge>(*stack->compiler, *stack->worker, options);
   return stack;
 }
 

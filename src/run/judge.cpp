@@ -116,7 +116,7 @@ std::string compile_failure_reason(const CompileOutcome& c) {
 
 namespace {
 
-nlohmann::json to_json(const TimeStats& t) {
+nlohmann::json time_json(const TimeStats& t) {
   return {{"median_ms", t.median_ms}, {"iqr_ms", t.iqr_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms}, {"runs", t.runs}};
 }
 
@@ -138,9 +138,9 @@ nlohmann::json EvalReport::to_json() const {
   j["compile"] = compile.to_json();
   j["checks"] = checks;
   if (time) {
-    nlohmann::json t = ::cutegen::to_json(time->stats);
+    nlohmann::json t = time_json(time->stats);
     t["slower_kind"] = time->slower_kind;
-    for (const auto& [kind, stats] : time->per_kind) t["per_kind"][kind] = ::cutegen::to_json(stats);
+    for (const auto& [kind, stats] : time->per_kind) t["per_kind"][kind] = time_json(stats);
     t["overhead_ms"] = time->overhead_ms;
     t["overrun_ms"] = time->overrun_ms;
     t["event_median_ms"] = time->event_median_ms ? nlohmann::json(*time->event_median_ms) : nlohmann::json();
@@ -233,7 +233,8 @@ Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
     if (!stats) return Error{"the worker's time record: " + stats.error().message};
     time.stats = *stats;
     time.slower_kind = t.value("slower_kind", "");
-    for (const auto& [kind, v] : t.value("per_kind", nlohmann::json::object()).items()) {
+    const nlohmann::json per_kind = t.value("per_kind", nlohmann::json::object());  // items() must not outlive it
+    for (const auto& [kind, v] : per_kind.items()) {
       auto k = time_stats(v);
       if (!k) return Error{"the worker's time record: " + k.error().message};
       time.per_kind[kind] = *k;
