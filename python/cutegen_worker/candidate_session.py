@@ -361,7 +361,7 @@ class CandidateSession:
             self.phase = f"timed call {k}" if timed else f"warm-up call {i}"
             spec = CallSpec(seed=(plan.timing_seed * 7919 + 104729 * (i + 1)) & 0x7FFF_FFFF, kind=kinds[i],
                             params=params_mod.RANDOM)
-            staged = self.slot.stage(self.problem, spec, flush=self.clock.flush)
+            staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
             probe = self.clock.probe_ns()
             exchange = self._call(staged, 0)
             t0 = time.perf_counter_ns()
@@ -474,6 +474,24 @@ def _reason(reports: list, agree: bool, mutated: list) -> str:
     return "ok"
 
 
+SANDBOX_ENV = "CUTEGEN_RUNNER_SANDBOX"
+# How much of its sandbox the runner applies (src/run/runner_job.h). `full` is the default; the others
+# exist to find out, on a machine where CUDA fails inside the sandbox, which part it trips on.
+SANDBOX_SETTINGS = {
+    "full": {"files": True, "syscalls": True, "deny_threads": True},
+    "threads": {"files": True, "syscalls": True, "deny_threads": False},
+    "files-only": {"files": True, "syscalls": False, "deny_threads": False},
+    "off": {"files": False, "syscalls": False, "deny_threads": False},
+}
+
+
+def sandbox_settings() -> dict:
+    name = os.environ.get(SANDBOX_ENV, "full")
+    if name not in SANDBOX_SETTINGS:
+        raise RequestError(f"{SANDBOX_ENV}={name!r} is not one of {', '.join(SANDBOX_SETTINGS)}")
+    return SANDBOX_SETTINGS[name]
+
+
 def default_link(plan: Plan, slot: Slot):
     """The real runner: cutegen-runner --serve with a session file in a private directory."""
     import json
@@ -483,7 +501,7 @@ def default_link(plan: Plan, slot: Slot):
     session_file = os.path.join(private, "session.json")
     device = slot.arena.device
     with open(session_file, "w", encoding="utf-8") as f:
-        json.dump(dict(slot.session_refs(), library=plan.library,
+        json.dump(dict(slot.session_refs(), library=plan.library, sandbox=sandbox_settings(),
                        device=device.index if device.index is not None else 0, private_dir=private), f)
     return runner_link.SubprocessRunner(plan.runner + ["--serve", session_file], private,
                                         runner_link.runner_environment(private), plan.call_timeout_s)

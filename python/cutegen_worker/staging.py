@@ -55,14 +55,16 @@ class Slot:
             "outputs": [[self.arena.ref(o) for o in outs] for outs in self.outputs],
         }
 
-    def stage(self, problem, spec: CallSpec, flush=None) -> Staged:
-        """Writes a fresh set for `spec` into the slot; returns the pristine values for the check."""
+    def stage(self, problem, spec: CallSpec, flush=None, output_sets=None) -> Staged:
+        """Writes a fresh set for `spec` into the slot, poisoning `output_sets` (default: all); returns
+        the pristine values for the check."""
         values = problem.source.generate(spec.seed, spec.kind, spec.scale)
         params = params_mod.values_for(problem.params, spec.params, spec.seed)
         with torch.no_grad():
-            for outs in self.outputs:
-                for o in outs:
-                    poison_(o)
+            for index, outs in enumerate(self.outputs):
+                if output_sets is None or index in output_sets:
+                    for o in outs:
+                        poison_(o)
             for shared, value in zip(self.inputs, values):
                 if shared is not None:
                     shared.copy_(value)

@@ -98,3 +98,15 @@ def test_the_runner_sees_no_api_key_and_a_private_home(tmp_path, monkeypatch):
     answer = runner.call(0, []).reply
     assert answer["keys"] == [] and answer["home"] == str(tmp_path)
     runner.close()
+
+
+def test_the_sandbox_setting_is_read_from_the_environment_and_checked(monkeypatch):
+    from cutegen_worker import candidate_session
+    from cutegen_worker.errors import RequestError
+    monkeypatch.delenv("CUTEGEN_RUNNER_SANDBOX", raising=False)
+    assert candidate_session.sandbox_settings() == {"files": True, "syscalls": True, "deny_threads": True}
+    monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "threads")
+    assert candidate_session.sandbox_settings()["deny_threads"] is False
+    monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "none")
+    with pytest.raises(RequestError, match="not one of full, threads, files-only, off"):
+        candidate_session.sandbox_settings()
