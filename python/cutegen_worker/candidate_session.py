@@ -213,6 +213,7 @@ class CandidateSession:
     phase = "starting the runner"
 
     def _start(self):
+        self.record.runner["sandbox"] = os.environ.get(SANDBOX_ENV, "full")
         setup = self.link.start()
         self.record.runner["setup"] = setup
         if not setup.get("setup"):

@@ -198,6 +198,8 @@ std::string EvalReport::summary() const {
     s += fmt::format("  floor     {:.4g} ms ({}-bound, {} rate) -> SOL {:.1f}%\n", floor->floor_ms, floor->bound,
                      floor->rate, j.value("sol_pct", 0.0));
   if (!roofline_warning.empty()) s += fmt::format("  WARNING   {}\n", roofline_warning);
+  if (auto sandbox = session.value("runner", nlohmann::json::object()).value("sandbox", "full"); sandbox != "full")
+    s += fmt::format("  WARNING   the runner ran with CUTEGEN_RUNNER_SANDBOX={} (not the whole sandbox)\n", sandbox);
   if (problem.is_object() && problem.contains("reference_note"))
     s += fmt::format("  note      {}\n", problem["reference_note"].get<std::string>());
   if (seconds > 0) {
