@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 SANDBOX_EXIT = 97  # the runner's sandbox trapped a forbidden system call (src/sandbox)
 READY_TIMEOUT_S = 120.0  # context creation, IPC mapping and the library's load
+MAX_REPLY_BYTES = 1 << 16  # a reply is one short JSON line; more is a flood meant to exhaust the worker
 
 
 @dataclass
@@ -175,6 +176,9 @@ class SubprocessRunner:
             if not data:
                 raise self._died("during the call")
             self._buffer += data
+            if len(self._buffer) > MAX_REPLY_BYTES and b"\n" not in self._buffer:
+                raise LinkError("tampering", f"the runner process wrote {len(self._buffer)} bytes without a line end to "
+                                "its reply pipe: the kernel's host code interferes with the harness", self.kill())
         line, self._buffer = self._buffer.split(b"\n", 1)
         text = line.decode("utf-8", "replace")
         if text.startswith("sandbox:"):

@@ -1,6 +1,7 @@
 """A stand-in for cutegen-runner --serve that speaks its protocol without a GPU, misbehaving as told:
   python3 fake_runner_process.py MODE --reply-fd N
-MODE: good | early (writes a reply before any command) | wrong_nonce | print | die (SIGSEGV on the
+MODE: good | early (writes a reply before any command) | wrong_nonce | print | flood (a megabyte without
+a line end) | die (SIGSEGV on the
 first call) | hang (never answers a call) | sandbox (reports a trapped call and exits 97) | env
 (answers the call with whether an API key is in its environment) | no_setup (dies before setup)."""
 import json
@@ -39,6 +40,8 @@ for line in sys.stdin:
         if mode == "sandbox":
             os.write(reply_fd, b"sandbox: socket (AF_INET)\n")
             os._exit(97)
+        if mode == "flood":
+            os.write(reply_fd, b"x" * (1 << 20))
         if mode == "print":
             print("hello from the kernel", flush=True)
         answer = {"nonce": "feed" if mode == "wrong_nonce" else nonce, "rc": 0, "event_ms": 0.5}

@@ -53,6 +53,13 @@ def test_a_reply_without_the_calls_nonce_is_tampering(tmp_path):
     assert runner.proc.poll() is not None  # killed
 
 
+def test_a_flood_on_the_reply_pipe_is_tampering_not_a_memory_problem(tmp_path):
+    runner = started("flood", tmp_path)
+    with pytest.raises(LinkError) as error:
+        runner.call(0, [])
+    assert error.value.kind == "tampering" and "without a line end" in error.value.message
+
+
 def test_a_crash_is_reported_with_its_signal(tmp_path):
     runner = started("die", tmp_path)
     with pytest.raises(LinkError) as error:
