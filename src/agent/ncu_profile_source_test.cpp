@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "prompt/prompt_inputs.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -83,4 +84,14 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
   Evaluation failed;
   EXPECT_FALSE(source.summary("// source", failed).ok());
   fs::remove_all(*dir);
+}
+
+// The loop turns every failing verdict into a failure kind for the prompts; a verdict the judge can
+// give but the prompts do not know would stop a run mid-way.
+TEST(JudgeVerdictsInPrompts, EveryFailingVerdictHasAFailureKind) {
+  for (int v = static_cast<int>(Verdict::pass) + 1; v <= static_cast<int>(Verdict::tampering); ++v) {
+    auto word = to_string(static_cast<Verdict>(v));
+    EXPECT_TRUE(failure_kind_for_verdict(word).ok()) << word;
+  }
+  EXPECT_FALSE(failure_kind_for_verdict("pass").ok());
 }
