@@ -26,7 +26,7 @@ struct LlmConfig {
   std::chrono::milliseconds connect_timeout{10'000};
   std::optional<std::chrono::milliseconds> timeout;  // per attempt / command / wait; empty: backend default
   std::chrono::milliseconds poll_interval{1'000};    // manual
-  RetryPolicy retry;
+  RetryPolicy retry;  // with the call deadline (llm.call_deadline_s)
   std::optional<std::filesystem::path> record_dir;
   std::optional<std::filesystem::path> prices;  // empty: PriceTable::default_path()
   BudgetLimits budget;       // per run
