@@ -54,6 +54,10 @@ Status apply_llm_spec(LlmConfig& config, const std::string& spec) {
   return ok_status();
 }
 
+bool llm_key_needs_trust(const std::string& key) {
+  return key == "command" || key == "base_url" || key == "api_key_env" || key == "prices" || key == "record";
+}
+
 Result<LlmConfig> apply_llm_config(LlmConfig c, const json& j) {
   if (!j.is_object()) return Error{"config: \"llm\" must be an object"};
   for (const auto& [key, v] : j.items()) {

@@ -37,6 +37,11 @@ struct LlmConfig {
 // so a config's timeouts and parameters survive `--llm` on the command line.
 Status apply_llm_spec(LlmConfig& config, const std::string& spec);
 
+// Keys of the "llm" object that run a program (command), decide where prompts and a key go (base_url,
+// api_key_env) or name files to read or write (prices, record): honoured only from a config the user
+// named or owns, never from a project's ./cutegen.json (see the CLI's config loading).
+bool llm_key_needs_trust(const std::string& key);
+
 // Applies a config file's "llm" object onto `base`.
 Result<LlmConfig> apply_llm_config(LlmConfig base, const nlohmann::json& section);
 
