@@ -166,3 +166,10 @@ TEST_F(LlmConfigTest, TheFactoryBuildsEachBackendAndWrapsItForRecording) {
     EXPECT_EQ(recorded->kind(), c.backend);
   }
 }
+
+TEST_F(LlmConfigTest, KeysThatRunProgramsOrMoveKeysNeedTrust) {
+  for (const char* key : {"command", "base_url", "api_key_env", "prices", "record"})
+    EXPECT_TRUE(llm_key_needs_trust(key)) << key;
+  for (const char* key : {"backend", "model", "max_tokens", "budget", "task_budget", "timeout_s", "call_deadline_s"})
+    EXPECT_FALSE(llm_key_needs_trust(key)) << key;
+}
