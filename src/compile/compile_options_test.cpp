@@ -43,3 +43,8 @@ TEST(CompileOptions, ConfigOverridesAndRejectsUnknownKeys) {
   auto bad_type = apply_compile_config(CompileOptions{}, nlohmann::json::parse(R"({"flags": "-O3"})"));
   EXPECT_FALSE(bad_type.ok());
 }
+
+TEST(CompileOptions, KeysThatChooseProgramsOrTheirFlagsNeedTrust) {
+  for (const char* key : {"nvcc", "host_compiler", "flags", "extra_flags"}) EXPECT_TRUE(compile_key_needs_trust(key)) << key;
+  for (const char* key : {"arch", "std", "timeout_s"}) EXPECT_FALSE(compile_key_needs_trust(key)) << key;
+}
