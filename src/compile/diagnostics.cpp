@@ -250,3 +250,68 @@ CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string&
 }
 
 }  // namespace cutegen
+
+namespace cutegen {
+namespace {
+
+bool quotable_path(const std::string& path, const QuotableFiles& q) {
+  if (path == q.candidate || path == "./" + q.candidate) return true;
+  std::filesystem::path p(path);
+  if (!p.is_absolute()) return false;
+  p = p.lexically_normal();
+  for (const auto& root : q.roots) {
+    auto rel = p.lexically_relative(root.lexically_normal());
+    if (!rel.empty() && *rel.begin() != ".." && rel != ".") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string redact_nvcc_log(const std::string& log, const QuotableFiles& quotable) {
+  // EDG: "path(12): error: ..."; GCC: "path:12:3: error: ..." and "path: In function 'f':".
+  static const std::regex edg(R"(^(.+?)\((\d+)\): ((?:catastrophic error|error|warning|remark|note)\b.*)$)");
+  static const std::regex gcc(R"(^(.+?):(\d+):(?:\d+:)? ((?:fatal error|error|warning|note)\b.*)$)");
+  static const std::regex gcc_context(R"(^(.+?): (In (?:function|member function|static member function|instantiation of|constructor|destructor|lambda function|substitution of)|At global scope).*$)");
+  static const std::regex chain(R"(^(\s*.* at line \d+ of )(.+)$)");
+  std::string out;
+  bool hiding = false;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    bool located = false;
+    std::string replacement;
+    if (std::regex_match(line, m, edg) || std::regex_match(line, m, gcc)) {
+      located = true;
+      if (!quotable_path(m[1].str(), quotable)) {
+        std::string severity = m[3].str().substr(0, m[3].str().find(':'));
+        severity = severity.substr(0, severity.find(" #"));
+        bool edg_style = line.compare(m[1].length(), 1, "(") == 0;
+        replacement = edg_style ? fmt::format("{}({}): {}: (text from {} not shown)", m[1].str(), m[2].str(),
+                                              severity, m[1].str())
+                                : fmt::format("{}:{}: {}: (text from {} not shown)", m[1].str(), m[2].str(),
+                                              severity, m[1].str());
+      }
+    } else if (std::regex_match(line, m, gcc_context)) {
+      located = true;
+      if (!quotable_path(m[1].str(), quotable)) replacement = fmt::format("{}: (text from {} not shown)", m[1].str(), m[1].str());
+    } else if (std::regex_match(line, m, chain)) {
+      located = true;
+      if (!quotable_path(m[2].str(), quotable)) replacement = fmt::format("(text from {} not shown)", m[2].str());
+    }
+    if (located) {
+      hiding = !replacement.empty();
+      out += (hiding ? replacement : line) + "\n";
+      continue;
+    }
+    // A blank line or a line that is not indented ends the quoted context of a report.
+    bool context = !line.empty() && (line[0] == ' ' || line[0] == '\t');
+    if (!context) hiding = false;
+    if (hiding) continue;
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace cutegen
