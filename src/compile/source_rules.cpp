@@ -80,16 +80,16 @@ class Checker {
     if (seen_.insert(text).second) out_.push_back({code, text});
   }
 
-  void include_target(const LogicalLine& l, std::size_t pos, const std::string& what) {
+  void include_target(const LogicalLine& l, std::size_t pos, const std::string& what, int line) {
     auto target = header_name_at(l.text, pos);
     if (!target) {
-      add("include-computed", l.line_at(pos),
+      add("include-computed", line,
           fmt::format("{} with a macro instead of a header name is refused: write the header name, e.g. "
                       "#include <cute/tensor.hpp>", what));
       return;
     }
     if (auto problem = include_problem(*target))
-      add("include-not-allowed", l.line_at(pos), fmt::format("{} \"{}\": {}", what, shorten(*target), *problem));
+      add("include-not-allowed", line, fmt::format("{} \"{}\": {}", what, shorten(*target), *problem));
   }
 
   void directive(const LogicalLine& l) {
@@ -109,7 +109,7 @@ class Checker {
     std::size_t e = p;
     while (e < c.size() && (std::isalnum(static_cast<unsigned char>(c[e])) || c[e] == '_')) ++e;
     std::string name = c.substr(p, e - p);
-    int line = l.line_at(p);
+    int line = l.line_at(c.find_first_not_of(" \t"));
     if (name.empty()) return;
     if (std::isdigit(static_cast<unsigned char>(name[0]))) {
       add("line-directive", line,
@@ -119,7 +119,7 @@ class Checker {
       add("line-directive", line,
           "#line directives are refused: they would falsify diagnostics and device line tables; remove them");
     } else if (name == "include") {
-      include_target(l, e, "#include");
+      include_target(l, e, "#include", line);
     } else if (name == "include_next" || name == "import") {
       add("include-not-allowed", line, fmt::format("#{} is refused: use #include with an allowed header", name));
     } else if (name == "embed") {
@@ -143,7 +143,7 @@ class Checker {
     static const std::regex init_section(R"(\b(preinit_array|init_array|fini_array)\b|\.(ctors|dtors)\b)");
     for (std::sregex_iterator it(c.begin(), c.end(), has_include), end; it != end; ++it) {
       auto pos = static_cast<std::size_t>(it->position() + it->length());
-      include_target(l, pos, "__has_include");
+      include_target(l, pos, "__has_include", l.line_at(static_cast<std::size_t>(it->position())));
     }
     for (std::sregex_iterator it(c.begin(), c.end(), has_embed), end; it != end; ++it)
       add("embed", l.line_at(static_cast<std::size_t>(it->position())),
