@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "compile/demangle.h"
 #include "compile/import_rules.h"
 
 namespace cutegen {
@@ -99,11 +100,43 @@ bool toolchain_load_entry(const std::string& name, int& static_inits) {
   return false;
 }
 
+// The function an .init_array/.fini_array slot points to: the slot's own value, or what the dynamic
+// relocation for the slot puts there (R_*_RELATIVE: an address in the library; R_*_64: a symbol).
+struct SlotTargets {
+  std::map<std::uint64_t, std::uint64_t> address;  // slot -> target address
+  std::map<std::uint64_t, std::string> symbol;     // slot -> target symbol name
+};
+
+void read_relocations(Elf* elf, Elf_Scn* scn, const GElf_Shdr& sh, SlotTargets& t) {
+  Elf_Data* d = elf_getdata(scn, nullptr);
+  Elf_Scn* symtab = elf_getscn(elf, sh.sh_link);
+  GElf_Shdr symsh;
+  Elf_Data* syms = symtab && gelf_getshdr(symtab, &symsh) ? elf_getdata(symtab, nullptr) : nullptr;
+  std::size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+  for (std::size_t i = 0; d && i < n; ++i) {
+    GElf_Rela r;
+    if (!gelf_getrela(d, static_cast<int>(i), &r)) continue;
+    auto type = GELF_R_TYPE(r.r_info);
+    if (type == R_X86_64_RELATIVE || type == R_AARCH64_RELATIVE) {
+      t.address[r.r_offset] = static_cast<std::uint64_t>(r.r_addend);
+    } else if ((type == R_X86_64_64 || type == R_AARCH64_ABS64) && syms) {
+      GElf_Sym sym;
+      if (!gelf_getsym(syms, static_cast<int>(GELF_R_SYM(r.r_info)), &sym)) continue;
+      const char* name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+      t.symbol[r.r_offset] = name ? name : "";
+    }
+  }
+}
+
 // Host code that runs when the library is loaded or unloaded, besides the toolchain's own.
 void check_load_entries(Elf* elf, std::vector<CheckViolation>& out) {
   std::map<std::uint64_t, std::string> functions;
-  std::map<std::uint64_t, std::uint64_t> relative;  // r_offset -> addend of R_*_RELATIVE
-  std::vector<std::pair<std::string, std::vector<std::uint64_t>>> arrays;
+  SlotTargets targets;
+  struct Array {
+    std::string section;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> slots;  // (slot address, value in the file)
+  };
+  std::vector<Array> arrays;
   Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(elf, scn)) != nullptr) {
     GElf_Shdr sh;
@@ -111,51 +144,46 @@ void check_load_entries(Elf* elf, std::vector<CheckViolation>& out) {
     Elf_Data* d = elf_getdata(scn, nullptr);
     if (!d) continue;
     std::size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+    std::string name = section_name(elf, sh);
     if (sh.sh_type == SHT_SYMTAB) {
       for (std::size_t i = 1; i < n; ++i) {
         GElf_Sym sym;
         if (!gelf_getsym(d, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
           continue;
-        const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-        if (name) functions.emplace(sym.st_value, name);
+        const char* fn = elf_strptr(elf, sh.sh_link, sym.st_name);
+        if (fn) functions.emplace(sym.st_value, fn);
       }
     } else if (sh.sh_type == SHT_RELA) {
-      for (std::size_t i = 0; i < n; ++i) {
-        GElf_Rela r;
-        if (gelf_getrela(d, static_cast<int>(i), &r) && (GELF_R_TYPE(r.r_info) == R_X86_64_RELATIVE || GELF_R_TYPE(r.r_info) == R_AARCH64_RELATIVE))
-          relative[r.r_offset] = static_cast<std::uint64_t>(r.r_addend);
-      }
+      read_relocations(elf, scn, sh, targets);
     } else if (sh.sh_type == SHT_INIT_ARRAY || sh.sh_type == SHT_FINI_ARRAY || sh.sh_type == SHT_PREINIT_ARRAY) {
-      std::vector<std::uint64_t> entries;
+      Array a{name, {}};
       for (std::size_t off = 0; d->d_buf && off + 8 <= d->d_size; off += 8) {
         std::uint64_t v = 0;
         std::memcpy(&v, static_cast<const char*>(d->d_buf) + off, 8);
-        if (v == 0) {
-          auto it = relative.find(sh.sh_addr + off);  // relocations may come later: resolved below
-          v = it != relative.end() ? it->second : sh.sh_addr + off + (std::uint64_t(1) << 63);
-        }
-        entries.push_back(v);
+        a.slots.emplace_back(sh.sh_addr + off, v);
       }
-      arrays.emplace_back(section_name(elf, sh), std::move(entries));
-    } else if (section_name(elf, sh) == ".ctors" || section_name(elf, sh) == ".dtors") {
+      arrays.push_back(std::move(a));
+    } else if (name == ".ctors" || name == ".dtors") {
       out.push_back({"load-time-code", fmt::format("the library has a {} section: host code that runs when it is "
-                                                   "loaded or unloaded is forbidden", section_name(elf, sh))});
+                                                   "loaded or unloaded is forbidden", name)});
     }
   }
   int static_inits = 0;
-  for (auto& [section, entries] : arrays) {
-    for (auto v : entries) {
-      if (v >> 63) {  // an entry filled in by a relocation read after the array
-        auto it = relative.find(v & ~(std::uint64_t(1) << 63));
-        v = it != relative.end() ? it->second : 0;
+  for (const auto& a : arrays) {
+    for (auto [slot, value] : a.slots) {
+      std::string name;
+      if (auto s = targets.symbol.find(slot); s != targets.symbol.end()) {
+        name = s->second;
+      } else {
+        if (auto r = targets.address.find(slot); r != targets.address.end()) value = r->second;
+        if (auto fn = functions.find(value); fn != functions.end()) name = fn->second;
       }
-      auto fn = functions.find(v);
-      std::string name = fn != functions.end() ? fn->second : "";
       if (!name.empty() && toolchain_load_entry(name, static_inits)) continue;
       out.push_back({"load-time-code",
                      fmt::format("{} lists {}: host code that runs when the library is loaded or unloaded (a "
                                  "constructor/destructor attribute or section) is forbidden; do all work inside "
-                                 "cutegen_forward", section, name.empty() ? fmt::format("address {:#x}", v) : name)});
+                                 "cutegen_forward", a.section,
+                                 name.empty() ? fmt::format("address {:#x}", value) : demangle(name))});
     }
   }
 }
