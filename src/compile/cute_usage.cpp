@@ -236,6 +236,14 @@ Result<CuteCheck> check_cute_per_kernel(ProcessRunner& runner, const std::vector
                                         const fs::path& cutlass_include, const QuotableFiles& quotable) {
   CuteCheck check;
   auto proc = runner.run({.argv = command, .timeout = timeout, .cwd = dir});
+  // The PTX is tens of megabytes for a CuTe GEMM at -O0 and only needed here: keep it out of the cache.
+  struct Remove {
+    fs::path p;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove(p, ec);
+    }
+  } remove_ptx{dir / ptx_name};
   if (!proc) return Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", proc.error().message)};
   check.seconds = proc->wall_seconds;
   if (proc->timed_out) {

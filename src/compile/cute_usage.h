@@ -44,9 +44,10 @@ struct CuteCheck {
   double seconds = 0;
 };
 
-// Runs the analysis compile (`command`, in `dir`, writing `ptx_name` there) and checks `kernels`. A
-// failing analysis compile is a violation quoting its first error (the build itself succeeded, so the
-// candidate relies on something only optimised code allows); an Error means nvcc could not be started.
+// Runs the analysis compile (`command`, in `dir`, writing `ptx_name` there and removing it afterwards)
+// and checks `kernels`. A failing analysis compile is a violation quoting its first error (the build
+// itself succeeded, so the candidate relies on something only optimised code allows); an Error means
+// nvcc could not be started.
 Result<CuteCheck> check_cute_per_kernel(ProcessRunner& runner, const std::vector<std::string>& command,
                                         const std::filesystem::path& dir, const std::string& ptx_name,
                                         std::chrono::milliseconds timeout, const std::vector<std::string>& kernels,

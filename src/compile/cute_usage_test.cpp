@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/fake_process_runner.h"
+#include "common/fs.h"
+
 using namespace cutegen;
 
 namespace {
@@ -76,4 +79,65 @@ TEST(CuteUsage, AnUnbalancedInlineAsmMarkerIsForged) {
   auto a = analyse_cute_usage(p, "/opt/cutlass/include/cute");
   ASSERT_EQ(a.forged.size(), 1u);
   EXPECT_FALSE(a.uses_cute.at("_Z1kv"));
+}
+
+namespace {
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    auto d = make_unique_dir(std::filesystem::temp_directory_path(), "cutegen-cute-");
+    EXPECT_TRUE(d.ok());
+    path = d.ok() ? *d : std::filesystem::path();
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+const QuotableFiles kQuotable{"candidate.cu", {"/opt/cutlass/include"}};
+}  // namespace
+
+TEST(CheckCutePerKernel, RunsTheAnalysisCompileInTheStagingDirAndRemovesItsPtx) {
+  TempDir dir;
+  FakeProcessRunner fake([&](const ProcessSpec& spec) -> Result<ProcessResult> {
+    EXPECT_EQ(spec.cwd, dir.path);
+    EXPECT_TRUE(write_file_atomic(dir.path / "a.ptx", ptx()).ok());
+    return FakeProcessRunner::exited(0);
+  });
+  auto check = check_cute_per_kernel(fake, {"nvcc", "-ptx"}, dir.path, "a.ptx", std::chrono::seconds(5),
+                                     {"_Z6directPf", "_Z7pointerPf"}, "/opt/cutlass/include", kQuotable);
+  ASSERT_TRUE(check.ok()) << check.error().message;
+  ASSERT_EQ(fake.calls().size(), 1u);
+  EXPECT_EQ(fake.calls()[0].argv, (std::vector<std::string>{"nvcc", "-ptx"}));
+  EXPECT_FALSE(check->timed_out);
+  // forged-line-info (from _Z6forgedPf, present in the file) and no-cute for the pointer kernel.
+  ASSERT_EQ(check->violations.size(), 2u);
+  EXPECT_EQ(check->violations[1].code, "no-cute");
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "a.ptx"));
+}
+
+TEST(CheckCutePerKernel, AFailingAnalysisCompileIsAViolationQuotingItsErrorRedacted) {
+  TempDir dir;
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> {
+    return FakeProcessRunner::exited(2, "", "candidate.cu(9): error: asm operand must be an immediate\n"
+                                            "/home/u/.env(1): error: identifier \"secret\" is undefined\n");
+  });
+  auto check = check_cute_per_kernel(fake, {"nvcc"}, dir.path, "a.ptx", std::chrono::seconds(5), {"_Z1kv"},
+                                     "/opt/cutlass/include", kQuotable);
+  ASSERT_TRUE(check.ok());
+  ASSERT_EQ(check->violations.size(), 1u);
+  EXPECT_EQ(check->violations[0].code, "cute-unverifiable");
+  EXPECT_NE(check->violations[0].message.find("asm operand must be an immediate"), std::string::npos);
+  EXPECT_EQ(check->violations[0].message.find("secret"), std::string::npos);
+}
+
+TEST(CheckCutePerKernel, ATimeoutIsReportedNotJudged) {
+  TempDir dir;
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> {
+    ProcessResult r;
+    r.timed_out = true;
+    return r;
+  });
+  auto check = check_cute_per_kernel(fake, {"nvcc"}, dir.path, "a.ptx", std::chrono::seconds(5), {"_Z1kv"},
+                                     "/opt/cutlass/include", kQuotable);
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->timed_out);
+  EXPECT_TRUE(check->violations.empty());
 }

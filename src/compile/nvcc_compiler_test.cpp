@@ -119,6 +119,8 @@ TEST_P(HonestKernels, PassEveryStaticCheck) {
   auto out = compile(testdata(GetParam()), GetParam());
   EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
   EXPECT_TRUE(out.violations.empty());
+  // The analysis compile's PTX (megabytes at -O0) does not stay in the cache entry.
+  EXPECT_FALSE(fs::exists(out.library.parent_path() / "candidate.analysis.ptx"));
 }
 INSTANTIATE_TEST_SUITE_P(Testdata, HonestKernels,
                          ::testing::Values("tma_copy.cu", "wgmma_gemm.cu", "cp_async_cluster.cu", "cute_1d_index.cu"));
