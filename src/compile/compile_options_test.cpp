@@ -47,6 +47,7 @@ TEST(CompileOptions, ConfigOverridesAndRejectsUnknownKeys) {
 TEST(CompileOptions, KeysThatChooseProgramsOrTheirFlagsNeedTrust) {
   for (const char* key : {"nvcc", "host_compiler", "flags", "extra_flags"}) EXPECT_TRUE(compile_key_needs_trust(key)) << key;
   for (const char* key : {"arch", "std", "timeout_s"}) EXPECT_FALSE(compile_key_needs_trust(key)) << key;
+}
 
 TEST(CompileOptions, DirectDriverCallsAndTheDriverStubAreAlwaysThere) {
   auto cmd = nvcc_command(CompileOptions{}, "candidate.cu", "kernel.so", {"/inc"});
