@@ -54,9 +54,11 @@ Result<CompileOptions> apply_compile_config(CompileOptions o, const nlohmann::js
   return o;
 }
 
-Result<std::vector<std::string>> nvcc_command(const CompileOptions& o, const std::string& source_name,
-                                              const std::string& output_name,
-                                              const std::vector<std::filesystem::path>& include_dirs) {
+namespace {
+
+// Everything both compiles share: the target, the user's flags and the preprocessor view of the
+// source (the CuTe analysis must see exactly the code the build sees).
+Result<std::vector<std::string>> common_command(const CompileOptions& o) {
   auto gencode = gencode_for(o.arch);
   if (!gencode) return gencode.error();
   std::vector<std::string> cmd = {o.nvcc, "-std=" + o.cpp_std, "-gencode", *gencode};
@@ -66,17 +68,47 @@ Result<std::vector<std::string>> nvcc_command(const CompileOptions& o, const std
     cmd.push_back("-ccbin");
     cmd.push_back(o.host_compiler);
   }
+  // CUTLASS then calls the driver's TMA descriptor encoders directly instead of looking them up through
+  // cudaGetDriverEntryPoint, which hands out any driver function and is refused.
+  cmd.emplace_back("-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL");
+  cmd.emplace_back("-lineinfo");
+  return cmd;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> nvcc_command(const CompileOptions& o, const std::string& source_name,
+                                              const std::string& output_name,
+                                              const std::vector<std::filesystem::path>& include_dirs) {
+  auto cmd = common_command(o);
+  if (!cmd) return cmd.error();
   // Required by the contract and the static checks, hence not configurable:
   //  -cudart shared: the candidate's CUDA calls stay visible as imported symbols (static cudart would
   //                  also drag in dlopen, hiding a candidate's own);
-  //  --no-compress:  device code stays readable for the CuTe-usage check;
-  //  -lineinfo:      device line tables tell which headers contributed device code.
-  for (const char* f : {"-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "--no-compress", "-lineinfo"})
-    cmd.emplace_back(f);
-  for (const auto& dir : include_dirs) cmd.push_back("-I" + dir.string());
-  cmd.push_back(source_name);
-  cmd.push_back("-o");
-  cmd.push_back(output_name);
+  //  --no-compress:  device code stays readable for the kernel list;
+  //  -lcuda:         the driver stub (on nvcc's default library path) provides the TMA encoders;
+  //  -lineinfo:      (in common_command) line tables for profiles and the analysis compile.
+  for (const char* f : {"-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "--no-compress"}) cmd->emplace_back(f);
+  for (const auto& dir : include_dirs) cmd->push_back("-I" + dir.string());
+  cmd->push_back(source_name);
+  cmd->push_back("-o");
+  cmd->push_back(output_name);
+  cmd->push_back("-lcuda");
+  return cmd;
+}
+
+Result<std::vector<std::string>> cute_analysis_command(const CompileOptions& o, const std::string& source_name,
+                                                       const std::string& ptx_name,
+                                                       const std::vector<std::filesystem::path>& include_dirs) {
+  auto cmd = common_command(o);
+  if (!cmd) return cmd.error();
+  // Device code only, unoptimised: every CuTe function a kernel calls stays visible in the PTX line
+  // info (function_name/inlined_at), even where -O3 folds it into plain address arithmetic.
+  for (const char* f : {"-ptx", "-Xcicc", "-O0"}) cmd->emplace_back(f);
+  for (const auto& dir : include_dirs) cmd->push_back("-I" + dir.string());
+  cmd->push_back(source_name);
+  cmd->push_back("-o");
+  cmd->push_back(ptx_name);
   return cmd;
 }
 

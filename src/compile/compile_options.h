@@ -1,6 +1,7 @@
 #pragma once
 // How candidates are compiled. Users tune optimisation flags and the target; the flags the static
-// checks depend on (shared cudart, uncompressed fatbin, line info) are always added and cannot be removed.
+// checks depend on (shared cudart, uncompressed fatbin, line info, CUTLASS's direct driver calls and
+// the driver stub) are always added and cannot be removed.
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -38,5 +39,11 @@ Result<CompileOptions> apply_compile_config(CompileOptions base, const nlohmann:
 Result<std::vector<std::string>> nvcc_command(const CompileOptions& opts, const std::string& source_name,
                                               const std::string& output_name,
                                               const std::vector<std::filesystem::path>& include_dirs);
+
+// The second compile the per-kernel CuTe check reads: the same source, target, flags and macros, device
+// code only, to PTX without optimisation (cute_usage.h says why).
+Result<std::vector<std::string>> cute_analysis_command(const CompileOptions& opts, const std::string& source_name,
+                                                       const std::string& ptx_name,
+                                                       const std::vector<std::filesystem::path>& include_dirs);
 
 }  // namespace cutegen

@@ -48,3 +48,32 @@ TEST(CompileOptions, KeysThatChooseProgramsOrTheirFlagsNeedTrust) {
   for (const char* key : {"nvcc", "host_compiler", "flags", "extra_flags"}) EXPECT_TRUE(compile_key_needs_trust(key)) << key;
   for (const char* key : {"arch", "std", "timeout_s"}) EXPECT_FALSE(compile_key_needs_trust(key)) << key;
 }
+
+TEST(CompileOptions, DirectDriverCallsAndTheDriverStubAreAlwaysThere) {
+  auto cmd = nvcc_command(CompileOptions{}, "candidate.cu", "kernel.so", {"/inc"});
+  ASSERT_TRUE(cmd.ok());
+  auto has = [&](const std::string& f) { return std::find(cmd->begin(), cmd->end(), f) != cmd->end(); };
+  EXPECT_TRUE(has("-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL"));
+  EXPECT_TRUE(has("-lcuda"));
+}
+
+TEST(CompileOptions, TheCuteAnalysisCompileSeesTheSameSourceFlagsAndMacros) {
+  CompileOptions o;
+  o.extra_flags = {"-DTILE=128"};
+  auto build = nvcc_command(o, "candidate.cu", "kernel.so", {"/inc/a", "/inc/b"});
+  auto analysis = cute_analysis_command(o, "candidate.cu", "candidate.analysis.ptx", {"/inc/a", "/inc/b"});
+  ASSERT_TRUE(build.ok() && analysis.ok());
+  auto has = [&](const std::string& f) { return std::find(analysis->begin(), analysis->end(), f) != analysis->end(); };
+  // Everything that decides what the preprocessor and front end see is shared ...
+  for (const auto& f : *build)
+    if (f.rfind("-D", 0) == 0 || f.rfind("-I", 0) == 0 || f.rfind("-std", 0) == 0 || f.rfind("arch=", 0) == 0 ||
+        f == "candidate.cu" || f == "-lineinfo")
+      EXPECT_TRUE(has(f)) << f;
+  // ... and it is device-only PTX without optimisation, into its own file.
+  EXPECT_TRUE(has("-ptx"));
+  auto o0 = std::find(analysis->begin(), analysis->end(), "-O0");
+  ASSERT_NE(o0, analysis->end());
+  EXPECT_EQ(*(o0 - 1), "-Xcicc");
+  EXPECT_EQ(analysis->back(), "candidate.analysis.ptx");
+  EXPECT_FALSE(has("-shared"));
+}

@@ -9,7 +9,7 @@
 
 #include "common/result.h"
 #include "compile/diagnostics.h"
-#include "compile/library_checks.h"
+#include "compile/check_violation.h"
 
 namespace cutegen {
 

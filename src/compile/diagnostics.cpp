@@ -5,6 +5,7 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -246,6 +247,122 @@ CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string&
     if (d.follow_on > 0) text += fmt::format("    (+{} follow-on error{} from this line)\n", d.follow_on, d.follow_on == 1 ? "" : "s");
   }
   out.text = text;
+  return out;
+}
+
+}  // namespace cutegen
+
+namespace cutegen {
+namespace {
+
+bool quotable_path(const std::string& path, const QuotableFiles& q) {
+  if (path == q.candidate || path == "./" + q.candidate) return true;
+  std::filesystem::path p(path);
+  if (!p.is_absolute()) return false;
+  p = p.lexically_normal();
+  for (const auto& root : q.roots) {
+    auto rel = p.lexically_relative(root.lexically_normal());
+    if (!rel.empty() && *rel.begin() != ".." && rel != ".") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+namespace {
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool severity_word(std::string_view rest) {
+  for (std::string_view w : {"catastrophic error", "fatal error", "error", "warning", "remark", "note"})
+    if (rest.substr(0, w.size()) == w) return true;
+  return false;
+}
+
+struct Location {
+  std::string path, line, severity;
+  bool edg = false;
+};
+
+// "path(12): error: ..." (EDG) or "path:12:3: error: ..." (GCC). Parsed by hand: template
+// instantiation lines run to many kilobytes, where backtracking regexes are slow or overflow the stack.
+std::optional<Location> report_location(std::string_view l) {
+  for (std::size_t p = l.find("): "); p != std::string_view::npos; p = l.find("): ", p + 1)) {
+    std::size_t open = l.rfind('(', p);
+    if (open == std::string_view::npos || open == 0 || !all_digits(l.substr(open + 1, p - open - 1))) continue;
+    std::string_view rest = l.substr(p + 3);
+    if (!severity_word(rest)) continue;
+    std::string_view sev = rest.substr(0, rest.find(':'));
+    return Location{std::string(l.substr(0, open)), std::string(l.substr(open + 1, p - open - 1)),
+                    std::string(sev.substr(0, sev.find(" #"))), true};
+  }
+  for (std::size_t c = l.find(':'); c != std::string_view::npos && c > 0; c = l.find(':', c + 1)) {
+    std::size_t e = l.find(':', c + 1);
+    if (e == std::string_view::npos) break;
+    if (!all_digits(l.substr(c + 1, e - c - 1))) continue;
+    std::size_t after = e + 1;
+    std::size_t col = l.find(':', after);
+    if (col != std::string_view::npos && all_digits(l.substr(after, col - after))) after = col + 1;
+    std::string_view rest = l.substr(std::min(after + 1, l.size()));
+    if (after >= l.size() || l[after] != ' ' || !severity_word(rest)) continue;
+    return Location{std::string(l.substr(0, c)), std::string(l.substr(c + 1, e - c - 1)),
+                    std::string(rest.substr(0, rest.find(':'))), false};
+  }
+  return std::nullopt;
+}
+
+// "path: In function 'f':" (GCC) -> path.
+std::optional<std::string> context_location(std::string_view l) {
+  for (std::string_view marker : {": In ", ": At global scope"}) {
+    std::size_t p = l.find(marker);
+    if (p != std::string_view::npos && p > 0 && l[0] != ' ') return std::string(l.substr(0, p));
+  }
+  return std::nullopt;
+}
+
+// EDG's instantiation chain: "... at line 12 of path" -> path.
+std::optional<std::string> chain_location(std::string_view l) {
+  std::size_t p = l.rfind(" at line ");
+  if (p == std::string_view::npos) return std::nullopt;
+  std::size_t of = l.find(" of ", p + 9);
+  if (of == std::string_view::npos || !all_digits(l.substr(p + 9, of - p - 9))) return std::nullopt;
+  return std::string(l.substr(of + 4));
+}
+
+}  // namespace
+
+std::string redact_nvcc_log(const std::string& log, const QuotableFiles& quotable) {
+  std::string out;
+  bool hiding = false;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::optional<std::string> replacement;
+    bool located = true;
+    if (auto r = report_location(line)) {
+      if (!quotable_path(r->path, quotable))
+        replacement = r->edg ? fmt::format("{}({}): {}: (text from {} not shown)", r->path, r->line, r->severity, r->path)
+                             : fmt::format("{}:{}: {}: (text from {} not shown)", r->path, r->line, r->severity, r->path);
+    } else if (auto c = context_location(line)) {
+      if (!quotable_path(*c, quotable)) replacement = fmt::format("{}: (text from {} not shown)", *c, *c);
+    } else if (auto ch = chain_location(line)) {
+      if (!quotable_path(*ch, quotable)) replacement = fmt::format("    (text from {} not shown)", *ch);
+    } else {
+      located = false;
+    }
+    if (located) {
+      hiding = replacement.has_value();
+      out += (hiding ? *replacement : line) + "\n";
+      continue;
+    }
+    // A blank line or a line that is not indented ends the quoted context of a report.
+    bool context = !line.empty() && (line[0] == ' ' || line[0] == '\t');
+    if (!context) hiding = false;
+    if (hiding) continue;
+    out += line + "\n";
+  }
   return out;
 }
 

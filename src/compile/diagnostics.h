@@ -2,6 +2,7 @@
 // Turns nvcc's log (hundreds of lines of template back-traces for one CuTe mistake) into the short
 // evidence the LLM's diagnose step needs: each distinct error once, located on the candidate's own
 // line with that source line shown, the first few only.
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -27,5 +28,18 @@ struct CondensedDiagnostic {
 // in the candidate's directory, so a bare file name); `source` is the candidate's text, for quoting lines.
 CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string& candidate_name,
                                       const std::string& source, int max_errors = 5);
+
+// What nvcc's log may quote: the candidate (by the name nvcc was given) and headers under `roots`.
+struct QuotableFiles {
+  std::string candidate;
+  std::vector<std::filesystem::path> roots;
+};
+
+// nvcc quotes the source lines of the files it reports on. Defence in depth behind the include rules:
+// every report located in a file outside `quotable` keeps its location but loses its text (message,
+// quoted source, caret), which becomes "(text from <path> not shown)". Applied to the log before it is
+// stored, condensed or shown, so no file outside the candidate and the allowed headers can be quoted
+// back to the LLM provider or the cache.
+std::string redact_nvcc_log(const std::string& log, const QuotableFiles& quotable);
 
 }  // namespace cutegen

@@ -85,3 +85,57 @@ TEST(CondenseNvccLog, UnrecognisedOutputShowsTheTail) {
   EXPECT_NE(d.text.find("Segmentation fault"), std::string::npos);
   EXPECT_NE(d.text.find("not recognised"), std::string::npos);
 }
+
+// What nvcc printed for a candidate that included a file with a secret in it (CUDA 13.0).
+TEST(RedactNvccLog, TextFromFilesOutsideTheAllowedRootsIsNotShown) {
+  std::string log =
+      "/home/user/.env(1): error: this declaration has no storage class or type specifier\n"
+      "  OPENAI_API_KEY=sk-secret-123\n"
+      "  ^\n"
+      "\n"
+      "/home/user/.env(1): error: identifier \"sk\" is undefined\n"
+      "  OPENAI_API_KEY=sk-secret-123\n"
+      "                 ^\n"
+      "\n"
+      "/home/user/.env:2:5: error: found ':' in nested-name-specifier, expected '::'\n"
+      "    2 | root:x:0:0:root:/root:/bin/bash\n"
+      "      |     ^\n"
+      "candidate.cu(7): error: identifier \"undefined_name\" is undefined\n"
+      "    float x = undefined_name;\n"
+      "              ^\n"
+      "\n"
+      "/opt/cutlass/include/cute/layout.hpp(1572): error: static assertion failed with \"Too many modes\"\n"
+      "      static_assert(false, \"Too many modes\");\n"
+      "      ^\n"
+      "          detected during:\n"
+      "            instantiation of \"void k()\" at line 9 of candidate.cu\n"
+      "            instantiation of \"void leak() [with T=root]\" at line 2 of /home/user/.env\n"
+      "\n"
+      "5 errors detected in the compilation of \"candidate.cu\".\n";
+  auto redacted = redact_nvcc_log(log, {"candidate.cu", {"/opt/cutlass/include", "/usr/include"}});
+  for (const char* secret : {"sk-secret", "OPENAI_API_KEY", "root:x", "\"sk\"", "T=root"})
+    EXPECT_EQ(redacted.find(secret), std::string::npos) << secret << "\n" << redacted;
+  EXPECT_NE(redacted.find("/home/user/.env(1): error: (text from /home/user/.env not shown)"), std::string::npos) << redacted;
+  EXPECT_NE(redacted.find("/home/user/.env:2: error: (text from /home/user/.env not shown)"), std::string::npos) << redacted;
+  // The candidate's own errors and CuTe's keep their text.
+  EXPECT_NE(redacted.find("identifier \"undefined_name\" is undefined\n    float x = undefined_name;"), std::string::npos);
+  EXPECT_NE(redacted.find("static_assert(false, \"Too many modes\");"), std::string::npos);
+  EXPECT_NE(redacted.find("at line 9 of candidate.cu"), std::string::npos);
+  EXPECT_NE(redacted.find("5 errors detected"), std::string::npos);
+  // The condensed diagnostic built from it quotes nothing of the file either, even when every error is
+  // outside the candidate and it falls back to quoting the log's last lines.
+  auto d = condense_nvcc_log(redacted, "candidate.cu", "int a;\n");
+  EXPECT_EQ(d.text.find("sk-secret"), std::string::npos) << d.text;
+  auto only_outside = redact_nvcc_log(log.substr(0, log.find("candidate.cu(7)")), {"candidate.cu", {"/opt/cutlass/include"}});
+  auto fallback = condense_nvcc_log(only_outside + "nvcc exited\n", "candidate.cu", "");
+  EXPECT_EQ(fallback.text.find("sk-secret"), std::string::npos) << fallback.text;
+  EXPECT_EQ(fallback.text.find("root:x"), std::string::npos) << fallback.text;
+}
+
+TEST(RedactNvccLog, PathTricksDoNotMakeAFileQuotable) {
+  std::string log = "/opt/cutlass/include/../../../etc/passwd(1): error: expected a declaration\n  root:x:0:0\n  ^\n"
+                    "./candidate.cu(3): error: expected a \";\"\n  int a\n  ^\n";
+  auto redacted = redact_nvcc_log(log, {"candidate.cu", {"/opt/cutlass/include"}});
+  EXPECT_EQ(redacted.find("root:x"), std::string::npos) << redacted;
+  EXPECT_NE(redacted.find("  int a\n"), std::string::npos) << redacted;
+}

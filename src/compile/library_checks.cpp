@@ -5,65 +5,25 @@
 #include <libelf.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
+
+#include "compile/demangle.h"
+#include "compile/import_rules.h"
 
 namespace cutegen {
 namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kEntryPoint = "cutegen_forward";
-
-// Libraries a candidate may link against. Everything else (cuBLAS, cuDNN, libtorch, Python) is refused.
-bool allowed_library(const std::string& soname) {
-  static const std::regex re(
-      R"(^(libcudart\.so|libcuda\.so|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libpthread\.so|librt\.so|ld-linux-x86-64\.so|ld-linux-aarch64\.so)(\.[0-9]+)*$)");
-  return std::regex_match(soname, re);
-}
-
-struct Rule {
-  std::regex pattern;
-  std::string why;
-};
-
-// Symbols refused whatever library provides them, each with the reason the user sees.
-const std::vector<Rule>& denied_symbols() {
-  static const std::vector<Rule> rules = {
-      {std::regex(R"(^(dlopen|dlmopen|dlsym|dlvsym)$)"), "loads code at run time, which the contract forbids"},
-      {std::regex(R"(^cublas)"), "calls cuBLAS; the kernel must be written in CuTe"},
-      {std::regex(R"(^cudnn)"), "calls cuDNN; the kernel must be written in CuTe"},
-      {std::regex(R"(^(cufft|curand|cusparse|cusolver|nvjpeg|npp))"),
-       "calls a CUDA library; the kernel must be written in CuTe"},
-      {std::regex(R"(^_?Py)"), "calls into Python; the kernel must be self-contained CUDA"},
-      {std::regex(R"(^_ZN?K?(2at|3c10|5torch)\d)"), "calls libtorch; the kernel must be written in CuTe"},
-      {std::regex(R"(^(cudaMalloc|cudaMallocAsync|cudaMallocManaged|cudaMallocHost|cudaHostAlloc|cudaMallocPitch|cudaMalloc3D|cudaMallocArray|cudaMallocFromPoolAsync|cuMemAlloc|cuMemCreate|cuMemHostAlloc))"),
-       "allocates memory; the harness owns every buffer (inputs and outputs are passed in)"},
-      {std::regex(R"(^(cudaStreamCreate|cuStreamCreate|cudaEventCreate|cuEventCreate))"),
-       "creates streams or events; all work must be launched on the stream passed to cutegen_forward"},
-      {std::regex(R"(^(cudaDeviceReset|cudaSetDevice|cuCtxCreate|cuCtxSetCurrent))"),
-       "changes the device or context the harness set up"},
-      {std::regex(R"(^(system|popen|fork|vfork|execve?|execvp|execvpe|execl|execlp|posix_spawnp?)$)"),
-       "starts processes"},
-  };
-  return rules;
-}
-
-bool harmless_weak(const std::string& name) {
-  return name == "__gmon_start__" || name == "__cxa_finalize" || name.rfind("_ITM_", 0) == 0;
-}
-
-// CUDA runtime and driver API entry points are not always versioned (libcuda's are not).
-bool cuda_api_name(const std::string& name) {
-  static const std::regex re(R"(^(cuda[A-Z_]|__cuda|cu[A-Z]))");
-  return std::regex_search(name, re);
-}
+constexpr unsigned char kCudaEntry = 0x10;  // st_other bit marking a kernel in a cubin's symbol table
 
 struct ElfCloser {
   void operator()(Elf* e) const { elf_end(e); }
@@ -79,8 +39,8 @@ std::string section_name(Elf* elf, const GElf_Shdr& sh) {
 
 struct DeviceScan {
   int images = 0;
-  bool cute_lines = false;
   bool arch_trap = false;
+  std::set<std::string> kernels;
 };
 
 bool contains(const char* data, std::size_t size, const std::string& needle) {
@@ -88,9 +48,20 @@ bool contains(const char* data, std::size_t size, const std::string& needle) {
   return std::search(data, data + size, needle.begin(), needle.end()) != data + size;
 }
 
-// Device code sits in .nv_fatbin as embedded cubin ELF images. Their line tables name the directories
-// that contributed device instructions, so CuTe used only on the host (or only #included) leaves no trace.
-void scan_fatbin(const char* data, std::size_t size, const std::string& cute_dir, DeviceScan& scan) {
+void collect_kernels(Elf* e, Elf_Scn* symtab, const GElf_Shdr& sh, std::set<std::string>& kernels) {
+  Elf_Data* d = elf_getdata(symtab, nullptr);
+  std::size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+  for (std::size_t i = 1; d && i < n; ++i) {
+    GElf_Sym sym;
+    if (!gelf_getsym(d, static_cast<int>(i), &sym)) continue;
+    if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !(sym.st_other & kCudaEntry) || sym.st_shndx == SHN_UNDEF) continue;
+    const char* name = elf_strptr(e, sh.sh_link, sym.st_name);
+    if (name && *name) kernels.insert(name);
+  }
+}
+
+// Device code sits in .nv_fatbin as embedded cubin ELF images; their symbol tables name the kernels.
+void scan_fatbin(const char* data, std::size_t size, DeviceScan& scan) {
   static const std::string magic = "\x7f" "ELF";
   // CUTLASS traps instead of executing an instruction the target lacks; its message marks such code.
   static const std::vector<std::string> traps = {"used without targeting", "without CUTE_ARCH_"};
@@ -112,33 +83,114 @@ void scan_fatbin(const char* data, std::size_t size, const std::string& cute_dir
       Elf_Data* d = elf_getdata(scn, nullptr);
       if (!d || !d->d_buf) continue;
       auto* bytes = static_cast<const char*>(d->d_buf);
-      std::string name = section_name(e.get(), sh);
-      if ((name == ".debug_line" || name == ".nv_debug_line_sass") && contains(bytes, d->d_size, cute_dir))
-        scan.cute_lines = true;
+      if (sh.sh_type == SHT_SYMTAB) collect_kernels(e.get(), scn, sh, scan.kernels);
       for (const auto& t : traps)
         if (contains(bytes, d->d_size, t)) scan.arch_trap = true;
     }
   }
 }
 
-}  // namespace
-
-std::vector<CheckViolation> check_source(const std::string& source) {
-  std::vector<CheckViolation> out;
-  static const std::regex line_directive(R"(^\s*#\s*line\b)");
-  std::istringstream in(source);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (std::regex_search(line, line_directive))
-      out.push_back({"line-directive", fmt::format("line {}: #line directives are not allowed (they would falsify "
-                                                   "compiler diagnostics and device line tables)", n)});
-  }
-  return out;
+// Functions the toolchain itself puts in .init_array/.fini_array: crtstuff's frame_dummy and
+// __do_global_dtors_aux, nvcc's fatbinary registration, and the translation unit's one static
+// initialiser (dynamic initialisation of globals, e.g. <iostream>'s std::ios_base::Init).
+bool toolchain_load_entry(const std::string& name, int& static_inits) {
+  if (name == "frame_dummy" || name == "__do_global_dtors_aux") return true;
+  if (name.rfind("_ZL24__sti____cudaRegisterAll", 0) == 0) return true;
+  if (name.rfind("_GLOBAL__sub_I_", 0) == 0) return ++static_inits == 1;
+  return false;
 }
 
-Result<std::vector<CheckViolation>> check_library(const fs::path& library, const fs::path& cutlass_include_dir) {
+// The function an .init_array/.fini_array slot points to: the slot's own value, or what the dynamic
+// relocation for the slot puts there (R_*_RELATIVE: an address in the library; R_*_64: a symbol).
+struct SlotTargets {
+  std::map<std::uint64_t, std::uint64_t> address;  // slot -> target address
+  std::map<std::uint64_t, std::string> symbol;     // slot -> target symbol name
+};
+
+void read_relocations(Elf* elf, Elf_Scn* scn, const GElf_Shdr& sh, SlotTargets& t) {
+  Elf_Data* d = elf_getdata(scn, nullptr);
+  Elf_Scn* symtab = elf_getscn(elf, sh.sh_link);
+  GElf_Shdr symsh;
+  Elf_Data* syms = symtab && gelf_getshdr(symtab, &symsh) ? elf_getdata(symtab, nullptr) : nullptr;
+  std::size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+  for (std::size_t i = 0; d && i < n; ++i) {
+    GElf_Rela r;
+    if (!gelf_getrela(d, static_cast<int>(i), &r)) continue;
+    auto type = GELF_R_TYPE(r.r_info);
+    if (type == R_X86_64_RELATIVE || type == R_AARCH64_RELATIVE) {
+      t.address[r.r_offset] = static_cast<std::uint64_t>(r.r_addend);
+    } else if ((type == R_X86_64_64 || type == R_AARCH64_ABS64) && syms) {
+      GElf_Sym sym;
+      if (!gelf_getsym(syms, static_cast<int>(GELF_R_SYM(r.r_info)), &sym)) continue;
+      const char* name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+      t.symbol[r.r_offset] = name ? name : "";
+    }
+  }
+}
+
+// Host code that runs when the library is loaded or unloaded, besides the toolchain's own.
+void check_load_entries(Elf* elf, std::vector<CheckViolation>& out) {
+  std::map<std::uint64_t, std::string> functions;
+  SlotTargets targets;
+  struct Array {
+    std::string section;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> slots;  // (slot address, value in the file)
+  };
+  std::vector<Array> arrays;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh)) continue;
+    Elf_Data* d = elf_getdata(scn, nullptr);
+    if (!d) continue;
+    std::size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+    std::string name = section_name(elf, sh);
+    if (sh.sh_type == SHT_SYMTAB) {
+      for (std::size_t i = 1; i < n; ++i) {
+        GElf_Sym sym;
+        if (!gelf_getsym(d, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
+          continue;
+        const char* fn = elf_strptr(elf, sh.sh_link, sym.st_name);
+        if (fn) functions.emplace(sym.st_value, fn);
+      }
+    } else if (sh.sh_type == SHT_RELA) {
+      read_relocations(elf, scn, sh, targets);
+    } else if (sh.sh_type == SHT_INIT_ARRAY || sh.sh_type == SHT_FINI_ARRAY || sh.sh_type == SHT_PREINIT_ARRAY) {
+      Array a{name, {}};
+      for (std::size_t off = 0; d->d_buf && off + 8 <= d->d_size; off += 8) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, static_cast<const char*>(d->d_buf) + off, 8);
+        a.slots.emplace_back(sh.sh_addr + off, v);
+      }
+      arrays.push_back(std::move(a));
+    } else if (name == ".ctors" || name == ".dtors") {
+      out.push_back({"load-time-code", fmt::format("the library has a {} section: host code that runs when it is "
+                                                   "loaded or unloaded is forbidden", name)});
+    }
+  }
+  int static_inits = 0;
+  for (const auto& a : arrays) {
+    for (auto [slot, value] : a.slots) {
+      std::string name;
+      if (auto s = targets.symbol.find(slot); s != targets.symbol.end()) {
+        name = s->second;
+      } else {
+        if (auto r = targets.address.find(slot); r != targets.address.end()) value = r->second;
+        if (auto fn = functions.find(value); fn != functions.end()) name = fn->second;
+      }
+      if (!name.empty() && toolchain_load_entry(name, static_inits)) continue;
+      out.push_back({"load-time-code",
+                     fmt::format("{} lists {}: host code that runs when the library is loaded or unloaded (a "
+                                 "constructor/destructor attribute or section) is forbidden; do all work inside "
+                                 "cutegen_forward", a.section,
+                                 name.empty() ? fmt::format("address {:#x}", value) : demangle(name))});
+    }
+  }
+}
+
+}  // namespace
+
+Result<LibraryInspection> check_library(const fs::path& library) {
   if (elf_version(EV_CURRENT) == EV_NONE) return Error{"libelf is unusable (elf_version failed)"};
   int fd = ::open(library.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error{fmt::format("cannot open {}: {}", library.string(), std::strerror(errno))};
@@ -150,7 +202,8 @@ Result<std::vector<CheckViolation>> check_library(const fs::path& library, const
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
     return Error{fmt::format("{} is not an ELF shared library", library.string())};
 
-  std::vector<CheckViolation> out;
+  LibraryInspection result;
+  auto& out = result.violations;
   Elf_Scn* dynsym = nullptr;
   Elf_Scn* versym = nullptr;
   Elf_Scn* verneed = nullptr;
@@ -177,7 +230,7 @@ Result<std::vector<CheckViolation>> check_library(const fs::path& library, const
       GElf_Dyn dyn;
       if (!gelf_getdyn(d, static_cast<int>(i), &dyn) || dyn.d_tag != DT_NEEDED) continue;
       const char* lib = elf_strptr(elf.get(), sh.sh_link, dyn.d_un.d_val);
-      if (lib && !allowed_library(lib))
+      if (lib && !allowed_needed_library(lib))
         out.push_back({"forbidden-library",
                        fmt::format("links {}; only the CUDA runtime/driver and the C/C++ runtime are allowed", lib)});
     }
@@ -224,17 +277,7 @@ Result<std::vector<CheckViolation>> check_library(const fs::path& library, const
         has_entry = true;
       continue;
     }
-    if (reported.count(name)) continue;
-    bool denied = false;
-    for (const auto& rule : denied_symbols()) {
-      if (std::regex_search(name, rule.pattern)) {
-        out.push_back({"forbidden-import", fmt::format("imports {}: {}", name, rule.why)});
-        reported.insert(name);
-        denied = true;
-        break;
-      }
-    }
-    if (denied) continue;
+    if (!reported.insert(name).second) continue;
     std::string file;
     if (vers) {
       GElf_Versym v;
@@ -243,45 +286,33 @@ Result<std::vector<CheckViolation>> check_library(const fs::path& library, const
         if (it != version_file.end()) file = it->second;
       }
     }
-    bool ok = !file.empty() ? allowed_library(file)
-                            : (cuda_api_name(name) || (GELF_ST_BIND(sym.st_info) == STB_WEAK && harmless_weak(name)));
-    if (!ok) {
-      out.push_back({"forbidden-import",
-                     file.empty() ? fmt::format("imports {}, which no allowed library provides (allowed: CUDA "
-                                                "runtime/driver, libc, libm, libstdc++, libgcc)", name)
-                                  : fmt::format("imports {} from {}; only the CUDA runtime/driver and the C/C++ "
-                                                "runtime are allowed", name, file)});
-      reported.insert(name);
-    }
+    if (auto problem = import_problem(name, file)) out.push_back({"forbidden-import", *problem});
   }
   if (!has_entry)
     out.push_back({"missing-entry-point",
                    fmt::format("does not define {}: include <cutegen/kernel.h> and define "
                                "extern \"C\" int {}(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t, "
                                "cudaStream_t)", kEntryPoint, kEntryPoint)});
+  check_load_entries(elf.get(), out);
 
-  // Device code must exist, be readable, and contain CuTe.
+  // Device code must exist and be readable; its kernels go to the per-kernel CuTe check.
   if (!fatbin) {
     out.push_back({"no-device-code", "contains no device code: the kernel must launch a __global__ function"});
-    return out;
+    return result;
   }
   Elf_Data* fd_data = elf_getdata(fatbin, nullptr);
   DeviceScan scan;
-  std::error_code ec;
-  fs::path canon = fs::weakly_canonical(cutlass_include_dir, ec);
-  std::string cute_dir = (ec ? cutlass_include_dir : canon).string() + "/cute";
-  if (fd_data && fd_data->d_buf) scan_fatbin(static_cast<const char*>(fd_data->d_buf), fd_data->d_size, cute_dir, scan);
-  if (scan.images == 0) {
+  if (fd_data && fd_data->d_buf) scan_fatbin(static_cast<const char*>(fd_data->d_buf), fd_data->d_size, scan);
+  if (scan.images == 0)
     out.push_back({"unreadable-device-code",
                    "device code could not be inspected (compressed fatbin?); compile with --no-compress"});
-  } else if (!scan.cute_lines) {
-    out.push_back({"no-cute", "no device code comes from CuTe: kernels must be written with CuTe tensors, "
-                              "layouts and algorithms (make_tensor, local_tile, copy, gemm ...), not raw pointers"});
-  }
+  else if (scan.kernels.empty())
+    out.push_back({"no-device-code", "contains no kernel: the work must be done by __global__ functions"});
+  result.kernels.assign(scan.kernels.begin(), scan.kernels.end());
   if (scan.arch_trap)
     out.push_back({"arch-conditional", "device code contains CUTLASS's 'used without targeting' trap: an "
                                        "architecture-specific instruction was compiled out for this target"});
-  return out;
+  return result;
 }
 
 }  // namespace cutegen

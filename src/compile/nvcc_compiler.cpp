@@ -8,6 +8,9 @@
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/sha256.h"
+#include "compile/cute_usage.h"
+#include "compile/library_checks.h"
+#include "compile/source_rules.h"
 
 namespace cutegen {
 namespace fs = std::filesystem;
@@ -15,7 +18,8 @@ namespace {
 
 constexpr const char* kCandidateFile = "candidate.cu";  // the name nvcc sees; diagnostics map it back
 constexpr const char* kLibraryFile = "kernel.so";
-constexpr const char* kCacheSchema = "cutegen-compile-v1";
+constexpr const char* kAnalysisFile = "candidate.analysis.ptx";  // the CuTe check's -O0 device compile
+constexpr const char* kCacheSchema = "cutegen-compile-v2";  // v2: import allow-list, CuTe per kernel
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -28,6 +32,18 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// What nvcc's log may quote: the candidate and the headers it may include (source_rules.h).
+QuotableFiles quotable_files(const Toolchain& t, const std::string& nvcc) {
+  QuotableFiles q{kCandidateFile, {t.cutlass_include, t.contract_include, "/usr/include", "/usr/lib/gcc"}};
+  if (auto exe = find_executable(nvcc)) {
+    std::error_code ec;
+    fs::path root = exe->parent_path().parent_path();
+    q.roots.push_back(root.lexically_normal());
+    if (auto canon = fs::canonical(root, ec); !ec) q.roots.push_back(canon);
+  }
+  return q;
+}
 
 }  // namespace
 
@@ -157,7 +173,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
   }
 
   nlohmann::json stored;
-  out.violations = check_source(request.source);
+  out.violations = check_source_rules(request.source);
   if (!out.violations.empty()) {
     out.verdict = CompileVerdict::rejected;
   } else {
@@ -167,7 +183,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
       return Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", proc.error().message)};
     }
     out.nvcc_seconds = proc->wall_seconds;
-    out.log = proc->out + proc->err;
+    out.log = redact_nvcc_log(proc->out + proc->err, quotable_files(toolchain_, options_.nvcc));
     if (proc->timed_out) {
       // Not cached: a slow machine or a loaded one may finish next time.
       cleanup();
@@ -178,13 +194,25 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
       out.verdict = CompileVerdict::compile_error;
     } else {
       auto t1 = std::chrono::steady_clock::now();
-      auto checks = check_library(*staging / kLibraryFile, toolchain_.cutlass_include);
-      out.check_seconds = since(t1);
-      if (!checks) {
+      auto checks = check_library(*staging / kLibraryFile);
+      auto analysis = cute_analysis_command(options_, kCandidateFile, kAnalysisFile,
+                                            {toolchain_.contract_include, toolchain_.cutlass_include});
+      if (!checks || !analysis) {
         cleanup();
-        return checks.error();
+        return !checks ? checks.error() : analysis.error();
       }
-      out.violations = *checks;
+      auto cute = check_cute_per_kernel(runner_, *analysis, *staging, kAnalysisFile, options_.timeout,
+                                        checks->kernels, toolchain_.cutlass_include,
+                                        quotable_files(toolchain_, options_.nvcc));
+      out.check_seconds = since(t1);
+      if (!cute || cute->timed_out) {
+        cleanup();
+        if (!cute) return cute.error();
+        out.verdict = CompileVerdict::timeout;  // like nvcc's own timeout: not cached
+        return out;
+      }
+      out.violations = checks->violations;
+      out.violations.insert(out.violations.end(), cute->violations.begin(), cute->violations.end());
       out.verdict = out.violations.empty() ? CompileVerdict::ok : CompileVerdict::rejected;
     }
   }

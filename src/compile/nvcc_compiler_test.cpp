@@ -110,6 +110,45 @@ TEST_F(RealNvcc, AllocatingDeviceMemoryIsRejected) {
   EXPECT_TRUE(has_violation(out, "forbidden-import", "cudaMalloc")) << out.feedback();
 }
 
+class HonestKernels : public RealNvcc, public ::testing::WithParamInterface<const char*> {};
+
+// TMA with a tensor map (the driver's cuTensorMapEncodeTiled, called directly), wgmma through a
+// TiledMMA, cp.async with a cluster launch through cudaLaunchKernelExC, and a kernel whose only CuTe
+// is 1-D tensor indexing.
+TEST_P(HonestKernels, PassEveryStaticCheck) {
+  auto out = compile(testdata(GetParam()), GetParam());
+  EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
+  EXPECT_TRUE(out.violations.empty());
+  // The analysis compile's PTX (megabytes at -O0) does not stay in the cache entry.
+  EXPECT_FALSE(fs::exists(out.library.parent_path() / "candidate.analysis.ptx"));
+}
+INSTANTIATE_TEST_SUITE_P(Testdata, HonestKernels,
+                         ::testing::Values("tma_copy.cu", "wgmma_gemm.cu", "cp_async_cluster.cu", "cute_1d_index.cu"));
+
+TEST_F(RealNvcc, IndexingRawPointersTakenFromTensorsIsNotCute) {
+  auto out = compile(testdata("cute_data_pointer.cu"), "ptr.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
+  ASSERT_EQ(out.violations.size(), 1u) << out.feedback();
+  EXPECT_EQ(out.violations[0].code, "no-cute");
+  EXPECT_NE(out.violations[0].message.find("pointer_example::relu_raw("), std::string::npos) << out.feedback();
+}
+
+TEST_F(RealNvcc, AnUnlaunchedCuteKernelDoesNotSaveARawOne) {
+  auto out = compile(testdata("raw_beside_unlaunched_cute.cu"), "decoy.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
+  ASSERT_EQ(out.violations.size(), 1u) << out.feedback();
+  EXPECT_TRUE(has_violation(out, "no-cute", "kernel decoy::relu_raw(")) << out.feedback();
+  EXPECT_EQ(out.feedback().find("relu_cute"), std::string::npos) << out.feedback();
+}
+
+TEST_F(RealNvcc, AConstructorAssembledByAMacroIsFoundInTheLibrary) {
+  auto out = compile(testdata("load_time_macro.cu"), "ctor.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
+  ASSERT_EQ(out.violations.size(), 1u) << out.feedback();
+  EXPECT_TRUE(has_violation(out, "load-time-code", "first_thing")) << out.feedback();
+  EXPECT_TRUE(has_violation(out, "load-time-code", ".init_array")) << out.feedback();
+}
+
 TEST_F(RealNvcc, LineDirectivesAreRejectedBeforeCompiling) {
   auto out = compile(testdata("line_directive.cu"), "line.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected);
@@ -146,6 +185,112 @@ TEST_F(RealNvcc, ConcurrentCompilesOfOneSourceBothSucceed) {
   // The lock makes the second wait for the first instead of compiling again.
   EXPECT_NE(a.cache_hit, b.cache_hit);
 }
+
+// One compile of testdata/import_doors.cu, shared by one test per door: each must be refused by name.
+class ImportDoors : public ::testing::TestWithParam<const char*> {
+ protected:
+  static void SetUpTestSuite() {
+    auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-doors-");
+    ASSERT_TRUE(dir.ok());
+    cache_ = new fs::path(*dir);
+    PosixProcessRunner runner;
+    auto tc = probe_toolchain(runner, CompileOptions{});
+    ASSERT_TRUE(tc.ok()) << tc.error().message;
+    NvccCompiler c(runner, CompileOptions{}, *tc, CompileCache(*cache_));
+    auto out = c.compile({testdata("import_doors.cu"), "doors.cu"});
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    outcome_ = new CompileOutcome(*out);
+  }
+  static void TearDownTestSuite() {
+    if (cache_) fs::remove_all(*cache_);
+    delete cache_;
+    delete outcome_;
+  }
+  static fs::path* cache_;
+  static CompileOutcome* outcome_;
+};
+fs::path* ImportDoors::cache_ = nullptr;
+CompileOutcome* ImportDoors::outcome_ = nullptr;
+
+TEST_P(ImportDoors, AreRefusedNamingTheSymbol) {
+  ASSERT_NE(outcome_, nullptr);
+  ASSERT_EQ(outcome_->verdict, CompileVerdict::rejected) << outcome_->log;
+  bool named = false;
+  for (const auto& v : outcome_->violations)
+    named |= v.code == "forbidden-import" && v.message.find(std::string("imports ") + GetParam()) == 0;
+  EXPECT_TRUE(named) << GetParam() << "\n" << outcome_->feedback();
+}
+INSTANTIATE_TEST_SUITE_P(Doors, ImportDoors,
+                         ::testing::Values("cudaGetDriverEntryPoint", "cuGetProcAddress", "dl_iterate_phdr",
+                                           "pthread_create", "fopen", "getenv", "syscall", "cudaLaunchHostFunc"));
+
+// atexit is linked statically (libc_nonshared.a), so it never shows as an import: nvcc's own
+// registration code calls it too. The source rules refuse it before nvcc runs.
+TEST(SourceRulesBeforeNvcc, AtexitIsRefusedInTheSource) {
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(0); });
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
+  ASSERT_TRUE(dir.ok());
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir));
+  auto out = c.compile({"#include <cstdlib>\nstatic void bye() {}\nint f() { return std::atexit(bye); }\n", "k.cu"});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->verdict, CompileVerdict::rejected);
+  ASSERT_EQ(out->violations.size(), 1u);
+  EXPECT_EQ(out->violations[0].code, "load-time-code");
+  EXPECT_NE(out->violations[0].message.find("line 3: atexit"), std::string::npos) << out->violations[0].message;
+  EXPECT_TRUE(fake.calls().empty());
+  fs::remove_all(*dir);
+}
+
+// Every refused form is refused before nvcc starts: nvcc never opens the named file.
+struct RefusedSource {
+  const char* name;
+  const char* source;
+  const char* code;
+};
+class SourceRulesBeforeNvccRuns : public ::testing::TestWithParam<RefusedSource> {};
+
+TEST_P(SourceRulesBeforeNvccRuns, NvccIsNeverStarted) {
+  const auto& p = GetParam();
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(0); });
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
+  ASSERT_TRUE(dir.ok());
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir));
+  std::string source = std::string("#include <cutegen/kernel.h>\n#include <cute/tensor.hpp>\n") + p.source;
+  auto out = c.compile({source, "k.cu"});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->verdict, CompileVerdict::rejected);
+  bool found = false;
+  for (const auto& v : out->violations) found |= v.code == p.code && v.message.rfind("line 3:", 0) == 0;
+  EXPECT_TRUE(found) << out->feedback();
+  EXPECT_TRUE(fake.calls().empty()) << "nvcc was started for " << p.name;
+  EXPECT_EQ(out->nvcc_seconds, 0);
+  fs::remove_all(*dir);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Forms, SourceRulesBeforeNvccRuns,
+    ::testing::Values(RefusedSource{"etc_passwd", "#include \"/etc/passwd\"\n", "include-not-allowed"},
+                      RefusedSource{"dev_zero", "#include </dev/zero>\n", "include-not-allowed"},
+                      RefusedSource{"dotdot", "#include \"cute/../../../../home/u/.env\"\n", "include-not-allowed"},
+                      RefusedSource{"computed", "#include SECRET_FILE\n", "include-computed"},
+                      RefusedSource{"outside_root", "#include <home/u/.env>\n", "include-not-allowed"},
+                      RefusedSource{"line", "#line 1 \"/cutlass/include/cute/tensor.hpp\"\n", "line-directive"},
+                      RefusedSource{"linemarker", "# 1 \"/cutlass/include/cute/tensor.hpp\"\n", "line-directive"},
+                      RefusedSource{"embed", "#embed \"/etc/passwd\"\n", "embed"},
+                      RefusedSource{"has_embed", "#if __has_embed(\"/etc/passwd\")\n#endif\n", "embed"},
+                      RefusedSource{"incbin", "asm(\".incbin \\\"/etc/passwd\\\"\");\n", "asm-reads-file"},
+                      RefusedSource{"pragma_dependency", "#pragma GCC dependency \"/etc/passwd\"\n",
+                                    "pragma-not-allowed"},
+                      RefusedSource{"constructor", "__attribute__((constructor)) static void f() {}\n",
+                                    "load-time-code"},
+                      RefusedSource{"destructor", "__attribute__((destructor)) static void f() {}\n", "load-time-code"},
+                      RefusedSource{"gnu_constructor", "[[gnu::constructor]] static void f() {}\n", "load-time-code"},
+                      RefusedSource{"init_array",
+                                    "__attribute__((section(\".init_array\"), used)) static void (*p)() = nullptr;\n",
+                                    "load-time-code"},
+                      RefusedSource{"time", "const char* built = __TIME__;\n", "nondeterministic-build"}),
+    [](const ::testing::TestParamInfo<RefusedSource>& info) { return std::string(info.param.name); });
 
 // --- fake nvcc ---
 

@@ -1,0 +1,268 @@
+#include "compile/cute_usage.h"
+
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "compile/demangle.h"
+
+namespace cutegen {
+namespace fs = std::filesystem;
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+
+std::string_view ident_at(std::string_view s, std::size_t pos) {
+  if (pos >= s.size()) return {};
+  std::size_t e = pos;
+  while (e < s.size() && ident_char(s[e])) ++e;
+  return s.substr(pos, e - pos);
+}
+
+// ".visible .entry NAME(" / ".func (.param .b32 retval) NAME(" -> NAME; "" for anything else,
+// including declarations (.extern), which have no body.
+std::string function_header(std::string_view t) {
+  if (starts(t, ".extern")) return "";
+  for (std::string_view key : {".entry", ".func"}) {
+    std::size_t k = t.find(key);
+    if (k == std::string_view::npos || (k > 0 && t[k - 1] != ' ' && t[k - 1] != '\t')) continue;
+    std::string_view head = t.substr(0, k);
+    if (!head.empty() && trim(head) != ".visible" && trim(head) != ".weak") continue;
+    std::size_t p = k + key.size();
+    while (p < t.size() && (t[p] == ' ' || t[p] == '\t')) ++p;
+    if (p < t.size() && t[p] == '(') {
+      std::size_t close = t.find(')', p);
+      if (close == std::string_view::npos) return "";
+      p = close + 1;
+      while (p < t.size() && (t[p] == ' ' || t[p] == '\t')) ++p;
+    }
+    return std::string(ident_at(t, p));
+  }
+  return "";
+}
+
+// "call.uni (retval0), NAME, (param0);" -> NAME (the statement may span lines; they are joined).
+std::string callee(std::string_view stmt) {
+  std::size_t p = stmt.find_first_of(" \t");
+  if (p == std::string_view::npos) return "";
+  std::string_view rest = trim(stmt.substr(p));
+  if (!rest.empty() && rest.front() == '(') {
+    std::size_t close = rest.find(')');
+    if (close == std::string_view::npos) return "";
+    rest = trim(rest.substr(close + 1));
+    if (!rest.empty() && rest.front() == ',') rest = trim(rest.substr(1));
+  }
+  return std::string(ident_at(rest, 0));
+}
+
+struct Function {
+  bool entry = false;
+  bool own_name_cute = false;  // the function itself is a CuTe layout evaluation (not inlined)
+  std::set<std::pair<int, std::string>> locs;  // (file index, function_name label; "" when none)
+  std::set<std::string> callees;
+};
+
+bool is_crd2idx(const std::string& mangled) {
+  return mangled.rfind("_ZN4cute", 0) == 0 && mangled.find("crd2idx") != std::string::npos;
+}
+
+}  // namespace
+
+CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir) {
+  std::string cute_prefix = cute_dir.lexically_normal().string();
+  if (cute_prefix.empty() || cute_prefix.back() != '/') cute_prefix += '/';
+  std::map<std::string, Function> fns;
+  std::map<int, bool> cute_file;
+  std::map<std::string, std::string> strings;  // $L__info_stringN -> the function name it spells
+  std::set<std::string> forged;
+  std::string current, label, call;
+  bool in_asm = false;
+
+  std::istringstream in(ptx);
+  std::string raw;
+  while (std::getline(in, raw)) {
+    std::string_view t = trim(raw);
+    if (t == "// begin inline asm" || t == "// end inline asm") {
+      bool begin = t == "// begin inline asm";
+      if (begin == in_asm) forged.insert(current.empty() ? "(top level)" : current);
+      in_asm = begin;
+      continue;
+    }
+    if (in_asm) {
+      if (starts(t, ".loc") || starts(t, ".file") || starts(t, "$L__info_string") || starts(t, ".section"))
+        forged.insert(current.empty() ? "(top level)" : current);
+      continue;
+    }
+    if (!call.empty()) {  // the rest of a call statement
+      call += " ";
+      call += t;
+      if (t.find(';') != std::string_view::npos) {
+        if (auto c = callee(call); !c.empty() && !current.empty()) fns[current].callees.insert(c);
+        call.clear();
+      }
+      continue;
+    }
+    if (starts(t, ".file")) {
+      std::size_t q = t.find('"');
+      std::size_t q2 = q == std::string_view::npos ? q : t.find('"', q + 1);
+      if (q2 != std::string_view::npos) {
+        int index = std::atoi(std::string(trim(t.substr(5, q - 5))).c_str());
+        std::string path = fs::path(std::string(t.substr(q + 1, q2 - q - 1))).lexically_normal().string();
+        cute_file[index] = path.rfind(cute_prefix, 0) == 0;
+      }
+      continue;
+    }
+    if (starts(t, "$L__info_string") && t.back() == ':') {  // t is not empty here
+      label = std::string(t.substr(0, t.size() - 1));
+      strings[label];
+      continue;
+    }
+    if (!label.empty() && starts(t, ".b8")) {
+      std::string& s = strings[label];
+      std::string_view bytes = t.substr(3);
+      std::size_t p = 0;
+      while (p < bytes.size()) {
+        std::size_t comma = bytes.find(',', p);
+        int v = std::atoi(std::string(bytes.substr(p, comma - p)).c_str());
+        if (v == 0) {
+          label.clear();
+          break;
+        }
+        s += static_cast<char>(v);
+        if (comma == std::string_view::npos) break;
+        p = comma + 1;
+      }
+      continue;
+    }
+    label.clear();
+    if (t == "}") {
+      current.clear();
+      continue;
+    }
+    if (std::string name = function_header(t); !name.empty()) {
+      current = name;
+      fns[current].entry = t.find(".entry") != std::string_view::npos;
+      fns[current].own_name_cute = is_crd2idx(name);
+      continue;
+    }
+    if (current.empty()) continue;
+    if (starts(t, ".loc")) {
+      std::string_view rest = trim(t.substr(4));
+      int file = std::atoi(std::string(ident_at(rest, 0)).c_str());
+      std::size_t fn = rest.find("function_name");
+      std::string which = fn == std::string_view::npos ? "" : std::string(ident_at(rest, rest.find_first_not_of(" \t", fn + 13)));
+      fns[current].locs.insert({file, which});
+      continue;
+    }
+    if (starts(t, "call")) {
+      call = std::string(t);
+      if (t.find(';') != std::string_view::npos) {
+        if (auto c = callee(call); !c.empty()) fns[current].callees.insert(c);
+        call.clear();
+      }
+    }
+  }
+
+  std::map<std::string, bool> memo;
+  std::function<bool(const std::string&, std::set<std::string>&)> uses = [&](const std::string& name,
+                                                                          std::set<std::string>& path) -> bool {
+    if (auto m = memo.find(name); m != memo.end()) return m->second;
+    auto it = fns.find(name);
+    if (it == fns.end() || !path.insert(name).second) return false;
+    const Function& f = it->second;
+    bool result = false;
+    for (const auto& [file, which] : f.locs) {
+      if (!cute_file[file]) continue;
+      if (which.empty() ? f.own_name_cute : is_crd2idx(strings[which])) {
+        result = true;
+        break;
+      }
+    }
+    for (auto c = f.callees.begin(); !result && c != f.callees.end(); ++c) result = uses(*c, path);
+    path.erase(name);
+    memo[name] = result;
+    return result;
+  };
+  CuteAnalysis out;
+  for (const auto& [name, f] : fns) {
+    if (!f.entry) continue;
+    std::set<std::string> path;
+    out.uses_cute[name] = uses(name, path);
+  }
+  out.forged.assign(forged.begin(), forged.end());
+  return out;
+}
+
+std::vector<CheckViolation> cute_violations(const std::vector<std::string>& kernels, const CuteAnalysis& a) {
+  std::vector<CheckViolation> out;
+  for (const auto& f : a.forged)
+    out.push_back({"forged-line-info",
+                   fmt::format("inline assembly in {} contains line-information directives (.loc/.file) or "
+                               "compiler markers; remove them", demangle(f))});
+  for (const auto& k : kernels) {
+    auto it = a.uses_cute.find(k);
+    if (it == a.uses_cute.end()) {
+      out.push_back({"cute-unverifiable",
+                     fmt::format("kernel {} is in the library but not in the unoptimised analysis compile, so its "
+                                 "CuTe use cannot be checked: do not make kernels depend on optimisation",
+                                 demangle(k))});
+    } else if (!it->second) {
+      out.push_back({"no-cute",
+                     fmt::format("kernel {} does not use CuTe: each __global__ function must itself access memory "
+                                 "through CuTe tensors (index gX(i) or gX(m, n), slice gX(_, k), local_tile, "
+                                 "partition, copy, gemm); a raw pointer taken from a tensor (t.data()[i]) does "
+                                 "not count, and neither does CuTe in another kernel or on the host",
+                                 demangle(k))});
+    }
+  }
+  return out;
+}
+
+Result<CuteCheck> check_cute_per_kernel(ProcessRunner& runner, const std::vector<std::string>& command,
+                                        const fs::path& dir, const std::string& ptx_name,
+                                        std::chrono::milliseconds timeout, const std::vector<std::string>& kernels,
+                                        const fs::path& cutlass_include, const QuotableFiles& quotable) {
+  CuteCheck check;
+  auto proc = runner.run({.argv = command, .timeout = timeout, .cwd = dir});
+  // The PTX is tens of megabytes for a CuTe GEMM at -O0 and only needed here: keep it out of the cache.
+  struct Remove {
+    fs::path p;
+    ~Remove() {
+      std::error_code ec;
+      fs::remove(p, ec);
+    }
+  } remove_ptx{dir / ptx_name};
+  if (!proc) return Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", proc.error().message)};
+  check.seconds = proc->wall_seconds;
+  if (proc->timed_out) {
+    check.timed_out = true;
+    return check;
+  }
+  if (!proc->succeeded()) {
+    std::string log = redact_nvcc_log(proc->out + proc->err, quotable);
+    auto d = condense_nvcc_log(log, quotable.candidate, "", 1);
+    std::string first = d.errors.empty() ? proc->describe_end() : d.errors.front().message;
+    check.violations.push_back({"cute-unverifiable",
+                                fmt::format("the unoptimised compile that checks CuTe use per kernel failed ({}); "
+                                            "the kernel must compile without optimisation too", first)});
+    return check;
+  }
+  auto ptx = read_file(dir / ptx_name);
+  if (!ptx) return Error{fmt::format("CuTe analysis: {}", ptx.error().message)};
+  check.violations = cute_violations(kernels, analyse_cute_usage(*ptx, cutlass_include / "cute"));
+  return check;
+}
+
+}  // namespace cutegen

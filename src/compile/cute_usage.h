@@ -1,0 +1,56 @@
+#pragma once
+// "Every kernel uses CuTe", checked per kernel.
+//
+// The rule: a kernel uses CuTe when its own device code, or a device function it calls, maps a
+// coordinate to an offset through a CuTe layout — cute::crd2idx from CuTe's own headers. Every
+// tensor element access (gX(i), gX(m, n)), slice (gX(_, k)), local_tile/local_partition, TiledCopy or
+// TiledMMA partition and every copy/gemm over tensors goes through it; a raw pointer taken out of a
+// tensor (t.data()[i]) or CuTe used only on the host or only #included does not.
+//
+// The evidence: optimised code cannot carry it (-O3 folds 1-D tensor indexing into the same address
+// arithmetic as a raw pointer), so the candidate is compiled a second time, device code only, to PTX
+// at -O0 with line info (compile_options.h: cute_analysis_command). There every inlined CuTe function
+// keeps a `.loc` naming it (function_name) and the header it came from. Files come from `.file`
+// entries, which the source rules stop a candidate from forging (#line, linemarkers); inline assembly
+// is skipped, and a `.loc` or `.file` inside it is a violation of its own.
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/process.h"
+#include "common/result.h"
+#include "compile/check_violation.h"
+#include "compile/diagnostics.h"
+
+namespace cutegen {
+
+struct CuteAnalysis {
+  std::map<std::string, bool> uses_cute;  // per kernel (.entry), mangled name
+  std::vector<std::string> forged;        // functions whose inline asm holds line-info directives
+};
+
+// Parses the -O0 PTX. `cute_dir` is <CUTLASS include>/cute as nvcc saw it.
+CuteAnalysis analyse_cute_usage(const std::string& ptx, const std::filesystem::path& cute_dir);
+
+// One "no-cute" violation per kernel of the library that does not use CuTe (or is missing from the
+// analysis), naming it.
+std::vector<CheckViolation> cute_violations(const std::vector<std::string>& kernels, const CuteAnalysis& analysis);
+
+struct CuteCheck {
+  std::vector<CheckViolation> violations;
+  bool timed_out = false;
+  double seconds = 0;
+};
+
+// Runs the analysis compile (`command`, in `dir`, writing `ptx_name` there and removing it afterwards)
+// and checks `kernels`. A failing analysis compile is a violation quoting its first error (the build
+// itself succeeded, so the candidate relies on something only optimised code allows); an Error means
+// nvcc could not be started.
+Result<CuteCheck> check_cute_per_kernel(ProcessRunner& runner, const std::vector<std::string>& command,
+                                        const std::filesystem::path& dir, const std::string& ptx_name,
+                                        std::chrono::milliseconds timeout, const std::vector<std::string>& kernels,
+                                        const std::filesystem::path& cutlass_include, const QuotableFiles& quotable);
+
+}  // namespace cutegen

@@ -1,0 +1,143 @@
+#include "compile/cute_usage.h"
+
+#include <gtest/gtest.h>
+
+#include "common/fake_process_runner.h"
+#include "common/fs.h"
+
+using namespace cutegen;
+
+namespace {
+
+// A debug string as nvcc writes it into PTX: bytes, NUL-terminated.
+std::string b8(const std::string& s) {
+  std::string out = ".b8 ";
+  for (char c : s) out += std::to_string(static_cast<int>(static_cast<unsigned char>(c))) + ",";
+  return out + "0\n";
+}
+
+std::string fn(const std::string& head, const std::string& body) { return head + "(\n\t.param .u64 p\n)\n{\n" + body + "\tret;\n}\n"; }
+
+// Shaped like `nvcc -ptx -lineinfo -Xcicc -O0` output (trimmed): functions, then .file entries and the
+// function names in .debug_str.
+std::string ptx() {
+  std::string p = ".version 9.0\n.target sm_90a\n.address_size 64\n\n";
+  p += fn(".func  (.param .b32 func_retval0) _Z6helperPf",
+          "\t.loc\t1 5 0\n\t.loc\t2 100 3, function_name $L__info_string0, inlined_at 1 6 3\n\tld.f32 %f1, [%rd1];\n");
+  p += fn(".visible .entry _Z6viacallPf",
+          "\t.loc\t1 10 0\n\t{ // callseq 0, 0\n\tcall.uni (retval0), \n\t_Z6helperPf, \n\t(\n\tparam0\n\t);\n\t} // callseq 0\n");
+  p += fn(".visible .entry _Z6directPf", "\t.loc\t1 12 0\n\t.loc\t2 100 3, function_name $L__info_string0, inlined_at 1 13 3\n");
+  p += fn(".visible .entry _Z7pointerPf",
+          "\t.loc\t1 15 0\n\t.loc\t3 40 3, function_name $L__info_string2, inlined_at 1 16 3\n");
+  p += fn(".visible .entry _Z6forgedPf",
+          "\t.loc\t1 20 0\n\t// begin inline asm\n\t.loc\t2 100 3, function_name $L__info_string0, inlined_at 1 21 3\n"
+          "\t// end inline asm\n");
+  p += fn(".visible .entry _Z7ownnamePf", "\t.loc\t1 30 3, function_name $L__info_string1, inlined_at 1 31 3\n");
+  p += "\t.file\t1 \"/work/run/candidate.cu\"\n\t.file\t2 \"/opt/cutlass/include/cute/stride.hpp\"\n"
+       "\t.file\t3 \"/opt/cutlass/include/cute/pointer_base.hpp\"\n";
+  p += "\t.section\t.debug_str\n\t{\n";
+  p += "$L__info_string0:\n" + b8("_ZN4cute7crd2idxIllNS_1CILi1EEEEEDaRKT_RT0_RKT1_");
+  p += "$L__info_string1:\n" + b8("_ZN4cute7crd2idxIiiiEEDaRKT_RT0_RKT1_");  // a candidate's own cute::crd2idx
+  p += "$L__info_string2:\n" + b8("_ZNK4cute12iter_adaptorIPfNS_8gmem_ptrIS1_EEEixIlEERfRKT_");
+  p += "\t}\n";
+  return p;
+}
+
+}  // namespace
+
+TEST(CuteUsage, LayoutEvaluationInTheKernelOrACalleeCounts) {
+  auto a = analyse_cute_usage(ptx(), "/opt/cutlass/include/cute");
+  EXPECT_TRUE(a.uses_cute.at("_Z6directPf"));
+  EXPECT_TRUE(a.uses_cute.at("_Z6viacallPf"));  // through _Z6helperPf, a device function it calls
+  EXPECT_FALSE(a.uses_cute.count("_Z6helperPf"));  // not a kernel
+}
+
+TEST(CuteUsage, PointerAccessForgedLinesAndLookalikesDoNotCount) {
+  auto a = analyse_cute_usage(ptx(), "/opt/cutlass/include/cute");
+  EXPECT_FALSE(a.uses_cute.at("_Z7pointerPf"));  // iter_adaptor::operator[]: t.data()[i]
+  EXPECT_FALSE(a.uses_cute.at("_Z6forgedPf"));   // the .loc is inside inline asm
+  EXPECT_FALSE(a.uses_cute.at("_Z7ownnamePf"));  // named cute::crd2idx, but not from CuTe's headers
+  ASSERT_EQ(a.forged.size(), 1u);
+  EXPECT_EQ(a.forged[0], "_Z6forgedPf");
+}
+
+TEST(CuteUsage, ViolationsNameEachKernelWithoutCute) {
+  auto a = analyse_cute_usage(ptx(), "/opt/cutlass/include/cute");
+  auto v = cute_violations({"_Z6directPf", "_Z7pointerPf", "_Z9elsewherePf"}, a);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].code, "forged-line-info");
+  EXPECT_NE(v[0].message.find("forged(float*)"), std::string::npos) << v[0].message;
+  EXPECT_EQ(v[1].code, "no-cute");
+  EXPECT_NE(v[1].message.find("kernel pointer(float*) does not use CuTe"), std::string::npos) << v[1].message;
+  EXPECT_NE(v[1].message.find("t.data()[i]"), std::string::npos);
+  EXPECT_EQ(v[2].code, "cute-unverifiable");
+  EXPECT_NE(v[2].message.find("elsewhere(float*)"), std::string::npos) << v[2].message;
+}
+
+TEST(CuteUsage, AnUnbalancedInlineAsmMarkerIsForged) {
+  std::string p = fn(".visible .entry _Z1kv", "\t// end inline asm\n\t.loc\t1 3 0\n");
+  auto a = analyse_cute_usage(p, "/opt/cutlass/include/cute");
+  ASSERT_EQ(a.forged.size(), 1u);
+  EXPECT_FALSE(a.uses_cute.at("_Z1kv"));
+}
+
+namespace {
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    auto d = make_unique_dir(std::filesystem::temp_directory_path(), "cutegen-cute-");
+    EXPECT_TRUE(d.ok());
+    path = d.ok() ? *d : std::filesystem::path();
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+const QuotableFiles kQuotable{"candidate.cu", {"/opt/cutlass/include"}};
+}  // namespace
+
+TEST(CheckCutePerKernel, RunsTheAnalysisCompileInTheStagingDirAndRemovesItsPtx) {
+  TempDir dir;
+  FakeProcessRunner fake([&](const ProcessSpec& spec) -> Result<ProcessResult> {
+    EXPECT_EQ(spec.cwd, dir.path);
+    EXPECT_TRUE(write_file_atomic(dir.path / "a.ptx", ptx()).ok());
+    return FakeProcessRunner::exited(0);
+  });
+  auto check = check_cute_per_kernel(fake, {"nvcc", "-ptx"}, dir.path, "a.ptx", std::chrono::seconds(5),
+                                     {"_Z6directPf", "_Z7pointerPf"}, "/opt/cutlass/include", kQuotable);
+  ASSERT_TRUE(check.ok()) << check.error().message;
+  ASSERT_EQ(fake.calls().size(), 1u);
+  EXPECT_EQ(fake.calls()[0].argv, (std::vector<std::string>{"nvcc", "-ptx"}));
+  EXPECT_FALSE(check->timed_out);
+  // forged-line-info (from _Z6forgedPf, present in the file) and no-cute for the pointer kernel.
+  ASSERT_EQ(check->violations.size(), 2u);
+  EXPECT_EQ(check->violations[1].code, "no-cute");
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "a.ptx"));
+}
+
+TEST(CheckCutePerKernel, AFailingAnalysisCompileIsAViolationQuotingItsErrorRedacted) {
+  TempDir dir;
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> {
+    return FakeProcessRunner::exited(2, "", "candidate.cu(9): error: asm operand must be an immediate\n"
+                                            "/home/u/.env(1): error: identifier \"secret\" is undefined\n");
+  });
+  auto check = check_cute_per_kernel(fake, {"nvcc"}, dir.path, "a.ptx", std::chrono::seconds(5), {"_Z1kv"},
+                                     "/opt/cutlass/include", kQuotable);
+  ASSERT_TRUE(check.ok());
+  ASSERT_EQ(check->violations.size(), 1u);
+  EXPECT_EQ(check->violations[0].code, "cute-unverifiable");
+  EXPECT_NE(check->violations[0].message.find("asm operand must be an immediate"), std::string::npos);
+  EXPECT_EQ(check->violations[0].message.find("secret"), std::string::npos);
+}
+
+TEST(CheckCutePerKernel, ATimeoutIsReportedNotJudged) {
+  TempDir dir;
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> {
+    ProcessResult r;
+    r.timed_out = true;
+    return r;
+  });
+  auto check = check_cute_per_kernel(fake, {"nvcc"}, dir.path, "a.ptx", std::chrono::seconds(5), {"_Z1kv"},
+                                     "/opt/cutlass/include", kQuotable);
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->timed_out);
+  EXPECT_TRUE(check->violations.empty());
+}
