@@ -21,8 +21,10 @@ struct SandboxPolicy {
   //               bpf, perf ...; every denied call fails with EPERM. Processes may be created.
   // runner:       everything `compiler` denies, plus process creation, threads (deny_threads),
   //               signals to other processes, signal handlers, timers, io_uring, prctl calls that
-  //               undo the sandbox. Calls that show hostile intent stop the process (SIGSYS handler:
-  //               "sandbox: <call>" on violation_fd, then _exit(97)); the rest fail with EPERM.
+  //               undo the sandbox. Calls that show hostile intent (processes, network, ptrace,
+  //               signals to others) stop the process: its SIGSYS handler writes "sandbox: <call>"
+  //               to violation_fd and _exit(97)s, or, where the caller had SIGSYS blocked (glibc does
+  //               around posix_spawn), the kernel kills it with SIGSYS. The rest fail with EPERM.
   enum class Syscalls { unrestricted, compiler, runner };
   Syscalls syscalls = Syscalls::unrestricted;
   // Landlock. With neither list, file access is not restricted; with either, only these (and
