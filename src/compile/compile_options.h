@@ -2,6 +2,7 @@
 // How candidates are compiled. Users tune optimisation flags and the target; the flags the static
 // checks depend on (shared cudart, uncompressed fatbin, line info) are always added and cannot be removed.
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct CompileOptions {
   std::vector<std::string> extra_flags;  // appended after `flags`, e.g. "-Xptxas=-v"
   std::string host_compiler;             // -ccbin; empty: nvcc's default
   std::chrono::seconds timeout{300};
+  // nvcc and each of its children (cicc, cc1plus, ptxas ...) may map at most this much memory: an
+  // `#include "/dev/zero"` or a runaway template must not take the machine's memory.
+  uint64_t memory_limit_mb = 16384;
 };
 
 // "sm_90a" -> "arch=compute_90a,code=sm_90a"; rejects anything that is not sm_<digits>[a|f].

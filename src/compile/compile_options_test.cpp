@@ -43,3 +43,15 @@ TEST(CompileOptions, ConfigOverridesAndRejectsUnknownKeys) {
   auto bad_type = apply_compile_config(CompileOptions{}, nlohmann::json::parse(R"({"flags": "-O3"})"));
   EXPECT_FALSE(bad_type.ok());
 }
+
+TEST(CompileOptions, MemoryLimitIsGenerousByDefaultAndConfigurable) {
+  EXPECT_EQ(CompileOptions{}.memory_limit_mb, 16384u);
+  auto o = apply_compile_config(CompileOptions{}, nlohmann::json::parse(R"({"memory_limit_mb": 8192})"));
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->memory_limit_mb, 8192u);
+  for (const char* bad : {R"({"memory_limit_mb": 100})", R"({"memory_limit_mb": "lots"})", R"({"memory_limit_mb": 2048.5})"}) {
+    auto r = apply_compile_config(CompileOptions{}, nlohmann::json::parse(bad));
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find("compile.memory_limit_mb"), std::string::npos);
+  }
+}
