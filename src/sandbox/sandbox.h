@@ -41,6 +41,9 @@ struct SandboxPolicy {
   // TCP connections allowed only to these ports (Landlock ABI >= 4 enforces it; without it a non-empty
   // list is an error). Empty: no TCP at all. Meant for Nsight Compute, whose injected library talks TCP.
   std::vector<uint16_t> tcp_connect_ports;
+  // false: Landlock leaves TCP alone and only the seccomp profile decides (under Nsight Compute, whose
+  // ports are not known in advance, with Syscalls::unrestricted).
+  bool confine_tcp = true;
   // Landlock ABI >= 6: no connecting to abstract unix sockets made outside the sandbox (an X11 display,
   // a D-Bus bus). Signals to processes outside it are always blocked there.
   bool confine_abstract_unix = true;

@@ -138,6 +138,7 @@ TEST(SandboxCommand, RoundTripsThroughTheWrappersParser) {
   p.open_files = 256;
   p.deny_threads = false;
   p.tcp_connect_ports = {49152};
+  p.confine_tcp = false;
   p.confine_abstract_unix = false;
   auto cmd = sandbox_command("/bin/cutegen-sandbox", p, {"nvcc", "--", "x.cu"});
   ASSERT_EQ(cmd.front(), "/bin/cutegen-sandbox");
@@ -153,6 +154,7 @@ TEST(SandboxCommand, RoundTripsThroughTheWrappersParser) {
   EXPECT_EQ(q.open_files, p.open_files);
   EXPECT_FALSE(q.deny_threads);
   EXPECT_EQ(q.tcp_connect_ports, p.tcp_connect_ports);
+  EXPECT_FALSE(q.confine_tcp);
   EXPECT_FALSE(q.confine_abstract_unix);
   // Everything after the first `--` is the program's, including a later `--`.
   EXPECT_EQ(parsed->program, (std::vector<std::string>{"nvcc", "--", "x.cu"}));
@@ -266,6 +268,14 @@ TEST(LandlockWrapper, TcpOnlyToTheNamedPort) {
   // With no ports named, no TCP at all.
   p.tcp_connect_ports.clear();
   EXPECT_EQ(probe(p, {"connect", std::to_string(allowed.port())}).out, "denied errno=13 (Permission denied)\n");
+  // Unless TCP is left to seccomp (as under Nsight Compute); files stay confined.
+  p.confine_tcp = false;
+  EXPECT_EQ(probe(p, {"connect", std::to_string(other.port())}).out, "ok\n");
+  TempDir tmp;
+  ASSERT_TRUE(write_file_atomic(tmp.path() / "f.txt", "x").ok());
+  EXPECT_EQ(probe(p, {"read", (tmp.path() / "f.txt").string()}).out, "denied errno=13 (Permission denied)\n");
+  p.tcp_connect_ports = {allowed.port()};
+  EXPECT_EQ(probe(p, {"connect", std::to_string(allowed.port())}).exit_code, 125);  // ports without confinement
 }
 
 TEST(LandlockWrapper, SignalsToProcessesOutsideTheSandboxAreRefused) {
@@ -496,6 +506,32 @@ TEST(RunnerProfileInProcess, WritesOutsideItsDirectoryAreRefused) {
     return errno_is(::open(outside.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0, EACCES);
   });
   EXPECT_EQ(r.exit_code(), 0) << r.report;
+  EXPECT_FALSE(fs::exists(outside));
+}
+
+// As cutegen-runner does it: files confined before CUDA starts its threads, then the system-call
+// filter (no paths) once CUDA is up. The second step must not take away what the first allowed.
+TEST(RunnerProfileInProcess, InTwoStepsFilesFirstThenTheFilter) {
+  REQUIRE_LANDLOCK(1);
+  TempDir tmp;
+  fs::create_directories(tmp.path() / "private");
+  auto readable = kProbe.string();
+  auto outside = (tmp.path() / "planted.txt").string();
+  SandboxPolicy files;
+  files.read_paths = system_reads();
+  files.write_paths = {tmp.path() / "private"};
+  SandboxPolicy filter;
+  filter.syscalls = SandboxPolicy::Syscalls::runner;
+  filter.die_with_parent = false;
+  auto r = confined(filter, [&] {
+    if (::open(readable.c_str(), O_RDONLY | O_CLOEXEC) < 0) return 1;  // e.g. dlopen of the candidate
+    if (errno_is(::open(outside.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0, EACCES) != 0) return 2;
+    return ::socket(AF_INET, SOCK_STREAM, 0) >= 0 ? 3 : 4;
+  }, [&] {
+    if (!apply_sandbox(files)) ::_exit(124);
+  });
+  EXPECT_EQ(r.exit_code(), 97) << r.report;
+  EXPECT_EQ(r.report, "sandbox: socket (AF_INET)\n");
   EXPECT_FALSE(fs::exists(outside));
 }
 
