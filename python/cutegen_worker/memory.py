@@ -1,15 +1,15 @@
-"""How much memory a `prepare` needs, so the judge can size its requests and we fail before OOM.
+"""How much memory judging a kernel needs, so the worker fails before it runs out.
 
-A KernelBench-sized problem can have 6 GiB tensors: five problem trials, two robustness trials
-(each inputs + two output sets) and four timing sets (inputs + one output set) of such a problem
-do not fit in an H200 at once. `load` reports the per-set sizes; `prepare` refuses a request that
-cannot fit, saying how many trials would.
+A runner session uses one slot of shared buffers (inputs, parameters, two output sets), keeps the
+staged values of the call being checked, and needs a check's workspace (the reference and PyTorch's
+own result). `load` reports the sizes; `evaluate_candidate` and `prepare_profile` refuse, before
+allocating, what cannot fit.
 """
 import os
 
 import torch
 
-from .errors import ProblemError, RequestError
+from .errors import ProblemError
 from .shared_buffers import PAGE_BYTES
 
 GIB = float(1 << 30)
@@ -58,31 +58,24 @@ def estimates(forward_inputs, params, outputs, check_workspace: int, device: tor
     page = PAGE_BYTES if device.type == "cuda" else 1
     inputs_bytes, outputs_bytes = tensor_bytes(forward_inputs, page), tensor_bytes(outputs, page)
     free, total = device_memory(device)
+    private = tensor_bytes(forward_inputs) + tensor_bytes(params)  # the staged pristine copy of a call
     return {
-        "bytes_per_trial": inputs_bytes + 2 * outputs_bytes,
-        "bytes_per_timing_set": inputs_bytes + outputs_bytes,
-        "bytes_params": tensor_bytes(params, page),
+        "slot_bytes": inputs_bytes + tensor_bytes(params, page) + 2 * outputs_bytes,
+        "staged_bytes": private,
         "check_workspace_bytes": int(check_workspace),
         "device_free_bytes": int(free),
         "device_total_bytes": int(total),
     }
 
 
-def check_fits(path: str, estimate: dict, n_trials: int, n_timing: int, device: torch.device) -> None:
-    """Raises before allocating when the shared buffers plus one check's workspace cannot fit."""
+def check_fits(path: str, estimate: dict, device: torch.device) -> None:
+    """Raises before allocating when a runner session (its slot, one staged call and one check's
+    workspace) cannot fit in the device's free memory."""
     free, _ = device_memory(device)
-    per_trial, per_timing = estimate["bytes_per_trial"], estimate["bytes_per_timing_set"]
-    fixed = estimate["bytes_params"] + estimate["check_workspace_bytes"]
-    need = fixed + n_trials * per_trial + n_timing * per_timing
+    need = estimate["slot_bytes"] + estimate["staged_bytes"] + estimate["check_workspace_bytes"]
     if need <= free:
         return
-    if fixed + per_trial > free:
-        raise ProblemError(
-            f"{path}: one correctness trial needs {(fixed + per_trial) / GIB:.1f} GiB of {device} memory "
-            f"(inputs, two output sets and the reference's workspace) but {free / GIB:.1f} GiB is free; "
-            "make the problem's tensors smaller")
-    fits = max(0, (free - fixed - n_timing * per_timing) // per_trial) if per_trial else n_trials
-    raise RequestError(
-        f"prepare needs {need / GIB:.1f} GiB of {device} memory for {n_trials} trials and {n_timing} timing sets "
-        f"but {free / GIB:.1f} GiB is free; with {n_timing} timing sets at most {fits} trials fit per prepare "
-        "(see `memory` in the load answer): prepare the trials in smaller batches")
+    raise ProblemError(
+        f"{path}: judging a kernel needs {need / GIB:.1f} GiB of {device} memory (the shared inputs, parameters and "
+        f"two output sets, a staged copy of the inputs, and the reference's workspace) but {free / GIB:.1f} GiB is "
+        "free; make the problem's tensors smaller")

@@ -49,16 +49,15 @@ class Dispatcher:
         self.stopped = False
         self.handlers = {
             "load": session.op_load,
-            "prepare": session.op_prepare,
-            "check": session.op_check,
-            "check_timing": session.op_check_timing,
+            "evaluate_candidate": session.op_evaluate_candidate,
+            "prepare_profile": session.op_prepare_profile,
             "time_baselines": session.op_time_baselines,
             "calibrate": session.op_calibrate,
             "shutdown": self._shutdown,
         }
         if test_hooks:
             from . import test_hooks as hooks
-            self.handlers["debug_write_output"] = lambda req: hooks.debug_write_output(session, req)
+            session.fake_links = lambda spec: hooks.fake_link_factory(session, spec)
 
     def _shutdown(self, request: dict) -> dict:
         self.stopped = True

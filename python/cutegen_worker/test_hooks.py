@@ -1,22 +1,43 @@
-"""`debug_write_output`: plays the runner in tests by writing a trial's outputs in the worker itself.
+"""A runner played inside the worker, for tests without a GPU (`fake_runner` in `evaluate_candidate`).
 
-Only registered when CUTEGEN_WORKER_TEST_HOOKS=1 (protocol.py); a production worker answers it
-as an unknown op. Request: {"trial", "set": 0|1, "mode", optional "timing": true (`trial` then
-indexes the timing sets, which have one output set), "output" (one output index; default all),
-"count" (leave_poison: re-poison only the first `count` elements after writing the reference),
-"flat_index" and "delta" (perturb_one: the reference plus `delta`, default 1.0, at `flat_index`, default 0),
-"input" (identity_input, mutate_input: which forward input, default 0)}.
+Only reachable when CUTEGEN_WORKER_TEST_HOOKS=1 (protocol.py); a production worker refuses the
+field. The fake writes into the slot's shared output buffers what a kernel of some behaviour would
+write, so everything the supervisor does -- staging, checks, audits at secret positions, timing on
+its own clock, verdicts -- runs for real. Spec: {"mode": ..., "after": N (calls before that are
+honest), "ms": host milliseconds per call, "event_ms": the event time it claims, "rc": ...,
+"fraction": ..., "sets": [output sets to write; others stay poisoned]}. Modes:
+
+reference      the reference, cast to the output dtype (an exact kernel)
+native         PyTorch's own result in the problem's dtype (an honest fp32 kernel)
+tf32           the problem computed on TF32-rounded inputs and parameters
+positive_tf32  tf32 when every floating input is >= 0, else native (precision that adapts to inputs)
+zeros / none   zeros / nothing at all (the poison stays)
+partial        the reference, then the poison put back on the first `fraction` of the elements
+identity       input 0 copied to the output
+perturb        the reference plus `delta` (or `deltas`[output set]) at `flat_index`
+zero_output    the reference, output `output` zeroed
+mutate_param   the reference, then (after a trial's second run) parameter `index`'s first element changed
+stale          the previous call's answer
+own_params     computed with the problem's own parameters, whatever the slot holds
+mutate_input   the reference, then (after a trial's second run) input 0's first element changed
+print          the reference, and a line on its stdout
+rc / cuda_error  a failing return code / a CUDA error reply
+crash / hang / tamper / forbidden  the session ends as the real link would report it
+load_fail      the library cannot be loaded
 """
 import copy
+import time
 
 import torch
 
-from . import buffers, problem_loader
+from . import problem_loader
+from .buffers import poison_
 from .errors import RequestError
-from .session import _field
+from .runner_link import Exchange, LinkError, RunnerEnd
 
-MODES = ("reference", "native", "reference_tf32", "zeros", "leave_poison", "perturb_one", "identity_input",
-         "mutate_input")
+MODES = ("reference", "native", "tf32", "positive_tf32", "zeros", "none", "partial", "stale", "own_params",
+         "identity", "perturb", "zero_output", "mutate_input", "mutate_param", "print", "rc", "cuda_error", "crash",
+         "hang", "tamper", "forbidden", "load_fail")
 
 
 def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
@@ -26,82 +47,136 @@ def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
     return rounded.view(torch.float32).reshape(x.shape)
 
 
-def _tf32_outputs(session, pristine: list) -> list:
-    """The problem run in float32 on TF32-rounded inputs and parameters: what a plain-TF32 GEMM gives."""
-    problem = session.problem
-    values = [_tf32_value(v) for v in pristine]
-    model = copy.deepcopy(problem.model)
-    with torch.no_grad():
-        for p in list(model.parameters()) + list(model.buffers()):
-            if p.dtype == torch.float32:
-                p.copy_(round_to_tf32(p))
-    return problem_loader.run_forward(model, values, problem.path)
+def _tf32(v):
+    return round_to_tf32(v) if isinstance(v, torch.Tensor) and v.dtype == torch.float32 else v
 
 
-def _tf32_value(value):
-    if isinstance(value, torch.Tensor) and value.dtype == torch.float32:
-        return round_to_tf32(value)
-    return value
+def fake_link_factory(session, spec):
+    if not isinstance(spec, dict) or spec.get("mode") not in MODES:
+        raise RequestError(f"fake_runner needs a mode, one of {', '.join(MODES)}")
+    return lambda plan, slot: FakeRunner(session.problem, slot, spec)
 
 
-def _write(out: torch.Tensor, value: torch.Tensor) -> None:
-    out.copy_(value.reshape(out.shape).to(device=out.device, dtype=out.dtype))
+class FakeRunner:
+    def __init__(self, problem, slot, spec: dict):
+        self.problem, self.slot, self.spec = problem, slot, spec
+        self.mode, self.after = spec["mode"], spec.get("after", 0)
+        self.calls = 0
+        self.printed_text = ""
+        self.previous = None
+        self.ended = None
 
+    # ---- the link's interface -----------------------------------------------------------------
+    def start(self) -> dict:
+        return {"setup": True}
 
-def debug_write_output(session, req: dict) -> dict:
-    index = _field(req, "trial", int, required=True)
-    if _field(req, "timing", bool, False):
-        timing_sets = session.prepared.timing if session.prepared else []
-        if not 0 <= index < len(timing_sets):
-            raise RequestError(f"timing set {index} does not exist")
-        trial = timing_sets[index]
-    else:
-        trial = session.need_trial(index)
-    which = _field(req, "set", int, 0)
-    mode = _field(req, "mode", str, required=True)
-    if not 0 <= which < len(trial.outputs):
-        raise RequestError(f"set must be below {len(trial.outputs)}")
-    if mode not in MODES:
-        raise RequestError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-    outputs = trial.outputs[which]
-    selected = _field(req, "output", int, None)
-    if selected is not None and not 0 <= selected < len(outputs):
-        raise RequestError(f"output {selected} does not exist; the problem has {len(outputs)} outputs")
-    indices = range(len(outputs)) if selected is None else [selected]
-    problem = session.problem
-    pristine = problem.source.generate(trial.seed, trial.kind, trial.scale)
-    refs = problem.reference.compute(pristine)
-    other = None
-    if mode == "reference_tf32":
-        other = _tf32_outputs(session, pristine)
-    elif mode == "native":  # what eager PyTorch computes in the problem's own precision
-        with torch.no_grad():
-            other = problem_loader.run_forward(problem.model, pristine, problem.path)
-    for i in indices:
-        _apply(mode, req, outputs[i], refs[i], trial, other[i] if other else None)
-    return {}
+    def ping(self) -> Exchange:
+        t0 = time.perf_counter_ns()
+        return Exchange(reply={"pong": True}, wall_ns=time.perf_counter_ns() - t0)
 
+    def load(self) -> Exchange:
+        if self.mode == "load_fail":
+            return Exchange(reply={"ready": False, "failure": "load", "message": "cannot load kernel.so: bad ELF"}, wall_ns=0)
+        return Exchange(reply={"ready": True}, wall_ns=0)
 
-def _apply(mode, req, out, ref, trial, other) -> None:
-    if mode == "reference":
-        _write(out, ref)
-    elif mode in ("reference_tf32", "native"):
-        _write(out, other)
-    elif mode == "zeros":
-        out.zero_()
-    elif mode == "leave_poison":
-        count = _field(req, "count", int, None)
-        if count is None:
-            buffers.poison_(out)
+    def printed(self) -> str:
+        return f"the kernel printed {len(self.printed_text)} bytes (first line: \"{self.printed_text}\")" \
+            if self.printed_text else ""
+
+    def close(self) -> RunnerEnd:
+        self.ended = self.ended or RunnerEnd(exit_code=0)
+        return self.ended
+
+    def kill(self) -> RunnerEnd:
+        return self.close()
+
+    def call(self, output_set: int, scalars: list) -> Exchange:
+        t0 = time.perf_counter_ns()
+        mode = self.mode if self.calls >= self.after else "reference"
+        self.calls += 1
+        reply = {"rc": 0, "cuda_error": None}
+        if mode == "crash":
+            self.ended = RunnerEnd(signal=11)
+            raise LinkError("died", "the runner process killed by SIGSEGV during the call", self.ended)
+        if mode == "hang":
+            self.ended = RunnerEnd(timed_out=True)
+            raise LinkError("timeout", "no answer in time", self.ended)
+        if mode == "tamper":
+            raise LinkError("tampering", "the runner process answered a call with 'done', which does not answer it",
+                            RunnerEnd(signal=9))
+        if mode == "forbidden":
+            self.ended = RunnerEnd(exit_code=97)
+            raise LinkError("forbidden_call", "the sandbox stopped the runner during the call: socket", self.ended)
+        if mode == "rc":
+            reply["rc"] = self.spec.get("rc", 1000)
+        elif mode == "cuda_error":
+            reply["cuda_error"] = "cudaErrorIllegalAddress: an illegal memory access was encountered"
+        elif output_set in self.spec.get("sets", (0, 1)):
+            self._write(mode, self.slot.outputs[output_set], scalars, output_set)
+        if self.spec.get("ms"):
+            time.sleep(self.spec["ms"] / 1000)
+        wall = time.perf_counter_ns() - t0
+        reply["event_ms"] = self.spec.get("event_ms", wall / 1e6)
+        return Exchange(reply=reply, wall_ns=wall)
+
+    # ---- what a kernel of each behaviour writes -----------------------------------------------------
+    def _inputs(self, scalars: list) -> list:
+        return [t if t is not None else s["value"] for t, s in zip(self.slot.inputs, scalars)]
+
+    def _write(self, mode: str, outputs: list, scalars: list, output_set: int) -> None:
+        values, params = self._inputs(scalars), list(self.slot.params)
+        problem = self.problem
+        if mode in ("none",):
+            return
+        if mode in ("zeros", "identity"):
+            with torch.no_grad():
+                for o in outputs:
+                    o.zero_() if mode == "zeros" else o.copy_(values[0].reshape(o.shape).to(o.dtype))
+            return
+        if mode == "stale":
+            answer = self.previous
+            self.previous = problem.reference.compute(values, params)
+            if answer is None:
+                answer = self.previous
+        elif mode == "native":
+            answer = problem.reference.native(values, params)
+        elif mode == "own_params":
+            answer = problem.reference.compute(values, None)
+        elif mode in ("tf32", "positive_tf32"):
+            positive = all(not (isinstance(v, torch.Tensor) and v.is_floating_point() and bool((v < 0).any()))
+                           for v in values)
+            if mode == "tf32" or positive:
+                model = copy.deepcopy(problem.model)
+                _set_params(model, [_tf32(p) for p in params])
+                answer = problem_loader.run_forward(model, [_tf32(v) for v in values], problem.path)
+            else:
+                answer = problem.reference.native(values, params)
         else:
-            _write(out, ref)
-            buffers.poison_(out.view(-1)[:count])
-    elif mode == "perturb_one":
-        _write(out, ref)
-        out.view(-1)[_field(req, "flat_index", int, 0)] += _field(req, "delta", float, 1.0)
-    elif mode == "mutate_input":  # the reference, and the input written over (as an in-place kernel would)
-        _write(out, ref)
+            answer = problem.reference.compute(values, params)
         with torch.no_grad():
-            trial.forward[_field(req, "input", int, 0)].view(-1)[0] += 1.0
-    elif mode == "identity_input":
-        _write(out, trial.forward[_field(req, "input", int, 0)])
+            for out, value in zip(outputs, answer):
+                if value.numel() == out.numel():  # another shape is the problem's fault; the check says so
+                    out.copy_(value.reshape(out.shape).to(device=out.device, dtype=out.dtype))
+            if mode == "partial":
+                for out in outputs:
+                    n = max(1, int(out.numel() * self.spec.get("fraction", 0.5)))
+                    poison_(out.view(-1)[:n])
+            elif mode == "perturb":
+                delta = self.spec.get("deltas", [self.spec.get("delta", 1.0)] * 2)[output_set]
+                outputs[0].view(-1)[self.spec.get("flat_index", 0)] += delta
+            elif mode == "zero_output":
+                outputs[self.spec.get("output", 0)].zero_()
+            elif mode == "mutate_input" and outputs is self.slot.outputs[-1]:
+                self.slot.inputs[0].view(-1)[0] += 1.0  # after its last run on these inputs: the outputs stay right
+            elif mode == "mutate_param" and outputs is self.slot.outputs[-1]:
+                self.slot.params[self.spec.get("index", 0)].view(-1)[0] += 1.0
+            elif mode == "print":
+                self.printed_text = "hello from the kernel"
+
+
+def _set_params(model, params: list) -> None:
+    """Loads `params` into `model` (parameters then buffers)."""
+    state = [t for _, t in model.named_parameters()] + [t for _, t in model.named_buffers()]
+    with torch.no_grad():
+        for t, v in zip(state, params):
+            t.copy_(v)

@@ -143,7 +143,7 @@ def test_cuda_requested_but_unavailable(worker, tmp_path):
 
 def test_worker_keeps_serving_after_a_bad_file(worker, tmp_path):
     load_error(worker, write_problem(tmp_path, "import torch\n" + GOOD_TAIL, "bad.py"))
-    response = worker.raw("prepare", trials=[{"seed": 1}])
+    response = worker.raw("time_baselines", modes=["eager"], runs=1)
     assert (response["ok"], response["kind"]) == (False, "request")  # nothing is loaded now
     meta = worker.load(write_problem(tmp_path, textwrap.dedent(GOOD_MODEL) + GOOD_TAIL, "good.py"))
     assert meta["outputs"] == [{"kind": "tensor", "dtype": "float32", "shape": [4, 4]}]
@@ -152,9 +152,34 @@ def test_worker_keeps_serving_after_a_bad_file(worker, tmp_path):
 def test_output_shape_that_depends_on_the_input_values(worker, tmp_path):
     text = GOOD_MODEL.replace("return x * 2", "return x[x > 0.5]") + GOOD_TAIL
     worker.load(write_problem(tmp_path, text))
-    worker.call("prepare", trials=[{"seed": s} for s in range(1, 6)])
-    errors = [worker.raw("check", trial=i) for i in range(5)]
-    failures = [r for r in errors if not r["ok"]]
-    assert failures, "some seed must give another number of elements above 0.5"
-    assert failures[0]["kind"] == "problem"
-    assert "output shapes must not depend on input values" in failures[0]["error"]
+    response = worker.raw("evaluate_candidate", runner=["r"], library="l", trials=[{"seed": s} for s in range(1, 6)],
+                          warmup=0, runs=0, timing_seed=1, call_timeout_s=5.0, work_dir=str(tmp_path),
+                          fake_runner={"mode": "reference"})
+    assert (response["ok"], response["kind"]) == (False, "problem"), "some seed must give another number of elements"
+    assert "output shapes must not depend on input values" in response["error"]
+
+
+RANDOM_FORWARD = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.drop = torch.nn.Dropout(p)
+    def forward(self, x):
+        return self.drop(x) * 2
+def get_inputs():
+    return [torch.rand(8, 8)]
+def get_init_inputs():
+    return [P]
+"""
+
+
+def test_a_random_forward_cannot_be_verified_and_is_refused_at_load(worker, tmp_path):
+    message = load_error(worker, write_problem(tmp_path, RANDOM_FORWARD.replace("P", "0.5")))
+    assert "different output 0 for the same inputs" in message and "self.eval()" in message
+
+
+def test_a_random_op_whose_effect_cancels_out_is_accepted(worker, tmp_path):
+    """Dropout with p=0 (or a draw a later op removes) does not make the output random."""
+    meta = worker.load(write_problem(tmp_path, RANDOM_FORWARD.replace("P", "0.0")))
+    assert meta["outputs"][0]["shape"] == [8, 8]

@@ -17,7 +17,7 @@ def report(got, ref, tol=STRICT, chunk=compare.CHUNK_ELEMENTS):
 
 def test_policies_match_the_protocol_doc():
     f32 = torch.float32
-    assert compare.tolerance("strict", f32, f32) == Tolerance(1e-4, 1e-4, 1e-5)
+    assert compare.tolerance("strict", f32, f32) == Tolerance(1e-4, 1e-4, 1e-6)
     assert compare.tolerance("tf32", f32, f32) == Tolerance(1e-3, 1e-3, 2e-3)
     assert compare.tolerance("bf16", f32, f32) == Tolerance(1e-2, 1e-2, 2e-2)
     for policy in ("strict", "tf32", "bf16"):
@@ -26,6 +26,26 @@ def test_policies_match_the_protocol_doc():
     assert compare.tolerance("strict", f32, torch.int64) == Tolerance(0.0, 0.0, 0.0)
     with pytest.raises(RequestError):
         compare.tolerance("fast", f32, f32)
+
+
+def test_torchs_own_error_widens_the_limits_by_the_factor():
+    floor = compare.tolerance("strict", torch.float32, torch.float32)
+    wide = compare.with_torch_error(floor, {"rel_l2_err": 2e-7, "max_abs_err": 3e-6})
+    assert wide == Tolerance(1e-4, 1e-4, 25 * 2e-7, 25 * 3e-6)
+    # Where torch is exact the floor stays; integer outputs stay exact; torch breaking down widens nothing.
+    assert compare.with_torch_error(floor, {"rel_l2_err": 0.0, "max_abs_err": 0.0}) == Tolerance(1e-4, 1e-4, 1e-6)
+    exact = compare.tolerance("strict", torch.float32, torch.int64)
+    assert compare.with_torch_error(exact, {"rel_l2_err": 0.5, "max_abs_err": 9.0}) == exact
+    broken = compare.with_torch_error(floor, {"rel_l2_err": float("nan"), "max_abs_err": float("inf")})
+    assert broken == Tolerance(1e-4, 1e-4, 1e-6, 0.0)
+
+
+def test_abs_slack_widens_every_elements_bound():
+    ref = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    got = ref.to(torch.float32) + torch.tensor([0.0, 0.01, 0.0])
+    tight = compare.compare(got, ref, Tolerance(1e-4, 1e-4, 1.0), 3.0)
+    loose = compare.compare(got, ref, Tolerance(1e-4, 1e-4, 1.0, 0.01), 3.0)
+    assert (tight["bad_count"], loose["bad_count"]) == (1, 0) and loose["abs_slack"] == 0.01
 
 
 def test_exact_output_passes():

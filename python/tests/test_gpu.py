@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from conftest import problem_path
-from cutegen_worker import cuda_driver
 from cutegen_worker.shared_buffers import PAGE_BYTES
 
 pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")]
@@ -75,65 +74,48 @@ def load_cuda(worker, name):
     return worker.call("load", problem=problem_path(name), device="cuda", seed=0)
 
 
-def all_tensor_refs(prepared):
-    refs = []
-    for t in prepared["trials"]:
-        refs += [r for r in t["inputs"] if r["kind"] == "tensor"] + [r for outs in t["outputs"] for r in outs]
-    for s in prepared["timing"]:
-        refs += [r for r in s["inputs"] if r["kind"] == "tensor"] + s["outputs"]
-    return refs
+def evaluate(worker, mode, trials, runs=20, precision="strict", **fake):
+    return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
+                       trials=trials, warmup=2, runs=runs, timing_seed=7, precision=precision, call_timeout_s=60.0,
+                       work_dir="/tmp/cutegen-gpu-test", fake_runner=dict(mode=mode, **fake))
+
+
+DEFAULT_TRIALS = ([{"seed": 10, "kind": "problem", "params": "own"}] +
+                  [{"seed": 11 + i, "kind": "problem"} for i in range(4)] +
+                  [{"seed": 20, "kind": "signed"}, {"seed": 21, "kind": "scaled", "scale": 100.0}])
 
 
 def test_every_shared_buffer_is_a_whole_allocation_of_its_own(worker, small):
     load_cuda(worker, "layernorm")
-    prepared = worker.call("prepare", trials=[{"seed": 1}, {"seed": 2, "kind": "signed"}], timing_sets=2)
-    refs = all_tensor_refs(prepared)
+    prepared = worker.call("prepare_profile", seed=1)
+    refs = [r for r in prepared["inputs"] if r["kind"] == "tensor"] + prepared["outputs"]
     assert all(r["offset"] == 0 and len(base64.b64decode(r["ipc_handle"])) == 64 for r in refs)
-    # Distinct buffers have distinct handles; the parameter copies are the only ones repeated.
-    distinct = {r["ipc_handle"] for r in refs}
-    assert len(distinct) == 2 * (1 + 2) + 2 * (1 + 1) + 3
-    driver = cuda_driver.driver()
-    session = worker.session.prepared
-    tensors = [v for t in session.trials for v in t.forward + t.outputs[0] + t.outputs[1]] + session.params
-    ordinal = torch.cuda.current_device()
-    for t in tensors:
-        base, size = driver.address_range(ordinal, t.data_ptr())
-        assert base == t.data_ptr() and size % PAGE_BYTES == 0 and size >= t.numel() * t.element_size()
-        assert base % PAGE_BYTES == 0
+    assert len({r["ipc_handle"] for r in refs}) == 1 + 3 + 1  # input, weight, bias, gain, output
     # What the runner maps: exactly the buffer's own pages, with its contents, nothing past them.
     seen = run_standin(refs)
     for ref, view in zip(refs, seen):
         assert view["base_is_ptr"] and view["size"] == max(PAGE_BYTES, -(-ref["nbytes"] // PAGE_BYTES) * PAGE_BYTES)
-    x = session.trials[0].forward[0]
+    x = worker.session.problem.source.generate(1)[0]
     assert seen[0]["head"] == x.reshape(-1)[:4].cpu().numpy().tobytes().hex()
 
 
-def test_a_kernel_in_another_process_writes_what_check_reads(worker, small):
-    """The runner's side of the contract, minus the runner: an identity "kernel" copies each trial's
-    input into both output sets through the IPC mappings. Identity is relu on torch.rand inputs only."""
+def test_a_kernel_in_another_process_writes_into_the_shared_output(worker, small):
+    """The runner's side of the contract, minus the runner: an identity "kernel" in another process
+    copies the input into the output through the IPC mappings, and the worker sees it."""
     load_cuda(worker, "relu")
-    prepared = worker.call("prepare", trials=[{"seed": 1}, {"seed": 2, "kind": "signed"}], timing_sets=0)
-    refs, copies = [], []
-    for t in prepared["trials"]:
-        x = len(refs)
-        refs += [t["inputs"][0], t["outputs"][0][0], t["outputs"][1][0]]
-        copies += [(x, x + 1, t["inputs"][0]["nbytes"]), (x, x + 2, t["inputs"][0]["nbytes"])]
-    run_standin(refs, copies)
-    assert worker.call("check", trial=0)["pass"]
-    assert worker.call("check", trial=1)["reason"] == "mismatch"
+    prepared = worker.call("prepare_profile", seed=1)
+    x, y = prepared["inputs"][0], prepared["outputs"][0]
+    run_standin([x, y], [(0, 1, x["nbytes"])])
+    expected = worker.session.problem.source.generate(1)[0]
+    assert worker.session.prepared.slot.outputs[0][0].equal(expected)
 
 
-def test_prepare_releases_the_previous_buffers(worker, small, full_size):
+def test_a_session_releases_its_buffers(worker, small, full_size):
     load_cuda(worker, "relu")
     torch.cuda.empty_cache()
     free_before, _ = torch.cuda.mem_get_info()
-    worker.call("prepare", trials=[{"seed": s} for s in range(3)], timing_sets=2)
-    arena_bytes = worker.session.prepared.arena.bytes
-    assert arena_bytes == 3 * 3 * (1 << 30) + 2 * 2 * (1 << 30)
+    assert evaluate(worker, "native", DEFAULT_TRIALS[:2], runs=4)["verdict"] == "pass"
     torch.cuda.empty_cache()
-    free_during, _ = torch.cuda.mem_get_info()
-    assert free_before - free_during >= arena_bytes
-    worker.call("prepare", trials=[], timing_sets=0)
     free_after, _ = torch.cuda.mem_get_info()
     assert free_after >= free_before - (64 << 20)
 
@@ -142,40 +124,28 @@ def test_prepare_releases_the_previous_buffers(worker, small, full_size):
 def test_manifest_problems_at_full_size_with_the_judges_default_request(worker, full_size, name):
     meta = load_cuda(worker, name)
     assert meta["gpu"] == torch.cuda.get_device_name() and meta["memory"]["check_workspace_bytes"] > 0
-    trials = [{"seed": 10 + i, "kind": "problem"} for i in range(5)]
-    trials += [{"seed": 20, "kind": "signed"}, {"seed": 21, "kind": "scaled", "scale": 100.0}]
-    worker.call("prepare", trials=trials, timing_sets=4, timing_seed=7)
-    for i in range(len(trials)):
-        for s in (0, 1):
-            worker.call("debug_write_output", trial=i, set=s, mode="native")  # eager PyTorch, TF32 off
-        report = worker.call("check", trial=i, precision="strict")
-        assert report["pass"], report
-    for s in range(4):
-        worker.call("debug_write_output", trial=s, timing=True, mode="reference")
-    assert worker.call("check_timing")["pass"]
+    result = evaluate(worker, "native", DEFAULT_TRIALS)  # eager PyTorch, TF32 off: an honest kernel
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["audits"]["full"] == 2 and result["audits"]["sampled"] >= 5
+    assert result["time"]["median_ms"] > 0 and result["calibration"]["probe_p90_ms"] < 1.0
 
 
 def test_plain_tf32_gemm_fails_strict_at_full_size(worker, full_size):
     load_cuda(worker, "matmul_square")
-    worker.call("prepare", trials=[{"seed": 1, "kind": "signed"}], timing_sets=0)
-    for s in (0, 1):
-        worker.call("debug_write_output", trial=0, set=s, mode="reference_tf32")
-    report = worker.call("check", trial=0, precision="strict")
-    assert report["reason"] == "mismatch", report
-    assert worker.call("check", trial=0, precision="tf32")["pass"]
+    assert evaluate(worker, "tf32", DEFAULT_TRIALS[:3], runs=0)["verdict"] == "mismatch"
+    assert evaluate(worker, "tf32", DEFAULT_TRIALS[:3], runs=0, precision="tf32")["verdict"] == "pass"
 
 
 def test_baselines_on_the_cuda_clock(worker, full_size, tmp_path):
     meta = load_cuda(worker, "relu")
-    worker.call("prepare", trials=[], timing_sets=4, timing_seed=3)
     result = worker.call("time_baselines", modes=["eager", "compile"], warmup_ms=50, runs=20,
-                         cache_dir=str(tmp_path))
+                         cache_dir=str(tmp_path), sets=2, seed=3)
     floor_ms = meta["min_bytes"] / 6e12 * 1e3  # faster than any HBM would be a broken clock
     eager = result["eager"]
     assert eager["runs"] == 20 and floor_ms < eager["min_ms"] <= eager["median_ms"] < 50 * floor_ms
     assert "median_ms" in result["compile"], result["compile"]
     assert worker.call("time_baselines", modes=["eager", "compile"], warmup_ms=50, runs=20,
-                       cache_dir=str(tmp_path))["cached"] is True
+                       cache_dir=str(tmp_path), sets=2, seed=3)["cached"] is True
 
 
 def test_calibrate(worker):

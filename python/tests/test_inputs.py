@@ -60,35 +60,21 @@ def test_integer_bool_and_scalar_inputs_are_left_alone(worker, tmp_path):
         assert not torch.equal(other[0], plain[0])
 
 
-def test_prepared_trials_use_their_seed_and_kind(worker, small):
+def test_staging_writes_the_seeds_inputs_and_poisons_the_outputs(worker, small):
+    from cutegen_worker.shared_buffers import SharedArena
+    from cutegen_worker.staging import CallSpec, Slot
     worker.load(problem_path("relu"))
-    worker.call("prepare", trials=[{"seed": 101, "kind": "problem"}, {"seed": 102, "kind": "signed"},
-                                   {"seed": 103, "kind": "scaled", "scale": 100.0}])
-    trials = worker.session.prepared.trials
-    assert torch.equal(trials[0].forward[0], generate(worker, 101)[0])
-    assert torch.equal(trials[1].forward[0], generate(worker, 102, "signed")[0])
-    assert torch.equal(trials[2].forward[0], generate(worker, 103, "scaled", 100.0)[0])
-
-
-def test_timing_sets_are_distinct_problem_inputs(worker, small):
-    worker.load(problem_path("relu"))
-    result = worker.call("prepare", trials=[], timing_sets=3, timing_seed=7)
-    assert len(result["timing"]) == 3
-    assert [s["seed"] for s in result["timing"]] == [7, 8, 9]
-    sets = [s.forward[0] for s in worker.session.prepared.timing]
-    assert not torch.equal(sets[0], sets[1]) and not torch.equal(sets[1], sets[2])
-    assert all(s.min() >= 0 for s in sets)  # problem kind
-    assert torch.equal(sets[1], generate(worker, 8)[0])
-    outs = [s.outputs[0][0] for s in worker.session.prepared.timing]
-    assert all(torch.isnan(o).all() for o in outs)
-
-
-def test_scaled_trial_without_scale_is_a_request_error(worker, small):
-    worker.load(problem_path("relu"))
-    response = worker.raw("prepare", trials=[{"seed": 1, "kind": "scaled"}])
-    assert (response["ok"], response["kind"]) == (False, "request")
-    response = worker.raw("prepare", trials=[{"seed": 1, "kind": "shuffled"}])
-    assert (response["ok"], response["kind"]) == (False, "request")
+    problem = worker.session.problem
+    slot = Slot(SharedArena(problem.device), problem)
+    for spec in (CallSpec(101), CallSpec(102, "signed"), CallSpec(103, "scaled", 100.0)):
+        for outs in slot.outputs:
+            outs[0].zero_()
+        staged = slot.stage(problem, spec)
+        assert torch.equal(slot.inputs[0], generate(worker, spec.seed, spec.kind, spec.scale)[0])
+        assert torch.equal(staged.inputs[0], slot.inputs[0])
+        assert all(torch.isnan(outs[0]).all() for outs in slot.outputs)
+        again = slot.regenerate(problem, spec)
+        assert torch.equal(again.inputs[0], staged.inputs[0])
 
 
 def test_get_inputs_drawing_from_numpy_and_random_is_reproducible(worker, tmp_path):

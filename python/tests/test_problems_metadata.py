@@ -24,16 +24,14 @@ EXPECTED_OPS = {
 
 
 @pytest.mark.parametrize("name", ALL_PROBLEMS)
-def test_every_problem_loads_prepares_and_passes_with_the_reference(worker, small, name):
+def test_every_problem_loads_and_the_reference_passes(worker, small, name):
     meta = worker.load(problem_path(name))
     assert meta["name"] == name
     assert (meta["aten_ops"], meta["workload_class"]) == EXPECTED_OPS[name]
-    prepared = worker.call("prepare", trials=[{"seed": 1, "kind": "problem"}, {"seed": 2, "kind": "signed"}])
-    for trial in prepared["trials"]:
-        for output_set in (0, 1):
-            worker.call("debug_write_output", trial=trial["index"], set=output_set, mode="reference")
-        report = worker.call("check", trial=trial["index"], precision="strict")
-        assert report["pass"], report
+    result = worker.call("evaluate_candidate", runner=["r"], library="l", warmup=1, runs=4, timing_seed=3,
+                         trials=[{"seed": 1, "kind": "problem", "params": "own"}, {"seed": 2, "kind": "signed"}],
+                         call_timeout_s=5.0, work_dir="/tmp", fake_runner={"mode": "reference"})
+    assert result["verdict"] == "pass", result["reason"]
 
 
 def test_problem_scale_keeps_the_real_size_available(worker, monkeypatch):
@@ -90,19 +88,16 @@ def test_parameters_come_before_buffers_whatever_the_registration_order(worker, 
         ("norm.weight", False, [hidden]), ("norm.bias", False, [hidden]), ("gain", True, [hidden])]
 
 
-def test_layernorm_trial_inputs_are_forward_inputs_then_params_then_buffers(worker, small):
+def test_the_runner_gets_forward_inputs_then_params_then_buffers_as_shared_copies(worker, small):
     worker.load(problem_path("layernorm"))
-    prepared = worker.call("prepare", trials=[{"seed": 3}, {"seed": 4}], timing_sets=1)
+    refs = worker.call("prepare_profile", seed=3)
     model = worker.session.problem.model
-    own = [model.norm.weight.data_ptr(), model.norm.bias.data_ptr(), model.gain.data_ptr()]
-    shared = worker.session.prepared.params
+    own = [model.norm.weight, model.norm.bias, model.gain]
+    assert [r["shape"] for r in refs["inputs"]] == [[4096 // SMALL, 8192 // SMALL]] + [[8192 // SMALL]] * 3
+    ptrs = [r["data_ptr"] for r in refs["inputs"][1:]]
     # The runner gets shared copies, never the model's own tensors (those are the pristine values).
-    assert [ref["data_ptr"] for ref in prepared["trials"][0]["inputs"][1:]] == [p.data_ptr() for p in shared]
-    assert not set(own) & {p.data_ptr() for p in shared}
-    assert [torch.equal(a, b) for a, b in zip(shared, [model.norm.weight, model.norm.bias, model.gain])] == [True] * 3
-    # One copy serves every trial and timing set.
-    assert prepared["trials"][1]["inputs"][1:] == prepared["trials"][0]["inputs"][1:]
-    assert prepared["timing"][0]["inputs"][1:] == prepared["trials"][0]["inputs"][1:]
+    assert not set(ptrs) & {p.data_ptr() for p in own}
+    assert len(refs["outputs"]) == 1
 
 
 def test_scalar_forward_argument(worker, small):
@@ -111,16 +106,15 @@ def test_scalar_forward_argument(worker, small):
     n = (4096 // SMALL) * (65536 // SMALL)
     assert meta["flops"] == 2 * n
     assert meta["min_bytes"] == 3 * n * 4  # the scalar moves no bytes
-    trial = worker.call("prepare", trials=[{"seed": 3}])["trials"][0]
-    assert trial["inputs"][2] == {"kind": "scalar", "dtype": "float64", "value": 0.5}
+    refs = worker.call("prepare_profile", seed=3)
+    assert refs["inputs"][2] == {"kind": "scalar", "dtype": "float64", "value": 0.5}
 
 
 def test_tuple_output(worker, small):
     meta = worker.load(problem_path("split_halves"))
     rows, half = 4096 // SMALL, 32768 // SMALL // 2
     assert meta["outputs"] == [{"kind": "tensor", "dtype": "float32", "shape": [rows, half]}] * 2
-    trial = worker.call("prepare", trials=[{"seed": 3}])["trials"][0]
-    assert [len(s) for s in trial["outputs"]] == [2, 2]
+    assert len(worker.call("prepare_profile", seed=3)["outputs"]) == 2
 
 
 def test_half_problem_has_a_float32_reference(worker, small):
@@ -154,9 +148,7 @@ def test_memory_estimate(worker, small):
     meta = worker.load(problem_path("split_halves"))
     rows, cols = 4096 // SMALL, 32768 // SMALL
     mem = meta["memory"]
-    assert mem["bytes_per_trial"] == rows * cols * 4 + 2 * (2 * rows * cols // 2 * 4)
-    assert mem["bytes_per_timing_set"] == rows * cols * 4 + 2 * rows * cols // 2 * 4
-    assert mem["bytes_params"] == 0
+    assert mem["slot_bytes"] == rows * cols * 4 + 2 * (2 * rows * cols // 2 * 4)  # input, two sets of two outputs
+    assert mem["staged_bytes"] == rows * cols * 4
     assert mem["device_total_bytes"] >= mem["device_free_bytes"] > 0
     assert mem["check_workspace_bytes"] == 0  # measured on CUDA only
-    assert worker.load(problem_path("layernorm"))["memory"]["bytes_params"] == 3 * (8192 // SMALL) * 4

@@ -39,7 +39,7 @@ def get_init_inputs():
 def proc():
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), PYTHONUNBUFFERED="1",
                CUTEGEN_PROBLEM_SCALE=str(SMALL), OMP_NUM_THREADS="1")
-    env.pop("CUTEGEN_WORKER_TEST_HOOKS", None)
+    env["CUTEGEN_WORKER_TEST_HOOKS"] = "1"  # the fake runner; test_candidate_session.py proves it is off by default
     p = subprocess.Popen([sys.executable, "-m", "cutegen_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
     yield p
@@ -67,19 +67,21 @@ def test_a_session(proc, tmp_path):
     meta = load["result"]
     assert meta["outputs"] == [{"kind": "tensor", "dtype": "float32", "shape": [8, 8]}]
     assert meta["aten_ops"] == ["aten::relu"] and meta["workload_class"] == "elementwise"
-    prep = request(proc, id=2, op="prepare", trials=[{"seed": 5, "kind": "signed"}], timing_sets=1, timing_seed=3)
+    prep = request(proc, id=2, op="prepare_profile", seed=5)
     assert prep["id"] == 2 and prep["ok"] is True
-    trial = prep["result"]["trials"][0]
-    assert (trial["index"], trial["kind"], trial["seed"]) == (0, "signed", 5)
-    ref = trial["inputs"][0]
+    ref = prep["result"]["inputs"][0]
     assert set(ref) == {"kind", "dtype", "shape", "stride", "nbytes", "ipc_handle", "offset", "data_ptr"}
     assert (ref["kind"], ref["dtype"], ref["shape"], ref["stride"], ref["nbytes"]) == ("tensor", "float32", [8, 8],
                                                                                       [8, 1], 256)
-    assert len(trial["outputs"]) == 2 and len(prep["result"]["timing"]) == 1
-    # Nobody wrote the outputs: unwritten. Non-finite numbers travel as strings (JSON has none).
-    check = request(proc, id=3, op="check", trial=0, precision="strict")
-    assert check["ok"] is True and check["result"]["reason"] == "unwritten"
-    assert check["result"]["outputs"][0]["first_bad"][0]["got"] == "NaN"
+    assert len(prep["result"]["outputs"]) == 1
+    # Nobody wrote the outputs (the fake runner writes nothing): unwritten. Non-finite numbers travel as
+    # strings (JSON has none).
+    evaluation = request(proc, id=3, op="evaluate_candidate", runner=["r"], library="l", trials=[{"seed": 5}],
+                         warmup=0, runs=0, timing_seed=1, call_timeout_s=5.0, work_dir=str(tmp_path),
+                         fake_runner={"mode": "none"})
+    assert evaluation["ok"] is True and evaluation["result"]["verdict"] == "unwritten"
+    failed = evaluation["result"]["checks"][evaluation["result"]["failed_check"]]
+    assert failed["outputs"][0]["first_bad"][0]["got"] == "NaN"
 
 
 def test_errors_are_responses_and_the_worker_goes_on(proc, tmp_path):
@@ -89,8 +91,9 @@ def test_errors_are_responses_and_the_worker_goes_on(proc, tmp_path):
     unknown = request(proc, id=10, op="frobnicate")
     assert (unknown["id"], unknown["ok"], unknown["kind"]) == (10, False, "request")
     assert "unknown op 'frobnicate'" in unknown["error"]
-    hooks = request(proc, id=11, op="debug_write_output", trial=0, mode="reference")
-    assert hooks["kind"] == "request"  # test hooks are off unless the environment enables them
+    bad_request = request(proc, id=11, op="evaluate_candidate", runner=["r"], library="l", trials=[], warmup=0,
+                          runs=-1, timing_seed=1, call_timeout_s=1.0, work_dir="/tmp")
+    assert bad_request["kind"] == "request"
     bad = request(proc, id=12, op="load", problem=str(tmp_path / "missing.py"), device="cpu")
     assert (bad["id"], bad["ok"], bad["kind"]) == (12, False, "problem")
     good = request(proc, id=13, op="load", problem=problem_path("relu"), device="cpu")

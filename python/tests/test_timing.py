@@ -15,13 +15,12 @@ STAT_KEYS = {"median_ms", "min_ms", "max_ms", "iqr_ms", "runs"}
 @pytest.fixture
 def relu(worker, small):
     worker.load(problem_path("relu"))
-    worker.call("prepare", trials=[], timing_sets=3, timing_seed=5)
     return worker
 
 
 def baselines(worker, tmp_path, modes=("eager",), **fields):
     return worker.call("time_baselines", modes=list(modes), warmup_ms=1, runs=fields.pop("runs", 5),
-                       cache_dir=str(tmp_path / "cache"), **fields)
+                       cache_dir=str(tmp_path / "cache"), sets=fields.pop("sets", 3), seed=5, **fields)
 
 
 def test_eager_statistics(relu, tmp_path):
@@ -54,11 +53,9 @@ def test_the_key_changes_with_what_the_measurement_depends_on(relu, tmp_path):
 
 def test_other_sizes_of_the_same_file_are_not_served_from_the_cache(worker, small, tmp_path):
     worker.load(problem_path("relu"))
-    worker.call("prepare", trials=[], timing_sets=1)
     baselines(worker, tmp_path)
     small(32)  # same file, constants read from the environment: other shapes
     worker.load(problem_path("relu"))
-    worker.call("prepare", trials=[], timing_sets=1)
     assert baselines(worker, tmp_path)["cached"] is False
 
 
@@ -102,13 +99,19 @@ def test_compiled_model_is_timed_after_compiling(relu, tmp_path, monkeypatch):
     assert len(set(seen)) == 3
 
 
-def test_baselines_run_on_pristine_inputs(relu, tmp_path):
-    shared = relu.session.prepared.timing[0].forward[0]
-    original = shared.clone()
-    with torch.no_grad():
-        shared.zero_()  # a candidate wrote zeros into a timing input
+def test_baselines_run_on_the_problems_own_inputs_and_parameters(relu, tmp_path, monkeypatch):
+    """The baselines draw their own inputs from get_inputs(): nothing a candidate touched."""
+    seen = []
+    real = timing.measure
+
+    def spy(fn, input_sets, settings, clock):
+        seen.extend(s[0].clone() for s in input_sets)
+        return real(fn, input_sets, settings, clock)
+
+    monkeypatch.setattr(timing, "measure", spy)
     baselines(relu, tmp_path)
-    assert torch.equal(shared, original)
+    source = relu.session.problem.source
+    assert [torch.equal(x, source.generate(5 + i)[0]) for i, x in enumerate(seen)] == [True] * 3
 
 
 def test_tf32_is_off_again_after_timing(relu, tmp_path):
@@ -118,13 +121,11 @@ def test_tf32_is_off_again_after_timing(relu, tmp_path):
 
 
 def test_bad_requests(worker, small, tmp_path):
-    worker.load(problem_path("relu"))
-    worker.call("prepare", trials=[{"seed": 1}])
-    with pytest.raises(WorkerError, match="timing_sets >= 1") as no_sets:
+    with pytest.raises(WorkerError) as nothing_loaded:
         baselines(worker, tmp_path)
-    assert no_sets.value.kind == "request"
-    worker.call("prepare", trials=[], timing_sets=1)
-    for fields in ({"modes": ["jit"]}, {"runs": 0}, {"precision": "fp8"}):
+    assert nothing_loaded.value.kind == "request"
+    worker.load(problem_path("relu"))
+    for fields in ({"modes": ["jit"]}, {"runs": 0}, {"precision": "fp8"}, {"sets": 0}):
         with pytest.raises(WorkerError) as error:
             worker.call("time_baselines", **fields)
         assert error.value.kind == "request"

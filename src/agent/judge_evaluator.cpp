@@ -25,8 +25,7 @@ Evaluation evaluation_from_report(const EvalReport& report) {
   if (report.compile.ok()) e.library = report.compile.library.string();
   if (e.passed) {
     e.median_ms = report.median_ms();
-    if (report.timing.is_object() && report.timing.contains("event"))
-      e.iqr_ms = report.timing["event"].value("iqr_ms", 0.0);
+    e.iqr_ms = report.iqr_ms();
     if (e.report.contains("speedup")) {
       const auto& s = e.report["speedup"];
       if (s.contains("eager")) e.speedup_eager = s["eager"].get<double>();

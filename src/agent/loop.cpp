@@ -55,6 +55,11 @@ Status Loop::decide(const std::string& key, const nlohmann::json& detail) {
 // --- outside answers, each through the journal -------------------------------------------------
 
 Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vector<Message>& messages) {
+  // Asked before the log is, so a resumed run stops here exactly as the original run did.
+  if (auto ok = truncations_.check(); !ok) {
+    llm_stop_ = "truncated";
+    return ok.error();
+  }
   const std::string key = sha256_hex(dump_json(to_json(messages)));
   auto memo = journal_.recall("llm", key);
   if (!memo) return memo.error();
@@ -63,30 +68,37 @@ Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vecto
     auto r = response_from_json((**memo).at("response"));
     if (!r) return r.error();
     response = *r;
-    // A resumed run spends what the original run spent, so budgets keep meaning the whole run.
+    // A resumed run spends what the original run spent, and meets the same run of cut-off answers,
+    // so budgets and the truncation rule keep meaning the whole run.
     for (Budget* b : {&llm_.budget(), options_.task_budget}) {
       if (!b) continue;
-      if (auto reserved = b->reserve(); !reserved) {
-        budget_exhausted_ = true;
-        return reserved.error();
+      if (auto counted = b->replay_call(response.usage.total(), (**memo).value("cost_usd", 0.0)); !counted) {
+        llm_stop_ = "budget";
+        return counted.error();
       }
-      b->charge(response.usage.total(), (**memo).value("cost_usd", 0.0));
     }
+    const auto& sent = (**memo).value("max_tokens", nlohmann::json());
+    truncations_.observe(response, sent.is_number_integer() ? std::optional<int>(sent.get<int>()) : std::nullopt,
+                         (**memo).value("capped_by_budget", false));
     status_.cost_usd += (**memo).value("cost_usd", 0.0);
   } else {
-    auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget, .task = problem_.name});
+    auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget,
+                                                                    .task = problem_.name,
+                                                                    .truncation = &truncations_});
     if (!call) {
-      if (is_budget_exhausted(call.error())) budget_exhausted_ = true;
+      if (is_budget_exhausted(call.error())) llm_stop_ = "budget";
+      if (call.error().kind == ErrorKind::truncated_repeatedly) llm_stop_ = "truncated";
       return call.error();
     }
     response = call->response;
-    if (auto r = journal_.record({{"type", "llm"},
-                                  {"key", key},
-                                  {"what", purpose},
-                                  {"response", to_json(response)},
-                                  {"cost_usd", call->record.cost.usd}});
-        !r)
-      return r.error();
+    nlohmann::json event = {{"type", "llm"},
+                            {"key", key},
+                            {"what", purpose},
+                            {"response", to_json(response)},
+                            {"cost_usd", call->record.cost.usd},
+                            {"capped_by_budget", call->record.capped_by_budget}};
+    if (call->record.max_tokens) event["max_tokens"] = *call->record.max_tokens;
+    if (auto r = journal_.record(std::move(event)); !r) return r.error();
     status_.cost_usd += call->record.cost.usd;
   }
   ++llm_calls_;
@@ -350,11 +362,12 @@ Result<LoopResult> Loop::run() {
     report("stopped: " + result.stop_reason);
     return result;
   };
-  // A spent budget ends the task with what it has; any other error is the tool failing.
+  // A spent budget, or answers that keep being cut off, end the task with what it has; any other
+  // error is the tool failing.
   auto stop_or_fail = [&](const Error& e) -> Result<LoopResult> {
-    if (budget_exhausted_) {
+    if (!llm_stop_.empty()) {
       report(e.message);
-      return finish("budget");
+      return finish(llm_stop_);
     }
     return e;
   };

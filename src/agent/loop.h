@@ -17,6 +17,7 @@
 #include "agent/prompter.h"
 #include "store/run_files.h"
 #include "llm/llm_client.h"
+#include "llm/truncation_guard.h"
 
 namespace cutegen {
 
@@ -58,7 +59,7 @@ struct LoopObserver {
 
 struct LoopResult {
   std::optional<Candidate> best;
-  std::string stop_reason;  // steps | plateau | target | budget | no_correct_kernel
+  std::string stop_reason;  // steps | plateau | target | budget | truncated | no_correct_kernel
   std::vector<LoopStep> history;
   int syntheses = 0;
   int llm_calls = 0;
@@ -127,7 +128,10 @@ class Loop {
   LoopStatus status_;
   int llm_calls_ = 0;
   int artifact_seq_ = 0;
-  bool budget_exhausted_ = false;
+  // Set when the LLM layer refused a call for a reason that ends the task with a result rather than an
+  // error: "budget" (a budget is spent) or "truncated" (answers keep being cut off).
+  std::string llm_stop_;
+  TruncationGuard truncations_;  // this task's run of cut-off answers, replayed ones included
   bool best_export_pending_ = false;  // a best set while replaying, not yet exported
 };
 

@@ -332,6 +332,44 @@ TEST(Loop, ATaskBudgetStopsTheTaskLikeTheRunBudget) {
   EXPECT_EQ(task.spent().calls, 1);
 }
 
+TEST(Loop, AnswersCutOffTwiceInARowStopTheTaskWithAdvice) {
+  // A server that always truncates: the loop would otherwise ask 3 times per request and again for
+  // every restart (9 paid calls with the defaults).
+  Harness h;
+  h.options.answer_retries = 2;
+  h.options.max_restarts = 2;
+  for (int i = 0; i < 9; ++i) h.llm->add("synthesis", "PLAN: loop forever\n```cuda\n__global__ void k() {", FinishReason::length);
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "truncated");
+  EXPECT_FALSE(r->best);
+  EXPECT_EQ(h.llm->requests.size(), 2u);
+  bool advised = false;
+  for (const auto& line : h.progress) advised = advised || line.find("raise llm.max_tokens") != std::string::npos;
+  EXPECT_TRUE(advised) << "the advice is shown";
+
+  // Resuming meets the same two cut-off answers in the log and stops at the same point, asking nothing.
+  h.reset_llm();
+  auto again = h.run(/*resume=*/true);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->stop_reason, "truncated");
+  EXPECT_TRUE(h.llm->requests.empty());
+}
+
+TEST(Loop, ACompleteAnswerBetweenCutOffOnesKeepsTheTaskGoing) {
+  Harness h;
+  h.options.max_steps = 1;
+  h.options.answer_retries = 2;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"), FinishReason::length);
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("unroll", "// TIME: 1.0\n", "// TIME: 0.9\n"), FinishReason::length);
+  h.llm->add("optimize", optimize("unroll", "// TIME: 1.0\n", "// TIME: 0.9\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(r->stop_reason, "truncated");
+  EXPECT_EQ(h.llm->remaining(), 0u);
+}
+
 TEST(Loop, AToolFailureIsAnErrorNotAVerdict) {
   Harness h;
   h.evaluator.fail_tool = true;

@@ -7,8 +7,8 @@ namespace cutegen {
 Result<std::string> NcuProfileSource::summary(const std::string&, const Evaluation& evaluation) {
   if (!evaluation.passed || evaluation.library.empty())
     return Error{"internal: only a kernel that passed evaluation is profiled"};
-  // Any evaluation's timing inputs fit any candidate of the problem, so the best kernel can be
-  // profiled after other candidates were evaluated.
+  // The worker stages fresh inputs for every profile, so the best kernel can be profiled after other
+  // candidates were evaluated.
   auto invocation = judge_.profiling_run(options_.problem, evaluation.library, options_.calls);
   if (!invocation) return invocation.error();
   ProfileRequest request;

@@ -1,6 +1,6 @@
 #pragma once
 // The loop's ProfileSource backed by the profile stage: the judge writes a runner job that calls the
-// evaluated kernel's library on the inputs of its last evaluation, and the ProfileProvider (Nsight
+// evaluated kernel's library on freshly staged inputs of the problem, and the ProfileProvider (Nsight
 // Compute, or a fake) profiles that command. Counters that cannot be read still give a text (the
 // provider's timing-only summary); an Error means the tool itself failed.
 #include <filesystem>
@@ -15,7 +15,7 @@ namespace cutegen {
 class NcuProfileSource final : public ProfileSource {
  public:
   struct Options {
-    std::filesystem::path problem;          // the problem file, for inputs when none are prepared
+    std::filesystem::path problem;          // the problem file, whose inputs the worker stages for the profile
     int calls = 2;                          // forward calls profiled per summary
     std::filesystem::path work_dir;         // one subdirectory per profile (ncu's log)
   };

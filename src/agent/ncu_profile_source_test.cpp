@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "common/fake_process_runner.h"
 #include "common/fs.h"
+#include "prompt/prompt_inputs.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -30,22 +30,14 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-profile-source-");
   ASSERT_TRUE(dir.ok());
   FakeCompiler compiler;
-  FakeReferenceWorker worker([](const std::string& op, const nlohmann::json& args) -> Result<nlohmann::json> {
+  FakeReferenceWorker worker([](const std::string& op, const nlohmann::json&) -> Result<nlohmann::json> {
     if (op == "load") return nlohmann::json{{"name", "relu"}, {"workload_class", "elementwise"}, {"min_bytes", 32}};
-    if (op == "prepare") {
-      nlohmann::json trials = nlohmann::json::array();
-      for (std::size_t i = 0; i < args["trials"].size(); ++i)
-        trials.push_back({{"index", i}, {"inputs", {tensor_ref()}}, {"outputs", {{tensor_ref()}, {tensor_ref()}}}});
-      return nlohmann::json{{"trials", trials}, {"timing", {{{"inputs", {tensor_ref()}}, {"outputs", {tensor_ref()}}}}}};
-    }
-    if (op == "check" || op == "check_timing") return nlohmann::json{{"pass", true}, {"reason", "ok"}};
+    if (op == "evaluate_candidate")
+      return nlohmann::json{{"verdict", "pass"}, {"reason", ""}, {"checks", nlohmann::json::array()},
+                            {"time", {{"median_ms", 0.5}, {"iqr_ms", 0.0}, {"min_ms", 0.5}, {"max_ms", 0.5}, {"runs", 10},
+                                      {"slower_kind", "problem"}}}};
+    if (op == "prepare_profile") return nlohmann::json{{"inputs", {tensor_ref()}}, {"outputs", {tensor_ref()}}};
     return Error{"unexpected op " + op};
-  });
-  FakeProcessRunner runner([](const ProcessSpec& spec) -> Result<ProcessResult> {
-    nlohmann::json result = {{"phase", "done"}, {"failure", nullptr},
-                             {"timing", {{"event", {{"median_ms", 0.5}}}, {"host", {{"median_ms", 0.51}}}}}};
-    EXPECT_TRUE(write_file_atomic(spec.argv.at(4), result.dump()).ok());
-    return FakeProcessRunner::exited(0);
   });
   EvalOptions o;
   o.trials = 1;
@@ -56,7 +48,7 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
   ASSERT_TRUE(write_file_atomic(*dir / "cache/calibration/unknown.json",
                                 R"({"gpu":"unknown","hbm_gbps":4000,"tflops":{"fp32":50,"tf32":400,"fp16":700,"bf16":700}})")
                   .ok());
-  Judge judge(compiler, worker, runner, o);
+  Judge judge(compiler, worker, o);
   auto report = judge.evaluate("problem.py", "// source", "k.cu");
   ASSERT_TRUE(report.ok() && report->passed()) << (report.ok() ? report->reason : report.error().message);
 
@@ -65,7 +57,7 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
     r.summary = timing_only_summary(req.context, "scripted");
     return r;
   });
-  NcuProfileSource source(judge, provider, {.calls = 3, .work_dir = *dir / "profiles"});
+  NcuProfileSource source(judge, provider, {.problem = "problem.py", .calls = 3, .work_dir = *dir / "profiles"});
   Evaluation evaluation;
   evaluation.passed = true;
   evaluation.library = "/fake/kernel.so";
@@ -81,7 +73,8 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
   ASSERT_TRUE(job.ok());
   auto j = nlohmann::json::parse(*job);
   EXPECT_EQ(j["library"], "/fake/kernel.so");
-  EXPECT_EQ(j["timing"]["runs"], 3);
+  EXPECT_EQ(j["calls"], 3);
+  EXPECT_EQ(j["inputs"], nlohmann::json::array({tensor_ref()}));
   EXPECT_EQ(req.context.workload_class, "elementwise");
   EXPECT_EQ(req.context.calls, 3);
   EXPECT_EQ(req.context.hbm_gbps, 4000.0);  // from the calibration behind the judge's roofline
@@ -91,4 +84,14 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
   Evaluation failed;
   EXPECT_FALSE(source.summary("// source", failed).ok());
   fs::remove_all(*dir);
+}
+
+// The loop turns every failing verdict into a failure kind for the prompts; a verdict the judge can
+// give but the prompts do not know would stop a run mid-way.
+TEST(JudgeVerdictsInPrompts, EveryFailingVerdictHasAFailureKind) {
+  for (int v = static_cast<int>(Verdict::pass) + 1; v <= static_cast<int>(Verdict::tampering); ++v) {
+    auto word = to_string(static_cast<Verdict>(v));
+    EXPECT_TRUE(failure_kind_for_verdict(word).ok()) << word;
+  }
+  EXPECT_FALSE(failure_kind_for_verdict("pass").ok());
 }

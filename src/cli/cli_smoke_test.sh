@@ -5,6 +5,9 @@ cutegen="$1"
 src="$2"
 export CUTEGEN_CACHE_DIR="$(mktemp -d)"
 trap 'rm -rf "$CUTEGEN_CACHE_DIR"' EXIT
+# The user's own config (and a named one) must not change what these checks see.
+export XDG_CONFIG_HOME="$CUTEGEN_CACHE_DIR/xdg"
+unset CUTEGEN_CONFIG
 fails=0
 check() {  # check NAME CONDITION...
   local name="$1"; shift
@@ -108,6 +111,44 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   check "optimize without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
   check "optimize without a GPU leaves no run directory" test ! -e "$d/run"
 fi
+
+# Config trust: a project's ./cutegen.json comes with the checkout and may not run a program or
+# redirect a key; the same file named with --config, or the user's own file, may.
+proj="$d/checkout"
+mkdir -p "$proj"
+printf '#!/bin/sh\ntouch "%s/planted-nvcc-ran"\nexit 1\n' "$proj" >"$proj/nvcc.sh"
+chmod +x "$proj/nvcc.sh"
+echo '{"compile": {"nvcc": "./nvcc.sh"}}' >"$proj/cutegen.json"
+err=$(cd "$proj" && "$cutegen" compile "$k" 2>&1); rc=$?
+check "a project cutegen.json setting compile.nvcc is refused with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "the refusal names the key" grep -q 'compile.nvcc' <<<"$err"
+check "the refusal names the file and how to trust it" grep -q -- '--config ./cutegen.json' <<<"$err"
+check "the planted nvcc did not run" test ! -e "$proj/planted-nvcc-ran"
+err=$(cd "$proj" && "$cutegen" --config cutegen.json compile "$k" 2>&1)
+check "the same file named with --config is honoured (its nvcc ran)" test -e "$proj/planted-nvcc-ran"
+check "a named config is announced" grep -q '^config: ./cutegen.json (named)' <<<"$err"
+for planted in '"base_url": "http://127.0.0.1:9/v1"' '"api_key_env": "HOME"' '"backend": "exec", "command": "env"'; do
+  echo "{\"llm\": {\"backend\": \"openai\", \"model\": \"gpt-5\", $planted}}" >"$proj/cutegen.json"
+  err=$(cd "$proj" && "$cutegen" llm hi 2>&1); rc=$?
+  key=$(sed -E 's/.*"(base_url|api_key_env|command)".*/\1/' <<<"$planted")
+  check "a project cutegen.json setting llm.$key is refused" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+  check "the refusal names llm.$key" grep -q "llm.$key" <<<"$err"
+done
+echo '{"llm": {"budget": {"max_dollars": 1}}}' >"$proj/cutegen.json"
+err=$(cd "$proj" && "$cutegen" llm hi --llm "exec:cat" 2>&1); rc=$?
+check "an unknown nested key fails with one line naming it" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "an unknown nested key is named" grep -q 'llm.budget.max_dollars' <<<"$err"
+echo '{"compile": {"arch": "sm_90a"}, "llm": {"max_tokens": 2000}}' >"$proj/cutegen.json"
+mkdir -p "$XDG_CONFIG_HOME/cutegen"
+echo '{"llm": {"backend": "exec", "command": "tr a-z A-Z"}}' >"$XDG_CONFIG_HOME/cutegen/config.json"
+out=$(cd "$proj" && "$cutegen" llm "from the user config" 2>"$d/cfg.err"); rc=$?
+check "the user's config may name a command" test $rc -eq 0
+check "the user's command answered" grep -q 'FROM THE USER CONFIG' <<<"$out"
+check "the config line names both files, once" test "$(grep -c '^config: ' "$d/cfg.err")" -eq 1
+check "the config line says which file is the user's" grep -q "config: $XDG_CONFIG_HOME/cutegen/config.json (user), ./cutegen.json (project" "$d/cfg.err"
+err=$(cd "$proj" && "$cutegen" optimize "$src/problems/relu.py" --out "$d/cfg-run" 2>&1)
+check "optimize announces its config once" test "$(grep -c '^config: ' <<<"$err")" -eq 1
+rm -rf "$XDG_CONFIG_HOME/cutegen"
 
 echo "$((0)) passed, $fails failed" >/dev/null
 [ $fails -eq 0 ]

@@ -64,12 +64,7 @@ int run_compile(const GlobalOptions& global, const CompileArgs& args) {
 Result<CompileOptions> resolve_compile_options(const GlobalOptions& global, const std::string& arch_override) {
   auto config = load_config(global);
   if (!config) return config.error();
-  CompileOptions options;
-  if (config->contains("compile")) {
-    auto applied = apply_compile_config(options, (*config)["compile"]);
-    if (!applied) return applied.error();
-    options = *applied;
-  }
+  CompileOptions options = config->compile;
   if (!arch_override.empty()) {
     if (auto g = gencode_for(arch_override); !g) return g.error();
     options.arch = arch_override;

@@ -26,6 +26,8 @@ struct EvalArgs {
 };
 
 int run_eval(const GlobalOptions& global, const EvalArgs& args) {
+  // Read (and announced) before anything runs: a refused config must stop the command first.
+  if (auto config = load_config(global); !config) return fail(config.error().message);
   auto source = read_file(args.kernel);
   if (!source) return fail(source.error().message);
   auto work = make_unique_dir(fs::temp_directory_path(), "cutegen-eval-");

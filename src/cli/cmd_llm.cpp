@@ -38,12 +38,7 @@ std::string usage_line(const LlmCall& call) {
 int run_llm(const GlobalOptions& global, const LlmArgs& args) {
   auto file = load_config(global);
   if (!file) return fail(file.error().message);
-  LlmConfig config;
-  if (file->contains("llm")) {
-    auto applied = apply_llm_config(config, (*file)["llm"]);
-    if (!applied) return fail(applied.error().message);
-    config = *applied;
-  }
+  LlmConfig config = file->llm;
   if (!args.spec.empty())
     if (auto s = apply_llm_spec(config, args.spec); !s) return fail(s.error().message);
   if (!args.record.empty()) config.record_dir = args.record;

@@ -53,12 +53,7 @@ std::string default_out_dir(const std::string& problem) {
 Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& args) {
   auto file = load_config(global);
   if (!file) return file.error();
-  LlmConfig config;
-  if (file->contains("llm")) {
-    auto applied = apply_llm_config(config, (*file)["llm"]);
-    if (!applied) return applied.error();
-    config = *applied;
-  }
+  LlmConfig config = file->llm;
   if (!args.spec.empty())
     if (auto s = apply_llm_spec(config, args.spec); !s) return s.error();
   if (config.backend.empty())

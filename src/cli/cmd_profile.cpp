@@ -31,6 +31,8 @@ struct ProfileArgs {
 };
 
 int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
+  // Read (and announced) before anything runs: a refused config must stop the command first.
+  if (auto config = load_config(global); !config) return fail(config.error().message);
   auto source = read_file(args.kernel);
   if (!source) return fail(source.error().message);
   auto work = make_unique_dir(fs::temp_directory_path(), "cutegen-profile-");

@@ -7,19 +7,24 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/config_files.h"
 #include "common/result.h"
 #include "compile/compile_options.h"
 
 namespace cutegen::cli {
 
 struct GlobalOptions {
-  std::string config_path;  // --config; else $CUTEGEN_CONFIG; else ./cutegen.json when present
+  std::string config_path;  // --config; else $CUTEGEN_CONFIG (config_files.h has the other sources)
+  // The first load_config fills this, so a command reads its configuration, and says which files it
+  // used, once.
+  mutable std::shared_ptr<const LoadedConfig> loaded;
 };
 
-// The parsed config file ({} when there is none). Malformed JSON is an error, never silently ignored.
-Result<nlohmann::json> load_config(const GlobalOptions& global);
+// The configuration from every source (config_files.h). The first call prints which files were used
+// on stderr. Malformed JSON, unknown keys and untrusted keys are errors, never silently ignored.
+Result<LoadedConfig> load_config(const GlobalOptions& global);
 
-// Compile options from the config file's "compile" section, with a command-line --arch on top.
+// Compile options from the configuration's "compile" sections, with a command-line --arch on top.
 Result<CompileOptions> resolve_compile_options(const GlobalOptions& global, const std::string& arch_override);
 
 // True when nvidia-smi lists a GPU; otherwise `why` says what was seen.

@@ -49,10 +49,10 @@ void add_judge_options(CLI::App* cmd, JudgeArgs& a, const std::string& trials_wh
   cmd->add_option("--trials", a.trials, trials_help)
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  cmd->add_option("--runs", a.runs, "timed runs")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--runs", a.runs, "timed calls, each on fresh inputs (half of them signed)")->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--seed", a.seed, "seed for the trial seeds (default: fresh, recorded in the report)");
   cmd->add_option("--runner-timeout", a.runner_timeout_s,
-                  "seconds the candidate's runner process may take before it is killed and judged a timeout")
+                  "seconds one call of the kernel may take before its runner is killed and the kernel judged a timeout")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   cmd->add_option("--arch", a.arch, "compile target (default sm_90a)");
@@ -81,7 +81,7 @@ Result<std::unique_ptr<JudgeStack>> make_judge_stack(const GlobalOptions& global
   options.runner = runner_path();
   options.work_dir = work_dir;
   options.cache_root = cache_root();
-  stack->judge = std::make_unique<Judge>(*stack->compiler, *stack->worker, stack->runner, options);
+  stack->judge = std::make_unique<Judge>(*stack->compiler, *stack->worker, options);
   return stack;
 }
 

@@ -1,14 +1,12 @@
 #include <sys/prctl.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
+#include <memory>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "common/child_registry.h"
-#include "common/fs.h"
 #include "common/version.h"
 
 namespace cutegen::cli {
@@ -18,21 +16,14 @@ int fail(const std::string& message) {
   return 1;
 }
 
-Result<nlohmann::json> load_config(const GlobalOptions& global) {
-  std::string path = global.config_path;
-  if (path.empty()) {
-    if (const char* env = std::getenv("CUTEGEN_CONFIG"); env && *env) path = env;
+Result<LoadedConfig> load_config(const GlobalOptions& global) {
+  if (!global.loaded) {
+    auto loaded = load_config_files(config_locations(global.config_path));
+    if (!loaded) return loaded.error();
+    if (auto line = loaded->describe(); !line.empty()) fmt::print(stderr, "{}\n", line);
+    global.loaded = std::make_shared<const LoadedConfig>(std::move(*loaded));
   }
-  bool explicit_path = !path.empty();
-  if (!explicit_path) {
-    if (!std::filesystem::exists("cutegen.json")) return nlohmann::json::object();
-    path = "cutegen.json";
-  }
-  auto text = read_file(path);
-  if (!text) return Error{fmt::format("config: {}", text.error().message)};
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Error{fmt::format("config: {} is not a JSON object", path)};
-  return j;
+  return *global.loaded;
 }
 
 }  // namespace cutegen::cli
@@ -49,7 +40,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("cutegen {} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT));
   GlobalOptions global;
-  app.add_option("--config", global.config_path, "JSON config file (default: $CUTEGEN_CONFIG, else ./cutegen.json)");
+  app.add_option("--config", global.config_path,
+                 "JSON config file, trusted with every key (default: $CUTEGEN_CONFIG); "
+                 "~/.config/cutegen/config.json and ./cutegen.json are read too, with lower precedence");
   int exit_code = 0;
   add_compile_command(app, global, exit_code);
   add_doctor_command(app, global, exit_code);

@@ -13,6 +13,7 @@ enum class ErrorKind {
   budget_exhausted,  // an LLM budget refused the call before it was made: stop the task cleanly
   not_retryable,     // the same request would fail the same way again (bad URL, TLS verification, ...)
   cannot_resume,     // a run log that does not fit this run: resuming again will not help
+  truncated_repeatedly,  // answers keep being cut off at the token limit: asking again would repeat it
 };
 
 struct Error {

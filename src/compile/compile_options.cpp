@@ -15,6 +15,10 @@ Result<std::string> gencode_for(const std::string& arch) {
   return fmt::format("arch=compute_{},code=sm_{}", v, v);
 }
 
+bool compile_key_needs_trust(const std::string& key) {
+  return key == "nvcc" || key == "host_compiler" || key == "flags" || key == "extra_flags" || key == "memory_limit_mb";
+}
+
 Result<CompileOptions> apply_compile_config(CompileOptions o, const nlohmann::json& j) {
   if (!j.is_object()) return Error{"config: \"compile\" must be an object"};
   auto strings = [](const nlohmann::json& v, const std::string& key) -> Result<std::vector<std::string>> {

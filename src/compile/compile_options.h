@@ -29,6 +29,12 @@ struct CompileOptions {
 // "sm_90a" -> "arch=compute_90a,code=sm_90a"; rejects anything that is not sm_<digits>[a|f].
 Result<std::string> gencode_for(const std::string& arch);
 
+// Keys of the "compile" object that choose which programs run (nvcc, the host compiler) or what they
+// are told (flags can load plugins or write files anywhere), and memory_limit_mb (it loosens nvcc's
+// sandbox): honoured only from a config the user named or owns, never from a project's ./cutegen.json
+// (see the CLI's config loading).
+bool compile_key_needs_trust(const std::string& key);
+
 // Applies the "compile" object of a config file onto `base`. Unknown keys are errors: a typo in a
 // flag name must not be silently ignored.
 Result<CompileOptions> apply_compile_config(CompileOptions base, const nlohmann::json& compile_section);

@@ -55,3 +55,9 @@ TEST(CompileOptions, MemoryLimitIsGenerousByDefaultAndConfigurable) {
     EXPECT_NE(r.error().message.find("compile.memory_limit_mb"), std::string::npos);
   }
 }
+
+TEST(CompileOptions, KeysThatChooseProgramsOrTheirFlagsNeedTrust) {
+  for (const char* key : {"nvcc", "host_compiler", "flags", "extra_flags", "memory_limit_mb"})
+    EXPECT_TRUE(compile_key_needs_trust(key)) << key;
+  for (const char* key : {"arch", "std", "timeout_s"}) EXPECT_FALSE(compile_key_needs_trust(key)) << key;
+}

@@ -18,6 +18,7 @@ class AnthropicBackend final : public LlmBackend {
 
   std::string kind() const override { return "anthropic"; }
   std::string model() const override { return options_.model; }
+  std::optional<int> default_max_tokens() const override { return kAnthropicDefaultMaxTokens; }
   Result<LlmResponse> complete(const LlmRequest& request) override;
 
   // An Error for parameters the API would reject (thinking budget not below max_tokens, ...).

@@ -32,14 +32,16 @@ Result<LlmResponse> RecordingBackend::complete(const LlmRequest& request) {
   response->latency_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   json entry = cassette_entry(inner_->kind(), inner_->model(), request, *response);
   auto path = dir_ / (entry["hash"].get<std::string>() + ".json");
-  if (auto written = write_file_atomic(path, dump_json(entry, 2) + "\n"); !written)
-    return Error{fmt::format("record: {}", written.error().message)};
+  if (auto written = write_file_atomic(path, dump_json(entry, 2) + "\n"); !written) {
+    response->recording_error = fmt::format("record: {}", written.error().message);
+    return response;
+  }
   std::lock_guard lock(order_mu_);
   std::string order_text;
   if (auto existing = read_file(dir_ / "recorded-order"); existing) order_text = *existing;
   order_text += path.filename().string() + "\n";
   if (auto written = write_file_atomic(dir_ / "recorded-order", order_text); !written)
-    return Error{fmt::format("record: {}", written.error().message)};
+    response->recording_error = fmt::format("record: {}", written.error().message);
   return response;
 }
 

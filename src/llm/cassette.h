@@ -33,7 +33,11 @@ class RecordingBackend final : public LlmBackend {
 
   std::string kind() const override { return inner_->kind(); }
   std::string model() const override { return inner_->model(); }
-  // Failed calls are not recorded. A recording that cannot be written is an Error: the user asked for it.
+  bool costs_money() const override { return inner_->costs_money(); }
+  std::optional<int> default_max_tokens() const override { return inner_->default_max_tokens(); }
+  // Failed calls are not recorded. An answer whose recording cannot be written comes back with
+  // recording_error set: the user asked for the recording, but the answer was paid for and its usage
+  // must still be logged (LlmClient then fails the call).
   Result<LlmResponse> complete(const LlmRequest& request) override;
 
  private:
@@ -49,6 +53,7 @@ class ReplayBackend final : public LlmBackend {
   static Result<std::unique_ptr<ReplayBackend>> open(const std::filesystem::path& dir);
 
   std::string kind() const override { return "replay"; }
+  bool costs_money() const override { return false; }
   std::string model() const override;  // the recorded model when there is exactly one
   Result<LlmResponse> complete(const LlmRequest& request) override;
 

@@ -24,6 +24,7 @@ class ExecBackend final : public LlmBackend {
   ExecBackend(ProcessRunner& runner, ExecOptions options);
 
   std::string kind() const override { return "exec"; }
+  bool costs_money() const override { return false; }
   std::string model() const override { return options_.model.empty() ? options_.command : options_.model; }
   // The generation parameters that are set reach the command as CUTEGEN_LLM_MAX_TOKENS,
   // CUTEGEN_LLM_TEMPERATURE, CUTEGEN_LLM_REASONING_EFFORT and CUTEGEN_LLM_THINKING_BUDGET.

@@ -115,6 +115,8 @@ class SharedBackend final : public LlmBackend {
   explicit SharedBackend(std::shared_ptr<LlmBackend> inner) : inner_(std::move(inner)) {}
   std::string kind() const override { return inner_->kind(); }
   std::string model() const override { return inner_->model(); }
+  bool costs_money() const override { return inner_->costs_money(); }
+  std::optional<int> default_max_tokens() const override { return inner_->default_max_tokens(); }
   Result<LlmResponse> complete(const LlmRequest& request) override { return inner_->complete(request); }
 
  private:

@@ -92,26 +92,26 @@ TEST(FakeLlmBackend, IsSafeFromSeveralThreads) {
   EXPECT_FALSE(fake->complete(ask("one too many")).ok());
 }
 
-TEST(BudgetCheck, SaysBeforehandWhenTheNextCallWouldPassALimit) {
+TEST(BudgetCheck, SaysBeforehandWhetherACallWouldBeRefused) {
   auto fake = std::make_shared<FakeLlmBackend>();
   fake->answer("ok", FinishReason::stop, fake_usage(600, 200));
-  auto client = make_fake_client(fake, {.defaults = {.max_tokens = 1000}, .budget = {.max_tokens = 5000}});
+  auto client = make_fake_client(fake, {.defaults = {.max_tokens = 1000}, .budget = {.max_tokens = 50'000}});
   ASSERT_TRUE(client.ok());
-  Budget task({.max_tokens = 2000}, "task");
+  Budget task({.max_tokens = 5500}, "task");
   CallOptions in_task{&task, "t"};
 
-  auto request = ask(std::string(3980, 'x'));  // ~1000 prompt tokens + 1000 max_tokens (the config's default)
+  auto request = ask(std::string(3933, 'x'));  // a prompt bound of 4000 tokens + 1000 max_tokens (the default)
   auto estimate = (*client)->estimate(request);
-  EXPECT_GE(estimate.tokens, 1990);
-  EXPECT_LE(estimate.tokens, 2000);
-  EXPECT_NEAR(estimate.cost_usd, (1000 * 1.0 + 1000 * 2.0) / 1e6, 2e-5);
-  EXPECT_TRUE((*client)->check_budget(request, in_task).ok()) << "2000 + nothing spent fits a 2000 task budget";
+  EXPECT_EQ(estimate.tokens, 5000);
+  EXPECT_NEAR(estimate.cost_usd, (4000 * 1.0 + 1000 * 2.0) / 1e6, 1e-12);
+  EXPECT_TRUE((*client)->check_budget(request, in_task).ok()) << "5000 + nothing spent fits a 5500 task budget";
 
   ASSERT_TRUE((*client)->complete(ask("small"), in_task).ok());  // the task has now spent 800
   auto refused = (*client)->check_budget(request, in_task);
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(is_budget_exhausted(refused.error()));
-  EXPECT_NE(refused.error().message.find("would pass the task budget of 2000 tokens"), std::string::npos)
+  EXPECT_NE(refused.error().message.find("the task budget of 5500 tokens leaves room for 700 output tokens"),
+            std::string::npos)
       << refused.error().message;
   EXPECT_TRUE((*client)->check_budget(ask("small"), in_task).ok()) << "a smaller call still fits";
   EXPECT_EQ(task.spent().calls, 1) << "checking claims nothing";

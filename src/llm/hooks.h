@@ -11,6 +11,10 @@ namespace cutegen {
 using SleepFn = std::function<void(std::chrono::milliseconds)>;
 void real_sleep(std::chrono::milliseconds duration);
 
+// The clock call deadlines are measured on; tests pass one that the recorded sleeps advance.
+using NowFn = std::function<std::chrono::steady_clock::time_point()>;
+inline std::chrono::steady_clock::time_point steady_now() { return std::chrono::steady_clock::now(); }
+
 // One line of human progress ("HTTP 429; retrying in 2.0 s"); the CLI prints it on stderr.
 using ProgressFn = std::function<void(const std::string&)>;
 

@@ -18,7 +18,7 @@ Result<HttpCallResult> post_api(HttpTransport& transport, const HttpBackendOptio
   request.body = body;
   request.connect_timeout = options.connect_timeout;
   request.timeout = options.timeout;
-  RetryHooks hooks{label, options.sleep, {}};
+  RetryHooks hooks{label, options.sleep, {}, options.now};
   if (options.progress) {
     hooks.progress = [&options](const std::string& line) { options.progress(redact(line, options.api_key)); };
   }

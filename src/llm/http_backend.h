@@ -18,10 +18,11 @@ struct HttpBackendOptions {
   KeyInfo key;           // which environment variable holds the key, and whether it was set
   std::string api_key;   // read from that variable; empty: no auth header (local servers need none)
   std::chrono::milliseconds connect_timeout{10'000};
-  std::chrono::milliseconds timeout{600'000};  // per attempt
+  std::chrono::milliseconds timeout{300'000};  // per attempt
   RetryPolicy retry;
   SleepFn sleep = real_sleep;
   ProgressFn progress;
+  NowFn now = steady_now;
 };
 
 // base_url + path, with exactly one slash between them.

@@ -74,12 +74,25 @@ Result<HttpCallResult> post_with_retries(HttpTransport& transport, const HttpReq
   int max_attempts = std::max(1, policy.max_attempts);
   std::vector<std::string> outcomes;
   std::string last_body;
+  enum class Stop { attempts, not_retryable, deadline } stop = Stop::attempts;
+  const auto start = hooks.now();
+  auto elapsed = [&] { return std::chrono::duration_cast<milliseconds>(hooks.now() - start); };
+  HttpRequest attempt_request = request;
   for (int attempt = 1;; ++attempt) {
-    auto response = transport.post(request);
+    milliseconds left = policy.deadline - elapsed();
+    if (left <= milliseconds(0)) {
+      stop = Stop::deadline;
+      break;
+    }
+    attempt_request.timeout = std::min(request.timeout, left);
+    auto response = transport.post(attempt_request);
     std::optional<milliseconds> asked;
     if (!response) {
       outcomes.push_back(response.error().message);
-      if (response.error().kind == ErrorKind::not_retryable) break;
+      if (response.error().kind == ErrorKind::not_retryable) {
+        stop = Stop::not_retryable;
+        break;
+      }
     } else if (!is_retryable_status(response->status)) {
       return HttpCallResult{std::move(*response), attempt};
     } else {
@@ -89,6 +102,10 @@ Result<HttpCallResult> post_with_retries(HttpTransport& transport, const HttpReq
     }
     if (attempt >= max_attempts) break;
     milliseconds delay = asked ? std::min(*asked, policy.max_retry_after) : backoff_delay(policy, attempt, unit(rng));
+    if (elapsed() + delay >= policy.deadline) {
+      stop = Stop::deadline;
+      break;
+    }
     if (hooks.progress)
       hooks.progress(fmt::format("{}: {}; retrying in {:.1f} s (attempt {} of {})", hooks.label, outcomes.back(),
                                  delay.count() / 1000.0, attempt + 1, max_attempts));
@@ -97,8 +114,16 @@ Result<HttpCallResult> post_with_retries(HttpTransport& transport, const HttpReq
   std::string message = fmt::format("{}: POST {} failed after {} attempt{} ({})", hooks.label, request.url,
                                     outcomes.size(), outcomes.size() == 1 ? "" : "s", summarize_outcomes(outcomes));
   if (!last_body.empty()) message += fmt::format("; last response: {}", api_error_text(last_body));
-  if (outcomes.size() < static_cast<std::size_t>(max_attempts))  // stopped early: the request itself is wrong
-    return Error{message + "; not retried, as it would fail the same way: check the endpoint URL and its TLS setup"};
+  switch (stop) {
+    case Stop::not_retryable:
+      return Error{message + "; not retried, as it would fail the same way: check the endpoint URL and its TLS setup"};
+    case Stop::deadline:
+      return Error{message + fmt::format("; gave up after {:.0f} s, at the call deadline of {:.0f} s "
+                                         "(llm.call_deadline_s): check that the server is up, or raise the deadline",
+                                         elapsed().count() / 1000.0, policy.deadline.count() / 1000.0)};
+    case Stop::attempts:
+      break;
+  }
   message += "; check that the server is up and reachable, then try again (llm.max_attempts sets the number of tries)";
   return Error{message};
 }

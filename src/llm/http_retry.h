@@ -16,6 +16,10 @@ struct RetryPolicy {
   std::chrono::milliseconds initial_backoff{1'000};
   std::chrono::milliseconds max_backoff{30'000};
   std::chrono::milliseconds max_retry_after{60'000};  // a server asking for longer still gets only this
+  // The whole call, attempts and waits together: no attempt runs past it (its timeout is cut to what
+  // is left) and no retry starts whose wait would reach it. Without it four attempts of a 300 s
+  // timeout and their backoff could hold one call for over 20 minutes.
+  std::chrono::milliseconds deadline{900'000};
 };
 
 bool is_retryable_status(long status);
@@ -40,9 +44,11 @@ struct RetryHooks {
   std::string label;  // "openai": starts every message
   SleepFn sleep = real_sleep;
   ProgressFn progress;
+  NowFn now = steady_now;
 };
 
-// An Error only when every attempt failed with something retryable; it names each attempt's outcome.
+// An Error when every attempt failed with something retryable, one failed with something that cannot
+// be retried, or the deadline came first; it names each attempt's outcome.
 Result<HttpCallResult> post_with_retries(HttpTransport& transport, const HttpRequest& request, const RetryPolicy& policy,
                                          const RetryHooks& hooks);
 

@@ -207,3 +207,83 @@ TEST_F(HttpRetry, ServerThatNeverAnswersHitsTheTotalTimeoutQuickly) {
   EXPECT_NE(r.error().message.find("failed after 2 attempts"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("timed out"), std::string::npos) << r.error().message;
 }
+
+namespace {
+
+// A clock that only the recorded sleeps move: the deadline tests take no real time.
+struct FakeClock {
+  std::chrono::steady_clock::time_point t{};
+  std::vector<milliseconds> waits;
+  RetryHooks hooks() {
+    return RetryHooks{"openai", [this](milliseconds d) { waits.push_back(d), t += d; }, {}, [this] { return t; }};
+  }
+};
+
+}  // namespace
+
+TEST(HttpRetryPolicy, TheCallDeadlineEndsRetriesThatWouldTakeLonger) {
+  struct Busy : HttpTransport {
+    int posts = 0;
+    Result<HttpResponse> post(const HttpRequest&) override {
+      ++posts;
+      HttpResponse r;
+      r.status = 503;
+      r.headers["retry-after"] = "4";
+      return r;
+    }
+  } busy;
+  FakeClock clock;
+  RetryPolicy policy;
+  policy.max_attempts = 10;
+  policy.deadline = milliseconds(10'000);
+  auto r = post_with_retries(busy, HttpRequest{.url = "https://api.example/v1"}, policy, clock.hooks());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(busy.posts, 3) << "attempts at 0, 4 and 8 s; the next would start at 12 s";
+  EXPECT_EQ(clock.waits, (std::vector<milliseconds>{milliseconds(4000), milliseconds(4000)}));
+  const auto& m = r.error().message;
+  EXPECT_NE(m.find("failed after 3 attempts (HTTP 503, 3 times)"), std::string::npos) << m;
+  EXPECT_NE(m.find("call deadline of 10 s (llm.call_deadline_s)"), std::string::npos) << m;
+  EXPECT_EQ(m.find("llm.max_attempts"), std::string::npos) << "the attempts were not what ran out: " << m;
+}
+
+TEST(HttpRetryPolicy, EachAttemptGetsAtMostWhatIsLeftOfTheDeadline) {
+  struct Slow : HttpTransport {
+    FakeClock* clock = nullptr;
+    std::vector<milliseconds> timeouts;
+    Result<HttpResponse> post(const HttpRequest& request) override {
+      timeouts.push_back(request.timeout);
+      clock->t += request.timeout;  // hangs until its timeout
+      return Error{"Operation timed out"};
+    }
+  } slow;
+  FakeClock clock;
+  slow.clock = &clock;
+  RetryPolicy policy;
+  policy.max_attempts = 4;
+  policy.initial_backoff = policy.max_backoff = milliseconds(1000);
+  policy.deadline = milliseconds(15'000);
+  HttpRequest request{.url = "https://api.example/v1"};
+  request.timeout = milliseconds(10'000);
+  auto r = post_with_retries(slow, request, policy, clock.hooks());
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(slow.timeouts.size(), 2u);
+  EXPECT_EQ(slow.timeouts[0], milliseconds(10'000));
+  EXPECT_LE(slow.timeouts[1], milliseconds(4'500)) << "15 s minus the first attempt and its wait";
+  EXPECT_GE(slow.timeouts[1], milliseconds(4'000));
+  EXPECT_LE(clock.t - std::chrono::steady_clock::time_point{}, milliseconds(15'000));
+  EXPECT_NE(r.error().message.find("llm.call_deadline_s"), std::string::npos) << r.error().message;
+}
+
+TEST_F(HttpRetry, AServerThatNeverAnswersIsGivenUpAtTheCallDeadline) {
+  SilentServer server;
+  auto c = config("openai:gpt-5", server.url());
+  c.timeout = milliseconds(5000);
+  c.retry.max_attempts = 4;
+  c.retry.deadline = milliseconds(400);
+  auto start = std::chrono::steady_clock::now();
+  auto r = make(c)->complete(ask("hi"));
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(r.ok());
+  EXPECT_LT(elapsed, 2.0) << "the 5 s attempt timeout was cut to the deadline";
+  EXPECT_NE(r.error().message.find("call deadline"), std::string::npos) << r.error().message;
+}

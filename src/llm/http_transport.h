@@ -17,7 +17,7 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::chrono::milliseconds connect_timeout{10'000};
-  std::chrono::milliseconds timeout{600'000};  // the whole exchange of one attempt
+  std::chrono::milliseconds timeout{300'000};  // the whole exchange of one attempt
 };
 
 struct HttpResponse {

@@ -1,6 +1,8 @@
 #include "llm/llm_client.h"
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 
 #include <fmt/format.h>
 
@@ -8,6 +10,14 @@
 #include "llm/request_key.h"
 
 namespace cutegen {
+
+long long prompt_token_bound(const std::vector<Message>& messages) {
+  // The chat formats spend a handful of tokens per message on roles and separators, and a few per
+  // request on priming the reply; 16 and 32 are above what OpenAI and Anthropic document.
+  long long tokens = 32;
+  for (const auto& m : messages) tokens += static_cast<long long>(m.text.size()) + 16;
+  return tokens;
+}
 
 Result<std::unique_ptr<LlmClient>> LlmClient::create(std::unique_ptr<LlmBackend> backend, PriceTable prices,
                                                      LlmClientOptions options) {
@@ -29,15 +39,51 @@ LlmClient::LlmClient(std::unique_ptr<LlmBackend> backend, PriceTable prices, Llm
       budget_(options.budget, "run"),
       log_(std::move(log)) {}
 
+Result<CallShape> LlmClient::shape_of(const LlmRequest& request, const CallOptions& options) const {
+  CallShape s;
+  s.prompt_tokens = prompt_token_bound(request.messages);
+  const Budget* task = options.task_budget;
+  bool limited = budget_.limits().limits_spending() || (task && task->limits().limits_spending());
+  if (request.params.max_tokens) s.max_output = *request.params.max_tokens;
+  else if (limited) s.max_output = backend_->default_max_tokens().value_or(kBudgetedDefaultMaxTokens);
+  // Extended thinking spends its budget before the answer starts: a grant below it leaves no answer.
+  if (request.params.thinking_budget) s.min_output = *request.params.thinking_budget + kMinUsefulOutputTokens;
+  if (!backend_->costs_money()) return s;
+  if (auto price = prices_.find(backend_->model())) {
+    // The full input price: whether the provider's prompt cache will serve part of it is unknown.
+    s.usd_per_input_token = price->second.input / 1e6;
+    s.usd_per_output_token = price->second.output / 1e6;
+    return s;
+  }
+  for (const Budget* b : {&budget_, task})
+    if (b && b->limits().max_cost_usd)
+      return Error{fmt::format("the {} budget of ${:.4f} cannot be held: the price table has no entry for model '{}'; "
+                               "add its prices to config/prices.json (or the file llm.prices names)",
+                               b->name(), *b->limits().max_cost_usd, backend_->model())};
+  return s;
+}
+
 Result<LlmCall> LlmClient::complete(LlmRequest request, const CallOptions& options) {
   request.params = request.params.merged_over(defaults_);
-  if (auto r = budget_.reserve(); !r) return r.error();
+  if (options.truncation)
+    if (auto ok = options.truncation->check(); !ok) return ok.error();
+  auto shape = shape_of(request, options);
+  if (!shape) return shape.error();
+  auto run_claim = budget_.claim(*shape);
+  if (!run_claim) return run_claim.error();
+  std::optional<long long> granted = run_claim->max_output();
+  std::optional<BudgetClaim> task_claim;
   if (options.task_budget) {
-    if (auto r = options.task_budget->reserve(); !r) {
-      budget_.release();
-      return r.error();
-    }
+    CallShape narrowed = *shape;
+    narrowed.max_output = granted;
+    auto claimed = options.task_budget->claim(narrowed);
+    if (!claimed) return claimed.error();  // run_claim gives its call back as it goes out of scope
+    granted = claimed->max_output();
+    if (granted) run_claim->narrow(*granted);
+    task_claim = std::move(*claimed);
   }
+  const bool capped = granted && (!shape->max_output || *granted < *shape->max_output);
+  if (granted) request.params.max_tokens = static_cast<int>(std::min<long long>(*granted, INT_MAX));
 
   auto start = std::chrono::steady_clock::now();
   auto answer = backend_->complete(request);
@@ -51,6 +97,8 @@ Result<LlmCall> LlmClient::complete(LlmRequest request, const CallOptions& optio
   record.model = backend_->model();
   record.request_hash = request_hash(backend_->kind(), backend_->model(), request);
   record.latency_s = latency;
+  record.max_tokens = request.params.max_tokens;
+  record.capped_by_budget = capped;
   if (answer) {
     answer->latency_s = latency;
     const LlmResponse& r = *answer;
@@ -63,12 +111,14 @@ Result<LlmCall> LlmClient::complete(LlmRequest request, const CallOptions& optio
     record.finish = r.finish;
     record.finish_detail = r.finish_detail;
     record.replayed = r.replayed;
+    record.error = redact(r.recording_error, secrets_);
+    if (options.truncation) options.truncation->observe(r, request.params.max_tokens, capped);
   } else {
     record.error = answer.error().message;
     record.usage.reported = false;
   }
-  budget_.charge(record.usage.total(), record.cost.usd);
-  if (options.task_budget) options.task_budget->charge(record.usage.total(), record.cost.usd);
+  run_claim->settle(record.usage.total(), record.cost.usd);
+  if (task_claim) task_claim->settle(record.usage.total(), record.cost.usd);
 
   if (log_) {
     if (auto logged = log_->append(record); !logged)
@@ -76,24 +126,29 @@ Result<LlmCall> LlmClient::complete(LlmRequest request, const CallOptions& optio
                                answer ? "was answered" : "failed: " + answer.error().message)};
   }
   if (!answer) return answer.error();
+  if (!answer->recording_error.empty())
+    return Error{fmt::format("{} (the answer was paid for: {} tokens, ${:.4f}{}; fix the cassette directory and "
+                             "run again)",
+                             record.error, record.usage.total(), record.cost.usd,
+                             log_ ? ", logged in " + log_->path().string() : "")};
   return LlmCall{std::move(*answer), std::move(record)};
 }
 
 UsageEstimate LlmClient::estimate(const LlmRequest& request) const {
-  // ~4 characters a token holds for English and code with the common tokenizers; this guards budgets,
-  // it does not bill anyone.
-  std::size_t chars = 0;
-  for (const auto& m : request.messages) chars += m.text.size() + 4;
   Usage usage;
-  usage.input_tokens = static_cast<long long>((chars + 3) / 4);
+  usage.input_tokens = prompt_token_bound(request.messages);
   usage.output_tokens = request.params.merged_over(defaults_).max_tokens.value_or(0);
-  return {usage.total(), prices_.cost(usage, backend_->model(), backend_->model()).usd};
+  double usd = backend_->costs_money() ? prices_.cost(usage, backend_->model(), backend_->model()).usd : 0;
+  return {usage.total(), usd};
 }
 
 Status LlmClient::check_budget(const LlmRequest& request, const CallOptions& options) const {
-  auto next = estimate(request);
-  if (auto ok = budget_.check(next.tokens, next.cost_usd); !ok) return ok;
-  if (options.task_budget) return options.task_budget->check(next.tokens, next.cost_usd);
+  LlmRequest merged = request;
+  merged.params = request.params.merged_over(defaults_);
+  auto shape = shape_of(merged, options);
+  if (!shape) return shape.error();
+  if (auto ok = budget_.check(*shape); !ok) return ok;
+  if (options.task_budget) return options.task_budget->check(*shape);
   return ok_status();
 }
 

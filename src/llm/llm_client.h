@@ -1,7 +1,7 @@
 #pragma once
 // What the rest of cutegen calls: a backend plus the bookkeeping around each call. Fills generation
-// parameters from the config, enforces the budgets, prices the call, appends its record to the usage
-// log. Safe to use from several threads at once.
+// parameters from the config, holds the budgets before the call, prices it, appends its record to the
+// usage log. Safe to use from several threads at once.
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -11,9 +11,19 @@
 #include "llm/budget.h"
 #include "llm/llm_types.h"
 #include "llm/price_table.h"
+#include "llm/truncation_guard.h"
 #include "llm/usage_log.h"
 
 namespace cutegen {
+
+// With a token or dollar budget every request states its max_tokens, so its worst case is known: the
+// request's own (or the config's), else the backend's default, else this.
+inline constexpr int kBudgetedDefaultMaxTokens = 32768;
+
+// An upper bound on a prompt's tokens: the byte-level BPE tokenizers in use never make more than one
+// token of a byte, plus the chat format's per-message overhead. Budgets rely on it never being low;
+// typical text is ~4 characters a token, so it overstates the prompt about fourfold.
+long long prompt_token_bound(const std::vector<Message>& messages);
 
 struct LlmClientOptions {
   GenerationParams defaults;  // for whatever a request leaves unset
@@ -27,6 +37,7 @@ struct LlmClientOptions {
 struct CallOptions {
   Budget* task_budget = nullptr;  // a second, narrower budget (one task), checked with the client's
   std::string task;               // label for the usage record
+  TruncationGuard* truncation = nullptr;  // this task's run of cut-off answers (truncation_guard.h)
 };
 
 struct LlmCall {
@@ -34,8 +45,8 @@ struct LlmCall {
   CallRecord record;  // what was appended to the usage log: tokens, cost, latency, attempts
 };
 
-// What a request will roughly spend: its prompt at ~4 characters a token plus its max_tokens (0 when no
-// limit is set, which makes the estimate a lower bound), priced from the table.
+// The worst case of a request as it stands: its prompt bound plus its max_tokens (0 when none is
+// stated, which makes the estimate a lower bound), priced from the table.
 struct UsageEstimate {
   long long tokens = 0;
   double cost_usd = 0;
@@ -46,13 +57,15 @@ class LlmClient {
   static Result<std::unique_ptr<LlmClient>> create(std::unique_ptr<LlmBackend> backend, PriceTable prices,
                                                    LlmClientOptions options);
 
-  // An Error of kind budget_exhausted means no call was made (see is_budget_exhausted): a budget
-  // limit is already reached. Check response.finish: `length` means the answer was cut off.
+  // Before the call, claims its worst case from the run budget and `options.task_budget`, lowering the
+  // request's max_tokens to what they can pay for; an Error of kind budget_exhausted means no call was
+  // made (see is_budget_exhausted) because what is left cannot pay for a useful answer. An Error of
+  // kind truncated_repeatedly means `options.truncation` saw too many cut-off answers in a row. Check
+  // response.finish: `length` means the answer was cut off.
   Result<LlmCall> complete(LlmRequest request, const CallOptions& options = {});
 
-  // Before a call: would it pass the run budget or `options.task_budget`? complete() stops only once a
-  // limit is reached, so a loop that must not overshoot asks this first.
   UsageEstimate estimate(const LlmRequest& request) const;
+  // Would complete() refuse this request for its budgets now? Claims nothing.
   Status check_budget(const LlmRequest& request, const CallOptions& options = {}) const;
 
   Budget& budget() { return budget_; }
@@ -62,6 +75,8 @@ class LlmClient {
  private:
   LlmClient(std::unique_ptr<LlmBackend> backend, PriceTable prices, LlmClientOptions options,
             std::unique_ptr<UsageLog> log);
+  // The request's worst-case shape for the budgets (max_output: what it will ask for before any cap).
+  Result<CallShape> shape_of(const LlmRequest& request, const CallOptions& options) const;
 
   std::unique_ptr<LlmBackend> backend_;
   const PriceTable prices_;

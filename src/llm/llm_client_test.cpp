@@ -166,3 +166,69 @@ TEST_F(LlmClientTest, UnwritableUsageLogIsAnErrorAtCreation) {
   ASSERT_FALSE(made.ok());
   EXPECT_NE(made.error().message.find("usage log"), std::string::npos) << made.error().message;
 }
+
+TEST_F(LlmClientTest, AServerThatAlwaysTruncatesIsAskedTwiceThenTheTaskStopsWithAdvice) {
+  auto server = LocalServer([](const httplib::Request&, httplib::Response& res) {
+    res.set_content(openai_answer("__global__ void k() { for (;;", "length", 500, 16000), "application/json");
+  });
+  auto cfg = config("openai:gpt-5", server.url());
+  cfg.params.max_tokens = 16000;
+  auto c = client(cfg);
+  TruncationGuard guard;
+  CallOptions task{.task = "relu", .truncation = &guard};
+  for (int i = 0; i < 2; ++i) {
+    auto r = c->complete(ask("write the kernel"), task);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(r->response.truncated());
+  }
+  auto third = c->complete(ask("write the kernel"), task);
+  ASSERT_FALSE(third.ok());
+  EXPECT_EQ(third.error().kind, ErrorKind::truncated_repeatedly);
+  EXPECT_NE(third.error().message.find("the last 2 answers were cut off at the token limit (max_tokens 16000)"),
+            std::string::npos)
+      << third.error().message;
+  EXPECT_NE(third.error().message.find("raise llm.max_tokens, or the model is looping"), std::string::npos)
+      << third.error().message;
+  EXPECT_EQ(server.request_count(), 2u);
+  EXPECT_EQ(c->budget().spent().calls, 2) << "the refused call was never counted";
+  EXPECT_TRUE(c->complete(ask("another task")).ok()) << "the guard belongs to its task, not the client";
+}
+
+TEST(TruncationGuard, AnyCompleteAnswerEndsTheRun) {
+  TruncationGuard guard;
+  LlmResponse cut;
+  cut.finish = FinishReason::length;
+  LlmResponse whole;
+  guard.observe(cut, 8000);
+  guard.observe(whole);
+  guard.observe(cut, 8000);
+  EXPECT_TRUE(guard.check().ok()) << "one cut-off answer since the last complete one";
+  guard.observe(cut, 3000, true);
+  auto stop = guard.check();
+  ASSERT_FALSE(stop.ok());
+  EXPECT_NE(stop.error().message.find("raise the budget"), std::string::npos)
+      << "when the budget lowered max_tokens, the limit to raise is the budget: " << stop.error().message;
+}
+
+TEST_F(LlmClientTest, AnAnswerWhoseRecordingFailsIsStillLoggedAndCharged) {
+  auto server = LocalServer([](const httplib::Request&, httplib::Response& res) {
+    res.set_content(openai_answer("paid for", "stop", 1000, 500), "application/json");
+  });
+  ASSERT_TRUE(write_file_atomic(tmp_ / "not-a-dir", "x").ok());
+  auto cfg = config("openai:gpt-5", server.url());
+  cfg.record_dir = tmp_ / "not-a-dir" / "cassette";
+  auto log = tmp_ / "usage.jsonl";
+  auto c = client(cfg, log);
+  auto r = c->complete(ask("hi"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("record:"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("the answer was paid for: 1500 tokens"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
+  EXPECT_EQ(c->budget().spent().tokens, 1500);
+  EXPECT_GT(c->budget().spent().cost_usd, 0);
+  auto records = read_jsonl(log);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["output_tokens"], 500);
+  EXPECT_GT(records[0]["cost_usd"].get<double>(), 0);
+  EXPECT_NE(records[0]["error"].get<std::string>().find("record:"), std::string::npos);
+}

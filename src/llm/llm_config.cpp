@@ -54,6 +54,10 @@ Status apply_llm_spec(LlmConfig& config, const std::string& spec) {
   return ok_status();
 }
 
+bool llm_key_needs_trust(const std::string& key) {
+  return key == "command" || key == "base_url" || key == "api_key_env" || key == "prices" || key == "record";
+}
+
 Result<LlmConfig> apply_llm_config(LlmConfig c, const json& j) {
   if (!j.is_object()) return Error{"config: \"llm\" must be an object"};
   for (const auto& [key, v] : j.items()) {
@@ -85,10 +89,12 @@ Result<LlmConfig> apply_llm_config(LlmConfig c, const json& j) {
     } else if (key == "temperature") {
       if (!v.is_number() || v.get<double>() < 0) return Error{"config: llm.temperature must be a non-negative number"};
       c.params.temperature = v.get<double>();
-    } else if (key == "timeout_s" || key == "connect_timeout_s" || key == "poll_interval_s") {
+    } else if (key == "timeout_s" || key == "connect_timeout_s" || key == "poll_interval_s" ||
+               key == "call_deadline_s") {
       auto d = seconds_field(v, key);
       if (!d) return d.error();
       if (key == "timeout_s") c.timeout = *d;
+      if (key == "call_deadline_s") c.retry.deadline = *d;
       if (key == "connect_timeout_s") c.connect_timeout = *d;
       if (key == "poll_interval_s") c.poll_interval = *d;
     } else if (key == "backoff_initial_s" || key == "backoff_max_s" || key == "retry_after_max_s") {
@@ -104,8 +110,8 @@ Result<LlmConfig> apply_llm_config(LlmConfig c, const json& j) {
     } else {
       return Error{fmt::format(
           "config: unknown key llm.{} (known: backend, model, command, dir, base_url, api_key_env, max_tokens, "
-          "temperature, reasoning_effort, thinking_budget, max_tokens_param, timeout_s, connect_timeout_s, "
-          "max_attempts, backoff_initial_s, backoff_max_s, retry_after_max_s, poll_interval_s, record, prices, budget, "
+          "temperature, reasoning_effort, thinking_budget, max_tokens_param, timeout_s, call_deadline_s, "
+          "connect_timeout_s, max_attempts, backoff_initial_s, backoff_max_s, retry_after_max_s, poll_interval_s, record, prices, budget, "
           "task_budget)",
           key)};
     }
@@ -139,7 +145,8 @@ Status validate_llm_config(const LlmConfig& c) {
 milliseconds effective_timeout(const LlmConfig& c) {
   if (c.timeout) return *c.timeout;
   if (c.backend == "manual") return milliseconds(24LL * 3600 * 1000);  // a person may take a while
-  return milliseconds(600'000);
+  // Long enough for a reasoning model to write a whole kernel; the call deadline bounds its retries.
+  return milliseconds(300'000);
 }
 
 }  // namespace cutegen

@@ -26,7 +26,7 @@ struct LlmConfig {
   std::chrono::milliseconds connect_timeout{10'000};
   std::optional<std::chrono::milliseconds> timeout;  // per attempt / command / wait; empty: backend default
   std::chrono::milliseconds poll_interval{1'000};    // manual
-  RetryPolicy retry;
+  RetryPolicy retry;  // with the call deadline (llm.call_deadline_s)
   std::optional<std::filesystem::path> record_dir;
   std::optional<std::filesystem::path> prices;  // empty: PriceTable::default_path()
   BudgetLimits budget;       // per run
@@ -36,6 +36,11 @@ struct LlmConfig {
 // "openai:gpt-5" etc. Replaces the backend and what identifies it (model, command, dir); keeps the rest,
 // so a config's timeouts and parameters survive `--llm` on the command line.
 Status apply_llm_spec(LlmConfig& config, const std::string& spec);
+
+// Keys of the "llm" object that run a program (command), decide where prompts and a key go (base_url,
+// api_key_env) or name files to read or write (prices, record): honoured only from a config the user
+// named or owns, never from a project's ./cutegen.json (see the CLI's config loading).
+bool llm_key_needs_trust(const std::string& key);
 
 // Applies a config file's "llm" object onto `base`.
 Result<LlmConfig> apply_llm_config(LlmConfig base, const nlohmann::json& section);

@@ -66,7 +66,7 @@ TEST_F(LlmConfigTest, ConfigObjectSetsEveryKnownKey) {
   auto j = json::parse(R"({
     "backend": "openai", "model": "gpt-5", "base_url": "http://localhost:8000/v1", "api_key_env": "MY_KEY",
     "max_tokens": 8000, "temperature": 0.3, "reasoning_effort": "high", "max_tokens_param": "max_tokens",
-    "timeout_s": 120, "connect_timeout_s": 2.5, "max_attempts": 6, "backoff_initial_s": 0.5, "backoff_max_s": 8,
+    "timeout_s": 120, "call_deadline_s": 600, "connect_timeout_s": 2.5, "max_attempts": 6, "backoff_initial_s": 0.5, "backoff_max_s": 8,
     "retry_after_max_s": 30, "poll_interval_s": 0.25, "record": "cass", "prices": "p.json",
     "budget": {"max_cost_usd": 5}, "task_budget": {"max_calls": 20}})");
   auto c = apply_llm_config({}, j);
@@ -78,6 +78,7 @@ TEST_F(LlmConfigTest, ConfigObjectSetsEveryKnownKey) {
   EXPECT_EQ(c->params.reasoning_effort, "high");
   EXPECT_EQ(c->max_tokens_param, "max_tokens");
   EXPECT_EQ(c->timeout, 120s);
+  EXPECT_EQ(c->retry.deadline, 600s);
   EXPECT_EQ(c->connect_timeout, 2500ms);
   EXPECT_EQ(c->retry.max_attempts, 6);
   EXPECT_EQ(c->retry.initial_backoff, 500ms);
@@ -89,6 +90,16 @@ TEST_F(LlmConfigTest, ConfigObjectSetsEveryKnownKey) {
   EXPECT_EQ(c->budget.max_cost_usd, 5.0);
   EXPECT_EQ(c->task_budget.max_calls, 20);
   EXPECT_TRUE(validate_llm_config(*c).ok());
+}
+
+TEST_F(LlmConfigTest, DefaultTimeoutsBoundACallToMinutesNotHours) {
+  LlmConfig c;
+  ASSERT_TRUE(apply_llm_spec(c, "openai:gpt-5").ok());
+  EXPECT_EQ(effective_timeout(c), 300s);
+  EXPECT_EQ(c.retry.deadline, 15min) << "all attempts and waits of one call together";
+  ASSERT_TRUE(apply_llm_spec(c, "manual:dir").ok());
+  EXPECT_EQ(effective_timeout(c), 24h) << "a person answering may take a while";
+  EXPECT_NE(config_error({{"call_deadline_s", -1}}).find("llm.call_deadline_s must be a positive"), std::string::npos);
 }
 
 TEST_F(LlmConfigTest, UnknownKeysAndWrongTypesAreErrors) {
@@ -154,4 +165,11 @@ TEST_F(LlmConfigTest, TheFactoryBuildsEachBackendAndWrapsItForRecording) {
     EXPECT_NE(dynamic_cast<RecordingBackend*>(recorded.get()), nullptr) << s;
     EXPECT_EQ(recorded->kind(), c.backend);
   }
+}
+
+TEST_F(LlmConfigTest, KeysThatRunProgramsOrMoveKeysNeedTrust) {
+  for (const char* key : {"command", "base_url", "api_key_env", "prices", "record"})
+    EXPECT_TRUE(llm_key_needs_trust(key)) << key;
+  for (const char* key : {"backend", "model", "max_tokens", "budget", "task_budget", "timeout_s", "call_deadline_s"})
+    EXPECT_FALSE(llm_key_needs_trust(key)) << key;
 }

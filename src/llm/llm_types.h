@@ -65,6 +65,9 @@ struct LlmResponse {
   double latency_s = 0;       // wall time of the call, retries included
   int attempts = 1;           // HTTP attempts, retries included
   bool replayed = false;      // answered from a cassette: nothing was spent
+  // Set by RecordingBackend when this answer's cassette entry could not be written. The answer was
+  // still paid for, so the client logs and charges it before failing with this message. Not serialised.
+  std::string recording_error;
 
   bool truncated() const { return finish == FinishReason::length; }
 };
@@ -74,6 +77,12 @@ class LlmBackend {
   virtual ~LlmBackend() = default;
   virtual std::string kind() const = 0;   // "openai", "anthropic", "exec", "replay", "manual"
   virtual std::string model() const = 0;  // as configured; part of the request hash
+  // Whether a call is paid for at the price table's rates. Replayed answers cost nothing; exec and
+  // manual report no usage, so nothing about them can be priced.
+  virtual bool costs_money() const { return true; }
+  // The output limit the backend sends when a request states none (the Anthropic API requires one);
+  // empty: none is sent and the server's own applies.
+  virtual std::optional<int> default_max_tokens() const { return std::nullopt; }
   // Safe to call from several threads at once. An Error means there is no answer; a truncated answer
   // is a response with finish == length, never an Error and never passed off as complete.
   virtual Result<LlmResponse> complete(const LlmRequest& request) = 0;

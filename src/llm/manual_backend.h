@@ -25,6 +25,7 @@ class ManualBackend final : public LlmBackend {
   explicit ManualBackend(ManualOptions options);
 
   std::string kind() const override { return "manual"; }
+  bool costs_money() const override { return false; }
   std::string model() const override { return options_.model; }
   // A response file counts once it is non-empty and unchanged over one poll interval, so an answer
   // still being written is not taken half-finished.

@@ -43,20 +43,27 @@ Result<LlmResponse> OpenAiBackend::parse_response(const std::string& body, const
     return malformed("choices[0] has no message", body);
   const auto& message = choice["message"];
   LlmResponse r;
+  bool refused = false;
   if (message.contains("content") && message["content"].is_string()) {
     r.text = message["content"].get<std::string>();
   } else if (message.contains("content") && !message["content"].is_null()) {
     return malformed("message.content is neither text nor null", body);
   } else if (message.contains("refusal") && message["refusal"].is_string()) {
-    return Error{fmt::format("openai: the model refused: {}", body_excerpt(message["refusal"].get<std::string>()))};
+    // A refusal is an answer that was paid for, not a failed call: its text is what the model said,
+    // and its usage must reach the budget and the usage log.
+    r.text = message["refusal"].get<std::string>();
+    refused = true;
   }
   // No content at all happens legitimately when a reasoning model spends the whole limit thinking;
   // finish_reason then says "length" and the caller sees an empty, truncated answer.
   std::string finish = choice.contains("finish_reason") && choice["finish_reason"].is_string()
                            ? choice["finish_reason"].get<std::string>()
                            : "";
-  r.finish_detail = finish.empty() ? "none" : finish;
-  r.finish = finish == "stop" ? FinishReason::stop : finish == "length" ? FinishReason::length : FinishReason::other;
+  r.finish_detail = refused ? "refusal" : finish.empty() ? "none" : finish;
+  r.finish = refused            ? FinishReason::other
+             : finish == "stop"   ? FinishReason::stop
+             : finish == "length" ? FinishReason::length
+                                  : FinishReason::other;
   r.model = j.contains("model") && j["model"].is_string() && !j["model"].get<std::string>().empty()
                 ? j["model"].get<std::string>()
                 : requested_model;

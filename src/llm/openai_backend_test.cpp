@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/fs.h"
 #include "llm/request_key.h"
 #include "llm/test_support.h"
 
@@ -147,14 +148,23 @@ TEST_F(OpenAiBackendTest, MissingUsageIsFlaggedNotInvented) {
   EXPECT_EQ(r->usage.total(), 0);
 }
 
-TEST_F(OpenAiBackendTest, RefusalIsAnError) {
-  json body = json::parse(openai_answer(""));
+TEST_F(OpenAiBackendTest, ARefusalIsAnUnfinishedAnswerThatKeepsItsUsage) {
+  json body = json::parse(openai_answer("", "stop", 1200, 40));
   body["choices"][0]["message"]["content"] = nullptr;
   body["choices"][0]["message"]["refusal"] = "I can't help with that.";
   auto server = answering(body.dump());
-  auto r = make(config("openai:gpt-5", server.url()))->complete(ask("hi"));
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("refused: I can't help with that."), std::string::npos) << r.error().message;
+  auto log = tmp_ / "usage.jsonl";
+  auto client = make_llm_client(config("openai:gpt-5", server.url()), deps(), log);
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  auto r = (*client)->complete(ask("hi"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->response.finish, FinishReason::other);
+  EXPECT_EQ(r->response.finish_detail, "refusal");
+  EXPECT_EQ(r->response.text, "I can't help with that.");
+  EXPECT_EQ((*client)->budget().spent().tokens, 1240) << "the refused call was paid for";
+  auto logged = read_file(log);
+  ASSERT_TRUE(logged.ok());
+  EXPECT_NE(logged->find("\"output_tokens\":40"), std::string::npos) << *logged;
 }
 
 TEST_F(OpenAiBackendTest, UnauthorizedIsNotRetriedNamesTheVariableAndNeverQuotesTheKey) {

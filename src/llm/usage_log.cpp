@@ -30,7 +30,9 @@ nlohmann::json CallRecord::to_json() const {
                       {"attempts", attempts},
                       {"finish", to_string(finish)},
                       {"finish_detail", finish_detail},
-                      {"replayed", replayed}};
+                      {"replayed", replayed},
+                      {"max_tokens", max_tokens ? nlohmann::json(*max_tokens) : nlohmann::json(nullptr)},
+                      {"capped_by_budget", capped_by_budget}};
   j["error"] = error.empty() ? nlohmann::json(nullptr) : nlohmann::json(error);
   return j;
 }

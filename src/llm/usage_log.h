@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -27,7 +28,9 @@ struct CallRecord {
   FinishReason finish = FinishReason::other;
   std::string finish_detail;
   bool replayed = false;
-  std::string error;  // empty when the call was answered
+  std::optional<int> max_tokens;  // the output limit the request was sent with; empty: none stated
+  bool capped_by_budget = false;  // a budget lowered max_tokens to what it had left
+  std::string error;  // empty when the call was answered (a failed recording is here, with the usage)
 
   nlohmann::json to_json() const;
 };

@@ -351,9 +351,9 @@ SummaryContext context_from_evaluation(const nlohmann::json& eval_report, int ca
     ctx.workload_class = problem.value("workload_class", "other");
     if (auto b = problem.value("min_bytes", 0.0); b > 0) ctx.min_bytes = b;
   }
-  const auto timing = eval_report.value("timing", nlohmann::json::object());
-  if (timing.is_object() && timing.contains("event") && timing["event"].is_object())
-    if (auto ms = timing["event"].value("median_ms", 0.0); ms > 0) ctx.measured_ms = ms;
+  const auto time = eval_report.value("time", nlohmann::json::object());  // the worker's clock (docs/judge.md)
+  if (time.is_object())
+    if (auto ms = time.value("median_ms", 0.0); ms > 0) ctx.measured_ms = ms;
   const auto roofline = eval_report.value("roofline", nlohmann::json::object());
   if (roofline.is_object()) {
     if (auto f = roofline.value("floor_ms", 0.0); f > 0) ctx.floor_ms = f;

@@ -310,7 +310,7 @@ TEST(ProfileSummary, TimingOnlySummarySaysWhyAndWhatWasMeasured) {
 TEST(ProfileSummary, ContextFromTheJudgesReport) {
   auto report = nlohmann::json::parse(R"({"verdict": "pass",
       "problem": {"name": "relu", "workload_class": "elementwise", "min_bytes": 536870912, "gpu": "NVIDIA H200"},
-      "timing": {"event": {"median_ms": 0.131, "iqr_ms": 0.001, "runs": 20}},
+      "time": {"median_ms": 0.131, "iqr_ms": 0.001, "runs": 20, "event_median_ms": 0.05},
       "roofline": {"floor_ms": 0.125, "bound": "memory", "rate": "fp32", "hbm_gbps": 4300}})");
   auto ctx = context_from_evaluation(report, 3);
   EXPECT_EQ(ctx.workload_class, "elementwise");
@@ -321,7 +321,7 @@ TEST(ProfileSummary, ContextFromTheJudgesReport) {
   EXPECT_EQ(ctx.min_bytes, 536870912.0);
   EXPECT_EQ(ctx.hbm_gbps, 4300.0);
   // A failed or partial report gives what it has, never throws.
-  auto bare = context_from_evaluation(nlohmann::json::parse(R"({"verdict": "mismatch", "timing": null})"), 1);
+  auto bare = context_from_evaluation(nlohmann::json::parse(R"({"verdict": "mismatch", "time": null})"), 1);
   EXPECT_FALSE(bare.measured_ms);
   EXPECT_FALSE(bare.floor_ms);
   EXPECT_FALSE(context_from_evaluation(nlohmann::json(), 1).measured_ms);

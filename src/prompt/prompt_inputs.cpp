@@ -62,6 +62,7 @@ Result<FailureKind> failure_kind_for_verdict(std::string_view verdict) {
       {"hidden_work", FailureKind::runtime_error},    {"mismatch", FailureKind::wrong_result},
       {"unwritten", FailureKind::wrong_result},       {"nondeterministic", FailureKind::wrong_result},
       {"input_mutated", FailureKind::wrong_result},   {"result_reuse", FailureKind::wrong_result},
+      {"forbidden_call", FailureKind::runtime_error}, {"tampering", FailureKind::runtime_error},
   };
   for (const auto& [word, kind] : table)
     if (word == verdict) return kind;

@@ -12,6 +12,9 @@ std::string stop_text(const std::string& reason) {
   if (reason == "plateau") return "no improvement for several steps (plateau)";
   if (reason == "target") return "target % of the roofline floor reached";
   if (reason == "budget") return "LLM budget spent";
+  if (reason == "truncated")
+    return "two answers in a row were cut off at the token limit: raise llm.max_tokens (or the budget, where it lowered "
+           "the limit), or the model is looping";
   if (reason == "no_correct_kernel") return "no correct kernel after every synthesis attempt";
   return reason;
 }

@@ -1,16 +1,17 @@
 #pragma once
-// `cutegen eval`: compile, run in an isolated runner on the worker's buffers, check every trial,
-// time against live baselines, place on the roofline. The verdict is one word plus the evidence.
+// `cutegen eval`: compile with the static checks, let the worker run the candidate in a sandboxed
+// runner under its supervision (fresh inputs per call, audits, its own clock: docs/judge.md), time
+// the baselines, place on the roofline. The verdict is one word plus the evidence.
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "common/process.h"
 #include "compile/compiler.h"
 #include "run/reference_worker.h"
 #include "run/roofline.h"
@@ -19,28 +20,49 @@ namespace cutegen {
 
 struct EvalOptions {
   std::string precision = "strict";  // strict | tf32 | bf16
-  int trials = 5;                    // problem-input trials; signed and scaled trials come on top
-  int timing_sets = 4;
+  int trials = 5;                    // problem-input trials (the first with the problem's own parameters);
+                                     // signed and scaled trials come on top
   int warmup = 10;
-  int runs = 100;
+  int runs = 100;                    // timed calls, each on freshly staged inputs
   uint64_t seed = 0;                 // 0: fresh seeds, recorded in the report
   bool baselines = true;
-  std::chrono::seconds runner_timeout{120};
+  std::chrono::seconds runner_timeout{120};  // per call of the candidate
   std::filesystem::path runner;      // the cutegen-runner executable
-  std::filesystem::path work_dir;    // job/result files; kept for inspection
+  std::filesystem::path work_dir;    // per-evaluation directories (the runner's private one inside)
   std::filesystem::path cache_root;  // calibration and baseline caches
 };
 
-// Verdicts, in the order the judge finds them.
+// Verdicts, in the order the judge finds them (docs/judge.md says what each guarantee checks).
 enum class Verdict {
   pass,
-  compile_error, rejected,                       // from the compile stage
-  load_failed, kernel_error, cuda_error, crash, timeout, printed_output,  // the runner
+  compile_error, rejected,                                                 // from the compile stage
+  load_failed, kernel_error, cuda_error, crash, timeout, printed_output,   // the runner, as the worker saw it
   mismatch, unwritten, nondeterministic, input_mutated,                   // the checks
-  hidden_work,                                   // timing cross-check
-  result_reuse,                                  // same pointers, new inputs, old answer
+  hidden_work,                                                            // work outside the call or stream
+  result_reuse,                                                           // an earlier call's answer
+  forbidden_call,                                                         // the sandbox trapped a system call
+  tampering,                                                              // the runner answered out of turn
 };
 std::string to_string(Verdict v);
+std::optional<Verdict> parse_verdict(const std::string& word);
+
+// Robust statistics of one sample of times.
+struct TimeStats {
+  double median_ms = 0, iqr_ms = 0, min_ms = 0, max_ms = 0;
+  int runs = 0;
+};
+
+// The candidate's time as the worker measured it: per call, its own clock from command to reply,
+// minus the round trip of an empty command, plus any overrun of the GPU past the call; the reported
+// statistics are those of the slower input distribution (docs/judge.md, guarantee 1).
+struct CandidateTime {
+  TimeStats stats;
+  std::string slower_kind;                     // "problem" or "signed"
+  std::map<std::string, TimeStats> per_kind;
+  double overhead_ms = 0;                      // the round trip subtracted from each call
+  double overrun_ms = 0;                       // GPU time past the calls, charged to them (all calls)
+  std::optional<double> event_median_ms;       // the runner's CUDA events: a hint, never the time
+};
 
 struct EvalReport {
   Verdict verdict = Verdict::pass;
@@ -48,25 +70,28 @@ struct EvalReport {
   std::string evidence;               // what the diagnose step reads (condensed)
   nlohmann::json problem;             // worker metadata
   CompileOutcome compile;
-  nlohmann::json checks = nlohmann::json::array();  // the worker's check reports
-  nlohmann::json timing;              // runner timing (event and host stats)
+  nlohmann::json checks = nlohmann::json::array();  // the worker's full check reports (trials, audits)
+  std::optional<CandidateTime> time;  // when the timed calls ran
+  nlohmann::json session;             // the rest of the worker's record: runner, calibration, audits, calls
   nlohmann::json baselines;           // eager / compile stats
   std::optional<Floor> floor;
+  std::string roofline_warning;       // the time beat the physical floor: the floor model is wrong
   std::vector<uint64_t> seeds;
   double seconds = 0;                 // wall time of the whole evaluation
-  // Where that wall time went (compile, load, prepare, runner, check, baselines, roofline): the
-  // harness's overhead beyond the kernel's own runs, and what to speed up when eval feels slow.
+  // Where that wall time went (compile, load, session, baselines, roofline): the harness's overhead
+  // beyond the kernel's own runs, and what to speed up when eval feels slow.
   std::map<std::string, double> phase_seconds;
 
   bool passed() const { return verdict == Verdict::pass; }
-  double median_ms() const;
+  double median_ms() const { return time ? time->stats.median_ms : 0; }
+  double iqr_ms() const { return time ? time->stats.iqr_ms : 0; }
   nlohmann::json to_json() const;
   std::string summary() const;        // the compact human view
 };
 
 class Judge {
  public:
-  Judge(Compiler& compiler, ReferenceWorker& worker, ProcessRunner& runner, EvalOptions options);
+  Judge(Compiler& compiler, ReferenceWorker& worker, EvalOptions options);
   // Error: the tool or the problem file failed (message says what to fix). A failing kernel is a report.
   Result<EvalReport> evaluate(const std::filesystem::path& problem, const std::string& kernel_source,
                               const std::string& kernel_name);
@@ -74,14 +99,10 @@ class Judge {
   // What the first prompt is built from.
   Result<EvalReport> describe(const std::filesystem::path& problem);
 
-  // What a profiler wraps: a runner command that calls `library` `calls` times on the timing inputs of
-  // the judge's last `prepare` (evaluate() or describe(); no checks, no warm-up, no L2 flush: ncu
-  // flushes caches itself). The worker keeps those buffers until the next prepare, so run the
-  // command before evaluating again. Any evaluation's inputs fit any candidate of the problem.
-  // When the last prepare holds no timing inputs (nothing evaluated in this process, as after a
-  // resumed run replayed every evaluation, or a failed early batch of a large problem), `problem`
-  // is loaded and timing inputs alone are prepared.
-  // Error: the worker cannot load or prepare, or the job file cannot be written.
+  // What a profiler wraps: a runner command that calls `library` `calls` times on one freshly staged
+  // set of the problem's inputs (no checks, no warm-up, no L2 flush: ncu flushes caches itself). The
+  // worker keeps those buffers until its next request that allocates, so run the command first.
+  // Error: the worker cannot load or stage, or the job file cannot be written.
   struct RunnerInvocation {
     std::vector<std::string> argv;
     std::filesystem::path job, result;
@@ -91,27 +112,22 @@ class Judge {
 
  private:
   Result<nlohmann::json> load_problem(const std::filesystem::path& problem);
-  Status prepare_timing_inputs();  // a prepare without correctness trials, into prepared_
-  Status run_candidate(const nlohmann::json& prepared, const CompileOutcome& compiled, EvalReport& report);
-  Status check_trials(const nlohmann::json& prepared, size_t first_index, EvalReport& report);
-  void check_timing(EvalReport& report);
-  Status check_timing_outputs(EvalReport& report);
-  Status measure_baselines(EvalReport& report);
+  Status run_session(const CompileOutcome& compiled, std::mt19937_64& rng, EvalReport& report);
+  Status measure_baselines(EvalReport& report, uint64_t seed);
   Status place_on_roofline(EvalReport& report);
+  Result<std::filesystem::path> fresh_work_dir(const std::string& what);
 
   Compiler& compiler_;
   ReferenceWorker& worker_;
-  ProcessRunner& runner_;
   EvalOptions options_;
   nlohmann::json loaded_;                  // last `load` answer
-  nlohmann::json prepared_;                // last `prepare` answer (its buffers live in the worker)
   std::filesystem::path loaded_problem_;
 };
 
-// How many correctness trials fit in one prepare, from the worker's memory estimate (`load` answer's
-// "memory"): the timing sets, parameters and the check's workspace come first. At least 1 (the
-// worker refuses, with a clear error, a trial that does not fit at all). Pure, tested.
-int trials_per_batch(const nlohmann::json& memory, int timing_sets);
+// The trial plan: `problem_trials` on the problem's own inputs (the first with the problem's own
+// parameters, the rest with fresh random ones), one signed and one scaled, in a random order. Pure.
+nlohmann::json trial_plan(int problem_trials, const std::string& dtype, std::mt19937_64& rng,
+                          std::vector<uint64_t>& seeds);
 
 // The factor the robustness trial scales inputs by: large enough to expose kernels that only work
 // near [0,1), small enough that the reference stays finite in the problem's dtype.
@@ -120,11 +136,11 @@ double robustness_scale(const std::string& dtype);
 // One line for a compile failure: how many errors, and the first with its candidate line.
 std::string compile_failure_reason(const CompileOutcome& outcome);
 
-// Chooses the verdict for a finished runner process from its exit and result file (pure, tested).
-struct RunnerOutcome {
-  Verdict verdict = Verdict::pass;
-  std::string reason;
-};
-RunnerOutcome classify_runner(const ProcessResult& process, const nlohmann::json& result, int completed_trials_expected);
+// Reads the worker's `evaluate_candidate` record into the report: verdict, reason, the evidence the
+// diagnose step reads, checks, time. Error when the record is malformed (a worker bug). Pure, tested.
+Status apply_session_record(const nlohmann::json& record, EvalReport& report);
+
+// The evidence of one failing check report (the mismatch numbers, first bad elements, mutations).
+std::string describe_check(const nlohmann::json& check);
 
 }  // namespace cutegen

@@ -1,72 +1,125 @@
 #include "run/runner_job.h"
 
-#include <algorithm>
-#include <numeric>
-
 #include <fmt/format.h>
 
-namespace cutegen {
+#include "common/json_text.h"
 
-Result<RunnerJob> parse_runner_job(const nlohmann::json& j) {
-  RunnerJob job;
-  try {
-    job.library = j.at("library").get<std::string>();
-    job.device = j.value("device", 0);
-    for (const auto& t : j.at("trials")) {
-      RunnerTrial trial;
-      auto in = parse_tensor_refs(t.at("inputs"));
-      if (!in) return in.error();
-      trial.inputs = *in;
-      for (const auto& o : t.at("outputs")) {
-        auto out = parse_tensor_refs(o);
-        if (!out) return out.error();
-        trial.outputs.push_back(*out);
-      }
-      job.trials.push_back(std::move(trial));
-    }
-    if (j.contains("timing") && !j["timing"].is_null()) {
-      const auto& tm = j["timing"];
-      job.warmup = tm.value("warmup", job.warmup);
-      job.runs = tm.value("runs", job.runs);
-      job.flush_bytes = tm.value("flush_bytes", job.flush_bytes);
-      job.reuse_check = tm.value("reuse_check", job.reuse_check);
-      for (const auto& s : tm.at("sets")) {
-        auto in = parse_tensor_refs(s.at("inputs"));
-        if (!in) return in.error();
-        auto out = parse_tensor_refs(s.at("outputs"));
-        if (!out) return out.error();
-        job.timing_sets.push_back({*in, *out});
-      }
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return Error{fmt::format("malformed runner job: {}", e.what())};
-  }
-  if (job.runs < 1 || job.warmup < 0) return Error{"runner job: runs must be >= 1 and warmup >= 0"};
-  return job;
+namespace cutegen {
+namespace {
+
+Result<std::vector<TensorRef>> refs_at(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_array()) return Error{fmt::format("runner job: `{}` must be a list", key)};
+  return parse_tensor_refs(j[key]);
 }
 
-TimeStats summarize(std::vector<double> v) {
-  TimeStats s;
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) {
-    double pos = q * static_cast<double>(v.size() - 1);
-    auto lo = static_cast<std::size_t>(pos);
-    auto hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-  };
-  s.count = static_cast<int>(v.size());
-  s.min = v.front();
-  s.max = v.back();
-  s.median = at(0.5);
-  s.iqr = at(0.75) - at(0.25);
-  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}  // namespace
+
+Result<RunnerSandboxSettings> parse_sandbox_settings(const nlohmann::json& j) {
+  RunnerSandboxSettings s;
+  if (j.is_null()) return s;
+  if (!j.is_object()) return Error{"runner job: `sandbox` must be an object"};
+  for (const auto& [key, value] : j.items()) {
+    if (!value.is_boolean()) return Error{fmt::format("runner job: sandbox.{} must be true or false", key)};
+    if (key == "files") s.files = value;
+    else if (key == "syscalls") s.syscalls = value;
+    else if (key == "deny_threads") s.deny_threads = value;
+    else if (key == "network") s.network = value;
+    else return Error{fmt::format("runner job: unknown sandbox setting `{}`", key)};
+  }
   return s;
 }
 
-nlohmann::json to_json(const TimeStats& s) {
-  return {{"median_ms", s.median}, {"min_ms", s.min}, {"max_ms", s.max}, {"iqr_ms", s.iqr}, {"mean_ms", s.mean},
-          {"runs", s.count}};
+Result<RunnerSession> parse_runner_session(const nlohmann::json& j) {
+  RunnerSession s;
+  if (!j.is_object() || !j.contains("library") || !j["library"].is_string() || !j.contains("private_dir") ||
+      !j["private_dir"].is_string())
+    return Error{"runner session: `library` and `private_dir` are required strings"};
+  s.library = j["library"];
+  s.private_dir = j["private_dir"];
+  s.device = j.value("device", 0);
+  if (!j.contains("inputs") || !j["inputs"].is_array()) return Error{"runner session: `inputs` must be a list"};
+  for (const auto& ref : j["inputs"]) {
+    if (ref.is_null()) {
+      s.inputs.emplace_back();
+      continue;
+    }
+    auto r = parse_tensor_ref(ref);
+    if (!r) return r.error();
+    s.inputs.emplace_back(*r);
+  }
+  auto params = refs_at(j, "params");
+  if (!params) return params.error();
+  s.params = *params;
+  if (!j.contains("outputs") || !j["outputs"].is_array() || j["outputs"].empty())
+    return Error{"runner session: `outputs` must be a non-empty list of output sets"};
+  for (const auto& set : j["outputs"]) {
+    auto refs = parse_tensor_refs(set);
+    if (!refs) return refs.error();
+    s.outputs.push_back(*refs);
+  }
+  auto sandbox = parse_sandbox_settings(j.value("sandbox", nlohmann::json()));
+  if (!sandbox) return sandbox.error();
+  s.sandbox = *sandbox;
+  return s;
+}
+
+Result<RunnerProfileJob> parse_runner_profile_job(const nlohmann::json& j) {
+  RunnerProfileJob job;
+  if (!j.is_object() || !j.contains("library") || !j["library"].is_string() || !j.contains("private_dir") ||
+      !j["private_dir"].is_string())
+    return Error{"runner job: `library` and `private_dir` are required strings"};
+  job.library = j["library"];
+  job.private_dir = j["private_dir"];
+  job.device = j.value("device", 0);
+  job.calls = j.value("calls", 1);
+  if (job.calls < 1) return Error{"runner job: calls must be >= 1"};
+  auto in = refs_at(j, "inputs");
+  if (!in) return in.error();
+  auto out = refs_at(j, "outputs");
+  if (!out) return out.error();
+  job.inputs = *in;
+  job.outputs = *out;
+  auto sandbox = parse_sandbox_settings(j.value("sandbox", nlohmann::json()));
+  if (!sandbox) return sandbox.error();
+  job.sandbox = *sandbox;
+  return job;
+}
+
+Result<RunnerCommand> parse_runner_command(const std::string& line) {
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("op") || !j["op"].is_string())
+    return Error{"a command must be a JSON object with an `op`"};
+  RunnerCommand c;
+  std::string op = j["op"];
+  if (op == "ping") c.op = RunnerCommand::Op::ping;
+  else if (op == "load") c.op = RunnerCommand::Op::load;
+  else if (op == "call") c.op = RunnerCommand::Op::call;
+  else if (op == "quit") c.op = RunnerCommand::Op::quit;
+  else return Error{fmt::format("unknown command `{}`", op)};
+  if (j.contains("nonce") && j["nonce"].is_string()) c.nonce = j["nonce"];
+  if (c.op != RunnerCommand::Op::quit && c.nonce.empty()) return Error{"every command but quit carries a nonce"};
+  if (c.op == RunnerCommand::Op::call) {
+    c.output_set = j.value("set", 0);
+    for (const auto& s : j.value("scalars", nlohmann::json::array())) {
+      if (s.is_null()) {
+        c.scalars.emplace_back();
+        continue;
+      }
+      auto r = parse_tensor_ref(s);
+      if (!r) return r.error();
+      if (!r->is_scalar) return Error{"a call's scalars must be scalar refs"};
+      c.scalars.emplace_back(*r);
+    }
+  }
+  return c;
+}
+
+std::string call_reply(const std::string& nonce, int rc, const std::string& rc_name, const std::string& cuda_error,
+                       double event_ms) {
+  nlohmann::json j = {{"nonce", nonce}, {"rc", rc}, {"event_ms", event_ms}};
+  j["rc_name"] = rc_name.empty() ? nlohmann::json() : nlohmann::json(rc_name);
+  j["cuda_error"] = cuda_error.empty() ? nlohmann::json() : nlohmann::json(cuda_error);
+  return dump_json(j) + "\n";
 }
 
 }  // namespace cutegen

@@ -1,7 +1,13 @@
 #pragma once
-// The job cutegen hands to one runner process, and the statistics it gets back. JSON on both sides:
-// the runner reads the job from a file and writes its result to another (never stdout: a candidate's
-// printf goes there).
+// What cutegen-runner is given, free of CUDA so it is parsed and tested on machines without a GPU.
+//
+// Two modes (docs/judge.md, "The runner session"):
+//   --serve SESSION.json --reply-fd N   the worker's supervised session: the slot's buffers, the library,
+//                                       then commands on stdin (ping, load, call, quit), replies on fd N;
+//   --job JOB.json --result RESULT.json a profiling run under Nsight Compute: `calls` calls on one set of
+//                                       buffers, nothing checked (the judge already passed the kernel).
+// Everything the runner reports is a hint from a process that runs hostile code; the worker verifies.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,35 +18,51 @@
 
 namespace cutegen {
 
-struct RunnerTrial {
-  std::vector<TensorRef> inputs;                 // forward inputs, then parameters, then buffers
-  std::vector<std::vector<TensorRef>> outputs;   // one output list per run of this trial (usually 2)
+// How much of the sandbox the runner applies to itself (CUTEGEN_RUNNER_SANDBOX in the worker's
+// environment sets it; docs/judge.md). Off only for diagnosing a machine where CUDA breaks inside it.
+struct RunnerSandboxSettings {
+  bool files = true;         // Landlock: read the system and the library, write only the private directory
+  bool syscalls = true;      // seccomp `runner` profile before the library is loaded
+  bool deny_threads = true;  // part of the seccomp profile: no new threads once the library is loaded
+  bool network = false;      // TCP allowed (profiling: Nsight Compute's injected library talks TCP)
 };
+Result<RunnerSandboxSettings> parse_sandbox_settings(const nlohmann::json& j);  // absent fields: defaults
 
-struct RunnerTimingSet {
-  std::vector<TensorRef> inputs;
-  std::vector<TensorRef> outputs;
-};
-
-struct RunnerJob {
+struct RunnerSession {
   std::string library;
   int device = 0;
-  std::vector<RunnerTrial> trials;
-  std::vector<RunnerTimingSet> timing_sets;  // empty: no timing
-  int warmup = 10;
-  int runs = 100;
-  uint64_t flush_bytes = 256ull << 20;  // > the 60 MB L2 of an H200 several times over
-  bool reuse_check = true;              // after timing: same pointers, another set's inputs (runner_main.cpp)
+  std::string private_dir;                       // the only place the runner may write
+  std::vector<std::optional<TensorRef>> inputs;  // forward inputs; nullopt for a host scalar (sent per call)
+  std::vector<TensorRef> params;                 // parameters then buffers
+  std::vector<std::vector<TensorRef>> outputs;   // the output sets (two)
+  RunnerSandboxSettings sandbox;
 };
+Result<RunnerSession> parse_runner_session(const nlohmann::json& j);
 
-Result<RunnerJob> parse_runner_job(const nlohmann::json& j);
-
-// Robust statistics of a sample of times (milliseconds).
-struct TimeStats {
-  double median = 0, min = 0, max = 0, iqr = 0, mean = 0;
-  int count = 0;
+struct RunnerProfileJob {
+  std::string library;
+  int device = 0;
+  std::string private_dir;
+  std::vector<TensorRef> inputs;   // forward inputs (scalars included), then parameters and buffers
+  std::vector<TensorRef> outputs;
+  int calls = 1;
+  RunnerSandboxSettings sandbox;
 };
-TimeStats summarize(std::vector<double> samples);
-nlohmann::json to_json(const TimeStats& s);
+Result<RunnerProfileJob> parse_runner_profile_job(const nlohmann::json& j);
+
+// One command of the serve protocol (a JSON line on stdin).
+struct RunnerCommand {
+  enum class Op { ping, load, call, quit };
+  Op op = Op::ping;
+  std::string nonce;                           // echoed in the reply
+  int output_set = 0;                          // call
+  std::vector<std::optional<TensorRef>> scalars;  // call: one per forward input, a scalar ref or nullopt
+};
+Result<RunnerCommand> parse_runner_command(const std::string& line);
+
+// The reply line to a call: the kernel's return code (named when it is a contract code or a CUDA
+// error), the CUDA error if any, and the time the stream's events saw.
+std::string call_reply(const std::string& nonce, int rc, const std::string& rc_name, const std::string& cuda_error,
+                       double event_ms);
 
 }  // namespace cutegen

@@ -1,28 +1,27 @@
-// cutegen-runner: runs ONE candidate library on harness-owned buffers, in its own process.
+// cutegen-runner: loads ONE candidate library and calls it on harness-owned buffers, in its own process.
 //
-//   cutegen-runner --job job.json --result result.json
+//   cutegen-runner --serve SESSION.json --reply-fd N    (started by the worker: docs/judge.md)
+//   cutegen-runner --job JOB.json --result RESULT.json  (a profiling run under Nsight Compute)
 //
-// The buffers belong to the reference worker and arrive as CUDA IPC handles, so nothing is copied and
-// the runner never sees reference outputs. The runner is disposable: a candidate that crashes, hangs or
-// corrupts the CUDA context takes only this process down; the parent reads whatever phase the result
-// file reached and names the failure. Nothing is printed on stdout or stderr by the runner itself —
-// anything there came from the candidate (device printf), which the judge treats as a defect. stdout
-// goes to a private file that is checked after every call, so a kernel that prints is stopped after
-// its first call instead of flooding (and slowing) every timed run until the timeout.
+// The buffers belong to the reference worker and arrive as CUDA IPC handles; the runner never sees
+// reference outputs. Once the candidate is loaded this process is hostile territory: its constructors,
+// its host code and anything they patch run here, so nothing the runner says is taken on trust -- the
+// worker times every call on its own clock, checks every answer itself, and reads the runner's end
+// from waitpid. What the runner does for the judge is confine itself before loading the candidate
+// (runner_sandbox.h) and answer each command promptly. It writes nothing on stdout or stderr: those
+// are capture files the worker reads, and anything in them came from the candidate.
 //
-// The runner launches no CUDA kernels of its own (poisoning and the L2 flush are cudaMemsetAsync,
-// which Nsight Compute does not profile). A kernel added here must be named `cutegen_harness_*`:
-// `cutegen profile` filters that prefix out so the profile shows the candidate's kernels only.
+// The runner launches no kernels of its own (its ping is a cudaMemsetAsync, which Nsight Compute does
+// not profile). A kernel added here must be named `cutegen_harness_*`: `cutegen profile` filters that
+// prefix out so the profile shows the candidate's kernels only.
 #include <dlfcn.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 
 #include <cuda_runtime.h>
@@ -32,7 +31,7 @@
 #include "common/fs.h"
 #include "common/json_text.h"
 #include "run/runner_job.h"
-#include "run/sample_compare.h"
+#include "run/runner_sandbox.h"
 
 namespace cutegen {
 namespace {
@@ -43,349 +42,306 @@ std::string cuda_error_text(cudaError_t e) {
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
 
-class Runner {
- public:
-  Runner(RunnerJob job, std::string result_path) : job_(std::move(job)), result_path_(std::move(result_path)) {
-    result_["phase"] = "setup";
-    result_["failure"] = nullptr;
+// Writes whole lines to a descriptor (the reply pipe), retrying short writes.
+void write_all(int fd, const std::string& text) {
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(5);  // the worker is gone: nothing left to do
+    p += n;
+    left -= static_cast<std::size_t>(n);
   }
+}
 
-  int run() {
-    if (!setup()) return finish(3);
-    if (!correctness()) return finish(4);
-    if (!job_.timing_sets.empty() && !timing()) return finish(5);
-    if (job_.reuse_check && job_.timing_sets.size() >= 2 && !reuse_check()) return finish(6);
-    result_["phase"] = "done";
-    return finish(0);
+// Lines from stdin, without their newline; empty optional at end of input.
+class LineReader {
+ public:
+  std::optional<std::string> next() {
+    for (;;) {
+      if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return line;
+      }
+      char chunk[4096];
+      ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return std::nullopt;
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
   }
 
  private:
-  // Records the failure and keeps the result file current: if the next step kills the process,
-  // the parent still knows how far it got.
-  bool fail(const std::string& failure, const std::string& message) {
-    result_["failure"] = failure;
-    result_["message"] = message;
-    save();
-    return false;
-  }
-  void save() { (void)write_file_atomic(result_path_, dump_json(result_, 2)); }
-
-  // What the candidate wrote to stdout so far (main points fd 1 at a private file), as the judge's
-  // one-line reason; empty when nothing. Device printf reaches stdout at synchronisation points.
-  static std::string printed_output() {
-    std::fflush(stdout);
-    struct stat st {};
-    if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return "";
-    char head[160] = {};
-    ssize_t n = pread(STDOUT_FILENO, head, sizeof head - 1, 0);
-    std::string first(head, n > 0 ? static_cast<size_t>(n) : 0);
-    first = first.substr(0, first.find('\n'));
-    return "the kernel printed " + std::to_string(st.st_size) + " bytes (first line: \"" + first +
-           "\"): remove printf and other output";
-  }
-  int finish(int code) {
-    save();
-    return code;
-  }
-
-  bool setup() {
-    if (auto e = cudaSetDevice(job_.device); e != cudaSuccess) return fail("setup", "cudaSetDevice: " + cuda_error_text(e));
-    // Non-blocking: work a candidate hides on the legacy default stream is not ordered with ours, so the
-    // event timing misses it and the host-clock cross-check exposes it.
-    if (auto e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking); e != cudaSuccess)
-      return fail("setup", "cudaStreamCreate: " + cuda_error_text(e));
-    void* lib = dlopen(job_.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return fail("load", std::string("cannot load the candidate library: ") + dlerror());
-    forward_ = reinterpret_cast<Forward>(dlsym(lib, "cutegen_forward"));
-    if (!forward_) return fail("load", "the library does not export cutegen_forward");
-    for (auto& trial : job_.trials) {
-      std::vector<cutegen_tensor> in;
-      if (!descriptors(trial.inputs, in)) return false;
-      std::vector<std::vector<cutegen_tensor>> outs;
-      for (auto& o : trial.outputs) {
-        outs.emplace_back();
-        if (!descriptors(o, outs.back())) return false;
-      }
-      trials_.push_back({std::move(in), std::move(outs), trial.outputs});
-    }
-    for (auto& set : job_.timing_sets) {
-      std::vector<cutegen_tensor> in, out;
-      if (!descriptors(set.inputs, in) || !descriptors(set.outputs, out)) return false;
-      timing_sets_.push_back({std::move(in), {std::move(out)}, {set.outputs}});
-    }
-    result_["phase"] = "correctness";
-    save();
-    return true;
-  }
-
-  bool descriptors(const std::vector<TensorRef>& refs, std::vector<cutegen_tensor>& out) {
-    for (const auto& r : refs) {
-      cutegen_tensor t{};
-      t.dtype = static_cast<int32_t>(r.dtype);
-      t.rank = static_cast<int32_t>(r.shape.size());
-      for (std::size_t i = 0; i < r.shape.size(); ++i) {
-        t.shape[i] = r.shape[i];
-        t.stride[i] = r.stride[i];
-      }
-      if (r.is_scalar) {
-        t.is_host_scalar = 1;
-        t.scalar_f = r.scalar_f;
-        t.scalar_i = r.scalar_i;
-      } else {
-        if (!r.ipc_handle) return fail("setup", "a tensor ref without an IPC handle cannot cross into the runner");
-        void* base = nullptr;
-        auto it = opened_.find(*r.ipc_handle);
-        if (it != opened_.end()) {
-          base = it->second;
-        } else {
-          cudaIpcMemHandle_t h;
-          std::memcpy(&h, r.ipc_handle->data(), sizeof h);
-          if (auto e = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess); e != cudaSuccess)
-            return fail("setup", "cudaIpcOpenMemHandle: " + cuda_error_text(e));
-          opened_[*r.ipc_handle] = base;
-        }
-        t.data = static_cast<char*>(base) + r.offset;
-      }
-      out.push_back(t);
-    }
-    return true;
-  }
-
-  // NaN in every float format (and -1 in integers): an element the candidate never wrote stays visible.
-  bool poison(const std::vector<TensorRef>& refs, const std::vector<cutegen_tensor>& descs) {
-    for (std::size_t i = 0; i < refs.size(); ++i) {
-      if (refs[i].is_scalar || refs[i].nbytes == 0) continue;
-      if (auto e = cudaMemsetAsync(descs[i].data, 0xFF, refs[i].nbytes, stream_); e != cudaSuccess)
-        return fail("setup", "poisoning outputs: " + cuda_error_text(e));
-    }
-    return true;
-  }
-
-  // One call of the candidate and a full synchronisation. Returns false when the process should stop
-  // (a CUDA error is sticky: the context is unusable afterwards).
-  bool call(const std::vector<cutegen_tensor>& in, const std::vector<cutegen_tensor>& out, nlohmann::json& record) {
-    int rc = forward_(in.data(), static_cast<int32_t>(in.size()), out.data(), static_cast<int32_t>(out.size()), stream_);
-    cudaError_t launch = cudaGetLastError();
-    cudaError_t sync = cudaStreamSynchronize(stream_);
-    cudaError_t device = cudaDeviceSynchronize();
-    record["return_code"] = rc;
-    if (auto printed = printed_output(); !printed.empty()) return fail("printed_output", printed);
-    cudaError_t first = launch != cudaSuccess ? launch : sync != cudaSuccess ? sync : device;
-    if (first != cudaSuccess) {
-      record["cuda_error"] = cuda_error_text(first);
-      return fail("cuda_error", "CUDA error while running the kernel: " + cuda_error_text(first));
-    }
-    if (rc != 0) {
-      std::string what = rc == CUTEGEN_ERROR_BAD_ARGUMENTS ? "CUTEGEN_ERROR_BAD_ARGUMENTS"
-                         : rc == CUTEGEN_ERROR_UNSUPPORTED ? "CUTEGEN_ERROR_UNSUPPORTED"
-                         : rc > 0 && rc < 1000 ? cuda_error_text(static_cast<cudaError_t>(rc))
-                                               : std::to_string(rc);
-      return fail("kernel_error", "cutegen_forward returned " + std::to_string(rc) + " (" + what + ")");
-    }
-    return true;
-  }
-
-  bool correctness() {
-    nlohmann::json trials = nlohmann::json::array();
-    for (auto& t : trials_) {
-      nlohmann::json runs = nlohmann::json::array();
-      for (std::size_t s = 0; s < t.outputs.size(); ++s) {
-        if (!poison(t.output_refs[s], t.outputs[s])) return false;
-        if (auto e = cudaStreamSynchronize(stream_); e != cudaSuccess) return fail("setup", cuda_error_text(e));
-        nlohmann::json record;
-        bool ok = call(t.inputs, t.outputs[s], record);
-        runs.push_back(record);
-        result_["trials"] = trials;
-        result_["trials"].push_back(runs);
-        if (!ok) return false;
-      }
-      trials.push_back(runs);
-    }
-    result_["trials"] = trials;
-    result_["phase"] = "timing";
-    save();
-    return true;
-  }
-
-  bool timing() {
-    void* flush = nullptr;
-    if (job_.flush_bytes > 0) {
-      if (auto e = cudaMalloc(&flush, job_.flush_bytes); e != cudaSuccess)
-        return fail("setup", "allocating the L2 flush buffer: " + cuda_error_text(e));
-    }
-    cudaEvent_t start, stop;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    std::vector<double> event_ms, host_ms;
-    const int total = job_.warmup + job_.runs;
-    for (int i = 0; i < total; ++i) {
-      auto& set = timing_sets_[static_cast<std::size_t>(i) % timing_sets_.size()];
-      // Outside the timed region: evict the inputs from L2 and re-poison the outputs, so neither a warm
-      // cache nor "the output buffer still holds last call's answer" can help.
-      if (flush) cudaMemsetAsync(flush, i & 0xFF, job_.flush_bytes, stream_);
-      if (!poison(set.output_refs[0], set.outputs[0])) return false;
-      if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return fail("cuda_error", cuda_error_text(e));
-      auto h0 = std::chrono::steady_clock::now();
-      cudaEventRecord(start, stream_);
-      int rc = forward_(set.inputs.data(), static_cast<int32_t>(set.inputs.size()), set.outputs[0].data(),
-                        static_cast<int32_t>(set.outputs[0].size()), stream_);
-      cudaEventRecord(stop, stream_);
-      cudaError_t e = cudaDeviceSynchronize();
-      auto h1 = std::chrono::steady_clock::now();
-      if (e == cudaSuccess) e = cudaGetLastError();
-      if (e != cudaSuccess) return fail("cuda_error", "CUDA error during timing: " + cuda_error_text(e));
-      if (rc != 0) return fail("kernel_error", "cutegen_forward returned " + std::to_string(rc) + " during timing");
-      if (i < job_.warmup) continue;
-      float ms = 0;
-      cudaEventElapsedTime(&ms, start, stop);
-      event_ms.push_back(ms);
-      host_ms.push_back(std::chrono::duration<double, std::milli>(h1 - h0).count());
-    }
-    result_["timing"] = {{"event", to_json(summarize(event_ms))},
-                         {"host", to_json(summarize(host_ms))},
-                         {"event_ms", event_ms},
-                         {"host_ms", host_ms},
-                         {"sets", timing_sets_.size()},
-                         {"flush_bytes", job_.flush_bytes}};
-    if (flush) cudaFree(flush);
-    save();
-    return true;
-  }
-
-  // Result reuse. A kernel that remembers answers by input pointer (in a static __device__ buffer,
-  // say) passes every check above, because each timing set always holds the same inputs at the same
-  // addresses. So: copy set 1's inputs into set 0's buffers, in place, and call the kernel on set 0's
-  // pointers. A kernel that computes now produces set 1's result; one that replays what it made for
-  // these pointers produces set 0's old answer. Set 0's inputs are restored afterwards and its outputs
-  // recomputed, so the worker's check of the timed runs sees them as they were.
-  bool reuse_check() {
-    result_["phase"] = "reuse_check";
-    save();
-    Prepared& a = timing_sets_[0];
-    const Prepared& b = timing_sets_[1];
-    const auto& refs_a = job_.timing_sets[0].inputs;
-    std::vector<void*> saved(refs_a.size(), nullptr);
-    auto release = [&] {
-      for (void* p : saved)
-        if (p) cudaFree(p);
-    };
-    std::vector<cutegen_tensor> swapped = a.inputs;  // set 0's buffers, set 1's host scalars
-    for (std::size_t k = 0; k < refs_a.size(); ++k) {
-      if (refs_a[k].is_scalar) {
-        swapped[k] = b.inputs[k];
-        continue;
-      }
-      if (a.inputs[k].data == b.inputs[k].data) continue;  // shared (parameters): nothing to swap
-      std::size_t n = refs_a[k].nbytes;
-      if (cudaMalloc(&saved[k], n) != cudaSuccess || !copy_on_stream(saved[k], a.inputs[k].data, n) ||
-          !copy_on_stream(a.inputs[k].data, b.inputs[k].data, n)) {
-        release();
-        return fail("setup", "preparing the result-reuse check: " + cuda_error_text(cudaGetLastError()));
-      }
-    }
-    nlohmann::json record;
-    if (!poison(a.output_refs[0], a.outputs[0]) || !call(swapped, a.outputs[0], record)) {
-      release();
-      return false;
-    }
-    std::string problem;
-    for (std::size_t k = 0; k < a.outputs[0].size() && problem.empty(); ++k) {
-      const TensorRef& ref = a.output_refs[0][k];
-      std::vector<unsigned char> got, want;
-      if (!sample(a.outputs[0][k].data, ref, got) || !sample(b.outputs[0][k].data, ref, want)) {
-        release();
-        return fail("setup", "reading outputs for the result-reuse check: " + cuda_error_text(cudaGetLastError()));
-      }
-      auto d = compare_samples(got, want, ref.dtype);
-      if (d.nan_in_a > 0 || d.rel_l2 > 1e-2)
-        problem = "output " + std::to_string(k) + " with another call's inputs copied into the same buffers " +
-                  (d.nan_in_a > 0 ? "was left unwritten" : "differs from that call's result (rel L2 " +
-                                                               std::to_string(d.rel_l2) + ")") +
-                  ": the kernel reuses results of earlier calls for the same pointers instead of computing";
-    }
-    for (std::size_t k = 0; k < refs_a.size(); ++k)
-      if (saved[k] && !copy_on_stream(a.inputs[k].data, saved[k], refs_a[k].nbytes)) {
-        release();
-        return fail("setup", "restoring inputs after the result-reuse check: " + cuda_error_text(cudaGetLastError()));
-      }
-    release();
-    if (!problem.empty()) return fail("result_reuse", problem);
-    if (!poison(a.output_refs[0], a.outputs[0]) || !call(a.inputs, a.outputs[0], record)) return false;
-    result_["reuse_check"] = "passed";
-    save();
-    return true;
-  }
-
-  // A device-to-device copy finished before the next call. Plain cudaMemcpy would not do: for
-  // device-to-device it returns before the copy is done, on the legacy default stream, which our
-  // non-blocking stream does not wait for — the kernel would read the inputs half-copied (the first
-  // H200 run flagged the honest ReLU as result reuse exactly so).
-  bool copy_on_stream(void* dst, const void* src, std::size_t n) {
-    return cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream_) == cudaSuccess &&
-           cudaStreamSynchronize(stream_) == cudaSuccess;
-  }
-
-  // Up to 1M elements spread evenly over a device buffer, copied to the host in one strided copy.
-  static bool sample(const void* device, const TensorRef& ref, std::vector<unsigned char>& out) {
-    const std::size_t esize = dtype_size(ref.dtype);
-    const std::size_t count = ref.nbytes / esize;
-    if (count == 0) return true;
-    const std::size_t stride = std::max<std::size_t>(1, count / (1u << 20));
-    const std::size_t rows = count / stride;
-    out.resize(rows * esize);
-    return cudaMemcpy2D(out.data(), esize, device, stride * esize, esize, rows, cudaMemcpyDeviceToHost) == cudaSuccess;
-  }
-
-  struct Prepared {
-    std::vector<cutegen_tensor> inputs;
-    std::vector<std::vector<cutegen_tensor>> outputs;
-    std::vector<std::vector<TensorRef>> output_refs;
-  };
-
-  RunnerJob job_;
-  std::string result_path_;
-  nlohmann::json result_;
-  cudaStream_t stream_ = nullptr;
-  Forward forward_ = nullptr;
-  std::map<std::array<unsigned char, 64>, void*> opened_;
-  std::vector<Prepared> trials_;
-  std::vector<Prepared> timing_sets_;
+  std::string buffer_;
 };
+
+// The worker's buffers, opened once per IPC handle, turned into contract descriptors.
+class Buffers {
+ public:
+  Result<cutegen_tensor> descriptor(const TensorRef& r) {
+    cutegen_tensor t{};
+    t.dtype = static_cast<int32_t>(r.dtype);
+    t.rank = static_cast<int32_t>(r.shape.size());
+    for (std::size_t i = 0; i < r.shape.size() && i < CUTEGEN_MAX_RANK; ++i) {
+      t.shape[i] = r.shape[i];
+      t.stride[i] = r.stride[i];
+    }
+    if (r.is_scalar) {
+      t.is_host_scalar = 1;
+      t.scalar_f = r.scalar_f;
+      t.scalar_i = r.scalar_i;
+      return t;
+    }
+    if (!r.ipc_handle) return Error{"a tensor ref without an IPC handle cannot cross into the runner"};
+    void* base = nullptr;
+    if (auto it = opened_.find(*r.ipc_handle); it != opened_.end()) {
+      base = it->second;
+    } else {
+      cudaIpcMemHandle_t h;
+      std::memcpy(&h, r.ipc_handle->data(), sizeof h);
+      if (auto e = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess); e != cudaSuccess)
+        return Error{"cudaIpcOpenMemHandle: " + cuda_error_text(e)};
+      opened_[*r.ipc_handle] = base;
+    }
+    t.data = static_cast<char*>(base) + r.offset;
+    return t;
+  }
+
+ private:
+  std::map<std::array<unsigned char, 64>, void*> opened_;
+};
+
+struct Cuda {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  void* ping_buffer = nullptr;
+};
+
+// The CUDA context, our stream (non-blocking: work a candidate hides on the legacy default stream is not
+// ordered with it, so its events miss that work and the worker's clock exposes it) and events.
+Result<Cuda> start_cuda(int device) {
+  Cuda c;
+  if (auto e = cudaSetDevice(device); e != cudaSuccess) return Error{"cudaSetDevice: " + cuda_error_text(e)};
+  if (auto e = cudaFree(nullptr); e != cudaSuccess) return Error{"creating the CUDA context: " + cuda_error_text(e)};
+  if (auto e = cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking); e != cudaSuccess)
+    return Error{"cudaStreamCreate: " + cuda_error_text(e)};
+  if (cudaEventCreate(&c.start) != cudaSuccess || cudaEventCreate(&c.stop) != cudaSuccess)
+    return Error{"cudaEventCreate failed"};
+  if (auto e = cudaMalloc(&c.ping_buffer, 256); e != cudaSuccess) return Error{"cudaMalloc: " + cuda_error_text(e)};
+  return c;
+}
+
+// Step 2 of the sandbox, then the candidate's code for the first time (its constructors run in dlopen).
+Result<Forward> load_candidate(const std::string& library, const RunnerSandboxSettings& sandbox, int violation_fd) {
+  auto applied = apply_sandbox(runner_load_policy(sandbox, violation_fd));
+  if (!applied) return Error{"applying the system-call filter: " + applied.error().message};
+  void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return Error{std::string("cannot load the candidate library: ") + dlerror()};
+  auto forward = reinterpret_cast<Forward>(dlsym(lib, "cutegen_forward"));
+  if (!forward) return Error{"the library does not export cutegen_forward"};
+  return forward;
+}
+
+std::string return_code_name(int rc) {
+  if (rc == CUTEGEN_ERROR_BAD_ARGUMENTS) return "CUTEGEN_ERROR_BAD_ARGUMENTS";
+  if (rc == CUTEGEN_ERROR_UNSUPPORTED) return "CUTEGEN_ERROR_UNSUPPORTED";
+  if (rc > 0 && rc < 1000) return cudaGetErrorName(static_cast<cudaError_t>(rc));
+  return "";
+}
+
+// One call of the candidate, timed with events on our stream (a hint), then a full synchronisation:
+// the reply goes out only once the GPU is idle, as far as this process can tell.
+std::string call_once(Forward forward, const Cuda& cuda, const std::vector<cutegen_tensor>& in,
+                      const std::vector<cutegen_tensor>& out, const std::string& nonce, bool& fatal) {
+  cudaEventRecord(cuda.start, cuda.stream);
+  int rc = forward(in.data(), static_cast<int32_t>(in.size()), out.data(), static_cast<int32_t>(out.size()), cuda.stream);
+  cudaError_t launch = cudaGetLastError();
+  cudaEventRecord(cuda.stop, cuda.stream);
+  cudaError_t sync = cudaStreamSynchronize(cuda.stream);
+  cudaError_t device = cudaDeviceSynchronize();
+  cudaError_t first = launch != cudaSuccess ? launch : sync != cudaSuccess ? sync : device;
+  float ms = 0;
+  if (first == cudaSuccess) cudaEventElapsedTime(&ms, cuda.start, cuda.stop);
+  fatal = first != cudaSuccess;  // a CUDA error is sticky: the context is unusable afterwards
+  return call_reply(nonce, rc, return_code_name(rc), first == cudaSuccess ? "" : cuda_error_text(first), ms);
+}
+
+std::string reply_line(const nlohmann::json& j) { return dump_json(j) + "\n"; }
+
+int serve(const RunnerSession& session, int reply_fd) {
+  auto fail_setup = [&](const std::string& message) {
+    write_all(reply_fd, reply_line({{"setup", false}, {"message", message}}));
+    return 3;
+  };
+  auto start = apply_sandbox(runner_start_policy(session.sandbox, session.private_dir, session.library,
+                                                 loaded_library_dirs()));
+  if (!start) return fail_setup("the runner's sandbox: " + start.error().message);
+  auto cuda = start_cuda(session.device);
+  if (!cuda) return fail_setup(cuda.error().message);
+  Buffers buffers;
+  std::vector<cutegen_tensor> inputs;  // forward inputs (scalars filled per call), then parameters
+  std::vector<std::size_t> scalar_slots;
+  for (std::size_t i = 0; i < session.inputs.size(); ++i) {
+    if (!session.inputs[i]) {
+      scalar_slots.push_back(i);
+      inputs.emplace_back(cutegen_tensor{});
+      continue;
+    }
+    auto d = buffers.descriptor(*session.inputs[i]);
+    if (!d) return fail_setup(d.error().message);
+    inputs.push_back(*d);
+  }
+  for (const auto& p : session.params) {
+    auto d = buffers.descriptor(p);
+    if (!d) return fail_setup(d.error().message);
+    inputs.push_back(*d);
+  }
+  std::vector<std::vector<cutegen_tensor>> outputs;
+  for (const auto& set : session.outputs) {
+    outputs.emplace_back();
+    for (const auto& r : set) {
+      auto d = buffers.descriptor(r);
+      if (!d) return fail_setup(d.error().message);
+      outputs.back().push_back(*d);
+    }
+  }
+  write_all(reply_fd, reply_line({{"setup", true}, {"sandbox", start->summary()}}));
+
+  Forward forward = nullptr;
+  LineReader reader;
+  while (auto line = reader.next()) {
+    auto command = parse_runner_command(*line);
+    if (!command) {
+      write_all(reply_fd, reply_line({{"error", command.error().message}}));
+      continue;
+    }
+    switch (command->op) {
+      case RunnerCommand::Op::quit:
+        return 0;
+      case RunnerCommand::Op::ping: {
+        // The GPU switches to this context and back, as for a call, without the candidate's code.
+        cudaMemsetAsync(cuda->ping_buffer, 0, 4, cuda->stream);
+        cudaStreamSynchronize(cuda->stream);
+        write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"pong", true}}));
+        break;
+      }
+      case RunnerCommand::Op::load: {
+        auto loaded = load_candidate(session.library, session.sandbox, reply_fd);
+        if (!loaded) {
+          write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"ready", false}, {"failure", "load"},
+                                          {"message", loaded.error().message}}));
+          return 4;
+        }
+        forward = *loaded;
+        write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"ready", true}}));
+        break;
+      }
+      case RunnerCommand::Op::call: {
+        if (!forward || command->output_set < 0 || command->output_set >= static_cast<int>(outputs.size()) ||
+            command->scalars.size() != session.inputs.size()) {
+          write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"error", "call before load, or a bad set"}}));
+          break;
+        }
+        for (std::size_t slot : scalar_slots) {
+          if (!command->scalars[slot]) continue;
+          auto d = buffers.descriptor(*command->scalars[slot]);
+          if (d) inputs[slot] = *d;
+        }
+        bool fatal = false;
+        write_all(reply_fd, call_once(forward, *cuda, inputs, outputs[command->output_set], command->nonce, fatal));
+        if (fatal) return 4;
+        break;
+      }
+    }
+  }
+  return 0;  // the worker closed our stdin
+}
+
+// A profiling run: `calls` calls on one set of buffers, for Nsight Compute to watch. The result file says
+// how far it got (read only to explain a failed profile, never for a verdict).
+int profile(const RunnerProfileJob& job, const std::string& result_path) {
+  nlohmann::json result = {{"phase", "setup"}, {"failure", nullptr}};
+  auto fail = [&](const std::string& failure, const std::string& message, int code) {
+    result["failure"] = failure;
+    result["message"] = message;
+    (void)write_file_atomic(result_path, dump_json(result));
+    return code;
+  };
+  auto start = apply_sandbox(runner_start_policy(job.sandbox, job.private_dir, job.library, loaded_library_dirs()));
+  if (!start) return fail("setup", "the runner's sandbox: " + start.error().message, 3);
+  auto cuda = start_cuda(job.device);
+  if (!cuda) return fail("setup", cuda.error().message, 3);
+  Buffers buffers;
+  std::vector<cutegen_tensor> in, out;
+  for (const auto& r : job.inputs) {
+    auto d = buffers.descriptor(r);
+    if (!d) return fail("setup", d.error().message, 3);
+    in.push_back(*d);
+  }
+  for (const auto& r : job.outputs) {
+    auto d = buffers.descriptor(r);
+    if (!d) return fail("setup", d.error().message, 3);
+    out.push_back(*d);
+  }
+  auto forward = load_candidate(job.library, job.sandbox, STDERR_FILENO);
+  if (!forward) return fail("load", forward.error().message, 4);
+  result["phase"] = "calls";
+  (void)write_file_atomic(result_path, dump_json(result));
+  for (int i = 0; i < job.calls; ++i) {
+    bool fatal = false;
+    auto reply = nlohmann::json::parse(call_once(*forward, *cuda, in, out, "profile", fatal));
+    if (fatal) return fail("cuda_error", reply.value("cuda_error", ""), 5);
+    if (reply.value("rc", 0) != 0) return fail("kernel_error", "cutegen_forward returned " + reply["rc"].dump(), 5);
+  }
+  result["phase"] = "done";
+  (void)write_file_atomic(result_path, dump_json(result));
+  return 0;
+}
+
+Result<nlohmann::json> read_json(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return Error{path + " is not JSON"};
+  return j;
+}
 
 }  // namespace
 }  // namespace cutegen
 
 int main(int argc, char** argv) {
-  std::string job_path, result_path;
+  std::string serve_path, job_path, result_path;
+  int reply_fd = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--job") job_path = argv[i + 1];
-    if (a == "--result") result_path = argv[i + 1];
+    if (a == "--serve") serve_path = argv[i + 1];
+    else if (a == "--reply-fd") reply_fd = std::atoi(argv[i + 1]);
+    else if (a == "--job") job_path = argv[i + 1];
+    else if (a == "--result") result_path = argv[i + 1];
   }
-  if (job_path.empty() || result_path.empty()) {
-    std::fprintf(stderr, "usage: cutegen-runner --job JOB.json --result RESULT.json (started by cutegen eval)\n");
-    return 2;
+  if (!serve_path.empty() && reply_fd >= 0) {
+    auto j = cutegen::read_json(serve_path);
+    auto session = j ? cutegen::parse_runner_session(*j) : cutegen::Result<cutegen::RunnerSession>(j.error());
+    if (!session) {
+      cutegen::write_all(reply_fd, cutegen::reply_line({{"setup", false}, {"message", session.error().message}}));
+      return 2;
+    }
+    return cutegen::serve(*session, reply_fd);
   }
-  auto text = cutegen::read_file(job_path);
-  nlohmann::json result = {{"phase", "setup"}};
-  if (!text) {
-    result["failure"] = "setup";
-    result["message"] = text.error().message;
-    (void)cutegen::write_file_atomic(result_path, result.dump());
-    return 2;
+  if (!job_path.empty() && !result_path.empty()) {
+    auto j = cutegen::read_json(job_path);
+    auto job = j ? cutegen::parse_runner_profile_job(*j) : cutegen::Result<cutegen::RunnerProfileJob>(j.error());
+    if (!job) {
+      (void)cutegen::write_file_atomic(result_path,
+                                       nlohmann::json{{"phase", "setup"}, {"failure", "setup"}, {"message", job.error().message}}.dump());
+      return 2;
+    }
+    return cutegen::profile(*job, result_path);
   }
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  auto job = j.is_discarded() ? cutegen::Result<cutegen::RunnerJob>(cutegen::Error{"job file is not JSON"})
-                              : cutegen::parse_runner_job(j);
-  if (!job) {
-    result["failure"] = "setup";
-    result["message"] = job.error().message;
-    (void)cutegen::write_file_atomic(result_path, result.dump());
-    return 2;
-  }
-  // The candidate's stdout goes to a private file the runner inspects after each call.
-  std::fflush(stdout);
-  if (FILE* capture = std::tmpfile(); capture) dup2(fileno(capture), STDOUT_FILENO);
-  cutegen::Runner runner(std::move(*job), result_path);
-  return runner.run();
+  std::fprintf(stderr,
+               "usage: cutegen-runner --serve SESSION.json --reply-fd N   (started by the worker)\n"
+               "       cutegen-runner --job JOB.json --result RESULT.json (a profiling run)\n");
+  return 2;
 }

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "run/runner_job.h"
 
 using namespace cutegen;
 
@@ -48,32 +47,4 @@ TEST(TensorRef, RejectsWhatTheRunnerCannotUse) {
   auto short_handle = parse_tensor_ref(nlohmann::json::parse(R"({"dtype":"float32","shape":[1],"stride":[1],"ipc_handle":"AAEC"})"));
   ASSERT_FALSE(short_handle.ok());
   EXPECT_NE(short_handle.error().message.find("64"), std::string::npos);
-}
-
-TEST(RunnerJob, ParsesTrialsAndTiming) {
-  auto j = nlohmann::json::parse(R"({"library":"/x/kernel.so","trials":[
-      {"inputs":[{"dtype":"float32","shape":[4],"stride":[1],"data_ptr":16}],
-       "outputs":[[{"dtype":"float32","shape":[4],"stride":[1],"data_ptr":32}],
-                  [{"dtype":"float32","shape":[4],"stride":[1],"data_ptr":48}]]}],
-      "timing":{"warmup":2,"runs":7,"sets":[{"inputs":[],"outputs":[]}]}})");
-  auto job = parse_runner_job(j);
-  ASSERT_TRUE(job.ok()) << job.error().message;
-  EXPECT_EQ(job->library, "/x/kernel.so");
-  ASSERT_EQ(job->trials.size(), 1u);
-  EXPECT_EQ(job->trials[0].outputs.size(), 2u);
-  EXPECT_EQ(job->runs, 7);
-  EXPECT_EQ(job->warmup, 2);
-  EXPECT_EQ(job->timing_sets.size(), 1u);
-  EXPECT_TRUE(job->reuse_check);  // on unless a job turns it off
-  EXPECT_FALSE(parse_runner_job(nlohmann::json::parse(R"({"trials":[]})")).ok());
-}
-
-TEST(TimeStats, MedianQuartilesAndExtremes) {
-  auto s = summarize({5, 1, 4, 2, 3});
-  EXPECT_DOUBLE_EQ(s.median, 3);
-  EXPECT_DOUBLE_EQ(s.min, 1);
-  EXPECT_DOUBLE_EQ(s.max, 5);
-  EXPECT_DOUBLE_EQ(s.iqr, 2);  // 4 - 2
-  EXPECT_EQ(s.count, 5);
-  EXPECT_EQ(summarize({}).count, 0);
 }

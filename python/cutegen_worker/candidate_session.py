@@ -1,0 +1,508 @@
+"""`evaluate_candidate`: one candidate from start to end, with the worker as the trusted supervisor.
+
+docs/judge.md is the design; in short:
+1. a slot of shared buffers (staging.py) and a runner process (runner_link.py);
+2. calibration while the runner has NOT loaded the candidate yet (its code is still ours): the round
+   trip of a command, and the latency of the worker's own probe and gather with the GPU idle;
+3. `load`: the runner sandboxes itself and dlopens the candidate;
+4. correctness trials: each stages a fresh set, runs into both output sets, is checked in full;
+5. timed calls: each stages a fresh set (half `problem`, half `signed` inputs, random parameters),
+   is timed on this process's clock, and has its secret positions gathered right after it returns;
+   a random quarter (decided after the call) is compared with the reference there, two in full;
+6. the runner is told to quit and waited for.
+The first failure ends the session; its verdict word is one of VERDICTS.
+"""
+import math
+import os
+import random
+import secrets as secrets_mod
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from . import audit, compare, inputs, params as params_mod, runner_link
+from .errors import ProblemError, RequestError
+from .shared_buffers import SharedArena
+from .staging import CallSpec, Slot
+
+VERDICTS = ("pass", "load_failed", "kernel_error", "cuda_error", "crash", "timeout", "printed_output", "mismatch",
+            "unwritten", "nondeterministic", "input_mutated", "hidden_work", "result_reuse", "forbidden_call",
+            "tampering")
+CALIBRATION_ROUNDS = 12
+AUDIT_FRACTION = 0.25
+MIN_AUDITS = 4
+FULL_AUDITS = 2
+CUTEGEN_ERROR_NAMES = {1000: "CUTEGEN_ERROR_BAD_ARGUMENTS", 1001: "CUTEGEN_ERROR_UNSUPPORTED"}
+
+
+class Stop(Exception):
+    """Ends the session with a verdict."""
+
+    def __init__(self, verdict: str, reason: str, failed_check: int = None):
+        assert verdict in VERDICTS, verdict
+        super().__init__(reason)
+        self.verdict, self.reason, self.failed_check = verdict, reason, failed_check
+
+
+@dataclass
+class Plan:
+    runner: list
+    library: str
+    trials: list          # CallSpec, in the order to run them
+    warmup: int
+    runs: int
+    timing_seed: int
+    precision: str
+    call_timeout_s: float
+    work_dir: str
+
+    @staticmethod
+    def parse(req: dict) -> "Plan":
+        def need(name, kind):
+            value = req.get(name)
+            if kind is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise RequestError(f"evaluate_candidate: field {name!r} must be {kind.__name__}")
+            return value
+        trials = []
+        for spec in need("trials", list):
+            if not isinstance(spec, dict) or not isinstance(spec.get("seed"), int):
+                raise RequestError(f"evaluate_candidate: a trial must be an object with an integer seed, got {spec!r}")
+            kind, pkind = spec.get("kind", "problem"), spec.get("params", params_mod.RANDOM)
+            if kind not in inputs.TRIAL_KINDS or pkind not in params_mod.KINDS:
+                raise RequestError(f"evaluate_candidate: unknown trial kind {kind!r} or params {pkind!r}")
+            if kind == "scaled" and not isinstance(spec.get("scale"), (int, float)):
+                raise RequestError("evaluate_candidate: a scaled trial needs a scale")
+            trials.append(CallSpec(seed=spec["seed"], kind=kind, scale=float(spec.get("scale", 1.0)), params=pkind))
+        runner = need("runner", list)
+        if not runner or not all(isinstance(a, str) for a in runner):
+            raise RequestError("evaluate_candidate: runner must be a non-empty argv list")
+        plan = Plan(runner=runner, library=need("library", str), trials=trials, warmup=need("warmup", int),
+                    runs=need("runs", int), timing_seed=need("timing_seed", int), precision=req.get("precision", "strict"),
+                    call_timeout_s=need("call_timeout_s", float), work_dir=need("work_dir", str))
+        if plan.warmup < 0 or plan.runs < 0 or plan.call_timeout_s <= 0:
+            raise RequestError("evaluate_candidate: warmup and runs must be >= 0 and call_timeout_s > 0")
+        return plan
+
+
+@dataclass
+class Record:
+    """What the session answers (docs/worker-protocol.md, `evaluate_candidate`)."""
+    verdict: str = "pass"
+    reason: str = ""
+    failed_check: int = None
+    checks: list = field(default_factory=list)
+    runner: dict = field(default_factory=dict)
+    calibration: dict = field(default_factory=dict)
+    audits: dict = field(default_factory=lambda: {"timed_calls": 0, "sampled": 0, "full": 0,
+                                                  "positions": audit.POSITIONS})
+    time: dict = None
+    calls: list = field(default_factory=list)  # per timed call: kind, wall_ms, overrun_ms, event_ms
+
+    def to_dict(self) -> dict:
+        return {"verdict": self.verdict, "reason": self.reason, "failed_check": self.failed_check,
+                "checks": self.checks, "runner": self.runner, "calibration": self.calibration, "audits": self.audits,
+                "time": self.time, "calls": self.calls}
+
+
+def _ms(ns: float) -> float:
+    return ns / 1e6
+
+
+def _stats(values: list) -> dict:
+    ordered = sorted(values)
+    q1, q3 = _quantile(ordered, 0.25), _quantile(ordered, 0.75)
+    return {"median_ms": statistics.median(ordered), "iqr_ms": q3 - q1, "min_ms": ordered[0], "max_ms": ordered[-1],
+            "runs": len(ordered)}
+
+
+def _quantile(ordered: list, q: float) -> float:
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = q * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+class _Clock:
+    """The worker's own GPU work around a call: the L2 flush, the probe and synchronisation."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        cuda = device.type == "cuda"
+        self._flush = torch.empty((256 << 20) if cuda else (1 << 20), dtype=torch.uint8, device=device)
+        self._probe = torch.zeros(1, device=device)
+        self._n = 0
+
+    def sync(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def flush(self):
+        self._n += 1
+        self._flush.fill_(self._n & 0xFF)
+
+    def probe_ns(self) -> int:
+        """Latency of a trivial kernel of the worker's, launched and waited for: it rises when the
+        GPU is still busy with another context's work."""
+        self.sync()
+        t0 = time.perf_counter_ns()
+        self._probe.add_(1)
+        self.sync()
+        return time.perf_counter_ns() - t0
+
+
+class CandidateSession:
+    def __init__(self, problem, plan: Plan, make_link):
+        self.problem, self.plan = problem, plan
+        self.record = Record()
+        self.arena = SharedArena(problem.device)
+        self.slot = Slot(self.arena, problem)
+        self.clock = _Clock(problem.device)
+        self.secret_out = audit.SecretPositions(self.slot.outputs[0], problem.device)
+        self.secret_in = audit.SecretPositions(self.slot.inputs + self.slot.params, problem.device)
+        self.sysrand = secrets_mod.SystemRandom()
+        self.make_link = make_link
+        self.link = None
+        self.previous = None  # the last staged call's spec (to name result reuse)
+
+    # ---- the whole session ------------------------------------------------------------------------
+    def run(self) -> dict:
+        try:
+            try:
+                self.link = self.make_link(self.plan, self.slot)
+                self._start()
+                self._trials()
+                self._timed_calls()
+                end = self.link.close()
+                self.record.runner["end"] = end.describe()
+                if end.timed_out or end.signal or end.exit_code != 0:
+                    raise Stop("crash", f"the runner process did not exit cleanly after its last call ({end.describe()})")
+                if printed := self.link.printed():
+                    raise Stop("printed_output", printed)
+            except runner_link.LinkError as exc:
+                raise self._stop_for_link(exc)
+        except Stop as stop:
+            self.record.verdict, self.record.reason, self.record.failed_check = stop.verdict, stop.reason, stop.failed_check
+        finally:
+            if self.link is not None and "end" not in self.record.runner:
+                self.record.runner["end"] = self.link.kill().describe()
+            self.arena.release()
+        return self.record.to_dict()
+
+    def _stop_for_link(self, exc: runner_link.LinkError) -> Stop:
+        end = exc.end.describe() if exc.end else ""
+        self.record.runner["end"] = end
+        printed = self.link.printed() if self.link is not None else ""
+        if exc.kind == "timeout":
+            return Stop("timeout", f"the kernel did not finish within {self.plan.call_timeout_s:.0f} s ({self.phase}): "
+                                   "a hang or an infinite loop")
+        if exc.kind == "tampering":
+            return Stop("tampering", f"{exc.message} ({self.phase})")
+        if exc.kind == "forbidden_call":
+            return Stop("forbidden_call", f"{exc.message} ({self.phase}); the kernel's host code may only launch kernels")
+        if printed:  # a process that died right after printing is reported for the printing
+            return Stop("printed_output", printed)
+        return Stop("crash", f"{exc.message} ({self.phase})")
+
+    # ---- start and calibration --------------------------------------------------------------------
+    phase = "starting the runner"
+
+    def _start(self):
+        self.record.runner["sandbox"] = os.environ.get(SANDBOX_ENV, "full")
+        setup = self.link.start()
+        self.record.runner["setup"] = setup
+        if not setup.get("setup"):
+            raise RequestError(f"the runner could not set up the shared buffers: {setup.get('message', setup)}")
+        self.phase = "calibration (before the kernel was loaded)"
+        self._calibrate()
+        self.phase = "loading the kernel library"
+        ready = self.link.load().reply
+        self.record.runner["ready"] = ready
+        if not ready.get("ready"):
+            raise Stop("load_failed", ready.get("message") or "the runner could not load the kernel library")
+        if printed := self.link.printed():
+            raise Stop("printed_output", printed)
+
+    def _calibrate(self):
+        """Round trip, probe and gather with the candidate not loaded: the baselines every call's
+        overrun is measured against. The runner's code is still only ours here, so none of these
+        numbers can be inflated by the candidate."""
+        pings, probes, gathers = [], [], []
+        for i in range(CALIBRATION_ROUNDS):
+            probes.append(self.clock.probe_ns())
+            pings.append(self.link.ping().wall_ns)
+            t0 = time.perf_counter_ns()
+            self.secret_out.gather(self.slot.outputs[0])
+            self.secret_in.gather(self.slot.inputs + self.slot.params)
+            gathers.append(time.perf_counter_ns() - t0)
+        pings, probes, gathers = pings[2:], probes[2:], gathers[2:]  # the first rounds warm things up
+        self.ping_ns = statistics.median(pings)
+        self.probe_limit_ns = _quantile(sorted(probes), 0.9)
+        self.gather_limit_ns = _quantile(sorted(gathers), 0.9)
+        self.record.calibration = {"ping_ms": _ms(self.ping_ns), "probe_p90_ms": _ms(self.probe_limit_ns),
+                                   "gather_p90_ms": _ms(self.gather_limit_ns), "rounds": len(pings)}
+
+    # ---- one call ---------------------------------------------------------------------------------
+    def _call(self, staged, output_set: int):
+        exchange = self.link.call(output_set, self.slot.scalars(staged))
+        if printed := self.link.printed():
+            raise Stop("printed_output", printed)
+        reply = exchange.reply
+        if reply.get("cuda_error"):
+            raise Stop("cuda_error", f"CUDA error while running the kernel ({self.phase}): {reply['cuda_error']}")
+        rc = reply.get("rc", 0)
+        if rc != 0:
+            what = CUTEGEN_ERROR_NAMES.get(rc) or reply.get("rc_name") or str(rc)
+            raise Stop("kernel_error", f"cutegen_forward returned {rc} ({what}) ({self.phase})")
+        return exchange
+
+    # ---- correctness trials -----------------------------------------------------------------------
+    def _trials(self):
+        for index, spec in enumerate(self.plan.trials):
+            self.phase = f"trial {index} ({spec.kind} inputs)"
+            staged = self.slot.stage(self.problem, spec)
+            self._call(staged, 0)
+            self._call(staged, 1)
+            report = self._check_full(staged, sets=(0, 1), label={"trial": index})
+            if not report["pass"]:
+                raise self._failed(report, f"trial {index} ({spec.kind} inputs) failed")
+            self.previous = spec
+
+    def _failed(self, report: dict, what: str) -> Stop:
+        """The Stop for a failed check report (the last one in record.checks)."""
+        reason = report["reason"]
+        index = len(self.record.checks) - 1
+        if reason == "mismatch" and self._is_previous_answer(report):
+            report["reason"] = "result_reuse"
+            return Stop("result_reuse", f"{what}: the output is the previous call's answer: the kernel reuses results of "
+                                        "earlier calls instead of computing", index)
+        return Stop(reason, f"{what}: {reason}", index)
+
+    def _is_previous_answer(self, report: dict) -> bool:
+        if self.previous is None:
+            return False
+        prev = self.slot.regenerate(self.problem, self.previous)
+        refs = self.problem.reference.compute(prev.inputs, prev.params)
+        set_index = report["outputs"][0].get("set", 0)
+        for i, ref in enumerate(refs):
+            out = self.slot.outputs[set_index][i]
+            floor = compare.tolerance(self.plan.precision, self.problem.dtype, out.dtype)
+            ref = compare.expected_values(ref, out.dtype)
+            loose = compare.Tolerance(floor.atol * 10, floor.rtol * 10, max(floor.rel_l2_limit * 10, 1e-4))
+            if not compare.compare(out, ref, loose, compare.max_abs_finite(ref))["pass"]:
+                return False
+        return True
+
+    def _check_full(self, staged, sets, label: dict) -> dict:
+        """Every element of the given output sets against the reference, inputs and parameters bit for
+        bit, the two runs against each other. Appends the report to record.checks."""
+        problem, policy = self.problem, self.plan.precision
+        mutated = []
+        names = problem.input_names + problem.param_names
+        shared = self.slot.inputs + self.slot.params
+        for name, now, original in zip(names, shared, list(staged.inputs) + list(staged.params)):
+            if now is not None and isinstance(original, torch.Tensor) and compare.mutated(now, original):
+                mutated.append(name)
+        refs = problem.reference.compute(staged.inputs, staged.params)
+        shapes = [tuple(r.shape) for r in refs]
+        if shapes != problem.output_shapes:
+            # The harness allocates the outputs from the shapes seen at load.
+            raise ProblemError(f"{problem.path}: forward() returned outputs of shapes {shapes} for seed "
+                               f"{staged.spec.seed} but {problem.output_shapes} at load; output shapes must not "
+                               "depend on input values")
+        natives = problem.reference.native(staged.inputs, staged.params)
+        reports, agree, r2r = [], True, 0.0
+        for i, (ref, native) in enumerate(zip(refs, natives)):
+            out_dtype = self.slot.outputs[0][i].dtype
+            ref = compare.expected_values(ref, out_dtype)
+            scale = compare.max_abs_finite(ref)
+            floor = compare.tolerance(policy, problem.dtype, out_dtype)
+            torch_report = compare.compare(native, ref, floor, scale)
+            tol = compare.with_torch_error(floor, torch_report)
+            per_set = [dict(compare.compare(self.slot.outputs[s][i], ref, tol, scale), set=s) for s in sets]
+            failing = sorted((r for r in per_set if not r["pass"]), key=lambda r: r["unwritten_count"] == 0)
+            chosen = dict(index=i, **(failing[0] if failing else per_set[0]))
+            chosen["torch"] = {"rel_l2_err": torch_report["rel_l2_err"], "max_abs_err": torch_report["max_abs_err"]}
+            reports.append(chosen)
+            if len(sets) == 2:
+                same, diff = compare.run_to_run(self.slot.outputs[sets[0]][i], self.slot.outputs[sets[1]][i], tol, scale)
+                agree, r2r = agree and same, max(r2r, diff)
+        del refs, natives
+        reason = _reason(reports, agree, mutated)
+        for r in reports:
+            r.pop("pass")
+        report = dict(label, kind=staged.spec.kind, seed=staged.spec.seed, params=staged.spec.params,
+                      reason=reason, outputs=reports, inputs_mutated=mutated, run_to_run_max_abs_diff=r2r)
+        report["pass"] = reason == "ok"
+        self.record.checks.append(report)
+        return report
+
+    # ---- timed calls ------------------------------------------------------------------------------
+    def _timed_calls(self):
+        plan = self.plan
+        total = plan.warmup + plan.runs
+        if plan.runs == 0:
+            return
+        order = random.Random(plan.timing_seed)
+        kinds = ["problem", "signed"] * ((plan.runs + 1) // 2)
+        order.shuffle(kinds)
+        kinds = [order.choice(("problem", "signed")) for _ in range(plan.warmup)] + kinds[:plan.runs]
+        audits_left = max(MIN_AUDITS, math.ceil(AUDIT_FRACTION * plan.runs))
+        full_left = FULL_AUDITS
+        walls = {"problem": [], "signed": []}
+        events = []
+        for i in range(total):
+            timed = i >= plan.warmup
+            k = i - plan.warmup
+            self.phase = f"timed call {k}" if timed else f"warm-up call {i}"
+            spec = CallSpec(seed=(plan.timing_seed * 7919 + 104729 * (i + 1)) & 0x7FFF_FFFF, kind=kinds[i],
+                            params=params_mod.RANDOM)
+            staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
+            probe = self.clock.probe_ns()
+            exchange = self._call(staged, 0)
+            t0 = time.perf_counter_ns()
+            got_out = self.secret_out.gather(self.slot.outputs[0])
+            got_in = self.secret_in.gather(self.slot.inputs + self.slot.params)
+            gather = time.perf_counter_ns() - t0
+            if not timed:
+                self.previous = spec
+                continue
+            self._completion(got_out, got_in, staged, k)
+            overrun = max(0, probe - self.probe_limit_ns) + max(0, gather - self.gather_limit_ns)
+            wall = max(0.0, exchange.wall_ns - self.ping_ns) + overrun
+            walls[spec.kind].append(_ms(wall))
+            event = exchange.reply.get("event_ms")
+            events.append(event if isinstance(event, (int, float)) else None)
+            self.record.calls.append({"kind": spec.kind, "wall_ms": _ms(wall), "overrun_ms": _ms(overrun),
+                                      "event_ms": events[-1]})
+            remaining = plan.runs - k
+            if audits_left and (remaining <= audits_left or self.sysrand.random() < AUDIT_FRACTION):
+                audits_left -= 1
+                full = full_left and (remaining <= full_left or self.sysrand.random() < 0.5)
+                if full:
+                    full_left -= 1
+                self._audit(staged, got_out, k, full)
+            self.previous = spec
+        self.record.audits["timed_calls"] = plan.runs
+        self._summarise(walls, events)
+
+    def _completion(self, got_out: list, got_in: list, staged, k: int):
+        """Right after the call: no sampled output position may still hold the poison, no sampled input
+        position may have changed."""
+        for i, values in enumerate(got_out):
+            if values is not None and (left := audit.poison_left(values)):
+                raise Stop("unwritten", f"timed call {k}: {left} of {values.numel()} secretly chosen positions of output "
+                                        f"{i} still held the NaN poison when the call returned: the kernel skipped work "
+                                        "or finished it after returning")
+        changed = audit.inputs_changed(got_in, list(staged.inputs) + list(staged.params), self.secret_in)
+        if changed:
+            names = self.problem.input_names + self.problem.param_names
+            raise Stop("input_mutated", f"timed call {k}: the kernel wrote into {', '.join(names[c] for c in changed)}")
+
+    def _audit(self, staged, got_out: list, k: int, full: bool):
+        self.record.audits["sampled"] += 1
+        label = f"timed call {k} ({staged.spec.kind} inputs)"
+        if full:
+            self.record.audits["full"] += 1
+            report = self._check_full(staged, sets=(0,), label={"timed_call": k})
+            if not report["pass"]:
+                raise self._failed(report, label)
+            return
+        refs = self.problem.reference.compute(staged.inputs, staged.params)
+        natives = self.problem.reference.native(staged.inputs, staged.params)
+        for i, (got, ref, native) in enumerate(zip(got_out, refs, natives)):
+            if got is None:
+                continue
+            out_dtype = self.slot.outputs[0][i].dtype
+            ref = compare.expected_values(ref, out_dtype)
+            scale = compare.max_abs_finite(ref)
+            floor = compare.tolerance(self.plan.precision, self.problem.dtype, out_dtype)
+            positions = self.secret_out.positions(i)
+            torch_sample = native.reshape(-1).index_select(0, positions.to(native.device)).cpu()
+            torch_report = audit.compare_samples(torch_sample, ref, positions, floor, scale)
+            tol = compare.with_torch_error(floor, torch_report)
+            report = audit.compare_samples(got, ref, positions, tol, scale)
+            if not report["pass"]:
+                self.record.checks.append({"timed_call": k, "kind": staged.spec.kind, "seed": staged.spec.seed,
+                                           "params": staged.spec.params, "sampled": True, "pass": False,
+                                           "reason": "mismatch", "inputs_mutated": [], "run_to_run_max_abs_diff": 0.0,
+                                           "outputs": [dict(report, index=i, set=0,
+                                                            torch={"rel_l2_err": torch_report["rel_l2_err"],
+                                                                   "max_abs_err": torch_report["max_abs_err"]})]})
+                report.pop("pass")
+                raise self._failed(self.record.checks[-1], f"{label}, at the audited positions")
+
+    def _summarise(self, walls: dict, events: list):
+        per_kind = {kind: _stats(v) for kind, v in walls.items() if v}
+        slower = max(per_kind, key=lambda kind: per_kind[kind]["median_ms"])
+        chosen = per_kind[slower]
+        known_events = [e for e in events if e is not None]
+        event_median = statistics.median(known_events) if known_events else None
+        overrun = sum(c["overrun_ms"] for c in self.record.calls)
+        self.record.time = dict(chosen, slower_kind=slower, per_kind=per_kind, overhead_ms=_ms(self.ping_ns),
+                                overrun_ms=overrun, event_median_ms=event_median)
+        # The diagnosis of work outside the given stream: the worker's clock saw far more than the
+        # stream's events. (The time reported is the worker's either way.)
+        all_walls = sorted(w for v in walls.values() for w in v)
+        trusted = statistics.median(all_walls)
+        if event_median is not None and trusted > 1.5 * event_median + 0.05:
+            raise Stop("hidden_work", f"each call took {trusted:.3f} ms by the worker's clock but the given stream's "
+                                      f"events saw only {event_median:.3f} ms: work runs outside the given stream, or "
+                                      "after the call returned")
+        calls = len(self.record.calls)
+        overran = sum(1 for c in self.record.calls if c["overrun_ms"] > 0.5)
+        if overran > max(2, calls // 10):
+            raise Stop("hidden_work", f"in {overran} of {calls} timed calls the GPU was still busy with the kernel's work "
+                                      "after the call had returned (the worker's probe waited over 0.5 ms): launch every "
+                                      "kernel on the given stream and return only when it is queued")
+
+
+def _reason(reports: list, agree: bool, mutated: list) -> str:
+    """The first failure in the order a diagnosis should read them."""
+    if any(r["unwritten_count"] for r in reports):
+        return "unwritten"
+    if not all(r["pass"] for r in reports):
+        return "mismatch"
+    if not agree:
+        return "nondeterministic"
+    if mutated:
+        return "input_mutated"
+    return "ok"
+
+
+SANDBOX_ENV = "CUTEGEN_RUNNER_SANDBOX"
+# How much of its sandbox the runner applies (src/run/runner_job.h). `full` is the default; the others
+# exist to find out, on a machine where CUDA fails inside the sandbox, which part it trips on.
+SANDBOX_SETTINGS = {
+    "full": {"files": True, "syscalls": True, "deny_threads": True},
+    "threads": {"files": True, "syscalls": True, "deny_threads": False},
+    "files-only": {"files": True, "syscalls": False, "deny_threads": False},
+    "off": {"files": False, "syscalls": False, "deny_threads": False},
+}
+
+
+def sandbox_settings() -> dict:
+    name = os.environ.get(SANDBOX_ENV, "full")
+    if name not in SANDBOX_SETTINGS:
+        raise RequestError(f"{SANDBOX_ENV}={name!r} is not one of {', '.join(SANDBOX_SETTINGS)}")
+    return SANDBOX_SETTINGS[name]
+
+
+def default_link(plan: Plan, slot: Slot):
+    """The real runner: cutegen-runner --serve with a session file in a private directory."""
+    import json
+    import tempfile
+    os.makedirs(plan.work_dir, exist_ok=True)
+    private = tempfile.mkdtemp(prefix="runner-", dir=plan.work_dir)
+    session_file = os.path.join(private, "session.json")
+    device = slot.arena.device
+    with open(session_file, "w", encoding="utf-8") as f:
+        json.dump(dict(slot.session_refs(), library=plan.library, sandbox=sandbox_settings(),
+                       device=device.index if device.index is not None else 0, private_dir=private), f)
+    return runner_link.SubprocessRunner(plan.runner + ["--serve", session_file], private,
+                                        runner_link.runner_environment(private), plan.call_timeout_s)

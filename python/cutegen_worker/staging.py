@@ -1,0 +1,84 @@
+"""The slot (the one set of shared buffers a runner session uses) and staging a call into it.
+
+Every call of a session -- correctness trial, warm-up, timed -- uses the same slot: the forward
+inputs, a copy of the parameters and buffers, and two output sets, each a dedicated shared
+allocation (shared_buffers.py). A pointer therefore tells the candidate nothing about which call it
+is in. Before each call the worker *stages* a fresh set into the slot: inputs from get_inputs()
+under the call's seed and kind, parameters own or drawn from the seed (params.py), outputs
+poisoned. Staged values are a pure function of the CallSpec, so the worker can make them again
+when it checks the call; it keeps them only until then.
+
+The staging order is chosen so that the new inputs are visible to the candidate's process for as
+short a time as possible before the call: outputs are poisoned first, inputs and parameters are
+written last, then L2 is flushed (which also evicts what the copy left there).
+"""
+from dataclasses import dataclass
+
+import torch
+
+from . import params as params_mod
+from .buffers import poison_, scalar_ref
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    seed: int
+    kind: str = "problem"       # inputs.TRIAL_KINDS
+    scale: float = 1.0
+    params: str = params_mod.RANDOM  # params.KINDS
+
+
+@dataclass
+class Staged:
+    """What the worker keeps of one staged call until it has checked it."""
+    spec: CallSpec
+    inputs: list   # pristine forward inputs (private tensors and Python scalars)
+    params: list   # pristine parameters and buffers (private, or the problem's own tensors)
+
+
+class Slot:
+    def __init__(self, arena, problem, output_sets: int = 2):
+        self.arena = arena
+        example = problem.source.generate(problem.example_seed)
+        # Input tensors keep the problem's dense strides; scalars have no buffer.
+        self.inputs = [arena.copy_of(v) if isinstance(v, torch.Tensor) else None for v in example]
+        del example
+        self.params = [arena.copy_of(p) for p in problem.params]
+        self.outputs = [[poison_(arena.empty(shape, dt)) for shape, dt in zip(problem.output_shapes, problem.output_dtypes)]
+                        for _ in range(output_sets)]
+
+    def session_refs(self) -> dict:
+        """The buffers as the runner's session file names them (tensor refs; scalars are per call)."""
+        return {
+            "inputs": [self.arena.ref(t) if t is not None else None for t in self.inputs],
+            "params": [self.arena.ref(p) for p in self.params],
+            "outputs": [[self.arena.ref(o) for o in outs] for outs in self.outputs],
+        }
+
+    def stage(self, problem, spec: CallSpec, flush=None, output_sets=None) -> Staged:
+        """Writes a fresh set for `spec` into the slot, poisoning `output_sets` (default: all); returns
+        the pristine values for the check."""
+        values = problem.source.generate(spec.seed, spec.kind, spec.scale)
+        params = params_mod.values_for(problem.params, spec.params, spec.seed)
+        with torch.no_grad():
+            for index, outs in enumerate(self.outputs):
+                if output_sets is None or index in output_sets:
+                    for o in outs:
+                        poison_(o)
+            for shared, value in zip(self.inputs, values):
+                if shared is not None:
+                    shared.copy_(value)
+            for shared, value in zip(self.params, params):
+                shared.copy_(value)
+        if flush is not None:
+            flush()
+        return Staged(spec=spec, inputs=values, params=params)
+
+    def scalars(self, staged: Staged) -> list:
+        """The host scalars of a staged call, in input order (null for tensor inputs)."""
+        return [None if shared is not None else scalar_ref(v) for shared, v in zip(self.inputs, staged.inputs)]
+
+    def regenerate(self, problem, spec: CallSpec) -> Staged:
+        """The pristine values of `spec` again (for a check after the kept copy was dropped)."""
+        return Staged(spec=spec, inputs=problem.source.generate(spec.seed, spec.kind, spec.scale),
+                      params=params_mod.values_for(problem.params, spec.params, spec.seed))

@@ -1,0 +1,289 @@
+"""`evaluate_candidate` end to end in one worker, with the runner played by the test hooks' fake
+(test_hooks.py): it writes into the shared output buffers what a kernel of some behaviour would,
+and the supervisor -- staging, full checks, audits at secret positions, its own clock -- must name
+what is wrong. (The real runner process over pipes: test_runner_link.py; on a GPU: scripts/gpu-check.)"""
+import pytest
+import torch
+
+from conftest import SMALL, WorkerError, problem_path, write_problem
+
+ROWS, COLS = 4096 // SMALL, 65536 // SMALL  # relu at the test size
+REPORT_KEYS = {"index", "set", "max_abs_err", "max_rel_err", "rel_l2_err", "bad_count", "bad_fraction", "total",
+               "first_bad", "unwritten_count", "nan_count", "inf_count", "atol", "rtol", "rel_l2_limit", "abs_slack",
+               "torch"}
+TRIALS = [{"seed": 1, "kind": "problem", "params": "own"}, {"seed": 2, "kind": "problem"},
+          {"seed": 3, "kind": "signed"}, {"seed": 4, "kind": "scaled", "scale": 100.0}]
+
+
+def evaluate(worker, name, mode="reference", trials=TRIALS, warmup=2, runs=12, precision="strict", path=None, **fake):
+    worker.load(path or problem_path(name))
+    return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so", trials=trials,
+                       warmup=warmup, runs=runs, timing_seed=5, precision=precision, call_timeout_s=10.0,
+                       work_dir="/tmp/cutegen-test-work", fake_runner=dict(mode=mode, **fake))
+
+
+def failed_check(result):
+    assert result["failed_check"] is not None, result
+    return result["checks"][result["failed_check"]]
+
+
+# ---- an honest kernel -----------------------------------------------------------------------------
+def test_an_exact_kernel_passes_with_a_complete_record(worker, small):
+    result = evaluate(worker, "relu")
+    assert (result["verdict"], result["reason"], result["failed_check"]) == ("pass", "", None)
+    trials = [c for c in result["checks"] if "trial" in c]
+    assert [(c["trial"], c["kind"], c["params"], c["reason"]) for c in trials] == [
+        (0, "problem", "own", "ok"), (1, "problem", "random", "ok"), (2, "signed", "random", "ok"),
+        (3, "scaled", "random", "ok")]
+    (out,) = trials[0]["outputs"]
+    assert set(out) == REPORT_KEYS and (out["bad_count"], out["total"]) == (0, ROWS * COLS)
+    time = result["time"]
+    assert time["runs"] == 6 and set(time["per_kind"]) == {"problem", "signed"}  # 12 timed calls, half of each
+    assert time["slower_kind"] in ("problem", "signed")
+    assert time["median_ms"] == time["per_kind"][time["slower_kind"]]["median_ms"]
+    assert time["median_ms"] >= max(k["median_ms"] for k in time["per_kind"].values())
+    assert len(result["calls"]) == 12
+    audits = result["audits"]
+    assert audits["timed_calls"] == 12 and audits["sampled"] >= 4 and audits["full"] == 2
+    assert len([c for c in result["checks"] if "timed_call" in c]) == 2  # the full audits' reports
+    assert result["calibration"]["rounds"] > 0 and result["runner"]["end"] == "exit code 0"
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu_tanh", "softmax_rows", "matmul_square", "matmul_bias_gelu", "row_sum",
+                                  "scale_add", "layernorm", "split_halves", "matmul_fp16", "matmul_bf16_nt"])
+def test_eager_pytorch_in_the_problems_own_precision_passes_strict(worker, small, name):
+    """The precision rule must not fail an honest kernel: torch's own result is one."""
+    result = evaluate(worker, name, mode="native")
+    assert result["verdict"] == "pass", result["reason"]
+
+
+def test_the_precision_limit_is_a_multiple_of_torchs_own_error(worker, small):
+    result = evaluate(worker, "matmul_square", mode="native", runs=0)
+    out = result["checks"][2]["outputs"][0]  # the signed trial
+    assert out["rel_l2_limit"] == pytest.approx(max(1e-6, 25 * out["torch"]["rel_l2_err"]))
+    assert out["abs_slack"] == pytest.approx(25 * out["torch"]["max_abs_err"])
+    assert out["rel_l2_err"] == pytest.approx(out["torch"]["rel_l2_err"])
+
+
+# ---- wrong results ---------------------------------------------------------------------------------
+def test_nothing_written_is_unwritten(worker, small):
+    result = evaluate(worker, "relu", mode="none")
+    assert result["verdict"] == "unwritten"
+    out = failed_check(result)["outputs"][0]
+    assert out["unwritten_count"] == out["bad_count"] == ROWS * COLS
+
+
+def test_partly_unwritten_output_names_the_elements(worker, small):
+    result = evaluate(worker, "relu", mode="partial", fraction=5 / (ROWS * COLS))
+    out = failed_check(result)["outputs"][0]
+    assert (result["verdict"], out["unwritten_count"]) == ("unwritten", 5)
+    assert [b["index"] for b in out["first_bad"]] == [[0, i] for i in range(5)]
+    assert all(b["got"] == "NaN" for b in out["first_bad"])  # JSON has no NaN: the protocol spells it
+
+
+def test_a_second_run_that_skips_work_is_unwritten(worker, small):
+    result = evaluate(worker, "relu", mode="reference", sets=[0])
+    assert result["verdict"] == "unwritten" and failed_check(result)["outputs"][0]["set"] == 1
+
+
+def test_one_wrong_element_is_a_mismatch_with_its_index(worker, small):
+    result = evaluate(worker, "relu", mode="perturb", flat_index=COLS + 17, delta=0.5)
+    out = failed_check(result)["outputs"][0]
+    assert (result["verdict"], out["bad_count"]) == ("mismatch", 1)
+    assert out["first_bad"][0]["index"] == [1, 17]
+    assert out["max_abs_err"] == pytest.approx(0.5, abs=1e-6)
+
+
+def test_identity_passes_relu_on_problem_inputs_but_not_on_signed_ones(worker, small):
+    result = evaluate(worker, "relu", mode="identity")
+    check = failed_check(result)
+    assert (result["verdict"], check["kind"]) == ("mismatch", "signed")
+    assert check["outputs"][0]["bad_fraction"] == pytest.approx(0.5, abs=0.05)
+
+
+def test_zeros_fail_softmax(worker, small):
+    assert evaluate(worker, "softmax_rows", mode="zeros")["verdict"] == "mismatch"
+
+
+def test_runs_that_disagree_beyond_tolerance_are_nondeterministic(worker, small):
+    worker.load(problem_path("relu"))
+    ref = torch.relu(worker.session.problem.source.generate(1)[0]).reshape(-1)
+    index = int(torch.nonzero(ref < 0.3)[0])
+    bound = 1e-4 * float(ref.abs().max()) + 1e-4 * float(ref[index])
+    result = evaluate(worker, "relu", mode="perturb", flat_index=index, deltas=[0.9 * bound, -0.9 * bound],
+                      trials=TRIALS[:1])
+    check = failed_check(result)
+    assert (result["verdict"], check["outputs"][0]["bad_count"]) == ("nondeterministic", 0)
+    assert check["run_to_run_max_abs_diff"] == pytest.approx(1.8 * bound, rel=1e-3)
+
+
+def test_tuple_output_reports_each_output(worker, small):
+    result = evaluate(worker, "split_halves", mode="zero_output", output=1)
+    check = failed_check(result)
+    assert result["verdict"] == "mismatch" and [o["index"] for o in check["outputs"]] == [0, 1]
+    assert check["outputs"][0]["bad_count"] == 0 and check["outputs"][1]["bad_count"] > 0
+
+
+# ---- inputs and parameters ---------------------------------------------------------------------------
+def test_an_input_written_by_the_kernel_is_reported(worker, small):
+    result = evaluate(worker, "relu", mode="mutate_input")
+    assert (result["verdict"], failed_check(result)["inputs_mutated"]) == ("input_mutated", ["x"])
+
+
+def test_a_parameter_written_by_the_kernel_is_reported(worker, small):
+    result = evaluate(worker, "layernorm", mode="mutate_param", index=2)  # weight, bias, then the gain buffer
+    assert (result["verdict"], failed_check(result)["inputs_mutated"]) == ("input_mutated", ["gain"])
+
+
+def test_a_kernel_that_ignores_the_parameters_it_is_given_fails_on_the_first_random_draw(worker, small):
+    result = evaluate(worker, "layernorm", mode="own_params")
+    check = failed_check(result)
+    assert result["verdict"] == "mismatch" and (check["trial"], check["params"]) == (1, "random")
+
+
+def test_layernorms_default_affine_parameters_are_randomised_too(worker, tmp_path, small):
+    """nn.LayerNorm starts at weight 1 / bias 0: a kernel ignoring them is right on the own-parameters trial."""
+    plain = write_problem(tmp_path, """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(32)
+    def forward(self, x):
+        return self.norm(x)
+def get_inputs():
+    return [torch.rand(8, 32)]
+def get_init_inputs():
+    return []
+""")
+    result = evaluate(worker, None, mode="own_params", path=plain)
+    assert result["verdict"] == "mismatch" and failed_check(result)["trial"] == 1
+
+
+BATCHNORM_TRAINING_FP64 = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm1d(8).double()  # training mode: forward updates running stats
+    def forward(self, x):
+        return self.bn(x)
+def get_inputs():
+    return [torch.randn(16, 8, dtype=torch.float64)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_buffers_a_reference_forward_updates_are_not_blamed_on_the_kernel(worker, tmp_path):
+    """fp64 problems use their own model as the reference, so its forward pass moves BatchNorm's
+    running statistics; honest outputs must pass every check, not only the first."""
+    result = evaluate(worker, None, path=write_problem(tmp_path, BATCHNORM_TRAINING_FP64))
+    assert result["verdict"] == "pass", result["reason"]
+
+
+# ---- precision -----------------------------------------------------------------------------------------
+def test_plain_tf32_fails_strict_and_passes_the_tf32_policy(worker, small):
+    strict = evaluate(worker, "matmul_square", mode="tf32")
+    assert strict["verdict"] == "mismatch"
+    relaxed = evaluate(worker, "matmul_square", mode="tf32", precision="tf32")
+    assert relaxed["verdict"] == "pass", relaxed["reason"]
+    assert relaxed["checks"][0]["outputs"][0]["rel_l2_limit"] >= 2e-3
+
+
+def test_tf32_only_on_all_positive_inputs_fails_strict(worker, small):
+    """The cheat that passed the old judge: fp32 when it sees a negative input, TF32 otherwise."""
+    result = evaluate(worker, "matmul_square", mode="positive_tf32")
+    assert result["verdict"] == "mismatch" and failed_check(result)["kind"] in ("problem", "scaled")
+
+
+def test_half_precision_floors_apply_whatever_the_policy(worker, small):
+    for policy in ("strict", "tf32", "bf16"):
+        result = evaluate(worker, "matmul_fp16", mode="native", precision=policy, runs=0)
+        out = result["checks"][0]["outputs"][0]
+        assert (out["atol"], out["rtol"]) == (1e-2, 1e-2) and out["rel_l2_limit"] >= 2e-3
+
+
+# ---- timed calls -----------------------------------------------------------------------------------------
+def test_skipping_work_once_timing_starts_is_caught_at_the_secret_positions(worker, small):
+    calls_before_timing = 2 * len(TRIALS) + 2  # two per trial, two warm-ups
+    result = evaluate(worker, "relu", mode="none", after=calls_before_timing)
+    assert result["verdict"] == "unwritten" and result["reason"].startswith("timed call 0:")
+
+
+def test_a_call_that_leaves_one_percent_unfinished_is_caught(worker, small):
+    result = evaluate(worker, "relu", mode="partial", fraction=0.01, after=2 * len(TRIALS) + 2)
+    assert result["verdict"] == "unwritten" and "secretly chosen positions" in result["reason"]
+
+
+def test_replaying_the_previous_answer_is_result_reuse(worker, small):
+    result = evaluate(worker, "relu", mode="stale")
+    assert result["verdict"] == "result_reuse"
+    assert failed_check(result)["reason"] == "result_reuse"
+
+
+def test_wrong_only_while_timed_is_caught_by_the_audits(worker, small):
+    """Right in every trial, zeros once timing starts; the audits compare values at the secret positions."""
+    result = evaluate(worker, "softmax_rows", mode="zeros", after=2 * len(TRIALS) + 2, runs=12)
+    assert result["verdict"] == "mismatch"
+    assert "timed call" in result["reason"]
+
+
+def test_the_time_is_the_workers_clock_not_the_runners_claim(worker, small):
+    result = evaluate(worker, "relu", mode="reference", ms=3, trials=TRIALS[:1], runs=8)
+    assert result["verdict"] == "pass"
+    assert result["time"]["median_ms"] >= 2.9
+    assert all(call["wall_ms"] >= 2.9 for call in result["calls"])
+
+
+def test_events_far_below_the_workers_clock_are_hidden_work(worker, small):
+    result = evaluate(worker, "relu", mode="reference", ms=4, event_ms=0.01, trials=TRIALS[:1], runs=8)
+    assert result["verdict"] == "hidden_work"
+    assert "worker's clock" in result["reason"]
+
+
+# ---- the runner ending badly -----------------------------------------------------------------------------
+@pytest.mark.parametrize("mode,verdict,words", [
+    ("print", "printed_output", "printed"), ("rc", "kernel_error", "CUTEGEN_ERROR_BAD_ARGUMENTS"),
+    ("cuda_error", "cuda_error", "cudaErrorIllegalAddress"), ("crash", "crash", "SIGSEGV"),
+    ("hang", "timeout", "did not finish"), ("tamper", "tampering", "does not answer"),
+    ("forbidden", "forbidden_call", "sandbox"), ("load_fail", "load_failed", "bad ELF")])
+def test_runner_failures_get_their_verdict(worker, small, mode, verdict, words):
+    result = evaluate(worker, "relu", mode=mode)
+    assert result["verdict"] == verdict and words in result["reason"], result["reason"]
+    assert result["time"] is None
+
+
+def test_bad_requests_are_request_errors(worker, small):
+    with pytest.raises(WorkerError) as nothing_loaded:
+        worker.call("evaluate_candidate", runner=["r"], library="l", trials=[], warmup=0, runs=0, timing_seed=1,
+                    call_timeout_s=1.0, work_dir="/tmp")
+    assert nothing_loaded.value.kind == "request"
+    worker.load(problem_path("relu"))
+    good = dict(runner=["r"], library="l", trials=[], warmup=0, runs=1, timing_seed=1, call_timeout_s=1.0,
+                work_dir="/tmp", fake_runner={"mode": "reference"})
+    for bad in ({"trials": [{"kind": "problem"}]}, {"trials": [{"seed": 1, "kind": "shuffled"}]},
+                {"trials": [{"seed": 1, "kind": "scaled"}]}, {"runs": -1}, {"runner": []}, {"precision": "fast"},
+                {"fake_runner": {"mode": "nope"}}):
+        with pytest.raises(WorkerError) as error:
+            worker.call("evaluate_candidate", **dict(good, **bad))
+        assert error.value.kind == "request", bad
+
+
+def test_fake_runners_need_the_test_hooks(small):
+    from cutegen_worker.protocol import Dispatcher
+    from cutegen_worker.session import Session
+    dispatcher = Dispatcher(Session(), test_hooks=False)
+    dispatcher.handle({"id": 1, "op": "load", "problem": problem_path("relu"), "device": "cpu"})
+    response = dispatcher.handle({"id": 2, "op": "evaluate_candidate", "runner": ["r"], "library": "l", "trials": [],
+                                  "warmup": 0, "runs": 0, "timing_seed": 1, "call_timeout_s": 1.0, "work_dir": "/tmp",
+                                  "fake_runner": {"mode": "reference"}})
+    assert response["ok"] is False and "test hook" in response["error"]
+
+
+def test_secret_positions_differ_between_sessions(worker, small):
+    from cutegen_worker.audit import SecretPositions
+    t = torch.zeros(1000, 1000)
+    a, b = SecretPositions([t], t.device), SecretPositions([t], t.device)
+    assert not torch.equal(a.positions(0), b.positions(0))
+    assert a.positions(0).numel() == 2048 and torch.unique(a.positions(0)).numel() == 2048

@@ -1,0 +1,51 @@
+#pragma once
+// Where cutegen's configuration comes from, and how far each source is trusted.
+//
+// Sources, highest precedence first: the file the user named (--config FILE, else $CUTEGEN_CONFIG),
+// the user's own file ($XDG_CONFIG_HOME/cutegen/config.json, else ~/.config/cutegen/config.json), and
+// the project's ./cutegen.json. Each one present is applied in turn from the lowest up, so a key set
+// in a higher one wins. A project file arrives with the checkout it sits in, which may be anyone's:
+// keys that run programs or move secrets (compile_key_needs_trust, llm_key_needs_trust) are an error
+// there, naming the key and how to trust the file. Unknown keys at any level are errors.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "compile/compile_options.h"
+#include "llm/llm_config.h"
+
+namespace cutegen::cli {
+
+enum class ConfigSource { named, user, project };
+
+struct ConfigLocations {
+  std::filesystem::path named;  // empty: none named
+  std::string named_by;         // "--config" or "CUTEGEN_CONFIG", for messages
+  std::optional<std::filesystem::path> user;  // where the user's file would be; empty: no home to look in
+  std::filesystem::path project = "cutegen.json";
+};
+
+// From --config (empty when not given) and the environment (CUTEGEN_CONFIG, XDG_CONFIG_HOME, HOME).
+ConfigLocations config_locations(const std::string& config_option);
+
+struct UsedConfigFile {
+  std::filesystem::path path;
+  ConfigSource source;
+};
+
+struct LoadedConfig {
+  std::vector<UsedConfigFile> files;  // highest precedence first; empty: built-in defaults only
+  CompileOptions compile;
+  LlmConfig llm;
+
+  // "config: FILE (source), ..." for stderr; empty when no file was used.
+  std::string describe() const;
+};
+
+// Reads and checks every source that exists. A named file that cannot be read is an error; a missing
+// user or project file is not. Errors name the file and the key.
+Result<LoadedConfig> load_config_files(const ConfigLocations& where);
+
+}  // namespace cutegen::cli

@@ -1,0 +1,124 @@
+// The runner's inputs and its reply format, on the CPU: the session and profiling job files, the
+// serve protocol's commands, and the call reply the worker parses (python/cutegen_worker/runner_link.py).
+#include "run/runner_job.h"
+
+#include <gtest/gtest.h>
+
+#include "run/runner_sandbox.h"
+
+using namespace cutegen;
+
+namespace {
+
+nlohmann::json ref(uint64_t ptr) {
+  return {{"kind", "tensor"}, {"dtype", "float32"}, {"shape", {4}}, {"stride", {1}}, {"nbytes", 16},
+          {"ipc_handle", nullptr}, {"offset", 0}, {"data_ptr", ptr}};
+}
+
+}  // namespace
+
+TEST(RunnerSession, ParsesTheSlotWithScalarPlaceholders) {
+  nlohmann::json j = {{"library", "/c/kernel.so"}, {"device", 1}, {"private_dir", "/w/runner-1"},
+                      {"inputs", {ref(64), nullptr}}, {"params", {ref(128)}},
+                      {"outputs", {{ref(256)}, {ref(512)}}}};
+  auto s = parse_runner_session(j);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->library, "/c/kernel.so");
+  EXPECT_EQ(s->device, 1);
+  ASSERT_EQ(s->inputs.size(), 2u);
+  EXPECT_TRUE(s->inputs[0].has_value());
+  EXPECT_FALSE(s->inputs[1].has_value());
+  EXPECT_EQ(s->params.size(), 1u);
+  ASSERT_EQ(s->outputs.size(), 2u);
+  EXPECT_EQ(s->outputs[1][0].data_ptr, 512u);
+  // The whole sandbox by default.
+  EXPECT_TRUE(s->sandbox.files && s->sandbox.syscalls && s->sandbox.deny_threads);
+  EXPECT_FALSE(s->sandbox.network);
+}
+
+TEST(RunnerSession, RefusesWhatItCannotUse) {
+  EXPECT_FALSE(parse_runner_session({{"library", "/k.so"}}).ok());
+  auto empty = parse_runner_session({{"library", "/k.so"}, {"private_dir", "/w"}, {"inputs", nlohmann::json::array()},
+                                     {"params", nlohmann::json::array()}, {"outputs", nlohmann::json::array()}});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("non-empty list of output sets"), std::string::npos);
+  auto none = nlohmann::json::array();
+  auto bad = parse_runner_session({{"library", "/k.so"}, {"private_dir", "/w"}, {"inputs", none}, {"params", none},
+                                   {"outputs", {{ref(1)}}}, {"sandbox", {{"network", "yes"}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("sandbox.network must be true or false"), std::string::npos);
+  auto unknown = parse_sandbox_settings({{"landlock", false}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("unknown sandbox setting `landlock`"), std::string::npos);
+}
+
+TEST(RunnerProfileJob, ParsesAndChecksCalls) {
+  nlohmann::json j = {{"library", "/k.so"}, {"private_dir", "/w"}, {"inputs", {ref(1)}}, {"outputs", {ref(2)}},
+                      {"calls", 3}, {"sandbox", {{"network", true}}}};
+  auto job = parse_runner_profile_job(j);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->calls, 3);
+  EXPECT_TRUE(job->sandbox.network);
+  j["calls"] = 0;
+  EXPECT_FALSE(parse_runner_profile_job(j).ok());
+}
+
+TEST(RunnerCommand, EveryCommandButQuitCarriesANonce) {
+  auto call = parse_runner_command(
+      R"({"op":"call","nonce":"ab12","set":1,"scalars":[null,{"kind":"scalar","dtype":"float64","value":0.5}]})");
+  ASSERT_TRUE(call.ok()) << call.error().message;
+  EXPECT_EQ(call->op, RunnerCommand::Op::call);
+  EXPECT_EQ(call->nonce, "ab12");
+  EXPECT_EQ(call->output_set, 1);
+  ASSERT_EQ(call->scalars.size(), 2u);
+  EXPECT_FALSE(call->scalars[0].has_value());
+  EXPECT_DOUBLE_EQ(call->scalars[1]->scalar_f, 0.5);
+  EXPECT_EQ(parse_runner_command(R"({"op":"quit"})")->op, RunnerCommand::Op::quit);
+  EXPECT_FALSE(parse_runner_command(R"({"op":"ping"})").ok());
+  EXPECT_FALSE(parse_runner_command(R"({"op":"format_disk","nonce":"x"})").ok());
+  EXPECT_FALSE(parse_runner_command("not json").ok());
+  auto tensor_as_scalar = parse_runner_command(nlohmann::json{{"op", "call"}, {"nonce", "n"}, {"scalars", {ref(1)}}}.dump());
+  EXPECT_FALSE(tensor_as_scalar.ok());
+}
+
+TEST(RunnerCommand, TheCallReplyIsOneJsonLine) {
+  auto line = call_reply("ab12", 1000, "CUTEGEN_ERROR_BAD_ARGUMENTS", "", 0.25);
+  ASSERT_EQ(line.back(), '\n');
+  EXPECT_EQ(line.find('\n'), line.size() - 1);
+  auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["nonce"], "ab12");
+  EXPECT_EQ(j["rc"], 1000);
+  EXPECT_EQ(j["rc_name"], "CUTEGEN_ERROR_BAD_ARGUMENTS");
+  EXPECT_TRUE(j["cuda_error"].is_null());
+  EXPECT_DOUBLE_EQ(j["event_ms"].get<double>(), 0.25);
+}
+
+TEST(RunnerSandboxPolicy, StartReadsTheSystemAndTheLibraryAndWritesOnlyItsDirectory) {
+  RunnerSandboxSettings settings;
+  auto p = runner_start_policy(settings, "/work/eval-1/runner-x", "/cache/compile/ab/abcd/kernel.so", {"/opt/cuda/lib64"});
+  EXPECT_EQ(p.syscalls, SandboxPolicy::Syscalls::unrestricted);  // seccomp comes once CUDA is up
+  EXPECT_TRUE(p.die_with_parent);
+  auto has = [](const auto& v, const std::string& path) { return std::find(v.begin(), v.end(), path) != v.end(); };
+  EXPECT_TRUE(has(p.read_paths, "/usr"));
+  EXPECT_TRUE(has(p.read_paths, "/cache/compile/ab/abcd"));
+  EXPECT_FALSE(has(p.read_paths, "/root"));
+  EXPECT_FALSE(has(p.read_paths, "/home"));
+  EXPECT_EQ(p.write_paths, (std::vector<std::filesystem::path>{"/work/eval-1/runner-x", "/dev"}));
+  ASSERT_TRUE(p.file_size_bytes.has_value());
+  settings.files = false;
+  auto open = runner_start_policy(settings, "/w", "/k.so", {});
+  EXPECT_TRUE(open.read_paths.empty() && open.write_paths.empty());
+}
+
+TEST(RunnerSandboxPolicy, LoadAppliesTheRunnerProfileExceptUnderTheProfiler) {
+  RunnerSandboxSettings settings;
+  auto p = runner_load_policy(settings, 7);
+  EXPECT_EQ(p.syscalls, SandboxPolicy::Syscalls::runner);
+  EXPECT_TRUE(p.deny_threads);
+  EXPECT_EQ(p.violation_fd, 7);
+  settings.network = true;
+  EXPECT_EQ(runner_load_policy(settings, 7).syscalls, SandboxPolicy::Syscalls::unrestricted);
+  settings.network = false;
+  settings.deny_threads = false;
+  EXPECT_FALSE(runner_load_policy(settings, 7).deny_threads);
+}
