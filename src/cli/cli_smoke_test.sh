@@ -27,6 +27,10 @@ for item in nvcc CUTLASS contract GPU python torch ncu cache; do
   check "doctor reports $item" grep -Eq "^$item +(OK|missing|none)" <<<"$out"
 done
 check "doctor reports the CUTLASS version" grep -Eq '^CUTLASS +OK +4\.2\.0' <<<"$out"
+for item in sandbox seccomp Landlock no_new_privs MPS; do
+  check "doctor reports $item" grep -Eq "^$item +(OK|missing|warning)" <<<"$out"
+done
+check "doctor finds cutegen-sandbox" grep -Eq '^sandbox +OK' <<<"$out"
 
 err=$("$cutegen" compile /nonexistent.cu 2>&1); rc=$?
 check "compile of a missing file fails" test $rc -ne 0
@@ -43,6 +47,22 @@ check "concurrent compile B ok" test $rb -eq 0
 hits=$(cat "$CUTEGEN_CACHE_DIR"/a.json "$CUTEGEN_CACHE_DIR"/b.json | grep -c '"cache_hit": true')
 check "exactly one of the two was a cache hit" test "$hits" -eq 1
 out=$("$cutegen" compile "$k" 2>&1); check "third compile reports a cache hit" grep -q 'cache hit' <<<"$out"
+
+# Ctrl-C mid-compile: cutegen exits 130 and nvcc with everything it started is gone. cutegen runs in
+# a session of its own, so "left behind" means any process still in that session.
+cp "$k" "$CUTEGEN_CACHE_DIR/interrupted.cu" && echo "// not in the cache yet" >>"$CUTEGEN_CACHE_DIR/interrupted.cu"
+setsid "$cutegen" compile "$CUTEGEN_CACHE_DIR/interrupted.cu" >/dev/null 2>&1 & sid=$!
+for _ in $(seq 100); do [ -n "$(ps -o pid= -s "$sid" | grep -v "^ *$sid\$")" ] && break; sleep 0.1; done
+check "compile started nvcc (in its session)" test -n "$(ps -o pid= -s "$sid" | grep -v "^ *$sid\$")"
+kill -INT "$sid"; wait "$sid"; rc=$?
+check "Ctrl-C: cutegen exits 130" test $rc -eq 130
+# Killed processes may linger as zombies until init reaps them; they are dead, so only others count.
+alive() { ps -o stat= -s "$sid" | grep -vc '^Z'; }
+for _ in $(seq 20); do [ "$(alive)" -eq 0 ] && break; sleep 0.1; done
+check "Ctrl-C: no process of cutegen's session is left" test "$(alive)" -eq 0
+err=$(CUTEGEN_SANDBOX=/nonexistent "$cutegen" compile "$k" 2>&1); rc=$?
+check "compile without cutegen-sandbox fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "compile without cutegen-sandbox names it" grep -q 'cutegen-sandbox' <<<"$err"
 
 err=$("$cutegen" compile "$src/src/compile/testdata/no_cute.cu" 2>&1 >/dev/null); rc=$?
 check "rejected kernel exits non-zero" test $rc -ne 0

@@ -6,6 +6,7 @@
 
 #include "common/json_text.h"
 #include "cli/commands.h"
+#include "cli/judge_stack.h"
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/process.h"
@@ -27,10 +28,12 @@ int run_compile(const GlobalOptions& global, const CompileArgs& args) {
   auto source = read_file(args.kernel);
   if (!source) return fail(source.error().message);
 
+  auto sandbox = sandbox_path();
+  if (!sandbox) return fail(sandbox.error().message);
   PosixProcessRunner runner;
   auto toolchain = probe_toolchain(runner, options);
   if (!toolchain) return fail(toolchain.error().message);
-  NvccCompiler compiler(runner, options, *toolchain, CompileCache(cache_root()));
+  NvccCompiler compiler(runner, options, *toolchain, CompileCache(cache_root()), *sandbox);
   std::string name = std::filesystem::path(args.kernel).filename().string();
   fmt::print(stderr, "compiling {} for {} ...\n", name, options.arch);
   auto outcome = compiler.compile({*source, name});

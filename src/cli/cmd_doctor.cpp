@@ -9,6 +9,8 @@
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/process.h"
+#include "cli/judge_stack.h"
+#include "sandbox/sandbox.h"
 
 namespace cutegen::cli {
 namespace {
@@ -19,6 +21,7 @@ struct Check {
   bool required = false;  // without it cutegen cannot compile anything
   std::string detail;     // version/path when ok, what is wrong otherwise
   std::string fix;        // what to do when not ok
+  std::string status;     // the word shown when not ok (default "missing")
 };
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
@@ -113,6 +116,45 @@ std::vector<Check> run_checks(ProcessRunner& runner) {
   }
   checks.push_back(ncu);
 
+  // The sandbox nvcc and the runner run in (docs/sandbox.md).
+  Check wrapper{"sandbox", false, true};
+  if (auto path = sandbox_path()) {
+    wrapper.ok = true;
+    wrapper.detail = path->string();
+  } else {
+    wrapper.detail = path.error().message;
+    wrapper.fix = "rebuild cutegen (scripts/setup builds cutegen-sandbox next to it)";
+  }
+  checks.push_back(wrapper);
+  auto support = probe_sandbox_support();
+  Check seccomp{"seccomp", support.seccomp, true, support.seccomp_detail};
+  if (!seccomp.ok) seccomp.fix = "cutegen needs seccomp filters (Linux 3.17+ with CONFIG_SECCOMP_FILTER) to confine nvcc and the runner";
+  checks.push_back(seccomp);
+  Check landlock{"Landlock", support.landlock_abi > 0, false, support.landlock_detail};
+  if (!landlock.ok)
+    landlock.fix = "without Landlock, nvcc and the runner can read and write every file you can (Linux 5.13+, "
+                   "landlock in the lsm= boot parameter)";
+  else if (support.landlock_abi < 4)
+    landlock.detail += " (below 4: TCP is left to seccomp alone; below 6: signals to other processes too)";
+  checks.push_back(landlock);
+  Check nnp{"no_new_privs", support.no_new_privs, true, support.no_new_privs ? "available" : "PR_GET_NO_NEW_PRIVS failed"};
+  if (!nnp.ok) nnp.fix = "a Linux 3.5+ kernel is needed";
+  checks.push_back(nnp);
+  Check mps{"MPS", true};
+  std::string pipe_dir = "/tmp/nvidia-mps";
+  if (const char* d = std::getenv("CUDA_MPS_PIPE_DIRECTORY"); d && *d) pipe_dir = d;
+  std::error_code mps_ec;
+  if (std::filesystem::exists(pipe_dir, mps_ec)) {
+    mps.ok = false;
+    mps.status = "warning";
+    mps.detail = fmt::format("MPS looks active ({} exists)", pipe_dir);
+    mps.fix = "the judge's probes assume time-sliced GPU contexts: stop MPS (echo quit | nvidia-cuda-mps-control) "
+              "before eval or optimize";
+  } else {
+    mps.detail = "not active";
+  }
+  checks.push_back(mps);
+
   Check cache{"cache"};
   auto root = cache_root();
   std::error_code ec;
@@ -129,9 +171,9 @@ int run_doctor() {
   auto checks = run_checks(runner);
   bool required_missing = false;
   for (const auto& c : checks) {
-    std::string status = c.ok ? "OK" : (c.name == "GPU" ? "none" : "missing");
-    fmt::print("{:<9} {:<8} {}\n", c.name, status, c.detail);
-    if (!c.ok && !c.fix.empty()) fmt::print("{:<9} {:<8} fix: {}\n", "", "", c.fix);
+    std::string status = c.ok ? "OK" : !c.status.empty() ? c.status : (c.name == "GPU" ? "none" : "missing");
+    fmt::print("{:<12} {:<8} {}\n", c.name, status, c.detail);
+    if (!c.ok && !c.fix.empty()) fmt::print("{:<12} {:<8} fix: {}\n", "", "", c.fix);
     if (!c.ok && c.required) required_missing = true;
   }
   if (required_missing) return fail("a required component is missing (see the fix lines above)");
@@ -141,7 +183,8 @@ int run_doctor() {
 }  // namespace
 
 void add_doctor_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
-  auto* cmd = app.add_subcommand("doctor", "Check the toolchain, CUTLASS, GPU, Python/torch and ncu; say how to fix gaps");
+  auto* cmd = app.add_subcommand(
+      "doctor", "Check the toolchain, CUTLASS, GPU, Python/torch, ncu and the sandbox; say how to fix gaps");
   cmd->callback([&exit_code] { exit_code = run_doctor(); });
 }
 

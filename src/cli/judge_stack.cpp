@@ -14,6 +14,22 @@ fs::path runner_path() {
   return ec ? fs::path("cutegen-runner") : self.parent_path() / "cutegen-runner";
 }
 
+Result<fs::path> sandbox_path() {
+  fs::path path;
+  if (const char* env = std::getenv("CUTEGEN_SANDBOX"); env && *env) {
+    path = env;
+  } else {
+    std::error_code ec;
+    auto self = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return Error{fmt::format("cannot find this executable's directory ({}): set CUTEGEN_SANDBOX", ec.message())};
+    path = self.parent_path() / "cutegen-sandbox";
+  }
+  if (!find_executable(path.string()))
+    return Error{fmt::format("{} is missing: it is built next to cutegen (cmake --build build --target cutegen-sandbox), "
+                             "or set CUTEGEN_SANDBOX to its path", path.string())};
+  return path;
+}
+
 EvalOptions JudgeArgs::eval_options() const {
   EvalOptions eo;
   eo.precision = precision;
@@ -48,10 +64,13 @@ Result<std::unique_ptr<JudgeStack>> make_judge_stack(const GlobalOptions& global
   if (!gpu_visible(why)) return Error{fmt::format("this needs an NVIDIA GPU and {}; `cutegen compile` works without one", why)};
   auto compile_options = resolve_compile_options(global, arch);
   if (!compile_options) return compile_options.error();
+  auto sandbox = sandbox_path();
+  if (!sandbox) return sandbox.error();
   auto stack = std::make_unique<JudgeStack>();
   auto toolchain = probe_toolchain(stack->runner, *compile_options);
   if (!toolchain) return toolchain.error();
-  stack->compiler = std::make_unique<NvccCompiler>(stack->runner, *compile_options, *toolchain, CompileCache(cache_root()));
+  stack->compiler =
+      std::make_unique<NvccCompiler>(stack->runner, *compile_options, *toolchain, CompileCache(cache_root()), *sandbox);
   std::error_code ec;
   fs::create_directories(work_dir, ec);
   if (ec) return Error{fmt::format("cannot create {}: {}", work_dir.string(), ec.message())};

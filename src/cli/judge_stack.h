@@ -44,4 +44,8 @@ Result<std::unique_ptr<JudgeStack>> make_judge_stack(const GlobalOptions& global
 // The cutegen-runner next to this executable (or $CUTEGEN_RUNNER).
 std::filesystem::path runner_path();
 
+// The cutegen-sandbox next to this executable (or $CUTEGEN_SANDBOX), which nvcc runs through; an
+// Error saying how to get it when it is not there.
+Result<std::filesystem::path> sandbox_path();
+
 }  // namespace cutegen::cli

@@ -1,9 +1,12 @@
+#include <sys/prctl.h>
+
 #include <cstdio>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "common/child_registry.h"
 #include "common/version.h"
 
 namespace cutegen::cli {
@@ -27,6 +30,12 @@ Result<LoadedConfig> load_config(const GlobalOptions& global) {
 
 int main(int argc, char** argv) {
   using namespace cutegen::cli;
+  // Processes of the same user (a candidate's runner among them) can neither read our memory nor
+  // /proc/<pid>/environ, which holds the API keys.
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  // Ctrl-C, SIGTERM and SIGHUP end nvcc, the worker, the runner and ncu with us; the run directory is
+  // left as a kill -9 leaves it, which --resume continues.
+  if (auto s = cutegen::install_termination_handlers(); !s) return fail(s.error().message);
   CLI::App app{"cutegen: turns PyTorch operations into fast, verified CuTe kernels with an LLM"};
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("cutegen {} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT));

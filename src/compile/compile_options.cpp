@@ -16,7 +16,7 @@ Result<std::string> gencode_for(const std::string& arch) {
 }
 
 bool compile_key_needs_trust(const std::string& key) {
-  return key == "nvcc" || key == "host_compiler" || key == "flags" || key == "extra_flags";
+  return key == "nvcc" || key == "host_compiler" || key == "flags" || key == "extra_flags" || key == "memory_limit_mb";
 }
 
 Result<CompileOptions> apply_compile_config(CompileOptions o, const nlohmann::json& j) {
@@ -45,9 +45,14 @@ Result<CompileOptions> apply_compile_config(CompileOptions o, const nlohmann::js
     } else if (key == "timeout_s") {
       if (!v.is_number() || v.get<double>() <= 0) return Error{"config: compile.timeout_s must be a positive number"};
       o.timeout = std::chrono::seconds(static_cast<long>(v.get<double>()));
+    } else if (key == "memory_limit_mb") {
+      // Below 1 GiB nvcc cannot even start cicc; above 1 TiB the limit means nothing.
+      if (!v.is_number_integer() || v.get<int64_t>() < 1024 || v.get<int64_t>() > (int64_t{1} << 20))
+        return Error{"config: compile.memory_limit_mb must be a whole number of MiB from 1024 to 1048576"};
+      o.memory_limit_mb = v.get<uint64_t>();
     } else {
       return Error{fmt::format("config: unknown key compile.{} (known: nvcc, arch, std, flags, extra_flags, "
-                               "host_compiler, timeout_s)", key)};
+                               "host_compiler, timeout_s, memory_limit_mb)", key)};
     }
   }
   if (auto g = gencode_for(o.arch); !g) return g.error();

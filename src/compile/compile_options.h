@@ -3,6 +3,7 @@
 // checks depend on (shared cudart, uncompressed fatbin, line info, CUTLASS's direct driver calls and
 // the driver stub) are always added and cannot be removed.
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,14 +22,18 @@ struct CompileOptions {
   std::vector<std::string> extra_flags;  // appended after `flags`, e.g. "-Xptxas=-v"
   std::string host_compiler;             // -ccbin; empty: nvcc's default
   std::chrono::seconds timeout{300};
+  // nvcc and each of its children (cicc, cc1plus, ptxas ...) may map at most this much memory: an
+  // `#include "/dev/zero"` or a runaway template must not take the machine's memory.
+  uint64_t memory_limit_mb = 16384;
 };
 
 // "sm_90a" -> "arch=compute_90a,code=sm_90a"; rejects anything that is not sm_<digits>[a|f].
 Result<std::string> gencode_for(const std::string& arch);
 
 // Keys of the "compile" object that choose which programs run (nvcc, the host compiler) or what they
-// are told (flags can load plugins or write files anywhere): honoured only from a config the user
-// named or owns, never from a project's ./cutegen.json (see the CLI's config loading).
+// are told (flags can load plugins or write files anywhere), and memory_limit_mb (it loosens nvcc's
+// sandbox): honoured only from a config the user named or owns, never from a project's ./cutegen.json
+// (see the CLI's config loading).
 bool compile_key_needs_trust(const std::string& key);
 
 // Applies the "compile" object of a config file onto `base`. Unknown keys are errors: a typo in a

@@ -44,8 +44,21 @@ TEST(CompileOptions, ConfigOverridesAndRejectsUnknownKeys) {
   EXPECT_FALSE(bad_type.ok());
 }
 
+TEST(CompileOptions, MemoryLimitIsGenerousByDefaultAndConfigurable) {
+  EXPECT_EQ(CompileOptions{}.memory_limit_mb, 16384u);
+  auto o = apply_compile_config(CompileOptions{}, nlohmann::json::parse(R"({"memory_limit_mb": 8192})"));
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->memory_limit_mb, 8192u);
+  for (const char* bad : {R"({"memory_limit_mb": 100})", R"({"memory_limit_mb": "lots"})", R"({"memory_limit_mb": 2048.5})"}) {
+    auto r = apply_compile_config(CompileOptions{}, nlohmann::json::parse(bad));
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find("compile.memory_limit_mb"), std::string::npos);
+  }
+}
+
 TEST(CompileOptions, KeysThatChooseProgramsOrTheirFlagsNeedTrust) {
-  for (const char* key : {"nvcc", "host_compiler", "flags", "extra_flags"}) EXPECT_TRUE(compile_key_needs_trust(key)) << key;
+  for (const char* key : {"nvcc", "host_compiler", "flags", "extra_flags", "memory_limit_mb"})
+    EXPECT_TRUE(compile_key_needs_trust(key)) << key;
   for (const char* key : {"arch", "std", "timeout_s"}) EXPECT_FALSE(compile_key_needs_trust(key)) << key;
 }
 

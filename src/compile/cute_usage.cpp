@@ -235,7 +235,7 @@ Result<CuteCheck> check_cute_per_kernel(ProcessRunner& runner, const std::vector
                                         std::chrono::milliseconds timeout, const std::vector<std::string>& kernels,
                                         const fs::path& cutlass_include, const QuotableFiles& quotable) {
   CuteCheck check;
-  auto proc = runner.run({.argv = command, .timeout = timeout, .cwd = dir});
+  auto proc = runner.run({.argv = command, .timeout = timeout, .cwd = dir, .private_dir = dir});
   // The PTX is tens of megabytes for a CuTe GEMM at -O0 and only needed here: keep it out of the cache.
   struct Remove {
     fs::path p;

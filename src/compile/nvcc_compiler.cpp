@@ -11,6 +11,7 @@
 #include "compile/cute_usage.h"
 #include "compile/library_checks.h"
 #include "compile/source_rules.h"
+#include "sandbox/sandbox_command.h"
 
 namespace cutegen {
 namespace fs = std::filesystem;
@@ -43,6 +44,26 @@ QuotableFiles quotable_files(const Toolchain& t, const std::string& nvcc) {
     if (auto canon = fs::canonical(root, ec); !ec) q.roots.push_back(canon);
   }
   return q;
+}
+
+// The installation prefix of a program found on PATH: /usr/local/cuda-13.0/bin/nvcc -> /usr/local/cuda-13.0.
+std::optional<fs::path> prefix_of(const std::string& program) {
+  auto exe = find_executable(program);
+  if (!exe) return std::nullopt;
+  std::error_code ec;
+  auto real = fs::canonical(*exe, ec);
+  if (ec) return std::nullopt;
+  auto prefix = real.parent_path().parent_path();
+  // A compiler in /bin must not open the whole file system.
+  return prefix == prefix.root_path() ? real.parent_path() : prefix;
+}
+
+// cutegen-sandbox's own failures (exit 125-127 with its prefix) are cutegen's problem, not the candidate's.
+std::optional<std::string> sandbox_failure(const ProcessResult& r) {
+  if (r.timed_out || r.term_signal != 0 || r.exit_code < 125 || r.exit_code > 127) return std::nullopt;
+  auto line = first_line(r.err);
+  if (line.rfind("cutegen-sandbox:", 0) != 0) return std::nullopt;
+  return line;
 }
 
 }  // namespace
@@ -120,8 +141,33 @@ Result<Toolchain> probe_toolchain(ProcessRunner& runner, const CompileOptions& o
   return t;
 }
 
-NvccCompiler::NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolchain toolchain, CompileCache cache)
-    : runner_(runner), options_(std::move(options)), toolchain_(std::move(toolchain)), cache_(std::move(cache)) {}
+NvccCompiler::NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolchain toolchain, CompileCache cache,
+                           fs::path sandbox)
+    : runner_(runner),
+      options_(std::move(options)),
+      toolchain_(std::move(toolchain)),
+      cache_(std::move(cache)),
+      sandbox_(std::move(sandbox)) {}
+
+SandboxPolicy NvccCompiler::sandbox_policy(const fs::path& staging) const {
+  SandboxPolicy p;
+  p.syscalls = SandboxPolicy::Syscalls::compiler;
+  // Not the user's home: a candidate's #include of ~/.env must fail. Roots that live there (a CUTLASS
+  // checkout, this source tree's include/) are named one by one. /dev only for what compilers read
+  // (as root, a raw disk is a file there); /dev/null is always allowed.
+  for (const char* dir : {"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys",
+                          "/dev/zero", "/dev/urandom", "/dev/random"}) {
+    std::error_code ec;
+    if (fs::exists(dir, ec)) p.read_paths.emplace_back(dir);
+  }
+  if (auto cuda = prefix_of(options_.nvcc)) p.read_paths.push_back(*cuda);
+  if (auto host = prefix_of(options_.host_compiler.empty() ? "g++" : options_.host_compiler)) p.read_paths.push_back(*host);
+  if (!toolchain_.cutlass_include.empty()) p.read_paths.push_back(toolchain_.cutlass_include);
+  if (!toolchain_.contract_include.empty()) p.read_paths.push_back(toolchain_.contract_include);
+  p.write_paths = {staging};
+  p.address_space_bytes = options_.memory_limit_mb << 20;
+  return p;
+}
 
 std::string NvccCompiler::key_for(const std::string& source) const {
   Sha256 h;
@@ -131,6 +177,8 @@ std::string NvccCompiler::key_for(const std::string& source) const {
     for (const auto& a : *cmd) h.add(a);
   h.add(toolchain_.nvcc_version).add(toolchain_.host_compiler_version).add(toolchain_.cutlass_version);
   h.add(toolchain_.contract_hash);
+  // A compile that ran out of memory is cached as a compile error; a larger limit must try again.
+  h.add(fmt::format("memory_limit_mb={}", options_.memory_limit_mb));
   return h.hex();
 }
 
@@ -177,10 +225,17 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
   if (!out.violations.empty()) {
     out.verdict = CompileVerdict::rejected;
   } else {
-    auto proc = runner_.run({.argv = *cmd, .timeout = options_.timeout, .cwd = *staging});
+    auto proc = runner_.run({.argv = sandbox_command(sandbox_, sandbox_policy(*staging), *cmd),
+                             .timeout = options_.timeout,
+                             .cwd = *staging,
+                             .private_dir = *staging});
     if (!proc) {
       cleanup();
-      return Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", proc.error().message)};
+      return Error{fmt::format("{}; reinstall cutegen (cutegen-sandbox is built next to it)", proc.error().message)};
+    }
+    if (auto failure = sandbox_failure(*proc)) {
+      cleanup();
+      return Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", *failure)};
     }
     out.nvcc_seconds = proc->wall_seconds;
     out.log = redact_nvcc_log(proc->out + proc->err, quotable_files(toolchain_, options_.nvcc));
@@ -201,7 +256,9 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
         cleanup();
         return !checks ? checks.error() : analysis.error();
       }
-      auto cute = check_cute_per_kernel(runner_, *analysis, *staging, kAnalysisFile, options_.timeout,
+      // The analysis compile reads the candidate like the build does: confined the same way.
+      auto cute = check_cute_per_kernel(runner_, sandbox_command(sandbox_, sandbox_policy(*staging), *analysis),
+                                        *staging, kAnalysisFile, options_.timeout,
                                         checks->kernels, toolchain_.cutlass_include,
                                         quotable_files(toolchain_, options_.nvcc));
       out.check_seconds = since(t1);

@@ -5,6 +5,7 @@
 #include "compile/compile_cache.h"
 #include "compile/compile_options.h"
 #include "compile/compiler.h"
+#include "sandbox/sandbox.h"
 
 namespace cutegen {
 
@@ -21,13 +22,20 @@ struct Toolchain {
 // Probes nvcc, the host compiler, CUTLASS and the contract header once.
 Result<Toolchain> probe_toolchain(ProcessRunner& runner, const CompileOptions& options);
 
+// nvcc runs through `sandbox` (cutegen-sandbox) with the compiler profile: no network, writes only in
+// its staging directory (also its HOME and TMPDIR), reads only the toolkit, CUTLASS, the contract
+// header and the system directories, and at most options.memory_limit_mb of memory per process.
 class NvccCompiler final : public Compiler {
  public:
-  NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolchain toolchain, CompileCache cache);
+  NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolchain toolchain, CompileCache cache,
+               std::filesystem::path sandbox);
   Result<CompileOutcome> compile(const CompileRequest& request) override;
 
   // The content key of a request: equal keys produce identical libraries.
   std::string key_for(const std::string& source) const;
+
+  // What nvcc may touch when it compiles in `staging`.
+  SandboxPolicy sandbox_policy(const std::filesystem::path& staging) const;
 
  private:
   Result<CompileOutcome> build(const CompileRequest& request, const std::string& key);
@@ -37,6 +45,7 @@ class NvccCompiler final : public Compiler {
   CompileOptions options_;
   Toolchain toolchain_;
   CompileCache cache_;
+  std::filesystem::path sandbox_;
 };
 
 }  // namespace cutegen

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <thread>
 
 #include "common/fake_process_runner.h"
@@ -35,7 +37,9 @@ class RealNvcc : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(cache_root_); }
 
-  NvccCompiler compiler() { return NvccCompiler(runner_, options_, toolchain_, CompileCache(cache_root_)); }
+  NvccCompiler compiler() {
+    return NvccCompiler(runner_, options_, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
+  }
   CompileOutcome compile(const std::string& source, const std::string& name) {
     auto c = compiler();
     auto out = c.compile({source, name});
@@ -304,7 +308,7 @@ TEST(NvccCompilerFake, TimeoutsAreReportedAndNotCached) {
     return r;
   });
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
-  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir));
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   auto first = c.compile({"__global__ void k() {}", "k.cu"});
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->verdict, CompileVerdict::timeout);
@@ -324,7 +328,7 @@ TEST(NvccCompilerFake, CompileErrorsAreCachedAndMappedToTheDisplayName) {
     return FakeProcessRunner::exited(2, "", "candidate.cu(2): error: expected a \";\"\n\n1 error detected\n");
   });
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
-  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir));
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   std::string src = "int a = 1\nint b = 2\n";
   auto first = c.compile({src, "mine.cu"});
   ASSERT_TRUE(first.ok());
@@ -336,6 +340,77 @@ TEST(NvccCompilerFake, CompileErrorsAreCachedAndMappedToTheDisplayName) {
   EXPECT_NE(again->feedback().find("other.cu:2:"), std::string::npos) << again->feedback();
   EXPECT_EQ(fake.calls().size(), 1u);
   fs::remove_all(*dir);
+}
+
+TEST(NvccCompilerFake, NvccRunsInsideTheSandboxWithItsStagingDirectoryAsHome) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
+  ASSERT_TRUE(dir.ok());
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(1, "", "x"); });
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass/include", "hash", "/contract/include"};
+  CompileOptions options;
+  options.memory_limit_mb = 4096;
+  NvccCompiler c(fake, options, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  ASSERT_TRUE(c.compile({"int x;\n", "k.cu"}).ok());
+  ASSERT_EQ(fake.calls().size(), 1u);
+  auto calls = fake.calls();
+  const auto& spec = calls[0];
+  const auto& argv = spec.argv;
+  ASSERT_FALSE(argv.empty());
+  EXPECT_EQ(argv[0], "/opt/cutegen/bin/cutegen-sandbox");
+  auto dashdash = std::find(argv.begin(), argv.end(), "--");
+  ASSERT_NE(dashdash, argv.end());
+  EXPECT_EQ(*(dashdash + 1), "nvcc");  // the nvcc command follows unchanged
+  EXPECT_EQ(argv.back(), "kernel.so");
+  std::vector<std::string> wrapper(argv.begin(), dashdash);
+  auto after = [&](const std::string& option) {
+    std::vector<std::string> values;
+    for (std::size_t i = 0; i + 1 < wrapper.size(); ++i)
+      if (wrapper[i] == option) values.push_back(wrapper[i + 1]);
+    return values;
+  };
+  EXPECT_EQ(after("--syscalls"), std::vector<std::string>{"compiler"});
+  EXPECT_EQ(after("--rlimit-as"), std::vector<std::string>{std::to_string(4096ull << 20)});
+  ASSERT_TRUE(spec.cwd.has_value());
+  EXPECT_EQ(after("--write"), std::vector<std::string>{spec.cwd->string()});  // only its staging directory
+  EXPECT_EQ(spec.private_dir, spec.cwd);                                      // also its HOME and TMPDIR
+  EXPECT_EQ(spec.environment, ProcessSpec::Environment::allow_list);
+  auto reads = after("--read");
+  for (const char* root : {"/cutlass/include", "/contract/include", "/usr", "/etc"})
+    EXPECT_NE(std::find(reads.begin(), reads.end(), root), reads.end()) << root;
+  const char* home = std::getenv("HOME");
+  for (const auto& r : reads) {
+    EXPECT_NE(r, "/");
+    EXPECT_NE(r, "/dev");  // a raw disk is a file there
+    if (home && *home) {
+      EXPECT_NE(r, std::string(home));
+    }
+  }
+  fs::remove_all(*dir);
+}
+
+TEST(NvccCompilerFake, ASandboxThatCannotStartIsAnErrorNotACompileError) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
+  ASSERT_TRUE(dir.ok());
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> {
+    return FakeProcessRunner::exited(127, "", "cutegen-sandbox: nvcc: not found\n");
+  });
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  auto out = c.compile({"int x;\n", "k.cu"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message.find("nvcc: not found"), std::string::npos) << out.error().message;
+  EXPECT_NE(out.error().message.find("CUDA toolkit"), std::string::npos);
+  fs::remove_all(*dir);
+}
+
+TEST(NvccCompilerFake, TheMemoryLimitIsPartOfTheCacheKey) {
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(0); });
+  CompileOptions small, large;
+  small.memory_limit_mb = 2048;
+  NvccCompiler a(fake, small, tc, CompileCache("/nonexistent"), "sb");
+  NvccCompiler b(fake, large, tc, CompileCache("/nonexistent"), "sb");
+  EXPECT_NE(a.key_for("int x;"), b.key_for("int x;"));
 }
 
 TEST(NvccCompilerFake, MissingNvccIsAnErrorSayingWhatToInstall) {

@@ -35,6 +35,9 @@ ExecBackend::ExecBackend(ProcessRunner& runner, ExecOptions options) : runner_(r
 Result<LlmResponse> ExecBackend::complete(const LlmRequest& request) {
   ProcessSpec spec;
   spec.argv = {"sh", "-c", options_.command};
+  // The user's own command, acting for them (it may need their key, a proxy, a login): it gets the
+  // whole environment, unlike every other child cutegen starts.
+  spec.environment = ProcessSpec::Environment::inherit;
   spec.stdin_data = render_as_text(request.messages);
   spec.timeout = options_.timeout;
   const auto& p = request.params;

@@ -117,7 +117,11 @@ Result<ProfileReport> NcuProfileProvider::profile(const ProfileRequest& request)
   fs::remove(log, ec);
   const auto& metrics = options_.metrics.empty() ? default_ncu_metrics() : options_.metrics;
   auto argv = ncu_command(ncu, options_, log, request.target);
-  auto proc = runner_.run({.argv = argv, .timeout = options_.timeout, .max_output_bytes = 16u << 20});
+  // ncu and the runner it starts see the allow-listed environment, with a private HOME and TMPDIR.
+  fs::path home = request.work_dir / "ncu-home";
+  fs::create_directories(home, ec);
+  if (ec) return Error{fmt::format("cannot create {}: {}", home.string(), ec.message())};
+  auto proc = runner_.run({.argv = argv, .timeout = options_.timeout, .max_output_bytes = 16u << 20, .private_dir = home});
   if (!proc) {
     auto r = without_counters(ProfileStatus::ncu_missing,
                               fmt::format("cannot run Nsight Compute: {} (install it or set CUTEGEN_NCU)",

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/locations.h"
 
 #ifndef CUTEGEN_PYTHON_DIR
 #define CUTEGEN_PYTHON_DIR ""
@@ -23,8 +24,15 @@ Result<std::unique_ptr<PythonWorker>> PythonWorker::start(PythonWorkerOptions o)
   if (o.log_path.empty()) o.log_path = fs::temp_directory_path() / "cutegen-worker.log";
   std::string pythonpath = o.package_dir.string();
   if (const char* pp = std::getenv("PYTHONPATH"); pp && *pp) pythonpath += ":" + std::string(pp);
+  // The worker sees the allow-listed environment (no API keys) with a private HOME and TMPDIR beside
+  // its log; torch.compile's caches stay in cutegen's cache unless the user pointed them elsewhere.
+  auto home = make_unique_dir(o.log_path.parent_path(), "worker-home-");
+  if (!home) return Error{fmt::format("cannot create the worker's home directory: {}", home.error().message)};
   ProcessSpec spec{.argv = {o.python, "-m", "cutegen_worker"},
-                   .env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}}};
+                   .env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}},
+                   .private_dir = *home};
+  for (const auto& [name, dir] : {std::pair{"TORCHINDUCTOR_CACHE_DIR", "torchinductor"}, std::pair{"TRITON_CACHE_DIR", "triton"}})
+    if (!std::getenv(name)) spec.env.emplace_back(name, (cache_root() / dir).string());
   auto p = LineProcess::start(spec, o.log_path.string());
   if (!p) return Error{fmt::format("{}; install Python 3 with torch (scripts/setup) or set CUTEGEN_PYTHON", p.error().message)};
   return std::unique_ptr<PythonWorker>(new PythonWorker(std::move(o), std::move(*p)));

@@ -106,7 +106,7 @@ Result<Applied> restrict_self(const Rules& rules) {
   // No paths named: file access is left alone (the network and signals are still confined).
   applied.files = !rules.read_paths.empty() || !rules.write_paths.empty();
   RulesetAttr attr{applied.files ? handled_fs(abi) : 0, 0, 0};
-  if (abi >= 4) {
+  if (abi >= 4 && rules.confine_tcp) {
     attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
     applied.net = true;
   }
@@ -114,6 +114,8 @@ Result<Applied> restrict_self(const Rules& rules) {
     attr.scoped = kScopeSignal | (rules.scope_abstract_unix ? kScopeAbstractUnix : 0);
     applied.scope = true;
   }
+  if (!rules.tcp_connect_ports.empty() && !rules.confine_tcp)
+    return Error{"sandbox: TCP ports were named but TCP is not confined: name ports or leave TCP alone, not both"};
   if (!rules.tcp_connect_ports.empty() && !applied.net)
     return Error{fmt::format("sandbox: TCP ports can be restricted only with Landlock ABI 4 or newer (this kernel: {})", abi)};
   if (!attr.handled_access_fs && !attr.handled_access_net && !attr.scoped) return applied;

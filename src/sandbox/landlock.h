@@ -17,6 +17,7 @@ struct Rules {
   std::vector<std::filesystem::path> read_paths;
   std::vector<std::filesystem::path> write_paths;
   std::vector<uint16_t> tcp_connect_ports;
+  bool confine_tcp = true;          // false: TCP is not handled (tcp_connect_ports must be empty)
   bool scope_abstract_unix = true;  // signals are always scoped (ABI >= 6)
 };
 

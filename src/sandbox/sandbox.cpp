@@ -78,7 +78,8 @@ Result<SandboxReport> apply_sandbox(const SandboxPolicy& policy) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return Error{fmt::format("sandbox: PR_SET_NO_NEW_PRIVS: {}", std::strerror(errno))};
 
-  landlock::Rules rules{policy.read_paths, policy.write_paths, policy.tcp_connect_ports, policy.confine_abstract_unix};
+  landlock::Rules rules{policy.read_paths, policy.write_paths, policy.tcp_connect_ports, policy.confine_tcp,
+                        policy.confine_abstract_unix};
   auto applied = landlock::restrict_self(rules);
   if (!applied) return applied.error();
   report.landlock_abi = applied->abi;

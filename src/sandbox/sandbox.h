@@ -21,8 +21,10 @@ struct SandboxPolicy {
   //               bpf, perf ...; every denied call fails with EPERM. Processes may be created.
   // runner:       everything `compiler` denies, plus process creation, threads (deny_threads),
   //               signals to other processes, signal handlers, timers, io_uring, prctl calls that
-  //               undo the sandbox. Calls that show hostile intent stop the process (SIGSYS handler:
-  //               "sandbox: <call>" on violation_fd, then _exit(97)); the rest fail with EPERM.
+  //               undo the sandbox. Calls that show hostile intent (processes, network, ptrace,
+  //               signals to others) stop the process: its SIGSYS handler writes "sandbox: <call>"
+  //               to violation_fd and _exit(97)s, or, where the caller had SIGSYS blocked (glibc does
+  //               around posix_spawn), the kernel kills it with SIGSYS. The rest fail with EPERM.
   enum class Syscalls { unrestricted, compiler, runner };
   Syscalls syscalls = Syscalls::unrestricted;
   // Landlock. With neither list, file access is not restricted; with either, only these (and
@@ -39,6 +41,9 @@ struct SandboxPolicy {
   // TCP connections allowed only to these ports (Landlock ABI >= 4 enforces it; without it a non-empty
   // list is an error). Empty: no TCP at all. Meant for Nsight Compute, whose injected library talks TCP.
   std::vector<uint16_t> tcp_connect_ports;
+  // false: Landlock leaves TCP alone and only the seccomp profile decides (under Nsight Compute, whose
+  // ports are not known in advance, with Syscalls::unrestricted).
+  bool confine_tcp = true;
   // Landlock ABI >= 6: no connecting to abstract unix sockets made outside the sandbox (an X11 display,
   // a D-Bus bus). Signals to processes outside it are always blocked there.
   bool confine_abstract_unix = true;

@@ -33,6 +33,8 @@ Options:
   --rlimit-nofile N     open-file limit
   --allow-threads       runner profile: allow thread creation
   --tcp-port PORT       allow TCP connections to PORT only (repeatable; needs Landlock ABI 4)
+  --any-tcp             leave TCP to the seccomp profile (by default Landlock ABI 4 allows no TCP
+                        but to --tcp-port ports)
   --allow-abstract-unix do not confine abstract unix sockets to the sandbox (Landlock ABI 6)
   -h, --help            this text
 
@@ -56,6 +58,7 @@ std::vector<std::string> sandbox_command(const std::filesystem::path& wrapper, c
   if (p.open_files) cmd.insert(cmd.end(), {"--rlimit-nofile", std::to_string(*p.open_files)});
   if (!p.deny_threads) cmd.push_back("--allow-threads");
   for (uint16_t port : p.tcp_connect_ports) cmd.insert(cmd.end(), {"--tcp-port", std::to_string(port)});
+  if (!p.confine_tcp) cmd.push_back("--any-tcp");
   if (!p.confine_abstract_unix) cmd.push_back("--allow-abstract-unix");
   cmd.push_back("--");
   cmd.insert(cmd.end(), program.begin(), program.end());
@@ -82,6 +85,7 @@ Result<SandboxInvocation> parse_sandbox_args(const std::vector<std::string>& arg
     }
     if (a == "--allow-threads") { inv.policy.deny_threads = false; continue; }
     if (a == "--allow-abstract-unix") { inv.policy.confine_abstract_unix = false; continue; }
+    if (a == "--any-tcp") { inv.policy.confine_tcp = false; continue; }
     if (a != "--syscalls" && a != "--read" && a != "--write" && a != "--rlimit-as" && a != "--rlimit-fsize" &&
         a != "--rlimit-cpu" && a != "--rlimit-nofile" && a != "--tcp-port")
       return Error{a.rfind("-", 0) == 0 ? fmt::format("unknown option {} (see --help)", a)

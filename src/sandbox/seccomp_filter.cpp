@@ -175,8 +175,11 @@ std::vector<Rule> runner_rules(const SandboxPolicy& p) {
     r.push_back({"execve", trap, {SCMP_A0(SCMP_CMP_NE, reinterpret_cast<uint64_t>(p.allowed_execve_path))}});
   else
     r.push_back({"execve", trap, {}});
-  if (p.deny_threads) r.push_back({"clone", trap, {}});
-  else r.push_back({"clone", trap, {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)}});
+  // A thread is refused with EPERM rather than trapped: a library (CUDA) starting one can report the
+  // failure, and glibc blocks every signal around pthread_create's clone, so a trap could not be
+  // named anyway (a blocked SIGSYS makes the kernel kill the process instead).
+  r.push_back({"clone", trap, {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)}});
+  if (p.deny_threads) r.push_back({"clone", deny, {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)}});
   r.push_back({"clone3", SCMP_ACT_ERRNO(ENOSYS), {}});
   // Signals only to itself.
   const auto self = static_cast<uint64_t>(::getpid());
