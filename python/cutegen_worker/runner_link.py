@@ -199,7 +199,9 @@ class SubprocessRunner:
         except subprocess.TimeoutExpired:
             return LinkError("died", f"the runner closed its reply pipe {when} but did not exit", self.kill())
         end = self._end()
-        if self.violation or end.exit_code == SANDBOX_EXIT:
+        # SIGSYS without the report: the filter killed the process where no handler could run (a
+        # trapped call with every signal blocked, as glibc does around creating threads).
+        if self.violation or end.exit_code == SANDBOX_EXIT or end.signal == signal.SIGSYS:
             what = self.violation or "a forbidden system call"
             return LinkError("forbidden_call", f"the sandbox stopped the runner {when}: {what}", end)
         return LinkError("died", f"the runner process {end.describe()} {when}", end)

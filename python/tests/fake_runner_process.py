@@ -37,6 +37,8 @@ for line in sys.stdin:
             os.kill(os.getpid(), signal.SIGSEGV)
         if mode == "hang":
             time.sleep(3600)
+        if mode == "sigsys":
+            os.kill(os.getpid(), signal.SIGSYS)
         if mode == "sandbox":
             os.write(reply_fd, b"sandbox: socket (AF_INET)\n")
             os._exit(97)

@@ -84,6 +84,13 @@ def test_the_sandboxs_report_is_a_forbidden_call(tmp_path):
     assert error.value.end.exit_code == runner_link.SANDBOX_EXIT
 
 
+def test_death_by_sigsys_is_a_forbidden_call_even_without_the_report(tmp_path):
+    runner = started("sigsys", tmp_path)
+    with pytest.raises(LinkError) as error:
+        runner.call(0, [])
+    assert error.value.kind == "forbidden_call" and error.value.end.describe() == "killed by SIGSYS"
+
+
 def test_printing_is_seen_in_the_capture_files(tmp_path):
     runner = started("print", tmp_path)
     runner.call(0, [])

@@ -105,6 +105,9 @@ TEST(RunnerSandboxPolicy, StartReadsTheSystemAndTheLibraryAndWritesOnlyItsDirect
   EXPECT_FALSE(has(p.read_paths, "/home"));
   EXPECT_EQ(p.write_paths, (std::vector<std::filesystem::path>{"/work/eval-1/runner-x", "/dev"}));
   ASSERT_TRUE(p.file_size_bytes.has_value());
+  EXPECT_TRUE(p.confine_tcp);
+  settings.network = true;
+  EXPECT_FALSE(runner_start_policy(settings, "/w", "/k.so", {}).confine_tcp);  // ncu's injected library
   settings.files = false;
   auto open = runner_start_policy(settings, "/w", "/k.so", {});
   EXPECT_TRUE(open.read_paths.empty() && open.write_paths.empty());

@@ -40,6 +40,8 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
   p.file_size_bytes = 1ull << 30;  // what the candidate may write in its private directory
   p.open_files = 1024;
   p.die_with_parent = true;
+  // Under Nsight Compute the injected library talks TCP to ncu: Landlock (ABI 4+) would refuse it.
+  p.confine_tcp = !settings.network;
   if (!settings.files) return p;
   std::set<fs::path> read;
   for (const auto& r : system_roots())
