@@ -200,7 +200,7 @@ class ImportDoors : public ::testing::TestWithParam<const char*> {
     PosixProcessRunner runner;
     auto tc = probe_toolchain(runner, CompileOptions{});
     ASSERT_TRUE(tc.ok()) << tc.error().message;
-    NvccCompiler c(runner, CompileOptions{}, *tc, CompileCache(*cache_));
+    NvccCompiler c(runner, CompileOptions{}, *tc, CompileCache(*cache_), CUTEGEN_SANDBOX_BIN);
     auto out = c.compile({testdata("import_doors.cu"), "doors.cu"});
     ASSERT_TRUE(out.ok()) << out.error().message;
     outcome_ = new CompileOutcome(*out);
@@ -235,7 +235,7 @@ TEST(SourceRulesBeforeNvcc, AtexitIsRefusedInTheSource) {
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
   ASSERT_TRUE(dir.ok());
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
-  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir));
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
   auto out = c.compile({"#include <cstdlib>\nstatic void bye() {}\nint f() { return std::atexit(bye); }\n", "k.cu"});
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->verdict, CompileVerdict::rejected);
@@ -260,7 +260,7 @@ TEST_P(SourceRulesBeforeNvccRuns, NvccIsNeverStarted) {
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
   ASSERT_TRUE(dir.ok());
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
-  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir));
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
   std::string source = std::string("#include <cutegen/kernel.h>\n#include <cute/tensor.hpp>\n") + p.source;
   auto out = c.compile({source, "k.cu"});
   ASSERT_TRUE(out.ok());
