@@ -78,9 +78,7 @@ int run_cache(const GlobalOptions& global, const CacheArgs& args) {
 Result<CacheOptions> resolve_cache_options(const GlobalOptions& global) {
   auto config = load_config(global);
   if (!config) return config.error();
-  CacheOptions options;
-  if (config->contains("cache")) return apply_cache_config(options, (*config)["cache"]);
-  return options;
+  return config->cache;
 }
 
 Result<CompileCache> open_compile_cache(const GlobalOptions& global) {
