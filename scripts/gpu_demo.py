@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The demo cassette end to end on a GPU: `cutegen optimize problems/relu.py --llm replay:...` must
 go compile error -> diagnosis -> repair -> correct -> one accepted and one rolled-back optimisation
-with the real judge, and the exported best/model_new.py must match the reference Model."""
+with the real judge, and the exported best/model_new.py must match the reference Model. Then the
+compile cache is cleared and the finished run resumed: it must replay every answer and rebuild
+best/kernel.so from the logged source."""
 import argparse
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
 import time
@@ -32,12 +35,34 @@ assert torch.equal(y_ref, y_new), "ModelNew differs from Model"
     return p.stdout.strip()
 
 
+def check_resume(cutegen: str, cmd: list, run: pathlib.Path, events_before: int) -> list:
+    """Resume of the finished run after the compile cache was cleared: every answer replays from the
+    log (no new events) and best/kernel.so is rebuilt from the logged source instead of failing."""
+    cleared = subprocess.run([cutegen, "cache", "--clear"], capture_output=True, text=True, timeout=120)
+    if cleared.returncode != 0:
+        return [f"cutegen cache --clear exited {cleared.returncode}: {cleared.stderr.strip()}"]
+    p = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=540)
+    (run.parent / "demo-resume.log").write_text(p.stdout + "\n--- stderr ---\n" + p.stderr)
+    problems = []
+    if p.returncode != 0:
+        problems.append(f"resume exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    if "rebuilt it from the logged source" not in p.stderr:
+        problems.append("resume did not say it rebuilt the best kernel's library")
+    if not (run / "best" / "kernel.so").exists():
+        problems.append("best/kernel.so missing after the resume")
+    events_after = sum(1 for line in (run / "events.jsonl").read_text().splitlines() if line.strip())
+    if events_after != events_before:
+        problems.append(f"resume of a finished run wrote events ({events_before} -> {events_after})")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cutegen", required=True)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run = pathlib.Path(args.out) / "demo-run"
+    shutil.rmtree(run, ignore_errors=True)  # an earlier gpu-check's: cutegen refuses to start over a run
     cmd = [args.cutegen, "optimize", str(ROOT / "problems/relu.py"), "--llm",
            "replay:" + str(ROOT / "examples/cassettes/relu-demo"), "--steps", "2", "--out", str(run),
            "--trials", "2", "--runs", "50"]
@@ -63,6 +88,8 @@ def main():
         if not (run / "best" / f).exists():
             problems.append(f"best/{f} missing")
     export = check_export(run) if not problems else "not checked"
+    if not problems:
+        problems += check_resume(args.cutegen, cmd, run, len(events))
     summary = {"seconds": round(seconds, 1), "verdicts": verdicts,
                "times_ms": [e["evaluation"].get("median_ms") for e in evals],
                "step1": steps.get("step1"), "step2": steps.get("step2"), "export": export, "problems": problems}

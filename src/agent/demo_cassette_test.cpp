@@ -52,6 +52,9 @@ class DemoJudge : public Evaluator {
     e.iqr_ms = 0.005;
     return e;
   }
+  Result<Library> rebuild_library(const std::string&, const std::string&) override {
+    return Error{"the demo judge builds no libraries"};
+  }
   std::vector<std::string> seen;
 };
 

@@ -50,6 +50,16 @@ class Evaluator {
   // for another fingerprint is refused rather than replayed against a changed problem.
   virtual Result<std::string> fingerprint() = 0;
   virtual Result<Evaluation> evaluate(const std::string& source, const std::string& display_name) = 0;
+
+  // The library of an already judged kernel, built again (a compile-cache hit, or nvcc once more):
+  // a best kernel's library can leave the cache (pruned, cleared) while its run is stopped, and the
+  // run's source of truth is the logged source, not the cache. `key` is the compile key it was built
+  // under. Error: it cannot be built (toolchain gone) or no longer compiles cleanly.
+  struct Library {
+    std::string path;
+    std::string key;
+  };
+  virtual Result<Library> rebuild_library(const std::string& source, const std::string& display_name) = 0;
 };
 
 }  // namespace cutegen

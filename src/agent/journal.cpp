@@ -9,8 +9,8 @@ namespace {
 
 std::string describe_event(const nlohmann::json& e) {
   std::string s = e.value("type", "?");
-  if (e.contains("key")) s += " " + e["key"].get<std::string>().substr(0, 12);
-  if (e.contains("what")) s += " (" + e["what"].get<std::string>() + ")";
+  if (e.contains("key") && e["key"].is_string()) s += " " + e["key"].get<std::string>().substr(0, 12);
+  if (e.contains("what") && e["what"].is_string()) s += " (" + e["what"].get<std::string>() + ")";
   for (const char* field : {"outcome", "reason"})
     if (e.contains(field) && e[field].is_string()) s += fmt::format(" {}={}", field, e[field].get<std::string>());
   return s;
@@ -28,7 +28,7 @@ Result<Journal> Journal::open(const std::filesystem::path& events_file, bool res
     return Error{fmt::format("nothing to resume: {} has no events", events_file.string())};
   auto log = EventLog::open(events_file);
   if (!log) return log.error();
-  return Journal(std::move(*log), std::move(loaded->events), loaded->dropped_torn_tail);
+  return Journal(std::move(*log), std::move(*loaded));
 }
 
 Error Journal::divergence(const nlohmann::json& expected) const {
@@ -48,6 +48,25 @@ Result<std::optional<nlohmann::json>> Journal::recall(const std::string& type, c
   ++cursor_;
   ++replayed_;
   return std::optional<nlohmann::json>{e};
+}
+
+Result<nlohmann::json> Journal::payload(const std::string& field, nlohmann::json::value_t kind) const {
+  const nlohmann::json& e = logged_.at(cursor_ - 1);  // recall() just consumed it
+  auto it = e.find(field);
+  if (it == e.end()) return malformed(fmt::format("it has no \"{}\"", field));
+  if (it->type() != kind) {
+    nlohmann::json want(kind);
+    return malformed(fmt::format("its \"{}\" is {} where {} was expected", field, it->type_name(), want.type_name()));
+  }
+  return *it;
+}
+
+Error Journal::malformed(const std::string& why) const {
+  const size_t i = cursor_ - 1;
+  return Error{fmt::format("{}:{}: the logged {} event is malformed ({}); cut the log before this line to resume "
+                           "from the event before it, or start a new run",
+                           log_.path().string(), lines_.at(i), logged_.at(i).value("type", "?"), why),
+               ErrorKind::cannot_resume};
 }
 
 Status Journal::record(nlohmann::json event) {

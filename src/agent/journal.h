@@ -31,18 +31,27 @@ class Journal {
   // the logged event at the cursor must have the same type and key; it is consumed, not rewritten.
   Status record(nlohmann::json event);
 
+  // The `field` of the event `recall` returned last, which must hold a value of `kind`; otherwise a
+  // one-line error naming the event's line in the log. A log edited by hand or damaged on disk must
+  // stop the resume with that line, not with an exception out of the JSON library.
+  Result<nlohmann::json> payload(const std::string& field, nlohmann::json::value_t kind) const;
+  // The same one-line error for a payload that is there but does not read back (`why`).
+  Error malformed(const std::string& why) const;
+
   bool replaying() const { return cursor_ < logged_.size(); }
   size_t replayed() const { return replayed_; }
   bool dropped_torn_tail() const { return dropped_torn_tail_; }
   const std::filesystem::path& path() const { return log_.path(); }
 
  private:
-  Journal(EventLog log, std::vector<nlohmann::json> logged, bool torn)
-      : log_(std::move(log)), logged_(std::move(logged)), dropped_torn_tail_(torn) {}
+  Journal(EventLog log, LoadedLog loaded)
+      : log_(std::move(log)), logged_(std::move(loaded.events)), lines_(std::move(loaded.lines)),
+        dropped_torn_tail_(loaded.dropped_torn_tail) {}
   Error divergence(const nlohmann::json& expected) const;
 
   EventLog log_;
   std::vector<nlohmann::json> logged_;
+  std::vector<int> lines_;  // each logged event's line in the file
   size_t cursor_ = 0;
   size_t replayed_ = 0;
   bool dropped_torn_tail_ = false;

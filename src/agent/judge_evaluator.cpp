@@ -1,5 +1,7 @@
 #include "agent/judge_evaluator.h"
 
+#include <fmt/format.h>
+
 #include "common/fs.h"
 #include "common/sha256.h"
 
@@ -69,6 +71,15 @@ Result<Evaluation> JudgeEvaluator::evaluate(const std::string& source, const std
   auto report = judge_.evaluate(problem_, source, display_name);
   if (!report) return report.error();
   return evaluation_from_report(*report);
+}
+
+Result<Evaluator::Library> JudgeEvaluator::rebuild_library(const std::string& source, const std::string& display_name) {
+  auto outcome = compiler_.compile({source, display_name});
+  if (!outcome) return outcome.error();
+  if (!outcome->ok())
+    return Error{fmt::format("it no longer compiles cleanly ({}): the toolchain or the checks changed since it was judged",
+                             to_string(outcome->verdict))};
+  return Library{outcome->library.string(), outcome->key};
 }
 
 }  // namespace cutegen

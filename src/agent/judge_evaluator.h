@@ -10,14 +10,17 @@ namespace cutegen {
 
 class JudgeEvaluator : public Evaluator {
  public:
-  JudgeEvaluator(Judge& judge, std::filesystem::path problem, std::string precision)
-      : judge_(judge), problem_(std::move(problem)), precision_(std::move(precision)) {}
+  // `compiler` is the one the judge uses (rebuild_library must produce what the judge would).
+  JudgeEvaluator(Judge& judge, Compiler& compiler, std::filesystem::path problem, std::string precision)
+      : judge_(judge), compiler_(compiler), problem_(std::move(problem)), precision_(std::move(precision)) {}
   Result<ProblemInfo> describe() override;
   Result<std::string> fingerprint() override;
   Result<Evaluation> evaluate(const std::string& source, const std::string& display_name) override;
+  Result<Library> rebuild_library(const std::string& source, const std::string& display_name) override;
 
  private:
   Judge& judge_;
+  Compiler& compiler_;
   std::filesystem::path problem_;
   std::string precision_;
 };

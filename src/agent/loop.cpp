@@ -1,6 +1,7 @@
 #include "agent/loop.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <utility>
 
 #include <fmt/format.h>
@@ -65,22 +66,31 @@ Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vecto
   if (!memo) return memo.error();
   LlmResponse response;
   if (*memo) {
-    auto r = response_from_json((**memo).at("response"));
-    if (!r) return r.error();
+    auto logged = journal_.payload("response", nlohmann::json::value_t::object);
+    if (!logged) return logged.error();
+    auto r = response_from_json(*logged);
+    if (!r) return journal_.malformed(r.error().message);
     response = *r;
+    double cost = 0;
+    if ((**memo).contains("cost_usd")) {
+      if (!(**memo)["cost_usd"].is_number()) return journal_.malformed("its \"cost_usd\" is not a number");
+      cost = (**memo)["cost_usd"].get<double>();
+    }
+    const auto& capped = (**memo).value("capped_by_budget", nlohmann::json(false));
+    if (!capped.is_boolean()) return journal_.malformed("its \"capped_by_budget\" is not true or false");
     // A resumed run spends what the original run spent, and meets the same run of cut-off answers,
     // so budgets and the truncation rule keep meaning the whole run.
     for (Budget* b : {&llm_.budget(), options_.task_budget}) {
       if (!b) continue;
-      if (auto counted = b->replay_call(response.usage.total(), (**memo).value("cost_usd", 0.0)); !counted) {
+      if (auto counted = b->replay_call(response.usage.total(), cost); !counted) {
         llm_stop_ = "budget";
         return counted.error();
       }
     }
     const auto& sent = (**memo).value("max_tokens", nlohmann::json());
     truncations_.observe(response, sent.is_number_integer() ? std::optional<int>(sent.get<int>()) : std::nullopt,
-                         (**memo).value("capped_by_budget", false));
-    status_.cost_usd += (**memo).value("cost_usd", 0.0);
+                         capped.get<bool>());
+    status_.cost_usd += cost;
   } else {
     auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget,
                                                                     .task = problem_.name,
@@ -142,7 +152,13 @@ Result<ProblemInfo> Loop::describe() {
   const std::string key = "describe:" + *fp;
   auto memo = journal_.recall("problem", key);
   if (!memo) return memo.error();
-  if (*memo) return ProblemInfo::from_json((**memo).at("problem"));
+  if (*memo) {
+    auto logged = journal_.payload("problem", nlohmann::json::value_t::object);
+    if (!logged) return logged.error();
+    auto info = ProblemInfo::from_json(*logged);
+    if (!info) return journal_.malformed(info.error().message);
+    return info;
+  }
   report("describing the problem (metadata, eager and torch.compile baselines, roofline floor)");
   auto info = evaluator_.describe();
   if (!info) return info.error();
@@ -157,8 +173,10 @@ Result<Evaluation> Loop::evaluate(const std::string& source, const std::string& 
   if (!memo) return memo.error();
   Evaluation e;
   if (*memo) {
-    auto r = Evaluation::from_json((**memo).at("evaluation"));
-    if (!r) return r.error();
+    auto logged = journal_.payload("evaluation", nlohmann::json::value_t::object);
+    if (!logged) return logged.error();
+    auto r = Evaluation::from_json(*logged);
+    if (!r) return journal_.malformed(r.error().message);
     e = *r;
   } else {
     auto r = evaluator_.evaluate(source, kKernelName);
@@ -189,7 +207,13 @@ Result<std::string> Loop::profile_summary(int step, int streak) {
   if (auto known = profiles_.find(key); known != profiles_.end()) return known->second;
   auto memo = journal_.recall("profile", key);
   if (!memo) return memo.error();
-  if (*memo) return profiles_[key] = (**memo).value("summary", "");
+  if (*memo) {
+    auto logged = journal_.payload("summary", nlohmann::json::value_t::string);
+    if (!logged) return logged.error();
+    return profiles_[key] = logged->get<std::string>();
+  }
+  // ncu runs the best kernel's library, which may have left the compile cache since it was judged.
+  if (auto r = ensure_best_library(); !r) return r.error();
   auto s = profiler_->summary(best_->source, best_->evaluation);
   // A profiler failure is stated in the prompt rather than stopping the run: the loop can still
   // optimise from timings, and the LLM should know the evidence is missing.
@@ -342,7 +366,29 @@ Status Loop::set_best(Candidate c) {
 
 Status Loop::export_best() {
   best_export_pending_ = false;
-  if (observer_.new_best && best_) return observer_.new_best(*best_);
+  if (!observer_.new_best || !best_) return ok_status();
+  if (auto r = ensure_best_library(); !r) return r;
+  return observer_.new_best(*best_);
+}
+
+Status Loop::ensure_best_library() {
+  Evaluation& e = best_->evaluation;
+  std::error_code ec;
+  if (e.library.empty() || std::filesystem::exists(e.library, ec)) return ok_status();
+  auto rebuilt = evaluator_.rebuild_library(best_->source, kKernelName);
+  if (!rebuilt)
+    return Error{fmt::format("the best kernel's library {} left the compile cache and cannot be rebuilt from its "
+                             "logged source: {}",
+                             e.library, rebuilt.error().message)};
+  std::string judged_key;
+  if (e.report.is_object() && e.report.contains("compile") && e.report["compile"].is_object())
+    judged_key = e.report["compile"].value("key", "");
+  report(fmt::format("the best kernel's library had left the compile cache: rebuilt it from the logged source{}",
+                     judged_key.empty() || judged_key == rebuilt->key
+                         ? ""
+                         : " (with another toolchain than the one it was judged with: re-evaluate it before relying "
+                           "on its time)"));
+  e.library = rebuilt->path;
   return ok_status();
 }
 

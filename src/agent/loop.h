@@ -106,6 +106,9 @@ class Loop {
   Status decide(const std::string& key, const nlohmann::json& detail);
   Status set_best(Candidate c);
   Status export_best();  // the observer's new_best for best_
+  // Rebuilds best_'s library when it has left the compile cache (the log, not the cache, is what a
+  // run keeps), so exporting and profiling the best never fail forever on a pruned cache.
+  Status ensure_best_library();
   void report(const std::string& line);
 
   LlmClient& llm_;

@@ -3,6 +3,7 @@
 // prompter whose prompts name their kind, an evaluator driven by markers in the kernel source, and
 // a profiler that counts its calls.
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -11,6 +12,8 @@
 #include "agent/evaluator.h"
 #include "agent/profile_source.h"
 #include "agent/prompter.h"
+#include "common/fs.h"
+#include "common/sha256.h"
 #include "llm/llm_types.h"
 
 namespace cutegen::testing {
@@ -86,6 +89,8 @@ class FakePrompter : public Prompter {
 
 // Verdict by markers in the source: a line "// VERDICT: compile_error <reason>" fails with that
 // verdict; otherwise the kernel passes with "// TIME: <ms>" (default 1.0) and "// IQR: <ms>" (0.01).
+// With `library_dir` set, a passing kernel gets a library file there, named by its source's hash,
+// as the compile cache would give it.
 class MarkerEvaluator : public Evaluator {
  public:
   Result<ProblemInfo> describe() override {
@@ -125,24 +130,48 @@ class MarkerEvaluator : public Evaluator {
     e.speedup_eager = 2.0 / e.median_ms;
     e.speedup_compile = 1.8 / e.median_ms;
     e.sol_pct = 100.0 * 0.5 / e.median_ms;
+    if (!library_dir.empty()) {
+      auto lib = build(source);
+      if (!lib) return lib.error();
+      e.library = lib->path;
+      e.report = {{"compile", {{"key", lib->key}}}};
+    }
     return e;
+  }
+  Result<Library> rebuild_library(const std::string& source, const std::string&) override {
+    ++rebuilds;
+    if (fail_rebuild) return Error{"nvcc not found"};
+    if (library_dir.empty()) return Error{"no library_dir"};
+    return build(source);
+  }
+  Result<Library> build(const std::string& source) {
+    std::string key = sha256_hex(source + toolchain);
+    auto path = library_dir / (key.substr(0, 12) + ".so");
+    if (auto w = write_file_atomic(path, "library of " + source); !w) return w.error();
+    return Library{path.string(), key};
   }
   std::string workload_class = "elementwise";
   std::string problem_version;  // changes the fingerprint, as an edited problem file would
   int describes = 0;
   int evaluations = 0;
   bool fail_tool = false;
+  std::filesystem::path library_dir;
+  std::string toolchain;  // part of the compile key, as nvcc's version is
+  int rebuilds = 0;
+  bool fail_rebuild = false;
 };
 
 class CountingProfiler : public ProfileSource {
  public:
   Result<std::string> summary(const std::string&, const Evaluation& e) override {
     ++calls;
+    library_existed = !e.library.empty() && std::filesystem::exists(e.library);
     if (fail) return Error{"ncu missing"};
     return "memory-bound, dram 91% at " + std::to_string(e.median_ms) + " ms";
   }
   int calls = 0;
   bool fail = false;
+  bool library_existed = false;  // at the last call
 };
 
 }  // namespace cutegen::testing

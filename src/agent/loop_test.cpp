@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
+
+#include <fmt/format.h>
 
 #include "agent/loop_fakes.h"
 #include "common/fs.h"
@@ -42,6 +46,7 @@ struct Harness {
   std::vector<std::string> progress;
   std::vector<Candidate> bests;
   BudgetLimits budget;
+  std::function<void()> after_best;  // runs after each export
 
   Harness() {
     auto d = make_unique_dir(fs::temp_directory_path(), "cutegen-loop-test-");
@@ -71,6 +76,7 @@ struct Harness {
     obs.progress = [this](const LoopStatus&, const std::string& line) { progress.push_back(line); };
     obs.new_best = [this](const Candidate& c) -> Status {
       bests.push_back(c);
+      if (after_best) after_best();
       return ok_status();
     };
     Loop loop(*client, evaluator, prompter, &profiler, *journal, files, options, obs);
@@ -595,4 +601,123 @@ TEST(LoopResume, ALogFromAnotherConfigurationIsRefusedWithThePosition) {
   auto r = loop.run();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("cannot resume: event 2"), std::string::npos) << r.error().message;
+}
+
+TEST(LoopResume, ABestLibraryThatLeftTheCacheIsRebuiltFromTheLoggedSource) {
+  Harness h;
+  h.evaluator.library_dir = h.dir / "cache";
+  script_happy(*h.llm);
+  auto first = h.run();
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  ASSERT_TRUE(fs::exists(first->best->evaluation.library));
+  fs::remove_all(h.dir / "cache");  // `cutegen cache --clear` while the run was stopped
+  h.reset_llm();
+  h.bests.clear();
+  h.progress.clear();
+  auto r = h.run(/*resume=*/true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(h.evaluator.rebuilds, 1);
+  ASSERT_EQ(h.bests.size(), 1u);
+  ASSERT_TRUE(fs::exists(h.bests[0].evaluation.library));
+  EXPECT_NE(read_file(h.bests[0].evaluation.library)->find("// TIME: 0.5"), std::string::npos);
+  auto said = [&](const std::string& part) {
+    return std::any_of(h.progress.begin(), h.progress.end(),
+                       [&](const std::string& l) { return l.find(part) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("rebuilt it from the logged source"));
+  EXPECT_FALSE(said("another toolchain"));
+}
+
+TEST(LoopResume, ABestLibraryRebuiltWithAnotherToolchainSaysSo) {
+  Harness h;
+  h.evaluator.library_dir = h.dir / "cache";
+  script_happy(*h.llm);
+  ASSERT_TRUE(h.run().ok());
+  fs::remove_all(h.dir / "cache");
+  h.reset_llm();
+  h.evaluator.toolchain = "nvcc 14.0";
+  auto r = h.run(/*resume=*/true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(std::any_of(h.progress.begin(), h.progress.end(),
+                          [](const std::string& l) { return l.find("another toolchain") != std::string::npos; }));
+}
+
+TEST(LoopResume, ABestLibraryThatCannotBeRebuiltIsAOneLineError) {
+  Harness h;
+  h.evaluator.library_dir = h.dir / "cache";
+  script_happy(*h.llm);
+  ASSERT_TRUE(h.run().ok());
+  fs::remove_all(h.dir / "cache");
+  h.reset_llm();
+  h.evaluator.fail_rebuild = true;
+  auto r = h.run(/*resume=*/true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("cannot be rebuilt from its logged source: nvcc not found"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
+}
+
+TEST(Loop, AProfileOfABestWhoseLibraryLeftTheCacheRebuildsItFirst) {
+  Harness h;
+  h.evaluator.library_dir = h.dir / "cache";
+  h.options.max_steps = 1;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("vectorize", "// TIME: 1.0\n", "// TIME: 0.5\n"));
+  // Between the synthesis and the first step's profile, another process prunes the cache.
+  h.after_best = [&] { fs::remove_all(h.dir / "cache"); };
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(h.profiler.calls, 1);
+  EXPECT_TRUE(h.profiler.library_existed);
+  EXPECT_EQ(h.evaluator.rebuilds, 1);
+}
+
+// Hand-edited or damaged logs: every way a middle event can be wrong stops the resume with one line
+// naming that line of the file, never an exception out of the JSON library.
+TEST(LoopResume, AMalformedEventInTheMiddleIsAOneLineErrorNamingItsLine) {
+  Harness full;
+  script_happy(*full.llm);
+  ASSERT_TRUE(full.run().ok());
+  auto log = load_event_log(full.dir / "events.jsonl");
+  ASSERT_TRUE(log.ok());
+  auto first_of = [&](const std::string& type) {
+    for (size_t i = 0; i < log->events.size(); ++i)
+      if (log->events[i]["type"] == type) return i;
+    ADD_FAILURE() << "no " << type << " event";
+    return size_t{0};
+  };
+  struct Damage {
+    std::string type;
+    std::function<void(nlohmann::json&)> apply;
+    std::string says;
+  };
+  std::vector<Damage> damages = {
+      {"eval", [](nlohmann::json& e) { e["evaluation"] = "oops"; }, "\"evaluation\" is string where object"},
+      {"eval", [](nlohmann::json& e) { e["evaluation"]["passed"] = "yes"; }, "type must be boolean"},
+      {"eval", [](nlohmann::json& e) { e.erase("evaluation"); }, "has no \"evaluation\""},
+      {"problem", [](nlohmann::json& e) { e["problem"].erase("name"); }, "recorded problem description is malformed"},
+      {"llm", [](nlohmann::json& e) { e["cost_usd"] = "free"; }, "\"cost_usd\" is not a number"},
+      {"llm", [](nlohmann::json& e) { e["response"]["finish"] = 3; }, "response.finish must be a string"},
+      {"eval", [](nlohmann::json& e) { e["key"] = 7; }, "its \"key\" is not a string"},
+      {"llm", [](nlohmann::json& e) { e["type"] = nullptr; }, "no string \"type\""},
+  };
+  for (const auto& d : damages) {
+    Harness h;
+    size_t at = first_of(d.type);
+    std::string text;
+    for (size_t i = 0; i < log->events.size(); ++i) {
+      nlohmann::json e = log->events[i];
+      if (i == at) d.apply(e);
+      text += e.dump() + "\n";
+    }
+    ASSERT_TRUE(write_file_atomic(h.dir / "events.jsonl", text).ok());
+    script_happy(*h.llm);
+    auto r = h.run(/*resume=*/true);
+    ASSERT_FALSE(r.ok()) << d.says;
+    const std::string& m = r.error().message;
+    EXPECT_NE(m.find(fmt::format("events.jsonl:{}: ", at + 1)), std::string::npos) << m;
+    EXPECT_NE(m.find(d.says), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    EXPECT_EQ(r.error().kind, ErrorKind::cannot_resume) << m;
+  }
 }

@@ -13,7 +13,10 @@ Result<std::string> NcuProfileSource::summary(const std::string&, const Evaluati
   if (!invocation) return invocation.error();
   ProfileRequest request;
   request.target = invocation->argv;
-  request.work_dir = options_.work_dir / fmt::format("profile-{:03}", ++count_);
+  // Numbered on past what is there: a resumed run must not overwrite the profiles of the run it continues.
+  std::error_code ec;
+  do request.work_dir = options_.work_dir / fmt::format("profile-{:03}", ++count_);
+  while (std::filesystem::exists(request.work_dir, ec));
   request.context = context_from_evaluation(evaluation.report, options_.calls);
   auto report = provider_.profile(request);
   if (!report) return report.error();

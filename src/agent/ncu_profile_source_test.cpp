@@ -81,6 +81,13 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
   EXPECT_EQ(req.work_dir, *dir / "profiles" / "profile-001");
   ASSERT_TRUE(source.last_report().has_value());
 
+  // A resumed run's profiler starts counting again: it must number past the first run's directories.
+  fs::create_directories(*dir / "profiles" / "profile-001");
+  fs::create_directories(*dir / "profiles" / "profile-002");
+  NcuProfileSource resumed(judge, provider, {.problem = "problem.py", .calls = 3, .work_dir = *dir / "profiles"});
+  ASSERT_TRUE(resumed.summary("// source", evaluation).ok());
+  EXPECT_EQ(provider.requests.back().work_dir, *dir / "profiles" / "profile-003");
+
   Evaluation failed;
   EXPECT_FALSE(source.summary("// source", failed).ok());
   fs::remove_all(*dir);

@@ -68,6 +68,37 @@ err=$("$cutegen" compile "$src/src/compile/testdata/no_cute.cu" 2>&1 >/dev/null)
 check "rejected kernel exits non-zero" test $rc -ne 0
 check "rejection reason on stderr" grep -q 'rejected' <<<"$err"
 
+# cutegen cache: what the cache holds, its cap, and pruning.
+out=$("$cutegen" cache --help)
+for o in --prune --max-mb --clear --all; do check "cache --help shows $o" grep -q -- "$o" <<<"$out"; done
+out=$("$cutegen" cache 2>&1); rc=$?
+check "cache lists the cache" test $rc -eq 0
+check "cache names its directory" grep -q "compile cache $CUTEGEN_CACHE_DIR/compile/v1" <<<"$out"
+check "cache lists the ok and the rejected entry" grep -q '2 entries' <<<"$out"
+check "cache shows an ok entry" grep -Eq '^  [0-9-]+ [0-9:]+ +ok ' <<<"$out"
+check "cache shows the default cap" grep -q 'of the 5000 MB cap' <<<"$out"
+out=$("$cutegen" cache --max-mb 300 2>&1); check "--max-mb sets the cap shown" grep -q 'of the 300 MB cap' <<<"$out"
+err=$("$cutegen" cache --prune --clear 2>&1); rc=$?
+check "--prune with --clear is refused" test $rc -ne 0
+echo '{"cache": {"max_gb": 1}}' >"$CUTEGEN_CACHE_DIR/bad-cache.json"
+err=$("$cutegen" --config "$CUTEGEN_CACHE_DIR/bad-cache.json" cache 2>&1); rc=$?
+check "an unknown cache key fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "an unknown cache key is named" grep -q 'unknown key cache.max_gb' <<<"$err"
+# A cached library cut short is noticed, removed and compiled again, never served.
+lib=$("$cutegen" compile "$k" --json 2>/dev/null | grep -o '"library": "[^"]*"' | cut -d'"' -f4)
+check "the cached library is found" test -s "$lib"
+truncate -s 1000 "$lib"
+out=$("$cutegen" compile "$k" 2>&1); rc=$?
+check "a truncated cached library is compiled again" test $rc -eq 0
+check "a truncated cached library is reported" grep -q 'does not match its recorded SHA-256' <<<"$out"
+check "a truncated cached library is not a hit" bash -c '! grep -q "cache hit" <<<"$1"' _ "$out"
+check "the recompiled library is whole" test "$(stat -c %s "$lib")" -gt 1000
+out=$("$cutegen" cache --prune 2>&1); check "cache --prune under the cap evicts nothing" grep -q 'pruned: 0 entries evicted' <<<"$out"
+out=$("$cutegen" cache --clear 2>&1); rc=$?
+check "cache --clear removes every entry" test $rc -eq 0
+check "cache --clear says what it removed" grep -q 'cleared: 2 entries evicted' <<<"$out"
+check "cache --clear leaves no entry" grep -q '^0 entries' <<<"$out"
+
 # cutegen llm: a quick check of a backend. exec and replay need no network and no key.
 out=$("$cutegen" llm --help); check "llm --help shows --llm" grep -q -- '--llm' <<<"$out"
 d="$CUTEGEN_CACHE_DIR"
@@ -110,6 +141,37 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --out "$d/run" 2>&1); rc=$?
   check "optimize without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
   check "optimize without a GPU leaves no run directory" test ! -e "$d/run"
+  mkdir -p "$d/cwd"
+  (cd "$d/cwd" && "$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" >/dev/null 2>&1)
+  check "a failed start under a default name leaves no run directory" test -z "$(ls -A "$d/cwd/cutegen-runs" 2>/dev/null)"
+fi
+
+# Run directories are checked and locked before anything else (so these need no GPU).
+replay=(--llm "replay:$src/examples/cassettes/relu-demo")
+mkdir -p "$d/mine"; echo "my notes" >"$d/mine/report.md"
+err=$("$cutegen" optimize "$src/problems/relu.py" "${replay[@]}" --out "$d/mine" 2>&1); rc=$?
+check "a non-empty --out that is no run is refused with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "the refusal says what is there" grep -q 'not a cutegen run directory (it holds report.md)' <<<"$err"
+check "the refused directory is left as it was" test "$(ls -A "$d/mine")" = "report.md" -a "$(cat "$d/mine/report.md")" = "my notes"
+err=$("$cutegen" optimize "$src/problems/relu.py" "${replay[@]}" --out "$d/mine" --resume 2>&1); rc=$?
+check "--resume of a directory that is no run is refused" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+err=$("$cutegen" optimize "$src/problems/relu.py" "${replay[@]}" --out "$d/none" --resume 2>&1); rc=$?
+check "--resume of a missing directory says there is nothing to resume" grep -q 'nothing to resume' <<<"$err"
+mkdir -p "$d/old"; echo '{"format": "cutegen-run/1"}' >"$d/old/.cutegen-run"
+echo '{"type":"problem","key":"describe:x","problem":{}}' >"$d/old/events.jsonl"
+err=$("$cutegen" optimize "$src/problems/relu.py" "${replay[@]}" --out "$d/old" 2>&1); rc=$?
+check "an existing run without --resume is refused with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "the refusal says how to resume" grep -q 'add --resume to continue it' <<<"$err"
+# A run in progress (here: this shell, holding the lock) keeps every other cutegen out, at once.
+echo 4242 >"$d/old/.cutegen-lock"
+exec 9<>"$d/old/.cutegen-lock"; flock -x 9
+err=$(timeout 20 "$cutegen" optimize "$src/problems/relu.py" "${replay[@]}" --out "$d/old" --resume 2>&1 9>&-); rc=$?
+exec 9>&-
+check "a second run on a locked directory fails with one line" test $rc -ne 0 -a $rc -ne 124 -a "$(grep -c . <<<"$err")" -eq 1
+check "a second run names the holder" grep -q 'in use by another cutegen run (pid 4242)' <<<"$err"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  err=$("$cutegen" optimize "$src/problems/relu.py" "${replay[@]}" --out "$d/old" --resume 2>&1); rc=$?
+  check "a resume that cannot start keeps the run" test $rc -ne 0 -a -s "$d/old/events.jsonl" -a -e "$d/old/.cutegen-run"
 fi
 
 # Config trust: a project's ./cutegen.json comes with the checkout and may not run a program or

@@ -33,7 +33,9 @@ int run_compile(const GlobalOptions& global, const CompileArgs& args) {
   PosixProcessRunner runner;
   auto toolchain = probe_toolchain(runner, options);
   if (!toolchain) return fail(toolchain.error().message);
-  NvccCompiler compiler(runner, options, *toolchain, CompileCache(cache_root()), *sandbox);
+  auto cache = open_compile_cache(global);
+  if (!cache) return fail(cache.error().message);
+  NvccCompiler compiler(runner, options, *toolchain, std::move(*cache), *sandbox);
   std::string name = std::filesystem::path(args.kernel).filename().string();
   fmt::print(stderr, "compiling {} for {} ...\n", name, options.arch);
   auto outcome = compiler.compile({*source, name});

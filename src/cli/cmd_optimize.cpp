@@ -1,8 +1,7 @@
 #include <unistd.h>
 
-#include <chrono>
-#include <ctime>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -20,6 +19,7 @@
 #include "profile/ncu_profile_provider.h"
 #include "report/best_dir.h"
 #include "report/run_report.h"
+#include "store/run_dir.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -43,11 +43,12 @@ struct OptimizeArgs {
   long long max_calls = 0;
 };
 
-std::string default_out_dir(const std::string& problem) {
-  std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return fmt::format("cutegen-runs/{}-{}", fs::path(problem).stem().string(), stamp);
+constexpr const char* kDefaultRunsDir = "cutegen-runs";
+
+Result<RunDir> claim_run_dir(const OptimizeArgs& args) {
+  const std::string version = fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT);
+  if (args.out.empty()) return RunDir::create_unique(kDefaultRunsDir, fs::path(args.problem).stem().string(), version);
+  return RunDir::open(args.out, args.resume ? RunDir::Mode::resume : RunDir::Mode::fresh, version);
 }
 
 Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& args) {
@@ -80,30 +81,40 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!profile) return fail(profile.error().message);
   auto config = llm_config(global, args);
   if (!config) return fail(config.error().message);
-  fs::path out = args.out.empty() ? fs::path(default_out_dir(args.problem)) : fs::path(args.out);
   if (args.resume && args.out.empty()) return fail("--resume needs --out DIR naming the run to continue");
 
+  // The directory is checked and locked before anything is written: a foreign directory is refused
+  // untouched, and a second cutegen on the same run fails here, naming the first.
+  auto run_dir = claim_run_dir(args);
+  if (!run_dir) return fail(run_dir.error().message);
+  const fs::path out = run_dir->path();
+  // Until the loop starts, a failed fresh start (no GPU, no nvcc) takes its directory away again.
+  auto give_up = [&run_dir](const std::string& why) {
+    auto removed = run_dir->abandon();
+    return fail(removed ? why : fmt::format("{} (and {})", why, removed.error().message));
+  };
+
   EvalOptions eo = args.judge.eval_options();
-  // The GPU and nvcc are checked before anything is written (make_judge_stack creates the work
-  // directory only after them), so the commonest failed start leaves no run directory behind.
+  // Each evaluation gets its own directory under work/ (Judge::fresh_work_dir), and the lock keeps
+  // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
-  if (!stack) return fail(stack.error().message);
+  if (!stack) return give_up(stack.error().message);
   auto journal = Journal::open(out / "events.jsonl", args.resume);
-  if (!journal) return fail(journal.error().message);
+  if (!journal) return give_up(journal.error().message);
   RunFiles files(out);
   if (!args.resume)
-    if (auto w = files.write("config.json", run_config(args, *config).dump(2)); !w) return fail(w.error().message);
+    if (auto w = files.write("config.json", run_config(args, *config).dump(2)); !w) return give_up(w.error().message);
 
-  JudgeEvaluator evaluator(*(*stack)->judge, args.problem, args.judge.precision);
+  JudgeEvaluator evaluator(*(*stack)->judge, *(*stack)->compiler, args.problem, args.judge.precision);
 
   CurlTransport http;
   PosixProcessRunner llm_runner;
   BackendDeps deps{http, llm_runner, real_sleep, [](const std::string& line) { fmt::print(stderr, "llm: {}\n", line); }};
   auto client = make_llm_client(*config, deps, out / "usage.jsonl");
-  if (!client) return fail(client.error().message);
+  if (!client) return give_up(client.error().message);
 
   auto prompter = TemplatePrompter::create(args.judge.precision);
-  if (!prompter) return fail(prompter.error().message);
+  if (!prompter) return give_up(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);
   NcuProfileSource profiler(*(*stack)->judge, provider, {.problem = args.problem, .work_dir = out / "profiles"});
@@ -122,10 +133,14 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   std::optional<nlohmann::json> metadata;
   LoopObserver observer;
   observer.progress = [&progress](const LoopStatus& s, const std::string& line) { progress.update(s, line); };
+  bool told_about_best = false;
   observer.new_best = [&](const Candidate& c) -> Status {
     BestKernel best{c.source, c.evaluation.to_json(), c.evaluation.library, c.evaluation.report.value("problem", nlohmann::json()),
                     args.problem};
-    return write_best(files, best);
+    auto written = write_best(files, best);
+    if (!written) return written.error();
+    if (!written->note.empty() && !std::exchange(told_about_best, true)) fmt::print(stderr, "note: {}\n", written->note);
+    return ok_status();
   };
   fmt::print(stderr, "optimizing {} with {} -> {}{}\n", fs::path(args.problem).filename().string(),
              (*client)->backend().kind() + ":" + (*client)->backend().model(), out.string(),
@@ -180,8 +195,10 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
   auto* cmd = app.add_subcommand("optimize", "Generate, repair and optimize a CuTe kernel for a problem with an LLM");
   cmd->add_option("problem", a->problem, "KernelBench-format problem file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--llm", a->spec, "openai:MODEL, anthropic:MODEL, exec:'COMMAND', replay:DIR or manual:DIR");
-  cmd->add_option("--out", a->out, "run directory (default: cutegen-runs/<problem>-<time>)");
-  cmd->add_flag("--resume", a->resume, "continue the run in --out where it stopped");
+  cmd->add_option("--out", a->out,
+                  "run directory: a new or empty one; with --resume, a run to continue (default: a new "
+                  "cutegen-runs/<problem>-<date>-<time>-<ms>-<id>)");
+  cmd->add_flag("--resume", a->resume, "continue the run in --out where it stopped (it must not be running)");
   cmd->add_option("--record", a->record, "record every LLM exchange as a cassette in DIR");
   cmd->add_option("--steps", a->steps, "optimisation steps (default 8)")->check(CLI::Range(0, 1000));
   cmd->add_option("--repair-budget", a->repair_budget, "diagnose+repair rounds per candidate (default 4)")

@@ -9,6 +9,7 @@
 
 #include "cli/config_files.h"
 #include "common/result.h"
+#include "compile/compile_cache.h"
 #include "compile/compile_options.h"
 
 namespace cutegen::cli {
@@ -27,11 +28,17 @@ Result<LoadedConfig> load_config(const GlobalOptions& global);
 // Compile options from the configuration's "compile" sections, with a command-line --arch on top.
 Result<CompileOptions> resolve_compile_options(const GlobalOptions& global, const std::string& arch_override);
 
+// Cache options from the configuration's "cache" section (cache.max_mb).
+Result<CacheOptions> resolve_cache_options(const GlobalOptions& global);
+// The compile cache under cache_root() as compiles use it: opened (stale staging reaped, cap enforced).
+Result<CompileCache> open_compile_cache(const GlobalOptions& global);
+
 // True when nvidia-smi lists a GPU; otherwise `why` says what was seen.
 bool gpu_visible(std::string& why);
 
 // Registers the subcommand; `exit_code` receives its result when it runs.
 void add_compile_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
+void add_cache_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_doctor_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_eval_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_calibrate_command(CLI::App& app, const GlobalOptions& global, int& exit_code);

@@ -49,8 +49,8 @@ Status apply_file(LoadedConfig& out, const UsedConfigFile& file, const ConfigLoc
   auto j = json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error{fmt::format("config {}: not a JSON object", shown(file.path))};
   for (const auto& [key, v] : j.items())
-    if (key != "compile" && key != "llm")
-      return Error{fmt::format("config {}: unknown key '{}' (known: compile, llm)", shown(file.path), key)};
+    if (key != "compile" && key != "llm" && key != "cache")
+      return Error{fmt::format("config {}: unknown key '{}' (known: compile, llm, cache)", shown(file.path), key)};
   if (file.source == ConfigSource::project)
     if (auto trusted = refuse_untrusted_keys(j, file, where); !trusted) return trusted;
   if (j.contains("compile")) {
@@ -62,6 +62,11 @@ Status apply_file(LoadedConfig& out, const UsedConfigFile& file, const ConfigLoc
     auto llm = apply_llm_config(out.llm, j["llm"]);
     if (!llm) return in_file(llm.error(), file.path);
     out.llm = *llm;
+  }
+  if (j.contains("cache")) {
+    auto cache = apply_cache_config(out.cache, j["cache"]);
+    if (!cache) return in_file(cache.error(), file.path);
+    out.cache = *cache;
   }
   return ok_status();
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "compile/compile_cache.h"
 #include "compile/compile_options.h"
 #include "llm/llm_config.h"
 
@@ -39,6 +40,7 @@ struct LoadedConfig {
   std::vector<UsedConfigFile> files;  // highest precedence first; empty: built-in defaults only
   CompileOptions compile;
   LlmConfig llm;
+  CacheOptions cache;  // the "cache" section (cache.max_mb); harmless from any file
 
   // "config: FILE (source), ..." for stderr; empty when no file was used.
   std::string describe() const;

@@ -144,6 +144,18 @@ TEST_F(ConfigFiles, UnknownKeysAtAnyLevelAreErrorsNamingTheFile) {
   EXPECT_NE(e.find(where_.user->string()), std::string::npos) << e;
 }
 
+TEST_F(ConfigFiles, TheCacheCapComesFromAnyFileAndItsKeysAreChecked) {
+  EXPECT_EQ(load_config_files(where_)->cache.max_bytes, kDefaultCacheMaxMb << 20);
+  write(where_.project, R"({"cache": {"max_mb": 800}})");
+  auto r = load_config_files(where_);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->cache.max_bytes, std::uintmax_t{800} << 20);
+  write(where_.project, R"({"cache": {"max_gb": 1}})");
+  std::string e = error(where_);
+  EXPECT_NE(e.find("unknown key cache.max_gb"), std::string::npos) << e;
+  EXPECT_EQ(e.rfind("config " + where_.project.string() + ": ", 0), 0u) << e;
+}
+
 TEST_F(ConfigFiles, ANamedFileMustExistButTheOthersMayNot) {
   auto none = load_config_files(where_);
   ASSERT_TRUE(none.ok());

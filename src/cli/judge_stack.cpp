@@ -69,8 +69,10 @@ Result<std::unique_ptr<JudgeStack>> make_judge_stack(const GlobalOptions& global
   auto stack = std::make_unique<JudgeStack>();
   auto toolchain = probe_toolchain(stack->runner, *compile_options);
   if (!toolchain) return toolchain.error();
+  auto cache = open_compile_cache(global);
+  if (!cache) return cache.error();
   stack->compiler =
-      std::make_unique<NvccCompiler>(stack->runner, *compile_options, *toolchain, CompileCache(cache_root()), *sandbox);
+      std::make_unique<NvccCompiler>(stack->runner, *compile_options, *toolchain, std::move(*cache), *sandbox);
   std::error_code ec;
   fs::create_directories(work_dir, ec);
   if (ec) return Error{fmt::format("cannot create {}: {}", work_dir.string(), ec.message())};

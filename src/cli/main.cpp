@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
                  "~/.config/cutegen/config.json and ./cutegen.json are read too, with lower precedence");
   int exit_code = 0;
   add_compile_command(app, global, exit_code);
+  add_cache_command(app, global, exit_code);
   add_doctor_command(app, global, exit_code);
   add_eval_command(app, global, exit_code);
   add_calibrate_command(app, global, exit_code);

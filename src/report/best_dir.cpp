@@ -2,26 +2,61 @@
 
 #include <fmt/format.h>
 
+#include "common/fs.h"
 #include "common/json_text.h"
 #include "report/torch_export.h"
+#include "store/replace_dir.h"
 
 namespace cutegen {
+namespace fs = std::filesystem;
+namespace {
 
-Status write_best(const RunFiles& files, const BestKernel& best) {
-  // Checked before anything is written, so best/ never mixes two kernels.
+Status copy_into(const fs::path& from, const fs::path& to) {
   std::error_code ec;
-  if (best.library.empty() || !std::filesystem::exists(best.library, ec))
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec) return Error{fmt::format("cannot copy {} into best/: {}", from.string(), ec.message())};
+  return ok_status();
+}
+
+Status fill(const fs::path& dir, const BestKernel& best) {
+  auto exported = make_torch_export(best.metadata, "problem.py");
+  if (!exported) return exported.error();
+  if (auto r = write_file_atomic(dir / "kernel.cu", best.source); !r) return r;
+  if (auto r = write_file_atomic(dir / "eval.json", dump_json(best.evaluation, 2)); !r) return r;
+  if (auto r = copy_into(best.problem_file, dir / "problem.py"); !r) return r;
+  if (auto r = copy_into(best.library, dir / "kernel.so"); !r) return r;
+  if (auto r = write_file_atomic(dir / fmt::format("{}_op.py", exported->op_name), exported->op_module); !r) return r;
+  return write_file_atomic(dir / "model_new.py", exported->model_new);
+}
+
+}  // namespace
+
+Result<BestWritten> write_best(const RunFiles& files, const BestKernel& best) {
+  std::error_code ec;
+  if (best.library.empty() || !fs::exists(best.library, ec))
     return Error{fmt::format("the best kernel's library {} is missing (compile cache cleared during the run?); "
                              "best/ keeps the previous best",
                              best.library.string())};
-  if (auto r = files.write("best/kernel.cu", best.source); !r) return r;
-  if (auto r = files.write("best/eval.json", dump_json(best.evaluation, 2)); !r) return r;
-  if (auto r = files.copy_in(best.problem_file, "best/problem.py"); !r) return r;
-  if (auto r = files.copy_in(best.library, "best/kernel.so"); !r) return r;
-  auto exported = make_torch_export(best.metadata, "problem.py");
-  if (!exported) return exported.error();
-  if (auto r = files.write(fmt::format("best/{}_op.py", exported->op_name), exported->op_module); !r) return r;
-  return files.write("best/model_new.py", exported->model_new);
+  const fs::path target = files.dir() / "best";
+  if (auto r = remove_replace_leftovers(target); !r) return r.error();
+  auto staging = make_unique_dir(files.dir(), "best.tmp-");
+  if (!staging) return staging.error();
+  fs::permissions(*staging, fs::perms(0755), ec);  // mkdtemp's 0700 would make best/ private
+  if (auto r = fill(*staging, best); !r) {
+    fs::remove_all(*staging, ec);
+    return Error{r.error().message + "; best/ keeps the previous best"};
+  }
+  auto swapped = replace_dir(*staging, target);
+  if (!swapped) {
+    fs::remove_all(*staging, ec);
+    return swapped.error();
+  }
+  BestWritten out{target, ""};
+  if (!swapped->in_one_step)
+    out.note = fmt::format("the filesystem of {} cannot exchange directories in one step: best/ is replaced by two "
+                           "renames (briefly absent, never mixed)",
+                           files.dir().string());
+  return out;
 }
 
 }  // namespace cutegen

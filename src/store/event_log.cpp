@@ -40,11 +40,17 @@ Result<LoadedLog> load_event_log(const fs::path& path) {
       break;
     }
     auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_discarded() || !parsed.is_object()) {
-      return Error{fmt::format("{}:{}: the event log is corrupt (not a JSON object); move the run directory aside "
-                               "and start again, or remove this line to resume from the event before it",
-                               path.string(), line_no)};
+    std::string wrong;
+    if (parsed.is_discarded() || !parsed.is_object()) wrong = "not a JSON object";
+    else if (!parsed.contains("type") || !parsed["type"].is_string()) wrong = "no string \"type\"";
+    else if (parsed.contains("key") && !parsed["key"].is_string()) wrong = "its \"key\" is not a string";
+    if (!wrong.empty()) {
+      return Error{fmt::format("{}:{}: the event log is corrupt ({}); move the run directory aside and start again, "
+                               "or cut the log before this line to resume from the event before it",
+                               path.string(), line_no, wrong),
+                   ErrorKind::cannot_resume};
     }
+    out.lines.push_back(line_no);
     out.events.push_back(std::move(parsed));
   }
   return out;

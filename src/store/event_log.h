@@ -16,11 +16,13 @@ namespace cutegen {
 
 struct LoadedLog {
   std::vector<nlohmann::json> events;
+  std::vector<int> lines;          // the line of the file each event came from (blank lines are skipped)
   bool dropped_torn_tail = false;  // the last line was incomplete (killed mid-append) and was ignored
 };
 
 // Reads a log; a missing file is an empty log. A malformed line anywhere but at the end is an error
-// (that is corruption, not a crash, and replaying past it would be wrong).
+// naming the file and line (that is corruption, not a crash, and replaying past it would be wrong):
+// each line must be a JSON object with a string "type" and, when it has one, a string "key".
 Result<LoadedLog> load_event_log(const std::filesystem::path& path);
 
 class EventLog {
