@@ -228,7 +228,7 @@ TEST(CompileCacheNvcc, ATruncatedCachedLibraryIsRecompiledNotServed) {
   ASSERT_TRUE(tc.ok()) << tc.error().message;
   auto source = read_file(fs::path(CUTEGEN_SOURCE_DIR) / "examples/kernels/relu_vec.cu");
   ASSERT_TRUE(source.ok());
-  NvccCompiler compiler(runner, options, *tc, f.cache());
+  NvccCompiler compiler(runner, options, *tc, f.cache(), CUTEGEN_SANDBOX_BIN);
   auto first = compiler.compile({*source, "relu_vec.cu"});
   ASSERT_TRUE(first.ok()) << first.error().message;
   ASSERT_EQ(first->verdict, CompileVerdict::ok) << first->feedback();
