@@ -3,9 +3,10 @@
 // forged 0.0003 ms pass (raw system calls, so no file function is imported). The kernel is right and
 // spins 2 ms per call.
 // atexit compiles to __cxa_atexit, which every candidate imports anyway (nvcc's own registration code
-// and <iostream>'s static init use it), so the import check cannot refuse it. What must hold instead:
-// nothing written by the candidate's process after (or during) its calls is read as a time.
-// Expected: pass with a time of at least 2 ms; /tmp/cutegen-attack-atexit.json is never created.
+// and <iostream>'s static init use it), so the import check cannot tell it from honest static
+// initialisation. Expected: rejected — the source rules refuse atexit by name. (Were it let through,
+// nothing it writes is read as a time: the kernel spins 2 ms per call, and Landlock keeps
+// /tmp/cutegen-attack-atexit.json from being created.)
 #include <cstdlib>
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>

