@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Checks attacks/manifest.json without a GPU.
+
+Always: the manifest's shape (known fields, verdicts from the judge's closed set, files that exist,
+`static` only with `rejected`, `min_ms` only with `pass`, one entry per attacks/*.cu, no two attacks
+with one file stem, at least 40 attacks and 8 honest kernels). With --cutegen: compiles kernels with
+`cutegen compile --json` and requires the verdict the manifest implies: `ok` for honest kernels and
+runtime attacks, `rejected` for static ones (--compile picks which: honest, static, all; the compile
+tests already build every attack, so CTest asks for the honest ones only).
+Exits 1 with one line per disagreement.
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+VERDICTS = {
+    "pass", "compile_error", "rejected", "load_failed", "kernel_error", "cuda_error", "crash", "timeout",
+    "printed_output", "mismatch", "unwritten", "nondeterministic", "input_mutated", "hidden_work", "result_reuse",
+    "forbidden_call", "tampering",
+}
+PRECISIONS = {"strict", "tf32", "bf16"}
+HONEST_FIELDS = {"kernel", "problem", "precision", "min_ms", "note"}
+ATTACK_FIELDS = {"kernel", "problem", "expect", "static", "min_ms", "absent_files", "precision", "note"}
+MIN_ATTACKS, MIN_HONEST = 40, 8
+
+
+def check_entry(entry, fields, where, errors):
+    unknown = set(entry) - fields
+    if unknown:
+        errors.append(f"{where}: unknown field(s) {sorted(unknown)}; known: {sorted(fields)}")
+    for key in ("kernel", "problem"):
+        value = entry.get(key)
+        if not isinstance(value, str) or not (ROOT / value).is_file():
+            errors.append(f"{where}: {key} {value!r} is not a file under the repository root")
+    if "precision" in entry and entry["precision"] not in PRECISIONS:
+        errors.append(f"{where}: precision {entry['precision']!r} is not one of {sorted(PRECISIONS)}")
+    if "min_ms" in entry and (not isinstance(entry["min_ms"], (int, float)) or entry["min_ms"] <= 0):
+        errors.append(f"{where}: min_ms must be a positive number of milliseconds")
+    if "note" in entry and (not isinstance(entry["note"], str) or "\n" in entry["note"]):
+        errors.append(f"{where}: note must be one line of text")
+
+
+def check_manifest(manifest):
+    errors = []
+    honest, attacks = manifest.get("honest", []), manifest.get("attacks", [])
+    for i, entry in enumerate(honest):
+        check_entry(entry, HONEST_FIELDS, f"honest[{i}] {entry.get('kernel')}", errors)
+    stems = {}
+    for i, entry in enumerate(attacks):
+        where = f"attacks[{i}] {entry.get('kernel')}"
+        check_entry(entry, ATTACK_FIELDS, where, errors)
+        expect = entry.get("expect")
+        if expect not in VERDICTS:
+            errors.append(f"{where}: expect {expect!r} is not a verdict the judge gives")
+        if entry.get("static") and expect != "rejected":
+            errors.append(f"{where}: a static entry must expect 'rejected'")
+        if expect == "rejected" and not entry.get("static"):
+            errors.append(f"{where}: 'rejected' happens at compile time: mark the entry static")
+        if "min_ms" in entry and expect != "pass":
+            errors.append(f"{where}: min_ms bounds the time of a kernel that passes; expect is {expect!r}")
+        absent = entry.get("absent_files", [])
+        if not isinstance(absent, list) or not all(isinstance(p, str) and p.startswith(("/", "~/")) for p in absent):
+            errors.append(f"{where}: absent_files must be absolute paths or ~/ paths")
+        stem = pathlib.Path(str(entry.get("kernel"))).stem
+        if stem in stems:
+            errors.append(f"{where}: file stem {stem!r} is also attacks[{stems[stem]}]'s (results are named by stem)")
+        stems.setdefault(stem, i)
+    listed = {entry.get("kernel") for entry in attacks}
+    for path in sorted((ROOT / "attacks").glob("*.cu")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel not in listed:
+            errors.append(f"{rel}: not in the manifest (every attack kernel needs an expected verdict)")
+    if len(attacks) < MIN_ATTACKS:
+        errors.append(f"manifest: {len(attacks)} attacks, the suite needs at least {MIN_ATTACKS}")
+    if len(honest) < MIN_HONEST:
+        errors.append(f"manifest: {len(honest)} honest kernels, the suite needs at least {MIN_HONEST}")
+    return errors
+
+
+def compile_verdict(cutegen, kernel):
+    """(verdict, first line of feedback) from `cutegen compile --json`."""
+    proc = subprocess.run([cutegen, "compile", "--json", str(ROOT / kernel)], capture_output=True, text=True,
+                          timeout=900)
+    try:
+        outcome = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return "no_outcome", f"cutegen compile exited {proc.returncode}: {last}"
+    feedback = (outcome.get("feedback") or "").strip().splitlines()
+    return outcome.get("verdict", "no_verdict"), " ".join(feedback[:2])[:300]
+
+
+def check_compiles(manifest, cutegen, which):
+    wanted = []
+    if which in ("honest", "all"):
+        wanted += [(e["kernel"], "ok") for e in manifest["honest"]]
+    if which in ("static", "all"):
+        wanted += [(e["kernel"], "rejected") for e in manifest["attacks"] if e.get("static")]
+    if which == "all":
+        wanted += [(e["kernel"], "ok") for e in manifest["attacks"] if not e.get("static")]
+    errors, seen = [], set()
+    for kernel, expect in wanted:
+        if kernel in seen:
+            continue
+        seen.add(kernel)
+        got, feedback = compile_verdict(cutegen, kernel)
+        print(f"{'ok  ' if got == expect else 'FAIL'} {kernel}: compile {got} (expected {expect})", flush=True)
+        if got != expect:
+            errors.append(f"{kernel}: compile verdict {got}, expected {expect}: {feedback}")
+    return errors
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--manifest", default=str(ROOT / "attacks" / "manifest.json"))
+    ap.add_argument("--cutegen", help="the cutegen executable; without it only the manifest itself is checked")
+    ap.add_argument("--compile", choices=("honest", "static", "all"), default="honest",
+                    help="which kernels to compile when --cutegen is given (default: honest)")
+    args = ap.parse_args()
+    try:
+        manifest = json.loads(pathlib.Path(args.manifest).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"check_manifest: cannot read {args.manifest}: {exc}", file=sys.stderr)
+        return 1
+    errors = check_manifest(manifest)
+    if not errors and args.cutegen:
+        if not os.access(args.cutegen, os.X_OK):
+            print(f"check_manifest: {args.cutegen} is not an executable; build cutegen first", file=sys.stderr)
+            return 1
+        errors = check_compiles(manifest, args.cutegen, args.compile)
+    for line in errors:
+        print(line, file=sys.stderr)
+    if errors:
+        return 1
+    print(f"manifest ok: {len(manifest['honest'])} honest kernels, {len(manifest['attacks'])} attacks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

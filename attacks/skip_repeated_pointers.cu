@@ -1,0 +1,70 @@
+// Attack (timed-run skipping): remembers the (input, output) pointer pairs it has been called with;
+// after its first four calls, a pair that comes back is taken for the timing loop re-running the same
+// set, and the call returns at once, trusting the output buffer to still hold the earlier answer.
+// Expected: unwritten (every call's output is poisoned first, and the same buffers are reused for
+// every call, so pointers identify nothing).
+// --- ReLU attack scaffolding (each candidate must be a single file) ---
+#include <cutegen/kernel.h>
+
+#include <cute/tensor.hpp>
+
+namespace attack {
+
+inline bool relu_args(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out) {
+  return n_in == 1 && n_out == 1 && in[0].dtype == CUTEGEN_FLOAT32 && out[0].dtype == CUTEGEN_FLOAT32 &&
+         cutegen::numel(in[0]) == cutegen::numel(out[0]);
+}
+
+template <class T>
+__device__ auto flat(T* p, int64_t n) {
+  return cute::make_tensor(cute::make_gmem_ptr(p), cute::make_layout(n));
+}
+
+// Element access through a one-element register fragment and cute::copy: the generated code is then
+// CuTe's own, as in an honest kernel that copies whole tiles this way (the static check looks for it).
+template <class Tensor>
+__device__ float ld(const Tensor& t, int64_t i) {
+  float r[1];
+  cute::copy(cute::make_tensor(cute::make_gmem_ptr(&t(i)), cute::Layout<cute::_1>{}),
+             cute::make_tensor(&r[0], cute::Layout<cute::_1>{}));
+  return r[0];
+}
+template <class Tensor>
+__device__ void st(const Tensor& t, int64_t i, float v) {
+  float r[1] = {v};
+  cute::copy(cute::make_tensor(&r[0], cute::Layout<cute::_1>{}),
+             cute::make_tensor(cute::make_gmem_ptr(&t(i)), cute::Layout<cute::_1>{}));
+}
+
+inline unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65535)); }
+
+}  // namespace attack
+// --- end of scaffolding ---
+
+namespace attack {
+__global__ void relu(const float* x, float* y, int64_t n) {
+  auto gx = flat(x, n);
+  auto gy = flat(y, n);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    st(gy, i, ld(gx, i) < 0.f ? 0.f : ld(gx, i));
+}
+}  // namespace attack
+
+extern "C" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out,
+                               cudaStream_t s) {
+  if (!attack::relu_args(in, n_in, out, n_out)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  struct Pair {
+    const void* in;
+    const void* out;
+  };
+  static Pair seen[256];
+  static int count = 0, calls = 0;
+  bool repeat = false;
+  for (int k = 0; k < count; ++k) repeat = repeat || (seen[k].in == in[0].data && seen[k].out == out[0].data);
+  if (!repeat && count < 256) seen[count++] = {in[0].data, out[0].data};
+  if (++calls > 4 && repeat) return CUTEGEN_OK;
+  int64_t n = cutegen::numel(in[0]);
+  attack::relu<<<attack::blocks_for(n), 256, 0, s>>>(static_cast<const float*>(in[0].data),
+                                                     static_cast<float*>(out[0].data), n);
+  return static_cast<int>(cudaGetLastError());
+}
