@@ -6,6 +6,8 @@
 
 #include "run/runner_sandbox.h"
 
+#include "common/fs.h"
+
 using namespace cutegen;
 
 namespace {
@@ -93,24 +95,41 @@ TEST(RunnerCommand, TheCallReplyIsOneJsonLine) {
   EXPECT_DOUBLE_EQ(j["event_ms"].get<double>(), 0.25);
 }
 
-TEST(RunnerSandboxPolicy, StartReadsTheSystemAndTheLibraryAndWritesOnlyItsDirectory) {
+TEST(RunnerSandboxPolicy, StartReadsOnlyLoadedLibrariesTheDriversFilesAndTheCandidate) {
+  namespace fs = std::filesystem;
+  auto root = make_unique_dir(fs::temp_directory_path(), "cutegen-runner-policy-");
+  ASSERT_TRUE(root.ok());
+  // A driver directory that also holds a CUDA math library (as on systems with the toolkit from packages).
+  fs::create_directories(*root / "driver");
+  fs::create_directories(*root / "cache/ab");
+  fs::create_directories(*root / "private");
+  for (const char* f : {"driver/libcuda.so.1", "driver/libnvidia-ptxjitcompiler.so.1", "driver/libcublas.so.13",
+                        "cache/ab/kernel.so", "cache/ab/outcome.json", "libcudart.so.13"})
+    ASSERT_TRUE(write_file_atomic(*root / f, "x").ok());
   RunnerSandboxSettings settings;
-  auto p = runner_start_policy(settings, "/work/eval-1/runner-x", "/cache/compile/ab/abcd/kernel.so", {"/opt/cuda/lib64"});
+  auto p = runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so",
+                               {*root / "libcudart.so.13", *root / "gone.so"}, *root / "driver");
   EXPECT_EQ(p.syscalls, SandboxPolicy::Syscalls::unrestricted);  // seccomp comes once CUDA is up
   EXPECT_TRUE(p.die_with_parent);
-  auto has = [](const auto& v, const std::string& path) { return std::find(v.begin(), v.end(), path) != v.end(); };
-  EXPECT_TRUE(has(p.read_paths, "/usr"));
-  EXPECT_TRUE(has(p.read_paths, "/cache/compile/ab/abcd"));
-  EXPECT_FALSE(has(p.read_paths, "/root"));
-  EXPECT_FALSE(has(p.read_paths, "/home"));
-  EXPECT_EQ(p.write_paths, (std::vector<std::filesystem::path>{"/work/eval-1/runner-x", "/dev"}));
-  ASSERT_TRUE(p.file_size_bytes.has_value());
   EXPECT_TRUE(p.confine_tcp);
+  auto has = [&](const fs::path& path) { return std::find(p.read_paths.begin(), p.read_paths.end(), path) != p.read_paths.end(); };
+  EXPECT_TRUE(has("/proc") && has("/sys"));
+  EXPECT_TRUE(has(*root / "libcudart.so.13"));
+  EXPECT_TRUE(has(*root / "driver/libcuda.so.1") && has(*root / "driver/libnvidia-ptxjitcompiler.so.1"));
+  EXPECT_FALSE(has(*root / "driver/libcublas.so.13")) << "a math library beside the driver stays unreadable";
+  EXPECT_FALSE(has(*root / "driver"));
+  EXPECT_TRUE(has(*root / "cache/ab/kernel.so"));
+  EXPECT_FALSE(has(*root / "cache/ab")) << "the candidate file, not its directory";
+  EXPECT_FALSE(has(*root / "gone.so"));
+  for (const char* broad : {"/usr", "/lib", "/etc", "/opt", "/root", "/home"}) EXPECT_FALSE(has(broad)) << broad;
+  EXPECT_EQ(p.write_paths, (std::vector<fs::path>{*root / "private", "/dev"}));
+  ASSERT_TRUE(p.file_size_bytes.has_value());
   settings.network = true;
-  EXPECT_FALSE(runner_start_policy(settings, "/w", "/k.so", {}).confine_tcp);  // ncu's injected library
+  EXPECT_FALSE(runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so", {}, {}).confine_tcp);
   settings.files = false;
-  auto open = runner_start_policy(settings, "/w", "/k.so", {});
+  auto open = runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so", {}, {});
   EXPECT_TRUE(open.read_paths.empty() && open.write_paths.empty());
+  fs::remove_all(*root);
 }
 
 TEST(RunnerSandboxPolicy, LoadAppliesTheRunnerProfileExceptUnderTheProfiler) {

@@ -175,8 +175,9 @@ int serve(const RunnerSession& session, int reply_fd) {
     write_all(reply_fd, reply_line({{"setup", false}, {"message", message}}));
     return 3;
   };
+  auto driver_dir = preload_driver_library();
   auto start = apply_sandbox(runner_start_policy(session.sandbox, session.private_dir, session.library,
-                                                 loaded_library_dirs()));
+                                                 loaded_libraries(), driver_dir));
   if (!start) return fail_setup("the runner's sandbox: " + start.error().message);
   auto cuda = start_cuda(session.device);
   if (!cuda) return fail_setup(cuda.error().message);
@@ -269,7 +270,9 @@ int profile(const RunnerProfileJob& job, const std::string& result_path) {
     (void)write_file_atomic(result_path, dump_json(result));
     return code;
   };
-  auto start = apply_sandbox(runner_start_policy(job.sandbox, job.private_dir, job.library, loaded_library_dirs()));
+  auto driver_dir = preload_driver_library();
+  auto start = apply_sandbox(
+      runner_start_policy(job.sandbox, job.private_dir, job.library, loaded_libraries(), driver_dir));
   if (!start) return fail("setup", "the runner's sandbox: " + start.error().message, 3);
   auto cuda = start_cuda(job.device);
   if (!cuda) return fail("setup", cuda.error().message, 3);

@@ -1,5 +1,6 @@
 #include "run/runner_sandbox.h"
 
+#include <dlfcn.h>
 #include <link.h>
 
 #include <cstdlib>
@@ -9,32 +10,30 @@
 namespace cutegen {
 namespace fs = std::filesystem;
 
-namespace {
-
-// Read-only roots every Linux process with CUDA needs: the loader and system libraries, /etc (ld.so.cache,
-// nsswitch), the driver's /proc and /sys entries. Home directories are deliberately absent.
-const std::vector<fs::path>& system_roots() {
-  static const std::vector<fs::path> roots = {"/usr", "/lib", "/lib64", "/lib32", "/etc", "/opt", "/proc", "/sys",
-                                              "/run", "/var/run"};
-  return roots;
-}
-
-}  // namespace
-
-std::vector<fs::path> loaded_library_dirs() {
-  std::set<std::string> dirs;
+std::vector<fs::path> loaded_libraries() {
+  std::set<std::string> files;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) {
-        if (info->dlpi_name && *info->dlpi_name)
-          static_cast<std::set<std::string>*>(data)->insert(fs::path(info->dlpi_name).parent_path().string());
+        if (info->dlpi_name && *info->dlpi_name) static_cast<std::set<std::string>*>(data)->insert(info->dlpi_name);
         return 0;
       },
-      &dirs);
-  return {dirs.begin(), dirs.end()};
+      &files);
+  return {files.begin(), files.end()};
+}
+
+fs::path preload_driver_library() {
+  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (!handle) return {};
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name) return {};
+  std::error_code ec;
+  auto real = fs::canonical(map->l_name, ec);
+  return ec ? fs::path(map->l_name).parent_path() : real.parent_path();
 }
 
 SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const fs::path& private_dir,
-                                  const fs::path& library, const std::vector<fs::path>& library_dirs) {
+                                  const fs::path& library, const std::vector<fs::path>& loaded,
+                                  const fs::path& driver_dir) {
   SandboxPolicy p;
   p.syscalls = SandboxPolicy::Syscalls::unrestricted;  // seccomp comes in step 2, once CUDA is up
   p.file_size_bytes = 1ull << 30;  // what the candidate may write in its private directory
@@ -43,18 +42,23 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
   // Under Nsight Compute the injected library talks TCP to ncu: Landlock (ABI 4+) would refuse it.
   p.confine_tcp = !settings.network;
   if (!settings.files) return p;
-  std::set<fs::path> read;
-  for (const auto& r : system_roots())
-    if (fs::exists(r)) read.insert(r);
-  for (const auto& d : library_dirs)
-    if (!d.empty() && fs::exists(d)) read.insert(d);
-  if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
-    std::stringstream parts(ld);
-    std::string dir;
-    while (std::getline(parts, dir, ':'))
-      if (!dir.empty() && fs::exists(dir)) read.insert(dir);
+  std::set<fs::path> read = {"/proc", "/sys"};
+  std::error_code ec;
+  for (const auto& f : loaded) {
+    read.insert(f);
+    if (auto real = fs::canonical(f, ec); !ec) read.insert(real);  // the loader opened the link's target
   }
-  read.insert(library.parent_path());
+  if (!driver_dir.empty()) {
+    for (const auto& entry : fs::directory_iterator(driver_dir, ec)) {
+      auto name = entry.path().filename().string();
+      if (name.rfind("libcuda", 0) == 0 || name.rfind("libnvidia-", 0) == 0) read.insert(entry.path());
+    }
+  }
+  if (fs::exists("/etc/ld.so.cache")) read.insert("/etc/ld.so.cache");
+  read.insert(library);
+  if (auto real = fs::canonical(library, ec); !ec) read.insert(real);
+  for (auto it = read.begin(); it != read.end();)  // Landlock refuses a rule for a path that is not there
+    it = fs::exists(*it) ? std::next(it) : read.erase(it);
   p.read_paths.assign(read.begin(), read.end());
   // /dev: the GPU's device nodes are opened read-write by the driver (and /dev/shm by some CUDA paths).
   p.write_paths = {private_dir, "/dev"};

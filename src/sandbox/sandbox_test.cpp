@@ -182,10 +182,11 @@ TEST_P(RunnerProfileWrapper, HostileCallIsKilledBySigsys) {
   EXPECT_EQ(r.out, "");  // the probe never got to report that the call worked
 }
 INSTANTIATE_TEST_SUITE_P(Calls, RunnerProfileWrapper,
-                         ::testing::Values("fork", "exec", "socket-inet", "socket-udp", "ptrace", "kill-parent"));
+                         ::testing::Values("fork", "exec", "socket-inet", "socket-udp", "ptrace", "kill-parent",
+                                           "setsid"));
 
 TEST(RunnerProfileWrapperCalls, LibraryProbesGetEpermAndUnixSocketsWork) {
-  for (const char* action : {"thread", "sigaction", "setsid", "dumpable"}) {
+  for (const char* action : {"thread", "sigaction", "dumpable"}) {
     auto r = probe(runner_policy(), {action});
     EXPECT_EQ(r.exit_code, 1) << action << ": " << r.describe_end() << " " << r.err;
     EXPECT_EQ(r.out, "denied errno=1 (Operation not permitted)\n") << action;
@@ -439,7 +440,7 @@ TEST(RunnerProfileInProcess, ForkExecAndNetworkAreTrappedAndNamed) {
   }
 }
 
-TEST(RunnerProfileInProcess, ThreadsHandlersTimersAndSessionsFailWithEperm) {
+TEST(RunnerProfileInProcess, ThreadsHandlersAndTimersFailWithEperm) {
   auto p = runner_policy();
   std::vector<std::pair<const char*, std::function<int()>>> cases = {
       {"sigaction", [] { struct sigaction sa {}; sa.sa_handler = SIG_IGN; return errno_is(::sigaction(SIGUSR1, &sa, nullptr) != 0, EPERM); }},
@@ -447,8 +448,6 @@ TEST(RunnerProfileInProcess, ThreadsHandlersTimersAndSessionsFailWithEperm) {
       {"setitimer", [] { itimerval v{{0, 0}, {1, 0}}; return errno_is(::setitimer(ITIMER_REAL, &v, nullptr) != 0, EPERM); }},
       {"alarm", [] { return errno_is(::syscall(SYS_alarm, 5) != 0, EPERM); }},
       {"timer_create", [] { long id; return errno_is(::syscall(SYS_timer_create, CLOCK_MONOTONIC, nullptr, &id) != 0, EPERM); }},
-      {"setsid", [] { return errno_is(::setsid() < 0, EPERM); }},
-      {"setpgid", [] { return errno_is(::setpgid(0, 0) != 0, EPERM); }},
       {"dumpable", [] { return errno_is(::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0, EPERM); }},
       {"pdeathsig", [] { return errno_is(::prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) != 0, EPERM); }},
       {"io_uring", [] { return errno_is(::syscall(SYS_io_uring_setup, 8, nullptr) != 0, EPERM); }},

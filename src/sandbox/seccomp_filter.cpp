@@ -188,7 +188,9 @@ std::vector<Rule> runner_rules(const SandboxPolicy& p) {
   r.push_back({"pidfd_send_signal", trap, {}});
   // Ways to run code later, outside a call, or to leave the process group; a library probing them copes.
   r.push_back({"rt_sigaction", deny, {SCMP_A1(SCMP_CMP_NE, 0)}});  // reading a handler is fine
-  for (const char* name : {"setsid", "setpgid", "timer_create", "setitimer", "alarm"}) r.push_back({name, deny, {}});
+  // Leaving the process group is how a process outlives the judge's kill: hostile, so trapped.
+  for (const char* name : {"setsid", "setpgid"}) r.push_back({name, trap, {}});
+  for (const char* name : {"timer_create", "setitimer", "alarm"}) r.push_back({name, deny, {}});
   for (uint64_t option : {uint64_t{PR_SET_DUMPABLE}, uint64_t{PR_SET_PDEATHSIG}, uint64_t{PR_SET_SECCOMP},
                           uint64_t{PR_SET_SECUREBITS}, uint64_t{PR_SET_KEEPCAPS}, kPrSetPtracer, kPrSetMm,
                           kPrCapAmbient, kPrSetChildSubreaper, kPrSetSyscallUserDispatch, kPrSetIoFlusher})
