@@ -61,11 +61,18 @@ def main():
     ap.add_argument("--cutegen", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--timeout", type=int, default=600, help="seconds for ncu per example")
+    ap.add_argument("--only", default="", help="comma-separated kernel file stems (each on its first problem)")
     args = ap.parse_args()
     out_dir = pathlib.Path(args.out)
     manifest = json.loads((ROOT / "attacks" / "manifest.json").read_text())
+    entries = manifest["honest"]
+    if args.only:
+        wanted, seen = set(args.only.split(",")), set()
+        entries = [e for e in entries
+                   if pathlib.Path(e["kernel"]).stem in wanted and not (pathlib.Path(e["kernel"]).stem in seen
+                                                                         or seen.add(pathlib.Path(e["kernel"]).stem))]
     results = []
-    for entry in manifest["honest"]:
+    for entry in entries:
         r = run_entry(args.cutegen, entry, out_dir, args.timeout)
         results.append(r)
         print(f"{'ok  ' if r['ok'] else 'FAIL'} {r['kernel']}: profile {r.get('profile_seconds', '?')} s, "
