@@ -106,6 +106,7 @@ def main():
     ap.add_argument("--attack-trials", type=int, default=1)
     ap.add_argument("--attack-runs", type=int, default=20)
     ap.add_argument("--runner-timeout", type=int, default=20, help="seconds per call of a candidate")
+    ap.add_argument("--resume", action="store_true", help="keep the entries --out/suite.json already holds, run the rest")
     args = ap.parse_args()
     out_dir = pathlib.Path(args.out)
     manifest = json.loads((ROOT / "attacks" / "manifest.json").read_text())
@@ -115,11 +116,17 @@ def main():
     if args.only:
         wanted = set(args.only.split(","))
         entries = [e for e in entries if pathlib.Path(e["kernel"]).stem in wanted]
+    results = []
+    done_path = out_dir / "suite.json"
+    if args.resume and done_path.exists():
+        results = json.loads(done_path.read_text())
+        done = {(r["kernel"], r["problem"]) for r in results}
+        entries = [e for e in entries if (e["kernel"], e["problem"]) not in done]
+        print(f"resuming: {len(results)} entries kept, {len(entries)} to run", flush=True)
     groups = {}
     for e in entries:
         groups.setdefault(settings(e, args), []).append(e)
-    results = []
-    for index, (key, group) in enumerate(groups.items()):
+    for index, (key, group) in enumerate(groups.items(), start=len(results)):
         print(f"-- {key[0]} ({len(group)} kernels, precision {key[1]})", flush=True)
         for r in run_group(args.cutegen, key, group, out_dir, args, index):
             results.append(r)

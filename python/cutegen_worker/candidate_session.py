@@ -481,6 +481,7 @@ SANDBOX_ENV = "CUTEGEN_RUNNER_SANDBOX"
 SANDBOX_SETTINGS = {
     "full": {"files": True, "syscalls": True, "deny_threads": True},
     "threads": {"files": True, "syscalls": True, "deny_threads": False},
+    "syscalls-only": {"files": False, "syscalls": True, "deny_threads": True},
     "files-only": {"files": True, "syscalls": False, "deny_threads": False},
     "off": {"files": False, "syscalls": False, "deny_threads": False},
 }

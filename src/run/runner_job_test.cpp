@@ -125,7 +125,13 @@ TEST(RunnerSandboxPolicy, StartReadsOnlyLoadedLibrariesTheDriversFilesAndTheCand
   EXPECT_EQ(p.write_paths, (std::vector<fs::path>{*root / "private", "/dev"}));
   ASSERT_TRUE(p.file_size_bytes.has_value());
   settings.network = true;
-  EXPECT_FALSE(runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so", {}, {}).confine_tcp);
+  ASSERT_EQ(setenv("CUDA_INJECTION64_PATH", (*root / "ncu/target/libInjection.so").c_str(), 1), 0);
+  fs::create_directories(*root / "ncu/target");
+  auto profiled = runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so", {}, {});
+  unsetenv("CUDA_INJECTION64_PATH");
+  EXPECT_FALSE(profiled.confine_tcp);
+  EXPECT_NE(std::find(profiled.read_paths.begin(), profiled.read_paths.end(), *root / "ncu"), profiled.read_paths.end());
+  EXPECT_EQ(profiled.write_paths.back(), "/tmp");
   settings.files = false;
   auto open = runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so", {}, {});
   EXPECT_TRUE(open.read_paths.empty() && open.write_paths.empty());

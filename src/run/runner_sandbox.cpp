@@ -55,13 +55,23 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
     }
   }
   if (fs::exists("/etc/ld.so.cache")) read.insert("/etc/ld.so.cache");
+  std::vector<fs::path> write = {private_dir, "/dev"};
+  if (settings.network) {
+    // Under Nsight Compute: CUDA loads ncu's injection library (CUDA_INJECTION64_PATH) when it starts,
+    // and that library reads its own installation and keeps a lock in /tmp.
+    if (const char* injection = std::getenv("CUDA_INJECTION64_PATH"); injection && *injection) {
+      fs::path install = fs::path(injection).parent_path().parent_path();
+      if (!install.empty() && install != install.root_path()) read.insert(install);
+    }
+    write.push_back("/tmp");
+  }
   read.insert(library);
   if (auto real = fs::canonical(library, ec); !ec) read.insert(real);
   for (auto it = read.begin(); it != read.end();)  // Landlock refuses a rule for a path that is not there
     it = fs::exists(*it) ? std::next(it) : read.erase(it);
   p.read_paths.assign(read.begin(), read.end());
   // /dev: the GPU's device nodes are opened read-write by the driver (and /dev/shm by some CUDA paths).
-  p.write_paths = {private_dir, "/dev"};
+  p.write_paths = write;
   return p;
 }
 
