@@ -253,6 +253,8 @@ class CandidateSession:
         if printed := self.link.printed():
             raise Stop("printed_output", printed)
         reply = exchange.reply
+        if "rc" not in reply:  # the runner refused the command: a harness bug (or a forgery that stops the judge)
+            raise RequestError(f"the runner did not run the call ({self.phase}): {reply.get('error', reply)}")
         if reply.get("cuda_error"):
             raise Stop("cuda_error", f"CUDA error while running the kernel ({self.phase}): {reply['cuda_error']}")
         rc = reply.get("rc", 0)
