@@ -120,7 +120,7 @@ bool allowed_libc(const std::string& name) {
 // descriptor code writes to when the driver refuses a descriptor.
 bool allowed_cxx_runtime(const std::string& name) {
   static const std::regex re(
-      R"(^(__cxa_\w+|__gxx_personality_v0|__dynamic_cast|_Unwind_\w+|_ZSt\d+__throw_\w+|_Z(nw|na|dl|da)\w+|_ZSt7nothrow|_ZT[ISV]St\w+|_ZT[ISV]N10__cxxabiv1\w+|_ZNK?St\d+(exception|bad_alloc|bad_array_new_length|bad_cast|bad_typeid|runtime_error|logic_error|length_error|out_of_range|invalid_argument|domain_error|range_error|overflow_error|underflow_error)\w*|_ZNK?St7__cxx1112basic_string\w+|_ZNSt8ios_base4Init[CD][12]Ev|_ZSt4cerr|_ZNSo\w+|_ZStlsI\w+|_ZSt16__ostream_insert\w+|_ZSt4endl\w+|_ZSt5flush\w+|_ZNSt9basic_iosIcSt11char_traitsIcEE5clear\w+|_ZNKSt5ctypeIcE13_M_widen_initEv|__(u?div|u?mod)ti3|__muloti4|__popcount[ds]i2|__clz[ds]i2|__ctz[ds]i2|__powi[sd]f2|__(mul|div)[sd]c3|__gmon_start__|_ITM_\w+)$)");
+      R"(^(__cxa_\w+|__gxx_personality_v0|__dynamic_cast|_Unwind_\w+|_ZSt\d+__throw_\w+|_Z(nw|na|dl|da)\w+|_ZSt7nothrow|_ZT[ISV]St\w+|_ZT[ISV]N10__cxxabiv1\w+|_ZNK?St\d+(exception|bad_alloc|bad_array_new_length|bad_cast|bad_typeid|runtime_error|logic_error|length_error|out_of_range|invalid_argument|domain_error|range_error|overflow_error|underflow_error)\w*|_ZNK?St7__cxx1112basic_string\w+|_ZNSt8ios_base4Init[CD][12]Ev|_ZSt21ios_base_library_initv|_ZSt4cerr|_ZNSo\w+|_ZStlsI\w+|_ZSt16__ostream_insert\w+|_ZSt4endl\w+|_ZSt5flush\w+|_ZNSt9basic_iosIcSt11char_traitsIcEE5clear\w+|_ZNKSt5ctypeIcE13_M_widen_initEv|__(u?div|u?mod)ti3|__muloti4|__popcount[ds]i2|__clz[ds]i2|__ctz[ds]i2|__powi[sd]f2|__(mul|div)[sd]c3|__gmon_start__|_ITM_\w+)$)");
   return std::regex_match(name, re);
 }
 
