@@ -9,12 +9,13 @@ loose enough for honest fp32 still let TF32 through on a few elements, the aggre
 **The yardstick is PyTorch's own error** (`with_torch_error`): on the same inputs and parameters,
 PyTorch computing in the problem's dtype (TF32 off) is some distance from the reference; a kernel
 may be at most TORCH_ERROR_FACTOR times as far (rel_l2_limit = max(policy floor, factor x torch's
-rel-L2); abs_slack = factor x torch's largest element error). Measured (CPU, K = 4096 GEMMs): fp32
-with blocked accumulation 8e-8 (positive inputs) / 2.6e-7 (signed); a naive sequential fp32
-accumulation 10x / 4x that; 3xTF32 the same as fp32; TF32 68x / 1000x; bf16 500x / 8000x. So 25
-passes every honest fp32 order of summation and fails TF32 even on all-positive inputs. Near-zero
-outputs (cancellation) are judged on the scale of torch's own rounding noise, which is the honest
-precision there.
+rel-L2); abs_slack = factor x torch's largest element error). Measured on an H200 (4096^3 fp32 GEMM,
+TF32 off): PyTorch (cuBLAS) 8.4e-7 on positive inputs, 1.15e-6 signed; a tiled CUDA-core kernel the
+same; 3xTF32 5e-8; TF32 5.4e-6 on positive inputs (6.4x) and ~1000x on signed ones. So 5 passes
+honest fp32 orders of summation with room and fails TF32 on such all-positive inputs too. (On the
+CPU, MKL's blocked sums are 10x more accurate than a sequential one; the yardstick is whatever the
+problem's device gives.) Near-zero outputs (cancellation) are judged on the scale of torch's own
+rounding noise, which is the honest precision there.
 
 Everything runs in float64, a chunk at a time: a KernelBench-sized output is 6 GiB in fp32, and
 whole-tensor float64 temporaries of it would need several times that beside the shared buffers.
@@ -27,7 +28,7 @@ from .errors import RequestError
 
 # (atol, rtol, rel-L2 floor) per policy; the floor applies where PyTorch itself is (nearly) exact.
 POLICIES = {"strict": (1e-4, 1e-4, 1e-6), "tf32": (1e-3, 1e-3, 2e-3), "bf16": (1e-2, 1e-2, 2e-2)}
-TORCH_ERROR_FACTOR = 25.0
+TORCH_ERROR_FACTOR = 5.0
 # Half-precision problems cannot be held to fp32 accuracy; these apply whatever the policy.
 _HALF_PROBLEMS = {torch.float16: (1e-2, 1e-2, 2e-3), torch.bfloat16: (2e-2, 2e-2, 2e-2)}
 

@@ -227,7 +227,12 @@ class SubprocessRunner:
 def runner_environment(private_dir: str) -> dict:
     """What the runner may see of the environment: where the CUDA libraries are, which GPU, and a
     private HOME and TMPDIR. Nothing else -- in particular no API keys (docs/judge.md)."""
-    keep = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "LANG")
+    keep = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "LANG",
+            "CUTEGEN_RUNNER_EXTRA_READ")  # a diagnosis knob of the runner's sandbox (docs/sandbox.md)
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(HOME=private_dir, TMPDIR=private_dir, CUDA_CACHE_DISABLE="1")
+    # Diagnosis only (scripts/gpu-check's smoke stage): a library preloaded into the runner, e.g. one that
+    # logs the files the sandbox refuses.
+    if os.environ.get("CUTEGEN_RUNNER_DEBUG_PRELOAD"):
+        env["LD_PRELOAD"] = os.environ["CUTEGEN_RUNNER_DEBUG_PRELOAD"]
     return env

@@ -72,6 +72,10 @@ class Slot:
                 shared.copy_(value)
         if flush is not None:
             flush()
+        # The runner is another process: it must find the buffers written before it is told to call.
+        # (The worker's copies and poisoning are asynchronous; without this the candidate raced them.)
+        if self.arena.device.type == "cuda":
+            torch.cuda.synchronize(self.arena.device)
         return Staged(spec=spec, inputs=values, params=params)
 
     def scalars(self, staged: Staged) -> list:

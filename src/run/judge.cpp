@@ -55,7 +55,7 @@ std::string describe_check(const nlohmann::json& c) {
                      o.value("inf_count", 0));
     if (o.contains("torch") && o["torch"].is_object())
       s += fmt::format("  PyTorch in the problem's precision is at rel L2 {:.3g} on the same inputs: the limit allows {:.0f}x "
-                       "that\n", o["torch"].value("rel_l2_err", 0.0), 25.0);
+                       "that\n", o["torch"].value("rel_l2_err", 0.0), 5.0);
     std::string firsts;
     int n = 0;
     for (const auto& b : o.value("first_bad", nlohmann::json::array())) {

@@ -117,7 +117,35 @@ struct Cuda {
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   void* ping_buffer = nullptr;
+  const void* null_kernel = nullptr;  // cutegen_harness_null, when its module loaded
+  std::string null_kernel_error;
 };
+
+// An empty kernel of the harness's own: the worker's calibration pings run it exactly where a call runs
+// the candidate (events around it, both synchronisations), so the GPU switches to this process's
+// context and back as it does for a call, and the round trip measured matches a call's overhead. PTX,
+// so any GPU the driver knows can run it; `cutegen profile` filters the cutegen_harness_ prefix out.
+constexpr const char* kNullKernelPtx = R"(.version 7.0
+.target sm_50
+.address_size 64
+.visible .entry cutegen_harness_null()
+{
+	ret;
+}
+)";
+
+void load_null_kernel(Cuda& c) {
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t kernel = nullptr;
+  cudaError_t e = cudaLibraryLoadData(&library, kNullKernelPtx, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (e == cudaSuccess) e = cudaLibraryGetKernel(&kernel, library, "cutegen_harness_null");
+  if (e == cudaSuccess) {
+    c.null_kernel = reinterpret_cast<const void*>(kernel);
+  } else {
+    c.null_kernel_error = cuda_error_text(e);
+    cudaGetLastError();  // not sticky, but clear it so the candidate's first error check sees nothing of ours
+  }
+}
 
 // The CUDA context, our stream (non-blocking: work a candidate hides on the legacy default stream is not
 // ordered with it, so its events miss that work and the worker's clock exposes it) and events.
@@ -130,6 +158,7 @@ Result<Cuda> start_cuda(int device) {
   if (cudaEventCreate(&c.start) != cudaSuccess || cudaEventCreate(&c.stop) != cudaSuccess)
     return Error{"cudaEventCreate failed"};
   if (auto e = cudaMalloc(&c.ping_buffer, 256); e != cudaSuccess) return Error{"cudaMalloc: " + cuda_error_text(e)};
+  load_null_kernel(c);
   return c;
 }
 
@@ -208,7 +237,9 @@ int serve(const RunnerSession& session, int reply_fd) {
       outputs.back().push_back(*d);
     }
   }
-  write_all(reply_fd, reply_line({{"setup", true}, {"sandbox", start->summary()}}));
+  nlohmann::json setup = {{"setup", true}, {"sandbox", start->summary()}};
+  if (!cuda->null_kernel) setup["null_kernel_error"] = cuda->null_kernel_error;  // pings fall back to a memset
+  write_all(reply_fd, reply_line(setup));
 
   Forward forward = nullptr;
   LineReader reader;
@@ -222,10 +253,19 @@ int serve(const RunnerSession& session, int reply_fd) {
       case RunnerCommand::Op::quit:
         return 0;
       case RunnerCommand::Op::ping: {
-        // The GPU switches to this context and back, as for a call, without the candidate's code.
-        cudaMemsetAsync(cuda->ping_buffer, 0, 4, cuda->stream);
+        // A call's path with the harness's empty kernel in the candidate's place (load_null_kernel).
+        cudaEventRecord(cuda->start, cuda->stream);
+        if (cuda->null_kernel)
+          cudaLaunchKernel(cuda->null_kernel, dim3(1), dim3(1), nullptr, 0, cuda->stream);
+        else
+          cudaMemsetAsync(cuda->ping_buffer, 0, 4, cuda->stream);
+        cudaGetLastError();
+        cudaEventRecord(cuda->stop, cuda->stream);
         cudaStreamSynchronize(cuda->stream);
-        write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"pong", true}}));
+        cudaDeviceSynchronize();
+        float ms = 0;
+        cudaEventElapsedTime(&ms, cuda->start, cuda->stop);
+        write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"pong", true}, {"event_ms", ms}}));
         break;
       }
       case RunnerCommand::Op::load: {
@@ -325,6 +365,12 @@ int main(int argc, char** argv) {
     else if (a == "--result") result_path = argv[i + 1];
   }
   if (!serve_path.empty() && reply_fd >= 0) {
+    // Replies always leave on descriptor 3 (docs/judge.md): the worker passes whatever number its pipe got.
+    if (reply_fd != 3) {
+      if (dup2(reply_fd, 3) < 0) return 2;
+      close(reply_fd);
+      reply_fd = 3;
+    }
     auto j = cutegen::read_json(serve_path);
     auto session = j ? cutegen::parse_runner_session(*j) : cutegen::Result<cutegen::RunnerSession>(j.error());
     if (!session) {

@@ -55,6 +55,14 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
     }
   }
   if (fs::exists("/etc/ld.so.cache")) read.insert("/etc/ld.so.cache");
+  // A diagnosis knob, never set by cutegen: more readable paths, to find what a machine's CUDA needs
+  // (scripts/gpu-check's smoke stage uses it; docs/sandbox.md).
+  if (const char* extra = std::getenv("CUTEGEN_RUNNER_EXTRA_READ"); extra && *extra) {
+    std::stringstream parts(extra);
+    std::string path;
+    while (std::getline(parts, path, ':'))
+      if (!path.empty()) read.insert(path);
+  }
   std::vector<fs::path> write = {private_dir, "/dev"};
   if (settings.network) {
     // Under Nsight Compute: CUDA loads ncu's injection library (CUDA_INJECTION64_PATH) when it starts,
