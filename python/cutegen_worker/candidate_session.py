@@ -191,6 +191,8 @@ class CandidateSession:
         finally:
             if self.link is not None and "end" not in self.record.runner:
                 self.record.runner["end"] = self.link.kill().describe()
+            # Nothing of ours may still hold a shared buffer when the arena frees them.
+            self.link = self.slot = self.secret_out = self.secret_in = None
             self.arena.release()
         return self.record.to_dict()
 

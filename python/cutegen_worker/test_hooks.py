@@ -116,7 +116,8 @@ class FakeRunner:
         if self.spec.get("ms"):
             time.sleep(self.spec["ms"] / 1000)
         wall = time.perf_counter_ns() - t0
-        reply["event_ms"] = self.spec.get("event_ms", wall / 1e6)
+        # What it claims its events saw: only when told (its own work is not timed on a stream).
+        reply["event_ms"] = self.spec.get("event_ms")
         return Exchange(reply=reply, wall_ns=wall)
 
     # ---- what a kernel of each behaviour writes -----------------------------------------------------
