@@ -32,6 +32,7 @@ VERDICTS = ("pass", "load_failed", "kernel_error", "cuda_error", "crash", "timeo
             "tampering")
 CALIBRATION_ROUNDS = 12
 AUDIT_FRACTION = 0.25
+HIDDEN_WORK_SLACK_MS = 0.35
 MIN_AUDITS = 4
 FULL_AUDITS = 2
 CUTEGEN_ERROR_NAMES = {1000: "CUTEGEN_ERROR_BAD_ARGUMENTS", 1001: "CUTEGEN_ERROR_UNSUPPORTED"}
@@ -454,7 +455,9 @@ class CandidateSession:
         # stream's events. (The time reported is the worker's either way.)
         all_walls = sorted(w for v in walls.values() for w in v)
         trusted = statistics.median(all_walls)
-        if event_median is not None and trusted > 1.5 * event_median + 0.05:
+        # 0.35 ms: what the two-process path adds to an honest call beyond its events on an H200 (0.07 to
+        # 0.3 ms, growing with the kernel's footprint: benchmarks/gpu-suite-2026-11-30.md).
+        if event_median is not None and trusted > 1.5 * event_median + HIDDEN_WORK_SLACK_MS:
             raise Stop("hidden_work", f"each call took {trusted:.3f} ms by the worker's clock but the given stream's "
                                       f"events saw only {event_median:.3f} ms: work runs outside the given stream, or "
                                       "after the call returned")

@@ -2,6 +2,8 @@
 // serve protocol's commands, and the call reply the worker parses (python/cutegen_worker/runner_link.py).
 #include "run/runner_job.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "run/runner_sandbox.h"
@@ -122,7 +124,10 @@ TEST(RunnerSandboxPolicy, StartReadsOnlyLoadedLibrariesTheDriversFilesAndTheCand
   EXPECT_FALSE(has(*root / "cache/ab")) << "the candidate file, not its directory";
   EXPECT_FALSE(has(*root / "gone.so"));
   for (const char* broad : {"/usr", "/lib", "/etc", "/opt", "/root", "/home"}) EXPECT_FALSE(has(broad)) << broad;
-  EXPECT_EQ(p.write_paths, (std::vector<fs::path>{*root / "private", "/dev"}));
+  ASSERT_EQ(p.write_paths.size(), 3u);
+  EXPECT_EQ(p.write_paths[0], *root / "private");
+  EXPECT_EQ(p.write_paths[1], "/dev");
+  EXPECT_EQ(p.write_paths[2], fs::path("/proc") / std::to_string(getpid()) / "task");  // thread names, nothing else
   ASSERT_TRUE(p.file_size_bytes.has_value());
   settings.network = true;
   ASSERT_EQ(setenv("CUDA_INJECTION64_PATH", (*root / "ncu/target/libInjection.so").c_str(), 1), 0);
@@ -132,6 +137,7 @@ TEST(RunnerSandboxPolicy, StartReadsOnlyLoadedLibrariesTheDriversFilesAndTheCand
   EXPECT_FALSE(profiled.confine_tcp);
   EXPECT_NE(std::find(profiled.read_paths.begin(), profiled.read_paths.end(), *root / "ncu"), profiled.read_paths.end());
   EXPECT_EQ(profiled.write_paths.back(), "/tmp");
+  EXPECT_EQ(std::count(profiled.write_paths.begin(), profiled.write_paths.end(), fs::path("/proc")), 0);
   settings.files = false;
   auto open = runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so", {}, {});
   EXPECT_TRUE(open.read_paths.empty() && open.write_paths.empty());

@@ -64,6 +64,9 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
       if (!path.empty()) read.insert(path);
   }
   std::vector<fs::path> write = {private_dir, "/dev"};
+  // The driver names its threads by writing /proc/self/task/<tid>/comm (seen on the H200: without this,
+  // creating the context fails with cudaErrorOperatingSystem). Only this process's task directory.
+  if (auto task = fs::canonical("/proc/self/task", ec); !ec) write.push_back(task);
   if (settings.network) {
     // Under Nsight Compute: CUDA loads ncu's injection library (CUDA_INJECTION64_PATH) when it starts,
     // and that library reads its own installation and keeps a lock in /tmp.
