@@ -236,6 +236,21 @@ def test_the_time_is_the_workers_clock_not_the_runners_claim(worker, small):
     assert all(call["wall_ms"] >= 2.9 for call in result["calls"])
 
 
+def test_the_time_is_never_below_what_the_streams_events_saw(worker, small):
+    """The worker subtracts its least round trip from each call; a kernel whose events claim more than is
+    left is reported at its event time (an honest GPU time is a floor), never at a near-zero remainder."""
+    result = evaluate(worker, "relu", mode="reference", event_ms=2.0, trials=TRIALS[:1], runs=8)
+    assert result["verdict"] == "pass"
+    assert result["time"]["median_ms"] >= 2.0
+    assert all(call["wall_ms"] >= 2.0 for call in result["calls"])
+
+
+def test_the_round_trip_subtracted_is_the_least_one_seen(worker, small):
+    result = evaluate(worker, "relu", mode="reference", trials=TRIALS[:1], runs=4)
+    assert result["time"]["overhead_ms"] == result["calibration"]["ping_ms"]
+    assert result["calibration"]["ping_ms"] <= result["calibration"]["ping_median_ms"]
+
+
 def test_events_far_below_the_workers_clock_are_hidden_work(worker, small):
     result = evaluate(worker, "relu", mode="reference", ms=4, event_ms=0.01, trials=TRIALS[:1], runs=8)
     assert result["verdict"] == "hidden_work"
