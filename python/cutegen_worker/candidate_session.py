@@ -493,6 +493,9 @@ SANDBOX_ENV = "CUTEGEN_RUNNER_SANDBOX"
 # exist to find out, on a machine where CUDA fails inside the sandbox, which part it trips on.
 SANDBOX_SETTINGS = {
     "full": {"files": True, "syscalls": True, "deny_threads": True},
+    # Tighter (own /proc entries only, the GPU's /dev nodes only, no capabilities); the default once a GPU
+    # run has shown CUDA works inside it (src/run/runner_job.h).
+    "narrow": {"files": True, "syscalls": True, "deny_threads": True, "narrow": True},
     "threads": {"files": True, "syscalls": True, "deny_threads": False},
     "syscalls-only": {"files": False, "syscalls": True, "deny_threads": True},
     "files-only": {"files": True, "syscalls": False, "deny_threads": False},

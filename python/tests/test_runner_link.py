@@ -122,5 +122,8 @@ def test_the_sandbox_setting_is_read_from_the_environment_and_checked(monkeypatc
     monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "threads")
     assert candidate_session.sandbox_settings()["deny_threads"] is False
     monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "none")
-    with pytest.raises(RequestError, match="not one of full, threads, syscalls-only, files-only, off"):
+    monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "narrow")
+    assert candidate_session.sandbox_settings()["narrow"] is True
+    monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "none")
+    with pytest.raises(RequestError, match="not one of full, narrow, threads, syscalls-only, files-only, off"):
         candidate_session.sandbox_settings()

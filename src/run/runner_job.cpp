@@ -24,6 +24,7 @@ Result<RunnerSandboxSettings> parse_sandbox_settings(const nlohmann::json& j) {
     else if (key == "syscalls") s.syscalls = value;
     else if (key == "deny_threads") s.deny_threads = value;
     else if (key == "network") s.network = value;
+    else if (key == "narrow") s.narrow = value;
     else return Error{fmt::format("runner job: unknown sandbox setting `{}`", key)};
   }
   return s;

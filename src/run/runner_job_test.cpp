@@ -2,7 +2,12 @@
 // serve protocol's commands, and the call reply the worker parses (python/cutegen_worker/runner_link.py).
 #include "run/runner_job.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -155,4 +160,61 @@ TEST(RunnerSandboxPolicy, LoadAppliesTheRunnerProfileExceptUnderTheProfiler) {
   settings.network = false;
   settings.deny_threads = false;
   EXPECT_FALSE(runner_load_policy(settings, 7).deny_threads);
+}
+
+TEST(RunnerSandboxPolicy, NarrowReadsOnlyItsOwnProcAndWritesOnlyTheGpusNodes) {
+  namespace fs = std::filesystem;
+  auto root = make_unique_dir(fs::temp_directory_path(), "cutegen-runner-narrow-");
+  ASSERT_TRUE(root.ok());
+  fs::create_directories(*root / "private");
+  ASSERT_TRUE(write_file_atomic(*root / "kernel.so", "x").ok());
+  RunnerSandboxSettings settings;
+  settings.narrow = true;
+  auto p = runner_start_policy(settings, *root / "private", *root / "kernel.so", {}, {});
+  auto reads = [&](const fs::path& path) { return std::count(p.read_paths.begin(), p.read_paths.end(), path) > 0; };
+  auto writes = [&](const fs::path& path) { return std::count(p.write_paths.begin(), p.write_paths.end(), path) > 0; };
+  EXPECT_FALSE(reads("/proc")) << "other processes' environments";
+  EXPECT_TRUE(reads(fs::path("/proc") / std::to_string(getpid())));
+  EXPECT_FALSE(writes("/dev")) << "/dev/shm";
+  EXPECT_TRUE(reads("/dev/urandom"));
+  for (const auto& w : p.write_paths) {
+    auto s = w.string();
+    EXPECT_TRUE(w == *root / "private" || s.rfind("/dev/nvidia", 0) == 0 || s.rfind("/proc/", 0) == 0) << s;
+  }
+  fs::remove_all(*root);
+}
+
+// A runner started as root reads any process's environment through /proc unless it loses root's
+// capabilities (the H200 run: attacks/rt_read_environ.cu found cutegen's key in its grandparent's).
+TEST(RunnerSandboxPolicy, WithoutCapabilitiesRootCannotReadAnotherProcesssEnvironment) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: what is dropped is root's capabilities";
+  // A non-dumpable process of our own stands in for cutegen (which sets PR_SET_DUMPABLE 0).
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t target = fork();
+  ASSERT_GE(target, 0);
+  if (target == 0) {
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    char c = 1;
+    (void)!write(ready[1], &c, 1);
+    pause();
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  std::string environ = "/proc/" + std::to_string(target) + "/environ";
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    bool before = std::ifstream(environ).good();
+    if (!drop_capabilities().ok()) _exit(3);
+    bool after = std::ifstream(environ).good();
+    _exit(before && !after ? 0 : 4);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  kill(target, SIGKILL);
+  waitpid(target, nullptr, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: the drop failed; 4: readable before and after, or never";
 }

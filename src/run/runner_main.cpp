@@ -164,6 +164,8 @@ Result<Cuda> start_cuda(int device) {
 
 // Step 2 of the sandbox, then the candidate's code for the first time (its constructors run in dlopen).
 Result<Forward> load_candidate(const std::string& library, const RunnerSandboxSettings& sandbox, int violation_fd) {
+  if (sandbox.narrow)
+    if (auto dropped = drop_capabilities(); !dropped) return Error{dropped.error().message};
   auto applied = apply_sandbox(runner_load_policy(sandbox, violation_fd));
   if (!applied) return Error{"applying the system-call filter: " + applied.error().message};
   void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);

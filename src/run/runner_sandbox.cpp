@@ -1,11 +1,20 @@
 #include "run/runner_sandbox.h"
 
 #include <dlfcn.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <link.h>
 
 #include <cstdlib>
 #include <set>
 #include <sstream>
+
+#include <fmt/format.h>
 
 namespace cutegen {
 namespace fs = std::filesystem;
@@ -42,8 +51,18 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
   // Under Nsight Compute the injected library talks TCP to ncu: Landlock (ABI 4+) would refuse it.
   p.confine_tcp = !settings.network;
   if (!settings.files) return p;
-  std::set<fs::path> read = {"/proc", "/sys"};
+  std::set<fs::path> read = {"/sys"};
   std::error_code ec;
+  if (!settings.narrow) {
+    read.insert("/proc");
+  } else {
+    // Of /proc: this process's own entries and what the driver and the C library read; not other
+    // processes' (their environments hold the user's keys).
+    if (auto self = fs::canonical("/proc/self", ec); !ec) read.insert(self);
+    for (const char* p : {"/proc/driver", "/proc/sys", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/modules",
+                          "/proc/devices", "/proc/filesystems", "/proc/version"})
+      read.insert(p);
+  }
   for (const auto& f : loaded) {
     read.insert(f);
     if (auto real = fs::canonical(f, ec); !ec) read.insert(real);  // the loader opened the link's target
@@ -63,7 +82,15 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
     while (std::getline(parts, path, ':'))
       if (!path.empty()) read.insert(path);
   }
-  std::vector<fs::path> write = {private_dir, "/dev"};
+  std::vector<fs::path> write = {private_dir};
+  if (!settings.narrow) {
+    write.push_back("/dev");
+  } else {
+    // Of /dev: the GPU's nodes (nvidiactl, nvidia0, nvidia-uvm, nvidia-caps/ ...), not /dev/shm.
+    for (const auto& entry : fs::directory_iterator("/dev", ec))
+      if (entry.path().filename().string().rfind("nvidia", 0) == 0) write.push_back(entry.path());
+    for (const char* p : {"/dev/zero", "/dev/urandom", "/dev/random"}) read.insert(p);
+  }
   // The driver names its threads by writing /proc/self/task/<tid>/comm (seen on the H200: without this,
   // creating the context fails with cudaErrorOperatingSystem). Only this process's task directory.
   if (auto task = fs::canonical("/proc/self/task", ec); !ec) write.push_back(task);
@@ -84,6 +111,18 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
   // /dev: the GPU's device nodes are opened read-write by the driver (and /dev/shm by some CUDA paths).
   p.write_paths = write;
   return p;
+}
+
+Status drop_capabilities() {
+  for (int cap = 0; cap <= 63; ++cap)
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM)
+      return Error{fmt::format("dropping capability {} from the bounding set: {}", cap, std::strerror(errno))};
+  (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capset, &header, data) != 0)
+    return Error{fmt::format("dropping capabilities: {}", std::strerror(errno))};
+  return ok_status();
 }
 
 SandboxPolicy runner_load_policy(const RunnerSandboxSettings& settings, int violation_fd) {

@@ -28,6 +28,11 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const s
 // Step 2.
 SandboxPolicy runner_load_policy(const RunnerSandboxSettings& settings, int violation_fd);
 
+// Drops every capability (effective, permitted, inheritable, ambient, bounding): a runner started as
+// root keeps its user id but loses what root's capabilities add (reading other processes' /proc entries,
+// overriding file permissions). Applied before the candidate is loaded when the sandbox is `narrow`.
+Status drop_capabilities();
+
 // The files of the shared libraries loaded in this process now (dl_iterate_phdr).
 std::vector<std::filesystem::path> loaded_libraries();
 
