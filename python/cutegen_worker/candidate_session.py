@@ -492,10 +492,11 @@ SANDBOX_ENV = "CUTEGEN_RUNNER_SANDBOX"
 # How much of its sandbox the runner applies (src/run/runner_job.h). `full` is the default; the others
 # exist to find out, on a machine where CUDA fails inside the sandbox, which part it trips on.
 SANDBOX_SETTINGS = {
-    "full": {"files": True, "syscalls": True, "deny_threads": True},
-    # Tighter (own /proc entries only, the GPU's /dev nodes only, no capabilities); the default once a GPU
-    # run has shown CUDA works inside it (src/run/runner_job.h).
-    "narrow": {"files": True, "syscalls": True, "deny_threads": True, "narrow": True},
+    # Own /proc entries only, the GPU's /dev nodes only, no capabilities once the candidate is loaded
+    # (src/run/runner_job.h); validated on an H200 on 2026-11-30.
+    "full": {"files": True, "syscalls": True, "deny_threads": True, "narrow": True},
+    # The same with all of /proc readable and all of /dev writable, as before that validation.
+    "wide": {"files": True, "syscalls": True, "deny_threads": True, "narrow": False},
     "threads": {"files": True, "syscalls": True, "deny_threads": False},
     "syscalls-only": {"files": False, "syscalls": True, "deny_threads": True},
     "files-only": {"files": True, "syscalls": False, "deny_threads": False},

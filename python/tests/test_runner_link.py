@@ -118,12 +118,13 @@ def test_the_sandbox_setting_is_read_from_the_environment_and_checked(monkeypatc
     from cutegen_worker import candidate_session
     from cutegen_worker.errors import RequestError
     monkeypatch.delenv("CUTEGEN_RUNNER_SANDBOX", raising=False)
-    assert candidate_session.sandbox_settings() == {"files": True, "syscalls": True, "deny_threads": True}
+    assert candidate_session.sandbox_settings() == {"files": True, "syscalls": True, "deny_threads": True,
+                                                    "narrow": True}
     monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "threads")
     assert candidate_session.sandbox_settings()["deny_threads"] is False
     monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "none")
-    monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "narrow")
-    assert candidate_session.sandbox_settings()["narrow"] is True
+    monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "wide")
+    assert candidate_session.sandbox_settings()["narrow"] is False
     monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "none")
-    with pytest.raises(RequestError, match="not one of full, narrow, threads, syscalls-only, files-only, off"):
+    with pytest.raises(RequestError, match="not one of full, wide, threads, syscalls-only, files-only, off"):
         candidate_session.sandbox_settings()

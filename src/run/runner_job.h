@@ -25,10 +25,11 @@ struct RunnerSandboxSettings {
   bool syscalls = true;      // seccomp `runner` profile before the library is loaded
   bool deny_threads = true;  // part of the seccomp profile: no new threads once the library is loaded
   bool network = false;      // TCP allowed (profiling: Nsight Compute's injected library talks TCP)
-  // Tighter still, not yet the default because it awaits a GPU run (benchmarks/gpu-suite-2026-11-30.md):
-  // of /proc only the runner's own entries and the driver's, of /dev only the GPU's nodes, and no
-  // capabilities once the candidate is loaded (a root runner could read any process's environment).
-  bool narrow = false;
+  // Of /proc only the runner's own entries and the driver's, of /dev only the GPU's nodes, and no
+  // capabilities once the candidate is loaded: a root runner could otherwise read any process's
+  // environment, and /dev/shm was writable (benchmarks/gpu-suite-2026-11-30.md). The worker asks for it
+  // by default (CUTEGEN_RUNNER_SANDBOX=full); a session file that says nothing gets it too.
+  bool narrow = true;
 };
 Result<RunnerSandboxSettings> parse_sandbox_settings(const nlohmann::json& j);  // absent fields: defaults
 

@@ -40,8 +40,8 @@ TEST(RunnerSession, ParsesTheSlotWithScalarPlaceholders) {
   EXPECT_EQ(s->params.size(), 1u);
   ASSERT_EQ(s->outputs.size(), 2u);
   EXPECT_EQ(s->outputs[1][0].data_ptr, 512u);
-  // The whole sandbox by default.
-  EXPECT_TRUE(s->sandbox.files && s->sandbox.syscalls && s->sandbox.deny_threads);
+  // The whole sandbox by default, narrow rules included.
+  EXPECT_TRUE(s->sandbox.files && s->sandbox.syscalls && s->sandbox.deny_threads && s->sandbox.narrow);
   EXPECT_FALSE(s->sandbox.network);
 }
 
@@ -114,13 +114,14 @@ TEST(RunnerSandboxPolicy, StartReadsOnlyLoadedLibrariesTheDriversFilesAndTheCand
                         "cache/ab/kernel.so", "cache/ab/outcome.json", "libcudart.so.13"})
     ASSERT_TRUE(write_file_atomic(*root / f, "x").ok());
   RunnerSandboxSettings settings;
+  settings.narrow = false;  // `wide`: all of /proc readable, all of /dev writable (the narrow rules: below)
   auto p = runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so",
                                {*root / "libcudart.so.13", *root / "gone.so"}, *root / "driver");
   EXPECT_EQ(p.syscalls, SandboxPolicy::Syscalls::unrestricted);  // seccomp comes once CUDA is up
   EXPECT_TRUE(p.die_with_parent);
   EXPECT_TRUE(p.confine_tcp);
   auto has = [&](const fs::path& path) { return std::find(p.read_paths.begin(), p.read_paths.end(), path) != p.read_paths.end(); };
-  EXPECT_TRUE(has("/proc") && has("/sys"));
+  EXPECT_TRUE(has("/proc") && has("/sys"));  // wide
   EXPECT_TRUE(has(*root / "libcudart.so.13"));
   EXPECT_TRUE(has(*root / "driver/libcuda.so.1") && has(*root / "driver/libnvidia-ptxjitcompiler.so.1"));
   EXPECT_FALSE(has(*root / "driver/libcublas.so.13")) << "a math library beside the driver stays unreadable";
@@ -168,8 +169,7 @@ TEST(RunnerSandboxPolicy, NarrowReadsOnlyItsOwnProcAndWritesOnlyTheGpusNodes) {
   ASSERT_TRUE(root.ok());
   fs::create_directories(*root / "private");
   ASSERT_TRUE(write_file_atomic(*root / "kernel.so", "x").ok());
-  RunnerSandboxSettings settings;
-  settings.narrow = true;
+  RunnerSandboxSettings settings;  // narrow by default
   auto p = runner_start_policy(settings, *root / "private", *root / "kernel.so", {}, {});
   auto reads = [&](const fs::path& path) { return std::count(p.read_paths.begin(), p.read_paths.end(), path) > 0; };
   auto writes = [&](const fs::path& path) { return std::count(p.write_paths.begin(), p.write_paths.end(), path) > 0; };
