@@ -393,8 +393,9 @@ class CandidateSession:
                                       "event_ms": events[-1]})
             remaining = plan.runs - k
             if audits_left and (remaining <= audits_left or self.sysrand.random() < AUDIT_FRACTION):
+                # Full once the audits left are no more than the full ones still owed: both always happen.
+                full = full_left > 0 and (audits_left <= full_left or self.sysrand.random() < 0.5)
                 audits_left -= 1
-                full = full_left and (remaining <= full_left or self.sysrand.random() < 0.5)
                 if full:
                     full_left -= 1
                 self._audit(staged, got_out, k, full)

@@ -296,6 +296,13 @@ def test_fake_runners_need_the_test_hooks(small):
     assert response["ok"] is False and "test hook" in response["error"]
 
 
+def test_every_session_does_its_two_full_audits(worker, small):
+    """Which audits are full is random; that there are two is not (it once came out as one)."""
+    for _ in range(12):
+        result = evaluate(worker, "relu", trials=TRIALS[:1], warmup=0, runs=8)
+        assert result["audits"]["full"] == 2 and result["audits"]["sampled"] >= 4, result["audits"]
+
+
 def test_secret_positions_differ_between_sessions(worker, small):
     from cutegen_worker.audit import SecretPositions
     t = torch.zeros(1000, 1000)
