@@ -286,7 +286,8 @@ Result<EvalReport> Judge::describe(const fs::path& problem) {
 
 Result<nlohmann::json> Judge::load_problem(const fs::path& problem) {
   if (!loaded_.is_null() && loaded_problem_ == problem) return loaded_;
-  auto meta = worker_.call("load", {{"problem", fs::absolute(problem).string()}, {"device", "cuda"}, {"seed", 0}}, 600s);
+  auto meta = worker_.call("load", {{"problem", fs::absolute(problem).string()}, {"device", options_.device}, {"seed", 0}},
+                           600s);
   if (!meta) return meta.error();
   loaded_ = *meta;
   loaded_problem_ = problem;
@@ -346,6 +347,7 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
                             {"precision", options_.precision},
                             {"call_timeout_s", static_cast<double>(options_.runner_timeout.count())},
                             {"work_dir", dir->string()}};
+  if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
   // Every call may take up to the per-call limit; the worker enforces it and ends the session.
   const auto calls = static_cast<long>(2 * trials.size() + options_.warmup + options_.runs + 4);
   auto limit = std::chrono::seconds(600) + options_.runner_timeout * std::min(calls, 20L) + std::chrono::seconds(calls);

@@ -30,6 +30,10 @@ struct EvalOptions {
   std::filesystem::path runner;      // the cutegen-runner executable
   std::filesystem::path work_dir;    // per-evaluation directories (the runner's private one inside)
   std::filesystem::path cache_root;  // calibration and baseline caches
+  std::string device = "cuda";       // the worker's device ("cpu" only in tests: the runner needs a GPU)
+  // Test hook, never set by the tool: sent as `fake_runner`, which only a worker started with
+  // CUTEGEN_WORKER_TEST_HOOKS=1 accepts (it then plays the runner itself; judge_worker_test.cpp).
+  nlohmann::json fake_runner;
 };
 
 // Verdicts, in the order the judge finds them (docs/judge.md says what each guarantee checks).

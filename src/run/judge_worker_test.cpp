@@ -1,0 +1,109 @@
+// The judge against the REAL reference worker (python/cutegen_worker, on the CPU), with the runner
+// played inside the worker by its test hooks: the one test where the C++ side reads what the Python
+// side really answers (load, evaluate_candidate, time_baselines), so a field renamed on either side
+// fails here rather than on the first GPU run.
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "common/fs.h"
+#include "run/judge.h"
+
+using namespace cutegen;
+namespace fs = std::filesystem;
+
+namespace {
+
+class BuiltCompiler final : public Compiler {
+ public:
+  Result<CompileOutcome> compile(const CompileRequest&) override {
+    CompileOutcome o;
+    o.verdict = CompileVerdict::ok;
+    o.library = "/nonexistent/kernel.so";  // the worker's fake runner never loads it
+    return o;
+  }
+};
+
+class JudgeWithRealWorker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("python3 -c 'import torch' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 with torch is not installed";
+    setenv("CUTEGEN_WORKER_TEST_HOOKS", "1", 1);
+    setenv("CUTEGEN_PROBLEM_SCALE", "64", 1);
+    auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-judge-worker-");
+    ASSERT_TRUE(dir.ok());
+    dir_ = *dir;
+    auto worker = PythonWorker::start({.package_dir = fs::path(CUTEGEN_SOURCE_DIR) / "python", .log_path = dir_ / "worker.log"});
+    ASSERT_TRUE(worker.ok()) << worker.error().message;
+    worker_ = std::move(*worker);
+    // The roofline's ceilings for the CPU "GPU", so no calibration runs.
+    ASSERT_TRUE(write_file_atomic(dir_ / "cache/calibration/cpu.json",
+                                  R"({"gpu":"cpu","hbm_gbps":20,"tflops":{"fp32":0.1,"tf32":0.1,"fp16":0.1,"bf16":0.1}})")
+                    .ok());
+  }
+  void TearDown() override {
+    worker_.reset();
+    unsetenv("CUTEGEN_WORKER_TEST_HOOKS");
+    unsetenv("CUTEGEN_PROBLEM_SCALE");
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  Result<EvalReport> evaluate(const std::string& problem, const std::string& mode, bool baselines = false) {
+    EvalOptions o;
+    o.trials = 2;
+    o.warmup = 1;
+    o.runs = 8;
+    o.seed = 11;
+    o.device = "cpu";
+    o.baselines = baselines;
+    o.runner = "/nonexistent/cutegen-runner";
+    o.work_dir = dir_ / "work";
+    o.cache_root = dir_ / "cache";
+    o.fake_runner = {{"mode", mode}};
+    Judge judge(compiler_, *worker_, o);
+    return judge.evaluate(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / problem, "// source", "k.cu");
+  }
+
+  fs::path dir_;
+  BuiltCompiler compiler_;
+  std::unique_ptr<PythonWorker> worker_;
+};
+
+}  // namespace
+
+TEST_F(JudgeWithRealWorker, AnExactKernelPassesWithTheWorkersTimeBaselinesAndFloor) {
+  auto r = evaluate("layernorm.py", "reference", /*baselines=*/true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::pass) << r->reason;
+  ASSERT_TRUE(r->time.has_value());
+  EXPECT_GT(r->time->stats.median_ms, 0);
+  EXPECT_EQ(r->time->per_kind.size(), 2u);
+  EXPECT_TRUE(r->time->slower_kind == "problem" || r->time->slower_kind == "signed");
+  EXPECT_EQ(r->checks.size(), 6u);  // 4 trials (2 problem, signed, scaled) + 2 full audits
+  EXPECT_EQ(r->problem.value("name", ""), "layernorm");
+  EXPECT_EQ(r->session["audits"].value("full", 0), 2);
+  ASSERT_TRUE(r->floor.has_value());
+  EXPECT_GT(r->floor->floor_ms, 0);
+  EXPECT_TRUE(r->baselines.contains("eager") && r->baselines["eager"].contains("median_ms")) << r->baselines.dump();
+  auto j = r->to_json();
+  EXPECT_TRUE(j["speedup"].contains("eager"));
+  EXPECT_EQ(j["time"]["runs"], 4);  // 8 timed calls, 4 of each kind
+}
+
+TEST_F(JudgeWithRealWorker, AKernelIgnoringItsParametersFailsWithEvidence) {
+  auto r = evaluate("layernorm.py", "own_params");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::mismatch);
+  EXPECT_NE(r->evidence.find("random parameters"), std::string::npos) << r->evidence;
+  EXPECT_NE(r->evidence.find("elements bad"), std::string::npos) << r->evidence;
+  EXPECT_FALSE(r->time.has_value());
+}
+
+TEST_F(JudgeWithRealWorker, RunnerFailuresComeBackAsTheirVerdicts) {
+  for (const auto& [mode, verdict] : std::vector<std::pair<std::string, Verdict>>{
+           {"none", Verdict::unwritten}, {"tamper", Verdict::tampering}, {"forbidden", Verdict::forbidden_call},
+           {"stale", Verdict::result_reuse}, {"crash", Verdict::crash}}) {
+    auto r = evaluate("relu.py", mode);
+    ASSERT_TRUE(r.ok()) << mode << ": " << r.error().message;
+    EXPECT_EQ(r->verdict, verdict) << mode << ": " << r->reason;
+  }
+}
