@@ -107,7 +107,7 @@ Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vecto
     status_.cost_usd += cost;
   } else {
     auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget,
-                                                                    .task = problem_.name,
+                                                                    .task = problem_.name(),
                                                                     .truncation = &truncations_});
     if (!call) {
       if (is_budget_exhausted(call.error())) llm_stop_ = "budget";

@@ -134,7 +134,7 @@ std::string EvalReport::summary() const {
 Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
   if (!record.is_object() || !record.contains("verdict") || !record["verdict"].is_string())
     return Error{"the worker's evaluate_candidate answer has no verdict (a worker bug)"};
-  auto verdict = parse_verdict(record["verdict"]);
+  auto verdict = parse_verdict(record["verdict"].get<std::string>());
   if (!verdict) return Error{fmt::format("the worker named an unknown verdict `{}`", record["verdict"].get<std::string>())};
   report.verdict = *verdict;
   report.reason = record.value("reason", "");
