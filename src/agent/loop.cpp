@@ -386,8 +386,13 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
     if (failure.last) {
       rec.verdict = failure.last->verdict;
       // The evidence that sank the idea, so later steps know why it failed (not only that it did).
-      if (failure.undone) rec.evidence = first_line(failure.last->evidence.empty() ? failure.last->reason
-                                                                                   : failure.last->evidence, 300);
+      // The judge's evidence starts with its reason, which the note already carries.
+      if (failure.undone) {
+        std::string_view evidence = failure.last->evidence;
+        const std::string lead = failure.last->reason + "\n";
+        if (evidence.substr(0, lead.size()) == lead) evidence.remove_prefix(lead.size());
+        rec.evidence = clip_utf8(evidence, 600);
+      }
     }
     rec.note = failure.undone ? first_line(failure.last ? failure.last->reason : "", 120) : failure.summary;
     return rec;

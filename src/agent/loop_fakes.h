@@ -97,7 +97,8 @@ class FakePrompter : public Prompter {
 };
 
 // Verdict by markers in the source: a line "// VERDICT: compile_error <reason>" fails with that
-// verdict; otherwise the kernel passes with "// TIME: <ms>" (default 1.0) and "// IQR: <ms>" (0.01).
+// verdict (evidence: the reason, then "evidence for <verdict>"); otherwise the kernel passes with
+// "// TIME: <ms>" (default 1.0) and "// IQR: <ms>" (0.01).
 // With `library_dir` set, a passing kernel gets a library file there, named by its source's hash,
 // as the compile cache would give it.
 class MarkerEvaluator : public Evaluator {
@@ -129,7 +130,7 @@ class MarkerEvaluator : public Evaluator {
       if (!verdict) return Error{"MarkerEvaluator: unknown verdict in " + *v};
       e.verdict = *verdict;
       e.reason = v->find(' ') == std::string::npos ? *v : v->substr(v->find(' ') + 1);
-      e.evidence = "evidence for " + to_string(e.verdict);
+      e.evidence = e.reason + "\nevidence for " + to_string(e.verdict);  // the judge leads with its reason
       return e;
     }
     e.verdict = Verdict::pass;

@@ -173,67 +173,65 @@ std::string op_identifier(const std::string& name) {
 }
 
 Result<TorchExport> make_torch_export(const ProblemFacts& problem, const std::string& problem_file) {
-  {
-    TorchExport out;
-    out.op_name = op_identifier(problem.name.empty() ? "kernel" : problem.name);
-    std::vector<Arg> args;
-    int i = 0;
-    for (const auto& v : problem.inputs) {
-      auto a = make_arg(v, fmt::format("input{}", i++));
-      if (!a) return a.error();
-      args.push_back(*a);
-    }
-    for (const auto& v : problem.params) {
-      auto a = make_arg(v, fmt::format("param{}", i++));
-      if (!a) return a.error();
-      args.push_back(*a);
-    }
-    // Names must be distinct identifiers in Python and in the schema.
-    for (size_t k = 0; k < args.size(); ++k) args[k].name = fmt::format("{}_{}", args[k].name, k);
-    std::vector<std::string> outputs;
-    for (const auto& o : problem.outputs) {
-      if (o.kind != ValueFacts::Kind::tensor) return Error{"an output that is not a tensor cannot be exported"};
-      auto code = dtype_code(o.dtype);
-      if (!code) return code.error();
-      outputs.push_back(fmt::format("({}, torch.{})", py_shape(o.shape), o.dtype));
-    }
-    if (outputs.empty()) return Error{"the problem has no outputs to export"};
-
-    std::string names, schema, specs, signature;
-    for (const auto& a : args) {
-      names += (names.empty() ? "" : ", ") + a.name;
-      schema += (schema.empty() ? "" : ", ") + a.schema_type + " " + a.name;
-      specs += a.spec + ", ";
-      signature += fmt::format("    {}: {}\n", a.name, a.spec);
-    }
-    for (size_t k = 0; k < outputs.size(); ++k) signature += fmt::format("    -> output {}: {}\n", k, outputs[k]);
-    bool single = outputs.size() == 1;
-    std::string returns = single ? "Tensor" : "(" + [&] {
-      std::string r;
-      for (size_t k = 0; k < outputs.size(); ++k) r += (k ? ", " : "") + std::string("Tensor");
-      return r;
-    }() + ")";
-    std::string fake_device = "torch.device(\"cuda\")";
-    for (const auto& a : args)
-      if (a.schema_type == "Tensor") {
-        fake_device = a.name + ".device";
-        break;
-      }
-    std::string fake = single ? fmt::format("torch.empty(_OUTPUTS[0][0], dtype=_OUTPUTS[0][1], device={})", fake_device)
-                              : fmt::format("tuple(torch.empty(s, dtype=d, device={}) for s, d in _OUTPUTS)", fake_device);
-    std::string output_specs;
-    for (const auto& o : outputs) output_specs += o + ", ";
-
-    out.op_module = fmt::format(kOpModule, fmt::arg("op", out.op_name), fmt::arg("version", CUTEGEN_VERSION),
-                                fmt::arg("signature", signature), fmt::arg("arg_names", names),
-                                fmt::arg("arg_specs", specs), fmt::arg("output_specs", output_specs),
-                                fmt::arg("return_expr", single ? "outs[0]" : "tuple(outs)"),
-                                fmt::arg("fake_return_expr", fake), fmt::arg("schema_args", schema),
-                                fmt::arg("schema_returns", returns));
-    out.model_new = fmt::format(kModelNew, fmt::arg("op", out.op_name), fmt::arg("version", CUTEGEN_VERSION),
-                                fmt::arg("problem_file", problem_file));
-    return out;
+  TorchExport out;
+  out.op_name = op_identifier(problem.name.empty() ? "kernel" : problem.name);
+  std::vector<Arg> args;
+  int i = 0;
+  for (const auto& v : problem.inputs) {
+    auto a = make_arg(v, fmt::format("input{}", i++));
+    if (!a) return a.error();
+    args.push_back(*a);
   }
+  for (const auto& v : problem.params) {
+    auto a = make_arg(v, fmt::format("param{}", i++));
+    if (!a) return a.error();
+    args.push_back(*a);
+  }
+  // Names must be distinct identifiers in Python and in the schema.
+  for (size_t k = 0; k < args.size(); ++k) args[k].name = fmt::format("{}_{}", args[k].name, k);
+  std::vector<std::string> outputs;
+  for (const auto& o : problem.outputs) {
+    if (o.kind != ValueFacts::Kind::tensor) return Error{"an output that is not a tensor cannot be exported"};
+    auto code = dtype_code(o.dtype);
+    if (!code) return code.error();
+    outputs.push_back(fmt::format("({}, torch.{})", py_shape(o.shape), o.dtype));
+  }
+  if (outputs.empty()) return Error{"the problem has no outputs to export"};
+
+  std::string names, schema, specs, signature;
+  for (const auto& a : args) {
+    names += (names.empty() ? "" : ", ") + a.name;
+    schema += (schema.empty() ? "" : ", ") + a.schema_type + " " + a.name;
+    specs += a.spec + ", ";
+    signature += fmt::format("    {}: {}\n", a.name, a.spec);
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) signature += fmt::format("    -> output {}: {}\n", k, outputs[k]);
+  bool single = outputs.size() == 1;
+  std::string returns = single ? "Tensor" : "(" + [&] {
+    std::string r;
+    for (size_t k = 0; k < outputs.size(); ++k) r += (k ? ", " : "") + std::string("Tensor");
+    return r;
+  }() + ")";
+  std::string fake_device = "torch.device(\"cuda\")";
+  for (const auto& a : args)
+    if (a.schema_type == "Tensor") {
+      fake_device = a.name + ".device";
+      break;
+    }
+  std::string fake = single ? fmt::format("torch.empty(_OUTPUTS[0][0], dtype=_OUTPUTS[0][1], device={})", fake_device)
+                            : fmt::format("tuple(torch.empty(s, dtype=d, device={}) for s, d in _OUTPUTS)", fake_device);
+  std::string output_specs;
+  for (const auto& o : outputs) output_specs += o + ", ";
+
+  out.op_module = fmt::format(kOpModule, fmt::arg("op", out.op_name), fmt::arg("version", CUTEGEN_VERSION),
+                              fmt::arg("signature", signature), fmt::arg("arg_names", names),
+                              fmt::arg("arg_specs", specs), fmt::arg("output_specs", output_specs),
+                              fmt::arg("return_expr", single ? "outs[0]" : "tuple(outs)"),
+                              fmt::arg("fake_return_expr", fake), fmt::arg("schema_args", schema),
+                              fmt::arg("schema_returns", returns));
+  out.model_new = fmt::format(kModelNew, fmt::arg("op", out.op_name), fmt::arg("version", CUTEGEN_VERSION),
+                              fmt::arg("problem_file", problem_file));
+  return out;
 }
 
 }  // namespace cutegen
