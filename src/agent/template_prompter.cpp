@@ -110,13 +110,16 @@ Result<std::string> TemplatePrompter::restart(const ProblemInfo& problem, const 
   RestartInput in{*brief, {}, {}, std::nullopt};
   for (size_t i = 0; i < failures.size(); ++i) {
     StepRecord r{.kind = StepKind::synthesis, .n = static_cast<int>(i + 1)};
+    r.note = failures[i].summary;
     if (const auto& last = failures[i].last) {
       r.outcome = StepOutcome::incorrect;
       r.verdict = last->verdict;
+      // The line shows the verdict already; the summary need not say it again.
+      const std::string word = to_string(last->verdict) + " ";
+      if (r.note.rfind(word, 0) == 0) r.note.erase(0, word.size());
     } else {
       r.outcome = StepOutcome::unusable;
     }
-    r.note = failures[i].summary;
     in.failures.push_back(r);
   }
   if (!failures.empty()) {

@@ -115,10 +115,12 @@ TEST(TemplatePrompter, EveryPromptRendersFromTheRepositoryFiles) {
   auto restart = p.restart(problem, {{"no usable kernel in the answer: no code block", std::nullopt},
                                      {"cuda_error after 4 repair rounds: illegal address", sank}});
   ASSERT_TRUE(restart.ok()) << restart.error().message;
-  EXPECT_NE(restart->find("cuda_error after 4 repair rounds"), std::string::npos);
+  EXPECT_EQ(restart->find("(cuda_error): cuda_error"), std::string::npos) << "the verdict once";
   // Each attempt is labelled by what it was and how it ended, and the last one's evidence is quoted.
   EXPECT_NE(restart->find("synthesis attempt 1 -> answer unusable"), std::string::npos) << *restart;
-  EXPECT_NE(restart->find("synthesis attempt 2 -> runtime failure (cuda_error)"), std::string::npos) << *restart;
+  EXPECT_NE(restart->find("synthesis attempt 2 -> runtime failure (cuda_error): after 4 repair rounds: illegal address"),
+            std::string::npos)
+      << *restart;
   EXPECT_EQ(restart->find("step 1:"), std::string::npos) << *restart;
   EXPECT_EQ(restart->find("wrong result"), std::string::npos) << *restart;
   EXPECT_NE(restart->find("cudaErrorIllegalAddress"), std::string::npos) << *restart;
@@ -169,7 +171,7 @@ TEST(TemplatePrompter, PromptsForLayerNormTellTheTruth) {
   // The example is a reference for idioms, and the one the run records.
   EXPECT_TRUE(contains(*synthesis, "# A reference for CuTe idioms (softmax_rows.cu)")) << *synthesis;
   EXPECT_EQ(p.example_shown(problem), "examples/kernels/softmax_rows.cu");
-  EXPECT_TRUE(contains(*restart, "synthesis attempt 1 -> wrong result (mismatch): mismatch after 4 repair rounds"))
+  EXPECT_TRUE(contains(*restart, "synthesis attempt 1 -> wrong result (mismatch): after 4 repair rounds: trial 2 failed"))
       << *restart;
 }
 
