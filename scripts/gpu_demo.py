@@ -91,7 +91,7 @@ def main():
     if not problems:
         problems += check_resume(args.cutegen, cmd, run, len(events))
     summary = {"seconds": round(seconds, 1), "verdicts": verdicts,
-               "times_ms": [e["evaluation"].get("median_ms") for e in evals],
+               "times_ms": [(e["evaluation"].get("time") or {}).get("median_ms") for e in evals],
                "step1": steps.get("step1"), "step2": steps.get("step2"), "export": export, "problems": problems}
     (pathlib.Path(args.out) / "demo.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))

@@ -14,6 +14,7 @@ import traceback
 
 import torch
 
+from .buffers import describe
 from .errors import ProblemError
 
 _MAX_MESSAGE = 1500
@@ -102,8 +103,9 @@ def seed_everything(seed: int) -> None:
     numpy.random.seed(seed & 0xFFFF_FFFF)
 
 
-def build_model(module, path: str, device: torch.device, seed: int) -> torch.nn.Module:
-    """Model(*get_init_inputs()) under the seed, built on the CPU (like KernelBench) and moved."""
+def build_model(module, path: str, device: torch.device, seed: int):
+    """Model(*get_init_inputs()) under the seed, built on the CPU (like KernelBench) and moved; returns
+    the model and the init inputs it was built from."""
     seed_everything(seed)
     try:
         init_inputs = module.get_init_inputs()
@@ -115,9 +117,35 @@ def build_model(module, path: str, device: torch.device, seed: int) -> torch.nn.
     except Exception as exc:
         raise user_code_error(path, "Model.__init__", exc, "fix Model.__init__ or get_init_inputs()")
     try:
-        return model.to(device)
+        return model.to(device), init_inputs
     except Exception as exc:
         raise user_code_error(path, f"moving the model to {device}", exc, "keep the model's state in tensors")
+
+
+def describe_init_inputs(model_class, init_inputs: list) -> list:
+    """get_init_inputs() for the load answer: each value described like a forward input and named after
+    the Model.__init__ parameter it binds to, then the parameters it leaves at their defaults (marked
+    "default": true), so a prompt can state an `eps=1e-5` the problem file only implies."""
+    try:
+        params = list(inspect.signature(model_class.__init__).parameters.values())[1:]  # without self
+    except (TypeError, ValueError):
+        params = []
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    out = [_describe_init_value(v, positional[i].name if i < len(positional) else None)
+           for i, v in enumerate(init_inputs)]
+    left_out = positional[len(init_inputs):] + [p for p in params if p.kind == p.KEYWORD_ONLY]
+    for p in left_out:
+        if p.default is not p.empty:
+            out.append(dict(_describe_init_value(p.default, p.name), default=True))
+    return out
+
+
+def _describe_init_value(value, name):
+    if isinstance(value, (torch.Tensor, bool, int, float)):
+        return describe(value, name)
+    entry = {} if name is None else {"name": name}
+    entry.update({"kind": "other", "value": repr(value)})
+    return entry
 
 
 def call_get_inputs(module, path: str, seed: int, device: torch.device, on_device: bool = True) -> list:

@@ -126,7 +126,7 @@ class Session:
 
     def _load(self, path: str, device: torch.device, seed: int) -> LoadedProblem:
         module = problem_loader.import_problem(path)
-        model = problem_loader.build_model(module, path, device, seed)
+        model, init_inputs = problem_loader.build_model(module, path, device, seed)
         named = list(model.named_parameters()) + list(model.named_buffers())
         n_params = len(list(model.named_parameters()))
         params = [t.detach() for _, t in named]
@@ -151,6 +151,7 @@ class Session:
             "inputs": [describe(v, n) for v, n in zip(values, input_names)],
             "params": [dict(describe(t, n), buffer=i >= n_params) for i, (n, t) in enumerate(named)],
             "outputs": [describe(o) for o in outputs],
+            "init_inputs": problem_loader.describe_init_inputs(type(model), init_inputs),
             "aten_ops": metadata.aten_ops(recorder.ops),
             "workload_class": metadata.workload_class(recorder.ops),
             "flops": metadata.total_flops(recorder.ops),

@@ -152,3 +152,32 @@ def test_memory_estimate(worker, small):
     assert mem["staged_bytes"] == rows * cols * 4
     assert mem["device_total_bytes"] >= mem["device_free_bytes"] > 0
     assert mem["check_workspace_bytes"] == 0  # measured on CUDA only
+
+
+def test_init_inputs_are_named_and_constructor_defaults_stated(worker, small):
+    # layernorm: get_init_inputs() = [hidden], bound to Model.__init__(self, hidden).
+    meta = worker.load(problem_path("layernorm"))
+    assert meta["init_inputs"] == [{"name": "hidden", "kind": "scalar", "dtype": "int64", "value": 8192 // SMALL}]
+    assert worker.load(problem_path("relu"))["init_inputs"] == []
+
+
+def test_init_inputs_describe_tuples_tensors_and_left_out_defaults(worker, tmp_path):
+    path = tmp_path / "ln.py"
+    path.write_text(
+        "import torch\nimport torch.nn as nn\n\n"
+        "class Model(nn.Module):\n"
+        "    def __init__(self, shape: tuple, scale, eps: float = 1e-5, *, affine=True):\n"
+        "        super().__init__()\n"
+        "        self.ln = nn.LayerNorm(shape, eps=eps, elementwise_affine=affine)\n"
+        "        self.register_buffer('scale', scale)\n\n"
+        "    def forward(self, x):\n"
+        "        return self.ln(x) * self.scale\n\n"
+        "def get_inputs():\n    return [torch.rand(4, 8)]\n\n"
+        "def get_init_inputs():\n    return [(8,), torch.ones(8)]\n")
+    meta = worker.load(str(path))
+    assert meta["init_inputs"] == [
+        {"name": "shape", "kind": "other", "value": "(8,)"},
+        {"name": "scale", "kind": "tensor", "dtype": "float32", "shape": [8]},
+        {"name": "eps", "kind": "scalar", "dtype": "float64", "value": 1e-5, "default": True},
+        {"name": "affine", "kind": "scalar", "dtype": "bool", "value": True, "default": True},
+    ]

@@ -8,6 +8,7 @@
 #include "agent/loop.h"
 #include "agent/template_prompter.h"
 #include "common/fs.h"
+#include "common/json_text.h"
 #include "common/process.h"
 #include "llm/backend_factory.h"
 #include "llm/curl_transport.h"
@@ -22,16 +23,13 @@ class DemoJudge : public Evaluator {
  public:
   Result<ProblemInfo> describe() override {
     ProblemInfo p;
-    p.name = "relu";
     p.source = "class Model(nn.Module): ...";
-    p.workload_class = "elementwise";
-    p.metadata = nlohmann::json::parse(R"({"name": "relu",
+    p.facts = *ProblemFacts::from_json(nlohmann::json::parse(R"({"name": "relu", "workload_class": "elementwise",
       "inputs": [{"name": "x", "kind": "tensor", "dtype": "float32", "shape": [4096, 65536]}],
       "params": [], "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [4096, 65536]}],
-      "gpu": "NVIDIA H200", "min_bytes": 2147483648, "flops": 268435456})");
-    p.eager_ms = 0.61;
-    p.floor_ms = 0.45;
-    p.bound = "memory";
+      "gpu": "NVIDIA H200", "min_bytes": 2147483648, "flops": 268435456})"));
+    p.baselines.eager = BaselineTime{TimeStats{.median_ms = 0.61}, ""};
+    p.floor = Floor{.floor_ms = 0.45, .bound = "memory"};
     return p;
   }
   Result<std::string> fingerprint() override { return std::string("relu-demo"); }
@@ -39,17 +37,14 @@ class DemoJudge : public Evaluator {
     seen.push_back(source);
     Evaluation e;
     if (source.find("gX(_, _, t)") != std::string::npos) {
-      e.verdict = "compile_error";
+      e.verdict = Verdict::compile_error;
       e.reason = "22 compile errors";
       e.evidence = "[1] kernel.cu:24: static assertion failed with \"Mismatched Ranks\"";
       return e;
     }
-    e.passed = true;
-    e.verdict = "pass";
     bool vectorized = source.find("copy_aligned") != std::string::npos;
     bool small_ctas = source.find("kThreads = 64") != std::string::npos;
-    e.median_ms = vectorized && !small_ctas ? 0.50 : 3.0;
-    e.iqr_ms = 0.005;
+    e.time = CandidateTime{.stats = {.median_ms = vectorized && !small_ctas ? 0.50 : 3.0, .iqr_ms = 0.005}};
     return e;
   }
   Result<Library> rebuild_library(const std::string&, const std::string&) override {
@@ -69,7 +64,7 @@ TEST(DemoCassette, ReluDemoWalksEveryPhaseOfTheLoop) {
   PosixProcessRunner runner;
   auto client = make_llm_client(config, BackendDeps{http, runner});
   ASSERT_TRUE(client.ok()) << client.error().message;
-  auto prompter = TemplatePrompter::create("strict");
+  auto prompter = TemplatePrompter::create(Precision::strict);
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
   DemoJudge judge;
   auto journal = Journal::open(*dir / "events.jsonl", false);
@@ -83,13 +78,62 @@ TEST(DemoCassette, ReluDemoWalksEveryPhaseOfTheLoop) {
   ASSERT_TRUE(result.ok()) << result.error().message;
   EXPECT_EQ(result->stop_reason, "steps");
   ASSERT_TRUE(result->best);
-  EXPECT_DOUBLE_EQ(result->best->evaluation.median_ms, 0.50);
+  EXPECT_DOUBLE_EQ(result->best->evaluation.median_ms(), 0.50);
   ASSERT_EQ(result->history.size(), 2u);
-  EXPECT_EQ(result->history[0].outcome, "accepted");
-  EXPECT_EQ(result->history[1].outcome, "slower");
+  EXPECT_EQ(result->history[0].outcome, StepOutcome::accepted);
+  EXPECT_EQ(result->history[1].outcome, StepOutcome::slower);
   EXPECT_EQ(result->llm_calls, 5);  // synthesis, diagnose, repair, two optimisations: no retries
   ASSERT_EQ(judge.seen.size(), 4u);  // broken, repaired, vectorized, small CTAs
   EXPECT_NE(judge.seen[1].find("gX(_, t)"), std::string::npos);
   EXPECT_NE(result->best->source.find("kThreads = 256"), std::string::npos);  // the rolled-back step left no trace
+  fs::remove_all(*dir);
+}
+
+// A replayed run whose optimisation answer is NO_FURTHER_CHANGE: the demo's first three answers, then
+// a decline recorded as a cassette entry. The loop stops optimising there without an evaluation, and
+// the run log says why.
+TEST(DemoCassette, AReplayedDeclineStopsOptimisingWithoutAnEvaluation) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-decline-");
+  ASSERT_TRUE(dir.ok());
+  const fs::path demo = fs::path(CUTEGEN_SOURCE_DIR) / "examples/cassettes/relu-demo";
+  const fs::path cassette = *dir / "cassette";
+  fs::create_directories(cassette);
+  for (const char* entry : {"01-synthesize.json", "02-diagnose.json", "03-repair.json"})
+    fs::copy_file(demo / entry, cassette / entry);
+  auto optimize = nlohmann::json::parse(*read_file(demo / "04-optimize.json"));
+  optimize["hash"] = "decline-04";
+  optimize["response"]["text"] =
+      "The kernel is a plain grid-stride copy at the memory floor's order.\n\n"
+      "NO_FURTHER_CHANGE: one 4-byte load per thread already saturates the test's judge; nothing left to try\n";
+  ASSERT_TRUE(write_file_atomic(cassette / "04-decline.json", dump_json(optimize, 2)).ok());
+  ASSERT_TRUE(write_file_atomic(cassette / "match-in-order",
+                                "01-synthesize.json\n02-diagnose.json\n03-repair.json\n04-decline.json\n")
+                  .ok());
+
+  LlmConfig config;
+  ASSERT_TRUE(apply_llm_spec(config, "replay:" + cassette.string()).ok());
+  CurlTransport http;
+  PosixProcessRunner runner;
+  auto client = make_llm_client(config, BackendDeps{http, runner});
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  auto prompter = TemplatePrompter::create(Precision::strict);
+  ASSERT_TRUE(prompter.ok()) << prompter.error().message;
+  DemoJudge judge;
+  auto journal = Journal::open(*dir / "run/events.jsonl", false);
+  ASSERT_TRUE(journal.ok());
+  RunFiles files(*dir / "run");
+  LoopOptions options;
+  options.max_steps = 5;
+  options.profile = *ProfilePolicy::parse("never");
+  Loop loop(**client, judge, **prompter, nullptr, *journal, files, options);
+  auto result = loop.run();
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->stop_reason, "declined");
+  EXPECT_EQ(result->stop_detail, "one 4-byte load per thread already saturates the test's judge; nothing left to try");
+  EXPECT_EQ(judge.seen.size(), 2u) << "the broken and the repaired kernel; the decline is not evaluated";
+  EXPECT_EQ(result->llm_calls, 4);
+  ASSERT_EQ(result->history.size(), 1u);
+  EXPECT_EQ(result->history[0].outcome, StepOutcome::declined);
+  EXPECT_EQ(result->example_shown, "examples/kernels/relu_vec.cu");
   fs::remove_all(*dir);
 }

@@ -1,44 +1,29 @@
 #pragma once
 // The loop's view of the judge: what it needs to decide (pass/fail, the evidence for the diagnose
 // step, the time and its noise) and nothing else, so the loop's tests script evaluations directly.
-// JudgeEvaluator (judge_evaluator.h) adapts the real judge; results are plain data that the run
-// store records and replays on resume.
+// JudgeEvaluator (judge_evaluator.h) adapts the real judge; results are the evaluation record
+// (common/evaluation.h), which the run log records and replays on resume.
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "common/evaluation.h"
 #include "common/result.h"
 
 namespace cutegen {
 
-// The problem as the first prompt presents it.
+// The problem as the first prompt presents it: the worker's facts, the reference's source, the
+// baselines and the floor, all from the judge's description of the problem without a candidate.
 struct ProblemInfo {
-  std::string name;
   std::string source;          // the reference problem file's text
-  std::string workload_class;  // gemm | conv | attention | reduction | elementwise | other
-  nlohmann::json metadata;     // the worker's `load` answer: inputs, params, outputs, flops, min_bytes, ...
-  std::optional<double> eager_ms, compile_ms;
-  std::optional<double> floor_ms;
-  std::string bound;           // "memory" | "compute" (roofline), empty when unknown
+  ProblemFacts facts;
+  Baselines baselines;
+  std::optional<Floor> floor;
 
+  const std::string& name() const { return facts.name; }
   nlohmann::json to_json() const;
   static Result<ProblemInfo> from_json(const nlohmann::json& j);
-};
-
-struct Evaluation {
-  bool passed = false;
-  std::string verdict;   // judge verdict word: pass, compile_error, mismatch, ...
-  std::string reason;    // one line
-  std::string evidence;  // condensed: compile diagnostic, runtime failure or mismatch report
-  double median_ms = 0;  // when passed
-  double iqr_ms = 0;     // spread of the timed runs: the noise an improvement must beat
-  std::optional<double> speedup_eager, speedup_compile, sol_pct;
-  std::string library;   // the built kernel library, when it compiled
-  nlohmann::json report; // the judge's full report
-
-  nlohmann::json to_json() const;
-  static Result<Evaluation> from_json(const nlohmann::json& j);
 };
 
 class Evaluator {

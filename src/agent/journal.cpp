@@ -26,6 +26,15 @@ Result<Journal> Journal::open(const std::filesystem::path& events_file, bool res
                              events_file.parent_path().string())};
   if (resume && loaded->events.empty() && !loaded->dropped_torn_tail)
     return Error{fmt::format("nothing to resume: {} has no events", events_file.string())};
+  for (std::size_t i = 0; i < loaded->events.size(); ++i) {
+    const auto& v = loaded->events[i].value("v", nlohmann::json(1));
+    if (v != kFormat)
+      return Error{fmt::format("cannot resume: {}:{} was written by another cutegen (run log format {}, this one "
+                               "reads format {}): finish the run with the cutegen that started it (its config.json "
+                               "names the version), or start a new run",
+                               events_file.string(), loaded->lines[i], v.dump(), kFormat),
+                   ErrorKind::cannot_resume};
+  }
   auto log = EventLog::open(events_file);
   if (!log) return log.error();
   return Journal(std::move(*log), std::move(*loaded));
@@ -83,6 +92,7 @@ Status Journal::record(nlohmann::json event) {
     ++replayed_;
     return ok_status();
   }
+  event["v"] = kFormat;
   event["t"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   return log_.append(event);
 }

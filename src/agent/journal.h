@@ -20,7 +20,13 @@ namespace cutegen {
 
 class Journal {
  public:
-  // resume == false: the log must not exist yet (or be empty). resume == true: replay what it holds.
+  // The layout of the events this cutegen writes, stamped into each as "v" (absent: 1). Format 2
+  // logs the typed evaluation record (common/evaluation.h) and the run's example kernel; a log of
+  // another format is refused when resuming rather than half-read.
+  static constexpr int kFormat = 2;
+
+  // resume == false: the log must not exist yet (or be empty). resume == true: replay what it holds,
+  // which must be of kFormat (a cannot_resume error names the format it has).
   static Result<Journal> open(const std::filesystem::path& events_file, bool resume);
 
   // An outside answer of `type` keyed by `key` (e.g. a hash of the request): the logged one while

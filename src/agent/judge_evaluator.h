@@ -11,8 +11,8 @@ namespace cutegen {
 class JudgeEvaluator : public Evaluator {
  public:
   // `compiler` is the one the judge uses (rebuild_library must produce what the judge would).
-  JudgeEvaluator(Judge& judge, Compiler& compiler, std::filesystem::path problem, std::string precision)
-      : judge_(judge), compiler_(compiler), problem_(std::move(problem)), precision_(std::move(precision)) {}
+  JudgeEvaluator(Judge& judge, Compiler& compiler, std::filesystem::path problem, Precision precision)
+      : judge_(judge), compiler_(compiler), problem_(std::move(problem)), precision_(precision) {}
   Result<ProblemInfo> describe() override;
   Result<std::string> fingerprint() override;
   Result<Evaluation> evaluate(const std::string& source, const std::string& display_name) override;
@@ -22,11 +22,10 @@ class JudgeEvaluator : public Evaluator {
   Judge& judge_;
   Compiler& compiler_;
   std::filesystem::path problem_;
-  std::string precision_;
+  Precision precision_;
 };
 
-// Pure mappings, tested on their own.
-Evaluation evaluation_from_report(const EvalReport& report);
-ProblemInfo problem_info_from_report(const EvalReport& report, std::string problem_source);
+// Pure mapping, tested on its own. Error: the report has no problem facts (a describe that did not load).
+Result<ProblemInfo> problem_info_from_report(const EvalReport& report, std::string problem_source);
 
 }  // namespace cutegen

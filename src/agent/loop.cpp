@@ -17,7 +17,21 @@ namespace {
 
 constexpr const char* kKernelName = "kernel.cu";
 
-std::string first_line(const std::string& s, size_t max = 160) { return clip_utf8(s.substr(0, s.find('\n')), max); }
+constexpr std::size_t kLine = 160;  // progress lines and history notes stay on one screen line
+
+// Same kernel up to whitespace at line ends and blank lines: a repair that "undid" a change by
+// retyping the old lines is still the old kernel.
+std::string normalized(const std::string& source) {
+  std::string out, line;
+  for (std::size_t pos = 0; pos <= source.size();) {
+    std::size_t nl = std::min(source.find('\n', pos), source.size());
+    line = source.substr(pos, nl - pos);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.pop_back();
+    if (!line.empty()) out += line + "\n";
+    pos = nl + 1;
+  }
+  return out;
+}
 
 AnswerEnd answer_end(bool truncated) { return truncated ? AnswerEnd::truncated : AnswerEnd::complete; }
 
@@ -93,7 +107,7 @@ Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vecto
     status_.cost_usd += cost;
   } else {
     auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget,
-                                                                    .task = problem_.name,
+                                                                    .task = problem_.name(),
                                                                     .truncation = &truncations_});
     if (!call) {
       if (is_budget_exhausted(call.error())) llm_stop_ = "budget";
@@ -134,7 +148,7 @@ Result<Loop::Asked<T>> Loop::ask(const std::string& purpose, const std::string& 
       return out;
     }
     out.unusable = used.error().message;
-    report(fmt::format("{}: answer not usable ({}){}", purpose, first_line(out.unusable),
+    report(fmt::format("{}: answer not usable ({}){}", purpose, first_line(out.unusable, kLine),
                        attempt < options_.answer_retries ? ", asking again" : ""));
     // The LLM sees its own answer and exactly why it could not be used: cheaper and more reliable
     // than starting the request over.
@@ -190,19 +204,25 @@ Result<Evaluation> Loop::evaluate(const std::string& source, const std::string& 
   if (!base.empty())
     if (auto w = files_.write(dir + "/change.diff", unified_diff(base, source).text); !w) return w.error();
   if (auto w = files_.write(dir + "/eval.json", dump_json(e.to_json(), 2)); !w) return w.error();
-  if (e.passed)
-    report(fmt::format("{}: correct, {:.4f} ms{}", label, e.median_ms,
-                       e.speedup_eager ? fmt::format(" ({:.2f}x eager)", *e.speedup_eager) : ""));
+  if (e.passed())
+    report(fmt::format("{}: correct, {:.4f} ms{}", label, e.median_ms(),
+                       e.speedup_eager() ? fmt::format(" ({:.2f}x eager)", *e.speedup_eager()) : ""));
   else
-    report(fmt::format("{}: {} — {}", label, e.verdict, first_line(e.reason)));
+    report(fmt::format("{}: {} — {}", label, to_string(e.verdict), first_line(e.reason, kLine)));
   return e;
 }
 
 Result<std::string> Loop::profile_summary(int step, int streak) {
   if (!profiler_ || !best_) return std::string();
-  bool use = options_.profile.should_profile(problem_.workload_class, step, streak);
-  report(options_.profile.explain(problem_.workload_class, step, streak));
+  const std::string workload(to_string(problem_.facts.workload_class));
+  bool use = std::exchange(force_profile_, false);
+  if (use) report("profile: shown because the LLM declined before it had seen one");
+  else {
+    use = options_.profile.should_profile(workload, step, streak);
+    report(options_.profile.explain(workload, step, streak));
+  }
   if (!use) return std::string();
+  profile_shown_ = true;
   const std::string key = sha256_hex(best_->source);
   if (auto known = profiles_.find(key); known != profiles_.end()) return known->second;
   auto memo = journal_.recall("profile", key);
@@ -227,7 +247,7 @@ Result<std::string> Loop::profile_summary(int step, int streak) {
 
 Result<std::optional<Candidate>> Loop::make_correct(std::string source, const std::string& label,
                                                     const std::string& change, std::string base,
-                                                    FailedAttempt& failure) {
+                                                    const std::string& origin, Unrepaired& failure) {
   std::optional<Evaluation> last;
   RepairContext context{change, {}};
   std::string acted_on;  // the diagnosis behind the edit under evaluation
@@ -235,13 +255,20 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
     if (!last) {
       auto e = evaluate(source, round == 0 ? label : fmt::format("{}-repair{}", label, round), base);
       if (!e) return e.error();
-      if (!acted_on.empty())
-        context.attempts.push_back(LoopStep{round, acted_on, e->verdict, std::nullopt, first_line(e->reason, 100)});
-      if (e->passed) return std::optional<Candidate>(Candidate{source, *e});
+      if (!acted_on.empty()) {
+        StepRecord attempt{.kind = StepKind::repair, .n = round, .idea = acted_on,
+                           .outcome = e->passed() ? StepOutcome::accepted : StepOutcome::incorrect};
+        if (!e->passed()) attempt.verdict = e->verdict;
+        attempt.note = first_line(e->reason, 100);
+        context.attempts.push_back(std::move(attempt));
+      }
+      if (e->passed()) return std::optional<Candidate>(Candidate{source, *e});
       last = *e;
     }
     if (round >= options_.repair_budget) {
-      failure = {fmt::format("{} after {} repair rounds: {}", last->verdict, round, first_line(last->reason)), last};
+      failure = {fmt::format("{} after {} repair rounds: {}", to_string(last->verdict), round,
+                             first_line(last->reason, kLine)),
+                 last, false};
       return std::optional<Candidate>{};
     }
     status_.phase = LoopPhase::repair;
@@ -254,7 +281,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
     });
     if (!diagnosis) return diagnosis.error();
     if (!diagnosis->value) continue;  // round spent without a diagnosis; `last` still describes `source`
-    report("diagnosis: " + first_line(*diagnosis->value));
+    report("diagnosis: " + first_line(*diagnosis->value, kLine));
 
     auto repair_prompt = prompter_.repair(problem_, source, *last, *diagnosis->value, context);
     if (!repair_prompt) return repair_prompt.error();
@@ -267,6 +294,13 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
     });
     if (!repaired) return repaired.error();
     if (repaired->value) {
+      // Back to the kernel the change was made to: the change is what failed, and that kernel's
+      // numbers are known, so it is not evaluated again.
+      if (!origin.empty() && normalized(*repaired->value) == normalized(origin)) {
+        failure = {fmt::format("{}; the repair undid the change", to_string(last->verdict)), last, true};
+        report(fmt::format("{}: the repair only undid the change, which is recorded as a failed idea", label));
+        return std::optional<Candidate>{};
+      }
       base = std::exchange(source, *repaired->value);
       acted_on = first_line(*diagnosis->value, 100);
       last.reset();  // evaluate the repaired kernel next round
@@ -286,78 +320,103 @@ Result<std::optional<Candidate>> Loop::synthesize(const std::vector<FailedAttemp
   });
   if (!written) return written.error();
   if (!written->value) {
-    failure = {"no usable kernel in the answer: " + first_line(written->unusable), std::nullopt};
+    failure = {"no usable kernel in the answer: " + first_line(written->unusable, kLine), std::nullopt};
     return std::optional<Candidate>{};
   }
-  return make_correct(*written->value, restart ? "restart" : "synthesis", "", "", failure);
+  Unrepaired unrepaired;
+  auto made = make_correct(*written->value, restart ? "restart" : "synthesis", "", "", "", unrepaired);
+  if (made && !*made) failure = {unrepaired.summary, unrepaired.last};
+  return made;
 }
 
 bool Loop::faster_than_best(const Evaluation& e) const {
   const Evaluation& b = best_->evaluation;
-  double noise = std::max({b.iqr_ms, e.iqr_ms, options_.min_gain * b.median_ms});
-  return e.median_ms < b.median_ms - noise;
+  double noise = std::max({b.noise_ms(), e.noise_ms(), options_.min_gain * b.median_ms()});
+  return e.median_ms() < b.median_ms() - noise;
 }
 
-Result<LoopStep> Loop::optimize_step(int step, int streak) {
+bool Loop::decline_hands_over_to_profile() const {
+  return profiler_ && options_.profile.mode() != ProfilePolicy::Mode::never && !profile_shown_;
+}
+
+Result<StepRecord> Loop::optimize_step(int step, int streak) {
   status_.phase = LoopPhase::optimize;
   status_.step = step;
-  LoopStep rec;
-  rec.step = step;
+  StepRecord rec{.kind = StepKind::optimization, .n = step};
   auto profile = profile_summary(step, streak);
   if (!profile) return profile.error();
   auto prompt = prompter_.optimize(problem_, best_->source, best_->evaluation, history_, *profile, step,
                                    options_.max_steps);
   if (!prompt) return prompt.error();
   const std::string base = best_->source;
-  auto edited = ask<std::pair<std::string, std::string>>(
-      "optimize", *prompt, [&base](const Answer& a) -> Result<std::pair<std::string, std::string>> {
-        auto edits = parse_edit_answer(a.text, answer_end(a.truncated));
-        if (!edits) return edits.error();
-        if (auto r = require_notes(edits->notes, {note_label::kOptimization}); !r) return r.error();
-        auto applied = apply_edits(base, edits->blocks);
-        if (!applied) return applied.error();
-        return std::make_pair(applied->source, first_line(edits->notes.find(note_label::kOptimization)->second, 100));
-      });
+  struct Proposal {
+    std::string source, idea;  // the edited kernel and its OPTIMIZATION name; empty when declined
+    std::string declined;      // the NO_FURTHER_CHANGE reason
+  };
+  auto edited = ask<Proposal>("optimize", *prompt, [&base](const Answer& a) -> Result<Proposal> {
+    auto answer = parse_optimize_answer(a.text, answer_end(a.truncated));
+    if (!answer) return answer.error();
+    if (answer->declined()) return Proposal{"", "", answer->decline_reason};
+    if (auto r = require_notes(answer->edits->notes, {note_label::kOptimization}); !r) return r.error();
+    auto applied = apply_edits(base, answer->edits->blocks);
+    if (!applied) return applied.error();
+    return Proposal{applied->source, first_line(answer->edits->notes.find(note_label::kOptimization)->second, 100), ""};
+  });
   if (!edited) return edited.error();
   if (!edited->value) {
     rec.idea = "(no usable edit)";
-    rec.outcome = "unusable_edit";
+    rec.outcome = StepOutcome::unusable;
     rec.note = first_line(edited->unusable, 120);
     return rec;
   }
-  rec.idea = edited->value->second;
+  if (!edited->value->declined.empty()) {
+    rec.outcome = StepOutcome::declined;
+    rec.note = first_line(edited->value->declined, 300);
+    return rec;
+  }
+  rec.idea = edited->value->idea;
   report(fmt::format("step {}: {}", step, rec.idea));
-  FailedAttempt failure;
-  auto cand = make_correct(edited->value->first, fmt::format("step{}", step), rec.idea, best_->source, failure);
+  Unrepaired failure;
+  auto cand = make_correct(edited->value->source, fmt::format("step{}", step), rec.idea, best_->source, best_->source,
+                           failure);
   status_.phase = LoopPhase::optimize;
   if (!cand) return cand.error();
   if (!*cand) {
-    rec.outcome = "incorrect";
-    rec.note = failure.summary;
+    rec.outcome = failure.undone ? StepOutcome::undone : StepOutcome::incorrect;
+    if (failure.last) {
+      rec.verdict = failure.last->verdict;
+      // The evidence that sank the idea, so later steps know why it failed (not only that it did).
+      // The judge's evidence starts with its reason, which the note already carries.
+      if (failure.undone) {
+        std::string_view evidence = failure.last->evidence;
+        const std::string lead = failure.last->reason + "\n";
+        if (evidence.substr(0, lead.size()) == lead) evidence.remove_prefix(lead.size());
+        rec.evidence = clip_utf8(evidence, 600);
+      }
+    }
+    rec.note = failure.undone ? first_line(failure.last ? failure.last->reason : "", 120) : failure.summary;
     return rec;
   }
   const Evaluation& e = (*cand)->evaluation;
-  rec.time_ms = e.median_ms;
-  double ratio = best_->evaluation.median_ms / e.median_ms;
-  rec.speedup = ratio;
+  rec.time_ms = e.median_ms();
+  rec.speedup = best_->evaluation.median_ms() / e.median_ms();
   if (faster_than_best(e)) {
-    rec.outcome = "accepted";
-    rec.note = fmt::format("{:.2f}x over the previous best", ratio);
+    rec.outcome = StepOutcome::accepted;
     if (auto r = set_best(**cand); !r) return r.error();
   } else {
-    rec.outcome = "slower";
-    rec.note = fmt::format("{:.3f} ms vs best {:.3f} ms (noise {:.3f} ms): rolled back", e.median_ms,
-                           best_->evaluation.median_ms,
-                           std::max({best_->evaluation.iqr_ms, e.iqr_ms, options_.min_gain * best_->evaluation.median_ms}));
+    rec.outcome = StepOutcome::slower;
+    rec.note = fmt::format("needed more than the noise, {:.3g} ms",
+                           std::max({best_->evaluation.noise_ms(), e.noise_ms(),
+                                     options_.min_gain * best_->evaluation.median_ms()}));
   }
   return rec;
 }
 
 Status Loop::set_best(Candidate c) {
   best_ = std::move(c);
-  status_.best_ms = best_->evaluation.median_ms;
-  status_.best_speedup_eager = best_->evaluation.speedup_eager;
-  status_.best_sol_pct = best_->evaluation.sol_pct;
+  status_.best_ms = best_->evaluation.median_ms();
+  status_.best_speedup_eager = best_->evaluation.speedup_eager();
+  status_.best_sol_pct = best_->evaluation.sol_pct();
   // While replaying, the original run already exported these bests; exporting them again would need
   // every old kernel's library still in the compile cache. Only the last one is exported, once.
   best_export_pending_ = journal_.replaying();
@@ -380,9 +439,7 @@ Status Loop::ensure_best_library() {
     return Error{fmt::format("the best kernel's library {} left the compile cache and cannot be rebuilt from its "
                              "logged source: {}",
                              e.library, rebuilt.error().message)};
-  std::string judged_key;
-  if (e.report.is_object() && e.report.contains("compile") && e.report["compile"].is_object())
-    judged_key = e.report["compile"].value("key", "");
+  const std::string& judged_key = e.compile_key;
   report(fmt::format("the best kernel's library had left the compile cache: rebuilt it from the logged source{}",
                      judged_key.empty() || judged_key == rebuilt->key
                          ? ""
@@ -396,16 +453,20 @@ Result<LoopResult> Loop::run() {
   LoopResult result;
   if (journal_.dropped_torn_tail())
     report("the run log's last event was cut short when the run stopped: it is dropped and redone");
-  auto finish = [&](std::string reason) -> Result<LoopResult> {
+  auto finish = [&](std::string reason, std::string detail = "") -> Result<LoopResult> {
     status_.phase = LoopPhase::done;
     if (best_export_pending_)
       if (auto r = export_best(); !r) return r.error();
-    if (auto r = decide("stop", {{"reason", reason}}); !r) return r.error();
+    nlohmann::json stop = {{"reason", reason}};
+    if (!detail.empty()) stop["detail"] = detail;
+    if (auto r = decide("stop", stop); !r) return r.error();
     result.best = best_;
     result.stop_reason = std::move(reason);
+    result.stop_detail = std::move(detail);
+    result.problem = problem_;
     result.history = history_;
     result.llm_calls = llm_calls_;
-    report("stopped: " + result.stop_reason);
+    report("stopped: " + result.stop_reason + (result.stop_detail.empty() ? "" : " (" + result.stop_detail + ")"));
     return result;
   };
   // A spent budget, or answers that keep being cut off, end the task with what it has; any other
@@ -424,6 +485,10 @@ Result<LoopResult> Loop::run() {
   auto system = prompter_.system_prompt();
   if (!system) return system.error();
   system_prompt_ = *system;
+  // Which example kernel the first prompts show is part of the run's record: a first kernel that
+  // looks like the example is read in that light (suite results especially).
+  result.example_shown = prompter_.example_shown(problem_);
+  if (auto r = decide("example", {{"file", result.example_shown}}); !r) return r.error();
 
   std::vector<FailedAttempt> failures;
   for (int attempt = 0; attempt <= options_.max_restarts && !best_; ++attempt) {
@@ -439,26 +504,36 @@ Result<LoopResult> Loop::run() {
           !r)
         return r.error();
       report(fmt::format("synthesis attempt {} failed: {}", attempt + 1, failed.summary));
-      failed.summary = fmt::format("attempt {}: {}", attempt + 1, failed.summary);
       failures.push_back(std::move(failed));
     }
   }
   if (!best_) return finish("no_correct_kernel");
 
+  auto at_target = [&] {
+    auto sol = best_->evaluation.sol_pct();
+    return options_.target_sol_pct && sol && *sol >= *options_.target_sol_pct;
+  };
   int streak = 0;
   for (int step = 1; step <= options_.max_steps; ++step) {
-    if (options_.target_sol_pct && best_->evaluation.sol_pct && *best_->evaluation.sol_pct >= *options_.target_sol_pct)
-      return finish("target");
+    if (at_target()) return finish("target");
     auto rec = optimize_step(step, streak);
     if (!rec) return stop_or_fail(rec.error());
     history_.push_back(*rec);
     if (auto r = decide(fmt::format("step{}", step), rec->to_json()); !r) return r.error();
-    report(fmt::format("step {} {}: {}", step, rec->outcome, rec->note));
-    streak = rec->outcome == "accepted" ? 0 : streak + 1;
+    report(fmt::format("step {} {}{}", step, to_string(rec->outcome), rec->note.empty() ? "" : ": " + rec->note));
+    if (rec->outcome == StepOutcome::declined) {
+      // Nothing the LLM wants to try: no evaluation is spent. The one exception is evidence it has
+      // not seen yet, a profile, which the next step shows before the decline is final. Not a step
+      // without improvement for the plateau rule: nothing was tried.
+      if (!decline_hands_over_to_profile()) return finish("declined", rec->note);
+      force_profile_ = true;
+      report("the LLM declined before seeing a profile: the next step shows one");
+      continue;
+    }
+    streak = rec->outcome == StepOutcome::accepted ? 0 : streak + 1;
     if (streak >= options_.plateau_steps) return finish("plateau");
   }
-  if (options_.target_sol_pct && best_->evaluation.sol_pct && *best_->evaluation.sol_pct >= *options_.target_sol_pct)
-    return finish("target");
+  if (at_target()) return finish("target");
   return finish("steps");
 }
 

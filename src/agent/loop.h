@@ -59,8 +59,12 @@ struct LoopObserver {
 
 struct LoopResult {
   std::optional<Candidate> best;
-  std::string stop_reason;  // steps | plateau | target | budget | truncated | no_correct_kernel
-  std::vector<LoopStep> history;
+  // steps | plateau | target | declined | budget | truncated | no_correct_kernel
+  std::string stop_reason;
+  std::string stop_detail;   // declined: the LLM's reason
+  ProblemInfo problem;       // as described at the start
+  std::string example_shown; // the example kernel the synthesis prompt showed ("" for none)
+  std::vector<StepRecord> history;
   int syntheses = 0;
   int llm_calls = 0;
 };
@@ -95,13 +99,23 @@ class Loop {
   // `base`: the kernel `source` was edited from ("" for a whole new file); the step directory then
   // records the change as change.diff, for people reading the run.
   Result<Evaluation> evaluate(const std::string& source, const std::string& label, const std::string& base);
+  // How make_correct ended when it could not make the kernel correct.
+  struct Unrepaired {
+    std::string summary;             // one line
+    std::optional<Evaluation> last;  // the failing evaluation it ended with
+    bool undone = false;             // a repair turned the kernel back into `origin`: the change failed
+  };
   // Makes `source` correct with at most repair_budget diagnose+repair rounds; when it cannot,
-  // `failure` says how it ended.
+  // `failure` says how it ended. `origin` (optimisation steps: the best kernel the change was made to)
+  // is never evaluated again: a repair that only undoes the change ends the rounds as `undone`.
   Result<std::optional<Candidate>> make_correct(std::string source, const std::string& label,
-                                                const std::string& change, std::string base, FailedAttempt& failure);
+                                                const std::string& change, std::string base, const std::string& origin,
+                                                Unrepaired& failure);
   Result<std::optional<Candidate>> synthesize(const std::vector<FailedAttempt>& failures, FailedAttempt& failure);
-  Result<LoopStep> optimize_step(int step, int non_improving_streak);
+  Result<StepRecord> optimize_step(int step, int non_improving_streak);
   Result<std::string> profile_summary(int step, int non_improving_streak);
+  // Whether a decline at this point hands over to a profile first (ARCHITECTURE.md, "The loop").
+  bool decline_hands_over_to_profile() const;
   bool faster_than_best(const Evaluation& e) const;
   Status decide(const std::string& key, const nlohmann::json& detail);
   Status set_best(Candidate c);
@@ -123,11 +137,14 @@ class Loop {
   ProblemInfo problem_;
   std::string system_prompt_;
   std::optional<Candidate> best_;
-  std::vector<LoopStep> history_;
+  std::vector<StepRecord> history_;
   // Profile summaries by kernel source hash: a step that is rolled back leaves the best unchanged,
   // and profiling it again would cost an ncu run for the same answer. A failure is kept too, so a
   // resumed run asks the journal exactly as often as the original did.
   std::map<std::string, std::string> profiles_;
+  bool profile_shown_ = false;      // some optimise prompt has carried a profile summary
+  bool force_profile_ = false;      // the LLM declined before seeing one: the next step shows it
+  std::string decline_reason_;      // set when a decline ended the optimisation
   LoopStatus status_;
   int llm_calls_ = 0;
   int artifact_seq_ = 0;

@@ -62,16 +62,20 @@ class ScriptedLlm : public LlmBackend {
 class FakePrompter : public Prompter {
  public:
   Result<std::string> system_prompt() override { return std::string("rules"); }
-  Result<std::string> synthesis(const ProblemInfo& p) override { return "synthesis " + p.name; }
+  std::string example_shown(const ProblemInfo& p) override {
+    return "examples/kernels/" + std::string(to_string(p.facts.workload_class)) + ".cu";
+  }
+  Result<std::string> synthesis(const ProblemInfo& p) override { return "synthesis " + p.name(); }
   Result<std::string> restart(const ProblemInfo& p, const std::vector<FailedAttempt>& failures) override {
-    std::string s = "restart " + p.name;
-    for (const auto& f : failures) s += "\nfailure: " + f.summary + (f.last ? " [" + f.last->verdict + "]" : "");
+    std::string s = "restart " + p.name();
+    for (const auto& f : failures) s += "\nfailure: " + f.summary + (f.last ? " [" + to_string(f.last->verdict) + "]" : "");
     return s;
   }
   Result<std::string> diagnose(const ProblemInfo&, const std::string& kernel, const Evaluation& e,
                                const RepairContext& c) override {
-    std::string s = "diagnose " + e.verdict + "\n" + e.evidence + "\nchange: " + c.change_under_repair + "\n";
-    for (const auto& a : c.attempts) s += "attempt: " + a.idea + " -> " + a.outcome + "\n";
+    std::string s = "diagnose " + to_string(e.verdict) + "\n" + e.evidence + "\nchange: " + c.change_under_repair + "\n";
+    for (const auto& a : c.attempts)
+      s += "attempt: " + a.idea + " -> " + (a.verdict ? to_string(*a.verdict) : std::string(to_string(a.outcome))) + "\n";
     return s + kernel;
   }
   Result<std::string> repair(const ProblemInfo&, const std::string& kernel, const Evaluation&,
@@ -79,16 +83,22 @@ class FakePrompter : public Prompter {
     return "repair\n" + diagnosis + "\n" + kernel;
   }
   Result<std::string> optimize(const ProblemInfo&, const std::string& kernel, const Evaluation& best,
-                               const std::vector<LoopStep>& history, const std::string& profile, int step, int) override {
-    std::string s = "optimize step " + std::to_string(step) + " best " + std::to_string(best.median_ms) + "\n";
-    for (const auto& h : history) s += "history: " + std::to_string(h.step) + " " + h.idea + " " + h.outcome + "\n";
+                               const std::vector<StepRecord>& history, const std::string& profile, int step, int) override {
+    std::string s = "optimize step " + std::to_string(step) + " best " + std::to_string(best.median_ms()) + "\n";
+    for (const auto& h : history) {
+      s += "history: " + std::to_string(h.n) + " " + h.idea + " " + std::string(to_string(h.outcome));
+      if (h.verdict) s += " " + to_string(*h.verdict);
+      if (!h.evidence.empty()) s += " evidence: " + h.evidence;
+      s += "\n";
+    }
     if (!profile.empty()) s += "profile: " + profile + "\n";
     return s + kernel;
   }
 };
 
 // Verdict by markers in the source: a line "// VERDICT: compile_error <reason>" fails with that
-// verdict; otherwise the kernel passes with "// TIME: <ms>" (default 1.0) and "// IQR: <ms>" (0.01).
+// verdict (evidence: the reason, then "evidence for <verdict>"); otherwise the kernel passes with
+// "// TIME: <ms>" (default 1.0) and "// IQR: <ms>" (0.01).
 // With `library_dir` set, a passing kernel gets a library file there, named by its source's hash,
 // as the compile cache would give it.
 class MarkerEvaluator : public Evaluator {
@@ -96,14 +106,12 @@ class MarkerEvaluator : public Evaluator {
   Result<ProblemInfo> describe() override {
     ++describes;
     ProblemInfo p;
-    p.name = "relu";
     p.source = "class Model: ...";
-    p.workload_class = workload_class;
-    p.metadata = {{"name", "relu"}, {"workload_class", workload_class}};
-    p.eager_ms = 2.0;
-    p.compile_ms = 1.8;
-    p.floor_ms = 0.5;
-    p.bound = "memory";
+    p.facts.name = "relu";
+    p.facts.workload_class = *parse_workload_class(workload_class);
+    p.baselines.eager = BaselineTime{TimeStats{.median_ms = 2.0}, ""};
+    p.baselines.compile = BaselineTime{TimeStats{.median_ms = 1.8}, ""};
+    p.floor = Floor{.floor_ms = 0.5, .bound = "memory"};
     return p;
   }
   Result<std::string> fingerprint() override { return "problem-" + workload_class + problem_version; }
@@ -118,23 +126,24 @@ class MarkerEvaluator : public Evaluator {
       return source.substr(pos, source.find('\n', pos) - pos);
     };
     if (auto v = marker("VERDICT")) {
-      e.verdict = v->substr(0, v->find(' '));
+      auto verdict = parse_verdict(v->substr(0, v->find(' ')));
+      if (!verdict) return Error{"MarkerEvaluator: unknown verdict in " + *v};
+      e.verdict = *verdict;
       e.reason = v->find(' ') == std::string::npos ? *v : v->substr(v->find(' ') + 1);
-      e.evidence = "evidence for " + e.verdict;
+      e.evidence = e.reason + "\nevidence for " + to_string(e.verdict);  // the judge leads with its reason
       return e;
     }
-    e.passed = true;
-    e.verdict = "pass";
-    e.median_ms = marker("TIME") ? std::stod(*marker("TIME")) : 1.0;
-    e.iqr_ms = marker("IQR") ? std::stod(*marker("IQR")) : 0.01;
-    e.speedup_eager = 2.0 / e.median_ms;
-    e.speedup_compile = 1.8 / e.median_ms;
-    e.sol_pct = 100.0 * 0.5 / e.median_ms;
+    e.verdict = Verdict::pass;
+    e.time = CandidateTime{.stats = {.median_ms = marker("TIME") ? std::stod(*marker("TIME")) : 1.0,
+                                     .iqr_ms = marker("IQR") ? std::stod(*marker("IQR")) : 0.01}};
+    e.baselines.eager = BaselineTime{TimeStats{.median_ms = 2.0}, ""};
+    e.baselines.compile = BaselineTime{TimeStats{.median_ms = 1.8}, ""};
+    e.floor = Floor{.floor_ms = 0.5, .bound = "memory"};
     if (!library_dir.empty()) {
       auto lib = build(source);
       if (!lib) return lib.error();
       e.library = lib->path;
-      e.report = {{"compile", {{"key", lib->key}}}};
+      e.compile_key = lib->key;
     }
     return e;
   }
@@ -167,7 +176,7 @@ class CountingProfiler : public ProfileSource {
     ++calls;
     library_existed = !e.library.empty() && std::filesystem::exists(e.library);
     if (fail) return Error{"ncu missing"};
-    return "memory-bound, dram 91% at " + std::to_string(e.median_ms) + " ms";
+    return "memory-bound, dram 91% at " + std::to_string(e.median_ms()) + " ms";
   }
   int calls = 0;
   bool fail = false;

@@ -105,12 +105,12 @@ TEST(Loop, SynthesisThenOneAcceptedAndOneRolledBackStep) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->stop_reason, "steps");
   ASSERT_TRUE(r->best);
-  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 0.5);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 0.5);
   EXPECT_NE(r->best->source.find("// TIME: 0.5"), std::string::npos);
   ASSERT_EQ(r->history.size(), 2u);
-  EXPECT_EQ(r->history[0].outcome, "accepted");
+  EXPECT_EQ(r->history[0].outcome, StepOutcome::accepted);
   EXPECT_EQ(r->history[0].idea, "128-bit vectorized loads");
-  EXPECT_EQ(r->history[1].outcome, "slower");
+  EXPECT_EQ(r->history[1].outcome, StepOutcome::slower);
   EXPECT_EQ(h.bests.size(), 2u);  // synthesis, then step 1
   EXPECT_EQ(h.llm->remaining(), 0u);
   // The second step starts from the best kernel and its prompt carries the first step's outcome.
@@ -142,7 +142,7 @@ TEST(Loop, TextThatIsNotUtf8NeverStopsTheRun) {
   auto r = h.run();
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->history.size(), 2u);
-  EXPECT_EQ(r->history[1].outcome, "slower");
+  EXPECT_EQ(r->history[1].outcome, StepOutcome::slower);
   EXPECT_EQ(h.llm->remaining(), 0u);
 }
 
@@ -155,7 +155,7 @@ TEST(Loop, CompileErrorIsDiagnosedThenRepairedWithAnEdit) {
   auto r = h.run();
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_TRUE(r->best);
-  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 2.0);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 2.0);
   EXPECT_NE(h.request_text(1).find("evidence for compile_error"), std::string::npos);  // diagnose sees evidence
   EXPECT_NE(h.request_text(2).find("the layout rank is wrong"), std::string::npos);    // repair sees diagnosis
   EXPECT_EQ(r->stop_reason, "steps");
@@ -194,7 +194,7 @@ TEST(Loop, UnusableAnswersAreFedBackWithTheReason) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(h.llm->remaining(), 0u);
   ASSERT_EQ(r->history.size(), 1u);
-  EXPECT_EQ(r->history[0].outcome, "accepted");
+  EXPECT_EQ(r->history[0].outcome, StepOutcome::accepted);
   auto last_user = [&](size_t i) { return h.llm->requests.at(i).messages.back().text; };
   EXPECT_NE(last_user(1).find("could not be used"), std::string::npos);
   EXPECT_NE(last_user(4).find("could not be used"), std::string::npos);  // bad anchor explained
@@ -210,8 +210,8 @@ TEST(Loop, AnEditThatStaysUnusableEndsTheStepAsUnusable) {
   auto r = h.run();
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->history.size(), 1u);
-  EXPECT_EQ(r->history[0].outcome, "unusable_edit");
-  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 1.0);
+  EXPECT_EQ(r->history[0].outcome, StepOutcome::unusable);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 1.0);
 }
 
 TEST(Loop, OptimizationWithoutItsNameIsSentBack) {
@@ -240,7 +240,7 @@ TEST(Loop, FailedRepairsRestartSynthesisWithTheFailureHistory) {
   ASSERT_TRUE(r->best);
   EXPECT_EQ(r->syntheses, 2);
   std::string restart = h.request_text(3);
-  EXPECT_NE(restart.find("failure: attempt 1: mismatch after 1 repair rounds: still wrong"), std::string::npos)
+  EXPECT_NE(restart.find("failure: mismatch after 1 repair rounds: still wrong [mismatch]"), std::string::npos)
       << restart;
 }
 
@@ -268,9 +268,9 @@ TEST(Loop, AStepThatCannotBeMadeCorrectIsRecordedAndTheBestKept) {
   auto r = h.run();
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->history.size(), 1u);
-  EXPECT_EQ(r->history[0].outcome, "incorrect");
+  EXPECT_EQ(r->history[0].outcome, StepOutcome::incorrect);
   EXPECT_NE(r->history[0].note.find("nondeterministic"), std::string::npos);
-  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 1.0);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 1.0);
   EXPECT_EQ(h.bests.size(), 1u);
 }
 
@@ -281,8 +281,8 @@ TEST(Loop, AnImprovementWithinTheNoiseIsRejected) {
   h.llm->add("optimize", optimize("prefetch", "// TIME: 1.0\n", "// TIME: 0.97\n"));
   auto r = h.run();
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->history[0].outcome, "slower");
-  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 1.0);
+  EXPECT_EQ(r->history[0].outcome, StepOutcome::slower);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 1.0);
 }
 
 TEST(Loop, PlateauStopsTheTask) {
@@ -320,7 +320,7 @@ TEST(Loop, ASpentBudgetStopsCleanlyWithTheBestSoFar) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->stop_reason, "budget");
   ASSERT_TRUE(r->best);
-  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms, 0.5);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 0.5);
   EXPECT_EQ(h.llm->requests.size(), 2u);
 }
 
@@ -577,7 +577,7 @@ TEST(LoopResume, ADecisionThatComesOutDifferentlyIsRefused) {
   script_happy(*h.llm);
   auto first = h.run();
   ASSERT_TRUE(first.ok()) << first.error().message;
-  ASSERT_EQ(first->history.at(0).outcome, "accepted");
+  ASSERT_EQ(first->history.at(0).outcome, StepOutcome::accepted);
   h.reset_llm();
   h.options.min_gain = 0.9;  // step 1's 2x no longer counts: the same answers, another decision
   auto r = h.run(/*resume=*/true);
@@ -591,7 +591,7 @@ TEST(LoopResume, ALogFromAnotherConfigurationIsRefusedWithThePosition) {
   ASSERT_TRUE(h.run().ok());
   // Same directory, a different first prompt: the logged synthesis answer belongs to another request.
   class OtherPrompter : public FakePrompter {
-    Result<std::string> synthesis(const ProblemInfo& p) override { return "synthesis of something else " + p.name; }
+    Result<std::string> synthesis(const ProblemInfo& p) override { return "synthesis of something else " + p.name(); }
   } other;
   auto journal = Journal::open(h.dir / "events.jsonl", true);
   ASSERT_TRUE(journal.ok());
@@ -600,7 +600,7 @@ TEST(LoopResume, ALogFromAnotherConfigurationIsRefusedWithThePosition) {
   Loop loop(*h.client, h.evaluator, other, nullptr, *journal, files, h.options);
   auto r = loop.run();
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("cannot resume: event 2"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("cannot resume: event 3"), std::string::npos) << r.error().message;
 }
 
 TEST(LoopResume, ABestLibraryThatLeftTheCacheIsRebuiltFromTheLoggedSource) {
@@ -693,9 +693,11 @@ TEST(LoopResume, AMalformedEventInTheMiddleIsAOneLineErrorNamingItsLine) {
   };
   std::vector<Damage> damages = {
       {"eval", [](nlohmann::json& e) { e["evaluation"] = "oops"; }, "\"evaluation\" is string where object"},
-      {"eval", [](nlohmann::json& e) { e["evaluation"]["passed"] = "yes"; }, "type must be boolean"},
+      {"eval", [](nlohmann::json& e) { e["evaluation"]["verdict"] = 7; }, "\"verdict\" is number where a string"},
+      {"eval", [](nlohmann::json& e) { e["evaluation"]["time"] = "fast"; }, "\"time\" is string where an object"},
       {"eval", [](nlohmann::json& e) { e.erase("evaluation"); }, "has no \"evaluation\""},
-      {"problem", [](nlohmann::json& e) { e["problem"].erase("name"); }, "recorded problem description is malformed"},
+      {"problem", [](nlohmann::json& e) { e["problem"]["facts"].erase("name"); },
+       "recorded problem description is malformed: the problem's \"name\" is missing"},
       {"llm", [](nlohmann::json& e) { e["cost_usd"] = "free"; }, "\"cost_usd\" is not a number"},
       {"llm", [](nlohmann::json& e) { e["response"]["finish"] = 3; }, "response.finish must be a string"},
       {"eval", [](nlohmann::json& e) { e["key"] = 7; }, "its \"key\" is not a string"},
@@ -720,4 +722,156 @@ TEST(LoopResume, AMalformedEventInTheMiddleIsAOneLineErrorNamingItsLine) {
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
     EXPECT_EQ(r.error().kind, ErrorKind::cannot_resume) << m;
   }
+}
+
+// ---- a way to decline, a failed idea that was undone, what the run records -------------------------
+
+std::string decline(const std::string& reason) { return "The kernel is done.\n\nNO_FURTHER_CHANGE: " + reason + "\n"; }
+
+TEST(LoopDecline, NoFurtherChangeEndsTheOptimisationWithoutAnEvaluation) {
+  Harness h;
+  h.options.max_steps = 5;
+  h.options.profile = *ProfilePolicy::parse("never");
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("vectorize", "// TIME: 1.0\n", "// TIME: 0.55\n"));
+  h.llm->add("optimize", decline("at 91% of the floor; what is left is launch latency"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "declined");
+  EXPECT_EQ(r->stop_detail, "at 91% of the floor; what is left is launch latency");
+  EXPECT_EQ(h.evaluator.evaluations, 2) << "the synthesis and step 1; the decline costs none";
+  ASSERT_EQ(r->history.size(), 2u);
+  EXPECT_EQ(r->history[1].outcome, StepOutcome::declined);
+  EXPECT_EQ(r->history[1].note, "at 91% of the floor; what is left is launch latency");
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 0.55);
+  EXPECT_EQ(h.llm->remaining(), 0u);
+  // The run log says why it stopped.
+  auto log = load_event_log(h.dir / "events.jsonl");
+  ASSERT_TRUE(log.ok());
+  const auto& stop = log->events.back();
+  EXPECT_EQ(stop["key"], "stop");
+  EXPECT_EQ(stop["reason"], "declined");
+  EXPECT_EQ(stop["detail"], "at 91% of the floor; what is left is launch latency");
+
+  // A replayed run meets the same decline in its log and stops there: no LLM call, no evaluation.
+  h.reset_llm();
+  const int evaluations = h.evaluator.evaluations;
+  auto again = h.run(/*resume=*/true);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->stop_reason, "declined");
+  EXPECT_TRUE(h.llm->requests.empty());
+  EXPECT_EQ(h.evaluator.evaluations, evaluations);
+}
+
+TEST(LoopDecline, ADeclineBeforeAnyProfileHandsOverToAProfileFirst) {
+  // A GEMM's profiles are withheld until step 4: a decline at step 1 gets the profile at step 2, and
+  // only a second decline, with that evidence seen, ends the optimisation.
+  Harness h;
+  h.evaluator.workload_class = "gemm";
+  h.options.max_steps = 6;
+  h.options.plateau_steps = 1;  // a decline is no step without improvement: the plateau does not fire
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", decline("the tiling looks right"));
+  h.llm->add("optimize", decline("the profile shows 91% of DRAM bandwidth"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "declined");
+  EXPECT_EQ(r->stop_detail, "the profile shows 91% of DRAM bandwidth");
+  EXPECT_EQ(h.evaluator.evaluations, 1);
+  EXPECT_EQ(h.profiler.calls, 1);
+  EXPECT_EQ(h.request_text(1).find("profile:"), std::string::npos);
+  std::string second = h.request_text(2);
+  EXPECT_NE(second.find("profile: memory-bound"), std::string::npos) << second;
+  EXPECT_NE(second.find("history: 1  declined"), std::string::npos) << second;
+  ASSERT_EQ(r->history.size(), 2u);
+}
+
+TEST(LoopDecline, WithProfilesShownADeclineEndsAtOnce) {
+  Harness h;  // elementwise: profiled from step 1
+  h.options.max_steps = 4;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", decline("memory-bound at 91%"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "declined");
+  EXPECT_EQ(r->history.size(), 1u);
+  EXPECT_EQ(h.llm->remaining(), 0u);
+}
+
+TEST(LoopDecline, ADeclineWithEditsIsSentBackAsUnusable) {
+  Harness h;
+  h.options.max_steps = 1;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", decline("done") + edit("// TIME: 1.0\n", "// TIME: 0.5\n"));
+  h.llm->add("optimize", optimize("vectorize", "// TIME: 1.0\n", "// TIME: 0.5\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_NE(h.llm->requests[2].messages.back().text.find("Send one of the two"), std::string::npos);
+  EXPECT_EQ(r->history.at(0).outcome, StepOutcome::accepted);
+}
+
+TEST(LoopUndone, ARepairThatOnlyUndoesTheChangeIsAFailedIdeaAndNotEvaluatedAgain) {
+  Harness h;
+  h.options.max_steps = 2;
+  h.options.plateau_steps = 10;
+  h.llm->add("synthesis", whole("// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("split rows over 4 blocks", "// TIME: 1.0\n", "// VERDICT: mismatch trial 2 failed\n"));
+  h.llm->add("diagnose", kDiagnosis);
+  // The "repair" puts the old line back: the kernel is the best again.
+  h.llm->add("repair", edit("// VERDICT: mismatch trial 2 failed\n", "// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("unroll", "// TIME: 1.0\n", "// TIME: 0.9\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(h.evaluator.evaluations, 3) << "synthesis, step 1's broken kernel, step 2; never the undone kernel";
+  ASSERT_EQ(r->history.size(), 2u);
+  const StepRecord& undone = r->history[0];
+  EXPECT_EQ(undone.outcome, StepOutcome::undone);
+  EXPECT_EQ(undone.verdict, Verdict::mismatch);
+  EXPECT_EQ(undone.idea, "split rows over 4 blocks");
+  EXPECT_EQ(undone.evidence, "evidence for mismatch");
+  EXPECT_FALSE(undone.time_ms);
+  // The next prompt carries the failed idea with its evidence.
+  std::string next = h.request_text(4);
+  EXPECT_NE(next.find("history: 1 split rows over 4 blocks undone mismatch evidence: evidence for mismatch"),
+            std::string::npos)
+      << next;
+}
+
+TEST(LoopRecord, TheExampleKernelShownIsRecorded) {
+  Harness h;
+  script_happy(*h.llm);
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->example_shown, "examples/kernels/elementwise.cu");
+  EXPECT_EQ(r->problem.name(), "relu");
+  auto log = load_event_log(h.dir / "events.jsonl");
+  ASSERT_TRUE(log.ok());
+  ASSERT_GE(log->events.size(), 2u);
+  EXPECT_EQ(log->events[1]["key"], "example");
+  EXPECT_EQ(log->events[1]["file"], "examples/kernels/elementwise.cu");
+  for (const auto& e : log->events) EXPECT_EQ(e["v"], Journal::kFormat) << e.dump();
+}
+
+TEST(LoopResume, ALogOfAnotherFormatIsRefusedWithAClearMessage) {
+  Harness h;
+  script_happy(*h.llm);
+  ASSERT_TRUE(h.run().ok());
+  // What an older cutegen wrote: the same events without the format stamp.
+  auto log = load_event_log(h.dir / "events.jsonl");
+  ASSERT_TRUE(log.ok());
+  std::string text;
+  for (auto e : log->events) {
+    e.erase("v");
+    text += e.dump() + "\n";
+  }
+  ASSERT_TRUE(write_file_atomic(h.dir / "events.jsonl", text).ok());
+  h.reset_llm();
+  auto r = h.run(/*resume=*/true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::cannot_resume);
+  EXPECT_NE(r.error().message.find("events.jsonl:1 was written by another cutegen (run log format 1, this one reads "
+                                   "format 2)"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_TRUE(h.llm->requests.empty());
 }

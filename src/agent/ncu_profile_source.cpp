@@ -5,7 +5,7 @@
 namespace cutegen {
 
 Result<std::string> NcuProfileSource::summary(const std::string&, const Evaluation& evaluation) {
-  if (!evaluation.passed || evaluation.library.empty())
+  if (!evaluation.passed() || evaluation.library.empty())
     return Error{"internal: only a kernel that passed evaluation is profiled"};
   // The worker stages fresh inputs for every profile, so the best kernel can be profiled after other
   // candidates were evaluated.
@@ -17,7 +17,7 @@ Result<std::string> NcuProfileSource::summary(const std::string&, const Evaluati
   std::error_code ec;
   do request.work_dir = options_.work_dir / fmt::format("profile-{:03}", ++count_);
   while (std::filesystem::exists(request.work_dir, ec));
-  request.context = context_from_evaluation(evaluation.report, options_.calls);
+  request.context = context_from_evaluation(evaluation, options_.calls);
   auto report = provider_.profile(request);
   if (!report) return report.error();
   last_ = *report;

@@ -58,10 +58,8 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
     return r;
   });
   NcuProfileSource source(judge, provider, {.problem = "problem.py", .calls = 3, .work_dir = *dir / "profiles"});
-  Evaluation evaluation;
-  evaluation.passed = true;
+  Evaluation evaluation = report->record();  // what JudgeEvaluator hands the loop
   evaluation.library = "/fake/kernel.so";
-  evaluation.report = report->to_json();
   auto text = source.summary("// source", evaluation);
   ASSERT_TRUE(text.ok()) << text.error().message;
   EXPECT_NE(text->find("0.5 ms per call measured"), std::string::npos) << *text;
@@ -88,7 +86,7 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
   ASSERT_TRUE(resumed.summary("// source", evaluation).ok());
   EXPECT_EQ(provider.requests.back().work_dir, *dir / "profiles" / "profile-003");
 
-  Evaluation failed;
+  Evaluation failed{.verdict = Verdict::mismatch};
   EXPECT_FALSE(source.summary("// source", failed).ok());
   fs::remove_all(*dir);
 }
@@ -96,9 +94,7 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
 // The loop turns every failing verdict into a failure kind for the prompts; a verdict the judge can
 // give but the prompts do not know would stop a run mid-way.
 TEST(JudgeVerdictsInPrompts, EveryFailingVerdictHasAFailureKind) {
-  for (int v = static_cast<int>(Verdict::pass) + 1; v <= static_cast<int>(Verdict::tampering); ++v) {
-    auto word = to_string(static_cast<Verdict>(v));
-    EXPECT_TRUE(failure_kind_for_verdict(word).ok()) << word;
-  }
-  EXPECT_FALSE(failure_kind_for_verdict("pass").ok());
+  for (int v = static_cast<int>(Verdict::pass) + 1; v <= static_cast<int>(kLastVerdict); ++v)
+    EXPECT_TRUE(failure_kind_for_verdict(static_cast<Verdict>(v)).ok()) << to_string(static_cast<Verdict>(v));
+  EXPECT_FALSE(failure_kind_for_verdict(Verdict::pass).ok());
 }

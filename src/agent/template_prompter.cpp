@@ -5,72 +5,62 @@
 namespace cutegen {
 namespace {
 
-Result<TensorBrief> tensor_brief(const nlohmann::json& e, TensorRole role) {
+Result<TensorBrief> tensor_brief(const ValueFacts& v, TensorRole role) {
   TensorBrief t;
-  t.name = e.value("name", "");
+  t.name = v.name;
   t.role = role;
-  t.dtype = e.value("dtype", "");
-  if (e.value("kind", "tensor") == "scalar") {
-    if (role != TensorRole::forward_input)
-      return Error{fmt::format("problem metadata: '{}' is a scalar but not a forward() argument", t.name)};
-    t.role = TensorRole::host_scalar;
-    if (e.contains("value")) t.value = e["value"].dump();
-    return t;
+  t.dtype = v.dtype;
+  switch (v.kind) {
+    case ValueFacts::Kind::tensor:
+      t.shape = v.shape;
+      return t;
+    case ValueFacts::Kind::scalar:
+      if (role != TensorRole::forward_input)
+        return Error{fmt::format("problem metadata: '{}' is a scalar but not a forward() argument", t.name)};
+      t.role = TensorRole::host_scalar;
+      t.value = v.value;
+      return t;
+    case ValueFacts::Kind::other: break;
   }
-  if (!e.contains("shape") || !e["shape"].is_array())
-    return Error{fmt::format("problem metadata: tensor '{}' has no shape", t.name)};
-  for (const auto& d : e["shape"]) t.shape.push_back(d.get<int64_t>());
-  return t;
-}
-
-// One verdict table for the prompts (failure_kind_for_verdict), so a repair attempt's outcome and
-// the failure kind of the same verdict never disagree.
-StepOutcome outcome_from_verdict(const std::string& verdict) {
-  if (verdict == "pass") return StepOutcome::improved;
-  auto kind = failure_kind_for_verdict(verdict);
-  if (!kind) return StepOutcome::runtime_error;  // a verdict the table lacks: failure_evidence reports it
-  switch (*kind) {
-    case FailureKind::compile_error: return StepOutcome::compile_error;
-    case FailureKind::rejected: return StepOutcome::rejected;
-    case FailureKind::wrong_result: return StepOutcome::wrong_result;
-    case FailureKind::runtime_error: return StepOutcome::runtime_error;
-  }
-  return StepOutcome::runtime_error;
+  return Error{fmt::format("problem metadata: '{}' is neither a tensor nor a number, which the kernel contract "
+                           "cannot pass",
+                           t.name)};
 }
 
 }  // namespace
 
-Result<ProblemBrief> problem_brief(const ProblemInfo& problem, const std::string& precision) {
+Result<ProblemBrief> problem_brief(const ProblemInfo& problem, Precision precision) {
+  const ProblemFacts& f = problem.facts;
   ProblemBrief b;
-  b.name = problem.name;
+  b.name = f.name;
   b.reference_source = problem.source;
-  auto workload = parse_workload_class(problem.workload_class);
-  if (!workload) return workload.error();
-  b.workload = *workload;
-  const auto& m = problem.metadata;
-  for (const auto& e : m.value("inputs", nlohmann::json::array())) {
-    auto t = tensor_brief(e, TensorRole::forward_input);
+  b.workload = f.workload_class;
+  for (const auto& v : f.inputs) {
+    auto t = tensor_brief(v, TensorRole::forward_input);
     if (!t) return t.error();
     b.inputs.push_back(*t);
   }
-  for (const auto& e : m.value("params", nlohmann::json::array())) {
-    auto t = tensor_brief(e, e.value("buffer", false) ? TensorRole::buffer : TensorRole::parameter);
+  for (const auto& v : f.params) {
+    auto t = tensor_brief(v, v.buffer ? TensorRole::buffer : TensorRole::parameter);
     if (!t) return t.error();
     b.inputs.push_back(*t);
   }
-  for (const auto& e : m.value("outputs", nlohmann::json::array())) {
-    auto t = tensor_brief(e, TensorRole::output);
+  for (const auto& v : f.outputs) {
+    auto t = tensor_brief(v, TensorRole::output);
     if (!t) return t.error();
     b.outputs.push_back(*t);
   }
+  b.init_inputs = f.init_inputs;
   b.precision = precision;
-  b.gpu = m.value("gpu", "");
-  b.min_bytes = m.value("min_bytes", uint64_t{0});
-  b.flops = m.value("flops", uint64_t{0});
-  b.floor_ms = problem.floor_ms;
-  b.floor_bound = problem.bound;
-  b.eager_ms = problem.eager_ms;
-  b.compile_ms = problem.compile_ms;
+  b.gpu = f.gpu;
+  b.min_bytes = f.min_bytes;
+  b.flops = f.flops;
+  if (problem.floor) {
+    b.floor_ms = problem.floor->floor_ms;
+    b.floor_bound = problem.floor->bound;
+  }
+  if (problem.baselines.eager) b.eager_ms = problem.baselines.eager->median_ms();
+  if (problem.baselines.compile) b.compile_ms = problem.baselines.compile->median_ms();
   return b;
 }
 
@@ -85,25 +75,10 @@ Result<FailureEvidence> failure_evidence(const Evaluation& failed) {
   return f;
 }
 
-StepRecord step_record(const LoopStep& s) {
-  StepRecord r;
-  r.n = s.step;
-  r.idea = s.idea;
-  if (s.outcome == "accepted") r.outcome = StepOutcome::improved;
-  else if (s.outcome == "slower") r.outcome = StepOutcome::not_faster;
-  else if (s.outcome == "incorrect") r.outcome = StepOutcome::wrong_result;
-  else if (s.outcome == "unusable_edit") r.outcome = StepOutcome::bad_answer;
-  else r.outcome = outcome_from_verdict(s.outcome);  // repair attempts record the verdict they led to
-  r.time_ms = s.time_ms;
-  r.speedup = s.speedup;
-  r.detail = s.note;
-  return r;
-}
-
-Result<std::unique_ptr<TemplatePrompter>> TemplatePrompter::create(std::string precision) {
+Result<std::unique_ptr<TemplatePrompter>> TemplatePrompter::create(Precision precision) {
   auto lib = load_prompt_library();
   if (!lib) return lib.error();
-  return std::make_unique<TemplatePrompter>(std::move(*lib), std::move(precision));
+  return std::make_unique<TemplatePrompter>(std::move(*lib), precision);
 }
 
 // The rules go in the system message of every request, so the prompts refer to them instead of
@@ -119,6 +94,10 @@ static const PromptOptions& options() {
 
 Result<std::string> TemplatePrompter::system_prompt() { return build_system_prompt(library_); }
 
+std::string TemplatePrompter::example_shown(const ProblemInfo& problem) {
+  return "examples/kernels/" + std::string(example_kernel_file(problem.facts.workload_class));
+}
+
 Result<std::string> TemplatePrompter::synthesis(const ProblemInfo& problem) {
   auto brief = problem_brief(problem, precision_);
   if (!brief) return brief.error();
@@ -130,11 +109,17 @@ Result<std::string> TemplatePrompter::restart(const ProblemInfo& problem, const 
   if (!brief) return brief.error();
   RestartInput in{*brief, {}, {}, std::nullopt};
   for (size_t i = 0; i < failures.size(); ++i) {
-    StepRecord r;
-    r.n = static_cast<int>(i + 1);
-    r.idea = fmt::format("synthesis attempt {}", i + 1);
-    r.outcome = failures[i].last ? outcome_from_verdict(failures[i].last->verdict) : StepOutcome::bad_answer;
-    r.detail = failures[i].summary;
+    StepRecord r{.kind = StepKind::synthesis, .n = static_cast<int>(i + 1)};
+    r.note = failures[i].summary;
+    if (const auto& last = failures[i].last) {
+      r.outcome = StepOutcome::incorrect;
+      r.verdict = last->verdict;
+      // The line shows the verdict already; the summary need not say it again.
+      const std::string word = to_string(last->verdict) + " ";
+      if (r.note.rfind(word, 0) == 0) r.note.erase(0, word.size());
+    } else {
+      r.outcome = StepOutcome::unusable;
+    }
     in.failures.push_back(r);
   }
   if (!failures.empty()) {
@@ -143,7 +128,7 @@ Result<std::string> TemplatePrompter::restart(const ProblemInfo& problem, const 
       auto evidence = failure_evidence(*last);
       if (!evidence) return evidence.error();
       in.last_failure = *evidence;
-      in.why = fmt::format("the last attempt still failed with {} after its repair rounds", last->verdict);
+      in.why = fmt::format("the last attempt still failed with {} after its repair rounds", to_string(last->verdict));
     } else {
       in.why = "the last answer held no usable kernel";
     }
@@ -157,8 +142,7 @@ Result<std::string> TemplatePrompter::diagnose(const ProblemInfo& problem, const
   if (!brief) return brief.error();
   auto failure = failure_evidence(failed);
   if (!failure) return failure.error();
-  DiagnoseInput in{*brief, kernel, *failure, context.change_under_repair, {}};
-  for (const auto& a : context.attempts) in.attempts.push_back(step_record(a));
+  DiagnoseInput in{*brief, kernel, *failure, context.change_under_repair, context.attempts};
   return build_diagnose_prompt(library_, in, options());
 }
 
@@ -169,18 +153,16 @@ Result<std::string> TemplatePrompter::repair(const ProblemInfo& problem, const s
   if (!brief) return brief.error();
   auto failure = failure_evidence(failed);
   if (!failure) return failure.error();
-  RepairInput in{*brief, kernel, *failure, diagnosis, {}};
-  for (const auto& a : context.attempts) in.attempts.push_back(step_record(a));
+  RepairInput in{*brief, kernel, *failure, diagnosis, context.attempts};
   return build_repair_prompt(library_, in, options());
 }
 
 Result<std::string> TemplatePrompter::optimize(const ProblemInfo& problem, const std::string& kernel,
-                                               const Evaluation& best, const std::vector<LoopStep>& history,
+                                               const Evaluation& best, const std::vector<StepRecord>& history,
                                                const std::string& profile_summary, int step, int max_steps) {
   auto brief = problem_brief(problem, precision_);
   if (!brief) return brief.error();
-  OptimizeInput in{*brief, kernel, best.median_ms, step, max_steps, {}, profile_summary};
-  for (const auto& h : history) in.history.push_back(step_record(h));
+  OptimizeInput in{*brief, kernel, best.median_ms(), step, max_steps, history, profile_summary};
   return build_optimize_prompt(library_, in, options());
 }
 

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "common/fs.h"
+#include "common/json_text.h"
 #include "common/locations.h"
 #include "common/process.h"
 #include "cli/judge_stack.h"
@@ -24,7 +25,6 @@ struct Check {
   std::string status;     // the word shown when not ok (default "missing")
 };
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 std::string python_executable() {
   const char* p = std::getenv("CUTEGEN_PYTHON");

@@ -38,11 +38,9 @@ std::string usage_line(const LlmCall& call) {
 int run_llm(const GlobalOptions& global, const LlmArgs& args) {
   auto file = load_config(global);
   if (!file) return fail(file.error().message);
-  LlmConfig config = file->llm;
-  if (!args.spec.empty())
-    if (auto s = apply_llm_spec(config, args.spec); !s) return fail(s.error().message);
-  if (!args.record.empty()) config.record_dir = args.record;
-  if (!args.prices.empty()) config.prices = args.prices;
+  auto merged = merge_llm_config(file->llm, {.spec = args.spec, .record = args.record, .prices = args.prices});
+  if (!merged) return fail(merged.error().message);
+  const LlmConfig& config = *merged;
 
   std::string prompt = args.prompt;
   if (prompt == "-") prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());

@@ -54,17 +54,8 @@ Result<RunDir> claim_run_dir(const OptimizeArgs& args) {
 Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& args) {
   auto file = load_config(global);
   if (!file) return file.error();
-  LlmConfig config = file->llm;
-  if (!args.spec.empty())
-    if (auto s = apply_llm_spec(config, args.spec); !s) return s.error();
-  if (config.backend.empty())
-    return Error{"no LLM backend: pass --llm (openai:MODEL, anthropic:MODEL, exec:'CMD', replay:DIR or manual:DIR) "
-                 "or set llm.backend in the config"};
-  if (!args.record.empty()) config.record_dir = args.record;
-  if (args.max_cost > 0) config.budget.max_cost_usd = args.max_cost;
-  if (args.max_tokens > 0) config.budget.max_tokens = args.max_tokens;
-  if (args.max_calls > 0) config.budget.max_calls = args.max_calls;
-  return config;
+  return merge_llm_config(file->llm, {.spec = args.spec, .record = args.record, .max_cost = args.max_cost,
+                                      .max_tokens = args.max_tokens, .max_calls = args.max_calls});
 }
 
 nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm) {
@@ -105,7 +96,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!args.resume)
     if (auto w = files.write("config.json", run_config(args, *config).dump(2)); !w) return give_up(w.error().message);
 
-  JudgeEvaluator evaluator(*(*stack)->judge, *(*stack)->compiler, args.problem, args.judge.precision);
+  JudgeEvaluator evaluator(*(*stack)->judge, *(*stack)->compiler, args.problem, eo.precision);
 
   CurlTransport http;
   PosixProcessRunner llm_runner;
@@ -113,7 +104,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto client = make_llm_client(*config, deps, out / "usage.jsonl");
   if (!client) return give_up(client.error().message);
 
-  auto prompter = TemplatePrompter::create(args.judge.precision);
+  auto prompter = TemplatePrompter::create(eo.precision);
   if (!prompter) return give_up(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);
@@ -135,9 +126,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   observer.progress = [&progress](const LoopStatus& s, const std::string& line) { progress.update(s, line); };
   bool told_about_best = false;
   observer.new_best = [&](const Candidate& c) -> Status {
-    BestKernel best{c.source, c.evaluation.to_json(), c.evaluation.library, c.evaluation.report.value("problem", nlohmann::json()),
-                    args.problem};
-    auto written = write_best(files, best);
+    auto written = write_best(files, BestKernel{c.source, c.evaluation, args.problem});
     if (!written) return written.error();
     if (!written->note.empty() && !std::exchange(told_about_best, true)) fmt::print(stderr, "note: {}\n", written->note);
     return ok_status();
@@ -157,8 +146,13 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   }
 
   RunSummary summary;
-  auto problem_event = load_event_log(out / "events.jsonl");
+  summary.problem_name = result->problem.name();
+  summary.workload_class = result->problem.facts.workload_class;
+  summary.baselines = result->problem.baselines;
+  summary.floor = result->problem.floor;
+  summary.example_shown = result->example_shown;
   summary.stop_reason = result->stop_reason;
+  summary.stop_detail = result->stop_detail;
   summary.syntheses = result->syntheses;
   summary.llm_calls = result->llm_calls;
   summary.llm = (*client)->backend().kind() + ":" + (*client)->backend().model();
@@ -166,21 +160,8 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto spent = (*client)->budget().spent();
   summary.tokens = spent.tokens;
   summary.cost_usd = spent.cost_usd;
-  for (const auto& h : result->history) summary.history.push_back(h.to_json());
-  if (result->best) summary.best = result->best->evaluation.to_json();
-  if (problem_event)
-    for (const auto& e : problem_event->events)
-      if (e.value("type", "") == "problem") {
-        auto info = ProblemInfo::from_json(e["problem"]);
-        if (info) {
-          summary.problem_name = info->name;
-          summary.workload_class = info->workload_class;
-          summary.eager_ms = info->eager_ms;
-          summary.compile_ms = info->compile_ms;
-          summary.floor_ms = info->floor_ms;
-          summary.bound = info->bound;
-        }
-      }
+  summary.history = result->history;
+  if (result->best) summary.best = result->best->evaluation;
   std::string report = render_run_report(summary);
   if (auto w = files.write("report.md", report); !w) return fail(w.error().message);
   fmt::print("{}", report);

@@ -57,11 +57,10 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
   auto invocation = judge.profiling_run(args.problem, report->compile.library, args.calls);
   if (!invocation) return fail(invocation.error().message);
 
-  auto eval_json = report->to_json();
   ProfileRequest request;
   request.target = invocation->argv;
   request.work_dir = *work / "profile";
-  request.context = context_from_evaluation(eval_json, args.calls);
+  request.context = context_from_evaluation(*report, args.calls);
   NcuOptions no;
   no.ncu = args.ncu;
   no.launch_count = args.launch_count;
@@ -75,7 +74,7 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
   fmt::print(stderr, "profiled in {:.1f} s after a {:.1f} s evaluation{}\n", profiled->seconds, report->seconds,
              profiled->log_path.empty() ? "" : "; ncu log: " + profiled->log_path.string());
   if (!args.json_path.empty()) {
-    nlohmann::json j = {{"evaluation", eval_json}, {"profile", profiled->to_json()}};
+    nlohmann::json j = {{"evaluation", report->to_json()}, {"profile", profiled->to_json()}};
     if (auto w = write_file_atomic(args.json_path, dump_json(j, 2)); !w) return fail(w.error().message);
   }
   if (!profiled->ok()) return fail(fmt::format("{}: {}", to_string(profiled->status), profiled->message));

@@ -126,4 +126,18 @@ Result<LoadedConfig> load_config_files(const ConfigLocations& where) {
   return out;
 }
 
+Result<LlmConfig> merge_llm_config(LlmConfig config, const LlmOverrides& o) {
+  if (!o.spec.empty())
+    if (auto s = apply_llm_spec(config, o.spec); !s) return s.error();
+  if (config.backend.empty())
+    return Error{"no LLM backend: pass --llm (openai:MODEL, anthropic:MODEL, exec:'CMD', replay:DIR or manual:DIR) "
+                 "or set llm.backend in the config"};
+  if (!o.record.empty()) config.record_dir = o.record;
+  if (!o.prices.empty()) config.prices = o.prices;
+  if (o.max_cost > 0) config.budget.max_cost_usd = o.max_cost;
+  if (o.max_tokens > 0) config.budget.max_tokens = o.max_tokens;
+  if (o.max_calls > 0) config.budget.max_calls = o.max_calls;
+  return config;
+}
+
 }  // namespace cutegen::cli

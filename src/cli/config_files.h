@@ -50,4 +50,17 @@ struct LoadedConfig {
 // user or project file is not. Errors name the file and the key.
 Result<LoadedConfig> load_config_files(const ConfigLocations& where);
 
+// What a command line says about the LLM, over what the files say.
+struct LlmOverrides {
+  std::string spec;          // --llm: replaces the backend and what identifies it, keeps the rest
+  std::string record;        // --record DIR
+  std::string prices;        // --prices FILE
+  double max_cost = 0;       // --max-cost, --max-tokens, --max-calls: the run's budget; 0 keeps the file's
+  long long max_tokens = 0;
+  long long max_calls = 0;
+};
+// The one merge of command line over configuration for every command that calls an LLM. Error: the
+// spec is malformed, or neither names a backend (the message says how to name one).
+Result<LlmConfig> merge_llm_config(LlmConfig from_files, const LlmOverrides& overrides);
+
 }  // namespace cutegen::cli

@@ -203,3 +203,34 @@ TEST(ConfigLocations, FromTheOptionTheEnvironmentAndTheXdgDirectory) {
   EXPECT_FALSE(config_locations("").user.has_value());
   EXPECT_TRUE(config_locations("").named.empty());
 }
+
+// `cutegen llm` and `cutegen optimize` merge their flags over the files one way.
+TEST(LlmConfigMerge, TheCommandLineOverridesOneKeyEachAndKeepsTheRest) {
+  LlmConfig files;
+  files.backend = "openai";
+  files.model = "gpt-5";
+  files.timeout = std::chrono::milliseconds(5000);
+  files.budget.max_calls = 10;
+  auto merged = merge_llm_config(files, {.spec = "anthropic:claude", .record = "tapes", .prices = "p.json",
+                                         .max_cost = 2.5, .max_tokens = 1000});
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->backend, "anthropic");
+  EXPECT_EQ(merged->model, "claude");
+  EXPECT_EQ(merged->timeout, std::chrono::milliseconds(5000)) << "--llm keeps the file's timeouts";
+  EXPECT_EQ(merged->record_dir, fs::path("tapes"));
+  EXPECT_EQ(merged->prices, fs::path("p.json"));
+  EXPECT_EQ(merged->budget.max_cost_usd, 2.5);
+  EXPECT_EQ(merged->budget.max_tokens, 1000);
+  EXPECT_EQ(merged->budget.max_calls, 10) << "0 keeps the file's limit";
+  auto unchanged = merge_llm_config(files, {});
+  ASSERT_TRUE(unchanged.ok());
+  EXPECT_EQ(unchanged->backend, "openai");
+  EXPECT_FALSE(unchanged->record_dir);
+}
+
+TEST(LlmConfigMerge, NoBackendAnywhereSaysHowToNameOne) {
+  auto r = merge_llm_config(LlmConfig{}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("pass --llm"), std::string::npos) << r.error().message;
+  EXPECT_FALSE(merge_llm_config(LlmConfig{}, {.spec = "gemini"}).ok());
+}

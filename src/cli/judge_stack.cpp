@@ -32,7 +32,8 @@ Result<fs::path> sandbox_path() {
 
 EvalOptions JudgeArgs::eval_options() const {
   EvalOptions eo;
-  eo.precision = precision;
+  // add_judge_options accepts only the policy names, so this parses.
+  eo.precision = parse_precision(precision).value();
   eo.trials = trials;
   eo.runs = runs;
   eo.seed = seed;

@@ -23,7 +23,8 @@ struct JudgeArgs {
   int runner_timeout_s = 120;
   std::string arch;
 
-  EvalOptions eval_options() const;  // everything but runner, work_dir and cache_root
+  // Everything but runner, work_dir and cache_root; `precision` was checked by add_judge_options.
+  EvalOptions eval_options() const;
 };
 // --precision --trials --runs --seed --runner-timeout --arch; `trials_what` ends the --trials help.
 void add_judge_options(CLI::App* cmd, JudgeArgs& args, const std::string& trials_what);

@@ -14,4 +14,8 @@ std::string clip_utf8(std::string_view text, std::size_t max_bytes) {
   return std::string(text.substr(0, end)) + "...";
 }
 
+std::string first_line(std::string_view text, std::size_t max_bytes) {
+  return clip_utf8(text.substr(0, text.find('\n')), max_bytes);
+}
+
 }  // namespace cutegen

@@ -16,4 +16,8 @@ std::string dump_json(const nlohmann::json& j, int indent = -1);
 // never split (a split one is invalid UTF-8 downstream). Appends "..." when it cut.
 std::string clip_utf8(std::string_view text, std::size_t max_bytes);
 
+// The text up to its first newline, clipped like clip_utf8: one line of a message for a progress line
+// or a report, where the rest would break the layout.
+std::string first_line(std::string_view text, std::size_t max_bytes = std::string_view::npos);
+
 }  // namespace cutegen

@@ -30,5 +30,13 @@ TEST(JsonText, ClipNeverSplitsAMultiByteCharacter) {
   EXPECT_EQ(clip_utf8("\xE2\x86\x92\xE2\x86\x92\xE2\x86\x92", 8), "\xE2\x86\x92...");
 }
 
+TEST(JsonText, FirstLineStopsAtTheNewlineAndClips) {
+  EXPECT_EQ(first_line("one\ntwo"), "one");
+  EXPECT_EQ(first_line("only"), "only");
+  EXPECT_EQ(first_line(""), "");
+  EXPECT_EQ(first_line("abcdefghij\nk", 8), "abcde...");
+  EXPECT_EQ(first_line("\xE2\x86\x92\xE2\x86\x92\xE2\x86\x92\nx", 8), "\xE2\x86\x92...");
+}
+
 }  // namespace
 }  // namespace cutegen

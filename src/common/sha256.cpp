@@ -6,6 +6,19 @@
 #include <stdexcept>
 
 namespace cutegen {
+namespace {
+
+std::string hex_digest(const unsigned char* md, unsigned len) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += digits[md[i] >> 4];
+    out += digits[md[i] & 15];
+  }
+  return out;
+}
+
+}  // namespace
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
   // Failing here means OpenSSL itself is broken; there is no sensible recovery.
@@ -27,26 +40,14 @@ std::string Sha256::hex() {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), md, &len);
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) {
-    out += digits[md[i] >> 4];
-    out += digits[md[i] & 15];
-  }
-  return out;
+  return hex_digest(md, len);
 }
 
 std::string sha256_hex(std::string_view data) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) {
-    out += digits[md[i] >> 4];
-    out += digits[md[i] & 15];
-  }
-  return out;
+  return hex_digest(md, len);
 }
 
 }  // namespace cutegen

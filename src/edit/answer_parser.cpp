@@ -455,57 +455,28 @@ bool has_search_marker(const std::vector<std::string>& lines) {
                      [](const std::string& l) { return classify_marker(l) == Marker::search; });
 }
 
-constexpr std::string_view kFileFormat =
-    "A whole kernel is exactly one fenced block: a line ```cuda, the complete .cu file (its #include lines and "
-    "the definition of cutegen_forward), and a closing line ```.";
-
 }  // namespace
 
-std::string_view to_string(AnswerForm form) { return form == AnswerForm::whole_file ? "whole_file" : "edits"; }
-
-Result<ParsedAnswer> parse_answer(std::string_view answer, AnswerEnd end) {
+Result<OptimizeAnswer> parse_optimize_answer(std::string_view answer, AnswerEnd end) {
   const std::vector<std::string> lines = split_source_lines(answer).lines;
-  // Edit markers decide: a whole file never contains "<<<<<<< SEARCH", while an edit answer may well
-  // quote cutegen_forward's definition in a block.
-  if (has_search_marker(lines)) {
+  AnswerNotes notes = parse_answer_notes(answer);
+  auto decline = notes.find(note_label::kNoFurtherChange);
+  if (decline == notes.end()) {
     auto edits = parse_edit_answer(answer, end);
-    if (!edits.ok()) return edits.error();
-    ParsedAnswer out{AnswerForm::edits, std::nullopt, std::move(*edits), {}};
-    out.notes = out.edits->notes;
-    return out;
+    if (!edits) return edits.error();
+    return OptimizeAnswer{std::move(*edits), ""};
   }
-  const std::vector<FencedBlock> blocks = fenced_blocks(lines);
-  bool has_file = std::any_of(blocks.begin(), blocks.end(), [](const FencedBlock& b) {
-    return is_cpp_language(b.open.language) && defines_entry_point(b.content);
-  });
-  if (!has_file && end == AnswerEnd::complete && std::all_of(blocks.begin(), blocks.end(), [](const FencedBlock& b) {
-        return b.closed;
-      })) {
-    return Error{fmt::format(
-        "The answer contains no usable code: no SEARCH/REPLACE edit block and no fenced file defining "
-        "cutegen_forward.\n{}\n{}",
-        kFileFormat, kEditFormatReminder)};
-  }
-  auto file = parse_whole_file_answer(answer, end);
-  if (!file.ok()) return file.error();
-  ParsedAnswer out{AnswerForm::whole_file, std::move(*file), std::nullopt, {}};
-  out.notes = out.file->notes;
-  return out;
-}
-
-std::string wrong_form_message(AnswerForm got, AnswerForm wanted) {
-  if (got == wanted) return {};
-  if (wanted == AnswerForm::edits) {
-    return fmt::format(
-        "The answer rewrites the whole file, but this step must change the current kernel with localized "
-        "SEARCH/REPLACE edits: keep everything that works and send only the lines that change. The rewrite was "
-        "not used.\n{}",
-        kEditFormatReminder);
-  }
-  return fmt::format(
-      "The answer contains SEARCH/REPLACE edit blocks, but this step needs the complete kernel file; the edits "
-      "were not used. {}",
-      kFileFormat);
+  if (end == AnswerEnd::truncated)
+    return truncated_error("", "one line `NO_FURTHER_CHANGE: <the reason>`, or the edits of one optimisation.");
+  if (has_search_marker(lines))
+    return Error{
+        "The answer both declines (NO_FURTHER_CHANGE) and sends SEARCH/REPLACE edits. Send one of the two: the "
+        "edits of one optimisation, or only the line `NO_FURTHER_CHANGE: <why nothing is left worth a step>`."};
+  if (decline->second.find_first_not_of(" \t\n") == std::string::npos)
+    return Error{
+        "NO_FURTHER_CHANGE needs its reason on the same line: `NO_FURTHER_CHANGE: <why nothing is left worth a "
+        "step>` (the evidence it rests on: the floor, the profile, the steps already tried)."};
+  return OptimizeAnswer{std::nullopt, decline->second};
 }
 
 std::string DiagnosisAnswer::summary() const {

@@ -1,6 +1,7 @@
 #pragma once
 // Reads an LLM answer: prose around either one whole kernel file (synthesis, explicit restart) or
-// SEARCH/REPLACE edit blocks (repair, optimisation), plus a few labelled free-text notes.
+// SEARCH/REPLACE edit blocks (repair, optimisation), plus a few labelled free-text notes. An
+// optimisation step may instead decline: `NO_FURTHER_CHANGE: <reason>` and no edits.
 //
 // Every error message is written to be sent back to the LLM as is: it says what was wrong with the
 // answer and what a correct answer looks like. prompts/rules.md teaches the same formats.
@@ -40,6 +41,7 @@ inline constexpr std::string_view kFix = "FIX";                    // diagnose: 
 inline constexpr std::string_view kChanges = "CHANGES";            // repair: one-line summary of the edits
 inline constexpr std::string_view kOptimization = "OPTIMIZATION";  // optimize: menu item and what changes
 inline constexpr std::string_view kExpected = "EXPECTED";          // optimize: expected effect and why
+inline constexpr std::string_view kNoFurtherChange = "NO_FURTHER_CHANGE";  // optimize: nothing left worth a step, and why
 }  // namespace note_label
 
 // Label (upper case, as written) -> text.
@@ -75,25 +77,17 @@ Result<WholeFileAnswer> parse_whole_file_answer(std::string_view answer, AnswerE
 // an empty SEARCH, stray or misspelt markers, and a whole file instead of edits are errors.
 Result<EditAnswer> parse_edit_answer(std::string_view answer, AnswerEnd end = AnswerEnd::complete);
 
-// Which kind of code an answer carried. Synthesis and an explicit restart take a whole file; repair and
-// optimisation steps take edits only, so the loop refuses a whole file there (wrong_form_message).
-enum class AnswerForm { whole_file, edits };
-std::string_view to_string(AnswerForm form);
-
-struct ParsedAnswer {
-  AnswerForm form = AnswerForm::edits;
-  std::optional<WholeFileAnswer> file;  // set when form == whole_file
-  std::optional<EditAnswer> edits;      // set when form == edits
-  AnswerNotes notes;
+// An optimisation step's answer: edits (as parse_edit_answer reads them), or a decline.
+struct OptimizeAnswer {
+  std::optional<EditAnswer> edits;  // absent when the answer declined
+  std::string decline_reason;       // the text of its NO_FURTHER_CHANGE note
+  bool declined() const { return !edits; }
 };
 
-// Either form, decided by the answer itself: any "<<<<<<< SEARCH" marker makes it an edit answer
-// (parsed like parse_edit_answer), otherwise it must be a whole file (parse_whole_file_answer). An
-// answer with no code at all, or a malformed one, is an error whose message teaches both formats.
-Result<ParsedAnswer> parse_answer(std::string_view answer, AnswerEnd end = AnswerEnd::complete);
-
-// The message for the LLM when an answer has the form `got` but the step wanted `wanted` ("" when equal).
-std::string wrong_form_message(AnswerForm got, AnswerForm wanted);
+// Edits, or a `NO_FURTHER_CHANGE:` note with a reason and no edit block. A decline without a reason,
+// or one that also carries edits, is an error saying which of the two to send; a cut-off answer is
+// never used, whichever it was.
+Result<OptimizeAnswer> parse_optimize_answer(std::string_view answer, AnswerEnd end = AnswerEnd::complete);
 
 // The diagnose step's answer: prose only, with `DIAGNOSIS:` and `FIX:` required and `LOCATION:` optional.
 struct DiagnosisAnswer {

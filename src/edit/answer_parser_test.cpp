@@ -314,63 +314,48 @@ TEST(AnswerNotes, RequireNamesEveryMissingLabel) {
 
 // ---- either form (the loop refuses the wrong one) ---------------------------------------------------
 
-TEST(AnswerParseEither, EditBlocksAreEditsEvenWhenTheyQuoteTheEntryPoint) {
-  auto r = parse_answer(
-      "CHANGES: return the launch error\n"
-      "```cuda\n"
-      "<<<<<<< SEARCH\n"
-      "extern \"C\" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out,\n"
-      "                               int32_t n_out, cudaStream_t stream) {\n"
-      "  return 0;\n"
-      "=======\n"
-      "extern \"C\" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out,\n"
-      "                               int32_t n_out, cudaStream_t stream) {\n"
-      "  return static_cast<int>(cudaGetLastError());\n"
-      ">>>>>>> REPLACE\n"
-      "```\n");
+// ---- optimisation answers: edits, or a reasoned decline ----------------------------------------------
+
+TEST(AnswerParseOptimize, EditsAreReadAsEdits) {
+  auto r = parse_optimize_answer(
+      "OPTIMIZATION: 2. vectorise\nEXPECTED: fewer transactions\n\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->form, AnswerForm::edits);
+  EXPECT_FALSE(r->declined());
   ASSERT_TRUE(r->edits.has_value());
-  EXPECT_FALSE(r->file.has_value());
   EXPECT_EQ(r->edits->blocks.size(), 1u);
-  EXPECT_EQ(r->notes.at("CHANGES"), "return the launch error");
+  EXPECT_EQ(r->edits->notes.at("OPTIMIZATION"), "2. vectorise");
 }
 
-TEST(AnswerParseEither, WholeFileIsReportedSoRepairCanRefuseIt) {
-  auto r = parse_answer(std::string("PLAN: rewrite\n```cuda\n") + kKernel + "```\n");
+TEST(AnswerParseOptimize, NoFurtherChangeWithAReasonDeclines) {
+  auto r = parse_optimize_answer(
+      "The kernel is at 96% of the floor.\n\n**NO_FURTHER_CHANGE:** every byte moves once at 96% of the\n"
+      "floor; the rest is launch latency\n");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->form, AnswerForm::whole_file);
-  ASSERT_TRUE(r->file.has_value());
-  EXPECT_EQ(r->file->source, kKernel);
-  EXPECT_EQ(r->notes.at("PLAN"), "rewrite");
-  const std::string refusal = wrong_form_message(r->form, AnswerForm::edits);
-  EXPECT_TRUE(contains(refusal, "rewrites the whole file")) << refusal;
-  EXPECT_TRUE(contains(refusal, "<<<<<<< SEARCH\n")) << "teaches the edit format";
-  EXPECT_EQ(wrong_form_message(AnswerForm::edits, AnswerForm::edits), "");
-  EXPECT_TRUE(contains(wrong_form_message(AnswerForm::edits, AnswerForm::whole_file), "needs the complete kernel file"));
+  EXPECT_TRUE(r->declined());
+  EXPECT_FALSE(r->edits.has_value());
+  EXPECT_EQ(r->decline_reason, "every byte moves once at 96% of the\nfloor; the rest is launch latency");
 }
 
-TEST(AnswerParseEither, NoCodeTeachesBothFormats) {
-  auto r = parse_answer("The kernel looks right to me; maybe the test is wrong.\n```python\nprint(2)\n```\n");
+TEST(AnswerParseOptimize, ADeclineNeedsAReasonAndNoEdits) {
+  auto bare = parse_optimize_answer("NO_FURTHER_CHANGE:\n");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_TRUE(contains(bare.error().message, "needs its reason")) << bare.error().message;
+  auto both = parse_optimize_answer("NO_FURTHER_CHANGE: done\n\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n");
+  ASSERT_FALSE(both.ok());
+  EXPECT_TRUE(contains(both.error().message, "Send one of the two")) << both.error().message;
+  auto cut = parse_optimize_answer("NO_FURTHER_CHANGE: the kernel is at the fl", AnswerEnd::truncated);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_TRUE(contains(cut.error().message, "cut off")) << cut.error().message;
+}
+
+TEST(AnswerParseOptimize, NeitherEditsNorADeclineKeepsTheEditMessage) {
+  auto r = parse_optimize_answer(std::string("PLAN: rewrite\n```cuda\n") + kKernel + "```\n");
   ASSERT_FALSE(r.ok());
-  EXPECT_TRUE(contains(r.error().message, "no usable code")) << r.error().message;
-  EXPECT_TRUE(contains(r.error().message, "```cuda")) << r.error().message;
-  EXPECT_TRUE(contains(r.error().message, ">>>>>>> REPLACE")) << r.error().message;
-}
-
-TEST(AnswerParseEither, MalformedOrTruncatedAnswersKeepTheirSpecificMessages) {
-  auto unterminated = parse_answer("<<<<<<< SEARCH\na\n=======\nb\n");
-  ASSERT_FALSE(unterminated.ok());
-  EXPECT_TRUE(contains(unterminated.error().message, "ends before its \">>>>>>> REPLACE\" marker"));
-  auto open_fence = parse_answer(std::string("```cuda\n") + kKernel);
-  ASSERT_FALSE(open_fence.ok());
-  EXPECT_TRUE(contains(open_fence.error().message, "never closed")) << open_fence.error().message;
-  auto cut_edits = parse_answer("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", AnswerEnd::truncated);
-  ASSERT_FALSE(cut_edits.ok());
-  EXPECT_TRUE(contains(cut_edits.error().message, "SEARCH/REPLACE blocks")) << cut_edits.error().message;
-  auto cut_file = parse_answer("Here is the kernel\n```cuda\n#include <cutegen/kernel.h>\n", AnswerEnd::truncated);
-  ASSERT_FALSE(cut_file.ok());
-  EXPECT_TRUE(contains(cut_file.error().message, "before the file was complete")) << cut_file.error().message;
+  EXPECT_TRUE(contains(r.error().message, "whole file instead of SEARCH/REPLACE")) << r.error().message;
+  // The word alone in prose is no decline: only the label starting a line is.
+  auto prose = parse_optimize_answer("I would not answer NO_FURTHER_CHANGE yet.\n");
+  ASSERT_FALSE(prose.ok());
+  EXPECT_TRUE(contains(prose.error().message, "no SEARCH/REPLACE edit block")) << prose.error().message;
 }
 
 // ---- fences with language tags, indentation, Unicode ---------------------------------------------

@@ -342,23 +342,18 @@ std::vector<std::string> kernel_brief(const KernelProfile& k, int index, int n, 
 
 nlohmann::json to_json(const Signal& s) { return {{"kind", s.kind}, {"kernel", s.kernel}, {"text", s.text}}; }
 
-SummaryContext context_from_evaluation(const nlohmann::json& eval_report, int calls) {
+SummaryContext context_from_evaluation(const Evaluation& e, int calls) {
   SummaryContext ctx;
   ctx.calls = calls;
-  if (!eval_report.is_object()) return ctx;
-  const auto problem = eval_report.value("problem", nlohmann::json::object());
-  if (problem.is_object()) {
-    ctx.workload_class = problem.value("workload_class", "other");
-    if (auto b = problem.value("min_bytes", 0.0); b > 0) ctx.min_bytes = b;
+  if (e.problem) {
+    ctx.workload_class = std::string(to_string(e.problem->workload_class));
+    if (e.problem->min_bytes > 0) ctx.min_bytes = static_cast<double>(e.problem->min_bytes);
   }
-  const auto time = eval_report.value("time", nlohmann::json::object());  // the worker's clock (docs/judge.md)
-  if (time.is_object())
-    if (auto ms = time.value("median_ms", 0.0); ms > 0) ctx.measured_ms = ms;
-  const auto roofline = eval_report.value("roofline", nlohmann::json::object());
-  if (roofline.is_object()) {
-    if (auto f = roofline.value("floor_ms", 0.0); f > 0) ctx.floor_ms = f;
-    if (auto bw = roofline.value("hbm_gbps", 0.0); bw > 0) ctx.hbm_gbps = bw;  // the judge's calibration
-    ctx.floor_bound = roofline.value("bound", "");
+  if (e.median_ms() > 0) ctx.measured_ms = e.median_ms();  // the worker's clock (docs/judge.md)
+  if (e.floor) {
+    if (e.floor->floor_ms > 0) ctx.floor_ms = e.floor->floor_ms;
+    if (e.floor->hbm_gbps > 0) ctx.hbm_gbps = e.floor->hbm_gbps;  // the judge's calibration
+    ctx.floor_bound = e.floor->bound;
   }
   return ctx;
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/evaluation.h"
 #include "profile/kernel_profile.h"
 
 namespace cutegen {
@@ -33,10 +34,11 @@ struct Signal {
   std::string text;    // one line, with its evidence number(s)
 };
 
-// The context from a judge report as `EvalReport::to_json()` writes it (problem metadata, event
-// timing, roofline), plus the calibrated DRAM bandwidth when known. A JSON contract rather than the
-// judge's header, so the profile stage does not depend on the run stage.
-SummaryContext context_from_evaluation(const nlohmann::json& eval_report, int calls);
+// The context from the evaluation record (common/evaluation.h): the problem's class and minimum
+// bytes, the judge's time, the roofline floor and the calibrated DRAM bandwidth behind it. The record
+// lives below both stages, so the profile stage reads the judge's findings as types without
+// depending on the run stage.
+SummaryContext context_from_evaluation(const Evaluation& evaluation, int calls);
 
 // Signals for the kernels that take a noticeable share of the time (largest first).
 std::vector<Signal> derive_signals(const std::vector<KernelProfile>& kernels, const SummaryContext& ctx);

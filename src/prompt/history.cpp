@@ -7,26 +7,45 @@
 namespace cutegen {
 namespace {
 
-// Index of the fastest improving step, or npos.
+// Index of the fastest accepted step, or npos.
 std::size_t best_index(const std::vector<StepRecord>& steps) {
   std::size_t best = std::string::npos;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const StepRecord& s = steps[i];
-    if (s.outcome != StepOutcome::improved || !s.time_ms) continue;
+    if (s.outcome != StepOutcome::accepted || !s.time_ms) continue;
     if (best == std::string::npos || *s.time_ms < *steps[best].time_ms) best = i;
   }
   return best;
 }
 
-std::string_view outcome_phrase(StepOutcome o) {
-  switch (o) {
-    case StepOutcome::improved: return "improved, kept";
-    case StepOutcome::not_faster: return "correct but not faster, rolled back";
-    case StepOutcome::compile_error: return "compile error";
-    case StepOutcome::rejected: return "rejected by the checks";
-    case StepOutcome::runtime_error: return "runtime failure";
-    case StepOutcome::wrong_result: return "wrong result";
-    case StepOutcome::bad_answer: return "answer unusable (format or edits did not apply)";
+std::string label(const StepRecord& s) {
+  switch (s.kind) {
+    case StepKind::optimization: return fmt::format("step {}", s.n);
+    case StepKind::repair: return fmt::format("repair {}", s.n);
+    case StepKind::synthesis: return fmt::format("synthesis attempt {}", s.n);
+  }
+  return fmt::format("step {}", s.n);
+}
+
+// "wrong result (mismatch)", from the verdict when there is one.
+std::string failure_phrase(const std::optional<Verdict>& verdict) {
+  if (!verdict) return "failed";
+  auto kind = failure_kind_for_verdict(*verdict);
+  if (!kind) return to_string(*verdict);
+  return fmt::format("{} ({})", to_string(*kind), to_string(*verdict));
+}
+
+std::string outcome_phrase(const StepRecord& s) {
+  switch (s.outcome) {
+    case StepOutcome::accepted: return s.kind == StepKind::optimization ? "improved, kept" : "correct";
+    case StepOutcome::slower: return "correct but not faster, rolled back";
+    case StepOutcome::incorrect:
+      return failure_phrase(s.verdict) + (s.kind == StepKind::optimization ? ", rolled back" : "");
+    case StepOutcome::undone:
+      return fmt::format("broke the kernel: {}; the repair only undid the change, so the idea failed",
+                         failure_phrase(s.verdict));
+    case StepOutcome::unusable: return "answer unusable (format or edits did not apply)";
+    case StepOutcome::declined: return "declined: no further change proposed";
   }
   return "?";
 }
@@ -56,22 +75,15 @@ std::string one_line(std::string_view text, std::size_t max_chars) {
   return out.substr(0, cut) + "...";
 }
 
-std::vector<StepRecord> bounded_history(const std::vector<StepRecord>& steps, std::size_t keep_last) {
-  const std::size_t first_recent = steps.size() > keep_last ? steps.size() - keep_last : 0;
-  std::vector<StepRecord> out;
-  std::size_t best = best_index(steps);
-  if (best != std::string::npos && best < first_recent) out.push_back(steps[best]);
-  out.insert(out.end(), steps.begin() + static_cast<std::ptrdiff_t>(first_recent), steps.end());
-  return out;
-}
-
 std::string format_step(const StepRecord& s, const HistoryLimits& limits, bool is_best) {
-  std::string line = fmt::format("step {}: {} -> {}", s.n, one_line(s.idea, limits.max_idea_chars),
-                                 outcome_phrase(s.outcome));
+  std::string line = label(s);
+  if (!s.idea.empty()) line += ": " + one_line(s.idea, limits.max_idea_chars);
+  line += " -> " + outcome_phrase(s);
   std::vector<std::string> facts;
   if (s.time_ms) facts.push_back(fmt::format("{:.4g} ms", *s.time_ms));
-  if (s.speedup) facts.push_back(fmt::format("{:.2f}x vs the best before", *s.speedup));
-  if (!s.detail.empty()) facts.push_back(one_line(s.detail, limits.max_detail_chars));
+  if (s.speedup) facts.push_back(fmt::format("{:.2f}x the best before", *s.speedup));
+  if (!s.note.empty()) facts.push_back(one_line(s.note, limits.max_detail_chars));
+  if (!s.evidence.empty()) facts.push_back("evidence: " + one_line(s.evidence, limits.max_evidence_chars));
   for (std::size_t i = 0; i < facts.size(); ++i) line += (i ? "; " : ": ") + facts[i];
   if (is_best) line += " [best]";
   return line;

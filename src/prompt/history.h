@@ -13,20 +13,18 @@
 namespace cutegen {
 
 struct HistoryLimits {
-  std::size_t keep_last = 8;          // most recent steps shown
-  std::size_t max_idea_chars = 100;   // per-field clips keep every entry on one short line
+  std::size_t keep_last = 8;           // most recent steps shown
+  std::size_t max_idea_chars = 100;    // per-field clips keep every entry on one short line
   std::size_t max_detail_chars = 90;
+  std::size_t max_evidence_chars = 200;
 };
 
-// The steps to show, in their original order: the last `keep_last`, plus the fastest `improved` step
-// when it is older than those.
-std::vector<StepRecord> bounded_history(const std::vector<StepRecord>& steps, std::size_t keep_last);
-
-// "step 7: 3xTF32 MMA -> improved, kept: 0.412 ms (1.31x vs the best before) [best]"
+// "step 7: 3xTF32 MMA -> improved, kept: 0.412 ms, 1.31x the best before [best]"; a repair round is
+// "repair 2: ...", a synthesis attempt "synthesis attempt 1 -> ...". Each fact appears once.
 std::string format_step(const StepRecord& step, const HistoryLimits& limits = {}, bool is_best = false);
 
-// bounded_history, one line each, with "(k steps not shown)" lines where steps were left out.
-// `empty_text` is returned when there are no steps.
+// One line per step: the last `keep_last`, plus the fastest accepted step when it is older, with
+// "(k steps not shown)" lines where steps were left out. `empty_text` is returned when there are none.
 std::string format_history(const std::vector<StepRecord>& steps, const HistoryLimits& limits = {},
                            std::string_view empty_text = "No steps yet.");
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "prompt/torch_defaults.h"
+
 namespace cutegen {
 namespace {
 
@@ -21,11 +23,12 @@ const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
         "numbered_kernel_block", "failure_kind", "verdict", "failure_reason", "evidence_block", "situation",
         "attempts"}},
       {PromptKind::repair,
-       {"rules", "problem_name", "precision_policy", "tensor_table", "kernel_block", "failure_kind", "verdict",
-        "failure_reason", "evidence_block", "diagnosis", "attempts"}},
+       {"rules", "problem_name", "precision_policy", "reference_block", "tensor_table", "kernel_block",
+        "failure_kind", "verdict", "failure_reason", "evidence_block", "diagnosis", "attempts"}},
       {PromptKind::optimize,
-       {"rules", "cute_guide", "menu", "workload_class", "problem_name", "gpu", "precision_policy", "tensor_table",
-        "cost_summary", "performance", "history", "profile", "kernel_block", "step", "max_steps"}},
+       {"rules", "cute_guide", "menu", "workload_class", "problem_name", "gpu", "precision_policy",
+        "reference_block", "tensor_table", "cost_summary", "performance", "history", "profile", "kernel_block",
+        "step", "max_steps"}},
       {PromptKind::restart,
        {"rules", "contract", "cute_guide", "problem_name", "workload_class", "gpu", "precision_policy",
         "reference_block", "tensor_table", "cost_summary", "example_file", "example_block", "why",
@@ -91,6 +94,7 @@ constexpr std::string_view kRulesElsewhere =
 PromptValues problem_values(const PromptLibrary& lib, const ProblemBrief& p, const PromptOptions& o) {
   return {{"problem_name", or_unknown(p.name, "(unnamed)")},
           {"precision_policy", format_precision_policy(p.precision)},
+          {"reference_block", fenced(p.reference_source, "python")},
           {"tensor_table", format_tensor_table(p)},
           {"rules", o.rules_in_system_prompt ? std::string(kRulesElsewhere) : lib.rules()}};
 }
@@ -130,22 +134,57 @@ std::string format_tensor_table(const ProblemBrief& p) {
   };
   for (std::size_t i = 0; i < p.inputs.size(); ++i) row(fmt::format("inputs[{}]", i), p.inputs[i]);
   for (std::size_t i = 0; i < p.outputs.size(); ++i) row(fmt::format("outputs[{}]", i), p.outputs[i]);
-  out += fmt::format("\nnum_inputs = {}, num_outputs = {}. get_init_inputs(): {}.", p.inputs.size(), p.outputs.size(),
-                     p.init_inputs.empty() ? "none" : p.init_inputs);
+  out += fmt::format("\nnum_inputs = {}, num_outputs = {}.\n{}", p.inputs.size(), p.outputs.size(),
+                     format_construction(p));
   return out;
 }
 
-std::string format_cost_summary(const ProblemBrief& p) {
-  std::string out;
-  if (p.min_bytes || p.flops) {
-    out += fmt::format("- Minimum memory traffic: {} (every input read once, every output written once).\n",
-                       bytes_text(p.min_bytes));
-    out += fmt::format("- Work: {}", flops_text(p.flops));
-    if (p.min_bytes) out += fmt::format(" ({:.3g} FLOP per byte)", static_cast<double>(p.flops) / p.min_bytes);
-    out += ".\n";
-  } else {
-    out += "- Bytes and FLOPs: not estimated for this problem.\n";
+std::string format_construction(const ProblemBrief& p) {
+  auto value_text = [](const ValueFacts& v) {
+    if (v.kind == ValueFacts::Kind::tensor)
+      return fmt::format("<{} tensor of shape {}>", or_unknown(v.dtype), format_shape(v.shape));
+    return or_unknown(v.value, "?");
+  };
+  std::string passed, bound, defaults;
+  for (const ValueFacts& v : p.init_inputs) {
+    std::string arg = v.name.empty() ? value_text(v) : fmt::format("{}={}", v.name, value_text(v));
+    if (v.is_default) {
+      defaults += (defaults.empty() ? "" : ", ") + arg;
+    } else {
+      passed += (passed.empty() ? "" : ", ") + value_text(v);
+      bound += (bound.empty() ? "" : ", ") + arg;
+    }
   }
+  std::string out = passed.empty() ? "get_init_inputs(): [] (Model() takes no arguments)."
+                                   : fmt::format("get_init_inputs(): [{}], so the model is Model({}).", passed, bound);
+  if (!defaults.empty())
+    out += fmt::format("\nModel.__init__ keeps its own defaults for what get_init_inputs() does not pass: {}.", defaults);
+  // Defaults of PyTorch's own modules and functions that the reference relies on without writing them.
+  std::string implied, last_call;
+  for (const auto& d : implied_defaults(p.reference_source)) {
+    if (d.call != last_call) implied += fmt::format("{}{}: ", implied.empty() ? "" : "; ", d.call);
+    else implied += ", ";
+    implied += fmt::format("{}={}", d.param, d.value);
+    last_call = d.call;
+  }
+  if (!implied.empty())
+    out += fmt::format("\nPyTorch defaults the reference relies on without writing them (the kernel must match "
+                       "them): {}.",
+                       implied);
+  return out;
+}
+
+std::string format_work_summary(const ProblemBrief& p) {
+  if (!p.min_bytes && !p.flops) return "- Bytes and FLOPs: not estimated for this problem.";
+  std::string out = fmt::format("- Minimum memory traffic: {} (every input read once, every output written once).\n",
+                                bytes_text(p.min_bytes));
+  out += fmt::format("- Work: {}", flops_text(p.flops));
+  if (p.min_bytes) out += fmt::format(" ({:.3g} FLOP per byte)", static_cast<double>(p.flops) / p.min_bytes);
+  return out + ".";
+}
+
+std::string format_cost_summary(const ProblemBrief& p) {
+  std::string out = format_work_summary(p) + "\n";
   if (p.floor_ms) {
     out += fmt::format("- Roofline floor on this GPU: {}{}. No kernel can be faster; SOL% = floor / time.\n",
                        ms(*p.floor_ms), p.floor_bound.empty() ? "" : fmt::format(" ({}-bound)", p.floor_bound));
@@ -157,12 +196,12 @@ std::string format_cost_summary(const ProblemBrief& p) {
   return out;
 }
 
-std::string format_precision_policy(std::string_view precision) {
-  if (precision == "tf32") {
+std::string format_precision_policy(Precision precision) {
+  if (precision == Precision::tf32) {
     return "tf32 (the user opted in): fp32 matrix products may use TF32 tensor-core MMAs with fp32 accumulation; "
            "the comparison tolerance is loosened to match. Everything else is computed in fp32.";
   }
-  if (precision == "bf16") {
+  if (precision == Precision::bf16) {
     return "bf16 (the user opted in): fp32 matrix products may round their inputs to bf16 for tensor-core MMAs, "
            "accumulating in fp32; the comparison tolerance is loosened to match. Everything else is computed in "
            "fp32.";
@@ -209,7 +248,6 @@ Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const Synth
             {"cute_guide", lib.cute_guide()},
             {"workload_class", std::string(to_string(p.workload))},
             {"gpu", or_unknown(p.gpu)},
-            {"reference_block", fenced(p.reference_source, "python")},
             {"cost_summary", format_cost_summary(p)},
             {"example_file", example.file},
             {"example_block", fenced(example.source, "cuda")}});
@@ -225,10 +263,9 @@ Result<std::string> build_diagnose_prompt(const PromptLibrary& lib, const Diagno
                         "broke it.",
                         one_line(in.change_under_repair, 200));
   v.insert({{"guides", guides_for(lib, in.failure.kind)},
-            {"reference_block", fenced(in.problem.reference_source, "python")},
             {"numbered_kernel_block", fenced(number_lines(in.kernel), "text")},
             {"failure_kind", std::string(to_string(in.failure.kind))},
-            {"verdict", or_unknown(in.failure.verdict)},
+            {"verdict", to_string(in.failure.verdict)},
             {"failure_reason", one_line(or_unknown(in.failure.reason, "(no reason given)"), 400)},
             {"evidence_block", evidence_block(in.failure, o)},
             {"situation", situation},
@@ -240,7 +277,7 @@ Result<std::string> build_repair_prompt(const PromptLibrary& lib, const RepairIn
   PromptValues v = problem_values(lib, in.problem, o);
   v.insert({{"kernel_block", fenced(in.kernel, "cuda")},
             {"failure_kind", std::string(to_string(in.failure.kind))},
-            {"verdict", or_unknown(in.failure.verdict)},
+            {"verdict", to_string(in.failure.verdict)},
             {"failure_reason", one_line(or_unknown(in.failure.reason, "(no reason given)"), 400)},
             {"evidence_block", evidence_block(in.failure, o)},
             {"diagnosis", or_unknown(in.diagnosis, "(no diagnosis)")},
@@ -250,10 +287,15 @@ Result<std::string> build_repair_prompt(const PromptLibrary& lib, const RepairIn
 
 Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const OptimizeInput& in, const PromptOptions& o) {
   const ProblemBrief& p = in.problem;
+  // The floor and the baselines appear here once, set against the best time; the cost summary
+  // beside it keeps to bytes and FLOPs.
   std::string perf = fmt::format("- Current best kernel (below): {}", ms(in.best_ms));
   if (p.floor_ms && in.best_ms > 0) {
-    perf += fmt::format(", {:.1f}% of speed-of-light (roofline floor {}{})", 100.0 * *p.floor_ms / in.best_ms,
-                        ms(*p.floor_ms), p.floor_bound.empty() ? "" : ", " + p.floor_bound + "-bound");
+    perf += fmt::format(", {:.1f}% of speed-of-light (roofline floor {}{}; no kernel can be faster)",
+                        100.0 * *p.floor_ms / in.best_ms, ms(*p.floor_ms),
+                        p.floor_bound.empty() ? "" : ", " + p.floor_bound + "-bound");
+  } else if (!p.floor_ms) {
+    perf += "; no roofline floor (the GPU has not been calibrated)";
   }
   perf += ".\n";
   auto versus = [&](const char* name, const std::optional<double>& base) {
@@ -275,7 +317,7 @@ Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const Optimi
             {"menu", lib.menu(p.workload)},
             {"workload_class", std::string(to_string(p.workload))},
             {"gpu", or_unknown(p.gpu)},
-            {"cost_summary", format_cost_summary(p)},
+            {"cost_summary", format_work_summary(p)},
             {"performance", perf},
             {"history", format_history(in.history, o.history, "No optimisation steps yet: this is the first.")},
             {"profile", profile},
@@ -290,7 +332,7 @@ Result<std::string> build_restart_prompt(const PromptLibrary& lib, const Restart
   const ExampleKernel& example = lib.example(p.workload);
   std::string last = "None recorded.";
   if (in.last_failure) {
-    last = fmt::format("{} ({}): {}\n{}", to_string(in.last_failure->kind), or_unknown(in.last_failure->verdict),
+    last = fmt::format("{} ({}): {}\n{}", to_string(in.last_failure->kind), to_string(in.last_failure->verdict),
                        one_line(in.last_failure->reason, 400), evidence_block(*in.last_failure, o));
   }
   PromptValues v = problem_values(lib, p, o);
@@ -298,7 +340,6 @@ Result<std::string> build_restart_prompt(const PromptLibrary& lib, const Restart
             {"cute_guide", lib.cute_guide()},
             {"workload_class", std::string(to_string(p.workload))},
             {"gpu", or_unknown(p.gpu)},
-            {"reference_block", fenced(p.reference_source, "python")},
             {"cost_summary", format_cost_summary(p)},
             {"example_file", example.file},
             {"example_block", fenced(example.source, "cuda")},

@@ -4,12 +4,14 @@
 // on the data (tables, numbers, clipped evidence, the bounded history) and fills the placeholders.
 //
 //   synthesis  first kernel: problem, shapes/dtypes, costs, floor, baselines, contract, rules, CuTe
-//              guide, one example kernel of the workload class. Answer: a whole file.
+//              guide, one example kernel of the workload class as a reference for idioms. Answer: a
+//              whole file.
 //   diagnose   a failing kernel with line numbers and the condensed evidence. Answer: DIAGNOSIS /
 //              LOCATION / FIX notes, no code (parse_diagnosis_answer).
-//   repair     the diagnosis and the kernel. Answer: SEARCH/REPLACE edits only.
-//   optimize   one optimisation from the workload's menu, the bounded history, the best time and SOL%,
-//              a profile summary once the profiling policy releases it. Answer: edits only.
+//   repair     the diagnosis, the kernel and the reference. Answer: SEARCH/REPLACE edits only.
+//   optimize   one optimisation from the workload's menu, the bounded history, the best time against
+//              the floor and the baselines (each once), the reference, a profile summary once the
+//              profiling policy releases it. Answer: edits only, or NO_FURTHER_CHANGE with a reason.
 //   restart    synthesis again, with what failed before. Answer: a whole file.
 //
 // A builder's Error means the prompt files and the code disagree (a placeholder renamed on one side):
@@ -59,12 +61,18 @@ Result<PromptLibrary> load_prompt_library();
 
 // "    12 | code" per line (the numbering the edit errors use too), for prompts that refer to lines.
 std::string number_lines(std::string_view source);
-// A Markdown table of inputs (in cutegen_forward's order) and outputs, plus get_init_inputs().
+// A Markdown table of inputs (in cutegen_forward's order) and outputs, plus format_construction().
 std::string format_tensor_table(const ProblemBrief& p);
-// Bytes, FLOPs, intensity, roofline floor and baselines, one fact per line; unknowns say so.
+// How the model is built: get_init_inputs() bound to Model's parameters, the constructor defaults it
+// leaves out, and PyTorch defaults the reference relies on without writing them (torch_defaults.h).
+std::string format_construction(const ProblemBrief& p);
+// Bytes, FLOPs and intensity, one fact per line; unknowns say so.
+std::string format_work_summary(const ProblemBrief& p);
+// format_work_summary plus the roofline floor and both baselines (the first prompts, which have no
+// best time to set them against).
 std::string format_cost_summary(const ProblemBrief& p);
 // One paragraph stating the precision policy in force.
-std::string format_precision_policy(std::string_view precision);
+std::string format_precision_policy(Precision precision);
 // At most `max_lines` lines and `max_chars` characters, with a note saying how much was left out.
 std::string clip_evidence(std::string_view text, std::size_t max_lines, std::size_t max_chars);
 // "(4096, 4096)", "()" for rank 0.

@@ -73,10 +73,38 @@ ProblemBrief sample_elementwise() {
   return p;  // no floor, no baselines: the prompt must say so rather than print blanks
 }
 
+// problems/layernorm.py as the worker describes it: constructor arguments, parameters and a buffer.
+ProblemBrief sample_layernorm() {
+  ProblemBrief p;
+  p.name = "layernorm";
+  p.reference_source = *read_file(source_root() / "problems" / "layernorm.py");
+  p.workload = WorkloadClass::reduction;
+  p.inputs = {{"x", TensorRole::forward_input, {4096, 8192}, "float32", ""},
+              {"norm.weight", TensorRole::parameter, {8192}, "float32", ""},
+              {"norm.bias", TensorRole::parameter, {8192}, "float32", ""},
+              {"gain", TensorRole::buffer, {8192}, "float32", ""}};
+  p.outputs = {{"", TensorRole::output, {4096, 8192}, "float32", ""}};
+  p.init_inputs = {{.name = "hidden", .kind = ValueFacts::Kind::scalar, .dtype = "int64", .value = "8192"}};
+  p.gpu = "NVIDIA H200";
+  p.min_bytes = 268533760;
+  p.flops = 100663296;
+  p.floor_ms = 0.0562;
+  p.floor_bound = "memory";
+  p.eager_ms = 0.2341;
+  p.compile_ms = 0.1877;
+  return p;
+}
+
+int occurrences(const std::string& text, const std::string& part) {
+  int n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
 const std::string kKernel = "#include <cutegen/kernel.h>\n#include <cute/tensor.hpp>\n// the current kernel\n";
 
 FailureEvidence sample_failure(FailureKind kind) {
-  return {kind, "mismatch", "max abs error 3.2e-02 at (17, 4), 4096 of 16777216 elements",
+  return {kind, Verdict::mismatch, "max abs error 3.2e-02 at (17, 4), 4096 of 16777216 elements",
           "trial 1 (seed 1234): max abs err 3.2e-02, max rel err 1.1e-01\nfirst bad indices: (17,4) (17,5) (17,6)\n"};
 }
 
@@ -86,7 +114,7 @@ std::vector<StepRecord> sample_history() {
     StepRecord s;
     s.n = n;
     s.idea = "idea number " + std::to_string(n);
-    s.outcome = n == 3 ? StepOutcome::improved : StepOutcome::not_faster;
+    s.outcome = n == 3 ? StepOutcome::accepted : StepOutcome::slower;
     s.time_ms = n == 3 ? 1.0 : 1.2;
     h.push_back(s);
   }
@@ -178,15 +206,18 @@ TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
   in.failure = sample_failure(FailureKind::compile_error);
   in.change_under_repair = "cp.async 3-stage pipeline";
   StepRecord attempt;
+  attempt.kind = StepKind::repair;
   attempt.n = 1;
   attempt.idea = "moved cp_async_wait before the barrier";
-  attempt.outcome = StepOutcome::compile_error;
+  attempt.outcome = StepOutcome::incorrect;
+  attempt.verdict = Verdict::compile_error;
   in.attempts = {attempt};
   auto compile = build_diagnose_prompt(library(), in);
   ASSERT_TRUE(compile.ok()) << compile.error().message;
   EXPECT_TRUE(contains(*compile, library().cute_guide()));
   EXPECT_TRUE(contains(*compile, "last optimisation step, which tried: cp.async 3-stage pipeline"));
-  EXPECT_TRUE(contains(*compile, "step 1: moved cp_async_wait before the barrier -> compile error"));
+  EXPECT_TRUE(contains(*compile, "repair 1: moved cp_async_wait before the barrier -> compile error (compile_error)"))
+      << *compile;
 }
 
 TEST(PromptBuild, RepairQuotesKernelVerbatimAndAsksForEditsOnly) {
@@ -216,7 +247,8 @@ TEST(PromptBuild, OptimizeHasMenuHistoryPerformanceAndProfileState) {
   EXPECT_TRUE(contains(p, library().menu(WorkloadClass::gemm)));
   EXPECT_FALSE(contains(p, library().menu(WorkloadClass::elementwise)));
   EXPECT_TRUE(contains(p, "step 13 of 20"));
-  EXPECT_TRUE(contains(p, "Current best kernel (below): 4.1 ms, 50.0% of speed-of-light (roofline floor 2.05 ms, compute-bound)"))
+  EXPECT_TRUE(contains(p, "Current best kernel (below): 4.1 ms, 50.0% of speed-of-light (roofline floor 2.05 ms, "
+                         "compute-bound; no kernel can be faster)"))
       << p;
   EXPECT_TRUE(contains(p, "PyTorch eager: 2.61 ms; the best kernel is 1.57x slower."));
   EXPECT_TRUE(contains(p, "step 3: idea number 3 -> improved, kept: 1 ms [best]"));
@@ -245,7 +277,7 @@ TEST(PromptBuild, RestartIsSynthesisWithTheFailureHistory) {
   expect_complete(*r, "restart");
   EXPECT_TRUE(contains(*r, library().contract()));
   EXPECT_TRUE(contains(*r, "Reason: 5 repair rounds did not fix a mismatch"));
-  EXPECT_TRUE(contains(*r, "step 12: idea number 12"));
+  EXPECT_TRUE(contains(*r, "step 12: idea number 12"));  // restart_prompt labels come from the records' kind
   EXPECT_TRUE(contains(*r, "first bad indices"));
   EXPECT_TRUE(contains(*r, "| inputs[0] | A | forward() argument | (4096, 4096) | float32 |"));
   EXPECT_TRUE(contains(*r, library().example(WorkloadClass::gemm).source));
@@ -298,9 +330,9 @@ TEST(PromptPieces, ShapesAndPrecision) {
   EXPECT_EQ(format_shape({}), "()");
   EXPECT_EQ(format_shape({7}), "(7,)");
   EXPECT_EQ(format_shape({2, 3, 4}), "(2, 3, 4)");
-  EXPECT_TRUE(contains(format_precision_policy("strict"), "3xTF32"));
-  EXPECT_TRUE(contains(format_precision_policy("tf32"), "opted in"));
-  EXPECT_TRUE(contains(format_precision_policy("bf16"), "bf16"));
+  EXPECT_TRUE(contains(format_precision_policy(Precision::strict), "3xTF32"));
+  EXPECT_TRUE(contains(format_precision_policy(Precision::tf32), "opted in"));
+  EXPECT_TRUE(contains(format_precision_policy(Precision::bf16), "bf16"));
 }
 
 TEST(PromptPieces, ClipEvidenceSaysWhatWasLeftOut) {
@@ -352,4 +384,125 @@ TEST(PromptBuild, RulesCanTravelInTheSystemMessageInstead) {
   EXPECT_FALSE(contains(*r, library().rules())) << "not repeated";
   EXPECT_TRUE(contains(*r, "rules and answer formats in the system message apply"));
   EXPECT_FALSE(contains(*r, "{{"));
+}
+
+// ---- what the prompts tell the LLM about a problem with constructor arguments and parameters -----------
+
+TEST(PromptTruth, TheTensorTableSaysHowTheModelIsBuiltAndWhichDefaultsHold) {
+  ProblemBrief p = sample_layernorm();
+  const std::string table = format_tensor_table(p);
+  EXPECT_TRUE(contains(table, "| inputs[3] | gain | buffer | (8192,) | float32 |")) << table;
+  EXPECT_TRUE(contains(table, "get_init_inputs(): [8192], so the model is Model(hidden=8192).")) << table;
+  EXPECT_FALSE(contains(table, "get_init_inputs(): none")) << table;
+  // nn.LayerNorm(hidden) in the reference: its eps is PyTorch's default, said rather than implied.
+  EXPECT_TRUE(contains(table, "PyTorch defaults the reference relies on without writing them (the kernel must match "
+                              "them): nn.LayerNorm: eps=1e-05."))
+      << table;
+  // A constructor default that get_init_inputs() does not pass is stated with its value.
+  p.init_inputs.push_back({.name = "eps", .kind = ValueFacts::Kind::scalar, .dtype = "float64", .value = "1e-06",
+                           .is_default = true});
+  EXPECT_TRUE(contains(format_tensor_table(p), "Model.__init__ keeps its own defaults for what get_init_inputs() does "
+                                               "not pass: eps=1e-06."))
+      << format_tensor_table(p);
+  p.init_inputs = {{.name = "shape", .kind = ValueFacts::Kind::other, .value = "(64, 256, 256)"},
+                   {.name = "w", .kind = ValueFacts::Kind::tensor, .dtype = "float32", .shape = {4}}};
+  EXPECT_TRUE(contains(format_tensor_table(p), "get_init_inputs(): [(64, 256, 256), <float32 tensor of shape (4,)>], "
+                                               "so the model is Model(shape=(64, 256, 256), w=<float32 tensor of "
+                                               "shape (4,)>)."))
+      << format_tensor_table(p);
+  p.init_inputs.clear();
+  EXPECT_TRUE(contains(format_tensor_table(p), "get_init_inputs(): [] (Model() takes no arguments)."));
+}
+
+TEST(PromptTruth, EveryPromptThatAsksForCodeShowsTheReference) {
+  ProblemBrief p = sample_layernorm();
+  OptimizeInput opt{p, kKernel, 0.1, 1, 8, {}, ""};
+  RepairInput repair{p, kKernel, sample_failure(FailureKind::wrong_result), "DIAGNOSIS: x\nFIX: y\n", {}};
+  RestartInput restart{p, "why", {}, std::nullopt};
+  for (auto [what, r] : {std::pair{"synthesis", build_synthesis_prompt(library(), {p})},
+                         std::pair{"repair", build_repair_prompt(library(), repair)},
+                         std::pair{"optimize", build_optimize_prompt(library(), opt)},
+                         std::pair{"restart", build_restart_prompt(library(), restart)}}) {
+    ASSERT_TRUE(r.ok()) << what << ": " << r.error().message;
+    EXPECT_TRUE(contains(*r, "```python\n" + p.reference_source)) << what << " lacks the reference module";
+    EXPECT_EQ(occurrences(*r, "self.norm = nn.LayerNorm(hidden)"), 1) << what << ": the reference once";
+    EXPECT_TRUE(contains(*r, "Model(hidden=8192)")) << what;
+  }
+}
+
+TEST(PromptTruth, TheOptimisePromptShowsEachBaselineAndTheFloorOnce) {
+  OptimizeInput in{sample_layernorm(), kKernel, 0.1124, 2, 8, {}, ""};
+  auto r = build_optimize_prompt(library(), in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(occurrences(*r, "0.2341 ms"), 1) << *r;  // eager
+  EXPECT_EQ(occurrences(*r, "0.1877 ms"), 1) << *r;  // torch.compile
+  EXPECT_EQ(occurrences(*r, "0.0562 ms"), 1) << *r;  // the floor
+  EXPECT_TRUE(contains(*r, "- PyTorch eager: 0.2341 ms; the best kernel is 2.08x faster.")) << *r;
+  EXPECT_TRUE(contains(*r, "- torch.compile: 0.1877 ms; the best kernel is 1.67x faster.")) << *r;
+  EXPECT_TRUE(contains(*r, "269 MB")) << "bytes and FLOPs stay";
+}
+
+TEST(PromptTruth, HistoryShowsAnUndoneStepAsAFailedIdeaAndEachSpeedupOnce) {
+  OptimizeInput in{sample_layernorm(), kKernel, 0.1124, 4, 8, {}, ""};
+  StepRecord accepted{.n = 1, .idea = "one block per row, 256 threads", .outcome = StepOutcome::accepted,
+                      .time_ms = 0.1124, .speedup = 1.314};
+  StepRecord undone{.n = 2, .idea = "two-pass with a second combining kernel", .outcome = StepOutcome::undone,
+                    .verdict = Verdict::mismatch, .note = "trial 3 (signed inputs) failed: mismatch",
+                    .evidence = "output 0: 8192 of 33554432 elements bad; max abs err 0.41"};
+  StepRecord slower{.n = 3, .idea = "128-bit loads", .outcome = StepOutcome::slower, .time_ms = 0.113,
+                    .speedup = 0.995, .note = "needed more than the noise, 0.0022 ms"};
+  in.history = {accepted, undone, slower};
+  auto r = build_optimize_prompt(library(), in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(contains(*r, "step 2: two-pass with a second combining kernel -> broke the kernel: wrong result "
+                           "(mismatch); the repair only undid the change, so the idea failed: trial 3 (signed inputs) "
+                           "failed: mismatch; evidence: output 0: 8192 of 33554432 elements bad; max abs err 0.41"))
+      << *r;
+  EXPECT_FALSE(contains(*r, "step 2: two-pass with a second combining kernel -> correct but not faster")) << *r;
+  EXPECT_EQ(occurrences(*r, "1.31x"), 1) << *r;
+  EXPECT_TRUE(contains(*r, "step 1: one block per row, 256 threads -> improved, kept: 0.1124 ms; 1.31x the best before "
+                           "[best]"))
+      << *r;
+  EXPECT_TRUE(contains(*r, "step 3: 128-bit loads -> correct but not faster, rolled back: 0.113 ms; 0.99x the best "
+                           "before; needed more than the noise, 0.0022 ms"))
+      << *r;
+}
+
+TEST(PromptTruth, TheOptimisePromptOffersADecline) {
+  OptimizeInput in{sample_layernorm(), kKernel, 0.1, 1, 8, {}, ""};
+  auto r = build_optimize_prompt(library(), in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(contains(*r, "`NO_FURTHER_CHANGE:`")) << *r;
+  EXPECT_TRUE(contains(*r, "without spending an evaluation")) << *r;
+  EXPECT_TRUE(contains(library().rules(), "NO_FURTHER_CHANGE: ")) << "the answer format is in the rules";
+}
+
+TEST(PromptTruth, RestartLabelsEachSynthesisAttemptByWhatHappened) {
+  RestartInput in{sample_layernorm(), "the last attempt still failed with cuda_error after its repair rounds", {},
+                  sample_failure(FailureKind::runtime_error)};
+  in.failures = {{.kind = StepKind::synthesis, .n = 1, .outcome = StepOutcome::unusable,
+                  .note = "no usable kernel in the answer: no code block"},
+                 {.kind = StepKind::synthesis, .n = 2, .outcome = StepOutcome::incorrect, .verdict = Verdict::cuda_error,
+                  .note = "cuda_error after 4 repair rounds: illegal address"}};
+  auto r = build_restart_prompt(library(), in);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(contains(*r, "synthesis attempt 1 -> answer unusable (format or edits did not apply): no usable kernel in "
+                           "the answer: no code block"))
+      << *r;
+  EXPECT_TRUE(contains(*r, "synthesis attempt 2 -> runtime failure (cuda_error): cuda_error after 4 repair rounds"))
+      << *r;
+  EXPECT_FALSE(contains(*r, "step 1:")) << *r;
+  EXPECT_FALSE(contains(*r, "rolled back")) << "a synthesis attempt had nothing to roll back to";
+}
+
+TEST(PromptTruth, TheExampleKernelIsAReferenceForIdiomsNotAFirstVersion) {
+  for (auto r : {build_synthesis_prompt(library(), {sample_layernorm()}),
+                 build_restart_prompt(library(), {sample_layernorm(), "why", {}, std::nullopt})}) {
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(contains(*r, "# A reference for CuTe idioms (softmax_rows.cu)")) << *r;
+    EXPECT_TRUE(contains(*r, "not as a version of this problem's kernel") ||
+                contains(*r, "It is **not** a first\nversion to copy"))
+        << *r;
+    EXPECT_FALSE(contains(*r, "An example kernel of the same kind")) << *r;
+  }
 }

@@ -112,11 +112,14 @@ TEST(PromptFiles, WorkloadClassNames) {
       << bad.error().message;
 }
 
-TEST(PromptFiles, VerdictWordsMapOntoFailureKinds) {
-  EXPECT_EQ(*failure_kind_for_verdict("compile_error"), FailureKind::compile_error);
-  EXPECT_EQ(*failure_kind_for_verdict("rejected"), FailureKind::rejected);
-  EXPECT_EQ(*failure_kind_for_verdict("hidden_work"), FailureKind::runtime_error);
-  EXPECT_EQ(*failure_kind_for_verdict("nondeterministic"), FailureKind::wrong_result);
-  EXPECT_FALSE(failure_kind_for_verdict("pass").ok());
-  EXPECT_TRUE(contains(failure_kind_for_verdict("exploded").error().message, "\"exploded\"")) ;
+TEST(PromptFiles, VerdictsMapOntoFailureKinds) {
+  EXPECT_EQ(*failure_kind_for_verdict(Verdict::compile_error), FailureKind::compile_error);
+  EXPECT_EQ(*failure_kind_for_verdict(Verdict::rejected), FailureKind::rejected);
+  EXPECT_EQ(*failure_kind_for_verdict(Verdict::hidden_work), FailureKind::runtime_error);
+  EXPECT_EQ(*failure_kind_for_verdict(Verdict::nondeterministic), FailureKind::wrong_result);
+  EXPECT_EQ(*failure_kind_for_verdict(Verdict::result_reuse), FailureKind::wrong_result);
+  EXPECT_FALSE(failure_kind_for_verdict(Verdict::pass).ok());
+  // Every failing verdict the judge can give is one the prompts know how to describe.
+  for (int v = static_cast<int>(Verdict::compile_error); v <= static_cast<int>(kLastVerdict); ++v)
+    EXPECT_TRUE(failure_kind_for_verdict(static_cast<Verdict>(v)).ok()) << to_string(static_cast<Verdict>(v));
 }

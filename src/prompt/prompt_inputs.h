@@ -1,23 +1,22 @@
 #pragma once
-// What the agent loop hands the prompt builders: plain data, filled by the loop from the reference
-// worker's metadata and the judge's reports. Deliberately independent of the judge's headers (no
-// nlohmann::json, no EvalReport) so prompts can be built and tested from literals, and so a change in
-// how the judge reports does not ripple into the prompt texts; the loop owns the mapping.
+// What the agent loop hands the prompt builders: plain data, filled by the loop from the evaluation
+// record (common/evaluation.h: the problem's facts, verdicts, the precision policy) and the step
+// history (common/step_record.h). Independent of the judge's headers (no EvalReport, no JSON) so
+// prompts can be built and tested from literals; the loop owns the mapping, type to type.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/evaluation.h"
 #include "common/result.h"
+#include "common/step_record.h"
 
 namespace cutegen {
 
-// Chooses the optimisation menu (prompts/menu_<class>.md) and the example kernel shown at synthesis.
-enum class WorkloadClass { gemm, elementwise, reduction, conv, attention, other };
-std::string_view to_string(WorkloadClass c);
-Result<WorkloadClass> parse_workload_class(std::string_view name);  // "gemm", ...; error lists the names
-const std::vector<WorkloadClass>& all_workload_classes();
+// WorkloadClass (common/evaluation.h) chooses the optimisation menu (prompts/menu_<class>.md) and the
+// example kernel shown at synthesis.
 
 enum class TensorRole {
   forward_input,  // an argument of forward() that is a tensor
@@ -43,8 +42,8 @@ struct ProblemBrief {
   WorkloadClass workload = WorkloadClass::other;
   std::vector<TensorBrief> inputs;    // cutegen_forward's order: forward() args, then parameters, then buffers
   std::vector<TensorBrief> outputs;
-  std::string init_inputs;            // get_init_inputs() as text, "" when it has none
-  std::string precision = "strict";   // strict | tf32 | bf16
+  std::vector<ValueFacts> init_inputs;  // Model's constructor arguments (then the defaults it leaves out)
+  Precision precision = Precision::strict;
   std::string gpu;                    // e.g. "NVIDIA H200 (sm_90a)"
   uint64_t min_bytes = 0;             // bytes that must move (read + written), from the roofline model
   uint64_t flops = 0;                 // FLOPs that must be done
@@ -60,37 +59,17 @@ struct ProblemBrief {
 // nondeterministic, input_mutated, result_reuse -> wrong_result.
 enum class FailureKind { compile_error, rejected, runtime_error, wrong_result };
 std::string_view to_string(FailureKind k);
-// The mapping above, for the judge's verdict words; "pass" and unknown words are errors.
-Result<FailureKind> failure_kind_for_verdict(std::string_view verdict);
+// The mapping above; "pass" is an error (it is no failure).
+Result<FailureKind> failure_kind_for_verdict(Verdict verdict);
 
 struct FailureEvidence {
   FailureKind kind = FailureKind::compile_error;
-  std::string verdict;   // the judge's word, e.g. "mismatch", "nondeterministic"
+  Verdict verdict = Verdict::compile_error;
   std::string reason;    // one line
   std::string details;   // condensed evidence (diagnostics, mismatch report); clipped when very long
 };
 
-// How one step of the loop (an optimisation, a repair attempt, a synthesis) ended.
-enum class StepOutcome {
-  improved,       // correct and faster than the best before it: kept
-  not_faster,     // correct but not faster: rolled back
-  compile_error,  // rolled back (or sent to repair)
-  rejected,       // failed the static checks (forbidden symbol, no CuTe, ...)
-  runtime_error,  // crash, timeout, CUDA error
-  wrong_result,   // mismatch, unwritten output, nondeterminism, input mutation
-  bad_answer,     // the answer could not be parsed or its edits did not apply
-};
-std::string_view to_string(StepOutcome o);
-
-// One line of history. Keep `idea` and `detail` short; the formatter clips them anyway.
-struct StepRecord {
-  int n = 0;                      // step number as the loop counts them
-  std::string idea;               // what was tried: "3xTF32 tensor-core MMA 16x8x8", "fix k-loop bound"
-  StepOutcome outcome = StepOutcome::improved;
-  std::optional<double> time_ms;  // median time when the kernel ran correctly
-  std::optional<double> speedup;  // best time before this step / this time (> 1 is faster)
-  std::string detail;             // optional: "max abs err 3.1e-2", "ptxas: uses 255 registers"
-};
+// StepRecord (common/step_record.h) is one line of history: what was tried and how it ended.
 
 // ---- the inputs of each prompt ----------------------------------------------------------------------
 
@@ -120,14 +99,14 @@ struct OptimizeInput {
   double best_ms = 0;                // its median time
   int step = 0;                      // this step's number, and the budget
   int max_steps = 0;
-  std::vector<StepRecord> history;   // every optimisation step so far; the builder bounds it
+  std::vector<StepRecord> history;   // every optimisation step so far; the formatter bounds it
   std::string profile_summary;       // "" while profiling is withheld (delayed-profiling policy)
 };
 
 struct RestartInput {
   ProblemBrief problem;
   std::string why;                   // one line: why the loop gave up on the previous kernel
-  std::vector<StepRecord> failures;  // what the earlier attempts tried and how each ended
+  std::vector<StepRecord> failures;  // kind synthesis: what the earlier attempts tried and how each ended
   std::optional<FailureEvidence> last_failure;
 };
 

@@ -19,12 +19,13 @@ Status copy_into(const fs::path& from, const fs::path& to) {
 }
 
 Status fill(const fs::path& dir, const BestKernel& best) {
-  auto exported = make_torch_export(best.metadata, "problem.py");
+  if (!best.evaluation.problem) return Error{"internal: the best kernel's evaluation has no problem facts to export"};
+  auto exported = make_torch_export(*best.evaluation.problem, "problem.py");
   if (!exported) return exported.error();
   if (auto r = write_file_atomic(dir / "kernel.cu", best.source); !r) return r;
-  if (auto r = write_file_atomic(dir / "eval.json", dump_json(best.evaluation, 2)); !r) return r;
+  if (auto r = write_file_atomic(dir / "eval.json", dump_json(best.evaluation.to_json(), 2)); !r) return r;
   if (auto r = copy_into(best.problem_file, dir / "problem.py"); !r) return r;
-  if (auto r = copy_into(best.library, dir / "kernel.so"); !r) return r;
+  if (auto r = copy_into(best.evaluation.library, dir / "kernel.so"); !r) return r;
   if (auto r = write_file_atomic(dir / fmt::format("{}_op.py", exported->op_name), exported->op_module); !r) return r;
   return write_file_atomic(dir / "model_new.py", exported->model_new);
 }
@@ -33,10 +34,11 @@ Status fill(const fs::path& dir, const BestKernel& best) {
 
 Result<BestWritten> write_best(const RunFiles& files, const BestKernel& best) {
   std::error_code ec;
-  if (best.library.empty() || !fs::exists(best.library, ec))
+  const std::string& library = best.evaluation.library;
+  if (library.empty() || !fs::exists(library, ec))
     return Error{fmt::format("the best kernel's library {} is missing (compile cache cleared during the run?); "
                              "best/ keeps the previous best",
-                             best.library.string())};
+                             library)};
   const fs::path target = files.dir() / "best";
   if (auto r = remove_replace_leftovers(target); !r) return r.error();
   auto staging = make_unique_dir(files.dir(), "best.tmp-");

@@ -7,8 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "common/evaluation.h"
 #include "common/result.h"
 #include "store/run_files.h"
 
@@ -16,9 +15,7 @@ namespace cutegen {
 
 struct BestKernel {
   std::string source;
-  nlohmann::json evaluation;          // the judge's report (and the loop's summary of it)
-  std::filesystem::path library;      // the built kernel.so
-  nlohmann::json metadata;            // the worker's problem metadata
+  Evaluation evaluation;              // it passed: its problem facts shape the exports, its library is kernel.so
   std::filesystem::path problem_file; // the reference problem, copied beside the exports
 };
 

@@ -24,7 +24,11 @@ struct RunDirFixture {
       "inputs": [{"name": "x", "kind": "tensor", "dtype": "float32", "shape": [8, 16]}],
       "params": [],
       "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [8, 16]}]})");
-    return {source, {{"verdict", "pass"}}, dir / "cache/kernel.so", metadata, dir / "problem.py"};
+    Evaluation e;
+    e.problem = *ProblemFacts::from_json(metadata);
+    e.time = CandidateTime{.stats = {.median_ms = 1.0}};
+    e.library = (dir / "cache/kernel.so").string();
+    return {source, e, dir / "problem.py"};
   }
   std::vector<std::string> leftovers() const {
     std::vector<std::string> out;
@@ -74,7 +78,7 @@ TEST(BestDir, AMissingLibraryWritesNothingSoBestNeverMixesTwoKernels) {
   RunFiles files(f.dir);
   ASSERT_TRUE(write_best(files, f.best("// the previous best")).ok());
   auto best = f.best("// a newer best");
-  best.library = f.dir / "gone/kernel.so";
+  best.evaluation.library = (f.dir / "gone/kernel.so").string();
   auto r = write_best(files, best);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("gone/kernel.so is missing"), std::string::npos) << r.error().message;

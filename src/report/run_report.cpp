@@ -7,10 +7,18 @@ namespace {
 
 std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.4f} ms", *v) : "n/a"; }
 
-std::string stop_text(const std::string& reason) {
+std::string baseline(const std::optional<BaselineTime>& b) {
+  if (!b) return "n/a";
+  if (!b->stats) return "unavailable: " + b->error.substr(0, b->error.find('\n'));
+  return ms(b->median_ms());
+}
+
+std::string stop_text(const std::string& reason, const std::string& detail) {
   if (reason == "steps") return "step limit reached";
   if (reason == "plateau") return "no improvement for several steps (plateau)";
   if (reason == "target") return "target % of the roofline floor reached";
+  if (reason == "declined")
+    return fmt::format("the LLM proposed no further change (NO_FURTHER_CHANGE): \"{}\"", detail);
   if (reason == "budget") return "LLM budget spent";
   if (reason == "truncated")
     return "two answers in a row were cut off at the token limit: raise llm.max_tokens (or the budget, where it lowered "
@@ -19,38 +27,56 @@ std::string stop_text(const std::string& reason) {
   return reason;
 }
 
+// Table cells stay on one line and keep the table's columns.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '\n' ? ' ' : c == '|' ? '/' : c;
+  return out;
+}
+
+std::string outcome_cell(const StepRecord& h) {
+  std::string o(to_string(h.outcome));
+  if (h.verdict) o += fmt::format(" ({})", to_string(*h.verdict));
+  return o;
+}
+
 }  // namespace
 
 std::string render_run_report(const RunSummary& s) {
   std::string r = fmt::format("# cutegen run: {}\n\n", s.problem_name);
-  r += fmt::format("Workload class: {}. LLM: {}. Profiling: {}.\n\n", s.workload_class, s.llm, s.profile_policy);
+  r += fmt::format("Workload class: {}. LLM: {}. Profiling: {}.\n", to_string(s.workload_class), s.llm,
+                   s.profile_policy);
+  // A first kernel close to the example is no achievement of the LLM's: say which one it saw.
+  r += s.example_shown.empty() ? "No example kernel was shown.\n\n"
+                               : fmt::format("Example kernel shown to the LLM (as a reference for idioms): `{}`.\n\n",
+                                             s.example_shown);
   r += "## Baselines\n\n| | time |\n|---|---|\n";
-  r += fmt::format("| eager PyTorch | {} |\n| torch.compile | {} |\n| roofline floor ({}) | {} |\n\n", ms(s.eager_ms),
-                   ms(s.compile_ms), s.bound.empty() ? "?" : s.bound + "-bound", ms(s.floor_ms));
+  r += fmt::format("| eager PyTorch | {} |\n| torch.compile | {} |\n| roofline floor ({}) | {} |\n\n",
+                   baseline(s.baselines.eager), baseline(s.baselines.compile),
+                   s.floor && !s.floor->bound.empty() ? s.floor->bound + "-bound" : "?",
+                   ms(s.floor ? std::optional<double>(s.floor->floor_ms) : std::nullopt));
   r += "## Result\n\n";
   if (s.best) {
-    const auto& b = *s.best;
-    auto opt = [&](const char* k) -> std::optional<double> {
-      return b.contains(k) && b[k].is_number() ? std::optional<double>(b[k].get<double>()) : std::nullopt;
-    };
-    r += fmt::format("Best kernel: {} (noise {:.4f} ms).\n", ms(opt("median_ms")), b.value("iqr_ms", 0.0));
+    const Evaluation& b = *s.best;
+    r += fmt::format("Best kernel: {} (noise {:.4f} ms).\n", ms(b.median_ms()), b.noise_ms());
     auto x = [](std::optional<double> v) { return v ? fmt::format("{:.2f}x", *v) : std::string("n/a"); };
-    r += fmt::format("Speedup over eager: {}; over torch.compile: {}. ", x(opt("speedup_eager")), x(opt("speedup_compile")));
-    r += opt("sol_pct") ? fmt::format("{:.1f}% of the roofline floor (SOL).\n", *opt("sol_pct")) : "SOL unknown.\n";
+    r += fmt::format("Speedup over eager: {}; over torch.compile: {}. ", x(b.speedup_eager()), x(b.speedup_compile()));
+    r += b.sol_pct() ? fmt::format("{:.1f}% of the roofline floor (SOL).\n", *b.sol_pct()) : "SOL unknown.\n";
     r += "Files: `best/kernel.cu`, `best/eval.json`, `best/kernel.so`, the torch op module and `best/model_new.py`.\n";
   } else {
     r += "No correct kernel was found.\n";
   }
-  r += fmt::format("\nStopped: {}.\n", stop_text(s.stop_reason));
+  r += fmt::format("\nStopped: {}.\n", stop_text(s.stop_reason, s.stop_detail));
   r += "\n## Optimisation steps\n\n";
   if (s.history.empty()) {
     r += "None.\n";
   } else {
     r += "| step | optimisation | outcome | time | note |\n|---|---|---|---|---|\n";
     for (const auto& h : s.history) {
-      std::string t = h.contains("time_ms") ? fmt::format("{:.4f} ms", h["time_ms"].get<double>()) : "-";
-      r += fmt::format("| {} | {} | {} | {} | {} |\n", h.value("step", 0), h.value("idea", ""), h.value("outcome", ""), t,
-                       h.value("note", ""));
+      std::string note = h.note;
+      if (!h.evidence.empty()) note += (note.empty() ? "" : "; ") + ("evidence: " + h.evidence);
+      r += fmt::format("| {} | {} | {} | {} | {} |\n", h.n, cell(h.idea), outcome_cell(h), h.time_ms ? ms(h.time_ms) : "-",
+                       cell(note));
     }
   }
   r += fmt::format("\n## Cost\n\n{} synthesis attempt(s), {} LLM calls, {} tokens, ${:.4f}.\n", s.syntheses, s.llm_calls,

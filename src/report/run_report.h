@@ -1,28 +1,32 @@
 #pragma once
-// report.md of a run: the problem, the baselines and the roofline floor, every optimisation step with
-// its outcome, and the best kernel's numbers. Plain data in, so it is built the same way from a live
-// run and from a resumed one.
+// report.md of a run: the problem, the baselines and the roofline floor, which example kernel the
+// first prompt showed, every optimisation step with its outcome, the best kernel's numbers and why the
+// run stopped. Typed data in (the evaluation record, the step history), so it is built the same way
+// from a live run and from a resumed one.
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "common/evaluation.h"
+#include "common/step_record.h"
 
 namespace cutegen {
 
 struct RunSummary {
   std::string problem_name;
-  std::string workload_class;
-  std::optional<double> eager_ms, compile_ms, floor_ms;
-  std::string bound;
+  WorkloadClass workload_class = WorkloadClass::other;
+  Baselines baselines;
+  std::optional<Floor> floor;
+  std::string example_shown;         // the example kernel of the synthesis prompt ("" for none)
   std::string stop_reason;
-  nlohmann::json history = nlohmann::json::array();  // StepRecord::to_json() entries
-  std::optional<nlohmann::json> best;                // Evaluation::to_json() of the best kernel
+  std::string stop_detail;           // declined: the LLM's reason
+  std::vector<StepRecord> history;
+  std::optional<Evaluation> best;
   int syntheses = 0;
   int llm_calls = 0;
   long long tokens = 0;
   double cost_usd = 0;
-  std::string llm;                                   // backend:model
+  std::string llm;                   // backend:model
   std::string profile_policy;
 };
 

@@ -4,24 +4,46 @@
 
 using namespace cutegen;
 
+namespace {
+
+Evaluation passing(double median_ms) {
+  Evaluation e;
+  e.time = CandidateTime{.stats = {.median_ms = median_ms, .iqr_ms = 0.01}};
+  e.baselines.eager = BaselineTime{TimeStats{.median_ms = 3.07}, ""};
+  e.floor = Floor{.floor_ms = 3.04, .bound = "memory"};
+  return e;
+}
+
+}  // namespace
+
 TEST(RunReport, ShowsBaselinesStepsAndTheBest) {
   RunSummary s;
   s.problem_name = "relu";
-  s.workload_class = "elementwise";
-  s.eager_ms = 3.07;
-  s.floor_ms = 3.04;
-  s.bound = "memory";
+  s.workload_class = WorkloadClass::elementwise;
+  s.baselines.eager = BaselineTime{TimeStats{.median_ms = 3.07}, ""};
+  s.baselines.compile = BaselineTime{std::nullopt, "torch.compile failed: no triton\nTraceback ..."};
+  s.floor = Floor{.floor_ms = 3.04, .bound = "memory"};
+  s.example_shown = "examples/kernels/relu_vec.cu";
   s.stop_reason = "plateau";
-  s.history.push_back({{"step", 1}, {"idea", "128-bit loads"}, {"outcome", "accepted"}, {"time_ms", 3.1}, {"note", "1.2x"}});
-  s.history.push_back({{"step", 2}, {"idea", "smaller blocks"}, {"outcome", "slower"}, {"note", "rolled back"}});
-  s.best = nlohmann::json{{"median_ms", 3.1}, {"iqr_ms", 0.01}, {"speedup_eager", 0.99}, {"sol_pct", 98.1}};
+  s.history.push_back({.n = 1, .idea = "128-bit loads", .outcome = StepOutcome::accepted, .time_ms = 3.1, .speedup = 1.2});
+  s.history.push_back({.n = 2, .idea = "smaller blocks", .outcome = StepOutcome::slower, .note = "rolled back"});
+  s.history.push_back({.n = 3, .idea = "split rows", .outcome = StepOutcome::undone, .verdict = Verdict::mismatch,
+                       .note = "trial 2 failed", .evidence = "output 0: 12 of 64 elements bad"});
+  s.best = passing(3.1);
   std::string r = render_run_report(s);
   EXPECT_NE(r.find("| eager PyTorch | 3.0700 ms |"), std::string::npos) << r;
-  EXPECT_NE(r.find("| torch.compile | n/a |"), std::string::npos);
-  EXPECT_NE(r.find("| 1 | 128-bit loads | accepted | 3.1000 ms | 1.2x |"), std::string::npos);
-  EXPECT_NE(r.find("| 2 | smaller blocks | slower | - | rolled back |"), std::string::npos);
-  EXPECT_NE(r.find("98.1% of the roofline floor"), std::string::npos);
+  EXPECT_NE(r.find("| torch.compile | unavailable: torch.compile failed: no triton |"), std::string::npos) << r;
+  EXPECT_NE(r.find("| 1 | 128-bit loads | accepted | 3.1000 ms |  |"), std::string::npos) << r;
+  EXPECT_NE(r.find("| 2 | smaller blocks | slower | - | rolled back |"), std::string::npos) << r;
+  EXPECT_NE(r.find("| 3 | split rows | undone (mismatch) | - | trial 2 failed; evidence: output 0: 12 of 64 elements bad |"),
+            std::string::npos)
+      << r;
+  EXPECT_NE(r.find("98.1% of the roofline floor"), std::string::npos) << r;
+  EXPECT_NE(r.find("Speedup over eager: 0.99x"), std::string::npos) << r;
   EXPECT_NE(r.find("plateau"), std::string::npos);
+  EXPECT_NE(r.find("Example kernel shown to the LLM (as a reference for idioms): `examples/kernels/relu_vec.cu`"),
+            std::string::npos)
+      << r;
 }
 
 TEST(RunReport, SaysWhenNothingCorrectWasFound) {
@@ -31,4 +53,19 @@ TEST(RunReport, SaysWhenNothingCorrectWasFound) {
   std::string r = render_run_report(s);
   EXPECT_NE(r.find("No correct kernel was found."), std::string::npos);
   EXPECT_NE(r.find("no correct kernel after every synthesis attempt"), std::string::npos);
+}
+
+TEST(RunReport, ADeclineSaysWhyTheRunStopped) {
+  RunSummary s;
+  s.problem_name = "relu";
+  s.stop_reason = "declined";
+  s.stop_detail = "every byte moves once at 96% of the floor";
+  s.history.push_back({.n = 1, .outcome = StepOutcome::declined, .note = s.stop_detail});
+  s.best = passing(3.1);
+  std::string r = render_run_report(s);
+  EXPECT_NE(r.find("Stopped: the LLM proposed no further change (NO_FURTHER_CHANGE): \"every byte moves once at 96% of "
+                   "the floor\"."),
+            std::string::npos)
+      << r;
+  EXPECT_NE(r.find("| 1 |  | declined | - | every byte moves once at 96% of the floor |"), std::string::npos) << r;
 }

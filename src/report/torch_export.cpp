@@ -19,9 +19,9 @@ Result<int> dtype_code(const std::string& dtype) {
   return Error{fmt::format("dtype '{}' has no cutegen_dtype; the kernel contract cannot describe it", dtype)};
 }
 
-std::string py_shape(const nlohmann::json& shape) {
+std::string py_shape(const std::vector<int64_t>& shape) {
   std::string s = "(";
-  for (const auto& d : shape) s += std::to_string(d.get<long long>()) + ", ";
+  for (auto d : shape) s += std::to_string(d) + ", ";
   return s + ")";
 }
 
@@ -32,20 +32,22 @@ struct Arg {
   std::string spec;         // Python literal: ("tensor", shape, dtype) or ("scalar", kind)
 };
 
-Result<Arg> make_arg(const nlohmann::json& entry, const std::string& fallback_name) {
-  std::string name = op_identifier(entry.value("name", fallback_name));
-  std::string kind = entry.value("kind", "tensor");
-  std::string dtype = entry.value("dtype", "");
-  if (kind == "tensor") {
-    auto code = dtype_code(dtype);
-    if (!code) return code.error();
-    return Arg{name, "Tensor", fmt::format("(\"tensor\", {}, torch.{})", py_shape(entry.at("shape")), dtype)};
+Result<Arg> make_arg(const ValueFacts& v, const std::string& fallback_name) {
+  std::string name = op_identifier(v.name.empty() ? fallback_name : v.name);
+  switch (v.kind) {
+    case ValueFacts::Kind::tensor: {
+      auto code = dtype_code(v.dtype);
+      if (!code) return code.error();
+      return Arg{name, "Tensor", fmt::format("(\"tensor\", {}, torch.{})", py_shape(v.shape), v.dtype)};
+    }
+    case ValueFacts::Kind::scalar: {
+      std::string t = v.dtype == "float64" ? "float" : v.dtype == "bool" ? "bool" : "int";
+      return Arg{name, t, fmt::format("(\"scalar\", \"{}\")", t)};
+    }
+    case ValueFacts::Kind::other: break;
   }
-  if (kind == "scalar") {
-    std::string t = dtype == "float64" ? "float" : dtype == "bool" ? "bool" : "int";
-    return Arg{name, t, fmt::format("(\"scalar\", \"{}\")", t)};
-  }
-  return Error{fmt::format("input '{}' has kind '{}', which the export cannot pass to the kernel", name, kind)};
+  return Error{fmt::format("input '{}' is neither a tensor nor a number, which the export cannot pass to the kernel",
+                           name)};
 }
 
 constexpr const char* kOpModule = R"PY('''{op}: a cutegen CuTe kernel as the PyTorch op torch.ops.cutegen.{op}.
@@ -170,69 +172,66 @@ std::string op_identifier(const std::string& name) {
   return s;
 }
 
-Result<TorchExport> make_torch_export(const nlohmann::json& metadata, const std::string& problem_file) {
-  try {
-    TorchExport out;
-    out.op_name = op_identifier(metadata.value("name", "kernel"));
-    std::vector<Arg> args;
-    int i = 0;
-    for (const auto& e : metadata.at("inputs")) {
-      auto a = make_arg(e, fmt::format("input{}", i++));
-      if (!a) return a.error();
-      args.push_back(*a);
-    }
-    for (const auto& e : metadata.value("params", nlohmann::json::array())) {
-      auto a = make_arg(e, fmt::format("param{}", i++));
-      if (!a) return a.error();
-      args.push_back(*a);
-    }
-    // Names must be distinct identifiers in Python and in the schema.
-    for (size_t k = 0; k < args.size(); ++k) args[k].name = fmt::format("{}_{}", args[k].name, k);
-    std::vector<std::string> outputs;
-    for (const auto& o : metadata.at("outputs")) {
-      auto code = dtype_code(o.at("dtype"));
-      if (!code) return code.error();
-      outputs.push_back(fmt::format("({}, torch.{})", py_shape(o.at("shape")), o.at("dtype").get<std::string>()));
-    }
-    if (outputs.empty()) return Error{"the problem has no outputs to export"};
-
-    std::string names, schema, specs, signature;
-    for (const auto& a : args) {
-      names += (names.empty() ? "" : ", ") + a.name;
-      schema += (schema.empty() ? "" : ", ") + a.schema_type + " " + a.name;
-      specs += a.spec + ", ";
-      signature += fmt::format("    {}: {}\n", a.name, a.spec);
-    }
-    for (size_t k = 0; k < outputs.size(); ++k) signature += fmt::format("    -> output {}: {}\n", k, outputs[k]);
-    bool single = outputs.size() == 1;
-    std::string returns = single ? "Tensor" : "(" + [&] {
-      std::string r;
-      for (size_t k = 0; k < outputs.size(); ++k) r += (k ? ", " : "") + std::string("Tensor");
-      return r;
-    }() + ")";
-    std::string fake_device = "torch.device(\"cuda\")";
-    for (const auto& a : args)
-      if (a.schema_type == "Tensor") {
-        fake_device = a.name + ".device";
-        break;
-      }
-    std::string fake = single ? fmt::format("torch.empty(_OUTPUTS[0][0], dtype=_OUTPUTS[0][1], device={})", fake_device)
-                              : fmt::format("tuple(torch.empty(s, dtype=d, device={}) for s, d in _OUTPUTS)", fake_device);
-    std::string output_specs;
-    for (const auto& o : outputs) output_specs += o + ", ";
-
-    out.op_module = fmt::format(kOpModule, fmt::arg("op", out.op_name), fmt::arg("version", CUTEGEN_VERSION),
-                                fmt::arg("signature", signature), fmt::arg("arg_names", names),
-                                fmt::arg("arg_specs", specs), fmt::arg("output_specs", output_specs),
-                                fmt::arg("return_expr", single ? "outs[0]" : "tuple(outs)"),
-                                fmt::arg("fake_return_expr", fake), fmt::arg("schema_args", schema),
-                                fmt::arg("schema_returns", returns));
-    out.model_new = fmt::format(kModelNew, fmt::arg("op", out.op_name), fmt::arg("version", CUTEGEN_VERSION),
-                                fmt::arg("problem_file", problem_file));
-    return out;
-  } catch (const nlohmann::json::exception& e) {
-    return Error{fmt::format("cannot export: the problem metadata is incomplete ({})", e.what())};
+Result<TorchExport> make_torch_export(const ProblemFacts& problem, const std::string& problem_file) {
+  TorchExport out;
+  out.op_name = op_identifier(problem.name.empty() ? "kernel" : problem.name);
+  std::vector<Arg> args;
+  int i = 0;
+  for (const auto& v : problem.inputs) {
+    auto a = make_arg(v, fmt::format("input{}", i++));
+    if (!a) return a.error();
+    args.push_back(*a);
   }
+  for (const auto& v : problem.params) {
+    auto a = make_arg(v, fmt::format("param{}", i++));
+    if (!a) return a.error();
+    args.push_back(*a);
+  }
+  // Names must be distinct identifiers in Python and in the schema.
+  for (size_t k = 0; k < args.size(); ++k) args[k].name = fmt::format("{}_{}", args[k].name, k);
+  std::vector<std::string> outputs;
+  for (const auto& o : problem.outputs) {
+    if (o.kind != ValueFacts::Kind::tensor) return Error{"an output that is not a tensor cannot be exported"};
+    auto code = dtype_code(o.dtype);
+    if (!code) return code.error();
+    outputs.push_back(fmt::format("({}, torch.{})", py_shape(o.shape), o.dtype));
+  }
+  if (outputs.empty()) return Error{"the problem has no outputs to export"};
+
+  std::string names, schema, specs, signature;
+  for (const auto& a : args) {
+    names += (names.empty() ? "" : ", ") + a.name;
+    schema += (schema.empty() ? "" : ", ") + a.schema_type + " " + a.name;
+    specs += a.spec + ", ";
+    signature += fmt::format("    {}: {}\n", a.name, a.spec);
+  }
+  for (size_t k = 0; k < outputs.size(); ++k) signature += fmt::format("    -> output {}: {}\n", k, outputs[k]);
+  bool single = outputs.size() == 1;
+  std::string returns = single ? "Tensor" : "(" + [&] {
+    std::string r;
+    for (size_t k = 0; k < outputs.size(); ++k) r += (k ? ", " : "") + std::string("Tensor");
+    return r;
+  }() + ")";
+  std::string fake_device = "torch.device(\"cuda\")";
+  for (const auto& a : args)
+    if (a.schema_type == "Tensor") {
+      fake_device = a.name + ".device";
+      break;
+    }
+  std::string fake = single ? fmt::format("torch.empty(_OUTPUTS[0][0], dtype=_OUTPUTS[0][1], device={})", fake_device)
+                            : fmt::format("tuple(torch.empty(s, dtype=d, device={}) for s, d in _OUTPUTS)", fake_device);
+  std::string output_specs;
+  for (const auto& o : outputs) output_specs += o + ", ";
+
+  out.op_module = fmt::format(kOpModule, fmt::arg("op", out.op_name), fmt::arg("version", CUTEGEN_VERSION),
+                              fmt::arg("signature", signature), fmt::arg("arg_names", names),
+                              fmt::arg("arg_specs", specs), fmt::arg("output_specs", output_specs),
+                              fmt::arg("return_expr", single ? "outs[0]" : "tuple(outs)"),
+                              fmt::arg("fake_return_expr", fake), fmt::arg("schema_args", schema),
+                              fmt::arg("schema_returns", returns));
+  out.model_new = fmt::format(kModelNew, fmt::arg("op", out.op_name), fmt::arg("version", CUTEGEN_VERSION),
+                              fmt::arg("problem_file", problem_file));
+  return out;
 }
 
 }  // namespace cutegen

@@ -4,12 +4,11 @@
 //                 fake implementation, so torch.compile can trace through it);
 //   model_new.py  a KernelBench-style ModelNew that builds the reference Model for its parameters
 //                 and buffers and runs the op instead of Model.forward.
-// Both are generated from the worker's metadata, so they know the shapes and dtypes the kernel was
-// verified on and refuse anything else instead of running the kernel out of its contract.
+// Both are generated from the problem's facts (common/evaluation.h), so they know the shapes and dtypes
+// the kernel was verified on and refuse anything else instead of running the kernel out of its contract.
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "common/evaluation.h"
 #include "common/result.h"
 
 namespace cutegen {
@@ -20,9 +19,8 @@ struct TorchExport {
   std::string model_new;     // text of model_new.py
 };
 
-// `metadata`: the worker's `load` answer (inputs, params, outputs). `problem_file`: the file name the
-// ModelNew module imports the reference from (copied next to it).
-Result<TorchExport> make_torch_export(const nlohmann::json& metadata, const std::string& problem_file);
+// `problem_file`: the file name the ModelNew module imports the reference from (copied next to it).
+Result<TorchExport> make_torch_export(const ProblemFacts& problem, const std::string& problem_file);
 
 // A valid Python identifier from a problem name ("19_ReLU" -> "p19_relu").
 std::string op_identifier(const std::string& name);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -28,8 +29,6 @@ auto timed(EvalReport& report, const char* phase, F&& f) {
   report.phase_seconds[phase] += since(t0);
   return result;
 }
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 }  // namespace
 
@@ -68,35 +67,6 @@ std::string describe_check(const nlohmann::json& c) {
   return s;
 }
 
-std::string to_string(Verdict v) {
-  switch (v) {
-    case Verdict::pass: return "pass";
-    case Verdict::compile_error: return "compile_error";
-    case Verdict::rejected: return "rejected";
-    case Verdict::load_failed: return "load_failed";
-    case Verdict::kernel_error: return "kernel_error";
-    case Verdict::cuda_error: return "cuda_error";
-    case Verdict::crash: return "crash";
-    case Verdict::timeout: return "timeout";
-    case Verdict::printed_output: return "printed_output";
-    case Verdict::mismatch: return "mismatch";
-    case Verdict::unwritten: return "unwritten";
-    case Verdict::nondeterministic: return "nondeterministic";
-    case Verdict::input_mutated: return "input_mutated";
-    case Verdict::hidden_work: return "hidden_work";
-    case Verdict::result_reuse: return "result_reuse";
-    case Verdict::forbidden_call: return "forbidden_call";
-    case Verdict::tampering: return "tampering";
-  }
-  return "unknown";
-}
-
-std::optional<Verdict> parse_verdict(const std::string& word) {
-  for (int v = static_cast<int>(Verdict::pass); v <= static_cast<int>(Verdict::tampering); ++v)
-    if (to_string(static_cast<Verdict>(v)) == word) return static_cast<Verdict>(v);
-  return std::nullopt;
-}
-
 std::string compile_failure_reason(const CompileOutcome& c) {
   if (c.verdict == CompileVerdict::timeout) return "nvcc ran past its time limit";
   const auto& d = c.diagnostic;
@@ -114,60 +84,16 @@ std::string compile_failure_reason(const CompileOutcome& c) {
                      first.candidate_line > 0 ? fmt::format(" at line {}", first.candidate_line) : "", first.message);
 }
 
-namespace {
-
-nlohmann::json time_json(const TimeStats& t) {
-  return {{"median_ms", t.median_ms}, {"iqr_ms", t.iqr_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms}, {"runs", t.runs}};
-}
-
-Result<TimeStats> time_stats(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("median_ms") || !j["median_ms"].is_number())
-    return Error{"a time statistic without median_ms"};
-  return TimeStats{j.value("median_ms", 0.0), j.value("iqr_ms", 0.0), j.value("min_ms", 0.0), j.value("max_ms", 0.0),
-                   j.value("runs", 0)};
-}
-
-}  // namespace
-
-nlohmann::json EvalReport::to_json() const {
-  nlohmann::json j;
-  j["verdict"] = to_string(verdict);
-  j["reason"] = reason;
-  j["evidence"] = evidence;
-  j["problem"] = problem;
-  j["compile"] = compile.to_json();
-  j["checks"] = checks;
-  if (time) {
-    nlohmann::json t = time_json(time->stats);
-    t["slower_kind"] = time->slower_kind;
-    for (const auto& [kind, stats] : time->per_kind) t["per_kind"][kind] = time_json(stats);
-    t["overhead_ms"] = time->overhead_ms;
-    t["overrun_ms"] = time->overrun_ms;
-    t["event_median_ms"] = time->event_median_ms ? nlohmann::json(*time->event_median_ms) : nlohmann::json();
-    j["time"] = t;
-  }
-  j["session"] = session;
-  j["baselines"] = baselines;
-  j["seeds"] = seeds;
-  j["seconds"] = seconds;
-  j["phase_seconds"] = phase_seconds;
-  if (floor) {
-    j["roofline"] = {{"floor_ms", floor->floor_ms}, {"memory_ms", floor->memory_ms}, {"compute_ms", floor->compute_ms},
-                     {"bound", floor->bound}, {"rate", floor->rate}, {"hbm_gbps", floor->hbm_gbps}};
-    if (!roofline_warning.empty()) j["roofline_warning"] = roofline_warning;
-    else if (median_ms() > 0) j["sol_pct"] = 100.0 * floor->floor_ms / median_ms();
-  }
-  double t = median_ms();
-  for (const char* mode : {"eager", "compile"}) {
-    if (t > 0 && baselines.contains(mode) && baselines[mode].contains("median_ms"))
-      j["speedup"][mode] = baselines[mode]["median_ms"].get<double>() / t;
-  }
-  return j;
+Evaluation EvalReport::record() const {
+  Evaluation e = *this;
+  e.details = {{"compile", compile.to_json()}, {"checks", checks},   {"session", session},
+               {"seeds", seeds},               {"seconds", seconds}, {"phase_seconds", phase_seconds}};
+  return e;
 }
 
 std::string EvalReport::summary() const {
   // A compile failure never loads the problem, so there may be no metadata at all.
-  std::string name = problem.is_object() ? problem.value("name", "problem") : "problem";
+  std::string name = problem ? problem->name : "problem";
   std::string s;
   if (!passed()) {
     s = fmt::format("FAIL {}: {} ({})\n", name, to_string(verdict), reason);
@@ -184,24 +110,19 @@ std::string EvalReport::summary() const {
     if (time->event_median_ms) s += fmt::format("; events {:.4g} ms", *time->event_median_ms);
     s += "\n";
   }
-  auto j = to_json();
-  for (const char* mode : {"eager", "compile"}) {
-    if (!baselines.contains(mode)) continue;
-    if (baselines[mode].contains("error")) {
-      s += fmt::format("  {:<9} unavailable: {}\n", mode, first_line(baselines[mode]["error"].get<std::string>()));
-    } else if (j.contains("speedup") && j["speedup"].contains(mode)) {
-      s += fmt::format("  {:<9} {:.4g} ms -> speedup {:.2f}x\n", mode == std::string("eager") ? "eager" : "compile",
-                       baselines[mode]["median_ms"].get<double>(), j["speedup"][mode].get<double>());
-    }
+  for (auto [mode, b, speedup] : {std::tuple{"eager", &baselines.eager, speedup_eager()},
+                                  std::tuple{"compile", &baselines.compile, speedup_compile()}}) {
+    if (!*b) continue;
+    if (!(*b)->stats) s += fmt::format("  {:<9} unavailable: {}\n", mode, first_line((*b)->error));
+    else if (speedup) s += fmt::format("  {:<9} {:.4g} ms -> speedup {:.2f}x\n", mode, *(*b)->median_ms(), *speedup);
   }
-  if (floor && roofline_warning.empty())
+  if (auto sol = sol_pct())
     s += fmt::format("  floor     {:.4g} ms ({}-bound, {} rate) -> SOL {:.1f}%\n", floor->floor_ms, floor->bound,
-                     floor->rate, j.value("sol_pct", 0.0));
+                     floor->rate, *sol);
   if (!roofline_warning.empty()) s += fmt::format("  WARNING   {}\n", roofline_warning);
   if (auto sandbox = session.value("runner", nlohmann::json::object()).value("sandbox", "full"); sandbox != "full")
     s += fmt::format("  WARNING   the runner ran with CUTEGEN_RUNNER_SANDBOX={} (not the whole sandbox)\n", sandbox);
-  if (problem.is_object() && problem.contains("reference_note"))
-    s += fmt::format("  note      {}\n", problem["reference_note"].get<std::string>());
+  if (problem && !problem->reference_note.empty()) s += fmt::format("  note      {}\n", problem->reference_note);
   if (seconds > 0) {
     std::string parts;
     for (const auto& [phase, sec] : phase_seconds) parts += fmt::format("{}{} {:.1f}", parts.empty() ? "" : ", ", phase, sec);
@@ -213,7 +134,7 @@ std::string EvalReport::summary() const {
 Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
   if (!record.is_object() || !record.contains("verdict") || !record["verdict"].is_string())
     return Error{"the worker's evaluate_candidate answer has no verdict (a worker bug)"};
-  auto verdict = parse_verdict(record["verdict"]);
+  auto verdict = parse_verdict(record["verdict"].get<std::string>());
   if (!verdict) return Error{fmt::format("the worker named an unknown verdict `{}`", record["verdict"].get<std::string>())};
   report.verdict = *verdict;
   report.reason = record.value("reason", "");
@@ -230,21 +151,9 @@ Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
   const auto& t = record.value("time", nlohmann::json());
   if (report.passed() && !t.is_object()) return Error{"the worker passed a kernel without timing it (a worker bug)"};
   if (t.is_object()) {
-    CandidateTime time;
-    auto stats = time_stats(t);
-    if (!stats) return Error{"the worker's time record: " + stats.error().message};
-    time.stats = *stats;
-    time.slower_kind = t.value("slower_kind", "");
-    const nlohmann::json per_kind = t.value("per_kind", nlohmann::json::object());  // items() must not outlive it
-    for (const auto& [kind, v] : per_kind.items()) {
-      auto k = time_stats(v);
-      if (!k) return Error{"the worker's time record: " + k.error().message};
-      time.per_kind[kind] = *k;
-    }
-    time.overhead_ms = t.value("overhead_ms", 0.0);
-    time.overrun_ms = t.value("overrun_ms", 0.0);
-    if (t.contains("event_median_ms") && t["event_median_ms"].is_number()) time.event_median_ms = t["event_median_ms"].get<double>();
-    report.time = time;
+    auto time = CandidateTime::from_json(t);
+    if (!time) return Error{"the worker's time record: " + time.error().message};
+    report.time = *time;
   }
   return ok_status();
 }
@@ -276,6 +185,7 @@ Result<EvalReport> Judge::describe(const fs::path& problem) {
   auto meta = load_problem(problem);
   if (!meta) return meta.error();
   report.problem = *meta;
+  report.precision = options_.precision;
   std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
   if (options_.baselines)
     if (auto r = measure_baselines(report, rng() & 0x7fffffff); !r) return r.error();
@@ -284,14 +194,16 @@ Result<EvalReport> Judge::describe(const fs::path& problem) {
   return report;
 }
 
-Result<nlohmann::json> Judge::load_problem(const fs::path& problem) {
-  if (!loaded_.is_null() && loaded_problem_ == problem) return loaded_;
+Result<ProblemFacts> Judge::load_problem(const fs::path& problem) {
+  if (loaded_ && loaded_problem_ == problem) return *loaded_;
   auto meta = worker_.call("load", {{"problem", fs::absolute(problem).string()}, {"device", options_.device}, {"seed", 0}},
                            600s);
   if (!meta) return meta.error();
-  loaded_ = *meta;
+  auto facts = ProblemFacts::from_json(*meta);
+  if (!facts) return Error{"the worker's load answer: " + facts.error().message + " (a worker bug)"};
+  loaded_ = std::move(*facts);
   loaded_problem_ = problem;
-  return loaded_;
+  return *loaded_;
 }
 
 Result<fs::path> Judge::fresh_work_dir(const std::string& what) {
@@ -307,6 +219,7 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
   auto compiled = timed(report, "compile", [&] { return compiler_.compile({kernel_source, kernel_name}); });
   if (!compiled) return compiled.error();
   report.compile = *compiled;
+  report.precision = options_.precision;
   if (!compiled->ok()) {
     report.verdict = compiled->verdict == CompileVerdict::rejected ? Verdict::rejected : Verdict::compile_error;
     report.reason = compiled->verdict == CompileVerdict::rejected ? compiled->violations.front().message
@@ -318,6 +231,8 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
   auto meta = timed(report, "load", [&] { return load_problem(problem); });
   if (!meta) return meta.error();
   report.problem = *meta;
+  report.library = compiled->library.string();
+  report.compile_key = compiled->key;
   // Fresh, recorded seeds: a kernel tuned to one input set cannot pass by luck of the draw.
   std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
   if (auto r = timed(report, "session", [&] { return run_session(*compiled, rng, report); }); !r) return r.error();
@@ -335,7 +250,7 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
 Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, EvalReport& report) {
   auto dir = fresh_work_dir("eval");
   if (!dir) return dir.error();
-  nlohmann::json trials = trial_plan(options_.trials, report.problem.value("dtype", "float32"), rng, report.seeds);
+  nlohmann::json trials = trial_plan(options_.trials, report.problem->dtype, rng, report.seeds);
   uint64_t timing_seed = rng() & 0x7fffffff;
   report.seeds.push_back(timing_seed);
   nlohmann::json request = {{"runner", {options_.runner.string()}},
@@ -344,7 +259,7 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
                             {"warmup", options_.warmup},
                             {"runs", options_.runs},
                             {"timing_seed", timing_seed},
-                            {"precision", options_.precision},
+                            {"precision", to_string(options_.precision)},
                             {"call_timeout_s", static_cast<double>(options_.runner_timeout.count())},
                             {"work_dir", dir->string()}};
   if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
@@ -385,17 +300,20 @@ double robustness_scale(const std::string& dtype) {
 Status Judge::measure_baselines(EvalReport& report, uint64_t seed) {
   auto b = worker_.call("time_baselines",
                         {{"modes", {"eager", "compile"}}, {"warmup_ms", 100}, {"runs", options_.runs},
-                         {"precision", options_.precision}, {"sets", 2}, {"seed", seed & 0x7fffffff},
+                         {"precision", to_string(options_.precision)}, {"sets", 2}, {"seed", seed & 0x7fffffff},
                          {"cache_dir", (options_.cache_root / "baselines").string()}},
                         1800s);
   if (!b) return b.error();
-  report.baselines = *b;
+  auto baselines = Baselines::from_json(*b);
+  if (!baselines) return Error{"the worker's time_baselines answer: " + baselines.error().message + " (a worker bug)"};
+  report.baselines = *baselines;
   return ok_status();
 }
 
 Status Judge::place_on_roofline(EvalReport& report) {
   // The calibration is per GPU; the worker names the GPU in its load answer.
-  std::string gpu = report.problem.value("gpu", "");
+  const ProblemFacts& problem = *report.problem;
+  const std::string& gpu = problem.gpu;
   fs::path path = calibration_path(options_.cache_root, gpu.empty() ? "unknown" : gpu);
   nlohmann::json cal;
   if (auto text = read_file(path); text) cal = nlohmann::json::parse(*text, nullptr, false);
@@ -407,8 +325,7 @@ Status Judge::place_on_roofline(EvalReport& report) {
   }
   auto c = calibration_from_json(cal);
   if (!c) return c.error();
-  report.floor = roofline_floor(*c, report.problem.value("min_bytes", uint64_t{0}), report.problem.value("flops", uint64_t{0}),
-                                report.problem.value("dtype", "float32"), options_.precision);
+  report.floor = roofline_floor(*c, problem.min_bytes, problem.flops, problem.dtype, to_string(options_.precision));
   // Faster than the physics allows: the time is the worker's own, so it is the floor's model of the
   // problem that is wrong (bytes counted that need not move, say). Never printed as a record.
   double t = report.median_ms();

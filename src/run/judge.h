@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/evaluation.h"
 #include "compile/compiler.h"
 #include "run/reference_worker.h"
 #include "run/roofline.h"
@@ -19,7 +20,7 @@
 namespace cutegen {
 
 struct EvalOptions {
-  std::string precision = "strict";  // strict | tf32 | bf16
+  Precision precision = Precision::strict;
   int trials = 5;                    // problem-input trials (the first with the problem's own parameters);
                                      // signed and scaled trials come on top
   int warmup = 10;
@@ -36,60 +37,21 @@ struct EvalOptions {
   nlohmann::json fake_runner;
 };
 
-// Verdicts, in the order the judge finds them (docs/judge.md says what each guarantee checks).
-enum class Verdict {
-  pass,
-  compile_error, rejected,                                                 // from the compile stage
-  load_failed, kernel_error, cuda_error, crash, timeout, printed_output,   // the runner, as the worker saw it
-  mismatch, unwritten, nondeterministic, input_mutated,                   // the checks
-  hidden_work,                                                            // work outside the call or stream
-  result_reuse,                                                           // an earlier call's answer
-  forbidden_call,                                                         // the sandbox trapped a system call
-  tampering,                                                              // the runner answered out of turn
-};
-std::string to_string(Verdict v);
-std::optional<Verdict> parse_verdict(const std::string& word);
-
-// Robust statistics of one sample of times.
-struct TimeStats {
-  double median_ms = 0, iqr_ms = 0, min_ms = 0, max_ms = 0;
-  int runs = 0;
-};
-
-// The candidate's time as the worker measured it: per call, its own clock from command to reply,
-// minus the round trip of an empty command, plus any overrun of the GPU past the call; the reported
-// statistics are those of the slower input distribution (docs/judge.md, guarantee 1).
-struct CandidateTime {
-  TimeStats stats;
-  std::string slower_kind;                     // "problem" or "signed"
-  std::map<std::string, TimeStats> per_kind;
-  double overhead_ms = 0;                      // the round trip subtracted from each call
-  double overrun_ms = 0;                       // GPU time past the calls, charged to them (all calls)
-  std::optional<double> event_median_ms;       // the runner's CUDA events: a hint, never the time
-};
-
-struct EvalReport {
-  Verdict verdict = Verdict::pass;
-  std::string reason;                 // one line
-  std::string evidence;               // what the diagnose step reads (condensed)
-  nlohmann::json problem;             // worker metadata
+// The judge's full report: the evaluation record (common/evaluation.h), which the loop, the prompts,
+// the profile summary and the reports read, plus the judge's own account of how it got there.
+struct EvalReport : Evaluation {
   CompileOutcome compile;
   nlohmann::json checks = nlohmann::json::array();  // the worker's full check reports (trials, audits)
-  std::optional<CandidateTime> time;  // when the timed calls ran
   nlohmann::json session;             // the rest of the worker's record: runner, calibration, audits, calls
-  nlohmann::json baselines;           // eager / compile stats
-  std::optional<Floor> floor;
-  std::string roofline_warning;       // the time beat the physical floor: the floor model is wrong
   std::vector<uint64_t> seeds;
   double seconds = 0;                 // wall time of the whole evaluation
   // Where that wall time went (compile, load, session, baselines, roofline): the harness's overhead
   // beyond the kernel's own runs, and what to speed up when eval feels slow.
   std::map<std::string, double> phase_seconds;
 
-  bool passed() const { return verdict == Verdict::pass; }
-  double median_ms() const { return time ? time->stats.median_ms : 0; }
-  double iqr_ms() const { return time ? time->stats.iqr_ms : 0; }
-  nlohmann::json to_json() const;
+  // The record with the judge's account in `details`: what the loop keeps and eval.json holds.
+  Evaluation record() const;
+  nlohmann::json to_json() const { return record().to_json(); }
   std::string summary() const;        // the compact human view
 };
 
@@ -115,7 +77,7 @@ class Judge {
                                          int calls);
 
  private:
-  Result<nlohmann::json> load_problem(const std::filesystem::path& problem);
+  Result<ProblemFacts> load_problem(const std::filesystem::path& problem);
   Status run_session(const CompileOutcome& compiled, std::mt19937_64& rng, EvalReport& report);
   Status measure_baselines(EvalReport& report, uint64_t seed);
   Status place_on_roofline(EvalReport& report);
@@ -124,7 +86,7 @@ class Judge {
   Compiler& compiler_;
   ReferenceWorker& worker_;
   EvalOptions options_;
-  nlohmann::json loaded_;                  // last `load` answer
+  std::optional<ProblemFacts> loaded_;     // last `load` answer
   std::filesystem::path loaded_problem_;
 };
 

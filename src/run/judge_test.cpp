@@ -151,6 +151,43 @@ TEST_F(JudgeTest, PassingKernelGetsTheWorkersTimeSpeedupsAndSol) {
   EXPECT_LE(sum, r->seconds + 1e-6);
 }
 
+// The judge produces the evaluation record the loop, prompts, profile summary and reports read as
+// types, with its own account kept for people in `details`.
+TEST_F(JudgeTest, TheReportIsTheTypedRecordPlusTheJudgesAccount) {
+  Scenario s;
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->problem.has_value());
+  EXPECT_EQ(r->problem->name, "relu");
+  EXPECT_EQ(r->problem->gpu, "Fake GPU");
+  EXPECT_EQ(r->problem->min_bytes, 8000000u);
+  EXPECT_EQ(r->precision, Precision::strict);
+  EXPECT_EQ(r->library, "/fake/kernel.so");
+  ASSERT_TRUE(r->baselines.eager && r->baselines.eager->median_ms());
+  EXPECT_EQ(*r->baselines.eager->median_ms(), 4.0);
+  EXPECT_EQ(r->speedup_compile(), 1.5);
+  Evaluation record = r->record();
+  EXPECT_EQ(record.details["session"]["audits"]["sampled"], 27);
+  EXPECT_TRUE(record.details.contains("compile"));
+  EXPECT_EQ(record.to_json(), r->to_json()) << "eval.json and --json share one layout";
+  auto back = Evaluation::from_json(r->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->sol_pct(), r->sol_pct());
+}
+
+TEST_F(JudgeTest, AMalformedLoadAnswerIsAWorkerBugNamingTheField) {
+  worker_ = std::make_unique<FakeReferenceWorker>([](const std::string& op, const nlohmann::json&) -> Result<nlohmann::json> {
+    if (op == "load") return nlohmann::json{{"name", "relu"}, {"workload_class", "quantum"}};
+    return Error{"unexpected op " + op};
+  });
+  compiler_.outcome = built();
+  Judge judge(compiler_, *worker_, options());
+  auto r = judge.evaluate("problem.py", "// src", "k.cu");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("unknown workload class \"quantum\""), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("a worker bug"), std::string::npos) << r.error().message;
+}
+
 TEST_F(JudgeTest, TheSessionRequestCarriesTheTrialPlanAndAFreshWorkDirectory) {
   Scenario s;
   ASSERT_TRUE(evaluate(s).ok());

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/evaluation.h"  // Floor
 #include "common/result.h"
 
 namespace cutegen {
@@ -23,15 +24,6 @@ Result<Calibration> calibration_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Calibration& c);
 
 std::filesystem::path calibration_path(const std::filesystem::path& cache_root, const std::string& gpu_name);
-
-struct Floor {
-  double memory_ms = 0;
-  double compute_ms = 0;
-  double floor_ms = 0;
-  std::string bound;    // "memory" or "compute"
-  std::string rate;     // which matmul rate applied: fp32, tf32, fp16, bf16
-  double hbm_gbps = 0;  // the calibrated bandwidth behind memory_ms (profiles compare DRAM use with it)
-};
 
 // `dtype` is the problem's main dtype ("float32", ...); `precision` the policy (strict, tf32, bf16).
 Floor roofline_floor(const Calibration& c, uint64_t min_bytes, uint64_t flops, const std::string& dtype,

@@ -1,0 +1,480 @@
+#include "common/evaluation.h"
+
+#include <fmt/format.h>
+
+namespace cutegen {
+namespace {
+
+using json = nlohmann::json;
+
+// Readers that name the field when it has the wrong type: the messages end up in "cannot resume"
+// errors and worker-bug reports, where the key is what a person needs.
+struct Reader {
+  const json& j;
+  std::string what;  // "evaluation", "problem", ...
+
+  Error bad(std::string_view key, std::string_view want) const {
+    return Error{fmt::format("the {}'s \"{}\" is {} where {} was expected", what, key,
+                             j.contains(std::string(key)) ? j.at(std::string(key)).type_name() : "missing", want)};
+  }
+  template <class T>
+  Status number(std::string_view key, T& out, bool required = false) const {
+    auto it = j.find(std::string(key));
+    if (it == j.end() || it->is_null()) return required ? Status(bad(key, "a number")) : ok_status();
+    if (!it->is_number()) return bad(key, "a number");
+    out = it->get<T>();
+    return ok_status();
+  }
+  Status optional_number(std::string_view key, std::optional<double>& out) const {
+    auto it = j.find(std::string(key));
+    if (it == j.end() || it->is_null()) return ok_status();
+    if (!it->is_number()) return bad(key, "a number");
+    out = it->get<double>();
+    return ok_status();
+  }
+  Status text(std::string_view key, std::string& out, bool required = false) const {
+    auto it = j.find(std::string(key));
+    if (it == j.end() || it->is_null()) return required ? Status(bad(key, "a string")) : ok_status();
+    if (!it->is_string()) return bad(key, "a string");
+    out = it->get<std::string>();
+    return ok_status();
+  }
+  Status flag(std::string_view key, bool& out) const {
+    auto it = j.find(std::string(key));
+    if (it == j.end() || it->is_null()) return ok_status();
+    if (!it->is_boolean()) return bad(key, "true or false");
+    out = it->get<bool>();
+    return ok_status();
+  }
+  // An object or array field, absent allowed; `out` is nullptr when absent.
+  Status child(std::string_view key, json::value_t kind, const json*& out) const {
+    out = nullptr;
+    auto it = j.find(std::string(key));
+    if (it == j.end() || it->is_null()) return ok_status();
+    if (it->type() != kind) return bad(key, kind == json::value_t::object ? "an object" : "an array");
+    out = &*it;
+    return ok_status();
+  }
+};
+
+Status not_object(const json& j, std::string_view what) {
+  if (j.is_object()) return ok_status();
+  return Error{fmt::format("the {} is {} where an object was expected", what, j.type_name())};
+}
+
+#define CG_TRY(expr)                   \
+  do {                                 \
+    if (auto _s = (expr); !_s) return _s.error(); \
+  } while (0)
+
+Result<std::vector<ValueFacts>> value_list(const Reader& r, std::string_view key) {
+  const json* list = nullptr;
+  CG_TRY(r.child(key, json::value_t::array, list));
+  std::vector<ValueFacts> out;
+  if (!list) return out;
+  for (const auto& e : *list) {
+    auto v = ValueFacts::from_json(e);
+    if (!v) return Error{fmt::format("{} {}: {}", r.what, key, v.error().message)};
+    out.push_back(std::move(*v));
+  }
+  return out;
+}
+
+std::string scalar_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+}  // namespace
+
+// --- enums -----------------------------------------------------------------------------------------
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::pass: return "pass";
+    case Verdict::compile_error: return "compile_error";
+    case Verdict::rejected: return "rejected";
+    case Verdict::load_failed: return "load_failed";
+    case Verdict::kernel_error: return "kernel_error";
+    case Verdict::cuda_error: return "cuda_error";
+    case Verdict::crash: return "crash";
+    case Verdict::timeout: return "timeout";
+    case Verdict::printed_output: return "printed_output";
+    case Verdict::mismatch: return "mismatch";
+    case Verdict::unwritten: return "unwritten";
+    case Verdict::nondeterministic: return "nondeterministic";
+    case Verdict::input_mutated: return "input_mutated";
+    case Verdict::hidden_work: return "hidden_work";
+    case Verdict::result_reuse: return "result_reuse";
+    case Verdict::forbidden_call: return "forbidden_call";
+    case Verdict::tampering: return "tampering";
+  }
+  return "unknown";
+}
+
+std::optional<Verdict> parse_verdict(std::string_view word) {
+  for (int v = static_cast<int>(Verdict::pass); v <= static_cast<int>(kLastVerdict); ++v)
+    if (to_string(static_cast<Verdict>(v)) == word) return static_cast<Verdict>(v);
+  return std::nullopt;
+}
+
+std::string to_string(Precision p) {
+  switch (p) {
+    case Precision::strict: return "strict";
+    case Precision::tf32: return "tf32";
+    case Precision::bf16: return "bf16";
+  }
+  return "strict";
+}
+
+Result<Precision> parse_precision(std::string_view word) {
+  for (Precision p : {Precision::strict, Precision::tf32, Precision::bf16})
+    if (to_string(p) == word) return p;
+  return Error{fmt::format("unknown precision policy \"{}\"; use strict, tf32 or bf16", word)};
+}
+
+const std::vector<WorkloadClass>& all_workload_classes() {
+  static const std::vector<WorkloadClass> classes = {WorkloadClass::gemm,      WorkloadClass::elementwise,
+                                                     WorkloadClass::reduction, WorkloadClass::conv,
+                                                     WorkloadClass::attention, WorkloadClass::other};
+  return classes;
+}
+
+std::string_view to_string(WorkloadClass c) {
+  switch (c) {
+    case WorkloadClass::gemm: return "gemm";
+    case WorkloadClass::elementwise: return "elementwise";
+    case WorkloadClass::reduction: return "reduction";
+    case WorkloadClass::conv: return "conv";
+    case WorkloadClass::attention: return "attention";
+    case WorkloadClass::other: return "other";
+  }
+  return "other";
+}
+
+Result<WorkloadClass> parse_workload_class(std::string_view name) {
+  std::string known;
+  for (WorkloadClass c : all_workload_classes()) {
+    if (name == to_string(c)) return c;
+    known += fmt::format("{}{}", known.empty() ? "" : ", ", to_string(c));
+  }
+  return Error{fmt::format("unknown workload class \"{}\"; use one of: {}", name, known)};
+}
+
+// --- values and problems ---------------------------------------------------------------------------
+
+nlohmann::json ValueFacts::to_json() const {
+  json j = json::object();
+  if (!name.empty()) j["name"] = name;
+  switch (kind) {
+    case Kind::tensor:
+      j["kind"] = "tensor";
+      j["dtype"] = dtype;
+      j["shape"] = shape;
+      break;
+    case Kind::scalar:
+      j["kind"] = "scalar";
+      j["dtype"] = dtype;
+      j["value"] = value;
+      break;
+    case Kind::other:
+      j["kind"] = "other";
+      j["value"] = value;
+      break;
+  }
+  if (buffer) j["buffer"] = true;
+  if (is_default) j["default"] = true;
+  return j;
+}
+
+Result<ValueFacts> ValueFacts::from_json(const nlohmann::json& j) {
+  CG_TRY(not_object(j, "value description"));
+  Reader r{j, "value"};
+  ValueFacts v;
+  std::string kind = "tensor";
+  CG_TRY(r.text("name", v.name));
+  CG_TRY(r.text("kind", kind));
+  CG_TRY(r.text("dtype", v.dtype));
+  CG_TRY(r.flag("buffer", v.buffer));
+  CG_TRY(r.flag("default", v.is_default));
+  if (kind == "tensor") {
+    v.kind = Kind::tensor;
+    const json* shape = nullptr;
+    CG_TRY(r.child("shape", json::value_t::array, shape));
+    if (!shape) return Error{fmt::format("tensor '{}' has no shape", v.name)};
+    for (const auto& d : *shape) {
+      if (!d.is_number_integer()) return Error{fmt::format("tensor '{}' has a shape that is not integers", v.name)};
+      v.shape.push_back(d.get<int64_t>());
+    }
+  } else if (kind == "scalar" || kind == "other") {
+    v.kind = kind == "scalar" ? Kind::scalar : Kind::other;
+    if (j.contains("value")) v.value = scalar_text(j.at("value"));
+  } else {
+    return Error{fmt::format("value '{}' has kind \"{}\" (tensor, scalar or other expected)", v.name, kind)};
+  }
+  return v;
+}
+
+nlohmann::json ProblemFacts::to_json() const {
+  auto list = [](const std::vector<ValueFacts>& vs) {
+    json a = json::array();
+    for (const auto& v : vs) a.push_back(v.to_json());
+    return a;
+  };
+  json j = {{"name", name},
+            {"workload_class", std::string(to_string(workload_class))},
+            {"dtype", dtype},
+            {"reference_dtype", reference_dtype},
+            {"gpu", gpu},
+            {"torch_version", torch_version},
+            {"flops", flops},
+            {"min_bytes", min_bytes},
+            {"inputs", list(inputs)},
+            {"params", list(params)},
+            {"outputs", list(outputs)},
+            {"init_inputs", list(init_inputs)},
+            {"aten_ops", aten_ops}};
+  if (!reference_note.empty()) j["reference_note"] = reference_note;
+  return j;
+}
+
+Result<ProblemFacts> ProblemFacts::from_json(const nlohmann::json& j) {
+  CG_TRY(not_object(j, "problem description"));
+  Reader r{j, "problem"};
+  ProblemFacts p;
+  CG_TRY(r.text("name", p.name, true));
+  std::string workload = "other";
+  CG_TRY(r.text("workload_class", workload));
+  auto w = parse_workload_class(workload);
+  if (!w) return Error{"the problem's " + w.error().message};
+  p.workload_class = *w;
+  CG_TRY(r.text("dtype", p.dtype));
+  CG_TRY(r.text("reference_dtype", p.reference_dtype));
+  CG_TRY(r.text("gpu", p.gpu));
+  CG_TRY(r.text("torch_version", p.torch_version));
+  CG_TRY(r.number("flops", p.flops));
+  CG_TRY(r.number("min_bytes", p.min_bytes));
+  CG_TRY(r.text("reference_note", p.reference_note));
+  for (auto [key, out] : {std::pair{"inputs", &p.inputs}, std::pair{"params", &p.params},
+                          std::pair{"outputs", &p.outputs}, std::pair{"init_inputs", &p.init_inputs}}) {
+    auto list = value_list(r, key);
+    if (!list) return list.error();
+    *out = std::move(*list);
+  }
+  const json* ops = nullptr;
+  CG_TRY(r.child("aten_ops", json::value_t::array, ops));
+  if (ops)
+    for (const auto& op : *ops)
+      if (op.is_string()) p.aten_ops.push_back(op.get<std::string>());
+  return p;
+}
+
+// --- times -------------------------------------------------------------------------------------------
+
+nlohmann::json TimeStats::to_json() const {
+  return {{"median_ms", median_ms}, {"iqr_ms", iqr_ms}, {"min_ms", min_ms}, {"max_ms", max_ms}, {"runs", runs}};
+}
+
+Result<TimeStats> TimeStats::from_json(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("median_ms") || !j.at("median_ms").is_number())
+    return Error{"a time statistic without median_ms"};
+  Reader r{j, "time statistic"};
+  TimeStats t;
+  CG_TRY(r.number("median_ms", t.median_ms, true));
+  CG_TRY(r.number("iqr_ms", t.iqr_ms));
+  CG_TRY(r.number("min_ms", t.min_ms));
+  CG_TRY(r.number("max_ms", t.max_ms));
+  CG_TRY(r.number("runs", t.runs));
+  return t;
+}
+
+nlohmann::json CandidateTime::to_json() const {
+  json t = stats.to_json();
+  t["slower_kind"] = slower_kind;
+  t["per_kind"] = json::object();
+  for (const auto& [kind, s] : per_kind) t["per_kind"][kind] = s.to_json();
+  t["overhead_ms"] = overhead_ms;
+  t["overrun_ms"] = overrun_ms;
+  t["event_median_ms"] = event_median_ms ? json(*event_median_ms) : json();
+  return t;
+}
+
+Result<CandidateTime> CandidateTime::from_json(const nlohmann::json& j) {
+  CandidateTime t;
+  auto stats = TimeStats::from_json(j);
+  if (!stats) return stats.error();
+  t.stats = *stats;
+  Reader r{j, "time record"};
+  CG_TRY(r.text("slower_kind", t.slower_kind));
+  CG_TRY(r.number("overhead_ms", t.overhead_ms));
+  CG_TRY(r.number("overrun_ms", t.overrun_ms));
+  CG_TRY(r.optional_number("event_median_ms", t.event_median_ms));
+  const json* per_kind = nullptr;
+  CG_TRY(r.child("per_kind", json::value_t::object, per_kind));
+  if (per_kind)
+    for (const auto& [kind, v] : per_kind->items()) {
+      auto k = TimeStats::from_json(v);
+      if (!k) return Error{fmt::format("the time record's {} inputs: {}", kind, k.error().message)};
+      t.per_kind[kind] = *k;
+    }
+  return t;
+}
+
+nlohmann::json Baselines::to_json() const {
+  json j = json::object();
+  for (auto [mode, b] : {std::pair{"eager", &eager}, std::pair{"compile", &compile}}) {
+    if (!*b) continue;
+    if ((*b)->stats) j[mode] = (*b)->stats->to_json();
+    else j[mode] = {{"error", (*b)->error}};
+  }
+  if (!j.empty()) j["cached"] = cached;
+  return j;
+}
+
+Result<Baselines> Baselines::from_json(const nlohmann::json& j) {
+  Baselines out;
+  if (j.is_null()) return out;
+  CG_TRY(not_object(j, "baselines answer"));
+  Reader r{j, "baselines answer"};
+  CG_TRY(r.flag("cached", out.cached));
+  for (auto [mode, b] : {std::pair{"eager", &out.eager}, std::pair{"compile", &out.compile}}) {
+    const json* m = nullptr;
+    CG_TRY(r.child(mode, json::value_t::object, m));
+    if (!m) continue;
+    BaselineTime t;
+    if (m->contains("error")) {
+      t.error = scalar_text(m->at("error"));
+    } else {
+      auto stats = TimeStats::from_json(*m);
+      if (!stats) return Error{fmt::format("the {} baseline: {}", mode, stats.error().message)};
+      t.stats = *stats;
+    }
+    *b = t;
+  }
+  return out;
+}
+
+nlohmann::json Floor::to_json() const {
+  return {{"floor_ms", floor_ms}, {"memory_ms", memory_ms}, {"compute_ms", compute_ms},
+          {"bound", bound},       {"rate", rate},           {"hbm_gbps", hbm_gbps}};
+}
+
+Result<Floor> Floor::from_json(const nlohmann::json& j) {
+  CG_TRY(not_object(j, "roofline"));
+  Reader r{j, "roofline"};
+  Floor f;
+  CG_TRY(r.number("floor_ms", f.floor_ms, true));
+  CG_TRY(r.number("memory_ms", f.memory_ms));
+  CG_TRY(r.number("compute_ms", f.compute_ms));
+  CG_TRY(r.text("bound", f.bound));
+  CG_TRY(r.text("rate", f.rate));
+  CG_TRY(r.number("hbm_gbps", f.hbm_gbps));
+  return f;
+}
+
+// --- the evaluation ----------------------------------------------------------------------------------
+
+namespace {
+
+// The keys Evaluation types; everything else in its JSON is `details`. `speedup` and `sol_pct` are
+// derived: written for readers, recomputed rather than read.
+constexpr std::string_view kTypedKeys[] = {"verdict",  "reason",           "evidence", "precision",
+                                           "problem",  "time",             "baselines", "roofline",
+                                           "roofline_warning", "library",  "compile_key", "speedup",
+                                           "sol_pct"};
+
+bool typed_key(std::string_view key) {
+  for (auto k : kTypedKeys)
+    if (k == key) return true;
+  return false;
+}
+
+}  // namespace
+
+std::optional<double> Evaluation::speedup_over(const std::optional<BaselineTime>& b) const {
+  double t = median_ms();
+  if (t <= 0 || !b || !b->median_ms()) return std::nullopt;
+  return *b->median_ms() / t;
+}
+
+std::optional<double> Evaluation::sol_pct() const {
+  double t = median_ms();
+  if (t <= 0 || !floor || !roofline_warning.empty() || floor->floor_ms <= 0) return std::nullopt;
+  return 100.0 * floor->floor_ms / t;
+}
+
+nlohmann::json Evaluation::to_json() const {
+  json j = json::object();
+  if (details.is_object())
+    for (const auto& [key, value] : details.items())
+      if (!typed_key(key)) j[key] = value;
+  j["verdict"] = to_string(verdict);
+  j["reason"] = reason;
+  j["evidence"] = evidence;
+  j["precision"] = to_string(precision);
+  if (problem) j["problem"] = problem->to_json();
+  if (time) j["time"] = time->to_json();
+  j["baselines"] = baselines.to_json();
+  if (floor) j["roofline"] = floor->to_json();
+  if (!roofline_warning.empty()) j["roofline_warning"] = roofline_warning;
+  if (auto s = sol_pct()) j["sol_pct"] = *s;
+  if (auto s = speedup_eager()) j["speedup"]["eager"] = *s;
+  if (auto s = speedup_compile()) j["speedup"]["compile"] = *s;
+  if (!library.empty()) j["library"] = library;
+  if (!compile_key.empty()) j["compile_key"] = compile_key;
+  return j;
+}
+
+Result<Evaluation> Evaluation::from_json(const nlohmann::json& j) {
+  CG_TRY(not_object(j, "evaluation"));
+  Reader r{j, "evaluation"};
+  Evaluation e;
+  std::string word;
+  CG_TRY(r.text("verdict", word, true));
+  auto verdict = parse_verdict(word);
+  if (!verdict) return Error{fmt::format("the evaluation names an unknown verdict \"{}\"", word)};
+  e.verdict = *verdict;
+  CG_TRY(r.text("reason", e.reason));
+  CG_TRY(r.text("evidence", e.evidence));
+  std::string precision = "strict";
+  CG_TRY(r.text("precision", precision));
+  auto p = parse_precision(precision);
+  if (!p) return Error{"the evaluation's " + p.error().message};
+  e.precision = *p;
+  CG_TRY(r.text("roofline_warning", e.roofline_warning));
+  CG_TRY(r.text("library", e.library));
+  CG_TRY(r.text("compile_key", e.compile_key));
+  const json* child = nullptr;
+  CG_TRY(r.child("problem", json::value_t::object, child));
+  if (child) {
+    auto facts = ProblemFacts::from_json(*child);
+    if (!facts) return facts.error();
+    e.problem = std::move(*facts);
+  }
+  CG_TRY(r.child("time", json::value_t::object, child));
+  if (child) {
+    auto t = CandidateTime::from_json(*child);
+    if (!t) return Error{"the evaluation's time: " + t.error().message};
+    e.time = std::move(*t);
+  }
+  CG_TRY(r.child("baselines", json::value_t::object, child));
+  if (child) {
+    auto b = Baselines::from_json(*child);
+    if (!b) return b.error();
+    e.baselines = std::move(*b);
+  }
+  CG_TRY(r.child("roofline", json::value_t::object, child));
+  if (child) {
+    auto f = Floor::from_json(*child);
+    if (!f) return f.error();
+    e.floor = *f;
+  }
+  if (e.passed() && !e.time) return Error{"the evaluation passed a kernel without a time"};
+  for (const auto& [key, value] : j.items())
+    if (!typed_key(key)) e.details[key] = value;
+  return e;
+}
+
+#undef CG_TRY
+
+}  // namespace cutegen

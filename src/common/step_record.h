@@ -1,0 +1,46 @@
+#pragma once
+// One step of the loop as its history keeps it: what was tried and how it ended. The loop writes it,
+// the prompts show it (prompt/history.h), the run log and report.md record it: one type, so a step's
+// outcome cannot mean one thing in the loop and another in a prompt.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "common/evaluation.h"
+
+namespace cutegen {
+
+enum class StepKind {
+  optimization,  // one optimisation of the best kernel
+  repair,        // one diagnose+repair round on a failing kernel
+  synthesis,     // one attempt at a first kernel (the restart prompt lists them)
+};
+std::string_view to_string(StepKind k);
+
+enum class StepOutcome {
+  accepted,   // correct and faster than the best before it by more than the noise: kept
+  slower,     // correct but not faster than that: rolled back
+  incorrect,  // did not become correct (`verdict`: how it last failed): rolled back
+  undone,     // broke correctness, and the repair only undid the change: the idea failed (`verdict`, `evidence`)
+  unusable,   // the answer could not be used (its format, edits that did not apply)
+  declined,   // the LLM answered NO_FURTHER_CHANGE (`note`: its reason)
+};
+std::string_view to_string(StepOutcome o);  // the word the run log and report.md use
+
+struct StepRecord {
+  StepKind kind = StepKind::optimization;
+  int n = 0;                       // the step, repair round or attempt number
+  std::string idea;                // the LLM's one-line name for what it tried
+  StepOutcome outcome = StepOutcome::accepted;
+  std::optional<Verdict> verdict;  // incorrect and undone: the failing verdict
+  std::optional<double> time_ms;   // median time when the kernel ran correctly
+  std::optional<double> speedup;   // the best time before this step / this time (> 1 is faster)
+  std::string note;                // only what the fields above do not say: the failure's reason, the noise, a reason to decline
+  std::string evidence;            // undone: the judge's evidence that the idea broke the kernel (condensed)
+
+  nlohmann::json to_json() const;
+};
+
+}  // namespace cutegen
