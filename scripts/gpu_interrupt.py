@@ -8,7 +8,7 @@
    cutegen-sandbox, nvcc or cicc process of that run may remain. Then `--resume` must finish the run
    (exit 0, best/kernel.so present).
 2. The same with SIGTERM to cutegen's pid only (`kill PID`): the children are in groups of their own and
-   get no signal from the shell, so cutegen must end them.
+   get no signal from the shell, so cutegen must end them (no resume: it is the same path as 1's).
 Usage: gpu_interrupt.py --cutegen build/cutegen --out DIR    (prints and writes DIR/interrupt.json)
 """
 import argparse
@@ -50,7 +50,7 @@ def wait_for_runner(proc, deadline_s: float) -> bool:
     return False
 
 
-def interrupt_once(cutegen: str, out: pathlib.Path, name: str, how: str) -> dict:
+def interrupt_once(cutegen: str, out: pathlib.Path, name: str, how: str, resume: bool) -> dict:
     run = out / name
     shutil.rmtree(run, ignore_errors=True)
     cmd = [cutegen, "optimize", str(ROOT / "problems/relu.py"), "--llm",
@@ -83,6 +83,8 @@ def interrupt_once(cutegen: str, out: pathlib.Path, name: str, how: str) -> dict
     result["left_behind"] = leftovers(before)
     if result["left_behind"]:
         result["problems"].append(f"{len(result['left_behind'])} processes left behind")
+    if not resume:
+        return result
     p = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=400)
     (out / f"{name}-resume.log").write_text(p.stdout + "\n--- stderr ---\n" + p.stderr)
     result["resume_exit_code"] = p.returncode
@@ -100,8 +102,8 @@ def main():
     args = ap.parse_args()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results = {"ctrl_c": interrupt_once(args.cutegen, out, "interrupt-int", "SIGINT to the group"),
-               "kill": interrupt_once(args.cutegen, out, "interrupt-term", "SIGTERM to cutegen")}
+    results = {"ctrl_c": interrupt_once(args.cutegen, out, "interrupt-int", "SIGINT to the group", resume=True),
+               "kill": interrupt_once(args.cutegen, out, "interrupt-term", "SIGTERM to cutegen", resume=False)}
     (out / "interrupt.json").write_text(json.dumps(results, indent=2))
     print(json.dumps(results, indent=2))
     return 1 if any(r["problems"] for r in results.values()) else 0
