@@ -18,9 +18,9 @@ h1 { font-size:22px; margin:4px 0 2px; } h2 { font-size:17px; margin:28px 0 8px;
 .sub { color:var(--muted); margin:0 0 14px; }
 section.card, .cards > div { background:var(--card); border:1px solid var(--line); border-radius:8px; }
 section.card { padding:12px 16px; margin:12px 0; }
-.cards { display:grid; grid-template-columns:repeat(auto-fill, minmax(150px, 1fr)); gap:10px; margin:12px 0; }
+.cards { display:grid; grid-template-columns:repeat(auto-fill, minmax(128px, 1fr)); gap:10px; margin:12px 0; }
 .cards > div { padding:8px 12px; }
-.cards .k { color:var(--muted); font-size:12px; } .cards .v { font-size:19px; font-weight:600; }
+.cards .k { color:var(--muted); font-size:12px; } .cards .v { font-size:17px; font-weight:600; }
 .cards .n { color:var(--muted); font-size:12px; }
 table { border-collapse:collapse; width:100%; background:var(--card); }
 th, td { border-bottom:1px solid var(--line); padding:5px 8px; text-align:left; vertical-align:top; }

@@ -99,7 +99,6 @@ svg::Chart trajectory_chart(const RunView& v) {
   svg::Chart c;
   c.id = "trajectory";
   c.title = "Time per attempt";
-  c.width = 640;
   c.x = {.label = "attempt (evaluations in the order the judge ran them)", .min = 0.5,
          .max = std::max<double>(1, v.attempts.size()) + 0.5, .integer = true};
   c.y.label = "median time per call (ms)";
@@ -178,7 +177,6 @@ std::optional<svg::Chart> roofline_chart(const RunView& v, std::string& why_not)
   svg::Chart c;
   c.id = "roofline";
   c.title = "Roofline";
-  c.width = 520;
   c.x = {.label = "arithmetic intensity (FLOP per byte of the problem's minimum traffic)", .scale = svg::Scale::log};
   c.y = {.label = "achieved GFLOP/s", .scale = svg::Scale::log};
   svg::Series slope{.name = fmt::format("HBM {:.0f} GB/s", bw), .css_class = "ceiling-memory", .color = kPurple,

@@ -1,6 +1,9 @@
 #include "report/run_view.h"
 
+#include <time.h>
+
 #include <algorithm>
+#include <ctime>
 #include <map>
 
 #include <fmt/format.h>
@@ -73,6 +76,20 @@ class Reader {
   fs::path dir_;
   const LoadedLog& log_;
 };
+
+// When the run was claimed: the marker's "created" (UTC, whole seconds), so the describe phase before
+// the first event has a duration too. nullopt for runs made before the marker, or an unreadable one.
+std::optional<double> run_created(const fs::path& dir) {
+  auto text = read_file(dir / kRunMarkerFile);
+  if (!text) return std::nullopt;
+  auto j = json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("created") || !j["created"].is_string()) return std::nullopt;
+  std::tm tm{};
+  const std::string created = j["created"].get<std::string>();
+  const char* end = ::strptime(created.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!end || *end) return std::nullopt;
+  return static_cast<double>(::timegm(&tm));
+}
 
 // The loop writes steps/NNN-eval-<label>/kernel.cu, NNN counting LLM calls and evaluations in log
 // order (a resumed run replays the same order, so the numbering is stable).
@@ -157,8 +174,15 @@ Result<RunView> load_run_view(const fs::path& dir) {
   for (const auto& p : phase_order()) phases[p].phase = p;
   std::string last_phase = "describe";
   std::optional<double> first_t, prev_t;
+  // The marker is written when the run claims its directory, before the judge describes the problem;
+  // a resumed run keeps its first marker, so only a time before the first event is believed.
+  if (auto created = run_created(dir); created && !log.events.empty()) {
+    const json& t0 = log.events.front().value("t", json());
+    if (t0.is_number() && *created <= t0.get<double>()) first_t = prev_t = created;
+  }
   int artifact = 0;
   std::optional<int> best;
+  std::vector<int> ever_best;  // every attempt that was the best kernel at some point
   // Profiles are logged just before the optimise prompt that carries them; the next step decision
   // names the step.
   std::vector<std::size_t> pending_profiles;
@@ -237,8 +261,10 @@ Result<RunView> load_run_view(const fs::path& dir) {
         s.example_shown = r.text(i, "file");
       } else if (key.rfind("synthesis", 0) == 0) {
         ++s.syntheses;
-        if (e.value("outcome", "") == "correct" && !view.attempts.empty() && view.attempts.back().evaluation.passed())
+        if (e.value("outcome", "") == "correct" && !view.attempts.empty() && view.attempts.back().evaluation.passed()) {
           best = view.attempts.back().index;
+          ever_best.push_back(*best);
+        }
       } else if (key.rfind("step", 0) == 0) {
         auto rec = StepRecord::from_json(e);
         if (!rec) return r.bad(i, rec.error().message);
@@ -272,10 +298,11 @@ Result<RunView> load_run_view(const fs::path& dir) {
                              "the problem, so there is nothing to report",
                              dir.string())};
   if (first_t && prev_t) view.wall_seconds = *prev_t - *first_t;
-  // A synthesis attempt that passed but whose decision is not logged yet (the run was cut short)
-  // is no best; every failing evaluation stays `failed`.
+  // A synthesis attempt that passed but whose decision is not logged (the run was cut short) never
+  // became the best; every failing evaluation stays `failed`.
   for (auto& a : view.attempts)
-    if (a.step == 0 && a.evaluation.passed() && (!best || a.index != *best)) a.fate = AttemptFate::rolled_back;
+    if (a.step == 0 && a.evaluation.passed() && std::find(ever_best.begin(), ever_best.end(), a.index) == ever_best.end())
+      a.fate = AttemptFate::rolled_back;
   for (auto& step : view.steps)
     for (int idx : step.attempts)
       if (idx != step.attempts.back() && view.attempts[idx - 1].evaluation.passed())

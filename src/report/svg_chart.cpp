@@ -189,10 +189,16 @@ std::string render(const Chart& c) {
                      html::escape(v.css_class), v.x, num(px(v.x)), num(top), num(top + ph), v.color);
   }
   o += "</g><g class=\"ref\">";
+  // Labels above their lines at the left end (a run's first attempts are its slowest, so the space
+  // above the baselines there is usually free), pushed apart where lines lie close (eager and torch.compile often do).
+  std::vector<std::pair<double, std::string>> labels;
   for (const auto& h : c.hlines)
-    if (inside_y(h.y))
-      o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", num(kLeft + pw - 4), num(py(h.y) - 4),
-                       html::escape(h.label));
+    if (inside_y(h.y)) labels.emplace_back(py(h.y) - 4, h.label);
+  std::sort(labels.begin(), labels.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t i = 1; i < labels.size(); ++i)
+    labels[i].first = std::min(labels[i].first, labels[i - 1].first - 12);
+  for (const auto& [y, text] : labels)
+    o += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>", num(kLeft + 4), num(y), html::escape(text));
   for (const auto& v : c.vlines)
     if (inside_x(v.x))
       o += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>", num(px(v.x) + 4), num(top + 12), html::escape(v.label));
@@ -233,7 +239,7 @@ std::string render(const Chart& c) {
   std::string legend;
   for (auto it = c.series.rbegin(); it != c.series.rend(); ++it) {
     if (it->name.empty()) continue;
-    double w = 22 + 6.6 * it->name.size();
+    double w = 24 + 7.0 * it->name.size();
     lx -= w;
     double cy = 32;
     std::string sym = it->points ? fmt::format("<{} {}/>", marker_element(it->marker),

@@ -45,7 +45,7 @@ struct Series {
 
 struct HLine {
   double y = 0;
-  std::string label;      // drawn at the right end, above the line
+  std::string label;      // drawn at the left end, above the line
   std::string css_class;
   std::string color = "#8a93a5";
 };
