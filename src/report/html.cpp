@@ -41,6 +41,7 @@ svg.chart { width:100%; height:auto; background:var(--card); border:1px solid va
 svg.chart text { font:12px system-ui, sans-serif; fill:var(--fg); }
 svg.chart .axis line, svg.chart .axis path { stroke:#8a93a5; } svg.chart .grid line { stroke:#eceff4; }
 svg.chart .tick text, svg.chart .ref text { fill:var(--muted); font-size:11px; }
+svg.chart .ref text, svg.chart .series + text, svg.chart g.series text { paint-order:stroke; stroke:#fff; stroke-width:3px; }
 svg.chart .title { font-weight:600; font-size:13px; }
 .charts { display:grid; grid-template-columns:repeat(auto-fit, minmax(440px, 1fr)); gap:14px; }
 .note { color:var(--muted); font-size:12px; }
