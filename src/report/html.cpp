@@ -49,7 +49,7 @@ svg.chart .title { font-weight:600; font-size:13px; }
 @media print {
   body { background:#fff; font-size:11px; } main { max-width:none; padding:0; }
   section.card, .cards > div, svg.chart { border-color:#bbb; }
-  .charts { display:block; } svg.chart { break-inside:avoid; margin-bottom:8px; }
+  .charts { display:block; } svg.chart { break-inside:avoid; margin-bottom:8px; max-width:560px; }
   tr, pre, .cards, figure { break-inside:avoid; } h2 { break-after:avoid; }
   pre { white-space:pre-wrap; word-break:break-word; background:#fff; }
   details > summary { color:var(--fg); }

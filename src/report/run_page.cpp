@@ -275,6 +275,7 @@ std::string steps_section(const RunView& v) {
 std::string attempts_section(const RunView& v) {
   html::Table t;
   t.id = "attempts";
+  t.sortable = true;  // by verdict or time, to find the failures or the fastest
   t.headers = {"#", "attempt", "verdict", "time", "what became of it", "reason"};
   for (const auto& a : v.attempts) {
     const Evaluation& e = a.evaluation;
@@ -358,7 +359,7 @@ std::string render_run_page(const RunView& v) {
     for (const auto& n : v.notes) b += "<li>" + html::escape(n) + "</li>";
     b += "</ul>";
   }
-  return html::render_page({.title = "cutegen run: " + v.summary.problem_name, .body_html = b});
+  return html::render_page({.title = "cutegen run: " + v.summary.problem_name, .body_html = b, .sortable_tables = true});
 }
 
 }  // namespace cutegen

@@ -152,6 +152,7 @@ TEST(RunPage, UntrustedTextAppearsAsText) {
   EXPECT_EQ(page.find("<img"), std::string::npos);
   EXPECT_EQ(page.find("onload=alert"), page.find("&lt;svg onload=alert") + 8);
   EXPECT_EQ(count(page, "<script"), 1) << "only the page's own script";
+  EXPECT_EQ(count(page, "</script"), 1);
 }
 
 TEST(RunPage, ARunWithoutACorrectKernelStillRenders) {
