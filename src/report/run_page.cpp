@@ -250,7 +250,11 @@ std::string steps_section(const RunView& v) {
   }
   for (const auto& s : v.steps) {
     const StepRecord& r = s.record;
-    std::string note = html::escape(r.note);
+    // A step whose kernel needed repairs says how many: its time is the repaired kernel's.
+    const int repairs = s.attempts.empty() ? 0 : static_cast<int>(s.attempts.size()) - 1;
+    std::string note = repairs == 0 ? html::escape(r.note)
+                                    : html::escape(fmt::format("{} repair round{} evaluated{}{}", repairs,
+                                                               repairs == 1 ? "" : "s", r.note.empty() ? "" : "; ", r.note));
     t.rows.push_back({html::text_cell(std::to_string(r.n)), html::text_cell(r.idea),
                       html::text_cell(to_string(r.outcome), css(to_string(r.outcome))),
                       html::text_cell(r.verdict ? to_string(*r.verdict) : (r.time_ms ? "pass" : "-")),

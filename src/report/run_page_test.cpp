@@ -165,3 +165,13 @@ TEST(RunPage, ARunWithoutACorrectKernelStillRenders) {
   EXPECT_NE(page.find("no correct kernel"), std::string::npos);
   EXPECT_NE(page.find("id=\"no-roofline\""), std::string::npos);
 }
+
+TEST(RunPage, AStepThatNeededRepairsSaysHowMany) {
+  RunView v = fixture();
+  // As if step 4's kernel had failed once and passed after a repair.
+  v.steps[3].attempts.insert(v.steps[3].attempts.begin(), 5);
+  v.steps[3].record.note = "";
+  auto rows = step_rows(render_run_page(v));
+  EXPECT_EQ(rows[4][7], "1 repair round evaluated");
+  EXPECT_EQ(rows[1][7], "");
+}
