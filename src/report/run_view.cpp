@@ -47,6 +47,12 @@ const std::vector<std::string>& phase_order() {
   return order;
 }
 
+// A string field, "" when absent or of another type.
+std::string text_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 class Reader {
  public:
   Reader(fs::path dir, const LoadedLog& log) : dir_(std::move(dir)), log_(log) {}
@@ -66,10 +72,13 @@ class Reader {
     }
     return &*it;
   }
-  std::string text(std::size_t i, const char* key) const {
-    const json& e = log_.events.at(i);
-    auto it = e.find(key);
-    return it != e.end() && it->is_string() ? it->get<std::string>() : "";
+  std::string text(std::size_t i, const char* key) const { return text_of(log_.events.at(i), key); }
+  // A number in event i's `obj` (the event itself or a part of it); `fallback` when absent.
+  Result<double> number(std::size_t i, const json& obj, const char* key, double fallback = 0) const {
+    auto it = obj.find(key);
+    if (it == obj.end() || it->is_null()) return fallback;
+    if (!it->is_number()) return bad(i, fmt::format("its \"{}\" is {} where a number was expected", key, it->type_name()));
+    return it->get<double>();
   }
 
  private:
@@ -158,10 +167,9 @@ Result<RunView> load_run_view(const fs::path& dir) {
   if (auto config = read_file(dir / "config.json")) {
     auto j = json::parse(*config, nullptr, false);
     if (j.is_object()) {
-      s.llm = j.value("llm", "");
-      s.profile_policy = j.contains("profile_from") && j["profile_from"].is_string()
-                             ? j["profile_from"].get<std::string>() : "";
-      view.precision = j.value("precision", "");
+      s.llm = text_of(j, "llm");
+      s.profile_policy = text_of(j, "profile_from");
+      view.precision = text_of(j, "precision");
     } else {
       view.notes.push_back("config.json is not a JSON object: the LLM, precision and profiling policy are unknown");
     }
@@ -226,14 +234,21 @@ Result<RunView> load_run_view(const fs::path& dir) {
       pc.phase = phase;
       ++pc.llm_calls;
       ++s.llm_calls;
-      const json usage = (*resp)->value("usage", json::object());
-      long long tokens = usage.value("input_tokens", 0LL) + usage.value("output_tokens", 0LL);
-      double cost = e.contains("cost_usd") && e["cost_usd"].is_number() ? e["cost_usd"].get<double>() : 0;
+      const json& response = **resp;
+      const json no_usage = json::object();
+      const json& usage = response.contains("usage") && response["usage"].is_object() ? response["usage"] : no_usage;
+      auto input = r.number(i, usage, "input_tokens");
+      auto output = r.number(i, usage, "output_tokens");
+      auto cost = r.number(i, e, "cost_usd");
+      auto latency = r.number(i, response, "latency_s");
+      for (const auto* n : {&input, &output, &cost, &latency})
+        if (!*n) return n->error();
+      const long long tokens = static_cast<long long>(*input) + static_cast<long long>(*output);
       pc.tokens += tokens;
-      pc.cost_usd += cost;
-      pc.llm_seconds += (*resp)->value("latency_s", 0.0);
+      pc.cost_usd += *cost;
+      pc.llm_seconds += *latency;
       s.tokens += tokens;
-      s.cost_usd += cost;
+      s.cost_usd += *cost;
       ++artifact;
     } else if (type == "eval") {
       auto ev = r.field(i, "evaluation", json::value_t::object);
@@ -261,7 +276,7 @@ Result<RunView> load_run_view(const fs::path& dir) {
         s.example_shown = r.text(i, "file");
       } else if (key.rfind("synthesis", 0) == 0) {
         ++s.syntheses;
-        if (e.value("outcome", "") == "correct" && !view.attempts.empty() && view.attempts.back().evaluation.passed()) {
+        if (r.text(i, "outcome") == "correct" && !view.attempts.empty() && view.attempts.back().evaluation.passed()) {
           best = view.attempts.back().index;
           ever_best.push_back(*best);
         }

@@ -158,6 +158,16 @@ TEST(RunView, ADamagedEventNamesItsLine) {
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.error().message.find("events.jsonl:"), std::string::npos) << v.error().message;
   EXPECT_NE(v.error().message.find("splendid"), std::string::npos) << v.error().message;
+
+  RunCopy cost;
+  cost.edit_events([](nlohmann::json& e) {
+    if (e["type"] == "llm") e["response"]["usage"]["output_tokens"] = "many";
+  });
+  v = load_run_view(cost.run());
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message.find("events.jsonl:3: the logged llm event cannot be read (its \"output_tokens\" is string"),
+            std::string::npos)
+      << v.error().message;
 }
 
 TEST(RunView, AnUnfinishedRunIsShownSoFar) {
