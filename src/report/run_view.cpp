@@ -162,7 +162,8 @@ Result<RunView> load_run_view(const fs::path& dir) {
   }
 
   RunView view;
-  view.dir = dir;
+  view.dir = dir.lexically_normal();  // "runs/relu/" names the run "relu", not ""
+  if (view.dir.filename().empty()) view.dir = view.dir.parent_path();
   RunSummary& s = view.summary;
   if (auto config = read_file(dir / "config.json")) {
     auto j = json::parse(*config, nullptr, false);

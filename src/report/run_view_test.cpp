@@ -48,6 +48,8 @@ TEST(RunView, ReadsTheFixtureRunsStory) {
   ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_TRUE(v->finished);
   EXPECT_TRUE(v->notes.empty()) << v->notes.front();
+  EXPECT_EQ(v->dir.filename(), "relu-run");
+  EXPECT_EQ(load_run_view(kFixture.string() + "/")->dir.filename(), "relu-run");
   const RunSummary& s = v->summary;
   EXPECT_EQ(s.problem_name, "relu");
   EXPECT_EQ(s.llm, "anthropic:claude-sonnet-4-5");
