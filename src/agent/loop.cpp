@@ -10,7 +10,7 @@
 #include "common/sha256.h"
 #include "edit/answer_parser.h"
 #include "edit/apply_edits.h"
-#include "edit/unified_diff.h"
+#include "common/unified_diff.h"
 
 namespace cutegen {
 namespace {
