@@ -22,7 +22,7 @@ def started(mode, tmp_path, **kw):
     runner = link(mode, tmp_path, **kw)
     assert runner.start() == {"setup": True}
     assert runner.ping().reply["pong"] is True
-    assert runner.load().reply["ready"] is True
+    assert runner.load([]).reply["ready"] is True
     return runner
 
 
