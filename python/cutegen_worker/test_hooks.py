@@ -29,7 +29,7 @@ workspace_stale  a kernel with a workspace that carries state across calls in it
                fmax(kept value, 0) without computing (attacks/ws_stale_relu.cu does the same on a GPU)
 "workspace_bytes" makes the fake a kernel with a workspace: the size its load reports (a list: one
 per runner started, for a size that changes). Every call of a fake with a workspace appends to
-WORKSPACE_SEEN whether the workspace held nothing but the worker's poison when the call began.
+WORKSPACE_SEEN whether the workspace held nothing but the worker's poison when the call began, and which.
 """
 import copy
 import time
@@ -44,7 +44,7 @@ from .runner_link import Exchange, LinkError, RunnerEnd
 MODES = ("reference", "native", "tf32", "positive_tf32", "zeros", "none", "partial", "stale", "own_params",
          "identity", "perturb", "zero_output", "mutate_input", "mutate_param", "print", "rc", "cuda_error", "crash",
          "hang", "tamper", "forbidden", "load_fail", "workspace_stale")
-WORKSPACE_SEEN = []  # (runner index, call index, poisoned) per call of a fake with a workspace; tests read it
+WORKSPACE_SEEN = []  # (runner index, call index, poisoned, the fill's pattern) per call of a fake with a workspace; tests read it
 
 
 def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
@@ -118,7 +118,7 @@ class FakeRunner:
             words = workspace.view(torch.int32)
             pattern = self.slot.workspace_pattern
             signed = pattern - (1 << 32) if pattern >= 1 << 31 else pattern
-            WORKSPACE_SEEN.append((self.index, self.calls - 1, bool((words == signed).all())))
+            WORKSPACE_SEEN.append((self.index, self.calls - 1, bool((words == signed).all()), pattern))
         if mode == "workspace_stale":
             self._stale_workspace(self.slot.outputs[output_set], scalars, first=self.calls == 1)
             return Exchange(reply=dict(reply, event_ms=self.spec.get("event_ms")), wall_ns=time.perf_counter_ns() - t0)
