@@ -8,7 +8,9 @@
 // its host code and anything they patch run here, so nothing the runner says is taken on trust -- the
 // worker times every call on its own clock, checks every answer itself, and reads the runner's end
 // from waitpid. What the runner does for the judge is confine itself before loading the candidate
-// (runner_sandbox.h) and answer each command promptly. It writes nothing on stdout or stderr: those
+// (runner_sandbox.h) and answer each command promptly. A kernel with a workspace (contract v2) is asked
+// its size at `load` and the runner reports it; the worker then starts a second runner whose session
+// names the workspace, so every buffer, that one too, is mapped before the sandbox closes. It writes nothing on stdout or stderr: those
 // are capture files the worker reads, and anything in them came from the candidate.
 //
 // The runner launches no kernels of its own (its ping is a cudaMemsetAsync, which Nsight Compute does
