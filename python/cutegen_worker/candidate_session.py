@@ -331,7 +331,15 @@ class CandidateSession:
             report["reason"] = "result_reuse"
             return Stop("result_reuse", f"{what}: the output is the previous call's answer: the kernel reuses results of "
                                         "earlier calls instead of computing", index)
-        return Stop(reason, f"{what}: {reason}", index)
+        return Stop(reason, f"{what}: {reason}{self._workspace_hint(reason)}", index)
+
+    def _workspace_hint(self, reason: str) -> str:
+        """NaN in the outputs of a kernel with a workspace may be the workspace's poison, read before
+        this call wrote it: say so, since `unwritten` alone points at missing stores."""
+        if reason != "unwritten" or self.slot.workspace is None:
+            return ""
+        return (" (the kernel has a workspace, which is filled with NaN before every call: the NaN may also come "
+                "from workspace memory read before this call wrote it)")
 
     def _is_previous_answer(self, report: dict) -> bool:
         if self.previous is None:
@@ -451,7 +459,7 @@ class CandidateSession:
             if values is not None and (left := audit.poison_left(values)):
                 raise Stop("unwritten", f"timed call {k}: {left} of {values.numel()} secretly chosen positions of output "
                                         f"{i} still held the NaN poison when the call returned: the kernel skipped work "
-                                        "or finished it after returning")
+                                        f"or finished it after returning{self._workspace_hint('unwritten')}")
         changed = audit.inputs_changed(got_in, list(staged.inputs) + list(staged.params), self.secret_in)
         if changed:
             names = self.problem.input_names + self.problem.param_names

@@ -61,6 +61,15 @@ def test_an_honest_kernel_with_a_workspace_passes_and_every_call_finds_a_fresh_f
     assert len({pattern for _, _, _, pattern in seen}) > calls // 2  # drawn afresh, not one fill reused
 
 
+def test_nan_from_a_workspace_kernel_is_explained(worker, small):
+    """Outputs a workspace kernel left NaN: `unwritten`, but the reason names the workspace's poison
+    as a possible source (a kernel that reads scratch it did not write this call)."""
+    result = evaluate(worker, "relu", mode="none", workspace_bytes=4096)
+    assert result["verdict"] == "unwritten" and "filled with NaN before every call" in result["reason"]
+    plain = evaluate(worker, "relu", mode="none")
+    assert plain["verdict"] == "unwritten" and "workspace" not in plain["reason"]
+
+
 def test_a_kernel_without_a_workspace_gets_none_and_one_runner(worker, small, seen):
     result = evaluate(worker, "relu", mode="reference")
     assert result["verdict"] == "pass" and result["workspace"] is None
