@@ -120,6 +120,7 @@ std::string EvalReport::summary() const {
   if (auto sol = sol_pct())
     s += fmt::format("  floor     {:.4g} ms ({}-bound, {} rate) -> SOL {:.1f}%\n", floor->floor_ms, floor->bound,
                      floor->rate, *sol);
+  if (workspace_bytes) s += fmt::format("  workspace {} bytes, poisoned before every call\n", workspace_bytes);
   if (!roofline_warning.empty()) s += fmt::format("  WARNING   {}\n", roofline_warning);
   if (auto sandbox = session.value("runner", nlohmann::json::object()).value("sandbox", "full"); sandbox != "full")
     s += fmt::format("  WARNING   the runner ran with CUTEGEN_RUNNER_SANDBOX={} (not the whole sandbox)\n", sandbox);

@@ -356,6 +356,7 @@ TEST_F(JudgeTest, TheWorkspaceTheWorkerRecordedIsInTheEvaluation) {
   auto r = evaluate(s);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->workspace_bytes, 65536u);
+  EXPECT_NE(r->summary().find("workspace 65536 bytes"), std::string::npos) << r->summary();
   auto back = Evaluation::from_json(r->to_json());
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->workspace_bytes, 65536u);  // the journal keeps it for a later profile
