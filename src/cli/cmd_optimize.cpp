@@ -9,6 +9,7 @@
 #include "agent/loop.h"
 #include "agent/ncu_profile_source.h"
 #include "agent/template_prompter.h"
+#include "bench/optimize_runner.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
 #include "cli/progress_line.h"
@@ -41,6 +42,7 @@ struct OptimizeArgs {
   double max_cost = 0;
   long long max_tokens = 0;
   long long max_calls = 0;
+  std::string gpu_lock;  // a device lock file shared with other tasks on this GPU (cutegen bench)
 };
 
 constexpr const char* kDefaultRunsDir = "cutegen-runs";
@@ -49,6 +51,74 @@ Result<RunDir> claim_run_dir(const OptimizeArgs& args) {
   const std::string version = fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT);
   if (args.out.empty()) return RunDir::create_unique(kDefaultRunsDir, fs::path(args.problem).stem().string(), version);
   return RunDir::open(args.out, args.resume ? RunDir::Mode::resume : RunDir::Mode::fresh, version);
+}
+
+// Profiling measures on the GPU like the judge does, so it holds the same device lock (the judge's
+// own hold inside profiling_run nests in this one).
+class LockedProfileSource final : public ProfileSource {
+ public:
+  LockedProfileSource(ProfileSource& inner, DeviceLock& lock) : inner_(inner), lock_(lock) {}
+  Result<std::string> summary(const std::string& kernel_source, const Evaluation& evaluation) override {
+    auto hold = lock_.hold();
+    if (!hold) return hold.error();
+    return inner_.summary(kernel_source, evaluation);
+  }
+
+ private:
+  ProfileSource& inner_;
+  DeviceLock& lock_;
+};
+
+// result.json: the run's outcome as cutegen bench reads it (bench/task_record.h).
+Status write_task_result(const RunFiles& files, bench::TaskRecord r, const DeviceLock* lock, double wall_s) {
+  if (lock) {
+    r.gpu_busy_s = lock->held_seconds();
+    r.gpu_wait_s = lock->waited_seconds();
+  }
+  r.wall_s = wall_s;
+  return files.write(bench::kTaskResultFile, r.to_json().dump(2) + "\n");
+}
+
+bench::TaskRecord task_result(const LoopResult& result, const std::string& problem, const Budget& spent_budget) {
+  bench::TaskRecord r;
+  r.problem = fs::absolute(problem).string();
+  r.name = fs::path(problem).stem().string();
+  r.verdict = result.best ? bench::TaskVerdict::correct : bench::TaskVerdict::no_correct_kernel;
+  r.stop_reason = result.stop_reason;
+  r.detail = result.stop_detail;
+  const ProblemInfo& p = result.problem;
+  r.device = p.facts.gpu;
+  r.flops = p.facts.flops;
+  r.min_bytes = p.facts.min_bytes;
+  if (p.baselines.eager) {
+    r.eager_ms = p.baselines.eager->median_ms();
+    r.eager_error = p.baselines.eager->error;
+  }
+  if (p.baselines.compile) {
+    r.compile_ms = p.baselines.compile->median_ms();
+    r.compile_error = p.baselines.compile->error;
+  }
+  if (p.floor) {
+    if (p.floor->floor_ms > 0) r.floor_ms = p.floor->floor_ms;
+    r.floor_bound = p.floor->bound;
+  }
+  if (result.best) {
+    const Evaluation& e = result.best->evaluation;
+    r.best_ms = e.median_ms();
+    // The best kernel's own baselines, measured with it, where it has them.
+    if (auto b = e.baselines.eager; b && b->median_ms()) r.eager_ms = b->median_ms();
+    if (auto b = e.baselines.compile; b && b->median_ms()) r.compile_ms = b->median_ms();
+    r.sol_pct = e.sol_pct();
+  }
+  for (const auto& h : result.history)
+    if (h.kind == StepKind::optimization) ++r.steps;
+  r.syntheses = result.syntheses;
+  r.llm_calls = result.llm_calls;
+  auto spent = spent_budget.spent();
+  r.tokens = spent.tokens;
+  r.cost_usd = spent.cost_usd;
+  r.example = result.example_shown;
+  return r;
 }
 
 Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& args) {
@@ -85,7 +155,14 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     return fail(removed ? why : fmt::format("{} (and {})", why, removed.error().message));
   };
 
+  const auto started = std::chrono::steady_clock::now();
+  auto wall = [&started] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   EvalOptions eo = args.judge.eval_options();
+  std::unique_ptr<DeviceLock> gpu_lock;
+  if (!args.gpu_lock.empty()) {
+    gpu_lock = std::make_unique<DeviceLock>(args.gpu_lock);
+    eo.device_lock = gpu_lock.get();
+  }
   // Each evaluation gets its own directory under work/ (Judge::fresh_work_dir), and the lock keeps
   // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
@@ -108,7 +185,10 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!prompter) return give_up(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);
-  NcuProfileSource profiler(*(*stack)->judge, provider, {.problem = args.problem, .work_dir = out / "profiles"});
+  NcuProfileSource ncu_profiler(*(*stack)->judge, provider, {.problem = args.problem, .work_dir = out / "profiles"});
+  std::optional<LockedProfileSource> locked_profiler;
+  if (gpu_lock) locked_profiler.emplace(ncu_profiler, *gpu_lock);
+  ProfileSource& profiler = locked_profiler ? static_cast<ProfileSource&>(*locked_profiler) : ncu_profiler;
 
   LoopOptions lo;
   lo.max_steps = args.steps;
@@ -141,6 +221,18 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   // Everything up to the failure is in the event log: say how to continue from it.
   if (!result) {
     const std::string& why = result.error().message;
+    // The outcome for cutegen bench: a problem file at fault is that task's verdict, anything else a
+    // failed run (--resume may continue it).
+    bench::TaskRecord failed;
+    failed.problem = fs::absolute(args.problem).string();
+    failed.name = fs::path(args.problem).stem().string();
+    failed.verdict = result.error().kind == ErrorKind::problem_file ? bench::TaskVerdict::problem_error
+                                                                      : bench::TaskVerdict::crashed;
+    failed.detail = why.substr(0, why.find('\n'));
+    failed.tokens = (*client)->budget().spent().tokens;
+    failed.cost_usd = (*client)->budget().spent().cost_usd;
+    if (auto w = write_task_result(files, failed, gpu_lock.get(), wall()); !w)
+      fmt::print(stderr, "cutegen: {}\n", w.error().message);
     if (result.error().kind == ErrorKind::cannot_resume) return fail(why);
     return fail(fmt::format("{} (the run so far is kept: fix the cause, then add --resume --out {})", why, out.string()));
   }
@@ -164,6 +256,8 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (result->best) summary.best = result->best->evaluation;
   std::string report = render_run_report(summary);
   if (auto w = files.write("report.md", report); !w) return fail(w.error().message);
+  if (auto w = write_task_result(files, task_result(*result, args.problem, (*client)->budget()), gpu_lock.get(), wall()); !w)
+    return fail(w.error().message);
   fmt::print("{}", report);
   if (!result->best) return fail("no correct kernel was found; see " + (out / "report.md").string());
   return 0;
@@ -196,6 +290,8 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-tokens", a->max_tokens, "stop when this many LLM tokens are spent")->check(CLI::PositiveNumber);
   cmd->add_option("--max-calls", a->max_calls, "stop after this many LLM calls")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu-lock", a->gpu_lock,
+                  "a lock file held while measuring on the GPU, shared with other runs on it (cutegen bench passes it)");
   cmd->callback([&global, &exit_code, a] { exit_code = run_optimize(global, *a); });
 }
 
