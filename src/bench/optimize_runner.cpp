@@ -60,31 +60,45 @@ TaskRun OptimizeTaskRunner::run(const ProblemTask& task, const Lane& lane, int) 
   // A stale result.json of an earlier attempt must not be read as this attempt's.
   std::error_code ec;
   fs::remove(dir / kTaskResultFile, ec);
+  // The task writes straight into its log (`tail -f` it while it runs): the shell only redirects, then
+  // becomes the task (exec), so the task's parent is still this process.
+  const fs::path log = suite_.log_path(task.name);
+  std::vector<std::string> argv = command(task, lane, resume);
+  (void)suite_.append_log(task.name, fmt::format("==== {} attempt: {}\n", resume ? "resumed" : "first", fmt::join(argv, " ")));
+  std::error_code size_ec;
+  const auto log_start = fs::file_size(log, size_ec);
   ProcessSpec spec;
-  spec.argv = command(task, lane, resume);
+  spec.argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >>\"$CUTEGEN_TASK_LOG\" 2>&1"};
+  spec.argv.insert(spec.argv.end(), argv.begin(), argv.end());
   // The child is cutegen itself acting for the user (its LLM needs the keys); its own children get
   // the allow-listed environment as always.
   spec.environment = ProcessSpec::Environment::inherit;
+  spec.env.emplace_back("CUTEGEN_TASK_LOG", log.string());
   if (!lane.visible.empty()) spec.env.emplace_back("CUDA_VISIBLE_DEVICES", lane.visible);
   spec.env.emplace_back("CUTEGEN_PARENT_PID", std::to_string(::getpid()));
   spec.timeout = options_.timeout;
   auto p = processes_.run(spec);
-  std::string header = fmt::format("==== {} attempt: {}\n", resume ? "resumed" : "first", fmt::join(spec.argv, " "));
   if (!p) {
-    (void)suite_.append_log(task.name, header + p.error().message + "\n");
+    (void)suite_.append_log(task.name, p.error().message + "\n");
     rec.verdict = TaskVerdict::not_started;
     rec.detail = p.error().message;
     out.stop_suite = true;
     return out;
   }
-  (void)suite_.append_log(task.name, header + p->out + p->err +
-                                         fmt::format("==== {} after {:.1f} s\n", p->describe_end(), p->wall_seconds));
+  (void)suite_.append_log(task.name, p->out + p->err + fmt::format("==== {} after {:.1f} s\n", p->describe_end(), p->wall_seconds));
+  // This attempt's output: what it appended to the log (the last 64 KiB is plenty for its last words).
+  std::string printed;
+  if (auto text = read_file(log); text) {
+    size_t from = size_ec ? 0 : static_cast<size_t>(log_start);
+    if (text->size() > from + (64u << 10)) from = text->size() - (64u << 10);
+    printed = text->substr(std::min(from, text->size()));
+  }
   auto result = read_task_result(dir);
   if (result && *result) {
     rec = **result;
     return out;
   }
-  std::string why = failure_line(p->err);
+  std::string why = failure_line(printed.substr(0, printed.rfind("==== ")));
   if (!result) why = result.error().message;
   if (p->timed_out || p->term_signal != 0) {
     rec.verdict = TaskVerdict::crashed;

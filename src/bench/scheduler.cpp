@@ -79,13 +79,13 @@ Scheduler::Claim Scheduler::claim(const ProblemTask& task, FileLock& lock, std::
   return Claim::run;
 }
 
-void Scheduler::emit(const std::string& line) {
+void Scheduler::emit(const std::string& line, bool ended) {
   SchedulerView v;
   {
     std::lock_guard<std::mutex> g(mu_);
     v = view_locked();
   }
-  if (observer_.event) observer_.event(v, line);
+  if (observer_.event) observer_.event(v, line, ended);
 }
 
 void Scheduler::worker(int slot) {
@@ -139,7 +139,8 @@ void Scheduler::worker(int slot) {
       slots_[static_cast<size_t>(slot)] = Running{task.name, lane, std::chrono::steady_clock::now()};
     }
     emit(fmt::format("{}: started on {}{}", task.name, options_.lanes[lane].name,
-                     previous && previous->attempts > 0 ? fmt::format(" (attempt {})", previous->attempts + 1) : ""));
+                     previous && previous->attempts > 0 ? fmt::format(" (attempt {})", previous->attempts + 1) : ""),
+       false);
     double started = unix_now();
     auto t0 = std::chrono::steady_clock::now();
     TaskRun run = runner_.run(task, options_.lanes[lane], slot);
@@ -169,7 +170,7 @@ void Scheduler::worker(int slot) {
         if (r.verdict != TaskVerdict::correct && r.verdict != TaskVerdict::measured) ++failed_;
       }
     }
-    emit(fmt::format("{}: {} ({}, {:.0f} s)", task.name, outcome_line(r), r.lane, r.wall_s));
+    emit(fmt::format("{}: {} ({}, {:.0f} s)", task.name, outcome_line(r), r.lane, r.wall_s), true);
   }
 }
 

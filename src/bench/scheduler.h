@@ -59,7 +59,8 @@ struct SchedulerView {
 };
 
 struct SchedulerObserver {
-  std::function<void(const SchedulerView&, const std::string& line)> event;  // a task started or ended
+  // A task started (ended false) or ended (true), with a line saying so.
+  std::function<void(const SchedulerView&, const std::string& line, bool ended)> event;
   std::function<void(const SchedulerView&)> tick;                            // about once a second
 };
 
@@ -81,7 +82,7 @@ class Scheduler {
   std::string budget_reached();
   void worker(int slot);
   SchedulerView view_locked() const;
-  void emit(const std::string& line);
+  void emit(const std::string& line, bool ended);
 
   SuiteDir& suite_;
   TaskRunner& runner_;

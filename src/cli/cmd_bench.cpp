@@ -275,11 +275,11 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
   double cost = suite->spend().cost_usd;
   int ticks = 0;
   SchedulerObserver observer;
-  observer.event = [&](const SchedulerView& v, const std::string& line) {
+  observer.event = [&](const SchedulerView& v, const std::string& line, bool ended) {
     std::lock_guard<std::mutex> g(board_mu);
     // Quiet (batch jobs): one line per finished task, no live lines.
     if (a.quiet) {
-      if (line.find(": started on ") == std::string::npos) fmt::print(stderr, "{}\n", line);
+      if (ended) fmt::print(stderr, "{}\n", line);
       return;
     }
     cost = suite->spend().cost_usd;
