@@ -143,5 +143,17 @@ check "a setup failure stops the suite with exit 1" test $rc -eq 1
 check "and says why" grep -q 'OPENAI_API_KEY is not set' <<<"$err"
 check "the other task was not started" test ! -s "$tmp/kk/tasks/2_beta/events.jsonl"
 
+# The real `cutegen optimize` as the task: without a GPU it fails before its loop and removes its run
+# directory; bench takes that as a failure every task shares and stops at the first task.
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  unset CUTEGEN_BENCH_TASK_EXE
+  err=$("$cutegen" bench "$tmp/k" --llm replay:none --out "$tmp/real" -j 1 --quiet 2>&1 >/dev/null); rc=$?
+  check "real optimize without a GPU: the suite stops with exit 1" test $rc -eq 1
+  check "real optimize without a GPU: it says so" grep -q 'could not start: .*NVIDIA GPU' <<<"$err"
+  check "real optimize without a GPU: no run directory is left" test ! -e "$tmp/real/tasks/0_nokey/.cutegen-run"
+  check "real optimize without a GPU: the task is not_started" grep -q '"verdict": "not_started"' "$tmp/real/results/0_nokey.json"
+  check "real optimize without a GPU: its log has the command" grep -q '==== first attempt: .* optimize .*--gpu-lock' "$tmp/real/logs/0_nokey.log"
+fi
+
 if ((fails)); then echo "$fails check(s) failed"; exit 1; fi
 echo "all bench CLI checks passed"

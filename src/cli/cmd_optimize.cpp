@@ -9,6 +9,7 @@
 #include "agent/loop.h"
 #include "agent/ncu_profile_source.h"
 #include "agent/template_prompter.h"
+#include "bench/optimize_result.h"
 #include "bench/optimize_runner.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
@@ -77,48 +78,6 @@ Status write_task_result(const RunFiles& files, bench::TaskRecord r, const Devic
   }
   r.wall_s = wall_s;
   return files.write(bench::kTaskResultFile, r.to_json().dump(2) + "\n");
-}
-
-bench::TaskRecord task_result(const LoopResult& result, const std::string& problem, const Budget& spent_budget) {
-  bench::TaskRecord r;
-  r.problem = fs::absolute(problem).string();
-  r.name = fs::path(problem).stem().string();
-  r.verdict = result.best ? bench::TaskVerdict::correct : bench::TaskVerdict::no_correct_kernel;
-  r.stop_reason = result.stop_reason;
-  r.detail = result.stop_detail;
-  const ProblemInfo& p = result.problem;
-  r.device = p.facts.gpu;
-  r.flops = p.facts.flops;
-  r.min_bytes = p.facts.min_bytes;
-  if (p.baselines.eager) {
-    r.eager_ms = p.baselines.eager->median_ms();
-    r.eager_error = p.baselines.eager->error;
-  }
-  if (p.baselines.compile) {
-    r.compile_ms = p.baselines.compile->median_ms();
-    r.compile_error = p.baselines.compile->error;
-  }
-  if (p.floor) {
-    if (p.floor->floor_ms > 0) r.floor_ms = p.floor->floor_ms;
-    r.floor_bound = p.floor->bound;
-  }
-  if (result.best) {
-    const Evaluation& e = result.best->evaluation;
-    r.best_ms = e.median_ms();
-    // The best kernel's own baselines, measured with it, where it has them.
-    if (auto b = e.baselines.eager; b && b->median_ms()) r.eager_ms = b->median_ms();
-    if (auto b = e.baselines.compile; b && b->median_ms()) r.compile_ms = b->median_ms();
-    r.sol_pct = e.sol_pct();
-  }
-  for (const auto& h : result.history)
-    if (h.kind == StepKind::optimization) ++r.steps;
-  r.syntheses = result.syntheses;
-  r.llm_calls = result.llm_calls;
-  auto spent = spent_budget.spent();
-  r.tokens = spent.tokens;
-  r.cost_usd = spent.cost_usd;
-  r.example = result.example_shown;
-  return r;
 }
 
 Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& args) {
@@ -223,14 +182,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     const std::string& why = result.error().message;
     // The outcome for cutegen bench: a problem file at fault is that task's verdict, anything else a
     // failed run (--resume may continue it).
-    bench::TaskRecord failed;
-    failed.problem = fs::absolute(args.problem).string();
-    failed.name = fs::path(args.problem).stem().string();
-    failed.verdict = result.error().kind == ErrorKind::problem_file ? bench::TaskVerdict::problem_error
-                                                                      : bench::TaskVerdict::crashed;
-    failed.detail = why.substr(0, why.find('\n'));
-    failed.tokens = (*client)->budget().spent().tokens;
-    failed.cost_usd = (*client)->budget().spent().cost_usd;
+    bench::TaskRecord failed = bench::task_record_from(result.error(), args.problem, (*client)->budget().spent());
     if (auto w = write_task_result(files, failed, gpu_lock.get(), wall()); !w)
       fmt::print(stderr, "cutegen: {}\n", w.error().message);
     if (result.error().kind == ErrorKind::cannot_resume) return fail(why);
@@ -256,7 +208,8 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (result->best) summary.best = result->best->evaluation;
   std::string report = render_run_report(summary);
   if (auto w = files.write("report.md", report); !w) return fail(w.error().message);
-  if (auto w = write_task_result(files, task_result(*result, args.problem, (*client)->budget()), gpu_lock.get(), wall()); !w)
+  if (auto w = write_task_result(files, bench::task_record_from(*result, args.problem, (*client)->budget().spent()),
+                                   gpu_lock.get(), wall()); !w)
     return fail(w.error().message);
   fmt::print("{}", report);
   if (!result->best) return fail("no correct kernel was found; see " + (out / "report.md").string());
