@@ -52,6 +52,9 @@ bad "a bad shard" "$tmp/p" --baselines-only --out "$tmp/x" --shard 2/2
 bad "--device cpu without --baselines-only" "$tmp/p" --llm replay:x --device cpu --out "$tmp/x"
 bad "no --llm" "$tmp/p" --out "$tmp/x"
 bad "--dry-run without --slurm" "$tmp/p" --baselines-only --out "$tmp/x" --dry-run
+bad "an unknown option" "$tmp/p" --baselines-only --out "$tmp/x" --bogus
+bad "-j 0" "$tmp/p" --baselines-only --out "$tmp/x" -j 0
+bad "a --limit that is no number" "$tmp/p" --baselines-only --out "$tmp/x" --limit many
 check "nothing was written for bad arguments" test ! -e "$tmp/x"
 if ! command -v nvidia-smi >/dev/null 2>&1; then
   err=$("$cutegen" bench "$tmp/p" --baselines-only --out "$tmp/x" 2>&1 >/dev/null); rc=$?

@@ -52,6 +52,16 @@ fs::path device_lock_dir() {
   return "/tmp/cutegen-device-locks";
 }
 
+Status ensure_device_lock_dir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return ok_status();
+  fs::create_directories(dir, ec);
+  if (ec) return Error{fmt::format("cannot create the device lock directory {}: {} (set CUTEGEN_LOCK_DIR)", dir.string(),
+                                   ec.message())};
+  ::chmod(dir.c_str(), 01777);
+  return ok_status();
+}
+
 Result<std::vector<Lane>> resolve_lanes(const std::string& device, const std::string& gpus, const char* visible_env,
                                         const std::string& smi) {
   const fs::path dir = device_lock_dir();

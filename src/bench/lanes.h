@@ -28,6 +28,9 @@ std::vector<GpuListing> parse_nvidia_smi_list(const std::string& text);
 
 // Where device locks live: $CUTEGEN_LOCK_DIR, else /tmp/cutegen-device-locks (per host, shared by users).
 std::filesystem::path device_lock_dir();
+// Creates it; a directory made here is world-writable and sticky, like /tmp, so every user's runs
+// can create the lock of a GPU first. Error: it cannot be created.
+Status ensure_device_lock_dir(const std::filesystem::path& dir);
 
 // device "cpu": the one CPU lane (`gpus` must be "all"). device "cuda": `gpus` is "all" or indices
 // ("0,2"); with CUDA_VISIBLE_DEVICES set (Slurm sets it) the indices are positions in it, else

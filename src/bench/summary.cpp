@@ -167,13 +167,15 @@ std::string render_markdown(const SuiteSummary& s) {
     out += fmt::format(": {} measured", s.measured);
   out += fmt::format(", {} problem errors, {} crashed; {} running, {} not started.\n", s.problem_errors, s.crashed,
                      s.running, s.not_started);
+  std::vector<std::string> facts;
   std::string devices;
   for (const auto& d : s.devices) devices += (devices.empty() ? "" : ", ") + d;
-  if (!devices.empty()) out += fmt::format("Device: {}.", devices);
+  if (!devices.empty()) facts.push_back(fmt::format("Device: {}.", devices));
   if (std::find(s.devices.begin(), s.devices.end(), "cpu") != s.devices.end())
-    out += " **CPU times** (wall clock, for tests and smoke runs): not GPU results.";
-  if (s.tasks_per_hour) out += fmt::format(" {:.1f} tasks/hour over {}.", *s.tasks_per_hour, duration(s.span_s));
-  if (s.mode == "optimize") out += fmt::format(" LLM: {} calls, {} tokens, ${:.2f}.", s.llm_calls, s.tokens, s.cost_usd);
+    facts.push_back("**CPU times** (wall clock, for tests and smoke runs): not GPU results.");
+  if (s.tasks_per_hour) facts.push_back(fmt::format("{:.1f} tasks/hour over {}.", *s.tasks_per_hour, duration(s.span_s)));
+  if (s.mode == "optimize") facts.push_back(fmt::format("LLM: {} calls, {} tokens, ${:.2f}.", s.llm_calls, s.tokens, s.cost_usd));
+  for (size_t i = 0; i < facts.size(); ++i) out += (i ? " " : "") + facts[i];
   out += "\n\n";
 
   if (s.mode == "optimize") {
@@ -208,7 +210,7 @@ std::string render_markdown(const SuiteSummary& s) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} | {} |\n", cell(t.name),
                          to_string(t.verdict), ms(t.best_ms), ms(t.eager_ms), ms(t.compile_ms), times(t.speedup_eager()),
                          times(t.speedup_compile()), pct(t.sol_pct), t.steps, t.llm_calls, t.tokens, t.cost_usd,
-                         t.wall_s > 0 ? duration(t.wall_s) : "—", t.example.empty() ? "—" : cell(t.example, 40));
+                         is_final(t.verdict) ? duration(t.wall_s) : "—", t.example.empty() ? "—" : cell(t.example, 40));
   } else {
     out += "| task | verdict | eager ms | compile ms | compile/eager | floor ms | bound | eager/floor | GFLOP | MB |\n"
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";

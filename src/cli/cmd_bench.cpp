@@ -218,6 +218,7 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   auto lanes = resolve_lanes(a.device, a.gpus, visible, a.device == "cuda" ? list_gpus(processes) : "");
   if (!lanes) return fail(lanes.error().message);
+  if (auto d = ensure_device_lock_dir(lanes->front().lock_file.parent_path()); !d) return fail(d.error().message);
   if (a.baselines_only && a.device == "cuda") {
     // The worker's own check of the GPU comes per task; a missing nvidia driver is told here, once.
     std::string why;
@@ -366,7 +367,7 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
   cmd->add_option("--filter", a->filters, "keep tasks matching a term: a name substring, a number or a range like 19-32 "
                                           "(comma-separated; repeatable)");
   cmd->add_option("--exclude", a->excludes, "drop tasks matching a term (as --filter)");
-  cmd->add_option("--limit", a->limit, "only the first N tasks (by name) after filtering")->check(CLI::PositiveNumber);
+  cmd->add_option("--limit", a->limit, "only the first N tasks (by name) after filtering")->check(CLI::Range(1, 1000000));
   cmd->add_option("--shard", a->shard, "I/N: run only shard I of N (tasks I, I+N, ... by name); Slurm array tasks get this");
   cmd->add_option("--steps", a->steps, "per task: optimisation steps (default 8)")->check(CLI::Range(0, 1000));
   cmd->add_option("--repair-budget", a->repair_budget, "per task: diagnose+repair rounds per candidate (default 4)")
@@ -388,13 +389,13 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
   cmd->add_option("--suite-max-hours", a->suite_max_hours, "no task starts after this many hours of this run")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--task-timeout", a->task_timeout_s, "seconds one task may take before it is killed (crashed; default none)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 100000000));
   cmd->add_flag("--retry-crashed", a->retry_crashed, "run crashed tasks again (resuming them) instead of keeping their verdict");
   cmd->add_flag("--quiet", a->quiet, "no live lines, one line per finished task (batch jobs; Slurm shards use it)");
   cmd->add_flag("--slurm", a->slurm, "write DIR/slurm/bench.sbatch (an array job, one task per shard) and submit it with sbatch");
   cmd->add_option("--sbatch-arg", a->sbatch_args, "with --slurm: an #SBATCH line for the script, e.g. --sbatch-arg=--time=12:00:00 "
                                                   "(repeatable; comes after cutegen's own, so it overrides them)");
-  cmd->add_option("--shards", a->shards, "with --slurm: array tasks (default: one per task)")->check(CLI::PositiveNumber);
+  cmd->add_option("--shards", a->shards, "with --slurm: array tasks (default: one per task)")->check(CLI::Range(1, 100000));
   cmd->add_option("--gres", a->gres, "with --slurm: the GPU request per shard (default gpu:1; none with --device cpu); none drops it");
   cmd->add_flag("--dry-run", a->dry_run, "with --slurm: print the script instead of writing and submitting it");
 

@@ -69,7 +69,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version print and succeed; a bad argument is one line and exit status 2.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    fmt::print(stderr, "cutegen: {} (see --help)\n", e.what());
+    return 2;
   }
   return exit_code;
 }
