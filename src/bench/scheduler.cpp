@@ -55,6 +55,11 @@ std::string Scheduler::budget_reached() {
 Scheduler::Claim Scheduler::claim(const ProblemTask& task, FileLock& lock, std::optional<TaskRecord>& previous,
                                   std::string& why) {
   auto l = FileLock::try_lock(suite_.lock_path(task.name));
+  // `bench status` probes locks for a moment: look twice more before leaving a task to another holder.
+  for (int again = 0; again < 2 && l && !l->held(); ++again) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    l = FileLock::try_lock(suite_.lock_path(task.name));
+  }
   if (!l) {
     why = l.error().message;
     return Claim::stop;
