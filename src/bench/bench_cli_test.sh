@@ -129,7 +129,9 @@ for n in 1_alpha 2_beta 3_gamma 4_delta 5_eps; do
 done
 check "some task was resumed, not restarted" grep -q '==== resumed attempt' "$tmp"/f/logs/*.log
 check "both lanes ran tasks" test "$(grep -o 'cvd=[01]' "$BENCH_LEDGER" | sort -u | wc -l)" -eq 2
-check "each task measured under its lane's device lock" test "$(grep -o 'cvd=0 lock=0.lock' "$BENCH_LEDGER" | head -1)" = "cvd=0 lock=0.lock"
+# Each lane's tasks get that lane's device lock (named after the GPU: its index here, its UUID where nvidia-smi runs).
+check "each lane has one device lock of its own" test "$(grep -o 'cvd=[01] lock=[^ ]*' "$BENCH_LEDGER" | sort -u | wc -l)" -eq 2 -a \
+  "$(grep -o 'lock=[^ ]*' "$BENCH_LEDGER" | sort -u | wc -l)" -eq 2
 check "the table shows 5 correct" grep -q '5 correct' "$tmp/f.out"
 check "a problem error is that task's verdict" grep -q '^| 6_bad | problem_error |' "$tmp/f.out"
 check "a crash is that task's verdict, with how it ended" grep -q '7_crash (crashed): killed by signal 11' "$tmp/f.out"

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <thread>
 
@@ -158,7 +159,10 @@ void Scheduler::worker(int slot) {
     r.shard = options_.shard;
     r.started_at = started;
     r.finished_at = unix_now();
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // A result adopted from a run that ended while no scheduler recorded it keeps that run's own
+    // wall time; a retried task adds its earlier recorded attempts.
+    r.wall_s = std::max(r.wall_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (previous && previous->verdict == TaskVerdict::crashed) r.wall_s += previous->wall_s;
     r.attempts = (previous ? previous->attempts : 0) + 1;
     auto w = suite_.write_record(r);
     lock.release();

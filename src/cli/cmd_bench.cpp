@@ -327,7 +327,7 @@ int run_status(const std::string& dir) {
   if (s->tasks_per_hour) fmt::print("  {:.1f} tasks/hour\n", *s->tasks_per_hour);
   for (const auto& t : s->tasks) {
     if (t.verdict == TaskVerdict::running)
-      fmt::print("  running      {} (pid {})\n", t.name, FileLock::holder(suite->lock_path(t.name)));
+      fmt::print("  running      {} (scheduler pid {})\n", t.name, FileLock::holder(suite->lock_path(t.name)));
     else if (t.verdict == TaskVerdict::problem_error || t.verdict == TaskVerdict::crashed ||
              (t.verdict == TaskVerdict::not_started && !t.detail.empty()))
       fmt::print("  {:<12} {}: {}\n", to_string(t.verdict), t.name, t.detail.substr(0, 200));

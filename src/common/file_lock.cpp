@@ -45,7 +45,10 @@ Result<FileLock> FileLock::acquire(const fs::path& path, bool wait) {
   }
   // Several users may share a device lock in /tmp; the mode above is cut by the umask.
   ::fchmod(fd, 0666);
-  std::string pid = fmt::format("{}\n", ::getpid());
+  // "PID HOST": suite directories are shared between nodes, where a PID alone names nothing.
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::string pid = fmt::format("{} {}\n", ::getpid(), host);
   if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, pid.data(), pid.size(), 0);
   FileLock lock;
   lock.fd_ = fd;
@@ -59,13 +62,15 @@ Result<FileLock> FileLock::lock(const fs::path& path) { return acquire(path, tru
 std::string FileLock::holder(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "unknown";
-  char buf[32] = {};
+  char buf[300] = {};
   ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   ::close(fd);
   std::string s(buf, n > 0 ? static_cast<size_t>(n) : 0);
   s = s.substr(0, s.find('\n'));
-  if (s.empty() || !std::all_of(s.begin(), s.end(), ::isdigit)) return "unknown";
-  return s;
+  std::string pid = s.substr(0, s.find(' '));
+  if (pid.empty() || !std::all_of(pid.begin(), pid.end(), ::isdigit)) return "unknown";
+  std::string host = s.find(' ') == std::string::npos ? "" : s.substr(s.find(' ') + 1);
+  return host.empty() ? pid : pid + " on " + host;
 }
 
 Result<DeviceLock::Hold> DeviceLock::hold() {

@@ -25,11 +25,11 @@ class FileLock {
   ~FileLock() { release(); }
 
   // Locked now, or not: `held()` false when another process holds it (not an error). Error: the
-  // file cannot be created or opened. The holder's PID is written into the file for messages.
+  // file cannot be created or opened. The holder's PID and host are written into the file for messages.
   static Result<FileLock> try_lock(const std::filesystem::path& path);
   // Waits until the lock is free.
   static Result<FileLock> lock(const std::filesystem::path& path);
-  // The PID the holder wrote, or "unknown".
+  // Who holds it, as the holder wrote it: "PID on HOST", or "unknown".
   static std::string holder(const std::filesystem::path& path);
 
   bool held() const { return fd_ >= 0; }
