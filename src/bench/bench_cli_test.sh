@@ -72,6 +72,22 @@ check "slurm --dry-run: CPU shards ask for no GPU" test "$(grep -c -- '--gres' <
 check "slurm --dry-run: each shard runs its part quietly" grep -q -- "--shard \"\${SLURM_ARRAY_TASK_ID}/2\" --quiet" <<<"$out"
 check "slurm --dry-run writes nothing" test ! -e "$tmp/s"
 
+# Submission through a stand-in sbatch (the real Slurm is bench_slurm's): the script is written into
+# the suite, sbatch gets it, the job id is kept; a refusal by sbatch is one line.
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\necho "$@" >"%s/sbatch.args"\necho 4242\n' "$tmp" >"$tmp/bin/sbatch"
+chmod +x "$tmp/bin/sbatch"
+out=$(PATH="$tmp/bin:$PATH" "$cutegen" bench "$tmp/p" --baselines-only --device cpu --out "$tmp/sb" --slurm --shards 2 2>&1); rc=$?
+check "slurm: submitted" test $rc -eq 0
+check "slurm: sbatch got the suite's script" grep -q -- "--parsable $tmp/sb/slurm/bench.sbatch" "$tmp/sbatch.args"
+check "slurm: the job id is kept" test "$(cat "$tmp/sb/slurm/job")" = 4242
+check "slurm: says how to follow it" grep -q "bench status $tmp/sb" <<<"$out"
+check "slurm: the suite exists before any shard runs" grep -q '"mode": "baselines"' "$tmp/sb/suite.json"
+printf '#!/bin/sh\necho "sbatch: error: invalid partition specified: gpu" >&2\nexit 1\n' >"$tmp/bin/sbatch"
+err=$(PATH="$tmp/bin:$PATH" "$cutegen" bench "$tmp/p" --baselines-only --device cpu --out "$tmp/sb" --slurm 2>&1); rc=$?
+check "slurm: a refused submission exits 1 with one line" test $rc -eq 1 -a "$(grep -c . <<<"$err")" -eq 1
+check "slurm: with sbatch's reason" grep -q 'invalid partition specified' <<<"$err"
+
 # --- baselines on the CPU, with the real worker ---------------------------------------------------
 export CUTEGEN_PROBLEM_SCALE=64
 "$cutegen" bench "$tmp/p" --baselines-only --device cpu --runs 5 --out "$tmp/b" >"$tmp/b.out" 2>"$tmp/b.err"; rc=$?
