@@ -9,6 +9,8 @@
 #include "agent/loop.h"
 #include "agent/ncu_profile_source.h"
 #include "agent/template_prompter.h"
+#include "bench/optimize_result.h"
+#include "bench/optimize_runner.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
 #include "cli/progress_line.h"
@@ -43,6 +45,7 @@ struct OptimizeArgs {
   double max_cost = 0;
   long long max_tokens = 0;
   long long max_calls = 0;
+  std::string gpu_lock;  // a device lock file shared with other tasks on this GPU (cutegen bench)
 };
 
 static_assert(Journal::kFormat == kRunViewLogFormat, "the run view must read the log format the loop writes");
@@ -53,6 +56,32 @@ Result<RunDir> claim_run_dir(const OptimizeArgs& args) {
   const std::string version = fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT);
   if (args.out.empty()) return RunDir::create_unique(kDefaultRunsDir, fs::path(args.problem).stem().string(), version);
   return RunDir::open(args.out, args.resume ? RunDir::Mode::resume : RunDir::Mode::fresh, version);
+}
+
+// Profiling measures on the GPU like the judge does, so it holds the same device lock (the judge's
+// own hold inside profiling_run nests in this one).
+class LockedProfileSource final : public ProfileSource {
+ public:
+  LockedProfileSource(ProfileSource& inner, DeviceLock& lock) : inner_(inner), lock_(lock) {}
+  Result<std::string> summary(const std::string& kernel_source, const Evaluation& evaluation) override {
+    auto hold = lock_.hold();
+    if (!hold) return hold.error();
+    return inner_.summary(kernel_source, evaluation);
+  }
+
+ private:
+  ProfileSource& inner_;
+  DeviceLock& lock_;
+};
+
+// result.json: the run's outcome as cutegen bench reads it (bench/task_record.h).
+Status write_task_result(const RunFiles& files, bench::TaskRecord r, const DeviceLock* lock, double wall_s) {
+  if (lock) {
+    r.gpu_busy_s = lock->held_seconds();
+    r.gpu_wait_s = lock->waited_seconds();
+  }
+  r.wall_s = wall_s;
+  return files.write(bench::kTaskResultFile, r.to_json().dump(2) + "\n");
 }
 
 Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& args) {
@@ -89,7 +118,14 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     return fail(removed ? why : fmt::format("{} (and {})", why, removed.error().message));
   };
 
+  const auto started = std::chrono::steady_clock::now();
+  auto wall = [&started] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   EvalOptions eo = args.judge.eval_options();
+  std::unique_ptr<DeviceLock> gpu_lock;
+  if (!args.gpu_lock.empty()) {
+    gpu_lock = std::make_unique<DeviceLock>(args.gpu_lock);
+    eo.device_lock = gpu_lock.get();
+  }
   // Each evaluation gets its own directory under work/ (Judge::fresh_work_dir), and the lock keeps
   // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
@@ -112,7 +148,10 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!prompter) return give_up(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);
-  NcuProfileSource profiler(*(*stack)->judge, provider, {.problem = args.problem, .work_dir = out / "profiles"});
+  NcuProfileSource ncu_profiler(*(*stack)->judge, provider, {.problem = args.problem, .work_dir = out / "profiles"});
+  std::optional<LockedProfileSource> locked_profiler;
+  if (gpu_lock) locked_profiler.emplace(ncu_profiler, *gpu_lock);
+  ProfileSource& profiler = locked_profiler ? static_cast<ProfileSource&>(*locked_profiler) : ncu_profiler;
 
   LoopOptions lo;
   lo.max_steps = args.steps;
@@ -145,6 +184,11 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   // Everything up to the failure is in the event log: say how to continue from it.
   if (!result) {
     const std::string& why = result.error().message;
+    // The outcome for cutegen bench: a problem file at fault is that task's verdict, anything else a
+    // failed run (--resume may continue it).
+    bench::TaskRecord failed = bench::task_record_from(result.error(), args.problem, (*client)->budget().spent());
+    if (auto w = write_task_result(files, failed, gpu_lock.get(), wall()); !w)
+      fmt::print(stderr, "cutegen: {}\n", w.error().message);
     if (result.error().kind == ErrorKind::cannot_resume) return fail(why);
     return fail(fmt::format("{} (the run so far is kept: fix the cause, then add --resume --out {})", why, out.string()));
   }
@@ -156,6 +200,9 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   std::string report = render_run_report(view->summary);
   if (auto w = files.write("report.md", report); !w) return fail(w.error().message);
   if (auto w = files.write("report.html", render_run_page(*view)); !w) return fail(w.error().message);
+  if (auto w = write_task_result(files, bench::task_record_from(*result, args.problem, (*client)->budget().spent()),
+                                   gpu_lock.get(), wall()); !w)
+    return fail(w.error().message);
   fmt::print("{}", report);
   if (!result->best) return fail("no correct kernel was found; see " + (out / "report.md").string());
   return 0;
@@ -188,6 +235,8 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-tokens", a->max_tokens, "stop when this many LLM tokens are spent")->check(CLI::PositiveNumber);
   cmd->add_option("--max-calls", a->max_calls, "stop after this many LLM calls")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu-lock", a->gpu_lock,
+                  "a lock file held while measuring on the GPU, shared with other runs on it (cutegen bench passes it)");
   cmd->callback([&global, &exit_code, a] { exit_code = run_optimize(global, *a); });
 }
 

@@ -191,6 +191,8 @@ Judge::Judge(Compiler& compiler, ReferenceWorker& worker, EvalOptions options)
 Result<EvalReport> Judge::describe(const fs::path& problem) {
   auto t0 = std::chrono::steady_clock::now();
   EvalReport report;
+  auto gpu = hold_device(options_.device_lock);
+  if (!gpu) return gpu.error();
   auto meta = load_problem(problem);
   if (!meta) return meta.error();
   report.problem = *meta;
@@ -237,6 +239,9 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
     report.seconds = since(t0);
     return report;
   }
+  // From here on the GPU is used: wait for it (the wait is part of no phase).
+  auto gpu = hold_device(options_.device_lock);
+  if (!gpu) return gpu.error();
   auto meta = timed(report, "load", [&] { return load_problem(problem); });
   if (!meta) return meta.error();
   report.problem = *meta;
@@ -282,6 +287,9 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
 
 Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& problem, const Evaluation& passed, int calls) {
   if (passed.library.empty()) return Error{"internal: profiling needs an evaluation that built a library"};
+  // The caller runs the command under the same lock (the buffers staged here are on the GPU).
+  auto gpu = hold_device(options_.device_lock);
+  if (!gpu) return gpu.error();
   if (auto meta = load_problem(problem); !meta) return meta.error();
   auto refs = worker_.call("prepare_profile", {{"seed", 1}, {"workspace_bytes", passed.workspace_bytes}}, 600s);
   if (!refs) return refs.error();

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/evaluation.h"
+#include "common/file_lock.h"
 #include "compile/compiler.h"
 #include "run/reference_worker.h"
 #include "run/roofline.h"
@@ -32,6 +33,10 @@ struct EvalOptions {
   std::filesystem::path work_dir;    // per-evaluation directories (the runner's private one inside)
   std::filesystem::path cache_root;  // calibration and baseline caches
   std::string device = "cuda";       // the worker's device ("cpu" only in tests: the runner needs a GPU)
+  // Held around everything that runs on the GPU (load, the runner session, baselines, calibration,
+  // profiling setup) but not the compile, so tasks sharing a GPU (cutegen bench) never measure at
+  // once while their compiles overlap. Null: no lock.
+  DeviceLock* device_lock = nullptr;
   // Test hook, never set by the tool: sent as `fake_runner`, which only a worker started with
   // CUTEGEN_WORKER_TEST_HOOKS=1 accepts (it then plays the runner itself; judge_worker_test.cpp).
   nlohmann::json fake_runner;

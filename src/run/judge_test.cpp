@@ -443,3 +443,48 @@ TEST(JudgeReasons, ACompileFailureWithoutParsedErrorsQuotesNvccsLastLine) {
   c.log.clear();
   EXPECT_EQ(compile_failure_reason(c), "nvcc failed without output");
 }
+
+// The device lock is held while the worker measures, never during the compile, so tasks sharing a
+// GPU (cutegen bench) compile in parallel but never time at once.
+TEST(JudgeDeviceLock, HeldForEveryWorkerCallButNotForTheCompile) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-judge-lock-");
+  ASSERT_TRUE(dir.ok());
+  const fs::path lock_file = *dir / "gpu0.lock";
+  auto free_now = [&] {
+    auto probe = FileLock::try_lock(lock_file);  // another descriptor: behaves as another process
+    return probe.ok() && probe->held();
+  };
+  struct CheckingCompiler final : public Compiler {
+    std::function<bool()> free_now;
+    bool free_during_compile = false;
+    Result<CompileOutcome> compile(const CompileRequest&) override {
+      free_during_compile = free_now();
+      return built();
+    }
+  } compiler;
+  compiler.free_now = free_now;
+  std::vector<std::string> held_for;
+  FakeReferenceWorker worker([&](const std::string& op, const nlohmann::json&) -> Result<nlohmann::json> {
+    if (!free_now()) held_for.push_back(op);
+    if (op == "load") return nlohmann::json{{"name", "relu"}, {"gpu", "Fake GPU"}, {"dtype", "float32"}, {"min_bytes", 8}};
+    if (op == "evaluate_candidate") return passing_record(1.0);
+    if (op == "time_baselines") return nlohmann::json{{"eager", {{"median_ms", 4.0}}}};
+    if (op == "calibrate") return nlohmann::json{{"gpu", "Fake GPU"}, {"hbm_gbps", 1000}, {"tflops", {{"fp32", 1}, {"tf32", 1}, {"fp16", 1}, {"bf16", 1}}}};
+    return Error{"unexpected op " + op};
+  });
+  DeviceLock lock(lock_file);
+  EvalOptions o;
+  o.runner = "/fake/cutegen-runner";
+  o.work_dir = *dir / "work";
+  o.cache_root = *dir / "cache";
+  o.seed = 1;
+  o.device_lock = &lock;
+  Judge judge(compiler, worker, o);
+  auto r = judge.evaluate("problem.py", "// source", "k.cu");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(compiler.free_during_compile);
+  EXPECT_EQ(held_for, (std::vector<std::string>{"load", "evaluate_candidate", "time_baselines", "calibrate"}));
+  EXPECT_TRUE(free_now());  // released at the end
+  EXPECT_GT(lock.held_seconds(), 0);
+  fs::remove_all(*dir);
+}
