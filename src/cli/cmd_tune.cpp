@@ -43,15 +43,15 @@ int run_tune(const GlobalOptions& global, const TuneArgs& args) {
   to.progress = [](const std::string& line) { fmt::print(stderr, "tune: {}\n", line); };
   if (auto plan = plan_variants(*spec, to.max_variants); !plan) return fail(plan.error().message);
 
-  fs::path out = args.out.empty() ? fs::path(fs::path(args.kernel).stem().string() + "-tuned") : fs::path(args.out);
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) return fail(fmt::format("--out {}: cannot create it: {}", out.string(), ec.message()));
-
   auto work = make_unique_dir(fs::temp_directory_path(), "cutegen-tune-");
   if (!work) return fail(work.error().message);
   auto stack = make_judge_stack(global, args.judge.arch, args.judge.eval_options(), *work);
   if (!stack) return fail(stack.error().message);
+  // Made before the GPU time is spent, so an unwritable --out fails first.
+  fs::path out = args.out.empty() ? fs::path(fs::path(args.kernel).stem().string() + "-tuned") : fs::path(args.out);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) return fail(fmt::format("--out {}: cannot create it: {}", out.string(), ec.message()));
   JudgeTuneBackend backend(*(*stack)->compiler, *(*stack)->judge, args.problem);
   auto result = tune_kernel(*source, backend, to);
   if (!result) return fail(result.error().message);

@@ -7,6 +7,7 @@ std::string_view to_string(StepKind k) {
     case StepKind::optimization: return "optimization";
     case StepKind::repair: return "repair";
     case StepKind::synthesis: return "synthesis";
+    case StepKind::tuning: return "tuning";
   }
   return "?";
 }
