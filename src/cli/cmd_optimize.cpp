@@ -127,7 +127,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     auto files_config = load_config(global);
     if (!files_config) return give_up(files_config.error().message);
     lo.tuner = &tuner;
-    lo.tune.max_variants = files_config->tune.max_variants;
+    lo.tune.max_variants = files_config->tune.loop_max_variants;
     lo.tune.jobs = files_config->tune.jobs;
   }
 
@@ -203,8 +203,8 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
   cmd->add_option("--profile-from", a->profile_from,
                   "when profiles enter the prompt: auto (per workload), always, never, or a step number");
   cmd->add_option("--tune", a->tune,
-                  "auto: after each accepted step, tune the best kernel's `cutegen:knob` values (config tune.max_variants "
-                  "variants, docs/tuning.md); never: do not")
+                  "auto: after each accepted step, tune the best kernel's `cutegen:knob` values (at most config "
+                  "tune.loop_max_variants variants, 12; docs/tuning.md); never: do not")
       ->check(CLI::IsMember({"auto", "never"}))
       ->capture_default_str();
   add_judge_options(cmd, a->judge, "per evaluation");

@@ -65,16 +65,16 @@ std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.4f}"
 Result<TuneConfig> apply_tune_config(TuneConfig c, const nlohmann::json& j) {
   if (!j.is_object()) return Error{"config: \"tune\" must be an object"};
   for (const auto& [key, v] : j.items()) {
-    if (key == "max_variants") {
+    if (key == "max_variants" || key == "loop_max_variants") {
       if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 100000)
-        return Error{"config: tune.max_variants must be a whole number from 1 to 100000"};
-      c.max_variants = v.get<std::size_t>();
+        return Error{fmt::format("config: tune.{} must be a whole number from 1 to 100000", key)};
+      (key == "max_variants" ? c.max_variants : c.loop_max_variants) = v.get<std::size_t>();
     } else if (key == "jobs") {
       if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 256)
         return Error{"config: tune.jobs must be a whole number from 1 to 256"};
       c.jobs = v.get<int>();
     } else {
-      return Error{fmt::format("config: unknown key tune.{} (known: max_variants, jobs)", key)};
+      return Error{fmt::format("config: unknown key tune.{} (known: max_variants, loop_max_variants, jobs)", key)};
     }
   }
   return c;

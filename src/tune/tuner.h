@@ -30,10 +30,13 @@ class TuneBackend {
   virtual Result<Evaluation> verify(const std::string& source, const std::string& display_name) = 0;
 };
 
-// The config's "tune" object: {"max_variants": N, "jobs": N}, what `cutegen tune` and the loop's
-// tuning use unless a command line says otherwise. Unknown keys are errors.
+// The config's "tune" object: {"max_variants": N, "loop_max_variants": N, "jobs": N}. `cutegen tune`
+// tries max_variants unless its command line says otherwise; the loop's tuning, which runs after
+// every accepted step and screens each variant on the GPU, has the smaller budget loop_max_variants.
+// Unknown keys are errors.
 struct TuneConfig {
   std::size_t max_variants = 32;
+  std::size_t loop_max_variants = 12;
   int jobs = 2;
 };
 Result<TuneConfig> apply_tune_config(TuneConfig base, const nlohmann::json& section);

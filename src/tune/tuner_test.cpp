@@ -204,12 +204,14 @@ TEST(Tuner, AKernelWithoutKnobsOrAToolFailureIsAnError) {
 }
 
 TEST(TuneConfig, ReadsItsKeysAndRefusesUnknownOnes) {
-  auto c = apply_tune_config({}, {{"max_variants", 8}, {"jobs", 4}});
+  EXPECT_EQ(TuneConfig{}.loop_max_variants, 12u);
+  auto c = apply_tune_config({}, {{"max_variants", 8}, {"loop_max_variants", 3}, {"jobs", 4}});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->max_variants, 8u);
+  EXPECT_EQ(c->loop_max_variants, 3u);
   EXPECT_EQ(c->jobs, 4);
   EXPECT_FALSE(apply_tune_config({}, {{"max_variants", 0}}).ok());
   auto unknown = apply_tune_config({}, {{"variants", 8}});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.error().message, "config: unknown key tune.variants (known: max_variants, jobs)");
+  EXPECT_EQ(unknown.error().message, "config: unknown key tune.variants (known: max_variants, loop_max_variants, jobs)");
 }
