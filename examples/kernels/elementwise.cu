@@ -18,7 +18,8 @@
 #ifndef EW_THREADS
 #define EW_THREADS 256
 #endif
-// cutegen:knob EW_VEC in {2, 4, 8}
+// Elements per access group: 4 fp32 = one 128-bit access, 8 = two (for 16-bit types, 8 and 16).
+// cutegen:knob EW_VEC in {4, 8}
 #ifndef EW_VEC
 #define EW_VEC 4
 #endif
@@ -30,7 +31,7 @@
 #ifndef EW_GRID_STRIDE
 #define EW_GRID_STRIDE 1
 #endif
-// cutegen:knob EW_BLOCKS_PER_SM in {2, 4, 8, 16}
+// cutegen:knob EW_BLOCKS_PER_SM in {4, 8, 16}
 #ifndef EW_BLOCKS_PER_SM
 #define EW_BLOCKS_PER_SM 8
 #endif
