@@ -160,24 +160,42 @@ Result<TuneResult> tune_kernel(const std::string& source, TuneBackend& backend, 
                                            to_string(e->verdict)));
   }
 
+  // The default judged in full: what `cutegen tune` reports when it is kept, and the bar a chosen
+  // variant must clear in full too (a screened lead can be noise). The loop has this evaluation already.
+  std::optional<Evaluation> def_full;
+  if (o.verify_default) {
+    if (o.progress) o.progress(fmt::format("full verification of the default {}", spec->describe(def.values)));
+    auto e = backend.verify(source, o.display_name);
+    if (!e) return e.error();
+    VariantRow& d = r.rows.front();
+    d.full = e->passed() ? "passed" : "failed";
+    if (e->passed()) d.full_ms = e->median_ms();
+    else d.reason = fmt::format("full verification: {} — {}", to_string(e->verdict), first_line(e->reason, 120));
+    def_full = *e;
+  }
+  if (!r.default_kept && def_full && def_full->passed()) {
+    const Evaluation& w = *r.evaluation;
+    double noise = std::max({def_full->noise_ms(), w.noise_ms(), o.min_gain * def_full->median_ms()});
+    if (!(w.median_ms() < def_full->median_ms() - noise)) {
+      why_default = fmt::format("{} led in screening but was not faster in full ({:.4f} ms vs {:.4f} ms, noise {:.3g} ms)",
+                                spec->describe(r.rows[r.chosen].values), w.median_ms(), def_full->median_ms(), noise);
+      r.default_kept = true;
+    }
+  }
   if (r.default_kept) {
     r.chosen = 0;
     r.source = source;
-    if (o.verify_default) {
-      auto e = backend.verify(source, o.display_name);
-      if (!e) return e.error();
-      r.rows.front().full = e->passed() ? "passed" : "failed";
-      if (e->passed()) r.rows.front().full_ms = e->median_ms();
-      else r.rows.front().reason = fmt::format("full verification: {} — {}", to_string(e->verdict), first_line(e->reason, 120));
-      r.evaluation = *e;
-    }
+    r.evaluation = def_full;
     r.summary = fmt::format("kept the default ({}): {}", spec->describe(def.values), why_default);
   } else {
     const VariantRow& w = r.rows[r.chosen];
-    r.summary = fmt::format("chose {} over the default ({}): screened {:.4f} ms vs {}, {:.4f} ms in full",
+    r.summary = fmt::format("chose {} over the default ({}): screened {:.4f} ms vs {}, {:.4f} ms in full{}",
                             spec->describe(w.values), spec->describe(def.values), *w.screened_ms,
                             def.screened_ms ? fmt::format("{:.4f} ms", *def.screened_ms) : "a failing default",
-                            *w.full_ms);
+                            *w.full_ms,
+                            def_full ? def_full->passed() ? fmt::format(" vs {:.4f} ms", def_full->median_ms())
+                                                          : std::string(" (the default fails in full)")
+                                     : std::string());
   }
   return r;
 }

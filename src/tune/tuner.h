@@ -46,7 +46,9 @@ struct TuneOptions {
   int jobs = 2;                  // parallel compiles
   double min_gain = 0.02;        // a winner's screened time must beat the default's by this much (relative)
                                  // and by both variants' noise
-  bool verify_default = true;    // false: the caller already holds the default's full evaluation (the loop)
+  // The default is judged in full too, and a chosen variant must beat it there by the same noise
+  // rule; false: the caller already holds the default's full evaluation and compares (the loop).
+  bool verify_default = true;
   std::string display_name = "kernel.cu";
   std::function<void(const std::string&)> progress;  // one line per event worth showing
 };

@@ -44,6 +44,7 @@ Evaluation failing(Verdict v, const std::string& reason) {
 // the full verification (keyed by the defaults found in it).
 class FakeBackend : public TuneBackend {
  public:
+  FakeBackend() { fulls["THREADS=256 UNROLL=1 "] = timed(1.0); }  // the default, judged in full
   std::map<std::string, CompileVerdict> compile_verdicts;  // default: ok
   std::map<std::string, Evaluation> screens;               // default: 1.0 ms
   std::map<std::string, Evaluation> fulls;                 // keyed by "THREADS=.. UNROLL=.. " of the baked source
@@ -91,7 +92,8 @@ TEST(Tuner, ChoosesTheFastestPassingVariantAndBakesItIn) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(b.compiled.size(), 6u);
   EXPECT_EQ(b.screened.size(), 6u);
-  EXPECT_EQ(b.verified, (std::vector<std::string>{"THREADS=512 UNROLL=2 "}));  // once, on the winner
+  // Once on the winner, then the default it must beat in full too.
+  EXPECT_EQ(b.verified, (std::vector<std::string>{"THREADS=512 UNROLL=2 ", "THREADS=256 UNROLL=1 "}));
   EXPECT_FALSE(r->default_kept);
   EXPECT_EQ(r->rows[r->chosen].values, (KnobValues{512, 2}));
   EXPECT_NE(r->source.find("#define THREADS 512\n"), std::string::npos);
@@ -99,6 +101,7 @@ TEST(Tuner, ChoosesTheFastestPassingVariantAndBakesItIn) {
   ASSERT_TRUE(r->evaluation);
   EXPECT_DOUBLE_EQ(r->evaluation->median_ms(), 0.9);  // the full evaluation's time, not the screened one
   EXPECT_NE(r->summary.find("chose THREADS=512 UNROLL=2"), std::string::npos) << r->summary;
+  EXPECT_NE(r->summary.find("0.9000 ms in full vs 1.0000 ms"), std::string::npos) << r->summary;
   auto j = r->to_json();
   EXPECT_EQ(j["variants"].size(), 6u);
   EXPECT_EQ(j["chosen_values"]["THREADS"], 512);
@@ -140,7 +143,8 @@ TEST(Tuner, AWinnerThatFailsFullVerificationFallsBackToTheNext) {
   b.fulls["THREADS=512 UNROLL=1 "] = timed(0.61);
   auto r = tune_kernel(kSource, b, options());
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(b.verified, (std::vector<std::string>{"THREADS=512 UNROLL=2 ", "THREADS=512 UNROLL=1 "}));
+  EXPECT_EQ(b.verified,
+            (std::vector<std::string>{"THREADS=512 UNROLL=2 ", "THREADS=512 UNROLL=1 ", "THREADS=256 UNROLL=1 "}));
   EXPECT_EQ(r->rows[r->chosen].values, (KnobValues{512, 1}));
   EXPECT_NE(r->source.find("#define UNROLL 1\n"), std::string::npos);
   EXPECT_DOUBLE_EQ(r->evaluation->median_ms(), 0.61);
@@ -173,6 +177,21 @@ TEST(Tuner, WhenNothingBeatsTheDefaultItIsKeptAndSaidSo) {
   ASSERT_TRUE(r2.ok());
   EXPECT_TRUE(b2.verified.empty());
   EXPECT_FALSE(r2->evaluation);
+}
+
+TEST(Tuner, AScreenedLeadThatIsNotFasterInFullKeepsTheDefault) {
+  FakeBackend b;
+  b.screens["THREADS=512 UNROLL=2 "] = timed(0.5);
+  b.fulls["THREADS=512 UNROLL=2 "] = timed(0.99);
+  auto r = tune_kernel(kSource, b, options());
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->default_kept);
+  EXPECT_EQ(r->chosen, 0u);
+  EXPECT_EQ(r->source, kSource);
+  ASSERT_TRUE(r->evaluation);
+  EXPECT_DOUBLE_EQ(r->evaluation->median_ms(), 1.0);  // the default's full evaluation is what is reported
+  EXPECT_NE(r->summary.find("THREADS=512 UNROLL=2 led in screening but was not faster in full"), std::string::npos)
+      << r->summary;
 }
 
 TEST(Tuner, AllWinnersFailingFullVerificationKeepsTheDefault) {
