@@ -217,14 +217,20 @@ class CandidateSession:
 
     def _start(self):
         self.record.runner["sandbox"] = os.environ.get(SANDBOX_ENV, "full")
+        # Start and load times are recorded so the sandbox's cost can be measured as an A/B
+        # (benchmarks/sandbox_overhead_gpu.sh): the runner applies its sandbox in these two phases.
+        t0 = time.perf_counter_ns()
         setup = self.link.start()
+        self.record.runner["start_ms"] = (time.perf_counter_ns() - t0) / 1e6
         self.record.runner["setup"] = setup
         if not setup.get("setup"):
             raise RequestError(f"the runner could not set up the shared buffers: {setup.get('message', setup)}")
         self.phase = "calibration (before the kernel was loaded)"
         self._calibrate()
         self.phase = "loading the kernel library"
+        t0 = time.perf_counter_ns()
         ready = self.link.load().reply
+        self.record.runner["load_ms"] = (time.perf_counter_ns() - t0) / 1e6
         self.record.runner["ready"] = ready
         if not ready.get("ready"):
             raise Stop("load_failed", ready.get("message") or "the runner could not load the kernel library")

@@ -113,6 +113,10 @@ class FakeRunner:
             reply["cuda_error"] = "cudaErrorIllegalAddress: an illegal memory access was encountered"
         elif output_set in self.spec.get("sets", (0, 1)):
             self._write(mode, self.slot.outputs[output_set], scalars, output_set)
+        if torch.cuda.is_available() and any(o.is_cuda for o in self.slot.outputs[output_set]):
+            # The real runner replies only after synchronising its stream and the device (runner_main.cpp,
+            # call_once); a fake that replied with its torch work still queued would be hidden work.
+            torch.cuda.synchronize()
         if self.spec.get("ms"):
             time.sleep(self.spec["ms"] / 1000)
         wall = time.perf_counter_ns() - t0

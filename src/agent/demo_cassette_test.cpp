@@ -34,6 +34,7 @@ class DemoJudge : public Evaluator {
   }
   Result<std::string> fingerprint() override { return std::string("relu-demo"); }
   Result<Evaluation> evaluate(const std::string& source, const std::string&) override {
+    if (interrupt_at && seen.size() + 1 == interrupt_at) return Error{"interrupted (SIGINT)"};
     seen.push_back(source);
     Evaluation e;
     if (source.find("gX(_, _, t)") != std::string::npos) {
@@ -51,6 +52,7 @@ class DemoJudge : public Evaluator {
     return Error{"the demo judge builds no libraries"};
   }
   std::vector<std::string> seen;
+  size_t interrupt_at = 0;  // the evaluation (1-based) that ends the run as Ctrl-C would; 0: none
 };
 
 }  // namespace
@@ -86,6 +88,51 @@ TEST(DemoCassette, ReluDemoWalksEveryPhaseOfTheLoop) {
   ASSERT_EQ(judge.seen.size(), 4u);  // broken, repaired, vectorized, small CTAs
   EXPECT_NE(judge.seen[1].find("gX(_, t)"), std::string::npos);
   EXPECT_NE(result->best->source.find("kThreads = 256"), std::string::npos);  // the rolled-back step left no trace
+  fs::remove_all(*dir);
+}
+
+// Ctrl-C during the repaired kernel's evaluation, then --resume with a fresh cassette backend: the
+// resumed run takes its first three answers from its log, so the cassette must answer its next
+// question (the first optimisation) with the entry recorded for it, not with the synthesis entry.
+TEST(DemoCassette, AnInterruptedReplayedRunResumesToTheSameEnd) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-demo-");
+  ASSERT_TRUE(dir.ok());
+  LlmConfig config;
+  ASSERT_TRUE(apply_llm_spec(config, std::string("replay:") + CUTEGEN_SOURCE_DIR + "/examples/cassettes/relu-demo").ok());
+  CurlTransport http;
+  PosixProcessRunner runner;
+  auto prompter = TemplatePrompter::create(Precision::strict);
+  ASSERT_TRUE(prompter.ok()) << prompter.error().message;
+  LoopOptions options;
+  options.max_steps = 2;
+  options.profile = *ProfilePolicy::parse("never");
+  {
+    auto client = make_llm_client(config, BackendDeps{http, runner});
+    ASSERT_TRUE(client.ok()) << client.error().message;
+    DemoJudge judge;
+    judge.interrupt_at = 2;  // the repaired kernel's evaluation
+    auto journal = Journal::open(*dir / "events.jsonl", false);
+    ASSERT_TRUE(journal.ok());
+    RunFiles files(*dir);
+    Loop loop(**client, judge, **prompter, nullptr, *journal, files, options);
+    auto result = loop.run();
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.error().message.find("interrupted"), std::string::npos) << result.error().message;
+  }
+  auto client = make_llm_client(config, BackendDeps{http, runner});
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  DemoJudge judge;
+  auto journal = Journal::open(*dir / "events.jsonl", true);
+  ASSERT_TRUE(journal.ok()) << journal.error().message;
+  RunFiles files(*dir);
+  Loop loop(**client, judge, **prompter, nullptr, *journal, files, options);
+  auto result = loop.run();
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  EXPECT_EQ(result->stop_reason, "steps");
+  ASSERT_TRUE(result->best);
+  EXPECT_DOUBLE_EQ(result->best->evaluation.median_ms(), 0.50);
+  ASSERT_EQ(result->history.size(), 2u);
+  EXPECT_EQ(result->history[0].outcome, StepOutcome::accepted);
   fs::remove_all(*dir);
 }
 

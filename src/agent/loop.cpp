@@ -10,7 +10,7 @@
 #include "common/sha256.h"
 #include "edit/answer_parser.h"
 #include "edit/apply_edits.h"
-#include "edit/unified_diff.h"
+#include "common/unified_diff.h"
 
 namespace cutegen {
 namespace {
@@ -105,6 +105,7 @@ Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vecto
     truncations_.observe(response, sent.is_number_integer() ? std::optional<int>(sent.get<int>()) : std::nullopt,
                          capped.get<bool>());
     status_.cost_usd += cost;
+    llm_.answered_from_log(LlmRequest{messages, {}});
   } else {
     auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget,
                                                                     .task = problem_.name(),

@@ -916,8 +916,8 @@ TEST(Loop, TuneAutoTunesTheFirstKernelAndEachAcceptedStepAndTheNextPromptSaysWha
   std::string first_step = h.request_text(1);
   EXPECT_NE(first_step.find("#define K 2\n"), std::string::npos) << first_step;
   EXPECT_NE(first_step.find("history: 0 tuned the knobs (3 variants) accepted"), std::string::npos) << first_step;
-  EXPECT_TRUE(fs::exists(h.dir / "steps/003-tune/tune.md"));
-  EXPECT_TRUE(fs::exists(h.dir / "steps/003-tune/eval.json"));
+  EXPECT_TRUE(fs::exists(h.dir / "steps/003-eval-tune0/tune.md"));
+  EXPECT_TRUE(fs::exists(h.dir / "steps/003-eval-tune0/eval.json"));
 
   // Resume replays both tunings from the log: nothing is compiled or timed again, same result.
   const int compiles = tuner.compiles, screens = tuner.screens;

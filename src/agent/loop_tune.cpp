@@ -30,6 +30,7 @@ Status Loop::tune_best(int after_step) {
   }
   // One outside answer for the whole tuning: resume replays the choice instead of re-timing every variant.
   const std::string key = sha256_hex(base);
+  const std::string label = fmt::format("tune{}", after_step);
   auto memo = journal_.recall("tune", key);
   if (!memo) return memo.error();
   std::string summary, markdown, chosen_source;
@@ -70,14 +71,16 @@ Status Loop::tune_best(int after_step) {
     default_kept = r->default_kept;
     table = r->to_json();
     evaluation = r->evaluation;
-    nlohmann::json event = {{"type", "tune"}, {"key", key}, {"tune", {{"summary", summary}, {"markdown", markdown},
-                                                                   {"source", chosen_source},
-                                                                   {"default_kept", default_kept}, {"table", table}}}};
+    nlohmann::json payload = {{"summary", summary}, {"markdown", markdown}, {"source", chosen_source},
+                              {"default_kept", default_kept}, {"table", table}};
+    nlohmann::json event = {{"type", "tune"}, {"key", key}, {"what", label}, {"tune", std::move(payload)}};
     event["tune"]["evaluation"] = evaluation ? evaluation->to_json() : nlohmann::json();
     if (auto w = journal_.record(std::move(event)); !w) return w.error();
   }
   if (table.contains("variants") && table["variants"].is_array()) variants = table["variants"].size();
-  std::string dir = fmt::format("steps/{:03d}-tune", ++artifact_seq_);
+  // Named like an evaluation's directory (the chosen kernel and its eval.json), so the run view finds
+  // the tuned kernel the way it finds every other.
+  std::string dir = fmt::format("steps/{:03d}-eval-{}", ++artifact_seq_, label);
   if (auto w = files_.write(dir + "/tune.md", markdown); !w) return w.error();
   if (auto w = files_.write(dir + "/tune.json", dump_json(table, 2)); !w) return w.error();
   if (auto w = files_.write(dir + "/kernel.cu", chosen_source); !w) return w.error();

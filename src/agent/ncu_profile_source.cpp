@@ -13,6 +13,7 @@ Result<std::string> NcuProfileSource::summary(const std::string&, const Evaluati
   if (!invocation) return invocation.error();
   ProfileRequest request;
   request.target = invocation->argv;
+  request.target_result = invocation->result;
   // Numbered on past what is there: a resumed run must not overwrite the profiles of the run it continues.
   std::error_code ec;
   do request.work_dir = options_.work_dir / fmt::format("profile-{:03}", ++count_);

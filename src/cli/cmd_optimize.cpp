@@ -18,7 +18,9 @@
 #include "llm/curl_transport.h"
 #include "profile/ncu_profile_provider.h"
 #include "report/best_dir.h"
+#include "report/run_page.h"
 #include "report/run_report.h"
+#include "report/run_view.h"
 #include "store/run_dir.h"
 #include "tune/judge_tune_backend.h"
 
@@ -44,6 +46,8 @@ struct OptimizeArgs {
   long long max_tokens = 0;
   long long max_calls = 0;
 };
+
+static_assert(Journal::kFormat == kRunViewLogFormat, "the run view must read the log format the loop writes");
 
 constexpr const char* kDefaultRunsDir = "cutegen-runs";
 
@@ -156,25 +160,13 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     return fail(fmt::format("{} (the run so far is kept: fix the cause, then add --resume --out {})", why, out.string()));
   }
 
-  RunSummary summary;
-  summary.problem_name = result->problem.name();
-  summary.workload_class = result->problem.facts.workload_class;
-  summary.baselines = result->problem.baselines;
-  summary.floor = result->problem.floor;
-  summary.example_shown = result->example_shown;
-  summary.stop_reason = result->stop_reason;
-  summary.stop_detail = result->stop_detail;
-  summary.syntheses = result->syntheses;
-  summary.llm_calls = result->llm_calls;
-  summary.llm = (*client)->backend().kind() + ":" + (*client)->backend().model();
-  summary.profile_policy = lo.profile.to_string();
-  auto spent = (*client)->budget().spent();
-  summary.tokens = spent.tokens;
-  summary.cost_usd = spent.cost_usd;
-  summary.history = result->history;
-  if (result->best) summary.best = result->best->evaluation;
-  std::string report = render_run_report(summary);
+  // report.md and report.html come from the run directory itself (the run view), as `cutegen report`
+  // reads it: one source for both.
+  auto view = load_run_view(out);
+  if (!view) return fail(fmt::format("the run finished but its report cannot be written: {}", view.error().message));
+  std::string report = render_run_report(view->summary);
   if (auto w = files.write("report.md", report); !w) return fail(w.error().message);
+  if (auto w = files.write("report.html", render_run_page(*view)); !w) return fail(w.error().message);
   fmt::print("{}", report);
   if (!result->best) return fail("no correct kernel was found; see " + (out / "report.md").string());
   return 0;

@@ -59,6 +59,7 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
 
   ProfileRequest request;
   request.target = invocation->argv;
+  request.target_result = invocation->result;
   request.work_dir = *work / "profile";
   request.context = context_from_evaluation(*report, args.calls);
   NcuOptions no;

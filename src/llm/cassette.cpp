@@ -109,6 +109,32 @@ Result<LlmResponse> ReplayBackend::load_entry(const fs::path& path) const {
   return response;
 }
 
+Result<std::string> ReplayBackend::first_line_at_cursor() const {
+  auto text = read_file(dir_ / order_[cursor_]);
+  if (!text) return Error{fmt::format("replay: {}", text.error().message)};
+  auto j = json::parse(*text, nullptr, false);
+  std::string recorded_first;
+  if (!j.is_discarded() && j.contains("request") && j["request"].contains("messages")) {
+    auto messages = messages_from_json(j["request"]["messages"]);
+    if (messages) recorded_first = first_user_line(*messages);
+  }
+  return recorded_first;
+}
+
+void ReplayBackend::answered_from_log(const LlmRequest& request) {
+  std::lock_guard lock(mu_);
+  if (cursor_ >= order_.size()) return;
+  for (const auto& [kind, model] : identities_)
+    if (order_[cursor_] == request_hash(kind, model, request) + ".json") {
+      ++cursor_;
+      return;
+    }
+  // The log is the authority on what was asked: a question of another kind than the entry at the
+  // cursor leaves the cursor where it is (complete() reports going off the script if it matters).
+  auto recorded = first_line_at_cursor();
+  if (recorded && *recorded == first_user_line(request.messages)) ++cursor_;
+}
+
 std::string ReplayBackend::model() const { return identities_.size() == 1 ? identities_.front().second : "replay"; }
 
 Result<LlmResponse> ReplayBackend::complete(const LlmRequest& request) {
@@ -128,14 +154,9 @@ Result<LlmResponse> ReplayBackend::complete(const LlmRequest& request) {
   const std::string first_line = first_user_line(request.messages);
   if (cursor_ < order_.size()) {
     const fs::path path = dir_ / order_[cursor_];
-    auto text = read_file(path);
-    if (!text) return Error{fmt::format("replay: {}", text.error().message)};
-    auto j = json::parse(*text, nullptr, false);
-    std::string recorded_first;
-    if (!j.is_discarded() && j.contains("request") && j["request"].contains("messages")) {
-      auto messages = messages_from_json(j["request"]["messages"]);
-      if (messages) recorded_first = first_user_line(*messages);
-    }
+    auto recorded = first_line_at_cursor();
+    if (!recorded) return recorded.error();
+    const std::string& recorded_first = *recorded;
     if (recorded_first != first_line)
       return Error{fmt::format("replay: the loop went off the cassette's script at entry {} of {}: it asked \"{}\" but "
                                "the cassette recorded \"{}\" next",

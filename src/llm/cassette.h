@@ -56,8 +56,13 @@ class ReplayBackend final : public LlmBackend {
   bool costs_money() const override { return false; }
   std::string model() const override;  // the recorded model when there is exactly one
   Result<LlmResponse> complete(const LlmRequest& request) override;
+  // A resumed run's logged answers were given without asking: the match-in-order position moves past
+  // each one, so the first new question meets the entry recorded for it, not the cassette's first.
+  void answered_from_log(const LlmRequest& request) override;
 
  private:
+  // The first user line of the match-in-order entry at the cursor ("" if unreadable).
+  Result<std::string> first_line_at_cursor() const;
   ReplayBackend(std::filesystem::path dir, std::vector<std::pair<std::string, std::string>> identities,
                 std::vector<std::string> order);
   Result<LlmResponse> load_entry(const std::filesystem::path& path) const;

@@ -199,6 +199,30 @@ TEST_F(ReplayTest, AMatchInOrderCassetteAnswersChangedPromptsInRecordedOrder) {
   EXPECT_EQ(second->text, "answer to optimize step 1\nbest 3.10 ms");
 }
 
+// A run interrupted after two answers and resumed: the loop takes those two from its log, and the
+// cassette's next entry must answer the first question the resumed run really asks.
+TEST_F(ReplayTest, AMatchInOrderCassetteSkipsAnswersAResumedRunTookFromItsLog) {
+  auto cassette = tmp_ / "cassette";
+  {
+    auto server = echoing_server();
+    auto c = config("openai:gpt-5", server.url());
+    c.record_dir = cassette;
+    auto backend = make(c);
+    for (const char* q : {"synthesize\neager 0.61 ms", "repair\ncompile error", "optimize step 1\nbest 3.10 ms"})
+      ASSERT_TRUE(backend->complete(ask(q)).ok());
+  }
+  auto order = read_file(cassette / "recorded-order");
+  ASSERT_TRUE(order.ok());
+  ASSERT_TRUE(write_file_atomic(cassette / "match-in-order", *order).ok());
+  auto replay = make(config("replay:" + cassette.string()));
+  replay->answered_from_log(ask("synthesize\neager 0.58 ms"));
+  replay->answered_from_log(ask("repair\ncompile error"));
+  replay->answered_from_log(ask("something the cassette never saw"));  // leaves the position alone
+  auto next = replay->complete(ask("optimize step 1\nbest 2.95 ms"));
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->text, "answer to optimize step 1\nbest 3.10 ms");
+}
+
 TEST_F(ReplayTest, AMatchInOrderFileNamingAMissingEntryIsRefused) {
   auto cassette = tmp_ / "cassette";
   {

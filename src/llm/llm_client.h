@@ -68,6 +68,9 @@ class LlmClient {
   // Would complete() refuse this request for its budgets now? Claims nothing.
   Status check_budget(const LlmRequest& request, const CallOptions& options = {}) const;
 
+  // A resumed run took this request's answer from its log (LlmBackend::answered_from_log).
+  void answered_from_log(const LlmRequest& request) { backend_->answered_from_log(request); }
+
   Budget& budget() { return budget_; }
   const Budget& budget() const { return budget_; }
   const LlmBackend& backend() const { return *backend_; }

@@ -86,6 +86,9 @@ class LlmBackend {
   // Safe to call from several threads at once. An Error means there is no answer; a truncated answer
   // is a response with finish == length, never an Error and never passed off as complete.
   virtual Result<LlmResponse> complete(const LlmRequest& request) = 0;
+  // A resumed run answered `request` from its own log instead of calling complete(). A backend that
+  // answers by position (a match-in-order cassette) moves past that answer; the others ignore it.
+  virtual void answered_from_log(const LlmRequest& request) { (void)request; }
 };
 
 nlohmann::json to_json(const std::vector<Message>& messages);

@@ -40,6 +40,20 @@ ProfileReport without_counters(ProfileStatus status, std::string message, const 
 
 }  // namespace
 
+std::string runner_progress(const fs::path& result_file) {
+  auto text = read_file(result_file);
+  if (!text) return "the runner wrote no result file (it did not start, or was killed before its first step)";
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return "the runner's result file is not JSON";
+  std::string phase = j.value("phase", std::string("?"));
+  const auto& failure = j.value("failure", nlohmann::json());
+  if (failure.is_string())
+    return fmt::format("the runner failed in {} ({}): {}", phase, failure.get<std::string>(),
+                       j.value("message", std::string()));
+  if (phase == "done") return "the runner finished its calls";
+  return fmt::format("the runner ended during its {} phase without reporting a failure (killed by a signal?)", phase);
+}
+
 ProfileReport report_from_ncu_run(const ProcessResult& process, const std::string& log, const ProfileRequest& request,
                                   const std::vector<std::string>& requested_metrics) {
   // ncu writes its messages to the log file with --log-file, and to stderr/stdout before it opens it.
@@ -133,6 +147,12 @@ Result<ProfileReport> NcuProfileProvider::profile(const ProfileRequest& request)
   std::string text;
   if (auto t = read_file(log)) text = *t;
   auto r = report_from_ncu_run(*proc, text, request, metrics);
+  if (r.status == ProfileStatus::failed && !request.target_result.empty()) {
+    if (auto why = runner_progress(request.target_result); !why.empty()) {
+      r.message += "; " + why;
+      r.summary = timing_only_summary(request.context, r.message);
+    }
+  }
   r.command = argv;
   r.log_path = log;
   return finish(std::move(r));

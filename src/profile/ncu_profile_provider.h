@@ -21,6 +21,10 @@ class NcuProfileProvider final : public ProfileProvider {
 
 // Reads one finished ncu run into a report (pure: the provider's decisions, tested on fixtures).
 // `log` is the --log-file contents (empty when ncu wrote none).
+// How far the profiled runner got, from its result file: one clause for a failed profile's message
+// (read only to explain, never for a verdict).
+std::string runner_progress(const std::filesystem::path& result_file);
+
 ProfileReport report_from_ncu_run(const ProcessResult& process, const std::string& log, const ProfileRequest& request,
                                   const std::vector<std::string>& requested_metrics);
 

@@ -177,6 +177,25 @@ TEST_F(NcuProviderTest, NcuFailureQuotesNcusError) {
   expect_timing_only(r);
 }
 
+// What the H200 showed with the runner killed under ncu: the message must say how far the runner got.
+TEST_F(NcuProviderTest, AFailedProfileSaysHowFarTheRunnerGot) {
+  FakeProcessRunner runner(ncu_writing("==ERROR== The application returned an error code (9).\n",
+                                       FakeProcessRunner::exited(9)));
+  request_.target_result = dir_ / "profile-result.json";
+  ASSERT_TRUE(write_file_atomic(request_.target_result, R"({"phase": "setup", "failure": null})").ok());
+  auto r = profile(runner);
+  EXPECT_EQ(r.status, ProfileStatus::failed);
+  EXPECT_NE(r.message.find("during its setup phase without reporting a failure"), std::string::npos) << r.message;
+  ASSERT_TRUE(write_file_atomic(request_.target_result,
+                                R"({"phase": "load", "failure": "load", "message": "no cutegen_forward"})").ok());
+  r = profile(runner);
+  EXPECT_NE(r.message.find("the runner failed in load (load): no cutegen_forward"), std::string::npos) << r.message;
+  std::filesystem::remove(request_.target_result);
+  r = profile(runner);
+  EXPECT_NE(r.message.find("wrote no result file"), std::string::npos) << r.message;
+  EXPECT_NE(r.summary.find("wrote no result file"), std::string::npos) << "the summary the LLM sees says it too";
+}
+
 TEST_F(NcuProviderTest, MetricsNcuDidNotReportBecomeANote) {
   // The capture asked for two metrics; ncu reported only gpu__time_duration.sum (and its launch data).
   FakeProcessRunner runner(ncu_writing(fixture("ncu_unknown_metric.log")));

@@ -24,6 +24,7 @@ namespace cutegen {
 
 struct ProfileRequest {
   std::vector<std::string> target;      // the command to profile: cutegen-runner --job J --result R
+  std::filesystem::path target_result;  // R: how far the runner got, to explain a failed profile
   std::filesystem::path work_dir;       // ncu's log goes here
   SummaryContext context;               // workload class, calls, the judge's timing and floor
 };

@@ -13,7 +13,11 @@ std::string baseline(const std::optional<BaselineTime>& b) {
   return ms(b->median_ms());
 }
 
-std::string stop_text(const std::string& reason, const std::string& detail) {
+}  // namespace
+
+std::string stop_reason_text(const std::string& reason, const std::string& detail) {
+  if (reason.empty())
+    return "not yet: its log has no stop event (the run is still going, or was interrupted: --resume continues it)";
   if (reason == "steps") return "step limit reached";
   if (reason == "plateau") return "no improvement for several steps (plateau)";
   if (reason == "target") return "target % of the roofline floor reached";
@@ -26,6 +30,8 @@ std::string stop_text(const std::string& reason, const std::string& detail) {
   if (reason == "no_correct_kernel") return "no correct kernel after every synthesis attempt";
   return reason;
 }
+
+namespace {
 
 // Table cells stay on one line and keep the table's columns.
 std::string cell(const std::string& text) {
@@ -66,7 +72,7 @@ std::string render_run_report(const RunSummary& s) {
   } else {
     r += "No correct kernel was found.\n";
   }
-  r += fmt::format("\nStopped: {}.\n", stop_text(s.stop_reason, s.stop_detail));
+  r += fmt::format("\nStopped: {}.\n", stop_reason_text(s.stop_reason, s.stop_detail));
   r += "\n## Optimisation steps\n\n";
   if (s.history.empty()) {
     r += "None.\n";

@@ -10,6 +10,7 @@
 
 #include "common/fs.h"
 #include "common/json_text.h"
+#include "run/runner_job.h"
 
 namespace cutegen {
 namespace fs = std::filesystem;
@@ -299,12 +300,18 @@ Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& problem, co
   if (!refs) return refs.error();
   auto dir = fresh_work_dir("profile");
   if (!dir) return dir.error();
+  // The same diagnosis knob as the judge's runner (docs/sandbox.md): which part of the sandbox a
+  // machine's profiler trips on.
+  const char* preset_name = std::getenv("CUTEGEN_RUNNER_SANDBOX");
+  auto sandbox = runner_sandbox_preset(preset_name && *preset_name ? preset_name : "full");
+  if (!sandbox) return sandbox.error();
+  // Nsight Compute's injected library talks TCP and starts threads (runner_sandbox.cpp).
+  (*sandbox)["network"] = true;
   nlohmann::json job = {{"library", library.string()}, {"device", 0}, {"private_dir", dir->string()},
                         {"inputs", refs->value("inputs", nlohmann::json::array())},
                         {"outputs", refs->value("outputs", nlohmann::json::array())},
                         {"calls", std::max(1, calls)},
-                        // Nsight Compute's injected library talks TCP and starts threads (runner_sandbox.cpp).
-                        {"sandbox", {{"network", true}}}};
+                        {"sandbox", *sandbox}};
   RunnerInvocation inv;
   inv.job = *dir / "profile-job.json";
   inv.result = *dir / "profile-result.json";

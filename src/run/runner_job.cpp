@@ -30,6 +30,18 @@ Result<RunnerSandboxSettings> parse_sandbox_settings(const nlohmann::json& j) {
   return s;
 }
 
+Result<nlohmann::json> runner_sandbox_preset(const std::string& name) {
+  using J = nlohmann::json;
+  if (name == "full") return J{{"files", true}, {"syscalls", true}, {"deny_threads", true}, {"narrow", true}};
+  if (name == "wide") return J{{"files", true}, {"syscalls", true}, {"deny_threads", true}, {"narrow", false}};
+  if (name == "threads") return J{{"files", true}, {"syscalls", true}, {"deny_threads", false}};
+  if (name == "syscalls-only") return J{{"files", false}, {"syscalls", true}, {"deny_threads", true}};
+  if (name == "files-only") return J{{"files", true}, {"syscalls", false}, {"deny_threads", false}};
+  if (name == "off") return J{{"files", false}, {"syscalls", false}, {"deny_threads", false}};
+  return Error{fmt::format("CUTEGEN_RUNNER_SANDBOX={} is not one of full, wide, threads, syscalls-only, files-only, off",
+                           name)};
+}
+
 Result<RunnerSession> parse_runner_session(const nlohmann::json& j) {
   RunnerSession s;
   if (!j.is_object() || !j.contains("library") || !j["library"].is_string() || !j.contains("private_dir") ||

@@ -32,6 +32,9 @@ struct RunnerSandboxSettings {
   bool narrow = true;
 };
 Result<RunnerSandboxSettings> parse_sandbox_settings(const nlohmann::json& j);  // absent fields: defaults
+// The named presets of CUTEGEN_RUNNER_SANDBOX (full, wide, threads, syscalls-only, files-only, off) as
+// the job's `sandbox` object; the worker's table (candidate_session.py) has the same names and values.
+Result<nlohmann::json> runner_sandbox_preset(const std::string& name);
 
 struct RunnerSession {
   std::string library;

@@ -163,6 +163,31 @@ TEST(RunnerSandboxPolicy, LoadAppliesTheRunnerProfileExceptUnderTheProfiler) {
   EXPECT_FALSE(runner_load_policy(settings, 7).deny_threads);
 }
 
+// ncu starts the runner from a thread of its own: a parent-death signal would kill the runner when
+// that thread ends (every profile on the H200 failed that way).
+TEST(RunnerSandboxPolicy, UnderTheProfilerTheRunnerDoesNotDieWithItsParentThread) {
+  RunnerSandboxSettings settings;
+  EXPECT_TRUE(runner_start_policy(settings, "/tmp/p", "/tmp/k.so", {}, {}).die_with_parent);
+  settings.network = true;
+  EXPECT_FALSE(runner_start_policy(settings, "/tmp/p", "/tmp/k.so", {}, {}).die_with_parent);
+}
+
+TEST(RunnerSandboxPreset, NamesTheSameSettingsAsTheWorker) {
+  auto full = runner_sandbox_preset("full");
+  ASSERT_TRUE(full.ok());
+  auto parsed = parse_sandbox_settings(*full);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_TRUE(parsed->files && parsed->syscalls && parsed->deny_threads && parsed->narrow && !parsed->network);
+  auto off = parse_sandbox_settings(*runner_sandbox_preset("off"));
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->files || off->syscalls || off->deny_threads);
+  EXPECT_FALSE(parse_sandbox_settings(*runner_sandbox_preset("wide"))->narrow);
+  for (const char* name : {"threads", "syscalls-only", "files-only"}) EXPECT_TRUE(runner_sandbox_preset(name).ok()) << name;
+  auto bad = runner_sandbox_preset("none");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("CUTEGEN_RUNNER_SANDBOX=none is not one of"), std::string::npos);
+}
+
 TEST(RunnerSandboxPolicy, NarrowReadsOnlyItsOwnProcAndWritesOnlyTheGpusNodes) {
   namespace fs = std::filesystem;
   auto root = make_unique_dir(fs::temp_directory_path(), "cutegen-runner-narrow-");

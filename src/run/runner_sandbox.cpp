@@ -47,7 +47,12 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
   p.syscalls = SandboxPolicy::Syscalls::unrestricted;  // seccomp comes in step 2, once CUDA is up
   p.file_size_bytes = 1ull << 30;  // what the candidate may write in its private directory
   p.open_files = 1024;
-  p.die_with_parent = true;
+  // Not under Nsight Compute: PR_SET_PDEATHSIG fires when the *thread* that started us ends, and ncu
+  // starts the application from a thread that need not live as long as the run (on the H200 every
+  // profile ended within a second with ncu reporting error code 9, SIGKILL's number, before this
+  // was changed). ncu itself is cutegen's child,
+  // ended with its process group, and the runner stops after its few calls.
+  p.die_with_parent = !settings.network;
   // Under Nsight Compute the injected library talks TCP to ncu: Landlock (ABI 4+) would refuse it.
   p.confine_tcp = !settings.network;
   if (!settings.files) return p;
