@@ -24,6 +24,7 @@
 #include "report/run_report.h"
 #include "report/run_view.h"
 #include "store/run_dir.h"
+#include "tune/judge_tune_backend.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -41,6 +42,7 @@ struct OptimizeArgs {
   int plateau = 4;
   double target_sol = 0;
   std::string profile_from = "auto";
+  std::string tune = "auto";
   JudgeArgs judge{.trials = 3, .runs = 100};
   double max_cost = 0;
   long long max_tokens = 0;
@@ -94,7 +96,7 @@ Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& ar
 nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm) {
   return {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
           {"steps", a.steps}, {"repair_budget", a.repair_budget}, {"restarts", a.restarts}, {"plateau", a.plateau},
-          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"precision", a.judge.precision},
+          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"tune", a.tune}, {"precision", a.judge.precision},
           {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"seed", a.judge.seed},
           {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},
           {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
@@ -162,6 +164,15 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   lo.profile = *profile;
   Budget task_budget(config->task_budget, "task");
   lo.task_budget = &task_budget;
+  // The same judge (its compiler and cache, the loaded problem) screens and verifies tuned variants.
+  JudgeTuneBackend tuner(*(*stack)->compiler, *(*stack)->judge, args.problem);
+  if (args.tune == "auto") {
+    auto files_config = load_config(global);
+    if (!files_config) return give_up(files_config.error().message);
+    lo.tuner = &tuner;
+    lo.tune.max_variants = files_config->tune.loop_max_variants;
+    lo.tune.jobs = files_config->tune.jobs;
+  }
 
   ProgressLine progress(isatty(STDERR_FILENO));
   std::optional<nlohmann::json> metadata;
@@ -230,6 +241,11 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
       ->check(CLI::Range(1.0, 100.0));
   cmd->add_option("--profile-from", a->profile_from,
                   "when profiles enter the prompt: auto (per workload), always, never, or a step number");
+  cmd->add_option("--tune", a->tune,
+                  "auto: after each accepted step, tune the best kernel's `cutegen:knob` values (at most config "
+                  "tune.loop_max_variants variants, 12; docs/tuning.md); never: do not")
+      ->check(CLI::IsMember({"auto", "never"}))
+      ->capture_default_str();
   add_judge_options(cmd, a->judge, "per evaluation");
   cmd->add_option("--max-cost", a->max_cost, "stop when the LLM spend reaches this many US dollars")
       ->check(CLI::PositiveNumber);

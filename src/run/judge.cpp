@@ -89,6 +89,7 @@ Evaluation EvalReport::record() const {
   Evaluation e = *this;
   e.details = {{"compile", compile.to_json()}, {"checks", checks},   {"session", session},
                {"seeds", seeds},               {"seconds", seconds}, {"phase_seconds", phase_seconds}};
+  if (screened) e.details["screening"] = true;
   return e;
 }
 
@@ -224,10 +225,31 @@ Result<fs::path> Judge::fresh_work_dir(const std::string& what) {
   return make_unique_dir(options_.work_dir, what + "-");
 }
 
-Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& kernel_source, const std::string& kernel_name) {
+EvalOptions screening_options(EvalOptions full) {
+  full.trials = 1;
+  full.warmup = std::min(full.warmup, 3);
+  full.runs = std::min(full.runs, std::max(10, full.runs / 5));
+  full.baselines = false;
+  full.screening = true;
+  return full;
+}
+
+Result<EvalReport> Judge::screen(const fs::path& problem, const std::string& kernel_source, const std::string& kernel_name,
+                                 const std::vector<Define>& defines) {
+  // The same judge (its loaded problem, worker and compiler) under other settings for one call.
+  EvalOptions full = options_;
+  options_ = screening_options(full);
+  auto report = evaluate(problem, kernel_source, kernel_name, defines);
+  options_ = std::move(full);
+  return report;
+}
+
+Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& kernel_source, const std::string& kernel_name,
+                                   const std::vector<Define>& defines) {
   auto t0 = std::chrono::steady_clock::now();
   EvalReport report;
-  auto compiled = timed(report, "compile", [&] { return compiler_.compile({kernel_source, kernel_name}); });
+  report.screened = options_.screening;
+  auto compiled = timed(report, "compile", [&] { return compiler_.compile({kernel_source, kernel_name, defines}); });
   if (!compiled) return compiled.error();
   report.compile = *compiled;
   report.precision = options_.precision;

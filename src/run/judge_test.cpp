@@ -15,7 +15,11 @@ namespace {
 class FakeCompiler final : public Compiler {
  public:
   CompileOutcome outcome;
-  Result<CompileOutcome> compile(const CompileRequest&) override { return outcome; }
+  std::vector<CompileRequest> requests;
+  Result<CompileOutcome> compile(const CompileRequest& r) override {
+    requests.push_back(r);
+    return outcome;
+  }
 };
 
 CompileOutcome built() {
@@ -487,4 +491,41 @@ TEST(JudgeDeviceLock, HeldForEveryWorkerCallButNotForTheCompile) {
   EXPECT_TRUE(free_now());  // released at the end
   EXPECT_GT(lock.held_seconds(), 0);
   fs::remove_all(*dir);
+}
+
+TEST_F(JudgeTest, ScreeningIsCheaperSaysSoAndLeavesTheFullSettingsAlone) {
+  Scenario s;
+  ASSERT_TRUE(evaluate(s).ok());
+  auto screened = judge_->screen("problem.py", "// source", "k.cu", {{"TILE", "128"}});
+  ASSERT_TRUE(screened.ok()) << screened.error().message;
+  ASSERT_EQ(s.requests.size(), 2u);
+  // The variant's defines reach the compiler.
+  ASSERT_EQ(compiler_.requests.size(), 2u);
+  EXPECT_EQ(compiler_.requests[1].defines, (std::vector<Define>{{"TILE", "128"}}));
+  // One problem trial (plus signed and scaled) instead of two, fewer timed calls, no baselines.
+  EXPECT_EQ(s.requests[1]["trials"].size(), s.requests[0]["trials"].size() - 1);
+  EXPECT_EQ(s.requests[1]["runs"], 20);
+  EXPECT_LE(s.requests[1]["warmup"].get<int>(), 3);
+  EXPECT_TRUE(screened->baselines.empty());
+  EXPECT_EQ(screened->to_json()["screening"], true);
+  // The next full evaluation is as before.
+  s.baseline_request = nullptr;
+  auto full = judge_->evaluate("problem.py", "// source", "k.cu");
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(s.requests[2]["runs"], 100);
+  EXPECT_EQ(s.requests[2]["trials"].size(), s.requests[0]["trials"].size());
+  EXPECT_FALSE(s.baseline_request.is_null());
+  EXPECT_FALSE(full->to_json().contains("screening"));
+}
+
+TEST(ScreeningOptions, KeepsAtLeastTenTimedCalls) {
+  EvalOptions full;
+  full.runs = 30;
+  auto o = screening_options(full);
+  EXPECT_EQ(o.runs, 10);
+  EXPECT_EQ(o.trials, 1);
+  EXPECT_FALSE(o.baselines);
+  EXPECT_TRUE(o.screening);
+  full.runs = 5;
+  EXPECT_EQ(screening_options(full).runs, 5);
 }
