@@ -19,9 +19,9 @@ except Exception as e:
 PY
 }
 try default                      CUTEGEN_RUNNER_SANDBOX=full
-try wide                         CUTEGEN_RUNNER_SANDBOX=wide
-try files-only                   CUTEGEN_RUNNER_SANDBOX=files-only
+
+
 try full+read-all                CUTEGEN_RUNNER_SANDBOX=full CUTEGEN_RUNNER_EXTRA_READ=/
 try full+write-all               CUTEGEN_RUNNER_SANDBOX=full CUTEGEN_RUNNER_EXTRA_WRITE=/
-try full+read-all+write-all      CUTEGEN_RUNNER_SANDBOX=full CUTEGEN_RUNNER_EXTRA_READ=/ CUTEGEN_RUNNER_EXTRA_WRITE=/
+
 try off                          CUTEGEN_RUNNER_SANDBOX=off

@@ -115,6 +115,11 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
                           "/etc/hosts", "/etc/host.conf", "/etc/gai.conf", "/etc/localtime", "/etc/resolv.conf"})
       read.insert(p);
     write.push_back("/dev/shm");
+    // ncu runs with the private HOME and TMPDIR cutegen gives it (ncu-home in the profile directory),
+    // which its injected library uses; the runner inherits them. Also the user database it looks up.
+    for (const char* var : {"HOME", "TMPDIR"})
+      if (const char* v = std::getenv(var); v && *v && fs::path(v) != "/" && fs::is_directory(v, ec)) write.push_back(v);
+    for (const char* p : {"/etc/passwd", "/etc/group"}) read.insert(p);
   }
   // Diagnosis knob like CUTEGEN_RUNNER_EXTRA_READ, never set by cutegen: more writable paths.
   if (const char* extra = std::getenv("CUTEGEN_RUNNER_EXTRA_WRITE"); extra && *extra) {
