@@ -103,7 +103,13 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
     // Under Nsight Compute: CUDA loads ncu's injection library (CUDA_INJECTION64_PATH) when it starts,
     // and that library reads its own installation and keeps a lock in /tmp.
     if (const char* injection = std::getenv("CUDA_INJECTION64_PATH"); injection && *injection) {
+      // The library sits in <install>/target/<platform>/ and reads the rest of the installation.
       fs::path install = fs::path(injection).parent_path().parent_path();
+      for (fs::path up = fs::path(injection).parent_path(); up.has_relative_path(); up = up.parent_path())
+        if (up.filename() == "target") {
+          install = up.parent_path();
+          break;
+        }
       if (!install.empty() && install != install.root_path()) read.insert(install);
     }
     write.push_back("/tmp");
