@@ -102,16 +102,22 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
   if (settings.network) {
     // Under Nsight Compute: CUDA loads ncu's injection library (CUDA_INJECTION64_PATH) when it starts,
     // and that library reads its own installation and keeps a lock in /tmp.
-    if (const char* injection = std::getenv("CUDA_INJECTION64_PATH"); injection && *injection) {
-      // The library sits in <install>/target/<platform>/ and reads the rest of the installation.
-      fs::path install = fs::path(injection).parent_path().parent_path();
-      for (fs::path up = fs::path(injection).parent_path(); up.has_relative_path(); up = up.parent_path())
+    // Its libraries sit in <install>/target/<platform>/ and read the rest of the installation; they
+    // come through CUDA_INJECTION64_PATH or LD_PRELOAD, or are already loaded.
+    std::vector<fs::path> candidates(loaded.begin(), loaded.end());
+    for (const char* var : {"CUDA_INJECTION64_PATH", "LD_PRELOAD"})
+      if (const char* v = std::getenv(var); v && *v) {
+        std::stringstream parts(v);
+        std::string path;
+        while (std::getline(parts, path, ':'))
+          if (!path.empty()) candidates.push_back(path);
+      }
+    for (const auto& c : candidates)
+      for (fs::path up = c.parent_path(); up.has_relative_path(); up = up.parent_path())
         if (up.filename() == "target") {
-          install = up.parent_path();
+          if (up.parent_path().has_relative_path()) read.insert(up.parent_path());
           break;
         }
-      if (!install.empty() && install != install.root_path()) read.insert(install);
-    }
     write.push_back("/tmp");
     // Its libraries load more of the system (read-only), and it shares memory with ncu through
     // /dev/shm. Not /etc as a whole (a root runner could read /etc/shadow with TCP open): only what
