@@ -11,6 +11,7 @@
 #include "agent/template_prompter.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
+#include "cli/optimize_seed.h"
 #include "cli/progress_line.h"
 #include "common/fs.h"
 #include "common/version.h"
@@ -67,7 +68,20 @@ nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm) {
           {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
 }
 
+// No LLM named (--llm none, or no --llm and no llm.backend in the config): the seed path.
+Result<bool> without_llm(const GlobalOptions& global, const OptimizeArgs& args) {
+  if (args.spec == "none") return true;
+  if (!args.spec.empty()) return false;
+  auto file = load_config(global);
+  if (!file) return file.error();
+  return file->llm.backend.empty();
+}
+
 int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
+  auto no_llm = without_llm(global, args);
+  if (!no_llm) return fail(no_llm.error().message);
+  if (*no_llm)
+    return run_seed_optimize(global, {.problem = args.problem, .out = args.out, .resume = args.resume, .judge = args.judge});
   auto profile = ProfilePolicy::parse(args.profile_from);
   if (!profile) return fail(profile.error().message);
   auto config = llm_config(global, args);
@@ -175,7 +189,8 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
   auto a = std::make_shared<OptimizeArgs>();
   auto* cmd = app.add_subcommand("optimize", "Generate, repair and optimize a CuTe kernel for a problem with an LLM");
   cmd->add_option("problem", a->problem, "KernelBench-format problem file")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--llm", a->spec, "openai:MODEL, anthropic:MODEL, exec:'COMMAND', replay:DIR or manual:DIR");
+  cmd->add_option("--llm", a->spec, "openai:MODEL, anthropic:MODEL, exec:'COMMAND', replay:DIR, manual:DIR, or none: the seed kernel "
+                  "alone, judged and exported (docs/seed.md; also without --llm when no llm.backend is configured)");
   cmd->add_option("--out", a->out,
                   "run directory: a new or empty one; with --resume, a run to continue (default: a new "
                   "cutegen-runs/<problem>-<date>-<time>-<ms>-<id>)");

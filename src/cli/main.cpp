@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   add_llm_command(app, global, exit_code);
   add_profile_command(app, global, exit_code);
   add_optimize_command(app, global, exit_code);
+  add_seed_command(app, global, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -24,6 +24,9 @@ std::string stop_text(const std::string& reason, const std::string& detail) {
     return "two answers in a row were cut off at the token limit: raise llm.max_tokens (or the budget, where it lowered "
            "the limit), or the model is looping";
   if (reason == "no_correct_kernel") return "no correct kernel after every synthesis attempt";
+  if (reason == "seed")
+    return fmt::format("no LLM: the seed kernel for y = {} was judged (docs/seed.md); give --llm to optimise further",
+                       detail);
   return reason;
 }
 

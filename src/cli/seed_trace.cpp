@@ -1,0 +1,39 @@
+#include "cli/seed_trace.h"
+
+#include "common/fs.h"
+
+namespace cutegen::cli {
+namespace fs = std::filesystem;
+
+Result<TraceWorker> TraceWorker::start() {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-");
+  if (!dir) return dir.error();
+  auto worker = PythonWorker::start({.log_path = *dir / "worker.log"});
+  if (!worker) {
+    std::error_code ec;
+    fs::remove_all(*dir, ec);
+    return worker.error();
+  }
+  return TraceWorker(*dir, std::move(*worker));
+}
+
+TraceWorker::~TraceWorker() {
+  if (dir_.empty()) return;  // moved from
+  worker_.reset();           // the worker ends before its directory goes
+  std::error_code ec;
+  fs::remove_all(dir_, ec);  // a temporary directory left behind is harmless; nothing to tell
+}
+
+Result<seed::SeedOutcome> TraceWorker::seed(const fs::path& problem) {
+  auto outcome = seed::seed_for_problem(*worker_, problem);
+  if (!outcome) {
+    worker_.reset();
+    auto fresh = PythonWorker::start({.log_path = dir_ / "worker.log"});
+    if (!fresh) return Error{outcome.error().message + " (and the worker could not be restarted: " +
+                             fresh.error().message + ")"};
+    worker_ = std::move(*fresh);
+  }
+  return outcome;
+}
+
+}  // namespace cutegen::cli

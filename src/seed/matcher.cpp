@@ -1,0 +1,210 @@
+#include "seed/matcher.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "seed/pointwise_ops.h"
+
+namespace cutegen::seed {
+namespace {
+
+bool is_leaf(const std::string& op) { return op == "input" || op == "param" || op == "constant"; }
+
+bool float_dtype(const std::string& d) { return d == "float32" || d == "float16" || d == "bfloat16"; }
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  return s.empty() ? "a 0-d tensor" : fmt::format("{}", fmt::join(s, "x"));
+}
+
+// Nodes the outputs depend on, ascending (= execution order).
+std::vector<int> reachable(const OpGraph& g) {
+  std::set<int> seen;
+  std::vector<int> stack;
+  for (const auto& o : g.outputs)
+    if (o.ref) stack.push_back(*o.ref);
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    for (const auto& a : g.node(id).args)
+      if (a.ref) stack.push_back(*a.ref);
+  }
+  return {seen.begin(), seen.end()};
+}
+
+std::string param_text(const ParamValue& v) {
+  if (std::holds_alternative<std::monostate>(v)) return "None";
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "True" : "False";
+  if (const double* d = std::get_if<double>(&v)) return fmt::format("{}", *d);
+  return fmt::format("'{}'", std::get<std::string>(v));
+}
+
+// `op(a, b, key=value)`, arguments spelled by `spell`.
+template <class Spell>
+std::string call_text(const Node& n, Spell spell) {
+  std::vector<std::string> parts;
+  for (const auto& a : n.args) parts.push_back(a.ref ? spell(*a.ref) : fmt::format("{}", a.value));
+  for (const auto& [k, v] : n.params) {
+    if (k == "alpha" && (n.op == "add" || n.op == "sub") && param_text(v) == "1") continue;  // the default
+    if (k == "rounding_mode" && std::holds_alternative<std::monostate>(v)) continue;
+    parts.push_back(fmt::format("{}={}", k, param_text(v)));
+  }
+  return fmt::format("{}({})", n.op, fmt::join(parts, ", "));
+}
+
+class PointwiseMatcher {
+ public:
+  explicit PointwiseMatcher(const OpGraph& g) : g_(g) {}
+
+  // The plan, or the reason there is none.
+  std::optional<PointwisePlan> match(std::string& reason) {
+    if (g_.outputs.size() != 1) {
+      reason = fmt::format("forward() returns {} outputs; the pointwise seed writes one", g_.outputs.size());
+      return std::nullopt;
+    }
+    const Operand& out = g_.outputs[0];
+    if (!out.ref) {
+      reason = "forward() returns a number, not a tensor";
+      return std::nullopt;
+    }
+    const Node& result = g_.node(*out.ref);
+    if (!result.type) {
+      reason = "forward() does not return a tensor";
+      return std::nullopt;
+    }
+    plan_.dtype = result.type->dtype;
+    plan_.shape = result.type->shape;
+    if (!float_dtype(plan_.dtype)) {
+      reason = fmt::format("the output is {}; the pointwise seed handles float32, float16 and bfloat16", plan_.dtype);
+      return std::nullopt;
+    }
+    plan_.num_contract_inputs = g_.num_inputs + static_cast<int>(g_.params.size());
+    for (int id : reachable(g_)) {
+      if (auto why = visit(g_.node(id)); !why.empty()) {
+        reason = why;
+        return std::nullopt;
+      }
+    }
+    if (plan_.tensor_inputs.empty()) {
+      reason = "the output depends on no input tensor";
+      return std::nullopt;
+    }
+    plan_.result = value_of(out);
+    plan_.pattern = nested(*out.ref);
+    return plan_;
+  }
+
+ private:
+  std::string check_tensor(const Node& n, const std::string& what) const {
+    if (!n.type) return fmt::format("{} has no tensor type in the trace", what);
+    if (n.type->dtype != plan_.dtype)
+      return fmt::format("{} is {} while the output is {} (mixed dtypes have no seed yet)", what, n.type->dtype,
+                         plan_.dtype);
+    if (n.type->shape != plan_.shape)
+      return fmt::format("{} is {} while the output is {} (broadcasting has no seed yet)", what,
+                         shape_text(n.type->shape), shape_text(plan_.shape));
+    if (!n.type->contiguous) return fmt::format("{} is not contiguous", what);
+    return "";
+  }
+
+  std::string visit(const Node& n) {
+    if (n.op == "input" || n.op == "param") {
+      std::string name = n.op == "param" && n.index - g_.num_inputs < static_cast<int>(g_.params.size())
+                             ? g_.params[static_cast<std::size_t>(n.index - g_.num_inputs)]
+                             : n.name;
+      if (n.scalar) {
+        if (n.scalar_dtype != "float64" && n.scalar_dtype != "int64" && n.scalar_dtype != "bool")
+          return fmt::format("forward argument {} is a {} scalar", name, n.scalar_dtype);
+        ScalarOperand s{.index = n.index, .dtype = n.scalar_dtype, .member = fmt::format("s{}", n.index), .name = name};
+        values_[n.id] = s.member;
+        plan_.scalars.push_back(s);
+        return "";
+      }
+      if (auto why = check_tensor(n, (n.op == "param" ? "parameter " : "input ") + name); !why.empty()) return why;
+      values_[n.id] = fmt::format("x{}", plan_.tensor_inputs.size());
+      plan_.tensor_inputs.push_back(n.index);
+      plan_.tensor_names.push_back(name);
+      return "";
+    }
+    if (n.op == "constant") {
+      auto it = n.params.find("value");
+      const double* v = it == n.params.end() ? nullptr : std::get_if<double>(&it->second);
+      if (!v) return fmt::format("forward argument {} has a default that is not a number", n.name);
+      values_[n.id] = float_literal(*v);
+      constants_[n.id] = *v;
+      return "";
+    }
+    if (!n.known || pointwise_arity(n.op) == 0) {
+      if (!n.note.empty()) return fmt::format("{}: {}", n.op, n.note);
+      return fmt::format("{} is not a pointwise op the seed knows", n.op);
+    }
+    if (auto why = check_tensor(n, fmt::format("{} ({})", n.op, n.name)); !why.empty()) return why;
+    std::vector<ExprArg> args;
+    for (const auto& a : n.args) {
+      if (a.ref) {
+        auto c = constants_.find(*a.ref);
+        args.push_back({values_.at(*a.ref), c == constants_.end() ? std::nullopt : std::optional<double>(c->second)});
+      } else {
+        args.push_back({float_literal(a.value), a.value});
+      }
+    }
+    auto expr = pointwise_expression(n.op, args, n.params);
+    if (!expr) return expr.error().message;
+    std::string value = fmt::format("v{}", n.id);
+    plan_.steps.push_back({value, *expr, call_text(n, [this](int id) { return values_.at(id); })});
+    values_[n.id] = value;
+    return "";
+  }
+
+  std::string value_of(const Operand& o) const { return o.ref ? values_.at(*o.ref) : float_literal(o.value); }
+
+  // The chain as one expression over the forward arguments' names, for people.
+  std::string nested(int id) const {
+    const Node& n = g_.node(id);
+    if (n.op == "input" || n.op == "param") {
+      auto it = std::find(plan_.tensor_inputs.begin(), plan_.tensor_inputs.end(), n.index);
+      if (it != plan_.tensor_inputs.end())
+        return plan_.tensor_names[static_cast<std::size_t>(it - plan_.tensor_inputs.begin())];
+      for (const auto& s : plan_.scalars)
+        if (s.index == n.index) return s.name;
+      return n.name;
+    }
+    if (n.op == "constant") return fmt::format("{}", constants_.at(id));
+    return call_text(n, [this](int ref) { return nested(ref); });
+  }
+
+  const OpGraph& g_;
+  PointwisePlan plan_;
+  std::map<int, std::string> values_;
+  std::map<int, double> constants_;
+};
+
+}  // namespace
+
+std::string SeedMatch::no_seed_line() const {
+  if (ops.empty()) return fmt::format("no seed for this operator graph: {}", reason);
+  return fmt::format("no seed for this operator graph: {} ({})", ops, reason);
+}
+
+SeedMatch match_seed(const OpGraph& graph) {
+  SeedMatch m;
+  if (!graph.traced) {
+    m.reason = graph.reason;
+    return m;
+  }
+  std::vector<std::string> ops;
+  for (int id : reachable(graph)) {
+    const std::string& op = graph.node(id).op;
+    if (!is_leaf(op) && std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+  }
+  m.ops = ops.empty() ? "identity" : fmt::format("{}", fmt::join(ops, ", "));
+  PointwiseMatcher pointwise(graph);
+  m.pointwise = pointwise.match(m.reason);
+  return m;
+}
+
+}  // namespace cutegen::seed
