@@ -104,9 +104,9 @@ def trace(path: str) -> dict:
     """The `trace` answer for a problem file (docs/worker-protocol.md)."""
     module = problem_loader.import_problem(path)
     try:
-        model, where = _build_model(module, path)
-        values = _build_inputs(module, path, where)
-        return _trace_model(model, values, where)
+        model, model_on = _build_model(module, path)
+        values, inputs_on = _build_inputs(module, path)
+        return dict(_trace_model(model, values), model_on=model_on.type, inputs_on=inputs_on.type)
     finally:
         sys.modules.pop(module.__name__, None)
 
@@ -123,30 +123,28 @@ def _build_model(module, path: str):
         return model, cpu
 
 
-def _build_inputs(module, path: str, where: torch.device) -> list:
-    if where.type == "meta":
-        try:
-            return problem_loader.call_get_inputs(module, path, 0, where, on_device=True)
-        except ProblemError:
-            pass  # e.g. get_inputs() reads tensor values: build them for real
-    return problem_loader.call_get_inputs(module, path, 0, torch.device("cpu"), on_device=False)
+def _build_inputs(module, path: str):
+    meta = torch.device("meta")
+    try:
+        return problem_loader.call_get_inputs(module, path, 0, meta, on_device=True), meta
+    except ProblemError:
+        pass  # e.g. get_inputs() reads tensor values: build them for real
+    cpu = torch.device("cpu")
+    return problem_loader.call_get_inputs(module, path, 0, cpu, on_device=False), cpu
 
 
-def _trace_model(model: nn.Module, values: list, where: torch.device) -> dict:
-    answer = {"built_on": where.type}
+def _trace_model(model: nn.Module, values: list) -> dict:
     try:
         gm = fx.symbolic_trace(model)
     except Exception as exc:  # anything fx raises: the answer carries it as the reason
-        return dict(answer, traced=False, reason=f"torch.fx cannot trace forward(): {type(exc).__name__}: {_short(exc)}")
+        return {"traced": False, "reason": f"torch.fx cannot trace forward(): {type(exc).__name__}: {_short(exc)}"}
     try:
-        if where.type == "cpu":
-            values = [v.to("meta") if isinstance(v, torch.Tensor) else v for v in values]
-            gm = gm.to("meta")
-        ShapeProp(gm).propagate(*values)
+        values = [v.to("meta") if isinstance(v, torch.Tensor) else v for v in values]
+        ShapeProp(gm.to("meta")).propagate(*values)
     except Exception as exc:
-        return dict(answer, traced=False,
-                    reason=f"the traced graph does not run on meta tensors: {type(exc).__name__}: {_short(exc)}")
-    return dict(answer, traced=True, **_Normaliser(gm, model, values).graph())
+        return {"traced": False,
+                "reason": f"the traced graph does not run on meta tensors: {type(exc).__name__}: {_short(exc)}"}
+    return dict(traced=True, **_Normaliser(gm, model, values).graph())
 
 
 def _short(exc) -> str:

@@ -21,8 +21,6 @@ int run_seed_optimize(const GlobalOptions& global, const SeedOptimizeArgs& args)
     return fail("--resume continues an LLM run; a run without an LLM has nothing to resume: run it again without "
                 "--resume");
   // Matched before a run directory or a GPU is touched: an unmatched problem costs seconds and leaves nothing.
-  fmt::print(stderr, "no LLM: looking for a seed kernel for {} (tracing its operator graph)\n",
-             fs::path(args.problem).filename().string());
   seed::SeedOutcome seed;
   {
     auto worker = TraceWorker::start();

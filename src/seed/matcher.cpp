@@ -83,7 +83,15 @@ class PointwiseMatcher {
       return std::nullopt;
     }
     plan_.num_contract_inputs = g_.num_inputs + static_cast<int>(g_.params.size());
-    for (int id : reachable(g_)) {
+    const std::vector<int> needed = reachable(g_);
+    // An op outside the table is the decisive reason; shapes and dtypes only matter once every op is known.
+    for (int id : needed) {
+      if (auto why = unknown_op(g_.node(id)); !why.empty()) {
+        reason = why;
+        return std::nullopt;
+      }
+    }
+    for (int id : needed) {
       if (auto why = visit(g_.node(id)); !why.empty()) {
         reason = why;
         return std::nullopt;
@@ -109,6 +117,13 @@ class PointwiseMatcher {
                          shape_text(n.type->shape), shape_text(plan_.shape));
     if (!n.type->contiguous) return fmt::format("{} is not contiguous", what);
     return "";
+  }
+
+  static std::string unknown_op(const Node& n) {
+    if (is_leaf(n.op) && n.known) return "";
+    if (n.known && pointwise_arity(n.op) > 0) return "";
+    if (!n.note.empty()) return fmt::format("{}: {}", n.op, n.note);
+    return fmt::format("{} is not a pointwise op the seed knows", n.op);
   }
 
   std::string visit(const Node& n) {
@@ -137,10 +152,6 @@ class PointwiseMatcher {
       values_[n.id] = float_literal(*v);
       constants_[n.id] = *v;
       return "";
-    }
-    if (!n.known || pointwise_arity(n.op) == 0) {
-      if (!n.note.empty()) return fmt::format("{}: {}", n.op, n.note);
-      return fmt::format("{} is not a pointwise op the seed knows", n.op);
     }
     if (auto why = check_tensor(n, fmt::format("{} ({})", n.op, n.name)); !why.empty()) return why;
     std::vector<ExprArg> args;

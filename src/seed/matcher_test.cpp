@@ -165,3 +165,11 @@ TEST(Matcher, AFormulaErrorIsTheReason) {
   ASSERT_FALSE(m.matched());
   EXPECT_EQ(m.no_seed_line(), "no seed for this operator graph: gelu (gelu with approximate='fast' (torch knows none and tanh))");
 }
+
+TEST(Matcher, AnUnknownOpIsTheReasonEvenWhenShapesDifferToo) {
+  json b = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {128, 32});
+  json mm = tensor({{"id", 2}, {"name", "mm"}, {"op", "torch.mm"}, {"args", {ref(0), ref(1)}}, {"known", false}}, {64, 32});
+  auto m = match(graph({input(0, "a"), b, mm}, {ref(2)}, 2));
+  ASSERT_FALSE(m.matched());
+  EXPECT_EQ(m.reason, "torch.mm is not a pointwise op the seed knows");
+}

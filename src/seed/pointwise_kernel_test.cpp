@@ -124,11 +124,10 @@ TEST(PointwiseKernel, HalfTypesComputeInFloatAndUseEightWideVectors) {
   EXPECT_TRUE(contains(src, "#define EW_VEC 8\n")) << src;
 }
 
-class SeedCompile : public ::testing::TestWithParam<const char*> {};
-
-// One nvcc build per dtype through the compile stage as the judge runs it (source rules, nvcc, library
-// checks, the CuTe check per kernel).
-TEST_P(SeedCompile, EveryOpChainBuildsAndPassesEveryStaticCheck) {
+// One nvcc build through the compile stage as the judge runs it (source rules, nvcc, library checks,
+// the CuTe check per kernel). fp32 only, to keep CI short: half types differ in the element type
+// alone, and the GPU suite's seed stage builds and judges an fp16 seed.
+TEST(SeedCompile, EveryOpChainBuildsAndPassesEveryStaticCheck) {
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
   ASSERT_TRUE(dir.ok());
   PosixProcessRunner runner;
@@ -136,10 +135,9 @@ TEST_P(SeedCompile, EveryOpChainBuildsAndPassesEveryStaticCheck) {
   auto toolchain = probe_toolchain(runner, options);
   ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
   NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
-  std::string src = generate_pointwise_kernel(plan_for(every_op_graph(GetParam())), "every_op.py");
+  std::string src = generate_pointwise_kernel(plan_for(every_op_graph("float32")), "every_op.py");
   auto out = compiler.compile({src, "every_op.cu"});
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << src;
   fs::remove_all(*dir);
 }
-INSTANTIATE_TEST_SUITE_P(Dtypes, SeedCompile, ::testing::Values("float32", "bfloat16"));
