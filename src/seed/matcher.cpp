@@ -50,7 +50,7 @@ std::string call_text(const Node& n, Spell spell) {
   for (const auto& a : n.args) parts.push_back(a.ref ? spell(*a.ref) : fmt::format("{}", a.value));
   for (const auto& [k, v] : n.params) {
     if (k == "alpha" && (n.op == "add" || n.op == "sub") && param_text(v) == "1") continue;  // the default
-    if (k == "rounding_mode" && std::holds_alternative<std::monostate>(v)) continue;
+    if (std::holds_alternative<std::monostate>(v)) continue;  // None: clamp's missing bound, div's rounding
     parts.push_back(fmt::format("{}={}", k, param_text(v)));
   }
   return fmt::format("{}({})", n.op, fmt::join(parts, ", "));
