@@ -491,6 +491,19 @@ Result<LoopResult> Loop::run() {
   result.example_shown = prompter_.example_shown(problem_);
   if (auto r = decide("example", {{"file", result.example_shown}}); !r) return r.error();
 
+  if (!options_.seed_source.empty()) {
+    auto seed = evaluate(options_.seed_source, "seed", "");
+    if (!seed) return seed.error();
+    if (seed->passed()) {
+      if (auto r = decide("seed", {{"outcome", "correct"}}); !r) return r.error();
+      if (auto r = set_best({options_.seed_source, *seed}); !r) return r.error();
+      result.started_from_seed = true;
+    } else {
+      if (auto r = decide("seed", {{"outcome", "failed"}, {"verdict", to_string(seed->verdict)}}); !r) return r.error();
+      report("the seed kernel failed the judge: the LLM writes the first kernel");
+    }
+  }
+
   std::vector<FailedAttempt> failures;
   for (int attempt = 0; attempt <= options_.max_restarts && !best_; ++attempt) {
     ++result.syntheses;

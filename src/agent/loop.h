@@ -31,6 +31,9 @@ struct LoopOptions {
   double min_gain = 0.02;       // an accepted step must also be this much faster (relative)
   ProfilePolicy profile;
   Budget* task_budget = nullptr;  // this task's own limits (llm.task_budget), on top of the run's
+  // --start seed (docs/seed.md): the first kernel, judged before any synthesis. When it passes, the
+  // optimisation steps start from it; when it fails, the LLM synthesises as if there were none.
+  std::string seed_source;
 };
 
 struct Candidate {
@@ -67,6 +70,7 @@ struct LoopResult {
   std::vector<StepRecord> history;
   int syntheses = 0;
   int llm_calls = 0;
+  bool started_from_seed = false;  // the seed passed and was the first best kernel
 };
 
 class Loop {

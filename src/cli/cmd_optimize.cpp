@@ -38,6 +38,7 @@ struct OptimizeArgs {
   int plateau = 4;
   double target_sol = 0;
   std::string profile_from = "auto";
+  std::string start = "auto";
   JudgeArgs judge{.trials = 3, .runs = 100};
   double max_cost = 0;
   long long max_tokens = 0;
@@ -62,7 +63,7 @@ Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& ar
 nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm) {
   return {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
           {"steps", a.steps}, {"repair_budget", a.repair_budget}, {"restarts", a.restarts}, {"plateau", a.plateau},
-          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"precision", a.judge.precision},
+          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"start", a.start}, {"precision", a.judge.precision},
           {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"seed", a.judge.seed},
           {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},
           {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
@@ -87,6 +88,8 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto config = llm_config(global, args);
   if (!config) return fail(config.error().message);
   if (args.resume && args.out.empty()) return fail("--resume needs --out DIR naming the run to continue");
+  auto seed = seed_for_llm_run(args.start, args.problem);
+  if (!seed) return fail(seed.error().message);
 
   // The directory is checked and locked before anything is written: a foreign directory is refused
   // untouched, and a second cutegen on the same run fails here, naming the first.
@@ -131,6 +134,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   lo.plateau_steps = args.plateau;
   if (args.target_sol > 0) lo.target_sol_pct = args.target_sol;
   lo.profile = *profile;
+  lo.seed_source = seed->source;
   Budget task_budget(config->task_budget, "task");
   lo.task_budget = &task_budget;
 
@@ -165,6 +169,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   summary.baselines = result->problem.baselines;
   summary.floor = result->problem.floor;
   summary.example_shown = result->example_shown;
+  if (result->started_from_seed) summary.seed_pattern = seed->pattern;
   summary.stop_reason = result->stop_reason;
   summary.stop_detail = result->stop_detail;
   summary.syntheses = result->syntheses;
@@ -204,6 +209,11 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--target-sol", a->target_sol, "stop once the best kernel reaches this % of the roofline floor")
       ->check(CLI::Range(1.0, 100.0));
+  cmd->add_option("--start", a->start,
+                  "the first kernel: auto (the seed when the problem has one, else the LLM's), seed (fail "
+                  "without one) or scratch (the LLM writes it); docs/seed.md")
+      ->check(CLI::IsMember({"auto", "seed", "scratch"}))
+      ->capture_default_str();
   cmd->add_option("--profile-from", a->profile_from,
                   "when profiles enter the prompt: auto (per workload), always, never, or a step number");
   add_judge_options(cmd, a->judge, "per evaluation");

@@ -53,6 +53,11 @@ std::string render_run_report(const RunSummary& s) {
   r += s.example_shown.empty() ? "No example kernel was shown.\n\n"
                                : fmt::format("Example kernel shown to the LLM (as a reference for idioms): `{}`.\n\n",
                                              s.example_shown);
+  // Like the example: what the LLM started from is part of what its result means.
+  if (!s.seed_pattern.empty())
+    r += fmt::format("The first kernel was cutegen's seed for y = {} (written without an LLM, docs/seed.md); "
+                     "the optimisation steps start from it.\n\n",
+                     s.seed_pattern);
   r += "## Baselines\n\n| | time |\n|---|---|\n";
   r += fmt::format("| eager PyTorch | {} |\n| torch.compile | {} |\n| roofline floor ({}) | {} |\n\n",
                    baseline(s.baselines.eager), baseline(s.baselines.compile),
