@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
 #include "cli/optimize_seed.h"
+#include "cli/seed_trace.h"
 #include "cli/progress_line.h"
 #include "common/fs.h"
 #include "common/version.h"
@@ -88,8 +89,6 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto config = llm_config(global, args);
   if (!config) return fail(config.error().message);
   if (args.resume && args.out.empty()) return fail("--resume needs --out DIR naming the run to continue");
-  auto seed = seed_for_llm_run(args.start, args.problem);
-  if (!seed) return fail(seed.error().message);
 
   // The directory is checked and locked before anything is written: a foreign directory is refused
   // untouched, and a second cutegen on the same run fails here, naming the first.
@@ -107,6 +106,9 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
   if (!stack) return give_up(stack.error().message);
+  // Traced once the GPU is known to be there: a start that cannot run costs no tracing.
+  auto seed = seed_for_llm_run(args.start, args.problem);
+  if (!seed) return give_up(seed.error().message);
   auto journal = Journal::open(out / "events.jsonl", args.resume);
   if (!journal) return give_up(journal.error().message);
   RunFiles files(out);

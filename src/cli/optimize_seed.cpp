@@ -16,23 +16,6 @@
 namespace cutegen::cli {
 namespace fs = std::filesystem;
 
-Result<RunSeed> seed_for_llm_run(const std::string& start, const std::string& problem) {
-  if (start == "scratch") return RunSeed{};
-  auto worker = TraceWorker::start();
-  if (!worker) return worker.error();
-  auto outcome = worker->seed(problem);
-  if (!outcome) return outcome.error();
-  if (!outcome->found()) {
-    if (start == "seed") return Error{outcome->match.no_seed_line() + "; use --start scratch"};
-    fmt::print(stderr, "{}: the LLM writes the first kernel\n", outcome->match.no_seed_line());
-    return RunSeed{};
-  }
-  const std::string& pattern = outcome->match.pointwise->pattern;
-  fmt::print(stderr, "seed: pointwise chain y = {} (the first kernel; --start scratch to have the LLM write it)\n",
-             pattern);
-  return RunSeed{outcome->source, pattern};
-}
-
 int run_seed_optimize(const GlobalOptions& global, const SeedOptimizeArgs& args) {
   if (args.resume)
     return fail("--resume continues an LLM run; a run without an LLM has nothing to resume: run it again without "

@@ -19,12 +19,5 @@ struct SeedOptimizeArgs {
 // GPU is needed: "no seed for this operator graph: <ops> (<reason>); give --llm".
 int run_seed_optimize(const GlobalOptions& global, const SeedOptimizeArgs& args);
 
-// The LLM run's first kernel for --start: `scratch` gives none; `auto` the seed when one matches
-// (else none, said on stderr); `seed` the seed, or the no-seed line as an Error.
-struct RunSeed {
-  std::string source;   // empty: the LLM synthesises the first kernel
-  std::string pattern;  // what the seed computes, for report.md
-};
-Result<RunSeed> seed_for_llm_run(const std::string& start, const std::string& problem);
 
 }  // namespace cutegen::cli

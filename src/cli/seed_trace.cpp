@@ -1,5 +1,7 @@
 #include "cli/seed_trace.h"
 
+#include <fmt/format.h>
+
 #include "common/fs.h"
 
 namespace cutegen::cli {
@@ -34,6 +36,23 @@ Result<seed::SeedOutcome> TraceWorker::seed(const fs::path& problem) {
     worker_ = std::move(*fresh);
   }
   return outcome;
+}
+
+Result<RunSeed> seed_for_llm_run(const std::string& start, const std::string& problem) {
+  if (start == "scratch") return RunSeed{};
+  auto worker = TraceWorker::start();
+  if (!worker) return worker.error();
+  auto outcome = worker->seed(problem);
+  if (!outcome) return outcome.error();
+  if (!outcome->found()) {
+    if (start == "seed") return Error{outcome->match.no_seed_line() + "; use --start scratch"};
+    fmt::print(stderr, "{}: the LLM writes the first kernel\n", outcome->match.no_seed_line());
+    return RunSeed{};
+  }
+  const std::string& pattern = outcome->match.pointwise->pattern;
+  fmt::print(stderr, "seed: pointwise chain y = {} (the first kernel; --start scratch to have the LLM write it)\n",
+             pattern);
+  return RunSeed{outcome->source, pattern};
 }
 
 }  // namespace cutegen::cli

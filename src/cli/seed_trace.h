@@ -3,6 +3,7 @@
 // temporary directory that goes away with it.
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "run/reference_worker.h"
 #include "seed/seed.h"
@@ -24,5 +25,13 @@ class TraceWorker {
   std::filesystem::path dir_;
   std::unique_ptr<PythonWorker> worker_;
 };
+
+// The LLM run's first kernel for --start: `scratch` gives none; `auto` the seed when one matches
+// (else none, said on stderr); `seed` the seed, or the no-seed line as an Error.
+struct RunSeed {
+  std::string source;   // empty: the LLM synthesises the first kernel
+  std::string pattern;  // what the seed computes, for report.md
+};
+Result<RunSeed> seed_for_llm_run(const std::string& start, const std::string& problem);
 
 }  // namespace cutegen::cli
