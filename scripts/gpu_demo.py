@@ -3,7 +3,8 @@
 go compile error -> diagnosis -> repair -> correct -> one accepted and one rolled-back optimisation
 with the real judge, and the exported best/model_new.py must match the reference Model. Then the
 compile cache is cleared and the finished run resumed: it must replay every answer and rebuild
-best/kernel.so from the logged source."""
+best/kernel.so from the logged source. The run's report.html must show every evaluation and be what
+`cutegen report` renders from the directory (a copy is left as demo-report.html)."""
 import argparse
 import json
 import pathlib
@@ -56,6 +57,31 @@ def check_resume(cutegen: str, cmd: list, run: pathlib.Path, events_before: int)
     return problems
 
 
+def check_page(cutegen: str, run: pathlib.Path, out: pathlib.Path, evaluations: int) -> list:
+    """report.html written by optimize: both charts (or the reason there is no roofline), one point per
+    evaluation, and the same bytes as `cutegen report` renders from the directory afterwards."""
+    page = run / "report.html"
+    if not page.exists():
+        return ["report.html missing"]
+    text = page.read_text()
+    shutil.copy(page, out / "demo-report.html")  # to look at
+    problems = []
+    traj = text[text.find('id="trajectory"'):]
+    traj = traj[:traj.find("</svg>")]
+    points = traj.count('class="pt ')
+    if points != evaluations:
+        problems.append(f"report.html: {points} trajectory points for {evaluations} evaluations")
+    if 'id="roofline"' not in text and 'id="no-roofline"' not in text:
+        problems.append("report.html has neither a roofline chart nor the reason for its absence")
+    again = out / "demo-report-again.html"
+    p = subprocess.run([cutegen, "report", str(run), "-o", str(again)], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        problems.append(f"cutegen report exited {p.returncode}: {p.stderr.strip()}")
+    elif again.read_text() != text:
+        problems.append("cutegen report renders another page than optimize wrote (one source expected)")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cutegen", required=True)
@@ -87,6 +113,7 @@ def main():
     for f in ("kernel.cu", "eval.json", "kernel.so", "relu_op.py", "model_new.py"):
         if not (run / "best" / f).exists():
             problems.append(f"best/{f} missing")
+    problems += check_page(args.cutegen, run, pathlib.Path(args.out), len(evals))
     export = check_export(run) if not problems else "not checked"
     if not problems:
         problems += check_resume(args.cutegen, cmd, run, len(events))

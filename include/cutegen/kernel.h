@@ -1,9 +1,12 @@
-// cutegen kernel contract, version 1.
+// cutegen kernel contract, version 2.
 //
-// A candidate kernel is ONE .cu file that includes this header and defines `cutegen_forward`.
-// The harness owns every buffer: it allocates the inputs and outputs, fills the descriptors below and
-// calls cutegen_forward once per run. The candidate launches its kernels on `stream` and returns.
-// It must not allocate device memory, create streams or events, or keep results between calls.
+// A candidate kernel is ONE .cu file that includes this header and defines either `cutegen_forward`
+// (version 1, still the usual form) or, when it needs scratch memory, the pair `cutegen_workspace_bytes`
+// + `cutegen_forward_ws` (version 2) -- never both forms.
+// The harness owns every buffer: it allocates the inputs, the outputs and the workspace, fills the
+// descriptors below and calls the entry point once per run. The candidate launches its kernels on
+// `stream` and returns. It must not allocate device memory, create streams or events, or keep results
+// between calls.
 //
 // This header is plain C at its core (the runner is a C++ program that loads the candidate with
 // dlopen) plus optional C++/CuTe helpers for the candidate's own use. docs/kernel-contract.md is the
@@ -16,7 +19,7 @@
 
 #include <cuda_runtime.h>
 
-#define CUTEGEN_CONTRACT_VERSION 1
+#define CUTEGEN_CONTRACT_VERSION 2
 #define CUTEGEN_MAX_RANK 8
 
 // Element types. Values are part of the ABI: never renumber.
@@ -68,6 +71,28 @@ extern "C" {
 // Returns CUTEGEN_OK, a cudaError_t (e.g. from cudaGetLastError() after a launch), or a CUTEGEN_ERROR_*.
 int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
                     int32_t num_outputs, cudaStream_t stream);
+
+// Version 2: a harness-owned workspace, for kernels that need scratch memory between their own
+// launches (split reductions, several blocks per row, split-K partial sums). Define BOTH functions
+// below INSTEAD OF cutegen_forward; defining only one of them, or these and cutegen_forward, is a
+// load error.
+//
+// cutegen_workspace_bytes: how many bytes of workspace the kernel needs. It is asked ONCE, when the
+// library is loaded, with descriptors whose shapes, strides, dtypes and host scalars are those of every
+// later call but whose `data` pointers are NULL: it must not dereference them (nor launch anything).
+// The size may depend only on shapes and dtypes. It must be > 0 and at most the harness's cap
+// (min(4 GiB, 8x the problem's input+output bytes but at least 16 MiB, free memory)); 0 or more than
+// the cap fails the load with the size and the cap in the message.
+size_t cutegen_workspace_bytes(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
+                               int32_t num_outputs);
+
+// cutegen_forward_ws: cutegen_forward plus the workspace: a device pointer (aligned to at least 256
+// bytes) to `workspace_bytes` bytes, the size cutegen_workspace_bytes asked for. The harness fills it
+// with a fresh garbage pattern (NaN in every float width) before EVERY call, so nothing survives from
+// one call to the next: initialise what you read (cudaMemsetAsync on `stream`, or a first kernel).
+// The workspace is not an output: it is never checked, write it freely.
+int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
+                       int32_t num_outputs, void* workspace, size_t workspace_bytes, cudaStream_t stream);
 
 #ifdef __cplusplus
 }  // extern "C"

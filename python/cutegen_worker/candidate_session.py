@@ -4,7 +4,9 @@ docs/judge.md is the design; in short:
 1. a slot of shared buffers (staging.py) and a runner process (runner_link.py);
 2. calibration while the runner has NOT loaded the candidate yet (its code is still ours): the round
    trip of a command, and the latency of the worker's own probe and gather with the GPU idle;
-3. `load`: the runner sandboxes itself and dlopens the candidate;
+3. `load`: the runner sandboxes itself and dlopens the candidate; a kernel with a workspace
+   (contract v2) reports the size it needs, and the worker, having checked it against the cap,
+   allocates it and starts a second runner that maps it with the rest of the slot;
 4. correctness trials: each stages a fresh set, runs into both output sets, is checked in full;
 5. timed calls: each stages a fresh set (half `problem`, half `signed` inputs, random parameters),
    is timed on this process's clock, and has its secret positions gathered right after it returns;
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import audit, compare, inputs, params as params_mod, runner_link
+from . import audit, compare, inputs, memory, params as params_mod, runner_link
 from .errors import ProblemError, RequestError
 from .shared_buffers import SharedArena
 from .staging import CallSpec, Slot
@@ -102,11 +104,12 @@ class Record:
                                                   "positions": audit.POSITIONS})
     time: dict = None
     calls: list = field(default_factory=list)  # per timed call: kind, wall_ms, overrun_ms, event_ms
+    workspace: dict = None  # {"bytes", "cap_bytes"} for a kernel with a workspace
 
     def to_dict(self) -> dict:
         return {"verdict": self.verdict, "reason": self.reason, "failed_check": self.failed_check,
                 "checks": self.checks, "runner": self.runner, "calibration": self.calibration, "audits": self.audits,
-                "time": self.time, "calls": self.calls}
+                "time": self.time, "calls": self.calls, "workspace": self.workspace}
 
 
 def _ms(ns: float) -> float:
@@ -217,6 +220,36 @@ class CandidateSession:
 
     def _start(self):
         self.record.runner["sandbox"] = os.environ.get(SANDBOX_ENV, "full")
+        ready = self._start_runner()
+        requested = _workspace_request(ready)
+        if requested is None:
+            return
+        cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True)
+        if requested > cap:
+            raise Stop("load_failed", f"cutegen_workspace_bytes asks for {memory.describe_bytes(requested)} of workspace "
+                                      f"but the cap is {memory.describe_bytes(cap)} ({why}): use less scratch memory")
+        self.record.workspace = {"bytes": requested, "cap_bytes": cap}
+        # The size is known only once the candidate is loaded, and by then the runner's sandbox is closed.
+        # Rather than map a new buffer inside it, a second runner starts with the workspace in its session,
+        # mapped at setup with the rest of the slot like every other buffer.
+        self.phase = "handing the workspace to a fresh runner"
+        end = self.link.close()
+        first = self.record.runner
+        self.record.runner["sizing"] = {key: first.pop(key) for key in ("setup", "ready", "start_ms", "load_ms")
+                                        if key in first}
+        self.record.runner["sizing"]["end"] = end.describe()
+        if end.timed_out or end.signal or end.exit_code != 0:
+            raise Stop("crash", f"the runner that asked the workspace size did not exit cleanly ({end.describe()})")
+        self.slot.add_workspace(requested)
+        self.link = self.make_link(self.plan, self.slot)
+        again = _workspace_request(self._start_runner())
+        if again != requested:
+            raise Stop("load_failed", f"cutegen_workspace_bytes asked for {requested} bytes at the first load and {again} "
+                                      "at the second: the size may depend only on the shapes and dtypes")
+
+    def _start_runner(self) -> dict:
+        """Setup, calibration and `load` of the current runner; its load reply."""
+        self.phase = "starting the runner"
         # Start and load times are recorded so the sandbox's cost can be measured as an A/B
         # (benchmarks/sandbox_overhead_gpu.sh): the runner applies its sandbox in these two phases.
         t0 = time.perf_counter_ns()
@@ -229,13 +262,14 @@ class CandidateSession:
         self._calibrate()
         self.phase = "loading the kernel library"
         t0 = time.perf_counter_ns()
-        ready = self.link.load().reply
+        ready = self.link.load(self.slot.example_scalars).reply
         self.record.runner["load_ms"] = (time.perf_counter_ns() - t0) / 1e6
         self.record.runner["ready"] = ready
         if not ready.get("ready"):
             raise Stop("load_failed", ready.get("message") or "the runner could not load the kernel library")
         if printed := self.link.printed():
             raise Stop("printed_output", printed)
+        return ready
 
     def _calibrate(self):
         """Round trip, probe and gather with the candidate not loaded: the baselines every call's
@@ -282,6 +316,7 @@ class CandidateSession:
             self.phase = f"trial {index} ({spec.kind} inputs)"
             staged = self.slot.stage(self.problem, spec)
             self._call(staged, 0)
+            self.slot.repoison_workspace()
             self._call(staged, 1)
             report = self._check_full(staged, sets=(0, 1), label={"trial": index})
             if not report["pass"]:
@@ -296,7 +331,15 @@ class CandidateSession:
             report["reason"] = "result_reuse"
             return Stop("result_reuse", f"{what}: the output is the previous call's answer: the kernel reuses results of "
                                         "earlier calls instead of computing", index)
-        return Stop(reason, f"{what}: {reason}", index)
+        return Stop(reason, f"{what}: {reason}{self._workspace_hint(reason)}", index)
+
+    def _workspace_hint(self, reason: str) -> str:
+        """NaN in the outputs of a kernel with a workspace may be the workspace's poison, read before
+        this call wrote it: say so, since `unwritten` alone points at missing stores."""
+        if reason != "unwritten" or self.slot.workspace is None:
+            return ""
+        return (" (the kernel has a workspace, which is filled with NaN before every call: the NaN may also come "
+                "from workspace memory read before this call wrote it)")
 
     def _is_previous_answer(self, report: dict) -> bool:
         if self.previous is None:
@@ -416,7 +459,7 @@ class CandidateSession:
             if values is not None and (left := audit.poison_left(values)):
                 raise Stop("unwritten", f"timed call {k}: {left} of {values.numel()} secretly chosen positions of output "
                                         f"{i} still held the NaN poison when the call returned: the kernel skipped work "
-                                        "or finished it after returning")
+                                        f"or finished it after returning{self._workspace_hint('unwritten')}")
         changed = audit.inputs_changed(got_in, list(staged.inputs) + list(staged.params), self.secret_in)
         if changed:
             names = self.problem.input_names + self.problem.param_names
@@ -480,6 +523,21 @@ class CandidateSession:
             raise Stop("hidden_work", f"in {overran} of {calls} timed calls the GPU was still busy with the kernel's work "
                                       "after the call had returned (the worker's probe waited over 0.5 ms): launch every "
                                       "kernel on the given stream and return only when it is queued")
+
+
+def _workspace_request(ready: dict):
+    """The workspace size in a load reply: None for a kernel without one (`workspace_bytes` null or
+    absent), else a positive number of bytes. The runner is hostile once loaded, so anything else ends
+    the session."""
+    n = ready.get("workspace_bytes")
+    if n is None:
+        return None
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise Stop("load_failed", f"the runner reported a workspace size of {n!r}, which is not a number of bytes")
+    if n == 0:
+        raise Stop("load_failed", "cutegen_workspace_bytes returned 0: a kernel that needs no workspace defines "
+                                  "cutegen_forward instead (or the shapes are not the ones the kernel was written for)")
+    return n
 
 
 def _reason(reports: list, agree: bool, mutated: list) -> str:

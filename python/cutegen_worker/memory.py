@@ -4,6 +4,10 @@ A runner session uses one slot of shared buffers (inputs, parameters, two output
 staged values of the call being checked, and needs a check's workspace (the reference and PyTorch's
 own result). `load` reports the sizes; `evaluate_candidate` and `prepare_profile` refuse, before
 allocating, what cannot fit.
+
+A kernel with a workspace (contract v2) asks for its size only once loaded, so that size is bounded
+instead: by a cap from the problem's size, and by what is free once the rest of the session is
+counted (`workspace_cap`). A request over it is refused before anything is allocated for it.
 """
 import os
 
@@ -13,6 +17,13 @@ from .errors import ProblemError
 from .shared_buffers import PAGE_BYTES
 
 GIB = float(1 << 30)
+MIB = 1 << 20
+# The workspace cap: 8x the problem's input and output bytes (a split reduction needs a small
+# fraction of its input; split-K a few copies of its output), at least 16 MiB so tiny problems can
+# still keep per-block partials, at most 4 GiB.
+WORKSPACE_FACTOR = 8
+WORKSPACE_FLOOR = 16 * MIB
+WORKSPACE_CEILING = 4 << 30
 
 
 def tensor_bytes(values, page: int = 1) -> int:
@@ -59,10 +70,12 @@ def estimates(forward_inputs, params, outputs, check_workspace: int, device: tor
     inputs_bytes, outputs_bytes = tensor_bytes(forward_inputs, page), tensor_bytes(outputs, page)
     free, total = device_memory(device)
     private = tensor_bytes(forward_inputs) + tensor_bytes(params)  # the staged pristine copy of a call
+    io_bytes = private + tensor_bytes(outputs)
     return {
         "slot_bytes": inputs_bytes + tensor_bytes(params, page) + 2 * outputs_bytes,
         "staged_bytes": private,
         "check_workspace_bytes": int(check_workspace),
+        "workspace_cap_bytes": min(WORKSPACE_CEILING, max(WORKSPACE_FLOOR, WORKSPACE_FACTOR * io_bytes)),
         "device_free_bytes": int(free),
         "device_total_bytes": int(total),
     }
@@ -79,3 +92,27 @@ def check_fits(path: str, estimate: dict, device: torch.device) -> None:
         f"{path}: judging a kernel needs {need / GIB:.1f} GiB of {device} memory (the shared inputs, parameters and "
         f"two output sets, a staged copy of the inputs, and the reference's workspace) but {free / GIB:.1f} GiB is "
         "free; make the problem's tensors smaller")
+
+
+def workspace_cap(estimate: dict, device: torch.device, slot_allocated: bool) -> tuple:
+    """(cap, why): the most workspace a kernel may have now -- the problem's cap, or less when the
+    free memory minus the rest of the session (its slot unless already allocated, one staged call,
+    one check's workspace) is smaller -- and the words that say which limit it is."""
+    free, _ = device_memory(device)
+    rest = estimate["staged_bytes"] + estimate["check_workspace_bytes"]
+    if not slot_allocated:
+        rest += estimate["slot_bytes"]
+    fits = max(0, free - rest)
+    cap = estimate["workspace_cap_bytes"]
+    if fits < cap:
+        return fits, f"what is free of {device} memory beside the rest of the session"
+    return cap, (f"{WORKSPACE_FACTOR}x the problem's input and output bytes, at least {WORKSPACE_FLOOR // MIB} MiB, "
+                 f"at most {WORKSPACE_CEILING // (1 << 30)} GiB")
+
+
+def describe_bytes(n: int) -> str:
+    """1536 -> '1536 bytes (1.5 KiB)': exact, and readable."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n} bytes ({n / size:.1f} {unit})"
+    return f"{n} bytes"

@@ -136,9 +136,10 @@ class SubprocessRunner:
     def call(self, output_set: int, scalars: list) -> Exchange:
         return self._request({"op": "call", "set": output_set, "scalars": scalars})
 
-    def load(self) -> Exchange:
-        """The runner sandboxes itself and loads the candidate: {"ready": true} or a failure."""
-        return self._request({"op": "load"}, READY_TIMEOUT_S)
+    def load(self, scalars: list) -> Exchange:
+        """The runner sandboxes itself and loads the candidate: {"ready": true, "workspace_bytes": null or
+        the size a kernel with a workspace asked for, given these host scalars} or a failure."""
+        return self._request({"op": "load", "scalars": scalars}, READY_TIMEOUT_S)
 
     def _request(self, command: dict, timeout_s: float = None) -> Exchange:
         self._refuse_unsolicited()

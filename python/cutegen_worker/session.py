@@ -213,14 +213,23 @@ class Session:
 
     def op_prepare_profile(self, req: dict) -> dict:
         """Buffers for a profiling run (no checks): one problem-kind set with the problem's own
-        parameters, kept until the next request that allocates. Answers the runner job's refs."""
+        parameters, kept until the next request that allocates. Answers the runner job's refs.
+        `workspace_bytes`: what the kernel's evaluation recorded it asks for (0: none)."""
         problem = self.need_problem()
         seed = _field(req, "seed", int, 0)
+        workspace = _field(req, "workspace_bytes", int, 0)
         self.release_prepared()
-        memory.check_fits(problem.path, problem.metadata["memory"], problem.device)
+        estimate = problem.metadata["memory"]
+        memory.check_fits(problem.path, estimate, problem.device)
+        if workspace:
+            cap, why = memory.workspace_cap(estimate, problem.device, slot_allocated=False)
+            if not 0 < workspace <= cap:
+                raise RequestError(f"prepare_profile: a workspace of {workspace} bytes is outside 1..{cap} ({why})")
         arena = SharedArena(problem.device)
         try:
             slot = Slot(arena, problem, output_sets=1)
+            if workspace:
+                slot.add_workspace(workspace)
             staged = slot.stage(problem, CallSpec(seed=seed, kind="problem", params="own"))
             _sync(problem.device)  # the runner reads these buffers from another process
         except BaseException:
@@ -230,7 +239,7 @@ class Session:
         refs = slot.session_refs()
         scalars = slot.scalars(staged)
         return {"inputs": [r if r is not None else sc for r, sc in zip(refs["inputs"], scalars)] + refs["params"],
-                "outputs": refs["outputs"][0], "shared_bytes": arena.bytes}
+                "outputs": refs["outputs"][0], "workspace": refs["workspace"], "shared_bytes": arena.bytes}
 
     # ---- timing and calibration -------------------------------------------------------------
     def op_time_baselines(self, req: dict) -> dict:

@@ -9,15 +9,18 @@ poisoned. Staged values are a pure function of the CallSpec, so the worker can m
 when it checks the call; it keeps them only until then.
 
 The staging order is chosen so that the new inputs are visible to the candidate's process for as
-short a time as possible before the call: outputs are poisoned first, inputs and parameters are
-written last, then L2 is flushed (which also evicts what the copy left there).
+short a time as possible before the call: outputs are poisoned first, then the workspace (a kernel
+with one, contract v2) is filled with a fresh NaN pattern, inputs and parameters are written last,
+then L2 is flushed (which also evicts what the copy left there).
 """
+import secrets
 from dataclasses import dataclass
 
 import torch
 
 from . import params as params_mod
-from .buffers import poison_, scalar_ref
+from .buffers import poison_, poison_workspace_, scalar_ref
+from .shared_buffers import PAGE_BYTES
 
 
 @dataclass(frozen=True)
@@ -42,10 +45,35 @@ class Slot:
         example = problem.source.generate(problem.example_seed)
         # Input tensors keep the problem's dense strides; scalars have no buffer.
         self.inputs = [arena.copy_of(v) if isinstance(v, torch.Tensor) else None for v in example]
+        # What the workspace size is asked with at load (sizes may depend only on shapes and dtypes).
+        self.example_scalars = [None if isinstance(v, torch.Tensor) else scalar_ref(v) for v in example]
         del example
         self.params = [arena.copy_of(p) for p in problem.params]
         self.outputs = [[poison_(arena.empty(shape, dt)) for shape, dt in zip(problem.output_shapes, problem.output_dtypes)]
                         for _ in range(output_sets)]
+        self.workspace = None          # a uint8 buffer once the kernel asked for one (add_workspace)
+        self.workspace_pattern = None  # the 32-bit pattern of the last fill
+
+    def add_workspace(self, nbytes: int) -> torch.Tensor:
+        """The kernel's workspace: its own shared allocation, the tensor covering all of it (whole GPU
+        pages, whole words on the CPU) so that every byte the candidate can reach is poisoned."""
+        unit = PAGE_BYTES if self.arena.device.type == "cuda" else 8
+        self.workspace = self.arena.empty((-(-nbytes // unit) * unit,), torch.uint8)
+        self.poison_workspace()
+        return self.workspace
+
+    def poison_workspace(self):
+        if self.workspace is not None:
+            self.workspace_pattern = poison_workspace_(self.workspace, secrets.randbits(32))
+
+    def repoison_workspace(self):
+        """Between two calls on one staged set (a trial's two runs): a fresh fill, complete before
+        the runner is told to call."""
+        if self.workspace is None:
+            return
+        self.poison_workspace()
+        if self.arena.device.type == "cuda":
+            torch.cuda.synchronize(self.arena.device)
 
     def session_refs(self) -> dict:
         """The buffers as the runner's session file names them (tensor refs; scalars are per call)."""
@@ -53,6 +81,7 @@ class Slot:
             "inputs": [self.arena.ref(t) if t is not None else None for t in self.inputs],
             "params": [self.arena.ref(p) for p in self.params],
             "outputs": [[self.arena.ref(o) for o in outs] for outs in self.outputs],
+            "workspace": self.arena.ref(self.workspace) if self.workspace is not None else None,
         }
 
     def stage(self, problem, spec: CallSpec, flush=None, output_sets=None) -> Staged:
@@ -65,6 +94,7 @@ class Slot:
                 if output_sets is None or index in output_sets:
                     for o in outs:
                         poison_(o)
+            self.poison_workspace()  # before every call: nothing of the last one survives in it
             for shared, value in zip(self.inputs, values):
                 if shared is not None:
                     shared.copy_(value)
@@ -73,7 +103,8 @@ class Slot:
         if flush is not None:
             flush()
         # The runner is another process: it must find the buffers written before it is told to call.
-        # (The worker's copies and poisoning are asynchronous; without this the candidate raced them.)
+        # (The worker's copies and poisoning -- the workspace's too -- are asynchronous; without this
+        # the candidate raced them.)
         if self.arena.device.type == "cuda":
             torch.cuda.synchronize(self.arena.device)
         return Staged(spec=spec, inputs=values, params=params)

@@ -24,6 +24,12 @@ print          the reference, and a line on its stdout
 rc / cuda_error  a failing return code / a CUDA error reply
 crash / hang / tamper / forbidden  the session ends as the real link would report it
 load_fail      the library cannot be loaded
+workspace_stale  a kernel with a workspace that carries state across calls in it: the first call of a
+               runner computes the reference and keeps it in the workspace, later calls output
+               fmax(kept value, 0) without computing (attacks/ws_stale_relu.cu does the same on a GPU)
+"workspace_bytes" makes the fake a kernel with a workspace: the size its load reports (a list: one
+per runner started, for a size that changes). Every call of a fake with a workspace appends to
+WORKSPACE_SEEN whether the workspace held nothing but the worker's poison when the call began, and which.
 """
 import copy
 import time
@@ -37,7 +43,8 @@ from .runner_link import Exchange, LinkError, RunnerEnd
 
 MODES = ("reference", "native", "tf32", "positive_tf32", "zeros", "none", "partial", "stale", "own_params",
          "identity", "perturb", "zero_output", "mutate_input", "mutate_param", "print", "rc", "cuda_error", "crash",
-         "hang", "tamper", "forbidden", "load_fail")
+         "hang", "tamper", "forbidden", "load_fail", "workspace_stale")
+WORKSPACE_SEEN = []  # (runner index, call index, poisoned, the fill's pattern) per call of a fake with a workspace; tests read it
 
 
 def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
@@ -54,12 +61,17 @@ def _tf32(v):
 def fake_link_factory(session, spec):
     if not isinstance(spec, dict) or spec.get("mode") not in MODES:
         raise RequestError(f"fake_runner needs a mode, one of {', '.join(MODES)}")
-    return lambda plan, slot: FakeRunner(session.problem, slot, spec)
+    started = []  # one entry per runner: the candidate session starts a second for a workspace
+
+    def make(plan, slot):
+        started.append(slot)
+        return FakeRunner(session.problem, slot, spec, index=len(started) - 1)
+    return make
 
 
 class FakeRunner:
-    def __init__(self, problem, slot, spec: dict):
-        self.problem, self.slot, self.spec = problem, slot, spec
+    def __init__(self, problem, slot, spec: dict, index: int = 0):
+        self.problem, self.slot, self.spec, self.index = problem, slot, spec, index
         self.mode, self.after = spec["mode"], spec.get("after", 0)
         self.calls = 0
         self.printed_text = ""
@@ -74,10 +86,14 @@ class FakeRunner:
         t0 = time.perf_counter_ns()
         return Exchange(reply={"pong": True}, wall_ns=time.perf_counter_ns() - t0)
 
-    def load(self) -> Exchange:
+    def load(self, scalars: list) -> Exchange:
         if self.mode == "load_fail":
             return Exchange(reply={"ready": False, "failure": "load", "message": "cannot load kernel.so: bad ELF"}, wall_ns=0)
-        return Exchange(reply={"ready": True}, wall_ns=0)
+        reply = {"ready": True, "workspace_bytes": None}
+        if "workspace_bytes" in self.spec:
+            size = self.spec["workspace_bytes"]
+            reply["workspace_bytes"] = size[min(self.index, len(size) - 1)] if isinstance(size, list) else size
+        return Exchange(reply=reply, wall_ns=0)
 
     def printed(self) -> str:
         return f"the kernel printed {len(self.printed_text)} bytes (first line: \"{self.printed_text}\")" \
@@ -95,6 +111,17 @@ class FakeRunner:
         mode = self.mode if self.calls >= self.after else "reference"
         self.calls += 1
         reply = {"rc": 0, "cuda_error": None}
+        workspace = self.slot.workspace
+        if "workspace_bytes" in self.spec:
+            if workspace is None:  # the real runner refuses such a call too
+                return Exchange(reply={"error": "a call of a kernel with a workspace before one was mapped"}, wall_ns=0)
+            words = workspace.view(torch.int32)
+            pattern = self.slot.workspace_pattern
+            signed = pattern - (1 << 32) if pattern >= 1 << 31 else pattern
+            WORKSPACE_SEEN.append((self.index, self.calls - 1, bool((words == signed).all()), pattern))
+        if mode == "workspace_stale":
+            self._stale_workspace(self.slot.outputs[output_set], scalars, first=self.calls == 1)
+            return Exchange(reply=dict(reply, event_ms=self.spec.get("event_ms")), wall_ns=time.perf_counter_ns() - t0)
         if mode == "crash":
             self.ended = RunnerEnd(signal=11)
             raise LinkError("died", "the runner process killed by SIGSEGV during the call", self.ended)
@@ -125,6 +152,19 @@ class FakeRunner:
         return Exchange(reply=reply, wall_ns=wall)
 
     # ---- what a kernel of each behaviour writes -----------------------------------------------------
+    def _stale_workspace(self, outputs: list, scalars: list, first: bool) -> None:
+        kept = self.slot.workspace.view(torch.float32)
+        with torch.no_grad():
+            if first:
+                answer = self.problem.reference.compute(self._inputs(scalars), list(self.slot.params))
+                flat = torch.cat([a.reshape(-1).to(torch.float32) for a in answer])
+                kept[:flat.numel()].copy_(flat)
+            at = 0
+            for out in outputs:
+                n = out.numel()
+                out.copy_(torch.fmax(kept[at:at + n], torch.zeros(n, device=kept.device)).reshape(out.shape).to(out.dtype))
+                at += n
+
     def _inputs(self, scalars: list) -> list:
         return [t if t is not None else s["value"] for t, s in zip(self.slot.inputs, scalars)]
 

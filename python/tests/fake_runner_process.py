@@ -3,7 +3,8 @@
 MODE: good | early (writes a reply before any command) | wrong_nonce | print | flood (a megabyte without
 a line end) | die (SIGSEGV on the
 first call) | hang (never answers a call) | sandbox (reports a trapped call and exits 97) | env
-(answers the call with whether an API key is in its environment) | no_setup (dies before setup)."""
+(answers the call with whether an API key is in its environment) | no_setup (dies before setup) |
+workspace (its load reports a workspace size: 1000 + the number of scalars the load command carried)."""
 import json
 import os
 import signal
@@ -31,7 +32,9 @@ for line in sys.stdin:
     if op == "ping":
         reply({"nonce": nonce, "pong": True})
     elif op == "load":
-        reply({"nonce": nonce, "ready": True})
+        # A kernel with a workspace in mode `workspace`: its size depends on the host scalars it was given.
+        size = 1000 + len(cmd.get("scalars", [])) if mode == "workspace" else None
+        reply({"nonce": nonce, "ready": True, "workspace_bytes": size})
     elif op == "call":
         if mode == "die":
             os.kill(os.getpid(), signal.SIGSEGV)

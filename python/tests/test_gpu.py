@@ -3,6 +3,7 @@ problems with the judge's default request, the CUDA clock, calibration. Skipped 
 scripts/gpu-check runs them on an H200 (`python3 -m pytest -m cuda python/tests`)."""
 import base64
 import json
+import struct
 import subprocess
 import sys
 
@@ -108,6 +109,22 @@ def test_a_kernel_in_another_process_writes_into_the_shared_output(worker, small
     run_standin([x, y], [(0, 1, x["nbytes"])])
     expected = worker.session.problem.source.generate(1)[0]
     assert worker.session.prepared.slot.outputs[0][0].equal(expected)
+
+
+def test_the_workspace_is_a_whole_poisoned_allocation_of_its_own(worker, small):
+    """Contract v2 on CUDA: the workspace is one more dedicated IPC allocation, all of it filled with
+    the pattern before a call, and a kernel reading the last call's workspace finds the poison."""
+    load_cuda(worker, "relu")
+    prepared = worker.call("prepare_profile", seed=1, workspace_bytes=3 << 20)
+    ws = prepared["workspace"]
+    assert ws["offset"] == 0 and ws["nbytes"] == 2 * PAGE_BYTES and ws["ipc_handle"]
+    (view,) = run_standin([ws])
+    assert view["base_is_ptr"] and view["size"] == 2 * PAGE_BYTES
+    pattern = worker.session.prepared.slot.workspace_pattern
+    assert view["head"] == struct.pack("<I", pattern).hex() * 4
+    n = worker.session.problem.output_shapes[0][0] * worker.session.problem.output_shapes[0][1]
+    result = evaluate(worker, "workspace_stale", DEFAULT_TRIALS[:2], runs=4, workspace_bytes=4 * n)
+    assert result["verdict"] == "mismatch" and result["workspace"]["bytes"] == 4 * n, result["reason"]
 
 
 def test_a_session_releases_its_buffers(worker, small, full_size):

@@ -22,7 +22,7 @@ def started(mode, tmp_path, **kw):
     runner = link(mode, tmp_path, **kw)
     assert runner.start() == {"setup": True}
     assert runner.ping().reply["pong"] is True
-    assert runner.load().reply["ready"] is True
+    assert runner.load([]).reply["ready"] is True
     return runner
 
 
@@ -34,6 +34,17 @@ def test_a_good_session_is_timed_and_ends_cleanly(tmp_path):
     assert runner.printed() == ""
     end = runner.close()
     assert (end.exit_code, end.signal, end.timed_out, end.describe()) == (0, None, False, "exit code 0")
+
+
+def test_load_sends_the_scalars_and_returns_the_workspace_size(tmp_path):
+    plain = started("good", tmp_path)
+    assert plain.load([]).reply["workspace_bytes"] is None  # a kernel with cutegen_forward
+    plain.close()
+    runner = link("workspace", tmp_path)
+    assert runner.start() == {"setup": True}
+    reply = runner.load([None, {"kind": "scalar", "dtype": "int64", "value": 3}]).reply
+    assert (reply["ready"], reply["workspace_bytes"]) == (True, 1002)
+    assert runner.close().exit_code == 0
 
 
 def test_a_reply_before_any_command_is_tampering(tmp_path):

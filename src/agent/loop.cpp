@@ -10,7 +10,7 @@
 #include "common/sha256.h"
 #include "edit/answer_parser.h"
 #include "edit/apply_edits.h"
-#include "edit/unified_diff.h"
+#include "common/unified_diff.h"
 
 namespace cutegen {
 namespace {
@@ -488,7 +488,7 @@ Result<LoopResult> Loop::run() {
   system_prompt_ = *system;
   // Which example kernel the first prompts show is part of the run's record: a first kernel that
   // looks like the example is read in that light (suite results especially).
-  result.example_shown = prompter_.example_shown(problem_);
+  if (!options_.seed_only) result.example_shown = prompter_.example_shown(problem_);  // no prompt shows one
   if (auto r = decide("example", {{"file", result.example_shown}}); !r) return r.error();
 
   if (!options_.seed_source.empty()) {
@@ -500,9 +500,10 @@ Result<LoopResult> Loop::run() {
       result.started_from_seed = true;
     } else {
       if (auto r = decide("seed", {{"outcome", "failed"}, {"verdict", to_string(seed->verdict)}}); !r) return r.error();
-      report("the seed kernel failed the judge: the LLM writes the first kernel");
+      if (!options_.seed_only) report("the seed kernel failed the judge: the LLM writes the first kernel");
     }
   }
+  if (options_.seed_only) return finish(best_ ? "seed" : "seed_failed", options_.seed_pattern);
 
   std::vector<FailedAttempt> failures;
   for (int attempt = 0; attempt <= options_.max_restarts && !best_; ++attempt) {

@@ -34,6 +34,10 @@ struct LoopOptions {
   // --start seed (docs/seed.md): the first kernel, judged before any synthesis. When it passes, the
   // optimisation steps start from it; when it fails, the LLM synthesises as if there were none.
   std::string seed_source;
+  std::string seed_pattern;  // what the seed computes: the stop detail of a seed-only run
+  // No LLM (`optimize --llm none`): judge the seed and stop, "seed" when it passed, "seed_failed" when
+  // not. No LLM call is ever made.
+  bool seed_only = false;
 };
 
 struct Candidate {

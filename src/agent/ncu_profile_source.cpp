@@ -9,7 +9,7 @@ Result<std::string> NcuProfileSource::summary(const std::string&, const Evaluati
     return Error{"internal: only a kernel that passed evaluation is profiled"};
   // The worker stages fresh inputs for every profile, so the best kernel can be profiled after other
   // candidates were evaluated.
-  auto invocation = judge_.profiling_run(options_.problem, evaluation.library, options_.calls);
+  auto invocation = judge_.profiling_run(options_.problem, evaluation, options_.calls);
   if (!invocation) return invocation.error();
   ProfileRequest request;
   request.target = invocation->argv;

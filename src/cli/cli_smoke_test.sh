@@ -153,8 +153,8 @@ fi
 # problem is traced once the judge is up, so without a GPU that is all these can check.
 err=$("$cutegen" optimize "$src/problems/relu.py" --llm none --start sometimes 2>&1); rc=$?
 check "a bad --start is refused" test $rc -ne 0
-err=$("$cutegen" optimize "$src/problems/relu.py" --resume --out "$d/seedrun" 2>&1); rc=$?
-check "--resume without an LLM is refused with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+err=$("$cutegen" optimize "$src/problems/relu.py" --llm none --start scratch 2>&1); rc=$?
+check "--start scratch without an LLM is refused with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 
 # cutegen seed: the generated kernel or why none, on the CPU.
 out=$("$cutegen" seed --help); check "seed --help shows --list" grep -q -- '--list' <<<"$out"

@@ -20,7 +20,9 @@
 #include "llm/curl_transport.h"
 #include "profile/ncu_profile_provider.h"
 #include "report/best_dir.h"
+#include "report/run_page.h"
 #include "report/run_report.h"
+#include "report/run_view.h"
 #include "store/run_dir.h"
 
 namespace cutegen::cli {
@@ -46,6 +48,8 @@ struct OptimizeArgs {
   long long max_calls = 0;
 };
 
+static_assert(Journal::kFormat == kRunViewLogFormat, "the run view must read the log format the loop writes");
+
 constexpr const char* kDefaultRunsDir = "cutegen-runs";
 
 Result<RunDir> claim_run_dir(const OptimizeArgs& args) {
@@ -61,13 +65,15 @@ Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& ar
                                       .max_tokens = args.max_tokens, .max_calls = args.max_calls});
 }
 
-nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm) {
-  return {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
+nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm, const std::string& seed_pattern) {
+  nlohmann::json j = {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
           {"steps", a.steps}, {"repair_budget", a.repair_budget}, {"restarts", a.restarts}, {"plateau", a.plateau},
           {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"start", a.start}, {"precision", a.judge.precision},
           {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"seed", a.judge.seed},
           {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},
           {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
+  if (!seed_pattern.empty()) j["seed_pattern"] = seed_pattern;
+  return j;
 }
 
 // No LLM named (--llm none, or no --llm and no llm.backend in the config): the seed path.
@@ -82,13 +88,21 @@ Result<bool> without_llm(const GlobalOptions& global, const OptimizeArgs& args) 
 int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto no_llm = without_llm(global, args);
   if (!no_llm) return fail(no_llm.error().message);
-  if (*no_llm)
-    return run_seed_optimize(global, {.problem = args.problem, .out = args.out, .resume = args.resume, .judge = args.judge});
   auto profile = ProfilePolicy::parse(args.profile_from);
   if (!profile) return fail(profile.error().message);
-  auto config = llm_config(global, args);
+  auto config = *no_llm ? Result<LlmConfig>(LlmConfig{.backend = "none", .model = "seed"}) : llm_config(global, args);
   if (!config) return fail(config.error().message);
   if (args.resume && args.out.empty()) return fail("--resume needs --out DIR naming the run to continue");
+  // Without an LLM the seed is all there is: a problem without one stops here, in seconds, before a
+  // run directory or a GPU is needed.
+  std::optional<RunSeed> seed;
+  if (*no_llm) {
+    if (args.start == "scratch") return fail("--start scratch needs an LLM to write the first kernel: give --llm");
+    auto s = seed_for_run("seed", args.problem, "give --llm");
+    if (!s) return fail(s.error().message);
+    seed = std::move(*s);
+    fmt::print(stderr, "seed: pointwise chain y = {}\n", seed->pattern);
+  }
 
   // The directory is checked and locked before anything is written: a foreign directory is refused
   // untouched, and a second cutegen on the same run fails here, naming the first.
@@ -106,21 +120,30 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
   if (!stack) return give_up(stack.error().message);
-  // Traced once the GPU is known to be there: a start that cannot run costs no tracing.
-  auto seed = seed_for_llm_run(args.start, args.problem);
-  if (!seed) return give_up(seed.error().message);
+  // With an LLM, traced once the GPU is known to be there: a start that cannot run costs no tracing.
+  if (!seed) {
+    auto s = seed_for_run(args.start, args.problem, "use --start scratch");
+    if (!s) return give_up(s.error().message);
+    seed = std::move(*s);
+    if (!seed->pattern.empty())
+      fmt::print(stderr, "seed: pointwise chain y = {} (the first kernel; --start scratch has the LLM write it)\n",
+                 seed->pattern);
+    else if (!seed->note.empty())
+      fmt::print(stderr, "{}: the LLM writes the first kernel\n", seed->note);
+  }
   auto journal = Journal::open(out / "events.jsonl", args.resume);
   if (!journal) return give_up(journal.error().message);
   RunFiles files(out);
   if (!args.resume)
-    if (auto w = files.write("config.json", run_config(args, *config).dump(2)); !w) return give_up(w.error().message);
+    if (auto w = files.write("config.json", run_config(args, *config, seed->pattern).dump(2)); !w) return give_up(w.error().message);
 
   JudgeEvaluator evaluator(*(*stack)->judge, *(*stack)->compiler, args.problem, eo.precision);
 
   CurlTransport http;
   PosixProcessRunner llm_runner;
   BackendDeps deps{http, llm_runner, real_sleep, [](const std::string& line) { fmt::print(stderr, "llm: {}\n", line); }};
-  auto client = make_llm_client(*config, deps, out / "usage.jsonl");
+  auto client = *no_llm ? LlmClient::create(make_no_llm_backend(), PriceTable{}, {})
+                        : make_llm_client(*config, deps, out / "usage.jsonl");
   if (!client) return give_up(client.error().message);
 
   auto prompter = TemplatePrompter::create(eo.precision);
@@ -137,6 +160,8 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (args.target_sol > 0) lo.target_sol_pct = args.target_sol;
   lo.profile = *profile;
   lo.seed_source = seed->source;
+  lo.seed_pattern = seed->pattern;
+  lo.seed_only = *no_llm;
   Budget task_budget(config->task_budget, "task");
   lo.task_budget = &task_budget;
 
@@ -152,8 +177,8 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     return ok_status();
   };
   fmt::print(stderr, "optimizing {} with {} -> {}{}\n", fs::path(args.problem).filename().string(),
-             (*client)->backend().kind() + ":" + (*client)->backend().model(), out.string(),
-             args.resume ? " (resuming)" : "");
+             *no_llm ? "no LLM (the seed alone)" : (*client)->backend().kind() + ":" + (*client)->backend().model(),
+             out.string(), args.resume ? " (resuming)" : "");
   Loop loop(**client, evaluator, **prompter, lo.profile.mode() == ProfilePolicy::Mode::never ? nullptr : &profiler,
             *journal, files, lo, observer);
   auto result = loop.run();
@@ -165,27 +190,18 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     return fail(fmt::format("{} (the run so far is kept: fix the cause, then add --resume --out {})", why, out.string()));
   }
 
-  RunSummary summary;
-  summary.problem_name = result->problem.name();
-  summary.workload_class = result->problem.facts.workload_class;
-  summary.baselines = result->problem.baselines;
-  summary.floor = result->problem.floor;
-  summary.example_shown = result->example_shown;
-  if (result->started_from_seed) summary.seed_pattern = seed->pattern;
-  summary.stop_reason = result->stop_reason;
-  summary.stop_detail = result->stop_detail;
-  summary.syntheses = result->syntheses;
-  summary.llm_calls = result->llm_calls;
-  summary.llm = (*client)->backend().kind() + ":" + (*client)->backend().model();
-  summary.profile_policy = lo.profile.to_string();
-  auto spent = (*client)->budget().spent();
-  summary.tokens = spent.tokens;
-  summary.cost_usd = spent.cost_usd;
-  summary.history = result->history;
-  if (result->best) summary.best = result->best->evaluation;
-  std::string report = render_run_report(summary);
+  // report.md and report.html come from the run directory itself (the run view), as `cutegen report`
+  // reads it: one source for both.
+  auto view = load_run_view(out);
+  if (!view) return fail(fmt::format("the run finished but its report cannot be written: {}", view.error().message));
+  std::string report = render_run_report(view->summary);
   if (auto w = files.write("report.md", report); !w) return fail(w.error().message);
+  if (auto w = files.write("report.html", render_run_page(*view)); !w) return fail(w.error().message);
   fmt::print("{}", report);
+  if (result->stop_reason == "seed_failed")
+    return fail(fmt::format("the seed kernel failed the judge, a cutegen bug (please report it); {} keeps its "
+                            "evaluation; give --llm to have an LLM write the kernel",
+                            out.string()));
   if (!result->best) return fail("no correct kernel was found; see " + (out / "report.md").string());
   return 0;
 }

@@ -54,7 +54,7 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
                             "the evidence)",
                             to_string(report->verdict)));
   }
-  auto invocation = judge.profiling_run(args.problem, report->compile.library, args.calls);
+  auto invocation = judge.profiling_run(args.problem, *report, args.calls);
   if (!invocation) return fail(invocation.error().message);
 
   ProfileRequest request;

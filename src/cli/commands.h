@@ -46,6 +46,7 @@ void add_llm_command(CLI::App& app, const GlobalOptions& global, int& exit_code)
 void add_profile_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_seed_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
+void add_report_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 
 // "cutegen: <message>" on stderr; returns the exit code for failures the user must act on.
 int fail(const std::string& message);

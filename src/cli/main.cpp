@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   add_profile_command(app, global, exit_code);
   add_optimize_command(app, global, exit_code);
   add_seed_command(app, global, exit_code);
+  add_report_command(app, global, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,23 +1,15 @@
 #pragma once
-// `cutegen optimize` without an LLM (no --llm and no llm.backend configured, or --llm none): the seed
-// path (docs/seed.md). Trace, match, generate, judge in full, export best/ and report.md like a run.
-#include <string>
+// `cutegen optimize` without an LLM (no --llm and no llm.backend configured, or --llm none): the loop
+// runs seed-only (LoopOptions::seed_only) with a backend that has no answers, so the run directory,
+// event log, best/ and reports are those of any run (docs/seed.md).
+#include <memory>
 
-#include "cli/commands.h"
-#include "cli/judge_stack.h"
+#include "llm/llm_types.h"
 
 namespace cutegen::cli {
 
-struct SeedOptimizeArgs {
-  std::string problem;
-  std::string out;     // the run directory; empty: a new cutegen-runs/<problem>-...
-  bool resume = false;
-  JudgeArgs judge;
-};
-
-// The process exit code. An unmatched problem fails with one line before anything is written or a
-// GPU is needed: "no seed for this operator graph: <ops> (<reason>); give --llm".
-int run_seed_optimize(const GlobalOptions& global, const SeedOptimizeArgs& args);
-
+// kind "none": complete() is an Error. A seed-only loop never calls it; if it ever did, the run would
+// stop saying so instead of inventing an answer.
+std::unique_ptr<LlmBackend> make_no_llm_backend();
 
 }  // namespace cutegen::cli

@@ -1,7 +1,5 @@
 #include "cli/seed_trace.h"
 
-#include <fmt/format.h>
-
 #include "common/fs.h"
 
 namespace cutegen::cli {
@@ -38,21 +36,17 @@ Result<seed::SeedOutcome> TraceWorker::seed(const fs::path& problem) {
   return outcome;
 }
 
-Result<RunSeed> seed_for_llm_run(const std::string& start, const std::string& problem) {
+Result<RunSeed> seed_for_run(const std::string& start, const std::string& problem, const std::string& hint) {
   if (start == "scratch") return RunSeed{};
   auto worker = TraceWorker::start();
   if (!worker) return worker.error();
   auto outcome = worker->seed(problem);
   if (!outcome) return outcome.error();
   if (!outcome->found()) {
-    if (start == "seed") return Error{outcome->match.no_seed_line() + "; use --start scratch"};
-    fmt::print(stderr, "{}: the LLM writes the first kernel\n", outcome->match.no_seed_line());
-    return RunSeed{};
+    if (start == "seed") return Error{outcome->match.no_seed_line() + "; " + hint};
+    return RunSeed{.note = outcome->match.no_seed_line()};
   }
-  const std::string& pattern = outcome->match.pointwise->pattern;
-  fmt::print(stderr, "seed: pointwise chain y = {} (the first kernel; --start scratch to have the LLM write it)\n",
-             pattern);
-  return RunSeed{outcome->source, pattern};
+  return RunSeed{.source = outcome->source, .pattern = outcome->match.pointwise->pattern};
 }
 
 }  // namespace cutegen::cli

@@ -26,12 +26,13 @@ class TraceWorker {
   std::unique_ptr<PythonWorker> worker_;
 };
 
-// The LLM run's first kernel for --start: `scratch` gives none; `auto` the seed when one matches
-// (else none, said on stderr); `seed` the seed, or the no-seed line as an Error.
+// The run's first kernel for --start: `scratch` gives none; `auto` the seed when one matches (else none,
+// with `note` saying why); `seed` the seed, or the no-seed line and `hint` as an Error.
 struct RunSeed {
   std::string source;   // empty: the LLM synthesises the first kernel
-  std::string pattern;  // what the seed computes, for report.md
+  std::string pattern;  // what the seed computes (report.md, config.json)
+  std::string note;     // auto without a seed: the no-seed line
 };
-Result<RunSeed> seed_for_llm_run(const std::string& start, const std::string& problem);
+Result<RunSeed> seed_for_run(const std::string& start, const std::string& problem, const std::string& hint);
 
 }  // namespace cutegen::cli

@@ -9,30 +9,32 @@ namespace {
 std::string problem(const std::string& name) { return std::string(CUTEGEN_SOURCE_DIR) + "/problems/" + name + ".py"; }
 }  // namespace
 
-TEST(SeedForLlmRun, AutoStartsFromTheSeedWhenThereIsOne) {
-  auto seed = seed_for_llm_run("auto", problem("relu"));
+TEST(SeedForRun, AutoStartsFromTheSeedWhenThereIsOne) {
+  auto seed = seed_for_run("auto", problem("relu"), "use --start scratch");
   ASSERT_TRUE(seed.ok()) << seed.error().message;
   EXPECT_EQ(seed->pattern, "relu(x)");
   EXPECT_NE(seed->source.find("extern \"C\" int cutegen_forward"), std::string::npos);
 }
 
-TEST(SeedForLlmRun, AutoWithoutASeedLeavesTheFirstKernelToTheLlm) {
-  auto seed = seed_for_llm_run("auto", problem("softmax_rows"));
+TEST(SeedForRun, AutoWithoutASeedLeavesTheFirstKernelToTheLlm) {
+  auto seed = seed_for_run("auto", problem("softmax_rows"), "use --start scratch");
   ASSERT_TRUE(seed.ok()) << seed.error().message;
   EXPECT_TRUE(seed->source.empty());
+  EXPECT_EQ(seed->note,
+            "no seed for this operator graph: torch.softmax (torch.softmax is not a pointwise op the seed knows)");
 }
 
-TEST(SeedForLlmRun, SeedInsistsOnOne) {
-  auto seed = seed_for_llm_run("seed", problem("matmul_square"));
+TEST(SeedForRun, SeedInsistsOnOne) {
+  auto seed = seed_for_run("seed", problem("matmul_square"), "use --start scratch");
   ASSERT_FALSE(seed.ok());
   EXPECT_EQ(seed.error().message,
             "no seed for this operator graph: torch.matmul (torch.matmul is not a pointwise op the seed knows); use "
             "--start scratch");
 }
 
-TEST(SeedForLlmRun, ScratchDoesNotTrace) {
+TEST(SeedForRun, ScratchDoesNotTrace) {
   // A file that does not exist would fail any trace: scratch never looks.
-  auto seed = seed_for_llm_run("scratch", "/nonexistent/problem.py");
+  auto seed = seed_for_run("scratch", "/nonexistent/problem.py", "");
   ASSERT_TRUE(seed.ok());
   EXPECT_TRUE(seed->source.empty());
 }

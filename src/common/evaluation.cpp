@@ -381,7 +381,7 @@ namespace {
 constexpr std::string_view kTypedKeys[] = {"verdict",  "reason",           "evidence", "precision",
                                            "problem",  "time",             "baselines", "roofline",
                                            "roofline_warning", "library",  "compile_key", "speedup",
-                                           "sol_pct"};
+                                           "sol_pct",  "workspace_bytes"};
 
 bool typed_key(std::string_view key) {
   for (auto k : kTypedKeys)
@@ -422,6 +422,7 @@ nlohmann::json Evaluation::to_json() const {
   if (auto s = speedup_compile()) j["speedup"]["compile"] = *s;
   if (!library.empty()) j["library"] = library;
   if (!compile_key.empty()) j["compile_key"] = compile_key;
+  if (workspace_bytes) j["workspace_bytes"] = workspace_bytes;
   return j;
 }
 
@@ -444,6 +445,7 @@ Result<Evaluation> Evaluation::from_json(const nlohmann::json& j) {
   CG_TRY(r.text("roofline_warning", e.roofline_warning));
   CG_TRY(r.text("library", e.library));
   CG_TRY(r.text("compile_key", e.compile_key));
+  CG_TRY(r.number("workspace_bytes", e.workspace_bytes));  // absent: none (and every record before v2)
   const json* child = nullptr;
   CG_TRY(r.child("problem", json::value_t::object, child));
   if (child) {

@@ -151,6 +151,7 @@ struct Evaluation {
   std::string roofline_warning;         // the time beat the physical floor: the floor model is wrong, no SOL
   std::string library;                  // the built kernel library, when it compiled
   std::string compile_key;              // the compile key it was built under
+  uint64_t workspace_bytes = 0;         // the workspace the kernel asked for (contract v2); 0: none
   // The judge's own account for people reading eval.json (compile log, every check, the session,
   // seeds, phase times). Written beside the typed fields and carried through the journal; no code
   // reads it.

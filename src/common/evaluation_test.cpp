@@ -179,4 +179,37 @@ TEST(StepRecord, TheRunLogKeepsTheWordsScriptsRead) {
   EXPECT_EQ(to_string(StepOutcome::declined), "declined");
 }
 
+TEST(StepRecord, ReadsBackWhatItWrote) {
+  StepRecord undone{.kind = StepKind::optimization, .n = 3, .idea = "streaming stores", .outcome = StepOutcome::undone,
+                    .verdict = Verdict::mismatch, .note = "12 elements differ", .evidence = "index 7: 1 vs 0"};
+  auto back = StepRecord::from_json(undone.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->n, 3);
+  EXPECT_EQ(back->idea, "streaming stores");
+  EXPECT_EQ(back->outcome, StepOutcome::undone);
+  EXPECT_EQ(back->verdict, Verdict::mismatch);
+  EXPECT_EQ(back->note, "12 elements differ");
+  EXPECT_EQ(back->evidence, "index 7: 1 vs 0");
+  EXPECT_FALSE(back->time_ms);
+  StepRecord accepted{.n = 1, .idea = "vectorise", .outcome = StepOutcome::accepted, .time_ms = 0.5, .speedup = 2.0};
+  back = StepRecord::from_json(accepted.to_json());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->time_ms, 0.5);
+  EXPECT_EQ(back->speedup, 2.0);
+  EXPECT_FALSE(back->verdict);
+}
+
+TEST(StepRecord, ABadFieldIsAnErrorNamingIt) {
+  auto j = StepRecord{.n = 1}.to_json();
+  j["outcome"] = "faster";
+  auto r = StepRecord::from_json(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("\"faster\""), std::string::npos) << r.error().message;
+  j = StepRecord{.n = 1}.to_json();
+  j["time_ms"] = "fast";
+  r = StepRecord::from_json(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("\"time_ms\""), std::string::npos) << r.error().message;
+}
+
 }  // namespace cutegen

@@ -1,5 +1,7 @@
 #include "common/step_record.h"
 
+#include <fmt/format.h>
+
 namespace cutegen {
 
 std::string_view to_string(StepKind k) {
@@ -31,6 +33,56 @@ nlohmann::json StepRecord::to_json() const {
   if (speedup) j["speedup"] = *speedup;
   if (!evidence.empty()) j["evidence"] = evidence;
   return j;
+}
+
+std::optional<StepKind> parse_step_kind(std::string_view word) {
+  for (StepKind k : {StepKind::optimization, StepKind::repair, StepKind::synthesis})
+    if (to_string(k) == word) return k;
+  return std::nullopt;
+}
+
+std::optional<StepOutcome> parse_step_outcome(std::string_view word) {
+  for (StepOutcome o : {StepOutcome::accepted, StepOutcome::slower, StepOutcome::incorrect, StepOutcome::undone,
+                        StepOutcome::unusable, StepOutcome::declined})
+    if (to_string(o) == word) return o;
+  return std::nullopt;
+}
+
+Result<StepRecord> StepRecord::from_json(const nlohmann::json& j) {
+  auto bad = [&j](const char* key, const char* want) {
+    return Error{fmt::format("the step's \"{}\" is {} where {} was expected", key,
+                             j.contains(key) ? j[key].type_name() : "missing", want)};
+  };
+  if (!j.is_object()) return Error{fmt::format("the step is {} where an object was expected", j.type_name())};
+  StepRecord r;
+  if (!j.contains("step") || !j["step"].is_number_integer()) return bad("step", "an integer");
+  r.n = j["step"].get<int>();
+  for (const char* key : {"kind", "idea", "outcome"})
+    if (!j.contains(key) || !j[key].is_string()) return bad(key, "a string");
+  auto kind = parse_step_kind(j["kind"].get<std::string>());
+  if (!kind) return Error{fmt::format("the step's kind \"{}\" is unknown", j["kind"].get<std::string>())};
+  r.kind = *kind;
+  auto outcome = parse_step_outcome(j["outcome"].get<std::string>());
+  if (!outcome) return Error{fmt::format("the step's outcome \"{}\" is unknown", j["outcome"].get<std::string>())};
+  r.outcome = *outcome;
+  r.idea = j["idea"].get<std::string>();
+  for (auto [key, out] : {std::pair{"note", &r.note}, std::pair{"evidence", &r.evidence}}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_string()) return bad(key, "a string");
+    *out = j[key].get<std::string>();
+  }
+  if (j.contains("verdict")) {
+    if (!j["verdict"].is_string()) return bad("verdict", "a string");
+    auto v = parse_verdict(j["verdict"].get<std::string>());
+    if (!v) return Error{fmt::format("the step's verdict \"{}\" is unknown", j["verdict"].get<std::string>())};
+    r.verdict = *v;
+  }
+  for (auto [key, out] : {std::pair{"time_ms", &r.time_ms}, std::pair{"speedup", &r.speedup}}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_number()) return bad(key, "a number");
+    *out = j[key].get<double>();
+  }
+  return r;
 }
 
 }  // namespace cutegen

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/evaluation.h"
+#include "common/result.h"
 
 namespace cutegen {
 
@@ -41,6 +42,12 @@ struct StepRecord {
   std::string evidence;            // undone: the judge's evidence that the idea broke the kernel (condensed)
 
   nlohmann::json to_json() const;
+  // Reads what to_json wrote (the run log's step decisions, which the run report reads back).
+  // Error: a field is missing or has the wrong type, naming it.
+  static Result<StepRecord> from_json(const nlohmann::json& j);
 };
+
+std::optional<StepKind> parse_step_kind(std::string_view word);
+std::optional<StepOutcome> parse_step_outcome(std::string_view word);
 
 }  // namespace cutegen

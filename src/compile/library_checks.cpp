@@ -16,13 +16,13 @@
 #include <fmt/format.h>
 
 #include "compile/demangle.h"
+#include "compile/entry_points.h"
 #include "compile/import_rules.h"
 
 namespace cutegen {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kEntryPoint = "cutegen_forward";
 constexpr unsigned char kCudaEntry = 0x10;  // st_other bit marking a kernel in a cubin's symbol table
 
 struct ElfCloser {
@@ -263,7 +263,7 @@ Result<LibraryInspection> check_library(const fs::path& library) {
   gelf_getshdr(dynsym, &symsh);
   Elf_Data* syms = elf_getdata(dynsym, nullptr);
   Elf_Data* vers = versym ? elf_getdata(versym, nullptr) : nullptr;
-  bool has_entry = false;
+  EntryPoints entries;
   std::set<std::string> reported;
   std::size_t count = symsh.sh_entsize ? symsh.sh_size / symsh.sh_entsize : 0;
   for (std::size_t i = 1; syms && i < count; ++i) {
@@ -273,8 +273,11 @@ Result<LibraryInspection> check_library(const fs::path& library) {
     std::string name = raw ? raw : "";
     if (name.empty()) continue;
     if (sym.st_shndx != SHN_UNDEF) {
-      if (name == kEntryPoint && GELF_ST_TYPE(sym.st_info) == STT_FUNC && GELF_ST_BIND(sym.st_info) == STB_GLOBAL)
-        has_entry = true;
+      if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && GELF_ST_BIND(sym.st_info) == STB_GLOBAL) {
+        if (name == kForwardSymbol) entries.forward = true;
+        if (name == kWorkspaceBytesSymbol) entries.workspace_bytes = true;
+        if (name == kForwardWsSymbol) entries.forward_ws = true;
+      }
       continue;
     }
     if (!reported.insert(name).second) continue;
@@ -288,11 +291,11 @@ Result<LibraryInspection> check_library(const fs::path& library) {
     }
     if (auto problem = import_problem(name, file)) out.push_back({"forbidden-import", *problem});
   }
-  if (!has_entry)
-    out.push_back({"missing-entry-point",
-                   fmt::format("does not define {}: include <cutegen/kernel.h> and define "
-                               "extern \"C\" int {}(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t, "
-                               "cudaStream_t)", kEntryPoint, kEntryPoint)});
+  // Either form of the contract (compile/entry_points.h); a half or doubled one is refused here already.
+  if (auto form = entry_form(entries); !form) {
+    bool none = !entries.forward && !entries.workspace_bytes && !entries.forward_ws;
+    out.push_back({none ? "missing-entry-point" : "entry-point-mismatch", form.error().message});
+  }
   check_load_entries(elf.get(), out);
 
   // Device code must exist and be readable; its kernels go to the per-kernel CuTe check.

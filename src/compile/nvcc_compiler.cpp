@@ -20,7 +20,7 @@ namespace {
 constexpr const char* kCandidateFile = "candidate.cu";  // the name nvcc sees; diagnostics map it back
 constexpr const char* kLibraryFile = "kernel.so";
 constexpr const char* kAnalysisFile = "candidate.analysis.ptx";  // the CuTe check's -O0 device compile
-constexpr const char* kCacheSchema = "cutegen-compile-v2";  // v2: import allow-list, CuTe per kernel
+constexpr const char* kCacheSchema = "cutegen-compile-v3";  // v2: import allow-list, CuTe per kernel; v3: contract v2 entry points
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -204,12 +204,13 @@ void strip_listing_numbers(EditBlock& block) {
 
 }  // namespace
 
-bool defines_entry_point(std::string_view code) {
-  constexpr std::string_view kName = "cutegen_forward";
+namespace {
+
+bool defines_function(std::string_view code, std::string_view name) {
   auto is_ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (std::size_t at = code.find(kName); at != std::string_view::npos; at = code.find(kName, at + 1)) {
+  for (std::size_t at = code.find(name); at != std::string_view::npos; at = code.find(name, at + 1)) {
     if (at > 0 && is_ident(code[at - 1])) continue;
-    std::size_t i = at + kName.size();
+    std::size_t i = at + name.size();
     if (i < code.size() && is_ident(code[i])) continue;
     while (i < code.size() && std::isspace(static_cast<unsigned char>(code[i]))) ++i;
     if (i >= code.size() || code[i] != '(') continue;
@@ -224,6 +225,13 @@ bool defines_entry_point(std::string_view code) {
     if (i < code.size() && code[i] == '{') return true;  // a body follows: a definition, not a declaration or call
   }
   return false;
+}
+
+}  // namespace
+
+// Either form of the contract: a kernel with a workspace defines cutegen_forward_ws instead.
+bool defines_entry_point(std::string_view code) {
+  return defines_function(code, "cutegen_forward") || defines_function(code, "cutegen_forward_ws");
 }
 
 AnswerNotes parse_answer_notes(std::string_view answer) {
@@ -419,7 +427,7 @@ Result<WholeFileAnswer> parse_whole_file_answer(std::string_view answer, AnswerE
   }
   constexpr std::string_view kWant =
       "Send exactly one fenced code block (```cuda ... ```) holding the complete .cu file, including its "
-      "#include lines and the definition of cutegen_forward.";
+      "#include lines and the definition of cutegen_forward (or cutegen_forward_ws).";
   if (candidates.size() > 1) {
     std::vector<int> at;
     for (const FencedBlock* b : candidates) at.push_back(b->line);

@@ -107,7 +107,8 @@ AnswerNotes parse_answer_notes(std::string_view answer);
 // An error naming every label in `labels` that `notes` lacks or leaves empty.
 Status require_notes(const AnswerNotes& notes, const std::vector<std::string_view>& labels);
 
-// True when some line of `code` defines (not merely declares or mentions) cutegen_forward.
+// True when some line of `code` defines (not merely declares or mentions) cutegen_forward or, for a
+// kernel with a workspace, cutegen_forward_ws.
 bool defines_entry_point(std::string_view code);
 
 }  // namespace cutegen

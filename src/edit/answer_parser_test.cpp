@@ -281,6 +281,14 @@ TEST(AnswerEntryPoint, DefinitionNotDeclarationOrCall) {
   EXPECT_FALSE(defines_entry_point("return cutegen_forward(in, 1, out, 1, s);"));
 }
 
+TEST(AnswerEntryPoint, TheWorkspaceFormCountsAsAnEntryPoint) {
+  EXPECT_TRUE(defines_entry_point("extern \"C\" int cutegen_forward_ws(const cutegen_tensor* in, int32_t n,\n"
+                                  "    const cutegen_tensor* out, int32_t m, void* ws, size_t bytes, cudaStream_t s) {\n}"));
+  EXPECT_FALSE(defines_entry_point("size_t cutegen_workspace_bytes(const cutegen_tensor*, int32_t, const cutegen_tensor*, "
+                                   "int32_t) { return 4; }"));  // the size alone is not a kernel
+  EXPECT_FALSE(defines_entry_point("int cutegen_forward_ws(const cutegen_tensor*, int32_t);"));
+}
+
 TEST(AnswerNotes, LabelsDecorationsAndContinuations) {
   auto notes = parse_answer_notes(
       "Let me look at the evidence first.\n"

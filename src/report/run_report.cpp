@@ -13,7 +13,11 @@ std::string baseline(const std::optional<BaselineTime>& b) {
   return ms(b->median_ms());
 }
 
-std::string stop_text(const std::string& reason, const std::string& detail) {
+}  // namespace
+
+std::string stop_reason_text(const std::string& reason, const std::string& detail) {
+  if (reason.empty())
+    return "not yet: its log has no stop event (the run is still going, or was interrupted: --resume continues it)";
   if (reason == "steps") return "step limit reached";
   if (reason == "plateau") return "no improvement for several steps (plateau)";
   if (reason == "target") return "target % of the roofline floor reached";
@@ -24,11 +28,17 @@ std::string stop_text(const std::string& reason, const std::string& detail) {
     return "two answers in a row were cut off at the token limit: raise llm.max_tokens (or the budget, where it lowered "
            "the limit), or the model is looping";
   if (reason == "no_correct_kernel") return "no correct kernel after every synthesis attempt";
+  if (reason == "seed_failed")
+    return fmt::format("no LLM: the seed kernel for y = {} failed the judge, which is a cutegen bug (please report "
+                       "it); give --llm to have an LLM write the kernel",
+                       detail);
   if (reason == "seed")
     return fmt::format("no LLM: the seed kernel for y = {} was judged (docs/seed.md); give --llm to optimise further",
                        detail);
   return reason;
 }
+
+namespace {
 
 // Table cells stay on one line and keep the table's columns.
 std::string cell(const std::string& text) {
@@ -54,7 +64,7 @@ std::string render_run_report(const RunSummary& s) {
                                : fmt::format("Example kernel shown to the LLM (as a reference for idioms): `{}`.\n\n",
                                              s.example_shown);
   // Like the example: what the LLM started from is part of what its result means.
-  if (!s.seed_pattern.empty())
+  if (!s.seed_pattern.empty() && s.stop_reason != "seed" && s.stop_reason != "seed_failed")
     r += fmt::format("The first kernel was cutegen's seed for y = {} (written without an LLM, docs/seed.md); "
                      "the optimisation steps start from it.\n\n",
                      s.seed_pattern);
@@ -74,7 +84,7 @@ std::string render_run_report(const RunSummary& s) {
   } else {
     r += "No correct kernel was found.\n";
   }
-  r += fmt::format("\nStopped: {}.\n", stop_text(s.stop_reason, s.stop_detail));
+  r += fmt::format("\nStopped: {}.\n", stop_reason_text(s.stop_reason, s.stop_detail));
   r += "\n## Optimisation steps\n\n";
   if (s.history.empty()) {
     r += "None.\n";

@@ -33,4 +33,7 @@ struct RunSummary {
 
 std::string render_run_report(const RunSummary& s);
 
+// Why the run stopped, as a sentence fragment ("step limit reached"); a decline quotes the LLM.
+std::string stop_reason_text(const std::string& reason, const std::string& detail);
+
 }  // namespace cutegen

@@ -120,6 +120,7 @@ std::string EvalReport::summary() const {
   if (auto sol = sol_pct())
     s += fmt::format("  floor     {:.4g} ms ({}-bound, {} rate) -> SOL {:.1f}%\n", floor->floor_ms, floor->bound,
                      floor->rate, *sol);
+  if (workspace_bytes) s += fmt::format("  workspace {} bytes, poisoned before every call\n", workspace_bytes);
   if (!roofline_warning.empty()) s += fmt::format("  WARNING   {}\n", roofline_warning);
   if (auto sandbox = session.value("runner", nlohmann::json::object()).value("sandbox", "full"); sandbox != "full")
     s += fmt::format("  WARNING   the runner ran with CUTEGEN_RUNNER_SANDBOX={} (not the whole sandbox)\n", sandbox);
@@ -140,6 +141,13 @@ Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
   report.verdict = *verdict;
   report.reason = record.value("reason", "");
   report.checks = record.value("checks", nlohmann::json::array());
+  // The workspace a kernel of contract v2 asked for (the worker validated it): the profile job needs it.
+  if (const auto& ws = record.value("workspace", nlohmann::json()); ws.is_object()) {
+    const auto& bytes = ws.value("bytes", nlohmann::json());
+    if (!bytes.is_number_integer() || bytes.get<int64_t>() <= 0)
+      return Error{"the worker's workspace record has no positive `bytes` (a worker bug)"};
+    report.workspace_bytes = bytes.get<uint64_t>();
+  }
   report.session = {{"runner", record.value("runner", nlohmann::json::object())},
                     {"calibration", record.value("calibration", nlohmann::json::object())},
                     {"audits", record.value("audits", nlohmann::json::object())},
@@ -272,9 +280,10 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
   return apply_session_record(*record, report);
 }
 
-Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& problem, const fs::path& library, int calls) {
+Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& problem, const Evaluation& passed, int calls) {
+  if (passed.library.empty()) return Error{"internal: profiling needs an evaluation that built a library"};
   if (auto meta = load_problem(problem); !meta) return meta.error();
-  auto refs = worker_.call("prepare_profile", {{"seed", 1}}, 600s);
+  auto refs = worker_.call("prepare_profile", {{"seed", 1}, {"workspace_bytes", passed.workspace_bytes}}, 600s);
   if (!refs) return refs.error();
   auto dir = fresh_work_dir("profile");
   if (!dir) return dir.error();
@@ -285,9 +294,10 @@ Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& problem, co
   if (!sandbox) return sandbox.error();
   // Nsight Compute's injected library talks TCP and starts threads (runner_sandbox.cpp).
   (*sandbox)["network"] = true;
-  nlohmann::json job = {{"library", library.string()}, {"device", 0}, {"private_dir", dir->string()},
+  nlohmann::json job = {{"library", passed.library}, {"device", 0}, {"private_dir", dir->string()},
                         {"inputs", refs->value("inputs", nlohmann::json::array())},
                         {"outputs", refs->value("outputs", nlohmann::json::array())},
+                        {"workspace", refs->value("workspace", nlohmann::json())},
                         {"calls", std::max(1, calls)},
                         {"sandbox", *sandbox}};
   RunnerInvocation inv;

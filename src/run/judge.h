@@ -65,16 +65,16 @@ class Judge {
   // What the first prompt is built from.
   Result<EvalReport> describe(const std::filesystem::path& problem);
 
-  // What a profiler wraps: a runner command that calls `library` `calls` times on one freshly staged
-  // set of the problem's inputs (no checks, no warm-up, no L2 flush: ncu flushes caches itself). The
-  // worker keeps those buffers until its next request that allocates, so run the command first.
+  // What a profiler wraps: a runner command that calls the library of `passed` (an evaluation that
+  // passed) `calls` times on one freshly staged set of the problem's inputs, with the workspace that
+  // evaluation recorded (no checks, no warm-up, no L2 flush: ncu flushes caches itself). The worker
+  // keeps those buffers until its next request that allocates, so run the command first.
   // Error: the worker cannot load or stage, or the job file cannot be written.
   struct RunnerInvocation {
     std::vector<std::string> argv;
     std::filesystem::path job, result;
   };
-  Result<RunnerInvocation> profiling_run(const std::filesystem::path& problem, const std::filesystem::path& library,
-                                         int calls);
+  Result<RunnerInvocation> profiling_run(const std::filesystem::path& problem, const Evaluation& passed, int calls);
 
  private:
   Result<ProblemFacts> load_problem(const std::filesystem::path& problem);

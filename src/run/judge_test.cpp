@@ -310,7 +310,9 @@ TEST_F(JudgeTest, ProfilingRunsTheRunnerOnStagedBuffersWithNetworkForNcu) {
     return Error{"unexpected op " + op};
   });
   Judge judge(compiler_, worker, options());
-  auto inv = judge.profiling_run("problem.py", "/cache/kernel.so", 3);
+  Evaluation passed;
+  passed.library = "/cache/kernel.so";
+  auto inv = judge.profiling_run("problem.py", passed, 3);
   ASSERT_TRUE(inv.ok()) << inv.error().message;
   EXPECT_EQ(worker.ops, (std::vector<std::string>{"load", "prepare_profile"}));
   EXPECT_EQ(inv->argv, (std::vector<std::string>{"/fake/cutegen-runner", "--job", inv->job.string(), "--result",
@@ -321,6 +323,53 @@ TEST_F(JudgeTest, ProfilingRunsTheRunnerOnStagedBuffersWithNetworkForNcu) {
   EXPECT_EQ(job["inputs"], refs["inputs"]);
   EXPECT_EQ(job["sandbox"]["network"], true);
   EXPECT_EQ(job["private_dir"], inv->job.parent_path().string());
+  EXPECT_TRUE(job["workspace"].is_null());
+}
+
+// A kernel with a workspace (contract v2): the size its evaluation recorded goes to the worker, and
+// the buffer the worker allocated goes into the job.
+TEST_F(JudgeTest, ProfilingAKernelWithAWorkspaceAsksTheWorkerForItAndPassesItToTheRunner) {
+  nlohmann::json workspace = {{"kind", "tensor"}, {"dtype", "uint8"}, {"shape", {2097152}}, {"stride", {1}},
+                              {"nbytes", 2097152}, {"ipc_handle", nullptr}, {"offset", 0}, {"data_ptr", 4096}};
+  nlohmann::json asked;
+  FakeReferenceWorker worker([&](const std::string& op, const nlohmann::json& args) -> Result<nlohmann::json> {
+    if (op == "load") return nlohmann::json{{"name", "softmax"}};
+    if (op != "prepare_profile") return Error{"unexpected op " + op};
+    asked = args;
+    return nlohmann::json{{"inputs", nlohmann::json::array()}, {"outputs", nlohmann::json::array()},
+                          {"workspace", workspace}};
+  });
+  Judge judge(compiler_, worker, options());
+  Evaluation passed;
+  passed.library = "/cache/ws.so";
+  passed.workspace_bytes = 123456;
+  auto inv = judge.profiling_run("problem.py", passed, 1);
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  EXPECT_EQ(asked["workspace_bytes"], 123456);
+  auto job = nlohmann::json::parse(*read_file(inv->job));
+  EXPECT_EQ(job["workspace"], workspace);
+}
+
+TEST_F(JudgeTest, TheWorkspaceTheWorkerRecordedIsInTheEvaluation) {
+  Scenario s;
+  s.record["workspace"] = {{"bytes", 65536}, {"cap_bytes", 16777216}};
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->workspace_bytes, 65536u);
+  EXPECT_NE(r->summary().find("workspace 65536 bytes"), std::string::npos) << r->summary();
+  auto back = Evaluation::from_json(r->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->workspace_bytes, 65536u);  // the journal keeps it for a later profile
+  Scenario plain;
+  auto none = evaluate(plain);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->workspace_bytes, 0u);
+  EXPECT_FALSE(none->to_json().contains("workspace_bytes"));
+  Scenario broken;
+  broken.record["workspace"] = {{"bytes", -1}};
+  auto bad = evaluate(broken);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("workspace record"), std::string::npos) << bad.error().message;
 }
 
 TEST(JudgeProfiling, AWorkerFailureIsTheError) {
@@ -329,7 +378,9 @@ TEST(JudgeProfiling, AWorkerFailureIsTheError) {
     return Error{"problem.py: get_inputs() is missing"};
   });
   Judge judge(compiler, worker, EvalOptions{});
-  auto inv = judge.profiling_run("problem.py", "/fake/kernel.so", 2);
+  Evaluation passed;
+  passed.library = "/fake/kernel.so";
+  auto inv = judge.profiling_run("problem.py", passed, 2);
   ASSERT_FALSE(inv.ok());
   EXPECT_EQ(inv.error().message, "problem.py: get_inputs() is missing");
 }

@@ -8,6 +8,7 @@
 
 #include "common/fs.h"
 #include "run/judge.h"
+#include "run/runner_job.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -47,7 +48,8 @@ class JudgeWithRealWorker : public ::testing::Test {
     unsetenv("CUTEGEN_PROBLEM_SCALE");
     if (!dir_.empty()) fs::remove_all(dir_);
   }
-  Result<EvalReport> evaluate(const std::string& problem, const std::string& mode, bool baselines = false) {
+  Result<EvalReport> evaluate(const std::string& problem, const std::string& mode, bool baselines = false,
+                              const nlohmann::json& fake_extra = nlohmann::json::object()) {
     EvalOptions o;
     o.trials = 2;
     o.warmup = 1;
@@ -59,13 +61,15 @@ class JudgeWithRealWorker : public ::testing::Test {
     o.work_dir = dir_ / "work";
     o.cache_root = dir_ / "cache";
     o.fake_runner = {{"mode", mode}};
-    Judge judge(compiler_, *worker_, o);
-    return judge.evaluate(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / problem, "// source", "k.cu");
+    o.fake_runner.update(fake_extra);
+    judge_ = std::make_unique<Judge>(compiler_, *worker_, o);
+    return judge_->evaluate(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / problem, "// source", "k.cu");
   }
 
   fs::path dir_;
   BuiltCompiler compiler_;
   std::unique_ptr<PythonWorker> worker_;
+  std::unique_ptr<Judge> judge_;  // the last evaluate's
 };
 
 }  // namespace
@@ -108,4 +112,20 @@ TEST_F(JudgeWithRealWorker, RunnerFailuresComeBackAsTheirVerdicts) {
     ASSERT_TRUE(r.ok()) << mode << ": " << r.error().message;
     EXPECT_EQ(r->verdict, verdict) << mode << ": " << r->reason;
   }
+}
+
+// Contract v2: the size the worker validated reaches the evaluation record, and a profile of that
+// evaluation gets a workspace buffer of at least that size from the worker.
+TEST_F(JudgeWithRealWorker, AWorkspaceKernelsSizeReachesTheRecordAndTheProfileJob) {
+  auto r = evaluate("relu.py", "reference", false, {{"workspace_bytes", 40000}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::pass) << r->reason;
+  EXPECT_EQ(r->workspace_bytes, 40000u);
+  auto inv = judge_->profiling_run(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / "relu.py", *r, 1);
+  ASSERT_TRUE(inv.ok()) << inv.error().message;
+  auto job = parse_runner_profile_job(nlohmann::json::parse(*read_file(inv->job)));
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  ASSERT_TRUE(job->workspace.has_value());
+  EXPECT_GE(job->workspace->nbytes, 40000u);
+  EXPECT_TRUE(check_workspace_buffer(r->workspace_bytes, job->workspace).ok());
 }

@@ -12,6 +12,31 @@ Result<std::vector<TensorRef>> refs_at(const nlohmann::json& j, const char* key)
   return parse_tensor_refs(j[key]);
 }
 
+// `workspace`: absent or null, else a uint8 tensor ref of rank 1.
+Result<std::optional<TensorRef>> workspace_at(const nlohmann::json& j) {
+  if (!j.contains("workspace") || j["workspace"].is_null()) return std::optional<TensorRef>();
+  auto r = parse_tensor_ref(j["workspace"]);
+  if (!r) return Error{"runner job: workspace: " + r.error().message};
+  if (r->is_scalar || r->dtype != DType::uint8 || r->shape.size() != 1 || r->nbytes == 0)
+    return Error{"runner job: the workspace must be a non-empty rank-1 uint8 tensor ref"};
+  return std::optional<TensorRef>(*r);
+}
+
+Result<std::vector<std::optional<TensorRef>>> scalars_at(const nlohmann::json& j) {
+  std::vector<std::optional<TensorRef>> out;
+  for (const auto& s : j.value("scalars", nlohmann::json::array())) {
+    if (s.is_null()) {
+      out.emplace_back();
+      continue;
+    }
+    auto r = parse_tensor_ref(s);
+    if (!r) return r.error();
+    if (!r->is_scalar) return Error{"a command's scalars must be scalar refs"};
+    out.emplace_back(*r);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<RunnerSandboxSettings> parse_sandbox_settings(const nlohmann::json& j) {
@@ -70,6 +95,9 @@ Result<RunnerSession> parse_runner_session(const nlohmann::json& j) {
     if (!refs) return refs.error();
     s.outputs.push_back(*refs);
   }
+  auto workspace = workspace_at(j);
+  if (!workspace) return workspace.error();
+  s.workspace = *workspace;
   auto sandbox = parse_sandbox_settings(j.value("sandbox", nlohmann::json()));
   if (!sandbox) return sandbox.error();
   s.sandbox = *sandbox;
@@ -92,6 +120,9 @@ Result<RunnerProfileJob> parse_runner_profile_job(const nlohmann::json& j) {
   if (!out) return out.error();
   job.inputs = *in;
   job.outputs = *out;
+  auto workspace = workspace_at(j);
+  if (!workspace) return workspace.error();
+  job.workspace = *workspace;
   auto sandbox = parse_sandbox_settings(j.value("sandbox", nlohmann::json()));
   if (!sandbox) return sandbox.error();
   job.sandbox = *sandbox;
@@ -111,18 +142,11 @@ Result<RunnerCommand> parse_runner_command(const std::string& line) {
   else return Error{fmt::format("unknown command `{}`", op)};
   if (j.contains("nonce") && j["nonce"].is_string()) c.nonce = j["nonce"];
   if (c.op != RunnerCommand::Op::quit && c.nonce.empty()) return Error{"every command but quit carries a nonce"};
-  if (c.op == RunnerCommand::Op::call) {
-    c.output_set = j.value("set", 0);
-    for (const auto& s : j.value("scalars", nlohmann::json::array())) {
-      if (s.is_null()) {
-        c.scalars.emplace_back();
-        continue;
-      }
-      auto r = parse_tensor_ref(s);
-      if (!r) return r.error();
-      if (!r->is_scalar) return Error{"a call's scalars must be scalar refs"};
-      c.scalars.emplace_back(*r);
-    }
+  if (c.op == RunnerCommand::Op::call) c.output_set = j.value("set", 0);
+  if (c.op == RunnerCommand::Op::call || c.op == RunnerCommand::Op::load) {
+    auto scalars = scalars_at(j);
+    if (!scalars) return scalars.error();
+    c.scalars = *scalars;
   }
   return c;
 }
@@ -133,6 +157,22 @@ std::string call_reply(const std::string& nonce, int rc, const std::string& rc_n
   j["rc_name"] = rc_name.empty() ? nlohmann::json() : nlohmann::json(rc_name);
   j["cuda_error"] = cuda_error.empty() ? nlohmann::json() : nlohmann::json(cuda_error);
   return dump_json(j) + "\n";
+}
+
+std::string load_reply(const std::string& nonce, std::optional<uint64_t> workspace_bytes) {
+  nlohmann::json j = {{"nonce", nonce}, {"ready", true}};
+  j["workspace_bytes"] = workspace_bytes ? nlohmann::json(*workspace_bytes) : nlohmann::json();
+  return dump_json(j) + "\n";
+}
+
+Status check_workspace_buffer(uint64_t want, const std::optional<TensorRef>& buffer) {
+  if (want == 0) return ok_status();
+  if (!buffer)
+    return Error{fmt::format("the kernel asks for {} bytes of workspace but the harness mapped none", want)};
+  if (buffer->nbytes < want)
+    return Error{fmt::format("the kernel asks for {} bytes of workspace but the harness's buffer holds {}", want,
+                             buffer->nbytes)};
+  return ok_status();
 }
 
 }  // namespace cutegen

@@ -43,6 +43,10 @@ struct RunnerSession {
   std::vector<std::optional<TensorRef>> inputs;  // forward inputs; nullopt for a host scalar (sent per call)
   std::vector<TensorRef> params;                 // parameters then buffers
   std::vector<std::vector<TensorRef>> outputs;   // the output sets (two)
+  // The workspace of a kernel with one (contract v2): a uint8 buffer the worker allocated and poisons
+  // before every call. Absent until the worker has learnt the size: it then starts a second runner
+  // with it, so every buffer is still mapped before the sandbox closes (docs/judge.md).
+  std::optional<TensorRef> workspace;
   RunnerSandboxSettings sandbox;
 };
 Result<RunnerSession> parse_runner_session(const nlohmann::json& j);
@@ -53,6 +57,7 @@ struct RunnerProfileJob {
   std::string private_dir;
   std::vector<TensorRef> inputs;   // forward inputs (scalars included), then parameters and buffers
   std::vector<TensorRef> outputs;
+  std::optional<TensorRef> workspace;  // for a kernel with one; at least the size the evaluation recorded
   int calls = 1;
   RunnerSandboxSettings sandbox;
 };
@@ -64,9 +69,20 @@ struct RunnerCommand {
   Op op = Op::ping;
   std::string nonce;                           // echoed in the reply
   int output_set = 0;                          // call
-  std::vector<std::optional<TensorRef>> scalars;  // call: one per forward input, a scalar ref or nullopt
+  // call: one per forward input, a scalar ref or nullopt. load: the host scalars the workspace size is
+  // asked with (the problem's own; sizes may depend only on shapes and dtypes).
+  std::vector<std::optional<TensorRef>> scalars;
 };
 Result<RunnerCommand> parse_runner_command(const std::string& line);
+
+// The reply line to `load` when the library loaded: `workspace_bytes` is what cutegen_workspace_bytes
+// asked for, null for a kernel without a workspace. The worker validates it; the runner only reports it.
+std::string load_reply(const std::string& nonce, std::optional<uint64_t> workspace_bytes);
+
+// Whether a workspace buffer of `have` bytes serves a kernel that asked for `want`: a one-line error
+// otherwise, for the runner's load failure (the worker sized it, but the runner checks before it
+// hands a pointer to the candidate).
+Status check_workspace_buffer(uint64_t want, const std::optional<TensorRef>& buffer);
 
 // The reply line to a call: the kernel's return code (named when it is a contract code or a CUDA
 // error), the CUDA error if any, and the time the stream's events saw.

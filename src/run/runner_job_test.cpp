@@ -61,6 +61,54 @@ TEST(RunnerSession, RefusesWhatItCannotUse) {
   EXPECT_NE(unknown.error().message.find("unknown sandbox setting `landlock`"), std::string::npos);
 }
 
+nlohmann::json workspace_ref(uint64_t ptr, uint64_t bytes) {
+  return {{"kind", "tensor"}, {"dtype", "uint8"}, {"shape", {bytes}}, {"stride", {1}}, {"nbytes", bytes},
+          {"ipc_handle", nullptr}, {"offset", 0}, {"data_ptr", ptr}};
+}
+
+TEST(RunnerSession, TheWorkspaceIsOptionalAndMustBeBytes) {
+  nlohmann::json j = {{"library", "/k.so"}, {"private_dir", "/w"}, {"inputs", {ref(64)}},
+                      {"params", nlohmann::json::array()}, {"outputs", {{ref(256)}, {ref(512)}}}};
+  auto plain = parse_runner_session(j);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(plain->workspace.has_value());
+  j["workspace"] = workspace_ref(4096, 2 << 20);
+  auto with = parse_runner_session(j);
+  ASSERT_TRUE(with.ok()) << with.error().message;
+  ASSERT_TRUE(with->workspace.has_value());
+  EXPECT_EQ(with->workspace->nbytes, uint64_t{2} << 20);
+  EXPECT_EQ(with->workspace->data_ptr, 4096u);
+  j["workspace"] = ref(4096);  // float32: not a byte buffer
+  auto floats = parse_runner_session(j);
+  ASSERT_FALSE(floats.ok());
+  EXPECT_NE(floats.error().message.find("rank-1 uint8"), std::string::npos) << floats.error().message;
+}
+
+TEST(RunnerSession, TheWorkspaceBufferMustHoldWhatTheKernelAskedFor) {
+  EXPECT_TRUE(check_workspace_buffer(0, std::nullopt).ok());  // a version-1 kernel
+  auto none = check_workspace_buffer(1024, std::nullopt);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message.find("asks for 1024 bytes of workspace but the harness mapped none"),
+            std::string::npos);
+  auto buffer = parse_tensor_ref(workspace_ref(1, 2048));
+  ASSERT_TRUE(buffer.ok());
+  EXPECT_TRUE(check_workspace_buffer(2048, *buffer).ok());
+  auto small = check_workspace_buffer(4096, *buffer);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.error().message.find("buffer holds 2048"), std::string::npos) << small.error().message;
+}
+
+TEST(RunnerProfileJob, CarriesTheWorkspace) {
+  nlohmann::json j = {{"library", "/k.so"}, {"private_dir", "/w"}, {"inputs", {ref(1)}}, {"outputs", {ref(2)}},
+                      {"workspace", workspace_ref(8, 1 << 20)}};
+  auto job = parse_runner_profile_job(j);
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  ASSERT_TRUE(job->workspace.has_value());
+  EXPECT_EQ(job->workspace->nbytes, uint64_t{1} << 20);
+  j["workspace"] = nullptr;
+  EXPECT_FALSE(parse_runner_profile_job(j)->workspace.has_value());
+}
+
 TEST(RunnerProfileJob, ParsesAndChecksCalls) {
   nlohmann::json j = {{"library", "/k.so"}, {"private_dir", "/w"}, {"inputs", {ref(1)}}, {"outputs", {ref(2)}},
                       {"calls", 3}, {"sandbox", {{"network", true}}}};
@@ -88,6 +136,26 @@ TEST(RunnerCommand, EveryCommandButQuitCarriesANonce) {
   EXPECT_FALSE(parse_runner_command("not json").ok());
   auto tensor_as_scalar = parse_runner_command(nlohmann::json{{"op", "call"}, {"nonce", "n"}, {"scalars", {ref(1)}}}.dump());
   EXPECT_FALSE(tensor_as_scalar.ok());
+}
+
+TEST(RunnerCommand, LoadCarriesTheScalarsTheWorkspaceSizeIsAskedWith) {
+  auto load = parse_runner_command(R"({"op":"load","nonce":"n1","scalars":[null,{"kind":"scalar","dtype":"int64","value":3}]})");
+  ASSERT_TRUE(load.ok()) << load.error().message;
+  EXPECT_EQ(load->op, RunnerCommand::Op::load);
+  ASSERT_EQ(load->scalars.size(), 2u);
+  EXPECT_EQ(load->scalars[1]->scalar_i, 3);
+  EXPECT_TRUE(parse_runner_command(R"({"op":"load","nonce":"n2"})")->scalars.empty());
+}
+
+TEST(RunnerCommand, TheLoadReplyReportsTheWorkspaceSize) {
+  auto line = load_reply("cd34", uint64_t{3} << 30);
+  ASSERT_EQ(line.find('\n'), line.size() - 1);
+  auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["nonce"], "cd34");
+  EXPECT_EQ(j["ready"], true);
+  EXPECT_EQ(j["workspace_bytes"].get<uint64_t>(), uint64_t{3} << 30);
+  EXPECT_EQ(nlohmann::json::parse(load_reply("x", 0))["workspace_bytes"], 0);  // the worker refuses it
+  EXPECT_TRUE(nlohmann::json::parse(load_reply("x", std::nullopt))["workspace_bytes"].is_null());  // version 1
 }
 
 TEST(RunnerCommand, TheCallReplyIsOneJsonLine) {

@@ -8,7 +8,9 @@
 // its host code and anything they patch run here, so nothing the runner says is taken on trust -- the
 // worker times every call on its own clock, checks every answer itself, and reads the runner's end
 // from waitpid. What the runner does for the judge is confine itself before loading the candidate
-// (runner_sandbox.h) and answer each command promptly. It writes nothing on stdout or stderr: those
+// (runner_sandbox.h) and answer each command promptly. A kernel with a workspace (contract v2) is asked
+// its size at `load` and the runner reports it; the worker then starts a second runner whose session
+// names the workspace, so every buffer, that one too, is mapped before the sandbox closes. It writes nothing on stdout or stderr: those
 // are capture files the worker reads, and anything in them came from the candidate.
 //
 // The runner launches no kernels of its own (its ping is a cudaMemsetAsync, which Nsight Compute does
@@ -30,6 +32,7 @@
 
 #include "common/fs.h"
 #include "common/json_text.h"
+#include "compile/entry_points.h"
 #include "run/runner_job.h"
 #include "run/runner_sandbox.h"
 
@@ -37,6 +40,21 @@ namespace cutegen {
 namespace {
 
 using Forward = int (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t, cudaStream_t);
+using ForwardWs = int (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t, void*, size_t, cudaStream_t);
+using WorkspaceBytes = size_t (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t);
+
+// The loaded candidate: one of the contract's two forms (compile/entry_points.h).
+struct Candidate {
+  Forward forward = nullptr;       // version 1
+  ForwardWs forward_ws = nullptr;  // version 2, with `workspace_bytes` bytes of workspace
+  uint64_t workspace_bytes = 0;
+};
+
+// Where the call's workspace lives: the worker's buffer, mapped at setup (none for a version-1 kernel).
+struct Workspace {
+  void* data = nullptr;
+  uint64_t bytes = 0;
+};
 
 std::string cuda_error_text(cudaError_t e) {
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
@@ -162,17 +180,34 @@ Result<Cuda> start_cuda(int device) {
   return c;
 }
 
-// Step 2 of the sandbox, then the candidate's code for the first time (its constructors run in dlopen).
-Result<Forward> load_candidate(const std::string& library, const RunnerSandboxSettings& sandbox, int violation_fd) {
+// The descriptors the workspace size is asked with: every call's shapes and dtypes, NULL data.
+std::vector<cutegen_tensor> without_data(std::vector<cutegen_tensor> ts) {
+  for (auto& t : ts) t.data = nullptr;
+  return ts;
+}
+
+// Step 2 of the sandbox, then the candidate's code for the first time (its constructors run in dlopen),
+// then, for a kernel with a workspace, its size function once (inputs and outputs without data).
+Result<Candidate> load_candidate(const std::string& library, const RunnerSandboxSettings& sandbox, int violation_fd,
+                                 const std::vector<cutegen_tensor>& inputs, const std::vector<cutegen_tensor>& outputs) {
   if (sandbox.narrow)
     if (auto dropped = drop_capabilities(); !dropped) return Error{dropped.error().message};
   auto applied = apply_sandbox(runner_load_policy(sandbox, violation_fd));
   if (!applied) return Error{"applying the system-call filter: " + applied.error().message};
   void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return Error{std::string("cannot load the candidate library: ") + dlerror()};
-  auto forward = reinterpret_cast<Forward>(dlsym(lib, "cutegen_forward"));
-  if (!forward) return Error{"the library does not export cutegen_forward"};
-  return forward;
+  Candidate c;
+  c.forward = reinterpret_cast<Forward>(dlsym(lib, kForwardSymbol));
+  c.forward_ws = reinterpret_cast<ForwardWs>(dlsym(lib, kForwardWsSymbol));
+  auto size = reinterpret_cast<WorkspaceBytes>(dlsym(lib, kWorkspaceBytesSymbol));
+  auto form = entry_form({c.forward != nullptr, size != nullptr, c.forward_ws != nullptr});
+  if (!form) return Error{"the library " + form.error().message};
+  if (*form == EntryForm::workspace) {
+    auto in = without_data(inputs);
+    auto out = without_data(outputs);
+    c.workspace_bytes = size(in.data(), static_cast<int32_t>(in.size()), out.data(), static_cast<int32_t>(out.size()));
+  }
+  return c;
 }
 
 std::string return_code_name(int rc) {
@@ -184,10 +219,17 @@ std::string return_code_name(int rc) {
 
 // One call of the candidate, timed with events on our stream (a hint), then a full synchronisation:
 // the reply goes out only once the GPU is idle, as far as this process can tell.
-std::string call_once(Forward forward, const Cuda& cuda, const std::vector<cutegen_tensor>& in,
-                      const std::vector<cutegen_tensor>& out, const std::string& nonce, bool& fatal) {
+std::string call_once(const Candidate& candidate, const Workspace& workspace, const Cuda& cuda,
+                      const std::vector<cutegen_tensor>& in, const std::vector<cutegen_tensor>& out,
+                      const std::string& nonce, bool& fatal) {
+  const auto n_in = static_cast<int32_t>(in.size());
+  const auto n_out = static_cast<int32_t>(out.size());
   cudaEventRecord(cuda.start, cuda.stream);
-  int rc = forward(in.data(), static_cast<int32_t>(in.size()), out.data(), static_cast<int32_t>(out.size()), cuda.stream);
+  // The size the kernel asked for, not the buffer's (rounded up to whole pages; the worker poisons all of it).
+  int rc = candidate.forward_ws
+               ? candidate.forward_ws(in.data(), n_in, out.data(), n_out, workspace.data, candidate.workspace_bytes,
+                                      cuda.stream)
+               : candidate.forward(in.data(), n_in, out.data(), n_out, cuda.stream);
   cudaError_t launch = cudaGetLastError();
   cudaEventRecord(cuda.stop, cuda.stream);
   cudaError_t sync = cudaStreamSynchronize(cuda.stream);
@@ -239,11 +281,17 @@ int serve(const RunnerSession& session, int reply_fd) {
       outputs.back().push_back(*d);
     }
   }
+  Workspace workspace;
+  if (session.workspace) {
+    auto d = buffers.descriptor(*session.workspace);
+    if (!d) return fail_setup("the workspace: " + d.error().message);
+    workspace = {d->data, session.workspace->nbytes};
+  }
   nlohmann::json setup = {{"setup", true}, {"sandbox", start->summary()}};
   if (!cuda->null_kernel) setup["null_kernel_error"] = cuda->null_kernel_error;  // pings fall back to a memset
   write_all(reply_fd, reply_line(setup));
 
-  Forward forward = nullptr;
+  std::optional<Candidate> candidate;
   LineReader reader;
   while (auto line = reader.next()) {
     auto command = parse_runner_command(*line);
@@ -271,20 +319,35 @@ int serve(const RunnerSession& session, int reply_fd) {
         break;
       }
       case RunnerCommand::Op::load: {
-        auto loaded = load_candidate(session.library, session.sandbox, reply_fd);
-        if (!loaded) {
+        auto sized = inputs;  // the size is asked with the host scalars the worker sent
+        for (std::size_t slot : scalar_slots)
+          if (slot < command->scalars.size() && command->scalars[slot])
+            if (auto d = buffers.descriptor(*command->scalars[slot])) sized[slot] = *d;
+        auto loaded = load_candidate(session.library, session.sandbox, reply_fd, sized, outputs.front());
+        // A first session has no workspace yet: it reports the size, and the worker starts a second
+        // runner with a buffer that large. Only that one must find the buffer big enough.
+        Status fits = loaded && session.workspace ? check_workspace_buffer(loaded->workspace_bytes, session.workspace)
+                                                  : ok_status();
+        if (!loaded || !fits) {
           write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"ready", false}, {"failure", "load"},
-                                          {"message", loaded.error().message}}));
+                                          {"message", !loaded ? loaded.error().message : fits.error().message}}));
           return 4;
         }
-        forward = *loaded;
-        write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"ready", true}}));
+        candidate = *loaded;
+        write_all(reply_fd, load_reply(command->nonce, candidate->forward_ws
+                                                           ? std::optional<uint64_t>(candidate->workspace_bytes)
+                                                           : std::nullopt));
         break;
       }
       case RunnerCommand::Op::call: {
-        if (!forward || command->output_set < 0 || command->output_set >= static_cast<int>(outputs.size()) ||
+        if (!candidate || command->output_set < 0 || command->output_set >= static_cast<int>(outputs.size()) ||
             command->scalars.size() != session.inputs.size()) {
           write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"error", "call before load, or a bad set"}}));
+          break;
+        }
+        if (candidate->workspace_bytes > workspace.bytes) {
+          write_all(reply_fd, reply_line({{"nonce", command->nonce},
+                                          {"error", "a call of a kernel with a workspace before one was mapped"}}));
           break;
         }
         for (std::size_t slot : scalar_slots) {
@@ -293,7 +356,8 @@ int serve(const RunnerSession& session, int reply_fd) {
           if (d) inputs[slot] = *d;
         }
         bool fatal = false;
-        write_all(reply_fd, call_once(forward, *cuda, inputs, outputs[command->output_set], command->nonce, fatal));
+        write_all(reply_fd,
+                  call_once(*candidate, workspace, *cuda, inputs, outputs[command->output_set], command->nonce, fatal));
         if (fatal) return 4;
         break;
       }
@@ -330,13 +394,21 @@ int profile(const RunnerProfileJob& job, const std::string& result_path) {
     if (!d) return fail("setup", d.error().message, 3);
     out.push_back(*d);
   }
-  auto forward = load_candidate(job.library, job.sandbox, STDERR_FILENO);
-  if (!forward) return fail("load", forward.error().message, 4);
+  Workspace workspace;
+  if (job.workspace) {
+    auto d = buffers.descriptor(*job.workspace);
+    if (!d) return fail("setup", "the workspace: " + d.error().message, 3);
+    workspace = {d->data, job.workspace->nbytes};
+  }
+  auto candidate = load_candidate(job.library, job.sandbox, STDERR_FILENO, in, out);
+  if (!candidate) return fail("load", candidate.error().message, 4);
+  if (auto fits = check_workspace_buffer(candidate->workspace_bytes, job.workspace); !fits)
+    return fail("load", fits.error().message, 4);
   result["phase"] = "calls";
   (void)write_file_atomic(result_path, dump_json(result));
   for (int i = 0; i < job.calls; ++i) {
     bool fatal = false;
-    auto reply = nlohmann::json::parse(call_once(*forward, *cuda, in, out, "profile", fatal));
+    auto reply = nlohmann::json::parse(call_once(*candidate, workspace, *cuda, in, out, "profile", fatal));
     if (fatal) return fail("cuda_error", reply.value("cuda_error", ""), 5);
     if (reply.value("rc", 0) != 0) return fail("kernel_error", "cutegen_forward returned " + reply["rc"].dump(), 5);
   }

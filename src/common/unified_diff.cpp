@@ -1,4 +1,4 @@
-#include "edit/unified_diff.h"
+#include "common/unified_diff.h"
 
 #include <algorithm>
 #include <vector>

@@ -1,0 +1,116 @@
+"""Contract v2's workspace on the worker's side (docs/kernel-contract.md, "Version 2"): the size a
+loaded kernel reports is validated against a cap, a second runner gets the buffer, and the buffer is
+filled with a fresh NaN pattern before every call -- a kernel that reads what the last call left there
+finds the poison. The runner is played by the test hooks' fake (test_hooks.py)."""
+import random
+import struct
+
+import pytest
+import torch
+
+from conftest import SMALL, WorkerError, problem_path
+from cutegen_worker import memory, test_hooks
+from cutegen_worker.buffers import workspace_pattern
+
+from test_candidate_session import TRIALS, evaluate, failed_check
+
+ROWS, COLS = 4096 // SMALL, 65536 // SMALL  # relu at the test size
+MIB = 1 << 20
+
+
+@pytest.fixture(autouse=True)
+def seen():
+    test_hooks.WORKSPACE_SEEN.clear()
+    yield test_hooks.WORKSPACE_SEEN
+    test_hooks.WORKSPACE_SEEN.clear()
+
+
+def test_the_pattern_is_nan_in_every_float_width():
+    for r in [0, 0xFFFFFFFF] + [random.getrandbits(32) for _ in range(2000)]:
+        word = workspace_pattern(r)
+        raw = struct.pack("<I", word)
+        (f32,) = struct.unpack("<f", raw)
+        (f64,) = struct.unpack("<d", raw * 2)
+        assert f32 != f32 and f64 != f64, hex(word)
+        for half in (raw[:2], raw[2:]):
+            t = torch.frombuffer(bytearray(half), dtype=torch.int16)
+            assert torch.isnan(t.view(torch.float16)).all() and torch.isnan(t.view(torch.bfloat16)).all(), hex(word)
+    assert len({workspace_pattern(random.getrandbits(32)) for _ in range(200)}) > 50  # a fresh pattern per call
+
+
+def test_a_kernel_that_reads_the_last_calls_workspace_finds_the_poison(worker, small, seen):
+    result = evaluate(worker, "relu", mode="workspace_stale", workspace_bytes=4 * ROWS * COLS)
+    check = failed_check(result)
+    # Its first call is right; the second, on the same inputs, reads poison instead of the kept answer:
+    # fmax(NaN, 0) is 0, so the output is a plain mismatch (not the previous answer, not unwritten).
+    assert (result["verdict"], check["trial"], check["outputs"][0]["set"]) == ("mismatch", 0, 1), result["reason"]
+    assert check["outputs"][0]["unwritten_count"] == 0
+    assert [(runner, call) for runner, call, _, _ in seen] == [(1, 0), (1, 1)]  # the sizing runner makes no call
+    assert all(poisoned for _, _, poisoned, _ in seen)
+
+
+def test_an_honest_kernel_with_a_workspace_passes_and_every_call_finds_a_fresh_fill(worker, small, seen):
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=12345)
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["workspace"]["bytes"] == 12345 and result["workspace"]["cap_bytes"] >= 16 * MIB
+    runner = result["runner"]
+    assert runner["sizing"]["ready"]["workspace_bytes"] == 12345 and runner["sizing"]["end"] == "exit code 0"
+    assert runner["ready"]["workspace_bytes"] == 12345 and runner["end"] == "exit code 0"
+    calls = 2 * len(TRIALS) + 2 + 12  # two per trial, warm-up, timed
+    assert len(seen) == calls and all(poisoned for _, _, poisoned, _ in seen)
+    assert len({pattern for _, _, _, pattern in seen}) > calls // 2  # drawn afresh, not one fill reused
+
+
+def test_nan_from_a_workspace_kernel_is_explained(worker, small):
+    """Outputs a workspace kernel left NaN: `unwritten`, but the reason names the workspace's poison
+    as a possible source (a kernel that reads scratch it did not write this call)."""
+    result = evaluate(worker, "relu", mode="none", workspace_bytes=4096)
+    assert result["verdict"] == "unwritten" and "filled with NaN before every call" in result["reason"]
+    plain = evaluate(worker, "relu", mode="none")
+    assert plain["verdict"] == "unwritten" and "workspace" not in plain["reason"]
+
+
+def test_a_kernel_without_a_workspace_gets_none_and_one_runner(worker, small, seen):
+    result = evaluate(worker, "relu", mode="reference")
+    assert result["verdict"] == "pass" and result["workspace"] is None
+    assert "sizing" not in result["runner"] and not seen
+
+
+@pytest.mark.parametrize("size, words", [
+    (0, "cutegen_workspace_bytes returned 0"),
+    (-5, "workspace size of -5, which is not a number of bytes"),
+    ("big", "workspace size of 'big'"),
+    (True, "workspace size of True"),
+    (1 << 40, "asks for 1099511627776 bytes (1024.0 GiB) of workspace but the cap is 16777216 bytes (16.0 MiB)"),
+    ([4096, 8192], "asked for 4096 bytes at the first load and 8192 at the second"),
+])
+def test_a_size_outside_the_rules_is_a_load_failure_that_says_why(worker, small, size, words):
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=size)
+    assert result["verdict"] == "load_failed" and words in result["reason"], result["reason"]
+
+
+def test_the_cap_is_a_multiple_of_the_problem_and_shrinks_to_the_free_memory(worker, small, monkeypatch):
+    meta = worker.load(problem_path("matmul_square"), )
+    n = 4096 // SMALL
+    io = 3 * n * n * 4
+    estimate = meta["memory"]
+    assert estimate["workspace_cap_bytes"] == max(16 * MIB, 8 * io)
+    cap, why = memory.workspace_cap(estimate, torch.device("cpu"), slot_allocated=True)
+    assert cap == estimate["workspace_cap_bytes"] and "8x the problem's input and output bytes" in why
+    monkeypatch.setattr(memory, "device_memory", lambda device: (estimate["staged_bytes"] + 5 * MIB, 1 << 40))
+    cap, why = memory.workspace_cap(estimate, torch.device("cpu"), slot_allocated=True)
+    assert cap == 5 * MIB and "free" in why
+    result = evaluate(worker, "matmul_square", mode="reference", workspace_bytes=6 * MIB)
+    assert result["verdict"] == "load_failed" and "cap is 5242880 bytes (5.0 MiB) (what is free" in result["reason"]
+
+
+def test_the_profile_buffers_include_the_workspace_the_evaluation_recorded(worker, small):
+    worker.load(problem_path("relu"))
+    plain = worker.call("prepare_profile", seed=1)
+    assert plain["workspace"] is None
+    prepared = worker.call("prepare_profile", seed=1, workspace_bytes=1000)
+    ref = prepared["workspace"]
+    assert (ref["dtype"], len(ref["shape"]), ref["offset"]) == ("uint8", 1, 0) and ref["nbytes"] >= 1000
+    with pytest.raises(WorkerError) as error:
+        worker.call("prepare_profile", seed=1, workspace_bytes=1 << 40)
+    assert error.value.kind == "request" and "outside 1.." in error.value.message

@@ -1,0 +1,38 @@
+// `cutegen report RUN_DIR [-o FILE.html]`: the run's HTML page (docs/report.md), rendered from its
+// directory alone, so a finished, interrupted or copied run can be reported again at any time.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "common/fs.h"
+#include "report/run_page.h"
+#include "report/run_view.h"
+
+namespace cutegen::cli {
+namespace fs = std::filesystem;
+namespace {
+
+int run_report(const std::string& dir, const std::string& out) {
+  auto view = load_run_view(dir);
+  if (!view) return fail(view.error().message);
+  const fs::path target = out.empty() ? fs::path(dir) / "report.html" : fs::path(out);
+  if (auto w = write_file_atomic(target, render_run_page(*view)); !w) return fail(w.error().message);
+  if (!view->finished)
+    fmt::print(stderr, "note: the run has not finished (its log has no stop event); the page shows it so far\n");
+  fmt::print("{}\n", target.string());
+  return 0;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
+  auto dir = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("report", "Write a run's self-contained HTML page (charts, steps, diffs, cost)");
+  cmd->add_option("run_dir", *dir, "the run directory of a `cutegen optimize` run (its --out)")->required();
+  cmd->add_option("-o,--output", *out, "the HTML file to write (default: RUN_DIR/report.html)");
+  cmd->callback([&exit_code, dir, out] { exit_code = run_report(*dir, *out); });
+}
+
+}  // namespace cutegen::cli
