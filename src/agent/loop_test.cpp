@@ -172,6 +172,30 @@ TEST(Loop, AFailingSeedHandsOverToSynthesis) {
   EXPECT_TRUE(said);
 }
 
+TEST(Loop, SeedOnlyJudgesTheSeedAndStopsWithoutAnyLlmCall) {
+  Harness h;  // its scripted LLM has no answers: any call would fail the run
+  h.options.seed_source = kernel("// TIME: 1.0\n");
+  h.options.seed_pattern = "relu(x)";
+  h.options.seed_only = true;
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "seed");
+  EXPECT_EQ(r->stop_detail, "relu(x)");
+  EXPECT_EQ(r->llm_calls, 0);
+  EXPECT_TRUE(r->example_shown.empty());  // no prompt showed one
+  ASSERT_TRUE(r->best);
+  EXPECT_EQ(h.bests.size(), 1u);  // best/ was exported
+
+  Harness bad;
+  bad.options.seed_source = kernel("// VERDICT: mismatch wrong values\n");
+  bad.options.seed_only = true;
+  auto failed = bad.run();
+  ASSERT_TRUE(failed.ok()) << failed.error().message;
+  EXPECT_EQ(failed->stop_reason, "seed_failed");
+  EXPECT_FALSE(failed->best);
+  EXPECT_EQ(failed->llm_calls, 0);
+}
+
 TEST(Loop, TextThatIsNotUtf8NeverStopsTheRun) {
   // An LLM note with a byte that is not UTF-8, and a long one whose clip lands inside a multi-byte
   // character: both reach the next prompt through the step history, which is hashed and journalled.
