@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The seed path on a GPU: `cutegen optimize PROBLEM --llm none` for a few of the project's problems
-(one input, two inputs with module constants, fp16). Each must match a pointwise seed, pass the full
+(one input, two inputs with module constants, fp16, a row softmax). Each must match a pointwise seed, pass the full
 judge, export best/, and best/model_new.py must agree with the reference Model (float tolerance: the
 seed computes the chain in fp32 and rounds once, where eager rounds after every op)."""
 import argparse
@@ -12,7 +12,7 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16"]
+PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows"]
 
 
 def check_export(run: pathlib.Path) -> str:

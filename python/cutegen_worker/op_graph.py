@@ -50,13 +50,20 @@ UNARY = {
     "sin": [], "cos": [], "erf": [], "floor": [], "ceil": [], "round": [], "trunc": [],
     "identity": [],
 }
+# Over a dimension: one tensor operand, the dimension and the dtype it computes in. (torch.softmax takes
+# dtype third where F.softmax has _stacklevel: a positional dtype lands on _stacklevel, is not a number,
+# and the node is left unknown -- refused, never misread.)
+ROWWISE = {
+    "softmax": [("dim", None), ("_stacklevel", 3), ("dtype", None)],
+    "log_softmax": [("dim", None), ("_stacklevel", 3), ("dtype", None)],
+}
 # Two operands (tensor or number each), then scalar parameters.
 BINARY = {
     "add": [("alpha", 1)], "sub": [("alpha", 1)], "mul": [], "div": [("rounding_mode", None)],
     "pow": [], "maximum": [], "minimum": [],
 }
 
-_SIMPLE = [n for n in UNARY if n not in ("identity",)] + list(BINARY)
+_SIMPLE = [n for n in UNARY if n not in ("identity",)] + list(BINARY) + list(ROWWISE)
 
 # Functions by identity: torch.X, torch.X_, F.X, F.X_, torch.special.X where they exist.
 _FUNCTIONS = {}
@@ -93,6 +100,7 @@ _MODULES = [
     (nn.Softplus, "softplus", {"beta": "beta", "threshold": "threshold"}),
     (nn.Threshold, "threshold", {"threshold": "threshold", "value": "value"}),
     (nn.Softshrink, "softshrink", {"lambd": "lambd"}), (nn.Hardshrink, "hardshrink", {"lambd": "lambd"}),
+    (nn.Softmax, "softmax", {"dim": "dim"}), (nn.LogSoftmax, "log_softmax", {"dim": "dim"}),
 ]
 
 
@@ -247,7 +255,7 @@ class _Normaliser:
         elif node.op == "call_method" and isinstance(node.target, str):
             base = node.target[:-1] if node.target.endswith("_") and not node.target.startswith("_") else node.target
             base = _METHOD_ALIASES.get(base, base)
-            if base not in UNARY and base not in BINARY:
+            if base not in UNARY and base not in BINARY and base not in ROWWISE:
                 return None
             name, inplace = base, node.target.endswith("_")
         elif node.op == "call_module":
@@ -255,11 +263,12 @@ class _Normaliser:
             for cls, canonical, attrs in _MODULES:
                 if isinstance(sub, cls):
                     module_params = {p: getattr(sub, a) for p, a in attrs.items()}
-                    return canonical, bool(getattr(sub, "inplace", False)), UNARY[canonical], module_params
+                    table = UNARY.get(canonical, ROWWISE.get(canonical))
+                    return canonical, bool(getattr(sub, "inplace", False)), table, module_params
             return None
         else:
             return None
-        return name, inplace, UNARY.get(name, BINARY.get(name, [])), None
+        return name, inplace, UNARY.get(name, BINARY.get(name, ROWWISE.get(name, []))), None
 
     def bind(self, node, name, table, inplace, module_params, operands=1) -> dict:
         args, kwargs = list(node.args), dict(node.kwargs)
@@ -287,6 +296,7 @@ class _Normaliser:
                         raise _Unsupported(f"{name} is missing its argument {pname!r}")
                     params[pname] = default
         inplace = bool(inplace or params.pop("inplace", False))
+        params.pop("_stacklevel", None)  # F.softmax's warning depth: nothing to do with the result
         for pname, value in params.items():
             if isinstance(value, fx.Node):
                 raise _Unsupported(f"{name}'s {pname} is a tensor, not a number")

@@ -131,10 +131,10 @@ class Model(nn.Module):
         self.fc = nn.Linear(8, 8)
 
     def forward(self, x):
-        return torch.softmax(self.fc(x), dim=1).view(-1)
+        return torch.cumsum(self.fc(x), dim=1).view(-1)
 ''')
     found = [(n["op"], n.get("known", True)) for n in ops(graph)]
-    assert found == [("nn.Linear", False), ("torch.softmax", False), ("Tensor.view", False)]
+    assert found == [("nn.Linear", False), ("torch.cumsum", False), ("Tensor.view", False)]
     assert ops(graph)[1]["args"] == [{"ref": ops(graph)[0]["id"]}]
 
 
@@ -219,3 +219,18 @@ def test_a_broken_problem_file_is_the_problems_error(tmp_path):
         InProcessWorker().call("trace", problem=path)
     assert err.value.kind == "problem"
     assert "Model is not a subclass of torch.nn.Module" in err.value.message
+
+
+def test_softmax_in_every_spelling_is_one_op_with_its_dim(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sm = nn.LogSoftmax(dim=-1)
+
+    def forward(self, x):
+        return F.softmax(torch.softmax(x, dim=1), 1) + x.softmax(-1) + self.sm(x)
+''')
+    found = [(n["op"], n["params"]) for n in ops(graph) if n["op"] != "add"]
+    assert found == [("softmax", {"dim": 1, "dtype": None}), ("softmax", {"dim": 1, "dtype": None}),
+                     ("softmax", {"dim": -1, "dtype": None}), ("log_softmax", {"dim": -1})]

@@ -137,10 +137,10 @@ check "a bad --profile-from fails with one line naming the choices" test $rc -ne
 check "a bad --profile-from names the choices" grep -q 'auto, always, never' <<<"$err"
 # Without an LLM (no --llm, no llm.backend; or --llm none): the seed path (docs/seed.md). Tracing needs no GPU.
 for how in "" "--llm none"; do
-  err=$("$cutegen" optimize "$src/problems/softmax_rows.py" $how --out "$d/unmatched" 2>&1); rc=$?
+  err=$("$cutegen" optimize "$src/problems/row_sum.py" $how --out "$d/unmatched" 2>&1); rc=$?
   check "optimize ${how:-without --llm}: an unmatched problem fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
   check "optimize ${how:-without --llm}: the line names the graph and asks for an LLM" \
-    grep -q '^cutegen: no seed for this operator graph: torch.softmax (.*); give --llm$' <<<"$err"
+    grep -q '^cutegen: no seed for this operator graph: torch.sum (.*); give --llm$' <<<"$err"
   check "optimize ${how:-without --llm}: an unmatched problem leaves no run directory" test ! -e "$d/unmatched"
 done
 if ! nvidia-smi -L >/dev/null 2>&1; then
@@ -170,8 +170,9 @@ check "seed of a matmul fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"
 check "seed of a matmul names it" grep -q '^cutegen: no seed for this operator graph: torch.matmul' <<<"$err"
 out=$("$cutegen" seed --list "$src/problems" 2>&1); rc=$?
 check "seed --list lists every problem" test $rc -eq 0 -a "$(grep -c '\.py: ' <<<"$out")" -eq "$(ls "$src"/problems/*.py | wc -l)"
+check "seed --list shows softmax_rows' seed" grep -q '^softmax_rows.py: row softmax y = softmax(x, dim=-1)$' <<<"$out"
 check "seed --list counts the seeds" grep -Eq '^[0-9]+ of [0-9]+ problems have a seed$' <<<"$out"
-check "seed --list shows relu's seed" grep -q '^relu.py: pointwise: y = relu(x)$' <<<"$out"
+check "seed --list shows relu's seed" grep -q '^relu.py: pointwise chain y = relu(x)$' <<<"$out"
 if ! nvidia-smi -L >/dev/null 2>&1; then
   err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --out "$d/run" 2>&1); rc=$?
   check "optimize without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1

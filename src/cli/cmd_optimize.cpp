@@ -101,7 +101,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     auto s = seed_for_run("seed", args.problem, "give --llm");
     if (!s) return fail(s.error().message);
     seed = std::move(*s);
-    fmt::print(stderr, "seed: pointwise chain y = {}\n", seed->pattern);
+    fmt::print(stderr, "seed: {}\n", seed->description);
   }
 
   // The directory is checked and locked before anything is written: a foreign directory is refused
@@ -126,8 +126,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     if (!s) return give_up(s.error().message);
     seed = std::move(*s);
     if (!seed->pattern.empty())
-      fmt::print(stderr, "seed: pointwise chain y = {} (the first kernel; --start scratch has the LLM write it)\n",
-                 seed->pattern);
+      fmt::print(stderr, "seed: {} (the first kernel; --start scratch has the LLM write it)\n", seed->description);
     else if (!seed->note.empty())
       fmt::print(stderr, "{}: the LLM writes the first kernel\n", seed->note);
   }

@@ -50,7 +50,7 @@ int run_list(const SeedArgs& args) {
       line = "error: " + outcome.error().message;
     } else if (outcome->found()) {
       ++matched;
-      line = "pointwise: y = " + outcome->match.pointwise->pattern;
+      line = outcome->match.description();
     } else {
       line = outcome->match.no_seed_line();
     }
@@ -72,7 +72,7 @@ int run_seed(const SeedArgs& args) {
   auto outcome = worker->seed(args.problem);
   if (!outcome) return fail(outcome.error().message);
   if (!outcome->found()) return fail(outcome->match.no_seed_line());
-  fmt::print(stderr, "seed: pointwise chain y = {}\n", outcome->match.pointwise->pattern);
+  fmt::print(stderr, "seed: {}\n", outcome->match.description());
   if (args.out.empty()) {
     fmt::print("{}", outcome->source);
     return 0;

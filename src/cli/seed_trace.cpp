@@ -46,7 +46,8 @@ Result<RunSeed> seed_for_run(const std::string& start, const std::string& proble
     if (start == "seed") return Error{outcome->match.no_seed_line() + "; " + hint};
     return RunSeed{.note = outcome->match.no_seed_line()};
   }
-  return RunSeed{.source = outcome->source, .pattern = outcome->match.pointwise->pattern};
+  return RunSeed{.source = outcome->source, .pattern = outcome->match.pattern(),
+                 .description = outcome->match.description()};
 }
 
 }  // namespace cutegen::cli

@@ -30,7 +30,8 @@ class TraceWorker {
 // with `note` saying why); `seed` the seed, or the no-seed line and `hint` as an Error.
 struct RunSeed {
   std::string source;   // empty: the LLM synthesises the first kernel
-  std::string pattern;  // what the seed computes (report.md, config.json)
+  std::string pattern;      // what the seed computes (report.md, config.json)
+  std::string description;  // "pointwise chain y = relu(x)"
   std::string note;     // auto without a seed: the no-seed line
 };
 Result<RunSeed> seed_for_run(const std::string& start, const std::string& problem, const std::string& hint);

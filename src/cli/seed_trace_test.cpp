@@ -17,11 +17,11 @@ TEST(SeedForRun, AutoStartsFromTheSeedWhenThereIsOne) {
 }
 
 TEST(SeedForRun, AutoWithoutASeedLeavesTheFirstKernelToTheLlm) {
-  auto seed = seed_for_run("auto", problem("softmax_rows"), "use --start scratch");
+  auto seed = seed_for_run("auto", problem("row_sum"), "use --start scratch");
   ASSERT_TRUE(seed.ok()) << seed.error().message;
   EXPECT_TRUE(seed->source.empty());
   EXPECT_EQ(seed->note,
-            "no seed for this operator graph: torch.softmax (torch.softmax is not a pointwise op the seed knows)");
+            "no seed for this operator graph: torch.sum (torch.sum is not a pointwise op the seed knows)");
 }
 
 TEST(SeedForRun, SeedInsistsOnOne) {

@@ -62,6 +62,13 @@ class PointwiseMatcher {
 
   // The plan, or the reason there is none.
   std::optional<PointwisePlan> match(std::string& reason) {
+    // An op outside the table is the decisive reason; outputs, shapes and dtypes matter once every op is known.
+    for (int id : reachable(g_)) {
+      if (auto why = unknown_op(g_.node(id)); !why.empty()) {
+        reason = why;
+        return std::nullopt;
+      }
+    }
     if (g_.outputs.size() != 1) {
       reason = fmt::format("forward() returns {} outputs; the pointwise seed writes one", g_.outputs.size());
       return std::nullopt;
@@ -84,13 +91,6 @@ class PointwiseMatcher {
     }
     plan_.num_contract_inputs = g_.num_inputs + static_cast<int>(g_.params.size());
     const std::vector<int> needed = reachable(g_);
-    // An op outside the table is the decisive reason; shapes and dtypes only matter once every op is known.
-    for (int id : needed) {
-      if (auto why = unknown_op(g_.node(id)); !why.empty()) {
-        reason = why;
-        return std::nullopt;
-      }
-    }
     for (int id : needed) {
       if (auto why = visit(g_.node(id)); !why.empty()) {
         reason = why;
@@ -194,7 +194,63 @@ class PointwiseMatcher {
   std::map<int, double> constants_;
 };
 
+bool is_row_softmax(const std::string& op) { return op == "softmax" || op == "log_softmax"; }
+
+// The graph is exactly y = softmax(x, dim=last) (or log_softmax) of a forward input.
+std::optional<RowSoftmaxPlan> match_row_softmax(const OpGraph& g, std::string& reason) {
+  if (g.outputs.size() != 1 || !g.outputs[0].ref) {
+    reason = "forward() must return the one softmax";
+    return std::nullopt;
+  }
+  const Node& n = g.node(*g.outputs[0].ref);
+  if (!is_row_softmax(n.op) || n.args.size() != 1 || !n.args[0].ref) {
+    reason = fmt::format("the output is not a softmax of an input (the row-softmax seed is softmax(x) alone)");
+    return std::nullopt;
+  }
+  const Node& x = g.node(*n.args[0].ref);
+  if (x.op != "input" || x.scalar || !x.type) {
+    reason = fmt::format("{} of a computed value (the row-softmax seed takes a forward input)", n.op);
+    return std::nullopt;
+  }
+  if (x.type->dtype != "float32" || !n.type || n.type->dtype != "float32") {
+    reason = fmt::format("{} in {} (the row-softmax seed is float32)", n.op, x.type->dtype);
+    return std::nullopt;
+  }
+  if (auto d = n.params.find("dtype"); d != n.params.end() && !std::holds_alternative<std::monostate>(d->second)) {
+    reason = fmt::format("{} with a dtype argument", n.op);
+    return std::nullopt;
+  }
+  const auto rank = static_cast<int64_t>(x.type->shape.size());
+  auto dim = n.params.find("dim");
+  const double* d = dim == n.params.end() ? nullptr : std::get_if<double>(&dim->second);
+  if (!d) {
+    reason = fmt::format("{} without a dim (the implicit dim is deprecated)", n.op);
+    return std::nullopt;
+  }
+  if (rank == 0 || !x.type->contiguous || (static_cast<int64_t>(*d) != rank - 1 && static_cast<int64_t>(*d) != -1)) {
+    reason = fmt::format("{} over dim {} of a {}-d tensor (the seed handles the last dimension)", n.op, *d, rank);
+    return std::nullopt;
+  }
+  return RowSoftmaxPlan{.log = n.op == "log_softmax",
+                        .shape = x.type->shape,
+                        .num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size()),
+                        .input = x.index,
+                        .pattern = fmt::format("{}({}, dim={})", n.op, x.name, static_cast<int64_t>(*d))};
+}
+
 }  // namespace
+
+std::string SeedMatch::pattern() const {
+  if (pointwise) return pointwise->pattern;
+  if (row_softmax) return row_softmax->pattern;
+  return "";
+}
+
+std::string SeedMatch::description() const {
+  if (pointwise) return "pointwise chain y = " + pointwise->pattern;
+  if (row_softmax) return "row softmax y = " + row_softmax->pattern;
+  return "";
+}
 
 std::string SeedMatch::no_seed_line() const {
   if (ops.empty()) return fmt::format("no seed for this operator graph: {}", reason);
@@ -215,6 +271,12 @@ SeedMatch match_seed(const OpGraph& graph) {
   m.ops = ops.empty() ? "identity" : fmt::format("{}", fmt::join(ops, ", "));
   PointwiseMatcher pointwise(graph);
   m.pointwise = pointwise.match(m.reason);
+  if (m.pointwise) return m;
+  // A softmax anywhere makes the row-softmax seed's reason the one worth reading.
+  if (std::any_of(ops.begin(), ops.end(), is_row_softmax)) {
+    m.reason.clear();
+    m.row_softmax = match_row_softmax(graph, m.reason);
+  }
   return m;
 }
 

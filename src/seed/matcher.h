@@ -39,12 +39,25 @@ struct PointwisePlan {
   std::string pattern;                    // the chain as one expression: mul(x, sigmoid(x))
 };
 
+// softmax or log_softmax over the last dimension of one contiguous fp32 forward input: one row per CTA.
+struct RowSoftmaxPlan {
+  bool log = false;
+  std::vector<int64_t> shape;
+  int num_contract_inputs = 0;
+  int input = 0;              // contract position of the tensor
+  std::string pattern;        // softmax(x, dim=1)
+};
+
 struct SeedMatch {
   std::optional<PointwisePlan> pointwise;
+  std::optional<RowSoftmaxPlan> row_softmax;
   std::string ops;      // the graph's ops the output depends on, in order: "torch.matmul, relu"
   std::string reason;   // why there is no seed (set when nothing matched)
 
-  bool matched() const { return pointwise.has_value(); }
+  bool matched() const { return pointwise.has_value() || row_softmax.has_value(); }
+  // "pointwise chain y = mul(x, sigmoid(x))", "row softmax y = softmax(x, dim=1)"; "" when nothing matched.
+  std::string description() const;
+  std::string pattern() const;  // the right-hand side alone
   // "no seed for this operator graph: <ops> (<reason>)"
   std::string no_seed_line() const;
 };

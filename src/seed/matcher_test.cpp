@@ -173,3 +173,40 @@ TEST(Matcher, AnUnknownOpIsTheReasonEvenWhenShapesDifferToo) {
   ASSERT_FALSE(m.matched());
   EXPECT_EQ(m.reason, "torch.mm is not a pointwise op the seed knows");
 }
+
+namespace {
+json softmax_graph(const std::string& op, double dim, const std::string& dtype = "float32") {
+  json x = tensor({{"id", 0}, {"name", "x"}, {"op", "input"}, {"index", 0}}, {64, 128}, dtype);
+  json sm = tensor({{"id", 1}, {"name", op}, {"op", op}, {"args", {ref(0)}}, {"params", {{"dim", dim}, {"dtype", nullptr}}}},
+                   {64, 128}, dtype);
+  return graph({x, sm}, {ref(1)}, 1);
+}
+}  // namespace
+
+TEST(Matcher, SoftmaxAndLogSoftmaxOverTheLastDimHaveARowSeed) {
+  auto m = match(softmax_graph("softmax", 1));
+  ASSERT_TRUE(m.matched()) << m.reason;
+  ASSERT_TRUE(m.row_softmax);
+  EXPECT_FALSE(m.row_softmax->log);
+  EXPECT_EQ(m.description(), "row softmax y = softmax(x, dim=1)");
+  auto log = match(softmax_graph("log_softmax", -1));
+  ASSERT_TRUE(log.row_softmax) << log.reason;
+  EXPECT_TRUE(log.row_softmax->log);
+  EXPECT_EQ(log.row_softmax->input, 0);
+  EXPECT_EQ(log.row_softmax->num_contract_inputs, 1);
+}
+
+TEST(Matcher, RowSoftmaxRefusalsSayWhy) {
+  auto dim0 = match(softmax_graph("softmax", 0));
+  ASSERT_FALSE(dim0.matched());
+  EXPECT_EQ(dim0.no_seed_line(),
+            "no seed for this operator graph: softmax (softmax over dim 0 of a 2-d tensor (the seed handles the last "
+            "dimension))");
+  auto half = match(softmax_graph("softmax", 1, "float16"));
+  ASSERT_FALSE(half.matched());
+  EXPECT_EQ(half.reason, "softmax in float16 (the row-softmax seed is float32)");
+  json j = graph({input(0, "x"), op(1, "relu", {ref(0)}), op(2, "softmax", {ref(1)}, {{"dim", 1}})}, {ref(2)}, 1);
+  auto chained = match(j);
+  ASSERT_FALSE(chained.matched());
+  EXPECT_EQ(chained.reason, "softmax of a computed value (the row-softmax seed takes a forward input)");
+}

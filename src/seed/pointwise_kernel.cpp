@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "seed/template_text.h"
+
 namespace cutegen::seed {
 namespace {
 
@@ -20,12 +22,6 @@ ElementType element_type(const std::string& dtype) {
   if (dtype == "float16") return {"cute::half_t", "CUTEGEN_FLOAT16", 8};
   if (dtype == "bfloat16") return {"cute::bfloat16_t", "CUTEGEN_BFLOAT16", 8};
   return {"float", "CUTEGEN_FLOAT32", 4};
-}
-
-void replace_all(std::string& text, const std::string& key, const std::string& value) {
-  const std::string placeholder = "{{" + key + "}}";
-  for (auto pos = text.find(placeholder); pos != std::string::npos; pos = text.find(placeholder, pos + value.size()))
-    text.replace(pos, placeholder.size(), value);
 }
 
 // The descriptor field a host scalar of this dtype carries its value in (kernel contract).
@@ -54,20 +50,20 @@ std::string generate_pointwise_kernel(const PointwisePlan& plan, const std::stri
     body += fmt::format("    const float {} = {};  // {}\n", step.value, step.expr, step.what);
 
   std::string text = kTemplate;
-  replace_all(text, "PROBLEM", problem_name);
-  replace_all(text, "PATTERN", plan.pattern);
-  replace_all(text, "NUM_TENSORS", std::to_string(plan.tensor_inputs.size()));
-  replace_all(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
-  replace_all(text, "DEFAULT_VEC", std::to_string(element.default_vec));
-  replace_all(text, "ELEMENT", element.cpp);
-  replace_all(text, "DTYPE", element.dtype);
-  replace_all(text, "TENSOR_NAMES", fmt::format("{}", fmt::join(tensor_names, ", ")));
-  replace_all(text, "TENSOR_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
-  replace_all(text, "SCALAR_MEMBERS", members);
-  replace_all(text, "OPERAND_PARAMS", fmt::format("{}", fmt::join(operand_params, ", ")));
-  replace_all(text, "BODY", body);
-  replace_all(text, "RESULT", plan.result);
-  replace_all(text, "SCALAR_READS", reads);
+  replace_placeholder(text, "PROBLEM", problem_name);
+  replace_placeholder(text, "PATTERN", plan.pattern);
+  replace_placeholder(text, "NUM_TENSORS", std::to_string(plan.tensor_inputs.size()));
+  replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
+  replace_placeholder(text, "DEFAULT_VEC", std::to_string(element.default_vec));
+  replace_placeholder(text, "ELEMENT", element.cpp);
+  replace_placeholder(text, "DTYPE", element.dtype);
+  replace_placeholder(text, "TENSOR_NAMES", fmt::format("{}", fmt::join(tensor_names, ", ")));
+  replace_placeholder(text, "TENSOR_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
+  replace_placeholder(text, "SCALAR_MEMBERS", members);
+  replace_placeholder(text, "OPERAND_PARAMS", fmt::format("{}", fmt::join(operand_params, ", ")));
+  replace_placeholder(text, "BODY", body);
+  replace_placeholder(text, "RESULT", plan.result);
+  replace_placeholder(text, "SCALAR_READS", reads);
   return text;
 }
 

@@ -8,6 +8,7 @@
 #include "common/process.h"
 #include "compile/nvcc_compiler.h"
 #include "seed/pointwise_ops.h"
+#include "seed/row_softmax_kernel.h"
 
 using namespace cutegen;
 using namespace cutegen::seed;
@@ -137,6 +138,42 @@ TEST(SeedCompile, EveryOpChainBuildsAndPassesEveryStaticCheck) {
   NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
   std::string src = generate_pointwise_kernel(plan_for(every_op_graph("float32")), "every_op.py");
   auto out = compiler.compile({src, "every_op.cu"});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << src;
+  fs::remove_all(*dir);
+}
+
+namespace {
+RowSoftmaxPlan log_softmax_plan() {
+  return {.log = true, .shape = {64, 1000}, .num_contract_inputs = 2, .input = 1, .pattern = "log_softmax(x, dim=1)"};
+}
+}  // namespace
+
+TEST(RowSoftmaxKernel, TheSecondPassIsSoftmaxsOrLogSoftmaxs) {
+  std::string log = generate_row_softmax_kernel(log_softmax_plan(), "log_softmax.py");
+  EXPECT_TRUE(contains(log, "//   y = log_softmax(x, dim=1)")) << log;
+  EXPECT_TRUE(contains(log, "const float shift = row.max + logf(row.sum);")) << log;
+  EXPECT_TRUE(contains(log, "frag(i) = frag(i) - shift;")) << log;
+  EXPECT_TRUE(contains(log, "constexpr int kNumInputs = 2;\nconstexpr int kInput = 1;")) << log;
+  EXPECT_FALSE(contains(log, "{{")) << log;
+  RowSoftmaxPlan plain = log_softmax_plan();
+  plain.log = false;
+  std::string sm = generate_row_softmax_kernel(plain, "softmax.py");
+  EXPECT_TRUE(contains(sm, "frag(i) = expf(frag(i) - row.max) * inv;")) << sm;
+}
+
+// The log variant through the real compile stage (the plain one differs in one line and is what
+// examples/kernels/softmax_rows.cu, which compile_tests builds, already is).
+TEST(SeedCompile, LogSoftmaxBuildsAndPassesEveryStaticCheck) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
+  ASSERT_TRUE(dir.ok());
+  PosixProcessRunner runner;
+  CompileOptions options;
+  auto toolchain = probe_toolchain(runner, options);
+  ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
+  NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
+  std::string src = generate_row_softmax_kernel(log_softmax_plan(), "log_softmax.py");
+  auto out = compiler.compile({src, "log_softmax.cu"});
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << src;
   fs::remove_all(*dir);

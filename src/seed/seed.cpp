@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "seed/pointwise_kernel.h"
+#include "seed/row_softmax_kernel.h"
 
 namespace cutegen::seed {
 namespace fs = std::filesystem;
@@ -17,6 +18,7 @@ Result<OpGraph> trace_problem(ReferenceWorker& worker, const fs::path& problem) 
 SeedOutcome seed_from_graph(const OpGraph& graph, const std::string& problem_name) {
   SeedOutcome out{.match = match_seed(graph)};
   if (out.match.pointwise) out.source = generate_pointwise_kernel(*out.match.pointwise, problem_name);
+  if (out.match.row_softmax) out.source = generate_row_softmax_kernel(*out.match.row_softmax, problem_name);
   return out;
 }
 
