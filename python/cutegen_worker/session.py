@@ -254,6 +254,10 @@ class Session:
         )
         n_sets = _field(req, "sets", int, 2)
         seed = _field(req, "seed", int, 0)
+        device = _field(req, "device", str, None)
+        if device is not None and parse_device(device) != problem.device:
+            raise RequestError(f"time_baselines on {device!r} needs the problem loaded there; it was loaded on "
+                               f"{str(problem.device)!r} (send load with that device first)")
         compare.tolerance(settings.precision, problem.dtype, problem.dtype)  # validates the name
         if settings.runs < 1 or n_sets < 1:
             raise RequestError("runs and sets must be >= 1")
@@ -262,7 +266,11 @@ class Session:
         self.release_prepared()
         sets = [problem.source.generate(seed + i) for i in range(n_sets)]
         try:
-            return timing.time_baselines(problem, sets, modes, settings)
+            answer = timing.time_baselines(problem, sets, modes, settings)
+            # Labelled, so a CPU time (wall clock, for tests and smoke runs) is never read as a GPU one.
+            answer["device"] = str(problem.device)
+            answer["clock"] = "cuda_events" if problem.device.type == "cuda" else "wall"
+            return answer
         finally:
             del sets
             _restore(problem.params, problem.param_snapshot)  # e.g. BatchNorm running statistics

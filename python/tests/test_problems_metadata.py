@@ -5,7 +5,7 @@ import torch
 from conftest import SMALL, problem_path
 
 ALL_PROBLEMS = ["relu", "gelu_tanh", "softmax_rows", "matmul_square", "matmul_bias_gelu", "row_sum", "scale_add",
-                "layernorm", "split_halves", "matmul_fp16", "matmul_bf16_nt"]
+                "layernorm", "split_halves", "matmul_fp16", "matmul_bf16_nt", "relu_large"]
 
 # name -> (aten ops, workload class)
 EXPECTED_OPS = {
@@ -20,6 +20,7 @@ EXPECTED_OPS = {
     "matmul_fp16": (["aten::mm"], "gemm"),
     "matmul_bf16_nt": (["aten::permute", "aten::mm"], "gemm"),
     "gelu_tanh": (["aten::gelu"], "elementwise"),
+    "relu_large": (["aten::relu"], "elementwise"),
 }
 
 

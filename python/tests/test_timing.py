@@ -25,7 +25,9 @@ def baselines(worker, tmp_path, modes=("eager",), **fields):
 
 def test_eager_statistics(relu, tmp_path):
     result = baselines(relu, tmp_path)
-    assert set(result) == {"eager", "cached"} and result["cached"] is False
+    assert set(result) == {"eager", "cached", "device", "clock"} and result["cached"] is False
+    # CPU times are labelled as such: wall clock, for tests and smoke runs.
+    assert (result["device"], result["clock"]) == ("cpu", "wall")
     stats = result["eager"]
     assert set(stats) == STAT_KEYS and stats["runs"] == 5
     assert 0 < stats["min_ms"] <= stats["median_ms"] <= stats["max_ms"]
@@ -125,7 +127,7 @@ def test_bad_requests(worker, small, tmp_path):
         baselines(worker, tmp_path)
     assert nothing_loaded.value.kind == "request"
     worker.load(problem_path("relu"))
-    for fields in ({"modes": ["jit"]}, {"runs": 0}, {"precision": "fp8"}, {"sets": 0}):
+    for fields in ({"modes": ["jit"]}, {"runs": 0}, {"precision": "fp8"}, {"sets": 0}, {"device": "tpu"}):
         with pytest.raises(WorkerError) as error:
             worker.call("time_baselines", **fields)
         assert error.value.kind == "request"
@@ -145,3 +147,11 @@ class FlushSpy:
 
     def fill_(self, value):
         self.fills.append(value)
+
+
+def test_the_device_asked_for_must_be_the_one_the_problem_is_loaded_on(relu, tmp_path):
+    assert baselines(relu, tmp_path, device="cpu")["device"] == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(WorkerError) as no_gpu:
+            baselines(relu, tmp_path, device="cuda")
+        assert no_gpu.value.kind == "problem" and "no usable GPU" in str(no_gpu.value)

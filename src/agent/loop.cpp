@@ -498,6 +498,7 @@ Result<LoopResult> Loop::run() {
       if (auto r = decide("seed", {{"outcome", "correct"}}); !r) return r.error();
       if (auto r = set_best({options_.seed_source, *seed}); !r) return r.error();
       result.started_from_seed = true;
+      if (auto r = tune_best(0); !r) return stop_or_fail(r.error());  // the seed declares knobs
     } else {
       if (auto r = decide("seed", {{"outcome", "failed"}, {"verdict", to_string(seed->verdict)}}); !r) return r.error();
       if (!options_.seed_only) report("the seed kernel failed the judge: the LLM writes the first kernel");
@@ -514,6 +515,7 @@ Result<LoopResult> Loop::run() {
     if (*c) {
       if (auto r = decide(fmt::format("synthesis{}", attempt + 1), {{"outcome", "correct"}}); !r) return r.error();
       if (auto r = set_best(**c); !r) return r.error();
+      if (auto r = tune_best(0); !r) return stop_or_fail(r.error());
     } else {
       if (auto r = decide(fmt::format("synthesis{}", attempt + 1), {{"outcome", "failed"}, {"summary", failed.summary}});
           !r)
@@ -536,6 +538,8 @@ Result<LoopResult> Loop::run() {
     history_.push_back(*rec);
     if (auto r = decide(fmt::format("step{}", step), rec->to_json()); !r) return r.error();
     report(fmt::format("step {} {}{}", step, to_string(rec->outcome), rec->note.empty() ? "" : ": " + rec->note));
+    if (rec->outcome == StepOutcome::accepted)
+      if (auto r = tune_best(step); !r) return stop_or_fail(r.error());
     if (rec->outcome == StepOutcome::declined) {
       // Nothing the LLM wants to try: no evaluation is spent. The one exception is evidence it has
       // not seen yet, a profile, which the next step shows before the decline is final. Not a step

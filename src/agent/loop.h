@@ -18,6 +18,7 @@
 #include "store/run_files.h"
 #include "llm/llm_client.h"
 #include "llm/truncation_guard.h"
+#include "tune/tuner.h"
 
 namespace cutegen {
 
@@ -38,6 +39,10 @@ struct LoopOptions {
   // No LLM (`optimize --llm none`): judge the seed and stop, "seed" when it passed, "seed_failed" when
   // not. No LLM call is ever made.
   bool seed_only = false;
+  // --tune auto: after each accepted step (and the first correct kernel), a best kernel that declares
+  // knobs is tuned (tune/tuner.h) with `tune`'s budget; nullptr: --tune never.
+  TuneBackend* tuner = nullptr;
+  TuneOptions tune;
 };
 
 struct Candidate {
@@ -122,6 +127,9 @@ class Loop {
   Result<std::optional<Candidate>> synthesize(const std::vector<FailedAttempt>& failures, FailedAttempt& failure);
   Result<StepRecord> optimize_step(int step, int non_improving_streak);
   Result<std::string> profile_summary(int step, int non_improving_streak);
+  // Tunes the best kernel's knobs (when it declares any and tuning is on) and records it in history_
+  // as a tuning step after `after_step`; a faster tuned variant becomes the best.
+  Status tune_best(int after_step);
   // Whether a decline at this point hands over to a profile first (ARCHITECTURE.md, "The loop").
   bool decline_hands_over_to_profile() const;
   bool faster_than_best(const Evaluation& e) const;

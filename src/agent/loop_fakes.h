@@ -15,6 +15,7 @@
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "llm/llm_types.h"
+#include "tune/tuner.h"
 
 namespace cutegen::testing {
 
@@ -181,6 +182,43 @@ class CountingProfiler : public ProfileSource {
   int calls = 0;
   bool fail = false;
   bool library_existed = false;  // at the last call
+};
+
+// Tuning by knob values: a variant whose values equal `fast` screens at `fast_screen_ms` and, baked in,
+// judges at `fast_full_ms`; every other variant screens and judges at `other_ms`.
+class FakeTuner : public TuneBackend {
+ public:
+  KnobValues fast;
+  double fast_screen_ms = 0.4, fast_full_ms = 0.5, other_ms = 1.0;
+  int compiles = 0, screens = 0, verifies = 0;
+
+  Result<CompileOutcome> compile(const CompileRequest&) override {
+    std::lock_guard lock(mu_);
+    ++compiles;
+    CompileOutcome o;
+    o.verdict = CompileVerdict::ok;
+    return o;
+  }
+  Result<Evaluation> screen(const CompileRequest& r) override {
+    ++screens;
+    KnobValues v;
+    for (const auto& d : r.defines) v.push_back(std::stoll(d.value));
+    return timed(v == fast ? fast_screen_ms : other_ms);
+  }
+  Result<Evaluation> verify(const std::string& source, const std::string&) override {
+    ++verifies;
+    auto spec = parse_knobs(source);
+    if (!spec) return spec.error();
+    return timed(spec->defaults() == fast ? fast_full_ms : other_ms);
+  }
+
+ private:
+  static Evaluation timed(double ms) {
+    Evaluation e;
+    e.time = CandidateTime{.stats = {.median_ms = ms, .iqr_ms = 0.001}};
+    return e;
+  }
+  std::mutex mu_;
 };
 
 }  // namespace cutegen::testing

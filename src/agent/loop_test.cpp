@@ -941,3 +941,95 @@ TEST(LoopResume, ALogOfAnotherFormatIsRefusedWithAClearMessage) {
       << r.error().message;
   EXPECT_TRUE(h.llm->requests.empty());
 }
+
+// --- tuning (--tune auto) ----------------------------------------------------------------------
+
+namespace {
+const std::string kKnob = "// cutegen:knob K in {1, 2, 3}\n#ifndef K\n#define K 1\n#endif\n";
+}
+
+TEST(Loop, TuneAutoTunesTheFirstKernelAndEachAcceptedStepAndTheNextPromptSaysWhatItChose) {
+  Harness h;
+  FakeTuner tuner;
+  tuner.fast = {2};
+  h.options.tuner = &tuner;
+  h.options.max_steps = 2;
+  h.llm->add("synthesis", whole(kKnob + "// TIME: 1.0\n"));
+  // Step 1 edits the tuned kernel (K = 2 baked in) and is accepted; step 2 is slower.
+  h.llm->add("optimize", optimize("unroll more", "// TIME: 1.0\n", "// TIME: 0.3\n"));
+  h.llm->add("optimize", optimize("smaller blocks", "// TIME: 0.3\n", "// TIME: 0.8\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // Tuned twice: after synthesis (K=2 beats the default and becomes the best) and after step 1
+  // (K=2 is now the default, and stays); not after the rolled-back step 2.
+  EXPECT_EQ(tuner.compiles, 6);
+  EXPECT_EQ(tuner.verifies, 1);  // only the winner, once; the loop holds the defaults' evaluations
+  ASSERT_EQ(r->history.size(), 4u);
+  EXPECT_EQ(r->history[0].kind, StepKind::tuning);
+  EXPECT_EQ(r->history[0].n, 0);
+  EXPECT_EQ(r->history[0].outcome, StepOutcome::accepted);
+  EXPECT_DOUBLE_EQ(*r->history[0].time_ms, 0.5);
+  EXPECT_NE(r->history[0].note.find("chose K=2 over the default (K=1)"), std::string::npos) << r->history[0].note;
+  EXPECT_EQ(r->history[1].kind, StepKind::optimization);
+  EXPECT_EQ(r->history[2].kind, StepKind::tuning);
+  EXPECT_EQ(r->history[2].n, 1);
+  EXPECT_EQ(r->history[2].outcome, StepOutcome::slower);
+  EXPECT_EQ(r->history[3].outcome, StepOutcome::slower);
+  ASSERT_TRUE(r->best);
+  EXPECT_NE(r->best->source.find("#define K 2\n"), std::string::npos);
+  EXPECT_NE(r->best->source.find("// TIME: 0.3"), std::string::npos);
+  // Step 1's prompt starts from the tuned kernel and says what tuning chose.
+  std::string first_step = h.request_text(1);
+  EXPECT_NE(first_step.find("#define K 2\n"), std::string::npos) << first_step;
+  EXPECT_NE(first_step.find("history: 0 tuned the knobs (3 variants) accepted"), std::string::npos) << first_step;
+  EXPECT_TRUE(fs::exists(h.dir / "steps/003-eval-tune0/tune.md"));
+  EXPECT_TRUE(fs::exists(h.dir / "steps/003-eval-tune0/eval.json"));
+
+  // Resume replays both tunings from the log: nothing is compiled or timed again, same result.
+  const int compiles = tuner.compiles, screens = tuner.screens;
+  h.reset_llm();
+  auto again = h.run(/*resume=*/true);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(tuner.compiles, compiles);
+  EXPECT_EQ(tuner.screens, screens);
+  EXPECT_EQ(again->best->source, r->best->source);
+  EXPECT_EQ(again->history.size(), 4u);
+}
+
+TEST(Loop, TuneNeverAndKernelsWithoutKnobsAreNotTuned) {
+  Harness h;
+  h.options.max_steps = 1;
+  h.llm->add("synthesis", whole(kKnob + "// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("unroll", "// TIME: 1.0\n", "// TIME: 0.5\n"));
+  auto r = h.run();  // options.tuner stays nullptr: --tune never
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->history.size(), 1u);
+  EXPECT_EQ(r->history[0].kind, StepKind::optimization);
+
+  Harness h2;
+  FakeTuner tuner;
+  h2.options.tuner = &tuner;
+  h2.options.max_steps = 1;
+  script_happy(*h2.llm);  // no knobs in these kernels
+  auto r2 = h2.run();
+  ASSERT_TRUE(r2.ok()) << r2.error().message;
+  EXPECT_EQ(tuner.compiles, 0);
+  for (const auto& s : r2->history) EXPECT_NE(s.kind, StepKind::tuning);
+}
+
+TEST(Loop, KnobsDeclaredWronglyAreAStepTheNextPromptExplains) {
+  Harness h;
+  FakeTuner tuner;
+  h.options.tuner = &tuner;
+  h.options.max_steps = 1;
+  h.llm->add("synthesis", whole("// cutegen:knob K in {1, 2}\n#ifndef K\n#define K 4\n#endif\n// TIME: 1.0\n"));
+  h.llm->add("optimize", optimize("unroll", "// TIME: 1.0\n", "// TIME: 0.99\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_GE(r->history.size(), 1u);
+  EXPECT_EQ(r->history[0].kind, StepKind::tuning);
+  EXPECT_EQ(r->history[0].outcome, StepOutcome::unusable);
+  EXPECT_NE(r->history[0].note.find("the default 4 is not among its values"), std::string::npos) << r->history[0].note;
+  EXPECT_EQ(tuner.compiles, 0);
+  EXPECT_NE(h.request_text(1).find("history: 0 tuning the knobs unusable"), std::string::npos) << h.request_text(1);
+}

@@ -248,5 +248,20 @@ err=$(cd "$proj" && "$cutegen" optimize "$src/problems/relu.py" --out "$d/cfg-ru
 check "optimize announces its config once" test "$(grep -c '^config: ' <<<"$err")" -eq 1
 rm -rf "$XDG_CONFIG_HOME/cutegen"
 
+# cutegen tune: knob mistakes and kernels without knobs are refused with one line before any GPU is needed.
+out=$("$cutegen" tune --help); check "tune --help names its options" grep -q -- '--max-variants' <<<"$out"
+err=$("$cutegen" tune "$src/problems/relu.py" "$src/examples/kernels/relu_vec.cu" 2>&1); rc=$?
+check "tune of a kernel without knobs fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "tune says the kernel declares no knobs" grep -q 'declares no knobs' <<<"$err"
+d2=$(mktemp -d)
+printf '// cutegen:knob T in {1, 2}\n#ifndef T\n#define T 3\n#endif\n' >"$d2/bad.cu"
+err=$("$cutegen" tune "$src/problems/relu.py" "$d2/bad.cu" --out "$d2/out" 2>&1); rc=$?
+check "tune of a wrong knob fails with one line naming it" grep -q 'bad.cu: line 3: knob T: the default 3 is not among its values' <<<"$err"
+check "tune of a wrong knob writes nothing" test ! -e "$d2/out"
+echo '{"tune": {"max_variant": 4}}' >"$d2/cfg.json"
+err=$("$cutegen" --config "$d2/cfg.json" tune "$src/problems/relu.py" "$src/examples/kernels/elementwise.cu" 2>&1); rc=$?
+check "an unknown tune key is named" grep -q 'unknown key tune.max_variant' <<<"$err"
+rm -rf "$d2"
+
 echo "$((0)) passed, $fails failed" >/dev/null
 [ $fails -eq 0 ]

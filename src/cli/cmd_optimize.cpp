@@ -9,6 +9,8 @@
 #include "agent/loop.h"
 #include "agent/ncu_profile_source.h"
 #include "agent/template_prompter.h"
+#include "bench/optimize_result.h"
+#include "bench/optimize_runner.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
 #include "cli/optimize_seed.h"
@@ -24,6 +26,7 @@
 #include "report/run_report.h"
 #include "report/run_view.h"
 #include "store/run_dir.h"
+#include "tune/judge_tune_backend.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -42,10 +45,12 @@ struct OptimizeArgs {
   double target_sol = 0;
   std::string profile_from = "auto";
   std::string start = "auto";
+  std::string tune = "auto";
   JudgeArgs judge{.trials = 3, .runs = 100};
   double max_cost = 0;
   long long max_tokens = 0;
   long long max_calls = 0;
+  std::string gpu_lock;  // a device lock file shared with other tasks on this GPU (cutegen bench)
 };
 
 static_assert(Journal::kFormat == kRunViewLogFormat, "the run view must read the log format the loop writes");
@@ -58,6 +63,32 @@ Result<RunDir> claim_run_dir(const OptimizeArgs& args) {
   return RunDir::open(args.out, args.resume ? RunDir::Mode::resume : RunDir::Mode::fresh, version);
 }
 
+// Profiling measures on the GPU like the judge does, so it holds the same device lock (the judge's
+// own hold inside profiling_run nests in this one).
+class LockedProfileSource final : public ProfileSource {
+ public:
+  LockedProfileSource(ProfileSource& inner, DeviceLock& lock) : inner_(inner), lock_(lock) {}
+  Result<std::string> summary(const std::string& kernel_source, const Evaluation& evaluation) override {
+    auto hold = lock_.hold();
+    if (!hold) return hold.error();
+    return inner_.summary(kernel_source, evaluation);
+  }
+
+ private:
+  ProfileSource& inner_;
+  DeviceLock& lock_;
+};
+
+// result.json: the run's outcome as cutegen bench reads it (bench/task_record.h).
+Status write_task_result(const RunFiles& files, bench::TaskRecord r, const DeviceLock* lock, double wall_s) {
+  if (lock) {
+    r.gpu_busy_s = lock->held_seconds();
+    r.gpu_wait_s = lock->waited_seconds();
+  }
+  r.wall_s = wall_s;
+  return files.write(bench::kTaskResultFile, r.to_json().dump(2) + "\n");
+}
+
 Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& args) {
   auto file = load_config(global);
   if (!file) return file.error();
@@ -68,7 +99,7 @@ Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& ar
 nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm, const std::string& seed_pattern) {
   nlohmann::json j = {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
           {"steps", a.steps}, {"repair_budget", a.repair_budget}, {"restarts", a.restarts}, {"plateau", a.plateau},
-          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"start", a.start}, {"precision", a.judge.precision},
+          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"start", a.start}, {"tune", a.tune}, {"precision", a.judge.precision},
           {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"seed", a.judge.seed},
           {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},
           {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
@@ -115,7 +146,14 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     return fail(removed ? why : fmt::format("{} (and {})", why, removed.error().message));
   };
 
+  const auto started = std::chrono::steady_clock::now();
+  auto wall = [&started] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   EvalOptions eo = args.judge.eval_options();
+  std::unique_ptr<DeviceLock> gpu_lock;
+  if (!args.gpu_lock.empty()) {
+    gpu_lock = std::make_unique<DeviceLock>(args.gpu_lock);
+    eo.device_lock = gpu_lock.get();
+  }
   // Each evaluation gets its own directory under work/ (Judge::fresh_work_dir), and the lock keeps
   // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
@@ -149,7 +187,10 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!prompter) return give_up(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);
-  NcuProfileSource profiler(*(*stack)->judge, provider, {.problem = args.problem, .work_dir = out / "profiles"});
+  NcuProfileSource ncu_profiler(*(*stack)->judge, provider, {.problem = args.problem, .work_dir = out / "profiles"});
+  std::optional<LockedProfileSource> locked_profiler;
+  if (gpu_lock) locked_profiler.emplace(ncu_profiler, *gpu_lock);
+  ProfileSource& profiler = locked_profiler ? static_cast<ProfileSource&>(*locked_profiler) : ncu_profiler;
 
   LoopOptions lo;
   lo.max_steps = args.steps;
@@ -163,6 +204,15 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   lo.seed_only = *no_llm;
   Budget task_budget(config->task_budget, "task");
   lo.task_budget = &task_budget;
+  // The same judge (its compiler and cache, the loaded problem) screens and verifies tuned variants.
+  JudgeTuneBackend tuner(*(*stack)->compiler, *(*stack)->judge, args.problem);
+  if (args.tune == "auto") {
+    auto files_config = load_config(global);
+    if (!files_config) return give_up(files_config.error().message);
+    lo.tuner = &tuner;
+    lo.tune.max_variants = files_config->tune.loop_max_variants;
+    lo.tune.jobs = files_config->tune.jobs;
+  }
 
   ProgressLine progress(isatty(STDERR_FILENO));
   std::optional<nlohmann::json> metadata;
@@ -185,6 +235,11 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   // Everything up to the failure is in the event log: say how to continue from it.
   if (!result) {
     const std::string& why = result.error().message;
+    // The outcome for cutegen bench: a problem file at fault is that task's verdict, anything else a
+    // failed run (--resume may continue it).
+    bench::TaskRecord failed = bench::task_record_from(result.error(), args.problem, (*client)->budget().spent());
+    if (auto w = write_task_result(files, failed, gpu_lock.get(), wall()); !w)
+      fmt::print(stderr, "cutegen: {}\n", w.error().message);
     if (result.error().kind == ErrorKind::cannot_resume) return fail(why);
     return fail(fmt::format("{} (the run so far is kept: fix the cause, then add --resume --out {})", why, out.string()));
   }
@@ -196,6 +251,9 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   std::string report = render_run_report(view->summary);
   if (auto w = files.write("report.md", report); !w) return fail(w.error().message);
   if (auto w = files.write("report.html", render_run_page(*view)); !w) return fail(w.error().message);
+  if (auto w = write_task_result(files, bench::task_record_from(*result, args.problem, (*client)->budget().spent()),
+                                   gpu_lock.get(), wall()); !w)
+    return fail(w.error().message);
   fmt::print("{}", report);
   if (result->stop_reason == "seed_failed")
     return fail(fmt::format("the seed kernel failed the judge, a cutegen bug (please report it); {} keeps its "
@@ -233,11 +291,18 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
       ->capture_default_str();
   cmd->add_option("--profile-from", a->profile_from,
                   "when profiles enter the prompt: auto (per workload), always, never, or a step number");
+  cmd->add_option("--tune", a->tune,
+                  "auto: after each accepted step, tune the best kernel's `cutegen:knob` values (at most config "
+                  "tune.loop_max_variants variants, 12; docs/tuning.md); never: do not")
+      ->check(CLI::IsMember({"auto", "never"}))
+      ->capture_default_str();
   add_judge_options(cmd, a->judge, "per evaluation");
   cmd->add_option("--max-cost", a->max_cost, "stop when the LLM spend reaches this many US dollars")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-tokens", a->max_tokens, "stop when this many LLM tokens are spent")->check(CLI::PositiveNumber);
   cmd->add_option("--max-calls", a->max_calls, "stop after this many LLM calls")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu-lock", a->gpu_lock,
+                  "a lock file held while measuring on the GPU, shared with other runs on it (cutegen bench passes it)");
   cmd->callback([&global, &exit_code, a] { exit_code = run_optimize(global, *a); });
 }
 

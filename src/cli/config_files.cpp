@@ -49,8 +49,8 @@ Status apply_file(LoadedConfig& out, const UsedConfigFile& file, const ConfigLoc
   auto j = json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error{fmt::format("config {}: not a JSON object", shown(file.path))};
   for (const auto& [key, v] : j.items())
-    if (key != "compile" && key != "llm" && key != "cache")
-      return Error{fmt::format("config {}: unknown key '{}' (known: compile, llm, cache)", shown(file.path), key)};
+    if (key != "compile" && key != "llm" && key != "cache" && key != "tune")
+      return Error{fmt::format("config {}: unknown key '{}' (known: compile, llm, cache, tune)", shown(file.path), key)};
   if (file.source == ConfigSource::project)
     if (auto trusted = refuse_untrusted_keys(j, file, where); !trusted) return trusted;
   if (j.contains("compile")) {
@@ -67,6 +67,11 @@ Status apply_file(LoadedConfig& out, const UsedConfigFile& file, const ConfigLoc
     auto cache = apply_cache_config(out.cache, j["cache"]);
     if (!cache) return in_file(cache.error(), file.path);
     out.cache = *cache;
+  }
+  if (j.contains("tune")) {
+    auto tune = apply_tune_config(out.tune, j["tune"]);
+    if (!tune) return in_file(tune.error(), file.path);
+    out.tune = *tune;
   }
   return ok_status();
 }

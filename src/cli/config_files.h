@@ -16,6 +16,7 @@
 #include "compile/compile_cache.h"
 #include "compile/compile_options.h"
 #include "llm/llm_config.h"
+#include "tune/tuner.h"
 
 namespace cutegen::cli {
 
@@ -41,6 +42,7 @@ struct LoadedConfig {
   CompileOptions compile;
   LlmConfig llm;
   CacheOptions cache;  // the "cache" section (cache.max_mb); harmless from any file
+  TuneConfig tune;     // the "tune" section (max_variants, jobs); harmless from any file
 
   // "config: FILE (source), ..." for stderr; empty when no file was used.
   std::string describe() const;

@@ -156,6 +156,20 @@ TEST_F(ConfigFiles, TheCacheCapComesFromAnyFileAndItsKeysAreChecked) {
   EXPECT_EQ(e.rfind("config " + where_.project.string() + ": ", 0), 0u) << e;
 }
 
+TEST_F(ConfigFiles, TheTuneBudgetComesFromAnyFileAndItsKeysAreChecked) {
+  EXPECT_EQ(load_config_files(where_)->tune.loop_max_variants, 12u);
+  write(where_.project, R"({"tune": {"max_variants": 64, "loop_max_variants": 6, "jobs": 8}})");
+  auto r = load_config_files(where_);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->tune.max_variants, 64u);
+  EXPECT_EQ(r->tune.loop_max_variants, 6u);
+  EXPECT_EQ(r->tune.jobs, 8);
+  write(where_.project, R"({"tune": {"jobs": 0}})");
+  std::string e = error(where_);
+  EXPECT_NE(e.find("tune.jobs must be a whole number from 1 to 256"), std::string::npos) << e;
+  EXPECT_EQ(e.rfind("config " + where_.project.string() + ": ", 0), 0u) << e;
+}
+
 TEST_F(ConfigFiles, ANamedFileMustExistButTheOthersMayNot) {
   auto none = load_config_files(where_);
   ASSERT_TRUE(none.ok());

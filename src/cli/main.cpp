@@ -1,6 +1,11 @@
 #include <sys/prctl.h>
 
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <memory>
 
 #include <fmt/format.h>
@@ -36,6 +41,14 @@ int main(int argc, char** argv) {
   // Ctrl-C, SIGTERM and SIGHUP end nvcc, the worker, the runner and ncu with us; the run directory is
   // left as a kill -9 leaves it, which --resume continues.
   if (auto s = cutegen::install_termination_handlers(); !s) return fail(s.error().message);
+  // A task of `cutegen bench` ends with its scheduler, even one killed with -9: SIGTERM then runs the
+  // handler above, which ends the task's own children; --resume continues the task later.
+  if (const char* parent = std::getenv("CUTEGEN_PARENT_PID"); parent && *parent) {
+    const std::string expected = parent;
+    ::unsetenv("CUTEGEN_PARENT_PID");  // for this process only, not for what it starts
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+    if (std::to_string(::getppid()) != expected) return fail("the cutegen bench that started this task is gone");
+  }
   CLI::App app{"cutegen: turns PyTorch operations into fast, verified CuTe kernels with an LLM"};
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("cutegen {} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT));
@@ -53,11 +66,16 @@ int main(int argc, char** argv) {
   add_profile_command(app, global, exit_code);
   add_optimize_command(app, global, exit_code);
   add_seed_command(app, global, exit_code);
+  add_tune_command(app, global, exit_code);
   add_report_command(app, global, exit_code);
+  add_bench_command(app, global, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version print and succeed; a bad argument is one line and exit status 2.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    fmt::print(stderr, "cutegen: {} (see --help)\n", e.what());
+    return 2;
   }
   return exit_code;
 }

@@ -38,4 +38,28 @@ void ProgressLine::finish() {
   drawn_ = false;
 }
 
+void ProgressBoard::update(const std::vector<std::string>& status, const std::string& event) {
+  if (terminal_) {
+    std::string out;
+    // Back to the first status line, clearing each on the way up.
+    for (size_t i = 0; i < drawn_; ++i) out += i == 0 ? "\r\033[K" : "\033[F\033[K";
+    if (!event.empty()) out += event + "\n";
+    for (size_t i = 0; i < status.size(); ++i) out += status[i] + (i + 1 < status.size() ? "\n" : "");
+    fmt::print(stderr, "{}", out);
+    std::fflush(stderr);
+    drawn_ = status.size();
+    return;
+  }
+  if (event.empty()) return;
+  std::time_t now = std::time(nullptr);
+  char stamp[16];
+  std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&now));
+  fmt::print(stderr, "{} {}{}\n", stamp, event, status.empty() ? "" : "  [" + status.front() + "]");
+}
+
+void ProgressBoard::finish() {
+  if (terminal_ && drawn_ > 0) fmt::print(stderr, "\n");
+  drawn_ = 0;
+}
+
 }  // namespace cutegen::cli

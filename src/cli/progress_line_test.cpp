@@ -25,3 +25,32 @@ TEST(ProgressLine, BeforeAnyKernelOnlyThePhaseAndSpendShow) {
   s.phase = LoopPhase::synthesize;
   EXPECT_EQ(ProgressLine::status_text(s), "[synthesize] | 0 tok $0.000");
 }
+
+namespace {
+// What a ProgressBoard writes to stderr during `body`.
+template <class F>
+std::string stderr_of(F body) {
+  testing::internal::CaptureStderr();
+  body();
+  return testing::internal::GetCapturedStderr();
+}
+}  // namespace
+
+TEST(ProgressBoard, OnATerminalTheStatusLinesAreRedrawnInPlaceBelowTheEvents) {
+  cutegen::cli::ProgressBoard board(true);
+  std::string first = stderr_of([&] { board.update({"suite: 0/2", "  gpu0: a 1s"}, "a: started on gpu0"); });
+  EXPECT_EQ(first, "a: started on gpu0\nsuite: 0/2\n  gpu0: a 1s");
+  // The next update climbs back over both status lines, clearing them, then writes the event above.
+  std::string second = stderr_of([&] { board.update({"suite: 1/2", "  gpu0: idle"}, "a: correct"); });
+  EXPECT_EQ(second, "\r\033[K\033[F\033[Ka: correct\nsuite: 1/2\n  gpu0: idle");
+  std::string tick = stderr_of([&] { board.update({"suite: 1/2", "  gpu0: idle"}, ""); });
+  EXPECT_EQ(tick, "\r\033[K\033[F\033[Ksuite: 1/2\n  gpu0: idle");
+}
+
+TEST(ProgressBoard, OffATerminalOnlyEventsAreWrittenWithTheSuiteLine) {
+  cutegen::cli::ProgressBoard board(false);
+  EXPECT_EQ(stderr_of([&] { board.update({"suite: 0/2", "  gpu0: a"}, ""); }), "");
+  std::string line = stderr_of([&] { board.update({"suite: 1/2", "  gpu0: idle"}, "a: correct"); });
+  EXPECT_NE(line.find(" a: correct  [suite: 1/2]\n"), std::string::npos) << line;
+  EXPECT_EQ(line.find("gpu0"), std::string::npos);
+}

@@ -14,6 +14,7 @@ enum class ErrorKind {
   not_retryable,     // the same request would fail the same way again (bad URL, TLS verification, ...)
   cannot_resume,     // a run log that does not fit this run: resuming again will not help
   truncated_repeatedly,  // answers keep being cut off at the token limit: asking again would repeat it
+  problem_file,      // the problem file is at fault (it does not import, build or run): fix the file
 };
 
 struct Error {

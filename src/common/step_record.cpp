@@ -9,6 +9,7 @@ std::string_view to_string(StepKind k) {
     case StepKind::optimization: return "optimization";
     case StepKind::repair: return "repair";
     case StepKind::synthesis: return "synthesis";
+    case StepKind::tuning: return "tuning";
   }
   return "?";
 }
@@ -36,7 +37,7 @@ nlohmann::json StepRecord::to_json() const {
 }
 
 std::optional<StepKind> parse_step_kind(std::string_view word) {
-  for (StepKind k : {StepKind::optimization, StepKind::repair, StepKind::synthesis})
+  for (StepKind k : {StepKind::optimization, StepKind::repair, StepKind::synthesis, StepKind::tuning})
     if (to_string(k) == word) return k;
   return std::nullopt;
 }

@@ -17,15 +17,16 @@ enum class StepKind {
   optimization,  // one optimisation of the best kernel
   repair,        // one diagnose+repair round on a failing kernel
   synthesis,     // one attempt at a first kernel (the restart prompt lists them)
+  tuning,        // `cutegen tune` on the best kernel's knobs after an accepted step (`n`: that step, 0: the first kernel)
 };
 std::string_view to_string(StepKind k);
 
 enum class StepOutcome {
-  accepted,   // correct and faster than the best before it by more than the noise: kept
-  slower,     // correct but not faster than that: rolled back
+  accepted,   // correct and faster than the best before it by more than the noise: kept (tuning: the chosen values)
+  slower,     // correct but not faster than that: rolled back (tuning: the kernel's own defaults stay)
   incorrect,  // did not become correct (`verdict`: how it last failed): rolled back
   undone,     // broke correctness, and the repair only undid the change: the idea failed (`verdict`, `evidence`)
-  unusable,   // the answer could not be used (its format, edits that did not apply)
+  unusable,   // the answer could not be used (its format, edits that did not apply; tuning: knobs declared wrongly)
   declined,   // the LLM answered NO_FURTHER_CHANGE (`note`: its reason)
 };
 std::string_view to_string(StepOutcome o);  // the word the run log and report.md use

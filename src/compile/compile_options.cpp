@@ -63,9 +63,17 @@ namespace {
 
 // Everything both compiles share: the target, the user's flags and the preprocessor view of the
 // source (the CuTe analysis must see exactly the code the build sees).
-Result<std::vector<std::string>> common_command(const CompileOptions& o) {
+Result<std::vector<std::string>> common_command(const CompileOptions& o, const std::vector<Define>& defines) {
   auto gencode = gencode_for(o.arch);
   if (!gencode) return gencode.error();
+  static const std::regex name_re(R"([A-Za-z_][A-Za-z0-9_]*)"), value_re(R"([A-Za-z0-9_.+-]+)");
+  for (const auto& d : defines) {
+    if (!std::regex_match(d.name, name_re))
+      return Error{fmt::format("cannot define '{}': a macro name is a C identifier", d.name)};
+    if (!std::regex_match(d.value, value_re))
+      return Error{fmt::format("cannot define {}='{}': a value may hold letters, digits, '_', '.', '+' and '-' only",
+                               d.name, d.value)};
+  }
   std::vector<std::string> cmd = {o.nvcc, "-std=" + o.cpp_std, "-gencode", *gencode};
   cmd.insert(cmd.end(), o.flags.begin(), o.flags.end());
   cmd.insert(cmd.end(), o.extra_flags.begin(), o.extra_flags.end());
@@ -77,6 +85,8 @@ Result<std::vector<std::string>> common_command(const CompileOptions& o) {
   // cudaGetDriverEntryPoint, which hands out any driver function and is refused.
   cmd.emplace_back("-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL");
   cmd.emplace_back("-lineinfo");
+  // After cutegen's own macros: a knob is the kernel's business and cannot unset what the checks need.
+  for (const auto& d : defines) cmd.push_back(fmt::format("-D{}={}", d.name, d.value));
   return cmd;
 }
 
@@ -84,8 +94,9 @@ Result<std::vector<std::string>> common_command(const CompileOptions& o) {
 
 Result<std::vector<std::string>> nvcc_command(const CompileOptions& o, const std::string& source_name,
                                               const std::string& output_name,
-                                              const std::vector<std::filesystem::path>& include_dirs) {
-  auto cmd = common_command(o);
+                                              const std::vector<std::filesystem::path>& include_dirs,
+                                              const std::vector<Define>& defines) {
+  auto cmd = common_command(o, defines);
   if (!cmd) return cmd.error();
   // Required by the contract and the static checks, hence not configurable:
   //  -cudart shared: the candidate's CUDA calls stay visible as imported symbols (static cudart would
@@ -104,8 +115,9 @@ Result<std::vector<std::string>> nvcc_command(const CompileOptions& o, const std
 
 Result<std::vector<std::string>> cute_analysis_command(const CompileOptions& o, const std::string& source_name,
                                                        const std::string& ptx_name,
-                                                       const std::vector<std::filesystem::path>& include_dirs) {
-  auto cmd = common_command(o);
+                                                       const std::vector<std::filesystem::path>& include_dirs,
+                                              const std::vector<Define>& defines) {
+  auto cmd = common_command(o, defines);
   if (!cmd) return cmd.error();
   // Device code only, unoptimised: every CuTe function a kernel calls stays visible in the PTX line
   // info (function_name/inlined_at), even where -O3 folds it into plain address arithmetic.

@@ -27,6 +27,14 @@ struct CompileOptions {
   uint64_t memory_limit_mb = 16384;
 };
 
+// A macro a build defines on nvcc's command line (-DNAME=VALUE): how `cutegen tune` compiles a variant
+// of a kernel's knobs (tune/knobs.h). Part of the command, hence of the compile cache key.
+struct Define {
+  std::string name;   // a C identifier
+  std::string value;  // letters, digits, '_', '.', '+', '-' only: one argument, nothing nvcc could read as a flag
+  bool operator==(const Define&) const = default;
+};
+
 // "sm_90a" -> "arch=compute_90a,code=sm_90a"; rejects anything that is not sm_<digits>[a|f].
 Result<std::string> gencode_for(const std::string& arch);
 
@@ -41,14 +49,17 @@ bool compile_key_needs_trust(const std::string& key);
 Result<CompileOptions> apply_compile_config(CompileOptions base, const nlohmann::json& compile_section);
 
 // The full nvcc command line for compiling `source_name` (relative to nvcc's working directory).
+// Error: a define whose name or value breaks the rules above.
 Result<std::vector<std::string>> nvcc_command(const CompileOptions& opts, const std::string& source_name,
                                               const std::string& output_name,
-                                              const std::vector<std::filesystem::path>& include_dirs);
+                                              const std::vector<std::filesystem::path>& include_dirs,
+                                              const std::vector<Define>& defines = {});
 
 // The second compile the per-kernel CuTe check reads: the same source, target, flags and macros, device
 // code only, to PTX without optimisation (cute_usage.h says why).
 Result<std::vector<std::string>> cute_analysis_command(const CompileOptions& opts, const std::string& source_name,
                                                        const std::string& ptx_name,
-                                                       const std::vector<std::filesystem::path>& include_dirs);
+                                                       const std::vector<std::filesystem::path>& include_dirs,
+                                                       const std::vector<Define>& defines = {});
 
 }  // namespace cutegen

@@ -90,3 +90,25 @@ TEST(CompileOptions, TheCuteAnalysisCompileSeesTheSameSourceFlagsAndMacros) {
   EXPECT_EQ(analysis->back(), "candidate.analysis.ptx");
   EXPECT_FALSE(has("-shared"));
 }
+
+TEST(CompileOptions, KnobDefinesReachBothCompilesAfterCutegensOwnMacros) {
+  std::vector<Define> defines = {{"BLOCK_THREADS", "512"}, {"VEC", "-4"}};
+  auto build = nvcc_command(CompileOptions{}, "candidate.cu", "kernel.so", {"/inc"}, defines);
+  auto analysis = cute_analysis_command(CompileOptions{}, "candidate.cu", "candidate.analysis.ptx", {"/inc"}, defines);
+  ASSERT_TRUE(build.ok() && analysis.ok());
+  for (const auto* cmd : {&*build, &*analysis}) {
+    auto own = std::find(cmd->begin(), cmd->end(), "-DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL");
+    auto knob = std::find(cmd->begin(), cmd->end(), "-DBLOCK_THREADS=512");
+    ASSERT_NE(knob, cmd->end());
+    EXPECT_LT(own, knob);
+    EXPECT_NE(std::find(cmd->begin(), cmd->end(), "-DVEC=-4"), cmd->end());
+  }
+}
+
+TEST(CompileOptions, DefinesThatCouldBecomeFlagsAreRefused) {
+  for (const auto& d : std::vector<Define>{{"A B", "1"}, {"1X", "1"}, {"X", "1 -o /tmp/x"}, {"X", ""}, {"X", "$(id)"}}) {
+    auto cmd = nvcc_command(CompileOptions{}, "candidate.cu", "kernel.so", {"/inc"}, {d});
+    ASSERT_FALSE(cmd.ok()) << d.name << "=" << d.value;
+    EXPECT_NE(cmd.error().message.find("cannot define"), std::string::npos) << cmd.error().message;
+  }
+}

@@ -10,12 +10,14 @@
 #include "common/result.h"
 #include "compile/diagnostics.h"
 #include "compile/check_violation.h"
+#include "compile/compile_options.h"
 
 namespace cutegen {
 
 struct CompileRequest {
   std::string source;
   std::string display_name = "kernel.cu";  // how diagnostics name the file
+  std::vector<Define> defines;             // -DNAME=VALUE for both compiles: a variant of the kernel's knobs
 };
 
 enum class CompileVerdict {

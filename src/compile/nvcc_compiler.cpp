@@ -169,10 +169,12 @@ SandboxPolicy NvccCompiler::sandbox_policy(const fs::path& staging) const {
   return p;
 }
 
-std::string NvccCompiler::key_for(const std::string& source) const {
+std::string NvccCompiler::key_for(const std::string& source, const std::vector<Define>& defines) const {
   Sha256 h;
   h.add(kCacheSchema).add(source);
-  auto cmd = nvcc_command(options_, kCandidateFile, kLibraryFile, {toolchain_.contract_include, toolchain_.cutlass_include});
+  // The defines are in the command; a define the command refuses never reaches the cache (build fails first).
+  auto cmd = nvcc_command(options_, kCandidateFile, kLibraryFile, {toolchain_.contract_include, toolchain_.cutlass_include},
+                          defines);
   if (cmd)
     for (const auto& a : *cmd) h.add(a);
   h.add(toolchain_.nvcc_version).add(toolchain_.host_compiler_version).add(toolchain_.cutlass_version);
@@ -184,7 +186,10 @@ std::string NvccCompiler::key_for(const std::string& source) const {
 
 Result<CompileOutcome> NvccCompiler::compile(const CompileRequest& request) {
   auto t0 = std::chrono::steady_clock::now();
-  std::string key = key_for(request.source);
+  // Refused defines are the caller's mistake (the tuner's), not the candidate's: an Error.
+  auto checked = nvcc_command(options_, kCandidateFile, kLibraryFile, {}, request.defines);
+  if (!checked) return checked.error();
+  std::string key = key_for(request.source, request.defines);
   if (auto hit = cache_.lookup(key)) {
     auto out = from_cache(*hit, request, key);
     out.total_seconds = since(t0);
@@ -206,7 +211,8 @@ Result<CompileOutcome> NvccCompiler::compile(const CompileRequest& request) {
 Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const std::string& key) {
   CompileOutcome out;
   out.key = key;
-  auto cmd = nvcc_command(options_, kCandidateFile, kLibraryFile, {toolchain_.contract_include, toolchain_.cutlass_include});
+  auto cmd = nvcc_command(options_, kCandidateFile, kLibraryFile, {toolchain_.contract_include, toolchain_.cutlass_include},
+                          request.defines);
   if (!cmd) return cmd.error();
   out.command = *cmd;
   auto staging = cache_.make_staging_dir();
@@ -251,7 +257,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
       auto t1 = std::chrono::steady_clock::now();
       auto checks = check_library(*staging / kLibraryFile);
       auto analysis = cute_analysis_command(options_, kCandidateFile, kAnalysisFile,
-                                            {toolchain_.contract_include, toolchain_.cutlass_include});
+                                            {toolchain_.contract_include, toolchain_.cutlass_include}, request.defines);
       if (!checks || !analysis) {
         cleanup();
         return !checks ? checks.error() : analysis.error();

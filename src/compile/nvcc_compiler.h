@@ -32,7 +32,7 @@ class NvccCompiler final : public Compiler {
   Result<CompileOutcome> compile(const CompileRequest& request) override;
 
   // The content key of a request: equal keys produce identical libraries.
-  std::string key_for(const std::string& source) const;
+  std::string key_for(const std::string& source, const std::vector<Define>& defines = {}) const;
 
   // What nvcc may touch when it compiles in `staging`.
   SandboxPolicy sandbox_policy(const std::filesystem::path& staging) const;

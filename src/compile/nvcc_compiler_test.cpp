@@ -70,6 +70,24 @@ TEST_P(ExampleKernels, CompileForSm90aAndPassEveryStaticCheck) {
 }
 INSTANTIATE_TEST_SUITE_P(All, ExampleKernels, ::testing::Values("relu_vec.cu", "softmax_rows.cu", "gemm_tiled.cu"));
 
+// The library kernel with knobs: its defaults and a variant given as -D defines both build and pass
+// every static check (CuTe in each launched kernel), compiled from two threads at once as `cutegen
+// tune -j 2` does, each under its own cache key.
+TEST_F(RealNvcc, ElementwiseKernelBuildsWithItsDefaultsAndWithAKnobVariant) {
+  const std::string src = example("elementwise.cu");
+  auto c = compiler();
+  std::vector<Define> variant = {{"EW_THREADS", "1024"}, {"EW_VEC", "8"}, {"EW_UNROLL", "2"}, {"EW_GRID_STRIDE", "0"}};
+  Result<CompileOutcome> defaults = Error{"not run"}, tuned = Error{"not run"};
+  std::thread other([&] { tuned = c.compile({src, "elementwise.cu", variant}); });
+  defaults = c.compile({src, "elementwise.cu"});
+  other.join();
+  ASSERT_TRUE(defaults.ok() && tuned.ok()) << (defaults.ok() ? tuned.error().message : defaults.error().message);
+  EXPECT_EQ(defaults->verdict, CompileVerdict::ok) << defaults->feedback() << defaults->log;
+  EXPECT_EQ(tuned->verdict, CompileVerdict::ok) << tuned->feedback() << tuned->log;
+  EXPECT_NE(defaults->key, tuned->key);
+  EXPECT_NE(std::find(tuned->command.begin(), tuned->command.end(), "-DEW_THREADS=1024"), tuned->command.end());
+}
+
 TEST_F(RealNvcc, CuteRankErrorGivesAShortDiagnosticNamingTheCandidatesLine) {
   auto out = compile(testdata("cute_rank_error.cu"), "rank.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::compile_error);
@@ -411,6 +429,31 @@ TEST(NvccCompilerFake, TheMemoryLimitIsPartOfTheCacheKey) {
   NvccCompiler a(fake, small, tc, CompileCache("/nonexistent"), "sb");
   NvccCompiler b(fake, large, tc, CompileCache("/nonexistent"), "sb");
   EXPECT_NE(a.key_for("int x;"), b.key_for("int x;"));
+}
+
+TEST(NvccCompilerFake, KnobDefinesArePartOfTheCacheKey) {
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(0); });
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache("/nonexistent"), "sb");
+  const std::string src = "int x = N;";
+  EXPECT_NE(c.key_for(src), c.key_for(src, {{"N", "1"}}));
+  EXPECT_NE(c.key_for(src, {{"N", "1"}}), c.key_for(src, {{"N", "2"}}));
+  EXPECT_NE(c.key_for(src, {{"N", "1"}}), c.key_for(src, {{"M", "1"}}));
+  EXPECT_EQ(c.key_for(src, {{"N", "2"}}), c.key_for(src, {{"N", "2"}}));
+}
+
+TEST(NvccCompilerFake, ARefusedDefineIsAnErrorNotAVerdict) {
+  int spawned = 0;
+  FakeProcessRunner fake([&](const ProcessSpec&) -> Result<ProcessResult> {
+    ++spawned;
+    return FakeProcessRunner::exited(0);
+  });
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache("/nonexistent"), "sb");
+  auto out = c.compile({"int x;\n", "k.cu", {{"N", "1 2"}}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.error().message.find("cannot define N"), std::string::npos) << out.error().message;
+  EXPECT_EQ(spawned, 0);
 }
 
 TEST(NvccCompilerFake, MissingNvccIsAnErrorSayingWhatToInstall) {

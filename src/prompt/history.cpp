@@ -23,6 +23,7 @@ std::string label(const StepRecord& s) {
     case StepKind::optimization: return fmt::format("step {}", s.n);
     case StepKind::repair: return fmt::format("repair {}", s.n);
     case StepKind::synthesis: return fmt::format("synthesis attempt {}", s.n);
+    case StepKind::tuning: return s.n == 0 ? std::string("tuning of the first kernel") : fmt::format("tuning after step {}", s.n);
   }
   return fmt::format("step {}", s.n);
 }
@@ -36,6 +37,13 @@ std::string failure_phrase(const std::optional<Verdict>& verdict) {
 }
 
 std::string outcome_phrase(const StepRecord& s) {
+  if (s.kind == StepKind::tuning) {
+    switch (s.outcome) {
+      case StepOutcome::accepted: return "faster knob values found, now the kernel's defaults";
+      case StepOutcome::unusable: return "the knob declarations could not be used";
+      default: return "no faster knob values, the defaults stay";
+    }
+  }
   switch (s.outcome) {
     case StepOutcome::accepted: return s.kind == StepKind::optimization ? "improved, kept" : "correct";
     case StepOutcome::slower: return "correct but not faster, rolled back";

@@ -67,6 +67,21 @@ TEST(PromptHistory, RepairRoundsAndSynthesisAttemptsAreLabelledAsWhatTheyWere) {
   EXPECT_EQ(format_step(declined), "step 4 -> declined: no further change proposed: at 96% of the floor");
 }
 
+TEST(PromptHistory, TuningSaysWhatItChose) {
+  StepRecord tuned{.kind = StepKind::tuning, .n = 2, .idea = "tuned the knobs (24 variants)",
+                   .outcome = StepOutcome::accepted, .time_ms = 0.9, .speedup = 1.1,
+                   .note = "chose EW_THREADS=512 EW_UNROLL=8 over the default (EW_THREADS=256 EW_UNROLL=4)"};
+  EXPECT_EQ(format_step(tuned),
+            "tuning after step 2: tuned the knobs (24 variants) -> faster knob values found, now the kernel's defaults: "
+            "0.9 ms; 1.10x the best before; chose EW_THREADS=512 EW_UNROLL=8 over the default (EW_THREADS=256 "
+            "EW_UNROLL=4)");
+  StepRecord kept{.kind = StepKind::tuning, .n = 0, .idea = "tuned the knobs (6 variants)",
+                  .outcome = StepOutcome::slower, .note = "kept the default (T=256): no variant beat the default"};
+  EXPECT_EQ(format_step(kept),
+            "tuning of the first kernel: tuned the knobs (6 variants) -> no faster knob values, the defaults stay: kept "
+            "the default (T=256): no variant beat the default");
+}
+
 TEST(PromptHistory, LongFieldsAreClipped) {
   StepRecord s = step(1, StepOutcome::incorrect, std::nullopt, std::string(500, 'x'));
   s.verdict = Verdict::compile_error;

@@ -35,8 +35,9 @@ std::string css(std::string_view word) {
   return c;
 }
 
-// "step3-repair1" -> "step 3, repair 1"; "synthesis" stays.
+// "step3-repair1" -> "step 3, repair 1"; "tune3" -> "tuning after step 3"; "synthesis" stays.
 std::string attempt_name(const Attempt& a) {
+  if (a.tuning) return a.step == 0 ? "tuning of the first kernel" : fmt::format("tuning after step {}", a.step);
   std::string s = a.label;
   if (s.rfind("step", 0) == 0) s.insert(4, " ");
   auto r = s.find("-repair");
@@ -120,7 +121,7 @@ svg::Chart trajectory_chart(const RunView& v) {
                  .tooltip = tip + ms(e.median_ms()) + ", " + std::string(to_string(a.fate))};
     ys.push_back(p.y);
     if (a.fate == AttemptFate::accepted) {
-      p.label = step_label(a.step);
+      p.label = a.tuning ? "tuned" : step_label(a.step);
       accepted.data.push_back(p);
       best.data.push_back({.x = p.x, .y = p.y});
     } else {
@@ -233,10 +234,10 @@ std::string steps_section(const RunView& v) {
   if (v.best_attempt || !v.attempts.empty()) {
     const Attempt* first = nullptr;
     for (const auto& a : v.attempts)
-      if (a.step == 0 && a.fate == AttemptFate::accepted) first = &a;
+      if (a.step == 0 && !a.tuning && a.fate == AttemptFate::accepted) first = &a;
     if (first) {
       int tries = 0;
-      for (const auto& a : v.attempts) tries += a.step == 0;
+      for (const auto& a : v.attempts) tries += a.step == 0 && !a.tuning;
       t.rows.push_back({html::text_cell("synthesis"),
                         html::text_cell(fmt::format("first correct kernel ({} evaluation{}, {} synthesis attempt{})", tries,
                                                     tries == 1 ? "" : "s", v.summary.syntheses,
@@ -255,7 +256,8 @@ std::string steps_section(const RunView& v) {
     std::string note = repairs == 0 ? html::escape(r.note)
                                     : html::escape(fmt::format("{} repair round{} evaluated{}{}", repairs,
                                                                repairs == 1 ? "" : "s", r.note.empty() ? "" : "; ", r.note));
-    t.rows.push_back({html::text_cell(std::to_string(r.n)), html::text_cell(r.idea),
+    const std::string label = r.kind == StepKind::tuning ? fmt::format("tuning after {}", r.n) : std::to_string(r.n);
+    t.rows.push_back({html::text_cell(label), html::text_cell(r.idea),
                       html::text_cell(to_string(r.outcome), css(to_string(r.outcome))),
                       html::text_cell(r.verdict ? to_string(*r.verdict) : (r.time_ms ? "pass" : "-")),
                       r.time_ms ? html::number_cell(ms(*r.time_ms), *r.time_ms) : html::text_cell("-"),

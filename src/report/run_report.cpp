@@ -93,7 +93,9 @@ std::string render_run_report(const RunSummary& s) {
     for (const auto& h : s.history) {
       std::string note = h.note;
       if (!h.evidence.empty()) note += (note.empty() ? "" : "; ") + ("evidence: " + h.evidence);
-      r += fmt::format("| {} | {} | {} | {} | {} |\n", h.n, cell(h.idea), outcome_cell(h), h.time_ms ? ms(h.time_ms) : "-",
+      // A tuning follows the step it tuned and has no number of its own.
+      std::string step = h.kind == StepKind::tuning ? fmt::format("tuning after {}", h.n) : std::to_string(h.n);
+      r += fmt::format("| {} | {} | {} | {} | {} |\n", step, cell(h.idea), outcome_cell(h), h.time_ms ? ms(h.time_ms) : "-",
                        cell(note));
     }
   }

@@ -89,3 +89,15 @@ TEST(RunReport, SaysWhenTheRunWasTheSeedOrStartedFromIt) {
             std::string::npos)
       << r;
 }
+
+TEST(RunReport, ATuningRowNamesTheStepItFollowed) {
+  RunSummary s;
+  s.problem_name = "relu";
+  s.stop_reason = "steps";
+  s.history.push_back({.kind = StepKind::tuning, .n = 1, .idea = "tuned the knobs (24 variants)",
+                       .outcome = StepOutcome::accepted, .time_ms = 2.9, .note = "chose EW_THREADS=512"});
+  std::string r = render_run_report(s);
+  EXPECT_NE(r.find("| tuning after 1 | tuned the knobs (24 variants) | accepted | 2.9000 ms | chose EW_THREADS=512 |"),
+            std::string::npos)
+      << r;
+}

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 
@@ -29,6 +30,7 @@ std::string llm_phase(const std::string& what) {
 }
 
 std::string eval_phase(const std::string& label) {
+  if (label.rfind("tune", 0) == 0) return "tuning";
   if (label.find("-repair") != std::string::npos) return "repair";
   if (label.rfind("step", 0) == 0) return "optimisation";
   return "synthesis";
@@ -43,7 +45,8 @@ int step_of(const std::string& label) {
 }
 
 const std::vector<std::string>& phase_order() {
-  static const std::vector<std::string> order = {"describe", "synthesis", "repair", "optimisation", "profiling"};
+  static const std::vector<std::string> order = {"describe", "synthesis", "repair", "optimisation", "tuning",
+                                                 "profiling"};
   return order;
 }
 
@@ -270,6 +273,32 @@ Result<RunView> load_run_view(const fs::path& dir) {
       phase = eval_phase(a.label);
       ++phases[phase].evaluations;
       view.attempts.push_back(std::move(a));
+    } else if (type == "tune") {
+      // A tuning of the best kernel's knobs (agent/loop_tune.cpp): its chosen kernel, when it was
+      // judged in full, is an attempt; the `tune<N>` decision after it says whether it was kept.
+      auto tune = r.field(i, "tune", json::value_t::object);
+      if (!tune) return tune.error();
+      ++artifact;
+      phase = "tuning";
+      const json& tj = **tune;
+      const json& table = tj.contains("table") && tj["table"].is_object() ? tj["table"] : json::object();
+      for (const auto& row : table.value("variants", json::array()))
+        if (row.is_object() && row.contains("verdict")) ++phases[phase].evaluations;
+      if (tj.contains("evaluation") && !tj["evaluation"].is_null()) {
+        auto evaluation = Evaluation::from_json(tj["evaluation"]);
+        if (!evaluation) return r.bad(i, evaluation.error().message);
+        Attempt a;
+        a.index = static_cast<int>(view.attempts.size()) + 1;
+        a.label = r.text(i, "what");
+        a.tuning = true;
+        a.step = a.label.size() > 4 ? std::atoi(a.label.c_str() + 4) : 0;  // "tune3" follows step 3
+        a.evaluation = std::move(*evaluation);
+        a.source_sha256 = sha256_hex(text_of(tj, "source"));
+        a.fate = AttemptFate::rolled_back;  // settled by the tune decision
+        attach_source(dir, artifact, a, view.notes);
+        ++phases[phase].evaluations;
+        view.attempts.push_back(std::move(a));
+      }
     } else if (type == "profile") {
       if (auto sum = r.field(i, "summary", json::value_t::string); !sum) return sum.error();
       pending_profiles.push_back(i);
@@ -309,6 +338,21 @@ Result<RunView> load_run_view(const fs::path& dir) {
         pending_profiles.clear();
         s.history.push_back(*rec);
         view.steps.push_back(std::move(step));
+      } else if (key.rfind("tune", 0) == 0) {
+        auto rec = StepRecord::from_json(e);
+        if (!rec) return r.bad(i, rec.error().message);
+        StepView step{.record = *rec, .base = best};
+        if (!view.attempts.empty() && view.attempts.back().label == key) {
+          Attempt& tuned = view.attempts.back();
+          step.attempts.push_back(tuned.index);
+          if (rec->outcome == StepOutcome::accepted && tuned.evaluation.passed()) {
+            tuned.fate = AttemptFate::accepted;
+            best = tuned.index;
+            ever_best.push_back(*best);
+          }
+        }
+        s.history.push_back(*rec);
+        view.steps.push_back(std::move(step));
       } else if (key == "stop") {
         s.stop_reason = r.text(i, "reason");
         s.stop_detail = r.text(i, "detail");
@@ -326,7 +370,8 @@ Result<RunView> load_run_view(const fs::path& dir) {
   // A synthesis attempt that passed but whose decision is not logged (the run was cut short) never
   // became the best; every failing evaluation stays `failed`.
   for (auto& a : view.attempts)
-    if (a.step == 0 && a.evaluation.passed() && std::find(ever_best.begin(), ever_best.end(), a.index) == ever_best.end())
+    if (a.step == 0 && !a.tuning && a.evaluation.passed() &&
+        std::find(ever_best.begin(), ever_best.end(), a.index) == ever_best.end())
       a.fate = AttemptFate::rolled_back;
   for (auto& step : view.steps)
     for (int idx : step.attempts)

@@ -30,8 +30,10 @@ std::string_view to_string(AttemptFate f);
 // One evaluation the judge made, in log order.
 struct Attempt {
   int index = 0;              // 1-based, in the order of the log
-  std::string label;          // the loop's label: synthesis, restart, step3, step3-repair1, ...
-  int step = 0;               // the optimisation step it belongs to; 0 for synthesis and restarts
+  std::string label;          // the loop's label: synthesis, restart, step3, step3-repair1, tune3 (the kernel
+                              // tuning chose after step 3), ...
+  int step = 0;               // the optimisation step it belongs to (or a tuning follows); 0 for synthesis and restarts
+  bool tuning = false;        // the kernel a tuning of the knobs chose, judged in full
   Evaluation evaluation;
   AttemptFate fate = AttemptFate::failed;
   std::string source_sha256;  // the kernel's hash (the log's key for it)
@@ -58,7 +60,7 @@ struct ProfileShown {
 
 // Cost and time of one part of the run.
 struct PhaseCost {
-  std::string phase;        // describe, synthesis, repair, optimisation, profiling
+  std::string phase;        // describe, synthesis, repair, optimisation, tuning, profiling
   int llm_calls = 0;
   long long tokens = 0;     // input + output
   double cost_usd = 0;
@@ -73,7 +75,7 @@ struct RunView {
   std::optional<ProblemFacts> problem;
   std::string precision;              // the judge's precision policy (config.json)
   std::vector<Attempt> attempts;
-  std::vector<StepView> steps;        // optimisation steps, in order (summary.history, with diffs)
+  std::vector<StepView> steps;        // optimisation and tuning steps, in order (summary.history, with diffs)
   std::vector<ProfileShown> profiles;
   std::vector<PhaseCost> phases;
   std::optional<int> best_attempt;    // index of the best kernel's evaluation

@@ -6,6 +6,7 @@
 
 #include "common/fs.h"
 #include "common/json_text.h"
+#include "common/sha256.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -215,4 +216,65 @@ TEST(RunView, ARunThatStartedFromTheSeedSaysSo) {
   ASSERT_TRUE(v->best_attempt);  // the seed was the first best; the steps' story is unchanged
   EXPECT_EQ(v->best_attempt, load_run_view(kFixture)->best_attempt);
   EXPECT_NE(render_run_report(v->summary).find("The first kernel was cutegen's seed for y = relu(x)"), std::string::npos);
+}
+
+// A tuning after step 4 (agent/loop_tune.cpp's `tune` event and `tune4` decision) appended to the
+// fixture: its chosen kernel is an attempt that becomes the best, and a step with its diff.
+TEST(RunView, ATuningThatChoseFasterKnobsIsAnAttemptAndAStep) {
+  RunCopy copy;
+  const std::string base = *read_file(copy.run() / "steps/015-eval-step4/kernel.cu");
+  const std::string tuned = base + "// tuned: K_THREADS=512\n";
+  ASSERT_TRUE(write_file_atomic(copy.run() / "steps/016-eval-tune4/kernel.cu", tuned).ok());
+  std::string text = *read_file(copy.run() / "events.jsonl");
+  nlohmann::json step4_eval;
+  std::size_t pos = 0, stop_at = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    auto e = nlohmann::json::parse(text.substr(pos, nl - pos));
+    if (e.value("type", "") == "eval" && e.value("what", "") == "step4") step4_eval = e["evaluation"];
+    if (e.value("key", "") == "stop") stop_at = pos;
+    pos = nl + 1;
+  }
+  ASSERT_TRUE(step4_eval.is_object());
+  ASSERT_GT(stop_at, 0u);
+  nlohmann::json evaluation = step4_eval;
+  evaluation["time"]["median_ms"] = 0.5;
+  nlohmann::json tune = {{"type", "tune"}, {"key", sha256_hex(base)}, {"what", "tune4"}, {"v", 2},
+                         {"tune", {{"summary", "chose K_THREADS=512"}, {"markdown", "| table |"}, {"source", tuned},
+                                   {"default_kept", false}, {"evaluation", evaluation},
+                                   {"table", {{"variants", {{{"verdict", "pass"}}, {{"verdict", "pass"}},
+                                                            {{"compile", "rejected"}}}}}}}}};
+  nlohmann::json decision = {{"type", "decision"}, {"key", "tune4"}, {"v", 2}, {"step", 4}, {"kind", "tuning"},
+                             {"idea", "tuned the knobs (3 variants)"}, {"outcome", "accepted"},
+                             {"note", "chose K_THREADS=512"}, {"time_ms", 0.5}, {"speedup", 1.05}};
+  text.insert(stop_at, dump_json(tune) + "\n" + dump_json(decision) + "\n");
+  ASSERT_TRUE(write_file_atomic(copy.run() / "events.jsonl", text).ok());
+
+  auto v = load_run_view(copy.run());
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_TRUE(v->notes.empty()) << v->notes.front();
+  ASSERT_EQ(v->attempts.size(), 7u);
+  const Attempt& t = v->attempts.back();
+  EXPECT_EQ(t.label, "tune4");
+  EXPECT_TRUE(t.tuning);
+  EXPECT_EQ(t.step, 4);
+  EXPECT_EQ(t.fate, AttemptFate::accepted);
+  ASSERT_TRUE(t.source);
+  EXPECT_EQ(v->best_attempt, 7);
+  ASSERT_TRUE(v->summary.best);
+  EXPECT_DOUBLE_EQ(v->summary.best->median_ms(), 0.5);
+  ASSERT_FALSE(v->summary.history.empty());
+  EXPECT_EQ(v->summary.history.back().kind, StepKind::tuning);
+  const StepView& s = v->steps.back();
+  EXPECT_EQ(s.attempts, std::vector<int>{7});
+  EXPECT_EQ(s.base, 6);
+  EXPECT_NE(s.diff.find("+// tuned: K_THREADS=512"), std::string::npos) << s.diff;
+  // The first kernel is still the synthesis one, and the tuning's evaluations have their phase.
+  EXPECT_EQ(v->attempts[1].fate, AttemptFate::accepted);
+  int tuning_evals = -1;
+  for (const auto& p : v->phases)
+    if (p.phase == "tuning") tuning_evals = p.evaluations;
+  EXPECT_EQ(tuning_evals, 3);  // two screened variants and the full evaluation
+  EXPECT_NE(render_run_report(v->summary).find("| tuning after 4 | tuned the knobs (3 variants) | accepted |"),
+            std::string::npos);
 }

@@ -89,6 +89,7 @@ Evaluation EvalReport::record() const {
   Evaluation e = *this;
   e.details = {{"compile", compile.to_json()}, {"checks", checks},   {"session", session},
                {"seeds", seeds},               {"seconds", seconds}, {"phase_seconds", phase_seconds}};
+  if (screened) e.details["screening"] = true;
   return e;
 }
 
@@ -191,6 +192,8 @@ Judge::Judge(Compiler& compiler, ReferenceWorker& worker, EvalOptions options)
 Result<EvalReport> Judge::describe(const fs::path& problem) {
   auto t0 = std::chrono::steady_clock::now();
   EvalReport report;
+  auto gpu = hold_device(options_.device_lock);
+  if (!gpu) return gpu.error();
   auto meta = load_problem(problem);
   if (!meta) return meta.error();
   report.problem = *meta;
@@ -222,10 +225,31 @@ Result<fs::path> Judge::fresh_work_dir(const std::string& what) {
   return make_unique_dir(options_.work_dir, what + "-");
 }
 
-Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& kernel_source, const std::string& kernel_name) {
+EvalOptions screening_options(EvalOptions full) {
+  full.trials = 1;
+  full.warmup = std::min(full.warmup, 3);
+  full.runs = std::min(full.runs, std::max(10, full.runs / 5));
+  full.baselines = false;
+  full.screening = true;
+  return full;
+}
+
+Result<EvalReport> Judge::screen(const fs::path& problem, const std::string& kernel_source, const std::string& kernel_name,
+                                 const std::vector<Define>& defines) {
+  // The same judge (its loaded problem, worker and compiler) under other settings for one call.
+  EvalOptions full = options_;
+  options_ = screening_options(full);
+  auto report = evaluate(problem, kernel_source, kernel_name, defines);
+  options_ = std::move(full);
+  return report;
+}
+
+Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& kernel_source, const std::string& kernel_name,
+                                   const std::vector<Define>& defines) {
   auto t0 = std::chrono::steady_clock::now();
   EvalReport report;
-  auto compiled = timed(report, "compile", [&] { return compiler_.compile({kernel_source, kernel_name}); });
+  report.screened = options_.screening;
+  auto compiled = timed(report, "compile", [&] { return compiler_.compile({kernel_source, kernel_name, defines}); });
   if (!compiled) return compiled.error();
   report.compile = *compiled;
   report.precision = options_.precision;
@@ -237,6 +261,9 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
     report.seconds = since(t0);
     return report;
   }
+  // From here on the GPU is used: wait for it (the wait is part of no phase).
+  auto gpu = hold_device(options_.device_lock);
+  if (!gpu) return gpu.error();
   auto meta = timed(report, "load", [&] { return load_problem(problem); });
   if (!meta) return meta.error();
   report.problem = *meta;
@@ -282,6 +309,9 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
 
 Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& problem, const Evaluation& passed, int calls) {
   if (passed.library.empty()) return Error{"internal: profiling needs an evaluation that built a library"};
+  // The caller runs the command under the same lock (the buffers staged here are on the GPU).
+  auto gpu = hold_device(options_.device_lock);
+  if (!gpu) return gpu.error();
   if (auto meta = load_problem(problem); !meta) return meta.error();
   auto refs = worker_.call("prepare_profile", {{"seed", 1}, {"workspace_bytes", passed.workspace_bytes}}, 600s);
   if (!refs) return refs.error();

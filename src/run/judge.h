@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/evaluation.h"
+#include "common/file_lock.h"
 #include "compile/compiler.h"
 #include "run/reference_worker.h"
 #include "run/roofline.h"
@@ -32,10 +33,22 @@ struct EvalOptions {
   std::filesystem::path work_dir;    // per-evaluation directories (the runner's private one inside)
   std::filesystem::path cache_root;  // calibration and baseline caches
   std::string device = "cuda";       // the worker's device ("cpu" only in tests: the runner needs a GPU)
+  // Held around everything that runs on the GPU (load, the runner session, baselines, calibration,
+  // profiling setup) but not the compile, so tasks sharing a GPU (cutegen bench) never measure at
+  // once while their compiles overlap. Null: no lock.
+  DeviceLock* device_lock = nullptr;
+  // Screening (`cutegen tune`): the cheaper settings screening_options() makes, to rank variants of
+  // one kernel. A screened evaluation says so in its record ("screening": true) and its time is never
+  // reported as a result: the variant chosen is evaluated again in full.
+  bool screening = false;
   // Test hook, never set by the tool: sent as `fake_runner`, which only a worker started with
   // CUTEGEN_WORKER_TEST_HOOKS=1 accepts (it then plays the runner itself; judge_worker_test.cpp).
   nlohmann::json fake_runner;
 };
+
+// `full` with one problem trial, a short warm-up, a fifth of the timed calls (at least 10) and no
+// baselines: what ranking variants needs. The signed and scaled trials and the audits stay. Pure.
+EvalOptions screening_options(EvalOptions full);
 
 // The judge's full report: the evaluation record (common/evaluation.h), which the loop, the prompts,
 // the profile summary and the reports read, plus the judge's own account of how it got there.
@@ -48,6 +61,7 @@ struct EvalReport : Evaluation {
   // Where that wall time went (compile, load, session, baselines, roofline): the harness's overhead
   // beyond the kernel's own runs, and what to speed up when eval feels slow.
   std::map<std::string, double> phase_seconds;
+  bool screened = false;              // judged under screening settings (EvalOptions::screening)
 
   // The record with the judge's account in `details`: what the loop keeps and eval.json holds.
   Evaluation record() const;
@@ -59,8 +73,12 @@ class Judge {
  public:
   Judge(Compiler& compiler, ReferenceWorker& worker, EvalOptions options);
   // Error: the tool or the problem file failed (message says what to fix). A failing kernel is a report.
+  // `defines`: a variant of the kernel's knobs (-DNAME=VALUE, tune/knobs.h).
   Result<EvalReport> evaluate(const std::filesystem::path& problem, const std::string& kernel_source,
-                              const std::string& kernel_name);
+                              const std::string& kernel_name, const std::vector<Define>& defines = {});
+  // evaluate() under screening_options(this judge's options): one variant's rank, not a result.
+  Result<EvalReport> screen(const std::filesystem::path& problem, const std::string& kernel_source,
+                            const std::string& kernel_name, const std::vector<Define>& defines);
   // The problem without a candidate: metadata, live baselines (when enabled) and the roofline floor.
   // What the first prompt is built from.
   Result<EvalReport> describe(const std::filesystem::path& problem);

@@ -15,7 +15,11 @@ namespace {
 class FakeCompiler final : public Compiler {
  public:
   CompileOutcome outcome;
-  Result<CompileOutcome> compile(const CompileRequest&) override { return outcome; }
+  std::vector<CompileRequest> requests;
+  Result<CompileOutcome> compile(const CompileRequest& r) override {
+    requests.push_back(r);
+    return outcome;
+  }
 };
 
 CompileOutcome built() {
@@ -442,4 +446,86 @@ TEST(JudgeReasons, ACompileFailureWithoutParsedErrorsQuotesNvccsLastLine) {
   EXPECT_EQ(compile_failure_reason(c), "nvcc failed: ptxas fatal   : Unresolved extern function 'helper'");
   c.log.clear();
   EXPECT_EQ(compile_failure_reason(c), "nvcc failed without output");
+}
+
+// The device lock is held while the worker measures, never during the compile, so tasks sharing a
+// GPU (cutegen bench) compile in parallel but never time at once.
+TEST(JudgeDeviceLock, HeldForEveryWorkerCallButNotForTheCompile) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-judge-lock-");
+  ASSERT_TRUE(dir.ok());
+  const fs::path lock_file = *dir / "gpu0.lock";
+  auto free_now = [&] {
+    auto probe = FileLock::try_lock(lock_file);  // another descriptor: behaves as another process
+    return probe.ok() && probe->held();
+  };
+  struct CheckingCompiler final : public Compiler {
+    std::function<bool()> free_now;
+    bool free_during_compile = false;
+    Result<CompileOutcome> compile(const CompileRequest&) override {
+      free_during_compile = free_now();
+      return built();
+    }
+  } compiler;
+  compiler.free_now = free_now;
+  std::vector<std::string> held_for;
+  FakeReferenceWorker worker([&](const std::string& op, const nlohmann::json&) -> Result<nlohmann::json> {
+    if (!free_now()) held_for.push_back(op);
+    if (op == "load") return nlohmann::json{{"name", "relu"}, {"gpu", "Fake GPU"}, {"dtype", "float32"}, {"min_bytes", 8}};
+    if (op == "evaluate_candidate") return passing_record(1.0);
+    if (op == "time_baselines") return nlohmann::json{{"eager", {{"median_ms", 4.0}}}};
+    if (op == "calibrate") return nlohmann::json{{"gpu", "Fake GPU"}, {"hbm_gbps", 1000}, {"tflops", {{"fp32", 1}, {"tf32", 1}, {"fp16", 1}, {"bf16", 1}}}};
+    return Error{"unexpected op " + op};
+  });
+  DeviceLock lock(lock_file);
+  EvalOptions o;
+  o.runner = "/fake/cutegen-runner";
+  o.work_dir = *dir / "work";
+  o.cache_root = *dir / "cache";
+  o.seed = 1;
+  o.device_lock = &lock;
+  Judge judge(compiler, worker, o);
+  auto r = judge.evaluate("problem.py", "// source", "k.cu");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(compiler.free_during_compile);
+  EXPECT_EQ(held_for, (std::vector<std::string>{"load", "evaluate_candidate", "time_baselines", "calibrate"}));
+  EXPECT_TRUE(free_now());  // released at the end
+  EXPECT_GT(lock.held_seconds(), 0);
+  fs::remove_all(*dir);
+}
+
+TEST_F(JudgeTest, ScreeningIsCheaperSaysSoAndLeavesTheFullSettingsAlone) {
+  Scenario s;
+  ASSERT_TRUE(evaluate(s).ok());
+  auto screened = judge_->screen("problem.py", "// source", "k.cu", {{"TILE", "128"}});
+  ASSERT_TRUE(screened.ok()) << screened.error().message;
+  ASSERT_EQ(s.requests.size(), 2u);
+  // The variant's defines reach the compiler.
+  ASSERT_EQ(compiler_.requests.size(), 2u);
+  EXPECT_EQ(compiler_.requests[1].defines, (std::vector<Define>{{"TILE", "128"}}));
+  // One problem trial (plus signed and scaled) instead of two, fewer timed calls, no baselines.
+  EXPECT_EQ(s.requests[1]["trials"].size(), s.requests[0]["trials"].size() - 1);
+  EXPECT_EQ(s.requests[1]["runs"], 20);
+  EXPECT_LE(s.requests[1]["warmup"].get<int>(), 3);
+  EXPECT_TRUE(screened->baselines.empty());
+  EXPECT_EQ(screened->to_json()["screening"], true);
+  // The next full evaluation is as before.
+  s.baseline_request = nullptr;
+  auto full = judge_->evaluate("problem.py", "// source", "k.cu");
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(s.requests[2]["runs"], 100);
+  EXPECT_EQ(s.requests[2]["trials"].size(), s.requests[0]["trials"].size());
+  EXPECT_FALSE(s.baseline_request.is_null());
+  EXPECT_FALSE(full->to_json().contains("screening"));
+}
+
+TEST(ScreeningOptions, KeepsAtLeastTenTimedCalls) {
+  EvalOptions full;
+  full.runs = 30;
+  auto o = screening_options(full);
+  EXPECT_EQ(o.runs, 10);
+  EXPECT_EQ(o.trials, 1);
+  EXPECT_FALSE(o.baselines);
+  EXPECT_TRUE(o.screening);
+  full.runs = 5;
+  EXPECT_EQ(screening_options(full).runs, 5);
 }

@@ -129,3 +129,17 @@ TEST_F(JudgeWithRealWorker, AWorkspaceKernelsSizeReachesTheRecordAndTheProfileJo
   EXPECT_GE(job->workspace->nbytes, 40000u);
   EXPECT_TRUE(check_workspace_buffer(r->workspace_bytes, job->workspace).ok());
 }
+
+// A problem file at fault reaches the caller as an error of kind problem_file (cutegen bench records
+// it as that task's problem_error); a request cutegen got wrong does not.
+TEST_F(JudgeWithRealWorker, TheWorkersProblemErrorsKeepTheirKind) {
+  auto bad = write_file_atomic(dir_ / "broken.py", "import torch\nclass Model(torch.nn.Module):\n    pass\n");
+  ASSERT_TRUE(bad.ok());
+  auto r = worker_->call("load", {{"problem", (dir_ / "broken.py").string()}, {"device", "cpu"}}, std::chrono::seconds(120));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ErrorKind::problem_file) << r.error().message;
+  EXPECT_NE(r.error().message.find("get_inputs"), std::string::npos) << r.error().message;
+  auto req = worker_->call("time_baselines", {{"modes", {"eager"}}}, std::chrono::seconds(60));
+  ASSERT_FALSE(req.ok());  // nothing is loaded: cutegen's mistake, not the file's
+  EXPECT_EQ(req.error().kind, ErrorKind::general);
+}

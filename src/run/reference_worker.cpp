@@ -68,7 +68,10 @@ Result<nlohmann::json> PythonWorker::call(const std::string& op, nlohmann::json 
       return Error{fmt::format("reference worker wrote a non-protocol line: {}", line->substr(0, 200))};
     if (j.value("id", -1) != id) continue;  // a late answer to an abandoned request
     if (j.value("ok", false)) return j.value("result", nlohmann::json::object());
-    return Error{j.value("error", std::string("reference worker failed without a message"))};
+    // A `problem` error is the user's file at fault: callers that run many problems (cutegen bench)
+    // record it as that problem's verdict and go on.
+    return Error{j.value("error", std::string("reference worker failed without a message")),
+                 j.value("kind", "") == "problem" ? ErrorKind::problem_file : ErrorKind::general};
   }
 }
 

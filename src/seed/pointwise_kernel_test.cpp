@@ -9,6 +9,7 @@
 #include "compile/nvcc_compiler.h"
 #include "seed/pointwise_ops.h"
 #include "seed/row_softmax_kernel.h"
+#include "tune/knobs.h"
 
 using namespace cutegen;
 using namespace cutegen::seed;
@@ -177,4 +178,18 @@ TEST(SeedCompile, LogSoftmaxBuildsAndPassesEveryStaticCheck) {
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << src;
   fs::remove_all(*dir);
+}
+
+// The seeds declare knobs for `cutegen tune` and the loop's --tune: the tuner must read them.
+TEST(SeedKnobs, BothTemplatesDeclareKnobsTheTunerReads) {
+  auto pointwise = parse_knobs(generate_pointwise_kernel(plan_for(every_op_graph("float32")), "every_op.py"));
+  ASSERT_TRUE(pointwise.ok()) << pointwise.error().message;
+  ASSERT_EQ(pointwise->knobs.size(), 5u);
+  EXPECT_EQ(pointwise->describe(pointwise->defaults()),
+            "EW_THREADS=256 EW_VEC=4 EW_UNROLL=4 EW_GRID_STRIDE=1 EW_BLOCKS_PER_SM=8");
+  EXPECT_TRUE(pointwise->satisfies(pointwise->defaults()));
+  EXPECT_TRUE(plan_variants(*pointwise, 12).ok());
+  auto softmax = parse_knobs(generate_row_softmax_kernel(log_softmax_plan(), "log_softmax.py"));
+  ASSERT_TRUE(softmax.ok()) << softmax.error().message;
+  EXPECT_EQ(softmax->describe(softmax->defaults()), "SMX_THREADS=256");
 }

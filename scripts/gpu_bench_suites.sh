@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# GPU checks of `cutegen bench` (scripts/gpu-check --stages suites), what CI's CPU tests cannot show:
+#  1. baselines: `bench --baselines-only` over the project's problems, and over KernelBench level 1 and 2
+#     when $KERNELBENCH_DIR names a KernelBench checkout (its KernelBench/level1, level2): which problems
+#     load, and the eager/torch.compile times of tasks 19-32 against a direct PyTorch measurement;
+#  2. lanes: an exec-backed suite (scripts/bench_exec_llm.py answers with the honest example kernels)
+#     of seven problems on one GPU, then on two (when there are two): tasks per hour, recorded;
+#  3. kill -9 of the scheduler mid-suite, then the same command: finishes, no evaluation done twice.
+# Usage: scripts/gpu_bench_suites.sh CUTEGEN OUT
+set -uo pipefail
+cutegen="$1"
+out="$2"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+mkdir -p "$out/suites"
+status=0
+gpus=$(nvidia-smi -L | grep -c '^GPU ')
+llm="exec:python3 $root/scripts/bench_exec_llm.py"
+own="$root/problems"
+pick="relu,softmax_rows,row_sum,layernorm,scale_add,split_halves,matmul_square"
+
+echo "-- baselines of the project's problems"
+"$cutegen" bench "$own" --baselines-only --out "$out/suites/baselines-own" --quiet >"$out/suites/baselines-own.md" \
+  2>"$out/suites/baselines-own.err" || status=1
+head -8 "$out/suites/baselines-own.md"
+
+if [[ -n "${KERNELBENCH_DIR:-}" ]]; then
+  echo "-- baselines of KernelBench level 1 and 2 ($KERNELBENCH_DIR)"
+  start=$(date +%s)
+  "$cutegen" bench "$KERNELBENCH_DIR/KernelBench/level1" "$KERNELBENCH_DIR/KernelBench/level2" --baselines-only \
+    --out "$out/suites/baselines-kb" --quiet >"$out/suites/baselines-kb.md" 2>"$out/suites/baselines-kb.err" || status=1
+  echo "took $(( $(date +%s) - start )) s"; "$cutegen" bench status "$out/suites/baselines-kb" | head -30
+  echo "-- tasks 19-32 of level 1: bench's eager/compile against a direct PyTorch measurement (3% expected)"
+  python3 "$root/scripts/gpu_bench_compare.py" "$out/suites/baselines-kb" --filter 19-32 || status=1
+fi
+
+run_lanes() {  # run_lanes NAME GPUS JOBS
+  local dir="$out/suites/$1"
+  rm -rf "$dir"
+  local start=$(date +%s.%N)
+  "$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never --gpus "$2" -j "$3" \
+    --out "$dir" --quiet >"$dir.md" 2>"$dir.err" || status=1
+  local end=$(date +%s.%N)
+  "$cutegen" bench report "$dir" --format json >"$dir.json"
+  python3 - "$dir.json" "$start" "$end" "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+c = s["counts"]
+wall = float(sys.argv[3]) - float(sys.argv[2])
+print(f"{sys.argv[4]}: {c['correct']}/{c['total']} correct, {c['total'] / wall * 3600:.1f} tasks/hour "
+      f"(wall {wall:.0f} s), lanes: " + ", ".join(f"{l['lane']} {l['tasks']} tasks {l['busy_s']:.0f} s busy" for l in s["lanes"]))
+PY
+}
+echo "-- an exec-backed suite of seven problems: one GPU, then two"
+run_lanes lanes-1gpu 0 2
+if ((gpus >= 2)); then run_lanes lanes-2gpu 0,1 4; else echo "one GPU here: the two-GPU run needs nvidia-h200-x2"; fi
+
+echo "-- kill -9 of the scheduler mid-suite, then the same command"
+dir="$out/suites/kill9"
+rm -rf "$dir"
+"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never -j 2 --out "$dir" --quiet \
+  >/dev/null 2>&1 &
+pid=$!
+sleep "${KILL_AFTER_S:-40}"
+kill -9 $pid; wait $pid 2>/dev/null
+sleep 3  # the tasks die with their scheduler (parent-death signal)
+"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never -j 2 --out "$dir" --quiet \
+  >"$dir.md" 2>"$dir.err" || status=1
+python3 - "$dir" <<'PY' || status=1
+import collections, json, pathlib, sys
+d = pathlib.Path(sys.argv[1])
+bad = []
+for ev in d.glob("tasks/*/events.jsonl"):
+    keys = collections.Counter()
+    for line in ev.read_text().splitlines():
+        e = json.loads(line)
+        if e.get("type") in ("eval", "llm", "problem"):
+            keys[(e["type"], e.get("key"))] += 1
+    bad += [f"{ev.parent.name}: {k} x{n}" for k, n in keys.items() if n > 1]
+results = [json.loads(p.read_text()) for p in d.glob("results/*.json")]
+print(f"kill -9: {len(results)} tasks recorded, verdicts {collections.Counter(r['verdict'] for r in results)}, "
+      f"attempts {sorted(r['attempts'] for r in results)}")
+if bad:
+    print("done twice:", bad); sys.exit(1)
+print("nothing done twice")
+PY
+exit $status

@@ -1,0 +1,101 @@
+#include "bench/baseline_runner.h"
+
+#include <fmt/format.h>
+
+#include "common/evaluation.h"
+#include "common/fs.h"
+#include "run/roofline.h"
+
+namespace cutegen::bench {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+BaselineTaskRunner::BaselineTaskRunner(BaselineRunnerOptions options, int slots, WorkerFactory factory)
+    : options_(std::move(options)), factory_(std::move(factory)), slots_(static_cast<size_t>(std::max(1, slots))) {}
+
+TaskRun BaselineTaskRunner::run(const ProblemTask& task, const Lane& lane, int slot_index) {
+  TaskRun out;
+  TaskRecord& rec = out.record;
+  rec.mode = "baselines";
+  Slot& slot = slots_.at(static_cast<size_t>(slot_index));
+  if (!slot.lock || slot.lock->path() != lane.lock_file) slot.lock = std::make_unique<DeviceLock>(lane.lock_file);
+  if (!slot.worker) {
+    auto w = factory_(slot_index);
+    if (!w) {
+      // No worker at all (no Python, no torch): every task would fail the same way.
+      rec.verdict = TaskVerdict::not_started;
+      rec.detail = w.error().message;
+      out.stop_suite = true;
+      return out;
+    }
+    slot.worker = std::move(*w);
+  }
+  const double busy_before = slot.lock->held_seconds(), wait_before = slot.lock->waited_seconds();
+  auto s = measure(task, lane, slot, rec);
+  rec.gpu_busy_s = slot.lock->held_seconds() - busy_before;
+  rec.gpu_wait_s = slot.lock->waited_seconds() - wait_before;
+  if (s) {
+    rec.verdict = TaskVerdict::measured;
+    return out;
+  }
+  if (s.error().kind == ErrorKind::problem_file) {
+    rec.verdict = TaskVerdict::problem_error;
+  } else {
+    // The worker may be gone or wedged (a GPU fault kills its context): a fresh one for the next task.
+    rec.verdict = TaskVerdict::crashed;
+    slot.worker.reset();
+  }
+  std::string msg = s.error().message;
+  rec.detail = msg.substr(0, msg.find('\n'));
+  return out;
+}
+
+Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Slot& slot, TaskRecord& rec) {
+  auto gpu = slot.lock->hold();
+  if (!gpu) return gpu.error();
+  ReferenceWorker& worker = *slot.worker;
+  auto meta = worker.call("load", {{"problem", task.path.string()}, {"device", lane.torch_device}, {"seed", 0}}, 600s);
+  if (!meta) return meta.error();
+  auto facts = ProblemFacts::from_json(*meta);
+  if (!facts) return Error{"the worker's load answer: " + facts.error().message + " (a worker bug)"};
+  rec.device = facts->gpu;
+  rec.flops = facts->flops;
+  rec.min_bytes = facts->min_bytes;
+  auto b = worker.call("time_baselines",
+                       {{"modes", options_.modes}, {"warmup_ms", options_.warmup_ms}, {"runs", options_.runs},
+                        {"precision", options_.precision}, {"sets", 2}, {"seed", 7}, {"device", lane.torch_device},
+                        {"cache_dir", (options_.cache_root / "baselines").string()}},
+                       1800s);
+  if (!b) return b.error();
+  auto baselines = Baselines::from_json(*b);
+  if (!baselines) return Error{"the worker's time_baselines answer: " + baselines.error().message + " (a worker bug)"};
+  if (baselines->eager) {
+    rec.eager_ms = baselines->eager->median_ms();
+    rec.eager_error = baselines->eager->error;
+  }
+  if (baselines->compile) {
+    rec.compile_ms = baselines->compile->median_ms();
+    rec.compile_error = baselines->compile->error;
+  }
+  // The floor: the device's calibration (measured once per device name and cached, as the judge does).
+  fs::path path = calibration_path(options_.cache_root, facts->gpu.empty() ? "unknown" : facts->gpu);
+  nlohmann::json cal;
+  {
+    std::lock_guard<std::mutex> g(calibration_mu_);
+    if (auto text = read_file(path); text) cal = nlohmann::json::parse(*text, nullptr, false);
+    if (cal.is_null() || cal.is_discarded()) {
+      auto measured = worker.call("calibrate", {{"device", lane.torch_device}}, 900s);
+      if (!measured) return measured.error();
+      cal = *measured;
+      if (auto w = write_file_atomic(path, cal.dump(2)); !w) return w.error();
+    }
+  }
+  auto c = calibration_from_json(cal);
+  if (!c) return c.error();
+  Floor f = roofline_floor(*c, facts->min_bytes, facts->flops, facts->dtype, options_.precision);
+  if (f.floor_ms > 0) rec.floor_ms = f.floor_ms;
+  rec.floor_bound = f.bound;
+  return ok_status();
+}
+
+}  // namespace cutegen::bench

@@ -1,0 +1,253 @@
+#include "bench/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace cutegen::bench {
+namespace {
+
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+std::optional<double> geomean(const std::vector<double>& xs) {
+  if (xs.empty()) return std::nullopt;
+  double log_sum = 0;
+  for (double x : xs) log_sum += std::log(x);
+  return std::exp(log_sum / static_cast<double>(xs.size()));
+}
+
+SpeedupStats speedups(const std::vector<TaskRecord>& tasks, std::optional<double> (TaskRecord::*speedup)() const) {
+  SpeedupStats s;
+  std::vector<double> xs;
+  for (const auto& t : tasks) {
+    if (t.verdict != TaskVerdict::correct) continue;
+    auto x = (t.*speedup)();
+    if (!x) {
+      ++s.missing_baseline;
+      continue;
+    }
+    xs.push_back(*x);
+    for (size_t i = 0; i < kFastP.size(); ++i)
+      if (*x > kFastP[i]) s.fast_p[i] += 1;
+  }
+  if (!tasks.empty())
+    for (auto& f : s.fast_p) f /= static_cast<double>(tasks.size());
+  s.counted = static_cast<int>(xs.size());
+  if (!xs.empty()) {
+    double sum = 0;
+    for (double x : xs) sum += x;
+    s.arithmetic_mean = sum / static_cast<double>(xs.size());
+    s.geometric_mean = geomean(xs);
+  }
+  return s;
+}
+
+nlohmann::json to_json(const SpeedupStats& s) {
+  nlohmann::json fast = nlohmann::json::object();
+  for (size_t i = 0; i < kFastP.size(); ++i) fast[fmt::format("fast_{:g}", kFastP[i])] = s.fast_p[i];
+  return {{"fast_p", fast}, {"arithmetic_mean", opt(s.arithmetic_mean)}, {"geometric_mean", opt(s.geometric_mean)},
+          {"counted", s.counted}, {"missing_baseline", s.missing_baseline}};
+}
+
+std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "—"; }
+std::string times(const std::optional<double>& v) { return v ? fmt::format("{:.2f}x", *v) : "—"; }
+std::string pct(const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v) : "—"; }
+std::string duration(double s) {
+  if (s < 90) return fmt::format("{:.0f}s", s);
+  if (s < 5400) return fmt::format("{:.0f}m", s / 60);
+  return fmt::format("{:.1f}h", s / 3600);
+}
+// Table cells hold one line without pipes.
+std::string cell(std::string s, size_t max = 80) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '|', '/');
+  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  return s;
+}
+
+std::string csv(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+std::string csv(const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : ""; }
+
+}  // namespace
+
+SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord> tasks) {
+  SuiteSummary s;
+  s.mode = std::move(mode);
+  s.llm = std::move(llm);
+  std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  s.tasks = std::move(tasks);
+  s.total = static_cast<int>(s.tasks.size());
+  double first_start = 0, last_finish = 0;
+  std::map<std::string, LaneStats> lanes;
+  std::set<std::string> devices;
+  std::vector<double> compile_over_eager, physics;
+  for (const auto& t : s.tasks) {
+    switch (t.verdict) {
+      case TaskVerdict::correct: ++s.correct; break;
+      case TaskVerdict::no_correct_kernel: ++s.no_correct; break;
+      case TaskVerdict::measured: ++s.measured; break;
+      case TaskVerdict::problem_error: ++s.problem_errors; break;
+      case TaskVerdict::crashed: ++s.crashed; break;
+      case TaskVerdict::not_started: ++s.not_started; break;
+      case TaskVerdict::running: ++s.running; break;
+    }
+    s.cost_usd += t.cost_usd;
+    s.tokens += t.tokens;
+    s.llm_calls += t.llm_calls;
+    if (!t.device.empty()) devices.insert(t.device);
+    if (is_final(t.verdict)) {
+      ++s.finished;
+      if (t.started_at > 0 && (first_start == 0 || t.started_at < first_start)) first_start = t.started_at;
+      last_finish = std::max(last_finish, t.finished_at);
+      if (!t.lane.empty()) {
+        auto& l = lanes[t.lane];
+        l.lane = t.lane;
+        ++l.tasks;
+        l.busy_s += t.gpu_busy_s;
+        l.wall_s += t.wall_s;
+      }
+    }
+    if (t.verdict == TaskVerdict::measured) {
+      if (auto x = [&]() -> std::optional<double> {
+            if (!t.eager_ms || !t.compile_ms || *t.compile_ms <= 0) return std::nullopt;
+            return *t.eager_ms / *t.compile_ms;
+          }())
+        compile_over_eager.push_back(*x);
+      if (auto x = t.physics_speedup()) physics.push_back(*x);
+    }
+  }
+  if (s.mode == "optimize" && s.total > 0) s.correct_rate = static_cast<double>(s.correct) / s.total;
+  s.over_eager = speedups(s.tasks, &TaskRecord::speedup_eager);
+  s.over_compile = speedups(s.tasks, &TaskRecord::speedup_compile);
+  s.compile_over_eager_geomean = geomean(compile_over_eager);
+  s.physics_geomean = geomean(physics);
+  if (s.finished > 0 && last_finish > first_start && first_start > 0) {
+    s.span_s = last_finish - first_start;
+    s.tasks_per_hour = s.finished / (s.span_s / 3600.0);
+  }
+  for (auto& [_, l] : lanes) s.lanes.push_back(l);
+  s.devices.assign(devices.begin(), devices.end());
+  return s;
+}
+
+nlohmann::json SuiteSummary::to_json() const {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& t : tasks) rows.push_back(t.to_json());
+  nlohmann::json lane_rows = nlohmann::json::array();
+  for (const auto& l : lanes)
+    lane_rows.push_back({{"lane", l.lane}, {"tasks", l.tasks}, {"busy_s", l.busy_s}, {"wall_s", l.wall_s}});
+  return {{"format", "cutegen-bench-summary/1"},
+          {"mode", mode}, {"llm", llm},
+          {"counts", {{"total", total}, {"finished", finished}, {"correct", correct}, {"no_correct_kernel", no_correct},
+                      {"measured", measured}, {"problem_error", problem_errors}, {"crashed", crashed},
+                      {"not_started", not_started}, {"running", running}}},
+          {"correct_rate", opt(correct_rate)},
+          {"over_eager", bench::to_json(over_eager)}, {"over_compile", bench::to_json(over_compile)},
+          {"compile_over_eager_geomean", opt(compile_over_eager_geomean)}, {"physics_geomean", opt(physics_geomean)},
+          {"cost_usd", cost_usd}, {"tokens", tokens}, {"llm_calls", llm_calls},
+          {"tasks_per_hour", opt(tasks_per_hour)}, {"span_s", span_s},
+          {"lanes", lane_rows}, {"devices", devices}, {"tasks", rows}};
+}
+
+std::string render_markdown(const SuiteSummary& s) {
+  std::string out = fmt::format("# cutegen bench: {} tasks ({})\n\n", s.total,
+                                s.mode == "baselines" ? "baselines only" : "optimize with " + s.llm);
+  out += fmt::format("{} of {} finished", s.finished, s.total);
+  if (s.mode == "optimize")
+    out += fmt::format(": {} correct, {} without a correct kernel", s.correct, s.no_correct);
+  else
+    out += fmt::format(": {} measured", s.measured);
+  out += fmt::format(", {} problem errors, {} crashed; {} running, {} not started.\n", s.problem_errors, s.crashed,
+                     s.running, s.not_started);
+  std::vector<std::string> facts;
+  std::string devices;
+  for (const auto& d : s.devices) devices += (devices.empty() ? "" : ", ") + d;
+  if (!devices.empty()) facts.push_back(fmt::format("Device: {}.", devices));
+  if (std::find(s.devices.begin(), s.devices.end(), "cpu") != s.devices.end())
+    facts.push_back("**CPU times** (wall clock, for tests and smoke runs): not GPU results.");
+  if (s.tasks_per_hour) facts.push_back(fmt::format("{:.1f} tasks/hour over {}.", *s.tasks_per_hour, duration(s.span_s)));
+  if (s.mode == "optimize") facts.push_back(fmt::format("LLM: {} calls, {} tokens, ${:.2f}.", s.llm_calls, s.tokens, s.cost_usd));
+  for (size_t i = 0; i < facts.size(); ++i) out += (i ? " " : "") + facts[i];
+  out += "\n\n";
+
+  if (s.mode == "optimize") {
+    out += fmt::format("Correct: {}/{} ({}).\n\n", s.correct, s.total, s.correct_rate ? fmt::format("{:.1f}%", 100 * *s.correct_rate) : "—");
+    out += "| | over eager | over torch.compile |\n| --- | --- | --- |\n";
+    for (size_t i = 0; i < kFastP.size(); ++i)
+      out += fmt::format("| fast_{:g} | {:.3f} | {:.3f} |\n", kFastP[i], s.over_eager.fast_p[i], s.over_compile.fast_p[i]);
+    out += fmt::format("| mean speedup, arithmetic | {} | {} |\n", times(s.over_eager.arithmetic_mean),
+                       times(s.over_compile.arithmetic_mean));
+    out += fmt::format("| mean speedup, geometric | {} | {} |\n", times(s.over_eager.geometric_mean),
+                       times(s.over_compile.geometric_mean));
+    out += fmt::format("| tasks in the means | {} | {} |\n\n", s.over_eager.counted, s.over_compile.counted);
+    out += "fast_p: the fraction of all tasks that are correct and faster than the baseline by more than p. "
+           "Means are over the correct tasks with that baseline.\n\n";
+  } else {
+    out += fmt::format("torch.compile over eager (geometric mean): {}. Best speedup over eager the roofline allows "
+                       "(eager / floor, geometric mean): {}.\n\n",
+                       times(s.compile_over_eager_geomean), times(s.physics_geomean));
+  }
+
+  if (!s.lanes.empty()) {
+    out += "| lane | tasks | device busy | task wall |\n| --- | --- | --- | --- |\n";
+    for (const auto& l : s.lanes)
+      out += fmt::format("| {} | {} | {} | {} |\n", l.lane, l.tasks, duration(l.busy_s), duration(l.wall_s));
+    out += "\n";
+  }
+
+  if (s.mode == "optimize") {
+    out += "| task | verdict | best ms | eager ms | compile ms | x eager | x compile | SOL | steps | calls | tokens | $ | "
+           "wall | example |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const auto& t : s.tasks)
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} | {} |\n", cell(t.name),
+                         to_string(t.verdict), ms(t.best_ms), ms(t.eager_ms), ms(t.compile_ms), times(t.speedup_eager()),
+                         times(t.speedup_compile()), pct(t.sol_pct), t.steps, t.llm_calls, t.tokens, t.cost_usd,
+                         is_final(t.verdict) ? duration(t.wall_s) : "—", t.example.empty() ? "—" : cell(t.example, 40));
+  } else {
+    out += "| task | verdict | eager ms | compile ms | compile/eager | floor ms | bound | eager/floor | GFLOP | MB |\n"
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const auto& t : s.tasks) {
+      std::optional<double> ce;
+      if (t.eager_ms && t.compile_ms && *t.compile_ms > 0) ce = *t.eager_ms / *t.compile_ms;
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(t.name), to_string(t.verdict),
+                         ms(t.eager_ms), t.compile_error.empty() ? ms(t.compile_ms) : "error", times(ce), ms(t.floor_ms),
+                         t.floor_bound.empty() ? "—" : t.floor_bound, times(t.physics_speedup()),
+                         t.flops ? fmt::format("{:.3g}", t.flops / 1e9) : "—",
+                         t.min_bytes ? fmt::format("{:.3g}", t.min_bytes / 1e6) : "—");
+    }
+  }
+  std::string notes;
+  for (const auto& t : s.tasks)
+    if (!t.detail.empty() && t.verdict != TaskVerdict::correct && t.verdict != TaskVerdict::measured)
+      notes += fmt::format("- {} ({}): {}\n", t.name, to_string(t.verdict), cell(t.detail, 300));
+    else if (!t.compile_error.empty())
+      notes += fmt::format("- {}: torch.compile failed: {}\n", t.name, cell(t.compile_error, 300));
+  if (!notes.empty()) out += "\n" + notes;
+  return out;
+}
+
+std::string render_csv(const SuiteSummary& s) {
+  std::string out =
+      "task,number,verdict,detail,stop_reason,device,best_ms,eager_ms,compile_ms,speedup_eager,speedup_compile,sol_pct,"
+      "floor_ms,floor_bound,physics_speedup,flops,min_bytes,steps,syntheses,llm_calls,tokens,cost_usd,wall_s,gpu_busy_s,"
+      "lane,host,shard,example,compile_error\n";
+  for (const auto& t : s.tasks)
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.3f},{:.3f},{},{},{},{},{}\n",
+                       csv(t.name), t.number ? std::to_string(*t.number) : "", to_string(t.verdict), csv(t.detail),
+                       csv(t.stop_reason), csv(t.device), csv(t.best_ms), csv(t.eager_ms), csv(t.compile_ms),
+                       csv(t.speedup_eager()), csv(t.speedup_compile()), csv(t.sol_pct), csv(t.floor_ms), t.floor_bound,
+                       csv(t.physics_speedup()), t.flops, t.min_bytes, t.steps, t.syntheses, t.llm_calls, t.tokens,
+                       t.cost_usd, t.wall_s, t.gpu_busy_s, csv(t.lane), csv(t.host), csv(t.shard), csv(t.example),
+                       csv(t.compile_error));
+  return out;
+}
+
+}  // namespace cutegen::bench

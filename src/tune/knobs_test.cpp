@@ -1,0 +1,184 @@
+#include "tune/knobs.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include "compile/source_rules.h"
+
+using namespace cutegen;
+
+namespace {
+
+const char* kTwoKnobs = R"(#include <cutegen/kernel.h>
+// cutegen:knob BLOCK_THREADS in {128, 256, 512, 1024}
+#ifndef BLOCK_THREADS
+#define BLOCK_THREADS 256
+#endif
+
+// cutegen:knob VEC in {1, 2, 4}
+#ifndef VEC
+#define VEC 4  // 16-byte accesses
+#endif
+// cutegen:require BLOCK_THREADS * VEC <= 2048
+// cutegen::numel is prose, not a directive
+int x = BLOCK_THREADS * VEC;
+)";
+
+std::string error_of(const std::string& source) {
+  auto r = parse_knobs(source);
+  return r.ok() ? "" : r.error().message;
+}
+
+std::string knob(const std::string& name, const std::string& values, const std::string& def) {
+  return "// cutegen:knob " + name + " in {" + values + "}\n#ifndef " + name + "\n#define " + name + " " + def +
+         "\n#endif\n";
+}
+
+}  // namespace
+
+TEST(Knobs, ParsesNamesValuesDefaultsAndConstraints) {
+  auto spec = parse_knobs(kTwoKnobs);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  ASSERT_EQ(spec->knobs.size(), 2u);
+  EXPECT_EQ(spec->knobs[0].name, "BLOCK_THREADS");
+  EXPECT_EQ(spec->knobs[0].values, (std::vector<int64_t>{128, 256, 512, 1024}));
+  EXPECT_EQ(spec->knobs[0].default_value, 256);
+  EXPECT_EQ(spec->knobs[0].line, 2);
+  EXPECT_EQ(spec->knobs[1].default_value, 4);
+  ASSERT_EQ(spec->constraints.size(), 1u);
+  EXPECT_EQ(spec->constraints[0].text, "BLOCK_THREADS * VEC <= 2048");
+  EXPECT_TRUE(spec->satisfies({512, 4}));
+  EXPECT_FALSE(spec->satisfies({1024, 4}));
+  EXPECT_EQ(spec->describe({512, 2}), "BLOCK_THREADS=512 VEC=2");
+}
+
+TEST(Knobs, ASourceWithoutDirectivesHasNoKnobs) {
+  auto spec = parse_knobs("// cutegen::numel(t) counts elements\nint main() {}\n");
+  ASSERT_TRUE(spec.ok());
+  EXPECT_TRUE(spec->empty());
+}
+
+TEST(Knobs, MistakesAreOneLineErrorsNamingTheLine) {
+  // The default must be among the values.
+  EXPECT_EQ(error_of(knob("T", "128, 256", "512")), "line 3: knob T: the default 512 is not among its values");
+  // Duplicate names and values.
+  EXPECT_NE(error_of(knob("T", "1, 2", "1") + knob("T", "1, 2", "2")).find("knob T is declared twice (first on line 1)"),
+            std::string::npos);
+  EXPECT_NE(error_of(knob("T", "1, 2, 1", "1")).find("the value 1 is listed twice"), std::string::npos);
+  // An unknown knob in a constraint, and one declared only after it.
+  EXPECT_EQ(error_of(knob("T", "1, 2", "1") + "// cutegen:require T * VEC <= 8\n"),
+            "line 5: cutegen:require names 'VEC', which is not a knob declared above it");
+  EXPECT_NE(error_of("// cutegen:require T > 0\n" + knob("T", "1", "1")).find("not a knob declared above it"),
+            std::string::npos);
+  // The guarded #define is required, with a number.
+  EXPECT_NE(error_of("// cutegen:knob T in {1, 2}\n#define T 1\n").find("must be followed by #ifndef T"),
+            std::string::npos);
+  EXPECT_NE(error_of("// cutegen:knob T in {1, 2}\n#ifndef T\n#define T one\n#endif\n").find("whole number"),
+            std::string::npos);
+  EXPECT_NE(error_of("// cutegen:knob T in {1, 2}\n#ifndef T\n#define T 1\n").find("no #endif line"), std::string::npos);
+  // Malformed directives.
+  EXPECT_NE(error_of("// cutegen:knob T {1, 2}\n").find("expected 'in {'"), std::string::npos);
+  EXPECT_NE(error_of("// cutegen:knob T in {1, x}\n").find("whole numbers"), std::string::npos);
+  EXPECT_NE(error_of("// cutegen:knob T in {1 2}\n").find("expected ',' or '}'"), std::string::npos);
+  EXPECT_NE(error_of("// cutegen:knobs T in {1}\n").find("unknown directive cutegen:knobs"), std::string::npos);
+  EXPECT_NE(error_of(knob("T", "1, 2", "1") + "// cutegen:require T < (2\n").find("missing ')'"), std::string::npos);
+  EXPECT_NE(error_of(knob("T", "1, 2", "1") + "// cutegen:require\n").find("without a condition"), std::string::npos);
+  // Defaults that break a constraint.
+  EXPECT_EQ(error_of(knob("T", "1, 2", "2") + "// cutegen:require T < 2\n"),
+            "line 5: the defaults (T=2) break cutegen:require T < 2");
+  // Every error is one line.
+  EXPECT_EQ(error_of(knob("T", "1, 2", "3")).find('\n'), std::string::npos);
+}
+
+TEST(Knobs, ConstraintsFollowCsPrecedenceAndDivisionByZeroFails) {
+  std::string src = knob("A", "0, 1, 2, 3", "1") + knob("B", "0, 4, 8", "4") +
+                    "// cutegen:require (A + 1) * B % 8 == 0 || A == 3 && !(B > 4)\n"
+                    "// cutegen:require 64 / B >= 8 - -1 * 0\n";
+  auto spec = parse_knobs(src);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_TRUE(spec->satisfies({1, 4}));   // 8 % 8 == 0
+  EXPECT_FALSE(spec->satisfies({0, 4}));  // 4 % 8 != 0, A != 3
+  EXPECT_TRUE(spec->satisfies({2, 8}));   // 24 % 8 == 0, 64/8 = 8
+  EXPECT_TRUE(spec->satisfies({3, 4}));   // 16 % 8 == 0
+  EXPECT_FALSE(spec->satisfies({1, 0}));  // 64 / 0: the constraint fails
+}
+
+TEST(Knobs, PlanHoldsEveryFeasibleVariantWithTheDefaultFirst) {
+  auto spec = parse_knobs(kTwoKnobs);
+  ASSERT_TRUE(spec.ok());
+  auto plan = plan_variants(*spec, 100);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->combinations, 12u);
+  EXPECT_EQ(plan->feasible, 11u);  // 1024 x 4 breaks the constraint
+  EXPECT_FALSE(plan->sampled);
+  ASSERT_EQ(plan->variants.size(), 11u);
+  EXPECT_EQ(plan->variants.front(), (KnobValues{256, 4}));
+  std::set<KnobValues> unique(plan->variants.begin(), plan->variants.end());
+  EXPECT_EQ(unique.size(), 11u);
+  EXPECT_EQ(unique.count({1024, 4}), 0u);
+}
+
+TEST(Knobs, ASampleIsDeterministicAndKeepsTheDefault) {
+  auto spec = parse_knobs(knob("A", "1, 2, 3, 4, 5, 6, 7, 8", "5") + knob("B", "1, 2, 3, 4, 5, 6, 7, 8", "8"));
+  ASSERT_TRUE(spec.ok());
+  auto a = plan_variants(*spec, 10);
+  auto b = plan_variants(*spec, 10);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(a->sampled);
+  EXPECT_EQ(a->feasible, 64u);
+  ASSERT_EQ(a->variants.size(), 10u);
+  EXPECT_EQ(a->variants, b->variants);
+  EXPECT_EQ(a->variants.front(), (KnobValues{5, 8}));
+  EXPECT_EQ(std::count(a->variants.begin(), a->variants.end(), KnobValues{5, 8}), 1);
+  // A sample of one is the default alone; zero is refused.
+  auto one = plan_variants(*spec, 1);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->variants, (std::vector<KnobValues>{{5, 8}}));
+  EXPECT_FALSE(plan_variants(*spec, 0).ok());
+}
+
+TEST(Knobs, TooManyCombinationsIsAnError) {
+  std::string values;
+  for (int i = 0; i < 101; ++i) values += (i ? ", " : "") + std::to_string(i);
+  auto spec = parse_knobs(knob("A", values, "0") + knob("B", values, "0") + knob("C", values, "0"));
+  ASSERT_TRUE(spec.ok());
+  auto plan = plan_variants(*spec, 10);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().message.find("over 1000000 combinations"), std::string::npos);
+}
+
+TEST(Knobs, BakingRewritesOnlyTheDefaultsAndStaysTunable) {
+  auto spec = parse_knobs(kTwoKnobs);
+  ASSERT_TRUE(spec.ok());
+  std::string baked = bake_knobs(kTwoKnobs, *spec, {1024, 2});
+  EXPECT_NE(baked.find("#define BLOCK_THREADS 1024\n"), std::string::npos);
+  EXPECT_NE(baked.find("#define VEC 2  // 16-byte accesses\n"), std::string::npos);
+  EXPECT_NE(baked.find("// cutegen:knob BLOCK_THREADS in {128, 256, 512, 1024}"), std::string::npos);
+  auto again = parse_knobs(baked);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->defaults(), (KnobValues{1024, 2}));
+  // Baking the defaults changes nothing.
+  EXPECT_EQ(bake_knobs(kTwoKnobs, *spec, spec->defaults()), kTwoKnobs);
+}
+
+TEST(Knobs, TheSourceRulesAcceptTheKnobSyntax) {
+  EXPECT_TRUE(check_source_rules(kTwoKnobs).empty());
+}
+
+TEST(Knobs, TheElementwiseLibraryKernelDeclaresValidKnobs) {
+  std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/examples/kernels/elementwise.cu");
+  std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(source.empty());
+  auto spec = parse_knobs(source);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->knobs.size(), 5u);
+  auto plan = plan_variants(*spec, 1000);
+  ASSERT_TRUE(plan.ok());
+  // 4 x 2 x 4 tile shapes, minus those over 32 values a thread (8 x 8), each one-pass or with three
+  // grid-stride occupancies.
+  EXPECT_EQ(plan->feasible, 28u * 4u);
+  EXPECT_TRUE(check_source_rules(source).empty());
+}
