@@ -138,7 +138,7 @@ check "a bad --profile-from names the choices" grep -q 'auto, always, never' <<<
 # Without an LLM (no --llm, no llm.backend; or --llm none): the seed path (docs/seed.md). Tracing needs no GPU.
 for how in "" "--llm none"; do
   err=$("$cutegen" optimize "$src/problems/row_sum.py" $how --out "$d/unmatched" 2>&1); rc=$?
-  check "optimize ${how:-without --llm}: an unmatched problem fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+  check "optimize ${how:-without --llm}: an unmatched problem exits 3 with one line" test $rc -eq 3 -a "$(grep -c . <<<"$err")" -eq 1
   check "optimize ${how:-without --llm}: the line names the graph and asks for an LLM" \
     grep -q '^cutegen: no seed for this operator graph: torch.sum (.*); give --llm$' <<<"$err"
   check "optimize ${how:-without --llm}: an unmatched problem leaves no run directory" test ! -e "$d/unmatched"

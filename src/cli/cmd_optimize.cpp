@@ -129,8 +129,12 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   std::optional<RunSeed> seed;
   if (*no_llm) {
     if (args.start == "scratch") return fail("--start scratch needs an LLM to write the first kernel: give --llm");
-    auto s = seed_for_run("seed", args.problem, "give --llm");
+    auto s = seed_for_run("auto", args.problem, "");
     if (!s) return fail(s.error().message);
+    if (s->source.empty()) {
+      (void)fail(s->note + "; give --llm");
+      return bench::kExitNoSeed;  // bench records the task as having no seed (bench/task_record.h)
+    }
     seed = std::move(*s);
     fmt::print(stderr, "seed: {}\n", seed->description);
   }
