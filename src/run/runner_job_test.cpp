@@ -11,6 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+namespace fs = std::filesystem;
+
 #include "run/runner_sandbox.h"
 
 #include "common/fs.h"
@@ -237,7 +241,14 @@ TEST(RunnerSandboxPolicy, UnderTheProfilerTheRunnerDoesNotDieWithItsParentThread
   RunnerSandboxSettings settings;
   EXPECT_TRUE(runner_start_policy(settings, "/tmp/p", "/tmp/k.so", {}, {}).die_with_parent);
   settings.network = true;
-  EXPECT_FALSE(runner_start_policy(settings, "/tmp/p", "/tmp/k.so", {}, {}).die_with_parent);
+  auto p = runner_start_policy(settings, "/tmp/p", "/tmp/k.so", {}, {});
+  EXPECT_FALSE(p.die_with_parent);
+  // ncu's libraries read the system and share memory through /dev/shm; still not /etc as a whole, nor
+  // a home directory, nor other processes' /proc entries.
+  auto has = [](const std::vector<fs::path>& v, const char* x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  if (fs::exists("/usr")) EXPECT_TRUE(has(p.read_paths, "/usr"));
+  if (fs::exists("/dev/shm")) EXPECT_TRUE(has(p.write_paths, "/dev/shm"));
+  for (const char* no : {"/etc", "/root", "/home", "/proc", "/"}) EXPECT_FALSE(has(p.read_paths, no)) << no;
 }
 
 TEST(RunnerSandboxPreset, NamesTheSameSettingsAsTheWorker) {

@@ -107,6 +107,21 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
       if (!install.empty() && install != install.root_path()) read.insert(install);
     }
     write.push_back("/tmp");
+    // Its libraries load more of the system (read-only), and it shares memory with ncu through
+    // /dev/shm. Not /etc as a whole (a root runner could read /etc/shadow with TCP open): only what
+    // the loader and the resolver read. (On the H200 a profile under the start policy without these
+    // ended in under a second with code 9 and no step of the runner done; benchmarks/ records which.)
+    for (const char* p : {"/usr", "/lib", "/lib64", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
+                          "/etc/hosts", "/etc/host.conf", "/etc/gai.conf", "/etc/localtime", "/etc/resolv.conf"})
+      read.insert(p);
+    write.push_back("/dev/shm");
+  }
+  // Diagnosis knob like CUTEGEN_RUNNER_EXTRA_READ, never set by cutegen: more writable paths.
+  if (const char* extra = std::getenv("CUTEGEN_RUNNER_EXTRA_WRITE"); extra && *extra) {
+    std::stringstream parts(extra);
+    std::string path;
+    while (std::getline(parts, path, ':'))
+      if (!path.empty() && fs::exists(path)) write.push_back(path);
   }
   read.insert(library);
   if (auto real = fs::canonical(library, ec); !ec) read.insert(real);
