@@ -53,6 +53,7 @@ class Dispatcher:
             "prepare_profile": session.op_prepare_profile,
             "time_baselines": session.op_time_baselines,
             "calibrate": session.op_calibrate,
+            "trace": session.op_trace,
             "shutdown": self._shutdown,
         }
         if test_hooks:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import calibrate, candidate_session, compare, inputs, memory, metadata, problem_loader, timing
+from . import calibrate, candidate_session, compare, inputs, memory, metadata, op_graph, problem_loader, timing
 from .buffers import describe
 from .dtypes import dtype_name, problem_dtype
 from .errors import ProblemError, RequestError
@@ -190,6 +190,12 @@ class Session:
         if self.problem is None:
             raise RequestError("no problem is loaded; send `load` first")
         return self.problem
+
+    # ---- the seed path ----------------------------------------------------------------------
+    def op_trace(self, req: dict) -> dict:
+        """The problem's operator graph (op_graph.py); independent of `load`, and needs no GPU."""
+        path = _field(req, "problem", str, required=True)
+        return op_graph.trace(os.path.abspath(path))
 
     # ---- the candidate ----------------------------------------------------------------------
     def op_evaluate_candidate(self, req: dict) -> dict:

@@ -488,8 +488,23 @@ Result<LoopResult> Loop::run() {
   system_prompt_ = *system;
   // Which example kernel the first prompts show is part of the run's record: a first kernel that
   // looks like the example is read in that light (suite results especially).
-  result.example_shown = prompter_.example_shown(problem_);
+  if (!options_.seed_only) result.example_shown = prompter_.example_shown(problem_);  // no prompt shows one
   if (auto r = decide("example", {{"file", result.example_shown}}); !r) return r.error();
+
+  if (!options_.seed_source.empty()) {
+    auto seed = evaluate(options_.seed_source, "seed", "");
+    if (!seed) return seed.error();
+    if (seed->passed()) {
+      if (auto r = decide("seed", {{"outcome", "correct"}}); !r) return r.error();
+      if (auto r = set_best({options_.seed_source, *seed}); !r) return r.error();
+      result.started_from_seed = true;
+      if (auto r = tune_best(0); !r) return stop_or_fail(r.error());  // the seed declares knobs
+    } else {
+      if (auto r = decide("seed", {{"outcome", "failed"}, {"verdict", to_string(seed->verdict)}}); !r) return r.error();
+      if (!options_.seed_only) report("the seed kernel failed the judge: the LLM writes the first kernel");
+    }
+  }
+  if (options_.seed_only) return finish(best_ ? "seed" : "seed_failed", options_.seed_pattern);
 
   std::vector<FailedAttempt> failures;
   for (int attempt = 0; attempt <= options_.max_restarts && !best_; ++attempt) {

@@ -32,6 +32,13 @@ struct LoopOptions {
   double min_gain = 0.02;       // an accepted step must also be this much faster (relative)
   ProfilePolicy profile;
   Budget* task_budget = nullptr;  // this task's own limits (llm.task_budget), on top of the run's
+  // --start seed (docs/seed.md): the first kernel, judged before any synthesis. When it passes, the
+  // optimisation steps start from it; when it fails, the LLM synthesises as if there were none.
+  std::string seed_source;
+  std::string seed_pattern;  // what the seed computes: the stop detail of a seed-only run
+  // No LLM (`optimize --llm none`): judge the seed and stop, "seed" when it passed, "seed_failed" when
+  // not. No LLM call is ever made.
+  bool seed_only = false;
   // --tune auto: after each accepted step (and the first correct kernel), a best kernel that declares
   // knobs is tuned (tune/tuner.h) with `tune`'s budget; nullptr: --tune never.
   TuneBackend* tuner = nullptr;
@@ -72,6 +79,7 @@ struct LoopResult {
   std::vector<StepRecord> history;
   int syntheses = 0;
   int llm_calls = 0;
+  bool started_from_seed = false;  // the seed passed and was the first best kernel
 };
 
 class Loop {

@@ -130,6 +130,72 @@ TEST(Loop, SynthesisThenOneAcceptedAndOneRolledBackStep) {
   }
 }
 
+TEST(Loop, APassingSeedIsTheFirstBestAndNoSynthesisIsAsked) {
+  Harness h;
+  h.options.seed_source = kernel("// TIME: 1.0\n// seed\n");
+  h.llm->add("optimize", optimize("128-bit vectorized loads", "// TIME: 1.0\n", "// TIME: 0.5\n"));
+  h.llm->add("optimize", optimize("smaller blocks", "// TIME: 0.5\n", "// TIME: 0.8\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->started_from_seed);
+  EXPECT_EQ(r->syntheses, 0);
+  ASSERT_TRUE(r->best);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 0.5);
+  EXPECT_NE(r->best->source.find("// seed"), std::string::npos);  // step 1 edited the seed
+  ASSERT_FALSE(h.bests.empty());
+  EXPECT_NE(h.bests.front().source.find("// seed"), std::string::npos);
+  EXPECT_EQ(h.llm->remaining(), 0u);
+  EXPECT_TRUE(fs::exists(h.dir / "steps/001-eval-seed/kernel.cu"));
+  // Resumed, the seed's evaluation replays from the log like any other.
+  const int evaluations = h.evaluator.evaluations;
+  h.reset_llm();
+  auto again = h.run(/*resume=*/true);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(h.evaluator.evaluations, evaluations);
+  EXPECT_TRUE(again->started_from_seed);
+}
+
+TEST(Loop, AFailingSeedHandsOverToSynthesis) {
+  Harness h;
+  h.options.seed_source = kernel("// VERDICT: mismatch wrong values at 3 of 8 positions\n");
+  script_happy(*h.llm);
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_FALSE(r->started_from_seed);
+  EXPECT_EQ(r->syntheses, 1);
+  ASSERT_TRUE(r->best);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 0.5);
+  EXPECT_EQ(h.llm->remaining(), 0u);
+  bool said = std::any_of(h.progress.begin(), h.progress.end(), [](const std::string& l) {
+    return l.find("the seed kernel failed the judge") != std::string::npos;
+  });
+  EXPECT_TRUE(said);
+}
+
+TEST(Loop, SeedOnlyJudgesTheSeedAndStopsWithoutAnyLlmCall) {
+  Harness h;  // its scripted LLM has no answers: any call would fail the run
+  h.options.seed_source = kernel("// TIME: 1.0\n");
+  h.options.seed_pattern = "relu(x)";
+  h.options.seed_only = true;
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "seed");
+  EXPECT_EQ(r->stop_detail, "relu(x)");
+  EXPECT_EQ(r->llm_calls, 0);
+  EXPECT_TRUE(r->example_shown.empty());  // no prompt showed one
+  ASSERT_TRUE(r->best);
+  EXPECT_EQ(h.bests.size(), 1u);  // best/ was exported
+
+  Harness bad;
+  bad.options.seed_source = kernel("// VERDICT: mismatch wrong values\n");
+  bad.options.seed_only = true;
+  auto failed = bad.run();
+  ASSERT_TRUE(failed.ok()) << failed.error().message;
+  EXPECT_EQ(failed->stop_reason, "seed_failed");
+  EXPECT_FALSE(failed->best);
+  EXPECT_EQ(failed->llm_calls, 0);
+}
+
 TEST(Loop, TextThatIsNotUtf8NeverStopsTheRun) {
   // An LLM note with a byte that is not UTF-8, and a long one whose clip lands inside a multi-byte
   // character: both reach the next prompt through the step history, which is hashed and journalled.

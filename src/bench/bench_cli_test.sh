@@ -164,6 +164,17 @@ check "a setup failure stops the suite with exit 1" test $rc -eq 1
 check "and says why" grep -q 'OPENAI_API_KEY is not set' <<<"$err"
 check "the other task was not started" test ! -s "$tmp/kk/tasks/2_beta/events.jsonl"
 
+# Without an LLM, a problem with no seed is that task's answer (optimize exits 3), not a failure every
+# task shares: the suite goes on.
+mkdir -p "$tmp/n" && cp "$tmp/q/1_alpha.py" "$tmp/n/0_noseed.py" && cp "$tmp/q/2_beta.py" "$tmp/n/"
+"$cutegen" bench "$tmp/n" --llm none --out "$tmp/nn" -j 1 >"$tmp/n.out" 2>&1; rc=$?
+check "no seed: the suite finishes" test $rc -eq 0 || cat "$tmp/n.out"
+check "no seed: the task has no correct kernel, stop reason no_seed" python3 -c '
+import json; r = json.load(open("'"$tmp"'/nn/results/0_noseed.json"))
+assert (r["verdict"], r["stop_reason"]) == ("no_correct_kernel", "no_seed"), r
+assert r["detail"].startswith("no seed for this operator graph: torch.matmul"), r'
+check "no seed: the next task ran" grep -q '"verdict": "correct"' "$tmp/nn/results/2_beta.json"
+
 # The real `cutegen optimize` as the task: without a GPU it fails before its loop and removes its run
 # directory; bench takes that as a failure every task shares and stops at the first task.
 if ! command -v nvidia-smi >/dev/null 2>&1; then

@@ -105,6 +105,13 @@ TaskRun OptimizeTaskRunner::run(const ProblemTask& task, const Lane& lane, int) 
     rec.detail = fmt::format("{}{}", p->describe_end(), why.empty() ? "" : ": " + why);
     return out;
   }
+  // Without an LLM a problem with no seed ends before its run directory: that task's own answer.
+  if (p->exit_code == kExitNoSeed) {
+    rec.verdict = TaskVerdict::no_correct_kernel;
+    rec.stop_reason = "no_seed";
+    rec.detail = why;
+    return out;
+  }
   // No run directory left: optimize failed before its loop and took it away again. Every task would
   // fail the same way (no GPU, no API key), so the suite stops instead of burning through them.
   if (inspect_run_dir(dir).kind != RunDirKind::cutegen_run) {

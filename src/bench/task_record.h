@@ -15,6 +15,11 @@
 
 namespace cutegen::bench {
 
+// `cutegen optimize` without an LLM exits with this when the problem has no seed (docs/seed.md): it
+// stops before making a run directory, so there is no result.json, and the scheduler records the task
+// as no_correct_kernel (stop reason no_seed) instead of taking it for a failure every task shares.
+inline constexpr int kExitNoSeed = 3;
+
 enum class TaskVerdict {
   correct,            // optimize found a correct kernel (whatever stopped it afterwards)
   no_correct_kernel,  // optimize ended without one (stop_reason says why: attempts, budget, ...)

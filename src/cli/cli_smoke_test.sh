@@ -135,8 +135,44 @@ done
 err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --profile-from sometimes 2>&1); rc=$?
 check "a bad --profile-from fails with one line naming the choices" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 check "a bad --profile-from names the choices" grep -q 'auto, always, never' <<<"$err"
-err=$("$cutegen" optimize "$src/problems/relu.py" 2>&1); rc=$?
-check "optimize without an LLM says how to name one" grep -q -- '--llm' <<<"$err"
+# Without an LLM (no --llm, no llm.backend; or --llm none): the seed path (docs/seed.md). Tracing needs no GPU.
+for how in "" "--llm none"; do
+  err=$("$cutegen" optimize "$src/problems/row_sum.py" $how --out "$d/unmatched" 2>&1); rc=$?
+  check "optimize ${how:-without --llm}: an unmatched problem exits 3 with one line" test $rc -eq 3 -a "$(grep -c . <<<"$err")" -eq 1
+  check "optimize ${how:-without --llm}: the line names the graph and asks for an LLM" \
+    grep -q '^cutegen: no seed for this operator graph: torch.sum (.*); give --llm$' <<<"$err"
+  check "optimize ${how:-without --llm}: an unmatched problem leaves no run directory" test ! -e "$d/unmatched"
+done
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  err=$("$cutegen" optimize "$src/problems/relu.py" --out "$d/seedrun" 2>&1); rc=$?
+  check "optimize without an LLM matches relu's seed before needing the GPU" grep -q '^seed: pointwise chain y = relu(x)$' <<<"$err"
+  check "optimize without an LLM and without a GPU fails saying so" test $rc -ne 0 -a "$(tail -1 <<<"$err" | grep -c 'needs an NVIDIA GPU')" -eq 1
+  check "optimize without an LLM and without a GPU leaves no run directory" test ! -e "$d/seedrun"
+fi
+# With an LLM, --start picks the first kernel: the seed (auto, seed) or the LLM's (scratch). The
+# problem is traced once the judge is up, so without a GPU that is all these can check.
+err=$("$cutegen" optimize "$src/problems/relu.py" --llm none --start sometimes 2>&1); rc=$?
+check "a bad --start is refused" test $rc -ne 0
+err=$("$cutegen" optimize "$src/problems/relu.py" --llm none --start scratch 2>&1); rc=$?
+check "--start scratch without an LLM is refused with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+
+# cutegen seed: the generated kernel or why none, on the CPU.
+out=$("$cutegen" seed --help); check "seed --help shows --list" grep -q -- '--list' <<<"$out"
+out=$("$cutegen" seed "$src/problems/gelu_tanh.py" 2>"$d/seed.err"); rc=$?
+check "seed prints the kernel" test $rc -eq 0 -a "$(grep -c 'extern "C" int cutegen_forward' <<<"$out")" -eq 1
+check "seed's kernel has gelu's tanh formula" grep -q 'tanhf(0.7978846f \* (x0 + 0.044715f \* x0 \* x0 \* x0))' <<<"$out"
+check "seed says what matched" grep -q '^seed: pointwise chain y = gelu(x, approximate=.tanh.)$' "$d/seed.err"
+"$cutegen" seed "$src/problems/scale_add.py" -o "$d/scale_add_seed.cu" 2>/dev/null; rc=$?
+check "seed -o writes the kernel" test $rc -eq 0 -a -s "$d/scale_add_seed.cu"
+check "scale_add's seed reads alpha from its descriptor" grep -q 'op.s2 = static_cast<float>(inputs\[2\].scalar_f);' "$d/scale_add_seed.cu"
+err=$("$cutegen" seed "$src/problems/matmul_square.py" 2>&1); rc=$?
+check "seed of a matmul fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "seed of a matmul names it" grep -q '^cutegen: no seed for this operator graph: torch.matmul' <<<"$err"
+out=$("$cutegen" seed --list "$src/problems" 2>&1); rc=$?
+check "seed --list lists every problem" test $rc -eq 0 -a "$(grep -c '\.py: ' <<<"$out")" -eq "$(ls "$src"/problems/*.py | wc -l)"
+check "seed --list shows softmax_rows' seed" grep -q '^softmax_rows.py: row softmax y = softmax(x, dim=-1)$' <<<"$out"
+check "seed --list counts the seeds" grep -Eq '^[0-9]+ of [0-9]+ problems have a seed$' <<<"$out"
+check "seed --list shows relu's seed" grep -q '^relu.py: pointwise chain y = relu(x)$' <<<"$out"
 if ! nvidia-smi -L >/dev/null 2>&1; then
   err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --out "$d/run" 2>&1); rc=$?
   check "optimize without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1

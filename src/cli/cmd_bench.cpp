@@ -355,7 +355,7 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
   cmd->footer("Subcommands: `cutegen bench status DIR`, `cutegen bench report DIR`. docs/bench.md has the details.");
   cmd->add_option("problems", a->problems, "problem files, directories of them (KernelBench's level1/), or globs");
   cmd->add_option("--out", a->out, "the suite directory: new, or a suite to continue (re-running continues it)");
-  cmd->add_option("--llm", a->spec, "openai:MODEL, anthropic:MODEL, exec:'COMMAND', replay:DIR or manual:DIR");
+  cmd->add_option("--llm", a->spec, "openai:MODEL, anthropic:MODEL, exec:'COMMAND', replay:DIR, manual:DIR, or none: each problem's seed alone (docs/seed.md)");
   cmd->add_flag("--baselines-only", a->baselines_only,
                 "no LLM: per problem eager and torch.compile times, bytes, FLOPs, roofline floor, the speedup physics allows");
   cmd->add_option("--device", a->device,

@@ -13,6 +13,8 @@
 #include "bench/optimize_runner.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
+#include "cli/optimize_seed.h"
+#include "cli/seed_trace.h"
 #include "cli/progress_line.h"
 #include "common/fs.h"
 #include "common/version.h"
@@ -42,6 +44,7 @@ struct OptimizeArgs {
   int plateau = 4;
   double target_sol = 0;
   std::string profile_from = "auto";
+  std::string start = "auto";
   std::string tune = "auto";
   JudgeArgs judge{.trials = 3, .runs = 100};
   double max_cost = 0;
@@ -93,21 +96,48 @@ Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& ar
                                       .max_tokens = args.max_tokens, .max_calls = args.max_calls});
 }
 
-nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm) {
-  return {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
+nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm, const std::string& seed_pattern) {
+  nlohmann::json j = {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
           {"steps", a.steps}, {"repair_budget", a.repair_budget}, {"restarts", a.restarts}, {"plateau", a.plateau},
-          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"tune", a.tune}, {"precision", a.judge.precision},
+          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"start", a.start}, {"tune", a.tune}, {"precision", a.judge.precision},
           {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"seed", a.judge.seed},
           {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},
           {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
+  if (!seed_pattern.empty()) j["seed_pattern"] = seed_pattern;
+  return j;
+}
+
+// No LLM named (--llm none, or no --llm and no llm.backend in the config): the seed path.
+Result<bool> without_llm(const GlobalOptions& global, const OptimizeArgs& args) {
+  if (args.spec == "none") return true;
+  if (!args.spec.empty()) return false;
+  auto file = load_config(global);
+  if (!file) return file.error();
+  return file->llm.backend.empty();
 }
 
 int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
+  auto no_llm = without_llm(global, args);
+  if (!no_llm) return fail(no_llm.error().message);
   auto profile = ProfilePolicy::parse(args.profile_from);
   if (!profile) return fail(profile.error().message);
-  auto config = llm_config(global, args);
+  auto config = *no_llm ? Result<LlmConfig>(LlmConfig{.backend = "none", .model = "seed"}) : llm_config(global, args);
   if (!config) return fail(config.error().message);
   if (args.resume && args.out.empty()) return fail("--resume needs --out DIR naming the run to continue");
+  // Without an LLM the seed is all there is: a problem without one stops here, in seconds, before a
+  // run directory or a GPU is needed.
+  std::optional<RunSeed> seed;
+  if (*no_llm) {
+    if (args.start == "scratch") return fail("--start scratch needs an LLM to write the first kernel: give --llm");
+    auto s = seed_for_run("auto", args.problem, "");
+    if (!s) return fail(s.error().message);
+    if (s->source.empty()) {
+      (void)fail(s->note + "; give --llm");
+      return bench::kExitNoSeed;  // bench records the task as having no seed (bench/task_record.h)
+    }
+    seed = std::move(*s);
+    fmt::print(stderr, "seed: {}\n", seed->description);
+  }
 
   // The directory is checked and locked before anything is written: a foreign directory is refused
   // untouched, and a second cutegen on the same run fails here, naming the first.
@@ -132,18 +162,29 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
   if (!stack) return give_up(stack.error().message);
+  // With an LLM, traced once the GPU is known to be there: a start that cannot run costs no tracing.
+  if (!seed) {
+    auto s = seed_for_run(args.start, args.problem, "use --start scratch");
+    if (!s) return give_up(s.error().message);
+    seed = std::move(*s);
+    if (!seed->pattern.empty())
+      fmt::print(stderr, "seed: {} (the first kernel; --start scratch has the LLM write it)\n", seed->description);
+    else if (!seed->note.empty())
+      fmt::print(stderr, "{}: the LLM writes the first kernel\n", seed->note);
+  }
   auto journal = Journal::open(out / "events.jsonl", args.resume);
   if (!journal) return give_up(journal.error().message);
   RunFiles files(out);
   if (!args.resume)
-    if (auto w = files.write("config.json", run_config(args, *config).dump(2)); !w) return give_up(w.error().message);
+    if (auto w = files.write("config.json", run_config(args, *config, seed->pattern).dump(2)); !w) return give_up(w.error().message);
 
   JudgeEvaluator evaluator(*(*stack)->judge, *(*stack)->compiler, args.problem, eo.precision);
 
   CurlTransport http;
   PosixProcessRunner llm_runner;
   BackendDeps deps{http, llm_runner, real_sleep, [](const std::string& line) { fmt::print(stderr, "llm: {}\n", line); }};
-  auto client = make_llm_client(*config, deps, out / "usage.jsonl");
+  auto client = *no_llm ? LlmClient::create(make_no_llm_backend(), PriceTable{}, {})
+                        : make_llm_client(*config, deps, out / "usage.jsonl");
   if (!client) return give_up(client.error().message);
 
   auto prompter = TemplatePrompter::create(eo.precision);
@@ -162,6 +203,9 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   lo.plateau_steps = args.plateau;
   if (args.target_sol > 0) lo.target_sol_pct = args.target_sol;
   lo.profile = *profile;
+  lo.seed_source = seed->source;
+  lo.seed_pattern = seed->pattern;
+  lo.seed_only = *no_llm;
   Budget task_budget(config->task_budget, "task");
   lo.task_budget = &task_budget;
   // The same judge (its compiler and cache, the loaded problem) screens and verifies tuned variants.
@@ -186,8 +230,8 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     return ok_status();
   };
   fmt::print(stderr, "optimizing {} with {} -> {}{}\n", fs::path(args.problem).filename().string(),
-             (*client)->backend().kind() + ":" + (*client)->backend().model(), out.string(),
-             args.resume ? " (resuming)" : "");
+             *no_llm ? "no LLM (the seed alone)" : (*client)->backend().kind() + ":" + (*client)->backend().model(),
+             out.string(), args.resume ? " (resuming)" : "");
   Loop loop(**client, evaluator, **prompter, lo.profile.mode() == ProfilePolicy::Mode::never ? nullptr : &profiler,
             *journal, files, lo, observer);
   auto result = loop.run();
@@ -215,6 +259,10 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
                                    gpu_lock.get(), wall()); !w)
     return fail(w.error().message);
   fmt::print("{}", report);
+  if (result->stop_reason == "seed_failed")
+    return fail(fmt::format("the seed kernel failed the judge, a cutegen bug (please report it); {} keeps its "
+                            "evaluation; give --llm to have an LLM write the kernel",
+                            out.string()));
   if (!result->best) return fail("no correct kernel was found; see " + (out / "report.md").string());
   return 0;
 }
@@ -225,7 +273,8 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
   auto a = std::make_shared<OptimizeArgs>();
   auto* cmd = app.add_subcommand("optimize", "Generate, repair and optimize a CuTe kernel for a problem with an LLM");
   cmd->add_option("problem", a->problem, "KernelBench-format problem file")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--llm", a->spec, "openai:MODEL, anthropic:MODEL, exec:'COMMAND', replay:DIR or manual:DIR");
+  cmd->add_option("--llm", a->spec, "openai:MODEL, anthropic:MODEL, exec:'COMMAND', replay:DIR, manual:DIR, or none: the seed kernel "
+                  "alone, judged and exported (docs/seed.md; also without --llm when no llm.backend is configured)");
   cmd->add_option("--out", a->out,
                   "run directory: a new or empty one; with --resume, a run to continue (default: a new "
                   "cutegen-runs/<problem>-<date>-<time>-<ms>-<id>)");
@@ -239,6 +288,11 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--target-sol", a->target_sol, "stop once the best kernel reaches this % of the roofline floor")
       ->check(CLI::Range(1.0, 100.0));
+  cmd->add_option("--start", a->start,
+                  "the first kernel: auto (the seed when the problem has one, else the LLM's), seed (fail "
+                  "without one) or scratch (the LLM writes it); docs/seed.md")
+      ->check(CLI::IsMember({"auto", "seed", "scratch"}))
+      ->capture_default_str();
   cmd->add_option("--profile-from", a->profile_from,
                   "when profiles enter the prompt: auto (per workload), always, never, or a step number");
   cmd->add_option("--tune", a->tune,

@@ -28,6 +28,13 @@ std::string stop_reason_text(const std::string& reason, const std::string& detai
     return "two answers in a row were cut off at the token limit: raise llm.max_tokens (or the budget, where it lowered "
            "the limit), or the model is looping";
   if (reason == "no_correct_kernel") return "no correct kernel after every synthesis attempt";
+  if (reason == "seed_failed")
+    return fmt::format("no LLM: the seed kernel for y = {} failed the judge, which is a cutegen bug (please report "
+                       "it); give --llm to have an LLM write the kernel",
+                       detail);
+  if (reason == "seed")
+    return fmt::format("no LLM: the seed kernel for y = {} was judged (docs/seed.md); give --llm to optimise further",
+                       detail);
   return reason;
 }
 
@@ -56,6 +63,11 @@ std::string render_run_report(const RunSummary& s) {
   r += s.example_shown.empty() ? "No example kernel was shown.\n\n"
                                : fmt::format("Example kernel shown to the LLM (as a reference for idioms): `{}`.\n\n",
                                              s.example_shown);
+  // Like the example: what the LLM started from is part of what its result means.
+  if (!s.seed_pattern.empty() && s.stop_reason != "seed" && s.stop_reason != "seed_failed")
+    r += fmt::format("The first kernel was cutegen's seed for y = {} (written without an LLM, docs/seed.md); "
+                     "the optimisation steps start from it.\n\n",
+                     s.seed_pattern);
   r += "## Baselines\n\n| | time |\n|---|---|\n";
   r += fmt::format("| eager PyTorch | {} |\n| torch.compile | {} |\n| roofline floor ({}) | {} |\n\n",
                    baseline(s.baselines.eager), baseline(s.baselines.compile),

@@ -18,6 +18,7 @@ struct RunSummary {
   Baselines baselines;
   std::optional<Floor> floor;
   std::string example_shown;         // the example kernel of the synthesis prompt ("" for none)
+  std::string seed_pattern;          // the run started from cutegen's seed kernel for this chain ("" if not)
   std::string stop_reason;
   std::string stop_detail;           // declined: the LLM's reason
   std::vector<StepRecord> history;

@@ -70,6 +70,26 @@ TEST(RunReport, ADeclineSaysWhyTheRunStopped) {
   EXPECT_NE(r.find("| 1 |  | declined | - | every byte moves once at 96% of the floor |"), std::string::npos) << r;
 }
 
+TEST(RunReport, SaysWhenTheRunWasTheSeedOrStartedFromIt) {
+  RunSummary s;
+  s.problem_name = "swish";
+  s.stop_reason = "seed";
+  s.stop_detail = "mul(x, sigmoid(x))";
+  s.llm = "none";
+  s.best = passing(3.1);
+  std::string r = render_run_report(s);
+  EXPECT_NE(r.find("Stopped: no LLM: the seed kernel for y = mul(x, sigmoid(x)) was judged (docs/seed.md); give --llm "
+                   "to optimise further."),
+            std::string::npos)
+      << r;
+  s.stop_reason = "steps";
+  s.seed_pattern = "mul(x, sigmoid(x))";
+  r = render_run_report(s);
+  EXPECT_NE(r.find("The first kernel was cutegen's seed for y = mul(x, sigmoid(x)) (written without an LLM"),
+            std::string::npos)
+      << r;
+}
+
 TEST(RunReport, ATuningRowNamesTheStepItFollowed) {
   RunSummary s;
   s.problem_name = "relu";

@@ -168,10 +168,12 @@ Result<RunView> load_run_view(const fs::path& dir) {
   view.dir = dir.lexically_normal();  // "runs/relu/" names the run "relu", not ""
   if (view.dir.filename().empty()) view.dir = view.dir.parent_path();
   RunSummary& s = view.summary;
+  std::string seed_pattern;  // config.json: what the run's seed computes, when it had one
   if (auto config = read_file(dir / "config.json")) {
     auto j = json::parse(*config, nullptr, false);
     if (j.is_object()) {
       s.llm = text_of(j, "llm");
+      seed_pattern = text_of(j, "seed_pattern");
       s.profile_policy = text_of(j, "profile_from");
       view.precision = text_of(j, "precision");
     } else {
@@ -304,6 +306,13 @@ Result<RunView> load_run_view(const fs::path& dir) {
     } else if (type == "decision") {
       if (key == "example") {
         s.example_shown = r.text(i, "file");
+      } else if (key == "seed") {
+        // --start seed: the seed is the first best kernel when it passed (docs/seed.md).
+        if (r.text(i, "outcome") == "correct" && !view.attempts.empty() && view.attempts.back().evaluation.passed()) {
+          best = view.attempts.back().index;
+          ever_best.push_back(*best);
+          s.seed_pattern = seed_pattern.empty() ? "(the seed)" : seed_pattern;
+        }
       } else if (key.rfind("synthesis", 0) == 0) {
         ++s.syntheses;
         if (r.text(i, "outcome") == "correct" && !view.attempts.empty() && view.attempts.back().evaluation.passed()) {

@@ -200,6 +200,24 @@ TEST(RunView, AMissingOrAlteredKernelLosesItsDiffWithANote) {
   EXPECT_FALSE(v->steps[0].diff.empty());
 }
 
+TEST(RunView, ARunThatStartedFromTheSeedSaysSo) {
+  // The fixture's first kernel, relabelled as --start seed logs it.
+  RunCopy copy;
+  copy.edit_events([](nlohmann::json& e) {
+    if (e.value("type", "") == "decision" && e.value("key", "") == "synthesis1") e["key"] = "seed";
+  });
+  auto config = nlohmann::json::parse(*read_file(copy.run() / "config.json"));
+  config["seed_pattern"] = "relu(x)";
+  ASSERT_TRUE(write_file_atomic(copy.run() / "config.json", config.dump()).ok());
+  auto v = load_run_view(copy.run());
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->summary.seed_pattern, "relu(x)");
+  EXPECT_EQ(v->summary.syntheses, 0);
+  ASSERT_TRUE(v->best_attempt);  // the seed was the first best; the steps' story is unchanged
+  EXPECT_EQ(v->best_attempt, load_run_view(kFixture)->best_attempt);
+  EXPECT_NE(render_run_report(v->summary).find("The first kernel was cutegen's seed for y = relu(x)"), std::string::npos);
+}
+
 // A tuning after step 4 (agent/loop_tune.cpp's `tune` event and `tune4` decision) appended to the
 // fixture: its chosen kernel is an attempt that becomes the best, and a step with its diff.
 TEST(RunView, ATuningThatChoseFasterKnobsIsAnAttemptAndAStep) {

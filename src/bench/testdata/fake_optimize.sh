@@ -40,6 +40,7 @@ case "$name" in
     write_result '{"format": "cutegen-task/1", "verdict": "problem_error", "detail": "bad.py: get_inputs() is missing"}'
     echo "cutegen: bad.py: get_inputs() is missing" >&2; exit 1 ;;
   *crash*) echo "about to crash" >&2; kill -SEGV $$ ;;
+  *noseed*) rm -rf "$out"; echo "cutegen: no seed for this operator graph: torch.matmul (not pointwise); give --llm" >&2; exit 3 ;;
 esac
 for ((k = 1; k <= units; k++)); do
   grep -qx "unit $k" "$out/events.jsonl" 2>/dev/null && continue  # replayed from the log

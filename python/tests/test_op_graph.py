@@ -1,0 +1,236 @@
+"""The `trace` op (op_graph.py): forward() as a normalised operator graph for the seed matcher."""
+import pytest
+
+from conftest import InProcessWorker, WorkerError, problem_path, write_problem
+
+HEADER = '''
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+'''
+FOOTER = '''
+def get_inputs():
+    return [torch.rand(4, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def trace(tmp_path, model_source: str, footer: str = FOOTER) -> dict:
+    path = write_problem(tmp_path, HEADER + model_source + footer)
+    return InProcessWorker().call("trace", problem=path)
+
+
+def ops(graph: dict) -> list:
+    return [n for n in graph["nodes"] if n["op"] not in ("input", "param", "constant")]
+
+
+def test_functional_module_and_method_forms_share_one_name(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(F.relu(torch.relu(x.relu())))
+''')
+    assert graph["traced"]
+    assert [n["op"] for n in ops(graph)] == ["relu"] * 4
+    assert graph["outputs"] == [{"ref": 4}]
+    assert graph["nodes"][0] == {"id": 0, "name": "x", "op": "input", "index": 0, "dtype": "float32",
+                                 "shape": [4, 8], "contiguous": True}
+
+
+def test_module_attributes_and_defaults_become_named_parameters(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self, alpha: float = 0.7):
+        super().__init__()
+        self.alpha = alpha
+        self.leaky = nn.LeakyReLU(0.3)
+        self.gelu = nn.GELU(approximate="tanh")
+
+    def forward(self, x):
+        x = F.elu(x, alpha=self.alpha)
+        x = F.leaky_relu(self.leaky(x))
+        x = F.hardtanh(x, -2.0, 2.0)
+        x = F.softplus(self.gelu(x), beta=2)
+        return x.clamp(min=0.1) + torch.clamp(x, max=0.5)
+''')
+    found = {n["name"]: (n["op"], n["params"]) for n in ops(graph)}
+    assert found["elu"] == ("elu", {"alpha": 0.7})
+    assert found["leaky"] == ("leaky_relu", {"negative_slope": 0.3})
+    assert found["leaky_relu"] == ("leaky_relu", {"negative_slope": 0.01})
+    assert found["hardtanh"] == ("hardtanh", {"min_val": -2.0, "max_val": 2.0})
+    assert found["gelu"] == ("gelu", {"approximate": "tanh"})
+    assert found["softplus"] == ("softplus", {"beta": 2, "threshold": 20.0})
+    assert found["clamp"] == ("clamp", {"min": 0.1, "max": None})
+    assert found["clamp_1"] == ("clamp", {"min": None, "max": 0.5})
+
+
+def test_numbers_keep_their_side_and_scalar_inputs_are_marked(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, a, s):
+        return (1.0 - a) / s + 0.5 * a ** 3
+''', '''
+def get_inputs():
+    return [torch.rand(4, 8), 3.5]
+
+
+def get_init_inputs():
+    return []
+''')
+    nodes = graph["nodes"]
+    assert nodes[1] == {"id": 1, "name": "s", "op": "input", "index": 1, "scalar": True, "dtype": "float64"}
+    sub, div, pow_, mul, add = ops(graph)
+    assert (sub["op"], sub["args"]) == ("sub", [{"const": 1.0}, {"ref": 0}])
+    assert (div["op"], div["args"]) == ("div", [{"ref": sub["id"]}, {"ref": 1}])
+    assert (pow_["op"], pow_["args"]) == ("pow", [{"ref": 0}, {"const": 3}])
+    assert (mul["op"], mul["args"]) == ("mul", [{"const": 0.5}, {"ref": pow_["id"]}])
+    assert graph["num_inputs"] == 2
+
+
+def test_parameters_are_contract_inputs_after_the_forward_arguments(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(4, 8))
+        self.register_buffer("shift", torch.zeros(4, 8))
+
+    def forward(self, x):
+        return x * self.scale + self.shift
+''')
+    params = [n for n in graph["nodes"] if n["op"] == "param"]
+    assert [(p["param"], p["index"], p["shape"]) for p in params] == [("scale", 1, [4, 8]), ("shift", 2, [4, 8])]
+    assert graph["params"] == ["scale", "shift"]
+
+
+def test_in_place_ops_are_seen_by_later_uses(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        x.sigmoid_()
+        return x * 2
+''')
+    sig, mul = ops(graph)
+    assert sig["op"] == "sigmoid" and sig["inplace"] is True
+    assert mul["args"] == [{"ref": sig["id"]}, {"const": 2}]  # x now holds sigmoid(x)
+
+
+def test_unknown_ops_keep_torchs_spelling_and_their_operands(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.cumsum(self.fc(x), dim=1).view(-1)
+''')
+    found = [(n["op"], n.get("known", True)) for n in ops(graph)]
+    assert found == [("nn.Linear", False), ("torch.cumsum", False), ("Tensor.view", False)]
+    assert ops(graph)[1]["args"] == [{"ref": ops(graph)[0]["id"]}]
+
+
+def test_a_tensor_valued_parameter_is_noted(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x, lo):
+        return torch.clamp(x, min=lo)
+''', '''
+def get_inputs():
+    return [torch.rand(4, 8), torch.rand(4, 8)]
+
+
+def get_init_inputs():
+    return []
+''')
+    (clamp,) = ops(graph)
+    assert clamp["known"] is False
+    assert clamp["note"] == "clamp's min is a tensor, not a number"
+
+
+def test_data_dependent_control_flow_is_a_reason_not_an_error(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return -x
+''')
+    assert graph["traced"] is False
+    assert graph["reason"].startswith("torch.fx cannot trace forward(): TraceError: ")
+
+
+def test_large_problems_trace_on_meta_tensors(tmp_path):
+    # 64 GiB of fp32 if it were real: tracing must not allocate it.
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.tanh(x)
+''', '''
+def get_inputs():
+    return [torch.rand(65536, 262144)]
+
+
+def get_init_inputs():
+    return []
+''')
+    assert (graph["model_on"], graph["inputs_on"]) == ("meta", "meta")
+    assert graph["nodes"][0]["shape"] == [65536, 262144]
+
+
+def test_inputs_that_need_real_values_are_built_on_the_cpu(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.exp(x)
+''', '''
+def get_inputs():
+    x = torch.rand(4, 8)
+    assert x.sum().item() >= 0
+    return [x]
+
+
+def get_init_inputs():
+    return []
+''')
+    assert graph["traced"] and (graph["model_on"], graph["inputs_on"]) == ("meta", "cpu")
+    assert [n["op"] for n in ops(graph)] == ["exp"]
+
+
+def test_the_projects_problems_trace(tmp_path):
+    worker = InProcessWorker()
+    relu = worker.call("trace", problem=problem_path("relu"))
+    assert [n["op"] for n in ops(relu)] == ["relu"]
+    gelu = worker.call("trace", problem=problem_path("gelu_tanh"))
+    assert [(n["op"], n["params"]) for n in ops(gelu)] == [("gelu", {"approximate": "tanh"})]
+
+
+def test_a_broken_problem_file_is_the_problems_error(tmp_path):
+    path = write_problem(tmp_path, "import torch\nclass Model:\n    pass\n")
+    with pytest.raises(WorkerError) as err:
+        InProcessWorker().call("trace", problem=path)
+    assert err.value.kind == "problem"
+    assert "Model is not a subclass of torch.nn.Module" in err.value.message
+
+
+def test_softmax_in_every_spelling_is_one_op_with_its_dim(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sm = nn.LogSoftmax(dim=-1)
+
+    def forward(self, x):
+        return F.softmax(torch.softmax(x, dim=1), 1) + x.softmax(-1) + self.sm(x)
+''')
+    found = [(n["op"], n["params"]) for n in ops(graph) if n["op"] != "add"]
+    assert found == [("softmax", {"dim": 1, "dtype": None}), ("softmax", {"dim": 1, "dtype": None}),
+                     ("softmax", {"dim": -1, "dtype": None}), ("log_softmax", {"dim": -1})]

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The seed path on a GPU: `cutegen optimize PROBLEM --llm none` for a few of the project's problems
+(one input, two inputs with module constants, fp16, a row softmax). Each must match a pointwise seed, pass the full
+judge, export best/, and best/model_new.py must agree with the reference Model (float tolerance: the
+seed computes the chain in fp32 and rounds once, where eager rounds after every op)."""
+import argparse
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows"]
+
+
+def check_export(run: pathlib.Path) -> str:
+    script = f"""
+import sys, torch
+sys.path.insert(0, {str(run / 'best')!r})
+import model_new
+torch.manual_seed(0)
+ref = model_new._reference.Model(*model_new.get_init_inputs()).cuda()
+new = model_new.ModelNew(*model_new.get_init_inputs()).cuda()
+x = [t.cuda() * 2 - 1 if isinstance(t, torch.Tensor) else t for t in model_new.get_inputs()]
+y_ref, y_new = ref(*x).float(), new(*x).float()
+torch.cuda.synchronize()
+err = (y_ref - y_new).abs().max().item()
+print("export max abs diff", err)
+assert torch.allclose(y_ref, y_new, rtol=1e-2, atol=1e-2), "ModelNew differs from Model"
+"""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise RuntimeError(f"best/model_new.py failed: {p.stdout}{p.stderr[-1500:]}")
+    return p.stdout.strip()
+
+
+def run_one(cutegen: str, stem: str, out: pathlib.Path) -> dict:
+    run = out / f"seed-{stem}"
+    shutil.rmtree(run, ignore_errors=True)  # an earlier gpu-check's
+    cmd = [cutegen, "optimize", str(ROOT / "problems" / f"{stem}.py"), "--llm", "none", "--out", str(run),
+           "--trials", "2", "--runs", "50"]
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    row = {"problem": stem, "seconds": round(time.monotonic() - start, 1), "rc": p.returncode, "problems": []}
+    (out / f"seed-{stem}.log").write_text(p.stdout + "\n--- stderr ---\n" + p.stderr)
+    if p.returncode != 0:
+        row["problems"].append(f"exited {p.returncode}: {p.stderr.strip()[-800:]}")
+        return row
+    seed_line = [line for line in p.stderr.splitlines() if line.startswith("seed: ")]
+    row["seed"] = seed_line[0] if seed_line else None
+    for f in ("seed.cu", "report.md", "best/kernel.cu", "best/eval.json", "best/kernel.so", "best/model_new.py"):
+        if not (run / f).exists():
+            row["problems"].append(f"{f} missing")
+    if row["problems"]:
+        return row
+    ev = json.loads((run / "best/eval.json").read_text())
+    row.update(verdict=ev.get("verdict"), median_ms=(ev.get("time") or {}).get("median_ms"),
+               speedup=ev.get("speedup"), sol_pct=ev.get("sol_pct"))
+    if ev.get("verdict") != "pass":
+        row["problems"].append(f"verdict {ev.get('verdict')}: {ev.get('reason')}")
+    if "no LLM: the seed kernel" not in (run / "report.md").read_text():
+        row["problems"].append("report.md does not say the run was the seed without an LLM")
+    try:
+        row["export"] = check_export(run)
+    except RuntimeError as exc:
+        row["problems"].append(str(exc))
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--cutegen", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", help="comma-separated problem stems (default: %s)" % ",".join(PROBLEMS))
+    args = ap.parse_args()
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [run_one(args.cutegen, stem, out) for stem in (args.only.split(",") if args.only else PROBLEMS)]
+    (out / "seed.json").write_text(json.dumps(rows, indent=2))
+    print(json.dumps(rows, indent=2))
+    return 1 if any(r["problems"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+// `cutegen seed`: the kernel cutegen writes for a problem without an LLM, or why it has none
+// (docs/seed.md). Needs no GPU: the worker traces the problem on meta tensors.
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/seed_trace.h"
+#include "common/fs.h"
+
+namespace cutegen::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct SeedArgs {
+  std::string problem;
+  std::string out;
+  std::string list;
+};
+
+// KernelBench names start with their number: 2_ before 10_.
+bool natural_less(const fs::path& a, const fs::path& b) {
+  auto lead = [](const std::string& s) {
+    std::size_t i = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i == 0 ? -1L : std::stol(s.substr(0, std::min<std::size_t>(i, 12)));
+  };
+  const std::string sa = a.filename().string(), sb = b.filename().string();
+  long na = lead(sa), nb = lead(sb);
+  return na != nb ? na < nb : sa < sb;
+}
+
+int run_list(const SeedArgs& args) {
+  std::error_code ec;
+  std::vector<fs::path> problems;
+  for (const auto& e : fs::directory_iterator(args.list, ec))
+    if (e.is_regular_file() && e.path().extension() == ".py") problems.push_back(e.path());
+  if (ec) return fail(fmt::format("--list {}: {}", args.list, ec.message()));
+  if (problems.empty()) return fail(fmt::format("--list {}: no .py problem files there", args.list));
+  std::sort(problems.begin(), problems.end(), natural_less);
+  auto worker = TraceWorker::start();
+  if (!worker) return fail(worker.error().message);
+  int matched = 0;
+  for (const auto& p : problems) {
+    auto outcome = worker->seed(p);
+    std::string line;
+    if (!outcome) {
+      line = "error: " + outcome.error().message;
+    } else if (outcome->found()) {
+      ++matched;
+      line = outcome->match.description();
+    } else {
+      line = outcome->match.no_seed_line();
+    }
+    fmt::print("{}: {}\n", p.filename().string(), line);
+    std::fflush(stdout);
+  }
+  fmt::print("{} of {} problems have a seed\n", matched, problems.size());
+  return 0;
+}
+
+int run_seed(const SeedArgs& args) {
+  if (!args.list.empty()) {
+    if (!args.problem.empty() || !args.out.empty()) return fail("--list DIR takes no problem file and no -o");
+    return run_list(args);
+  }
+  if (args.problem.empty()) return fail("give a problem file, or --list DIR");
+  auto worker = TraceWorker::start();
+  if (!worker) return fail(worker.error().message);
+  auto outcome = worker->seed(args.problem);
+  if (!outcome) return fail(outcome.error().message);
+  if (!outcome->found()) return fail(outcome->match.no_seed_line());
+  fmt::print(stderr, "seed: {}\n", outcome->match.description());
+  if (args.out.empty()) {
+    fmt::print("{}", outcome->source);
+    return 0;
+  }
+  if (auto w = write_file_atomic(args.out, outcome->source); !w) return fail(w.error().message);
+  fmt::print(stderr, "wrote {}\n", args.out);
+  return 0;
+}
+
+}  // namespace
+
+void add_seed_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
+  auto a = std::make_shared<SeedArgs>();
+  auto* cmd = app.add_subcommand(
+      "seed", "Write the kernel cutegen makes for a problem without an LLM (a matched operator pattern), or say why "
+              "there is none; needs no GPU");
+  cmd->add_option("problem", a->problem, "KernelBench-format problem file")->check(CLI::ExistingFile);
+  cmd->add_option("-o,--out", a->out, "write the kernel to this file (default: stdout)");
+  cmd->add_option("--list", a->list, "trace every .py problem in DIR and print, per problem, its seed or why none")
+      ->check(CLI::ExistingDirectory);
+  cmd->callback([&exit_code, a] { exit_code = run_seed(*a); });
+}
+
+}  // namespace cutegen::cli

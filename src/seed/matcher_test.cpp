@@ -1,0 +1,212 @@
+// The matcher on hand-written trace answers (the worker's side is tested in python/tests/test_op_graph.py),
+// and the answer's parsing at the edge.
+#include "seed/matcher.h"
+
+#include <gtest/gtest.h>
+
+using namespace cutegen::seed;
+using json = nlohmann::json;
+
+namespace {
+
+json tensor(json node, const std::vector<int64_t>& shape = {64, 128}, const std::string& dtype = "float32") {
+  node["dtype"] = dtype;
+  node["shape"] = shape;
+  node["contiguous"] = true;
+  return node;
+}
+json input(int id, const std::string& name, int index = -1) {
+  return tensor({{"id", id}, {"name", name}, {"op", "input"}, {"index", index < 0 ? id : index}});
+}
+json ref(int id) { return {{"ref", id}}; }
+json num(double v) { return {{"const", v}}; }
+json op(int id, const std::string& name, json args, json params = json::object()) {
+  return tensor({{"id", id}, {"name", name + std::to_string(id)}, {"op", name}, {"args", args}, {"params", params}});
+}
+json graph(json nodes, json outputs, int num_inputs, json params = json::array()) {
+  return {{"traced", true}, {"nodes", nodes}, {"outputs", outputs}, {"num_inputs", num_inputs}, {"params", params}};
+}
+
+SeedMatch match(const json& j) {
+  auto g = OpGraph::from_json(j);
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? match_seed(*g) : SeedMatch{};
+}
+
+}  // namespace
+
+TEST(OpGraphJson, MalformedAnswersNameTheField) {
+  auto no_traced = OpGraph::from_json(json::object());
+  ASSERT_FALSE(no_traced.ok());
+  EXPECT_EQ(no_traced.error().message, "the worker's trace answer is malformed: traced is missing");
+  auto forward_ref = OpGraph::from_json(graph({input(0, "x"), op(1, "relu", {ref(1)})}, {ref(1)}, 1));
+  ASSERT_FALSE(forward_ref.ok());
+  EXPECT_EQ(forward_ref.error().message, "the worker's trace answer is malformed: nodes[1].args[0] refers forward");
+  auto bad_ref = OpGraph::from_json(graph({input(0, "x")}, {ref(3)}, 1));
+  ASSERT_FALSE(bad_ref.ok());
+  EXPECT_EQ(bad_ref.error().message, "the worker's trace answer is malformed: outputs[0].ref is not a node id");
+}
+
+TEST(OpGraphJson, ReadsParamsScalarsAndNonFiniteConstants) {
+  json j = graph({input(0, "x"), {{"id", 1}, {"name", "s"}, {"op", "input"}, {"index", 1}, {"scalar", true},
+                                  {"dtype", "float64"}},
+                  op(2, "clamp", {ref(0)}, {{"min", nullptr}, {"max", "inf"}}), op(3, "mul", {ref(2), num(2)})},
+                 {ref(3)}, 2);
+  auto g = OpGraph::from_json(j);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_TRUE(g->node(1).scalar);
+  EXPECT_EQ(g->node(1).scalar_dtype, "float64");
+  EXPECT_FALSE(g->node(1).type.has_value());
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(g->node(2).params.at("min")));
+  EXPECT_TRUE(std::isinf(std::get<double>(g->node(2).params.at("max"))));
+  EXPECT_EQ(g->node(3).args[1].value, 2.0);
+  EXPECT_EQ(g->node(0).type->shape, (std::vector<int64_t>{64, 128}));
+}
+
+TEST(Matcher, SwishIsAChainOverOneInput) {
+  auto m = match(graph({input(0, "x"), op(1, "sigmoid", {ref(0)}), op(2, "mul", {ref(0), ref(1)})}, {ref(2)}, 1));
+  ASSERT_TRUE(m.matched()) << m.reason;
+  const auto& p = *m.pointwise;
+  EXPECT_EQ(p.pattern, "mul(x, sigmoid(x))");
+  EXPECT_EQ(m.ops, "sigmoid, mul");
+  EXPECT_EQ(p.tensor_inputs, (std::vector<int>{0}));
+  EXPECT_EQ(p.num_contract_inputs, 1);
+  ASSERT_EQ(p.steps.size(), 2u);
+  EXPECT_EQ(p.steps[0].value, "v1");
+  EXPECT_EQ(p.steps[0].expr, "(1.f / (1.f + expf(-x0)))");
+  EXPECT_EQ(p.steps[1].expr, "(x0 * v1)");
+  EXPECT_EQ(p.steps[1].what, "mul(x0, v1)");
+  EXPECT_EQ(p.result, "v2");
+  EXPECT_EQ(p.dtype, "float32");
+}
+
+TEST(Matcher, ModuleConstantsAndScalarInputsAndParameters) {
+  // y = leaky_relu(a * s, 0.2) + w, with s a Python float argument and w a parameter of the output's shape.
+  json scalar = {{"id", 1}, {"name", "s"}, {"op", "input"}, {"index", 1}, {"scalar", true}, {"dtype", "float64"}};
+  json param = tensor({{"id", 2}, {"name", "w"}, {"op", "param"}, {"index", 2}});
+  auto m = match(graph({input(0, "a"), scalar, param, op(3, "mul", {ref(0), ref(1)}),
+                        op(4, "leaky_relu", {ref(3)}, {{"negative_slope", 0.2}}),
+                        op(5, "add", {ref(4), ref(2)}, {{"alpha", 1}})},
+                       {ref(5)}, 2, {"w"}));
+  ASSERT_TRUE(m.matched()) << m.reason;
+  const auto& p = *m.pointwise;
+  EXPECT_EQ(p.pattern, "add(leaky_relu(mul(a, s), negative_slope=0.2), w)");
+  EXPECT_EQ(p.tensor_inputs, (std::vector<int>{0, 2}));
+  EXPECT_EQ(p.tensor_names, (std::vector<std::string>{"a", "w"}));
+  ASSERT_EQ(p.scalars.size(), 1u);
+  EXPECT_EQ(p.scalars[0].member, "s1");
+  EXPECT_EQ(p.scalars[0].index, 1);
+  EXPECT_EQ(p.num_contract_inputs, 3);
+  EXPECT_EQ(p.steps[0].expr, "(x0 * s1)");
+  EXPECT_EQ(p.steps[1].expr, "(v3 > 0.f ? v3 : v3 * 0.2f)");
+  EXPECT_EQ(p.steps[2].expr, "(v4 + x1)");
+}
+
+TEST(Matcher, NodesTheOutputDoesNotNeedAreIgnored) {
+  auto m = match(graph({input(0, "x"), op(1, "Tensor.size", {ref(0)}), op(2, "relu", {ref(0)})}, {ref(2)}, 1));
+  ASSERT_TRUE(m.matched()) << m.reason;
+  EXPECT_EQ(m.ops, "relu");
+}
+
+TEST(Matcher, HalfPrecisionChainsMatch) {
+  auto m = match(graph({tensor({{"id", 0}, {"name", "x"}, {"op", "input"}, {"index", 0}}, {8}, "bfloat16"),
+                        tensor({{"id", 1}, {"name", "t"}, {"op", "tanh"}, {"args", {ref(0)}}}, {8}, "bfloat16")},
+                       {ref(1)}, 1));
+  ASSERT_TRUE(m.matched()) << m.reason;
+  EXPECT_EQ(m.pointwise->dtype, "bfloat16");
+}
+
+TEST(Matcher, UnknownOpsAreNamedInTheNoSeedLine) {
+  json matmul = tensor({{"id", 2}, {"name", "matmul"}, {"op", "torch.matmul"}, {"args", {ref(0), ref(1)}}, {"known", false}});
+  auto m = match(graph({input(0, "a"), input(1, "b"), matmul, op(3, "relu", {ref(2)})}, {ref(3)}, 2));
+  ASSERT_FALSE(m.matched());
+  EXPECT_EQ(m.no_seed_line(),
+            "no seed for this operator graph: torch.matmul, relu (torch.matmul is not a pointwise op the seed knows)");
+}
+
+TEST(Matcher, TheWorkersNoteIsTheReason) {
+  json clamp = tensor({{"id", 2}, {"name", "clamp"}, {"op", "clamp"}, {"args", {ref(0), ref(1)}}, {"known", false},
+                       {"note", "clamp's min is a tensor, not a number"}});
+  auto m = match(graph({input(0, "x"), input(1, "lo"), clamp}, {ref(2)}, 2));
+  ASSERT_FALSE(m.matched());
+  EXPECT_EQ(m.reason, "clamp: clamp's min is a tensor, not a number");
+}
+
+TEST(Matcher, BroadcastingIsRefusedWithTheShapes) {
+  json bias = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {128});
+  auto m = match(graph({input(0, "x"), bias, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
+  ASSERT_FALSE(m.matched());
+  EXPECT_EQ(m.reason, "input b is 128 while the output is 64x128 (broadcasting has no seed yet)");
+}
+
+TEST(Matcher, MixedAndIntegerDtypesAreRefused) {
+  json half = tensor({{"id", 1}, {"name", "h"}, {"op", "input"}, {"index", 1}}, {64, 128}, "float16");
+  auto mixed = match(graph({input(0, "x"), half, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
+  ASSERT_FALSE(mixed.matched());
+  EXPECT_EQ(mixed.reason, "input h is float16 while the output is float32 (mixed dtypes have no seed yet)");
+  auto ints = match(graph({tensor({{"id", 0}, {"name", "i"}, {"op", "input"}, {"index", 0}}, {4}, "int64"),
+                           tensor({{"id", 1}, {"name", "n"}, {"op", "neg"}, {"args", {ref(0)}}}, {4}, "int64")},
+                          {ref(1)}, 1));
+  ASSERT_FALSE(ints.matched());
+  EXPECT_EQ(ints.reason, "the output is int64; the pointwise seed handles float32, float16 and bfloat16");
+}
+
+TEST(Matcher, TupleOutputsAndUntracedGraphsHaveNoSeed) {
+  auto two = match(graph({input(0, "x"), op(1, "relu", {ref(0)})}, {ref(1), ref(0)}, 1));
+  ASSERT_FALSE(two.matched());
+  EXPECT_EQ(two.reason, "forward() returns 2 outputs; the pointwise seed writes one");
+  auto untraced = match({{"traced", false}, {"reason", "torch.fx cannot trace forward(): TraceError: x"}});
+  ASSERT_FALSE(untraced.matched());
+  EXPECT_EQ(untraced.no_seed_line(), "no seed for this operator graph: torch.fx cannot trace forward(): TraceError: x");
+}
+
+TEST(Matcher, AFormulaErrorIsTheReason) {
+  auto m = match(graph({input(0, "x"), op(1, "gelu", {ref(0)}, {{"approximate", "fast"}})}, {ref(1)}, 1));
+  ASSERT_FALSE(m.matched());
+  EXPECT_EQ(m.no_seed_line(), "no seed for this operator graph: gelu (gelu with approximate='fast' (torch knows none and tanh))");
+}
+
+TEST(Matcher, AnUnknownOpIsTheReasonEvenWhenShapesDifferToo) {
+  json b = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {128, 32});
+  json mm = tensor({{"id", 2}, {"name", "mm"}, {"op", "torch.mm"}, {"args", {ref(0), ref(1)}}, {"known", false}}, {64, 32});
+  auto m = match(graph({input(0, "a"), b, mm}, {ref(2)}, 2));
+  ASSERT_FALSE(m.matched());
+  EXPECT_EQ(m.reason, "torch.mm is not a pointwise op the seed knows");
+}
+
+namespace {
+json softmax_graph(const std::string& op, double dim, const std::string& dtype = "float32") {
+  json x = tensor({{"id", 0}, {"name", "x"}, {"op", "input"}, {"index", 0}}, {64, 128}, dtype);
+  json sm = tensor({{"id", 1}, {"name", op}, {"op", op}, {"args", {ref(0)}}, {"params", {{"dim", dim}, {"dtype", nullptr}}}},
+                   {64, 128}, dtype);
+  return graph({x, sm}, {ref(1)}, 1);
+}
+}  // namespace
+
+TEST(Matcher, SoftmaxAndLogSoftmaxOverTheLastDimHaveARowSeed) {
+  auto m = match(softmax_graph("softmax", 1));
+  ASSERT_TRUE(m.matched()) << m.reason;
+  ASSERT_TRUE(m.row_softmax);
+  EXPECT_FALSE(m.row_softmax->log);
+  EXPECT_EQ(m.description(), "row softmax y = softmax(x, dim=1)");
+  auto log = match(softmax_graph("log_softmax", -1));
+  ASSERT_TRUE(log.row_softmax) << log.reason;
+  EXPECT_TRUE(log.row_softmax->log);
+  EXPECT_EQ(log.row_softmax->input, 0);
+  EXPECT_EQ(log.row_softmax->num_contract_inputs, 1);
+}
+
+TEST(Matcher, RowSoftmaxRefusalsSayWhy) {
+  auto dim0 = match(softmax_graph("softmax", 0));
+  ASSERT_FALSE(dim0.matched());
+  EXPECT_EQ(dim0.no_seed_line(),
+            "no seed for this operator graph: softmax (softmax over dim 0 of a 2-d tensor (the seed handles the last "
+            "dimension))");
+  auto half = match(softmax_graph("softmax", 1, "float16"));
+  ASSERT_FALSE(half.matched());
+  EXPECT_EQ(half.reason, "softmax in float16 (the row-softmax seed is float32)");
+  json j = graph({input(0, "x"), op(1, "relu", {ref(0)}), op(2, "softmax", {ref(1)}, {{"dim", 1}})}, {ref(2)}, 1);
+  auto chained = match(j);
+  ASSERT_FALSE(chained.matched());
+  EXPECT_EQ(chained.reason, "softmax of a computed value (the row-softmax seed takes a forward input)");
+}

@@ -1,0 +1,31 @@
+#include "seed/seed.h"
+
+#include <chrono>
+
+#include "seed/pointwise_kernel.h"
+#include "seed/row_softmax_kernel.h"
+
+namespace cutegen::seed {
+namespace fs = std::filesystem;
+
+Result<OpGraph> trace_problem(ReferenceWorker& worker, const fs::path& problem) {
+  // Tracing runs on meta tensors: seconds, whatever the problem's size (a CPU fallback can be slower).
+  auto answer = worker.call("trace", {{"problem", fs::absolute(problem).string()}}, std::chrono::seconds(300));
+  if (!answer) return answer.error();
+  return OpGraph::from_json(*answer);
+}
+
+SeedOutcome seed_from_graph(const OpGraph& graph, const std::string& problem_name) {
+  SeedOutcome out{.match = match_seed(graph)};
+  if (out.match.pointwise) out.source = generate_pointwise_kernel(*out.match.pointwise, problem_name);
+  if (out.match.row_softmax) out.source = generate_row_softmax_kernel(*out.match.row_softmax, problem_name);
+  return out;
+}
+
+Result<SeedOutcome> seed_for_problem(ReferenceWorker& worker, const fs::path& problem) {
+  auto graph = trace_problem(worker, problem);
+  if (!graph) return graph.error();
+  return seed_from_graph(*graph, problem.filename().string());
+}
+
+}  // namespace cutegen::seed
