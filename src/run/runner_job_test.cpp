@@ -210,11 +210,22 @@ TEST(RunnerSandboxPolicy, StartReadsOnlyLoadedLibrariesTheDriversFilesAndTheCand
   settings.network = true;
   ASSERT_EQ(setenv("CUDA_INJECTION64_PATH", (*root / "ncu/target/libInjection.so").c_str(), 1), 0);
   fs::create_directories(*root / "ncu/target");
+  // cutegen starts ncu with a private HOME (ncu-home); the runner under ncu inherits it.
+  const std::string home = std::getenv("HOME") ? std::getenv("HOME") : "";
+  fs::create_directories(*root / "ncu-home");
+  ASSERT_EQ(setenv("HOME", (*root / "ncu-home").c_str(), 1), 0);
   auto profiled = runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so", {}, {});
   unsetenv("CUDA_INJECTION64_PATH");
+  if (home.empty()) unsetenv("HOME");
+  else setenv("HOME", home.c_str(), 1);
   EXPECT_FALSE(profiled.confine_tcp);
   EXPECT_NE(std::find(profiled.read_paths.begin(), profiled.read_paths.end(), *root / "ncu"), profiled.read_paths.end());
-  EXPECT_EQ(profiled.write_paths.back(), "/tmp");
+  auto writes = [&](const fs::path& x) {
+    return std::find(profiled.write_paths.begin(), profiled.write_paths.end(), x) != profiled.write_paths.end();
+  };
+  EXPECT_TRUE(writes("/tmp"));
+  EXPECT_TRUE(writes(*root / "ncu-home"));
+  if (fs::exists("/dev/shm")) EXPECT_TRUE(writes("/dev/shm"));
   EXPECT_EQ(std::count(profiled.write_paths.begin(), profiled.write_paths.end(), fs::path("/proc")), 0);
   settings.files = false;
   auto open = runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so", {}, {});
@@ -249,6 +260,15 @@ TEST(RunnerSandboxPolicy, UnderTheProfilerTheRunnerDoesNotDieWithItsParentThread
   if (fs::exists("/usr")) EXPECT_TRUE(has(p.read_paths, "/usr"));
   if (fs::exists("/dev/shm")) EXPECT_TRUE(has(p.write_paths, "/dev/shm"));
   for (const char* no : {"/etc", "/root", "/home", "/proc", "/"}) EXPECT_FALSE(has(p.read_paths, no)) << no;
+  // ncu's target libraries that arrive without CUDA_INJECTION64_PATH (preloaded, or already loaded):
+  // their whole installation is readable, which the H200 bisect showed the injection needs.
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-ncu-");
+  ASSERT_TRUE(dir.ok());
+  const fs::path lib = *dir / "nsight-compute/2025.3/target/linux-x64/libTreeLauncherTargetInjection.so";
+  fs::create_directories(lib.parent_path());
+  auto with_loaded = runner_start_policy(settings, "/tmp/p", "/tmp/k.so", {lib}, {});
+  EXPECT_TRUE(has(with_loaded.read_paths, (*dir / "nsight-compute/2025.3").c_str()));
+  fs::remove_all(*dir);
 }
 
 TEST(RunnerSandboxPreset, NamesTheSameSettingsAsTheWorker) {
