@@ -52,7 +52,7 @@ out=$("$cutegen" compile "$k" 2>&1); check "third compile reports a cache hit" g
 # a session of its own, so "left behind" means any process still in that session.
 cp "$k" "$CUTEGEN_CACHE_DIR/interrupted.cu" && echo "// not in the cache yet" >>"$CUTEGEN_CACHE_DIR/interrupted.cu"
 setsid "$cutegen" compile "$CUTEGEN_CACHE_DIR/interrupted.cu" >/dev/null 2>&1 & sid=$!
-for _ in $(seq 100); do [ -n "$(ps -o pid= -s "$sid" | grep -v "^ *$sid\$")" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -n "$(ps -o pid= -s "$sid" | grep -v "^ *$sid\$")" ] && break; sleep 0.1; done
 check "compile started nvcc (in its session)" test -n "$(ps -o pid= -s "$sid" | grep -v "^ *$sid\$")"
 kill -INT "$sid"; wait "$sid"; rc=$?
 check "Ctrl-C: cutegen exits 130" test $rc -eq 130
