@@ -51,6 +51,7 @@ class Dispatcher:
             "load": session.op_load,
             "evaluate_candidate": session.op_evaluate_candidate,
             "prepare_profile": session.op_prepare_profile,
+            "prepare_baselines": session.op_prepare_baselines,
             "time_baselines": session.op_time_baselines,
             "calibrate": session.op_calibrate,
             "trace": session.op_trace,

@@ -100,6 +100,7 @@ class Session:
         disable_tf32()
         self.problem = None
         self.prepared = None
+        self.prepared_compile = None  # prepare_baselines' torch.compile result, for time_baselines
         self.fake_links = None  # test hooks: spec -> link factory (test_hooks.py); None in production
 
     # ---- buffers ----------------------------------------------------------------------------
@@ -120,6 +121,7 @@ class Session:
         if self.problem is not None:
             sys.modules.pop(self.problem.module.__name__, None)  # module-level tensors go with it
         self.problem = None  # first, so release_prepared also frees the old problem's memory
+        self.prepared_compile = None
         self.release_prepared()
         self.problem = self._load(os.path.abspath(path), device, seed)
         return self.problem.metadata
@@ -242,7 +244,7 @@ class Session:
                 "outputs": refs["outputs"][0], "workspace": refs["workspace"], "shared_bytes": arena.bytes}
 
     # ---- timing and calibration -------------------------------------------------------------
-    def op_time_baselines(self, req: dict) -> dict:
+    def _baseline_request(self, req: dict, op: str):
         problem = self.need_problem()
         modes = _field(req, "modes", list, ["eager", "compile"])
         for mode in modes:
@@ -256,17 +258,43 @@ class Session:
         seed = _field(req, "seed", int, 0)
         device = _field(req, "device", str, None)
         if device is not None and parse_device(device) != problem.device:
-            raise RequestError(f"time_baselines on {device!r} needs the problem loaded there; it was loaded on "
+            raise RequestError(f"{op} on {device!r} needs the problem loaded there; it was loaded on "
                                f"{str(problem.device)!r} (send load with that device first)")
         compare.tolerance(settings.precision, problem.dtype, problem.dtype)  # validates the name
         if settings.runs < 1 or n_sets < 1:
             raise RequestError("runs and sets must be >= 1")
+        return problem, modes, settings, n_sets, seed
+
+    def op_prepare_baselines(self, req: dict) -> dict:
+        """torch.compile of the loaded problem, kept for the next time_baselines with the same
+        settings: the CPU-heavy part of the baselines, done before the caller takes the GPU's lock.
+        Nothing is compiled when the compile mode is not asked for or its result is cached."""
+        problem, modes, settings, _, seed = self._baseline_request(req, "prepare_baselines")
+        self.prepared_compile = None
+        if "compile" not in modes:
+            return {"compiled": False, "reason": "not asked for"}
+        key = timing.cache_key(problem, "compile", settings, _field(req, "sets", int, 2))
+        if timing.cache_read(settings.cache_dir, key) is not None:
+            return {"compiled": False, "reason": "cached"}
+        self.release_prepared()
+        example = problem.source.generate(seed)
+        try:
+            prepared = timing.compile_model(problem, example, settings.precision)
+        finally:
+            del example
+            _restore(problem.params, problem.param_snapshot)
+        self.prepared_compile = prepared
+        return {"compiled": prepared.error is None, **({"error": prepared.error["error"]} if prepared.error else {})}
+
+    def op_time_baselines(self, req: dict) -> dict:
+        problem, modes, settings, n_sets, seed = self._baseline_request(req, "time_baselines")
+        prepared, self.prepared_compile = self.prepared_compile, None
         # Private input sets from the problem's own get_inputs(), rotated between runs as the
         # candidate's are replaced; the model keeps its own parameters.
         self.release_prepared()
         sets = [problem.source.generate(seed + i) for i in range(n_sets)]
         try:
-            answer = timing.time_baselines(problem, sets, modes, settings)
+            answer = timing.time_baselines(problem, sets, modes, settings, prepared)
             # Labelled, so a CPU time (wall clock, for tests and smoke runs) is never read as a GPU one.
             answer["device"] = str(problem.device)
             answer["clock"] = "cuda_events" if problem.device.type == "cuda" else "wall"

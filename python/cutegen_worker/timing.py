@@ -126,22 +126,61 @@ def _precision_flags(precision: str):
     return {"allow_tf32": allow, "matmul_precision": "high" if allow else "highest"}
 
 
-def _time_mode(model, mode: str, input_sets: list, settings: Settings, clock) -> dict:
-    flags = _precision_flags(settings.precision)
+def _set_precision(precision: str) -> None:
+    flags = _precision_flags(precision)
     torch.backends.cuda.matmul.allow_tf32 = flags["allow_tf32"]
     torch.backends.cudnn.allow_tf32 = flags["allow_tf32"]
     torch.set_float32_matmul_precision(flags["matmul_precision"])
+
+
+def _error(exc: Exception) -> dict:
+    # A baseline torch cannot build or run is a fact to report, not a failed request.
+    return {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}",
+            "transient": isinstance(exc, torch.OutOfMemoryError)}
+
+
+@dataclass
+class PreparedCompile:
+    """torch.compile's result for one problem and precision, built before the timing starts.
+    `cutegen bench` compiles while another task holds the GPU for its timed runs (compilation is
+    CPU work), then times under the GPU's lock without paying for the compile there."""
+    problem: object
+    precision: str
+    compiled: object = None
+    error: dict = None
+
+
+def compile_model(problem, example_inputs: list, precision: str) -> PreparedCompile:
+    """Compiles the problem's model and runs it once on `example_inputs` (dynamo compiles on the
+    first call; failures surface there)."""
+    _set_precision(precision)
+    torch._dynamo.reset()  # no compiled code or guards left from an earlier problem
+    try:
+        with torch.no_grad():
+            compiled = torch.compile(problem.model)
+            compiled(*example_inputs)
+        return PreparedCompile(problem, precision, compiled=compiled)
+    except Exception as exc:
+        torch._dynamo.reset()
+        return PreparedCompile(problem, precision, error=_error(exc))
+    finally:
+        disable_tf32()
+
+
+def _time_mode(problem, mode: str, input_sets: list, settings: Settings, clock,
+               prepared: PreparedCompile = None) -> dict:
+    _set_precision(settings.precision)
     try:
         if mode == "eager":
-            return measure(model, input_sets, settings, clock)
-        torch._dynamo.reset()  # no compiled code or guards left from an earlier problem
-        compiled = torch.compile(model)
-        compiled(*input_sets[0])  # compiles here, outside warm-up and timing; failures surface here
-        return measure(compiled, input_sets, settings, clock)
+            return measure(problem.model, input_sets, settings, clock)
+        if prepared is None or prepared.problem is not problem or prepared.precision != settings.precision:
+            prepared = compile_model(problem, input_sets[0], settings.precision)
+            _set_precision(settings.precision)  # compile_model leaves TF32 off
+        if prepared.error is not None:
+            return dict(prepared.error)
+        return measure(prepared.compiled, input_sets, settings, clock)
     except Exception as exc:
-        # A baseline torch cannot build or run is a fact to report, not a failed request.
-        return {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}",
-                "transient": isinstance(exc, torch.OutOfMemoryError)}
+        return _error(exc)
     finally:
         if mode == "compile":
             torch._dynamo.reset()  # drops guards that hold the timing inputs
@@ -185,10 +224,12 @@ def cache_write(cache_dir, key, result) -> None:
     os.replace(tmp, _cache_path(cache_dir, key))  # atomic: a concurrent reader sees old or new
 
 
-def time_baselines(problem, input_sets: list, modes: list, settings: Settings) -> dict:
+def time_baselines(problem, input_sets: list, modes: list, settings: Settings,
+                   prepared: PreparedCompile = None) -> dict:
     """{mode: stats or {"error"}, "cached": all modes came from the cache}. A compile error is
     cached like a measurement (recompiling to fail again costs minutes per candidate), except an
-    out-of-memory one, which may not happen next time."""
+    out-of-memory one, which may not happen next time. `prepared` (from compile_model) is used
+    for the compile mode when it belongs to this problem and precision."""
     answer, all_cached, clock = {}, True, None
     for mode in modes:
         key = cache_key(problem, mode, settings, len(input_sets))
@@ -197,7 +238,7 @@ def time_baselines(problem, input_sets: list, modes: list, settings: Settings) -
             all_cached = False
             clock = clock or make_clock(problem.device)
             with torch.no_grad():
-                result = _time_mode(problem.model, mode, input_sets, settings, clock)
+                result = _time_mode(problem, mode, input_sets, settings, clock, prepared)
             if not result.pop("transient", False):
                 cache_write(settings.cache_dir, key, result)
         answer[mode] = result

@@ -101,6 +101,55 @@ def test_compiled_model_is_timed_after_compiling(relu, tmp_path, monkeypatch):
     assert len(set(seen)) == 3
 
 
+def test_prepare_compiles_once_and_time_baselines_uses_it(relu, tmp_path, monkeypatch):
+    """bench compiles before it takes the GPU's lock: prepare_baselines compiles, the next
+    time_baselines times that compiled model and compiles nothing more."""
+    compiles = []
+
+    def fake_compile(model, **kwargs):
+        compiles.append(model)
+        return lambda *args: model(*args)
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    fields = dict(modes=["eager", "compile"], warmup_ms=1, runs=4, cache_dir=str(tmp_path / "cache"), sets=2, seed=5)
+    assert relu.call("prepare_baselines", **fields) == {"compiled": True}
+    assert len(compiles) == 1
+    result = relu.call("time_baselines", **fields)
+    assert result["compile"]["runs"] == 4 and len(compiles) == 1
+    # Used once: the next uncached measurement compiles again (and a cached one compiles nothing).
+    assert relu.call("prepare_baselines", **fields) == {"compiled": False, "reason": "cached"}
+    assert relu.call("time_baselines", **dict(fields, runs=5))["compile"]["runs"] == 5
+    assert len(compiles) == 2
+
+
+def test_prepare_reports_a_compile_failure_and_time_baselines_returns_it(relu, tmp_path, monkeypatch):
+    def broken_compile(model, **kwargs):
+        raise RuntimeError("inductor: no C++ compiler")
+
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    fields = dict(modes=["compile"], warmup_ms=1, runs=3, cache_dir=str(tmp_path / "cache"), sets=2, seed=5)
+    assert relu.call("prepare_baselines", **fields) == {"compiled": False,
+                                                        "error": "RuntimeError: inductor: no C++ compiler"}
+    assert relu.call("time_baselines", **fields)["compile"] == {"error": "RuntimeError: inductor: no C++ compiler"}
+    assert relu.call("prepare_baselines", **dict(fields, modes=["eager"])) == {"compiled": False,
+                                                                               "reason": "not asked for"}
+
+
+def test_a_prepared_compile_of_another_precision_is_not_used(relu, tmp_path, monkeypatch):
+    compiles = []
+
+    def fake_compile(model, **kwargs):
+        compiles.append(torch.get_float32_matmul_precision())
+        return lambda *args: model(*args)
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    fields = dict(modes=["compile"], warmup_ms=1, runs=3, cache_dir=str(tmp_path / "cache"), sets=2, seed=5)
+    relu.call("prepare_baselines", **fields)
+    relu.call("time_baselines", **dict(fields, precision="tf32"))
+    assert compiles == ["highest", "high"]
+    assert torch.get_float32_matmul_precision() == "highest"
+
+
 def test_baselines_run_on_the_problems_own_inputs_and_parameters(relu, tmp_path, monkeypatch):
     """The baselines draw their own inputs from get_inputs(): nothing a candidate touched."""
     seen = []

@@ -51,9 +51,9 @@ TaskRun BaselineTaskRunner::run(const ProblemTask& task, const Lane& lane, int s
 }
 
 Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Slot& slot, TaskRecord& rec) {
-  auto gpu = slot.lock->hold();
-  if (!gpu) return gpu.error();
   ReferenceWorker& worker = *slot.worker;
+  // Loading and torch.compile are CPU work (with a few untimed GPU calls): done before taking the
+  // GPU's lock, so other slots' timed runs on this GPU go on while this task compiles.
   auto meta = worker.call("load", {{"problem", task.path.string()}, {"device", lane.torch_device}, {"seed", 0}}, 600s);
   if (!meta) return meta.error();
   auto facts = ProblemFacts::from_json(*meta);
@@ -61,11 +61,14 @@ Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Sl
   rec.device = facts->gpu;
   rec.flops = facts->flops;
   rec.min_bytes = facts->min_bytes;
-  auto b = worker.call("time_baselines",
-                       {{"modes", options_.modes}, {"warmup_ms", options_.warmup_ms}, {"runs", options_.runs},
-                        {"precision", options_.precision}, {"sets", 2}, {"seed", 7}, {"device", lane.torch_device},
-                        {"cache_dir", (options_.cache_root / "baselines").string()}},
-                       1800s);
+  const nlohmann::json request{{"modes", options_.modes},       {"warmup_ms", options_.warmup_ms},
+                               {"runs", options_.runs},         {"precision", options_.precision},
+                               {"sets", 2},                     {"seed", 7},
+                               {"device", lane.torch_device}, {"cache_dir", (options_.cache_root / "baselines").string()}};
+  if (auto p = worker.call("prepare_baselines", request, 1800s); !p) return p.error();
+  auto gpu = slot.lock->hold();
+  if (!gpu) return gpu.error();
+  auto b = worker.call("time_baselines", request, 1800s);
   if (!b) return b.error();
   auto baselines = Baselines::from_json(*b);
   if (!baselines) return Error{"the worker's time_baselines answer: " + baselines.error().message + " (a worker bug)"};
