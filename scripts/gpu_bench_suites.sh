@@ -7,6 +7,11 @@
 #     of seven problems on one GPU, then on two (when there are two): tasks per hour, recorded;
 #  3. kill -9 of the scheduler mid-suite, then the same command: finishes, no evaluation done twice.
 # Usage: scripts/gpu_bench_suites.sh CUTEGEN OUT
+#   SUITES_PARTS  which parts, comma-separated (default all): baselines-own,baselines-kb,lanes,kill9
+#   KB_JOBS       tasks in flight for the KernelBench baselines (default 3 per GPU: each slot compiles
+#                 while another times; each keeps its problem's inputs in GPU memory)
+#   KB_TIMEOUT_S  stop the KernelBench baselines after this long (the suite is resumable: the same
+#                 command with the same OUT continues where it stopped; default: no limit)
 set -uo pipefail
 cutegen="$1"
 out="$2"
@@ -17,20 +22,32 @@ gpus=$(nvidia-smi -L | grep -c '^GPU ')
 llm="exec:python3 $root/scripts/bench_exec_llm.py"
 own="$root/problems"
 pick="relu,softmax_rows,row_sum,layernorm,scale_add,split_halves,matmul_square"
+parts="${SUITES_PARTS:-baselines-own,baselines-kb,lanes,kill9}"
+part() { [[ ",$parts," == *",$1,"* ]]; }
 
-echo "-- baselines of the project's problems"
-"$cutegen" bench "$own" --baselines-only --out "$out/suites/baselines-own" --quiet >"$out/suites/baselines-own.md" \
-  2>"$out/suites/baselines-own.err" || status=1
-head -8 "$out/suites/baselines-own.md"
+if part baselines-own; then
+  echo "-- baselines of the project's problems"
+  "$cutegen" bench "$own" --baselines-only --out "$out/suites/baselines-own" --quiet >"$out/suites/baselines-own.md" \
+    2>"$out/suites/baselines-own.err" || status=1
+  head -8 "$out/suites/baselines-own.md"
+fi
 
-if [[ -n "${KERNELBENCH_DIR:-}" ]]; then
+if part baselines-kb && [[ -n "${KERNELBENCH_DIR:-}" ]]; then
   echo "-- baselines of KernelBench level 1 and 2 ($KERNELBENCH_DIR)"
   start=$(date +%s)
-  "$cutegen" bench "$KERNELBENCH_DIR/KernelBench/level1" "$KERNELBENCH_DIR/KernelBench/level2" --baselines-only \
-    --out "$out/suites/baselines-kb" --quiet >"$out/suites/baselines-kb.md" 2>"$out/suites/baselines-kb.err" || status=1
-  echo "took $(( $(date +%s) - start )) s"; "$cutegen" bench status "$out/suites/baselines-kb" | head -30
-  echo "-- tasks 19-32 of level 1: bench's eager/compile against a direct PyTorch measurement (3% expected)"
-  python3 "$root/scripts/gpu_bench_compare.py" "$out/suites/baselines-kb" --filter 19-32 || status=1
+  limit=()
+  [[ -n "${KB_TIMEOUT_S:-}" ]] && limit=(timeout --signal=INT "$KB_TIMEOUT_S")
+  "${limit[@]}" "$cutegen" bench "$KERNELBENCH_DIR/KernelBench/level1" "$KERNELBENCH_DIR/KernelBench/level2" \
+    --baselines-only -j "${KB_JOBS:-$((3 * gpus))}" --out "$out/suites/baselines-kb" --quiet \
+    >"$out/suites/baselines-kb.md" 2>"$out/suites/baselines-kb.err"
+  rc=$?
+  echo "took $(( $(date +%s) - start )) s (exit $rc)"; "$cutegen" bench status "$out/suites/baselines-kb" | head -30
+  if ((rc == 0)); then
+    echo "-- tasks 19-32 of level 1: bench's eager/compile against a direct PyTorch measurement (3% expected)"
+    python3 "$root/scripts/gpu_bench_compare.py" "$out/suites/baselines-kb" --filter 19-32 || status=1
+  else
+    status=1; echo "the baselines stopped before the end: run again with the same OUT to continue (no comparison yet)"
+  fi
 fi
 
 run_lanes() {  # run_lanes NAME GPUS JOBS
@@ -50,10 +67,13 @@ print(f"{sys.argv[4]}: {c['correct']}/{c['total']} correct, {c['total'] / wall *
       f"(wall {wall:.0f} s), lanes: " + ", ".join(f"{l['lane']} {l['tasks']} tasks {l['busy_s']:.0f} s busy" for l in s["lanes"]))
 PY
 }
-echo "-- an exec-backed suite of seven problems: one GPU, then two"
-run_lanes lanes-1gpu 0 2
-if ((gpus >= 2)); then run_lanes lanes-2gpu 0,1 4; else echo "one GPU here: the two-GPU run needs nvidia-h200-x2"; fi
+if part lanes; then
+  echo "-- an exec-backed suite of seven problems: one GPU, then two"
+  run_lanes lanes-1gpu 0 2
+  if ((gpus >= 2)); then run_lanes lanes-2gpu 0,1 4; else echo "one GPU here: the two-GPU run needs nvidia-h200-x2"; fi
+fi
 
+part kill9 || exit $status
 echo "-- kill -9 of the scheduler mid-suite, then the same command"
 dir="$out/suites/kill9"
 rm -rf "$dir"
