@@ -52,9 +52,12 @@ fi
 
 run_lanes() {  # run_lanes NAME GPUS JOBS
   local dir="$out/suites/$1"
-  rm -rf "$dir"
+  rm -rf "$dir" "$dir.cache" "$dir.inductor" "$dir.triton"
   local start=$(date +%s.%N)
-  "$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never --gpus "$2" -j "$3" \
+  # Each run starts cold — its own cutegen cache (compiles, baselines, calibration) and torch's
+  # compile caches — so the one-GPU and two-GPU runs do the same work and tasks/hour compares.
+  CUTEGEN_CACHE_DIR="$dir.cache" TORCHINDUCTOR_CACHE_DIR="$dir.inductor" TRITON_CACHE_DIR="$dir.triton" \
+  "$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never --tune never --gpus "$2" -j "$3" \
     --out "$dir" --quiet >"$dir.md" 2>"$dir.err" || status=1
   local end=$(date +%s.%N)
   "$cutegen" bench report "$dir" --format json >"$dir.json"
@@ -77,13 +80,13 @@ part kill9 || exit $status
 echo "-- kill -9 of the scheduler mid-suite, then the same command"
 dir="$out/suites/kill9"
 rm -rf "$dir"
-"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never -j 2 --out "$dir" --quiet \
+"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never --tune never -j 2 --out "$dir" --quiet \
   >/dev/null 2>&1 &
 pid=$!
 sleep "${KILL_AFTER_S:-40}"
 kill -9 $pid; wait $pid 2>/dev/null
 sleep 3  # the tasks die with their scheduler (parent-death signal)
-"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never -j 2 --out "$dir" --quiet \
+"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never --tune never -j 2 --out "$dir" --quiet \
   >"$dir.md" 2>"$dir.err" || status=1
 python3 - "$dir" <<'PY' || status=1
 import collections, json, pathlib, sys

@@ -2,9 +2,11 @@
 """The seed path on a GPU: `cutegen optimize PROBLEM --llm none` for a few of the project's problems
 (one input, two inputs with module constants, fp16, a row softmax). Each must match a pointwise seed, pass the full
 judge, export best/, and best/model_new.py must agree with the reference Model (float tolerance: the
-seed computes the chain in fp32 and rounds once, where eager rounds after every op)."""
+seed computes the chain in fp32 and rounds once, where eager rounds after every op).
+Tuning is off (`--tune never`): it costs minutes of GPU time per seed; SEED_TUNE=auto tunes as `optimize` does."""
 import argparse
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -40,7 +42,7 @@ def run_one(cutegen: str, stem: str, out: pathlib.Path) -> dict:
     run = out / f"seed-{stem}"
     shutil.rmtree(run, ignore_errors=True)  # an earlier gpu-check's
     cmd = [cutegen, "optimize", str(ROOT / "problems" / f"{stem}.py"), "--llm", "none", "--out", str(run),
-           "--trials", "2", "--runs", "50"]
+           "--trials", "2", "--runs", "50", "--tune", os.environ.get("SEED_TUNE", "never")]
     start = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     row = {"problem": stem, "seconds": round(time.monotonic() - start, 1), "rc": p.returncode, "problems": []}
@@ -50,7 +52,7 @@ def run_one(cutegen: str, stem: str, out: pathlib.Path) -> dict:
         return row
     seed_line = [line for line in p.stderr.splitlines() if line.startswith("seed: ")]
     row["seed"] = seed_line[0] if seed_line else None
-    for f in ("seed.cu", "report.md", "best/kernel.cu", "best/eval.json", "best/kernel.so", "best/model_new.py"):
+    for f in ("steps/001-eval-seed/kernel.cu", "report.md", "best/kernel.cu", "best/eval.json", "best/kernel.so", "best/model_new.py"):
         if not (run / f).exists():
             row["problems"].append(f"{f} missing")
     if row["problems"]:

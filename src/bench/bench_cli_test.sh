@@ -19,7 +19,7 @@ one_line() { test "$(grep -c . <<<"$1")" -eq 1; }
 
 # --- arguments ---------------------------------------------------------------------------------
 out=$("$cutegen" bench --help); check "bench --help names status and report" grep -q 'bench status DIR' <<<"$out"
-for o in --baselines-only --gpus --jobs --filter --exclude --limit --shard --slurm --sbatch-arg --shards --suite-max-cost; do
+for o in --baselines-only --gpus --jobs --filter --exclude --limit --shard --slurm --sbatch-arg --shards --suite-max-cost --tune --start; do
   check "bench --help shows $o" grep -q -- "$o" <<<"$out"
 done
 out=$("$cutegen" bench status --help); check "bench status --help" grep -q 'DIR\|dir' <<<"$out"
@@ -54,6 +54,8 @@ bad "no --llm" "$tmp/p" --out "$tmp/x"
 bad "--dry-run without --slurm" "$tmp/p" --baselines-only --out "$tmp/x" --dry-run
 bad "an unknown option" "$tmp/p" --baselines-only --out "$tmp/x" --bogus
 bad "-j 0" "$tmp/p" --baselines-only --out "$tmp/x" -j 0
+bad "a bad --tune" "$tmp/p" --llm none --out "$tmp/x" --tune sometimes
+bad "a bad --start" "$tmp/p" --llm none --out "$tmp/x" --start middle
 bad "a --limit that is no number" "$tmp/p" --baselines-only --out "$tmp/x" --limit many
 check "nothing was written for bad arguments" test ! -e "$tmp/x"
 if ! command -v nvidia-smi >/dev/null 2>&1; then

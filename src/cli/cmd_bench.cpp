@@ -49,6 +49,7 @@ struct BenchArgs {
   int steps = 8, repair_budget = 4, restarts = 2, plateau = 4;
   double target_sol = 0;
   std::string profile_from = "auto";
+  std::string tune = "auto", start = "auto";
   JudgeArgs judge{.trials = 3, .runs = 100};
   double max_cost = 0;
   long long max_tokens = 0, max_calls = 0;
@@ -87,6 +88,8 @@ std::vector<std::string> task_args(const BenchArgs& a) {
                              "--restarts", std::to_string(a.restarts),
                              "--plateau", std::to_string(a.plateau),
                              "--profile-from", a.profile_from,
+                             "--tune", a.tune,
+                             "--start", a.start,
                              "--precision", a.judge.precision,
                              "--trials", std::to_string(a.judge.trials),
                              "--runs", std::to_string(a.judge.runs),
@@ -377,6 +380,10 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--target-sol", a->target_sol, "per task: stop at this % of the roofline floor")->check(CLI::Range(1.0, 100.0));
   cmd->add_option("--profile-from", a->profile_from, "per task: auto, always, never, or a step number");
+  cmd->add_option("--tune", a->tune, "per task: tune a correct kernel's knobs after each accepted step (auto, never; default auto)")
+      ->check(CLI::IsMember({"auto", "never"}));
+  cmd->add_option("--start", a->start, "per task: the first kernel — auto (the seed when one matches), seed, scratch")
+      ->check(CLI::IsMember({"auto", "seed", "scratch"}));
   add_judge_options(cmd, a->judge, "per evaluation");
   cmd->add_option("--max-cost", a->max_cost, "per task: US dollars of LLM spend")->check(CLI::PositiveNumber);
   cmd->add_option("--max-tokens", a->max_tokens, "per task: LLM tokens")->check(CLI::PositiveNumber);
