@@ -277,8 +277,14 @@ class CandidateSession:
         numbers can be inflated by the candidate."""
         pings, probes, gathers = [], [], []
         for i in range(CALIBRATION_ROUNDS):
+            # The GPU's state as around a timed call: the L2 flushed (dirty with the flush's lines)
+            # before the probe and the call, and caches cold for the gather, as a call that streamed
+            # through its tensors leaves them — else an honest kernel's gathers read as overrun.
+            self.clock.flush()
             probes.append(self.clock.probe_ns())
             pings.append(self.link.ping().wall_ns)
+            self.clock.flush()
+            self.clock.sync()
             t0 = time.perf_counter_ns()
             self.secret_out.gather(self.slot.outputs[0])
             self.secret_in.gather(self.slot.inputs + self.slot.params)

@@ -23,6 +23,12 @@ from dataclasses import dataclass
 SANDBOX_EXIT = 97  # the runner's sandbox trapped a forbidden system call (src/sandbox)
 READY_TIMEOUT_S = 120.0  # context creation, IPC mapping and the library's load
 MAX_REPLY_BYTES = 1 << 16  # a reply is one short JSON line; more is a flood meant to exhaust the worker
+# Pings and calls are waited for by polling the reply pipe for this long before sleeping in select():
+# a call's time is its round trip minus an empty call's, and a worker woken from a long sleep pays
+# the CPU's wake-up latency (deeper idle states the longer it slept) inside the round trip where a
+# short ping does not — on an H200 host that made a 0.56 ms kernel read 0.8-0.9 ms. The runner spins
+# on its side too (src/run/command_reader.h). A busy core for the length of one call, at most.
+REPLY_SPIN_S = 0.2
 
 
 @dataclass
@@ -131,17 +137,17 @@ class SubprocessRunner:
 
     # ---- commands -----------------------------------------------------------------------------
     def ping(self) -> Exchange:
-        return self._request({"op": "ping"})
+        return self._request({"op": "ping"}, spin_s=REPLY_SPIN_S)
 
     def call(self, output_set: int, scalars: list) -> Exchange:
-        return self._request({"op": "call", "set": output_set, "scalars": scalars})
+        return self._request({"op": "call", "set": output_set, "scalars": scalars}, spin_s=REPLY_SPIN_S)
 
     def load(self, scalars: list) -> Exchange:
         """The runner sandboxes itself and loads the candidate: {"ready": true, "workspace_bytes": null or
         the size a kernel with a workspace asked for, given these host scalars} or a failure."""
         return self._request({"op": "load", "scalars": scalars}, READY_TIMEOUT_S)
 
-    def _request(self, command: dict, timeout_s: float = None) -> Exchange:
+    def _request(self, command: dict, timeout_s: float = None, spin_s: float = 0.0) -> Exchange:
         self._refuse_unsolicited()
         nonce = secrets.token_hex(8)
         line = (json.dumps(dict(command, nonce=nonce)) + "\n").encode()
@@ -150,7 +156,7 @@ class SubprocessRunner:
             os.write(self._stdin, line)
         except OSError:
             raise self._died("while a command was being sent")
-        reply = self._read_reply(time.monotonic() + (timeout_s or self.call_timeout_s), expect_nonce=nonce)
+        reply = self._read_reply(time.monotonic() + (timeout_s or self.call_timeout_s), expect_nonce=nonce, spin_s=spin_s)
         t1 = time.perf_counter_ns()
         return Exchange(reply=reply, wall_ns=t1 - t0)
 
@@ -164,13 +170,16 @@ class SubprocessRunner:
         raise LinkError("tampering", "the runner process wrote to its reply pipe before it was asked anything "
                         f"({data[:80]!r}): the kernel's host code interferes with the harness", self.kill())
 
-    def _read_reply(self, deadline: float, expect_nonce) -> dict:
+    def _read_reply(self, deadline: float, expect_nonce, spin_s: float = 0.0) -> dict:
+        spin_until = time.monotonic() + spin_s
         while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            left = deadline - now
             if left <= 0:
                 self.kill()
                 raise LinkError("timeout", "no answer in time", RunnerEnd(timed_out=True))
-            ready, _, _ = select.select([self._reply_r], [], [], left)
+            # Polling (timeout 0) while spinning: see REPLY_SPIN_S.
+            ready, _, _ = select.select([self._reply_r], [], [], 0 if now < spin_until else left)
             if not ready:
                 continue
             data = os.read(self._reply_r, 65536)

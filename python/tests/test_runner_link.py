@@ -139,3 +139,25 @@ def test_the_sandbox_setting_is_read_from_the_environment_and_checked(monkeypatc
     monkeypatch.setenv("CUTEGEN_RUNNER_SANDBOX", "none")
     with pytest.raises(RequestError, match="not one of full, wide, threads, syscalls-only, files-only, off"):
         candidate_session.sandbox_settings()
+
+
+def test_calls_and_pings_poll_for_the_reply_before_sleeping(tmp_path, monkeypatch):
+    """A worker woken from a long sleep pays the CPU's wake-up latency inside the call's round trip
+    (runner_link.REPLY_SPIN_S): within the spin window the reply pipe is polled (timeout 0), after it
+    the worker sleeps in select() until the deadline; loading never spins."""
+    timeouts = []
+    real_select = runner_link.select.select
+
+    def spy(r, w, x, timeout=None):
+        timeouts.append(timeout)
+        return real_select(r, w, x, timeout)
+
+    runner = started("good", tmp_path)
+    monkeypatch.setattr(runner_link.select, "select", spy)
+    runner.call(0, [])
+    assert timeouts and all(t == 0 for t in timeouts)  # the stand-in answers within 0.2 s
+    monkeypatch.setattr(runner_link, "REPLY_SPIN_S", 0.0)
+    timeouts.clear()
+    runner.ping()
+    assert [t for t in timeouts if t != 0] and all(t > 1 for t in timeouts if t != 0)  # slept until the deadline
+    runner.close()

@@ -33,6 +33,7 @@
 #include "common/fs.h"
 #include "common/json_text.h"
 #include "compile/entry_points.h"
+#include "run/command_reader.h"
 #include "run/runner_job.h"
 #include "run/runner_sandbox.h"
 
@@ -74,26 +75,6 @@ void write_all(int fd, const std::string& text) {
 }
 
 // Lines from stdin, without their newline; empty optional at end of input.
-class LineReader {
- public:
-  std::optional<std::string> next() {
-    for (;;) {
-      if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
-        std::string line = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 1);
-        return line;
-      }
-      char chunk[4096];
-      ssize_t n = ::read(STDIN_FILENO, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return std::nullopt;
-      buffer_.append(chunk, static_cast<std::size_t>(n));
-    }
-  }
-
- private:
-  std::string buffer_;
-};
 
 // The worker's buffers, opened once per IPC handle, turned into contract descriptors.
 class Buffers {
@@ -170,6 +151,11 @@ void load_null_kernel(Cuda& c) {
 Result<Cuda> start_cuda(int device) {
   Cuda c;
   if (auto e = cudaSetDevice(device); e != cudaSuccess) return Error{"cudaSetDevice: " + cuda_error_text(e)};
+  // Spin while synchronising instead of yielding or sleeping: the wake-up after a long kernel would
+  // otherwise add latency the calibration's empty calls do not see (command_reader.h says the same
+  // for the command pipe). Before the context exists, so it applies to it.
+  if (auto e = cudaSetDeviceFlags(cudaDeviceScheduleSpin); e != cudaSuccess)
+    return Error{"cudaSetDeviceFlags: " + cuda_error_text(e)};
   if (auto e = cudaFree(nullptr); e != cudaSuccess) return Error{"creating the CUDA context: " + cuda_error_text(e)};
   if (auto e = cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking); e != cudaSuccess)
     return Error{"cudaStreamCreate: " + cuda_error_text(e)};
@@ -292,7 +278,8 @@ int serve(const RunnerSession& session, int reply_fd) {
   write_all(reply_fd, reply_line(setup));
 
   std::optional<Candidate> candidate;
-  LineReader reader;
+  // Spins between commands for up to 200 ms (command_reader.h: why), then sleeps until the next.
+  CommandReader reader(STDIN_FILENO, std::chrono::milliseconds(200));
   while (auto line = reader.next()) {
     auto command = parse_runner_command(*line);
     if (!command) {
