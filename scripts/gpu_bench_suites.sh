@@ -10,6 +10,8 @@
 #   SUITES_PARTS  which parts, comma-separated (default all): baselines-own,baselines-kb,lanes,kill9
 #   KB_JOBS       tasks in flight for the KernelBench baselines (default 3 per GPU: each slot compiles
 #                 while another times; each keeps its problem's inputs in GPU memory)
+#   LANES_STEPS   optimisation steps per task in the lanes and kill -9 suites (default 1)
+#   LANES_JOBS    tasks in flight per GPU there (default 2)
 #   KB_TIMEOUT_S  stop the KernelBench baselines after this long (the suite is resumable: the same
 #                 command with the same OUT continues where it stopped; default: no limit)
 set -uo pipefail
@@ -57,7 +59,7 @@ run_lanes() {  # run_lanes NAME GPUS JOBS
   # Each run starts cold — its own cutegen cache (compiles, baselines, calibration) and torch's
   # compile caches — so the one-GPU and two-GPU runs do the same work and tasks/hour compares.
   CUTEGEN_CACHE_DIR="$dir.cache" TORCHINDUCTOR_CACHE_DIR="$dir.inductor" TRITON_CACHE_DIR="$dir.triton" \
-  "$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never --tune never --gpus "$2" -j "$3" \
+  "$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps "${LANES_STEPS:-1}" --profile-from never --tune never --start scratch --gpus "$2" -j "$3" \
     --out "$dir" --quiet >"$dir.md" 2>"$dir.err" || status=1
   local end=$(date +%s.%N)
   "$cutegen" bench report "$dir" --format json >"$dir.json"
@@ -72,21 +74,21 @@ PY
 }
 if part lanes; then
   echo "-- an exec-backed suite of seven problems: one GPU, then two"
-  run_lanes lanes-1gpu 0 2
-  if ((gpus >= 2)); then run_lanes lanes-2gpu 0,1 4; else echo "one GPU here: the two-GPU run needs nvidia-h200-x2"; fi
+  run_lanes lanes-1gpu 0 "${LANES_JOBS:-2}"
+  if ((gpus >= 2)); then run_lanes lanes-2gpu 0,1 $((2 * ${LANES_JOBS:-2})); else echo "one GPU here: the two-GPU run needs nvidia-h200-x2"; fi
 fi
 
 part kill9 || exit $status
 echo "-- kill -9 of the scheduler mid-suite, then the same command"
 dir="$out/suites/kill9"
 rm -rf "$dir"
-"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never --tune never -j 2 --out "$dir" --quiet \
+"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps "${LANES_STEPS:-1}" --profile-from never --tune never --start scratch -j 2 --out "$dir" --quiet \
   >/dev/null 2>&1 &
 pid=$!
 sleep "${KILL_AFTER_S:-40}"
 kill -9 $pid; wait $pid 2>/dev/null
 sleep 3  # the tasks die with their scheduler (parent-death signal)
-"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps 1 --profile-from never --tune never -j 2 --out "$dir" --quiet \
+"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps "${LANES_STEPS:-1}" --profile-from never --tune never --start scratch -j 2 --out "$dir" --quiet \
   >"$dir.md" 2>"$dir.err" || status=1
 python3 - "$dir" <<'PY' || status=1
 import collections, json, pathlib, sys
