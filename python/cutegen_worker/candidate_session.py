@@ -277,14 +277,18 @@ class CandidateSession:
         numbers can be inflated by the candidate."""
         pings, probes, gathers = [], [], []
         for i in range(CALIBRATION_ROUNDS):
-            # The GPU's state as around a timed call: the L2 flushed (dirty with the flush's lines)
-            # before the probe and the call, and caches cold for the gather, as a call that streamed
-            # through its tensors leaves them — else an honest kernel's gathers read as overrun.
+            # The sequence of a timed call with the harness's own work in the candidate's place: the L2
+            # flushed before the probe; the ping sweeps the runner's 128 MiB buffer in the runner's
+            # context (a call that streams through its tensors leaves the caches cold and the GPU in the
+            # other context — calibrated after an empty kernel instead, an honest kernel's every gather
+            # read as overrun); the gather right after it.
             self.clock.flush()
             probes.append(self.clock.probe_ns())
-            pings.append(self.link.ping().wall_ns)
-            self.clock.flush()
-            self.clock.sync()
+            ping = self.link.ping(sweep=True)
+            event = ping.reply.get("event_ms")
+            # The round trip's overhead: wall time beyond the sweep's own GPU time (our code's events:
+            # the candidate is not loaded yet).
+            pings.append(ping.wall_ns - (event * 1e6 if isinstance(event, (int, float)) and event > 0 else 0))
             t0 = time.perf_counter_ns()
             self.secret_out.gather(self.slot.outputs[0])
             self.secret_in.gather(self.slot.inputs + self.slot.params)
@@ -293,7 +297,7 @@ class CandidateSession:
         # The least round trip seen, not the median: what is subtracted from a call must never exceed what
         # the call itself cost (on an H200 the median ping once exceeded a 0.1 ms kernel's whole round
         # trip, and the kernel came out at 0.0006 ms). Erring high is the safe side of a promise.
-        self.ping_ns = min(pings)
+        self.ping_ns = max(0, min(pings))
         self.probe_limit_ns = _quantile(sorted(probes), 0.9)
         self.gather_limit_ns = _quantile(sorted(gathers), 0.9)
         self.record.calibration = {"ping_ms": _ms(self.ping_ns), "ping_median_ms": _ms(statistics.median(pings)),

@@ -136,8 +136,10 @@ class SubprocessRunner:
             pass
 
     # ---- commands -----------------------------------------------------------------------------
-    def ping(self) -> Exchange:
-        return self._request({"op": "ping"}, spin_s=REPLY_SPIN_S)
+    def ping(self, sweep: bool = False) -> Exchange:
+        """The harness's empty call; with `sweep` the runner writes its own 128 MiB buffer instead,
+        leaving the GPU's caches as cold as a call that streams through its tensors does."""
+        return self._request({"op": "ping", "sweep": True} if sweep else {"op": "ping"}, spin_s=REPLY_SPIN_S)
 
     def call(self, output_set: int, scalars: list) -> Exchange:
         return self._request({"op": "call", "set": output_set, "scalars": scalars}, spin_s=REPLY_SPIN_S)

@@ -82,9 +82,9 @@ class FakeRunner:
     def start(self) -> dict:
         return {"setup": True}
 
-    def ping(self) -> Exchange:
+    def ping(self, sweep: bool = False) -> Exchange:
         t0 = time.perf_counter_ns()
-        return Exchange(reply={"pong": True}, wall_ns=time.perf_counter_ns() - t0)
+        return Exchange(reply={"pong": True, "event_ms": 0.0}, wall_ns=time.perf_counter_ns() - t0)
 
     def load(self, scalars: list) -> Exchange:
         if self.mode == "load_fail":

@@ -309,3 +309,37 @@ def test_secret_positions_differ_between_sessions(worker, small):
     a, b = SecretPositions([t], t.device), SecretPositions([t], t.device)
     assert not torch.equal(a.positions(0), b.positions(0))
     assert a.positions(0).numel() == 2048 and torch.unique(a.positions(0)).numel() == 2048
+
+
+def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time():
+    """The calibration's pings sweep the runner's buffer (caches cold for the gather, as after a real
+    call) and the overhead subtracted from every call is the ping's wall time beyond its own events."""
+    from types import SimpleNamespace
+    from cutegen_worker.candidate_session import CALIBRATION_ROUNDS, CandidateSession, Record
+    from cutegen_worker.runner_link import Exchange
+
+    sweeps, order = [], []
+    walls = iter([900_000, 700_000] + [500_000 + 10_000 * i for i in range(CALIBRATION_ROUNDS)])
+
+    class Link:
+        def ping(self, sweep=False):
+            sweeps.append(sweep)
+            order.append("ping")
+            return Exchange(reply={"pong": True, "event_ms": 0.3}, wall_ns=next(walls))
+
+    class Clock:
+        def flush(self):
+            order.append("flush")
+
+        def probe_ns(self):
+            order.append("probe")
+            return 20_000
+
+    gather = SimpleNamespace(gather=lambda *_: order.append("gather"))
+    ns = SimpleNamespace(link=Link(), clock=Clock(), secret_out=gather, secret_in=gather, record=Record(),
+                         slot=SimpleNamespace(outputs=[None], inputs=[], params=[]))
+    CandidateSession._calibrate(ns)
+    assert sweeps == [True] * CALIBRATION_ROUNDS
+    assert order[:5] == ["flush", "probe", "ping", "gather", "gather"]  # no flush between the ping and the gather
+    assert ns.ping_ns == 200_000  # 0.5 ms round trip, 0.3 ms of it the sweep itself
+    assert ns.record.calibration["ping_ms"] == 0.2

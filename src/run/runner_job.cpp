@@ -143,6 +143,10 @@ Result<RunnerCommand> parse_runner_command(const std::string& line) {
   if (j.contains("nonce") && j["nonce"].is_string()) c.nonce = j["nonce"];
   if (c.op != RunnerCommand::Op::quit && c.nonce.empty()) return Error{"every command but quit carries a nonce"};
   if (c.op == RunnerCommand::Op::call) c.output_set = j.value("set", 0);
+  if (c.op == RunnerCommand::Op::ping) {
+    if (j.contains("sweep") && !j["sweep"].is_boolean()) return Error{"`sweep` must be true or false"};
+    c.sweep = j.value("sweep", false);
+  }
   if (c.op == RunnerCommand::Op::call || c.op == RunnerCommand::Op::load) {
     auto scalars = scalars_at(j);
     if (!scalars) return scalars.error();

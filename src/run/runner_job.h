@@ -69,6 +69,9 @@ struct RunnerCommand {
   Op op = Op::ping;
   std::string nonce;                           // echoed in the reply
   int output_set = 0;                          // call
+  // ping: sweep the runner's own 128 MiB buffer in place of the empty kernel, so the GPU's caches are
+  // left cold as a call that streams through its tensors leaves them (the calibration's gathers).
+  bool sweep = false;
   // call: one per forward input, a scalar ref or nullopt. load: the host scalars the workspace size is
   // asked with (the problem's own; sizes may depend only on shapes and dtypes).
   std::vector<std::optional<TensorRef>> scalars;

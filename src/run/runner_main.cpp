@@ -112,10 +112,13 @@ class Buffers {
   std::map<std::array<unsigned char, 64>, void*> opened_;
 };
 
+constexpr size_t kSweepBytes = size_t(128) << 20;
+
 struct Cuda {
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   void* ping_buffer = nullptr;
+  void* sweep_buffer = nullptr;  // kSweepBytes, for pings with `sweep`
   const void* null_kernel = nullptr;  // cutegen_harness_null, when its module loaded
   std::string null_kernel_error;
 };
@@ -162,6 +165,9 @@ Result<Cuda> start_cuda(int device) {
   if (cudaEventCreate(&c.start) != cudaSuccess || cudaEventCreate(&c.stop) != cudaSuccess)
     return Error{"cudaEventCreate failed"};
   if (auto e = cudaMalloc(&c.ping_buffer, 256); e != cudaSuccess) return Error{"cudaMalloc: " + cuda_error_text(e)};
+  // Larger than any current GPU's L2 (H200: 60 MiB): a sweeping ping evicts it, as a call does.
+  if (auto e = cudaMalloc(&c.sweep_buffer, kSweepBytes); e != cudaSuccess)
+    return Error{"cudaMalloc of the calibration's sweep buffer: " + cuda_error_text(e)};
   load_null_kernel(c);
   return c;
 }
@@ -292,7 +298,9 @@ int serve(const RunnerSession& session, int reply_fd) {
       case RunnerCommand::Op::ping: {
         // A call's path with the harness's empty kernel in the candidate's place (load_null_kernel).
         cudaEventRecord(cuda->start, cuda->stream);
-        if (cuda->null_kernel)
+        if (command->sweep)
+          cudaMemsetAsync(cuda->sweep_buffer, 0, kSweepBytes, cuda->stream);
+        else if (cuda->null_kernel)
           cudaLaunchKernel(cuda->null_kernel, dim3(1), dim3(1), nullptr, 0, cuda->stream);
         else
           cudaMemsetAsync(cuda->ping_buffer, 0, 4, cuda->stream);
