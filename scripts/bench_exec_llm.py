@@ -27,7 +27,8 @@ def main() -> int:
         print("NO_FURTHER_CHANGE: this stand-in LLM only supplies the example kernels (suite scheduling run)")
         return 0
     m = re.search(r"^# The problem: (\S+)", last, re.M) or re.search(r"^# The problem: (\S+)", text, re.M)
-    name = m.group(1) if m else ""
+    # Copies of a problem for a longer suite (gpu_bench_suites.sh: LANES_COPIES) are named NAME__cN.
+    name = re.sub(r"__c\d+$", "", m.group(1)) if m else ""
     kernel = KERNELS.get(name)
     if kernel is None:
         print(f"bench_exec_llm: no example kernel for problem {name!r}", file=sys.stderr)

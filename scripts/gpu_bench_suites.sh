@@ -12,6 +12,11 @@
 #                 while another times; each keeps its problem's inputs in GPU memory)
 #   LANES_STEPS   optimisation steps per task in the lanes and kill -9 suites (default 1)
 #   LANES_JOBS    tasks in flight per GPU there (default 2)
+#   LANES_COPIES  each of the seven problems this many times in the lanes suites (NAME__cN; default 1): a
+#                 longer suite, so the first wave of compiles weighs less in tasks/hour
+#   LANES_PRECOMPILE=1  compile the kernels into each run's fresh cache before its clock starts: both runs
+#                 then do the same GPU-side work without nvcc (nvcc scales with -j, not with GPUs)
+#   KB_COMPARE=0  skip the direct-PyTorch comparison of tasks 19-32 (run gpu_bench_compare.py yourself)
 #   KB_TIMEOUT_S  stop the KernelBench baselines after this long (the suite is resumable: the same
 #                 command with the same OUT continues where it stopped; default: no limit)
 set -uo pipefail
@@ -44,22 +49,36 @@ if part baselines-kb && [[ -n "${KERNELBENCH_DIR:-}" ]]; then
     >"$out/suites/baselines-kb.md" 2>"$out/suites/baselines-kb.err"
   rc=$?
   echo "took $(( $(date +%s) - start )) s (exit $rc)"; "$cutegen" bench status "$out/suites/baselines-kb" | head -30
-  if ((rc == 0)); then
+  if ((rc == 0)) && [[ "${KB_COMPARE:-1}" == 1 ]]; then
     echo "-- tasks 19-32 of level 1: bench's eager/compile against a direct PyTorch measurement (3% expected)"
     python3 "$root/scripts/gpu_bench_compare.py" "$out/suites/baselines-kb" --filter 19-32 || status=1
   else
-    status=1; echo "the baselines stopped before the end: run again with the same OUT to continue (no comparison yet)"
+    ((rc == 0)) || status=1
+    ((rc == 0)) || echo "the baselines stopped before the end: run again with the same OUT to continue (no comparison yet)"
   fi
 fi
 
+lanes_problems="$out/suites/lanes-problems"
+rm -rf "$lanes_problems"; mkdir -p "$lanes_problems"
+for p in ${pick//,/ }; do
+  for ((c = 1; c <= ${LANES_COPIES:-1}; c++)); do
+    if [[ "${LANES_COPIES:-1}" == 1 ]]; then cp "$own/$p.py" "$lanes_problems/"; else cp "$own/$p.py" "$lanes_problems/${p}__c$c.py"; fi
+  done
+done
 run_lanes() {  # run_lanes NAME GPUS JOBS
   local dir="$out/suites/$1"
   rm -rf "$dir" "$dir.cache" "$dir.inductor" "$dir.triton"
+  if [[ "${LANES_PRECOMPILE:-0}" == 1 ]]; then
+    for k in relu_vec softmax_rows row_sum_two_pass layernorm_affine scale_add split_halves gemm_tiled; do
+      CUTEGEN_CACHE_DIR="$dir.cache" "$cutegen" compile "$root/examples/kernels/$k.cu" >/dev/null 2>&1 &
+    done
+    wait
+  fi
   local start=$(date +%s.%N)
   # Each run starts cold — its own cutegen cache (compiles, baselines, calibration) and torch's
   # compile caches — so the one-GPU and two-GPU runs do the same work and tasks/hour compares.
   CUTEGEN_CACHE_DIR="$dir.cache" TORCHINDUCTOR_CACHE_DIR="$dir.inductor" TRITON_CACHE_DIR="$dir.triton" \
-  "$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps "${LANES_STEPS:-1}" --profile-from never --tune never --start scratch --gpus "$2" -j "$3" \
+  "$cutegen" bench "$lanes_problems" --llm "$llm" --steps "${LANES_STEPS:-1}" --profile-from never --tune never --start scratch --gpus "$2" -j "$3" \
     --out "$dir" --quiet >"$dir.md" 2>"$dir.err" || status=1
   local end=$(date +%s.%N)
   "$cutegen" bench report "$dir" --format json >"$dir.json"
@@ -82,13 +101,13 @@ part kill9 || exit $status
 echo "-- kill -9 of the scheduler mid-suite, then the same command"
 dir="$out/suites/kill9"
 rm -rf "$dir"
-"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps "${LANES_STEPS:-1}" --profile-from never --tune never --start scratch -j 2 --out "$dir" --quiet \
+"$cutegen" bench "$lanes_problems" --llm "$llm" --steps "${LANES_STEPS:-1}" --profile-from never --tune never --start scratch -j 2 --out "$dir" --quiet \
   >/dev/null 2>&1 &
 pid=$!
 sleep "${KILL_AFTER_S:-40}"
 kill -9 $pid; wait $pid 2>/dev/null
 sleep 3  # the tasks die with their scheduler (parent-death signal)
-"$cutegen" bench "$own" --filter "$pick" --llm "$llm" --steps "${LANES_STEPS:-1}" --profile-from never --tune never --start scratch -j 2 --out "$dir" --quiet \
+"$cutegen" bench "$lanes_problems" --llm "$llm" --steps "${LANES_STEPS:-1}" --profile-from never --tune never --start scratch -j 2 --out "$dir" --quiet \
   >"$dir.md" 2>"$dir.err" || status=1
 python3 - "$dir" <<'PY' || status=1
 import collections, json, pathlib, sys
