@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "common/evaluation.h"
 #include "common/fs.h"
 #include "run/roofline.h"
@@ -52,8 +54,14 @@ TaskRun BaselineTaskRunner::run(const ProblemTask& task, const Lane& lane, int s
 
 Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Slot& slot, TaskRecord& rec) {
   ReferenceWorker& worker = *slot.worker;
-  // Loading and torch.compile are CPU work (with a few untimed GPU calls): done before taking the
-  // GPU's lock, so other slots' timed runs on this GPU go on while this task compiles.
+  // Loading draws the inputs and runs the reference on the GPU: under the lane's lock, like the timed
+  // runs — another slot's GPU work beside a timing run slowed eager PyTorch by up to 2x on an H200
+  // (benchmarks/gpu-check-2026-11-30-night.md). torch.compile (minutes of CPU for some problems, one
+  // run on the GPU at its end) is done between the two holds, so with -j above the number of GPUs one
+  // slot compiles while another times.
+  std::optional<DeviceLock::Hold> gpu;
+  if (auto h = slot.lock->hold(); h) gpu.emplace(std::move(*h));
+  else return h.error();
   auto meta = worker.call("load", {{"problem", task.path.string()}, {"device", lane.torch_device}, {"seed", 0}}, 600s);
   if (!meta) return meta.error();
   auto facts = ProblemFacts::from_json(*meta);
@@ -65,9 +73,10 @@ Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Sl
                                {"runs", options_.runs},         {"precision", options_.precision},
                                {"sets", 2},                     {"seed", 7},
                                {"device", lane.torch_device}, {"cache_dir", (options_.cache_root / "baselines").string()}};
+  gpu.reset();
   if (auto p = worker.call("prepare_baselines", request, 1800s); !p) return p.error();
-  auto gpu = slot.lock->hold();
-  if (!gpu) return gpu.error();
+  if (auto h = slot.lock->hold(); h) gpu.emplace(std::move(*h));
+  else return h.error();
   auto b = worker.call("time_baselines", request, 1800s);
   if (!b) return b.error();
   auto baselines = Baselines::from_json(*b);

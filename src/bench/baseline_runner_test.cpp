@@ -1,12 +1,14 @@
 // The baselines runner against a fake worker: which worker calls run while the lane's GPU lock is
-// held. Loading and torch.compile are CPU work done outside it (other tasks keep timing on the GPU);
-// the timed runs and the calibration are inside it (never two timed measurements on one GPU at once).
+// held. Loading (GPU work: inputs, the reference), the timed runs and the calibration are inside it —
+// nothing of another slot runs on the GPU beside a timing run; torch.compile (CPU work) is outside.
 #include "bench/baseline_runner.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <map>
+#include <optional>
+#include <thread>
 
 #include "common/file_lock.h"
 #include "common/fs.h"
@@ -57,7 +59,7 @@ Result<nlohmann::json> answer(const std::string& op) {
   return Error{"unexpected op " + op};
 }
 
-TEST_F(BaselineRunnerTest, CompilesOutsideTheGpuLockAndTimesInsideIt) {
+TEST_F(BaselineRunnerTest, CompilesOutsideTheGpuLockAndLoadsAndTimesInsideIt) {
   std::vector<std::pair<std::string, bool>> calls;  // op, lock held during it
   auto r = runner([&](const std::string& op, const nlohmann::json&) {
     calls.emplace_back(op, lock_is_held());
@@ -68,26 +70,35 @@ TEST_F(BaselineRunnerTest, CompilesOutsideTheGpuLockAndTimesInsideIt) {
   EXPECT_DOUBLE_EQ(*run.record.eager_ms, 4.0);
   EXPECT_DOUBLE_EQ(*run.record.compile_ms, 3.0);
   EXPECT_EQ(calls, (std::vector<std::pair<std::string, bool>>{
-                       {"load", false}, {"prepare_baselines", false}, {"time_baselines", true}, {"calibrate", true}}));
+                       {"load", true}, {"prepare_baselines", false}, {"time_baselines", true}, {"calibrate", true}}));
   EXPECT_FALSE(lock_is_held()) << "the lock outlives the task";
 }
 
 TEST_F(BaselineRunnerTest, TimingWaitsWhileAnotherProcessHoldsTheGpu) {
-  // The lock is taken before time_baselines, not before load: with the GPU held elsewhere the task
-  // loads and compiles, then waits; once released it times.
-  auto other = FileLock::try_lock(lane_.lock_file);
-  ASSERT_TRUE(other.ok() && other->held());
-  std::vector<std::string> before_release;
+  // Between load and time_baselines the lock is let go (the compile): another process that takes it
+  // then delays the timing until it lets go.
+  std::optional<FileLock> other;
+  std::vector<std::string> seen_while_other_held;
   auto r = runner([&](const std::string& op, const nlohmann::json&) {
-    if (other->held()) {
-      before_release.push_back(op);
-      if (op == "prepare_baselines") other->release();  // the other process finishes its timing now
+    if (other && other->held()) seen_while_other_held.push_back(op);
+    if (op == "prepare_baselines") {
+      auto taken = FileLock::try_lock(lane_.lock_file);
+      EXPECT_TRUE(taken.ok() && taken->held()) << "the lock must be free while compiling";
+      if (taken.ok()) other.emplace(std::move(*taken));
+      std::thread([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        other->release();
+      }).detach();
     }
     return answer(op);
   });
+  auto t0 = std::chrono::steady_clock::now();
   TaskRun run = r.run(ProblemTask{"relu", dir_ / "relu.py", std::nullopt}, lane_, 0);
   EXPECT_EQ(run.record.verdict, TaskVerdict::measured) << run.record.detail;
-  EXPECT_EQ(before_release, (std::vector<std::string>{"load", "prepare_baselines"}));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(90)) << "timing did not wait for the lock";
+  EXPECT_TRUE(seen_while_other_held.empty()) << "a worker call started while another process held the GPU: "
+                                             << seen_while_other_held.front();
+  EXPECT_GT(run.record.gpu_wait_s, 0.05);
 }
 
 TEST_F(BaselineRunnerTest, APrepareFailureIsACrashedTaskWithTheWorkersLine) {

@@ -230,7 +230,7 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
   auto suite = SuiteDir::open(a.out, manifest(a, *tasks));
   if (!suite) return fail(suite.error().message);
   std::vector<ProblemTask> share = shard ? shard_tasks(*tasks, *shard) : *tasks;
-  const int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(lanes->size()) * 2;
+  const int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(lanes->size()) * (a.baselines_only ? 1 : 2);
 
   std::unique_ptr<TaskRunner> runner;
   if (a.baselines_only) {
@@ -365,7 +365,7 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
                   "cuda (default) or cpu: cpu times --baselines-only on the CPU with the wall clock, for tests and CPU-only "
                   "smoke runs (never GPU numbers)");
   cmd->add_option("--gpus", a->gpus, "all (default: every visible GPU, CUDA_VISIBLE_DEVICES respected) or indices like 0,2");
-  cmd->add_option("-j,--jobs", a->jobs, "tasks in flight in total (default: 2 per GPU)")
+  cmd->add_option("-j,--jobs", a->jobs, "tasks in flight in total (default: 2 per GPU; 1 per GPU with --baselines-only)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--filter", a->filters, "keep tasks matching a term: a name substring, a number or a range like 19-32 "
                                           "(comma-separated; repeatable)");
