@@ -62,7 +62,11 @@ lanes_problems="$out/suites/lanes-problems"
 rm -rf "$lanes_problems"; mkdir -p "$lanes_problems"
 for p in ${pick//,/ }; do
   for ((c = 1; c <= ${LANES_COPIES:-1}; c++)); do
-    if [[ "${LANES_COPIES:-1}" == 1 ]]; then cp "$own/$p.py" "$lanes_problems/"; else cp "$own/$p.py" "$lanes_problems/${p}__c$c.py"; fi
+    if [[ "${LANES_COPIES:-1}" == 1 ]]; then cp "$own/$p.py" "$lanes_problems/"; continue; fi
+    # A line that makes each copy's file hash its own: copies share no cached baselines, as distinct
+    # problems would not (in a one-GPU run the second copy found the first's; in a two-GPU run both
+    # ran at once and measured — which made one GPU look faster than it is).
+    { cat "$own/$p.py"; echo "# copy $c for a longer lanes suite"; } >"$lanes_problems/${p}__c$c.py"
   done
 done
 run_lanes() {  # run_lanes NAME GPUS JOBS
@@ -77,7 +81,9 @@ run_lanes() {  # run_lanes NAME GPUS JOBS
   local start=$(date +%s.%N)
   # Each run starts cold — its own cutegen cache (compiles, baselines, calibration) and torch's
   # compile caches — so the one-GPU and two-GPU runs do the same work and tasks/hour compares.
+  # torch's FX graph cache off: copies have the same graph, and would hit it only in the one-GPU run.
   CUTEGEN_CACHE_DIR="$dir.cache" TORCHINDUCTOR_CACHE_DIR="$dir.inductor" TRITON_CACHE_DIR="$dir.triton" \
+  TORCHINDUCTOR_FX_GRAPH_CACHE=0 TORCHINDUCTOR_AUTOGRAD_CACHE=0 \
   "$cutegen" bench "$lanes_problems" --llm "$llm" --steps "${LANES_STEPS:-1}" --profile-from never --tune never --start scratch --gpus "$2" -j "$3" \
     --out "$dir" --quiet >"$dir.md" 2>"$dir.err" || status=1
   local end=$(date +%s.%N)
