@@ -441,14 +441,17 @@ class CandidateSession:
                 self.previous = spec
                 continue
             self._completion(got_out, got_in, staged, k)
-            overrun = max(0, probe - self.probe_limit_ns) + max(0, gather - self.gather_limit_ns)
+            probe_excess, gather_excess = max(0, probe - self.probe_limit_ns), max(0, gather - self.gather_limit_ns)
+            overrun = probe_excess + gather_excess
             event = exchange.reply.get("event_ms")
             events.append(event if isinstance(event, (int, float)) and event >= 0 else None)
             # Never below what the stream's own events saw: a runner can claim less (a lie the hidden-work
             # check catches) but an honest kernel's GPU time is a floor for the time reported.
             wall = max(max(0.0, exchange.wall_ns - self.ping_ns) + overrun, (events[-1] or 0.0) * 1e6)
             walls[spec.kind].append(_ms(wall))
+            # The two parts of the overrun apart: which side of the call the GPU was still busy on.
             self.record.calls.append({"kind": spec.kind, "wall_ms": _ms(wall), "overrun_ms": _ms(overrun),
+                                      "probe_excess_ms": _ms(probe_excess), "gather_excess_ms": _ms(gather_excess),
                                       "event_ms": events[-1]})
             remaining = plan.runs - k
             if audits_left and (remaining <= audits_left or self.sysrand.random() < AUDIT_FRACTION):
