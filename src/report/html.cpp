@@ -1,5 +1,7 @@
 #include "report/html.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 namespace cutegen::html {
@@ -63,7 +65,8 @@ constexpr const char* kPrintScript =
     ".forEach(function(d){d.open=true;});});";
 
 // Sorts a table's row groups (<tbody>, so a row stays with its detail row) by the clicked column:
-// numerically when both keys are numbers, else as text; a second click reverses.
+// numerically when both keys are numbers, else as text, a number before a non-number (a missing value,
+// "—") either way, so the order is total and missing values stay at the bottom; a second click reverses.
 constexpr const char* kSortScript = R"js(
 document.querySelectorAll('table.sortable').forEach(function(t){
   t.querySelectorAll('th').forEach(function(th,col){
@@ -72,7 +75,8 @@ document.querySelectorAll('table.sortable').forEach(function(t){
       var groups=Array.prototype.slice.call(t.tBodies);
       var key=function(g){var c=g.rows[0].cells[col];return c?(c.dataset.sort!==undefined?c.dataset.sort:c.textContent):'';};
       groups.sort(function(a,b){var x=key(a),y=key(b),nx=parseFloat(x),ny=parseFloat(y);
-        if(!isNaN(nx)&&!isNaN(ny))return (nx-ny)*dir; return x.localeCompare(y)*dir;});
+        if(!isNaN(nx)&&!isNaN(ny))return (nx-ny)*dir; if(!isNaN(nx))return -1; if(!isNaN(ny))return 1;
+        return x.localeCompare(y)*dir;});
       groups.forEach(function(g){t.appendChild(g);});
     });
   });
@@ -97,6 +101,15 @@ std::string escape(std::string_view text) {
       case '\'': out += "&#39;"; break;
       default: out += c;
     }
+  }
+  return out;
+}
+
+std::string url_path(std::string_view path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') out += static_cast<char>(c);
+    else out += fmt::format("%{:02X}", c);
   }
   return out;
 }
