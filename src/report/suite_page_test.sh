@@ -35,6 +35,12 @@ check "bench report --format json" test -s "$tmp/summary.json"
 out=$("$cutegen" report "$tmp/base" -o "$tmp/base.html" 2>&1); rc=$?
 check "a baselines-only suite's page" test $rc -eq 0 -a "$out" = "$tmp/base.html"
 check "... shows the best possible speedups" grep -q 'id="physics"' "$tmp/base.html"
+first=$(ls "$tmp/base/results" | head -1)
+echo '{"verdict": 7}' >"$tmp/base/results/$first"
+out=$("$cutegen" report "$tmp/base" -o "$tmp/bad.html" 2>&1); rc=$?
+check "a damaged task record fails with one line naming it" \
+  test $rc -ne 0 -a "$(wc -l <<<"$out")" -eq 1 -a -n "$(grep -F "results/$first" <<<"$out")"
+check "... and writes no page" test ! -e "$tmp/bad.html"
 
 chromium="$(command -v chromium || command -v chromium-browser || true)"
 if [[ -z "$chromium" ]]; then
