@@ -307,7 +307,10 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
   auto summary = summary_of(*suite);
   if (!summary) return fail(summary.error().message);
   if (auto w = write_summary(*suite, *summary); !w) return fail(w.error().message);
-  if (!a.quiet) fmt::print("{}", render_markdown(*summary));
+  if (!a.quiet) {
+    fmt::print("{}", render_markdown(*summary));
+    fmt::print(stderr, "bench: the suite page: {}\n", (suite->path() / "report.html").string());
+  }
   if (!result->stopped.empty())
     return fail(fmt::format("stopped starting tasks: {}; {} not started (re-run the same command to continue)",
                             result->stopped, result->not_started));

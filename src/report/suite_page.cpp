@@ -22,7 +22,7 @@ constexpr const char* kPurple = "#6639ba";
 
 // Table cells use the summary's own formats (bench::format_*), so the page reads like summary.md.
 html::Cell num(std::string shown, const std::optional<double>& v) {
-  if (!v) return html::text_cell(shown);
+  if (!v) return html::text_cell(shown, "num");  // no data-sort: the sorter puts it last
   return html::number_cell(shown, *v);
 }
 html::Cell ms_cell(const std::optional<double>& v) { return num(bench::format_ms(v), v); }
@@ -264,7 +264,7 @@ svg::Chart fast_p_chart(const SuiteView& v) {
 }
 
 std::optional<svg::Chart> speedup_histogram(const std::vector<Bin>& bins, std::string id, std::string title,
-                                            std::string x_label) {
+                                            std::string x_label, std::string below, std::string above) {
   if (bins.empty()) return std::nullopt;
   svg::Chart c;
   c.id = std::move(id);
@@ -272,8 +272,8 @@ std::optional<svg::Chart> speedup_histogram(const std::vector<Bin>& bins, std::s
   c.x = {.label = std::move(x_label), .scale = svg::Scale::log, .min = std::min(bins.front().lo, 0.5),
          .max = std::max(bins.back().hi, 2.0), .unit = "x"};
   c.y = {.label = "tasks", .min = 0, .integer = true};
-  svg::BarSeries slower{.name = "slower", .css_class = "slower", .color = kAmber};
-  svg::BarSeries faster{.name = "faster", .css_class = "faster", .color = kGreen};
+  svg::BarSeries slower{.name = std::move(below), .css_class = "slower", .color = kAmber};
+  svg::BarSeries faster{.name = std::move(above), .css_class = "faster", .color = kGreen};
   size_t most = 1;
   for (const auto& b : bins) {
     most = std::max(most, b.tasks.size());
@@ -347,10 +347,12 @@ std::string render_suite_page(const SuiteView& v) {
             "largest speedup over eager the hardware allows.</p>";
     body += "<h2>Distributions</h2><div class=\"charts\">";
     body += figure(speedup_histogram(v.physics, "physics", "Best speedup over eager the roofline allows (eager / floor)",
-                                     "eager / floor, log bins of a factor sqrt(2)"),
+                                     "eager / floor, log bins of a factor sqrt(2)",
+                                     "eager beats the floor (check it)", "room to win"),
                    "No problem has both an eager time and a roofline floor.");
     body += figure(speedup_histogram(v.compile_over_eager, "compile-over-eager", "torch.compile over eager",
-                                     "eager ms / torch.compile ms, log bins of a factor sqrt(2)"),
+                                     "eager ms / torch.compile ms, log bins of a factor sqrt(2)",
+                                     "torch.compile slower", "torch.compile faster"),
                    "No problem has both an eager and a torch.compile time.");
     body += "</div><h2>Problems</h2>" + baselines_table(v);
   } else {

@@ -16,10 +16,11 @@ namespace cutegen {
 // the summary's table values marked at p = 0, 1, 1.5, 2 (class "fastp-eager" / "fastp-compile").
 svg::Chart fast_p_chart(const SuiteView& v);
 
-// A histogram of `bins` on a log x axis (bars of class "slower" below 1, "faster" from 1 up). nullopt
-// when there is nothing to count.
+// A histogram of `bins` on a log x axis: bars of class "slower" below 1 and "faster" from 1 up, named
+// in the legend `below` and `above`. nullopt when there is nothing to count.
 std::optional<svg::Chart> speedup_histogram(const std::vector<Bin>& bins, std::string id, std::string title,
-                                            std::string x_label);
+                                            std::string x_label, std::string below = "slower",
+                                            std::string above = "faster");
 
 // SOL% of the correct tasks in 10% bins. nullopt when no correct task has a SOL.
 std::optional<svg::Chart> sol_histogram(const SuiteView& v);
