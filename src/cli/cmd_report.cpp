@@ -17,9 +17,10 @@ namespace fs = std::filesystem;
 namespace {
 
 int suite_report(const std::string& dir, const std::string& out) {
-  auto view = load_suite_view(dir);
-  if (!view) return fail(view.error().message);
   const fs::path target = out.empty() ? fs::path(dir) / "report.html" : fs::path(out);
+  // The run pages are linked relative to where this page goes.
+  auto view = load_suite_view(dir, fs::absolute(target).parent_path());
+  if (!view) return fail(view.error().message);
   if (auto w = write_file_atomic(target, render_suite_page(*view)); !w) return fail(w.error().message);
   fmt::print("{}\n", target.string());
   return 0;

@@ -30,6 +30,9 @@ cp "$tmp/level1/report.html" "$tmp/page.html"
 out=$("$cutegen" bench report "$tmp/level1" --format html 2>&1); rc=$?
 check "bench report --format html prints the page's path" test $rc -eq 0 -a "$out" = "$tmp/level1/report.html"
 check "... and writes the same page" cmp -s "$tmp/page.html" "$tmp/level1/report.html"
+out=$("$cutegen" report "$tmp/level1" -o "$tmp/elsewhere.html" 2>&1); rc=$?
+check "a page written elsewhere (-o) links into the suite directory" \
+  test $rc -eq 0 -a -n "$(grep -o 'href="level1/tasks/[^"]*/report.html"' "$tmp/elsewhere.html" | head -1)"
 "$cutegen" bench report "$tmp/level1" --format json >"$tmp/summary.json" 2>/dev/null
 check "bench report --format json" test -s "$tmp/summary.json"
 out=$("$cutegen" report "$tmp/base" -o "$tmp/base.html" 2>&1); rc=$?

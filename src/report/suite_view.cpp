@@ -25,10 +25,20 @@ int log_bin_of(double v) {
   return k;
 }
 
-RunPageLink run_page_link(const fs::path& dir, const bench::TaskRecord& t, const std::string& mode) {
+// The suite directory as seen from the page's directory: "" when they are one.
+fs::path from_page(const fs::path& dir, const fs::path& page_dir) {
+  if (page_dir.empty()) return {};
+  std::error_code ec;
+  fs::path a = fs::weakly_canonical(fs::absolute(dir), ec), b = fs::weakly_canonical(fs::absolute(page_dir), ec);
+  fs::path rel = a.lexically_relative(b);
+  return rel == "." ? fs::path() : rel;
+}
+
+RunPageLink run_page_link(const fs::path& dir, const fs::path& prefix, const bench::TaskRecord& t,
+                          const std::string& mode) {
   RunPageLink l;
   l.path = "tasks/" + t.name + "/report.html";
-  l.href = html::url_path(l.path);
+  l.href = html::url_path((prefix / l.path).string());
   std::error_code ec;
   if (fs::is_regular_file(dir / l.path, ec)) {
     l.exists = true;
@@ -86,12 +96,13 @@ std::vector<Bin> sol_bins(const std::vector<std::pair<std::string, double>>& val
   return bins;
 }
 
-SuiteView make_suite_view(bench::SuiteSummary summary, const fs::path& dir) {
+SuiteView make_suite_view(bench::SuiteSummary summary, const fs::path& dir, const fs::path& page_dir) {
   SuiteView v;
   v.dir = dir;
   v.summary = std::move(summary);
   const auto& tasks = v.summary.tasks;
-  for (const auto& t : tasks) v.links.push_back(run_page_link(dir, t, v.summary.mode));
+  const fs::path prefix = from_page(dir, page_dir);
+  for (const auto& t : tasks) v.links.push_back(run_page_link(dir, prefix, t, v.summary.mode));
   std::vector<std::pair<std::string, double>> eager, compile, ce, physics, sol;
   for (const auto& t : tasks) {
     if (auto x = bench::counted_speedup(t, bench::Baseline::eager)) eager.emplace_back(t.name, *x);
@@ -119,12 +130,13 @@ bool is_suite_dir(const fs::path& dir) {
   return fs::is_regular_file(dir / "suite.json", ec);
 }
 
-Result<SuiteView> load_suite_view(const fs::path& dir) {
+Result<SuiteView> load_suite_view(const fs::path& dir, const fs::path& page_dir) {
   auto suite = bench::SuiteDir::open_existing(dir);
   if (!suite) return suite.error();
   auto records = suite->collect();
   if (!records) return records.error();
-  return make_suite_view(bench::summarize(suite->manifest().mode, suite->manifest().llm, std::move(*records)), dir);
+  return make_suite_view(bench::summarize(suite->manifest().mode, suite->manifest().llm, std::move(*records)), dir,
+                         page_dir);
 }
 
 }  // namespace cutegen

@@ -13,10 +13,10 @@
 
 namespace cutegen {
 
-// A task's run page, relative to the suite directory (tasks/<name>/report.html).
+// A task's run page, tasks/<name>/report.html in the suite directory.
 struct RunPageLink {
-  std::string href;      // URL-escaped relative path
-  std::string path;      // the same path as text
+  std::string href;      // URL-escaped, relative to the directory the page is written to
+  std::string path;      // relative to the suite directory, as text
   bool exists = false;
   std::string missing;   // why there is none ("" when it exists)
 };
@@ -51,12 +51,15 @@ std::vector<Bin> log_bins(const std::vector<std::pair<std::string, double>>& val
 // Percentages in 10% bins from 0 to 100, and [100, inf) when a value reaches it.
 std::vector<Bin> sol_bins(const std::vector<std::pair<std::string, double>>& values);
 
-// The view of a summary; `dir` is where the run pages are looked for (tasks/<name>/report.html).
-SuiteView make_suite_view(bench::SuiteSummary summary, const std::filesystem::path& dir);
+// The view of a summary; `dir` is where the run pages are looked for (tasks/<name>/report.html), and
+// `page_dir` the directory the page goes to (links are relative to it; empty: `dir`), so a page written
+// elsewhere with -o still links to the runs.
+SuiteView make_suite_view(bench::SuiteSummary summary, const std::filesystem::path& dir,
+                          const std::filesystem::path& page_dir = {});
 
 // A bench suite directory's view: its manifest and every task's record, summarized as `bench report`
 // does. Error (one line): not a suite directory, a damaged record.
-Result<SuiteView> load_suite_view(const std::filesystem::path& dir);
+Result<SuiteView> load_suite_view(const std::filesystem::path& dir, const std::filesystem::path& page_dir = {});
 
 // Whether a directory is a bench suite (it has suite.json): `cutegen report` picks the page by this.
 bool is_suite_dir(const std::filesystem::path& dir);

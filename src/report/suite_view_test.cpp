@@ -131,6 +131,13 @@ TEST(SuiteView, RunPageLinksSayWhyOneIsMissing) {
   EXPECT_FALSE(by_name["no_page"].exists);
   EXPECT_NE(by_name["no_page"].missing.find("cutegen report"), std::string::npos) << by_name["no_page"].missing;
   EXPECT_NE(by_name["never"].missing.find("never started"), std::string::npos) << by_name["never"].missing;
+
+  // A page written elsewhere (-o) links back into the suite directory.
+  fs::create_directories(tmp.path / "pages/2025");
+  auto elsewhere = make_suite_view(s, tmp.path, tmp.path / "pages/2025");
+  EXPECT_EQ(elsewhere.links[0].href, "../../tasks/has%20page/report.html");
+  EXPECT_EQ(elsewhere.links[0].path, "tasks/has page/report.html");
+  EXPECT_EQ(make_suite_view(s, tmp.path, tmp.path).links[0].href, "tasks/has%20page/report.html");
 }
 
 TEST(SuiteView, LoadsASuiteDirectoryAsBenchReportDoes) {
