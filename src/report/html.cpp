@@ -28,6 +28,8 @@ table { border-collapse:collapse; width:100%; background:var(--card); }
 th, td { border-bottom:1px solid var(--line); padding:5px 8px; text-align:left; vertical-align:top; }
 th { background:#eef1f6; font-weight:600; white-space:nowrap; }
 table.sortable th { cursor:pointer; } table.sortable th:after { content:" \2195"; color:var(--muted); }
+table.compact th, table.compact td { padding:4px 6px; }
+.scroll { overflow-x:auto; }
 td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 tr.detail td { border-bottom:1px solid var(--line); padding:0 8px 6px; }
 .accepted { color:var(--ok); } .failed, .incorrect, .undone, .unusable { color:var(--bad); }
@@ -56,6 +58,7 @@ svg.chart .title { font-weight:600; font-size:13px; }
   pre { white-space:pre-wrap; word-break:break-word; background:#fff; }
   details > summary { color:var(--fg); }
   table.sortable th:after { content:""; }
+  .scroll { overflow:visible; }
 }
 )css";
 

@@ -138,7 +138,8 @@ std::string fast_p_table(const bench::SuiteSummary& s) {
 
 html::Cell task_cell(const TaskRecord& t, const RunPageLink& l, bool optimize) {
   html::Cell c;
-  c.sort_key = t.name;
+  // KernelBench's number first, so sorting by this column reads 1, 2, ..., 10 rather than 1, 10, 100, 11.
+  c.sort_key = t.number ? fmt::format("{} {}", *t.number, t.name) : t.name;
   if (!optimize && !l.exists)
     c.html = html::escape(t.name);  // baselines have no run pages: nothing to say per task
   else if (l.exists)
@@ -153,6 +154,7 @@ std::string optimize_table(const SuiteView& v) {
   html::Table t;
   t.id = "tasks";
   t.sortable = true;
+  t.css_class = "compact";
   t.headers = {"task", "verdict", "best ms", "eager ms", "compile ms", "x eager", "x compile", "SOL", "steps",
                "LLM calls", "tokens", "$", "wall", "example"};
   for (size_t i = 0; i < v.summary.tasks.size(); ++i) {
@@ -167,13 +169,14 @@ std::string optimize_table(const SuiteView& v) {
                       over ? html::number_cell(bench::format_duration(r.wall_s), r.wall_s) : html::text_cell("—"),
                       html::text_cell(r.example.empty() ? "—" : r.example)});
   }
-  return t.render();
+  return "<div class=\"scroll\">" + t.render() + "</div>";
 }
 
 std::string baselines_table(const SuiteView& v) {
   html::Table t;
   t.id = "tasks";
   t.sortable = true;
+  t.css_class = "compact";
   t.headers = {"task", "verdict", "eager ms", "compile ms", "compile/eager", "floor ms", "bound", "eager/floor",
                "GFLOP", "MB"};
   for (size_t i = 0; i < v.summary.tasks.size(); ++i) {
@@ -189,7 +192,7 @@ std::string baselines_table(const SuiteView& v) {
                       speedup_cell(r.physics_speedup()), num(gflop ? fmt::format("{:.3g}", *gflop) : "—", gflop),
                       num(mb ? fmt::format("{:.3g}", *mb) : "—", mb)});
   }
-  return t.render();
+  return "<div class=\"scroll\">" + t.render() + "</div>";
 }
 
 // What went wrong per task, as summary.md lists it.

@@ -93,7 +93,7 @@ TEST(SuitePage, TaskTableHasEveryTaskWithItsNumbers) {
   std::string page = render_suite_page(make_suite_view(s, "/suites/l1"));
   std::string table = element(page, "table", "tasks");
   ASSERT_FALSE(table.empty());
-  EXPECT_TRUE(has(table, "class=\"sortable\""));
+  EXPECT_TRUE(has(table, "class=\"compact sortable\""));
   EXPECT_EQ(count(table, "<tbody><tr>"), 100);
   int checked = 0;
   for (const auto& t : s.tasks) {
