@@ -98,7 +98,7 @@ check "baselines: the table is printed" grep -q '^| relu | measured |' "$tmp/b.o
 check "baselines: CPU times are labelled" grep -q 'CPU times' "$tmp/b.out"
 check "baselines: a problem that does not import is problem_error" grep -q '^| broken | problem_error |' "$tmp/b.out"
 check "baselines: with the worker's message" grep -q 'broken (problem_error): .*no inputs today' "$tmp/b.out"
-for f in summary.md summary.csv summary.json suite.json results/relu.json; do check "baselines: $f written" test -s "$tmp/b/$f"; done
+for f in summary.md summary.csv summary.json report.html suite.json results/relu.json; do check "baselines: $f written" test -s "$tmp/b/$f"; done
 out=$("$cutegen" bench report "$tmp/b" --format json)
 check "report --format json counts 3 measured and 1 problem error" python3 -c '
 import json, sys

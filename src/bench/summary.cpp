@@ -19,22 +19,15 @@ std::optional<double> geomean(const std::vector<double>& xs) {
   return std::exp(log_sum / static_cast<double>(xs.size()));
 }
 
-SpeedupStats speedups(const std::vector<TaskRecord>& tasks, std::optional<double> (TaskRecord::*speedup)() const) {
+SpeedupStats speedups(const std::vector<TaskRecord>& tasks, Baseline b) {
   SpeedupStats s;
   std::vector<double> xs;
   for (const auto& t : tasks) {
     if (t.verdict != TaskVerdict::correct) continue;
-    auto x = (t.*speedup)();
-    if (!x) {
-      ++s.missing_baseline;
-      continue;
-    }
-    xs.push_back(*x);
-    for (size_t i = 0; i < kFastP.size(); ++i)
-      if (*x > kFastP[i]) s.fast_p[i] += 1;
+    if (auto x = counted_speedup(t, b)) xs.push_back(*x);
+    else ++s.missing_baseline;
   }
-  if (!tasks.empty())
-    for (auto& f : s.fast_p) f /= static_cast<double>(tasks.size());
+  for (size_t i = 0; i < kFastP.size(); ++i) s.fast_p[i] = fast_p(tasks, b, kFastP[i]);
   s.counted = static_cast<int>(xs.size());
   if (!xs.empty()) {
     double sum = 0;
@@ -52,14 +45,10 @@ nlohmann::json to_json(const SpeedupStats& s) {
           {"counted", s.counted}, {"missing_baseline", s.missing_baseline}};
 }
 
-std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "—"; }
-std::string times(const std::optional<double>& v) { return v ? fmt::format("{:.2f}x", *v) : "—"; }
-std::string pct(const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v) : "—"; }
-std::string duration(double s) {
-  if (s < 90) return fmt::format("{:.0f}s", s);
-  if (s < 5400) return fmt::format("{:.0f}m", s / 60);
-  return fmt::format("{:.1f}h", s / 3600);
-}
+std::string ms(const std::optional<double>& v) { return format_ms(v); }
+std::string times(const std::optional<double>& v) { return format_speedup(v); }
+std::string pct(const std::optional<double>& v) { return format_pct(v); }
+std::string duration(double s) { return format_duration(s); }
 // Table cells hold one line without pipes.
 std::string cell(std::string s, size_t max = 80) {
   std::replace(s.begin(), s.end(), '\n', ' ');
@@ -78,6 +67,33 @@ std::string csv(const std::optional<double>& v) { return v ? fmt::format("{:.6g}
 
 }  // namespace
 
+std::optional<double> counted_speedup(const TaskRecord& t, Baseline b) {
+  if (t.verdict != TaskVerdict::correct) return std::nullopt;
+  return b == Baseline::eager ? t.speedup_eager() : t.speedup_compile();
+}
+
+double fast_p(const std::vector<TaskRecord>& tasks, Baseline b, double p) {
+  if (tasks.empty()) return 0;
+  int fast = 0;
+  for (const auto& t : tasks)
+    if (auto x = counted_speedup(t, b); x && *x > p) ++fast;
+  return static_cast<double>(fast) / static_cast<double>(tasks.size());
+}
+
+std::optional<double> compile_over_eager(const TaskRecord& t) {
+  if (!t.eager_ms || !t.compile_ms || *t.compile_ms <= 0) return std::nullopt;
+  return *t.eager_ms / *t.compile_ms;
+}
+
+std::string format_ms(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "—"; }
+std::string format_speedup(const std::optional<double>& v) { return v ? fmt::format("{:.2f}x", *v) : "—"; }
+std::string format_pct(const std::optional<double>& v) { return v ? fmt::format("{:.0f}%", *v) : "—"; }
+std::string format_duration(double s) {
+  if (s < 90) return fmt::format("{:.0f}s", s);
+  if (s < 5400) return fmt::format("{:.0f}m", s / 60);
+  return fmt::format("{:.1f}h", s / 3600);
+}
+
 SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord> tasks) {
   SuiteSummary s;
   s.mode = std::move(mode);
@@ -88,7 +104,7 @@ SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord
   double first_start = 0, last_finish = 0;
   std::map<std::string, LaneStats> lanes;
   std::set<std::string> devices;
-  std::vector<double> compile_over_eager, physics;
+  std::vector<double> compile_ratios, physics;
   for (const auto& t : s.tasks) {
     switch (t.verdict) {
       case TaskVerdict::correct: ++s.correct; break;
@@ -116,18 +132,14 @@ SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord
       }
     }
     if (t.verdict == TaskVerdict::measured) {
-      if (auto x = [&]() -> std::optional<double> {
-            if (!t.eager_ms || !t.compile_ms || *t.compile_ms <= 0) return std::nullopt;
-            return *t.eager_ms / *t.compile_ms;
-          }())
-        compile_over_eager.push_back(*x);
+      if (auto x = compile_over_eager(t)) compile_ratios.push_back(*x);
       if (auto x = t.physics_speedup()) physics.push_back(*x);
     }
   }
   if (s.mode == "optimize" && s.total > 0) s.correct_rate = static_cast<double>(s.correct) / s.total;
-  s.over_eager = speedups(s.tasks, &TaskRecord::speedup_eager);
-  s.over_compile = speedups(s.tasks, &TaskRecord::speedup_compile);
-  s.compile_over_eager_geomean = geomean(compile_over_eager);
+  s.over_eager = speedups(s.tasks, Baseline::eager);
+  s.over_compile = speedups(s.tasks, Baseline::compile);
+  s.compile_over_eager_geomean = geomean(compile_ratios);
   s.physics_geomean = geomean(physics);
   if (s.finished > 0 && last_finish > first_start && first_start > 0) {
     s.span_s = last_finish - first_start;
@@ -215,8 +227,7 @@ std::string render_markdown(const SuiteSummary& s) {
     out += "| task | verdict | eager ms | compile ms | compile/eager | floor ms | bound | eager/floor | GFLOP | MB |\n"
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
     for (const auto& t : s.tasks) {
-      std::optional<double> ce;
-      if (t.eager_ms && t.compile_ms && *t.compile_ms > 0) ce = *t.eager_ms / *t.compile_ms;
+      std::optional<double> ce = compile_over_eager(t);
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(t.name), to_string(t.verdict),
                          ms(t.eager_ms), t.compile_error.empty() ? ms(t.compile_ms) : "error", times(ce), ms(t.floor_ms),
                          t.floor_bound.empty() ? "—" : t.floor_bound, times(t.physics_speedup()),

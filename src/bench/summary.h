@@ -60,6 +60,21 @@ struct SuiteSummary {
   nlohmann::json to_json() const;
 };
 
+// A task's speedup as fast_p and the means count it: nullopt unless the task is correct and has the
+// baseline. The HTML page's curves and histograms use these too, so they cannot disagree with the table.
+enum class Baseline { eager, compile };
+std::optional<double> counted_speedup(const TaskRecord& t, Baseline b);
+// KernelBench's fast_p at any p: the fraction of all `tasks` with a counted speedup > p (0 without tasks).
+double fast_p(const std::vector<TaskRecord>& tasks, Baseline b, double p);
+// torch.compile over eager (eager / compile) for a measured problem with both baselines.
+std::optional<double> compile_over_eager(const TaskRecord& t);
+
+// The cell formats of every rendering (markdown, HTML): "—" for a missing value.
+std::string format_ms(const std::optional<double>& v);       // 4 significant digits
+std::string format_speedup(const std::optional<double>& v);  // "1.23x"
+std::string format_pct(const std::optional<double>& v);      // "95%"
+std::string format_duration(double seconds);                 // "42s", "12m", "3.1h"
+
 // `tasks`: one record per task of the suite (the scheduler's records, not_started for the rest).
 SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord> tasks);
 

@@ -129,3 +129,24 @@ TEST(TaskRecord, RoundTripsAndNamesABadField) {
   j["verdict"] = "great";
   EXPECT_FALSE(TaskRecord::from_json(j).ok());
 }
+
+// fast_p at any p (the suite page's curves) agrees with the table's four values and counts only
+// correct tasks with the baseline.
+TEST(Summary, FastPAtAnyPIsTheTablesDefinition) {
+  std::vector<TaskRecord> tasks{task("a", TaskVerdict::correct, 1.0, 4.0, 2.0),
+                                task("b", TaskVerdict::correct, 1.0, 2.0, std::nullopt),
+                                task("c", TaskVerdict::no_correct_kernel, 1.0, 9.0, 9.0),
+                                task("d", TaskVerdict::correct, 2.0, 1.0, 0.5)};
+  auto s = summarize("optimize", "x", tasks);
+  for (size_t i = 0; i < kFastP.size(); ++i) {
+    EXPECT_EQ(fast_p(s.tasks, Baseline::eager, kFastP[i]), s.over_eager.fast_p[i]);
+    EXPECT_EQ(fast_p(s.tasks, Baseline::compile, kFastP[i]), s.over_compile.fast_p[i]);
+  }
+  EXPECT_DOUBLE_EQ(fast_p(tasks, Baseline::eager, 3.9), 0.25);
+  EXPECT_DOUBLE_EQ(fast_p(tasks, Baseline::eager, 4.0), 0.0);
+  EXPECT_FALSE(counted_speedup(tasks[2], Baseline::eager)) << "a task without a correct kernel has no speedup";
+  EXPECT_FALSE(counted_speedup(tasks[1], Baseline::compile));
+  EXPECT_EQ(fast_p({}, Baseline::eager, 0), 0);
+  EXPECT_EQ(format_speedup(std::nullopt), "—");
+  EXPECT_EQ(format_ms(0.52617), "0.5262");
+}

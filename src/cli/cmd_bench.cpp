@@ -16,6 +16,8 @@
 #include "bench/scheduler.h"
 #include "bench/slurm.h"
 #include "bench/summary.h"
+#include "report/suite_page.h"
+#include "report/suite_view.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
 #include "cli/progress_line.h"
@@ -141,10 +143,12 @@ Result<std::vector<ProblemTask>> resolve_tasks(const BenchArgs& a) {
   return tasks;
 }
 
+// One summary, four renderings: the tables and the suite's HTML page cannot disagree.
 Status write_summary(const SuiteDir& suite, const SuiteSummary& s) {
   if (auto w = write_file_atomic(suite.path() / "summary.md", render_markdown(s)); !w) return w;
   if (auto w = write_file_atomic(suite.path() / "summary.csv", render_csv(s)); !w) return w;
-  return write_file_atomic(suite.path() / "summary.json", s.to_json().dump(2) + "\n");
+  if (auto w = write_file_atomic(suite.path() / "summary.json", s.to_json().dump(2) + "\n"); !w) return w;
+  return write_file_atomic(suite.path() / "report.html", render_suite_page(make_suite_view(s, suite.path())));
 }
 
 Result<SuiteSummary> summary_of(const SuiteDir& suite) {
@@ -306,7 +310,10 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
   auto summary = summary_of(*suite);
   if (!summary) return fail(summary.error().message);
   if (auto w = write_summary(*suite, *summary); !w) return fail(w.error().message);
-  if (!a.quiet) fmt::print("{}", render_markdown(*summary));
+  if (!a.quiet) {
+    fmt::print("{}", render_markdown(*summary));
+    fmt::print(stderr, "bench: the suite page: {}\n", (suite->path() / "report.html").string());
+  }
   if (!result->stopped.empty())
     return fail(fmt::format("stopped starting tasks: {}; {} not started (re-run the same command to continue)",
                             result->stopped, result->not_started));
@@ -344,7 +351,8 @@ int run_report(const std::string& dir, const std::string& format) {
   auto s = summary_of(*suite);
   if (!s) return fail(s.error().message);
   if (auto w = write_summary(*suite, *s); !w) return fail(w.error().message);
-  if (format == "csv") fmt::print("{}", render_csv(*s));
+  if (format == "html") fmt::print("{}\n", (suite->path() / "report.html").string());
+  else if (format == "csv") fmt::print("{}", render_csv(*s));
   else if (format == "json") fmt::print("{}\n", s->to_json().dump(2));
   else fmt::print("{}", render_markdown(*s));
   return 0;
@@ -411,9 +419,10 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
   status->add_option("dir", *dir, "the suite directory")->required();
   auto format = std::make_shared<std::string>("md");
   auto* report = cmd->add_subcommand("report", "The suite's tables from whatever has finished (all shards): writes summary.md, "
-                                               ".csv, .json and prints one");
+                                               ".csv, .json and report.html (the suite page) and prints one");
   report->add_option("dir", *dir, "the suite directory")->required();
-  report->add_option("--format", *format, "what to print: md (default), csv or json")->check(CLI::IsMember({"md", "csv", "json"}));
+  report->add_option("--format", *format, "what to print: md (default), csv, json, or html (the path of DIR/report.html)")
+      ->check(CLI::IsMember({"md", "csv", "json", "html"}));
   status->callback([&exit_code, dir] { exit_code = run_status(*dir); });
   report->callback([&exit_code, dir, format] { exit_code = run_report(*dir, *format); });
   cmd->callback([&global, &exit_code, a, cmd, status, report] {

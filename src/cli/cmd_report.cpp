@@ -1,5 +1,6 @@
-// `cutegen report RUN_DIR [-o FILE.html]`: the run's HTML page (docs/report.md), rendered from its
-// directory alone, so a finished, interrupted or copied run can be reported again at any time.
+// `cutegen report RUN_DIR|SUITE_DIR [-o FILE.html]`: the run's or the bench suite's HTML page
+// (docs/report.md), rendered from its directory alone, so a finished, interrupted or copied run or
+// suite can be reported again at any time.
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -8,12 +9,25 @@
 #include "common/fs.h"
 #include "report/run_page.h"
 #include "report/run_view.h"
+#include "report/suite_page.h"
+#include "report/suite_view.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
 namespace {
 
+int suite_report(const std::string& dir, const std::string& out) {
+  const fs::path target = out.empty() ? fs::path(dir) / "report.html" : fs::path(out);
+  // The run pages are linked relative to where this page goes.
+  auto view = load_suite_view(dir, fs::absolute(target).parent_path());
+  if (!view) return fail(view.error().message);
+  if (auto w = write_file_atomic(target, render_suite_page(*view)); !w) return fail(w.error().message);
+  fmt::print("{}\n", target.string());
+  return 0;
+}
+
 int run_report(const std::string& dir, const std::string& out) {
+  if (is_suite_dir(dir)) return suite_report(dir, out);
   auto view = load_run_view(dir);
   if (!view) return fail(view.error().message);
   const fs::path target = out.empty() ? fs::path(dir) / "report.html" : fs::path(out);
@@ -29,9 +43,13 @@ int run_report(const std::string& dir, const std::string& out) {
 void add_report_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
   auto dir = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("report", "Write a run's self-contained HTML page (charts, steps, diffs, cost)");
-  cmd->add_option("run_dir", *dir, "the run directory of a `cutegen optimize` run (its --out)")->required();
-  cmd->add_option("-o,--output", *out, "the HTML file to write (default: RUN_DIR/report.html)");
+  auto* cmd = app.add_subcommand(
+      "report", "Write a run's or a bench suite's self-contained HTML page (charts, steps or tasks, diffs, cost)");
+  cmd->add_option("dir", *dir,
+                  "a `cutegen optimize` run directory (its --out), or a `cutegen bench` suite directory (it has "
+                  "suite.json)")
+      ->required();
+  cmd->add_option("-o,--output", *out, "the HTML file to write (default: DIR/report.html)");
   cmd->callback([&exit_code, dir, out] { exit_code = run_report(*dir, *out); });
 }
 

@@ -1,5 +1,7 @@
 #include "report/html.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 namespace cutegen::html {
@@ -26,6 +28,8 @@ table { border-collapse:collapse; width:100%; background:var(--card); }
 th, td { border-bottom:1px solid var(--line); padding:5px 8px; text-align:left; vertical-align:top; }
 th { background:#eef1f6; font-weight:600; white-space:nowrap; }
 table.sortable th { cursor:pointer; } table.sortable th:after { content:" \2195"; color:var(--muted); }
+table.compact th, table.compact td { padding:4px 6px; }
+.scroll { overflow-x:auto; }
 td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 tr.detail td { border-bottom:1px solid var(--line); padding:0 8px 6px; }
 .accepted { color:var(--ok); } .failed, .incorrect, .undone, .unusable { color:var(--bad); }
@@ -54,6 +58,7 @@ svg.chart .title { font-weight:600; font-size:13px; }
   pre { white-space:pre-wrap; word-break:break-word; background:#fff; }
   details > summary { color:var(--fg); }
   table.sortable th:after { content:""; }
+  .scroll { overflow:visible; }
 }
 )css";
 
@@ -63,7 +68,8 @@ constexpr const char* kPrintScript =
     ".forEach(function(d){d.open=true;});});";
 
 // Sorts a table's row groups (<tbody>, so a row stays with its detail row) by the clicked column:
-// numerically when both keys are numbers, else as text; a second click reverses.
+// numerically when both keys are numbers, else as text, a number before a non-number (a missing value,
+// "—") either way, so the order is total and missing values stay at the bottom; a second click reverses.
 constexpr const char* kSortScript = R"js(
 document.querySelectorAll('table.sortable').forEach(function(t){
   t.querySelectorAll('th').forEach(function(th,col){
@@ -72,7 +78,8 @@ document.querySelectorAll('table.sortable').forEach(function(t){
       var groups=Array.prototype.slice.call(t.tBodies);
       var key=function(g){var c=g.rows[0].cells[col];return c?(c.dataset.sort!==undefined?c.dataset.sort:c.textContent):'';};
       groups.sort(function(a,b){var x=key(a),y=key(b),nx=parseFloat(x),ny=parseFloat(y);
-        if(!isNaN(nx)&&!isNaN(ny))return (nx-ny)*dir; return x.localeCompare(y)*dir;});
+        if(!isNaN(nx)&&!isNaN(ny))return (nx-ny)*dir; if(!isNaN(nx))return -1; if(!isNaN(ny))return 1;
+        return x.localeCompare(y)*dir;});
       groups.forEach(function(g){t.appendChild(g);});
     });
   });
@@ -97,6 +104,15 @@ std::string escape(std::string_view text) {
       case '\'': out += "&#39;"; break;
       default: out += c;
     }
+  }
+  return out;
+}
+
+std::string url_path(std::string_view path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') out += static_cast<char>(c);
+    else out += fmt::format("%{:02X}", c);
   }
   return out;
 }

@@ -13,6 +13,10 @@ namespace cutegen::html {
 // Text for element content and quoted attribute values: & < > " ' become entities.
 std::string escape(std::string_view text);
 
+// A relative path as a URL path: every byte but unreserved characters and '/' percent-encoded (a task
+// named "a#b" or "50% off" must still link to its own directory). Escape it again for an attribute.
+std::string url_path(std::string_view path);
+
 // A <pre> block of untrusted text.
 std::string pre(std::string_view text, std::string_view css_class = "");
 

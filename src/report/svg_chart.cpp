@@ -130,6 +130,11 @@ std::string render(const Chart& c) {
       if (!on_band) ys.push_back(p.y);
     }
   }
+  for (const auto& b : c.bars)
+    for (const auto& bar : b.bars) {
+      xs.insert(xs.end(), {bar.x0, bar.x1});
+      ys.insert(ys.end(), {0.0, bar.y});
+    }
   for (const auto& h : c.hlines) ys.push_back(h.y);
   for (const auto& v : c.vlines) xs.push_back(v.x);
   const Range rx = make_range(c.x, xs), ry = make_range(c.y, ys);
@@ -204,6 +209,20 @@ std::string render(const Chart& c) {
       o += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>", num(px(v.x) + 4), num(top + 12), html::escape(v.label));
   o += "</g>";
 
+  // Bars, with a pixel of space between neighbours.
+  for (const auto& b : c.bars) {
+    o += fmt::format("<g class=\"bars {}\">", html::escape(b.css_class));
+    for (const auto& bar : b.bars) {
+      double x0 = px(bar.x0), x1 = px(bar.x1), y = py(bar.y), base = py(std::max(ry.lo, 0.0));
+      double w = std::max(1.0, x1 - x0 - 1.5);
+      o += fmt::format("<rect class=\"bar {}\" data-x0=\"{}\" data-x1=\"{}\" data-y=\"{}\" x=\"{}\" y=\"{}\" "
+                       "width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+                       html::escape(b.css_class), bar.x0, bar.x1, bar.y, num(x0 + 0.75), num(y), num(w),
+                       num(std::max(0.0, base - y)), b.color, html::escape(bar.tooltip));
+    }
+    o += "</g>";
+  }
+
   // Lines, then points on top.
   for (const auto& s : c.series) {
     if ((!s.line && !s.step_line) || s.data.size() < 2) continue;
@@ -249,6 +268,13 @@ std::string render(const Chart& c) {
                                                num(lx), num(lx + 12), num(cy), it->color);
     legend = fmt::format("<g class=\"legend-item\">{}<text x=\"{}\" y=\"{}\">{}</text></g>", sym, num(lx + 15),
                          num(cy + 4), html::escape(it->name)) + legend;
+  }
+  for (auto it = c.bars.rbegin(); it != c.bars.rend(); ++it) {
+    if (it->name.empty()) continue;
+    lx -= 24 + 7.0 * it->name.size();
+    legend = fmt::format("<g class=\"legend-item\"><rect x=\"{}\" y=\"26\" width=\"11\" height=\"11\" fill=\"{}\"/>"
+                         "<text x=\"{}\" y=\"36\">{}</text></g>",
+                         num(lx), it->color, num(lx + 15), html::escape(it->name)) + legend;
   }
   o += "<g class=\"legend\">" + legend + "</g>";
   return o + "</svg>";

@@ -43,6 +43,20 @@ struct Series {
   std::vector<Point> data;
 };
 
+// Bars for histograms and per-item charts: each spans [x0, x1) from 0 up to y (the y axis should be
+// linear from 0). Drawn as <rect class="bar CLASS"> carrying data-x0, data-x1 and data-y.
+struct Bar {
+  double x0 = 0, x1 = 0, y = 0;
+  std::string tooltip;    // text (escaped when drawn), shown on hover
+};
+
+struct BarSeries {
+  std::string name;       // legend text
+  std::string css_class;
+  std::string color;
+  std::vector<Bar> bars;
+};
+
 struct HLine {
   double y = 0;
   std::string label;      // drawn at the left end, above the line
@@ -63,6 +77,7 @@ struct Chart {
   int width = 560, height = 340;
   Axis x, y;
   std::vector<Series> series;
+  std::vector<BarSeries> bars;  // drawn under the series
   std::vector<HLine> hlines;
   std::vector<VLine> vlines;
   // Points whose value is off the chart's scale (a failed attempt has no time) can sit on a band at

@@ -75,3 +75,29 @@ TEST(SvgChart, HigherValuesAreDrawnHigher) {
   EXPECT_GT(cy[0], cy[1]) << "SVG y grows downwards";
   EXPECT_NE(s.find("data-y-scale=\"log\""), std::string::npos);
 }
+
+// Histogram bars: one rect per bar from the zero line up, carrying its span and height, the tooltip
+// escaped, and a legend entry per named bar series.
+TEST(SvgChart, BarsSpanTheirBinFromZero) {
+  svg::Chart c;
+  c.id = "h";
+  c.width = 400;
+  c.height = 300;
+  c.x = {.label = "x", .min = 0, .max = 4};
+  c.y = {.label = "n", .min = 0, .max = 10};
+  c.bars = {{.name = "faster", .css_class = "faster", .color = "#0a0",
+             .bars = {{.x0 = 1, .x1 = 2, .y = 5, .tooltip = "a<b"}, {.x0 = 2, .x1 = 3, .y = 10}}}};
+  std::string out = svg::render(c);
+  EXPECT_EQ(count(out, "<rect class=\"bar faster\""), 2);
+  EXPECT_NE(out.find("data-x0=\"1\" data-x1=\"2\" data-y=\"5\""), std::string::npos) << out;
+  EXPECT_NE(out.find("<title>a&lt;b</title>"), std::string::npos);
+  EXPECT_NE(out.find(">faster</text>"), std::string::npos) << "legend";
+  // Heights are proportional: the 10 bar is twice the 5 bar, both standing on the same baseline.
+  std::regex re("data-y=\"(\\d+)\" x=\"[^\"]+\" y=\"([^\"]+)\" width=\"[^\"]+\" height=\"([^\"]+)\"");
+  std::vector<std::pair<double, double>> geo;  // (top, height)
+  for (std::sregex_iterator it(out.begin(), out.end(), re), end; it != end; ++it)
+    geo.emplace_back(std::stod((*it)[2]), std::stod((*it)[3]));
+  ASSERT_EQ(geo.size(), 2u);
+  EXPECT_NEAR(geo[1].second, 2 * geo[0].second, 0.2);
+  EXPECT_NEAR(geo[0].first + geo[0].second, geo[1].first + geo[1].second, 0.1);
+}
