@@ -1,0 +1,290 @@
+// Library kernel: y = log_softmax(x, dim=-1) = (x - max) - log(sum(exp(x - max))) for a contiguous fp32
+// tensor (..., N), any N, with each row read from DRAM exactly once when it fits on a thread-block
+// cluster's shared memory. This is examples/kernels/softmax_cluster.cu with kLogSoftmax = true (the
+// contract allows no local includes, so the two files are kept identical apart from that and this
+// header; python/tests/test_library_kernels.py checks it). Below, "softmax" reads "log-softmax".
+//
+// Why it is fast. Softmax needs the row's (max, sum of exp) before it can write anything, so a
+// one-CTA-per-row kernel reads every row twice (once for the statistics, once to normalise) or keeps
+// the row on chip. A KernelBench row (393216 fp32 = 1.5 MB) is far larger than one SM's shared memory
+// (227 KB), but not than a cluster's: 8 CTAs (the portable cluster size) of 192 KB each hold it.
+//   1. load: each CTA of the cluster copies its slice of the row into shared memory with cp.async
+//      (16-byte vectors, .cg: no L1 allocation), every copy issued before the first wait, so a CTA has
+//      its whole 192 KB slice in flight -- DRAM sees enough outstanding bytes per SM to run at its
+//      peak. The copies are committed in SMC_STAGES groups and the (max, sum) of stage s is computed
+//      as soon as stage s lands, overlapping the SFU work with the rest of the load.
+//   2. statistics: the online-softmax recurrence per thread (one rescale per 4-vector), warp
+//      shuffles, a fixed-order sum over warps, then the cluster's CTAs exchange their (max, sum)
+//      through distributed shared memory (each CTA reads every peer's pair in rank order, so all
+//      CTAs of a row compute bit-identical statistics and the result is deterministic).
+//   3. write: each CTA normalises its slice straight from shared memory and stores 16-byte vectors.
+// Total DRAM traffic: one read and one write of the tensor, the floor.
+// Every thread only reads back the vectors it copied itself, so the slice needs no CTA barrier; the
+// cluster barrier orders the statistics exchange. The exchange slots are double-buffered by row
+// parity, so one cluster barrier per row is enough; a last barrier keeps a CTA's shared memory alive
+// until its peers have read it.
+//
+// Other sizes stay correct: short rows use a smaller cluster (down to one CTA); rows whose slice does
+// not fit in shared memory (or misaligned tensors, N % 4 != 0) take the streaming path of the same
+// kernel -- statistics from a first read, output from a second -- instead of returning an error.
+//
+// Launched with cudaLaunchKernelExC (cluster dimension attribute) and opted in to more than 48 KB of
+// dynamic shared memory with cudaFuncSetAttribute. Knobs (docs/tuning.md) are prefixed SMC_.
+#include <cutegen/kernel.h>
+
+#include <cooperative_groups.h>
+
+#include <cute/arch/copy_sm80.hpp>
+#include <cute/atom/copy_atom.hpp>
+#include <cute/tensor.hpp>
+
+// The largest cluster a row is spread over; 16 is beyond the portable size (allowed on H100/H200 with
+// cudaFuncAttributeNonPortableClusterSizeAllowed) and puts two 96 KB CTAs on an SM, so one CTA's load
+// overlaps another's statistics and stores.
+// cutegen:knob SMC_CLUSTER in {2, 4, 8, 16}
+#ifndef SMC_CLUSTER
+#define SMC_CLUSTER 8
+#endif
+// cutegen:knob SMC_THREADS in {256, 512, 1024}
+#ifndef SMC_THREADS
+#define SMC_THREADS 1024
+#endif
+// cp.async groups a slice is loaded in: the statistics of one group overlap the loads of the next.
+// cutegen:knob SMC_STAGES in {1, 2, 4, 8}
+#ifndef SMC_STAGES
+#define SMC_STAGES 4
+#endif
+
+using namespace cute;
+namespace cg = cooperative_groups;
+
+namespace softmax_cluster {
+
+constexpr bool kLogSoftmax = true;  // softmax_cluster.cu: false
+constexpr int kThreads = SMC_THREADS;
+constexpr int kWarps = kThreads / 32;
+constexpr int kStages = SMC_STAGES;
+constexpr int kMaxCluster = SMC_CLUSTER;
+// A cluster is halved while every CTA would still get fewer than this many values: short rows are
+// better served by fewer, fuller CTAs.
+constexpr int64_t kMinValuesPerCta = int64_t(kThreads) * 4 * 8;
+
+struct MaxSum {
+  float max;
+  float sum;
+};
+
+__device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
+  const float m = fmaxf(a.max, b.max);
+  if (m == -INFINITY) return {m, 0.f};  // both empty: avoid (-inf) - (-inf)
+  return {m, a.sum * expf(a.max - m) + b.sum * expf(b.max - m)};
+}
+
+// Folds a vector of values into a running (max, sum) with one rescale of the old sum.
+template <class Frag>
+__device__ __forceinline__ MaxSum fold(MaxSum acc, Frag const& v) {
+  float m = acc.max;
+  CUTE_UNROLL
+  for (int i = 0; i < size(v); ++i) m = fmaxf(m, v(i));
+  if (m == -INFINITY) return acc;
+  float sum = acc.sum * expf(acc.max - m);
+  CUTE_UNROLL
+  for (int i = 0; i < size(v); ++i) sum += expf(v(i) - m);
+  return {m, sum};
+}
+
+// The CTA's (max, sum) in every thread, combined in a fixed order (deterministic).
+__device__ MaxSum block_reduce(MaxSum v, MaxSum* scratch) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = combine(v, MaxSum{__shfl_xor_sync(0xffffffffu, v.max, offset), __shfl_xor_sync(0xffffffffu, v.sum, offset)});
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  MaxSum total{-INFINITY, 0.f};
+  for (int w = 0; w < kWarps; ++w) total = combine(total, scratch[w]);
+  __syncthreads();  // `scratch` is reused by the next row
+  return total;
+}
+
+// The row's (max, sum): every CTA publishes its pair in its own shared memory, then reads all of the
+// cluster's pairs through distributed shared memory, in rank order.
+__device__ MaxSum cluster_reduce(MaxSum mine, MaxSum* slots, int parity) {
+  cg::cluster_group cluster = cg::this_cluster();
+  if (threadIdx.x == 0) slots[parity] = mine;
+  cluster.sync();  // release/acquire: every peer's slot is written and visible
+  const unsigned ctas = cluster.num_blocks();
+  MaxSum pairs[kMaxCluster];
+  CUTE_UNROLL
+  for (int r = 0; r < kMaxCluster; ++r)  // all remote loads in flight before the first combine
+    pairs[r] = r < ctas ? cluster.map_shared_rank(slots, r)[parity] : MaxSum{-INFINITY, 0.f};
+  MaxSum total{-INFINITY, 0.f};
+  CUTE_UNROLL
+  for (int r = 0; r < kMaxCluster; ++r) total = combine(total, pairs[r]);
+  return total;
+}
+
+template <int kVec, class Src, class Dst>
+__device__ __forceinline__ void move(Src const& src, Dst&& dst) {
+  if constexpr (kVec == 4)
+    copy_aligned(src, dst);  // one 16-byte access
+  else
+    copy(src, dst);
+}
+
+// grid (cluster size, rows), cluster (cluster size, 1, 1): the CTA of rank k owns vectors
+// [k * slice_vecs, (k + 1) * slice_vecs) of each row its cluster handles.
+// kResident: the slice is staged in shared memory (kVec == 4 only) and the row is read once.
+template <int kVec, bool kResident>
+__global__ void __launch_bounds__(kThreads, 1)
+    softmax_rows_cluster(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t n, int64_t slice_vecs) {
+  static_assert(!kResident || kVec == 4, "the resident path copies 16-byte vectors");
+  extern __shared__ float4 smem_slice[];  // float4: 16-byte aligned
+  __shared__ MaxSum scratch[kWarps];
+  __shared__ MaxSum slots[2];
+
+  const int64_t nvec = n / kVec;
+  const int64_t begin = std::min<int64_t>(int64_t(cg::this_cluster().block_rank()) * slice_vecs, nvec);
+  const int64_t count = std::min<int64_t>(begin + slice_vecs, nvec) - begin;
+  // (kVec, vectors, rows): a row is a sequence of kVec-wide vectors.
+  auto layout = make_layout(make_shape(Int<kVec>{}, nvec, rows), make_stride(Int<1>{}, Int<kVec>{}, n));
+  Tensor gX = make_tensor(make_gmem_ptr(x), layout);
+  Tensor gY = make_tensor(make_gmem_ptr(y), layout);
+  Tensor sX = make_tensor(make_smem_ptr(reinterpret_cast<float*>(smem_slice)),
+                          make_layout(make_shape(Int<kVec>{}, kResident ? slice_vecs : int64_t(0))));
+  Tensor frag = make_tensor<float>(Shape<Int<kVec>>{});
+  // Thread t owns vectors t, t + kThreads, ... of the slice: iteration k of a thread is vector t + k * kThreads.
+  const int64_t iters = (count + kThreads - 1) / kThreads;
+  const int64_t iters_per_stage = (iters + kStages - 1) / kStages;
+
+  int parity = 0;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y, parity ^= 1) {
+    Tensor rowX = gX(_, _, r);  // (kVec, nvec)
+    Tensor rowY = gY(_, _, r);
+    MaxSum acc{-INFINITY, 0.f};
+    if constexpr (kResident) {
+      for_each(make_int_sequence<kStages>{}, [&](auto stage) {
+        constexpr int s = decltype(stage)::value;
+        const int64_t k_end = std::min<int64_t>((s + 1) * iters_per_stage, iters);
+        for (int64_t k = s * iters_per_stage; k < k_end; ++k) {
+          const int64_t v = threadIdx.x + k * kThreads;
+          if (v < count) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, rowX(_, begin + v), sX(_, v));
+        }
+        cp_async_fence();
+      });
+      for_each(make_int_sequence<kStages>{}, [&](auto stage) {
+        constexpr int s = decltype(stage)::value;
+        cp_async_wait<kStages - 1 - s>();  // stage s has landed (for this thread's copies)
+        const int64_t k_end = std::min<int64_t>((s + 1) * iters_per_stage, iters);
+        for (int64_t k = s * iters_per_stage; k < k_end; ++k) {
+          const int64_t v = threadIdx.x + k * kThreads;
+          if (v < count) {
+            move<kVec>(sX(_, v), frag);
+            acc = fold(acc, frag);
+          }
+        }
+      });
+    } else {
+      for (int64_t v = threadIdx.x; v < count; v += kThreads) {
+        move<kVec>(rowX(_, begin + v), frag);
+        acc = fold(acc, frag);
+      }
+    }
+    const MaxSum stats = cluster_reduce(block_reduce(acc, scratch), slots, parity);
+    const float inv = 1.f / stats.sum;
+    const float log_sum = logf(stats.sum);
+    for (int64_t v = threadIdx.x; v < count; v += kThreads) {
+      if constexpr (kResident)
+        move<kVec>(sX(_, v), frag);  // the vector this thread copied in: no barrier needed
+      else
+        move<kVec>(rowX(_, begin + v), frag);
+      CUTE_UNROLL
+      for (int i = 0; i < kVec; ++i)
+        frag(i) = kLogSoftmax ? (frag(i) - stats.max) - log_sum : expf(frag(i) - stats.max) * inv;
+      move<kVec>(frag, rowY(_, begin + v));
+    }
+  }
+  cg::this_cluster().sync();  // peers may still be reading this CTA's slots
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+cudaLaunchConfig_t cluster_config(cudaLaunchAttribute* attr, int64_t rows, int cluster, size_t smem, cudaStream_t stream) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(cluster), static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  return config;
+}
+
+template <int kVec, bool kResident>
+cudaError_t prepare(int cluster, size_t smem) {
+  const void* kernel = reinterpret_cast<const void*>(&softmax_rows_cluster<kVec, kResident>);
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (err == cudaSuccess && cluster > 8)
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  return err;
+}
+
+// Whether a cluster of `cluster` CTAs with `smem` bytes each can be resident on this device at all
+// (a cluster must fit in one GPC).
+cudaError_t resident_fits(int64_t rows, int cluster, size_t smem, bool& fits) {
+  cudaError_t err = prepare<4, true>(cluster, smem);
+  if (err != cudaSuccess) return err;
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t config = cluster_config(attr, rows, cluster, smem, nullptr);
+  int clusters = 0;
+  err = cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(&softmax_rows_cluster<4, true>), &config);
+  fits = clusters > 0;
+  return err;
+}
+
+template <int kVec, bool kResident>
+int launch(const float* x, float* y, int64_t rows, int64_t n, int cluster, int64_t slice_vecs, size_t smem,
+           cudaStream_t stream) {
+  cudaError_t err = prepare<kVec, kResident>(cluster, smem);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t config = cluster_config(attr, rows, cluster, smem, stream);
+  void* args[] = {&x, &y, &rows, &n, &slice_vecs};
+  err = cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(&softmax_rows_cluster<kVec, kResident>), args);
+  return static_cast<int>(err != cudaSuccess ? err : cudaGetLastError());
+}
+
+}  // namespace softmax_cluster
+
+extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
+                               int32_t num_outputs, cudaStream_t stream) {
+  using namespace softmax_cluster;
+  if (num_inputs != 1 || num_outputs != 1) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  const cutegen_tensor& in = inputs[0];
+  const float* x = cutegen::data_as<const float>(in, CUTEGEN_FLOAT32);
+  float* y = cutegen::data_as<float>(outputs[0], CUTEGEN_FLOAT32);
+  if (!x || !y || in.rank < 1 || cutegen::numel(in) != cutegen::numel(outputs[0])) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  if (!cutegen::is_contiguous(in) || !cutegen::is_contiguous(outputs[0])) return CUTEGEN_ERROR_UNSUPPORTED;
+  const int64_t n = in.shape[in.rank - 1];
+  if (n == 0 || cutegen::numel(in) == 0) return CUTEGEN_OK;
+  const int64_t rows = cutegen::numel(in) / n;
+
+  int cluster = kMaxCluster;
+  while (cluster > 1 && n <= (cluster / 2) * kMinValuesPerCta) cluster /= 2;
+  if (n % 4 != 0 || !aligned16(x) || !aligned16(y))
+    return launch<1, false>(x, y, rows, n, cluster, (n + cluster - 1) / cluster, 0, stream);
+
+  const int64_t slice_vecs = (n / 4 + cluster - 1) / cluster;
+  const size_t slice_bytes = static_cast<size_t>(slice_vecs) * 16;
+  int device = 0, optin = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  bool fits = slice_bytes + sizeof(MaxSum) * (kWarps + 2) <= static_cast<size_t>(optin);
+  if (fits && (err = resident_fits(rows, cluster, slice_bytes, fits)) != cudaSuccess) return static_cast<int>(err);
+  // A slice too large for shared memory streams the row twice from global memory: slower, still exact.
+  if (fits) return launch<4, true>(x, y, rows, n, cluster, slice_vecs, slice_bytes, stream);
+  return launch<4, false>(x, y, rows, n, cluster, slice_vecs, 0, stream);
+}
