@@ -45,7 +45,8 @@
 #ifndef LN_CTAS_PER_SM
 #define LN_CTAS_PER_SM 2
 #endif
-// cutegen:require LN_THREADS * LN_CTAS_PER_SM <= 2048
+// At most 1024 threads per SM: 64 registers per thread, which the kernel needs without spilling.
+// cutegen:require LN_THREADS * LN_CTAS_PER_SM <= 1024
 // cutegen:knob LN_STAGES in {1, 2, 4}
 #ifndef LN_STAGES
 #define LN_STAGES 2
@@ -116,7 +117,7 @@ __device__ __forceinline__ int64_t slice_values(int64_t p, int64_t slice_vecs, i
 // every row. Workspace: counters (rows) uint32, then partials (2, kMaxParts, rows) doubles:
 // (0, p, r) the slice's sum, (1, p, r) its sum of squared deviations from its own mean.
 template <int kVec, bool kResident>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, LN_CTAS_PER_SM)
     layernorm_rows_grid(const float* __restrict__ x, const float* __restrict__ weight, const float* __restrict__ bias,
                         float* __restrict__ y, unsigned* counters_ptr, double* partials_ptr, int64_t rows, int64_t n,
                         int64_t slice_vecs) {
