@@ -183,13 +183,15 @@ TEST(Knobs, TheElementwiseLibraryKernelDeclaresValidKnobs) {
   EXPECT_TRUE(check_source_rules(source).empty());
 }
 
-// The row library kernels (issue 15): knobs that parse, the default first among the planned variants'
-// values, and the constraints keeping exactly the combinations their comments promise.
+// The row library kernels (issue 15): knobs that parse, pass the source rules, and constraints that
+// keep exactly the combinations their comments promise.
 struct LibraryKnobs {
   const char* file;
   std::size_t knobs;
   std::size_t feasible;
 };
+
+void PrintTo(const LibraryKnobs& k, std::ostream* os) { *os << k.file; }  // test names, not bytes
 
 class RowLibraryKernels : public ::testing::TestWithParam<LibraryKnobs> {};
 
@@ -213,4 +215,8 @@ INSTANTIATE_TEST_SUITE_P(
                       // 6 (threads, CTAs per SM) pairs with at most 1024 threads per SM, x stages x 2 x 2
                       LibraryKnobs{"layernorm_rows_grid.cu", 5, 6u * 3u * 2u * 2u},
                       // (threads, vec) with vec * threads <= 512: 128x1, 128x2, 256x1, 256x2, 512x1
-                      LibraryKnobs{"rmsnorm_channels.cu", 2, 5u}));
+                      LibraryKnobs{"rmsnorm_channels.cu", 2, 5u}),
+    [](const ::testing::TestParamInfo<LibraryKnobs>& info) {
+      std::string name = info.param.file;
+      return name.substr(0, name.find('.'));  // the file stem: letters, digits and '_'
+    });
