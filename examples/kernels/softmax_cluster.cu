@@ -13,8 +13,8 @@
 //      as soon as stage s lands, overlapping the SFU work with the rest of the load.
 //   2. statistics: the online-softmax recurrence per thread (one rescale per 4-vector), warp
 //      shuffles, a fixed-order sum over warps, then the cluster's CTAs exchange their (max, sum)
-//      through distributed shared memory (each CTA reads every peer's pair in rank order, so all
-//      CTAs of a row compute bit-identical statistics and the result is deterministic).
+//      through distributed shared memory (one warp reads the peers' pairs, one lane each, and combines
+//      them in a fixed order, so all CTAs of a row compute bit-identical statistics: deterministic).
 //   3. write: each CTA normalises its slice straight from shared memory and stores 16-byte vectors.
 // Total DRAM traffic: one read and one write of the tensor, the floor.
 // Every thread only reads back the vectors it copied itself, so the slice needs no CTA barrier; the
@@ -36,10 +36,11 @@
 #include <cute/atom/copy_atom.hpp>
 #include <cute/tensor.hpp>
 
-// The largest cluster a row is spread over; 16 is beyond the portable size (allowed on H100/H200 with
-// cudaFuncAttributeNonPortableClusterSizeAllowed) and puts two 96 KB CTAs on an SM, so one CTA's load
-// overlaps another's statistics and stores.
-// cutegen:knob SMC_CLUSTER in {2, 4, 8, 16}
+// The largest cluster a row is spread over (shorter rows shrink it on their own, so smaller values
+// would only push 1.5 MB rows onto the streaming path). 16 is beyond the portable size (allowed on
+// H100/H200 with cudaFuncAttributeNonPortableClusterSizeAllowed); with SMC_THREADS <= 512 it puts two
+// 96 KB CTAs on an SM, so one CTA's load overlaps another's statistics and stores.
+// cutegen:knob SMC_CLUSTER in {8, 16}
 #ifndef SMC_CLUSTER
 #define SMC_CLUSTER 8
 #endif
@@ -103,21 +104,24 @@ __device__ MaxSum block_reduce(MaxSum v, MaxSum* scratch) {
   return total;
 }
 
-// The row's (max, sum): every CTA publishes its pair in its own shared memory, then reads all of the
-// cluster's pairs through distributed shared memory, in rank order.
-__device__ MaxSum cluster_reduce(MaxSum mine, MaxSum* slots, int parity) {
+// The row's (max, sum): every CTA publishes its pair in its own shared memory; then lane k of warp 0
+// reads rank k's pair through distributed shared memory and the warp combines them with a fixed
+// shuffle tree -- the same inputs in the same lanes in every CTA, so all CTAs of the row get
+// bit-identical statistics. `result` passes them to the CTA's other warps.
+__device__ MaxSum cluster_reduce(MaxSum mine, MaxSum* slots, MaxSum* result, int parity) {
+  static_assert(kMaxCluster <= 32, "one lane per CTA of the cluster");
   cg::cluster_group cluster = cg::this_cluster();
   if (threadIdx.x == 0) slots[parity] = mine;
   cluster.sync();  // release/acquire: every peer's slot is written and visible
-  const unsigned ctas = cluster.num_blocks();
-  MaxSum pairs[kMaxCluster];
-  CUTE_UNROLL
-  for (int r = 0; r < kMaxCluster; ++r)  // all remote loads in flight before the first combine
-    pairs[r] = r < ctas ? cluster.map_shared_rank(slots, r)[parity] : MaxSum{-INFINITY, 0.f};
-  MaxSum total{-INFINITY, 0.f};
-  CUTE_UNROLL
-  for (int r = 0; r < kMaxCluster; ++r) total = combine(total, pairs[r]);
-  return total;
+  if (threadIdx.x < 32) {
+    const unsigned lane = threadIdx.x;
+    MaxSum v = lane < cluster.num_blocks() ? cluster.map_shared_rank(slots, lane)[parity] : MaxSum{-INFINITY, 0.f};
+    for (int offset = 16; offset > 0; offset /= 2)
+      v = combine(v, MaxSum{__shfl_xor_sync(0xffffffffu, v.max, offset), __shfl_xor_sync(0xffffffffu, v.sum, offset)});
+    if (lane == 0) *result = v;
+  }
+  __syncthreads();  // the next write of `result` comes after the next row's block_reduce barriers
+  return *result;
 }
 
 template <int kVec, class Src, class Dst>
@@ -131,13 +135,15 @@ __device__ __forceinline__ void move(Src const& src, Dst&& dst) {
 // grid (cluster size, rows), cluster (cluster size, 1, 1): the CTA of rank k owns vectors
 // [k * slice_vecs, (k + 1) * slice_vecs) of each row its cluster handles.
 // kResident: the slice is staged in shared memory (kVec == 4 only) and the row is read once.
+// Registers for two CTAs per SM (two 96 KB slices with SMC_CLUSTER=16) when they are 512 threads or fewer.
 template <int kVec, bool kResident>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
     softmax_rows_cluster(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t n, int64_t slice_vecs) {
   static_assert(!kResident || kVec == 4, "the resident path copies 16-byte vectors");
   extern __shared__ float4 smem_slice[];  // float4: 16-byte aligned
   __shared__ MaxSum scratch[kWarps];
   __shared__ MaxSum slots[2];
+  __shared__ MaxSum result;
 
   const int64_t nvec = n / kVec;
   const int64_t begin = std::min<int64_t>(int64_t(cg::this_cluster().block_rank()) * slice_vecs, nvec);
@@ -150,8 +156,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                           make_layout(make_shape(Int<kVec>{}, kResident ? slice_vecs : int64_t(0))));
   Tensor frag = make_tensor<float>(Shape<Int<kVec>>{});
   // Thread t owns vectors t, t + kThreads, ... of the slice: iteration k of a thread is vector t + k * kThreads.
-  const int64_t iters = (count + kThreads - 1) / kThreads;
-  const int64_t iters_per_stage = (iters + kStages - 1) / kStages;
+  // A resident slice fits in shared memory, so 32-bit indices do (fewer registers in the unrolled stages).
+  const int slice_count = kResident ? static_cast<int>(count) : 0;
+  const int iters = (slice_count + kThreads - 1) / kThreads;
+  const int iters_per_stage = (iters + kStages - 1) / kStages;
 
   int parity = 0;
   for (int64_t r = blockIdx.y; r < rows; r += gridDim.y, parity ^= 1) {
@@ -161,20 +169,20 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kResident) {
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
-        const int64_t k_end = std::min<int64_t>((s + 1) * iters_per_stage, iters);
-        for (int64_t k = s * iters_per_stage; k < k_end; ++k) {
-          const int64_t v = threadIdx.x + k * kThreads;
-          if (v < count) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, rowX(_, begin + v), sX(_, v));
+        const int k_end = min((s + 1) * iters_per_stage, iters);
+        for (int k = s * iters_per_stage; k < k_end; ++k) {
+          const int v = threadIdx.x + k * kThreads;
+          if (v < slice_count) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, rowX(_, begin + v), sX(_, v));
         }
         cp_async_fence();
       });
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
         cp_async_wait<kStages - 1 - s>();  // stage s has landed (for this thread's copies)
-        const int64_t k_end = std::min<int64_t>((s + 1) * iters_per_stage, iters);
-        for (int64_t k = s * iters_per_stage; k < k_end; ++k) {
-          const int64_t v = threadIdx.x + k * kThreads;
-          if (v < count) {
+        const int k_end = min((s + 1) * iters_per_stage, iters);
+        for (int k = s * iters_per_stage; k < k_end; ++k) {
+          const int v = threadIdx.x + k * kThreads;
+          if (v < slice_count) {
             move<kVec>(sX(_, v), frag);
             acc = fold(acc, frag);
           }
@@ -186,7 +194,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         acc = fold(acc, frag);
       }
     }
-    const MaxSum stats = cluster_reduce(block_reduce(acc, scratch), slots, parity);
+    const MaxSum stats = cluster_reduce(block_reduce(acc, scratch), slots, &result, parity);
     const float inv = 1.f / stats.sum;
     const float log_sum = logf(stats.sum);
     for (int64_t v = threadIdx.x; v < count; v += kThreads) {
@@ -280,7 +288,7 @@ extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs,
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   if (err != cudaSuccess) return static_cast<int>(err);
-  bool fits = slice_bytes + sizeof(MaxSum) * (kWarps + 2) <= static_cast<size_t>(optin);
+  bool fits = slice_bytes + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin);
   if (fits && (err = resident_fits(rows, cluster, slice_bytes, fits)) != cudaSuccess) return static_cast<int>(err);
   // A slice too large for shared memory streams the row twice from global memory: slower, still exact.
   if (fits) return launch<4, true>(x, y, rows, n, cluster, slice_vecs, slice_bytes, stream);
