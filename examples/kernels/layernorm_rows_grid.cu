@@ -18,8 +18,8 @@
 //      parallel variance: M2 = sum of M2_p + n_p (mean_p - mean)^2), so all CTAs get bit-identical
 //      mean and rstd and the result is deterministic and as precise as PyTorch's over 4M values;
 //   5. normalise the slice straight from shared memory; weight and bias slices are read with an L2
-//      evict_last hint (LN_L2_HINTS) so that they, not the streaming rows, stay in the 50 MB L2
-//      across the 16 rows.
+//      evict_last hint and y is stored with evict_first (LN_L2_HINTS), so that weight and bias, not
+//      the streaming rows, stay in the 50 MB L2 across the 16 rows.
 // DRAM traffic: x once, y once, weight and bias about once: the floor.
 //
 // The spin-wait needs every CTA of the grid resident at once: the grid is sized from the occupancy
@@ -70,6 +70,7 @@ constexpr int kStages = LN_STAGES;
 constexpr float kEps = 1e-5f;
 // The workspace holds partials for at most this many CTAs per row (132 SMs x 4 CTAs fit).
 constexpr int kMaxParts = 1024;
+constexpr int kPartsPerThread = (kMaxParts + kThreads - 1) / kThreads;
 
 // The CTA's total of v, in every thread; fixed order (deterministic).
 template <class T>
@@ -96,6 +97,21 @@ __device__ __forceinline__ float4 load_keep_in_l2(const float* p) {
     v = __ldg(reinterpret_cast<const float4*>(p));
   }
   return v;
+}
+
+// A 16-byte store that asks L2 to let the line go first: y is never read again, and the lines it
+// would otherwise push out are weight and bias, which every row reads.
+__device__ __forceinline__ void store_evict_first(float* p, float4 v) {
+  if constexpr (LN_L2_HINTS) {
+    uint64_t policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;"
+                 :
+                 : "l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "l"(policy)
+                 : "memory");
+  } else {
+    *reinterpret_cast<float4*>(p) = v;
+  }
 }
 
 template <int kVec, class Src, class Dst>
@@ -144,8 +160,10 @@ __global__ void __launch_bounds__(kThreads, LN_CTAS_PER_SM)
   Tensor w = make_tensor<float>(Shape<Int<kVec>>{});
   Tensor b = make_tensor<float>(Shape<Int<kVec>>{});
   // Thread t owns vectors t, t + kThreads, ... of the slice; iteration k is vector t + k * kThreads.
-  const int64_t iters = (count + kThreads - 1) / kThreads;
-  const int64_t iters_per_stage = (iters + kStages - 1) / kStages;
+  // A resident slice fits in shared memory, so 32-bit indices do (fewer registers in the unrolled stages).
+  const int slice_count = kResident ? static_cast<int>(count) : 0;
+  const int iters = (slice_count + kThreads - 1) / kThreads;
+  const int iters_per_stage = (iters + kStages - 1) / kStages;
   const float slice_n = static_cast<float>(count * kVec);
 
   for (int64_t r = 0; r < rows; ++r) {
@@ -156,20 +174,20 @@ __global__ void __launch_bounds__(kThreads, LN_CTAS_PER_SM)
     if constexpr (kResident) {
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
-        const int64_t k_end = std::min<int64_t>((s + 1) * iters_per_stage, iters);
-        for (int64_t k = s * iters_per_stage; k < k_end; ++k) {
-          const int64_t i = threadIdx.x + k * kThreads;
-          if (i < count) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, rowX(_, begin + i), sX(_, i));
+        const int k_end = min((s + 1) * iters_per_stage, iters);
+        for (int k = s * iters_per_stage; k < k_end; ++k) {
+          const int i = threadIdx.x + k * kThreads;
+          if (i < slice_count) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, rowX(_, begin + i), sX(_, i));
         }
         cp_async_fence();
       });
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
         cp_async_wait<kStages - 1 - s>();  // this thread's copies of stage s have landed
-        const int64_t k_end = std::min<int64_t>((s + 1) * iters_per_stage, iters);
-        for (int64_t k = s * iters_per_stage; k < k_end; ++k) {
-          const int64_t i = threadIdx.x + k * kThreads;
-          if (i < count) {
+        const int k_end = min((s + 1) * iters_per_stage, iters);
+        for (int k = s * iters_per_stage; k < k_end; ++k) {
+          const int i = threadIdx.x + k * kThreads;
+          if (i < slice_count) {
             move<kVec>(sX(_, i), v);
             CUTE_UNROLL
             for (int j = 0; j < kVec; ++j) sum += v(j);
@@ -214,16 +232,26 @@ __global__ void __launch_bounds__(kThreads, LN_CTAS_PER_SM)
     if (threadIdx.x == 0)
       while (arrived.load(cuda::memory_order_acquire) < parts) __nanosleep(32);
     __syncthreads();
-    // 4. the row's mean and rstd from all partials, in fp64, in the same order in every CTA
+    // 4. the row's mean and rstd from all partials, in fp64, in the same order in every CTA. Each
+    //    thread loads its (at most kPartsPerThread) partials once: one L2 round trip on the critical path.
+    double q_sum[kPartsPerThread], q_m2[kPartsPerThread];
     double part_sum = 0.0;
-    for (int64_t q = threadIdx.x; q < parts; q += kThreads) part_sum += __ldcg(&partials(0, q, r));
+    CUTE_UNROLL
+    for (int j = 0; j < kPartsPerThread; ++j) {
+      const int64_t q = threadIdx.x + int64_t(j) * kThreads;
+      q_sum[j] = q < parts ? __ldcg(&partials(0, q, r)) : 0.0;
+      q_m2[j] = q < parts ? __ldcg(&partials(1, q, r)) : 0.0;
+      part_sum += q_sum[j];
+    }
     const double mean = block_sum(part_sum, scratch_d) / static_cast<double>(n);
     double part_m2 = 0.0;
-    for (int64_t q = threadIdx.x; q < parts; q += kThreads) {
-      const double nq = static_cast<double>(slice_values(q, slice_vecs, nvec, kVec));
+    CUTE_UNROLL
+    for (int j = 0; j < kPartsPerThread; ++j) {
+      const int64_t q = threadIdx.x + int64_t(j) * kThreads;
+      const double nq = q < parts ? static_cast<double>(slice_values(q, slice_vecs, nvec, kVec)) : 0.0;
       if (nq > 0) {
-        const double d = __ldcg(&partials(0, q, r)) / nq - mean;
-        part_m2 += __ldcg(&partials(1, q, r)) + nq * d * d;
+        const double d = q_sum[j] / nq - mean;
+        part_m2 += q_m2[j] + nq * d * d;
       }
     }
     const double var = block_sum(part_m2, scratch_d) / static_cast<double>(n);
@@ -246,7 +274,10 @@ __global__ void __launch_bounds__(kThreads, LN_CTAS_PER_SM)
       }
       CUTE_UNROLL
       for (int j = 0; j < kVec; ++j) v(j) = (v(j) - mean_f) * rstd * w(j) + b(j);
-      move<kVec>(v, rowY(_, begin + i));
+      if constexpr (kVec == 4)
+        store_evict_first(&rowY(0, begin + i), make_float4(v(0), v(1), v(2), v(3)));
+      else
+        move<kVec>(v, rowY(_, begin + i));
     }
   }
 }
