@@ -21,8 +21,10 @@
 // Total DRAM traffic: one read and one write of the tensor, the floor.
 // Every thread only reads back the vectors it copied itself, so the slice needs no CTA barrier; the
 // cluster barrier orders the statistics exchange. The exchange slots are double-buffered by row
-// parity, so one cluster barrier per row is enough; a last barrier keeps a CTA's shared memory alive
-// until its peers have read it.
+// parity, so one cluster barrier per row is enough. A CTA's shared memory must outlive its peers'
+// reads of it: each CTA arrives on one more cluster barrier as soon as it has read the last row's
+// pairs, and waits on it only before exiting, when its peers have long arrived -- no CTA idles at
+// exit for the slowest CTA's stores.
 //
 // Other sizes stay correct: short rows use a smaller cluster (down to one CTA); rows whose slice does
 // not fit in shared memory (or misaligned tensors, N % 4 != 0) take the streaming path of the same
@@ -34,6 +36,7 @@
 
 #include <cooperative_groups.h>
 
+#include <cute/arch/cluster_sm90.hpp>
 #include <cute/arch/copy_sm80.hpp>
 #include <cute/atom/copy_atom.hpp>
 #include <cute/tensor.hpp>
@@ -197,6 +200,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
       }
     }
     const MaxSum stats = cluster_reduce(block_reduce(acc, scratch), slots, &result, parity);
+    if (r + gridDim.y >= rows) cluster_arrive();  // the last row: this CTA is done reading its peers
     const float inv = 1.f / stats.sum;
     const float log_sum = logf(stats.sum);
     for (int64_t v = threadIdx.x; v < count; v += kThreads) {
@@ -210,7 +214,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
       move<kVec>(frag, rowY(_, begin + v));
     }
   }
-  cg::this_cluster().sync();  // peers may still be reading this CTA's slots
+  cluster_wait();  // every peer has read this CTA's slots (they arrived after their last reads)
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
