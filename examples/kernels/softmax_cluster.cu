@@ -16,7 +16,10 @@
 //      through distributed shared memory (one warp reads the peers' pairs, one lane each, and combines
 //      them in a fixed order, so all CTAs of a row compute bit-identical statistics: deterministic).
 //   3. write: each CTA normalises its slice straight from shared memory and stores 16-byte vectors.
-// Total DRAM traffic: one read and one write of the tensor, the floor.
+// Total DRAM traffic: one read and one write of the tensor, the floor. The grid is persistent
+// (SMC_PERSISTENT): as many clusters as fit at once, each looping over rows, so clusters are not
+// relaunched per row (a cluster needs all its CTAs' SMs free at once to start) and a warp starts
+// loading its next row as soon as it has stored its part of the last one.
 // Every thread only reads back the vectors it copied itself, so the slice needs no CTA barrier; the
 // cluster barrier orders the statistics exchange. The exchange slots are double-buffered by row
 // parity, so one cluster barrier per row is enough. A CTA's shared memory must outlive its peers'
@@ -55,6 +58,11 @@
 // cutegen:knob SMC_STAGES in {1, 2, 4, 8}
 #ifndef SMC_STAGES
 #define SMC_STAGES 4
+#endif
+// 1: a persistent grid of as many clusters as fit at once, each looping over rows; 0: one cluster per row.
+// cutegen:knob SMC_PERSISTENT in {0, 1}
+#ifndef SMC_PERSISTENT
+#define SMC_PERSISTENT 1
 #endif
 
 using namespace cute;
@@ -217,9 +225,10 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-cudaLaunchConfig_t cluster_config(cudaLaunchAttribute* attr, int64_t rows, int cluster, size_t smem, cudaStream_t stream) {
+cudaLaunchConfig_t cluster_config(cudaLaunchAttribute* attr, int64_t grid_rows, int cluster, size_t smem,
+                                  cudaStream_t stream) {
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(cluster), static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+  config.gridDim = dim3(static_cast<unsigned>(cluster), static_cast<unsigned>(grid_rows));
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = smem;
   config.stream = stream;
@@ -232,37 +241,34 @@ cudaLaunchConfig_t cluster_config(cudaLaunchAttribute* attr, int64_t rows, int c
   return config;
 }
 
+// Sets the kernel's attributes for this launch shape and returns how many such clusters can be
+// resident on the device at once (0: a cluster this size with this much shared memory per CTA does
+// not fit a GPC).
 template <int kVec, bool kResident>
-cudaError_t prepare(int cluster, size_t smem) {
+cudaError_t resident_clusters(int cluster, size_t smem, int& clusters) {
   const void* kernel = reinterpret_cast<const void*>(&softmax_rows_cluster<kVec, kResident>);
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (err == cudaSuccess && cluster > 8)
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  return err;
-}
-
-// Whether a cluster of `cluster` CTAs with `smem` bytes each can be resident on this device at all
-// (a cluster must fit in one GPC).
-cudaError_t resident_fits(int64_t rows, int cluster, size_t smem, bool& fits) {
-  cudaError_t err = prepare<4, true>(cluster, smem);
   if (err != cudaSuccess) return err;
   cudaLaunchAttribute attr[1];
-  const cudaLaunchConfig_t config = cluster_config(attr, rows, cluster, smem, nullptr);
-  int clusters = 0;
-  err = cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(&softmax_rows_cluster<4, true>), &config);
-  fits = clusters > 0;
-  return err;
+  const cudaLaunchConfig_t config = cluster_config(attr, 1, cluster, smem, nullptr);
+  clusters = 0;
+  return cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
 }
 
+// `clusters`: from resident_clusters for the same shape (which also set the kernel's attributes).
 template <int kVec, bool kResident>
 int launch(const float* x, float* y, int64_t rows, int64_t n, int cluster, int64_t slice_vecs, size_t smem,
-           cudaStream_t stream) {
-  cudaError_t err = prepare<kVec, kResident>(cluster, smem);
-  if (err != cudaSuccess) return static_cast<int>(err);
+           int clusters, cudaStream_t stream) {
+  // Persistent: as many clusters as fit at once, each looping over rows, so no cluster is torn down
+  // and relaunched per row and a warp starts loading its next row as soon as it stored its last.
+  const int64_t grid_rows = std::min<int64_t>(rows, SMC_PERSISTENT ? std::max(clusters, 1) : 65535);
   cudaLaunchAttribute attr[1];
-  const cudaLaunchConfig_t config = cluster_config(attr, rows, cluster, smem, stream);
+  const cudaLaunchConfig_t config = cluster_config(attr, grid_rows, cluster, smem, stream);
   void* args[] = {&x, &y, &rows, &n, &slice_vecs};
-  err = cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(&softmax_rows_cluster<kVec, kResident>), args);
+  const cudaError_t err =
+      cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(&softmax_rows_cluster<kVec, kResident>), args);
   return static_cast<int>(err != cudaSuccess ? err : cudaGetLastError());
 }
 
@@ -283,18 +289,24 @@ extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs,
 
   int cluster = kMaxCluster;
   while (cluster > 1 && n <= (cluster / 2) * kMinValuesPerCta) cluster /= 2;
-  if (n % 4 != 0 || !aligned16(x) || !aligned16(y))
-    return launch<1, false>(x, y, rows, n, cluster, (n + cluster - 1) / cluster, 0, stream);
-
+  int clusters = 0;
+  cudaError_t err = cudaSuccess;
+  if (n % 4 != 0 || !aligned16(x) || !aligned16(y)) {
+    if ((err = resident_clusters<1, false>(cluster, 0, clusters)) != cudaSuccess) return static_cast<int>(err);
+    return launch<1, false>(x, y, rows, n, cluster, (n + cluster - 1) / cluster, 0, clusters, stream);
+  }
   const int64_t slice_vecs = (n / 4 + cluster - 1) / cluster;
   const size_t slice_bytes = static_cast<size_t>(slice_vecs) * 16;
   int device = 0, optin = 0;
-  cudaError_t err = cudaGetDevice(&device);
+  err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   if (err != cudaSuccess) return static_cast<int>(err);
-  bool fits = slice_bytes + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin);
-  if (fits && (err = resident_fits(rows, cluster, slice_bytes, fits)) != cudaSuccess) return static_cast<int>(err);
-  // A slice too large for shared memory streams the row twice from global memory: slower, still exact.
-  if (fits) return launch<4, true>(x, y, rows, n, cluster, slice_vecs, slice_bytes, stream);
-  return launch<4, false>(x, y, rows, n, cluster, slice_vecs, 0, stream);
+  if (slice_bytes + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin)) {
+    if ((err = resident_clusters<4, true>(cluster, slice_bytes, clusters)) != cudaSuccess) return static_cast<int>(err);
+    if (clusters > 0) return launch<4, true>(x, y, rows, n, cluster, slice_vecs, slice_bytes, clusters, stream);
+  }
+  // A slice too large for shared memory (or a cluster that size with it not fitting a GPC) streams the
+  // row twice from global memory: slower, still exact.
+  if ((err = resident_clusters<4, false>(cluster, 0, clusters)) != cudaSuccess) return static_cast<int>(err);
+  return launch<4, false>(x, y, rows, n, cluster, slice_vecs, 0, clusters, stream);
 }
