@@ -10,8 +10,8 @@
 //      every copy in flight before the first wait, in LN_STAGES groups so the sum of one group
 //      overlaps the loads of the next);
 //   2. partial statistics: the slice's sum and its sum of squared deviations from the slice's own
-//      mean (two passes over shared memory, exact enough in fp32 for 16K values), published in fp64
-//      to the harness's workspace (contract v2), then one atomic arrival on the row's counter;
+//      mean (two passes over shared memory; fp32 per thread, fp64 across the CTA), published in
+//      fp64 to the harness's workspace (contract v2), then one atomic arrival on the row's counter;
 //   3. while the other CTAs arrive, the CTA prefetches its slice of the next row into L2
 //      (LN_PREFETCH), so DRAM keeps streaming through the barrier;
 //   4. row statistics: every CTA combines all partials in the same fixed order, in fp64 (Chan's
@@ -139,7 +139,6 @@ __global__ void __launch_bounds__(kThreads, LN_CTAS_PER_SM)
                         int64_t slice_vecs) {
   static_assert(!kResident || kVec == 4, "the resident path copies 16-byte vectors");
   extern __shared__ float4 smem_slice[];  // float4: 16-byte aligned
-  __shared__ float scratch_f[kWarps];
   __shared__ double scratch_d[kWarps];
 
   const int64_t parts = gridDim.x, p = blockIdx.x;
@@ -164,7 +163,7 @@ __global__ void __launch_bounds__(kThreads, LN_CTAS_PER_SM)
   const int slice_count = kResident ? static_cast<int>(count) : 0;
   const int iters = (slice_count + kThreads - 1) / kThreads;
   const int iters_per_stage = (iters + kStages - 1) / kStages;
-  const float slice_n = static_cast<float>(count * kVec);
+  const double slice_n = static_cast<double>(count * kVec);
 
   for (int64_t r = 0; r < rows; ++r) {
     Tensor rowX = gX(_, _, r);
@@ -203,8 +202,9 @@ __global__ void __launch_bounds__(kThreads, LN_CTAS_PER_SM)
     }
     // 2. the slice's sum and squared deviations around its own mean; every thread reads back only
     //    the vectors it copied itself, so shared memory needs no barrier here
-    const float slice_sum = block_sum(sum, scratch_f);
-    const float slice_mean = count > 0 ? slice_sum / slice_n : 0.f;
+    // Per-thread sums cover a few dozen values; the CTA's sum of them is taken in fp64.
+    const double slice_sum = block_sum(static_cast<double>(sum), scratch_d);
+    const float slice_mean = count > 0 ? static_cast<float>(slice_sum / slice_n) : 0.f;
     float squares = 0.f;
     for (int64_t i = threadIdx.x; i < count; i += kThreads) {
       if constexpr (kResident)
@@ -214,11 +214,11 @@ __global__ void __launch_bounds__(kThreads, LN_CTAS_PER_SM)
       CUTE_UNROLL
       for (int j = 0; j < kVec; ++j) squares += (v(j) - slice_mean) * (v(j) - slice_mean);
     }
-    const float slice_m2 = block_sum(squares, scratch_f);
+    const double slice_m2 = block_sum(static_cast<double>(squares), scratch_d);
     cuda::atomic_ref<unsigned, cuda::thread_scope_device> arrived(counters(r));
     if (threadIdx.x == 0) {
-      partials(0, p, r) = static_cast<double>(slice_sum);
-      partials(1, p, r) = static_cast<double>(slice_m2);
+      partials(0, p, r) = slice_sum;
+      partials(1, p, r) = slice_m2;
       arrived.fetch_add(1u, cuda::memory_order_release);
     }
     // 3. while the others arrive, pull this CTA's slice of the next row into L2 (one 128-byte line each)
