@@ -182,3 +182,41 @@ TEST(Knobs, TheElementwiseLibraryKernelDeclaresValidKnobs) {
   EXPECT_EQ(plan->feasible, 28u * 4u);
   EXPECT_TRUE(check_source_rules(source).empty());
 }
+
+// The row library kernels (issue 15): knobs that parse, pass the source rules, and constraints that
+// keep exactly the combinations their comments promise.
+struct LibraryKnobs {
+  const char* file;
+  std::size_t knobs;
+  std::size_t feasible;
+};
+
+void PrintTo(const LibraryKnobs& k, std::ostream* os) { *os << k.file; }  // test names, not bytes
+
+class RowLibraryKernels : public ::testing::TestWithParam<LibraryKnobs> {};
+
+TEST_P(RowLibraryKernels, DeclareValidKnobs) {
+  std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/examples/kernels/" + GetParam().file);
+  std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(source.empty()) << GetParam().file;
+  auto spec = parse_knobs(source);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->knobs.size(), GetParam().knobs);
+  auto plan = plan_variants(*spec, 1000);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->feasible, GetParam().feasible);
+  EXPECT_TRUE(check_source_rules(source).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue15, RowLibraryKernels,
+    ::testing::Values(LibraryKnobs{"softmax_cluster.cu", 4, 2u * 3u * 4u * 2u},
+                      LibraryKnobs{"log_softmax_cluster.cu", 4, 2u * 3u * 4u * 2u},
+                      // 6 (threads, CTAs per SM) pairs with at most 1024 threads per SM, x stages x 2 x 2
+                      LibraryKnobs{"layernorm_rows_grid.cu", 5, 6u * 3u * 2u * 2u},
+                      // (threads, vec) with vec * threads <= 512: 128x1, 128x2, 256x1, 256x2, 512x1
+                      LibraryKnobs{"rmsnorm_channels.cu", 2, 5u}),
+    [](const ::testing::TestParamInfo<LibraryKnobs>& info) {
+      std::string name = info.param.file;
+      return name.substr(0, name.find('.'));  // the file stem: letters, digits and '_'
+    });

@@ -1,0 +1,314 @@
+// Library kernel: y = log_softmax(x, dim=-1) = (x - max) - log(sum(exp(x - max))) for a contiguous fp32
+// tensor (..., N), any N, with each row read from DRAM exactly once when it fits on a thread-block
+// cluster's shared memory. This is examples/kernels/softmax_cluster.cu with kLogSoftmax = true (the
+// contract allows no local includes, so the two files are kept identical apart from that and this
+// header; python/tests/test_library_kernels.py checks it). Below, "softmax" reads "log-softmax".
+//
+// Why it is fast. Softmax needs the row's (max, sum of exp) before it can write anything, so a
+// one-CTA-per-row kernel reads every row twice (once for the statistics, once to normalise) or keeps
+// the row on chip. A KernelBench row (393216 fp32 = 1.5 MB) is far larger than one SM's shared memory
+// (227 KB), but not than a cluster's: 8 CTAs (the portable cluster size) of 192 KB each hold it.
+//   1. load: each CTA of the cluster copies its slice of the row into shared memory with cp.async
+//      (16-byte vectors, .cg: no L1 allocation), every copy issued before the first wait, so a CTA has
+//      its whole 192 KB slice in flight -- DRAM sees enough outstanding bytes per SM to run at its
+//      peak. The copies are committed in SMC_STAGES groups and the (max, sum) of stage s is computed
+//      as soon as stage s lands, overlapping the SFU work with the rest of the load.
+//   2. statistics: the online-softmax recurrence per thread (one rescale per 4-vector), warp
+//      shuffles, a fixed-order sum over warps, then the cluster's CTAs exchange their (max, sum)
+//      through distributed shared memory (one warp reads the peers' pairs, one lane each, and combines
+//      them in a fixed order, so all CTAs of a row compute bit-identical statistics: deterministic).
+//   3. write: each CTA normalises its slice straight from shared memory and stores 16-byte vectors.
+// Total DRAM traffic: one read and one write of the tensor, the floor. The grid is persistent
+// (SMC_PERSISTENT): as many clusters as fit at once, each looping over rows, so clusters are not
+// relaunched per row (a cluster needs all its CTAs' SMs free at once to start) and a warp starts
+// loading its next row as soon as it has stored its part of the last one.
+// Every thread only reads back the vectors it copied itself, so the slice needs no CTA barrier; the
+// cluster barrier orders the statistics exchange. The exchange slots are double-buffered by row
+// parity, so one cluster barrier per row is enough. A CTA's shared memory must outlive its peers'
+// reads of it: each CTA arrives on one more cluster barrier as soon as it has read the last row's
+// pairs, and waits on it only before exiting, when its peers have long arrived -- no CTA idles at
+// exit for the slowest CTA's stores.
+//
+// Other sizes stay correct: short rows use a smaller cluster (down to one CTA); rows whose slice does
+// not fit in shared memory (or misaligned tensors, N % 4 != 0) take the streaming path of the same
+// kernel -- statistics from a first read, output from a second -- instead of returning an error.
+//
+// Launched with cudaLaunchKernelExC (cluster dimension attribute) and opted in to more than 48 KB of
+// dynamic shared memory with cudaFuncSetAttribute. Knobs (docs/tuning.md) are prefixed SMC_.
+#include <cutegen/kernel.h>
+
+#include <cooperative_groups.h>
+
+#include <cute/arch/cluster_sm90.hpp>
+#include <cute/arch/copy_sm80.hpp>
+#include <cute/atom/copy_atom.hpp>
+#include <cute/tensor.hpp>
+
+// The largest cluster a row is spread over (shorter rows shrink it on their own, so smaller values
+// would only push 1.5 MB rows onto the streaming path). 16 is beyond the portable size (allowed on
+// H100/H200 with cudaFuncAttributeNonPortableClusterSizeAllowed); with SMC_THREADS <= 512 it puts two
+// 96 KB CTAs on an SM, so one CTA's load overlaps another's statistics and stores.
+// cutegen:knob SMC_CLUSTER in {8, 16}
+#ifndef SMC_CLUSTER
+#define SMC_CLUSTER 8
+#endif
+// cutegen:knob SMC_THREADS in {256, 512, 1024}
+#ifndef SMC_THREADS
+#define SMC_THREADS 1024
+#endif
+// cp.async groups a slice is loaded in: the statistics of one group overlap the loads of the next.
+// cutegen:knob SMC_STAGES in {1, 2, 4, 8}
+#ifndef SMC_STAGES
+#define SMC_STAGES 4
+#endif
+// 1: a persistent grid of as many clusters as fit at once, each looping over rows; 0: one cluster per row.
+// cutegen:knob SMC_PERSISTENT in {0, 1}
+#ifndef SMC_PERSISTENT
+#define SMC_PERSISTENT 1
+#endif
+
+using namespace cute;
+namespace cg = cooperative_groups;
+
+namespace softmax_cluster {
+
+constexpr bool kLogSoftmax = true;  // softmax_cluster.cu: false
+constexpr int kThreads = SMC_THREADS;
+constexpr int kWarps = kThreads / 32;
+constexpr int kStages = SMC_STAGES;
+constexpr int kMaxCluster = SMC_CLUSTER;
+// A cluster is halved while every CTA would still get fewer than this many values: short rows are
+// better served by fewer, fuller CTAs.
+constexpr int64_t kMinValuesPerCta = int64_t(kThreads) * 4 * 8;
+
+struct MaxSum {
+  float max;
+  float sum;
+};
+
+__device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
+  const float m = fmaxf(a.max, b.max);
+  if (m == -INFINITY) return {m, 0.f};  // both empty: avoid (-inf) - (-inf)
+  return {m, a.sum * expf(a.max - m) + b.sum * expf(b.max - m)};
+}
+
+// Folds a vector of values into a running (max, sum) with one rescale of the old sum.
+template <class Frag>
+__device__ __forceinline__ MaxSum fold(MaxSum acc, Frag const& v) {
+  float m = acc.max;
+  CUTE_UNROLL
+  for (int i = 0; i < size(v); ++i) m = fmaxf(m, v(i));
+  if (m == -INFINITY) return acc;
+  float sum = acc.sum * expf(acc.max - m);
+  CUTE_UNROLL
+  for (int i = 0; i < size(v); ++i) sum += expf(v(i) - m);
+  return {m, sum};
+}
+
+// The CTA's (max, sum) in every thread, combined in a fixed order (deterministic).
+__device__ MaxSum block_reduce(MaxSum v, MaxSum* scratch) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = combine(v, MaxSum{__shfl_xor_sync(0xffffffffu, v.max, offset), __shfl_xor_sync(0xffffffffu, v.sum, offset)});
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  MaxSum total{-INFINITY, 0.f};
+  for (int w = 0; w < kWarps; ++w) total = combine(total, scratch[w]);
+  __syncthreads();  // `scratch` is reused by the next row
+  return total;
+}
+
+// The row's (max, sum): every CTA publishes its pair in its own shared memory; then lane k of warp 0
+// reads rank k's pair through distributed shared memory and the warp combines them with a fixed
+// shuffle tree -- the same inputs in the same lanes in every CTA, so all CTAs of the row get
+// bit-identical statistics. `result` passes them to the CTA's other warps.
+__device__ MaxSum cluster_reduce(MaxSum mine, MaxSum* slots, MaxSum* result, int parity) {
+  static_assert(kMaxCluster <= 32, "one lane per CTA of the cluster");
+  cg::cluster_group cluster = cg::this_cluster();
+  if (threadIdx.x == 0) slots[parity] = mine;
+  cluster.sync();  // release/acquire: every peer's slot is written and visible
+  if (threadIdx.x < 32) {
+    const unsigned lane = threadIdx.x;
+    MaxSum v = lane < cluster.num_blocks() ? cluster.map_shared_rank(slots, lane)[parity] : MaxSum{-INFINITY, 0.f};
+    for (int offset = 16; offset > 0; offset /= 2)
+      v = combine(v, MaxSum{__shfl_xor_sync(0xffffffffu, v.max, offset), __shfl_xor_sync(0xffffffffu, v.sum, offset)});
+    if (lane == 0) *result = v;
+  }
+  __syncthreads();  // the next write of `result` comes after the next row's block_reduce barriers
+  return *result;
+}
+
+template <int kVec, class Src, class Dst>
+__device__ __forceinline__ void move(Src const& src, Dst&& dst) {
+  if constexpr (kVec == 4)
+    copy_aligned(src, dst);  // one 16-byte access
+  else
+    copy(src, dst);
+}
+
+// grid (cluster size, rows), cluster (cluster size, 1, 1): the CTA of rank k owns vectors
+// [k * slice_vecs, (k + 1) * slice_vecs) of each row its cluster handles.
+// kResident: the slice is staged in shared memory (kVec == 4 only) and the row is read once.
+// Registers for two CTAs per SM (two 96 KB slices with SMC_CLUSTER=16) when they are 512 threads or fewer.
+template <int kVec, bool kResident>
+__global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
+    softmax_rows_cluster(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t n, int64_t slice_vecs) {
+  static_assert(!kResident || kVec == 4, "the resident path copies 16-byte vectors");
+  extern __shared__ float4 smem_slice[];  // float4: 16-byte aligned
+  __shared__ MaxSum scratch[kWarps];
+  __shared__ MaxSum slots[2];
+  __shared__ MaxSum result;
+
+  const int64_t nvec = n / kVec;
+  const int64_t begin = std::min<int64_t>(int64_t(cg::this_cluster().block_rank()) * slice_vecs, nvec);
+  const int64_t count = std::min<int64_t>(begin + slice_vecs, nvec) - begin;
+  // (kVec, vectors, rows): a row is a sequence of kVec-wide vectors.
+  auto layout = make_layout(make_shape(Int<kVec>{}, nvec, rows), make_stride(Int<1>{}, Int<kVec>{}, n));
+  Tensor gX = make_tensor(make_gmem_ptr(x), layout);
+  Tensor gY = make_tensor(make_gmem_ptr(y), layout);
+  Tensor sX = make_tensor(make_smem_ptr(reinterpret_cast<float*>(smem_slice)),
+                          make_layout(make_shape(Int<kVec>{}, kResident ? slice_vecs : int64_t(0))));
+  Tensor frag = make_tensor<float>(Shape<Int<kVec>>{});
+  // Thread t owns vectors t, t + kThreads, ... of the slice: iteration k of a thread is vector t + k * kThreads.
+  // A resident slice fits in shared memory, so 32-bit indices do (fewer registers in the unrolled stages).
+  const int slice_count = kResident ? static_cast<int>(count) : 0;
+  const int iters = (slice_count + kThreads - 1) / kThreads;
+  const int iters_per_stage = (iters + kStages - 1) / kStages;
+
+  int parity = 0;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y, parity ^= 1) {
+    Tensor rowX = gX(_, _, r);  // (kVec, nvec)
+    Tensor rowY = gY(_, _, r);
+    MaxSum acc{-INFINITY, 0.f};
+    if constexpr (kResident) {
+      for_each(make_int_sequence<kStages>{}, [&](auto stage) {
+        constexpr int s = decltype(stage)::value;
+        const int k_end = min((s + 1) * iters_per_stage, iters);
+        for (int k = s * iters_per_stage; k < k_end; ++k) {
+          const int v = threadIdx.x + k * kThreads;
+          if (v < slice_count) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, rowX(_, begin + v), sX(_, v));
+        }
+        cp_async_fence();
+      });
+      for_each(make_int_sequence<kStages>{}, [&](auto stage) {
+        constexpr int s = decltype(stage)::value;
+        cp_async_wait<kStages - 1 - s>();  // stage s has landed (for this thread's copies)
+        const int k_end = min((s + 1) * iters_per_stage, iters);
+        for (int k = s * iters_per_stage; k < k_end; ++k) {
+          const int v = threadIdx.x + k * kThreads;
+          if (v < slice_count) {
+            move<kVec>(sX(_, v), frag);
+            acc = fold(acc, frag);
+          }
+        }
+      });
+    } else {
+      for (int64_t v = threadIdx.x; v < count; v += kThreads) {
+        move<kVec>(rowX(_, begin + v), frag);
+        acc = fold(acc, frag);
+      }
+    }
+    const MaxSum stats = cluster_reduce(block_reduce(acc, scratch), slots, &result, parity);
+    if (r + gridDim.y >= rows) cluster_arrive();  // the last row: this CTA is done reading its peers
+    const float inv = 1.f / stats.sum;
+    const float log_sum = logf(stats.sum);
+    for (int64_t v = threadIdx.x; v < count; v += kThreads) {
+      if constexpr (kResident)
+        move<kVec>(sX(_, v), frag);  // the vector this thread copied in: no barrier needed
+      else
+        move<kVec>(rowX(_, begin + v), frag);
+      CUTE_UNROLL
+      for (int i = 0; i < kVec; ++i)
+        frag(i) = kLogSoftmax ? (frag(i) - stats.max) - log_sum : expf(frag(i) - stats.max) * inv;
+      move<kVec>(frag, rowY(_, begin + v));
+    }
+  }
+  cluster_wait();  // every peer has read this CTA's slots (they arrived after their last reads)
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+cudaLaunchConfig_t cluster_config(cudaLaunchAttribute* attr, int64_t grid_rows, int cluster, size_t smem,
+                                  cudaStream_t stream) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(cluster), static_cast<unsigned>(grid_rows));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  return config;
+}
+
+// Sets the kernel's attributes for this launch shape and returns how many such clusters can be
+// resident on the device at once (0: a cluster this size with this much shared memory per CTA does
+// not fit a GPC).
+template <int kVec, bool kResident>
+cudaError_t resident_clusters(int cluster, size_t smem, int& clusters) {
+  const void* kernel = reinterpret_cast<const void*>(&softmax_rows_cluster<kVec, kResident>);
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (err == cudaSuccess && cluster > 8)
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  if (err != cudaSuccess) return err;
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t config = cluster_config(attr, 1, cluster, smem, nullptr);
+  clusters = 0;
+  return cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+}
+
+// `clusters`: from resident_clusters for the same shape (which also set the kernel's attributes).
+template <int kVec, bool kResident>
+int launch(const float* x, float* y, int64_t rows, int64_t n, int cluster, int64_t slice_vecs, size_t smem,
+           int clusters, cudaStream_t stream) {
+  // Persistent: as many clusters as fit at once, each looping over rows, so no cluster is torn down
+  // and relaunched per row and a warp starts loading its next row as soon as it stored its last.
+  const int64_t grid_rows = std::min<int64_t>(rows, SMC_PERSISTENT ? std::max(clusters, 1) : 65535);
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t config = cluster_config(attr, grid_rows, cluster, smem, stream);
+  void* args[] = {&x, &y, &rows, &n, &slice_vecs};
+  const cudaError_t err =
+      cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(&softmax_rows_cluster<kVec, kResident>), args);
+  return static_cast<int>(err != cudaSuccess ? err : cudaGetLastError());
+}
+
+}  // namespace softmax_cluster
+
+extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
+                               int32_t num_outputs, cudaStream_t stream) {
+  using namespace softmax_cluster;
+  if (num_inputs != 1 || num_outputs != 1) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  const cutegen_tensor& in = inputs[0];
+  const float* x = cutegen::data_as<const float>(in, CUTEGEN_FLOAT32);
+  float* y = cutegen::data_as<float>(outputs[0], CUTEGEN_FLOAT32);
+  if (!x || !y || in.rank < 1 || cutegen::numel(in) != cutegen::numel(outputs[0])) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  if (!cutegen::is_contiguous(in) || !cutegen::is_contiguous(outputs[0])) return CUTEGEN_ERROR_UNSUPPORTED;
+  const int64_t n = in.shape[in.rank - 1];
+  if (n == 0 || cutegen::numel(in) == 0) return CUTEGEN_OK;
+  const int64_t rows = cutegen::numel(in) / n;
+
+  int cluster = kMaxCluster;
+  while (cluster > 1 && n <= (cluster / 2) * kMinValuesPerCta) cluster /= 2;
+  int clusters = 0;
+  cudaError_t err = cudaSuccess;
+  if (n % 4 != 0 || !aligned16(x) || !aligned16(y)) {
+    if ((err = resident_clusters<1, false>(cluster, 0, clusters)) != cudaSuccess) return static_cast<int>(err);
+    return launch<1, false>(x, y, rows, n, cluster, (n + cluster - 1) / cluster, 0, clusters, stream);
+  }
+  const int64_t slice_vecs = (n / 4 + cluster - 1) / cluster;
+  const size_t slice_bytes = static_cast<size_t>(slice_vecs) * 16;
+  int device = 0, optin = 0;
+  err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  if (slice_bytes + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin)) {
+    if ((err = resident_clusters<4, true>(cluster, slice_bytes, clusters)) != cudaSuccess) return static_cast<int>(err);
+    if (clusters > 0) return launch<4, true>(x, y, rows, n, cluster, slice_vecs, slice_bytes, clusters, stream);
+  }
+  // A slice too large for shared memory (or a cluster that size with it not fitting a GPC) streams the
+  // row twice from global memory: slower, still exact.
+  if ((err = resident_clusters<4, false>(cluster, 0, clusters)) != cudaSuccess) return static_cast<int>(err);
+  return launch<4, false>(x, y, rows, n, cluster, slice_vecs, 0, clusters, stream);
+}
