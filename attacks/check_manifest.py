@@ -10,6 +10,7 @@ tests already build every attack, so CTest asks for the honest ones only).
 Exits 1 with one line per disagreement.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -102,15 +103,16 @@ def check_compiles(manifest, cutegen, which):
         wanted += [(e["kernel"], "rejected") for e in manifest["attacks"] if e.get("static")]
     if which == "all":
         wanted += [(e["kernel"], "ok") for e in manifest["attacks"] if not e.get("static")]
-    errors, seen = [], set()
-    for kernel, expect in wanted:
-        if kernel in seen:
-            continue
-        seen.add(kernel)
-        got, feedback = compile_verdict(cutegen, kernel)
-        print(f"{'ok  ' if got == expect else 'FAIL'} {kernel}: compile {got} (expected {expect})", flush=True)
-        if got != expect:
-            errors.append(f"{kernel}: compile verdict {got}, expected {expect}: {feedback}")
+    errors, unique = [], list(dict.fromkeys(wanted))
+    # In parallel: each compile is one nvcc build plus one analysis compile, tens of seconds for the
+    # larger kernels; one after another they were the longest test of CI's run.
+    jobs = int(os.environ.get("CHECK_MANIFEST_JOBS", os.cpu_count() or 1))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        outcomes = pool.map(lambda item: (item, compile_verdict(cutegen, item[0])), unique)
+        for (kernel, expect), (got, feedback) in outcomes:
+            print(f"{'ok  ' if got == expect else 'FAIL'} {kernel}: compile {got} (expected {expect})", flush=True)
+            if got != expect:
+                errors.append(f"{kernel}: compile verdict {got}, expected {expect}: {feedback}")
     return errors
 
 
