@@ -99,10 +99,19 @@
 namespace gemm_sm90_3xtf32 {
 using namespace cute;
 
-// What forward() computes: A @ B with A (M, K), B (K, N); true where it uses A.T (A arrives (K, M)) or
-// B.T (B arrives (N, K)), as KernelBench 16-18 do. Only the strides the pre-pass reads change.
+// What forward() computes: A @ B with A (M, K), B (K, N), or with A.T (A arrives (K, M)) or B.T (B
+// arrives (N, K)), as KernelBench 16-18 do. The reading comes from the shapes of A, B and C when only
+// one of the four fits them (16-18 are not square); where several fit (square matrices) these say which.
+// Only the strides the kernel reads change: a transposed operand costs nothing extra.
 constexpr bool kTransA = false;
 constexpr bool kTransB = false;
+
+// Whether C = op(A) @ op(B) fits the shapes, op = transpose where ta / tb.
+bool fits(const cutegen_tensor& a, const cutegen_tensor& b, const cutegen_tensor& c, bool ta, bool tb) {
+  const int64_t M = a.shape[ta ? 1 : 0], K = a.shape[ta ? 0 : 1];
+  const int64_t Kb = b.shape[tb ? 1 : 0], N = b.shape[tb ? 0 : 1];
+  return K == Kb && c.shape[0] == M && c.shape[1] == N;
+}
 
 constexpr int kPackTile = 32;  // the pre-pass's (rows x k) tile
 
@@ -251,11 +260,18 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   if (a.rank != 2 || b.rank != 2 || c.rank != 2 || a.dtype != CUTEGEN_FLOAT32 || b.dtype != CUTEGEN_FLOAT32 ||
       c.dtype != CUTEGEN_FLOAT32)
     return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
+  // kTransA / kTransB when they fit the shapes, else the one reading that does.
+  bool ta = kTransA, tb = kTransB;
+  if (!fits(a, b, c, ta, tb)) {
+    int readings = 0;
+    for (int t = 0; t < 4; ++t)
+      if (fits(a, b, c, t & 1, t & 2) && readings++ == 0) ta = t & 1, tb = t & 2;
+    if (readings != 1) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
+  }
   // (row, k) modes of A and (n, k) modes of B, in the descriptors' dimension numbers.
-  const int a_row = kTransA ? 1 : 0, a_k = 1 - a_row;
-  const int b_row = kTransB ? 0 : 1, b_k = 1 - b_row;
+  const int a_row = ta ? 1 : 0, a_k = 1 - a_row;
+  const int b_row = tb ? 0 : 1, b_k = 1 - b_row;
   const int64_t M = a.shape[a_row], K = a.shape[a_k], N = b.shape[b_row];
-  if (b.shape[b_k] != K || c.shape[0] != M || c.shape[1] != N) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
   if (M < 1 || N < 1 || K < 1 || M > INT32_MAX / 4 || N > INT32_MAX / 4 || K > INT32_MAX / 4)
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
   // D is written by TMA: row-major with a 16-byte aligned row stride.
