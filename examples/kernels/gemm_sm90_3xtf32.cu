@@ -38,7 +38,7 @@
 //
 // Zero allocations: the packed operands and CUTLASS's own workspace (0 bytes for this scheduler) live
 // in the workspace; TMA descriptors are built on the host per call; the cluster launch is
-// cudaLaunchKernelExC.
+// our own cudaLaunchKernelExC (CUTLASS's launcher would import std::cout).
 // CUTLASS's device code asserts; an assert is a call to __assertfail inside the mainloop, and ptxas then
 // serialises every wgmma (warning C7510: "wgmma pipeline crossing function boundary"). Before any header.
 #ifndef NDEBUG
@@ -211,6 +211,29 @@ using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 
 // ---------------------------------------------------------------------------------------------
+// The GEMM kernel launched as a cluster through cudaLaunchKernelExC. Gemm::run() would do the same
+// through CUTLASS's ClusterLauncher, whose error paths print to std::cout: a forbidden import.
+template <class Gemm>
+cudaError_t launch_cluster(const Gemm& gemm, cudaStream_t stream) {
+  using Kernel = typename Gemm::GemmKernel;
+  typename Kernel::Params params = gemm.params();
+  cudaLaunchConfig_t config{};
+  config.gridDim = Kernel::get_grid_shape(params);
+  config.blockDim = Kernel::get_block_shape();
+  config.dynamicSmemBytes = Kernel::SharedStorageSize;  // initialize() raised the kernel's limit to this
+  config.stream = stream;
+  cudaLaunchAttribute cluster[1];
+  cluster[0].id = cudaLaunchAttributeClusterDimension;
+  cluster[0].val.clusterDim.x = size<0>(ClusterShape{});
+  cluster[0].val.clusterDim.y = size<1>(ClusterShape{});
+  cluster[0].val.clusterDim.z = 1;
+  config.attrs = cluster;
+  config.numAttrs = 1;
+  void* kernel_args[] = {&params};
+  return cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(&cutlass::device_kernel<Kernel>), kernel_args);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Host side: one plan, computed the same way for the size query and the call.
 
 struct Operand {
@@ -326,10 +349,10 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   args.hw_info.sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(args.hw_info.device_id);
   Gemm gemm;
   if (gemm.can_implement(args) != cutlass::Status::kSuccess) return CUTEGEN_ERROR_UNSUPPORTED;
-  if (gemm.initialize(args, ws + p.cutlass_offset, stream) != cutlass::Status::kSuccess ||
-      gemm.run(stream) != cutlass::Status::kSuccess) {
+  if (gemm.initialize(args, ws + p.cutlass_offset, stream) != cutlass::Status::kSuccess) {
     const cudaError_t e = cudaGetLastError();
     return e != cudaSuccess ? static_cast<int>(e) : CUTEGEN_ERROR_UNSUPPORTED;
   }
+  if (const cudaError_t e = launch_cluster(gemm, stream); e != cudaSuccess) return static_cast<int>(e);
   return static_cast<int>(cudaGetLastError());
 }

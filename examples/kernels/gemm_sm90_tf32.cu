@@ -22,7 +22,8 @@
 //   in the pre-pass too (unbiased, costs another pass over A).
 // * Zero allocations: CUTLASS's own workspace (0 bytes for this scheduler) and the packed operands
 //   live in the one workspace the harness hands over; TMA descriptors are built on the host
-//   (cuTensorMapEncodeTiled) per call, the cluster launch is cudaLaunchKernelExC.
+//   (cuTensorMapEncodeTiled) per call, the cluster launch is our own cudaLaunchKernelExC
+//   (CUTLASS's launcher would import std::cout).
 //
 // Shapes: any M, N, K >= 1 and any strides (the pre-pass reads whatever strides it is given; TMA masks
 // the M/N edges; K is padded with zeros to a multiple of 4 in the pre-pass). An operand is read in
@@ -171,6 +172,29 @@ using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 
 // ---------------------------------------------------------------------------------------------
+// The GEMM kernel launched as a cluster through cudaLaunchKernelExC. Gemm::run() would do the same
+// through CUTLASS's ClusterLauncher, whose error paths print to std::cout: a forbidden import.
+template <class Gemm>
+cudaError_t launch_cluster(const Gemm& gemm, cudaStream_t stream) {
+  using Kernel = typename Gemm::GemmKernel;
+  typename Kernel::Params params = gemm.params();
+  cudaLaunchConfig_t config{};
+  config.gridDim = Kernel::get_grid_shape(params);
+  config.blockDim = Kernel::get_block_shape();
+  config.dynamicSmemBytes = Kernel::SharedStorageSize;  // initialize() raised the kernel's limit to this
+  config.stream = stream;
+  cudaLaunchAttribute cluster[1];
+  cluster[0].id = cudaLaunchAttributeClusterDimension;
+  cluster[0].val.clusterDim.x = size<0>(ClusterShape{});
+  cluster[0].val.clusterDim.y = size<1>(ClusterShape{});
+  cluster[0].val.clusterDim.z = 1;
+  config.attrs = cluster;
+  config.numAttrs = 1;
+  void* kernel_args[] = {&params};
+  return cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(&cutlass::device_kernel<Kernel>), kernel_args);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Host side: one plan, computed the same way for the size query and the call.
 
 struct Operand {
@@ -308,10 +332,10 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   args.hw_info.sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(args.hw_info.device_id);
   Gemm gemm;
   if (gemm.can_implement(args) != cutlass::Status::kSuccess) return CUTEGEN_ERROR_UNSUPPORTED;
-  if (gemm.initialize(args, ws + p.cutlass_offset, stream) != cutlass::Status::kSuccess ||
-      gemm.run(stream) != cutlass::Status::kSuccess) {
+  if (gemm.initialize(args, ws + p.cutlass_offset, stream) != cutlass::Status::kSuccess) {
     const cudaError_t e = cudaGetLastError();
     return e != cudaSuccess ? static_cast<int>(e) : CUTEGEN_ERROR_UNSUPPORTED;
   }
+  if (const cudaError_t e = launch_cluster(gemm, stream); e != cudaSuccess) return static_cast<int>(e);
   return static_cast<int>(cudaGetLastError());
 }
