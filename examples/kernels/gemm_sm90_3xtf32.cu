@@ -93,7 +93,7 @@
 #define GX_PROMOTE 4
 #endif
 // cutegen:require GX_PINGPONG == 1 || GX_TILE_M >= 128
-// cutegen:require 2 * GX_TILE_M * GX_TILE_N / (GX_PINGPONG ? 128 : 256) <= 128
+// cutegen:require GX_TILE_M * GX_TILE_N <= 16384 / (1 + GX_PINGPONG)
 // cutegen:require GX_STAGES == 0 || GX_STAGES * (GX_TILE_M + GX_TILE_N) * 128 <= 200000
 
 namespace gemm_sm90_3xtf32 {

@@ -78,7 +78,7 @@
 #define GB_SWIZZLE 1
 #endif
 // cutegen:require GB_PINGPONG == 1 || GB_TILE_M >= 128
-// cutegen:require GB_TILE_M * GB_TILE_N <= (GB_PINGPONG ? 16384 : 32768)
+// cutegen:require GB_TILE_M * GB_TILE_N <= 32768 / (1 + GB_PINGPONG)
 // cutegen:require GB_STAGES == 0 || GB_STAGES * (GB_TILE_M + GB_TILE_N) * GB_TILE_K * 2 <= 200000
 
 namespace gemm_sm90_bf16 {

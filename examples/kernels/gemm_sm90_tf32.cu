@@ -82,7 +82,7 @@
 #endif
 // Accumulators per thread: cooperative splits the tile over 256 threads, pingpong gives it to 128.
 // cutegen:require GT_PINGPONG == 1 || GT_TILE_M >= 128
-// cutegen:require GT_TILE_M * GT_TILE_N <= (GT_PINGPONG ? 16384 : 32768)
+// cutegen:require GT_TILE_M * GT_TILE_N <= 32768 / (1 + GT_PINGPONG)
 // cutegen:require GT_STAGES == 0 || GT_STAGES * (GT_TILE_M + GT_TILE_N) * 128 <= 200000
 
 namespace gemm_sm90_tf32 {
