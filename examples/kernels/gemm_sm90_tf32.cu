@@ -1,6 +1,7 @@
 // Library kernel: C = op(A) @ op(B) for fp32 matrices on Hopper's tensor cores in TF32, for the `tf32`
 // precision policy (`cutegen eval problem.py kernel.cu --precision tf32`): 1_Square_matrix_multiplication_
-// (4096^3, problems/matmul_square.py) and the transposed variants (set kTransA / kTransB below).
+// (4096^3, problems/matmul_square.py) and the transposed variants, KernelBench 16-18
+// (problems/matmul_trans_{a,b,both}.py: the shapes say which operand is transposed).
 //
 // The idiom, and why it is fast:
 // * The main GEMM is CUTLASS 3.x's SM90 kernel, which is CuTe code: TMA loads whole tiles of A and B
@@ -16,8 +17,8 @@
 //   on 4096^3; CUTLASS's alternative (register-sourced A with a transposing shared-memory copy in the
 //   mainloop) slows every k-step instead. An operand already K-major (A of A @ B, B of A @ B.T) is read
 //   in place — no copy.
-// * Rounding: the pre-pass rounds to nearest; an operand read in place is truncated by the tensor core
-//   (it ignores the low 13 bits). Truncation biases each product by about -3.4e-4 (relative) on
+// * Rounding: the pre-pass rounds to nearest; an operand read in place is at worst truncated (the
+//   tensor core ignores the low 13 bits). Truncation biases each product by about -3.4e-4 (relative) on
 //   same-sign data — within the tf32 policy's 2e-3 floor with a margin of ~6x; GT_ROUND_A=1 rounds A
 //   in the pre-pass too (unbiased, costs another pass over A).
 // * Zero allocations: CUTLASS's own workspace (0 bytes for this scheduler) and the packed operands
@@ -28,6 +29,7 @@
 // Shapes: any M, N, K >= 1 and any strides (the pre-pass reads whatever strides it is given; TMA masks
 // the M/N edges; K is padded with zeros to a multiple of 4 in the pre-pass). An operand is read in
 // place only when it is K-major with a 16-byte aligned base and row stride; otherwise it is packed.
+
 // CUTLASS's device code asserts; an assert is a call to __assertfail inside the mainloop, and ptxas then
 // serialises every wgmma (warning C7510: "wgmma pipeline crossing function boundary"). Before any header.
 #ifndef NDEBUG
