@@ -14,9 +14,10 @@
 // * `wgmma` reads TF32 operands only K-major (16-bit types can be transposed, 32-bit ones cannot). A
 //   row-major B of A @ B is N-major, so a pre-pass writes it K-major (B^T, 64 MiB for 4096^2) into the
 //   harness's workspace (contract v2), rounding to TF32 on the way. That costs ~10% of the GEMM's time
-//   on 4096^3; CUTLASS's alternative (register-sourced A with a transposing shared-memory copy in the
-//   mainloop) slows every k-step instead. An operand already K-major (A of A @ B, B of A @ B.T) is read
-//   in place — no copy.
+//   on 4096^3; CUTLASS's alternative (knob GT_B_INKERNEL: B read in place, operands swapped so that
+//   it reaches wgmma from registers, transposed on its way out of shared memory) costs every k-step a
+//   little instead — which wins is for `cutegen tune` to measure. An operand already K-major (A of
+//   A @ B, B of A @ B.T) is read in place — no copy.
 // * Rounding: the pre-pass rounds to nearest; an operand read in place is at worst truncated (the
 //   tensor core ignores the low 13 bits). Truncation biases each product by about -3.4e-4 (relative) on
 //   same-sign data — within the tf32 policy's 2e-3 floor with a margin of ~6x; GT_ROUND_A=1 rounds A
@@ -81,6 +82,13 @@
 // cutegen:knob GT_ROUND_A in {0, 1}
 #ifndef GT_ROUND_A
 #define GT_ROUND_A 0
+#endif
+// 1: read an N-major B in place and let CUTLASS's register-sourced mainloop transpose it (the operand
+// goes shared memory -> registers -> wgmma, operands swapped) instead of the transposing pre-pass.
+// Only for N-major B (A @ B, A.T @ B) with K % 4 == 0; other shapes are refused with this value.
+// cutegen:knob GT_B_INKERNEL in {0, 1}
+#ifndef GT_B_INKERNEL
+#define GT_B_INKERNEL 0
 #endif
 // Accumulators per thread: cooperative splits the tile over 256 threads, pingpong gives it to 128.
 // cutegen:require GT_PINGPONG == 1 || GT_TILE_M >= 128
@@ -166,7 +174,8 @@ using StageCount = cute::conditional_t<
 using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,
     float, cutlass::layout::RowMajor, 4,     // A (M, K), K-major
-    float, cutlass::layout::ColumnMajor, 4,  // B as (N, K), K-major
+    // B as (N, K): K-major (ColumnMajor), or N-major read in place with GT_B_INKERNEL
+    float, cute::conditional_t<GT_B_INKERNEL, cutlass::layout::RowMajor, cutlass::layout::ColumnMajor>, 4,
     float, TileShape, ClusterShape, StageCount, MainloopSchedule>::CollectiveOp;
 
 using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
@@ -233,7 +242,11 @@ Gemm::Arguments arguments(const Plan& p, const float* a, const float* b) {
   args.mainloop.ptr_A = a;
   args.mainloop.dA = make_stride(p.a.packed ? int64_t(p.Kp) : p.a.stride_row, _1{}, int64_t(0));
   args.mainloop.ptr_B = b;
+#if GT_B_INKERNEL
+  args.mainloop.dB = make_stride(_1{}, p.b.stride_k, int64_t(0));  // (N, K, L), N-major, in place
+#else
   args.mainloop.dB = make_stride(p.b.packed ? int64_t(p.Kp) : p.b.stride_row, _1{}, int64_t(0));
+#endif
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
   args.epilogue.ptr_C = nullptr;
@@ -279,6 +292,12 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   // padding as zeros. An operand read in place has no padding, so with K % 4 != 0 both are packed.
   p.Kp = static_cast<int>(round_up(p.K, 4));
   if (p.Kp != p.K) p.a.packed = p.b.packed = true;
+#if GT_B_INKERNEL
+  // B must be N-major in place: no pre-pass writes that layout.
+  if (p.Kp != p.K || p.b.stride_row != 1 || p.b.stride_k % 4 != 0 || (pointers_known && !aligned16(p.b.data)))
+    return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
+  p.b.packed = false;
+#endif
   size_t at = 0;
   if (p.a.packed) p.a.offset = at, at += round_up(size_t(p.M) * p.Kp * sizeof(float), 256);
   if (p.b.packed) p.b.offset = at, at += round_up(size_t(p.N) * p.Kp * sizeof(float), 256);
