@@ -29,14 +29,15 @@
 // * Accumulation: the tensor cores' fp32 accumulation inside `wgmma` does not round to nearest
 //   (truncation was measured on earlier GPUs): summed over 12288 terms, a bias that leans one way on
 //   same-sign data would reach ~3e-5 relative, 40x fp32's own error. So the mainloop is CUTLASS's
-//   "promotion" mainloop (written for FP8, used here for TF32): each k-tile's wgmmas (32 of K, knob
-//   GX_PROMOTE) accumulate into a fresh register fragment that is then added to the main accumulator
-//   with an ordinary round-to-nearest fp32 add. Truncation then acts only inside chunks of 32 terms
-//   (a bias ~1e-7 of the result), and the running sum sees 3K/32 = 384 correctly rounded adds — fewer
-//   roundings than the 4096 sequential FMAs of an SGEMM.
-//   benchmarks/gemm_3xtf32_error_model.py models it on the CPU (every wgmma truncated): 4.8e-7 rel-L2
-//   with promotion every 32 of K (4.2e-7 every 128), against a strict limit of >= 1e-6; 5.9e-5 (a
-//   fail) without promotion.
+//   "promotion" mainloop (written for FP8, used here for TF32): the wgmmas of every 64 of K (two
+//   k-tiles; knob GX_PROMOTE, in wgmmas of 8) accumulate into a fresh register fragment that is then
+//   added to the main accumulator with an ordinary round-to-nearest fp32 add. Truncation then acts
+//   only inside chunks of 64 terms (a bias ~1e-7 of the result), and the running sum sees 3K/64 = 192
+//   correctly rounded adds — fewer roundings than the 4096 sequential FMAs of an SGEMM. Each promotion
+//   waits for the tensor cores to drain, so fewer is faster: 64 is a middle between speed and margin.
+//   benchmarks/gemm_3xtf32_error_model.py models it on the CPU (every wgmma truncated): 3.8e-7 rel-L2
+//   promoting every 64 of K (4.8e-7 every 32, 4.2e-7 every 128), against a strict limit of >= 1e-6;
+//   5.9e-5 (a fail) without promotion.
 // * The GPU check that proves it: `cutegen eval problems/matmul_square.py examples/kernels/gemm_sm90_3xtf32.cu`
 //   (strict is the default) must print `pass`; its report shows the rel-L2 against torch's.
 //
@@ -91,11 +92,11 @@
 #ifndef GX_SWIZZLE
 #define GX_SWIZZLE 1
 #endif
-// wgmma instructions (8 of K each) per promotion into the main accumulator: 4 = every 32 of K (one
-// k-tile). Larger is faster (fewer waits for the tensor cores) but lets truncation act over longer chunks.
+// wgmma instructions (8 of K each) per promotion into the main accumulator: 8 = every 64 of K (two
+// k-tiles). Larger is faster (fewer waits for the tensor cores) but lets truncation act over longer chunks.
 // cutegen:knob GX_PROMOTE in {4, 8, 16}
 #ifndef GX_PROMOTE
-#define GX_PROMOTE 4
+#define GX_PROMOTE 8
 #endif
 // cutegen:require GX_PINGPONG == 1 || GX_TILE_M >= 128
 // cutegen:require GX_TILE_M * GX_TILE_N <= 16384 / (1 + GX_PINGPONG)
