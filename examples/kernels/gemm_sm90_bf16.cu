@@ -3,8 +3,9 @@
 // * fp32 problems judged under the `bf16` precision policy (`cutegen eval problems/matmul_square.py
 //   kernel.cu --precision bf16`): the operands are rounded to bf16 by a pre-pass into the harness's
 //   workspace (contract v2), the output stays fp32.
-// Layouts: A @ B with row-major A (M, K) and B (K, N), as KernelBench 1. Set kTransA / kTransB below
-// where forward() uses A.T / B.T (problems/matmul_bf16_nt.py computes A @ B.T: kTransB = true).
+// Layouts: A @ B with row-major A (M, K) and B (K, N), as KernelBench 1, and for bf16 inputs also
+// A @ B.T (B arrives (N, K), as nn.Linear keeps its weight; problems/matmul_bf16_nt.py) when the shapes
+// say so. Set kTransA / kTransB below for other layouts or square A @ B.T.
 //
 // The idiom, and why it is fast:
 // * The GEMM is CUTLASS 3.x's SM90 kernel, which is CuTe code: TMA loads tiles of A and B into
@@ -24,7 +25,8 @@
 // * Zero allocations: the converted operands and CUTLASS's own workspace (0 bytes for this scheduler)
 //   live in the workspace; TMA descriptors are built on the host per call; the cluster launch is
 //   our own cudaLaunchKernelExC (CUTLASS's launcher would import std::cout).
-// Compile time: two GEMMs are instantiated (bf16 out and fp32 out); each is a few minutes of nvcc.
+// Compile time: three GEMMs are instantiated (bf16 out with B N-major and K-major, fp32 out); each is
+// about a minute of nvcc.
 
 // CUTLASS's device code asserts; an assert is a call to __assertfail inside the mainloop, and ptxas then
 // serialises every wgmma (warning C7510: "wgmma pipeline crossing function boundary"). Before any header.
@@ -85,12 +87,21 @@ namespace gemm_sm90_bf16 {
 using namespace cute;
 
 // What forward() computes: A @ B with A (M, K), B (K, N); true where it uses A.T (A arrives (K, M)) or
-// B.T (B arrives (N, K)). They pick the CUTLASS layouts (compile time): A row-major = K-major,
-// B row-major = N-major.
+// B.T (B arrives (N, K)). The CUTLASS layouts are compile-time: A row-major = K-major, B row-major =
+// N-major. bf16 inputs also get the other B (a second instantiation), chosen when only it fits the
+// shapes: the NT GEMM of nn.Linear next to KernelBench's NN.
 constexpr bool kTransA = false;
 constexpr bool kTransB = false;
 using LayoutA = cute::conditional_t<kTransA, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
-using LayoutB = cute::conditional_t<kTransB, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
+template <bool kTB>
+using LayoutBFor = cute::conditional_t<kTB, cutlass::layout::ColumnMajor, cutlass::layout::RowMajor>;
+
+// Whether C = op(A) @ op(B) fits the shapes, op = transpose where ta / tb.
+bool fits(const cutegen_tensor& a, const cutegen_tensor& b, const cutegen_tensor& c, bool ta, bool tb) {
+  const int64_t M = a.shape[ta ? 1 : 0], K = a.shape[ta ? 0 : 1];
+  const int64_t Kb = b.shape[tb ? 1 : 0], N = b.shape[tb ? 0 : 1];
+  return K == Kb && c.shape[0] == M && c.shape[1] == N;
+}
 using Bf16 = cutlass::bfloat16_t;
 
 // ---------------------------------------------------------------------------------------------
@@ -125,7 +136,7 @@ using MainloopSchedule = cute::conditional_t<GB_PINGPONG, cutlass::gemm::KernelT
 using EpilogueSchedule = cute::conditional_t<GB_PINGPONG, cutlass::epilogue::TmaWarpSpecialized,
                                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
-template <class ElementD>
+template <class ElementD, bool kTB>
 struct GemmFor {
   static constexpr int kAlignD = 16 / sizeof(ElementD);
   using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -139,14 +150,15 @@ struct GemmFor {
           sizeof(typename CollectiveEpilogue::SharedStorage))>,
       cutlass::gemm::collective::StageCount<(GB_STAGES == 0 ? 2 : GB_STAGES)>>;
   using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Bf16, LayoutA, 8, Bf16, LayoutB, 8, float, TileShape,
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Bf16, LayoutA, 8, Bf16, LayoutBFor<kTB>, 8, float, TileShape,
       ClusterShape, StageCount, MainloopSchedule>::CollectiveOp;
   using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
                                                       CollectiveEpilogue>;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
 };
-using GemmBf16 = GemmFor<Bf16>::Gemm;
-using GemmF32 = GemmFor<float>::Gemm;
+using GemmBf16 = GemmFor<Bf16, kTransB>::Gemm;           // bf16 problems, the constants' layout
+using GemmBf16OtherB = GemmFor<Bf16, !kTransB>::Gemm;    // bf16 problems, B the other way round
+using GemmF32 = GemmFor<float, kTransB>::Gemm;           // fp32 problems under the bf16 policy
 
 // ---------------------------------------------------------------------------------------------
 // The GEMM kernel launched as a cluster through cudaLaunchKernelExC. Gemm::run() would do the same
@@ -177,13 +189,14 @@ cudaError_t launch_cluster(const Gemm& gemm, cudaStream_t stream) {
 struct Plan {
   int status = CUTEGEN_OK;
   bool fp32_inputs = false;
+  bool other_b = false;  // bf16 inputs whose shapes fit only B transposed the other way: GemmBf16OtherB
   int M = 0, N = 0, K = 0;
   size_t a_offset = 0, b_offset = 0, cutlass_offset = 0, bytes = 0;
 };
 
 constexpr size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
-template <class Gemm, class ElementD>
+template <class Gemm, bool kTB, class ElementD>
 typename Gemm::Arguments arguments(int M, int N, int K, const Bf16* a, const Bf16* b, ElementD* d) {
   typename Gemm::Arguments args{};
   args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
@@ -194,7 +207,7 @@ typename Gemm::Arguments arguments(int M, int N, int K, const Bf16* a, const Bf1
   if constexpr (kTransA) args.mainloop.dA = make_stride(_1{}, int64_t(M), int64_t(0));
   else args.mainloop.dA = make_stride(int64_t(K), _1{}, int64_t(0));
   args.mainloop.ptr_B = b;
-  if constexpr (kTransB) args.mainloop.dB = make_stride(int64_t(K), _1{}, int64_t(0));
+  if constexpr (kTB) args.mainloop.dB = make_stride(int64_t(K), _1{}, int64_t(0));
   else args.mainloop.dB = make_stride(_1{}, int64_t(N), int64_t(0));
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
@@ -206,9 +219,9 @@ typename Gemm::Arguments arguments(int M, int N, int K, const Bf16* a, const Bf1
   return args;
 }
 
-template <class Gemm, class ElementD>
+template <class Gemm, bool kTB, class ElementD>
 size_t cutlass_bytes_or_unsupported(const Plan& p, bool& ok) {
-  auto args = arguments<Gemm, ElementD>(p.M, p.N, p.K, nullptr, nullptr, nullptr);
+  auto args = arguments<Gemm, kTB, ElementD>(p.M, p.N, p.K, nullptr, nullptr, nullptr);
   ok = Gemm::can_implement(args) == cutlass::Status::kSuccess;
   return ok ? Gemm::get_workspace_size(args) : 0;
 }
@@ -222,8 +235,12 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   if (a.dtype != b.dtype || a.dtype != c.dtype || (a.dtype != CUTEGEN_BFLOAT16 && a.dtype != CUTEGEN_FLOAT32))
     return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
   p.fp32_inputs = a.dtype == CUTEGEN_FLOAT32;
-  const int64_t M = a.shape[kTransA ? 1 : 0], K = a.shape[kTransA ? 0 : 1], N = b.shape[kTransB ? 0 : 1];
-  if (b.shape[kTransB ? 1 : 0] != K || c.shape[0] != M || c.shape[1] != N) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
+  if (!fits(a, b, c, kTransA, kTransB)) {
+    if (p.fp32_inputs || !fits(a, b, c, kTransA, !kTransB)) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
+    p.other_b = true;
+  }
+  const bool tb = kTransB != p.other_b;
+  const int64_t M = a.shape[kTransA ? 1 : 0], K = a.shape[kTransA ? 0 : 1], N = b.shape[tb ? 0 : 1];
   if (!cutegen::is_contiguous(a) || !cutegen::is_contiguous(b) || !cutegen::is_contiguous(c))
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
   if (M < 1 || N < 1 || K < 1 || M > INT32_MAX / 2 || N > INT32_MAX / 2 || K > INT32_MAX / 2)
@@ -236,8 +253,9 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   }
   p.cutlass_offset = at;
   bool ok = false;
-  const size_t cutlass_bytes = p.fp32_inputs ? cutlass_bytes_or_unsupported<GemmF32, float>(p, ok)
-                                             : cutlass_bytes_or_unsupported<GemmBf16, Bf16>(p, ok);
+  const size_t cutlass_bytes = p.fp32_inputs ? cutlass_bytes_or_unsupported<GemmF32, kTransB, float>(p, ok)
+                               : p.other_b   ? cutlass_bytes_or_unsupported<GemmBf16OtherB, !kTransB, Bf16>(p, ok)
+                                             : cutlass_bytes_or_unsupported<GemmBf16, kTransB, Bf16>(p, ok);
   if (!ok) return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;  // TMA: 16-byte aligned rows (dims % 8)
   p.bytes = std::max<size_t>(256, round_up(at + cutlass_bytes, 256));  // the contract asks for > 0
   return p;
@@ -245,9 +263,9 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-template <class Gemm, class ElementD>
+template <class Gemm, bool kTB, class ElementD>
 int run_gemm(const Plan& p, const Bf16* a, const Bf16* b, ElementD* d, char* ws, cudaStream_t stream) {
-  auto args = arguments<Gemm, ElementD>(p.M, p.N, p.K, a, b, d);
+  auto args = arguments<Gemm, kTB, ElementD>(p.M, p.N, p.K, a, b, d);
   if (cudaGetDevice(&args.hw_info.device_id) != cudaSuccess) return static_cast<int>(cudaGetLastError());
   args.hw_info.sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(args.hw_info.device_id);
   Gemm gemm;
@@ -284,13 +302,16 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   for (const cutegen_tensor* t : {&inputs[0], &inputs[1], &outputs[0]})
     if (!aligned16(t->data)) return CUTEGEN_ERROR_UNSUPPORTED;
   char* ws = static_cast<char*>(workspace);
-  if (!p.fp32_inputs)
-    return run_gemm<GemmBf16, Bf16>(p, static_cast<const Bf16*>(inputs[0].data),
-                                    static_cast<const Bf16*>(inputs[1].data), static_cast<Bf16*>(outputs[0].data),
-                                    ws, stream);
+  if (!p.fp32_inputs) {
+    const auto* a = static_cast<const Bf16*>(inputs[0].data);
+    const auto* b = static_cast<const Bf16*>(inputs[1].data);
+    auto* d = static_cast<Bf16*>(outputs[0].data);
+    return p.other_b ? run_gemm<GemmBf16OtherB, !kTransB, Bf16>(p, a, b, d, ws, stream)
+                     : run_gemm<GemmBf16, kTransB, Bf16>(p, a, b, d, ws, stream);
+  }
   Bf16* a = reinterpret_cast<Bf16*>(ws + p.a_offset);
   Bf16* b = reinterpret_cast<Bf16*>(ws + p.b_offset);
   launch_to_bf16(static_cast<const float*>(inputs[0].data), a, int64_t(p.M) * p.K, stream);
   launch_to_bf16(static_cast<const float*>(inputs[1].data), b, int64_t(p.N) * p.K, stream);
-  return run_gemm<GemmF32, float>(p, a, b, static_cast<float*>(outputs[0].data), ws, stream);
+  return run_gemm<GemmF32, kTransB, float>(p, a, b, static_cast<float*>(outputs[0].data), ws, stream);
 }
