@@ -94,6 +94,8 @@
 // cutegen:require GT_PINGPONG == 1 || GT_TILE_M >= 128
 // cutegen:require GT_TILE_M * GT_TILE_N <= 32768 / (1 + GT_PINGPONG)
 // cutegen:require GT_STAGES == 0 || GT_STAGES * (GT_TILE_M + GT_TILE_N) * 128 <= 200000
+// CUTLASS's register-sourced builder sizes its stages itself (StageCount<N> does not fit it).
+// cutegen:require GT_B_INKERNEL == 0 || GT_STAGES == 0
 
 namespace gemm_sm90_tf32 {
 using namespace cute;
