@@ -29,10 +29,10 @@
 // * Accumulation: the tensor cores' fp32 accumulation inside `wgmma` does not round to nearest
 //   (truncation was measured on earlier GPUs): summed over 12288 terms, the rounding errors no longer
 //   cancel and reach ~6e-5 relative (the CPU model below), 70x cuBLAS SGEMM's own 8.4e-7 on the H200.
-//   So the mainloop is CUTLASS's
-//   "promotion" mainloop (written for FP8, used here for TF32): the wgmmas of every 64 of K (two
-//   k-tiles; knob GX_PROMOTE, in wgmmas of 8) accumulate into a fresh register fragment that is then
-//   added to the main accumulator with an ordinary round-to-nearest fp32 add. Truncation then acts
+//   So the mainloop is CUTLASS's "promotion" mainloop (written for FP8, used here for TF32): the
+//   wgmmas of every 64 of K (two k-tiles; knob GX_PROMOTE, in wgmmas of 8) accumulate into a fresh
+//   register fragment that is then added to the main accumulator with an ordinary round-to-nearest
+//   fp32 add. Truncation then acts
 //   only inside chunks of 64 terms (a bias ~1e-7 of the result), and the running sum sees 3K/64 = 192
 //   correctly rounded adds — fewer roundings than the 4096 sequential FMAs of an SGEMM. Each promotion
 //   waits for the tensor cores to drain, so fewer is faster: 64 is a middle between speed and margin.
