@@ -33,8 +33,9 @@
 //   wgmmas of every 64 of K (two k-tiles; knob GX_PROMOTE, in wgmmas of 8) accumulate into a fresh
 //   register fragment that is then added to the main accumulator with an ordinary round-to-nearest
 //   fp32 add. Truncation then acts only inside chunks of 64 terms (a bias ~1e-7 of the result), and
-//   the running sum sees 3K/64 = 192 correctly rounded adds — fewer roundings than the 4096 sequential FMAs of an SGEMM. Each promotion
-//   waits for the tensor cores to drain, so fewer is faster: 64 is a middle between speed and margin.
+//   the running sum sees 3K/64 = 192 correctly rounded adds — fewer roundings than the 4096
+//   sequential FMAs of an SGEMM. Each promotion waits for the tensor cores to drain, so fewer is
+//   faster: 64 is a middle between speed and margin.
 //   benchmarks/gemm_3xtf32_error_model.py models it on the CPU (every wgmma truncated): 3.8e-7 rel-L2
 //   promoting every 64 of K (4.8e-7 every 32, 4.2e-7 every 128), against a strict limit of >= 1e-6;
 //   5.9e-5 (a fail) without promotion.
