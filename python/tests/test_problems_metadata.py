@@ -5,7 +5,8 @@ import torch
 from conftest import SMALL, problem_path
 
 ALL_PROBLEMS = ["relu", "gelu_tanh", "softmax_rows", "matmul_square", "matmul_bias_gelu", "row_sum", "scale_add",
-                "layernorm", "split_halves", "matmul_fp16", "matmul_bf16_nt", "relu_large"]
+                "layernorm", "split_halves", "matmul_fp16", "matmul_bf16_nt", "relu_large", "matmul_square_bf16",
+                "matmul_trans_a", "matmul_trans_b", "matmul_trans_both"]
 
 # name -> (aten ops, workload class)
 EXPECTED_OPS = {
@@ -21,6 +22,10 @@ EXPECTED_OPS = {
     "matmul_bf16_nt": (["aten::permute", "aten::mm"], "gemm"),
     "gelu_tanh": (["aten::gelu"], "elementwise"),
     "relu_large": (["aten::relu"], "elementwise"),
+    "matmul_square_bf16": (["aten::mm"], "gemm"),
+    "matmul_trans_a": (["aten::permute", "aten::mm"], "gemm"),
+    "matmul_trans_b": (["aten::permute", "aten::mm"], "gemm"),
+    "matmul_trans_both": (["aten::permute", "aten::mm"], "gemm"),
 }
 
 

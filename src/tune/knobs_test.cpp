@@ -220,3 +220,25 @@ INSTANTIATE_TEST_SUITE_P(
       std::string name = info.param.file;
       return name.substr(0, name.find('.'));  // the file stem: letters, digits and '_'
     });
+TEST(Knobs, TheLibraryGemmsDeclareValidKnobs) {
+  // Feasible counts: the product of the values, less the tiles whose accumulators would not fit the
+  // consumer threads' registers, cooperative tiles under 128 rows, and explicit stage counts over the
+  // shared-memory budget (counted independently of the parser when the files were written).
+  struct Expected {
+    const char* file;
+    std::size_t knobs, feasible;
+  };
+  for (const auto& [name, knobs, feasible] : {Expected{"gemm_sm90_tf32.cu", 9, 1792}, Expected{"gemm_sm90_3xtf32.cu", 8, 1344},
+                                              Expected{"gemm_sm90_bf16.cu", 8, 1088}}) {
+    std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/examples/kernels/" + name);
+    std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(source.empty()) << name;
+    auto spec = parse_knobs(source);
+    ASSERT_TRUE(spec.ok()) << name << ": " << spec.error().message;
+    EXPECT_EQ(spec->knobs.size(), knobs) << name;
+    auto plan = plan_variants(*spec, 10000);
+    ASSERT_TRUE(plan.ok()) << name;
+    EXPECT_EQ(plan->feasible, feasible) << name;
+    EXPECT_TRUE(check_source_rules(source).empty()) << name;
+  }
+}

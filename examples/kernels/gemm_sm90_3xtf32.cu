@@ -1,0 +1,365 @@
+// Library kernel: C = op(A) @ op(B) for fp32 matrices at fp32 accuracy on Hopper's tensor cores
+// (3xTF32), for the default `strict` precision policy: 1_Square_matrix_multiplication_ (4096^3,
+// problems/matmul_square.py) and the transposed variants, KernelBench 16-18
+// (problems/matmul_trans_{a,b,both}.py: the shapes say which operand is transposed).
+//
+// The idea: TF32 keeps 10 of fp32's 23 mantissa bits. Split each operand x into big = tf32(x) and
+// small = tf32(x - big); then a*b = big_a*big_b + big_a*small_b + small_a*big_b (+ small_a*small_b,
+// below fp32's rounding), three TF32 products that the tensor cores run ~8x faster than fp32 FMA.
+//
+// The idiom, and why it is fast:
+// * One pre-pass writes, into the harness's workspace (contract v2), A' = [A_big | A_small | A_big]
+//   (M x 3K) and B' = [B_big | B_big | B_small] (N x 3K), both K-major. Then ONE ordinary TF32 GEMM
+//   with K' = 3K computes sum_k A'(m,k) B'(n,k) = the three products, accumulated in fp32. The GEMM is
+//   CUTLASS 3.x's SM90 kernel (CuTe code): TMA into 128-byte-swizzled shared memory, a warp-specialised
+//   producer/consumer mbarrier pipeline, `wgmma` from shared memory, a persistent tile scheduler and
+//   TMA multicast within a cluster. K-major operands are what TF32 `wgmma` needs (32-bit types cannot
+//   be transposed by the instruction), so transposed inputs cost nothing extra: the pre-pass reads any
+//   strides.
+// * Cost on 4096^3: the pre-pass moves 128 MiB in and 384 MiB out (~0.15 ms at HBM speed); the GEMM is
+//   3 x 137 GFLOP of TF32 (~1.1 ms at 75% of the H200's dense TF32 rate), against 2.78 ms for cuBLAS's
+//   fp32 SGEMM (50 TFLOP/s of CUDA-core FMA).
+//
+// Accuracy (docs/judge.md, strict: rel-L2 <= 5x PyTorch's own fp32 error, per element likewise):
+// * Splitting: big is x rounded to nearest on 10 mantissa bits (|x - big| <= 2^-11 |x|, and x - big
+//   is exact in fp32); small is (x - big) rounded the same way, so |x - big - small| <= 2^-22 |x|.
+//   Products of TF32 values are exact in fp32 (11 x 11 significand bits). The dropped terms
+//   (small*small and the split remainders) are ~2^-21 of each product, zero-mean (round to nearest),
+//   so they average out over K instead of adding up.
+// * Accumulation: the tensor cores' fp32 accumulation inside `wgmma` does not round to nearest
+//   (truncation was measured on earlier GPUs): summed over 12288 terms, the rounding errors no longer
+//   cancel and reach ~6e-5 relative (the CPU model below), 70x cuBLAS SGEMM's own 8.4e-7 on the H200.
+//   So the mainloop is CUTLASS's "promotion" mainloop (written for FP8, used here for TF32): the
+//   wgmmas of every 64 of K (two k-tiles; knob GX_PROMOTE, in wgmmas of 8) accumulate into a fresh
+//   register fragment that is then added to the main accumulator with an ordinary round-to-nearest
+//   fp32 add. Truncation then acts only inside chunks of 64 terms (a bias ~1e-7 of the result), and
+//   the running sum sees 3K/64 = 192 correctly rounded adds — fewer roundings than the 4096
+//   sequential FMAs of an SGEMM. Each promotion waits for the tensor cores to drain, so fewer is
+//   faster: 64 is a middle between speed and margin.
+//   benchmarks/gemm_3xtf32_error_model.py models it on the CPU (every wgmma truncated): 3.8e-7 rel-L2
+//   promoting every 64 of K (4.8e-7 every 32, 4.2e-7 every 128), against a strict limit of >= 1e-6;
+//   5.9e-5 (a fail) without promotion.
+// * The GPU check that proves it: `cutegen eval problems/matmul_square.py examples/kernels/gemm_sm90_3xtf32.cu`
+//   (strict is the default) must print `pass`; its report shows the rel-L2 against torch's.
+//
+// Zero allocations: the packed operands and CUTLASS's own workspace (0 bytes for this scheduler) live
+// in the workspace; TMA descriptors are built on the host per call; the cluster launch is
+// our own cudaLaunchKernelExC (CUTLASS's launcher would import std::cout).
+
+// CUTLASS's device code asserts; an assert is a call to __assertfail inside the mainloop, and ptxas then
+// serialises every wgmma (warning C7510: "wgmma pipeline crossing function boundary"). Before any header.
+#ifndef NDEBUG
+#define NDEBUG
+#endif
+#include <cutegen/kernel.h>
+
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/gemm/device/gemm_universal_adapter.h>
+#include <cutlass/gemm/kernel/gemm_universal.hpp>
+
+// The output tile of one CTA and the cluster sharing loads through TMA multicast. The main and the
+// per-chunk accumulators both live in registers: 2 x TILE_M x TILE_N / 256 (cooperative) or / 128
+// (pingpong) per consumer thread.
+// cutegen:knob GX_TILE_M in {64, 128, 256}
+#ifndef GX_TILE_M
+#define GX_TILE_M 128
+#endif
+// cutegen:knob GX_TILE_N in {64, 128, 256}
+#ifndef GX_TILE_N
+#define GX_TILE_N 128
+#endif
+// cutegen:knob GX_CLUSTER_M in {1, 2}
+#ifndef GX_CLUSTER_M
+#define GX_CLUSTER_M 2
+#endif
+// cutegen:knob GX_CLUSTER_N in {1, 2}
+#ifndef GX_CLUSTER_N
+#define GX_CLUSTER_N 1
+#endif
+// 0: cooperative (two consumer warpgroups split one tile), 1: pingpong (one tile per warpgroup).
+// cutegen:knob GX_PINGPONG in {0, 1}
+#ifndef GX_PINGPONG
+#define GX_PINGPONG 0
+#endif
+// Pipeline stages; 0: as many as fit.
+// cutegen:knob GX_STAGES in {0, 3, 4, 5, 6}
+#ifndef GX_STAGES
+#define GX_STAGES 0
+#endif
+// cutegen:knob GX_SWIZZLE in {1, 2, 4, 8}
+#ifndef GX_SWIZZLE
+#define GX_SWIZZLE 1
+#endif
+// wgmma instructions (8 of K each) per promotion into the main accumulator: 8 = every 64 of K (two
+// k-tiles). Larger is faster (fewer waits for the tensor cores) but lets truncation act over longer chunks.
+// cutegen:knob GX_PROMOTE in {4, 8, 16}
+#ifndef GX_PROMOTE
+#define GX_PROMOTE 8
+#endif
+// cutegen:require GX_PINGPONG == 1 || GX_TILE_M >= 128
+// cutegen:require GX_TILE_M * GX_TILE_N <= 16384 / (1 + GX_PINGPONG)
+// cutegen:require GX_STAGES == 0 || GX_STAGES * (GX_TILE_M + GX_TILE_N) * 128 <= 200000
+
+namespace gemm_sm90_3xtf32 {
+using namespace cute;
+
+// What forward() computes: A @ B with A (M, K), B (K, N), or with A.T (A arrives (K, M)) or B.T (B
+// arrives (N, K)), as KernelBench 16-18 do. The reading comes from the shapes of A, B and C when only
+// one of the four fits them (16-18 are not square); where several fit (square matrices) these say which.
+// Only the strides the kernel reads change: a transposed operand costs nothing extra.
+constexpr bool kTransA = false;
+constexpr bool kTransB = false;
+
+// Whether C = op(A) @ op(B) fits the shapes, op = transpose where ta / tb.
+bool fits(const cutegen_tensor& a, const cutegen_tensor& b, const cutegen_tensor& c, bool ta, bool tb) {
+  const int64_t M = a.shape[ta ? 1 : 0], K = a.shape[ta ? 0 : 1];
+  const int64_t Kb = b.shape[tb ? 1 : 0], N = b.shape[tb ? 0 : 1];
+  return K == Kb && c.shape[0] == M && c.shape[1] == N;
+}
+
+constexpr int kPackTile = 32;  // the pre-pass's (rows x k) tile
+
+// ---------------------------------------------------------------------------------------------
+// Pre-pass: out(r, p * Kp + k) = part p of x(r, k) for k < K (0 for K <= k < Kp), p = 0, 1, 2, where
+// part kSmallPart is small and the others big. One 32x32 tile per CTA through padded shared memory,
+// so that both the read (along whichever mode of x is contiguous) and the writes (along k) coalesce.
+
+// x rounded to nearest on TF32's 10-bit mantissa, as fp32 with the low 13 bits clear (finite x).
+__device__ __forceinline__ float tf32_round(float x) {
+  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
+}
+
+template <bool kKContiguous, int kSmallPart>
+__global__ void __launch_bounds__(256) split_kernel(const float* x, int R, int K, int64_t stride_r, int64_t stride_k,
+                                                    float* out, int Kp) {
+  Tensor mX = make_tensor(make_gmem_ptr(x), make_shape(R, K), make_stride(stride_r, stride_k));
+  // (row, k, part) over the packed rows of 3 * Kp
+  Tensor mO = make_tensor(make_gmem_ptr(out), make_shape(R, Kp, _3{}), make_stride(3 * int64_t(Kp), _1{}, int64_t(Kp)));
+  __shared__ float smem[kPackTile * (kPackTile + 1)];
+  Tensor sT = make_tensor(make_smem_ptr(smem), Layout<Shape<Int<kPackTile>, Int<kPackTile>>,
+                                                      Stride<Int<kPackTile + 1>, _1>>{});
+  const int r0 = blockIdx.x * kPackTile, k0 = blockIdx.y * kPackTile;
+  const int lane = threadIdx.x % 32, row = threadIdx.x / 32;
+  CUTE_UNROLL
+  for (int i = 0; i < kPackTile / 8; ++i) {
+    const int rr = kKContiguous ? row + 8 * i : lane;  // the warp walks x's contiguous mode
+    const int kk = kKContiguous ? lane : row + 8 * i;
+    const int r = r0 + rr, k = k0 + kk;
+    sT(rr, kk) = (r < R && k < K) ? mX(r, k) : 0.0f;
+  }
+  __syncthreads();
+  CUTE_UNROLL
+  for (int i = 0; i < kPackTile / 8; ++i) {
+    const int rr = row + 8 * i, r = r0 + rr, k = k0 + lane;
+    if (r < R && k < Kp) {
+      const float v = sT(rr, lane);
+      const float big = tf32_round(v);
+      const float small = tf32_round(v - big);  // v - big is exact
+      CUTE_UNROLL
+      for (int p = 0; p < 3; ++p) mO(r, k, p) = p == kSmallPart ? small : big;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The main GEMM: D (M, N) row-major = A' (M, 3Kp) x B' (N, 3Kp), both K-major, TF32 MMA, fp32 out.
+// The collective is assembled by hand the way CUTLASS's builder assembles it for TF32, with the FP8
+// promotion mainloop as dispatch policy (the builder chooses that one only for FP8 inputs).
+using TileShape = Shape<Int<GX_TILE_M>, Int<GX_TILE_N>, _32>;  // 32 tf32 of K = one 128-byte swizzle row
+using ClusterShape = Shape<Int<GX_CLUSTER_M>, Int<GX_CLUSTER_N>, _1>;
+using MainloopSchedule = cute::conditional_t<GX_PINGPONG, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
+                                             cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
+using EpilogueSchedule = cute::conditional_t<GX_PINGPONG, cutlass::epilogue::TmaWarpSpecialized,
+                                             cutlass::epilogue::TmaWarpSpecializedCooperative>;
+
+using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+    cutlass::epilogue::collective::EpilogueTileAuto, float, float,
+    void, cutlass::layout::RowMajor, 4,  // no C source: D = A' x B'
+    float, cutlass::layout::RowMajor, 4, EpilogueSchedule>::CollectiveOp;
+
+namespace detail = cutlass::gemm::collective::detail;
+using Tf32 = cutlass::tfloat32_t;  // the packed operands hold exact TF32 values
+using TiledMma = decltype(make_tiled_mma(
+    GMMA::ss_op_selector<Tf32, Tf32, float, TileShape, GMMA::Major::K, GMMA::Major::K>(),
+    cute::conditional_t<GX_PINGPONG, Layout<Shape<_1, _1, _1>>, Layout<Shape<_2, _1, _1>>>{}));
+constexpr int kStages =
+    GX_STAGES != 0 ? GX_STAGES
+                   : detail::compute_stage_count_or_override<detail::sm90_smem_capacity_bytes, Tf32, Tf32, TileShape>(
+                         cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
+                             sizeof(typename CollectiveEpilogue::SharedStorage))>{});
+using MainloopBase = cutlass::gemm::collective::CollectiveMma<
+    cutlass::gemm::MainloopSm90TmaGmmaWarpSpecializedFP8<kStages, ClusterShape, MainloopSchedule>, TileShape,
+    Tf32, cutlass::gemm::TagToStrideA_t<cutlass::layout::RowMajor>,     // A' (M, K'), K-major
+    Tf32, cutlass::gemm::TagToStrideB_t<cutlass::layout::ColumnMajor>,  // B' as (N, K'), K-major
+    TiledMma,
+    decltype(detail::sm90_cluster_shape_to_tma_atom(shape<1>(ClusterShape{}))),
+    decltype(detail::ss_smem_selector<GMMA::Major::K, Tf32, Int<GX_TILE_M>, _32>()), void, cute::identity,
+    decltype(detail::sm90_cluster_shape_to_tma_atom(shape<0>(ClusterShape{}))),
+    decltype(detail::ss_smem_selector<GMMA::Major::K, Tf32, Int<GX_TILE_N>, _32>()), void, cute::identity>;
+
+// The promotion mainloop only ever adds into the main accumulator; the kernel hands it a fresh
+// (uninitialised) register fragment per output tile, so clear it first.
+struct CollectiveMainloop : MainloopBase {
+  template <class Pipeline, class PipeState, class FrgTensorC>
+  CUTLASS_DEVICE void mma(Pipeline pipeline, PipeState smem_pipe_read, FrgTensorC& accum, int k_tile_count,
+                          int thread_idx, typename MainloopBase::TensorStorage& shared_tensors,
+                          typename MainloopBase::Params const& params) {
+    clear(accum);
+    MainloopBase::mma(pipeline, smem_pipe_read, accum, k_tile_count, thread_idx, shared_tensors, params);
+  }
+};
+
+using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
+                                                        CollectiveEpilogue>;
+using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
+
+// ---------------------------------------------------------------------------------------------
+// The GEMM kernel launched as a cluster through cudaLaunchKernelExC. Gemm::run() would do the same
+// through CUTLASS's ClusterLauncher, whose error paths print to std::cout: a forbidden import.
+template <class Gemm>
+cudaError_t launch_cluster(const Gemm& gemm, cudaStream_t stream) {
+  using Kernel = typename Gemm::GemmKernel;
+  typename Kernel::Params params = gemm.params();
+  cudaLaunchConfig_t config{};
+  config.gridDim = Kernel::get_grid_shape(params);
+  config.blockDim = Kernel::get_block_shape();
+  config.dynamicSmemBytes = Kernel::SharedStorageSize;  // initialize() raised the kernel's limit to this
+  config.stream = stream;
+  cudaLaunchAttribute cluster[1];
+  cluster[0].id = cudaLaunchAttributeClusterDimension;
+  cluster[0].val.clusterDim.x = size<0>(ClusterShape{});
+  cluster[0].val.clusterDim.y = size<1>(ClusterShape{});
+  cluster[0].val.clusterDim.z = 1;
+  config.attrs = cluster;
+  config.numAttrs = 1;
+  void* kernel_args[] = {&params};
+  return cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(&cutlass::device_kernel<Kernel>), kernel_args);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side: one plan, computed the same way for the size query and the call.
+
+struct Operand {
+  const float* data;
+  int rows;            // M for A, N for B
+  int64_t stride_row;  // elements between rows (the M or N mode)
+  int64_t stride_k;    // elements between consecutive k
+  size_t offset;       // of the packed (rows, 3 * Kp) copy in the workspace
+};
+
+struct Plan {
+  int status = CUTEGEN_OK;
+  int M = 0, N = 0, K = 0, Kp = 0;
+  Operand a{}, b{};
+  size_t cutlass_offset = 0, bytes = 0;
+  float* d = nullptr;
+};
+
+constexpr size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+Gemm::Arguments arguments(const Plan& p, const float* a, const float* b) {
+  Gemm::Arguments args{};
+  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = make_shape(p.M, p.N, 3 * p.Kp, 1);
+  args.mainloop.ptr_A = reinterpret_cast<const Tf32*>(a);
+  args.mainloop.dA = make_stride(3 * int64_t(p.Kp), _1{}, int64_t(0));
+  args.mainloop.ptr_B = reinterpret_cast<const Tf32*>(b);
+  args.mainloop.dB = make_stride(3 * int64_t(p.Kp), _1{}, int64_t(0));
+  args.mainloop.mma_promotion_interval = GX_PROMOTE;
+  args.epilogue.thread.alpha = 1.0f;
+  args.epilogue.thread.beta = 0.0f;
+  args.epilogue.ptr_C = nullptr;
+  args.epilogue.dC = make_stride(int64_t(p.N), _1{}, int64_t(0));
+  args.epilogue.ptr_D = p.d;
+  args.epilogue.dD = make_stride(int64_t(p.N), _1{}, int64_t(0));
+  args.scheduler.max_swizzle_size = GX_SWIZZLE;
+  return args;
+}
+
+Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs, int32_t num_outputs,
+               bool pointers_known) {
+  Plan p;
+  if (num_inputs != 2 || num_outputs != 1) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
+  const cutegen_tensor &a = inputs[0], &b = inputs[1], &c = outputs[0];
+  if (a.rank != 2 || b.rank != 2 || c.rank != 2 || a.dtype != CUTEGEN_FLOAT32 || b.dtype != CUTEGEN_FLOAT32 ||
+      c.dtype != CUTEGEN_FLOAT32)
+    return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
+  // kTransA / kTransB when they fit the shapes, else the one reading that does.
+  bool ta = kTransA, tb = kTransB;
+  if (!fits(a, b, c, ta, tb)) {
+    int readings = 0;
+    for (int t = 0; t < 4; ++t)
+      if (fits(a, b, c, t & 1, t & 2) && readings++ == 0) ta = t & 1, tb = t & 2;
+    if (readings != 1) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
+  }
+  // (row, k) modes of A and (n, k) modes of B, in the descriptors' dimension numbers.
+  const int a_row = ta ? 1 : 0, a_k = 1 - a_row;
+  const int b_row = tb ? 0 : 1, b_k = 1 - b_row;
+  const int64_t M = a.shape[a_row], K = a.shape[a_k], N = b.shape[b_row];
+  if (M < 1 || N < 1 || K < 1 || M > INT32_MAX / 4 || N > INT32_MAX / 4 || K > INT32_MAX / 4)
+    return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
+  // D is written by TMA: row-major with a 16-byte aligned row stride.
+  if (!cutegen::is_contiguous(c) || N % 4 != 0 || (pointers_known && !aligned16(c.data)))
+    return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
+  p.M = static_cast<int>(M), p.N = static_cast<int>(N), p.K = static_cast<int>(K);
+  p.Kp = static_cast<int>(round_up(p.K, 4));  // each third of a packed row starts 16-byte aligned
+  p.d = static_cast<float*>(c.data);
+  p.a = {static_cast<const float*>(a.data), p.M, a.stride[a_row], a.stride[a_k], 0};
+  p.b = {static_cast<const float*>(b.data), p.N, b.stride[b_row], b.stride[b_k], 0};
+  size_t at = 0;
+  p.a.offset = at, at += round_up(size_t(p.M) * 3 * p.Kp * sizeof(float), 256);
+  p.b.offset = at, at += round_up(size_t(p.N) * 3 * p.Kp * sizeof(float), 256);
+  p.cutlass_offset = at;
+  Gemm::Arguments args = arguments(p, nullptr, nullptr);
+  if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
+  p.bytes = round_up(at + Gemm::get_workspace_size(args), 256);
+  return p;
+}
+
+template <int kSmallPart>
+void launch_split(const Operand& o, int K, int Kp, float* out, cudaStream_t stream) {
+  dim3 grid((o.rows + kPackTile - 1) / kPackTile, (Kp + kPackTile - 1) / kPackTile);
+  if (o.stride_k == 1)
+    split_kernel<true, kSmallPart><<<grid, 256, 0, stream>>>(o.data, o.rows, K, o.stride_row, o.stride_k, out, Kp);
+  else
+    split_kernel<false, kSmallPart><<<grid, 256, 0, stream>>>(o.data, o.rows, K, o.stride_row, o.stride_k, out, Kp);
+}
+
+}  // namespace gemm_sm90_3xtf32
+using namespace gemm_sm90_3xtf32;
+
+extern "C" size_t cutegen_workspace_bytes(const cutegen_tensor* inputs, int32_t num_inputs,
+                                          const cutegen_tensor* outputs, int32_t num_outputs) {
+  Plan p = make_plan(inputs, num_inputs, outputs, num_outputs, /*pointers_known=*/false);
+  return p.status == CUTEGEN_OK ? p.bytes : 0;  // 0: shapes this kernel was not written for
+}
+
+extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
+                                  int32_t num_outputs, void* workspace, size_t workspace_bytes,
+                                  cudaStream_t stream) {
+  Plan p = make_plan(inputs, num_inputs, outputs, num_outputs, /*pointers_known=*/true);
+  if (p.status != CUTEGEN_OK) return p.status;
+  if (p.bytes > workspace_bytes) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  char* ws = static_cast<char*>(workspace);
+  float* a = reinterpret_cast<float*>(ws + p.a.offset);
+  float* b = reinterpret_cast<float*>(ws + p.b.offset);
+  launch_split<1>(p.a, p.K, p.Kp, a, stream);  // A' = [big | small | big]
+  launch_split<2>(p.b, p.K, p.Kp, b, stream);  // B' = [big | big | small]
+  Gemm::Arguments args = arguments(p, a, b);
+  if (cudaGetDevice(&args.hw_info.device_id) != cudaSuccess) return static_cast<int>(cudaGetLastError());
+  args.hw_info.sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(args.hw_info.device_id);
+  Gemm gemm;
+  if (gemm.can_implement(args) != cutlass::Status::kSuccess) return CUTEGEN_ERROR_UNSUPPORTED;
+  if (gemm.initialize(args, ws + p.cutlass_offset, stream) != cutlass::Status::kSuccess) {
+    const cudaError_t e = cudaGetLastError();
+    return e != cudaSuccess ? static_cast<int>(e) : CUTEGEN_ERROR_UNSUPPORTED;
+  }
+  if (const cudaError_t e = launch_cluster(gemm, stream); e != cudaSuccess) return static_cast<int>(e);
+  return static_cast<int>(cudaGetLastError());
+}
