@@ -141,8 +141,26 @@ SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord
   s.over_compile = speedups(s.tasks, Baseline::compile);
   s.compile_over_eager_geomean = geomean(compile_ratios);
   s.physics_geomean = geomean(physics);
-  if (s.finished > 0 && last_finish > first_start && first_start > 0) {
-    s.span_s = last_finish - first_start;
+  // The time some task was running: the union of the finished tasks' intervals. A suite resumed a day
+  // later (or over two GPU leases) is not charged for the hours nothing ran; one continuous run's span
+  // is its first start to its last finish, as before.
+  std::vector<std::pair<double, double>> spans;
+  for (const auto& t : s.tasks)
+    if (is_final(t.verdict) && t.started_at > 0 && t.finished_at > t.started_at) spans.emplace_back(t.started_at, t.finished_at);
+  std::sort(spans.begin(), spans.end());
+  double active = 0, open_from = 0, open_to = 0;
+  for (const auto& [from, to] : spans) {
+    if (from > open_to) {
+      active += open_to - open_from;
+      open_from = from;
+      open_to = to;
+    } else {
+      open_to = std::max(open_to, to);
+    }
+  }
+  active += open_to - open_from;
+  if (s.finished > 0 && active > 0 && first_start > 0 && last_finish > first_start) {
+    s.span_s = active;
     s.tasks_per_hour = s.finished / (s.span_s / 3600.0);
   }
   for (auto& [_, l] : lanes) s.lanes.push_back(l);

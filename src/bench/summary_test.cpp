@@ -69,6 +69,20 @@ TEST(Summary, FastPAndMeansFollowKernelBenchsDefinition) {
   EXPECT_EQ(j["tasks"].size(), 6u);
 }
 
+TEST(Summary, TasksPerHourCountsOnlyTimeSomeTaskWasRunning) {
+  // Two runs of one suite a day apart (a rerun continued it): the idle day is not the suite's time.
+  std::vector<TaskRecord> tasks{task("a", TaskVerdict::correct, 1, 2, 2), task("b", TaskVerdict::correct, 1, 2, 2),
+                                task("c", TaskVerdict::measured, {}, {}, {}), task("d", TaskVerdict::running, {}, {}, {})};
+  tasks[0].started_at = 1000, tasks[0].finished_at = 2000;
+  tasks[1].started_at = 1500, tasks[1].finished_at = 2800;    // overlaps a: 1000..2800 is one stretch
+  tasks[2].started_at = 90000, tasks[2].finished_at = 90600;  // the next day
+  tasks[3].started_at = 90100;                                // still running: not in the span
+  auto s = summarize("optimize", "x", tasks);
+  EXPECT_DOUBLE_EQ(s.span_s, 1800 + 600);
+  ASSERT_TRUE(s.tasks_per_hour);
+  EXPECT_DOUBLE_EQ(*s.tasks_per_hour, 3 / (2400.0 / 3600.0));
+}
+
 TEST(Summary, TasksPerHourSpansFirstStartToLastFinishAndLanesAddUp) {
   std::vector<TaskRecord> tasks{task("a", TaskVerdict::correct, 1, 2, 2), task("b", TaskVerdict::problem_error, {}, {}, {}),
                                 task("c", TaskVerdict::crashed, {}, {}, {})};
