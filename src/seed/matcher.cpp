@@ -249,6 +249,7 @@ std::string SeedMatch::pattern() const {
   if (gemm) return gemm->pattern;
   if (loss) return loss->pattern;
   if (scan) return scan->pattern;
+  if (pool) return pool->pattern;
   return "";
 }
 
@@ -260,6 +261,7 @@ std::string SeedMatch::description() const {
   if (gemm) return "matrix product y = " + gemm->pattern;
   if (loss) return "loss y = " + loss->pattern;
   if (scan) return "scan y = " + scan->pattern;
+  if (pool) return "pooling y = " + pool->pattern;
   return "";
 }
 
@@ -291,6 +293,9 @@ SeedMatch match_seed(const OpGraph& graph) {
   } else if (has(is_gemm_op)) {
     m.reason.clear();
     m.gemm = match_gemm(graph, m.reason);
+  } else if (has(is_pool_op)) {
+    m.reason.clear();
+    m.pool = match_pool(graph, m.reason);
   } else if (has(is_scan_op)) {
     m.reason.clear();
     m.scan = match_scan(graph, m.reason);

@@ -78,6 +78,21 @@ struct ScanPlan {
   std::string pattern;
 };
 
+// Max or average pooling over the last `dims` dimensions (1 to 3) of each (N, C) plane, PyTorch's window
+// geometry; spatial sizes padded to (D, H, W) with size-1 dimensions.
+struct PoolPlan {
+  bool max = true;
+  int dims = 2;
+  int64_t planes = 1;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+  int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
+  bool count_include_pad = true;
+  int64_t divisor_override = 0;
+  int num_contract_inputs = 0;
+  int input = 0;
+  std::string pattern;
+};
+
 // A loss: one number, scale x the sum over every element of a pointwise chain of tensors. Each tensor
 // has the element shape or is a suffix of it broadcast as torch broadcasts it (a (N,) target over (B, N):
 // element e reads index e % its size).

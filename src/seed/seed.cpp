@@ -6,6 +6,7 @@
 #include "seed/loss_kernel.h"
 #include "seed/norm_kernel.h"
 #include "seed/pointwise_kernel.h"
+#include "seed/pool_kernel.h"
 #include "seed/reduce_kernel.h"
 #include "seed/scan_kernel.h"
 #include "seed/row_softmax_kernel.h"
@@ -29,6 +30,7 @@ SeedOutcome seed_from_graph(const OpGraph& graph, const std::string& problem_nam
   if (out.match.gemm) out.source = generate_gemm_kernel(*out.match.gemm, problem_name);
   if (out.match.loss) out.source = generate_loss_kernel(*out.match.loss, problem_name);
   if (out.match.scan) out.source = generate_scan_kernel(*out.match.scan, problem_name);
+  if (out.match.pool) out.source = generate_pool_kernel(*out.match.pool, problem_name);
   return out;
 }
 

@@ -167,6 +167,7 @@ bool is_norm_op(const std::string& op) { return kNormModules.count(op) > 0 || op
 bool is_gemm_op(const std::string& op) { return op == "matmul"; }
 bool is_loss_op(const std::string& op) { return kLossOps.count(op) > 0; }
 bool is_scan_op(const std::string& op) { return op == "cumsum" || op == "cumprod"; }
+bool is_pool_op(const std::string& op) { return op == "max_pool" || op == "avg_pool"; }
 
 std::optional<ReducePlan> match_reduce(const OpGraph& g, std::string& reason) {
   const Node* out = single_output(g, reason);
@@ -688,6 +689,71 @@ std::optional<ScanPlan> match_scan(const OpGraph& g, std::string& reason) {
   plan.extent = shape[d];
   plan.inner = product(shape, d + 1, shape.size());
   plan.pattern = text_of(g, g.outputs[0]);
+  return plan;
+}
+
+std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason) {
+  const Node* out = single_output(g, reason);
+  if (!out) return std::nullopt;
+  if (!is_pool_op(out->op) || out->args.size() != 1 || !out->type) {
+    reason = fmt::format("the output is {}, not a pooling of an input", out->op);
+    return std::nullopt;
+  }
+  if (auto why = plain_input(g, out->args[0], "the pooled tensor"); !why.empty()) {
+    reason = why;
+    return std::nullopt;
+  }
+  PoolPlan plan{.max = out->op == "max_pool", .num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size())};
+  const Node& x = g.node(*out->args[0].ref);
+  plan.input = x.index;
+  const double* dims = number(*out, "dims");
+  const auto& in = x.type->shape;
+  const auto& os = out->type->shape;
+  if (!dims || *dims < 1 || *dims > 3 || in.size() < static_cast<std::size_t>(*dims) + 1 || os.size() != in.size()) {
+    reason = fmt::format("{} of a {}-d input", out->op, in.size());
+    return std::nullopt;
+  }
+  if (flag(*out, "return_indices")) {
+    reason = "max_pool with return_indices (two outputs)";
+    return std::nullopt;
+  }
+  plan.dims = static_cast<int>(*dims);
+  const std::size_t first = in.size() - static_cast<std::size_t>(plan.dims);
+  plan.planes = product(in, 0, first);
+  for (int i = 0; i < plan.dims; ++i) {
+    const int slot = 3 - plan.dims + i;  // right-aligned into (D, H, W)
+    plan.in[slot] = in[first + static_cast<std::size_t>(i)];
+    plan.out[slot] = os[first + static_cast<std::size_t>(i)];
+    const double* k = number(*out, fmt::format("k{}", i).c_str());
+    const double* s = number(*out, fmt::format("s{}", i).c_str());
+    const double* p = number(*out, fmt::format("p{}", i).c_str());
+    const double* d = number(*out, fmt::format("d{}", i).c_str());
+    if (!k || !s || !p || !d || *k < 1 || *s < 1 || *p < 0 || *d < 1) {
+      reason = fmt::format("{}'s window for dimension {} is missing or not positive", out->op, i);
+      return std::nullopt;
+    }
+    plan.kernel[slot] = static_cast<int64_t>(*k);
+    plan.stride[slot] = static_cast<int64_t>(*s);
+    plan.padding[slot] = static_cast<int64_t>(*p);
+    plan.dilation[slot] = static_cast<int64_t>(*d);
+  }
+  if (!plan.max) {
+    plan.count_include_pad = !out->params.count("count_include_pad") || flag(*out, "count_include_pad");
+    const double* divisor = number(*out, "divisor_override");
+    plan.divisor_override = divisor ? static_cast<int64_t>(*divisor) : 0;
+  }
+  // max_pool2d(x, kernel=(4, 4), stride=(1, 1), padding=(1, 1), dilation=(1, 1)): the module as people write it.
+  auto per_dim = [&](const int64_t* v) {
+    std::vector<int64_t> used(v + 3 - plan.dims, v + 3);
+    return used.size() == 1 ? fmt::format("{}", used[0]) : fmt::format("({})", fmt::join(used, ", "));
+  };
+  plan.pattern = fmt::format("{}{}d({}, kernel={}, stride={}, padding={}", out->op, plan.dims, x.name,
+                             per_dim(plan.kernel), per_dim(plan.stride), per_dim(plan.padding));
+  if (plan.max) plan.pattern += fmt::format(", dilation={}", per_dim(plan.dilation));
+  if (flag(*out, "ceil_mode")) plan.pattern += ", ceil_mode=True";
+  if (!plan.max && !plan.count_include_pad) plan.pattern += ", count_include_pad=False";
+  if (plan.divisor_override) plan.pattern += fmt::format(", divisor_override={}", plan.divisor_override);
+  plan.pattern += ")";
   return plan;
 }
 

@@ -17,6 +17,7 @@ bool is_norm_op(const std::string& op);
 bool is_gemm_op(const std::string& op);
 bool is_loss_op(const std::string& op);
 bool is_scan_op(const std::string& op);
+bool is_pool_op(const std::string& op);
 
 std::optional<ReducePlan> match_reduce(const OpGraph& g, std::string& reason);
 std::optional<NormPlan> match_norm(const OpGraph& g, std::string& reason);
@@ -26,5 +27,7 @@ std::optional<GemmPlan> match_gemm(const OpGraph& g, std::string& reason);
 std::optional<LossPlan> match_loss(const OpGraph& g, std::string& reason);
 // cumsum/cumprod of an input over one dimension, or flip(cumsum(flip(x, d), d), d) (a reverse scan).
 std::optional<ScanPlan> match_scan(const OpGraph& g, std::string& reason);
+// nn.MaxPool1d..3d / nn.AvgPool1d..3d of an input (the worker gives the window per dimension).
+std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason);
 
 }  // namespace cutegen::seed

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "common/fs.h"
 #include "common/process.h"
 #include "compile/nvcc_compiler.h"
@@ -11,6 +13,7 @@
 #include "seed/loss_kernel.h"
 #include "seed/matcher.h"
 #include "seed/norm_kernel.h"
+#include "seed/pool_kernel.h"
 #include "seed/reduce_kernel.h"
 #include "seed/scan_kernel.h"
 #include "seed/seed.h"
@@ -142,7 +145,49 @@ json reverse_cumsum() {
                3, 1);
 }
 
+// KernelBench's 43: nn.MaxPool3d(3, stride=2, padding=1, dilation=3) of (16, 32, 128, 128, 128).
+json max_pool3d() {
+  json params = {{"dims", 3}, {"ceil_mode", false}, {"return_indices", false}};
+  for (int i = 0; i < 3; ++i) {
+    params[fmt::format("k{}", i)] = 3;
+    params[fmt::format("s{}", i)] = 2;
+    params[fmt::format("p{}", i)] = 1;
+    params[fmt::format("d{}", i)] = 3;
+  }
+  return graph({input(0, "x", {16, 32, 128, 128, 128}), node(1, "max_pool", {ref(0)}, params, {16, 32, 62, 62, 62})}, 1,
+               1);
+}
+
 }  // namespace
+
+TEST(PoolMatcher, TheWindowIsRightAlignedIntoDHW) {
+  auto m = match(max_pool3d());
+  ASSERT_TRUE(m.pool) << m.reason;
+  EXPECT_TRUE(m.pool->max);
+  EXPECT_EQ(m.pool->planes, 16 * 32);
+  EXPECT_EQ(m.pool->out[0], 62);
+  EXPECT_EQ(m.pool->dilation[2], 3);
+  EXPECT_EQ(m.description(), "pooling y = max_pool3d(x, kernel=(3, 3, 3), stride=(2, 2, 2), padding=(1, 1, 1), dilation=(3, 3, 3))");
+  std::string src = generate_pool_kernel(*m.pool, "max_pool3d.py");
+  EXPECT_TRUE(contains(src, "constexpr int64_t kDD = 3, kDH = 3, kDW = 3;")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+  json avg = graph({input(0, "x", {4, 8, 100}),
+                    node(1, "avg_pool", {ref(0)},
+                         {{"dims", 1}, {"ceil_mode", false}, {"k0", 8}, {"s0", 1}, {"p0", 4}, {"d0", 1},
+                          {"count_include_pad", true}, {"divisor_override", nullptr}},
+                         {4, 8, 101})},
+                   1, 1);
+  auto a = match(avg);
+  ASSERT_TRUE(a.pool) << a.reason;
+  EXPECT_FALSE(a.pool->max);
+  EXPECT_EQ((std::vector<int64_t>{a.pool->in[0], a.pool->in[1], a.pool->in[2]}), (std::vector<int64_t>{1, 1, 100}));
+  EXPECT_EQ((std::vector<int64_t>{a.pool->kernel[0], a.pool->kernel[2], a.pool->padding[2]}),
+            (std::vector<int64_t>{1, 8, 4}));
+  EXPECT_TRUE(contains(generate_pool_kernel(*a.pool, "avg.py"), "constexpr bool kCountIncludePad = true;"));
+  json indices = max_pool3d();
+  indices["nodes"][1]["params"]["return_indices"] = true;
+  EXPECT_EQ(match(indices).reason, "max_pool with return_indices (two outputs)");
+}
 
 TEST(ScanMatcher, AFlippedScanIsAReverseScan) {
   auto m = match(reverse_cumsum());
@@ -356,12 +401,13 @@ TEST(GemmKernel, OperandOrderAndMaskAreWrittenIn) {
   EXPECT_FALSE(contains(src, "{{")) << src;
 }
 
-// The five templates through the real compile stage as the judge runs it (source rules, nvcc, library
-// checks, the CuTe check for every kernel), one instance each: argmax (int64 output), a BatchNorm
-// (every norm mode is in each instance; channels mode's views are the different ones), the masked,
-// transposed GEMM, a loss with a broadcast operand and a reverse scan. One test, so CI pays for the
-// toolchain probe once; each instance is small CuTe code (no MMA atoms), seconds of nvcc.
-TEST(SeedCompile, ReduceNormGemmLossAndScanSeedsBuildAndPassEveryStaticCheck) {
+// Three templates through the real compile stage as the judge runs it (source rules, nvcc, library
+// checks, the CuTe check for every kernel): a BatchNorm (every norm mode is in each instance; the
+// channels mode's views are the different ones), the masked transposed GEMM and a reverse scan -- the
+// templates with the most device-side C++ (if constexpr views, shared tiles, double shuffles). The
+// reduce, loss and pool templates are plainer; CI is near its time limit, so they are built by the GPU
+// suite's seed stage (scripts/gpu_seed.py judges one problem of each) rather than here.
+TEST(SeedCompile, NormGemmAndScanSeedsBuildAndPassEveryStaticCheck) {
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
   ASSERT_TRUE(dir.ok());
   PosixProcessRunner runner;
@@ -369,7 +415,7 @@ TEST(SeedCompile, ReduceNormGemmLossAndScanSeedsBuildAndPassEveryStaticCheck) {
   auto toolchain = probe_toolchain(runner, options);
   ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
   NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
-  for (const json& g : {max_getitem(1), batch_norm(true), triu_at_b(), hinge(), reverse_cumsum()}) {
+  for (const json& g : {batch_norm(true), triu_at_b(), reverse_cumsum()}) {
     auto parsed = OpGraph::from_json(g);
     ASSERT_TRUE(parsed.ok());
     SeedOutcome seed = seed_from_graph(*parsed, "structured.py");
@@ -400,4 +446,7 @@ TEST(SeedKnobs, StructuredTemplatesDeclareKnobsTheTunerReads) {
   auto scan = parse_knobs(generate_scan_kernel(*match(reverse_cumsum()).scan, "reverse.py"));
   ASSERT_TRUE(scan.ok()) << scan.error().message;
   EXPECT_EQ(scan->describe(scan->defaults()), "SCAN_THREADS=256 SCAN_ITEMS=4");
+  auto pool = parse_knobs(generate_pool_kernel(*match(max_pool3d()).pool, "pool.py"));
+  ASSERT_TRUE(pool.ok()) << pool.error().message;
+  EXPECT_EQ(pool->describe(pool->defaults()), "POOL_THREADS=256");
 }
