@@ -203,6 +203,10 @@ std::optional<ReducePlan> match_reduce(const OpGraph& g, std::string& reason) {
     plan.outer = product(shape, 0, d);
     plan.extent = shape[d];
     plan.inner = product(shape, d + 1, shape.size());
+  } else if (op == "sum" || op == "mean") {
+    // Everything into one number: the loss seed splits that over CTAs, where this one would use one.
+    reason = fmt::format("{} of everything is the loss seed's", op);
+    return std::nullopt;
   } else {
     plan.extent = product(shape, 0, shape.size());  // everything: one row
   }

@@ -261,6 +261,16 @@ TEST(ReduceMatcher, MaxWithADimIsMaxOrArgmaxByTheTuplesIndex) {
   EXPECT_EQ(indices.reduce->out_dtype, "int64");
 }
 
+TEST(ReduceMatcher, ASumOfEverythingIsTheLossSeedsSplitReduction) {
+  auto m = match(graph({input(0, "x", {1000, 3000}),
+                        node(1, "sum", {ref(0)}, {{"dim", nullptr}, {"keepdim", false}, {"dtype", nullptr}}, {})},
+                       1, 1));
+  ASSERT_TRUE(m.loss) << m.reason;
+  EXPECT_FALSE(m.reduce);
+  EXPECT_EQ(m.loss->result, "x0");
+  EXPECT_DOUBLE_EQ(m.loss->scale, 1.0);
+}
+
 TEST(ReduceMatcher, RefusesWithAReason) {
   json computed = graph({input(0, "x", {8, 8}), node(1, "relu", {ref(0)}, json::object(), {8, 8}),
                          node(2, "sum", {ref(1)}, {{"dim", 0}, {"keepdim", false}, {"dtype", nullptr}}, {8})},
