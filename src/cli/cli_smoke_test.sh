@@ -170,7 +170,7 @@ check "seed of a Linear + gelu fails with one line" test $rc -ne 0 -a "$(grep -c
 check "seed of a Linear + gelu names it" grep -q '^cutegen: no seed for this operator graph: nn.Linear' <<<"$err"
 out=$("$cutegen" seed "$src/problems/matmul_square.py" 2>"$d/seed.err"); rc=$?
 check "seed of a matmul is the seed GEMM" test $rc -eq 0 -a "$(grep -c 'gemm_kernel<<<' <<<"$out")" -eq 1
-check "seed of a matmul says what matched" grep -q '^seed: matrix product y = matmul(A, B)$' "$d/seed.err"
+check "seed of a matmul says what matched" grep -q '^seed: matrix product y = matmul(a, b)$' "$d/seed.err"
 out=$("$cutegen" seed --list "$src/problems" 2>&1); rc=$?
 check "seed --list lists every problem" test $rc -eq 0 -a "$(grep -c '\.py: ' <<<"$out")" -eq "$(ls "$src"/problems/*.py | wc -l)"
 check "seed --list shows softmax_rows' seed" grep -q '^softmax_rows.py: row softmax y = softmax(x, dim=-1)$' <<<"$out"
