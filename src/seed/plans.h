@@ -74,7 +74,13 @@ struct ScanPlan {
   bool reverse = false;
   int64_t outer = 1, extent = 1, inner = 1;
   int num_contract_inputs = 0;
-  int input = 0;
+  // What is scanned: a pointwise chain (steps, result) of same-shape operands x0, x1, ... (float32, or
+  // bool read as 0/1 as torch promotes it); a plain input is the chain "x0".
+  std::vector<int> inputs;
+  std::vector<std::string> dtypes;
+  std::vector<std::string> names;
+  std::vector<PointwiseStep> steps;
+  std::string result = "x0";
   std::string pattern;
 };
 

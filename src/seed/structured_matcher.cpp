@@ -674,12 +674,66 @@ std::optional<ScanPlan> match_scan(const OpGraph& g, std::string& reason) {
     }
     source = Operand{.ref = inner->id};
   }
-  if (auto why = plain_input(g, source, "the scanned tensor"); !why.empty()) {
-    reason = why;
+  if (!source.ref || !g.node(*source.ref).type) {
+    reason = fmt::format("{} of a number", scan->op);
     return std::nullopt;
   }
   const Node& x = g.node(*source.ref);
-  const auto& shape = x.type->shape;
+  const auto shape = x.type->shape;
+  if (x.op == "input") {
+    if (auto why = plain_input(g, source, "the scanned tensor"); !why.empty()) {
+      reason = why;
+      return std::nullopt;
+    }
+    plan.inputs = {x.index};
+    plan.dtypes = {"float32"};
+    plan.names = {x.name};
+  } else {
+    // A pointwise chain of inputs of the scanned shape, read as it is scanned (masked cumsum: x * mask).
+    if (plan.reverse) {
+      reason = "a reverse scan of a computed value";
+      return std::nullopt;
+    }
+    std::map<int, std::string> leaves;
+    std::set<int> seen;
+    std::vector<int> stack{x.id};
+    while (!stack.empty()) {
+      int id = stack.back();
+      stack.pop_back();
+      if (!seen.insert(id).second) continue;
+      const Node& n = g.node(id);
+      if (n.op == "input" || n.op == "param") {
+        if (n.scalar || !n.type || n.type->shape != shape || !n.type->contiguous ||
+            (n.type->dtype != "float32" && n.type->dtype != "bool")) {
+          reason = fmt::format("{} of a chain that reads {} (the scan seed's chains read contiguous float32 or bool "
+                               "tensors of the scanned shape)",
+                               scan->op, n.name);
+          return std::nullopt;
+        }
+        leaves[id] = "";
+        continue;
+      }
+      for (const auto& a : n.args)
+        if (a.ref) stack.push_back(*a.ref);
+    }
+    for (auto& [id, name] : leaves) {
+      name = fmt::format("x{}", plan.inputs.size());
+      const Node& n = g.node(id);
+      plan.inputs.push_back(n.index);
+      plan.dtypes.push_back(n.type->dtype);
+      plan.names.push_back(n.name);
+    }
+    if (!x.type || x.type->dtype != "float32") {
+      reason = fmt::format("{} of a {} value (this seed is float32)", scan->op, x.type ? x.type->dtype : "non-tensor");
+      return std::nullopt;
+    }
+    auto chain = emit_chain(g, x.id, leaves, "v", plan.steps);
+    if (!chain) {
+      reason = chain.error().message;
+      return std::nullopt;
+    }
+    plan.result = *chain;
+  }
   auto dim = dim_of(*scan, shape.size());
   if (!dim || *dim < 0 || shape.empty() || (flip_dim && *flip_dim != *dim)) {
     reason = fmt::format("{} over a dimension the {}-d input does not have (or not the flipped one)", scan->op,
@@ -688,7 +742,6 @@ std::optional<ScanPlan> match_scan(const OpGraph& g, std::string& reason) {
   }
   const auto d = static_cast<std::size_t>(*dim);
   plan.op = scan->op;
-  plan.input = x.index;
   plan.outer = product(shape, 0, d);
   plan.extent = shape[d];
   plan.inner = product(shape, d + 1, shape.size());

@@ -211,6 +211,23 @@ TEST(ScanMatcher, AFlippedScanIsAReverseScan) {
   EXPECT_TRUE(contains(generate_scan_kernel(*f.scan, "cumprod.py"), "{ return a * b; }"));
 }
 
+TEST(ScanMatcher, AMaskedCumsumScansTheChainWithTheBoolMaskReadAsZeroOrOne) {
+  const std::vector<int64_t> s = {64, 300};
+  json g = graph({input(0, "x", s), typed({{"id", 1}, {"name", "mask"}, {"op", "input"}, {"index", 1}}, s, "bool"),
+                  node(2, "mul", {ref(0), ref(1)}, json::object(), s),
+                  node(3, "cumsum", {ref(2)}, {{"dim", 1}, {"dtype", nullptr}}, s)},
+                 3, 2);
+  auto m = match(g);
+  ASSERT_TRUE(m.scan) << m.reason;
+  EXPECT_EQ(m.scan->inputs, (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.scan->dtypes, (std::vector<std::string>{"float32", "bool"}));
+  EXPECT_EQ(m.scan->result, "v2");
+  std::string src = generate_scan_kernel(*m.scan, "masked.py");
+  EXPECT_TRUE(contains(src, "static_cast<const bool*>(ops.x[1])), flat)(e) ? 1.f : 0.f;  // mask")) << src;
+  EXPECT_TRUE(contains(src, "constexpr cutegen_dtype kOperandDtype[kOperands] = { CUTEGEN_FLOAT32, CUTEGEN_BOOL };")) << src;
+  EXPECT_TRUE(contains(src, "const float v2 = (x0 * x1);  // mul(x, mask)")) << src;
+}
+
 TEST(LossMatcher, AMeanOfAChainWithABroadcastSuffixOperand) {
   auto m = match(hinge());
   ASSERT_TRUE(m.loss) << m.reason;
