@@ -82,7 +82,7 @@ SCAN = {"cumsum": [("dim", _REQUIRED), ("dtype", None)], "cumprod": [("dim", _RE
 # Layout and matrix ops: operands, then scalar parameters.
 MATRIX = {
     "matmul": [], "transpose": [("dim0", _REQUIRED), ("dim1", _REQUIRED)], "flip": [("dims", _REQUIRED)],
-    "triu": [("diagonal", 0)], "tril": [("diagonal", 0)],
+    "triu": [("diagonal", 0)], "tril": [("diagonal", 0)], "unsqueeze": [("dim", _REQUIRED)],
 }
 # Two operands (tensor or number each), then scalar parameters.
 BINARY = {
@@ -90,7 +90,7 @@ BINARY = {
     "pow": [], "maximum": [], "minimum": [],
 }
 
-_SIMPLE = [n for n in UNARY if n not in ("identity",)] + list(BINARY) + list(ROWWISE) + list(REDUCE) + list(LOSS) + list(SCAN) + ["triu", "tril", "flip"]
+_SIMPLE = [n for n in UNARY if n not in ("identity",)] + list(BINARY) + list(ROWWISE) + list(REDUCE) + list(LOSS) + list(SCAN) + ["triu", "tril", "flip", "unsqueeze"]
 
 # Functions by identity: torch.X, torch.X_, F.X, F.X_, torch.special.X where they exist.
 _FUNCTIONS = {}

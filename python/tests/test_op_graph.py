@@ -408,3 +408,15 @@ class Model(nn.Module):
     assert mp["params"] == {"dims": 2, "ceil_mode": True, "k0": 3, "k1": 3, "s0": 2, "s1": 2, "p0": 1, "p1": 1,
                             "d0": 2, "d1": 1, "return_indices": False}
     assert (ap["op"], ap["params"]["s0"], ap["params"]["d1"], ap["params"]["count_include_pad"]) == ("avg_pool", 4, 1, True)
+
+
+def test_unsqueeze_is_a_known_view(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        return x[:, 0].unsqueeze(1) * torch.unsqueeze(x, 0)
+''')
+    nodes = by_name(graph)
+    assert (nodes["unsqueeze"]["op"], nodes["unsqueeze"]["params"], nodes["unsqueeze"]["shape"]) == \
+        ("unsqueeze", {"dim": 1}, [4, 1])
+    assert nodes["unsqueeze_1"]["params"] == {"dim": 0}

@@ -250,6 +250,7 @@ std::string SeedMatch::pattern() const {
   if (loss) return loss->pattern;
   if (scan) return scan->pattern;
   if (pool) return pool->pattern;
+  if (broadcast) return broadcast->pattern;
   return "";
 }
 
@@ -262,6 +263,7 @@ std::string SeedMatch::description() const {
   if (loss) return "loss y = " + loss->pattern;
   if (scan) return "scan y = " + scan->pattern;
   if (pool) return "pooling y = " + pool->pattern;
+  if (broadcast) return "broadcast pointwise chain y = " + broadcast->pattern;
   return "";
 }
 
@@ -318,6 +320,11 @@ SeedMatch match_seed(const OpGraph& graph) {
       everything = dim != params.end() && std::holds_alternative<std::monostate>(dim->second);
     }
     m.reason = m.matched() ? "" : ends_in_reduction ? (everything ? why_loss : why_reduce) : why_norm;
+  } else if (has([](const std::string& op) { return op == "unsqueeze"; }) ||
+             m.reason.find("(broadcasting has no seed yet)") != std::string::npos) {
+    std::string why;
+    m.broadcast = match_broadcast(graph, why);
+    m.reason = m.broadcast ? "" : why;
   }
   return m;
 }

@@ -99,6 +99,20 @@ struct PoolPlan {
   std::string pattern;
 };
 
+// A pointwise chain whose operands broadcast (torch's rules, right-aligned): each operand x_k is read at
+// sum over d of coord[d] * strides[k][d], 0 where it repeats. An operand may be an unsqueeze of an input.
+struct BroadcastPlan {
+  std::vector<int64_t> shape;                  // the output's
+  std::vector<int> inputs;                     // contract position of each operand x0, x1, ...
+  std::vector<int64_t> sizes;                  // each operand's element count
+  std::vector<std::vector<int64_t>> strides;   // per operand, over the output's dimensions
+  std::vector<std::string> names;
+  std::vector<PointwiseStep> steps;
+  std::string result;
+  int num_contract_inputs = 0;
+  std::string pattern;
+};
+
 // A loss: one number, scale x the sum over every element of a pointwise chain of tensors. Each tensor
 // has the element shape or is a suffix of it broadcast as torch broadcasts it (a (N,) target over (B, N):
 // element e reads index e % its size).

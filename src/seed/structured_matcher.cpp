@@ -814,4 +814,82 @@ std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason) {
   return plan;
 }
 
+std::optional<BroadcastPlan> match_broadcast(const OpGraph& g, std::string& reason) {
+  const Node* out = single_output(g, reason);
+  if (!out) return std::nullopt;
+  if (!out->type || out->type->dtype != "float32" || out->op == "input") {
+    reason = "the broadcast seed writes a float32 tensor computed from its inputs";
+    return std::nullopt;
+  }
+  BroadcastPlan plan{.shape = out->type->shape, .num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size())};
+  const std::size_t rank = plan.shape.size();
+  // Leaves: inputs and unsqueezes of inputs, each with the shape it is used at.
+  std::map<int, std::string> leaves;
+  std::map<int, std::pair<const Node*, std::vector<int64_t>>> leaf_data;
+  std::set<int> seen;
+  std::vector<int> stack{out->id};
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    const Node& n = g.node(id);
+    const Node* data = nullptr;
+    if (n.op == "input" || n.op == "param") data = &n;
+    if (n.op == "unsqueeze" && n.args.size() == 1 && n.args[0].ref && g.node(*n.args[0].ref).op == "input") {
+      data = &g.node(*n.args[0].ref);
+    }
+    if (data) {
+      if (data->scalar || !data->type || data->type->dtype != "float32" || !data->type->contiguous || !n.type) {
+        reason = fmt::format("{} is not a contiguous float32 tensor", data->name);
+        return std::nullopt;
+      }
+      const auto& s = n.type->shape;
+      bool fits = s.size() <= rank;
+      for (std::size_t i = 0; fits && i < s.size(); ++i) {
+        const int64_t o = plan.shape[rank - s.size() + i];
+        fits = s[i] == o || s[i] == 1;
+      }
+      if (!fits) {
+        reason = fmt::format("{} does not broadcast to the output", n.name);
+        return std::nullopt;
+      }
+      leaves[id] = "";
+      leaf_data[id] = {data, s};
+      continue;
+    }
+    if (n.op == "unsqueeze") {
+      reason = "an unsqueeze of a computed value";
+      return std::nullopt;
+    }
+    for (const auto& a : n.args)
+      if (a.ref) stack.push_back(*a.ref);
+  }
+  for (auto& [id, name] : leaves) {
+    name = fmt::format("x{}", plan.inputs.size());
+    const auto& [data, s] = leaf_data[id];
+    plan.inputs.push_back(data->index);
+    plan.sizes.push_back(product(s, 0, s.size()));
+    plan.names.push_back(data->name);
+    std::vector<int64_t> strides(rank, 0);
+    int64_t step = 1;
+    for (std::size_t i = s.size(); i-- > 0;) {
+      if (s[i] != 1) strides[rank - s.size() + i] = step;
+      step *= s[i];
+    }
+    plan.strides.push_back(strides);
+  }
+  if (plan.inputs.empty()) {
+    reason = "the output depends on no input tensor";
+    return std::nullopt;
+  }
+  auto result = emit_chain(g, out->id, leaves, "v", plan.steps);
+  if (!result) {
+    reason = result.error().message;
+    return std::nullopt;
+  }
+  plan.result = *result;
+  plan.pattern = text_of(g, g.outputs[0]);
+  return plan;
+}
+
 }  // namespace cutegen::seed

@@ -29,5 +29,7 @@ std::optional<LossPlan> match_loss(const OpGraph& g, std::string& reason);
 std::optional<ScanPlan> match_scan(const OpGraph& g, std::string& reason);
 // nn.MaxPool1d..3d / nn.AvgPool1d..3d of an input (the worker gives the window per dimension).
 std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason);
+// A float32 pointwise chain whose tensor operands (inputs, or unsqueezes of inputs) broadcast to the output.
+std::optional<BroadcastPlan> match_broadcast(const OpGraph& g, std::string& reason);
 
 }  // namespace cutegen::seed

@@ -9,6 +9,7 @@
 #include "common/fs.h"
 #include "common/process.h"
 #include "compile/nvcc_compiler.h"
+#include "seed/broadcast_kernel.h"
 #include "seed/gemm_kernel.h"
 #include "seed/loss_kernel.h"
 #include "seed/matcher.h"
@@ -159,6 +160,22 @@ json max_pool3d() {
 }
 
 }  // namespace
+
+// KernelBench's 12: A.unsqueeze(1) * B, diag(A) @ B without the diagonal matrix.
+TEST(BroadcastMatcher, AnUnsqueezedInputRepeatsAlongItsNewDimension) {
+  json g = graph({input(0, "A", {40}), input(1, "B", {40, 30}), node(2, "unsqueeze", {ref(0)}, {{"dim", 1}}, {40, 1}),
+                  node(3, "mul", {ref(2), ref(1)}, json::object(), {40, 30})},
+                 3, 2);
+  auto m = match(g);
+  ASSERT_TRUE(m.broadcast) << m.reason;
+  EXPECT_EQ(m.broadcast->inputs, (std::vector<int>{1, 0}));  // the unsqueeze (id 2) after B (id 1)
+  EXPECT_EQ(m.broadcast->strides, (std::vector<std::vector<int64_t>>{{30, 1}, {1, 0}}));
+  EXPECT_EQ(m.broadcast->sizes, (std::vector<int64_t>{1200, 40}));
+  std::string src = generate_broadcast_kernel(*m.broadcast, "diag.py");
+  EXPECT_TRUE(contains(src, "__device__ constexpr int64_t kOperandStride[kOperands][kRank] = { {30, 1}, {1, 0} };")) << src;
+  EXPECT_TRUE(contains(src, "const float v3 = (x1 * x0);  // mul(unsqueeze(A, dim=1), B)")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+}
 
 TEST(PoolMatcher, TheWindowIsRightAlignedIntoDHW) {
   auto m = match(max_pool3d());
