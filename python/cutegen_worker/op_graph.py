@@ -76,6 +76,8 @@ LOSS = {
     "smooth_l1_loss": _LEGACY + [("reduction", "mean"), ("beta", 1.0)],
     "huber_loss": [("reduction", "mean"), ("delta", 1.0), ("weight", None)],
     "kl_div": _LEGACY + [("reduction", "mean"), ("log_target", False)],
+    "cross_entropy": [("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
+                      ("reduction", "mean"), ("label_smoothing", 0.0)],
 }
 # Scans over one dimension.
 SCAN = {"cumsum": [("dim", _REQUIRED), ("dtype", None)], "cumprod": [("dim", _REQUIRED), ("dtype", None)]}

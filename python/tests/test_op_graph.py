@@ -420,3 +420,24 @@ class Model(nn.Module):
     assert (nodes["unsqueeze"]["op"], nodes["unsqueeze"]["params"], nodes["unsqueeze"]["shape"]) == \
         ("unsqueeze", {"dim": 1}, [4, 1])
     assert nodes["unsqueeze_1"]["params"] == {"dim": 0}
+
+
+def test_cross_entropy_binds_its_defaults(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(4, 8), torch.randint(0, 8, (4,))]
+
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, p, t):
+        return F.cross_entropy(p, t)
+''', footer)
+    ce = ops(graph)[0]
+    assert (ce["op"], ce["args"], ce["shape"]) == ("cross_entropy", [{"ref": 0}, {"ref": 1}], [])
+    assert ce["params"] == {"weight": None, "size_average": None, "ignore_index": -100, "reduce": None,
+                            "reduction": "mean", "label_smoothing": 0.0}
+    assert graph["nodes"][1]["dtype"] == "int64"

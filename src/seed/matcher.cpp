@@ -251,6 +251,7 @@ std::string SeedMatch::pattern() const {
   if (scan) return scan->pattern;
   if (pool) return pool->pattern;
   if (broadcast) return broadcast->pattern;
+  if (cross_entropy) return cross_entropy->pattern;
   return "";
 }
 
@@ -264,6 +265,7 @@ std::string SeedMatch::description() const {
   if (scan) return "scan y = " + scan->pattern;
   if (pool) return "pooling y = " + pool->pattern;
   if (broadcast) return "broadcast pointwise chain y = " + broadcast->pattern;
+  if (cross_entropy) return "loss y = " + cross_entropy->pattern;
   return "";
 }
 
@@ -301,6 +303,9 @@ SeedMatch match_seed(const OpGraph& graph) {
   } else if (has(is_scan_op)) {
     m.reason.clear();
     m.scan = match_scan(graph, m.reason);
+  } else if (has([](const std::string& op) { return op == "cross_entropy"; })) {
+    m.reason.clear();
+    m.cross_entropy = match_cross_entropy(graph, m.reason);
   } else if (has(is_loss_op)) {
     m.reason.clear();
     m.loss = match_loss(graph, m.reason);

@@ -113,6 +113,16 @@ struct BroadcastPlan {
   std::string pattern;
 };
 
+// F.cross_entropy of fp32 logits (rows, classes) against int64 class indices, reduction mean or sum.
+struct CrossEntropyPlan {
+  int64_t rows = 0, classes = 0;
+  int64_t ignore_index = -100;
+  bool mean = true;
+  int logits_input = 0, targets_input = 1;
+  int num_contract_inputs = 0;
+  std::string pattern;
+};
+
 // A loss: one number, scale x the sum over every element of a pointwise chain of tensors. Each tensor
 // has the element shape or is a suffix of it broadcast as torch broadcasts it (a (N,) target over (B, N):
 // element e reads index e % its size).

@@ -892,4 +892,51 @@ std::optional<BroadcastPlan> match_broadcast(const OpGraph& g, std::string& reas
   return plan;
 }
 
+std::optional<CrossEntropyPlan> match_cross_entropy(const OpGraph& g, std::string& reason) {
+  const Node* out = single_output(g, reason);
+  if (!out) return std::nullopt;
+  if (out->op != "cross_entropy" || out->args.size() != 2) {
+    reason = fmt::format("the output is {}, not a cross entropy of inputs", out->op);
+    return std::nullopt;
+  }
+  for (const char* unsupported : {"weight", "size_average", "reduce"})
+    if (!is_none(*out, unsupported)) {
+      reason = fmt::format("cross_entropy with {}", unsupported);
+      return std::nullopt;
+    }
+  const double* smoothing = number(*out, "label_smoothing");
+  if (smoothing && *smoothing != 0) {
+    reason = "cross_entropy with label smoothing";
+    return std::nullopt;
+  }
+  auto it = out->params.find("reduction");
+  const std::string* reduction = it == out->params.end() ? nullptr : std::get_if<std::string>(&it->second);
+  const std::string r = reduction ? *reduction : "mean";
+  if (r != "mean" && r != "sum") {
+    reason = fmt::format("cross_entropy with reduction '{}' (the loss seed writes one number)", r);
+    return std::nullopt;
+  }
+  if (auto why = plain_input(g, out->args[0], "the logits"); !why.empty()) {
+    reason = why;
+    return std::nullopt;
+  }
+  const Node& logits = g.node(*out->args[0].ref);
+  const Node* targets = out->args[1].ref ? &g.node(*out->args[1].ref) : nullptr;
+  const auto& shape = logits.type->shape;
+  if (shape.size() != 2 || !targets || targets->op != "input" || !targets->type || targets->type->dtype != "int64" ||
+      !targets->type->contiguous || targets->type->shape != std::vector<int64_t>{shape[0]}) {
+    reason = "cross_entropy of other than (B, C) logits and (B,) int64 class indices";
+    return std::nullopt;
+  }
+  const double* ignore = number(*out, "ignore_index");
+  return CrossEntropyPlan{.rows = shape[0],
+                          .classes = shape[1],
+                          .ignore_index = ignore ? static_cast<int64_t>(*ignore) : -100,
+                          .mean = r == "mean",
+                          .logits_input = logits.index,
+                          .targets_input = targets->index,
+                          .num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size()),
+                          .pattern = text_of(g, g.outputs[0])};
+}
+
 }  // namespace cutegen::seed

@@ -31,5 +31,7 @@ std::optional<ScanPlan> match_scan(const OpGraph& g, std::string& reason);
 std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason);
 // A float32 pointwise chain whose tensor operands (inputs, or unsqueezes of inputs) broadcast to the output.
 std::optional<BroadcastPlan> match_broadcast(const OpGraph& g, std::string& reason);
+// F.cross_entropy(logits, targets) of a (B, C) fp32 input and (B,) int64 class indices, no weight or smoothing.
+std::optional<CrossEntropyPlan> match_cross_entropy(const OpGraph& g, std::string& reason);
 
 }  // namespace cutegen::seed

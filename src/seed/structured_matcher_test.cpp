@@ -10,6 +10,7 @@
 #include "common/process.h"
 #include "compile/nvcc_compiler.h"
 #include "seed/broadcast_kernel.h"
+#include "seed/cross_entropy_kernel.h"
 #include "seed/gemm_kernel.h"
 #include "seed/loss_kernel.h"
 #include "seed/matcher.h"
@@ -175,6 +176,26 @@ TEST(BroadcastMatcher, AnUnsqueezedInputRepeatsAlongItsNewDimension) {
   EXPECT_TRUE(contains(src, "__device__ constexpr int64_t kOperandStride[kOperands][kRank] = { {30, 1}, {1, 0} };")) << src;
   EXPECT_TRUE(contains(src, "const float v3 = (x1 * x0);  // mul(unsqueeze(A, dim=1), B)")) << src;
   EXPECT_FALSE(contains(src, "{{")) << src;
+}
+
+// KernelBench's 95: F.cross_entropy(predictions (B, C), targets (B,) int64).
+TEST(CrossEntropyMatcher, LogitsAndInt64TargetsWithTheirIgnoreIndex) {
+  json ce = {{"weight", nullptr}, {"size_average", nullptr}, {"ignore_index", -100}, {"reduce", nullptr},
+             {"reduction", "mean"}, {"label_smoothing", 0.0}};
+  json g = graph({input(0, "p", {128, 1000}), typed({{"id", 1}, {"name", "t"}, {"op", "input"}, {"index", 1}}, {128}, "int64"),
+                  node(2, "cross_entropy", {ref(0), ref(1)}, ce, {})},
+                 2, 2);
+  auto m = match(g);
+  ASSERT_TRUE(m.cross_entropy) << m.reason;
+  EXPECT_EQ(m.cross_entropy->rows, 128);
+  EXPECT_EQ(m.cross_entropy->classes, 1000);
+  EXPECT_EQ(m.cross_entropy->ignore_index, -100);
+  EXPECT_TRUE(m.cross_entropy->mean);
+  std::string src = generate_cross_entropy_kernel(*m.cross_entropy, "ce.py");
+  EXPECT_TRUE(contains(src, "constexpr int64_t kRows = 128, kClasses = 1000;")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+  g["nodes"][2]["params"]["label_smoothing"] = 0.1;
+  EXPECT_EQ(match(g).reason, "cross_entropy with label smoothing");
 }
 
 TEST(PoolMatcher, TheWindowIsRightAlignedIntoDHW) {
