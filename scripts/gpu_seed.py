@@ -5,7 +5,7 @@ softmax, reductions (a middle dimension, argmax's int64 output, the values of to
 norms (RMS over rows, Frobenius over everything through the workspace, GroupNorm with its affine
 parameters, training-mode BatchNorm over channels) and matrix products (bmm at irregular sizes, a
 transposed operand under tril), a loss with a broadcast operand, a reverse scan, and max/average pooling (dilation, ceil_mode,
-count_include_pad=False), and a chain with broadcast operands. Each must match its seed, pass the full judge, export best/, and
+count_include_pad=False), a chain with broadcast operands, cross entropy with int64 targets and a masked (bool) cumsum. Each must match its seed, pass the full judge, export best/, and
 best/model_new.py must agree with the reference Model (float tolerance: the seed computes in fp32, or
 double for statistics, and rounds once, where eager rounds after every op)."""
 import argparse
@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
             "sum_dim", "argmax_dim", "min_dim", "rmsnorm", "frobenius_norm", "groupnorm", "batchnorm_train",
             "bmm", "matmul_tril_tn", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad",
-            "row_scale_bias"]
+            "row_scale_bias", "cross_entropy", "masked_cumsum"]
 
 
 def check_export(run: pathlib.Path) -> str:
