@@ -31,7 +31,9 @@ import model_new
 torch.manual_seed(0)
 ref = model_new._reference.Model(*model_new.get_init_inputs()).cuda()
 new = model_new.ModelNew(*model_new.get_init_inputs()).cuda()
-x = [t.cuda() * 2 - 1 if isinstance(t, torch.Tensor) else t for t in model_new.get_inputs()]
+# Signed floats; integer and bool inputs (class indices, masks) as get_inputs() made them.
+x = [(t.cuda() * 2 - 1 if t.is_floating_point() else t.cuda()) if isinstance(t, torch.Tensor) else t
+     for t in model_new.get_inputs()]
 y_ref, y_new = ref(*x).float(), new(*x).float()
 torch.cuda.synchronize()
 err = (y_ref - y_new).abs().max().item()
