@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""The seed path on a GPU: `cutegen optimize PROBLEM --llm none` for a few of the project's problems
-(one input, two inputs with module constants, fp16, a row softmax). Each must match a pointwise seed, pass the full
-judge, export best/, and best/model_new.py must agree with the reference Model (float tolerance: the
-seed computes the chain in fp32 and rounds once, where eager rounds after every op).
+"""The seed path on a GPU: `cutegen optimize PROBLEM --llm none` for a few of the project's problems, one
+per seed pattern and mode: pointwise chains (one input, two inputs with module constants, fp16), a row
+softmax, reductions (a middle dimension, argmax's int64 output, the values of torch.min with a dim),
+norms (RMS over rows, Frobenius over everything through the workspace, GroupNorm with its affine
+parameters, training-mode BatchNorm over channels) and matrix products (bmm at irregular sizes, a
+transposed operand under tril), a loss with a broadcast operand, a reverse scan, and max/average pooling (dilation, ceil_mode,
+count_include_pad=False), a chain with broadcast operands, cross entropy with int64 targets and a masked (bool) cumsum. Each must match its seed, pass the full judge, export best/, and
+best/model_new.py must agree with the reference Model (float tolerance: the seed computes in fp32, or
+double for statistics, and rounds once, where eager rounds after every op).
 Tuning is off (`--tune never`): it costs minutes of GPU time per seed; SEED_TUNE=auto tunes as `optimize` does."""
 import argparse
 import json
@@ -14,7 +19,10 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows"]
+PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
+            "sum_dim", "argmax_dim", "min_dim", "rmsnorm", "frobenius_norm", "groupnorm", "batchnorm_train",
+            "bmm", "matmul_tril_tn", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad",
+            "row_scale_bias", "cross_entropy", "masked_cumsum"]
 
 
 def check_export(run: pathlib.Path) -> str:
@@ -25,7 +33,9 @@ import model_new
 torch.manual_seed(0)
 ref = model_new._reference.Model(*model_new.get_init_inputs()).cuda()
 new = model_new.ModelNew(*model_new.get_init_inputs()).cuda()
-x = [t.cuda() * 2 - 1 if isinstance(t, torch.Tensor) else t for t in model_new.get_inputs()]
+# Signed floats; integer and bool inputs (class indices, masks) as get_inputs() made them.
+x = [(t.cuda() * 2 - 1 if t.is_floating_point() else t.cuda()) if isinstance(t, torch.Tensor) else t
+     for t in model_new.get_inputs()]
 y_ref, y_new = ref(*x).float(), new(*x).float()
 torch.cuda.synchronize()
 err = (y_ref - y_new).abs().max().item()

@@ -57,13 +57,42 @@ ROWWISE = {
     "softmax": [("dim", None), ("_stacklevel", 3), ("dtype", None)],
     "log_softmax": [("dim", None), ("_stacklevel", 3), ("dtype", None)],
 }
+# Reductions over one dimension (`dim` None: over everything): one tensor operand. `max`/`min` with a dim
+# return torch's (values, indices) pair, read by a `getitem`; with a second tensor they are maximum/minimum.
+REDUCE = {
+    "sum": [("dim", None), ("keepdim", False), ("dtype", None)],
+    "mean": [("dim", None), ("keepdim", False), ("dtype", None)],
+    "prod": [("dim", None), ("keepdim", False), ("dtype", None)],
+    "amax": [("dim", None), ("keepdim", False)], "amin": [("dim", None), ("keepdim", False)],
+    "argmax": [("dim", None), ("keepdim", False)], "argmin": [("dim", None), ("keepdim", False)],
+    "max": [("dim", None), ("keepdim", False)], "min": [("dim", None), ("keepdim", False)],
+    "norm": [("p", "fro"), ("dim", None), ("keepdim", False), ("out", None), ("dtype", None)],
+}
+# Loss functions: (input, target), then scalar parameters (a tensor `weight` is refused as a tensor).
+_LEGACY = [("size_average", None), ("reduce", None)]
+LOSS = {
+    "mse_loss": _LEGACY + [("reduction", "mean"), ("weight", None)],
+    "l1_loss": _LEGACY + [("reduction", "mean"), ("weight", None)],
+    "smooth_l1_loss": _LEGACY + [("reduction", "mean"), ("beta", 1.0)],
+    "huber_loss": [("reduction", "mean"), ("delta", 1.0), ("weight", None)],
+    "kl_div": _LEGACY + [("reduction", "mean"), ("log_target", False)],
+    "cross_entropy": [("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
+                      ("reduction", "mean"), ("label_smoothing", 0.0)],
+}
+# Scans over one dimension.
+SCAN = {"cumsum": [("dim", _REQUIRED), ("dtype", None)], "cumprod": [("dim", _REQUIRED), ("dtype", None)]}
+# Layout and matrix ops: operands, then scalar parameters.
+MATRIX = {
+    "matmul": [], "transpose": [("dim0", _REQUIRED), ("dim1", _REQUIRED)], "flip": [("dims", _REQUIRED)],
+    "triu": [("diagonal", 0)], "tril": [("diagonal", 0)], "unsqueeze": [("dim", _REQUIRED)],
+}
 # Two operands (tensor or number each), then scalar parameters.
 BINARY = {
     "add": [("alpha", 1)], "sub": [("alpha", 1)], "mul": [], "div": [("rounding_mode", None)],
     "pow": [], "maximum": [], "minimum": [],
 }
 
-_SIMPLE = [n for n in UNARY if n not in ("identity",)] + list(BINARY) + list(ROWWISE)
+_SIMPLE = [n for n in UNARY if n not in ("identity",)] + list(BINARY) + list(ROWWISE) + list(REDUCE) + list(LOSS) + list(SCAN) + ["triu", "tril", "flip", "unsqueeze"]
 
 # Functions by identity: torch.X, torch.X_, F.X, F.X_, torch.special.X where they exist.
 _FUNCTIONS = {}
@@ -78,6 +107,9 @@ _FUNCTIONS.update({
     torch.true_divide: ("div", False), torch.divide: ("div", False), torch.multiply: ("mul", False),
     torch.subtract: ("sub", False), torch.special.expit: ("sigmoid", False), torch.absolute: ("abs", False),
     torch.rsub: ("rsub", False),
+    torch.matmul: ("matmul", False), torch.mm: ("matmul", False), torch.bmm: ("matmul", False),
+    operator.matmul: ("matmul", False), torch.transpose: ("transpose", False), torch.swapaxes: ("transpose", False),
+    torch.t: ("t", False), torch.einsum: ("einsum", False), operator.getitem: ("getitem", False),
     operator.add: ("add", False), operator.sub: ("sub", False), operator.mul: ("mul", False),
     operator.truediv: ("div", False), operator.pow: ("pow", False), operator.neg: ("neg", False),
     operator.abs: ("abs", False), operator.iadd: ("add", True), operator.isub: ("sub", True),
@@ -86,7 +118,7 @@ _FUNCTIONS.update({
 
 _METHOD_ALIASES = {"clip": "clamp", "negative": "neg", "multiply": "mul", "divide": "div", "true_divide": "div",
                    "subtract": "sub", "absolute": "abs", "contiguous": "identity", "clone": "identity",
-                   "detach": "identity"}
+                   "detach": "identity", "mm": "matmul", "bmm": "matmul", "swapaxes": "transpose"}
 
 # Module classes -> (canonical op, {param: attribute}); subclasses before their bases (ReLU6 is a Hardtanh).
 _MODULES = [
@@ -101,6 +133,19 @@ _MODULES = [
     (nn.Threshold, "threshold", {"threshold": "threshold", "value": "value"}),
     (nn.Softshrink, "softshrink", {"lambd": "lambd"}), (nn.Hardshrink, "hardshrink", {"lambd": "lambd"}),
     (nn.Softmax, "softmax", {"dim": "dim"}), (nn.LogSoftmax, "log_softmax", {"dim": "dim"}),
+    (nn.MSELoss, "mse_loss", {"reduction": "reduction"}), (nn.L1Loss, "l1_loss", {"reduction": "reduction"}),
+    (nn.SmoothL1Loss, "smooth_l1_loss", {"reduction": "reduction", "beta": "beta"}),
+    (nn.HuberLoss, "huber_loss", {"reduction": "reduction", "delta": "delta"}),
+    (nn.KLDivLoss, "kl_div", {"reduction": "reduction", "log_target": "log_target"}),
+]
+# Normalisation modules -> (canonical op, {param: attribute}); their weight and bias become param operands.
+_NORM_MODULES = [
+    (nn.LayerNorm, "layer_norm", {"eps": "eps", "affine": "elementwise_affine"}),
+    (nn.GroupNorm, "group_norm", {"eps": "eps", "affine": "affine", "num_groups": "num_groups"}),
+    (nn.modules.instancenorm._InstanceNorm, "instance_norm",
+     {"eps": "eps", "affine": "affine", "track_running_stats": "track_running_stats", "training": "training"}),
+    (nn.modules.batchnorm._BatchNorm, "batch_norm",
+     {"eps": "eps", "affine": "affine", "track_running_stats": "track_running_stats", "training": "training"}),
 ]
 
 
@@ -178,7 +223,7 @@ class _Normaliser:
                 items = result if isinstance(result, (tuple, list)) else [result]
                 outputs = [self.operand(v) for v in items]
                 continue
-            entry = {"id": len(self.nodes), "name": node.name}
+            entry = {"id": None, "name": node.name}
             if node.op == "placeholder":
                 entry.update(self.placeholder(node, placeholder))
                 placeholder += 1
@@ -186,6 +231,7 @@ class _Normaliser:
                 entry.update(self.attribute(node))
             else:
                 entry.update(self.operation(node))
+            entry["id"] = len(self.nodes)  # after the param nodes a normalisation module adds
             meta = node.meta.get("tensor_meta")
             if isinstance(meta, TensorMetadata):
                 entry["dtype"] = _dtype(meta.dtype)
@@ -240,35 +286,136 @@ class _Normaliser:
             if name == "rsub":  # torch.rsub(a, b, alpha) = b - alpha * a
                 entry = self.bind(node, "sub", BINARY["sub"], inplace, module_params)
                 entry["args"].reverse()
-            elif name in BINARY:
+            elif name in ("max", "min") and len(node.args) > 1 and isinstance(node.args[1], fx.Node):
+                entry = self.bind(node, "maximum" if name == "max" else "minimum", [], inplace, None, operands=2)
+            elif name in BINARY or name in LOSS or name == "matmul":
                 entry = self.bind(node, name, params, inplace, module_params, operands=2)
+            elif name == "pool":
+                entry = self.pool_module(node)
+            elif name in _SPECIAL:
+                entry = _SPECIAL[name](self, node)
+            elif name in _NORMS:
+                entry = self.norm_module(node, name, module_params)
             else:
                 entry = self.bind(node, name, params, inplace, module_params)
         except _Unsupported as why:
             return {"op": name, "args": self.refs_in(node), "known": False, "note": str(why)}
         return entry
 
+    def norm_module(self, node: fx.Node, name: str, module_params: dict) -> dict:
+        """A normalisation module: x, then its weight and bias (when affine) as param nodes of their own."""
+        if len(node.args) != 1 or node.kwargs:
+            raise _Unsupported(f"{name} expects one operand")
+        sub = self.gm.get_submodule(node.target)
+        params = {k: v for k, v in module_params.items()}
+        args = [self.operand(node.args[0])]
+        for attr in ("weight", "bias"):
+            tensor = getattr(sub, attr, None)
+            if isinstance(tensor, nn.Parameter):
+                args.append({"ref": self.param_node(f"{node.target}.{attr}", tensor)})
+            params[f"has_{attr}"] = isinstance(tensor, nn.Parameter)
+        if name == "layer_norm":
+            params["normalized_ndim"] = len(sub.normalized_shape)
+        return {"op": name, "args": args, "params": params}
+
+    def pool_module(self, node: fx.Node) -> dict:
+        """nn.MaxPool1d..3d / nn.AvgPool1d..3d: per-dimension window numbers as k0, s0, p0, d0, k1, ..."""
+        if len(node.args) != 1 or node.kwargs:
+            raise _Unsupported("a pooling module expects one operand")
+        sub = self.gm.get_submodule(node.target)
+        name, dims = _POOLS[type(sub)]
+
+        def per_dim(value, what):
+            values = list(value) if isinstance(value, (list, tuple)) else [value] * dims
+            if len(values) != dims or not all(isinstance(v, int) for v in values):
+                raise _Unsupported(f"{name}'s {what} is {value!r}")
+            return values
+
+        params = {"dims": dims, "ceil_mode": bool(sub.ceil_mode)}
+        window = {"k": sub.kernel_size, "s": sub.stride if sub.stride is not None else sub.kernel_size,
+                  "p": sub.padding, "d": getattr(sub, "dilation", 1)}
+        for key, value in window.items():
+            for i, v in enumerate(per_dim(value, key)):
+                params[f"{key}{i}"] = v
+        if name == "max_pool":
+            params["return_indices"] = bool(sub.return_indices)
+        else:
+            params["count_include_pad"] = bool(sub.count_include_pad)
+            params["divisor_override"] = getattr(sub, "divisor_override", None)  # AvgPool1d has none
+        return {"op": name, "args": [self.operand(node.args[0])], "params": params}
+
+    def param_node(self, qualified: str, tensor: torch.Tensor) -> int:
+        if qualified not in self.param_index:
+            raise _Unsupported(f"{qualified} is not among the model's parameters")
+        entry = {"id": len(self.nodes), "name": qualified.replace(".", "_"), "op": "param",
+                 "index": self.param_index[qualified], "param": qualified, "dtype": _dtype(tensor.dtype),
+                 "shape": list(tensor.shape), "contiguous": tensor.is_contiguous()}
+        self.nodes.append(entry)
+        return entry["id"]
+
+    def getitem(self, node: fx.Node) -> dict:
+        """`torch.max(x, dim)[0]`: an element of an op's tuple result. Indexing a tensor is not this."""
+        source, index = node.args
+        if not isinstance(source, fx.Node) or isinstance(source.meta.get("tensor_meta"), TensorMetadata) \
+                or not isinstance(index, int):
+            raise _Unsupported("indexing a tensor")
+        return {"op": "getitem", "args": [self.operand(source)], "params": {"index": index}}
+
+    def attribute_access(self, node: fx.Node) -> dict:
+        """`A.T` and `A.mT` are transposes; any other attribute is not an op the seed knows."""
+        source, attr = node.args
+        meta = source.meta.get("tensor_meta") if isinstance(source, fx.Node) else None
+        rank = len(meta.shape) if isinstance(meta, TensorMetadata) else -1
+        if attr == "mT" or (attr == "T" and rank == 2):
+            return {"op": "transpose", "args": [self.operand(source)], "params": {"dim0": -2, "dim1": -1}}
+        raise _Unsupported(f"the attribute {attr!r}" + (f" of a {rank}-d tensor" if attr == "T" else ""))
+
+    def t(self, node: fx.Node) -> dict:
+        if len(node.args) != 1:
+            raise _Unsupported("t expects one operand")
+        return {"op": "transpose", "args": [self.operand(node.args[0])], "params": {"dim0": -2, "dim1": -1}}
+
+    def einsum(self, node: fx.Node) -> dict:
+        """An einsum that is a matrix product over its operands' last/first index ("bijl,lk->bijk")."""
+        equation, *operands = node.args
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = list(operands[0])
+        equation = equation.replace(" ", "") if isinstance(equation, str) else ""
+        lhs, _, out = equation.partition("->")
+        terms = lhs.split(",")
+        if len(terms) == 2 and len(operands) == 2 and "." not in equation and len(terms[1]) == 2:
+            a, b = terms
+            letters = a + b[1]
+            if (len(set(letters)) == len(letters) and a and a[-1] == b[0] and out == a[:-1] + b[1]):
+                return {"op": "matmul", "args": [self.operand(v) for v in operands], "params": {}}
+        raise _Unsupported(f"einsum {equation!r} is not a matrix product")
+
     def canonical(self, node: fx.Node):
         """(name, inplace, parameter table, parameters read from a module) or None."""
         if node.op == "call_function" and node.target in _FUNCTIONS:
             name, inplace = _FUNCTIONS[node.target]
+        elif node.op == "call_function" and node.target is getattr:
+            name, inplace = "getattr", False
         elif node.op == "call_method" and isinstance(node.target, str):
             base = node.target[:-1] if node.target.endswith("_") and not node.target.startswith("_") else node.target
             base = _METHOD_ALIASES.get(base, base)
-            if base not in UNARY and base not in BINARY and base not in ROWWISE:
+            if not _table(base) and base not in UNARY and base not in BINARY and base not in ROWWISE \
+                    and base not in REDUCE and base not in MATRIX and base != "t":
                 return None
             name, inplace = base, node.target.endswith("_")
         elif node.op == "call_module":
             sub = self.gm.get_submodule(node.target)
-            for cls, canonical, attrs in _MODULES:
+            if type(sub) in _POOLS:
+                return "pool", False, [], None
+            for cls, canonical, attrs in _MODULES + _NORM_MODULES:
                 if isinstance(sub, cls):
                     module_params = {p: getattr(sub, a) for p, a in attrs.items()}
-                    table = UNARY.get(canonical, ROWWISE.get(canonical))
+                    table = _table(canonical)
                     return canonical, bool(getattr(sub, "inplace", False)), table, module_params
             return None
         else:
             return None
-        return name, inplace, UNARY.get(name, BINARY.get(name, ROWWISE.get(name, []))), None
+        return name, inplace, _table(name), None
 
     def bind(self, node, name, table, inplace, module_params, operands=1) -> dict:
         args, kwargs = list(node.args), dict(node.kwargs)
@@ -297,6 +444,11 @@ class _Normaliser:
                     params[pname] = default
         inplace = bool(inplace or params.pop("inplace", False))
         params.pop("_stacklevel", None)  # F.softmax's warning depth: nothing to do with the result
+        for key in ("dim", "dims"):  # sum(x, dim=(1,)), flip(x, [1]): one dimension is still one
+            if isinstance(params.get(key), (list, tuple)):
+                if len(params[key]) != 1:
+                    raise _Unsupported(f"{name} over {len(params[key])} dimensions at once")
+                params[key] = params[key][0]
         for pname, value in params.items():
             if isinstance(value, fx.Node):
                 raise _Unsupported(f"{name}'s {pname} is a tensor, not a number")
@@ -313,6 +465,20 @@ class _Normaliser:
         refs = []
         fx.node.map_arg((node.args, node.kwargs), lambda n: refs.append({"ref": self.ids[self._resolve(n)]}))
         return refs
+
+
+def _table(name: str) -> list:
+    for table in (UNARY, BINARY, ROWWISE, REDUCE, MATRIX, LOSS, SCAN):
+        if name in table:
+            return table[name]
+    return []
+
+
+_SPECIAL = {"getitem": _Normaliser.getitem, "getattr": _Normaliser.attribute_access, "t": _Normaliser.t,
+            "einsum": _Normaliser.einsum}
+_NORMS = {canonical for _, canonical, _ in _NORM_MODULES}
+_POOLS = {nn.MaxPool1d: ("max_pool", 1), nn.MaxPool2d: ("max_pool", 2), nn.MaxPool3d: ("max_pool", 3),
+          nn.AvgPool1d: ("avg_pool", 1), nn.AvgPool2d: ("avg_pool", 2), nn.AvgPool3d: ("avg_pool", 3)}
 
 
 def _dtype(dtype: torch.dtype) -> str:

@@ -131,10 +131,10 @@ class Model(nn.Module):
         self.fc = nn.Linear(8, 8)
 
     def forward(self, x):
-        return torch.cumsum(self.fc(x), dim=1).view(-1)
+        return torch.logcumsumexp(self.fc(x), dim=1).view(-1)
 ''')
     found = [(n["op"], n.get("known", True)) for n in ops(graph)]
-    assert found == [("nn.Linear", False), ("torch.cumsum", False), ("Tensor.view", False)]
+    assert found == [("nn.Linear", False), ("torch.logcumsumexp", False), ("Tensor.view", False)]
     assert ops(graph)[1]["args"] == [{"ref": ops(graph)[0]["id"]}]
 
 
@@ -234,3 +234,210 @@ class Model(nn.Module):
     found = [(n["op"], n["params"]) for n in ops(graph) if n["op"] != "add"]
     assert found == [("softmax", {"dim": 1, "dtype": None}), ("softmax", {"dim": 1, "dtype": None}),
                      ("softmax", {"dim": -1, "dtype": None}), ("log_softmax", {"dim": -1})]
+
+
+def by_name(graph: dict) -> dict:
+    return {n["name"]: n for n in graph["nodes"]}
+
+
+def test_reductions_bind_dim_and_keepdim_and_max_with_a_dim_is_read_by_getitem(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        a = torch.sum(x, dim=1, keepdim=True)
+        b = x.mean(-1)
+        c = torch.max(x, dim=0)[0]
+        d = torch.argmin(x, 1)
+        e = torch.amax(x, dim=(1,))
+        f = torch.max(x, x)
+        return a, b, c, d, e, f
+''')
+    nodes = by_name(graph)
+    assert (nodes["sum_1"]["op"], nodes["sum_1"]["params"]) == ("sum", {"dim": 1, "keepdim": True, "dtype": None})
+    assert (nodes["mean"]["op"], nodes["mean"]["params"]["dim"]) == ("mean", -1)
+    assert nodes["max_1"]["op"] == "max" and "shape" not in nodes["max_1"]  # a (values, indices) pair
+    assert (nodes["getitem"]["op"], nodes["getitem"]["params"]) == ("getitem", {"index": 0})
+    assert nodes["getitem"]["args"] == [{"ref": nodes["max_1"]["id"]}]
+    assert (nodes["argmin"]["op"], nodes["argmin"]["dtype"], nodes["argmin"]["shape"]) == ("argmin", "int64", [4])
+    assert nodes["amax"]["params"]["dim"] == 1  # a one-element tuple of dims is one dim
+    assert nodes["max_2"]["op"] == "maximum"  # max of two tensors is elementwise
+
+
+def test_indexing_a_tensor_is_not_a_getitem_of_a_tuple(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        return x[0]
+''')
+    item = ops(graph)[0]
+    assert (item["op"], item["known"], item["note"]) == ("getitem", False, "indexing a tensor")
+
+
+def test_matrix_products_transposes_and_masks(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(8, 4), torch.rand(8, 6), torch.rand(2, 3, 8, 4)]
+
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, a, b, c):
+        p = torch.matmul(a.T, b)
+        q = a.t() @ b
+        r = torch.triu(torch.mm(b.transpose(0, 1), a), diagonal=1)
+        s = torch.einsum("bijl,lk->bijk", c, a.T)
+        t = torch.einsum("ij,ij->i", a, a)
+        return p, q, r, s, t
+''', footer)
+    nodes = by_name(graph)
+    assert (nodes["getattr_1"]["op"], nodes["getattr_1"]["params"]) == ("transpose", {"dim0": -2, "dim1": -1})
+    assert nodes["matmul"]["op"] == "matmul" and nodes["matmul"]["shape"] == [4, 6]
+    assert nodes["t"]["op"] == "transpose" and nodes["matmul_1"]["op"] == "matmul"
+    assert nodes["transpose"]["params"] == {"dim0": 0, "dim1": 1}
+    assert (nodes["triu"]["op"], nodes["triu"]["params"]) == ("triu", {"diagonal": 1})
+    assert nodes["einsum"]["op"] == "matmul" and nodes["einsum"]["shape"] == [2, 3, 8, 8]
+    assert nodes["einsum_1"]["known"] is False
+    assert nodes["einsum_1"]["note"] == "einsum 'ij,ij->i' is not a matrix product"
+
+
+def test_norm_modules_take_their_weight_and_bias_as_parameter_nodes(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(2, 4, 8, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(4)
+        self.ln = nn.LayerNorm((8, 8), eps=1e-6)
+        self.inorm = nn.InstanceNorm2d(4)
+
+    def forward(self, x):
+        return self.inorm(self.ln(self.bn(x))), torch.norm(x, p="fro")
+''', footer)
+    assert graph["params"] == ["bn.weight", "bn.bias", "ln.weight", "ln.bias", "bn.running_mean", "bn.running_var",
+                               "bn.num_batches_tracked"]
+    nodes = graph["nodes"]
+    assert [n["id"] for n in nodes] == list(range(len(nodes)))
+    bn = next(n for n in nodes if n["op"] == "batch_norm")
+    weight, bias = (nodes[a["ref"]] for a in bn["args"][1:])
+    assert (weight["op"], weight["index"], weight["shape"]) == ("param", 1, [4])
+    assert (bias["param"], bias["index"]) == ("bn.bias", 2)
+    assert bn["params"]["training"] is True and bn["params"]["eps"] == 1e-5
+    ln = next(n for n in nodes if n["op"] == "layer_norm")
+    assert ln["params"]["normalized_ndim"] == 2 and ln["params"]["eps"] == 1e-6
+    assert nodes[ln["args"][1]["ref"]]["index"] == 3
+    inorm = next(n for n in nodes if n["op"] == "instance_norm")
+    assert len(inorm["args"]) == 1 and inorm["params"]["has_weight"] is False
+    norm = next(n for n in nodes if n["op"] == "norm")
+    assert (norm["params"]["p"], norm["params"]["dim"], norm["shape"]) == ("fro", None, [])
+
+
+def test_loss_functions_and_modules_bind_their_reduction(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(4, 8), torch.rand(4, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.huber = nn.HuberLoss(delta=0.5)
+
+    def forward(self, p, t):
+        a = F.smooth_l1_loss(p, t)
+        b = F.kl_div(torch.log(p), t, reduction="batchmean")
+        return a, b, self.huber(p, t), torch.mean((p - t) ** 2)
+''', footer)
+    nodes = by_name(graph)
+    a = nodes["smooth_l1_loss"]
+    assert (a["op"], a["args"]) == ("smooth_l1_loss", [{"ref": 0}, {"ref": 1}])
+    assert a["params"] == {"size_average": None, "reduce": None, "reduction": "mean", "beta": 1.0}
+    b = nodes["kl_div"]
+    assert b["params"]["reduction"] == "batchmean" and b["args"][0] == {"ref": nodes["log"]["id"]}
+    assert (nodes["huber"]["op"], nodes["huber"]["params"]["delta"]) == ("huber_loss", 0.5)
+    assert (nodes["mean"]["op"], nodes["mean"]["params"]["dim"], nodes["mean"]["shape"]) == ("mean", None, [])
+
+
+def test_scans_and_flips_bind_their_dimension(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x.flip(1), dim=1).flip([1]), torch.cumprod(x, -1)
+''')
+    nodes = by_name(graph)
+    assert (nodes["flip"]["op"], nodes["flip"]["params"]) == ("flip", {"dims": 1})
+    assert nodes["flip_1"]["params"] == {"dims": 1}
+    assert (nodes["cumsum"]["op"], nodes["cumsum"]["params"]) == ("cumsum", {"dim": 1, "dtype": None})
+    assert nodes["cumprod"]["params"]["dim"] == -1
+
+
+def test_pooling_modules_give_their_window_per_dimension(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(2, 3, 16, 16)]
+
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mp = nn.MaxPool2d(kernel_size=3, stride=2, padding=1, dilation=(2, 1), ceil_mode=True)
+        self.ap = nn.AvgPool2d(4)
+
+    def forward(self, x):
+        return self.mp(x), self.ap(x)
+''', footer)
+    mp, ap = ops(graph)
+    assert (mp["op"], mp["shape"]) == ("max_pool", [2, 3, 8, 9])  # ceil_mode: the traced shape says
+    assert mp["params"] == {"dims": 2, "ceil_mode": True, "k0": 3, "k1": 3, "s0": 2, "s1": 2, "p0": 1, "p1": 1,
+                            "d0": 2, "d1": 1, "return_indices": False}
+    assert (ap["op"], ap["params"]["s0"], ap["params"]["d1"], ap["params"]["count_include_pad"]) == ("avg_pool", 4, 1, True)
+
+
+def test_unsqueeze_is_a_known_view(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        return x[:, 0].unsqueeze(1) * torch.unsqueeze(x, 0)
+''')
+    nodes = by_name(graph)
+    assert (nodes["unsqueeze"]["op"], nodes["unsqueeze"]["params"], nodes["unsqueeze"]["shape"]) == \
+        ("unsqueeze", {"dim": 1}, [4, 1])
+    assert nodes["unsqueeze_1"]["params"] == {"dim": 0}
+
+
+def test_cross_entropy_binds_its_defaults(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(4, 8), torch.randint(0, 8, (4,))]
+
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, p, t):
+        return F.cross_entropy(p, t)
+''', footer)
+    ce = ops(graph)[0]
+    assert (ce["op"], ce["args"], ce["shape"]) == ("cross_entropy", [{"ref": 0}, {"ref": 1}], [])
+    assert ce["params"] == {"weight": None, "size_average": None, "ignore_index": -100, "reduce": None,
+                            "reduction": "mean", "label_smoothing": 0.0}
+    assert graph["nodes"][1]["dtype"] == "int64"

@@ -494,7 +494,9 @@ Result<LoopResult> Loop::run() {
   if (!options_.seed_source.empty()) {
     auto seed = evaluate(options_.seed_source, "seed", "");
     if (!seed) return seed.error();
+    result.seed_pattern = options_.seed_pattern.empty() ? "seed" : options_.seed_pattern;
     if (seed->passed()) {
+      if (seed->median_ms() > 0) result.seed_ms = seed->median_ms();
       if (auto r = decide("seed", {{"outcome", "correct"}}); !r) return r.error();
       if (auto r = set_best({options_.seed_source, *seed}); !r) return r.error();
       result.started_from_seed = true;

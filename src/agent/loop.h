@@ -80,6 +80,8 @@ struct LoopResult {
   int syntheses = 0;
   int llm_calls = 0;
   bool started_from_seed = false;  // the seed passed and was the first best kernel
+  std::string seed_pattern;          // the seed tried first ("" when none was)
+  std::optional<double> seed_ms;     // its median time when it passed: the seed alone, against the final best
 };
 
 class Loop {

@@ -54,6 +54,8 @@ TaskRecord task_record_from(const LoopResult& result, const std::string& problem
   r.syntheses = result.syntheses;
   r.llm_calls = result.llm_calls;
   r.example = result.example_shown;
+  r.seed = result.seed_pattern;
+  r.seed_ms = result.seed_ms;
   return r;
 }
 

@@ -32,6 +32,8 @@ TEST(OptimizeResult, ACorrectRunCarriesTheBestKernelsNumbersAndItsOwnBaselines) 
   r.syntheses = 1;
   r.llm_calls = 6;
   r.example_shown = "relu_vec.cu";
+  r.seed_pattern = "relu(x)";
+  r.seed_ms = 1.5;
   auto t = task_record_from(r, "/suite/problems/19_ReLU.py", BudgetSpent{.tokens = 1234, .cost_usd = 0.5});
   EXPECT_EQ(t.verdict, TaskVerdict::correct);
   EXPECT_EQ(t.name, "19_ReLU");
@@ -47,6 +49,12 @@ TEST(OptimizeResult, ACorrectRunCarriesTheBestKernelsNumbersAndItsOwnBaselines) 
   EXPECT_EQ(t.tokens, 1234);
   EXPECT_EQ(t.cost_usd, 0.5);
   EXPECT_EQ(t.example, "relu_vec.cu");
+  EXPECT_EQ(t.seed, "relu(x)");  // the seed alone took 1.5 ms, the final best 1.0
+  EXPECT_EQ(t.seed_ms, 1.5);
+  auto back = TaskRecord::from_json(t.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->seed, "relu(x)");
+  EXPECT_EQ(back->seed_ms, 1.5);
   EXPECT_EQ(t.device, "NVIDIA H200");
   EXPECT_EQ(t.stop_reason, "plateau");
 }

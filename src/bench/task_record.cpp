@@ -82,7 +82,7 @@ nlohmann::json TaskRecord::to_json() const {
           {"speedup_eager", opt(speedup_eager())}, {"speedup_compile", opt(speedup_compile())},
           {"physics_speedup", opt(physics_speedup())},
           {"steps", steps}, {"syntheses", syntheses}, {"llm_calls", llm_calls}, {"tokens", tokens},
-          {"cost_usd", cost_usd}, {"example", example},
+          {"cost_usd", cost_usd}, {"example", example}, {"seed", seed}, {"seed_ms", opt(seed_ms)},
           {"lane", lane}, {"host", host}, {"shard", shard}, {"started_at", started_at}, {"finished_at", finished_at},
           {"wall_s", wall_s}, {"gpu_busy_s", gpu_busy_s}, {"gpu_wait_s", gpu_wait_s}, {"attempts", attempts}};
 }
@@ -100,6 +100,7 @@ Result<TaskRecord> TaskRecord::from_json(const nlohmann::json& j) {
                    field(j, "floor_bound", r.floor_bound), field(j, "flops", r.flops), field(j, "min_bytes", r.min_bytes),
                    field(j, "steps", r.steps), field(j, "syntheses", r.syntheses), field(j, "llm_calls", r.llm_calls),
                    field(j, "tokens", r.tokens), field(j, "cost_usd", r.cost_usd), field(j, "example", r.example),
+                   field(j, "seed", r.seed), field(j, "seed_ms", r.seed_ms),
                    field(j, "lane", r.lane), field(j, "host", r.host), field(j, "shard", r.shard),
                    field(j, "started_at", r.started_at), field(j, "finished_at", r.finished_at),
                    field(j, "wall_s", r.wall_s), field(j, "gpu_busy_s", r.gpu_busy_s),

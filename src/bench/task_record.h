@@ -51,7 +51,9 @@ struct TaskRecord {
   int steps = 0, syntheses = 0, llm_calls = 0;
   long long tokens = 0;
   double cost_usd = 0;
-  std::string example;              // the example kernel the first prompt showed (the "seed" of the run)
+  std::string example;              // the example kernel the first prompt showed
+  std::string seed;                 // the seed pattern judged first (docs/seed.md), "" when none matched
+  std::optional<double> seed_ms;    // the seed's own time when it passed: what no LLM reached, against best_ms
   // Where and when (the scheduler's part).
   std::string lane;                 // "gpu0", "cpu"
   std::string host;

@@ -17,18 +17,18 @@ TEST(SeedForRun, AutoStartsFromTheSeedWhenThereIsOne) {
 }
 
 TEST(SeedForRun, AutoWithoutASeedLeavesTheFirstKernelToTheLlm) {
-  auto seed = seed_for_run("auto", problem("row_sum"), "use --start scratch");
+  auto seed = seed_for_run("auto", problem("matmul_bias_gelu"), "use --start scratch");
   ASSERT_TRUE(seed.ok()) << seed.error().message;
   EXPECT_TRUE(seed->source.empty());
   EXPECT_EQ(seed->note,
-            "no seed for this operator graph: torch.sum (torch.sum is not a pointwise op the seed knows)");
+            "no seed for this operator graph: nn.Linear, gelu (nn.Linear is not a pointwise op the seed knows)");
 }
 
 TEST(SeedForRun, SeedInsistsOnOne) {
-  auto seed = seed_for_run("seed", problem("matmul_square"), "use --start scratch");
+  auto seed = seed_for_run("seed", problem("matmul_bias_gelu"), "use --start scratch");
   ASSERT_FALSE(seed.ok());
   EXPECT_EQ(seed.error().message,
-            "no seed for this operator graph: torch.matmul (torch.matmul is not a pointwise op the seed knows); use "
+            "no seed for this operator graph: nn.Linear, gelu (nn.Linear is not a pointwise op the seed knows); use "
             "--start scratch");
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "seed/pointwise_ops.h"
+#include "seed/structured_matcher.h"
 
 namespace cutegen::seed {
 namespace {
@@ -243,12 +244,28 @@ std::optional<RowSoftmaxPlan> match_row_softmax(const OpGraph& g, std::string& r
 std::string SeedMatch::pattern() const {
   if (pointwise) return pointwise->pattern;
   if (row_softmax) return row_softmax->pattern;
+  if (reduce) return reduce->pattern;
+  if (norm) return norm->pattern;
+  if (gemm) return gemm->pattern;
+  if (loss) return loss->pattern;
+  if (scan) return scan->pattern;
+  if (pool) return pool->pattern;
+  if (broadcast) return broadcast->pattern;
+  if (cross_entropy) return cross_entropy->pattern;
   return "";
 }
 
 std::string SeedMatch::description() const {
   if (pointwise) return "pointwise chain y = " + pointwise->pattern;
   if (row_softmax) return "row softmax y = " + row_softmax->pattern;
+  if (reduce) return "reduction y = " + reduce->pattern;
+  if (norm) return "normalisation y = " + norm->pattern;
+  if (gemm) return "matrix product y = " + gemm->pattern;
+  if (loss) return "loss y = " + loss->pattern;
+  if (scan) return "scan y = " + scan->pattern;
+  if (pool) return "pooling y = " + pool->pattern;
+  if (broadcast) return "broadcast pointwise chain y = " + broadcast->pattern;
+  if (cross_entropy) return "loss y = " + cross_entropy->pattern;
   return "";
 }
 
@@ -272,10 +289,47 @@ SeedMatch match_seed(const OpGraph& graph) {
   PointwiseMatcher pointwise(graph);
   m.pointwise = pointwise.match(m.reason);
   if (m.pointwise) return m;
-  // A softmax anywhere makes the row-softmax seed's reason the one worth reading.
-  if (std::any_of(ops.begin(), ops.end(), is_row_softmax)) {
+  // The structured pattern whose ops the graph has gives the reason worth reading.
+  auto has = [&ops](auto pred) { return std::any_of(ops.begin(), ops.end(), pred); };
+  if (has(is_row_softmax)) {
     m.reason.clear();
     m.row_softmax = match_row_softmax(graph, m.reason);
+  } else if (has(is_gemm_op)) {
+    m.reason.clear();
+    m.gemm = match_gemm(graph, m.reason);
+  } else if (has(is_pool_op)) {
+    m.reason.clear();
+    m.pool = match_pool(graph, m.reason);
+  } else if (has(is_scan_op)) {
+    m.reason.clear();
+    m.scan = match_scan(graph, m.reason);
+  } else if (has([](const std::string& op) { return op == "cross_entropy"; })) {
+    m.reason.clear();
+    m.cross_entropy = match_cross_entropy(graph, m.reason);
+  } else if (has(is_loss_op)) {
+    m.reason.clear();
+    m.loss = match_loss(graph, m.reason);
+  } else if (has(is_norm_op) || has(is_reduce_op)) {
+    std::string why_norm, why_reduce, why_loss;
+    m.norm = match_norm(graph, why_norm);
+    if (!m.norm) m.reduce = match_reduce(graph, why_reduce);
+    if (!m.norm && !m.reduce) m.loss = match_loss(graph, why_loss);  // mean(chain(x, y)) of everything
+    const bool ends_in_reduction = graph.outputs.size() == 1 && graph.outputs[0].ref &&
+                                   (is_reduce_op(graph.node(*graph.outputs[0].ref).op) ||
+                                    graph.node(*graph.outputs[0].ref).op == "getitem");
+    // A reduction of everything that is no plain reduction is a loss that did not match, and says why.
+    bool everything = false;
+    if (ends_in_reduction) {
+      const auto& params = graph.node(*graph.outputs[0].ref).params;
+      auto dim = params.find("dim");
+      everything = dim != params.end() && std::holds_alternative<std::monostate>(dim->second);
+    }
+    m.reason = m.matched() ? "" : ends_in_reduction ? (everything ? why_loss : why_reduce) : why_norm;
+  } else if (has([](const std::string& op) { return op == "unsqueeze"; }) ||
+             m.reason.find("(broadcasting has no seed yet)") != std::string::npos) {
+    std::string why;
+    m.broadcast = match_broadcast(graph, why);
+    m.reason = m.broadcast ? "" : why;
   }
   return m;
 }

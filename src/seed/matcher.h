@@ -1,13 +1,15 @@
 #pragma once
-// Recognises seed patterns in a traced operator graph. This slice knows one: a **pointwise chain** --
-// every value the output depends on is an input, a parameter, a number, or a pointwise op of the
-// table (pointwise_ops.h) over values of the output's shape and float dtype, so output element i
-// needs element i of each tensor and nothing else.
+// Recognises seed patterns in a traced operator graph: a **pointwise chain** -- every value the output
+// depends on is an input, a parameter, a number, or a pointwise op of the table (pointwise_ops.h) over
+// values of the output's shape and float dtype, so output element i needs element i of each tensor and
+// nothing else -- a row softmax, and the structured patterns of structured_matcher.h (reductions,
+// norms, matrix products).
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "seed/op_graph.h"
+#include "seed/plans.h"
 
 namespace cutegen::seed {
 
@@ -20,12 +22,6 @@ struct ScalarOperand {
   std::string name;          // the forward argument's name
 };
 
-// One SSA statement of the device functor: `const float <value> = <expr>;  // <what>`.
-struct PointwiseStep {
-  std::string value;
-  std::string expr;
-  std::string what;          // e.g. "leaky_relu(v1, negative_slope=0.01)"
-};
 
 struct PointwisePlan {
   std::string dtype;                      // float32 | float16 | bfloat16
@@ -51,10 +47,22 @@ struct RowSoftmaxPlan {
 struct SeedMatch {
   std::optional<PointwisePlan> pointwise;
   std::optional<RowSoftmaxPlan> row_softmax;
+  std::optional<ReducePlan> reduce;
+  std::optional<NormPlan> norm;
+  std::optional<GemmPlan> gemm;
+  std::optional<LossPlan> loss;
+  std::optional<ScanPlan> scan;
+  std::optional<PoolPlan> pool;
+  std::optional<BroadcastPlan> broadcast;
+  std::optional<CrossEntropyPlan> cross_entropy;
   std::string ops;      // the graph's ops the output depends on, in order: "torch.matmul, relu"
   std::string reason;   // why there is no seed (set when nothing matched)
 
-  bool matched() const { return pointwise.has_value() || row_softmax.has_value(); }
+  bool matched() const {
+    return pointwise.has_value() || row_softmax.has_value() || reduce.has_value() || norm.has_value() ||
+           gemm.has_value() || loss.has_value() || scan.has_value() || pool.has_value() ||
+           broadcast.has_value() || cross_entropy.has_value();
+  }
   // "pointwise chain y = mul(x, sigmoid(x))", "row softmax y = softmax(x, dim=1)"; "" when nothing matched.
   std::string description() const;
   std::string pattern() const;  // the right-hand side alone

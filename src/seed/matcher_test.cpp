@@ -132,11 +132,17 @@ TEST(Matcher, TheWorkersNoteIsTheReason) {
   EXPECT_EQ(m.reason, "clamp: clamp's min is a tensor, not a number");
 }
 
-TEST(Matcher, BroadcastingIsRefusedWithTheShapes) {
+TEST(Matcher, BroadcastingIsTheBroadcastSeedsOrRefusedWithTheOperand) {
   json bias = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {128});
   auto m = match(graph({input(0, "x"), bias, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
-  ASSERT_FALSE(m.matched());
-  EXPECT_EQ(m.reason, "input b is 128 while the output is 64x128 (broadcasting has no seed yet)");
+  ASSERT_FALSE(m.pointwise);
+  ASSERT_TRUE(m.broadcast) << m.reason;
+  EXPECT_EQ(m.broadcast->strides, (std::vector<std::vector<int64_t>>{{128, 1}, {0, 1}}));
+  EXPECT_EQ(m.description(), "broadcast pointwise chain y = add(x, b)");
+  json odd = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {100});
+  auto refused = match(graph({input(0, "x"), odd, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
+  ASSERT_FALSE(refused.matched());
+  EXPECT_EQ(refused.reason, "b does not broadcast to the output");
 }
 
 TEST(Matcher, MixedAndIntegerDtypesAreRefused) {

@@ -2,7 +2,15 @@
 
 #include <chrono>
 
+#include "seed/broadcast_kernel.h"
+#include "seed/cross_entropy_kernel.h"
+#include "seed/gemm_kernel.h"
+#include "seed/loss_kernel.h"
+#include "seed/norm_kernel.h"
 #include "seed/pointwise_kernel.h"
+#include "seed/pool_kernel.h"
+#include "seed/reduce_kernel.h"
+#include "seed/scan_kernel.h"
 #include "seed/row_softmax_kernel.h"
 
 namespace cutegen::seed {
@@ -19,6 +27,14 @@ SeedOutcome seed_from_graph(const OpGraph& graph, const std::string& problem_nam
   SeedOutcome out{.match = match_seed(graph)};
   if (out.match.pointwise) out.source = generate_pointwise_kernel(*out.match.pointwise, problem_name);
   if (out.match.row_softmax) out.source = generate_row_softmax_kernel(*out.match.row_softmax, problem_name);
+  if (out.match.reduce) out.source = generate_reduce_kernel(*out.match.reduce, problem_name);
+  if (out.match.norm) out.source = generate_norm_kernel(*out.match.norm, problem_name);
+  if (out.match.gemm) out.source = generate_gemm_kernel(*out.match.gemm, problem_name);
+  if (out.match.loss) out.source = generate_loss_kernel(*out.match.loss, problem_name);
+  if (out.match.scan) out.source = generate_scan_kernel(*out.match.scan, problem_name);
+  if (out.match.pool) out.source = generate_pool_kernel(*out.match.pool, problem_name);
+  if (out.match.broadcast) out.source = generate_broadcast_kernel(*out.match.broadcast, problem_name);
+  if (out.match.cross_entropy) out.source = generate_cross_entropy_kernel(*out.match.cross_entropy, problem_name);
   return out;
 }
 

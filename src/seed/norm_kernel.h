@@ -1,0 +1,12 @@
+#pragma once
+// A normalisation plan (plans.h) as a candidate .cu file: the group-statistics kernel
+// (norm_kernel.cu.in) with the mode, the affine parameters and the pre/post device functions written in.
+#include <string>
+
+#include "seed/plans.h"
+
+namespace cutegen::seed {
+
+std::string generate_norm_kernel(const NormPlan& plan, const std::string& problem_name);
+
+}  // namespace cutegen::seed

@@ -1,0 +1,517 @@
+// The structured patterns (reductions, norms, matrix products) on hand-written trace answers shaped like
+// the worker's (python/tests/test_op_graph.py checks the worker's side), and their generated kernels.
+#include "seed/structured_matcher.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "common/process.h"
+#include "compile/nvcc_compiler.h"
+#include "seed/broadcast_kernel.h"
+#include "seed/cross_entropy_kernel.h"
+#include "seed/gemm_kernel.h"
+#include "seed/loss_kernel.h"
+#include "seed/matcher.h"
+#include "seed/norm_kernel.h"
+#include "seed/pool_kernel.h"
+#include "seed/reduce_kernel.h"
+#include "seed/scan_kernel.h"
+#include "seed/seed.h"
+#include "tune/knobs.h"
+
+using namespace cutegen;
+using namespace cutegen::seed;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+json typed(json node, const std::vector<int64_t>& shape, const std::string& dtype = "float32") {
+  node["dtype"] = dtype;
+  node["shape"] = shape;
+  node["contiguous"] = true;
+  return node;
+}
+json input(int id, const std::string& name, const std::vector<int64_t>& shape) {
+  return typed({{"id", id}, {"name", name}, {"op", "input"}, {"index", id}}, shape);
+}
+json param(int id, const std::string& name, int index, const std::vector<int64_t>& shape) {
+  return typed({{"id", id}, {"name", name}, {"op", "param"}, {"index", index}}, shape);
+}
+json ref(int id) { return {{"ref", id}}; }
+json num(double v) { return {{"const", v}}; }
+json node(int id, const std::string& op, json args, json params, const std::vector<int64_t>& shape,
+          const std::string& dtype = "float32") {
+  return typed({{"id", id}, {"name", op + std::to_string(id)}, {"op", op}, {"args", args}, {"params", params}}, shape,
+               dtype);
+}
+json graph(json nodes, int out, int num_inputs, json params = json::array()) {
+  return {{"traced", true}, {"nodes", nodes}, {"outputs", {ref(out)}}, {"num_inputs", num_inputs}, {"params", params}};
+}
+
+SeedMatch match(const json& j) {
+  auto g = OpGraph::from_json(j);
+  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+  return g.ok() ? match_seed(*g) : SeedMatch{};
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// KernelBench's 47: torch.sum(x, dim=1, keepdim=True) of a (128, 4096, 4095) tensor.
+json sum_dim1() {
+  return graph({input(0, "x", {128, 4096, 4095}),
+                node(1, "sum", {ref(0)}, {{"dim", 1}, {"keepdim", true}, {"dtype", nullptr}}, {128, 1, 4095})},
+               1, 1);
+}
+
+// torch.max(x, dim=-1)[index]: the (values, indices) pair has no tensor type.
+json max_getitem(int index) {
+  json pair = {{"id", 1}, {"name", "max_1"}, {"op", "max"}, {"args", {ref(0)}}, {"params", {{"dim", -1}, {"keepdim", false}}}};
+  return graph({input(0, "x", {16, 10, 33}), pair,
+                node(2, "getitem", {ref(1)}, {{"index", index}}, {16, 10}, index ? "int64" : "float32")},
+               2, 1);
+}
+
+// KernelBench's 36: x / sqrt(mean(x ** 2, dim=1, keepdim=True) + eps) of (112, 64, 512, 512).
+json rms_norm() {
+  const std::vector<int64_t> s = {112, 64, 512, 512}, r = {112, 1, 512, 512};
+  return graph({input(0, "x", s), node(1, "pow", {ref(0), num(2)}, json::object(), s),
+                node(2, "mean", {ref(1)}, {{"dim", 1}, {"keepdim", true}, {"dtype", nullptr}}, r),
+                node(3, "add", {ref(2), num(1e-5)}, {{"alpha", 1}}, r), node(4, "sqrt", {ref(3)}, json::object(), r),
+                node(5, "div", {ref(0), ref(4)}, {{"rounding_mode", nullptr}}, s)},
+               5, 1);
+}
+
+// KernelBench's 37: x / torch.norm(x, p='fro').
+json frobenius() {
+  const std::vector<int64_t> s = {8, 4, 16, 16};
+  return graph({input(0, "x", s),
+                node(1, "norm", {ref(0)}, {{"p", "fro"}, {"dim", nullptr}, {"keepdim", false}, {"dtype", nullptr}}, {}),
+                node(2, "div", {ref(0), ref(1)}, {{"rounding_mode", nullptr}}, s)},
+               2, 1);
+}
+
+// nn.GroupNorm(8, 64) of (112, 64, 512, 512): weight and bias are the contract's inputs 1 and 2.
+json group_norm() {
+  const std::vector<int64_t> s = {112, 64, 512, 512};
+  return graph({input(0, "x", s), param(1, "gn_weight", 1, {64}), param(2, "gn_bias", 2, {64}),
+                node(3, "group_norm", {ref(0), ref(1), ref(2)},
+                     {{"eps", 1e-5}, {"affine", true}, {"num_groups", 8}, {"has_weight", true}, {"has_bias", true}}, s)},
+               3, 1, {"gn.weight", "gn.bias"});
+}
+
+json batch_norm(bool training) {
+  const std::vector<int64_t> s = {64, 64, 512, 512};
+  return graph({input(0, "x", s), param(1, "bn_weight", 1, {64}), param(2, "bn_bias", 2, {64}),
+                node(3, "batch_norm", {ref(0), ref(1), ref(2)},
+                     {{"eps", 1e-5}, {"affine", true}, {"track_running_stats", true}, {"training", training},
+                      {"has_weight", true}, {"has_bias", true}},
+                     s)},
+               3, 1, {"bn.weight", "bn.bias", "bn.running_mean", "bn.running_var", "bn.num_batches_tracked"});
+}
+
+// torch.triu(torch.matmul(A.T, B)) with A given as (K, M) = (33, 100) and B as (33, 70).
+json triu_at_b() {
+  return graph({input(0, "A", {33, 100}), input(1, "B", {33, 70}),
+                node(2, "transpose", {ref(0)}, {{"dim0", -2}, {"dim1", -1}}, {100, 33}),
+                node(3, "matmul", {ref(2), ref(1)}, json::object(), {100, 70}),
+                node(4, "triu", {ref(3)}, {{"diagonal", 0}}, {100, 70})},
+               4, 2);
+}
+
+// KernelBench's 100: mean(clamp(1 - p * t, min=0)) with t a (N,) target broadcast over p's (B, N).
+json hinge() {
+  const std::vector<int64_t> s = {64, 32};
+  return graph({input(0, "p", s), input(1, "t", {32}), node(2, "mul", {ref(0), ref(1)}, json::object(), s),
+                node(3, "sub", {num(1), ref(2)}, {{"alpha", 1}}, s), node(4, "clamp", {ref(3)}, {{"min", 0}, {"max", nullptr}}, s),
+                node(5, "mean", {ref(4)}, {{"dim", nullptr}, {"keepdim", false}, {"dtype", nullptr}}, {})},
+               5, 2);
+}
+
+// KernelBench's 98: kl_div(log(p), t, reduction='batchmean').
+json kl_div() {
+  const std::vector<int64_t> s = {16, 40};
+  return graph({input(0, "p", s), input(1, "t", s), node(2, "log", {ref(0)}, json::object(), s),
+                node(3, "kl_div", {ref(2), ref(1)},
+                     {{"size_average", nullptr}, {"reduce", nullptr}, {"reduction", "batchmean"}, {"log_target", false}}, {})},
+               3, 2);
+}
+
+// KernelBench's 91: torch.cumsum(x.flip(1), dim=1).flip(1).
+json reverse_cumsum() {
+  const std::vector<int64_t> s = {128, 4000};
+  return graph({input(0, "x", s), node(1, "flip", {ref(0)}, {{"dims", 1}}, s),
+                node(2, "cumsum", {ref(1)}, {{"dim", 1}, {"dtype", nullptr}}, s), node(3, "flip", {ref(2)}, {{"dims", 1}}, s)},
+               3, 1);
+}
+
+// KernelBench's 43: nn.MaxPool3d(3, stride=2, padding=1, dilation=3) of (16, 32, 128, 128, 128).
+json max_pool3d() {
+  json params = {{"dims", 3}, {"ceil_mode", false}, {"return_indices", false}};
+  for (int i = 0; i < 3; ++i) {
+    params[fmt::format("k{}", i)] = 3;
+    params[fmt::format("s{}", i)] = 2;
+    params[fmt::format("p{}", i)] = 1;
+    params[fmt::format("d{}", i)] = 3;
+  }
+  return graph({input(0, "x", {16, 32, 128, 128, 128}), node(1, "max_pool", {ref(0)}, params, {16, 32, 62, 62, 62})}, 1,
+               1);
+}
+
+}  // namespace
+
+// KernelBench's 12: A.unsqueeze(1) * B, diag(A) @ B without the diagonal matrix.
+TEST(BroadcastMatcher, AnUnsqueezedInputRepeatsAlongItsNewDimension) {
+  json g = graph({input(0, "A", {40}), input(1, "B", {40, 30}), node(2, "unsqueeze", {ref(0)}, {{"dim", 1}}, {40, 1}),
+                  node(3, "mul", {ref(2), ref(1)}, json::object(), {40, 30})},
+                 3, 2);
+  auto m = match(g);
+  ASSERT_TRUE(m.broadcast) << m.reason;
+  EXPECT_EQ(m.broadcast->inputs, (std::vector<int>{1, 0}));  // the unsqueeze (id 2) after B (id 1)
+  EXPECT_EQ(m.broadcast->strides, (std::vector<std::vector<int64_t>>{{30, 1}, {1, 0}}));
+  EXPECT_EQ(m.broadcast->sizes, (std::vector<int64_t>{1200, 40}));
+  std::string src = generate_broadcast_kernel(*m.broadcast, "diag.py");
+  EXPECT_TRUE(contains(src, "__device__ constexpr int64_t kOperandStride[kOperands][kRank] = { {30, 1}, {1, 0} };")) << src;
+  EXPECT_TRUE(contains(src, "const float v3 = (x1 * x0);  // mul(unsqueeze(A, dim=1), B)")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+}
+
+// KernelBench's 95: F.cross_entropy(predictions (B, C), targets (B,) int64).
+TEST(CrossEntropyMatcher, LogitsAndInt64TargetsWithTheirIgnoreIndex) {
+  json ce = {{"weight", nullptr}, {"size_average", nullptr}, {"ignore_index", -100}, {"reduce", nullptr},
+             {"reduction", "mean"}, {"label_smoothing", 0.0}};
+  json g = graph({input(0, "p", {128, 1000}), typed({{"id", 1}, {"name", "t"}, {"op", "input"}, {"index", 1}}, {128}, "int64"),
+                  node(2, "cross_entropy", {ref(0), ref(1)}, ce, {})},
+                 2, 2);
+  auto m = match(g);
+  ASSERT_TRUE(m.cross_entropy) << m.reason;
+  EXPECT_EQ(m.cross_entropy->rows, 128);
+  EXPECT_EQ(m.cross_entropy->classes, 1000);
+  EXPECT_EQ(m.cross_entropy->ignore_index, -100);
+  EXPECT_TRUE(m.cross_entropy->mean);
+  std::string src = generate_cross_entropy_kernel(*m.cross_entropy, "ce.py");
+  EXPECT_TRUE(contains(src, "constexpr int64_t kRows = 128, kClasses = 1000;")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+  g["nodes"][2]["params"]["label_smoothing"] = 0.1;
+  EXPECT_EQ(match(g).reason, "cross_entropy with label smoothing");
+}
+
+TEST(PoolMatcher, TheWindowIsRightAlignedIntoDHW) {
+  auto m = match(max_pool3d());
+  ASSERT_TRUE(m.pool) << m.reason;
+  EXPECT_TRUE(m.pool->max);
+  EXPECT_EQ(m.pool->planes, 16 * 32);
+  EXPECT_EQ(m.pool->out[0], 62);
+  EXPECT_EQ(m.pool->dilation[2], 3);
+  EXPECT_EQ(m.description(), "pooling y = max_pool3d(x, kernel=(3, 3, 3), stride=(2, 2, 2), padding=(1, 1, 1), dilation=(3, 3, 3))");
+  std::string src = generate_pool_kernel(*m.pool, "max_pool3d.py");
+  EXPECT_TRUE(contains(src, "constexpr int64_t kDD = 3, kDH = 3, kDW = 3;")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+  json avg = graph({input(0, "x", {4, 8, 100}),
+                    node(1, "avg_pool", {ref(0)},
+                         {{"dims", 1}, {"ceil_mode", false}, {"k0", 8}, {"s0", 1}, {"p0", 4}, {"d0", 1},
+                          {"count_include_pad", true}, {"divisor_override", nullptr}},
+                         {4, 8, 101})},
+                   1, 1);
+  auto a = match(avg);
+  ASSERT_TRUE(a.pool) << a.reason;
+  EXPECT_FALSE(a.pool->max);
+  EXPECT_EQ((std::vector<int64_t>{a.pool->in[0], a.pool->in[1], a.pool->in[2]}), (std::vector<int64_t>{1, 1, 100}));
+  EXPECT_EQ((std::vector<int64_t>{a.pool->kernel[0], a.pool->kernel[2], a.pool->padding[2]}),
+            (std::vector<int64_t>{1, 8, 4}));
+  EXPECT_TRUE(contains(generate_pool_kernel(*a.pool, "avg.py"), "constexpr bool kCountIncludePad = true;"));
+  json indices = max_pool3d();
+  indices["nodes"][1]["params"]["return_indices"] = true;
+  EXPECT_EQ(match(indices).reason, "max_pool with return_indices (two outputs)");
+}
+
+TEST(ScanMatcher, AFlippedScanIsAReverseScan) {
+  auto m = match(reverse_cumsum());
+  ASSERT_TRUE(m.scan) << m.reason;
+  EXPECT_TRUE(m.scan->reverse);
+  EXPECT_EQ(m.scan->op, "cumsum");
+  EXPECT_EQ((std::vector<int64_t>{m.scan->outer, m.scan->extent, m.scan->inner}), (std::vector<int64_t>{128, 4000, 1}));
+  std::string src = generate_scan_kernel(*m.scan, "reverse.py");
+  EXPECT_TRUE(contains(src, "constexpr bool kReverse = true;\nconstexpr double kIdentity = 0.0;")) << src;
+  EXPECT_TRUE(contains(src, "{ return a + b; }")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+  json mismatched = reverse_cumsum();
+  mismatched["nodes"][3]["params"]["dims"] = 0;
+  EXPECT_EQ(match(mismatched).reason, "a flipped scan whose input is not flipped back over the same dimension");
+  json forward = graph({input(0, "x", {6, 5, 4}), node(1, "cumprod", {ref(0)}, {{"dim", 1}, {"dtype", nullptr}}, {6, 5, 4})},
+                       1, 1);
+  auto f = match(forward);
+  ASSERT_TRUE(f.scan) << f.reason;
+  EXPECT_FALSE(f.scan->reverse);
+  EXPECT_EQ(f.scan->inner, 4);
+  EXPECT_TRUE(contains(generate_scan_kernel(*f.scan, "cumprod.py"), "{ return a * b; }"));
+}
+
+TEST(ScanMatcher, AMaskedCumsumScansTheChainWithTheBoolMaskReadAsZeroOrOne) {
+  const std::vector<int64_t> s = {64, 300};
+  json g = graph({input(0, "x", s), typed({{"id", 1}, {"name", "mask"}, {"op", "input"}, {"index", 1}}, s, "bool"),
+                  node(2, "mul", {ref(0), ref(1)}, json::object(), s),
+                  node(3, "cumsum", {ref(2)}, {{"dim", 1}, {"dtype", nullptr}}, s)},
+                 3, 2);
+  auto m = match(g);
+  ASSERT_TRUE(m.scan) << m.reason;
+  EXPECT_EQ(m.scan->inputs, (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.scan->dtypes, (std::vector<std::string>{"float32", "bool"}));
+  EXPECT_EQ(m.scan->result, "v2");
+  std::string src = generate_scan_kernel(*m.scan, "masked.py");
+  EXPECT_TRUE(contains(src, "static_cast<const bool*>(ops.x[1])), flat)(e) ? 1.f : 0.f;  // mask")) << src;
+  EXPECT_TRUE(contains(src, "constexpr cutegen_dtype kOperandDtype[kOperands] = { CUTEGEN_FLOAT32, CUTEGEN_BOOL };")) << src;
+  EXPECT_TRUE(contains(src, "const float v2 = (x0 * x1);  // mul(x, mask)")) << src;
+}
+
+TEST(LossMatcher, AMeanOfAChainWithABroadcastSuffixOperand) {
+  auto m = match(hinge());
+  ASSERT_TRUE(m.loss) << m.reason;
+  const LossPlan& p = *m.loss;
+  EXPECT_EQ(p.numel, 64 * 32);
+  EXPECT_DOUBLE_EQ(p.scale, 1.0 / (64 * 32));
+  EXPECT_EQ(p.inputs, (std::vector<int>{0, 1}));
+  EXPECT_EQ(p.sizes, (std::vector<int64_t>{64 * 32, 32}));
+  EXPECT_EQ(p.result, "v4");
+  EXPECT_EQ(m.description(), "loss y = mean(clamp(sub(1, mul(p, t)), min=0))");
+  std::string src = generate_loss_kernel(p, "hinge.py");
+  EXPECT_TRUE(contains(src, "(e % kOperandSize[1]);  // t, broadcast")) << src;
+  EXPECT_TRUE(contains(src, "const float v4 = clamp_lo(v3, 0.f);")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+}
+
+TEST(LossMatcher, KlDivIsXlogyMinusTargetTimesInputOverTheBatch) {
+  auto m = match(kl_div());
+  ASSERT_TRUE(m.loss) << m.reason;
+  EXPECT_DOUBLE_EQ(m.loss->scale, 1.0 / 16);
+  ASSERT_EQ(m.loss->steps.size(), 2u);
+  EXPECT_EQ(m.loss->steps[0].expr, "logf(x0)");
+  EXPECT_EQ(m.loss->steps[1].expr, "((x1) == 0.f ? 0.f : (x1) * logf(x1)) - (x1) * (v2)");
+  json none = kl_div();
+  none["nodes"][3]["params"]["reduction"] = "none";
+  EXPECT_EQ(match(none).reason, "kl_div with reduction 'none' (the loss seed writes one number)");
+}
+
+TEST(ReduceMatcher, ViewsTheInputAroundTheReducedDimension) {
+  auto m = match(sum_dim1());
+  ASSERT_TRUE(m.reduce) << m.reason;
+  EXPECT_EQ(m.reduce->op, "sum");
+  EXPECT_EQ((std::vector<int64_t>{m.reduce->outer, m.reduce->extent, m.reduce->inner}),
+            (std::vector<int64_t>{128, 4096, 4095}));
+  EXPECT_EQ(m.reduce->out_dtype, "float32");
+  EXPECT_EQ(m.description(), "reduction y = sum(x, dim=1, keepdim=True)");
+}
+
+TEST(ReduceMatcher, MaxWithADimIsMaxOrArgmaxByTheTuplesIndex) {
+  auto values = match(max_getitem(0));
+  ASSERT_TRUE(values.reduce) << values.reason;
+  EXPECT_EQ(values.reduce->op, "max");
+  EXPECT_EQ((std::vector<int64_t>{values.reduce->outer, values.reduce->extent, values.reduce->inner}),
+            (std::vector<int64_t>{160, 33, 1}));
+  auto indices = match(max_getitem(1));
+  ASSERT_TRUE(indices.reduce) << indices.reason;
+  EXPECT_EQ(indices.reduce->op, "argmax");
+  EXPECT_EQ(indices.reduce->out_dtype, "int64");
+}
+
+TEST(ReduceMatcher, ASumOfEverythingIsTheLossSeedsSplitReduction) {
+  auto m = match(graph({input(0, "x", {1000, 3000}),
+                        node(1, "sum", {ref(0)}, {{"dim", nullptr}, {"keepdim", false}, {"dtype", nullptr}}, {})},
+                       1, 1));
+  ASSERT_TRUE(m.loss) << m.reason;
+  EXPECT_FALSE(m.reduce);
+  EXPECT_EQ(m.loss->result, "x0");
+  EXPECT_DOUBLE_EQ(m.loss->scale, 1.0);
+}
+
+TEST(ReduceMatcher, RefusesWithAReason) {
+  json computed = graph({input(0, "x", {8, 8}), node(1, "relu", {ref(0)}, json::object(), {8, 8}),
+                         node(2, "sum", {ref(1)}, {{"dim", 0}, {"keepdim", false}, {"dtype", nullptr}}, {8})},
+                        2, 1);
+  auto m = match(computed);
+  EXPECT_FALSE(m.matched());
+  EXPECT_EQ(m.no_seed_line(),
+            "no seed for this operator graph: relu, sum (the reduced tensor is computed (relu), not a forward input "
+            "(a fused prologue is future work))");
+  json half = sum_dim1();
+  half["nodes"][0]["dtype"] = "float16";
+  EXPECT_EQ(match(half).reason, "the reduced tensor is float16 (this seed is float32)");
+}
+
+TEST(ReduceKernel, ArgmaxKeepsTheFirstIndexAndWritesInt64) {
+  auto m = match(max_getitem(1));
+  ASSERT_TRUE(m.reduce);
+  std::string src = generate_reduce_kernel(*m.reduce, "argmax.py");
+  EXPECT_TRUE(contains(src, "using Out = int64_t;\nconstexpr cutegen_dtype kOutDtype = CUTEGEN_INT64;")) << src;
+  EXPECT_TRUE(contains(src, "if (a.v != b.v) return a.v > b.v ? a : b;\n  return a.i <= b.i ? a : b;")) << src;
+  EXPECT_TRUE(contains(src, "constexpr int64_t kOuter = 160;\nconstexpr int64_t kExtent = 33;\nconstexpr int64_t kInner = 1;"))
+      << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+  auto mean = match(sum_dim1());
+  mean.reduce->op = "mean";
+  EXPECT_TRUE(contains(generate_reduce_kernel(*mean.reduce, "mean.py"), "static_cast<float>(a.v / double(kExtent))"));
+}
+
+TEST(NormMatcher, RmsNormIsAScaledColumnNormWithTheTracedOpsAroundTheMean) {
+  auto m = match(rms_norm());
+  ASSERT_TRUE(m.norm) << m.reason;
+  const NormPlan& p = *m.norm;
+  EXPECT_EQ(p.kind, "scaled");
+  EXPECT_EQ(p.mode, "columns");
+  EXPECT_EQ((std::vector<int64_t>{p.outer, p.extent, p.inner}), (std::vector<int64_t>{112, 64, 262144}));
+  EXPECT_TRUE(p.mean);
+  EXPECT_TRUE(p.divide);
+  ASSERT_EQ(p.pre.size(), 1u);
+  EXPECT_EQ(p.pre[0].expr, "(x0 * x0)");  // pow(x, 2) as ATen special-cases it
+  EXPECT_EQ(p.pre_result, "p1");
+  ASSERT_EQ(p.post.size(), 2u);
+  EXPECT_EQ(p.post[0].expr, "(s + 1e-05f)");
+  EXPECT_EQ(p.post_result, "q4");
+  EXPECT_EQ(m.description(), "normalisation y = div(x, sqrt(add(mean(pow(x, 2), dim=1, keepdim=True), 1e-05)))");
+}
+
+TEST(NormMatcher, FrobeniusIsOneGroupOverEverything) {
+  auto m = match(frobenius());
+  ASSERT_TRUE(m.norm) << m.reason;
+  EXPECT_EQ(m.norm->mode, "all");
+  EXPECT_EQ(m.norm->extent, 8 * 4 * 16 * 16);
+  EXPECT_FALSE(m.norm->mean);
+  EXPECT_EQ(m.norm->pre_result, "p_sq");
+  EXPECT_EQ(m.norm->post_result, "s_norm");
+}
+
+TEST(NormMatcher, GroupNormRowsAndBatchNormChannelsTakeTheirAffineParameters) {
+  auto gn = match(group_norm());
+  ASSERT_TRUE(gn.norm) << gn.reason;
+  EXPECT_EQ(gn.norm->kind, "mean_var");
+  EXPECT_EQ(gn.norm->mode, "rows");
+  EXPECT_EQ(gn.norm->outer, 112 * 8);
+  EXPECT_EQ(gn.norm->extent, 8 * 512 * 512);
+  EXPECT_EQ((std::vector<int64_t>{gn.norm->ch_groups, gn.norm->ch_per_group, gn.norm->ch_hw}),
+            (std::vector<int64_t>{8, 8, 512 * 512}));
+  EXPECT_EQ(gn.norm->weight_input, 1);
+  EXPECT_EQ(gn.norm->bias_input, 2);
+  EXPECT_EQ(gn.norm->num_contract_inputs, 3);
+  auto bn = match(batch_norm(true));
+  ASSERT_TRUE(bn.norm) << bn.reason;
+  EXPECT_EQ(bn.norm->mode, "channels");
+  EXPECT_EQ((std::vector<int64_t>{bn.norm->outer, bn.norm->extent, bn.norm->inner}),
+            (std::vector<int64_t>{64, 64, 512 * 512}));
+  EXPECT_EQ(bn.norm->num_contract_inputs, 6);
+  auto eval = match(batch_norm(false));
+  EXPECT_FALSE(eval.matched());
+  EXPECT_EQ(eval.reason, "batch_norm in eval mode uses its running statistics (no seed for that yet)");
+}
+
+TEST(NormKernel, TheModeAffineAndDeviceFunctionsAreWrittenIn) {
+  auto gn = match(group_norm());
+  ASSERT_TRUE(gn.norm);
+  std::string src = generate_norm_kernel(*gn.norm, "group_norm.py");
+  EXPECT_TRUE(contains(src, "constexpr Mode kMode = Mode::kRows;")) << src;
+  EXPECT_TRUE(contains(src, "constexpr int kWeight = 1, kBias = 2;")) << src;
+  EXPECT_TRUE(contains(src, "constexpr int64_t kChGroups = 8, kChPerGroup = 8, kChHw = 262144;")) << src;
+  EXPECT_TRUE(contains(src, "constexpr bool kMeanVar = true;")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+  auto rms = match(rms_norm());
+  std::string rms_src = generate_norm_kernel(*rms.norm, "rms.py");
+  EXPECT_TRUE(contains(rms_src, "  const float p1 = (x0 * x0);  // pow(x, 2)\n  return p1;")) << rms_src;
+  EXPECT_TRUE(contains(rms_src, "  const float q4 = sqrtf(q3);  // sqrt(add(mean(pow(x, 2), dim=1, keepdim=True), 1e-05))\n  return q4;"))
+      << rms_src;
+}
+
+TEST(GemmMatcher, TransposedOperandsBatchesAndMasks) {
+  auto m = match(triu_at_b());
+  ASSERT_TRUE(m.gemm) << m.reason;
+  const GemmPlan& p = *m.gemm;
+  EXPECT_EQ((std::vector<int64_t>{p.batch, p.m, p.n, p.k}), (std::vector<int64_t>{1, 100, 70, 33}));
+  EXPECT_TRUE(p.a_transposed);
+  EXPECT_FALSE(p.b_transposed);
+  EXPECT_EQ(p.mask, "triu");
+  EXPECT_EQ(m.description(), "matrix product y = triu(matmul(transpose(A, dim0=-2, dim1=-1), B), diagonal=0)");
+  // bmm: (B, M, K) @ (B, K, N)
+  auto bmm = match(graph({input(0, "A", {4, 8, 16}), input(1, "B", {4, 16, 32}),
+                          node(2, "matmul", {ref(0), ref(1)}, json::object(), {4, 8, 32})},
+                         2, 2));
+  ASSERT_TRUE(bmm.gemm) << bmm.reason;
+  EXPECT_EQ((std::vector<int64_t>{bmm.gemm->batch, bmm.gemm->m, bmm.gemm->a_batch_stride, bmm.gemm->b_batch_stride}),
+            (std::vector<int64_t>{4, 8, 128, 512}));
+  // (b, i, j, l) @ (l, k): the batch folds into M; matrix @ vector is one column.
+  auto fold = match(graph({input(0, "A", {2, 3, 5, 7}), input(1, "B", {7, 11}),
+                           node(2, "matmul", {ref(0), ref(1)}, json::object(), {2, 3, 5, 11})},
+                          2, 2));
+  ASSERT_TRUE(fold.gemm) << fold.reason;
+  EXPECT_EQ((std::vector<int64_t>{fold.gemm->batch, fold.gemm->m, fold.gemm->n, fold.gemm->k}),
+            (std::vector<int64_t>{1, 30, 11, 7}));
+  auto mv = match(graph({input(0, "A", {6, 7}), input(1, "v", {7}), node(2, "matmul", {ref(0), ref(1)}, json::object(), {6})},
+                        2, 2));
+  ASSERT_TRUE(mv.gemm) << mv.reason;
+  EXPECT_EQ(mv.gemm->n, 1);
+  auto broadcast = match(graph({input(0, "A", {4, 8, 16}), input(1, "B", {1, 16, 32}),
+                                node(2, "matmul", {ref(0), ref(1)}, json::object(), {4, 8, 32})},
+                               2, 2));
+  EXPECT_FALSE(broadcast.matched());
+  EXPECT_EQ(broadcast.reason,
+            "a broadcast batched matrix product (the seed has (B, M, K) @ (B, K, N) and (..., M, K) @ (K, N))");
+}
+
+TEST(GemmKernel, OperandOrderAndMaskAreWrittenIn) {
+  auto m = match(triu_at_b());
+  ASSERT_TRUE(m.gemm);
+  std::string src = generate_gemm_kernel(*m.gemm, "triu.py");
+  EXPECT_TRUE(contains(src, "constexpr int64_t kBatch = 1, kM = 100, kN = 70, kK = 33;")) << src;
+  EXPECT_TRUE(contains(src, "constexpr bool kATransposed = true;")) << src;
+  EXPECT_TRUE(contains(src, "constexpr int kMask = 1;")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+}
+
+// Three templates through the real compile stage as the judge runs it (source rules, nvcc, library
+// checks, the CuTe check for every kernel): a BatchNorm (every norm mode is in each instance; the
+// channels mode's views are the different ones), the masked transposed GEMM and a reverse scan -- the
+// templates with the most device-side C++ (if constexpr views, shared tiles, double shuffles). The
+// reduce, loss and pool templates are plainer; CI is near its time limit, so they are built by the GPU
+// suite's seed stage (scripts/gpu_seed.py judges one problem of each) rather than here.
+TEST(SeedCompile, NormGemmAndScanSeedsBuildAndPassEveryStaticCheck) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
+  ASSERT_TRUE(dir.ok());
+  PosixProcessRunner runner;
+  CompileOptions options;
+  auto toolchain = probe_toolchain(runner, options);
+  ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
+  NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
+  for (const json& g : {batch_norm(true), triu_at_b(), reverse_cumsum()}) {
+    auto parsed = OpGraph::from_json(g);
+    ASSERT_TRUE(parsed.ok());
+    SeedOutcome seed = seed_from_graph(*parsed, "structured.py");
+    ASSERT_TRUE(seed.found()) << seed.match.reason;
+    auto out = compiler.compile({seed.source, "structured.cu"});
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << seed.source;
+  }
+  fs::remove_all(*dir);
+}
+
+// The tuner reads each template's knobs.
+TEST(SeedKnobs, StructuredTemplatesDeclareKnobsTheTunerReads) {
+  auto reduce = parse_knobs(generate_reduce_kernel(*match(sum_dim1()).reduce, "sum.py"));
+  ASSERT_TRUE(reduce.ok()) << reduce.error().message;
+  EXPECT_EQ(reduce->describe(reduce->defaults()), "RED_THREADS=256 RED_COL_THREADS=256");
+  auto norm = parse_knobs(generate_norm_kernel(*match(rms_norm()).norm, "rms.py"));
+  ASSERT_TRUE(norm.ok()) << norm.error().message;
+  EXPECT_EQ(norm->describe(norm->defaults()), "NORM_THREADS=512 NORM_CTAS=2048");
+  auto gemm = parse_knobs(generate_gemm_kernel(*match(triu_at_b()).gemm, "triu.py"));
+  ASSERT_TRUE(gemm.ok()) << gemm.error().message;
+  EXPECT_EQ(gemm->describe(gemm->defaults()), "GEMM_BM=64 GEMM_BN=64 GEMM_BK=16");
+  EXPECT_TRUE(gemm->satisfies(gemm->defaults()));
+  EXPECT_TRUE(plan_variants(*gemm, 12).ok());
+  auto loss = parse_knobs(generate_loss_kernel(*match(hinge()).loss, "hinge.py"));
+  ASSERT_TRUE(loss.ok()) << loss.error().message;
+  EXPECT_EQ(loss->describe(loss->defaults()), "LOSS_THREADS=512 LOSS_CTAS=1024");
+  auto scan = parse_knobs(generate_scan_kernel(*match(reverse_cumsum()).scan, "reverse.py"));
+  ASSERT_TRUE(scan.ok()) << scan.error().message;
+  EXPECT_EQ(scan->describe(scan->defaults()), "SCAN_THREADS=256 SCAN_ITEMS=4");
+  auto pool = parse_knobs(generate_pool_kernel(*match(max_pool3d()).pool, "pool.py"));
+  ASSERT_TRUE(pool.ok()) << pool.error().message;
+  EXPECT_EQ(pool->describe(pool->defaults()), "POOL_THREADS=256");
+}
