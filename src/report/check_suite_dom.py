@@ -98,12 +98,13 @@ def main():
     expect("task rows", sorted(names), sorted(tasks))
     numeric = {"best ms": "best_ms", "eager ms": "eager_ms", "compile ms": "compile_ms", "x eager": "speedup_eager",
                "x compile": "speedup_compile", "SOL": "sol_pct", "steps": "steps", "LLM calls": "llm_calls",
-               "tokens": "tokens", "$": "cost_usd"}
+               "tokens": "tokens", "$": "cost_usd", "seed ms": "seed_ms"}
     for name, row in zip(names, table["rows"]):
         t = tasks.get(name)
         if t is None:
             continue
         expect(f"{name} verdict", row[col["verdict"]]["text"], t["verdict"])
+        expect(f"{name} seed", row[col["seed"]]["text"], t.get("seed") or "\u2014")
         for header, key in numeric.items():
             cell = row[col[header]]
             want = t[key]

@@ -156,7 +156,7 @@ std::string optimize_table(const SuiteView& v) {
   t.sortable = true;
   t.css_class = "compact";
   t.headers = {"task", "verdict", "best ms", "eager ms", "compile ms", "x eager", "x compile", "SOL", "steps",
-               "LLM calls", "tokens", "$", "wall", "example"};
+               "LLM calls", "tokens", "$", "wall", "seed", "seed ms", "example"};
   for (size_t i = 0; i < v.summary.tasks.size(); ++i) {
     const TaskRecord& r = v.summary.tasks[i];
     const bool over = bench::is_final(r.verdict);
@@ -167,6 +167,8 @@ std::string optimize_table(const SuiteView& v) {
                       count_cell(r.steps), count_cell(r.llm_calls), count_cell(static_cast<double>(r.tokens)),
                       html::number_cell(fmt::format("{:.2f}", r.cost_usd), r.cost_usd),
                       over ? html::number_cell(bench::format_duration(r.wall_s), r.wall_s) : html::text_cell("—"),
+                      // The seed pattern the run started from (docs/seed.md) and what the seed alone reached.
+                      html::text_cell(r.seed.empty() ? "—" : r.seed), ms_cell(r.seed_ms),
                       html::text_cell(r.example.empty() ? "—" : r.example)});
   }
   return "<div class=\"scroll\">" + t.render() + "</div>";
