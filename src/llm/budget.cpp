@@ -73,6 +73,7 @@ void BudgetClaim::settle(long long tokens, double cost_usd) {
   budget_->spent_.reserved_usd = std::max(0.0, budget_->spent_.reserved_usd - usd_);
   budget_->spent_.tokens += tokens;
   budget_->spent_.cost_usd += cost_usd;
+  budget_->end_claim_locked();
   budget_ = nullptr;
 }
 
@@ -84,7 +85,18 @@ void Budget::unreserve(long long tokens, double usd, bool uncount_call) {
   std::lock_guard<std::mutex> lock(mu_);
   spent_.reserved_tokens = std::max(0LL, spent_.reserved_tokens - tokens);
   spent_.reserved_usd = std::max(0.0, spent_.reserved_usd - usd);
-  if (uncount_call && spent_.calls > 0) --spent_.calls;
+  if (uncount_call) {
+    if (spent_.calls > 0) --spent_.calls;
+    end_claim_locked();
+  }
+}
+
+void Budget::end_claim_locked() {
+  if (spent_.in_flight > 0) --spent_.in_flight;
+  if (spent_.in_flight == 0) {
+    spent_.reserved_tokens = 0;
+    spent_.reserved_usd = 0;
+  }
 }
 
 Error Budget::exhausted_locked(const std::string& why) const {
@@ -142,6 +154,7 @@ Result<BudgetClaim> Budget::claim(const CallShape& shape) {
   double usd = static_cast<double>(shape.prompt_tokens) * shape.usd_per_input_token +
                static_cast<double>(output) * shape.usd_per_output_token;
   ++spent_.calls;
+  ++spent_.in_flight;
   spent_.reserved_tokens += tokens;
   spent_.reserved_usd += usd;
   return BudgetClaim(this, tokens, usd, *grant, shape);

@@ -40,6 +40,7 @@ struct BudgetSpent {
   double cost_usd = 0;
   long long reserved_tokens = 0;  // worst case of the calls in flight
   double reserved_usd = 0;
+  long long in_flight = 0;  // claims neither settled nor given back
 };
 
 // What one call may cost before its output length is settled.
@@ -113,6 +114,9 @@ class Budget {
   Result<std::optional<long long>> grant_locked(const CallShape& shape) const;
   Error exhausted_locked(const std::string& why) const;
   void unreserve(long long tokens, double usd, bool uncount_call);
+  // A claim ends (settled or given back): with none left in flight nothing is reserved, exactly —
+  // subtracting floating-point dollars one call at a time would leave a residue behind.
+  void end_claim_locked();
   BudgetLimits limits_;
   std::string name_;
   mutable std::mutex mu_;

@@ -206,7 +206,8 @@ TEST(Budget, ConcurrentCallsCannotOvershootTogether) {
   EXPECT_EQ(c.backend->calls, ok);
   EXPECT_EQ(spent.calls, ok);
   EXPECT_EQ(spent.reserved_tokens, 0) << "every reservation was settled or given back";
-  EXPECT_EQ(spent.reserved_usd, 0.0);
+  EXPECT_EQ(spent.reserved_usd, 0.0) << "exactly: no floating-point residue of the reservations";
+  EXPECT_EQ(spent.in_flight, 0);
 }
 
 TEST(Budget, ConcurrentCallsCannotOvershootADollarBudgetTogether) {
