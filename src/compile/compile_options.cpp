@@ -74,7 +74,10 @@ Result<std::vector<std::string>> common_command(const CompileOptions& o, const s
       return Error{fmt::format("cannot define {}='{}': a value may hold letters, digits, '_', '.', '+' and '-' only",
                                d.name, d.value)};
   }
-  std::vector<std::string> cmd = {o.nvcc, "-std=" + o.cpp_std, "-gencode", *gencode};
+  // -fPIC here, not only in the build: the host compiler preprocesses the device code too, and -fPIC
+  // turns off __PIE__. Given to the build alone, `#ifdef __PIE__` showed the analysis a CuTe kernel and
+  // the build a raw one (attacks/cute_flag_switch.cu); the build now also proves both saw one text.
+  std::vector<std::string> cmd = {o.nvcc, "-std=" + o.cpp_std, "-gencode", *gencode, "-Xcompiler", "-fPIC"};
   cmd.insert(cmd.end(), o.flags.begin(), o.flags.end());
   cmd.insert(cmd.end(), o.extra_flags.begin(), o.extra_flags.end());
   if (!o.host_compiler.empty()) {
@@ -103,8 +106,9 @@ Result<std::vector<std::string>> nvcc_command(const CompileOptions& o, const std
   //                  also drag in dlopen, hiding a candidate's own);
   //  --no-compress:  device code stays readable for the kernel list;
   //  -lcuda:         the driver stub (on nvcc's default library path) provides the TMA encoders;
-  //  -lineinfo:      (in common_command) line tables for profiles and the analysis compile.
-  for (const char* f : {"-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "--no-compress"}) cmd->emplace_back(f);
+  //  -lineinfo:      (in common_command) line tables for profiles and the analysis compile;
+  //  -fPIC:           (in common_command) a shared library.
+  for (const char* f : {"-shared", "-cudart", "shared", "--no-compress"}) cmd->emplace_back(f);
   for (const auto& dir : include_dirs) cmd->push_back("-I" + dir.string());
   cmd->push_back(source_name);
   cmd->push_back("-o");

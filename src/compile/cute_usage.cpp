@@ -230,11 +230,11 @@ std::vector<CheckViolation> cute_violations(const std::vector<std::string>& kern
   return out;
 }
 
-Result<CuteCheck> check_cute_per_kernel(ProcessRunner& runner, const std::vector<std::string>& command,
-                                        const fs::path& dir, const std::string& ptx_name,
-                                        std::chrono::milliseconds timeout, const std::vector<std::string>& kernels,
-                                        const fs::path& cutlass_include, const QuotableFiles& quotable) {
-  CuteCheck check;
+Result<CuteAnalysisRun> run_cute_analysis(ProcessRunner& runner, const std::vector<std::string>& command,
+                                          const fs::path& dir, const std::string& ptx_name,
+                                          std::chrono::milliseconds timeout, const fs::path& cutlass_include,
+                                          const QuotableFiles& quotable) {
+  CuteAnalysisRun run;
   auto proc = runner.run({.argv = command, .timeout = timeout, .cwd = dir, .private_dir = dir});
   // The PTX is tens of megabytes for a CuTe GEMM at -O0 and only needed here: keep it out of the cache.
   struct Remove {
@@ -245,24 +245,29 @@ Result<CuteCheck> check_cute_per_kernel(ProcessRunner& runner, const std::vector
     }
   } remove_ptx{dir / ptx_name};
   if (!proc) return Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", proc.error().message)};
-  check.seconds = proc->wall_seconds;
+  run.seconds = proc->wall_seconds;
   if (proc->timed_out) {
-    check.timed_out = true;
-    return check;
+    run.timed_out = true;
+    return run;
   }
   if (!proc->succeeded()) {
     std::string log = redact_nvcc_log(proc->out + proc->err, quotable);
     auto d = condense_nvcc_log(log, quotable.candidate, "", 1);
     std::string first = d.errors.empty() ? proc->describe_end() : d.errors.front().message;
-    check.violations.push_back({"cute-unverifiable",
-                                fmt::format("the unoptimised compile that checks CuTe use per kernel failed ({}); "
-                                            "the kernel must compile without optimisation too", first)});
-    return check;
+    run.violations.push_back({"cute-unverifiable",
+                              fmt::format("the unoptimised compile that checks CuTe use per kernel failed ({}); "
+                                          "the kernel must compile without optimisation too", first)});
+    return run;
   }
   auto ptx = read_file(dir / ptx_name);
   if (!ptx) return Error{fmt::format("CuTe analysis: {}", ptx.error().message)};
-  check.violations = cute_violations(kernels, analyse_cute_usage(*ptx, cutlass_include / "cute"));
-  return check;
+  run.analysis = analyse_cute_usage(*ptx, cutlass_include / "cute");
+  run.compiled = true;
+  return run;
+}
+
+std::vector<CheckViolation> cute_check_violations(const CuteAnalysisRun& run, const std::vector<std::string>& kernels) {
+  return run.compiled ? cute_violations(kernels, run.analysis) : run.violations;
 }
 
 }  // namespace cutegen

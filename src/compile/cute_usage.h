@@ -38,19 +38,26 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const std::filesystem::p
 // analysis), naming it.
 std::vector<CheckViolation> cute_violations(const std::vector<std::string>& kernels, const CuteAnalysis& analysis);
 
-struct CuteCheck {
-  std::vector<CheckViolation> violations;
+// The analysis compile's result. It runs beside the build, before the library's kernels are known;
+// cute_check_violations() judges them once they are.
+struct CuteAnalysisRun {
+  bool compiled = false;    // the PTX was produced and parsed into `analysis`
   bool timed_out = false;
+  CuteAnalysis analysis;
+  std::vector<CheckViolation> violations;  // a failed analysis compile: one cute-unverifiable
   double seconds = 0;
 };
 
 // Runs the analysis compile (`command`, in `dir`, writing `ptx_name` there and removing it afterwards)
-// and checks `kernels`. A failing analysis compile is a violation quoting its first error (the build
-// itself succeeded, so the candidate relies on something only optimised code allows); an Error means
-// nvcc could not be started.
-Result<CuteCheck> check_cute_per_kernel(ProcessRunner& runner, const std::vector<std::string>& command,
-                                        const std::filesystem::path& dir, const std::string& ptx_name,
-                                        std::chrono::milliseconds timeout, const std::vector<std::string>& kernels,
-                                        const std::filesystem::path& cutlass_include, const QuotableFiles& quotable);
+// and parses its PTX. A failing analysis compile is a violation quoting its first error (when the build
+// succeeds, the candidate relies on something only optimised code allows); an Error means nvcc could
+// not be started or its PTX not read.
+Result<CuteAnalysisRun> run_cute_analysis(ProcessRunner& runner, const std::vector<std::string>& command,
+                                          const std::filesystem::path& dir, const std::string& ptx_name,
+                                          std::chrono::milliseconds timeout,
+                                          const std::filesystem::path& cutlass_include, const QuotableFiles& quotable);
+
+// The violations of the library's `kernels` under `run` (not meaningful for a timed-out run).
+std::vector<CheckViolation> cute_check_violations(const CuteAnalysisRun& run, const std::vector<std::string>& kernels);
 
 }  // namespace cutegen

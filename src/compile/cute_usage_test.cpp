@@ -94,50 +94,55 @@ struct TempDir {
 const QuotableFiles kQuotable{"candidate.cu", {"/opt/cutlass/include"}};
 }  // namespace
 
-TEST(CheckCutePerKernel, RunsTheAnalysisCompileInTheStagingDirAndRemovesItsPtx) {
+TEST(CuteAnalysisRun, RunsTheAnalysisCompileInTheStagingDirAndRemovesItsPtx) {
   TempDir dir;
   FakeProcessRunner fake([&](const ProcessSpec& spec) -> Result<ProcessResult> {
     EXPECT_EQ(spec.cwd, dir.path);
     EXPECT_TRUE(write_file_atomic(dir.path / "a.ptx", ptx()).ok());
     return FakeProcessRunner::exited(0);
   });
-  auto check = check_cute_per_kernel(fake, {"nvcc", "-ptx"}, dir.path, "a.ptx", std::chrono::seconds(5),
-                                     {"_Z6directPf", "_Z7pointerPf"}, "/opt/cutlass/include", kQuotable);
-  ASSERT_TRUE(check.ok()) << check.error().message;
+  auto run = run_cute_analysis(fake, {"nvcc", "-ptx"}, dir.path, "a.ptx", std::chrono::seconds(5),
+                               "/opt/cutlass/include", kQuotable);
+  ASSERT_TRUE(run.ok()) << run.error().message;
   ASSERT_EQ(fake.calls().size(), 1u);
   EXPECT_EQ(fake.calls()[0].argv, (std::vector<std::string>{"nvcc", "-ptx"}));
-  EXPECT_FALSE(check->timed_out);
+  EXPECT_FALSE(run->timed_out);
+  EXPECT_TRUE(run->compiled);
   // forged-line-info (from _Z6forgedPf, present in the file) and no-cute for the pointer kernel.
-  ASSERT_EQ(check->violations.size(), 2u);
-  EXPECT_EQ(check->violations[1].code, "no-cute");
+  auto violations = cute_check_violations(*run, {"_Z6directPf", "_Z7pointerPf"});
+  ASSERT_EQ(violations.size(), 2u);
+  EXPECT_EQ(violations[1].code, "no-cute");
   EXPECT_FALSE(std::filesystem::exists(dir.path / "a.ptx"));
 }
 
-TEST(CheckCutePerKernel, AFailingAnalysisCompileIsAViolationQuotingItsErrorRedacted) {
+TEST(CuteAnalysisRun, AFailingAnalysisCompileIsAViolationQuotingItsErrorRedacted) {
   TempDir dir;
   FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> {
     return FakeProcessRunner::exited(2, "", "candidate.cu(9): error: asm operand must be an immediate\n"
                                             "/home/u/.env(1): error: identifier \"secret\" is undefined\n");
   });
-  auto check = check_cute_per_kernel(fake, {"nvcc"}, dir.path, "a.ptx", std::chrono::seconds(5), {"_Z1kv"},
-                                     "/opt/cutlass/include", kQuotable);
-  ASSERT_TRUE(check.ok());
-  ASSERT_EQ(check->violations.size(), 1u);
-  EXPECT_EQ(check->violations[0].code, "cute-unverifiable");
-  EXPECT_NE(check->violations[0].message.find("asm operand must be an immediate"), std::string::npos);
-  EXPECT_EQ(check->violations[0].message.find("secret"), std::string::npos);
+  auto run = run_cute_analysis(fake, {"nvcc"}, dir.path, "a.ptx", std::chrono::seconds(5), "/opt/cutlass/include",
+                               kQuotable);
+  ASSERT_TRUE(run.ok());
+  EXPECT_FALSE(run->compiled);
+  auto violations = cute_check_violations(*run, {"_Z1kv"});
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations[0].code, "cute-unverifiable");
+  EXPECT_NE(violations[0].message.find("asm operand must be an immediate"), std::string::npos);
+  EXPECT_EQ(violations[0].message.find("secret"), std::string::npos);
 }
 
-TEST(CheckCutePerKernel, ATimeoutIsReportedNotJudged) {
+TEST(CuteAnalysisRun, ATimeoutIsReportedNotJudged) {
   TempDir dir;
   FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> {
     ProcessResult r;
     r.timed_out = true;
     return r;
   });
-  auto check = check_cute_per_kernel(fake, {"nvcc"}, dir.path, "a.ptx", std::chrono::seconds(5), {"_Z1kv"},
-                                     "/opt/cutlass/include", kQuotable);
-  ASSERT_TRUE(check.ok());
-  EXPECT_TRUE(check->timed_out);
-  EXPECT_TRUE(check->violations.empty());
+  auto run = run_cute_analysis(fake, {"nvcc"}, dir.path, "a.ptx", std::chrono::seconds(5), "/opt/cutlass/include",
+                               kQuotable);
+  ASSERT_TRUE(run.ok());
+  EXPECT_TRUE(run->timed_out);
+  EXPECT_FALSE(run->compiled);
+  EXPECT_TRUE(run->violations.empty());
 }

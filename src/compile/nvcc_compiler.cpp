@@ -1,14 +1,17 @@
 #include "compile/nvcc_compiler.h"
 
 #include <chrono>
+#include <future>
 
 #include <fmt/format.h>
 
+#include "common/build_identity.h"
 #include "common/json_text.h"
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/sha256.h"
 #include "compile/cute_usage.h"
+#include "compile/device_code_match.h"
 #include "compile/library_checks.h"
 #include "compile/source_rules.h"
 #include "sandbox/sandbox_command.h"
@@ -20,7 +23,11 @@ namespace {
 constexpr const char* kCandidateFile = "candidate.cu";  // the name nvcc sees; diagnostics map it back
 constexpr const char* kLibraryFile = "kernel.so";
 constexpr const char* kAnalysisFile = "candidate.analysis.ptx";  // the CuTe check's -O0 device compile
-constexpr const char* kCacheSchema = "cutegen-compile-v3";  // v2: import allow-list, CuTe per kernel; v3: contract v2 entry points
+constexpr const char* kBuildKeepDir = "kept-build";  // nvcc --keep of each compile (device_code_match.h)
+constexpr const char* kAnalysisKeepDir = "kept-analysis";
+// Bumped when what a cache entry holds changes. (What decides a verdict changes with every build of
+// cutegen: Toolchain::checker_identity is in the key for that.)
+constexpr const char* kCacheSchema = "cutegen-compile-v4";  // v3: contract v2 entry points; v4: the analysis compile's device code proven the build's
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -138,6 +145,7 @@ Result<Toolchain> probe_toolchain(ProcessRunner& runner, const CompileOptions& o
   auto header = read_file(t.contract_include / "cutegen" / "kernel.h");
   if (!header) return Error{fmt::format("contract header missing: {}", header.error().message)};
   t.contract_hash = sha256_hex(*header);
+  t.checker_identity = this_build_identity();
   return t;
 }
 
@@ -179,6 +187,7 @@ std::string NvccCompiler::key_for(const std::string& source, const std::vector<D
     for (const auto& a : *cmd) h.add(a);
   h.add(toolchain_.nvcc_version).add(toolchain_.host_compiler_version).add(toolchain_.cutlass_version);
   h.add(toolchain_.contract_hash);
+  h.add(toolchain_.checker_identity);
   // A compile that ran out of memory is cached as a compile error; a larger limit must try again.
   h.add(fmt::format("memory_limit_mb={}", options_.memory_limit_mb));
   return h.hex();
@@ -231,10 +240,40 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
   if (!out.violations.empty()) {
     out.verdict = CompileVerdict::rejected;
   } else {
-    auto proc = runner_.run({.argv = sandbox_command(sandbox_, sandbox_policy(*staging), *cmd),
+    auto analysis_cmd = cute_analysis_command(options_, kCandidateFile, kAnalysisFile,
+                                              {toolchain_.contract_include, toolchain_.cutlass_include}, request.defines);
+    if (!analysis_cmd) {
+      cleanup();
+      return analysis_cmd.error();
+    }
+    // Each compile keeps its intermediate files, for the device translation unit it read
+    // (device_code_match.h); they are removed before the entry goes into the cache.
+    std::error_code ec;
+    fs::create_directories(*staging / kBuildKeepDir, ec);
+    if (!ec) fs::create_directories(*staging / kAnalysisKeepDir, ec);
+    if (ec) {
+      cleanup();
+      return Error{fmt::format("cannot create {}: {}", (*staging / kBuildKeepDir).string(), ec.message())};
+    }
+    auto kept = [](std::vector<std::string> argv, const char* dir) {
+      for (const char* a : {"--keep", "--keep-dir"}) argv.emplace_back(a);
+      argv.emplace_back(dir);
+      return argv;
+    };
+    // The analysis compile (CuTe per kernel) runs beside the build: it needs only the source, and a
+    // compile's wall time is the loop's and the tuner's critical path. It reads the candidate like the
+    // build does, confined the same way.
+    auto analysis_future = std::async(std::launch::async, [&, argv = kept(*analysis_cmd, kAnalysisKeepDir)] {
+      return run_cute_analysis(runner_, sandbox_command(sandbox_, sandbox_policy(*staging), argv), *staging,
+                               kAnalysisFile, options_.timeout, toolchain_.cutlass_include,
+                               quotable_files(toolchain_, options_.nvcc));
+    });
+    auto proc = runner_.run({.argv = sandbox_command(sandbox_, sandbox_policy(*staging), kept(*cmd, kBuildKeepDir)),
                              .timeout = options_.timeout,
                              .cwd = *staging,
                              .private_dir = *staging});
+    auto t1 = std::chrono::steady_clock::now();
+    auto cute = analysis_future.get();
     if (!proc) {
       cleanup();
       return Error{fmt::format("{}; reinstall cutegen (cutegen-sandbox is built next to it)", proc.error().message)};
@@ -254,29 +293,41 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
     if (!proc->succeeded()) {
       out.verdict = CompileVerdict::compile_error;
     } else {
-      auto t1 = std::chrono::steady_clock::now();
       auto checks = check_library(*staging / kLibraryFile);
-      auto analysis = cute_analysis_command(options_, kCandidateFile, kAnalysisFile,
-                                            {toolchain_.contract_include, toolchain_.cutlass_include}, request.defines);
-      if (!checks || !analysis) {
+      if (!checks) {
         cleanup();
-        return !checks ? checks.error() : analysis.error();
+        return checks.error();
       }
-      // The analysis compile reads the candidate like the build does: confined the same way.
-      auto cute = check_cute_per_kernel(runner_, sandbox_command(sandbox_, sandbox_policy(*staging), *analysis),
-                                        *staging, kAnalysisFile, options_.timeout,
-                                        checks->kernels, toolchain_.cutlass_include,
-                                        quotable_files(toolchain_, options_.nvcc));
-      out.check_seconds = since(t1);
-      if (!cute || cute->timed_out) {
+      if (!cute) {
         cleanup();
-        if (!cute) return cute.error();
+        return cute.error();
+      }
+      out.check_seconds = since(t1);
+      if (cute->timed_out) {
+        cleanup();
         out.verdict = CompileVerdict::timeout;  // like nvcc's own timeout: not cached
         return out;
       }
       out.violations = checks->violations;
-      out.violations.insert(out.violations.end(), cute->violations.begin(), cute->violations.end());
+      if (cute->compiled) {
+        auto same = compare_device_code(*staging / kBuildKeepDir, *staging / kAnalysisKeepDir);
+        if (!same) {
+          cleanup();
+          return same.error();
+        }
+        // Evidence from code the build did not compile is no evidence: the mismatch alone is reported.
+        if (*same) out.violations.push_back(**same);
+        else for (auto& v : cute_check_violations(*cute, checks->kernels)) out.violations.push_back(std::move(v));
+      } else {
+        for (auto& v : cute_check_violations(*cute, checks->kernels)) out.violations.push_back(std::move(v));
+      }
       out.verdict = out.violations.empty() ? CompileVerdict::ok : CompileVerdict::rejected;
+    }
+    fs::remove_all(*staging / kBuildKeepDir, ec);
+    fs::remove_all(*staging / kAnalysisKeepDir, ec);
+    if (ec) {
+      cleanup();
+      return Error{fmt::format("cannot remove nvcc's intermediate files in {}: {}", staging->string(), ec.message())};
     }
   }
   stored = {{"verdict", to_string(out.verdict)}, {"log", out.log}, {"command", out.command},

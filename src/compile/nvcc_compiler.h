@@ -17,6 +17,9 @@ struct Toolchain {
   std::filesystem::path cutlass_include;  // canonical
   std::string contract_hash;          // sha256 of cutegen/kernel.h
   std::filesystem::path contract_include;
+  // The build of cutegen whose checks judge the library (common/build_identity.h): a verdict cached
+  // by another build — older rules, a hole since closed — is never served.
+  std::string checker_identity;
 };
 
 // Probes nvcc, the host compiler, CUTLASS and the contract header once.
