@@ -53,6 +53,16 @@ def test_the_key_changes_with_what_the_measurement_depends_on(relu, tmp_path):
     assert len(os.listdir(tmp_path / "cache")) == 3
 
 
+def test_times_measured_the_old_way_are_not_served(relu, tmp_path, monkeypatch):
+    # Version 1 entries came from bench lanes that loaded other problems beside the timing.
+    from cutegen_worker import timing
+    monkeypatch.setattr(timing, "_CACHE_VERSION", 1)
+    baselines(relu, tmp_path)
+    monkeypatch.undo()
+    assert timing._CACHE_VERSION >= 2
+    assert baselines(relu, tmp_path)["cached"] is False
+
+
 def test_other_sizes_of_the_same_file_are_not_served_from_the_cache(worker, small, tmp_path):
     worker.load(problem_path("relu"))
     baselines(worker, tmp_path)
