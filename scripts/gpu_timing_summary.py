@@ -12,7 +12,12 @@ def line(path: pathlib.Path) -> str:
     t = e.get("time") or {}
     b = e.get("baselines") or {}
     cal = (e.get("session") or {}).get("calibration") or {}
-    overrun = sum(c.get("overrun_ms", 0) for c in (e.get("session") or {}).get("calls", []))
+    calls = (e.get("session") or {}).get("calls", [])
+    overrun = sum(c.get("overrun_ms", 0) for c in calls)
+
+    def median_of(key):
+        values = sorted(c[key] for c in calls if isinstance(c.get(key), (int, float)))
+        return values[len(values) // 2] if values else None
 
     def ms(v):
         return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
@@ -20,7 +25,8 @@ def line(path: pathlib.Path) -> str:
             f"iqr {ms(t.get('iqr_ms'))}) eager {ms((b.get('eager') or {}).get('median_ms'))} "
             f"compile {ms((b.get('compile') or {}).get('median_ms'))} floor {ms((e.get('roofline') or {}).get('floor_ms'))} "
             f"SOL {ms(e.get('sol_pct'))}% ping {ms(cal.get('ping_ms'))} (median {ms(cal.get('ping_median_ms'))}) "
-            f"gather p90 {ms(cal.get('gather_p90_ms'))} overrun total {overrun:.3f} ms")
+            f"gather p90 {ms(cal.get('gather_p90_ms'))} sweep {cal.get('sweep', 'own')} overrun total {overrun:.3f} ms "
+            f"(per call median: probe {ms(median_of('probe_excess_ms'))}, gather {ms(median_of('gather_excess_ms'))})")
 
 
 for arg in sys.argv[1:]:

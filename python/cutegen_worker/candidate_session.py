@@ -33,6 +33,18 @@ VERDICTS = ("pass", "load_failed", "kernel_error", "cuda_error", "crash", "timeo
             "unwritten", "nondeterministic", "input_mutated", "hidden_work", "result_reuse", "forbidden_call",
             "tampering")
 CALIBRATION_ROUNDS = 12
+# What stands in for a call while calibrating (the runner's RunnerCommand::Sweep): "own" writes the
+# runner's 128 MiB buffer; "footprint" reads every input and parameter byte and writes output set 0,
+# a call's whole footprint (TLB state included). An experiment switch until the H200 says which
+# calibration leaves an honest call's gather without overrun (docs/judge.md, "Known limits").
+CALIBRATION_SWEEPS = ("own", "footprint")
+
+
+def calibration_sweep() -> str:
+    value = os.environ.get("CUTEGEN_CALIBRATION_SWEEP", "own")
+    if value not in CALIBRATION_SWEEPS:
+        raise RequestError(f"CUTEGEN_CALIBRATION_SWEEP={value!r}: expected one of {', '.join(CALIBRATION_SWEEPS)}")
+    return value
 AUDIT_FRACTION = 0.25
 HIDDEN_WORK_SLACK_MS = 0.35
 MIN_AUDITS = 4
@@ -276,6 +288,7 @@ class CandidateSession:
         overrun is measured against. The runner's code is still only ours here, so none of these
         numbers can be inflated by the candidate."""
         pings, probes, gathers = [], [], []
+        sweep = calibration_sweep()
         for i in range(CALIBRATION_ROUNDS):
             # The sequence of a timed call with the harness's own work in the candidate's place: the L2
             # flushed before the probe; the ping sweeps the runner's 128 MiB buffer in the runner's
@@ -284,7 +297,7 @@ class CandidateSession:
             # read as overrun); the gather right after it.
             self.clock.flush()
             probes.append(self.clock.probe_ns())
-            ping = self.link.ping(sweep=True)
+            ping = self.link.ping(sweep=sweep)
             event = ping.reply.get("event_ms")
             # The round trip's overhead: wall time beyond the sweep's own GPU time (our code's events:
             # the candidate is not loaded yet).
@@ -302,7 +315,7 @@ class CandidateSession:
         self.gather_limit_ns = _quantile(sorted(gathers), 0.9)
         self.record.calibration = {"ping_ms": _ms(self.ping_ns), "ping_median_ms": _ms(statistics.median(pings)),
                                    "probe_p90_ms": _ms(self.probe_limit_ns),
-                                   "gather_p90_ms": _ms(self.gather_limit_ns), "rounds": len(pings)}
+                                   "gather_p90_ms": _ms(self.gather_limit_ns), "rounds": len(pings), "sweep": sweep}
 
     # ---- one call ---------------------------------------------------------------------------------
     def _call(self, staged, output_set: int):

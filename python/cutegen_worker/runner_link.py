@@ -136,10 +136,12 @@ class SubprocessRunner:
             pass
 
     # ---- commands -----------------------------------------------------------------------------
-    def ping(self, sweep: bool = False) -> Exchange:
-        """The harness's empty call; with `sweep` the runner writes its own 128 MiB buffer instead,
-        leaving the GPU's caches as cold as a call that streams through its tensors does."""
-        return self._request({"op": "ping", "sweep": True} if sweep else {"op": "ping"}, spin_s=REPLY_SPIN_S)
+    def ping(self, sweep: str = "") -> Exchange:
+        """The harness's empty call; with a `sweep` ("own": the runner writes its own 128 MiB buffer,
+        "footprint": it reads the call's inputs and writes its outputs) the GPU's caches are left as
+        cold as after a call that streams through its tensors."""
+        command = {"op": "ping", "sweep": sweep} if sweep else {"op": "ping"}
+        return self._request(command, spin_s=REPLY_SPIN_S)
 
     def call(self, output_set: int, scalars: list) -> Exchange:
         return self._request({"op": "call", "set": output_set, "scalars": scalars}, spin_s=REPLY_SPIN_S)

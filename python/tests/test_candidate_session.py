@@ -303,6 +303,14 @@ def test_every_session_does_its_two_full_audits(worker, small):
         assert result["audits"]["full"] == 2 and result["audits"]["sampled"] >= 4, result["audits"]
 
 
+def test_an_unknown_calibration_sweep_is_a_request_error(monkeypatch):
+    from cutegen_worker.candidate_session import calibration_sweep
+    from cutegen_worker.errors import RequestError
+    monkeypatch.setenv("CUTEGEN_CALIBRATION_SWEEP", "everything")
+    with pytest.raises(RequestError, match="CUTEGEN_CALIBRATION_SWEEP='everything'.*own, footprint"):
+        calibration_sweep()
+
+
 def test_secret_positions_differ_between_sessions(worker, small):
     from cutegen_worker.audit import SecretPositions
     t = torch.zeros(1000, 1000)
@@ -311,18 +319,23 @@ def test_secret_positions_differ_between_sessions(worker, small):
     assert a.positions(0).numel() == 2048 and torch.unique(a.positions(0)).numel() == 2048
 
 
-def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time():
+@pytest.mark.parametrize("setting", [None, "own", "footprint"])
+def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(monkeypatch, setting):
     """The calibration's pings sweep the runner's buffer (caches cold for the gather, as after a real
     call) and the overhead subtracted from every call is the ping's wall time beyond its own events."""
     from types import SimpleNamespace
     from cutegen_worker.candidate_session import CALIBRATION_ROUNDS, CandidateSession, Record
     from cutegen_worker.runner_link import Exchange
 
+    if setting:
+        monkeypatch.setenv("CUTEGEN_CALIBRATION_SWEEP", setting)
+    else:
+        monkeypatch.delenv("CUTEGEN_CALIBRATION_SWEEP", raising=False)
     sweeps, order = [], []
     walls = iter([900_000, 700_000] + [500_000 + 10_000 * i for i in range(CALIBRATION_ROUNDS)])
 
     class Link:
-        def ping(self, sweep=False):
+        def ping(self, sweep=""):
             sweeps.append(sweep)
             order.append("ping")
             return Exchange(reply={"pong": True, "event_ms": 0.3}, wall_ns=next(walls))
@@ -339,7 +352,8 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
     ns = SimpleNamespace(link=Link(), clock=Clock(), secret_out=gather, secret_in=gather, record=Record(),
                          slot=SimpleNamespace(outputs=[None], inputs=[], params=[]))
     CandidateSession._calibrate(ns)
-    assert sweeps == [True] * CALIBRATION_ROUNDS
+    assert sweeps == [setting or "own"] * CALIBRATION_ROUNDS
+    assert ns.record.calibration["sweep"] == (setting or "own")
     assert order[:5] == ["flush", "probe", "ping", "gather", "gather"]  # no flush between the ping and the gather
     assert ns.ping_ns == 200_000  # 0.5 ms round trip, 0.3 ms of it the sweep itself
     assert ns.record.calibration["ping_ms"] == 0.2

@@ -144,8 +144,13 @@ Result<RunnerCommand> parse_runner_command(const std::string& line) {
   if (c.op != RunnerCommand::Op::quit && c.nonce.empty()) return Error{"every command but quit carries a nonce"};
   if (c.op == RunnerCommand::Op::call) c.output_set = j.value("set", 0);
   if (c.op == RunnerCommand::Op::ping) {
-    if (j.contains("sweep") && !j["sweep"].is_boolean()) return Error{"`sweep` must be true or false"};
-    c.sweep = j.value("sweep", false);
+    if (j.contains("sweep")) {
+      const auto& v = j["sweep"];
+      if (v == false) c.sweep = RunnerCommand::Sweep::none;
+      else if (v == true || v == "own") c.sweep = RunnerCommand::Sweep::own;
+      else if (v == "footprint") c.sweep = RunnerCommand::Sweep::footprint;
+      else return Error{"`sweep` must be false, true, \"own\" or \"footprint\""};
+    }
   }
   if (c.op == RunnerCommand::Op::call || c.op == RunnerCommand::Op::load) {
     auto scalars = scalars_at(j);

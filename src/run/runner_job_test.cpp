@@ -136,9 +136,13 @@ TEST(RunnerCommand, EveryCommandButQuitCarriesANonce) {
   EXPECT_DOUBLE_EQ(call->scalars[1]->scalar_f, 0.5);
   EXPECT_EQ(parse_runner_command(R"({"op":"quit"})")->op, RunnerCommand::Op::quit);
   EXPECT_FALSE(parse_runner_command(R"({"op":"ping"})").ok());
-  EXPECT_FALSE(parse_runner_command(R"({"op":"ping","nonce":"p"})")->sweep);
-  EXPECT_TRUE(parse_runner_command(R"({"op":"ping","nonce":"p","sweep":true})")->sweep);
+  using Sweep = RunnerCommand::Sweep;
+  EXPECT_EQ(parse_runner_command(R"({"op":"ping","nonce":"p"})")->sweep, Sweep::none);
+  EXPECT_EQ(parse_runner_command(R"({"op":"ping","nonce":"p","sweep":true})")->sweep, Sweep::own);
+  EXPECT_EQ(parse_runner_command(R"({"op":"ping","nonce":"p","sweep":"own"})")->sweep, Sweep::own);
+  EXPECT_EQ(parse_runner_command(R"({"op":"ping","nonce":"p","sweep":"footprint"})")->sweep, Sweep::footprint);
   EXPECT_FALSE(parse_runner_command(R"({"op":"ping","nonce":"p","sweep":"yes"})").ok());
+  EXPECT_FALSE(parse_runner_command(R"({"op":"ping","nonce":"p","sweep":1})").ok());
   EXPECT_FALSE(parse_runner_command(R"({"op":"format_disk","nonce":"x"})").ok());
   EXPECT_FALSE(parse_runner_command("not json").ok());
   auto tensor_as_scalar = parse_runner_command(nlohmann::json{{"op", "call"}, {"nonce", "n"}, {"scalars", {ref(1)}}}.dump());

@@ -172,6 +172,27 @@ Result<Cuda> start_cuda(int device) {
   return c;
 }
 
+// A call's memory: what it reads (inputs, parameters) and what it writes (output set 0).
+struct FootprintRegion {
+  void* data = nullptr;
+  uint64_t nbytes = 0;
+  bool written = false;
+};
+
+// Touches every byte of the footprint on our stream: reads through the sweep buffer, writes by memset
+// (the worker poisons outputs before every call, and inputs are only read).
+void sweep_footprint(const std::vector<FootprintRegion>& footprint, const Cuda& c) {
+  for (const auto& r : footprint) {
+    if (r.written) {
+      cudaMemsetAsync(r.data, 0, r.nbytes, c.stream);
+      continue;
+    }
+    for (uint64_t off = 0; off < r.nbytes; off += kSweepBytes)
+      cudaMemcpyAsync(c.sweep_buffer, static_cast<const char*>(r.data) + off, std::min<uint64_t>(kSweepBytes, r.nbytes - off),
+                      cudaMemcpyDeviceToDevice, c.stream);
+  }
+}
+
 // The descriptors the workspace size is asked with: every call's shapes and dtypes, NULL data.
 std::vector<cutegen_tensor> without_data(std::vector<cutegen_tensor> ts) {
   for (auto& t : ts) t.data = nullptr;
@@ -273,6 +294,14 @@ int serve(const RunnerSession& session, int reply_fd) {
       outputs.back().push_back(*d);
     }
   }
+  std::vector<FootprintRegion> footprint;
+  for (std::size_t i = 0; i < session.inputs.size(); ++i)
+    if (session.inputs[i]) footprint.push_back({inputs[i].data, session.inputs[i]->nbytes, false});
+  for (std::size_t i = 0; i < session.params.size(); ++i)
+    footprint.push_back({inputs[session.inputs.size() + i].data, session.params[i].nbytes, false});
+  if (!session.outputs.empty())
+    for (std::size_t i = 0; i < session.outputs.front().size(); ++i)
+      footprint.push_back({outputs.front()[i].data, session.outputs.front()[i].nbytes, true});
   Workspace workspace;
   if (session.workspace) {
     auto d = buffers.descriptor(*session.workspace);
@@ -298,8 +327,10 @@ int serve(const RunnerSession& session, int reply_fd) {
       case RunnerCommand::Op::ping: {
         // A call's path with the harness's empty kernel in the candidate's place (load_null_kernel).
         cudaEventRecord(cuda->start, cuda->stream);
-        if (command->sweep)
+        if (command->sweep == RunnerCommand::Sweep::own)
           cudaMemsetAsync(cuda->sweep_buffer, 0, kSweepBytes, cuda->stream);
+        else if (command->sweep == RunnerCommand::Sweep::footprint)
+          sweep_footprint(footprint, *cuda);
         else if (cuda->null_kernel)
           cudaLaunchKernel(cuda->null_kernel, dim3(1), dim3(1), nullptr, 0, cuda->stream);
         else
