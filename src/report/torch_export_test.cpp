@@ -41,6 +41,8 @@ TEST(TorchExport, SchemaListsInputsThenParametersWithTheirTypes) {
   EXPECT_NE(e->op_module.find("((8, 4, ), torch.float32)"), std::string::npos);
   EXPECT_NE(e->model_new.find("torch.ops.cutegen.linear_gelu(*inputs, *extra)"), std::string::npos);
   EXPECT_NE(e->model_new.find("\"problem.py\""), std::string::npos);
+  // Whoever imports it is told that the kernel's host code runs unconfined in their process.
+  EXPECT_NE(e->op_module.find("outside cutegen's sandbox"), std::string::npos) << e->op_module;
 }
 
 TEST(TorchExport, UnsupportedMetadataIsAClearError) {
