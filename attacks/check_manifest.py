@@ -26,7 +26,12 @@ VERDICTS = {
 }
 PRECISIONS = {"strict", "tf32", "bf16"}
 HONEST_FIELDS = {"kernel", "problem", "precision", "min_ms", "note", "slow_compile"}
-ATTACK_FIELDS = {"kernel", "problem", "expect", "static", "min_ms", "absent_files", "precision", "note"}
+ATTACK_FIELDS = {"kernel", "problem", "expect", "static", "violation", "min_ms", "absent_files", "precision", "note"}
+# The codes of the compile stage's violations (src/compile): which guarantee refuses a static attack.
+VIOLATIONS = {"forbidden-import", "forbidden-library", "load-time-code", "include-not-allowed", "include-computed",
+              "asm-reads-file", "line-directive", "pragma-not-allowed", "embed", "nondeterministic-build", "no-cute",
+              "cute-unverifiable", "forged-line-info", "analysis-mismatch", "missing-entry-point",
+              "entry-point-mismatch", "arch-conditional", "no-device-code", "unreadable-device-code"}
 MIN_ATTACKS, MIN_HONEST = 40, 8
 
 
@@ -64,6 +69,12 @@ def check_manifest(manifest):
             errors.append(f"{where}: a static entry must expect 'rejected'")
         if expect == "rejected" and not entry.get("static"):
             errors.append(f"{where}: 'rejected' happens at compile time: mark the entry static")
+        # Which check must refuse it, so that another one catching the same kernel cannot stand in unseen.
+        if entry.get("static") and entry.get("violation") not in VIOLATIONS:
+            errors.append(f"{where}: a static entry names the violation that refuses it "
+                          f"(violation: one of {', '.join(sorted(VIOLATIONS))})")
+        if "violation" in entry and not entry.get("static"):
+            errors.append(f"{where}: violation is for static entries")
         if "min_ms" in entry and expect != "pass":
             errors.append(f"{where}: min_ms bounds the time of a kernel that passes; expect is {expect!r}")
         absent = entry.get("absent_files", [])
@@ -86,16 +97,17 @@ def check_manifest(manifest):
 
 
 def compile_verdict(cutegen, kernel):
-    """(verdict, first line of feedback) from `cutegen compile --json`."""
+    """(verdict, first line of feedback, violation codes) from `cutegen compile --json`."""
     proc = subprocess.run([cutegen, "compile", "--json", str(ROOT / kernel)], capture_output=True, text=True,
                           timeout=900)
     try:
         outcome = json.loads(proc.stdout)
     except json.JSONDecodeError:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return "no_outcome", f"cutegen compile exited {proc.returncode}: {last}"
+        return "no_outcome", f"cutegen compile exited {proc.returncode}: {last}", set()
     feedback = (outcome.get("feedback") or "").strip().splitlines()
-    return outcome.get("verdict", "no_verdict"), " ".join(feedback[:2])[:300]
+    codes = {v.get("code") for v in outcome.get("violations", [])}
+    return outcome.get("verdict", "no_verdict"), " ".join(feedback[:2])[:300], codes
 
 
 def check_compiles(manifest, cutegen, which, slow):
@@ -103,21 +115,25 @@ def check_compiles(manifest, cutegen, which, slow):
     if which in ("honest", "all"):
         # slow_compile kernels (minutes of nvcc each: CUTLASS GEMMs) would push CI past its time limit;
         # the GPU suite's precompile stage builds every entry.
-        wanted += [(e["kernel"], "ok") for e in manifest["honest"] if slow or not e.get("slow_compile")]
+        wanted += [(e["kernel"], "ok", None) for e in manifest["honest"] if slow or not e.get("slow_compile")]
     if which in ("static", "all"):
-        wanted += [(e["kernel"], "rejected") for e in manifest["attacks"] if e.get("static")]
+        wanted += [(e["kernel"], "rejected", e.get("violation")) for e in manifest["attacks"] if e.get("static")]
     if which == "all":
-        wanted += [(e["kernel"], "ok") for e in manifest["attacks"] if not e.get("static")]
+        wanted += [(e["kernel"], "ok", None) for e in manifest["attacks"] if not e.get("static")]
     errors, unique = [], list(dict.fromkeys(wanted))
     # In parallel: each compile is one nvcc build plus one analysis compile, tens of seconds for the
     # larger kernels; one after another they were the longest test of CI's run.
     jobs = int(os.environ.get("CHECK_MANIFEST_JOBS", os.cpu_count() or 1))
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         outcomes = pool.map(lambda item: (item, compile_verdict(cutegen, item[0])), unique)
-        for (kernel, expect), (got, feedback) in outcomes:
-            print(f"{'ok  ' if got == expect else 'FAIL'} {kernel}: compile {got} (expected {expect})", flush=True)
-            if got != expect:
-                errors.append(f"{kernel}: compile verdict {got}, expected {expect}: {feedback}")
+        for (kernel, expect, violation), (got, feedback, codes) in outcomes:
+            right = got == expect and (violation is None or violation in codes)
+            named = f" [{', '.join(sorted(codes))}]" if codes else ""
+            wanted_code = f" [{violation}]" if violation else ""
+            print(f"{'ok  ' if right else 'FAIL'} {kernel}: compile {got}{named} (expected {expect}{wanted_code})",
+                  flush=True)
+            if not right:
+                errors.append(f"{kernel}: compile verdict {got}{named}, expected {expect}{wanted_code}: {feedback}")
     return errors
 
 

@@ -55,6 +55,25 @@ TEST(SourceRules, DirectiveSpellingsDoNotHideAnInclude) {
   EXPECT_TRUE(refused("  \t#\tinclude\t</dev/zero>\n", "include-not-allowed", 1));
 }
 
+// GCC (nvcc's preprocessor for both sides) takes form feed, vertical tab and NUL as blanks and a lone
+// carriage return as a line end, and skips a byte-order mark: each was a directive the rules missed.
+TEST(SourceRules, BlanksAndLineEndsAsTheirPreprocessorReadsThemDoNotHideADirective) {
+  using namespace std::string_literals;
+  EXPECT_TRUE(refused("int a;\n\f#line 5 \"cute/tensor.hpp\"\n", "line-directive", 2));
+  EXPECT_TRUE(refused("int a;\n\v#line 5 \"cute/tensor.hpp\"\n", "line-directive", 2));
+  EXPECT_TRUE(refused("int a;\n\0#line 5 \"cute/tensor.hpp\"\n"s, "line-directive", 2));
+  EXPECT_TRUE(refused("int a;\n#\f\v line 5 \"cute/tensor.hpp\"\n", "line-directive", 2));
+  EXPECT_TRUE(refused("int a;\n#\0line 5\n"s, "line-directive", 2));
+  EXPECT_TRUE(refused("int a;\r#line 5 \"cute/tensor.hpp\"\n", "line-directive", 2));
+  EXPECT_TRUE(refused("int a;\r\n\r# 5 \"cute/tensor.hpp\"\n", "line-directive", 3));
+  EXPECT_TRUE(refused("\xEF\xBB\xBF#line 5 \"cute/tensor.hpp\"\n", "line-directive", 1));
+  EXPECT_TRUE(refused("int a;\r#include </etc/passwd>\n", "include-not-allowed", 2));
+  EXPECT_TRUE(refused("\f#\vinclude </etc/passwd>\n", "include-not-allowed", 1));
+  EXPECT_TRUE(refused("#li\\\r\nne 5 \"cute/tensor.hpp\"\n", "line-directive", 1));  // spliced across CR LF
+  // A splice still joins across blanks before the line end, and a literal keeps its contents.
+  EXPECT_TRUE(check_source_rules("#define A 1 \\\r\n+2\nconst char* s = \"a\\f#line 3\";\n").empty());
+}
+
 TEST(SourceRules, LineDirectivesAndGnuLinemarkersAreRefused) {
   EXPECT_TRUE(refused("int a;\n#line 10 \"cute/tensor.hpp\"\n", "line-directive", 2));
   EXPECT_TRUE(refused("# 1 \"/usr/include/cute/tensor.hpp\"\n__global__ void k() {}\n", "line-directive", 1));

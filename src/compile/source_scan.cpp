@@ -7,8 +7,31 @@ namespace {
 
 bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+// Phase 1 as GCC's preprocessor (which preprocesses both sides of a .cu for nvcc) reads it: a UTF-8
+// byte-order mark at the start is skipped; "\r\n" and a lone "\r" end a line; form feed, vertical
+// tab and NUL are blanks like space and tab — also before a '#' and between '#' and a directive's
+// name. Read any other way, "\f#line 1 \"cute/tensor.hpp\"" or "x;\r#include </etc/passwd>" was no
+// directive to the rules and a real one to nvcc (attacks/cute_line_formfeed.cu).
+std::string normalise_phase1(const std::string& src) {
+  std::string out;
+  out.reserve(src.size());
+  std::size_t i = src.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  for (; i < src.size(); ++i) {
+    char c = src[i];
+    if (c == '\r') {
+      if (i + 1 < src.size() && src[i + 1] == '\n') ++i;
+      out += '\n';
+    } else if (c == '\f' || c == '\v' || c == '\0') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // Phase 2: removes backslash-newline (tolerating trailing blanks, as GCC does), keeping each
-// remaining character's physical line.
+// remaining character's physical line. Expects normalise_phase1's output.
 void splice(const std::string& src, std::string& out, std::vector<int>& lines) {
   int line = 1;
   for (std::size_t i = 0; i < src.size(); ++i) {
@@ -16,14 +39,12 @@ void splice(const std::string& src, std::string& out, std::vector<int>& lines) {
     if (c == '\\') {
       std::size_t j = i + 1;
       while (j < src.size() && (src[j] == ' ' || src[j] == '\t')) ++j;
-      if (j < src.size() && src[j] == '\r') ++j;
       if (j < src.size() && src[j] == '\n') {
         ++line;
         i = j;
         continue;
       }
     }
-    if (c == '\r' && i + 1 < src.size() && src[i + 1] == '\n') continue;
     out += c;
     lines.push_back(line);
     if (c == '\n') ++line;
@@ -156,7 +177,7 @@ class Scanner {
 SourceScan scan_source(const std::string& source) {
   std::string text;
   std::vector<int> lines;
-  splice(source, text, lines);
+  splice(normalise_phase1(source), text, lines);
   if (text.empty()) return {};
   return Scanner(text, lines).run();
 }
