@@ -309,18 +309,18 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
         return out;
       }
       out.violations = checks->violations;
+      std::optional<CheckViolation> mismatch;
       if (cute->compiled) {
         auto same = compare_device_code(*staging / kBuildKeepDir, *staging / kAnalysisKeepDir);
         if (!same) {
           cleanup();
           return same.error();
         }
-        // Evidence from code the build did not compile is no evidence: the mismatch alone is reported.
-        if (*same) out.violations.push_back(**same);
-        else for (auto& v : cute_check_violations(*cute, checks->kernels)) out.violations.push_back(std::move(v));
-      } else {
-        for (auto& v : cute_check_violations(*cute, checks->kernels)) out.violations.push_back(std::move(v));
+        mismatch = *same;
       }
+      // Evidence from code the build did not compile is no evidence: the mismatch alone is reported.
+      if (mismatch) out.violations.push_back(*mismatch);
+      else for (auto& v : cute_check_violations(*cute, checks->kernels)) out.violations.push_back(std::move(v));
       out.verdict = out.violations.empty() ? CompileVerdict::ok : CompileVerdict::rejected;
     }
     fs::remove_all(*staging / kBuildKeepDir, ec);
