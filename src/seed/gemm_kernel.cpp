@@ -1,6 +1,9 @@
 #include "seed/gemm_kernel.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
 
 #include "seed/template_text.h"
 
@@ -10,6 +13,25 @@ namespace {
 constexpr const char* kTemplate =
 #include "seed/gemm_kernel.inc"
     ;
+
+// The epilogue's body: each column operand loaded once, then one statement per op of forward().
+std::string epilogue_body(const GemmPlan& plan) {
+  std::string body;
+  for (std::size_t i = 0; i < plan.columns.size(); ++i) {
+    const auto& c = plan.columns[i];
+    body += fmt::format("  const float c{0} = cols.p[{0}][{1}];  // {2}{3}\n", i, c.stride ? "n" : "0", c.name,
+                        c.stride ? "[n]" : ", one number");
+  }
+  for (const auto& s : plan.epilogue) body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
+  return body + fmt::format("  return {};", plan.result);
+}
+
+std::string epilogue_text(const GemmPlan& plan) {
+  if (!plan.has_epilogue()) return "";
+  return "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
+         "// a bias read at the element's column -- runs in registers on each element before it is stored, in\n"
+         "// fp32, so the product never makes a round trip through memory.";
+}
 
 }  // namespace
 
@@ -39,6 +61,18 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const std::string& proble
   replace_placeholder(text, "B_BATCH_STRIDE", std::to_string(plan.b_batch_stride));
   replace_placeholder(text, "MASK", plan.mask == "triu" ? "1" : plan.mask == "tril" ? "2" : "0");
   replace_placeholder(text, "DIAGONAL", std::to_string(plan.diagonal));
+  std::vector<std::string> inputs, strides;
+  for (const auto& c : plan.columns) {
+    inputs.push_back(std::to_string(c.input));
+    strides.push_back(std::to_string(c.stride));
+  }
+  inputs.push_back("-1");  // the unused entry
+  strides.push_back("0");
+  replace_placeholder(text, "EPILOGUE_TEXT", epilogue_text(plan));
+  replace_placeholder(text, "NUM_COLUMNS", std::to_string(plan.columns.size()));
+  replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
+  replace_placeholder(text, "COLUMN_STRIDES", fmt::format("{}", fmt::join(strides, ", ")));
+  replace_placeholder(text, "EPILOGUE_BODY", epilogue_body(plan));
   return text;
 }
 

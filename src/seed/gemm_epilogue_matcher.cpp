@@ -1,0 +1,160 @@
+#include "seed/gemm_epilogue_matcher.h"
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "seed/graph_util.h"
+#include "seed/structured_matcher.h"
+
+namespace cutegen::seed {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  return s.empty() ? "a 0-d tensor" : fmt::format("{}", fmt::join(s, "x"));
+}
+
+std::string name_of(const OpGraph& g, const Node& n) {
+  const int p = n.index - g.num_inputs;
+  if (n.op == "param" && p >= 0 && p < static_cast<int>(g.params.size())) return g.params[static_cast<std::size_t>(p)];
+  return n.name;
+}
+
+// nn.Linear / F.linear: y = x @ weight.T (+ bias). x (..., K) folds its leading dimensions into M; the
+// weight is (N, K) row-major, which is the seed GEMM's transposed B.
+bool match_linear(const OpGraph& g, const Node& lin, GemmPlan& plan, std::string& reason) {
+  if (lin.args.size() != 2 && lin.args.size() != 3) {
+    reason = "linear without its weight";
+    return false;
+  }
+  for (std::size_t i = 0; i < lin.args.size(); ++i) {
+    static const char* const kWhat[] = {"the linear's input", "the linear's weight", "the linear's bias"};
+    if (auto why = plain_input(g, lin.args[i], kWhat[i], true); !why.empty()) {
+      reason = why;
+      return false;
+    }
+  }
+  const Node& x = g.node(*lin.args[0].ref);
+  const Node& w = g.node(*lin.args[1].ref);
+  const auto& xs = x.type->shape;
+  const auto& ws = w.type->shape;
+  if (xs.empty() || ws.size() != 2 || ws[1] != xs.back()) {
+    reason = fmt::format("linear of a {} input with a {} weight", shape_text(xs), shape_text(ws));
+    return false;
+  }
+  plan.m = product(xs, 0, xs.size() - 1);
+  plan.k = xs.back();
+  plan.n = ws[0];
+  plan.a_input = x.index;
+  plan.b_input = w.index;
+  plan.b_transposed = true;
+  if (lin.args.size() == 3) {
+    const Node& b = g.node(*lin.args[2].ref);
+    if (b.type->shape != std::vector<int64_t>{plan.n}) {
+      reason = fmt::format("linear with a {} bias for {} outputs", shape_text(b.type->shape), plan.n);
+      return false;
+    }
+    plan.columns.push_back({.input = b.index, .stride = 1, .name = name_of(g, b)});
+  }
+  return true;
+}
+
+// A tensor the epilogue reads per output column: fp32, contiguous, every dimension but the last 1, the
+// last N (one value per column) or 1 (one number). Returns its stride, or the reason it is not one.
+std::string column_stride(const OpGraph& g, const Node& t, int64_t n, std::size_t out_rank, int64_t& stride) {
+  const std::string what = fmt::format("{} {}", t.op == "param" ? "parameter" : "input", name_of(g, t));
+  if (t.scalar)
+    return fmt::format("{} is a Python number passed to forward() (the epilogue seed reads numbers written "
+                       "in the module)", what);
+  if (!t.type || t.type->dtype != "float32" || !t.type->contiguous)
+    return fmt::format("{} is not a contiguous float32 tensor", what);
+  const auto& s = t.type->shape;
+  bool column = s.size() <= out_rank;
+  for (std::size_t i = 0; column && i + 1 < s.size(); ++i) column = s[i] == 1;
+  const int64_t last = s.empty() ? 1 : s.back();
+  if (!column || (last != n && last != 1))
+    return fmt::format("{} is {}, not one value per output column ({}) or one number: the epilogue seed reads "
+                       "nothing else",
+                       what, shape_text(s), n);
+  stride = last == n && n != 1 ? 1 : 0;
+  return "";
+}
+
+}  // namespace
+
+std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& g, std::string& reason) {
+  const Node* out = single_output(g, reason);
+  if (!out) return std::nullopt;
+  // The one matrix product the output depends on; the walk stops there.
+  std::vector<int> products, leaves;
+  std::set<int> seen;
+  std::vector<int> stack{out->id};
+  while (!stack.empty()) {
+    const int id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    const Node& n = g.node(id);
+    if (n.op == "linear" || n.op == "matmul") {
+      products.push_back(id);
+      continue;
+    }
+    if (n.op == "input" || n.op == "param") {
+      leaves.push_back(id);
+      continue;
+    }
+    for (const auto& a : n.args)
+      if (a.ref) stack.push_back(*a.ref);
+  }
+  if (products.size() != 1) {
+    reason = products.empty() ? "no matrix product"
+                              : fmt::format("{} matrix products (the epilogue seed fuses one)", products.size());
+    return std::nullopt;
+  }
+  const Node& prod = g.node(products[0]);
+  GemmPlan plan{.num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size())};
+  if (prod.op == "linear" ? !match_linear(g, prod, plan, reason) : !match_matmul(g, prod, plan, reason))
+    return std::nullopt;
+  if (plan.batch != 1) {
+    reason = "a batched matrix product with an epilogue (the epilogue seed has one (M, K) @ (K, N))";
+    return std::nullopt;
+  }
+  if (!prod.type || !out->type || out->type->shape != prod.type->shape || out->type->dtype != "float32") {
+    reason = fmt::format("the output is {} while the product is {}: the epilogue seed writes one value per "
+                         "product element",
+                         out->type ? shape_text(out->type->shape) : "not a tensor",
+                         prod.type ? shape_text(prod.type->shape) : "untyped");
+    return std::nullopt;
+  }
+  // The product's element y (the linear's bias added) and each column operand as the statements see them.
+  std::map<int, std::string> values;
+  std::string y = "y";
+  if (!plan.columns.empty()) {
+    plan.epilogue.push_back({"y_b", "y + c0", fmt::format("+ {}[n]", plan.columns[0].name)});
+    y = "y_b";
+  }
+  values[prod.id] = y;
+  const std::size_t rank = out->type->shape.size();
+  for (int id : leaves) {
+    const Node& t = g.node(id);
+    int64_t stride = 0;
+    if (auto why = column_stride(g, t, plan.n, rank, stride); !why.empty()) {
+      reason = why;
+      return std::nullopt;
+    }
+    values[id] = fmt::format("c{}", plan.columns.size());
+    plan.columns.push_back({.input = t.index, .stride = stride, .name = name_of(g, t)});
+  }
+  auto result = emit_chain(g, out->id, values, "v", plan.epilogue);
+  if (!result) {
+    reason = result.error().message;
+    return std::nullopt;
+  }
+  plan.result = *result;
+  plan.pattern = text_of(g, g.outputs[0]);
+  return plan;
+}
+
+}  // namespace cutegen::seed
