@@ -83,37 +83,46 @@ std::string column_stride(const OpGraph& g, const Node& t, int64_t n, std::size_
   return "";
 }
 
-}  // namespace
+bool is_product(const Node& n) { return n.op == "linear" || n.op == "matmul"; }
 
-std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& g, std::string& reason) {
-  const Node* out = single_output(g, reason);
-  if (!out) return std::nullopt;
-  // The one matrix product the output depends on; the walk stops there.
-  std::vector<int> products, leaves;
+// The nodes `root` depends on, ascending (= execution order); with `stop`, not looking behind a product.
+std::vector<int> reachable_from(const OpGraph& g, int root, bool stop) {
   std::set<int> seen;
-  std::vector<int> stack{out->id};
+  std::vector<int> stack{root};
   while (!stack.empty()) {
     const int id = stack.back();
     stack.pop_back();
     if (!seen.insert(id).second) continue;
     const Node& n = g.node(id);
-    if (n.op == "linear" || n.op == "matmul") {
-      products.push_back(id);
-      continue;
-    }
-    if (n.op == "input" || n.op == "param") {
-      leaves.push_back(id);
-      continue;
-    }
+    if (stop && is_product(n)) continue;
     for (const auto& a : n.args)
       if (a.ref) stack.push_back(*a.ref);
   }
-  if (products.size() != 1) {
-    reason = products.empty() ? "no matrix product"
-                              : fmt::format("{} matrix products (the epilogue seed fuses one)", products.size());
+  return {seen.begin(), seen.end()};
+}
+
+}  // namespace
+
+std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& g, std::string& reason) {
+  const Node* out = single_output(g, reason);
+  if (!out) return std::nullopt;
+  // The one matrix product the output depends on (counting those behind it: 45's linear(sigmoid(linear(x)))).
+  int products = 0;
+  for (int id : reachable_from(g, out->id, false)) products += is_product(g.node(id));
+  if (products != 1) {
+    reason = products == 0 ? "no matrix product"
+                           : fmt::format("{} matrix products (the epilogue seed fuses one)", products);
     return std::nullopt;
   }
-  const Node& prod = g.node(products[0]);
+  // The epilogue's operands: what the output reaches without passing through the product.
+  std::vector<int> leaves;
+  int prod_id = -1;
+  for (int id : reachable_from(g, out->id, true)) {
+    const Node& n = g.node(id);
+    if (is_product(n)) prod_id = id;
+    if (n.op == "input" || n.op == "param") leaves.push_back(id);
+  }
+  const Node& prod = g.node(prod_id);
   GemmPlan plan{.num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size())};
   if (prod.op == "linear" ? !match_linear(g, prod, plan, reason) : !match_matmul(g, prod, plan, reason))
     return std::nullopt;
