@@ -60,16 +60,17 @@ json linear_scale_gelu() {
                5, 1, {"fc.weight", "fc.bias"});
 }
 
-// KernelBench 40/70's residual and 76/68's operands: y = fc(x) (no bias); v = (y + bias) * scale + y.detach()
-// with bias (1, 6) and scale a 0-d parameter; x is (2, 3, 8), so M = 6.
+// KernelBench 40/70's residual and 76/68's operands: y = fc(x) (no bias); clamp((y + bias) * scale + y.detach(),
+// -1, 1) with bias (1, 6) and scale a 0-d parameter; x is (2, 3, 8), so M = 6.
 json residual_with_columns() {
   return graph({input(0, "x", {2, 3, 8}), param(1, "bias", 1, {1, 6}), param(2, "scale", 2, {}),
                 param(3, "fc_weight", 3, {6, 8}), linear(4, {ref(0), ref(3)}, {2, 3, 6}),
                 node(5, "identity", {ref(4)}, json::object(), {2, 3, 6}),
                 node(6, "add", {ref(4), ref(1)}, {{"alpha", 1}}, {2, 3, 6}),
                 node(7, "mul", {ref(6), ref(2)}, json::object(), {2, 3, 6}),
-                node(8, "add", {ref(7), ref(5)}, {{"alpha", 1}}, {2, 3, 6})},
-               8, 1, {"bias", "scale", "fc.weight"});
+                node(8, "add", {ref(7), ref(5)}, {{"alpha", 1}}, {2, 3, 6}),
+                node(9, "clamp", {ref(8)}, {{"min", -1.0}, {"max", 1.0}}, {2, 3, 6})},
+               9, 1, {"bias", "scale", "fc.weight"});
 }
 
 // KernelBench 14's product: relu(x @ W.T) with W a (6, 8) parameter.
@@ -125,8 +126,8 @@ TEST(GemmEpilogueMatcher, ResidualsColumnVectorsAndOneNumberParameters) {
   // The product itself is a leaf used twice: once through the bias, once as the residual.
   std::vector<std::string> exprs;
   for (const auto& s : p.epilogue) exprs.push_back(s.expr);
-  EXPECT_EQ(exprs, (std::vector<std::string>{"y", "(y + c0)", "(v6 * c1)", "(v7 + v5)"}));
-  EXPECT_EQ(p.result, "v8");
+  EXPECT_EQ(exprs, (std::vector<std::string>{"y", "(y + c0)", "(v6 * c1)", "(v7 + v5)", "clamp_hi(clamp_lo(v8, (-1.f)), 1.f)"}));
+  EXPECT_EQ(p.result, "v9");
 }
 
 TEST(GemmEpilogueMatcher, AMatmulWithATransposedParameter) {
@@ -192,7 +193,7 @@ TEST(GemmEpilogueKernel, TheEpilogueRunsOnEachElementBeforeTheStore) {
   EXPECT_TRUE(contains(src, "constexpr int64_t kColumnStride[kNumColumns + 1] = { 1, 0, 0 };")) << src;
   EXPECT_TRUE(contains(src, "  const float c0 = cols.p[0][n];  // bias[n]\n"
                             "  const float c1 = cols.p[1][0];  // scale, one number\n")) << src;
-  EXPECT_TRUE(contains(src, "  return v8;\n}")) << src;
+  EXPECT_TRUE(contains(src, "  return v9;\n}")) << src;
   EXPECT_TRUE(contains(src, "epilogue(static_cast<float>(acc[i][j]), n, cols)")) << src;
   EXPECT_TRUE(contains(src, "constexpr bool kBTransposed = true;")) << src;
   EXPECT_FALSE(contains(src, "{{")) << src;
@@ -203,7 +204,7 @@ TEST(GemmEpilogueKernel, TheEpilogueRunsOnEachElementBeforeTheStore) {
 }
 
 // An epilogue kernel through the real compile stage as the judge runs it (source rules, nvcc, library
-// checks): two column operands (a (1, N) bias and a 0-d number) and a residual on a 3-d input. One build
+// checks): two column operands (a (1, N) bias and a 0-d number), a residual and a clamp on a 3-d input. One build
 // (CI is near its time limit): the plain GEMM (no columns) is built by structured_matcher_test's compile
 // test, the activations' expressions by pointwise_kernel_test's, and scripts/gpu_seed.py judges the
 // project's epilogue problems on the GPU.
