@@ -67,6 +67,7 @@ REDUCE = {
     "argmax": [("dim", None), ("keepdim", False)], "argmin": [("dim", None), ("keepdim", False)],
     "max": [("dim", None), ("keepdim", False)], "min": [("dim", None), ("keepdim", False)],
     "norm": [("p", "fro"), ("dim", None), ("keepdim", False), ("out", None), ("dtype", None)],
+    "logsumexp": [("dim", _REQUIRED), ("keepdim", False)],
 }
 # Loss functions: (input, target), then scalar parameters (a tensor `weight` is refused as a tensor).
 _LEGACY = [("size_average", None), ("reduce", None)]
@@ -389,9 +390,13 @@ class _Normaliser:
         return {"op": "getitem", "args": [self.operand(source)], "params": {"index": index}}
 
     def attribute_access(self, node: fx.Node) -> dict:
-        """`A.T` and `A.mT` are transposes; any other attribute is not an op the seed knows."""
+        """`A.T` and `A.mT` are transposes; `torch.max(x, dim).values` (`.indices`) is the pair's element 0 (1);
+        any other attribute is not an op the seed knows."""
         source, attr = node.args
         meta = source.meta.get("tensor_meta") if isinstance(source, fx.Node) else None
+        if attr in ("values", "indices") and isinstance(source, fx.Node) and meta is not None \
+                and not isinstance(meta, TensorMetadata):
+            return {"op": "getitem", "args": [self.operand(source)], "params": {"index": int(attr == "indices")}}
         rank = len(meta.shape) if isinstance(meta, TensorMetadata) else -1
         if attr == "mT" or (attr == "T" and rank == 2):
             return {"op": "transpose", "args": [self.operand(source)], "params": {"dim0": -2, "dim1": -1}}

@@ -500,3 +500,21 @@ class Model(nn.Module):
     functional = [n for n in linears if graph["nodes"][n["args"][1]["ref"]].get("param") == "w"]
     assert len(functional) == 2 and all(len(n["args"]) == 2 for n in functional)
     assert functional[0]["shape"] == [4, 5]
+
+
+def test_logsumexp_and_the_values_of_a_max_pair(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        m = torch.max(x, dim=1, keepdim=True).values - x.min(1).indices.unsqueeze(1)
+        return torch.logsumexp(m, dim=1, keepdim=True) + x.logsumexp((1,))[:, None]
+''')
+    nodes = ops(graph)
+    pair = next(n for n in nodes if n["op"] == "max")
+    values = next(n for n in nodes if n["op"] == "getitem" and n["args"] == [{"ref": pair["id"]}])
+    assert values["params"] == {"index": 0} and values["shape"] == [4, 1]
+    low = next(n for n in nodes if n["op"] == "min")
+    indices = next(n for n in nodes if n["op"] == "getitem" and n["args"] == [{"ref": low["id"]}])
+    assert indices["params"] == {"index": 1} and indices["dtype"] == "int64"
+    lse = [n for n in nodes if n["op"] == "logsumexp"]
+    assert [n["params"] for n in lse] == [{"dim": 1, "keepdim": True}, {"dim": 1, "keepdim": False}]
