@@ -85,6 +85,54 @@ std::string column_stride(const OpGraph& g, const Node& t, int64_t n, std::size_
 
 bool is_product(const Node& n) { return n.op == "linear" || n.op == "matmul"; }
 
+// A reduction over one dimension: the node whose value is the result (a getitem of torch.max's pair), the op,
+// the reduced value and the dimension (-1: over everything).
+struct RowReduction {
+  int node = 0;
+  std::string op;  // sum mean max min logsumexp
+  int input = 0;
+  int64_t dim = -1;
+};
+
+std::optional<RowReduction> row_reduction(const OpGraph& g, const Node& n) {
+  const Node* src = &n;
+  std::string op = n.op;
+  if (n.op == "getitem" && !n.args.empty() && n.args[0].ref) {
+    const Node& pair = g.node(*n.args[0].ref);
+    const double* index = number(n, "index");
+    if ((pair.op != "max" && pair.op != "min") || !index || *index != 0) return std::nullopt;
+    src = &pair;
+    op = pair.op;
+  } else if (n.op == "amax" || n.op == "amin") {
+    op = n.op == "amax" ? "max" : "min";
+  } else if (n.op != "sum" && n.op != "mean" && n.op != "logsumexp" &&
+             !((n.op == "max" || n.op == "min") && n.type)) {  // a max without a dim: of everything
+    return std::nullopt;
+  }
+  if (src->args.empty() || !src->args[0].ref || !is_none(*src, "dtype")) return std::nullopt;
+  const Node& x = g.node(*src->args[0].ref);
+  const std::size_t rank = x.type ? x.type->shape.size() : 0;
+  auto dim = dim_of(*src, rank);
+  return RowReduction{.node = n.id, .op = op, .input = x.id, .dim = dim ? *dim : -1};
+}
+
+// The graph with every reduction over dimensions of size 1 made an identity: KernelBench 18 takes the max,
+// mean and logsumexp of a (M, 1) sum, which change nothing (logsumexp of one value is that value exactly).
+OpGraph without_trivial_reductions(const OpGraph& g) {
+  OpGraph out = g;
+  for (Node& n : out.nodes) {
+    auto r = row_reduction(g, n);
+    if (!r || r->dim < 0) continue;
+    const Node& x = g.node(r->input);
+    const auto d = static_cast<std::size_t>(r->dim);
+    if (!x.type || d >= x.type->shape.size() || x.type->shape[d] != 1) continue;
+    n.op = "identity";
+    n.args = {Operand{.ref = r->input}};
+    n.params.clear();
+  }
+  return out;
+}
+
 // The nodes `root` depends on, ascending (= execution order); with `stop`, not looking behind a product.
 std::vector<int> reachable_from(const OpGraph& g, int root, bool stop) {
   std::set<int> seen;
@@ -103,7 +151,8 @@ std::vector<int> reachable_from(const OpGraph& g, int root, bool stop) {
 
 }  // namespace
 
-std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& g, std::string& reason) {
+std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& graph, std::string& reason) {
+  const OpGraph g = without_trivial_reductions(graph);
   const Node* out = single_output(g, reason);
   if (!out) return std::nullopt;
   // The one matrix product the output depends on (counting those behind it: 45's linear(sigmoid(linear(x)))).
@@ -114,13 +163,27 @@ std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& g, std::string& reaso
                            : fmt::format("{} matrix products (the epilogue seed fuses one)", products);
     return std::nullopt;
   }
-  // The epilogue's operands: what the output reaches without passing through the product.
+  // At most one reduction between the product and the output: gemm_epilogue_reduce.
+  std::vector<RowReduction> reductions;
+  for (int id : reachable_from(g, out->id, true))
+    if (auto r = row_reduction(g, g.node(id))) reductions.push_back(*r);
+  if (reductions.size() > 1) {
+    reason = fmt::format("{} reductions after the product (the epilogue seed takes one)", reductions.size());
+    return std::nullopt;
+  }
+  const RowReduction* red = reductions.empty() ? nullptr : &reductions[0];
+  const Node& root = red ? g.node(red->input) : *out;  // what the epilogue computes per product element
+  // The epilogue's operands: what the root reaches without passing through the product.
   std::vector<int> leaves;
   int prod_id = -1;
-  for (int id : reachable_from(g, out->id, true)) {
+  for (int id : reachable_from(g, root.id, true)) {
     const Node& n = g.node(id);
     if (is_product(n)) prod_id = id;
     if (n.op == "input" || n.op == "param") leaves.push_back(id);
+  }
+  if (prod_id < 0) {
+    reason = "the reduction is not of the matrix product";
+    return std::nullopt;
   }
   const Node& prod = g.node(prod_id);
   GemmPlan plan{.num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size())};
@@ -130,12 +193,25 @@ std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& g, std::string& reaso
     reason = "a batched matrix product with an epilogue (the epilogue seed has one (M, K) @ (K, N))";
     return std::nullopt;
   }
-  if (!prod.type || !out->type || out->type->shape != prod.type->shape || out->type->dtype != "float32") {
-    reason = fmt::format("the output is {} while the product is {}: the epilogue seed writes one value per "
-                         "product element",
-                         out->type ? shape_text(out->type->shape) : "not a tensor",
-                         prod.type ? shape_text(prod.type->shape) : "untyped");
+  if (!prod.type || !root.type || root.type->shape != prod.type->shape || root.type->dtype != "float32") {
+    reason = fmt::format("the {} is {} while the product is {}: the epilogue seed computes one value per product "
+                         "element{}",
+                         red ? "reduced value" : "output", root.type ? shape_text(root.type->shape) : "not a tensor",
+                         prod.type ? shape_text(prod.type->shape) : "untyped",
+                         red ? "" : " (or reduces them over each row)");
     return std::nullopt;
+  }
+  if (red) {
+    const auto& s = prod.type->shape;
+    if (red->dim != static_cast<int64_t>(s.size()) - 1) {
+      reason = fmt::format("{} over dim {} of the {} product (the epilogue seed reduces each row, the last dim)",
+                           red->op, red->dim, shape_text(s));
+      return std::nullopt;
+    }
+    if (!out->type || out->type->dtype != "float32" || product(out->type->shape, 0, out->type->shape.size()) != plan.m) {
+      reason = "the output is not one value per row of the product";
+      return std::nullopt;
+    }
   }
   // The product's element y (the linear's bias added) and each column operand as the statements see them.
   std::map<int, std::string> values;
@@ -145,7 +221,7 @@ std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& g, std::string& reaso
     y = "y_b";
   }
   values[prod.id] = y;
-  const std::size_t rank = out->type->shape.size();
+  const std::size_t rank = prod.type->shape.size();
   for (int id : leaves) {
     const Node& t = g.node(id);
     int64_t stride = 0;
@@ -156,13 +232,22 @@ std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& g, std::string& reaso
     values[id] = fmt::format("c{}", plan.columns.size());
     plan.columns.push_back({.input = t.index, .stride = stride, .name = name_of(g, t)});
   }
-  auto result = emit_chain(g, out->id, values, "v", plan.epilogue);
+  auto result = emit_chain(g, root.id, values, "v", plan.epilogue);
   if (!result) {
     reason = result.error().message;
     return std::nullopt;
   }
   plan.result = *result;
-  plan.pattern = text_of(g, g.outputs[0]);
+  if (red) {
+    plan.reduce = red->op;
+    auto post = emit_chain(g, out->id, {{red->node, "s"}}, "q", plan.post);
+    if (!post) {
+      reason = fmt::format("after the {}: {}", red->op, post.error().message);
+      return std::nullopt;
+    }
+    plan.post_result = *post;
+  }
+  plan.pattern = text_of(graph, graph.outputs[0]);
   return plan;
 }
 

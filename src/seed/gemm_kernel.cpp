@@ -26,8 +26,31 @@ std::string epilogue_body(const GemmPlan& plan) {
   return body + fmt::format("  return {};", plan.result);
 }
 
+std::string post_body(const GemmPlan& plan) {
+  std::string body;
+  for (const auto& s : plan.post) body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
+  return body + fmt::format("  return {};", plan.post_result);
+}
+
+std::string reduce_enum(const std::string& op) {
+  if (op == "sum") return "kSum";
+  if (op == "mean") return "kMean";
+  if (op == "max") return "kMax";
+  if (op == "min") return "kMin";
+  if (op == "logsumexp") return "kLogSumExp";
+  return "kNone";
+}
+
 std::string epilogue_text(const GemmPlan& plan) {
   if (!plan.has_epilogue()) return "";
+  if (!plan.reduce.empty())
+    return fmt::format(
+        "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
+        "// a bias read at the element's column -- runs in registers on each element, and the {} over each row\n"
+        "// follows in two steps: every CTA writes its part of each of its rows to the workspace (contract v2),\n"
+        "// then a warp per row combines them and applies the ops after the reduction. The (M, N) product is\n"
+        "// never stored.",
+        plan.reduce);
   return "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
          "// a bias read at the element's column -- runs in registers on each element before it is stored, in\n"
          "// fp32, so the product never makes a round trip through memory.";
@@ -73,6 +96,9 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const std::string& proble
   replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
   replace_placeholder(text, "COLUMN_STRIDES", fmt::format("{}", fmt::join(strides, ", ")));
   replace_placeholder(text, "EPILOGUE_BODY", epilogue_body(plan));
+  replace_placeholder(text, "REDUCE", reduce_enum(plan.reduce));
+  replace_placeholder(text, "ROW_REDUCE", plan.reduce.empty() ? "0" : "1");
+  replace_placeholder(text, "POST_BODY", post_body(plan));
   return text;
 }
 

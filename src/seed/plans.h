@@ -66,7 +66,9 @@ struct ColumnOperand {
 // operand across the batch. Optionally triu/tril of the product (elements outside set to zero).
 // Optionally an epilogue (the gemm_epilogue pattern: nn.Linear or a matmul, then pointwise ops): each
 // element y of the product, in fp32, becomes `result` through `epilogue`'s statements over y and the
-// column operands c0, c1, ... before it is stored.
+// column operands c0, c1, ... before it is stored. With `reduce` (gemm_epilogue_reduce), the epilogue's
+// values are instead reduced over each output row (sum, mean, max, min or logsumexp over N) and `post`'s
+// statements map the row's statistic s to the one value stored per row.
 struct GemmPlan {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool a_transposed = false, b_transposed = false;
@@ -78,8 +80,11 @@ struct GemmPlan {
   std::vector<ColumnOperand> columns;
   std::vector<PointwiseStep> epilogue;
   std::string result = "y";
+  std::string reduce;  // "" | sum | mean | max | min | logsumexp
+  std::vector<PointwiseStep> post;
+  std::string post_result = "s";
   std::string pattern;
-  bool has_epilogue() const { return !epilogue.empty(); }
+  bool has_epilogue() const { return !epilogue.empty() || !reduce.empty(); }
 };
 
 // y = the inclusive cumsum or cumprod of x over one dimension (reverse: from the end, as
