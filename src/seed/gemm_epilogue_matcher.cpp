@@ -208,6 +208,12 @@ std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& graph, std::string& r
                            red->op, red->dim, shape_text(s));
       return std::nullopt;
     }
+    if (out->type && out->type->shape == s) {
+      reason = fmt::format("the {} over each row is used with the product's elements again (a reduction in the "
+                           "middle of the epilogue has no seed yet)",
+                           red->op);
+      return std::nullopt;
+    }
     if (!out->type || out->type->dtype != "float32" || product(out->type->shape, 0, out->type->shape.size()) != plan.m) {
       reason = "the output is not one value per row of the product";
       return std::nullopt;
