@@ -149,6 +149,88 @@ std::vector<int> reachable_from(const OpGraph& g, int root, bool stop) {
   return {seen.begin(), seen.end()};
 }
 
+// GroupNorm / training-mode BatchNorm of the (M, N) epilogue, its weight and bias, then the pointwise chain
+// from it to the output (`post`, which may read more column operands but not the product again).
+bool match_norm_after(const OpGraph& g, const Node& norm, const Node& out, const Node& prod, GemmPlan& plan,
+                      std::string& reason) {
+  const auto& shape = prod.type->shape;
+  if (shape.size() != 2 || !out.type || out.type->shape != shape || out.type->dtype != "float32") {
+    reason = fmt::format("{} of a {} product (the epilogue seed normalises a 2-d product and writes it)", norm.op,
+                         shape_text(shape));
+    return false;
+  }
+  plan.norm = norm.op == "group_norm" ? "group" : "batch";
+  const double* eps = number(norm, "eps");
+  plan.norm_eps = eps ? *eps : 1e-5;
+  if (norm.op == "group_norm") {
+    const double* groups = number(norm, "num_groups");
+    if (!groups || *groups < 1 || plan.n % static_cast<int64_t>(*groups)) {
+      reason = "group_norm's channels do not divide into its groups";
+      return false;
+    }
+    plan.norm_groups = static_cast<int64_t>(*groups);
+  } else if (flag(norm, "track_running_stats") && !flag(norm, "training")) {
+    reason = "batch_norm in eval mode uses its running statistics (no seed for that yet)";
+    return false;
+  }
+  // The affine weight and bias (param operands after x, when the module has them), each one value per column.
+  std::string value = "s";
+  std::size_t next = 1;
+  for (const char* which : {"has_weight", "has_bias"}) {
+    if (!flag(norm, which)) continue;
+    const Node* p = next < norm.args.size() && norm.args[next].ref ? &g.node(*norm.args[next].ref) : nullptr;
+    ++next;
+    int64_t stride = 0;
+    if (!p || p->op != "param" || !column_stride(g, *p, plan.n, 2, stride).empty() || stride != 1) {
+      reason = fmt::format("{}'s {} is not an (N,) float32 parameter", norm.op, which + 4);
+      return false;
+    }
+    const std::string c = fmt::format("c{}", plan.columns.size());
+    plan.columns.push_back({.input = p->index, .stride = 1, .name = name_of(g, *p), .post = true});
+    const bool weight = std::string(which) == "has_weight";
+    plan.post.push_back({weight ? "s_w" : "s_b", fmt::format("{} {} {}", value, weight ? "*" : "+", c),
+                         fmt::format("{} {}[n]", weight ? "*" : "+", name_of(g, *p))});
+    value = weight ? "s_w" : "s_b";
+  }
+  std::map<int, std::string> values{{norm.id, value}};
+  // The chain after the norm: column operands, numbers and the normalised value; the product is gone by then.
+  std::set<int> after;
+  std::vector<int> stack{out.id};
+  while (!stack.empty()) {
+    const int id = stack.back();
+    stack.pop_back();
+    if (id == norm.id || !after.insert(id).second) continue;
+    const Node& n = g.node(id);
+    if (is_product(n)) {
+      reason = fmt::format("the product is used again after the {} (the epilogue seed has only the normalised "
+                           "value there)",
+                           norm.op);
+      return false;
+    }
+    if (n.op == "input" || n.op == "param") continue;
+    for (const auto& a : n.args)
+      if (a.ref) stack.push_back(*a.ref);
+  }
+  for (int id : after) {  // ascending: c<k> in the graph's order
+    const Node& n = g.node(id);
+    if (n.op != "input" && n.op != "param") continue;
+    int64_t stride = 0;
+    if (auto why = column_stride(g, n, plan.n, 2, stride); !why.empty()) {
+      reason = why;
+      return false;
+    }
+    values[id] = fmt::format("c{}", plan.columns.size());
+    plan.columns.push_back({.input = n.index, .stride = stride, .name = name_of(g, n), .post = true});
+  }
+  auto post = emit_chain(g, out.id, values, "q", plan.post);
+  if (!post) {
+    reason = fmt::format("after the {}: {}", norm.op, post.error().message);
+    return false;
+  }
+  plan.post_result = *post;
+  return true;
+}
+
 }  // namespace
 
 std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& graph, std::string& reason) {
@@ -172,7 +254,22 @@ std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& graph, std::string& r
     return std::nullopt;
   }
   const RowReduction* red = reductions.empty() ? nullptr : &reductions[0];
-  const Node& root = red ? g.node(red->input) : *out;  // what the epilogue computes per product element
+  // Or at most one GroupNorm / BatchNorm: gemm_epilogue_norm.
+  std::vector<int> norms;
+  for (int id : reachable_from(g, out->id, true))
+    if (g.node(id).op == "group_norm" || g.node(id).op == "batch_norm") norms.push_back(id);
+  if (norms.size() > 1 || (red && !norms.empty())) {
+    reason = fmt::format("{} norms and {} reductions after the product (the epilogue seed takes one of either)",
+                         norms.size(), reductions.size());
+    return std::nullopt;
+  }
+  const Node* norm = norms.empty() ? nullptr : &g.node(norms[0]);
+  if (norm && (norm->args.empty() || !norm->args[0].ref)) {
+    reason = fmt::format("{} without an operand", norm->op);
+    return std::nullopt;
+  }
+  // What the epilogue computes per product element.
+  const Node& root = red ? g.node(red->input) : norm ? g.node(*norm->args[0].ref) : *out;
   // The epilogue's operands: what the root reaches without passing through the product.
   std::vector<int> leaves;
   int prod_id = -1;
@@ -196,7 +293,7 @@ std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& graph, std::string& r
   if (!prod.type || !root.type || root.type->shape != prod.type->shape || root.type->dtype != "float32") {
     reason = fmt::format("the {} is {} while the product is {}: the epilogue seed computes one value per product "
                          "element{}",
-                         red ? "reduced value" : "output", root.type ? shape_text(root.type->shape) : "not a tensor",
+                         red ? "reduced value" : norm ? "normalised value" : "output", root.type ? shape_text(root.type->shape) : "not a tensor",
                          prod.type ? shape_text(prod.type->shape) : "untyped",
                          red ? "" : " (or reduces them over each row)");
     return std::nullopt;
@@ -244,6 +341,7 @@ std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& graph, std::string& r
     return std::nullopt;
   }
   plan.result = *result;
+  if (norm && !match_norm_after(g, *norm, *out, prod, plan, reason)) return std::nullopt;
   if (red) {
     plan.reduce = red->op;
     auto post = emit_chain(g, out->id, {{red->node, "s"}}, "q", plan.post);

@@ -15,21 +15,24 @@ constexpr const char* kTemplate =
     ;
 
 // The epilogue's body: each column operand loaded once, then one statement per op of forward().
-std::string epilogue_body(const GemmPlan& plan) {
+// The column operands `post_side` reads, each loaded once.
+std::string column_loads(const GemmPlan& plan, bool post_side) {
   std::string body;
   for (std::size_t i = 0; i < plan.columns.size(); ++i) {
     const auto& c = plan.columns[i];
+    if (c.post != post_side) continue;
     body += fmt::format("  const float c{0} = cols.p[{0}][{1}];  // {2}{3}\n", i, c.stride ? "n" : "0", c.name,
                         c.stride ? "[n]" : ", one number");
   }
-  for (const auto& s : plan.epilogue) body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
-  return body + fmt::format("  return {};", plan.result);
+  return body;
 }
 
-std::string post_body(const GemmPlan& plan) {
-  std::string body;
-  for (const auto& s : plan.post) body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
-  return body + fmt::format("  return {};", plan.post_result);
+// A device function's body: the column loads, then one statement per op of forward().
+std::string body_of(const GemmPlan& plan, bool post_side) {
+  std::string body = column_loads(plan, post_side);
+  for (const auto& s : post_side ? plan.post : plan.epilogue)
+    body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
+  return body + fmt::format("  return {};", post_side ? plan.post_result : plan.result);
 }
 
 std::string reduce_enum(const std::string& op) {
@@ -43,6 +46,13 @@ std::string reduce_enum(const std::string& op) {
 
 std::string epilogue_text(const GemmPlan& plan) {
   if (!plan.has_epilogue()) return "";
+  if (!plan.norm.empty())
+    return fmt::format(
+        "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
+        "// a bias read at the element's column -- runs in registers on each element before it is stored; then\n"
+        "// {} rewrites the stored values in place ({}), statistics in double, and applies the ops after it.",
+        plan.norm == "group" ? "a GroupNorm" : "a training-mode BatchNorm",
+        plan.norm == "group" ? "a warp per (row, group)" : "a thread per column walking its rows");
   if (!plan.reduce.empty())
     return fmt::format(
         "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
@@ -95,10 +105,13 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const std::string& proble
   replace_placeholder(text, "NUM_COLUMNS", std::to_string(plan.columns.size()));
   replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
   replace_placeholder(text, "COLUMN_STRIDES", fmt::format("{}", fmt::join(strides, ", ")));
-  replace_placeholder(text, "EPILOGUE_BODY", epilogue_body(plan));
+  replace_placeholder(text, "EPILOGUE_BODY", body_of(plan, false));
   replace_placeholder(text, "REDUCE", reduce_enum(plan.reduce));
   replace_placeholder(text, "ROW_REDUCE", plan.reduce.empty() ? "0" : "1");
-  replace_placeholder(text, "POST_BODY", post_body(plan));
+  replace_placeholder(text, "POST_BODY", body_of(plan, true));
+  replace_placeholder(text, "NORM", plan.norm == "group" ? "kGroupNorm" : plan.norm == "batch" ? "kBatchNorm" : "kNoNorm");
+  replace_placeholder(text, "NORM_GROUPS", std::to_string(plan.norm_groups));
+  replace_placeholder(text, "NORM_EPS", fmt::format("{}", plan.norm_eps));
   return text;
 }
 

@@ -262,6 +262,7 @@ std::string SeedMatch::description() const {
   if (reduce) return "reduction y = " + reduce->pattern;
   if (norm) return "normalisation y = " + norm->pattern;
   if (gemm && !gemm->has_epilogue()) return "matrix product y = " + gemm->pattern;
+  if (gemm && !gemm->norm.empty()) return "matrix product with an epilogue and a norm y = " + gemm->pattern;
   if (gemm && !gemm->reduce.empty()) return "matrix product with an epilogue and a row reduction y = " + gemm->pattern;
   if (gemm) return "matrix product with an epilogue y = " + gemm->pattern;
   if (loss) return "loss y = " + loss->pattern;

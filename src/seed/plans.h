@@ -59,6 +59,7 @@ struct ColumnOperand {
   int input = 0;       // contract position
   int64_t stride = 1;  // 1 or 0
   std::string name;
+  bool post = false;   // read by post() (after a norm), else by epilogue()
 };
 
 // C[b] = A[b] @ B[b] in fp32, A (M, K) and B (K, N) as the kernel reads them; `a_transposed` means the
@@ -68,7 +69,10 @@ struct ColumnOperand {
 // element y of the product, in fp32, becomes `result` through `epilogue`'s statements over y and the
 // column operands c0, c1, ... before it is stored. With `reduce` (gemm_epilogue_reduce), the epilogue's
 // values are instead reduced over each output row (sum, mean, max, min or logsumexp over N) and `post`'s
-// statements map the row's statistic s to the one value stored per row.
+// statements map the row's statistic s to the one value stored per row. With `norm` (gemm_epilogue_norm),
+// the epilogue's values are normalised -- GroupNorm over each row's `norm_groups` runs of N / groups columns,
+// or training-mode BatchNorm over each column's M values -- and `post`'s statements map the normalised value
+// s (its affine weight and bias applied by the first statements) to the value stored.
 struct GemmPlan {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool a_transposed = false, b_transposed = false;
@@ -81,10 +85,13 @@ struct GemmPlan {
   std::vector<PointwiseStep> epilogue;
   std::string result = "y";
   std::string reduce;  // "" | sum | mean | max | min | logsumexp
+  std::string norm;    // "" | group | batch
+  int64_t norm_groups = 1;
+  double norm_eps = 1e-5;
   std::vector<PointwiseStep> post;
   std::string post_result = "s";
   std::string pattern;
-  bool has_epilogue() const { return !epilogue.empty() || !reduce.empty(); }
+  bool has_epilogue() const { return !epilogue.empty() || !reduce.empty() || !norm.empty(); }
 };
 
 // y = the inclusive cumsum or cumprod of x over one dimension (reverse: from the end, as
