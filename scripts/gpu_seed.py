@@ -4,7 +4,9 @@ per seed pattern and mode: pointwise chains (one input, two inputs with module c
 softmax, reductions (a middle dimension, argmax's int64 output, the values of torch.min with a dim),
 norms (RMS over rows, Frobenius over everything through the workspace, GroupNorm with its affine
 parameters, training-mode BatchNorm over channels) and matrix products (bmm at irregular sizes, a
-transposed operand under tril), a loss with a broadcast operand, a reverse scan, and max/average pooling (dilation, ceil_mode,
+transposed operand under tril; GEMM epilogues: nn.Linear + constants + tanh GELU, a bias-free Linear on a 3-d
+input with its own bias parameter, swish and a residual, a matmul with a transposed weight and a 0-d
+parameter, a row logsumexp and a row mean after the epilogue), a loss with a broadcast operand, a reverse scan, and max/average pooling (dilation, ceil_mode,
 count_include_pad=False), a chain with broadcast operands, cross entropy with int64 targets and a masked (bool) cumsum. Each must match its seed, pass the full judge, export best/, and
 best/model_new.py must agree with the reference Model (float tolerance: the seed computes in fp32, or
 double for statistics, and rounds once, where eager rounds after every op).
@@ -22,7 +24,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
             "sum_dim", "argmax_dim", "min_dim", "rmsnorm", "frobenius_norm", "groupnorm", "batchnorm_train",
             "bmm", "matmul_tril_tn", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad",
-            "row_scale_bias", "cross_entropy", "masked_cumsum"]
+            "row_scale_bias", "cross_entropy", "masked_cumsum",
+            "linear_gelu_scale", "linear_bias_swish_residual", "matmul_weight_t_min", "linear_swish_logsumexp",
+            "linear_tanh_row_mean"]
 
 
 def check_export(run: pathlib.Path) -> str:
@@ -33,6 +37,7 @@ import model_new
 torch.manual_seed(0)
 ref = model_new._reference.Model(*model_new.get_init_inputs()).cuda()
 new = model_new.ModelNew(*model_new.get_init_inputs()).cuda()
+new.reference.load_state_dict(ref.state_dict())  # the same parameters (nn.Linear's are random)
 # Signed floats; integer and bool inputs (class indices, masks) as get_inputs() made them.
 x = [(t.cuda() * 2 - 1 if t.is_floating_point() else t.cuda()) if isinstance(t, torch.Tensor) else t
      for t in model_new.get_inputs()]

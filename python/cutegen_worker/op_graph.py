@@ -67,6 +67,7 @@ REDUCE = {
     "argmax": [("dim", None), ("keepdim", False)], "argmin": [("dim", None), ("keepdim", False)],
     "max": [("dim", None), ("keepdim", False)], "min": [("dim", None), ("keepdim", False)],
     "norm": [("p", "fro"), ("dim", None), ("keepdim", False), ("out", None), ("dtype", None)],
+    "logsumexp": [("dim", _REQUIRED), ("keepdim", False)],
 }
 # Loss functions: (input, target), then scalar parameters (a tensor `weight` is refused as a tensor).
 _LEGACY = [("size_average", None), ("reduce", None)]
@@ -110,6 +111,7 @@ _FUNCTIONS.update({
     torch.matmul: ("matmul", False), torch.mm: ("matmul", False), torch.bmm: ("matmul", False),
     operator.matmul: ("matmul", False), torch.transpose: ("transpose", False), torch.swapaxes: ("transpose", False),
     torch.t: ("t", False), torch.einsum: ("einsum", False), operator.getitem: ("getitem", False),
+    F.linear: ("linear", False),
     operator.add: ("add", False), operator.sub: ("sub", False), operator.mul: ("mul", False),
     operator.truediv: ("div", False), operator.pow: ("pow", False), operator.neg: ("neg", False),
     operator.abs: ("abs", False), operator.iadd: ("add", True), operator.isub: ("sub", True),
@@ -292,6 +294,8 @@ class _Normaliser:
                 entry = self.bind(node, name, params, inplace, module_params, operands=2)
             elif name == "pool":
                 entry = self.pool_module(node)
+            elif name == "linear":
+                entry = self.linear(node)
             elif name in _SPECIAL:
                 entry = _SPECIAL[name](self, node)
             elif name in _NORMS:
@@ -317,6 +321,30 @@ class _Normaliser:
         if name == "layer_norm":
             params["normalized_ndim"] = len(sub.normalized_shape)
         return {"op": name, "args": args, "params": params}
+
+    def linear(self, node: fx.Node) -> dict:
+        """nn.Linear or F.linear: y = x @ weight.T (+ bias), as linear(x, weight[, bias]) with `has_bias`.
+        The module's weight and bias become param nodes of their own, as a norm module's do."""
+        if node.op == "call_module":
+            if len(node.args) != 1 or node.kwargs:
+                raise _Unsupported("nn.Linear expects one operand")
+            sub = self.gm.get_submodule(node.target)
+            args = [self.operand(node.args[0]), {"ref": self.param_node(f"{node.target}.weight", sub.weight)}]
+            if sub.bias is not None:
+                args.append({"ref": self.param_node(f"{node.target}.bias", sub.bias)})
+        else:
+            names = ("input", "weight", "bias")
+            if len(node.args) > 3 or set(node.kwargs) - set(names):
+                raise _Unsupported("F.linear expects (input, weight, bias)")
+            bound = dict(zip(names, node.args), **node.kwargs)
+            if "input" not in bound or "weight" not in bound:
+                raise _Unsupported("F.linear expects (input, weight, bias)")
+            values = [bound[k] for k in names if bound.get(k) is not None]
+            for value in values:
+                if not isinstance(value, fx.Node):
+                    raise _Unsupported("F.linear of something that is not a tensor")
+            args = [self.operand(v) for v in values]
+        return {"op": "linear", "args": args, "params": {"has_bias": len(args) == 3}}
 
     def pool_module(self, node: fx.Node) -> dict:
         """nn.MaxPool1d..3d / nn.AvgPool1d..3d: per-dimension window numbers as k0, s0, p0, d0, k1, ..."""
@@ -362,9 +390,13 @@ class _Normaliser:
         return {"op": "getitem", "args": [self.operand(source)], "params": {"index": index}}
 
     def attribute_access(self, node: fx.Node) -> dict:
-        """`A.T` and `A.mT` are transposes; any other attribute is not an op the seed knows."""
+        """`A.T` and `A.mT` are transposes; `torch.max(x, dim).values` (`.indices`) is the pair's element 0 (1);
+        any other attribute is not an op the seed knows."""
         source, attr = node.args
         meta = source.meta.get("tensor_meta") if isinstance(source, fx.Node) else None
+        if attr in ("values", "indices") and isinstance(source, fx.Node) and meta is not None \
+                and not isinstance(meta, TensorMetadata):
+            return {"op": "getitem", "args": [self.operand(source)], "params": {"index": int(attr == "indices")}}
         rank = len(meta.shape) if isinstance(meta, TensorMetadata) else -1
         if attr == "mT" or (attr == "T" and rank == 2):
             return {"op": "transpose", "args": [self.operand(source)], "params": {"dim0": -2, "dim1": -1}}
@@ -407,6 +439,8 @@ class _Normaliser:
             sub = self.gm.get_submodule(node.target)
             if type(sub) in _POOLS:
                 return "pool", False, [], None
+            if isinstance(sub, nn.Linear):
+                return "linear", False, [], None
             for cls, canonical, attrs in _MODULES + _NORM_MODULES:
                 if isinstance(sub, cls):
                     module_params = {p: getattr(sub, a) for p, a in attrs.items()}

@@ -128,13 +128,13 @@ def test_unknown_ops_keep_torchs_spelling_and_their_operands(tmp_path):
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        self.fc = nn.Linear(8, 8)
+        self.fc = nn.Bilinear(8, 8, 8)
 
     def forward(self, x):
-        return torch.logcumsumexp(self.fc(x), dim=1).view(-1)
+        return torch.logcumsumexp(self.fc(x, x), dim=1).view(-1)
 ''')
     found = [(n["op"], n.get("known", True)) for n in ops(graph)]
-    assert found == [("nn.Linear", False), ("torch.logcumsumexp", False), ("Tensor.view", False)]
+    assert found == [("nn.Bilinear", False), ("torch.logcumsumexp", False), ("Tensor.view", False)]
     assert ops(graph)[1]["args"] == [{"ref": ops(graph)[0]["id"]}]
 
 
@@ -441,3 +441,80 @@ class Model(nn.Module):
     assert ce["params"] == {"weight": None, "size_average": None, "ignore_index": -100, "reduce": None,
                             "reduction": "mean", "label_smoothing": 0.0}
     assert graph["nodes"][1]["dtype"] == "int64"
+
+
+LINEAR_FOOTER = '''
+def get_inputs():
+    return [torch.rand(4, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_linear_module_takes_its_weight_and_bias_as_parameter_nodes(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 6)
+        self.bias = nn.Parameter(torch.randn(6))
+
+    def forward(self, x):
+        x = self.fc(x)
+        original = x.clone().detach()
+        return torch.sigmoid(x + self.bias) * 2.0 + original
+''', LINEAR_FOOTER)
+    assert graph["traced"]
+    assert graph["params"] == ["bias", "fc.weight", "fc.bias"]
+    nodes = graph["nodes"]
+    assert [n["id"] for n in nodes] == list(range(len(nodes)))
+    linear = next(n for n in nodes if n["op"] == "linear")
+    assert linear["params"] == {"has_bias": True}
+    assert linear["shape"] == [4, 6] and linear["dtype"] == "float32"
+    x, weight, bias = (nodes[a["ref"]] for a in linear["args"])
+    assert x["op"] == "input"
+    assert (weight["op"], weight["index"], weight["shape"]) == ("param", 2, [6, 8])
+    assert (bias["op"], bias["index"], bias["shape"]) == ("param", 3, [6])
+    # The residual really is the product itself: clone and detach are identities of the linear node.
+    idents = [n for n in nodes if n["op"] == "identity"]
+    assert len(idents) == 2 and idents[0]["args"] == [{"ref": linear["id"]}]
+    assert [n["op"] for n in ops(graph)] == ["linear", "identity", "identity", "add", "sigmoid", "mul", "add"]
+
+
+def test_linear_without_bias_and_the_functional_form(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 6, bias=False)
+        self.w = nn.Parameter(torch.randn(5, 6))
+
+    def forward(self, x):
+        return F.linear(self.fc(x), self.w, bias=None) + F.linear(self.fc(x), weight=self.w)
+''', LINEAR_FOOTER)
+    linears = [n for n in graph["nodes"] if n["op"] == "linear"]
+    assert len(linears) == 4
+    assert linears[0]["params"] == {"has_bias": False} and len(linears[0]["args"]) == 2
+    functional = [n for n in linears if graph["nodes"][n["args"][1]["ref"]].get("param") == "w"]
+    assert len(functional) == 2 and all(len(n["args"]) == 2 for n in functional)
+    assert functional[0]["shape"] == [4, 5]
+
+
+def test_logsumexp_and_the_values_of_a_max_pair(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        m = torch.max(x, dim=1, keepdim=True).values - x.min(1).indices.unsqueeze(1)
+        return torch.logsumexp(m, dim=1, keepdim=True) + x.logsumexp((1,))[:, None]
+''')
+    nodes = ops(graph)
+    pair = next(n for n in nodes if n["op"] == "max")
+    values = next(n for n in nodes if n["op"] == "getitem" and n["args"] == [{"ref": pair["id"]}])
+    assert values["params"] == {"index": 0} and values["shape"] == [4, 1]
+    low = next(n for n in nodes if n["op"] == "min")
+    indices = next(n for n in nodes if n["op"] == "getitem" and n["args"] == [{"ref": low["id"]}])
+    assert indices["params"] == {"index": 1} and indices["dtype"] == "int64"
+    lse = [n for n in nodes if n["op"] == "logsumexp"]
+    assert [n["params"] for n in lse] == [{"dim": 1, "keepdim": True}, {"dim": 1, "keepdim": False}]

@@ -137,10 +137,10 @@ check "a bad --profile-from fails with one line naming the choices" test $rc -ne
 check "a bad --profile-from names the choices" grep -q 'auto, always, never' <<<"$err"
 # Without an LLM (no --llm, no llm.backend; or --llm none): the seed path (docs/seed.md). Tracing needs no GPU.
 for how in "" "--llm none"; do
-  err=$("$cutegen" optimize "$src/problems/matmul_bias_gelu.py" $how --out "$d/unmatched" 2>&1); rc=$?
+  err=$("$cutegen" optimize "$src/problems/split_halves.py" $how --out "$d/unmatched" 2>&1); rc=$?
   check "optimize ${how:-without --llm}: an unmatched problem exits 3 with one line" test $rc -eq 3 -a "$(grep -c . <<<"$err")" -eq 1
   check "optimize ${how:-without --llm}: the line names the graph and asks for an LLM" \
-    grep -q '^cutegen: no seed for this operator graph: nn.Linear, gelu (.*); give --llm$' <<<"$err"
+    grep -q '^cutegen: no seed for this operator graph: torch.chunk, getitem, add, sub (.*); give --llm$' <<<"$err"
   check "optimize ${how:-without --llm}: an unmatched problem leaves no run directory" test ! -e "$d/unmatched"
 done
 if ! nvidia-smi -L >/dev/null 2>&1; then
@@ -165,9 +165,9 @@ check "seed says what matched" grep -q '^seed: pointwise chain y = gelu(x, appro
 "$cutegen" seed "$src/problems/scale_add.py" -o "$d/scale_add_seed.cu" 2>/dev/null; rc=$?
 check "seed -o writes the kernel" test $rc -eq 0 -a -s "$d/scale_add_seed.cu"
 check "scale_add's seed reads alpha from its descriptor" grep -q 'op.s2 = static_cast<float>(inputs\[2\].scalar_f);' "$d/scale_add_seed.cu"
-err=$("$cutegen" seed "$src/problems/matmul_bias_gelu.py" 2>&1); rc=$?
-check "seed of a Linear + gelu fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
-check "seed of a Linear + gelu names it" grep -q '^cutegen: no seed for this operator graph: nn.Linear' <<<"$err"
+err=$("$cutegen" seed "$src/problems/split_halves.py" 2>&1); rc=$?
+check "seed of a torch.chunk fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+check "seed of a torch.chunk names it" grep -q '^cutegen: no seed for this operator graph: torch.chunk' <<<"$err"
 out=$("$cutegen" seed "$src/problems/matmul_square.py" 2>"$d/seed.err"); rc=$?
 check "seed of a matmul is the seed GEMM" test $rc -eq 0 -a "$(grep -c 'gemm_kernel<<<' <<<"$out")" -eq 1
 check "seed of a matmul says what matched" grep -q '^seed: matrix product y = matmul(a, b)$' "$d/seed.err"
@@ -176,6 +176,8 @@ check "seed --list lists every problem" test $rc -eq 0 -a "$(grep -c '\.py: ' <<
 check "seed --list shows softmax_rows' seed" grep -q '^softmax_rows.py: row softmax y = softmax(x, dim=-1)$' <<<"$out"
 check "seed --list counts the seeds" grep -Eq '^[0-9]+ of [0-9]+ problems have a seed$' <<<"$out"
 check "seed --list shows relu's seed" grep -q '^relu.py: pointwise chain y = relu(x)$' <<<"$out"
+check "seed --list shows a Linear + gelu's epilogue seed" \
+  grep -q "^matmul_bias_gelu.py: matrix product with an epilogue y = gelu(linear(x, fc_weight, fc_bias), approximate='none')$" <<<"$out"
 if ! nvidia-smi -L >/dev/null 2>&1; then
   err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --out "$d/run" 2>&1); rc=$?
   check "optimize without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1

@@ -1,6 +1,9 @@
 #include "seed/gemm_kernel.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
 
 #include "seed/template_text.h"
 
@@ -10,6 +13,58 @@ namespace {
 constexpr const char* kTemplate =
 #include "seed/gemm_kernel.inc"
     ;
+
+// The epilogue's body: each column operand loaded once, then one statement per op of forward().
+// The column operands `post_side` reads, each loaded once.
+std::string column_loads(const GemmPlan& plan, bool post_side) {
+  std::string body;
+  for (std::size_t i = 0; i < plan.columns.size(); ++i) {
+    const auto& c = plan.columns[i];
+    if (c.post != post_side) continue;
+    body += fmt::format("  const float c{0} = cols.p[{0}][{1}];  // {2}{3}\n", i, c.stride ? "n" : "0", c.name,
+                        c.stride ? "[n]" : ", one number");
+  }
+  return body;
+}
+
+// A device function's body: the column loads, then one statement per op of forward().
+std::string body_of(const GemmPlan& plan, bool post_side) {
+  std::string body = column_loads(plan, post_side);
+  for (const auto& s : post_side ? plan.post : plan.epilogue)
+    body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
+  return body + fmt::format("  return {};", post_side ? plan.post_result : plan.result);
+}
+
+std::string reduce_enum(const std::string& op) {
+  if (op == "sum") return "kSum";
+  if (op == "mean") return "kMean";
+  if (op == "max") return "kMax";
+  if (op == "min") return "kMin";
+  if (op == "logsumexp") return "kLogSumExp";
+  return "kNone";
+}
+
+std::string epilogue_text(const GemmPlan& plan) {
+  if (!plan.has_epilogue()) return "";
+  if (!plan.norm.empty())
+    return fmt::format(
+        "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
+        "// a bias read at the element's column -- runs in registers on each element before it is stored; then\n"
+        "// {} rewrites the stored values in place ({}), statistics in double, and applies the ops after it.",
+        plan.norm == "group" ? "a GroupNorm" : "a training-mode BatchNorm",
+        plan.norm == "group" ? "a warp per (row, group)" : "a thread per column walking its rows");
+  if (!plan.reduce.empty())
+    return fmt::format(
+        "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
+        "// a bias read at the element's column -- runs in registers on each element, and the {} over each row\n"
+        "// follows in two steps: every CTA writes its part of each of its rows to the workspace (contract v2),\n"
+        "// then a warp per row combines them and applies the ops after the reduction. The (M, N) product is\n"
+        "// never stored.",
+        plan.reduce);
+  return "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
+         "// a bias read at the element's column -- runs in registers on each element before it is stored, in\n"
+         "// fp32, so the product never makes a round trip through memory.";
+}
 
 }  // namespace
 
@@ -39,6 +94,24 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const std::string& proble
   replace_placeholder(text, "B_BATCH_STRIDE", std::to_string(plan.b_batch_stride));
   replace_placeholder(text, "MASK", plan.mask == "triu" ? "1" : plan.mask == "tril" ? "2" : "0");
   replace_placeholder(text, "DIAGONAL", std::to_string(plan.diagonal));
+  std::vector<std::string> inputs, strides;
+  for (const auto& c : plan.columns) {
+    inputs.push_back(std::to_string(c.input));
+    strides.push_back(std::to_string(c.stride));
+  }
+  inputs.push_back("-1");  // the unused entry
+  strides.push_back("0");
+  replace_placeholder(text, "EPILOGUE_TEXT", epilogue_text(plan));
+  replace_placeholder(text, "NUM_COLUMNS", std::to_string(plan.columns.size()));
+  replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
+  replace_placeholder(text, "COLUMN_STRIDES", fmt::format("{}", fmt::join(strides, ", ")));
+  replace_placeholder(text, "EPILOGUE_BODY", body_of(plan, false));
+  replace_placeholder(text, "REDUCE", reduce_enum(plan.reduce));
+  replace_placeholder(text, "ROW_REDUCE", plan.reduce.empty() ? "0" : "1");
+  replace_placeholder(text, "POST_BODY", body_of(plan, true));
+  replace_placeholder(text, "NORM", plan.norm == "group" ? "kGroupNorm" : plan.norm == "batch" ? "kBatchNorm" : "kNoNorm");
+  replace_placeholder(text, "NORM_GROUPS", std::to_string(plan.norm_groups));
+  replace_placeholder(text, "NORM_EPS", fmt::format("{}", plan.norm_eps));
   return text;
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "seed/gemm_epilogue_matcher.h"
 #include "seed/pointwise_ops.h"
 #include "seed/structured_matcher.h"
 
@@ -260,7 +261,10 @@ std::string SeedMatch::description() const {
   if (row_softmax) return "row softmax y = " + row_softmax->pattern;
   if (reduce) return "reduction y = " + reduce->pattern;
   if (norm) return "normalisation y = " + norm->pattern;
-  if (gemm) return "matrix product y = " + gemm->pattern;
+  if (gemm && !gemm->has_epilogue()) return "matrix product y = " + gemm->pattern;
+  if (gemm && !gemm->norm.empty()) return "matrix product with an epilogue and a norm y = " + gemm->pattern;
+  if (gemm && !gemm->reduce.empty()) return "matrix product with an epilogue and a row reduction y = " + gemm->pattern;
+  if (gemm) return "matrix product with an epilogue y = " + gemm->pattern;
   if (loss) return "loss y = " + loss->pattern;
   if (scan) return "scan y = " + scan->pattern;
   if (pool) return "pooling y = " + pool->pattern;
@@ -295,8 +299,12 @@ SeedMatch match_seed(const OpGraph& graph) {
     m.reason.clear();
     m.row_softmax = match_row_softmax(graph, m.reason);
   } else if (has(is_gemm_op)) {
+    // A product alone (maybe under triu/tril) is the plain GEMM's; anything else on it an epilogue's.
     m.reason.clear();
-    m.gemm = match_gemm(graph, m.reason);
+    const std::string last = graph.outputs.size() == 1 && graph.outputs[0].ref
+                                  ? graph.node(*graph.outputs[0].ref).op : std::string();
+    const bool plain = last == "matmul" || last == "triu" || last == "tril";
+    m.gemm = plain ? match_gemm(graph, m.reason) : match_gemm_epilogue(graph, m.reason);
   } else if (has(is_pool_op)) {
     m.reason.clear();
     m.pool = match_pool(graph, m.reason);

@@ -53,9 +53,26 @@ struct NormPlan {
   std::string pattern;
 };
 
+// An operand of a GEMM epilogue read per output column: element n * stride of a contiguous fp32 tensor
+// (a bias of shape (N,) or (1, N): stride 1; a single number of shape (), (1,) or (1, 1): stride 0).
+struct ColumnOperand {
+  int input = 0;       // contract position
+  int64_t stride = 1;  // 1 or 0
+  std::string name;
+  bool post = false;   // read by post() (after a norm), else by epilogue()
+};
+
 // C[b] = A[b] @ B[b] in fp32, A (M, K) and B (K, N) as the kernel reads them; `a_transposed` means the
 // tensor given is (K, M) row-major (A.T in forward()), `b_transposed` (N, K). Batch strides 0 share an
 // operand across the batch. Optionally triu/tril of the product (elements outside set to zero).
+// Optionally an epilogue (the gemm_epilogue pattern: nn.Linear or a matmul, then pointwise ops): each
+// element y of the product, in fp32, becomes `result` through `epilogue`'s statements over y and the
+// column operands c0, c1, ... before it is stored. With `reduce` (gemm_epilogue_reduce), the epilogue's
+// values are instead reduced over each output row (sum, mean, max, min or logsumexp over N) and `post`'s
+// statements map the row's statistic s to the one value stored per row. With `norm` (gemm_epilogue_norm),
+// the epilogue's values are normalised -- GroupNorm over each row's `norm_groups` runs of N / groups columns,
+// or training-mode BatchNorm over each column's M values -- and `post`'s statements map the normalised value
+// s (its affine weight and bias applied by the first statements) to the value stored.
 struct GemmPlan {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool a_transposed = false, b_transposed = false;
@@ -64,7 +81,17 @@ struct GemmPlan {
   int64_t diagonal = 0;
   int num_contract_inputs = 0;
   int a_input = 0, b_input = 1;
+  std::vector<ColumnOperand> columns;
+  std::vector<PointwiseStep> epilogue;
+  std::string result = "y";
+  std::string reduce;  // "" | sum | mean | max | min | logsumexp
+  std::string norm;    // "" | group | batch
+  int64_t norm_groups = 1;
+  double norm_eps = 1e-5;
+  std::vector<PointwiseStep> post;
+  std::string post_result = "s";
   std::string pattern;
+  bool has_epilogue() const { return !epilogue.empty() || !reduce.empty() || !norm.empty(); }
 };
 
 // y = the inclusive cumsum or cumprod of x over one dimension (reverse: from the end, as

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "seed/graph_util.h"
 #include "seed/pointwise_ops.h"
 
 namespace cutegen::seed {
@@ -15,134 +16,6 @@ namespace {
 const std::set<std::string> kReduceOps = {"sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "max", "min"};
 const std::set<std::string> kNormModules = {"layer_norm", "group_norm", "instance_norm", "batch_norm"};
 const std::set<std::string> kLossOps = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div"};
-
-const double* number(const Node& n, const char* key) {
-  auto it = n.params.find(key);
-  return it == n.params.end() ? nullptr : std::get_if<double>(&it->second);
-}
-
-bool is_none(const Node& n, const char* key) {
-  auto it = n.params.find(key);
-  return it == n.params.end() || std::holds_alternative<std::monostate>(it->second);
-}
-
-bool flag(const Node& n, const char* key) {
-  auto it = n.params.find(key);
-  if (it == n.params.end()) return false;
-  if (const bool* b = std::get_if<bool>(&it->second)) return *b;
-  if (const double* d = std::get_if<double>(&it->second)) return *d != 0;
-  return false;
-}
-
-int64_t product(const std::vector<int64_t>& s, std::size_t from, std::size_t to) {
-  int64_t p = 1;
-  for (std::size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
-  return p;
-}
-
-// The one tensor forward() returns, or nullptr with the reason.
-const Node* single_output(const OpGraph& g, std::string& reason) {
-  if (g.outputs.size() != 1 || !g.outputs[0].ref) {
-    reason = fmt::format("forward() returns {} values; the seed writes one tensor", g.outputs.size());
-    return nullptr;
-  }
-  return &g.node(*g.outputs[0].ref);
-}
-
-// A contiguous fp32 tensor forward() argument (or parameter), or the reason it is not.
-std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what) {
-  if (!o.ref) return fmt::format("{} is a number, not a tensor", what);
-  const Node& x = g.node(*o.ref);
-  if (x.op != "input" || x.scalar)
-    return fmt::format("{} is computed ({}), not a forward input (a fused prologue is future work)", what, x.op);
-  if (!x.type) return fmt::format("{} has no tensor type in the trace", what);
-  if (x.type->dtype != "float32")
-    return fmt::format("{} is {} (this seed is float32)", what, x.type->dtype);
-  if (!x.type->contiguous) return fmt::format("{} is not contiguous", what);
-  return "";
-}
-
-// A dimension argument normalised to [0, rank); nullopt for None, -1 when out of range.
-std::optional<int64_t> dim_of(const Node& n, std::size_t rank, const char* key = "dim") {
-  const double* d = number(n, key);
-  if (!d) return std::nullopt;
-  auto v = static_cast<int64_t>(*d);
-  if (v < 0) v += static_cast<int64_t>(rank);
-  return v >= 0 && v < static_cast<int64_t>(std::max<std::size_t>(rank, 1)) ? v : -1;
-}
-
-// A value as people read it: inputs by name, ops as op(args, key=value).
-std::string text_of(const OpGraph& g, const Operand& o) {
-  if (!o.ref) return fmt::format("{}", o.value);
-  const Node& n = g.node(*o.ref);
-  if (n.op == "input" || n.op == "param") return n.name;
-  if (n.op == "constant") {
-    const double* v = number(n, "value");
-    return v ? fmt::format("{}", *v) : n.name;
-  }
-  std::vector<std::string> parts;
-  for (const auto& a : n.args) parts.push_back(text_of(g, a));
-  for (const auto& [k, v] : n.params) {
-    if (std::holds_alternative<std::monostate>(v)) continue;
-    if (k == "alpha" && (n.op == "add" || n.op == "sub")) continue;
-    if (k.rfind("has_", 0) == 0) continue;  // the operands list them
-    if (k == "keepdim") {  // false, the default, is noise
-      const bool* b = std::get_if<bool>(&v);
-      const double* d = std::get_if<double>(&v);
-      if ((b && !*b) || (d && *d == 0)) continue;
-    }
-    if (const double* d = std::get_if<double>(&v)) parts.push_back(fmt::format("{}={}", k, *d));
-    else if (const bool* b = std::get_if<bool>(&v)) parts.push_back(fmt::format("{}={}", k, *b ? "True" : "False"));
-    else parts.push_back(fmt::format("{}='{}'", k, std::get<std::string>(v)));
-  }
-  return fmt::format("{}({})", n.op, fmt::join(parts, ", "));
-}
-
-// The pointwise sub-graph from `root` down to `leaves` as device statements (`prefix<id>` values), in
-// execution order. Error: something on the way is not a pointwise op of the table or reaches another value.
-Result<std::string> emit_chain(const OpGraph& g, int root, const std::map<int, std::string>& leaves,
-                               const std::string& prefix, std::vector<PointwiseStep>& steps) {
-  std::set<int> needed;
-  std::vector<int> stack{root};
-  while (!stack.empty()) {
-    int id = stack.back();
-    stack.pop_back();
-    if (leaves.count(id) || !needed.insert(id).second) continue;
-    for (const auto& a : g.node(id).args)
-      if (a.ref) stack.push_back(*a.ref);
-  }
-  std::map<int, std::string> values = leaves;
-  std::map<int, double> constants;
-  for (int id : needed) {
-    const Node& n = g.node(id);
-    if (n.op == "constant") {
-      const double* v = number(n, "value");
-      if (!v) return Error{fmt::format("forward argument {} has a default that is not a number", n.name)};
-      values[id] = float_literal(*v);
-      constants[id] = *v;
-      continue;
-    }
-    if (n.op == "input" || n.op == "param")
-      return Error{fmt::format("{} depends on {} as well", text_of(g, Operand{.ref = root}), n.name)};
-    if (!n.known || pointwise_arity(n.op) == 0)
-      return Error{fmt::format("{} is not a pointwise op the seed knows", n.op)};
-    std::vector<ExprArg> args;
-    for (const auto& a : n.args) {
-      if (a.ref) {
-        auto c = constants.find(*a.ref);
-        args.push_back({values.at(*a.ref), c == constants.end() ? std::nullopt : std::optional<double>(c->second)});
-      } else {
-        args.push_back({float_literal(a.value), a.value});
-      }
-    }
-    auto expr = pointwise_expression(n.op, args, n.params);
-    if (!expr) return expr.error();
-    std::string value = fmt::format("{}{}", prefix, id);
-    steps.push_back({value, *expr, text_of(g, Operand{.ref = id})});
-    values[id] = value;
-  }
-  return values.at(root);
-}
 
 std::string reduce_op_of(const OpGraph& g, const Node& out, const Node*& src) {
   src = &out;
@@ -164,7 +37,7 @@ std::string reduce_op_of(const OpGraph& g, const Node& out, const Node*& src) {
 
 bool is_reduce_op(const std::string& op) { return kReduceOps.count(op) > 0; }
 bool is_norm_op(const std::string& op) { return kNormModules.count(op) > 0 || op == "norm"; }
-bool is_gemm_op(const std::string& op) { return op == "matmul"; }
+bool is_gemm_op(const std::string& op) { return op == "matmul" || op == "linear"; }
 bool is_loss_op(const std::string& op) { return kLossOps.count(op) > 0; }
 bool is_scan_op(const std::string& op) { return op == "cumsum" || op == "cumprod"; }
 bool is_pool_op(const std::string& op) { return op == "max_pool" || op == "avg_pool"; }
@@ -409,6 +282,74 @@ std::optional<NormPlan> match_norm(const OpGraph& g, std::string& reason) {
   return plan;
 }
 
+bool match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan, std::string& reason) {
+  if (mm.op != "matmul" || mm.args.size() != 2) {
+    reason = fmt::format("the output is {}, not a matrix product of inputs", mm.op);
+    return false;
+  }
+  // Each operand: a forward input or parameter, or the transpose of its last two dimensions.
+  struct Side {
+    const Node* x = nullptr;
+    bool transposed = false;
+  };
+  Side sides[2];
+  for (int i = 0; i < 2; ++i) {
+    Operand o = mm.args[static_cast<std::size_t>(i)];
+    if (o.ref && g.node(*o.ref).op == "transpose") {
+      const Node& t = g.node(*o.ref);
+      const Node* src = t.args.empty() || !t.args[0].ref ? nullptr : &g.node(*t.args[0].ref);
+      const std::size_t rank = src && src->type ? src->type->shape.size() : 0;
+      auto d0 = dim_of(t, rank, "dim0"), d1 = dim_of(t, rank, "dim1");
+      const auto last = static_cast<int64_t>(rank) - 1;
+      if (rank < 2 || !d0 || !d1 || std::min(*d0, *d1) != last - 1 || std::max(*d0, *d1) != last) {
+        reason = "a transpose of other than the last two dimensions";
+        return false;
+      }
+      sides[i].transposed = true;
+      o = t.args[0];
+    }
+    if (auto why = plain_input(g, o, i == 0 ? "the left operand" : "the right operand", true); !why.empty()) {
+      reason = why;
+      return false;
+    }
+    sides[i].x = &g.node(*o.ref);
+  }
+  auto a = sides[0].x->type->shape, b = sides[1].x->type->shape;
+  if (sides[0].transposed) std::swap(a[a.size() - 1], a[a.size() - 2]);
+  if (sides[1].transposed) std::swap(b[b.size() - 1], b[b.size() - 2]);
+  if (a.size() < 2 || b.empty()) {
+    reason = "a matrix product with a vector on the left";
+    return false;
+  }
+  if (b.size() == 1) b.push_back(1);  // matrix @ vector: a one-column matrix, the same memory
+  plan.a_transposed = sides[0].transposed;
+  plan.b_transposed = sides[1].transposed;
+  plan.a_input = sides[0].x->index;
+  plan.b_input = sides[1].x->index;
+  plan.k = a.back();
+  plan.n = b.back();
+  if (b[b.size() - 2] != plan.k) {
+    reason = "the operands' inner dimensions differ";
+    return false;
+  }
+  if (b.size() == 2) {
+    if (a.size() > 2 && (plan.a_transposed || !plan.mask.empty())) {
+      reason = "a batched transposed or masked left operand times a matrix";
+      return false;
+    }
+    plan.m = product(a, 0, a.size() - 1);  // (..., M, K) @ (K, N): the batch folds into M
+  } else if (a.size() == 3 && b.size() == 3 && a[0] == b[0]) {
+    plan.batch = a[0];
+    plan.m = a[1];
+    plan.a_batch_stride = a[1] * a[2];
+    plan.b_batch_stride = b[1] * b[2];
+  } else {
+    reason = "a broadcast batched matrix product (the seed has (B, M, K) @ (B, K, N) and (..., M, K) @ (K, N))";
+    return false;
+  }
+  return true;
+}
+
 std::optional<GemmPlan> match_gemm(const OpGraph& g, std::string& reason) {
   const Node* out = single_output(g, reason);
   if (!out) return std::nullopt;
@@ -420,70 +361,7 @@ std::optional<GemmPlan> match_gemm(const OpGraph& g, std::string& reason) {
     plan.diagonal = d ? static_cast<int64_t>(*d) : 0;
     mm = &g.node(*out->args[0].ref);
   }
-  if (mm->op != "matmul" || mm->args.size() != 2) {
-    reason = fmt::format("the output is {}, not a matrix product of inputs", mm->op);
-    return std::nullopt;
-  }
-  // Each operand: a forward input, or the transpose of its last two dimensions.
-  struct Side {
-    const Node* x = nullptr;
-    bool transposed = false;
-  };
-  Side sides[2];
-  for (int i = 0; i < 2; ++i) {
-    Operand o = mm->args[static_cast<std::size_t>(i)];
-    if (o.ref && g.node(*o.ref).op == "transpose") {
-      const Node& t = g.node(*o.ref);
-      const Node* src = t.args.empty() || !t.args[0].ref ? nullptr : &g.node(*t.args[0].ref);
-      const std::size_t rank = src && src->type ? src->type->shape.size() : 0;
-      auto d0 = dim_of(t, rank, "dim0"), d1 = dim_of(t, rank, "dim1");
-      const auto last = static_cast<int64_t>(rank) - 1;
-      if (rank < 2 || !d0 || !d1 || std::min(*d0, *d1) != last - 1 || std::max(*d0, *d1) != last) {
-        reason = "a transpose of other than the last two dimensions";
-        return std::nullopt;
-      }
-      sides[i].transposed = true;
-      o = t.args[0];
-    }
-    if (auto why = plain_input(g, o, i == 0 ? "the left operand" : "the right operand"); !why.empty()) {
-      reason = why;
-      return std::nullopt;
-    }
-    sides[i].x = &g.node(*o.ref);
-  }
-  auto a = sides[0].x->type->shape, b = sides[1].x->type->shape;
-  if (sides[0].transposed) std::swap(a[a.size() - 1], a[a.size() - 2]);
-  if (sides[1].transposed) std::swap(b[b.size() - 1], b[b.size() - 2]);
-  if (a.size() < 2 || b.empty()) {
-    reason = "a matrix product with a vector on the left";
-    return std::nullopt;
-  }
-  if (b.size() == 1) b.push_back(1);  // matrix @ vector: a one-column matrix, the same memory
-  plan.a_transposed = sides[0].transposed;
-  plan.b_transposed = sides[1].transposed;
-  plan.a_input = sides[0].x->index;
-  plan.b_input = sides[1].x->index;
-  plan.k = a.back();
-  plan.n = b.back();
-  if (b[b.size() - 2] != plan.k) {
-    reason = "the operands' inner dimensions differ";
-    return std::nullopt;
-  }
-  if (b.size() == 2) {
-    if (a.size() > 2 && (plan.a_transposed || !plan.mask.empty())) {
-      reason = "a batched transposed or masked left operand times a matrix";
-      return std::nullopt;
-    }
-    plan.m = product(a, 0, a.size() - 1);  // (..., M, K) @ (K, N): the batch folds into M
-  } else if (a.size() == 3 && b.size() == 3 && a[0] == b[0]) {
-    plan.batch = a[0];
-    plan.m = a[1];
-    plan.a_batch_stride = a[1] * a[2];
-    plan.b_batch_stride = b[1] * b[2];
-  } else {
-    reason = "a broadcast batched matrix product (the seed has (B, M, K) @ (B, K, N) and (..., M, K) @ (K, N))";
-    return std::nullopt;
-  }
+  if (!match_matmul(g, *mm, plan, reason)) return std::nullopt;
   plan.pattern = text_of(g, g.outputs[0]);
   return plan;
 }

@@ -22,6 +22,9 @@ bool is_pool_op(const std::string& op);
 std::optional<ReducePlan> match_reduce(const OpGraph& g, std::string& reason);
 std::optional<NormPlan> match_norm(const OpGraph& g, std::string& reason);
 std::optional<GemmPlan> match_gemm(const OpGraph& g, std::string& reason);
+// The operands of one matmul node (inputs or parameters, each optionally transposed in its last two
+// dimensions) into plan's shapes and positions; false with the reason when the seed GEMM cannot take them.
+bool match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan, std::string& reason);
 // The sum or mean of everything of a pointwise chain (MSE written out), or a loss function
 // (mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div) with reduction mean, sum or batchmean.
 std::optional<LossPlan> match_loss(const OpGraph& g, std::string& reason);

@@ -1,0 +1,135 @@
+#include "seed/graph_util.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "seed/pointwise_ops.h"
+
+namespace cutegen::seed {
+
+const double* number(const Node& n, const char* key) {
+  auto it = n.params.find(key);
+  return it == n.params.end() ? nullptr : std::get_if<double>(&it->second);
+}
+
+bool is_none(const Node& n, const char* key) {
+  auto it = n.params.find(key);
+  return it == n.params.end() || std::holds_alternative<std::monostate>(it->second);
+}
+
+bool flag(const Node& n, const char* key) {
+  auto it = n.params.find(key);
+  if (it == n.params.end()) return false;
+  if (const bool* b = std::get_if<bool>(&it->second)) return *b;
+  if (const double* d = std::get_if<double>(&it->second)) return *d != 0;
+  return false;
+}
+
+int64_t product(const std::vector<int64_t>& s, std::size_t from, std::size_t to) {
+  int64_t p = 1;
+  for (std::size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+const Node* single_output(const OpGraph& g, std::string& reason) {
+  if (g.outputs.size() != 1 || !g.outputs[0].ref) {
+    reason = fmt::format("forward() returns {} values; the seed writes one tensor", g.outputs.size());
+    return nullptr;
+  }
+  return &g.node(*g.outputs[0].ref);
+}
+
+std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params) {
+  if (!o.ref) return fmt::format("{} is a number, not a tensor", what);
+  const Node& x = g.node(*o.ref);
+  if (!(x.op == "input" || (params && x.op == "param")) || x.scalar)
+    return fmt::format("{} is computed ({}), not a forward input (a fused prologue is future work)", what, x.op);
+  if (!x.type) return fmt::format("{} has no tensor type in the trace", what);
+  if (x.type->dtype != "float32")
+    return fmt::format("{} is {} (this seed is float32)", what, x.type->dtype);
+  if (!x.type->contiguous) return fmt::format("{} is not contiguous", what);
+  return "";
+}
+
+std::optional<int64_t> dim_of(const Node& n, std::size_t rank, const char* key) {
+  const double* d = number(n, key);
+  if (!d) return std::nullopt;
+  auto v = static_cast<int64_t>(*d);
+  if (v < 0) v += static_cast<int64_t>(rank);
+  return v >= 0 && v < static_cast<int64_t>(std::max<std::size_t>(rank, 1)) ? v : -1;
+}
+
+std::string text_of(const OpGraph& g, const Operand& o) {
+  if (!o.ref) return fmt::format("{}", o.value);
+  const Node& n = g.node(*o.ref);
+  if (n.op == "input" || n.op == "param") return n.name;
+  if (n.op == "constant") {
+    const double* v = number(n, "value");
+    return v ? fmt::format("{}", *v) : n.name;
+  }
+  std::vector<std::string> parts;
+  for (const auto& a : n.args) parts.push_back(text_of(g, a));
+  for (const auto& [k, v] : n.params) {
+    if (std::holds_alternative<std::monostate>(v)) continue;
+    if (k == "alpha" && (n.op == "add" || n.op == "sub")) continue;
+    if (k.rfind("has_", 0) == 0) continue;  // the operands list them
+    if (k == "keepdim") {  // false, the default, is noise
+      const bool* b = std::get_if<bool>(&v);
+      const double* d = std::get_if<double>(&v);
+      if ((b && !*b) || (d && *d == 0)) continue;
+    }
+    if (const double* d = std::get_if<double>(&v)) parts.push_back(fmt::format("{}={}", k, *d));
+    else if (const bool* b = std::get_if<bool>(&v)) parts.push_back(fmt::format("{}={}", k, *b ? "True" : "False"));
+    else parts.push_back(fmt::format("{}='{}'", k, std::get<std::string>(v)));
+  }
+  return fmt::format("{}({})", n.op, fmt::join(parts, ", "));
+}
+
+Result<std::string> emit_chain(const OpGraph& g, int root, const std::map<int, std::string>& leaves,
+                               const std::string& prefix, std::vector<PointwiseStep>& steps) {
+  std::set<int> needed;
+  std::vector<int> stack{root};
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (leaves.count(id) || !needed.insert(id).second) continue;
+    for (const auto& a : g.node(id).args)
+      if (a.ref) stack.push_back(*a.ref);
+  }
+  std::map<int, std::string> values = leaves;
+  std::map<int, double> constants;
+  for (int id : needed) {
+    const Node& n = g.node(id);
+    if (n.op == "constant") {
+      const double* v = number(n, "value");
+      if (!v) return Error{fmt::format("forward argument {} has a default that is not a number", n.name)};
+      values[id] = float_literal(*v);
+      constants[id] = *v;
+      continue;
+    }
+    if (n.op == "input" || n.op == "param")
+      return Error{fmt::format("{} depends on {} as well", text_of(g, Operand{.ref = root}), n.name)};
+    if (!n.known || pointwise_arity(n.op) == 0)
+      return Error{fmt::format("{} is not a pointwise op the seed knows", n.op)};
+    std::vector<ExprArg> args;
+    for (const auto& a : n.args) {
+      if (a.ref) {
+        auto c = constants.find(*a.ref);
+        args.push_back({values.at(*a.ref), c == constants.end() ? std::nullopt : std::optional<double>(c->second)});
+      } else {
+        args.push_back({float_literal(a.value), a.value});
+      }
+    }
+    auto expr = pointwise_expression(n.op, args, n.params);
+    if (!expr) return expr.error();
+    std::string value = fmt::format("{}{}", prefix, id);
+    steps.push_back({value, *expr, text_of(g, Operand{.ref = id})});
+    values[id] = value;
+  }
+  return values.at(root);
+}
+
+}  // namespace cutegen::seed

@@ -1,0 +1,39 @@
+#pragma once
+// Reading a traced operator graph, shared by the matchers: scalar parameters, shapes, the one output,
+// values as people read them, and a pointwise sub-graph emitted as device statements.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "seed/op_graph.h"
+#include "seed/plans.h"
+
+namespace cutegen::seed {
+
+// A numeric parameter, or nullptr when absent or not a number.
+const double* number(const Node& n, const char* key);
+// The parameter is absent or None.
+bool is_none(const Node& n, const char* key);
+// A boolean (or numeric) parameter that is present and true.
+bool flag(const Node& n, const char* key);
+// The product of s[from..to).
+int64_t product(const std::vector<int64_t>& s, std::size_t from, std::size_t to);
+// The one tensor forward() returns, or nullptr with the reason.
+const Node* single_output(const OpGraph& g, std::string& reason);
+// "" when the operand is a contiguous fp32 tensor forward() argument (or, with `params`, a parameter);
+// else the reason it is not.
+std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params = false);
+// A dimension argument normalised to [0, rank); nullopt for None, -1 when out of range.
+std::optional<int64_t> dim_of(const Node& n, std::size_t rank, const char* key = "dim");
+// A value as people read it: inputs by name, ops as op(args, key=value).
+std::string text_of(const OpGraph& g, const Operand& o);
+// The pointwise sub-graph from `root` down to `leaves` as device statements (`prefix<id>` values), in
+// execution order; returns the root's value. Error: something on the way is not a pointwise op of the
+// table or reaches a value that is not a leaf.
+Result<std::string> emit_chain(const OpGraph& g, int root, const std::map<int, std::string>& leaves,
+                               const std::string& prefix, std::vector<PointwiseStep>& steps);
+
+}  // namespace cutegen::seed
