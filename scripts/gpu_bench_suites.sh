@@ -8,8 +8,8 @@
 #  3. kill -9 of the scheduler mid-suite, then the same command: finishes, no evaluation done twice.
 # Usage: scripts/gpu_bench_suites.sh CUTEGEN OUT
 #   SUITES_PARTS  which parts, comma-separated (default all): baselines-own,baselines-kb,lanes,kill9
-#   KB_JOBS       tasks in flight for the KernelBench baselines (default 3 per GPU: each slot compiles
-#                 while another times; each keeps its problem's inputs in GPU memory)
+#   KB_JOBS       tasks in flight for the KernelBench baselines (default 3 per GPU: loading and timing hold
+#                 the GPU's lock, so the other slots only run torch.compile's compiles beside them)
 #   LANES_STEPS   optimisation steps per task in the lanes and kill -9 suites (default 1)
 #   LANES_JOBS    tasks in flight per GPU there (default 2)
 #   LANES_COPIES  each of the seven problems this many times in the lanes suites (NAME__cN; default 1): a
@@ -17,6 +17,7 @@
 #   LANES_PRECOMPILE=1  compile the kernels into each run's fresh cache before its clock starts: both runs
 #                 then do the same GPU-side work without nvcc (nvcc scales with -j, not with GPUs)
 #   KB_COMPARE=0  skip the direct-PyTorch comparison of tasks 19-32 (run gpu_bench_compare.py yourself)
+#   KB_FILTER     only these KernelBench tasks (bench --filter, e.g. 19-32: the tasks the comparison checks)
 #   KB_TIMEOUT_S  stop the KernelBench baselines after this long (the suite is resumable: the same
 #                 command with the same OUT continues where it stopped; default: no limit)
 set -uo pipefail
@@ -45,7 +46,7 @@ if part baselines-kb && [[ -n "${KERNELBENCH_DIR:-}" ]]; then
   limit=()
   [[ -n "${KB_TIMEOUT_S:-}" ]] && limit=(timeout --signal=INT "$KB_TIMEOUT_S")
   "${limit[@]}" "$cutegen" bench "$KERNELBENCH_DIR/KernelBench/level1" "$KERNELBENCH_DIR/KernelBench/level2" \
-    --baselines-only -j "${KB_JOBS:-$((3 * gpus))}" --out "$out/suites/baselines-kb" --quiet \
+    ${KB_FILTER:+--filter "$KB_FILTER"} --baselines-only -j "${KB_JOBS:-$((3 * gpus))}" --out "$out/suites/baselines-kb" --quiet \
     >"$out/suites/baselines-kb.md" 2>"$out/suites/baselines-kb.err"
   rc=$?
   echo "took $(( $(date +%s) - start )) s (exit $rc)"; "$cutegen" bench status "$out/suites/baselines-kb" | head -30
