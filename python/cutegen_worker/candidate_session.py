@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import audit, compare, inputs, memory, params as params_mod, runner_link
+from . import audit, compare, cpu_wait, inputs, memory, params as params_mod, runner_link
 from .errors import ProblemError, RequestError
 from .shared_buffers import SharedArena
 from .staging import CallSpec, Slot
@@ -287,9 +287,10 @@ class CandidateSession:
         """Round trip, probe and gather with the candidate not loaded: the baselines every call's
         overrun is measured against. The runner's code is still only ours here, so none of these
         numbers can be inflated by the candidate."""
-        pings, probes, gathers = [], [], []
+        pings, probes, gathers, waits = [], [], [], []
         sweep = calibration_sweep()
         for i in range(CALIBRATION_ROUNDS):
+            w0 = self.link.wait_ns()
             # The sequence of a timed call with the harness's own work in the candidate's place: the L2
             # flushed before the probe; the ping sweeps the runner's 128 MiB buffer in the runner's
             # context (a call that streams through its tensors leaves the caches cold and the GPU in the
@@ -306,7 +307,17 @@ class CandidateSession:
             self.secret_out.gather(self.slot.outputs[0])
             self.secret_in.gather(self.slot.inputs + self.slot.params)
             gathers.append(time.perf_counter_ns() - t0)
-        pings, probes, gathers = pings[2:], probes[2:], gathers[2:]  # the first rounds warm things up
+            w1 = self.link.wait_ns()
+            waits.append(None if w0 is None or w1 is None else w1 - w0)
+        # The first rounds warm things up. A round in which either end waited for a CPU measured the
+        # machine's load: it is left out of the limits (nothing of the candidate runs yet, so leaving
+        # rounds out cannot favour it), and too few clean rounds are no calibration at all.
+        rounds = [r for r in zip(pings, probes, gathers, waits)][2:]
+        clean = [r for r in rounds if not cpu_wait.disturbed(r[3], r[0] + r[1] + r[2])]
+        if len(clean) < len(rounds) // 2:
+            raise cpu_wait.CpuBusy(cpu_wait.busy_message("calibration rounds", len(rounds) - len(clean), len(rounds),
+                                                         [_ms(r[3]) for r in rounds if r[3] is not None]))
+        pings, probes, gathers = [r[0] for r in clean], [r[1] for r in clean], [r[2] for r in clean]
         # The least round trip seen, not the median: what is subtracted from a call must never exceed what
         # the call itself cost (on an H200 the median ping once exceeded a 0.1 ms kernel's whole round
         # trip, and the kernel came out at 0.0006 ms). Erring high is the safe side of a promise.
@@ -315,7 +326,9 @@ class CandidateSession:
         self.gather_limit_ns = _quantile(sorted(gathers), 0.9)
         self.record.calibration = {"ping_ms": _ms(self.ping_ns), "ping_median_ms": _ms(statistics.median(pings)),
                                    "probe_p90_ms": _ms(self.probe_limit_ns),
-                                   "gather_p90_ms": _ms(self.gather_limit_ns), "rounds": len(pings), "sweep": sweep}
+                                   "gather_p90_ms": _ms(self.gather_limit_ns), "rounds": len(pings), "sweep": sweep,
+                                   "disturbed_rounds": len(rounds) - len(clean),
+                                   "cpu_wait": "unavailable" if any(w is None for w in waits) else "schedstat"}
 
     # ---- one call ---------------------------------------------------------------------------------
     def _call(self, staged, output_set: int):
@@ -444,12 +457,15 @@ class CandidateSession:
             spec = CallSpec(seed=(plan.timing_seed * 7919 + 104729 * (i + 1)) & 0x7FFF_FFFF, kind=kinds[i],
                             params=params_mod.RANDOM)
             staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
+            w0 = self.link.wait_ns()
             probe = self.clock.probe_ns()
             exchange = self._call(staged, 0)
             t0 = time.perf_counter_ns()
             got_out = self.secret_out.gather(self.slot.outputs[0])
             got_in = self.secret_in.gather(self.slot.inputs + self.slot.params)
             gather = time.perf_counter_ns() - t0
+            w1 = self.link.wait_ns()
+            waited = None if w0 is None or w1 is None else w1 - w0
             if not timed:
                 self.previous = spec
                 continue
@@ -463,9 +479,12 @@ class CandidateSession:
             wall = max(max(0.0, exchange.wall_ns - self.ping_ns) + overrun, (events[-1] or 0.0) * 1e6)
             walls[spec.kind].append(_ms(wall))
             # The two parts of the overrun apart: which side of the call the GPU was still busy on.
+            # Waiting for a CPU (either end) inflates this call's time; it stays in the time reported (that
+            # errs high), but a disturbed call is no evidence of hidden work (_summarise).
             self.record.calls.append({"kind": spec.kind, "wall_ms": _ms(wall), "overrun_ms": _ms(overrun),
                                       "probe_excess_ms": _ms(probe_excess), "gather_excess_ms": _ms(gather_excess),
-                                      "event_ms": events[-1]})
+                                      "event_ms": events[-1], "cpu_wait_ms": None if waited is None else _ms(waited),
+                                      "disturbed": cpu_wait.disturbed(waited, probe + exchange.wall_ns + gather)})
             remaining = plan.runs - k
             if audits_left and (remaining <= audits_left or self.sysrand.random() < AUDIT_FRACTION):
                 # Full once the audits left are no more than the full ones still owed: both always happen.
@@ -525,6 +544,11 @@ class CandidateSession:
                 raise self._failed(self.record.checks[-1], f"{label}, at the audited positions")
 
     def _summarise(self, walls: dict, events: list):
+        calls = self.record.calls
+        disturbed = sum(1 for c in calls if c["disturbed"])
+        if cpu_wait.too_many(disturbed, len(calls)):
+            raise cpu_wait.CpuBusy(cpu_wait.busy_message("timed calls", disturbed, len(calls),
+                                                         [c["cpu_wait_ms"] for c in calls if c["cpu_wait_ms"] is not None]))
         per_kind = {kind: _stats(v) for kind, v in walls.items() if v}
         slower = max(per_kind, key=lambda kind: per_kind[kind]["median_ms"])
         chosen = per_kind[slower]
@@ -532,21 +556,23 @@ class CandidateSession:
         event_median = statistics.median(known_events) if known_events else None
         overrun = sum(c["overrun_ms"] for c in self.record.calls)
         self.record.time = dict(chosen, slower_kind=slower, per_kind=per_kind, overhead_ms=_ms(self.ping_ns),
-                                overrun_ms=overrun, event_median_ms=event_median)
+                                overrun_ms=overrun, event_median_ms=event_median, disturbed_calls=disturbed)
         # The diagnosis of work outside the given stream: the worker's clock saw far more than the
-        # stream's events. (The time reported is the worker's either way.)
-        all_walls = sorted(w for v in walls.values() for w in v)
-        trusted = statistics.median(all_walls)
+        # stream's events. (The time reported is the worker's either way.) Only calls in which neither end
+        # waited for a CPU are evidence: a wait shows as the same gap. A candidate that makes its runner
+        # wait on purpose can hide at most a tenth of its calls this way (more is CpuBusy, no time at all),
+        # and their time still counts in the median reported.
+        clean = [c for c in calls if not c["disturbed"]]
+        trusted = statistics.median(c["wall_ms"] for c in clean)
         # 0.35 ms: what the two-process path adds to an honest call beyond its events on an H200 (0.07 to
         # 0.3 ms, growing with the kernel's footprint: benchmarks/gpu-suite-2026-11-30.md).
         if event_median is not None and trusted > 1.5 * event_median + HIDDEN_WORK_SLACK_MS:
             raise Stop("hidden_work", f"each call took {trusted:.3f} ms by the worker's clock but the given stream's "
                                       f"events saw only {event_median:.3f} ms: work runs outside the given stream, or "
                                       "after the call returned")
-        calls = len(self.record.calls)
-        overran = sum(1 for c in self.record.calls if c["overrun_ms"] > 0.5)
-        if overran > max(2, calls // 10):
-            raise Stop("hidden_work", f"in {overran} of {calls} timed calls the GPU was still busy with the kernel's work "
+        overran = sum(1 for c in clean if c["overrun_ms"] > 0.5)
+        if overran > max(2, len(clean) // 10):
+            raise Stop("hidden_work", f"in {overran} of {len(clean)} timed calls the GPU was still busy with the kernel's work "
                                       "after the call had returned (the worker's probe waited over 0.5 ms): launch every "
                                       "kernel on the given stream and return only when it is queued")
 

@@ -20,6 +20,8 @@ import subprocess
 import time
 from dataclasses import dataclass
 
+from . import cpu_wait
+
 SANDBOX_EXIT = 97  # the runner's sandbox trapped a forbidden system call (src/sandbox)
 READY_TIMEOUT_S = 120.0  # context creation, IPC mapping and the library's load
 MAX_REPLY_BYTES = 1 << 16  # a reply is one short JSON line; more is a flood meant to exhaust the worker
@@ -134,6 +136,13 @@ class SubprocessRunner:
             os.close(self._reply_r)
         except Exception:
             pass
+
+    def wait_ns(self):
+        """How long both ends of the link -- this thread and the runner's main thread, which answers
+        the calls -- have waited for a CPU so far (cpu_wait.py); None once the runner has exited or
+        where the kernel does not count it."""
+        own, runner = cpu_wait.own_thread_ns(), cpu_wait.process_ns(self.proc.pid)
+        return None if own is None or runner is None else own + runner
 
     # ---- commands -----------------------------------------------------------------------------
     def ping(self, sweep: str = "") -> Exchange:

@@ -27,6 +27,8 @@ load_fail      the library cannot be loaded
 workspace_stale  a kernel with a workspace that carries state across calls in it: the first call of a
                runner computes the reference and keeps it in the workspace, later calls output
                fmax(kept value, 0) without computing (attacks/ws_stale_relu.cu does the same on a GPU)
+"wait_ms" makes the CPU look busy: the link reports that much more waiting for a CPU during each call
+(all of them, or the call indices in "wait_calls"), "wait_ping_ms" during each calibration ping.
 "workspace_bytes" makes the fake a kernel with a workspace: the size its load reports (a list: one
 per runner started, for a size that changes). Every call of a fake with a workspace appends to
 WORKSPACE_SEEN whether the workspace held nothing but the worker's poison when the call began, and which.
@@ -77,13 +79,18 @@ class FakeRunner:
         self.printed_text = ""
         self.previous = None
         self.ended = None
+        self.waited_ns = 0  # what wait_ns() reports: only the spec's, never this machine's real load
 
     # ---- the link's interface -----------------------------------------------------------------
     def start(self) -> dict:
         return {"setup": True}
 
+    def wait_ns(self):
+        return self.waited_ns
+
     def ping(self, sweep: bool = False) -> Exchange:
         t0 = time.perf_counter_ns()
+        self.waited_ns += int(self.spec.get("wait_ping_ms", 0) * 1e6)
         return Exchange(reply={"pong": True, "event_ms": 0.0}, wall_ns=time.perf_counter_ns() - t0)
 
     def load(self, scalars: list) -> Exchange:
@@ -109,6 +116,8 @@ class FakeRunner:
     def call(self, output_set: int, scalars: list) -> Exchange:
         t0 = time.perf_counter_ns()
         mode = self.mode if self.calls >= self.after else "reference"
+        if self.spec.get("wait_calls") is None or self.calls in self.spec["wait_calls"]:
+            self.waited_ns += int(self.spec.get("wait_ms", 0) * 1e6)
         self.calls += 1
         reply = {"rc": 0, "cuda_error": None}
         workspace = self.slot.workspace

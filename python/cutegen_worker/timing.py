@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from . import cpu_wait
 from .reference import disable_tf32
 
 MODES = ("eager", "compile")
@@ -56,6 +57,10 @@ class CudaClock:
         self.device = device
         self.flush_buffer = torch.empty(flush_bytes, dtype=torch.uint8, device=device)
         self.times = []
+        # Per run, how long this thread waited for a CPU between its events (cpu_wait.py): a launch
+        # that waits leaves the GPU idle inside the timed region and the baseline looks slower, the
+        # candidate's speedup larger than it is.
+        self.waits = []
 
     def sync(self):
         torch.cuda.synchronize(self.device)
@@ -64,15 +69,22 @@ class CudaClock:
         self.flush_buffer.fill_(len(self.times) & 0xFF)
         self.sync()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        w0 = cpu_wait.own_thread_ns()
         start.record()
         fn()
         end.record()
         self.sync()
+        w1 = cpu_wait.own_thread_ns()
         self.times.append(start.elapsed_time(end))
+        self.waits.append(None if w0 is None or w1 is None else w1 - w0)
 
     def collect(self) -> list:
         times, self.times = self.times, []
         return times
+
+    def collect_waits(self) -> list:
+        waits, self.waits = self.waits, []
+        return waits
 
 
 class HostClock:
@@ -94,6 +106,11 @@ class HostClock:
     def collect(self) -> list:
         times, self.times = self.times, []
         return times
+
+    def collect_waits(self) -> list:
+        """No CPU-wait check for host timings: they only exercise the code path (and CI's machines are
+        busy by design)."""
+        return []
 
 
 def make_clock(device: torch.device):
@@ -119,7 +136,20 @@ def measure(fn, input_sets: list, settings: Settings, clock) -> dict:
     for i in range(settings.runs):
         values = input_sets[(calls + i) % len(input_sets)]
         clock.time(lambda: fn(*values))
-    return summarize(clock.collect())
+    times, waits = clock.collect(), clock.collect_waits()
+    if waits:
+        # Runs in which this thread waited for a CPU timed the machine's load as well: left out, and
+        # with too many of them there is no baseline (the worker is ours: leaving runs out favours
+        # nobody; keeping them would inflate the speedups cutegen reports).
+        kept = [t for t, w in zip(times, waits) if not cpu_wait.disturbed(w, t * 1e6)]
+        if cpu_wait.too_many(len(times) - len(kept), len(times)):
+            raise cpu_wait.CpuBusy(cpu_wait.busy_message("timed runs", len(times) - len(kept), len(times),
+                                                         [w / 1e6 for w in waits if w is not None]))
+        result = summarize(kept)
+        if len(kept) < len(times):
+            result["disturbed_runs"] = len(times) - len(kept)
+        return result
+    return summarize(times)
 
 
 def _precision_flags(precision: str):
@@ -138,8 +168,9 @@ def _set_precision(precision: str) -> None:
 
 def _error(exc: Exception) -> dict:
     # A baseline torch cannot build or run is a fact to report, not a failed request.
+    # Out of memory and a busy CPU may not happen next time: such errors are not cached.
     return {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}",
-            "transient": isinstance(exc, torch.OutOfMemoryError)}
+            "transient": isinstance(exc, (torch.OutOfMemoryError, cpu_wait.CpuBusy))}
 
 
 @dataclass

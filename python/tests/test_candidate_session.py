@@ -335,6 +335,9 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
     walls = iter([900_000, 700_000] + [500_000 + 10_000 * i for i in range(CALIBRATION_ROUNDS)])
 
     class Link:
+        def wait_ns(self):
+            return 0  # an idle machine
+
         def ping(self, sweep=""):
             sweeps.append(sweep)
             order.append("ping")

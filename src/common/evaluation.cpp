@@ -272,7 +272,9 @@ Result<ProblemFacts> ProblemFacts::from_json(const nlohmann::json& j) {
 // --- times -------------------------------------------------------------------------------------------
 
 nlohmann::json TimeStats::to_json() const {
-  return {{"median_ms", median_ms}, {"iqr_ms", iqr_ms}, {"min_ms", min_ms}, {"max_ms", max_ms}, {"runs", runs}};
+  json j = {{"median_ms", median_ms}, {"iqr_ms", iqr_ms}, {"min_ms", min_ms}, {"max_ms", max_ms}, {"runs", runs}};
+  if (disturbed_runs > 0) j["disturbed_runs"] = disturbed_runs;
+  return j;
 }
 
 Result<TimeStats> TimeStats::from_json(const nlohmann::json& j) {
@@ -285,6 +287,7 @@ Result<TimeStats> TimeStats::from_json(const nlohmann::json& j) {
   CG_TRY(r.number("min_ms", t.min_ms));
   CG_TRY(r.number("max_ms", t.max_ms));
   CG_TRY(r.number("runs", t.runs));
+  CG_TRY(r.number("disturbed_runs", t.disturbed_runs));
   return t;
 }
 
@@ -296,6 +299,7 @@ nlohmann::json CandidateTime::to_json() const {
   t["overhead_ms"] = overhead_ms;
   t["overrun_ms"] = overrun_ms;
   t["event_median_ms"] = event_median_ms ? json(*event_median_ms) : json();
+  t["disturbed_calls"] = disturbed_calls;
   return t;
 }
 
@@ -309,6 +313,7 @@ Result<CandidateTime> CandidateTime::from_json(const nlohmann::json& j) {
   CG_TRY(r.number("overhead_ms", t.overhead_ms));
   CG_TRY(r.number("overrun_ms", t.overrun_ms));
   CG_TRY(r.optional_number("event_median_ms", t.event_median_ms));
+  CG_TRY(r.number("disturbed_calls", t.disturbed_calls));
   const json* per_kind = nullptr;
   CG_TRY(r.child("per_kind", json::value_t::object, per_kind));
   if (per_kind)

@@ -88,6 +88,9 @@ struct ProblemFacts {
 struct TimeStats {
   double median_ms = 0, iqr_ms = 0, min_ms = 0, max_ms = 0;
   int runs = 0;
+  // Baselines: timed runs left out because the worker waited for a CPU inside them (a busy machine;
+  // python/cutegen_worker/cpu_wait.py). The statistics are those of the other runs.
+  int disturbed_runs = 0;
 
   nlohmann::json to_json() const;
   static Result<TimeStats> from_json(const nlohmann::json& j);  // median_ms required
@@ -103,6 +106,8 @@ struct CandidateTime {
   double overhead_ms = 0;                      // the round trip subtracted from each call
   double overrun_ms = 0;                       // GPU time past the calls, charged to them (all calls)
   std::optional<double> event_median_ms;       // the runner's CUDA events: a hint, never the time
+  int disturbed_calls = 0;                     // calls in which the worker or runner waited for a CPU:
+                                               // counted in the time, not taken as evidence of hidden work
 
   nlohmann::json to_json() const;
   static Result<CandidateTime> from_json(const nlohmann::json& j);

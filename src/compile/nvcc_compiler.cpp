@@ -174,6 +174,9 @@ SandboxPolicy NvccCompiler::sandbox_policy(const fs::path& staging) const {
   if (!toolchain_.contract_include.empty()) p.read_paths.push_back(toolchain_.contract_include);
   p.write_paths = {staging};
   p.address_space_bytes = options_.memory_limit_mb << 20;
+  // Compiles run beside timed evaluations (bench -j, tune, the loop's next candidate): they must not
+  // take the CPU from the judge's two processes (SandboxPolicy::background).
+  p.background = true;
   return p;
 }
 

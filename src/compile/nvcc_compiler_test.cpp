@@ -386,6 +386,8 @@ TEST(NvccCompilerFake, NvccRunsInsideTheSandboxWithItsStagingDirectoryAsHome) {
     };
     EXPECT_EQ(after("--syscalls"), std::vector<std::string>{"compiler"});
     EXPECT_EQ(after("--rlimit-as"), std::vector<std::string>{std::to_string(4096ull << 20)});
+    // Batch priority: compiles beside a timed evaluation must not take its CPUs.
+    EXPECT_NE(std::find(wrapper.begin(), wrapper.end(), "--background"), wrapper.end());
     ASSERT_TRUE(spec.cwd.has_value());
     EXPECT_EQ(after("--write"), std::vector<std::string>{spec.cwd->string()});  // only its staging directory
     EXPECT_EQ(spec.private_dir, spec.cwd);                                      // also its HOME and TMPDIR

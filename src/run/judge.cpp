@@ -111,12 +111,18 @@ std::string EvalReport::summary() const {
                      st.min_ms, st.iqr_ms, st.runs, time->slower_kind);
     if (time->event_median_ms) s += fmt::format("; events {:.4g} ms", *time->event_median_ms);
     s += "\n";
+    if (time->disturbed_calls > 0)
+      s += fmt::format("  NOTE      in {} of the timed calls a process waited for a CPU (a busy machine): they count in "
+                       "the time, which errs high\n", time->disturbed_calls);
   }
   for (auto [mode, b, speedup] : {std::tuple{"eager", &baselines.eager, speedup_eager()},
                                   std::tuple{"compile", &baselines.compile, speedup_compile()}}) {
     if (!*b) continue;
     if (!(*b)->stats) s += fmt::format("  {:<9} unavailable: {}\n", mode, first_line((*b)->error));
     else if (speedup) s += fmt::format("  {:<9} {:.4g} ms -> speedup {:.2f}x\n", mode, *(*b)->median_ms(), *speedup);
+    if (*b && (*b)->stats && (*b)->stats->disturbed_runs > 0)
+      s += fmt::format("  {:<9} {} runs left out: the worker waited for a CPU in them (a busy machine)\n", "",
+                       (*b)->stats->disturbed_runs);
   }
   if (auto sol = sol_pct())
     s += fmt::format("  floor     {:.4g} ms ({}-bound, {} rate) -> SOL {:.1f}%\n", floor->floor_ms, floor->bound,

@@ -1,6 +1,7 @@
 #include "sandbox/sandbox.h"
 
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -36,6 +37,17 @@ Status apply_limits(const SandboxPolicy& p) {
     if (auto s = set_limit(RLIMIT_CPU, "RLIMIT_CPU", *p.cpu_seconds); !s) return s;
   if (p.open_files)
     if (auto s = set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", *p.open_files); !s) return s;
+  return ok_status();
+}
+
+// Nice 19 and SCHED_BATCH (no wake-up preemption of others): any process may lower its own priority;
+// only one with CAP_SYS_NICE (root) can raise it back.
+Status lower_priority() {
+  if (::setpriority(PRIO_PROCESS, 0, 19) != 0)
+    return Error{fmt::format("sandbox: cannot lower the priority (setpriority): {}", std::strerror(errno))};
+  sched_param none{};
+  if (::sched_setscheduler(0, SCHED_BATCH, &none) != 0)
+    return Error{fmt::format("sandbox: cannot switch to SCHED_BATCH: {}", std::strerror(errno))};
   return ok_status();
 }
 
@@ -75,6 +87,8 @@ Result<SandboxReport> apply_sandbox(const SandboxPolicy& policy) {
     if (::getppid() != parent) ::kill(::getpid(), SIGKILL);
   }
   if (auto s = apply_limits(policy); !s) return s.error();
+  if (policy.background)
+    if (auto s = lower_priority(); !s) return s.error();
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return Error{fmt::format("sandbox: PR_SET_NO_NEW_PRIVS: {}", std::strerror(errno))};
 

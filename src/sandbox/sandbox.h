@@ -47,6 +47,11 @@ struct SandboxPolicy {
   // Landlock ABI >= 6: no connecting to abstract unix sockets made outside the sandbox (an X11 display,
   // a D-Bus bus). Signals to processes outside it are always blocked there.
   bool confine_abstract_unix = true;
+  // Batch priority (nice 19, SCHED_BATCH), inherited by everything the program starts. Compiles run
+  // so: the judge times a kernel with two processes that must get a CPU the moment they are ready,
+  // and 16 nvcc processes at normal priority beside them on a 16-core H200 host made an honest
+  // 0.56 ms ReLU measure 7.2 ms (python/cutegen_worker/cpu_wait.py detects what is left).
+  bool background = false;
   // cutegen-sandbox's own execve under the runner profile: exec is allowed only with exactly this
   // pointer as the path argument, which the exec'd program cannot know (a wrong guess is a SIGSYS).
   const char* allowed_execve_path = nullptr;

@@ -32,6 +32,7 @@ Options:
   --rlimit-cpu SECONDS  CPU time limit
   --rlimit-nofile N     open-file limit
   --allow-threads       runner profile: allow thread creation
+  --background          batch priority (nice 19, SCHED_BATCH) for PROGRAM and all it starts
   --tcp-port PORT       allow TCP connections to PORT only (repeatable; needs Landlock ABI 4)
   --any-tcp             leave TCP to the seccomp profile (by default Landlock ABI 4 allows no TCP
                         but to --tcp-port ports)
@@ -57,6 +58,7 @@ std::vector<std::string> sandbox_command(const std::filesystem::path& wrapper, c
   if (p.cpu_seconds) cmd.insert(cmd.end(), {"--rlimit-cpu", std::to_string(*p.cpu_seconds)});
   if (p.open_files) cmd.insert(cmd.end(), {"--rlimit-nofile", std::to_string(*p.open_files)});
   if (!p.deny_threads) cmd.push_back("--allow-threads");
+  if (p.background) cmd.push_back("--background");
   for (uint16_t port : p.tcp_connect_ports) cmd.insert(cmd.end(), {"--tcp-port", std::to_string(port)});
   if (!p.confine_tcp) cmd.push_back("--any-tcp");
   if (!p.confine_abstract_unix) cmd.push_back("--allow-abstract-unix");
@@ -84,6 +86,7 @@ Result<SandboxInvocation> parse_sandbox_args(const std::vector<std::string>& arg
       return inv;
     }
     if (a == "--allow-threads") { inv.policy.deny_threads = false; continue; }
+    if (a == "--background") { inv.policy.background = true; continue; }
     if (a == "--allow-abstract-unix") { inv.policy.confine_abstract_unix = false; continue; }
     if (a == "--any-tcp") { inv.policy.confine_tcp = false; continue; }
     if (a != "--syscalls" && a != "--read" && a != "--write" && a != "--rlimit-as" && a != "--rlimit-fsize" &&

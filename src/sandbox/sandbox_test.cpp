@@ -140,6 +140,7 @@ TEST(SandboxCommand, RoundTripsThroughTheWrappersParser) {
   p.tcp_connect_ports = {49152};
   p.confine_tcp = false;
   p.confine_abstract_unix = false;
+  p.background = true;
   auto cmd = sandbox_command("/bin/cutegen-sandbox", p, {"nvcc", "--", "x.cu"});
   ASSERT_EQ(cmd.front(), "/bin/cutegen-sandbox");
   auto parsed = parse_sandbox_args(std::vector<std::string>(cmd.begin() + 1, cmd.end()));
@@ -156,6 +157,7 @@ TEST(SandboxCommand, RoundTripsThroughTheWrappersParser) {
   EXPECT_EQ(q.tcp_connect_ports, p.tcp_connect_ports);
   EXPECT_FALSE(q.confine_tcp);
   EXPECT_FALSE(q.confine_abstract_unix);
+  EXPECT_TRUE(q.background);
   // Everything after the first `--` is the program's, including a later `--`.
   EXPECT_EQ(parsed->program, (std::vector<std::string>{"nvcc", "--", "x.cu"}));
 }
@@ -547,6 +549,42 @@ TEST(RunnerProfileInProcess, RlimitsAreSetAndCoreDumpsOff) {
     ::getrlimit(RLIMIT_CPU, &cpu);
     bool ok = core.rlim_max == 0 && files.rlim_cur == 64 && fsize.rlim_cur == (1 << 20) && cpu.rlim_cur == 100;
     return ok && ::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ? 0 : 1;
+  });
+  EXPECT_EQ(r.exit_code(), 0) << r.report;
+}
+
+// Compiles must leave the CPU to the judge's timing processes; what they start inherits it, and an
+// unprivileged process cannot take the priority back (root can: the sandbox does not drop CAP_SYS_NICE).
+TEST(CompilerProfileInProcess, BackgroundIsNiceNineteenBatchForChildrenToo) {
+  SandboxPolicy p;
+  p.syscalls = SandboxPolicy::Syscalls::compiler;
+  p.background = true;
+  auto r = confined(p, [] {
+    auto lowered = [] {
+      errno = 0;
+      int nice = ::getpriority(PRIO_PROCESS, 0);
+      return errno == 0 && nice == 19 && ::sched_getscheduler(0) == SCHED_BATCH;
+    };
+    if (!lowered()) return 1;
+    pid_t child = ::fork();
+    if (child == 0) ::_exit(lowered() ? 0 : 1);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 2;
+    // Raising it back needs CAP_SYS_NICE, which root has (CI runs as root): checked only without it.
+    if (::geteuid() != 0 && ::setpriority(PRIO_PROCESS, 0, 0) == 0) return 3;
+    return 0;
+  });
+  EXPECT_EQ(r.exit_code(), 0) << r.report;
+}
+
+TEST(CompilerProfileInProcess, WithoutBackgroundThePriorityIsLeftAlone) {
+  SandboxPolicy p;
+  p.syscalls = SandboxPolicy::Syscalls::compiler;
+  int before = ::getpriority(PRIO_PROCESS, 0);
+  int policy_before = ::sched_getscheduler(0);
+  auto r = confined(p, [before, policy_before] {
+    return ::getpriority(PRIO_PROCESS, 0) == before && ::sched_getscheduler(0) == policy_before ? 0 : 1;
   });
   EXPECT_EQ(r.exit_code(), 0) << r.report;
 }
