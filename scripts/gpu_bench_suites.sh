@@ -8,8 +8,8 @@
 #  3. kill -9 of the scheduler mid-suite, then the same command: finishes, no evaluation done twice.
 # Usage: scripts/gpu_bench_suites.sh CUTEGEN OUT
 #   SUITES_PARTS  which parts, comma-separated (default all): baselines-own,baselines-kb,lanes,kill9
-#   KB_JOBS       tasks in flight for the KernelBench baselines (default 3 per GPU: loading and timing hold
-#                 the GPU's lock, so the other slots only run torch.compile's compiles beside them)
+#   KB_JOBS       tasks in flight for the KernelBench baselines (default 1 per GPU: a slot holds its GPU's
+#                 lock for the whole problem, torch.compile included, so more slots only wait)
 #   LANES_STEPS   optimisation steps per task in the lanes and kill -9 suites (default 1)
 #   LANES_JOBS    tasks in flight per GPU there (default 2)
 #   LANES_COPIES  each of the seven problems this many times in the lanes suites (NAME__cN; default 1): a
@@ -46,7 +46,7 @@ if part baselines-kb && [[ -n "${KERNELBENCH_DIR:-}" ]]; then
   limit=()
   [[ -n "${KB_TIMEOUT_S:-}" ]] && limit=(timeout --signal=INT "$KB_TIMEOUT_S")
   "${limit[@]}" "$cutegen" bench "$KERNELBENCH_DIR/KernelBench/level1" "$KERNELBENCH_DIR/KernelBench/level2" \
-    ${KB_FILTER:+--filter "$KB_FILTER"} --baselines-only -j "${KB_JOBS:-$((3 * gpus))}" --out "$out/suites/baselines-kb" --quiet \
+    ${KB_FILTER:+--filter "$KB_FILTER"} --baselines-only -j "${KB_JOBS:-$gpus}" --out "$out/suites/baselines-kb" --quiet \
     >"$out/suites/baselines-kb.md" 2>"$out/suites/baselines-kb.err"
   rc=$?
   echo "took $(( $(date +%s) - start )) s (exit $rc)"; "$cutegen" bench status "$out/suites/baselines-kb" | head -30

@@ -54,11 +54,13 @@ TaskRun BaselineTaskRunner::run(const ProblemTask& task, const Lane& lane, int s
 
 Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Slot& slot, TaskRecord& rec) {
   ReferenceWorker& worker = *slot.worker;
-  // Loading draws the inputs and runs the reference on the GPU: under the lane's lock, like the timed
-  // runs — another slot's GPU work beside a timing run slowed eager PyTorch by up to 2x on an H200
-  // (benchmarks/gpu-check-2026-11-30-night.md). torch.compile (minutes of CPU for some problems, one
-  // run on the GPU at its end) is done between the two holds, so with -j above the number of GPUs one
-  // slot compiles while another times.
+  // The whole measurement holds the lane's GPU: loading draws the inputs and runs the reference there
+  // (another slot's GPU work beside a timing run slowed eager PyTorch by up to 2x on an H200,
+  // benchmarks/gpu-check-2026-11-30-night.md), and torch.compile's first run autotunes Triton's
+  // pointwise configurations by timing them on the GPU: compiled outside the lock, with another slot
+  // timing beside it, ELU's compiled baseline came out 12% slower than a direct measurement
+  // (benchmarks/gpu-check-2026-12-01.md) — a slower baseline inflates every speedup over it. The CPU
+  // part of the compile now costs the lane its GPU; baselines are cached, so it is paid once.
   std::optional<DeviceLock::Hold> gpu;
   if (auto h = slot.lock->hold(); h) gpu.emplace(std::move(*h));
   else return h.error();
@@ -73,10 +75,7 @@ Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Sl
                                {"runs", options_.runs},         {"precision", options_.precision},
                                {"sets", 2},                     {"seed", 7},
                                {"device", lane.torch_device}, {"cache_dir", (options_.cache_root / "baselines").string()}};
-  gpu.reset();
   if (auto p = worker.call("prepare_baselines", request, 1800s); !p) return p.error();
-  if (auto h = slot.lock->hold(); h) gpu.emplace(std::move(*h));
-  else return h.error();
   auto b = worker.call("time_baselines", request, 1800s);
   if (!b) return b.error();
   auto baselines = Baselines::from_json(*b);
