@@ -25,8 +25,10 @@ def line(path: pathlib.Path) -> str:
             f"iqr {ms(t.get('iqr_ms'))}) eager {ms((b.get('eager') or {}).get('median_ms'))} "
             f"compile {ms((b.get('compile') or {}).get('median_ms'))} floor {ms((e.get('roofline') or {}).get('floor_ms'))} "
             f"SOL {ms(e.get('sol_pct'))}% ping {ms(cal.get('ping_ms'))} (median {ms(cal.get('ping_median_ms'))}) "
-            f"gather p90 {ms(cal.get('gather_p90_ms'))} sweep {cal.get('sweep', 'own')} overrun total {overrun:.3f} ms "
-            f"(per call median: probe {ms(median_of('probe_excess_ms'))}, gather {ms(median_of('gather_excess_ms'))})")
+            f"gather p90 {ms(cal.get('gather_p90_ms'))} sweep {cal.get('sweep', 'own')} "
+            f"check {cal.get('overrun_check', 'gather')} overrun total {overrun:.3f} ms "
+            f"(per call median: probe {ms(median_of('probe_excess_ms'))}, gather {ms(median_of('gather_excess_ms'))}, "
+            f"post-call probe {ms(median_of('post_probe_excess_ms'))}; disturbed {t.get('disturbed_calls', '-')})")
 
 
 for arg in sys.argv[1:]:

@@ -45,6 +45,24 @@ def calibration_sweep() -> str:
     if value not in CALIBRATION_SWEEPS:
         raise RequestError(f"CUTEGEN_CALIBRATION_SWEEP={value!r}: expected one of {', '.join(CALIBRATION_SWEEPS)}")
     return value
+# Which latency after a call is charged as overrun (GPU work of the candidate still running once it
+# replied): "gather", the gather of the secret positions (2,048 per tensor and a copy to the host, whose
+# own latency after a real call exceeds its calibrated p90 by 0.06-0.10 ms on an H200 for honest
+# kernels: benchmarks/gpu-check-2026-12-01.md), or "probe", a tiny kernel of the worker's right after
+# the reply, the same probe as before the call (p90 0.02-0.04 ms), with the gather straight after it
+# and its time recorded but not charged. Either way unfinished work is seen: a context that must wait
+# for the candidate's is charged the wait, one time-sliced in beside it reads the poison. An experiment
+# switch until a GPU A/B (gpu-check --stages calib) says whether "probe" leaves honest calls uncharged.
+OVERRUN_CHECKS = ("gather", "probe")
+
+
+def overrun_check() -> str:
+    value = os.environ.get("CUTEGEN_OVERRUN_CHECK", "gather")
+    if value not in OVERRUN_CHECKS:
+        raise RequestError(f"CUTEGEN_OVERRUN_CHECK={value!r}: expected one of {', '.join(OVERRUN_CHECKS)}")
+    return value
+
+
 AUDIT_FRACTION = 0.25
 HIDDEN_WORK_SLACK_MS = 0.35
 MIN_AUDITS = 4
@@ -229,6 +247,7 @@ class CandidateSession:
 
     # ---- start and calibration --------------------------------------------------------------------
     phase = "starting the runner"
+    overrun_check = "gather"  # set by each calibration from CUTEGEN_OVERRUN_CHECK
 
     def _start(self):
         self.record.runner["sandbox"] = os.environ.get(SANDBOX_ENV, "full")
@@ -287,8 +306,9 @@ class CandidateSession:
         """Round trip, probe and gather with the candidate not loaded: the baselines every call's
         overrun is measured against. The runner's code is still only ours here, so none of these
         numbers can be inflated by the candidate."""
-        pings, probes, gathers, waits = [], [], [], []
-        sweep = calibration_sweep()
+        pings, probes, posts, gathers, waits = [], [], [], [], []
+        sweep, check = calibration_sweep(), overrun_check()
+        self.overrun_check = check
         for i in range(CALIBRATION_ROUNDS):
             w0 = self.link.wait_ns()
             # The sequence of a timed call with the harness's own work in the candidate's place: the L2
@@ -303,6 +323,7 @@ class CandidateSession:
             # The round trip's overhead: wall time beyond the sweep's own GPU time (our code's events:
             # the candidate is not loaded yet).
             pings.append(ping.wall_ns - (event * 1e6 if isinstance(event, (int, float)) and event > 0 else 0))
+            posts.append(self.clock.probe_ns() if check == "probe" else 0)
             t0 = time.perf_counter_ns()
             self.secret_out.gather(self.slot.outputs[0])
             self.secret_in.gather(self.slot.inputs + self.slot.params)
@@ -312,21 +333,23 @@ class CandidateSession:
         # The first rounds warm things up. A round in which either end waited for a CPU measured the
         # machine's load: it is left out of the limits (nothing of the candidate runs yet, so leaving
         # rounds out cannot favour it), and too few clean rounds are no calibration at all.
-        rounds = [r for r in zip(pings, probes, gathers, waits)][2:]
-        clean = [r for r in rounds if not cpu_wait.disturbed(r[3], r[0] + r[1] + r[2])]
+        rounds = [r for r in zip(pings, probes, gathers, posts, waits)][2:]
+        clean = [r for r in rounds if not cpu_wait.disturbed(r[4], r[0] + r[1] + r[2] + r[3])]
         if len(clean) < len(rounds) // 2:
             raise cpu_wait.CpuBusy(cpu_wait.busy_message("calibration rounds", len(rounds) - len(clean), len(rounds),
-                                                         [_ms(r[3]) for r in rounds if r[3] is not None]))
-        pings, probes, gathers = [r[0] for r in clean], [r[1] for r in clean], [r[2] for r in clean]
+                                                         [_ms(r[4]) for r in rounds if r[4] is not None]))
+        pings, probes, gathers, posts = ([r[k] for r in clean] for k in range(4))
         # The least round trip seen, not the median: what is subtracted from a call must never exceed what
         # the call itself cost (on an H200 the median ping once exceeded a 0.1 ms kernel's whole round
         # trip, and the kernel came out at 0.0006 ms). Erring high is the safe side of a promise.
         self.ping_ns = max(0, min(pings))
         self.probe_limit_ns = _quantile(sorted(probes), 0.9)
         self.gather_limit_ns = _quantile(sorted(gathers), 0.9)
+        self.post_limit_ns = _quantile(sorted(posts), 0.9)
         self.record.calibration = {"ping_ms": _ms(self.ping_ns), "ping_median_ms": _ms(statistics.median(pings)),
                                    "probe_p90_ms": _ms(self.probe_limit_ns),
                                    "gather_p90_ms": _ms(self.gather_limit_ns), "rounds": len(pings), "sweep": sweep,
+                                   "overrun_check": check, "post_probe_p90_ms": _ms(self.post_limit_ns),
                                    "disturbed_rounds": len(rounds) - len(clean),
                                    "cpu_wait": "unavailable" if any(w is None for w in waits) else "schedstat"}
 
@@ -460,6 +483,7 @@ class CandidateSession:
             w0 = self.link.wait_ns()
             probe = self.clock.probe_ns()
             exchange = self._call(staged, 0)
+            post = self.clock.probe_ns() if self.overrun_check == "probe" else 0
             t0 = time.perf_counter_ns()
             got_out = self.secret_out.gather(self.slot.outputs[0])
             got_in = self.secret_in.gather(self.slot.inputs + self.slot.params)
@@ -471,7 +495,8 @@ class CandidateSession:
                 continue
             self._completion(got_out, got_in, staged, k)
             probe_excess, gather_excess = max(0, probe - self.probe_limit_ns), max(0, gather - self.gather_limit_ns)
-            overrun = probe_excess + gather_excess
+            post_excess = max(0, post - self.post_limit_ns)
+            overrun = probe_excess + (post_excess if self.overrun_check == "probe" else gather_excess)
             event = exchange.reply.get("event_ms")
             events.append(event if isinstance(event, (int, float)) and event >= 0 else None)
             # Never below what the stream's own events saw: a runner can claim less (a lie the hidden-work
@@ -483,8 +508,9 @@ class CandidateSession:
             # errs high), but a disturbed call is no evidence of hidden work (_summarise).
             self.record.calls.append({"kind": spec.kind, "wall_ms": _ms(wall), "overrun_ms": _ms(overrun),
                                       "probe_excess_ms": _ms(probe_excess), "gather_excess_ms": _ms(gather_excess),
+                                      "post_probe_excess_ms": _ms(post_excess),
                                       "event_ms": events[-1], "cpu_wait_ms": None if waited is None else _ms(waited),
-                                      "disturbed": cpu_wait.disturbed(waited, probe + exchange.wall_ns + gather)})
+                                      "disturbed": cpu_wait.disturbed(waited, probe + exchange.wall_ns + post + gather)})
             remaining = plan.runs - k
             if audits_left and (remaining <= audits_left or self.sysrand.random() < AUDIT_FRACTION):
                 # Full once the audits left are no more than the full ones still owed: both always happen.

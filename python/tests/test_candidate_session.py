@@ -360,3 +360,27 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
     assert order[:5] == ["flush", "probe", "ping", "gather", "gather"]  # no flush between the ping and the gather
     assert ns.ping_ns == 200_000  # 0.5 ms round trip, 0.3 ms of it the sweep itself
     assert ns.record.calibration["ping_ms"] == 0.2
+
+
+@pytest.mark.parametrize("check", ["gather", "probe"])
+def test_the_overrun_after_a_call_is_charged_on_the_check_asked_for(worker, small, monkeypatch, check):
+    """CUTEGEN_OVERRUN_CHECK=probe: a probe of the worker's right after the reply, calibrated like the one
+    before the call, is what the overrun charges after the call; the gather is still timed and recorded."""
+    monkeypatch.setenv("CUTEGEN_OVERRUN_CHECK", check)
+    result = evaluate(worker, "relu", trials=TRIALS[:1], runs=8)
+    assert result["verdict"] == "pass", result["reason"]
+    cal = result["calibration"]
+    assert cal["overrun_check"] == check
+    assert (cal["post_probe_p90_ms"] > 0) == (check == "probe")
+    for call in result["calls"]:
+        after = call["post_probe_excess_ms"] if check == "probe" else call["gather_excess_ms"]
+        assert call["overrun_ms"] == pytest.approx(call["probe_excess_ms"] + after)
+        if check == "gather":
+            assert call["post_probe_excess_ms"] == 0
+
+
+def test_an_unknown_overrun_check_is_a_request_error(worker, small, monkeypatch):
+    monkeypatch.setenv("CUTEGEN_OVERRUN_CHECK", "vibes")
+    with pytest.raises(WorkerError) as bad:
+        evaluate(worker, "relu", trials=TRIALS[:1], runs=2)
+    assert bad.value.kind == "request" and "gather, probe" in str(bad.value)

@@ -213,3 +213,19 @@ TEST(StepRecord, ABadFieldIsAnErrorNamingIt) {
 }
 
 }  // namespace cutegen
+
+// Runs the worker left out of a baseline for a CPU wait travel with it (and are absent when none were).
+TEST(Evaluation, DisturbedBaselineRunsAreTypedAndOnlyWrittenWhenThereAreAny) {
+  auto b = cutegen::Baselines::from_json(nlohmann::json::parse(R"({"cached": false,
+      "eager": {"median_ms": 3.0, "iqr_ms": 0.01, "min_ms": 2.9, "max_ms": 3.2, "runs": 97, "disturbed_runs": 3},
+      "compile": {"median_ms": 2.5, "iqr_ms": 0.01, "min_ms": 2.4, "max_ms": 2.6, "runs": 100}})"));
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->eager->stats->disturbed_runs, 3);
+  EXPECT_EQ(b->compile->stats->disturbed_runs, 0);
+  auto j = b->to_json();
+  EXPECT_EQ(j["eager"]["disturbed_runs"], 3);
+  EXPECT_FALSE(j["compile"].contains("disturbed_runs"));
+  auto bad = cutegen::Baselines::from_json(nlohmann::json::parse(
+      R"({"eager": {"median_ms": 3.0, "disturbed_runs": "three"}})"));
+  EXPECT_FALSE(bad.ok());
+}

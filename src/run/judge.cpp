@@ -131,6 +131,13 @@ std::string EvalReport::summary() const {
   if (!roofline_warning.empty()) s += fmt::format("  WARNING   {}\n", roofline_warning);
   if (auto sandbox = session.value("runner", nlohmann::json::object()).value("sandbox", "full"); sandbox != "full")
     s += fmt::format("  WARNING   the runner ran with CUTEGEN_RUNNER_SANDBOX={} (not the whole sandbox)\n", sandbox);
+  // The timing experiments' switches (docs/judge.md, "Known limits"): a time taken under one is not the
+  // default judge's.
+  auto calibration = session.value("calibration", nlohmann::json::object());
+  if (auto check = calibration.value("overrun_check", "gather"); check != "gather")
+    s += fmt::format("  WARNING   timed with CUTEGEN_OVERRUN_CHECK={} (an experiment, not the default)\n", check);
+  if (auto sweep = calibration.value("sweep", "own"); sweep != "own")
+    s += fmt::format("  WARNING   calibrated with CUTEGEN_CALIBRATION_SWEEP={} (an experiment, not the default)\n", sweep);
   if (problem && !problem->reference_note.empty()) s += fmt::format("  note      {}\n", problem->reference_note);
   if (seconds > 0) {
     std::string parts;

@@ -529,3 +529,29 @@ TEST(ScreeningOptions, KeepsAtLeastTenTimedCalls) {
   full.runs = 5;
   EXPECT_EQ(screening_options(full).runs, 5);
 }
+
+// A time taken under a timing experiment's switch, or with calls that waited for a CPU, says so in the
+// summary a user reads (the default judge's time is the promise; these are not quite it).
+TEST_F(JudgeTest, TimingExperimentsAndBusyCallsAreNamedInTheSummary) {
+  Scenario plain;
+  plain.record = passing_record(1.0);
+  auto quiet = evaluate(plain);
+  ASSERT_TRUE(quiet.ok()) << quiet.error().message;
+  EXPECT_EQ(quiet->summary().find("CUTEGEN_OVERRUN_CHECK"), std::string::npos);
+  EXPECT_EQ(quiet->summary().find("waited for a CPU"), std::string::npos);
+
+  Scenario s;
+  s.record = passing_record(1.0);
+  s.record["calibration"]["overrun_check"] = "probe";
+  s.record["calibration"]["sweep"] = "footprint";
+  s.record["time"]["disturbed_calls"] = 3;
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->time.has_value());
+  EXPECT_EQ(r->time->disturbed_calls, 3);
+  EXPECT_EQ(r->time->to_json().at("disturbed_calls"), 3);
+  auto text = r->summary();
+  EXPECT_NE(text.find("CUTEGEN_OVERRUN_CHECK=probe"), std::string::npos) << text;
+  EXPECT_NE(text.find("CUTEGEN_CALIBRATION_SWEEP=footprint"), std::string::npos) << text;
+  EXPECT_NE(text.find("in 3 of the timed calls a process waited for a CPU"), std::string::npos) << text;
+}
