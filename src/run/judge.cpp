@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -111,6 +112,8 @@ std::string EvalReport::summary() const {
                      st.min_ms, st.iqr_ms, st.runs, time->slower_kind);
     if (time->event_median_ms) s += fmt::format("; events {:.4g} ms", *time->event_median_ms);
     s += "\n";
+    if (int busy = session.value("busy_retries", 0); busy > 0)
+      s += fmt::format("  NOTE      timed again {} time(s): the CPU was too busy the first time\n", busy);
     if (time->disturbed_calls > 0)
       s += fmt::format("  NOTE      in {} of the timed calls a process waited for a CPU (a busy machine): they count in "
                        "the time, which errs high\n", time->disturbed_calls);
@@ -316,8 +319,23 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
   const auto calls = static_cast<long>(2 * trials.size() + options_.warmup + options_.runs + 4);
   auto limit = std::chrono::seconds(600) + options_.runner_timeout * std::min(calls, 20L) + std::chrono::seconds(calls);
   auto record = worker_.call("evaluate_candidate", request, limit);
-  if (!record) return record.error();
-  return apply_session_record(*record, report);
+  // A busy machine is no fact about the kernel: measure again once the load may have passed (each
+  // attempt is a whole new session: fresh runner, calibration, trials and timed calls).
+  int retries = 0;
+  for (auto pause : options_.busy_retry_pauses) {
+    if (record || record.error().kind != ErrorKind::machine_busy) break;
+    std::this_thread::sleep_for(pause);
+    ++retries;
+    record = worker_.call("evaluate_candidate", request, limit);
+  }
+  if (!record) {
+    if (record.error().kind == ErrorKind::machine_busy && retries > 0)
+      return Error{fmt::format("{} (tried {} times)", record.error().message, retries + 1), ErrorKind::machine_busy};
+    return record.error();
+  }
+  auto applied = apply_session_record(*record, report);
+  if (retries > 0) report.session["busy_retries"] = retries;
+  return applied;
 }
 
 Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& problem, const Evaluation& passed, int calls) {

@@ -41,6 +41,9 @@ struct EvalOptions {
   // one kernel. A screened evaluation says so in its record ("screening": true) and its time is never
   // reported as a result: the variant chosen is evaluated again in full.
   bool screening = false;
+  // A session the worker refused because the CPU was too busy to time on (docs/judge.md) is run again
+  // after each of these pauses; after the last, the evaluation fails with the worker's line.
+  std::vector<std::chrono::seconds> busy_retry_pauses{std::chrono::seconds(10), std::chrono::seconds(30)};
   // Test hook, never set by the tool: sent as `fake_runner`, which only a worker started with
   // CUTEGEN_WORKER_TEST_HOOKS=1 accepts (it then plays the runner itself; judge_worker_test.cpp).
   nlohmann::json fake_runner;

@@ -66,6 +66,7 @@ nlohmann::json failing_check() {
 
 struct Scenario {
   nlohmann::json record = passing_record(2.0);
+  int busy_answers = 0;  // evaluate_candidate answers the worker's `busy` error this many times first
   std::vector<nlohmann::json> requests;  // every evaluate_candidate request
   nlohmann::json baseline_request;
 };
@@ -90,6 +91,7 @@ class JudgeTest : public ::testing::Test {
     o.work_dir = dir_ / "work";
     o.cache_root = dir_ / "cache";
     o.seed = 42;
+    o.busy_retry_pauses = {std::chrono::seconds(0), std::chrono::seconds(0)};
     return o;
   }
 
@@ -101,6 +103,10 @@ class JudgeTest : public ::testing::Test {
                               {"flops", 1000000}};
       if (op == "evaluate_candidate") {
         s.requests.push_back(args);
+        if (s.busy_answers > 0) {
+          --s.busy_answers;
+          return Error{"the CPU was too busy to time on: in 9 of 10 calibration rounds ...", ErrorKind::machine_busy};
+        }
         return s.record;
       }
       if (op == "time_baselines") {
@@ -554,4 +560,26 @@ TEST_F(JudgeTest, TimingExperimentsAndBusyCallsAreNamedInTheSummary) {
   EXPECT_NE(text.find("CUTEGEN_OVERRUN_CHECK=probe"), std::string::npos) << text;
   EXPECT_NE(text.find("CUTEGEN_CALIBRATION_SWEEP=footprint"), std::string::npos) << text;
   EXPECT_NE(text.find("in 3 of the timed calls a process waited for a CPU"), std::string::npos) << text;
+}
+
+// A busy CPU is measured again in a whole new session; the report says so. When it stays busy the
+// evaluation is an error of the machine's kind, never a verdict on the kernel.
+TEST_F(JudgeTest, ABusyMachineIsMeasuredAgainThenAnErrorNotAVerdict) {
+  Scenario once;
+  once.busy_answers = 1;
+  auto r = evaluate(once);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::pass);
+  EXPECT_EQ(once.requests.size(), 2u);
+  EXPECT_EQ(once.requests[0], once.requests[1]);  // the same request again: same trials, same seeds
+  EXPECT_NE(r->summary().find("timed again 1 time(s)"), std::string::npos) << r->summary();
+
+  Scenario always;
+  always.busy_answers = 100;
+  auto busy = evaluate(always);
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().kind, ErrorKind::machine_busy);
+  EXPECT_EQ(always.requests.size(), 3u);  // the first try and one after each of the two pauses
+  EXPECT_NE(busy.error().message.find("too busy to time on"), std::string::npos);
+  EXPECT_NE(busy.error().message.find("(tried 3 times)"), std::string::npos) << busy.error().message;
 }

@@ -70,8 +70,12 @@ Result<nlohmann::json> PythonWorker::call(const std::string& op, nlohmann::json 
     if (j.value("ok", false)) return j.value("result", nlohmann::json::object());
     // A `problem` error is the user's file at fault: callers that run many problems (cutegen bench)
     // record it as that problem's verdict and go on.
+    // A `busy` one is the machine's load, not the kernel's or the file's: the judge measures again.
+    const std::string kind = j.value("kind", "");
     return Error{j.value("error", std::string("reference worker failed without a message")),
-                 j.value("kind", "") == "problem" ? ErrorKind::problem_file : ErrorKind::general};
+                 kind == "problem" ? ErrorKind::problem_file
+                 : kind == "busy" ? ErrorKind::machine_busy
+                                  : ErrorKind::general};
   }
 }
 
