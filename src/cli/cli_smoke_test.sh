@@ -31,6 +31,8 @@ for item in sandbox seccomp Landlock no_new_privs MPS; do
   check "doctor reports $item" grep -Eq "^$item +(OK|missing|warning)" <<<"$out"
 done
 check "doctor finds cutegen-sandbox" grep -Eq '^sandbox +OK' <<<"$out"
+# The judge's busy-CPU check reads the kernel's run delays: Linux here counts them (schedstat).
+check "doctor reports the run delay check" grep -Eq '^run delay +OK +/proc/<pid>/schedstat' <<<"$out"
 
 err=$("$cutegen" compile /nonexistent.cu 2>&1); rc=$?
 check "compile of a missing file fails" test $rc -ne 0

@@ -155,6 +155,21 @@ std::vector<Check> run_checks(ProcessRunner& runner) {
   }
   checks.push_back(mps);
 
+  // The judge refuses times taken while its processes waited for a CPU; it learns of the waits from
+  // the kernel's per-thread run delay (docs/judge.md, "A busy CPU").
+  Check cpu_wait{"run delay"};
+  std::error_code sched_ec;
+  cpu_wait.ok = std::filesystem::exists("/proc/self/schedstat", sched_ec);
+  if (cpu_wait.ok) {
+    cpu_wait.detail = "/proc/<pid>/schedstat: times taken on a busy CPU are refused";
+  } else {
+    cpu_wait.status = "warning";
+    cpu_wait.detail = "this kernel does not count run delays (no /proc/self/schedstat)";
+    cpu_wait.fix = "the judge cannot tell a busy CPU from a slow kernel here: keep other work off the machine while "
+                   "it times (a kernel with CONFIG_SCHED_INFO counts them)";
+  }
+  checks.push_back(cpu_wait);
+
   Check cache{"cache"};
   auto root = cache_root();
   std::error_code ec;
