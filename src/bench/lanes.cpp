@@ -121,4 +121,13 @@ std::string list_gpus(ProcessRunner& runner) {
   return r->out;
 }
 
+std::optional<std::string> cpu_oversubscription_warning(int jobs, int lanes, long cpus) {
+  const long busy = 2L * lanes + 2L * std::max(0, jobs - lanes);
+  if (busy <= cpus) return std::nullopt;
+  const long fits = std::max<long>(lanes, lanes + (cpus - 2L * lanes) / 2);
+  return fmt::format("-j {} on {} CPUs: compiles beside the timing can make the judge refuse busy measurements (it "
+                     "retries, then fails the task); -j {} or fewer leaves each of the {} lane(s) its CPUs",
+                     jobs, cpus, fits, lanes);
+}
+
 }  // namespace cutegen::bench

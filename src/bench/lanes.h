@@ -3,6 +3,7 @@
 // cutegen process on the host naming that GPU shares, so measurements on one GPU never overlap even
 // across suites; compiles and LLM calls of the tasks in flight run alongside.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,11 @@ Result<std::vector<Lane>> resolve_lanes(const std::string& device, const std::st
 
 // nvidia-smi -L's output through `runner`, or "" when it is missing or fails.
 std::string list_gpus(ProcessRunner& runner);
+
+// Each lane times with two processes that must get a CPU the moment they are ready, and each task in
+// flight beyond the lanes may be compiling beside them (two nvcc). A warning when that is more than
+// the host's CPUs (the judge then refuses measurements as too busy, docs/judge.md), naming the -j
+// that fits; nothing when it fits. Pure.
+std::optional<std::string> cpu_oversubscription_warning(int jobs, int lanes, long cpus);
 
 }  // namespace cutegen::bench

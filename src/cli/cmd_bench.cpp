@@ -302,6 +302,13 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
   fmt::print(stderr, "bench: {} tasks{} -> {} ({} {}, {} in flight)\n", share.size(),
              shard ? fmt::format(" (shard {}/{} of {})", shard->index, shard->count, tasks->size()) : "",
              suite->path().string(), lanes->size(), lanes->size() == 1 ? "lane" : "lanes", jobs);
+  // Each lane times with two processes that must get a CPU at once; each task beside them may be
+  // compiling (two nvcc). More than the host has and the judge refuses measurements as "too busy"
+  // (docs/judge.md): say so before hours are spent.
+  if (!a.baselines_only)
+    if (auto w = bench::cpu_oversubscription_warning(jobs, static_cast<int>(lanes->size()),
+                                                     std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))))
+      fmt::print(stderr, "bench: warning: {}\n", *w);
   Scheduler scheduler(*suite, *runner, so, observer);
   auto result = scheduler.run(share);
   board.finish();
