@@ -33,18 +33,26 @@ VERDICTS = ("pass", "load_failed", "kernel_error", "cuda_error", "crash", "timeo
             "unwritten", "nondeterministic", "input_mutated", "hidden_work", "result_reuse", "forbidden_call",
             "tampering")
 CALIBRATION_ROUNDS = 12
+def _experiment(variable: str, choices: tuple) -> str:
+    """A timing experiment's switch from the environment: the first choice is the default; anything
+    else than the choices is a request error naming them."""
+    value = os.environ.get(variable, choices[0])
+    if value not in choices:
+        raise RequestError(f"{variable}={value!r}: expected one of {', '.join(choices)}")
+    return value
+
+
 # What stands in for a call while calibrating (the runner's RunnerCommand::Sweep): "own" writes the
 # runner's 128 MiB buffer; "footprint" reads every input and parameter byte and writes output set 0,
-# a call's whole footprint (TLB state included). An experiment switch until the H200 says which
-# calibration leaves an honest call's gather without overrun (docs/judge.md, "Known limits").
+# a call's whole footprint (TLB state included). On the H200 (2026-12-01) the two did not differ;
+# kept as a switch for other GPUs (docs/judge.md, "Known limits").
 CALIBRATION_SWEEPS = ("own", "footprint")
 
 
 def calibration_sweep() -> str:
-    value = os.environ.get("CUTEGEN_CALIBRATION_SWEEP", "own")
-    if value not in CALIBRATION_SWEEPS:
-        raise RequestError(f"CUTEGEN_CALIBRATION_SWEEP={value!r}: expected one of {', '.join(CALIBRATION_SWEEPS)}")
-    return value
+    return _experiment("CUTEGEN_CALIBRATION_SWEEP", CALIBRATION_SWEEPS)
+
+
 # Which latency after a call is charged as overrun (GPU work of the candidate still running once it
 # replied): "gather", the gather of the secret positions (2,048 per tensor and a copy to the host, whose
 # own latency after a real call exceeds its calibrated p90 by 0.06-0.10 ms on an H200 for honest
@@ -57,10 +65,7 @@ OVERRUN_CHECKS = ("gather", "probe")
 
 
 def overrun_check() -> str:
-    value = os.environ.get("CUTEGEN_OVERRUN_CHECK", "gather")
-    if value not in OVERRUN_CHECKS:
-        raise RequestError(f"CUTEGEN_OVERRUN_CHECK={value!r}: expected one of {', '.join(OVERRUN_CHECKS)}")
-    return value
+    return _experiment("CUTEGEN_OVERRUN_CHECK", OVERRUN_CHECKS)
 
 
 AUDIT_FRACTION = 0.25

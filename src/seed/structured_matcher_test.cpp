@@ -19,45 +19,17 @@
 #include "seed/reduce_kernel.h"
 #include "seed/scan_kernel.h"
 #include "seed/seed.h"
+#include "seed/testdata/graph_builders.h"
 #include "tune/knobs.h"
 
 using namespace cutegen;
 using namespace cutegen::seed;
 using json = nlohmann::json;
+using namespace cutegen::seed::testing;
 namespace fs = std::filesystem;
 
 namespace {
 
-json typed(json node, const std::vector<int64_t>& shape, const std::string& dtype = "float32") {
-  node["dtype"] = dtype;
-  node["shape"] = shape;
-  node["contiguous"] = true;
-  return node;
-}
-json input(int id, const std::string& name, const std::vector<int64_t>& shape) {
-  return typed({{"id", id}, {"name", name}, {"op", "input"}, {"index", id}}, shape);
-}
-json param(int id, const std::string& name, int index, const std::vector<int64_t>& shape) {
-  return typed({{"id", id}, {"name", name}, {"op", "param"}, {"index", index}}, shape);
-}
-json ref(int id) { return {{"ref", id}}; }
-json num(double v) { return {{"const", v}}; }
-json node(int id, const std::string& op, json args, json params, const std::vector<int64_t>& shape,
-          const std::string& dtype = "float32") {
-  return typed({{"id", id}, {"name", op + std::to_string(id)}, {"op", op}, {"args", args}, {"params", params}}, shape,
-               dtype);
-}
-json graph(json nodes, int out, int num_inputs, json params = json::array()) {
-  return {{"traced", true}, {"nodes", nodes}, {"outputs", {ref(out)}}, {"num_inputs", num_inputs}, {"params", params}};
-}
-
-SeedMatch match(const json& j) {
-  auto g = OpGraph::from_json(j);
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? match_seed(*g) : SeedMatch{};
-}
-
-bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 // KernelBench's 47: torch.sum(x, dim=1, keepdim=True) of a (128, 4096, 4095) tensor.
 json sum_dim1() {
