@@ -31,7 +31,9 @@ Result<std::unique_ptr<PythonWorker>> PythonWorker::start(PythonWorkerOptions o)
   ProcessSpec spec{.argv = {o.python, "-m", "cutegen_worker"},
                    .env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}},
                    .private_dir = *home};
-  for (const auto& [name, dir] : {std::pair{"TORCHINDUCTOR_CACHE_DIR", "torchinductor"}, std::pair{"TRITON_CACHE_DIR", "triton"}})
+  // "-2": inductor caches the Triton configurations its first run picked by timing them, and before
+  // 2026-12-01 bench let that run beside another task's timing (a slow pick would be served again).
+  for (const auto& [name, dir] : {std::pair{"TORCHINDUCTOR_CACHE_DIR", "torchinductor-2"}, std::pair{"TRITON_CACHE_DIR", "triton"}})
     if (!std::getenv(name)) spec.env.emplace_back(name, (cache_root() / dir).string());
   auto p = LineProcess::start(spec, o.log_path.string());
   if (!p) return Error{fmt::format("{}; install Python 3 with torch (scripts/setup) or set CUTEGEN_PYTHON", p.error().message)};
