@@ -33,6 +33,8 @@ VERDICTS = ("pass", "load_failed", "kernel_error", "cuda_error", "crash", "timeo
             "unwritten", "nondeterministic", "input_mutated", "hidden_work", "result_reuse", "forbidden_call",
             "tampering")
 CALIBRATION_ROUNDS = 12
+
+
 def _experiment(variable: str, choices: tuple) -> str:
     """A timing experiment's switch from the environment: the first choice is the default; anything
     else than the choices is a request error naming them."""

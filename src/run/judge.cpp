@@ -300,33 +300,41 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
 }
 
 Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, EvalReport& report) {
-  auto dir = fresh_work_dir("eval");
-  if (!dir) return dir.error();
-  nlohmann::json trials = trial_plan(options_.trials, report.problem->dtype, rng, report.seeds);
-  uint64_t timing_seed = rng() & 0x7fffffff;
-  report.seeds.push_back(timing_seed);
-  nlohmann::json request = {{"runner", {options_.runner.string()}},
-                            {"library", compiled.library.string()},
-                            {"trials", trials},
-                            {"warmup", options_.warmup},
-                            {"runs", options_.runs},
-                            {"timing_seed", timing_seed},
-                            {"precision", to_string(options_.precision)},
-                            {"call_timeout_s", static_cast<double>(options_.runner_timeout.count())},
-                            {"work_dir", dir->string()}};
-  if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
-  // Every call may take up to the per-call limit; the worker enforces it and ends the session.
-  const auto calls = static_cast<long>(2 * trials.size() + options_.warmup + options_.runs + 4);
-  auto limit = std::chrono::seconds(600) + options_.runner_timeout * std::min(calls, 20L) + std::chrono::seconds(calls);
-  auto record = worker_.call("evaluate_candidate", request, limit);
-  // A busy machine is no fact about the kernel: measure again once the load may have passed (each
-  // attempt is a whole new session: fresh runner, calibration, trials and timed calls).
+  // One attempt: a fresh work directory (the runner's private one inside) and fresh seeds for the trials
+  // and the timed calls. A second attempt must not see the first one's inputs again, nor any file it
+  // left: a kernel that cached answers during a refused attempt would find them (guarantee 2).
+  const std::vector<uint64_t> seeds_before = report.seeds;
+  auto attempt = [&]() -> Result<nlohmann::json> {
+    report.seeds = seeds_before;
+    auto dir = fresh_work_dir("eval");
+    if (!dir) return dir.error();
+    nlohmann::json trials = trial_plan(options_.trials, report.problem->dtype, rng, report.seeds);
+    uint64_t timing_seed = rng() & 0x7fffffff;
+    report.seeds.push_back(timing_seed);
+    nlohmann::json request = {{"runner", {options_.runner.string()}},
+                              {"library", compiled.library.string()},
+                              {"trials", trials},
+                              {"warmup", options_.warmup},
+                              {"runs", options_.runs},
+                              {"timing_seed", timing_seed},
+                              {"precision", to_string(options_.precision)},
+                              {"call_timeout_s", static_cast<double>(options_.runner_timeout.count())},
+                              {"work_dir", dir->string()}};
+    if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
+    // Every call may take up to the per-call limit; the worker enforces it and ends the session.
+    const auto calls = static_cast<long>(2 * trials.size() + options_.warmup + options_.runs + 4);
+    auto limit = std::chrono::seconds(600) + options_.runner_timeout * std::min(calls, 20L) + std::chrono::seconds(calls);
+    return worker_.call("evaluate_candidate", request, limit);
+  };
+  auto record = attempt();
+  // A busy machine is no fact about the kernel: measure again once the load may have passed, each time
+  // a whole new session (fresh runner, calibration, trials and timed calls).
   int retries = 0;
   for (auto pause : options_.busy_retry_pauses) {
     if (record || record.error().kind != ErrorKind::machine_busy) break;
     std::this_thread::sleep_for(pause);
     ++retries;
-    record = worker_.call("evaluate_candidate", request, limit);
+    record = attempt();
   }
   if (!record) {
     if (record.error().kind == ErrorKind::machine_busy && retries > 0)

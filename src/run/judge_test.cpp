@@ -571,7 +571,13 @@ TEST_F(JudgeTest, ABusyMachineIsMeasuredAgainThenAnErrorNotAVerdict) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->verdict, Verdict::pass);
   EXPECT_EQ(once.requests.size(), 2u);
-  EXPECT_EQ(once.requests[0], once.requests[1]);  // the same request again: same trials, same seeds
+  // A new session: no input of the refused attempt repeats, and its work directory is not reused (a
+  // kernel could have left cached answers there).
+  EXPECT_NE(once.requests[0]["timing_seed"], once.requests[1]["timing_seed"]);
+  EXPECT_NE(once.requests[0]["trials"], once.requests[1]["trials"]);
+  EXPECT_NE(once.requests[0]["work_dir"], once.requests[1]["work_dir"]);
+  EXPECT_EQ(once.requests[0]["library"], once.requests[1]["library"]);
+  EXPECT_EQ(r->seeds.back(), once.requests[1]["timing_seed"].get<uint64_t>());  // the seeds of the attempt that counted
   EXPECT_NE(r->summary().find("timed again 1 time(s)"), std::string::npos) << r->summary();
 
   Scenario always;
