@@ -38,6 +38,7 @@ EvalOptions JudgeArgs::eval_options() const {
   eo.runs = runs;
   eo.seed = seed;
   eo.runner_timeout = std::chrono::seconds(runner_timeout_s);
+  eo.on_busy_retry = [](const std::string& line) { fmt::print(stderr, "judge: {}\n", line); };
   return eo;
 }
 

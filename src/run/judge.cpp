@@ -332,6 +332,9 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
   int retries = 0;
   for (auto pause : options_.busy_retry_pauses) {
     if (record || record.error().kind != ErrorKind::machine_busy) break;
+    if (options_.on_busy_retry)
+      options_.on_busy_retry(fmt::format("{}; measuring again in {} s (attempt {} of {})", record.error().message,
+                                         pause.count(), retries + 2, options_.busy_retry_pauses.size() + 1));
     std::this_thread::sleep_for(pause);
     ++retries;
     record = attempt();

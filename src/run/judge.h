@@ -4,6 +4,7 @@
 // the baselines, place on the roofline. The verdict is one word plus the evidence.
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -44,6 +45,9 @@ struct EvalOptions {
   // A session the worker refused because the CPU was too busy to time on (docs/judge.md) is run again
   // after each of these pauses; after the last, the evaluation fails with the worker's line.
   std::vector<std::chrono::seconds> busy_retry_pauses{std::chrono::seconds(10), std::chrono::seconds(30)};
+  // Told before each of those pauses (the worker's line, the pause, which attempt comes next), so a
+  // user watching a long evaluation sees why it is waiting. Null: nothing is said.
+  std::function<void(const std::string&)> on_busy_retry;
   // Test hook, never set by the tool: sent as `fake_runner`, which only a worker started with
   // CUTEGEN_WORKER_TEST_HOOKS=1 accepts (it then plays the runner itself; judge_worker_test.cpp).
   nlohmann::json fake_runner;

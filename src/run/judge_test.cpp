@@ -83,6 +83,7 @@ class JudgeTest : public ::testing::Test {
     ASSERT_TRUE(cal.ok());
   }
   void TearDown() override { fs::remove_all(dir_); }
+  std::vector<std::string> busy_notes_;  // what the judge said before each busy retry
 
   EvalOptions options() {
     EvalOptions o;
@@ -92,6 +93,7 @@ class JudgeTest : public ::testing::Test {
     o.cache_root = dir_ / "cache";
     o.seed = 42;
     o.busy_retry_pauses = {std::chrono::seconds(0), std::chrono::seconds(0)};
+    o.on_busy_retry = [this](const std::string& line) { busy_notes_.push_back(line); };
     return o;
   }
 
@@ -579,6 +581,11 @@ TEST_F(JudgeTest, ABusyMachineIsMeasuredAgainThenAnErrorNotAVerdict) {
   EXPECT_EQ(once.requests[0]["library"], once.requests[1]["library"]);
   EXPECT_EQ(r->seeds.back(), once.requests[1]["timing_seed"].get<uint64_t>());  // the seeds of the attempt that counted
   EXPECT_NE(r->summary().find("timed again 1 time(s)"), std::string::npos) << r->summary();
+  // The user watching is told why it waits (a minute, on a loaded machine, is long enough to look hung).
+  ASSERT_EQ(busy_notes_.size(), 1u);
+  EXPECT_NE(busy_notes_[0].find("too busy to time on"), std::string::npos) << busy_notes_[0];
+  EXPECT_NE(busy_notes_[0].find("measuring again in 0 s (attempt 2 of 3)"), std::string::npos) << busy_notes_[0];
+  busy_notes_.clear();
 
   Scenario always;
   always.busy_answers = 100;
@@ -588,4 +595,6 @@ TEST_F(JudgeTest, ABusyMachineIsMeasuredAgainThenAnErrorNotAVerdict) {
   EXPECT_EQ(always.requests.size(), 3u);  // the first try and one after each of the two pauses
   EXPECT_NE(busy.error().message.find("too busy to time on"), std::string::npos);
   EXPECT_NE(busy.error().message.find("(tried 3 times)"), std::string::npos) << busy.error().message;
+  ASSERT_EQ(busy_notes_.size(), 2u);
+  EXPECT_NE(busy_notes_[1].find("(attempt 3 of 3)"), std::string::npos) << busy_notes_[1];
 }
