@@ -56,14 +56,15 @@ def calibration_sweep() -> str:
 
 
 # Which latency after a call is charged as overrun (GPU work of the candidate still running once it
-# replied): "gather", the gather of the secret positions (2,048 per tensor and a copy to the host, whose
-# own latency after a real call exceeds its calibrated p90 by 0.06-0.10 ms on an H200 for honest
-# kernels: benchmarks/gpu-check-2026-12-01.md), or "probe", a tiny kernel of the worker's right after
-# the reply, the same probe as before the call (p90 0.02-0.04 ms), with the gather straight after it
-# and its time recorded but not charged. Either way unfinished work is seen: a context that must wait
-# for the candidate's is charged the wait, one time-sliced in beside it reads the poison. An experiment
-# switch until a GPU A/B (gpu-check --stages calib) says whether "probe" leaves honest calls uncharged.
-OVERRUN_CHECKS = ("gather", "probe")
+# replied): "probe" (the default), a tiny kernel of the worker's right after the reply, the same probe
+# as before the call (calibrated p90 0.02-0.04 ms), with the gather straight after it, timed and
+# recorded but not charged; or "gather", the gather of the secret positions itself, whose own latency
+# after a real call exceeds its calibrated p90 by 0.06-0.17 ms on an H200 for honest kernels. Either way
+# unfinished work is seen: a context that must wait for the candidate's is charged the wait, one
+# time-sliced in beside it reads the poison. The GPU A/B of 2026-12-01 (benchmarks/gpu-check-2026-12-01b.md):
+# LayerNorm 40 at 0.389/0.398 ms under "probe" against 0.598/0.520 under "gather" (0.350 by events),
+# and the overrun attacks (side_stream, side_stream_tiny's 40 us, the skips) judged alike.
+OVERRUN_CHECKS = ("probe", "gather")
 
 
 def overrun_check() -> str:
@@ -254,7 +255,7 @@ class CandidateSession:
 
     # ---- start and calibration --------------------------------------------------------------------
     phase = "starting the runner"
-    overrun_check = "gather"  # set by each calibration from CUTEGEN_OVERRUN_CHECK
+    overrun_check = "probe"  # set by each calibration from CUTEGEN_OVERRUN_CHECK
 
     def _start(self):
         self.record.runner["sandbox"] = os.environ.get(SANDBOX_ENV, "full")

@@ -126,6 +126,19 @@ class Session:
         self.problem = self._load(os.path.abspath(path), device, seed)
         return self.problem.metadata
 
+    def op_release_gpu(self, req: dict) -> dict:
+        """Drops every device tensor this worker holds (the problem, the last request's buffers, the
+        compiled baseline) and torch's cached blocks, keeping only the CUDA context: sent when cutegen
+        hands a shared GPU to another task (cutegen bench), whose evaluation needs that memory. The
+        next request that needs a problem must `load` it again."""
+        if self.problem is not None:
+            sys.modules.pop(self.problem.module.__name__, None)
+        self.problem = None
+        self.prepared_compile = None
+        self.release_prepared()
+        held = torch.cuda.memory_reserved() if torch.cuda.is_initialized() else 0
+        return {"reserved_bytes": int(held)}
+
     def _load(self, path: str, device: torch.device, seed: int) -> LoadedProblem:
         module = problem_loader.import_problem(path)
         model, init_inputs = problem_loader.build_model(module, path, device, seed)

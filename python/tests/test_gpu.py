@@ -137,6 +137,21 @@ def test_a_session_releases_its_buffers(worker, small, full_size):
     assert free_after >= free_before - (64 << 20)
 
 
+def test_release_gpu_gives_back_the_problem_and_the_buffers(worker, full_size):
+    """What a worker keeps between a shared GPU's turns (cutegen bench): nothing but its context. On
+    the H200, eight idle workers holding their KernelBench problems (19-55 GiB each) left the task
+    whose turn it was out of memory."""
+    worker.call("release_gpu")
+    free_empty, _ = torch.cuda.mem_get_info()
+    load_cuda(worker, "relu")  # 268M fp32: 1 GiB of input alone
+    assert evaluate(worker, "native", DEFAULT_TRIALS[:2], runs=4)["verdict"] == "pass"
+    free_loaded, _ = torch.cuda.mem_get_info()
+    assert free_loaded < free_empty - (1 << 30)
+    assert worker.call("release_gpu")["reserved_bytes"] < (64 << 20)  # the process's: earlier tests' leftovers too
+    free_released, _ = torch.cuda.mem_get_info()
+    assert free_released >= free_empty - (64 << 20)
+
+
 @pytest.mark.parametrize("name", ["relu", "softmax_rows", "matmul_square"])
 def test_manifest_problems_at_full_size_with_the_judges_default_request(worker, full_size, name):
     meta = load_cuda(worker, name)

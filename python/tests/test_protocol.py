@@ -84,6 +84,17 @@ def test_a_session(proc, tmp_path):
     assert failed["outputs"][0]["first_bad"][0]["got"] == "NaN"
 
 
+def test_release_gpu_drops_the_problem_until_it_is_loaded_again(proc, tmp_path):
+    assert request(proc, id=20, op="load", problem=problem_path("relu"), device="cpu")["ok"] is True
+    released = request(proc, id=21, op="release_gpu")
+    assert released["ok"] is True and released["result"] == {"reserved_bytes": 0}, released
+    # Nothing is kept: a request that needs the problem says to load it (cutegen's judge does, after a release).
+    after = request(proc, id=22, op="prepare_profile", seed=5)
+    assert (after["ok"], after["kind"]) == (False, "request") and "send `load` first" in after["error"], after
+    assert request(proc, id=23, op="load", problem=problem_path("relu"), device="cpu")["ok"] is True
+    assert request(proc, id=24, op="prepare_profile", seed=5)["ok"] is True
+
+
 def test_errors_are_responses_and_the_worker_goes_on(proc, tmp_path):
     assert send(proc, "this is not json") == {
         "id": None, "ok": False, "kind": "request",

@@ -64,6 +64,17 @@ Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Sl
   std::optional<DeviceLock::Hold> gpu;
   if (auto h = slot.lock->hold(); h) gpu.emplace(std::move(*h));
   else return h.error();
+  auto measured = measure_holding_gpu(task, lane, worker, rec);
+  // The slot's worker keeps nothing on the GPU into another slot's turn: an idle worker with a
+  // KernelBench problem loaded held up to 55 GiB of an H200 (worker-protocol.md, `release_gpu`).
+  auto released = worker.call("release_gpu", nlohmann::json::object(), 120s);
+  if (!measured) return measured;
+  if (!released) return released.error();
+  return ok_status();
+}
+
+Status BaselineTaskRunner::measure_holding_gpu(const ProblemTask& task, const Lane& lane, ReferenceWorker& worker,
+                                               TaskRecord& rec) {
   auto meta = worker.call("load", {{"problem", task.path.string()}, {"device", lane.torch_device}, {"seed", 0}}, 600s);
   if (!meta) return meta.error();
   auto facts = ProblemFacts::from_json(*meta);

@@ -37,6 +37,7 @@ class BaselineTaskRunner final : public TaskRunner {
     std::unique_ptr<DeviceLock> lock;
   };
   Status measure(const ProblemTask& task, const Lane& lane, Slot& slot, TaskRecord& rec);
+  Status measure_holding_gpu(const ProblemTask& task, const Lane& lane, ReferenceWorker& worker, TaskRecord& rec);
   BaselineRunnerOptions options_;
   WorkerFactory factory_;
   std::vector<Slot> slots_;

@@ -52,6 +52,7 @@ Result<nlohmann::json> answer(const std::string& op) {
     return nlohmann::json{{"name", "relu"}, {"gpu", "Fake GPU"}, {"dtype", "float32"}, {"min_bytes", 8000000},
                           {"flops", 1000000}};
   if (op == "prepare_baselines") return nlohmann::json{{"compiled", true}};
+  if (op == "release_gpu") return nlohmann::json{{"reserved_bytes", 0}};
   if (op == "time_baselines")
     return nlohmann::json{{"eager", {{"median_ms", 4.0}}}, {"compile", {{"median_ms", 3.0}}}};
   if (op == "calibrate")
@@ -72,7 +73,8 @@ TEST_F(BaselineRunnerTest, LoadsCompilesAndTimesInsideTheGpuLock) {
   EXPECT_DOUBLE_EQ(*run.record.eager_ms, 4.0);
   EXPECT_DOUBLE_EQ(*run.record.compile_ms, 3.0);
   EXPECT_EQ(calls, (std::vector<std::pair<std::string, bool>>{
-                       {"load", true}, {"prepare_baselines", true}, {"time_baselines", true}, {"calibrate", true}}));
+                       {"load", true}, {"prepare_baselines", true}, {"time_baselines", true}, {"calibrate", true},
+                       {"release_gpu", true}}));  // the next slot's turn starts with this worker's memory given back
   EXPECT_FALSE(lock_is_held()) << "the lock outlives the task";
 }
 

@@ -137,7 +137,7 @@ std::string EvalReport::summary() const {
   // The timing experiments' switches (docs/judge.md, "Known limits"): a time taken under one is not the
   // default judge's.
   auto calibration = session.value("calibration", nlohmann::json::object());
-  if (auto check = calibration.value("overrun_check", "gather"); check != "gather")
+  if (auto check = calibration.value("overrun_check", "probe"); check != "probe")
     s += fmt::format("  WARNING   timed with CUTEGEN_OVERRUN_CHECK={} (an experiment, not the default)\n", check);
   if (auto sweep = calibration.value("sweep", "own"); sweep != "own")
     s += fmt::format("  WARNING   calibrated with CUTEGEN_CALIBRATION_SWEEP={} (an experiment, not the default)\n", sweep);
@@ -207,19 +207,35 @@ Judge::Judge(Compiler& compiler, ReferenceWorker& worker, EvalOptions options)
 
 Result<EvalReport> Judge::describe(const fs::path& problem) {
   auto t0 = std::chrono::steady_clock::now();
-  EvalReport report;
+  return on_gpu([&]() -> Result<EvalReport> {
+    EvalReport report;
+    auto meta = load_problem(problem);
+    if (!meta) return meta.error();
+    report.problem = *meta;
+    report.precision = options_.precision;
+    std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
+    if (options_.baselines)
+      if (auto r = measure_baselines(report, rng() & 0x7fffffff); !r) return r.error();
+    if (auto r = place_on_roofline(report); !r) return r.error();
+    report.seconds = since(t0);
+    return report;
+  });
+}
+
+template <class Body>
+auto Judge::on_gpu(Body&& body) -> decltype(body()) {
   auto gpu = hold_device(options_.device_lock);
   if (!gpu) return gpu.error();
-  auto meta = load_problem(problem);
-  if (!meta) return meta.error();
-  report.problem = *meta;
-  report.precision = options_.precision;
-  std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
-  if (options_.baselines)
-    if (auto r = measure_baselines(report, rng() & 0x7fffffff); !r) return r.error();
-  if (auto r = place_on_roofline(report); !r) return r.error();
-  report.seconds = since(t0);
-  return report;
+  auto result = body();
+  // A GPU shared with other tasks (cutegen bench) goes to the next one with this worker's device memory
+  // given back: idle workers keeping their KernelBench problems loaded (19-55 GiB each) left the task
+  // whose turn it was out of memory on an H200. The next evaluation loads the problem again.
+  if (options_.device_lock) {
+    loaded_.reset();
+    auto released = worker_.call("release_gpu", nlohmann::json::object(), 120s);
+    if (!released && result) return released.error();  // on a failed body its own error is the one to see
+  }
+  return result;
 }
 
 Result<ProblemFacts> Judge::load_problem(const fs::path& problem) {
@@ -278,25 +294,25 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
     return report;
   }
   // From here on the GPU is used: wait for it (the wait is part of no phase).
-  auto gpu = hold_device(options_.device_lock);
-  if (!gpu) return gpu.error();
-  auto meta = timed(report, "load", [&] { return load_problem(problem); });
-  if (!meta) return meta.error();
-  report.problem = *meta;
-  report.library = compiled->library.string();
-  report.compile_key = compiled->key;
-  // Fresh, recorded seeds: a kernel tuned to one input set cannot pass by luck of the draw.
-  std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
-  if (auto r = timed(report, "session", [&] { return run_session(*compiled, rng, report); }); !r) return r.error();
-  if (report.passed() && options_.baselines) {
-    if (auto r = timed(report, "baselines", [&] { return measure_baselines(report, report.seeds.back()); }); !r)
-      return r.error();
-  }
-  if (report.passed()) {
-    if (auto r = timed(report, "roofline", [&] { return place_on_roofline(report); }); !r) return r.error();
-  }
-  report.seconds = since(t0);
-  return report;
+  return on_gpu([&]() -> Result<EvalReport> {
+    auto meta = timed(report, "load", [&] { return load_problem(problem); });
+    if (!meta) return meta.error();
+    report.problem = *meta;
+    report.library = compiled->library.string();
+    report.compile_key = compiled->key;
+    // Fresh, recorded seeds: a kernel tuned to one input set cannot pass by luck of the draw.
+    std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
+    if (auto r = timed(report, "session", [&] { return run_session(*compiled, rng, report); }); !r) return r.error();
+    if (report.passed() && options_.baselines) {
+      if (auto r = timed(report, "baselines", [&] { return measure_baselines(report, report.seeds.back()); }); !r)
+        return r.error();
+    }
+    if (report.passed()) {
+      if (auto r = timed(report, "roofline", [&] { return place_on_roofline(report); }); !r) return r.error();
+    }
+    report.seconds = since(t0);
+    return report;
+  });
 }
 
 Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, EvalReport& report) {

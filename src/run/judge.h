@@ -107,6 +107,10 @@ class Judge {
   Status measure_baselines(EvalReport& report, uint64_t seed);
   Status place_on_roofline(EvalReport& report);
   Result<std::filesystem::path> fresh_work_dir(const std::string& what);
+  // Runs `body` holding the GPU (options_.device_lock); when that GPU is shared, gives the worker's
+  // device memory back (`release_gpu`) before letting go of it.
+  template <class Body>
+  auto on_gpu(Body&& body) -> decltype(body());
 
   Compiler& compiler_;
   ReferenceWorker& worker_;
