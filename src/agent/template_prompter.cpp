@@ -35,6 +35,8 @@ Result<ProblemBrief> problem_brief(const ProblemInfo& problem, Precision precisi
   b.name = f.name;
   b.reference_source = problem.source;
   b.workload = f.workload_class;
+  b.aten_ops = f.aten_ops;
+  b.dtype = f.dtype;
   for (const auto& v : f.inputs) {
     auto t = tensor_brief(v, TensorRole::forward_input);
     if (!t) return t.error();
@@ -95,7 +97,8 @@ static const PromptOptions& options() {
 Result<std::string> TemplatePrompter::system_prompt() { return build_system_prompt(library_); }
 
 std::string TemplatePrompter::example_shown(const ProblemInfo& problem) {
-  return "examples/kernels/" + std::string(example_kernel_file(problem.facts.workload_class));
+  const ProblemFacts& f = problem.facts;
+  return "examples/kernels/" + std::string(choose_example({f.workload_class, f.aten_ops, f.dtype, precision_}).file);
 }
 
 Result<std::string> TemplatePrompter::synthesis(const ProblemInfo& problem) {

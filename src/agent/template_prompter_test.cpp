@@ -36,6 +36,7 @@ ProblemInfo layernorm_problem() {
                {"name": "gain", "kind": "tensor", "dtype": "float32", "shape": [8192], "buffer": true}],
     "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [4096, 8192]}],
     "init_inputs": [{"name": "hidden", "kind": "scalar", "dtype": "int64", "value": 8192}],
+    "aten_ops": ["aten::native_layer_norm", "aten::mul"],
     "gpu": "NVIDIA H200", "min_bytes": 268533760, "flops": 100663296})"));
   p.baselines.eager = BaselineTime{TimeStats{.median_ms = 0.2341}, ""};
   p.baselines.compile = BaselineTime{TimeStats{.median_ms = 0.1877}, ""};
@@ -83,8 +84,9 @@ TEST(TemplatePrompter, EveryPromptRendersFromTheRepositoryFiles) {
   auto synthesis = p.synthesis(problem);
   ASSERT_TRUE(synthesis.ok()) << synthesis.error().message;
   EXPECT_NE(synthesis->find("(128, 256)"), std::string::npos);
-  EXPECT_NE(synthesis->find("gemm_tiled.cu"), std::string::npos);  // the GEMM example kernel
-  EXPECT_EQ(p.example_shown(problem), "examples/kernels/gemm_tiled.cu");
+  // A strict fp32 GEMM is shown the library's 3xTF32 GEMM, and the run records that one.
+  EXPECT_NE(synthesis->find("# A reference for CuTe idioms (gemm_sm90_3xtf32.cu)"), std::string::npos) << *synthesis;
+  EXPECT_EQ(p.example_shown(problem), "examples/kernels/gemm_sm90_3xtf32.cu");
 
   Evaluation failed{.verdict = Verdict::mismatch, .reason = "trial 4 (signed inputs) failed: mismatch",
                     .evidence = "max_abs_err 0.31 at [0, 17]"};
@@ -169,10 +171,23 @@ TEST(TemplatePrompter, PromptsForLayerNormTellTheTruth) {
   EXPECT_TRUE(contains(*optimize, "evidence: output 0: 8192 of 33554432 elements bad")) << *optimize;
   EXPECT_TRUE(contains(*optimize, "NO_FURTHER_CHANGE")) << *optimize;
   // The example is a reference for idioms, and the one the run records.
-  EXPECT_TRUE(contains(*synthesis, "# A reference for CuTe idioms (softmax_rows.cu)")) << *synthesis;
-  EXPECT_EQ(p.example_shown(problem), "examples/kernels/softmax_rows.cu");
+  EXPECT_TRUE(contains(*synthesis, "# A reference for CuTe idioms (layernorm_rows_grid.cu)")) << *synthesis;
+  EXPECT_EQ(p.example_shown(problem), "examples/kernels/layernorm_rows_grid.cu");
   EXPECT_TRUE(contains(*restart, "synthesis attempt 1 -> wrong result (mismatch): after 4 repair rounds: trial 2 failed"))
       << *restart;
+}
+
+TEST(TemplatePrompter, ThePrecisionPolicyChoosesTheGemmShown) {
+  for (auto [precision, file] : {std::pair{Precision::strict, "gemm_sm90_3xtf32.cu"},
+                                 std::pair{Precision::tf32, "gemm_sm90_tf32.cu"},
+                                 std::pair{Precision::bf16, "gemm_sm90_bf16.cu"}}) {
+    auto prompter = TemplatePrompter::create(precision);
+    ASSERT_TRUE(prompter.ok()) << prompter.error().message;
+    auto synthesis = (*prompter)->synthesis(linear_problem());
+    ASSERT_TRUE(synthesis.ok()) << synthesis.error().message;
+    EXPECT_TRUE(contains(*synthesis, std::string("# A reference for CuTe idioms (") + file + ")")) << file;
+    EXPECT_EQ((*prompter)->example_shown(linear_problem()), std::string("examples/kernels/") + file);
+  }
 }
 
 TEST(TemplatePrompter, FailureEvidenceCarriesTheTypedVerdict) {

@@ -17,7 +17,7 @@ const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
   static const std::map<PromptKind, std::vector<std::string>> table = {
       {PromptKind::synthesis,
        {"rules", "contract", "cute_guide", "problem_name", "workload_class", "gpu", "precision_policy",
-        "reference_block", "tensor_table", "cost_summary", "example_file", "example_block"}},
+        "reference_block", "tensor_table", "cost_summary", "example_file", "example_why", "example_block"}},
       {PromptKind::diagnose,
        {"rules", "guides", "problem_name", "precision_policy", "reference_block", "tensor_table",
         "numbered_kernel_block", "failure_kind", "verdict", "failure_reason", "evidence_block", "situation",
@@ -31,7 +31,7 @@ const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
         "step", "max_steps"}},
       {PromptKind::restart,
        {"rules", "contract", "cute_guide", "problem_name", "workload_class", "gpu", "precision_policy",
-        "reference_block", "tensor_table", "cost_summary", "example_file", "example_block", "why",
+        "reference_block", "tensor_table", "cost_summary", "example_file", "example_why", "example_block", "why",
         "failure_history", "last_failure"}},
   };
   return table;
@@ -87,6 +87,13 @@ std::string guides_for(const PromptLibrary& lib, FailureKind kind) {
   return lib.debug_guide();
 }
 
+// The library kernel for this problem and the prompt values that show it.
+PromptValues example_values(const PromptLibrary& lib, const ProblemBrief& p) {
+  const ExampleChoice choice = choose_example(example_facts(p));
+  const ExampleKernel& example = lib.example(choice.file);
+  return {{"example_file", example.file}, {"example_why", choice.why}, {"example_block", fenced(example.source, "cuda")}};
+}
+
 constexpr std::string_view kRulesElsewhere =
     "# Rules\nThe rules and answer formats in the system message apply in full.";
 
@@ -115,6 +122,21 @@ std::string number_lines(std::string_view source) {
     pos = nl + 1;
   }
   return out;
+}
+
+ExampleFacts example_facts(const ProblemBrief& p) {
+  ExampleFacts f{p.workload, p.aten_ops, p.dtype, p.precision};
+  if (f.dtype.empty()) {
+    // Least precise first: one 16-bit tensor makes it a 16-bit problem.
+    for (std::string_view d : {"float16", "bfloat16", "float32", "float64"}) {
+      auto has = [&](const TensorBrief& t) { return t.dtype == d; };
+      if (std::any_of(p.inputs.begin(), p.inputs.end(), has) || std::any_of(p.outputs.begin(), p.outputs.end(), has)) {
+        f.dtype = d;
+        break;
+      }
+    }
+  }
+  return f;
 }
 
 std::string format_shape(const std::vector<int64_t>& shape) {
@@ -242,15 +264,13 @@ std::string build_system_prompt(const PromptLibrary& lib) {
 
 Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const SynthesisInput& in, const PromptOptions& o) {
   const ProblemBrief& p = in.problem;
-  const ExampleKernel& example = lib.example(p.workload);
   PromptValues v = problem_values(lib, p, o);
   v.insert({{"contract", lib.contract()},
             {"cute_guide", lib.cute_guide()},
             {"workload_class", std::string(to_string(p.workload))},
             {"gpu", or_unknown(p.gpu)},
-            {"cost_summary", format_cost_summary(p)},
-            {"example_file", example.file},
-            {"example_block", fenced(example.source, "cuda")}});
+            {"cost_summary", format_cost_summary(p)}});
+  v.merge(example_values(lib, p));
   return render(lib, PromptKind::synthesis, v);
 }
 
@@ -329,7 +349,6 @@ Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const Optimi
 
 Result<std::string> build_restart_prompt(const PromptLibrary& lib, const RestartInput& in, const PromptOptions& o) {
   const ProblemBrief& p = in.problem;
-  const ExampleKernel& example = lib.example(p.workload);
   std::string last = "None recorded.";
   if (in.last_failure) {
     last = fmt::format("{} ({}): {}\n{}", to_string(in.last_failure->kind), to_string(in.last_failure->verdict),
@@ -341,11 +360,10 @@ Result<std::string> build_restart_prompt(const PromptLibrary& lib, const Restart
             {"workload_class", std::string(to_string(p.workload))},
             {"gpu", or_unknown(p.gpu)},
             {"cost_summary", format_cost_summary(p)},
-            {"example_file", example.file},
-            {"example_block", fenced(example.source, "cuda")},
             {"why", one_line(or_unknown(in.why, "the previous attempts did not converge"), 400)},
             {"failure_history", format_history(in.failures, o.history, "No attempts recorded.")},
             {"last_failure", last}});
+  v.merge(example_values(lib, p));
   return render(lib, PromptKind::restart, v);
 }
 

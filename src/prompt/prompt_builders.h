@@ -4,8 +4,8 @@
 // on the data (tables, numbers, clipped evidence, the bounded history) and fills the placeholders.
 //
 //   synthesis  first kernel: problem, shapes/dtypes, costs, floor, baselines, contract, rules, CuTe
-//              guide, one example kernel of the workload class as a reference for idioms. Answer: a
-//              whole file.
+//              guide, one library kernel chosen for the problem (example_choice.h) with why it was
+//              chosen, as a reference for idioms. Answer: a whole file.
 //   diagnose   a failing kernel with line numbers and the condensed evidence. Answer: DIAGNOSIS /
 //              LOCATION / FIX notes, no code (parse_diagnosis_answer).
 //   repair     the diagnosis, the kernel and the reference. Answer: SEARCH/REPLACE edits only.
@@ -75,6 +75,9 @@ std::string format_cost_summary(const ProblemBrief& p);
 std::string format_precision_policy(Precision precision);
 // At most `max_lines` lines and `max_chars` characters, with a note saying how much was left out.
 std::string clip_evidence(std::string_view text, std::size_t max_lines, std::size_t max_chars);
+// What choose_example() needs from the brief; an empty dtype is derived from the tensors (the least
+// precise floating dtype among inputs and outputs).
+ExampleFacts example_facts(const ProblemBrief& p);
 // "(4096, 4096)", "()" for rank 0.
 std::string format_shape(const std::vector<int64_t>& shape);
 

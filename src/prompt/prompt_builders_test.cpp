@@ -79,6 +79,7 @@ ProblemBrief sample_layernorm() {
   p.name = "layernorm";
   p.reference_source = *read_file(source_root() / "problems" / "layernorm.py");
   p.workload = WorkloadClass::reduction;
+  p.aten_ops = {"aten::native_layer_norm", "aten::mul"};
   p.inputs = {{"x", TensorRole::forward_input, {4096, 8192}, "float32", ""},
               {"norm.weight", TensorRole::parameter, {8192}, "float32", ""},
               {"norm.bias", TensorRole::parameter, {8192}, "float32", ""},
@@ -128,6 +129,16 @@ void expect_complete(const std::string& prompt, const std::string& what) {
   EXPECT_TRUE(contains(prompt, library().rules())) << what << " lacks the rules text";
 }
 
+// The chosen library kernel is in the prompt, and no other one (they are ~300 lines each).
+void expect_one_example(const std::string& prompt, std::string_view file) {
+  EXPECT_EQ(occurrences(prompt, "# A reference for CuTe idioms ("), 1) << file;
+  for (std::string_view other : example_files()) {
+    const std::string& source = library().example(other).source;
+    if (other == file || source == library().example(file).source) continue;
+    EXPECT_FALSE(contains(prompt, source)) << "shows " << other << " besides " << file;
+  }
+}
+
 }  // namespace
 
 TEST(PromptLibrary, RepositoryPromptsLoadAndMatchTheBuilders) {
@@ -138,7 +149,6 @@ TEST(PromptLibrary, RepositoryPromptsLoadAndMatchTheBuilders) {
     EXPECT_TRUE(contains(menu, "1. **")) << to_string(c) << " menu has no numbered items";
     EXPECT_TRUE(contains(menu, "When it helps:")) << to_string(c);
     EXPECT_TRUE(contains(menu, "In a profile:")) << to_string(c);
-    EXPECT_TRUE(contains(library().example(c).source, "cutegen_forward")) << to_string(c);
   }
 }
 
@@ -168,8 +178,13 @@ TEST(PromptBuild, SynthesisHasProblemShapesContractRulesAndExample) {
   EXPECT_TRUE(contains(p, "PyTorch eager: 2.61 ms; torch.compile: 2.58 ms"));
   EXPECT_TRUE(contains(p, "137 GFLOP")) << "2*4096^3 FLOPs";
   EXPECT_TRUE(contains(p, "201 MB")) << "3 * 4096^2 * 4 bytes";
-  EXPECT_TRUE(contains(p, "gemm_tiled.cu"));
-  EXPECT_TRUE(contains(p, "```cuda\n" + library().example(WorkloadClass::gemm).source)) << "the example kernel";
+  // The strict fp32 GEMM is shown the library's 3xTF32 kernel, and told why.
+  EXPECT_TRUE(contains(p, "# A reference for CuTe idioms (gemm_sm90_3xtf32.cu)")) << p;
+  EXPECT_TRUE(contains(p, "This is the library's strict-fp32 GEMM: 3xTF32 on wgmma")) << p;
+  EXPECT_TRUE(contains(p, "2.00x cuBLAS SGEMM on an H200"));
+  EXPECT_TRUE(contains(p, "```cuda\n" + library().example("gemm_sm90_3xtf32.cu").source)) << "the example kernel";
+  expect_one_example(p, "gemm_sm90_3xtf32.cu");
+  EXPECT_FALSE(contains(p, "gemm_tiled.cu")) << "the toy GEMM is not shown";
   EXPECT_TRUE(contains(p, "3xTF32")) << "strict precision policy";
   EXPECT_TRUE(contains(p, "NVIDIA H200 (sm_90a)"));
 }
@@ -178,13 +193,66 @@ TEST(PromptBuild, SynthesisForElementwiseUsesItsExampleAndSaysWhatIsUnknown) {
   auto r = build_synthesis_prompt(library(), {sample_elementwise()});
   ASSERT_TRUE(r.ok()) << r.error().message;
   expect_complete(*r, "synthesis");
-  EXPECT_TRUE(contains(*r, "relu_vec.cu"));
-  EXPECT_TRUE(contains(*r, library().example(WorkloadClass::elementwise).source));
+  EXPECT_TRUE(contains(*r, "# A reference for CuTe idioms (elementwise.cu)")) << *r;
+  EXPECT_TRUE(contains(*r, "This is the library's elementwise kernel: generic over a device functor"));
+  EXPECT_TRUE(contains(*r, library().example("elementwise.cu").source));
   EXPECT_TRUE(contains(*r, "| inputs[1] | negative_slope | forward() scalar argument (host value) | scalar = 0.01 | float64 |"))
       << *r;
   EXPECT_TRUE(contains(*r, "Roofline floor: not available"));
   EXPECT_TRUE(contains(*r, "PyTorch eager: not measured"));
   EXPECT_TRUE(contains(*r, "GPU: unknown."));
+}
+
+TEST(PromptBuild, SynthesisShowsTheLibraryKernelOfTheProblem) {
+  struct Case {
+    const char* what;
+    ProblemBrief problem;
+    const char* file;
+    const char* why;
+  };
+  ProblemBrief softmax = sample_layernorm();
+  softmax.name = "23_Softmax";
+  softmax.aten_ops = {"aten::_softmax"};
+  ProblemBrief log_softmax = softmax;
+  log_softmax.aten_ops = {"aten::_log_softmax"};
+  ProblemBrief layernorm = sample_layernorm();
+  layernorm.aten_ops = {"aten::native_layer_norm", "aten::mul"};
+  ProblemBrief tf32 = sample_gemm();
+  tf32.precision = Precision::tf32;
+  ProblemBrief bf16_data = sample_gemm();  // no dtype given: the tensors say bf16
+  for (auto& t : bf16_data.inputs) t.dtype = "bfloat16";
+  ProblemBrief relu = sample_elementwise();
+  relu.aten_ops = {"aten::relu"};
+  for (const Case& c : {Case{"softmax", softmax, "softmax_cluster.cu", "distributed shared memory"},
+                        Case{"log_softmax", log_softmax, "log_softmax_cluster.cu", "row log-softmax"},
+                        Case{"layer norm", layernorm, "layernorm_rows_grid.cu", "LayerNorm for long rows"},
+                        Case{"tf32 GEMM", tf32, "gemm_sm90_tf32.cu", "TF32 GEMM"},
+                        Case{"bf16 GEMM", bf16_data, "gemm_sm90_bf16.cu", "bf16 GEMM"},
+                        Case{"relu", relu, "elementwise.cu", "generic over a device functor"}}) {
+    auto r = build_synthesis_prompt(library(), {c.problem});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    expect_complete(*r, c.what);
+    EXPECT_TRUE(contains(*r, std::string("# A reference for CuTe idioms (") + c.file + ")")) << c.what;
+    EXPECT_TRUE(contains(*r, c.why)) << c.what;
+    EXPECT_TRUE(contains(*r, library().example(c.file).source)) << c.what;
+    expect_one_example(*r, c.file);
+    EXPECT_TRUE(contains(*r, "declared as a `cutegen:knob`")) << c.what << ": the prompt asks for knobs";
+  }
+}
+
+TEST(PromptBuild, ExampleFactsDeriveTheDtypeFromTheTensors) {
+  ProblemBrief p = sample_gemm();
+  EXPECT_EQ(example_facts(p).dtype, "float32");
+  p.outputs[0].dtype = "float16";
+  EXPECT_EQ(example_facts(p).dtype, "float16") << "the least precise dtype wins";
+  p.dtype = "bfloat16";
+  EXPECT_EQ(example_facts(p).dtype, "bfloat16") << "the worker's own dtype is kept";
+  p.aten_ops = {"aten::mm"};
+  p.precision = Precision::tf32;
+  ExampleFacts f = example_facts(p);
+  EXPECT_EQ(f.aten_ops, p.aten_ops);
+  EXPECT_EQ(f.precision, Precision::tf32);
+  EXPECT_EQ(f.workload, WorkloadClass::gemm);
 }
 
 TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
@@ -280,7 +348,8 @@ TEST(PromptBuild, RestartIsSynthesisWithTheFailureHistory) {
   EXPECT_TRUE(contains(*r, "step 12: idea number 12"));  // restart_prompt labels come from the records' kind
   EXPECT_TRUE(contains(*r, "first bad indices"));
   EXPECT_TRUE(contains(*r, "| inputs[0] | A | forward() argument | (4096, 4096) | float32 |"));
-  EXPECT_TRUE(contains(*r, library().example(WorkloadClass::gemm).source));
+  EXPECT_TRUE(contains(*r, "This is the library's strict-fp32 GEMM")) << *r;
+  EXPECT_TRUE(contains(*r, library().example("gemm_sm90_3xtf32.cu").source));
 }
 
 TEST(PromptBuild, KernelContainingBackticksGetsALongerFence) {
@@ -499,9 +568,9 @@ TEST(PromptTruth, TheExampleKernelIsAReferenceForIdiomsNotAFirstVersion) {
   for (auto r : {build_synthesis_prompt(library(), {sample_layernorm()}),
                  build_restart_prompt(library(), {sample_layernorm(), "why", {}, std::nullopt})}) {
     ASSERT_TRUE(r.ok()) << r.error().message;
-    EXPECT_TRUE(contains(*r, "# A reference for CuTe idioms (softmax_rows.cu)")) << *r;
-    EXPECT_TRUE(contains(*r, "not as a version of this problem's kernel") ||
-                contains(*r, "It is **not** a first\nversion to copy"))
+    EXPECT_TRUE(contains(*r, "# A reference for CuTe idioms (layernorm_rows_grid.cu)")) << *r;
+    EXPECT_TRUE(contains(*r, "not as a\nversion of this problem's kernel") ||
+                contains(*r, "It is **not** a first version to copy"))
         << *r;
     EXPECT_FALSE(contains(*r, "An example kernel of the same kind")) << *r;
   }

@@ -1,6 +1,7 @@
 #include "prompt/prompt_files.h"
 
 #include <cstdlib>
+#include <stdexcept>
 #include <system_error>
 #include <vector>
 
@@ -109,19 +110,10 @@ std::string_view to_string(PromptKind k) {
   return "?";
 }
 
-std::string_view example_kernel_file(WorkloadClass c) {
-  switch (c) {
-    case WorkloadClass::gemm:
-    case WorkloadClass::conv:       // implicit GEMM: the same TiledCopy/TiledMMA skeleton
-    case WorkloadClass::attention:  // two GEMMs around a softmax; the GEMM part is the hard CuTe part
-      return "gemm_tiled.cu";
-    case WorkloadClass::reduction:
-      return "softmax_rows.cu";
-    case WorkloadClass::elementwise:
-    case WorkloadClass::other:
-      return "relu_vec.cu";
-  }
-  return "relu_vec.cu";
+const ExampleKernel& PromptLibrary::example(std::string_view file) const {
+  auto it = examples_.find(file);
+  if (it == examples_.end()) throw std::out_of_range("example kernel not loaded: " + std::string(file));
+  return it->second;
 }
 
 Result<PromptLibrary> PromptLibrary::load(const PromptPaths& paths) {
@@ -145,10 +137,12 @@ Result<PromptLibrary> PromptLibrary::load(const PromptPaths& paths) {
                               fmt::format("the {} optimisation menu", to_string(c)));
     if (!menu.ok()) return menu.error();
     lib.menus_[c] = std::move(*menu);
-    std::string file(example_kernel_file(c));
-    auto source = read_required(paths.examples / file, "an example kernel");
+  }
+  for (std::string_view name : example_files()) {
+    std::string file(name);
+    auto source = read_required(paths.examples / file, "a library kernel the prompts show");
     if (!source.ok()) return source.error();
-    lib.examples_[c] = ExampleKernel{file, std::move(*source)};
+    lib.examples_.insert_or_assign(file, ExampleKernel{file, std::move(*source)});
   }
   for (PromptKind k : kAllPromptKinds) {
     auto t = PromptTemplate::load(paths.prompts / fmt::format("{}.md", to_string(k)));

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "prompt/example_choice.h"
 #include "prompt/prompt_inputs.h"
 #include "prompt/prompt_template.h"
 
@@ -41,12 +42,9 @@ inline constexpr std::array<PromptKind, 5> kAllPromptKinds = {PromptKind::synthe
 std::string_view to_string(PromptKind k);
 
 struct ExampleKernel {
-  std::string file;    // "gemm_tiled.cu"
+  std::string file;    // "gemm_sm90_3xtf32.cu"
   std::string source;
 };
-
-// The example kernel shown at synthesis for a workload class (the file name in examples/kernels/).
-std::string_view example_kernel_file(WorkloadClass c);
 
 class PromptLibrary {
  public:
@@ -57,7 +55,9 @@ class PromptLibrary {
   const std::string& debug_guide() const { return debug_guide_; }
   const std::string& contract() const { return contract_; }
   const std::string& menu(WorkloadClass c) const { return menus_.at(c); }
-  const ExampleKernel& example(WorkloadClass c) const { return examples_.at(c); }
+  // A library kernel choose_example() can pick (example_choice.h); every one is loaded up front, and
+  // any other name is a programming error (std::out_of_range).
+  const ExampleKernel& example(std::string_view file) const;
   const PromptTemplate& prompt(PromptKind k) const { return templates_.at(k); }
   const PromptPaths& paths() const { return paths_; }
 
@@ -65,7 +65,7 @@ class PromptLibrary {
   PromptPaths paths_;
   std::string rules_, cute_guide_, debug_guide_, contract_;
   std::map<WorkloadClass, std::string> menus_;
-  std::map<WorkloadClass, ExampleKernel> examples_;
+  std::map<std::string, ExampleKernel, std::less<>> examples_;
   std::map<PromptKind, PromptTemplate> templates_;
 };
 

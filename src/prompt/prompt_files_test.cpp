@@ -91,13 +91,33 @@ TEST(PromptFiles, EmptyPromptFileIsAnError) {
   fs::remove_all(dir);
 }
 
-TEST(PromptFiles, ExampleKernelPerWorkloadClass) {
-  EXPECT_EQ(example_kernel_file(WorkloadClass::gemm), "gemm_tiled.cu");
-  EXPECT_EQ(example_kernel_file(WorkloadClass::conv), "gemm_tiled.cu");
-  EXPECT_EQ(example_kernel_file(WorkloadClass::reduction), "softmax_rows.cu");
-  EXPECT_EQ(example_kernel_file(WorkloadClass::elementwise), "relu_vec.cu");
-  for (WorkloadClass c : all_workload_classes())
-    EXPECT_TRUE(fs::exists(source_root() / "examples" / "kernels" / example_kernel_file(c))) << to_string(c);
+TEST(PromptFiles, LoadsEveryLibraryKernelThePromptsCanShow) {
+  unsetenv("CUTEGEN_PROMPTS_DIR");
+  auto paths = locate_prompt_paths();
+  ASSERT_TRUE(paths.ok()) << paths.error().message;
+  auto lib = PromptLibrary::load(*paths);
+  ASSERT_TRUE(lib.ok()) << lib.error().message;
+  for (std::string_view file : example_files()) {
+    const ExampleKernel& k = lib->example(file);
+    EXPECT_EQ(k.file, file);
+    EXPECT_TRUE(contains(k.source, "cutegen_forward")) << file << " is not a contract kernel";
+    EXPECT_TRUE(contains(k.source, "cutegen:knob")) << file << " declares no knobs";
+  }
+  EXPECT_THROW(lib->example("gemm_tiled.cu"), std::out_of_range) << "a toy is no longer shown";
+}
+
+TEST(PromptFiles, AMissingLibraryKernelStopsTheLoad) {
+  auto dir = fs::temp_directory_path() / "cutegen_prompt_files_examples";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "kernels");
+  for (const auto& e : fs::directory_iterator(source_root() / "examples" / "kernels"))
+    if (e.path().filename() != "rmsnorm_channels.cu") fs::copy_file(e.path(), dir / "kernels" / e.path().filename());
+  PromptPaths paths{source_root() / "prompts", source_root() / "docs" / "kernel-contract.md", dir / "kernels"};
+  auto lib = PromptLibrary::load(paths);
+  ASSERT_FALSE(lib.ok());
+  EXPECT_TRUE(contains(lib.error().message, "rmsnorm_channels.cu (a library kernel the prompts show)"))
+      << lib.error().message;
+  fs::remove_all(dir);
 }
 
 TEST(PromptFiles, WorkloadClassNames) {

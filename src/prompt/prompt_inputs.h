@@ -15,8 +15,9 @@
 
 namespace cutegen {
 
-// WorkloadClass (common/evaluation.h) chooses the optimisation menu (prompts/menu_<class>.md) and the
-// example kernel shown at synthesis.
+// WorkloadClass (common/evaluation.h) chooses the optimisation menu (prompts/menu_<class>.md); with the
+// aten ops, the dtype and the precision policy it chooses the library kernel shown at synthesis
+// (example_choice.h).
 
 enum class TensorRole {
   forward_input,  // an argument of forward() that is a tensor
@@ -40,6 +41,8 @@ struct ProblemBrief {
   std::string name;                   // e.g. "19_ReLU"
   std::string reference_source;       // the problem .py file, verbatim
   WorkloadClass workload = WorkloadClass::other;
+  std::vector<std::string> aten_ops;  // what forward() runs ("aten::_softmax"): picks the library example
+  std::string dtype;                  // the least precise floating dtype; "" = derive from the tensors
   std::vector<TensorBrief> inputs;    // cutegen_forward's order: forward() args, then parameters, then buffers
   std::vector<TensorBrief> outputs;
   std::vector<ValueFacts> init_inputs;  // Model's constructor arguments (then the defaults it leaves out)
