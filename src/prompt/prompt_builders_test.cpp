@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -152,13 +153,59 @@ TEST(PromptLibrary, RepositoryPromptsLoadAndMatchTheBuilders) {
   }
 }
 
+// Tokens like `dram__bytes_read.sum` or `launch__occupancy_limit_*` in a prompt text.
+std::vector<std::string> metric_names(const std::string& text) {
+  std::vector<std::string> out;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+  for (std::size_t at = text.find("__"); at != std::string::npos; at = text.find("__", at + 2)) {
+    std::size_t b = at, e = at + 2;
+    while (b > 0 && word(text[b - 1])) --b;
+    while (e < text.size() && word(text[e])) ++e;
+    std::string name = text.substr(b, e - b);
+    while (!name.empty() && name.back() == '.') name.pop_back();
+    if (b < at && e > at + 2 && name.find("__", at - b + 2) == std::string::npos) out.push_back(name);
+    at = e - 2;
+  }
+  return out;
+}
+
+TEST(PromptLibrary, MenusNameTheMetricsTheProfileStageCollects) {
+  const std::string metrics = *read_file(source_root() / "src" / "profile" / "ncu_metrics.txt");
+  for (WorkloadClass c : all_workload_classes()) {
+    const std::string& menu = library().menu(c);
+    auto names = metric_names(menu);
+    EXPECT_FALSE(names.empty()) << to_string(c) << " menu names no Nsight Compute metric";
+    // Each is a metric of the list, or a prefix of some (a family like launch__occupancy_limit_).
+    for (const std::string& n : names) EXPECT_TRUE(contains(metrics, n)) << to_string(c) << ": " << n;
+  }
+}
+
+TEST(PromptLibrary, LibraryKernelsNamedInTheGuideAndMenusExist) {
+  std::vector<std::string> texts = {library().cute_guide()};
+  for (WorkloadClass c : all_workload_classes()) texts.push_back(library().menu(c));
+  int named = 0;
+  for (const std::string& text : texts) {
+    for (std::size_t at = text.find(".cu`"); at != std::string::npos; at = text.find(".cu`", at + 1)) {
+      std::size_t b = text.rfind('`', at);
+      std::string file = text.substr(b + 1, at + 3 - b - 1);
+      if (file.find('*') != std::string::npos) continue;  // gemm_sm90_*.cu: a family
+      ++named;
+      EXPECT_TRUE(std::filesystem::exists(source_root() / "examples" / "kernels" / file)) << file;
+    }
+  }
+  EXPECT_GE(named, 8);
+}
+
 TEST(PromptLibrary, CuteGuideStaysConcise) {
   const std::string& guide = library().cute_guide();
   EXPECT_LE(std::count(guide.begin(), guide.end(), '\n'), 260);
   for (const char* name : {"make_tiled_copy", "SM80_CP_ASYNC_CACHEALWAYS", "cp_async_fence", "cp_async_wait",
                            "make_tiled_mma", "SM80_16x8x8_F32TF32TF32F32_TN", "SM80_16x8x16_F32F16F16F32_TN",
                            "Swizzle<", "local_tile", "local_partition", "make_identity_tensor", "elem_less",
-                           "make_tma_copy", "**named** namespace"})
+                           "make_tma_copy", "**named** namespace",
+                           // the idioms of the library kernels
+                           "map_shared_rank", "Layout_K_SW128_Atom", "KernelTmaWarpSpecializedCooperative",
+                           "3xTF32 split", "cudaLaunchCooperativeKernel", "copy_aligned", "arrive_and_expect_tx"})
     EXPECT_TRUE(contains(guide, name)) << name;
 }
 
