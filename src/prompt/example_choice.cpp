@@ -15,7 +15,7 @@ struct Entry {
 constexpr Entry kGemmStrict{
     "gemm_sm90_3xtf32.cu",
     "the library's strict-fp32 GEMM: 3xTF32 on wgmma (each fp32 operand split into a TF32 big and small "
-    "part, three MMAs, fp32 partial sums promoted every 64 of K), TMA loads into swizzled shared memory, a "
+    "part, three MMAs, fp32 partial sums promoted every 64 of K'), TMA loads into swizzled shared memory, a "
     "warp-specialised producer/consumer pipeline; 2.00x cuBLAS SGEMM on an H200 (4096^3)"};
 constexpr Entry kGemmTf32{
     "gemm_sm90_tf32.cu",
@@ -110,12 +110,13 @@ ExampleChoice choose_example(const ExampleFacts& facts) {
     case WorkloadClass::gemm: return gemm_choice(facts);
     case WorkloadClass::conv: {
       ExampleChoice c = gemm_choice(facts);
-      c.why = "a convolution is an implicit GEMM (the GEMM's mainloop over an im2col view of the input), so " + c.why;
+      c.why += "; shown because a convolution is an implicit GEMM (the same mainloop over an im2col view of the "
+               "input, gathered on the fly)";
       return c;
     }
     case WorkloadClass::attention: {
       ExampleChoice c = gemm_choice(facts);
-      c.why = "attention is two GEMMs around a row softmax, and the GEMMs are the hard part, so " + c.why;
+      c.why += "; shown because attention is two GEMMs around a row softmax, and the GEMMs are the hard part";
       return c;
     }
     case WorkloadClass::reduction: return reduction_choice(facts);

@@ -55,7 +55,7 @@ TEST(ExampleChoice, TableOfProblemsAndTheKernelEachIsShown) {
   for (const Row& row : table) {
     ExampleChoice c = choose_example(row.facts);
     EXPECT_EQ(c.file, row.file) << row.what;
-    EXPECT_FALSE(c.why.empty()) << row.what;
+    EXPECT_EQ(c.why.rfind("the library's ", 0), 0u) << row.what << ": the prompt reads \"This is <why>.\"";
     EXPECT_EQ(c.why.find('\n'), std::string::npos) << row.what << ": the why is one line";
   }
 }
@@ -71,9 +71,10 @@ TEST(ExampleChoice, TheWhyLineNamesWhatTheKernelIsAndWhatItMeasured) {
   EXPECT_NE(strict.why.find("strict-fp32 GEMM: 3xTF32 on wgmma"), std::string::npos) << strict.why;
   EXPECT_NE(strict.why.find("2.00x cuBLAS SGEMM on an H200"), std::string::npos) << strict.why;
   auto conv = choose_example(facts(WorkloadClass::conv, {"aten::convolution"}));
-  EXPECT_EQ(conv.why.rfind("a convolution is an implicit GEMM", 0), 0u) << conv.why;
+  EXPECT_EQ(conv.why.rfind("the library's strict-fp32 GEMM", 0), 0u) << conv.why;
+  EXPECT_NE(conv.why.find("; shown because a convolution is an implicit GEMM"), std::string::npos) << conv.why;
   auto attention = choose_example(facts(WorkloadClass::attention, {}));
-  EXPECT_EQ(attention.why.rfind("attention is two GEMMs", 0), 0u) << attention.why;
+  EXPECT_NE(attention.why.find("; shown because attention is two GEMMs"), std::string::npos) << attention.why;
   auto softmax = choose_example(facts(WorkloadClass::reduction, {"aten::_softmax"}));
   EXPECT_NE(softmax.why.find("distributed shared memory"), std::string::npos) << softmax.why;
 }
