@@ -420,6 +420,36 @@ Result<VariantPlan> plan_variants(const KnobSpec& spec, std::size_t max_variants
     };
     std::stable_sort(others.begin(), others.end(),
                      [&](const KnobValues& a, const KnobValues& b) { return hash(a) < hash(b); });
+    // The default's neighbours first — every variant that changes one knob — taken one knob after
+    // another, so each knob is tried away from its default before any combination is: a sample of 12
+    // of elementwise.cu's 72 variants on the H200 held no one-pass launch (EW_GRID_STRIDE=0) at all,
+    // the one change PyTorch's own kernel suggests. Then the rest, in hash order.
+    auto changed_knob = [&](const KnobValues& x) -> std::ptrdiff_t {
+      std::ptrdiff_t at = -1;
+      for (std::size_t k = 0; k < x.size(); ++k)
+        if (x[k] != defaults[k]) {
+          if (at >= 0) return -1;
+          at = static_cast<std::ptrdiff_t>(k);
+        }
+      return at;
+    };
+    std::vector<std::vector<KnobValues>> by_knob(spec.knobs.size());
+    std::vector<KnobValues> rest;
+    for (auto& x : others) {
+      auto k = changed_knob(x);
+      (k >= 0 ? by_knob[static_cast<std::size_t>(k)] : rest).push_back(std::move(x));
+    }
+    others.clear();
+    for (std::size_t round = 0;; ++round) {  // round r: each knob's r-th other value
+      bool any = false;
+      for (auto& values : by_knob)
+        if (round < values.size()) {
+          others.push_back(values[round]);
+          any = true;
+        }
+      if (!any) break;
+    }
+    others.insert(others.end(), rest.begin(), rest.end());
     others.resize(max_variants - 1);
   }
   plan.variants.insert(plan.variants.end(), others.begin(), others.end());

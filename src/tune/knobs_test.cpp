@@ -140,6 +140,38 @@ TEST(Knobs, ASampleIsDeterministicAndKeepsTheDefault) {
   EXPECT_FALSE(plan_variants(*spec, 0).ok());
 }
 
+// A sample tries every knob away from its default before any combination: with room for 11 of
+// elementwise.cu's 72 variants it holds exactly the 10 one-knob neighbours of the default (among them the
+// one-pass launch a hash-ordered sample of 12 missed on the H200).
+TEST(Knobs, ASampleTriesEachKnobAloneFirst) {
+  auto spec = parse_knobs(knob("EW_THREADS", "128, 256, 512, 1024", "256") + knob("EW_VEC", "4, 8", "4") +
+                          knob("EW_UNROLL", "1, 2, 4, 8", "4") + knob("EW_GRID_STRIDE", "0, 1", "1") +
+                          knob("EW_BLOCKS_PER_SM", "4, 8, 16", "8") +
+                          "// cutegen:require EW_VEC * EW_UNROLL <= 32\n"
+                          "// cutegen:require EW_GRID_STRIDE == 1 || EW_BLOCKS_PER_SM == 8\n");
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  auto plan = plan_variants(*spec, 11);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->sampled);
+  ASSERT_EQ(plan->variants.size(), 11u);
+  const KnobValues def{256, 4, 4, 1, 8};
+  EXPECT_EQ(plan->variants.front(), def);
+  for (std::size_t i = 1; i < plan->variants.size(); ++i) {
+    int differing = 0;
+    for (std::size_t k = 0; k < def.size(); ++k) differing += plan->variants[i][k] != def[k];
+    EXPECT_EQ(differing, 1) << "variant " << i << " is not a one-knob neighbour";
+  }
+  EXPECT_EQ(std::count(plan->variants.begin(), plan->variants.end(), KnobValues{256, 4, 4, 0, 8}), 1);
+  // Room for only six: the first round gives each knob one other value before any knob gets a second.
+  auto six = plan_variants(*spec, 6);
+  ASSERT_TRUE(six.ok());
+  std::set<std::size_t> knobs_moved;
+  for (std::size_t i = 1; i < six->variants.size(); ++i)
+    for (std::size_t k = 0; k < def.size(); ++k)
+      if (six->variants[i][k] != def[k]) knobs_moved.insert(k);
+  EXPECT_EQ(knobs_moved.size(), 5u);
+}
+
 TEST(Knobs, TooManyCombinationsIsAnError) {
   std::string values;
   for (int i = 0; i < 101; ++i) values += (i ? ", " : "") + std::to_string(i);
