@@ -64,19 +64,24 @@ Result<RunDir> claim_run_dir(const OptimizeArgs& args) {
 }
 
 // Profiling measures on the GPU like the judge does, so it holds the same device lock (the judge's
-// own hold inside profiling_run nests in this one).
+// own hold inside profiling_run nests in this one), and like the judge it gives the worker's device
+// memory back before the GPU goes to another task (the profile's staged buffers would stay otherwise).
 class LockedProfileSource final : public ProfileSource {
  public:
-  LockedProfileSource(ProfileSource& inner, DeviceLock& lock) : inner_(inner), lock_(lock) {}
+  LockedProfileSource(ProfileSource& inner, DeviceLock& lock, Judge& judge) : inner_(inner), lock_(lock), judge_(judge) {}
   Result<std::string> summary(const std::string& kernel_source, const Evaluation& evaluation) override {
     auto hold = lock_.hold();
     if (!hold) return hold.error();
-    return inner_.summary(kernel_source, evaluation);
+    auto summary = inner_.summary(kernel_source, evaluation);
+    auto released = judge_.give_back_gpu();
+    if (summary && !released) return released.error();
+    return summary;
   }
 
  private:
   ProfileSource& inner_;
   DeviceLock& lock_;
+  Judge& judge_;
 };
 
 // result.json: the run's outcome as cutegen bench reads it (bench/task_record.h).
@@ -193,7 +198,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   NcuProfileProvider provider((*stack)->runner, ncu_options);
   NcuProfileSource ncu_profiler(*(*stack)->judge, provider, {.problem = args.problem, .work_dir = out / "profiles"});
   std::optional<LockedProfileSource> locked_profiler;
-  if (gpu_lock) locked_profiler.emplace(ncu_profiler, *gpu_lock);
+  if (gpu_lock) locked_profiler.emplace(ncu_profiler, *gpu_lock, *(*stack)->judge);
   ProfileSource& profiler = locked_profiler ? static_cast<ProfileSource&>(*locked_profiler) : ncu_profiler;
 
   LoopOptions lo;

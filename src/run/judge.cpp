@@ -231,11 +231,17 @@ auto Judge::on_gpu(Body&& body) -> decltype(body()) {
   // given back: idle workers keeping their KernelBench problems loaded (19-55 GiB each) left the task
   // whose turn it was out of memory on an H200. The next evaluation loads the problem again.
   if (options_.device_lock) {
-    loaded_.reset();
-    auto released = worker_.call("release_gpu", nlohmann::json::object(), 120s);
+    auto released = give_back_gpu();
     if (!released && result) return released.error();  // on a failed body its own error is the one to see
   }
   return result;
+}
+
+Status Judge::give_back_gpu() {
+  loaded_.reset();
+  auto released = worker_.call("release_gpu", nlohmann::json::object(), 120s);
+  if (!released) return released.error();
+  return ok_status();
 }
 
 Result<ProblemFacts> Judge::load_problem(const fs::path& problem) {

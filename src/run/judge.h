@@ -100,6 +100,10 @@ class Judge {
     std::filesystem::path job, result;
   };
   Result<RunnerInvocation> profiling_run(const std::filesystem::path& problem, const Evaluation& passed, int calls);
+  // Gives the worker's device memory back (`release_gpu`) and forgets the loaded problem: what the judge
+  // does itself at the end of every evaluation on a shared GPU, for callers that held the GPU around
+  // profiling_run (its buffers stay until then). Call it while still holding the device lock.
+  Status give_back_gpu();
 
  private:
   Result<ProblemFacts> load_problem(const std::filesystem::path& problem);

@@ -338,6 +338,26 @@ TEST_F(JudgeTest, ProfilingRunsTheRunnerOnStagedBuffersWithNetworkForNcu) {
   EXPECT_TRUE(job["workspace"].is_null());
 }
 
+// A caller that held a shared GPU around profiling gives the profile's buffers back before letting go;
+// the problem is then loaded again for the next use.
+TEST_F(JudgeTest, GivingTheGpuBackReleasesTheWorkersMemoryAndForgetsTheProblem) {
+  nlohmann::json refs = {{"inputs", nlohmann::json::array()}, {"params", nlohmann::json::array()},
+                         {"outputs", nlohmann::json::array()}};
+  FakeReferenceWorker worker([&](const std::string& op, const nlohmann::json&) -> Result<nlohmann::json> {
+    if (op == "load") return nlohmann::json{{"name", "relu"}};
+    if (op == "prepare_profile") return refs;
+    if (op == "release_gpu") return nlohmann::json{{"reserved_bytes", 0}};
+    return Error{"unexpected op " + op};
+  });
+  Judge judge(compiler_, worker, options());
+  Evaluation passed;
+  passed.library = "/cache/kernel.so";
+  ASSERT_TRUE(judge.profiling_run("problem.py", passed, 1).ok());
+  ASSERT_TRUE(judge.give_back_gpu().ok());
+  ASSERT_TRUE(judge.profiling_run("problem.py", passed, 1).ok());
+  EXPECT_EQ(worker.ops, (std::vector<std::string>{"load", "prepare_profile", "release_gpu", "load", "prepare_profile"}));
+}
+
 // A kernel with a workspace (contract v2): the size its evaluation recorded goes to the worker, and
 // the buffer the worker allocated goes into the job.
 TEST_F(JudgeTest, ProfilingAKernelWithAWorkspaceAsksTheWorkerForItAndPassesItToTheRunner) {
