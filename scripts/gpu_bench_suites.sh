@@ -5,7 +5,9 @@
 #     load, and the eager/torch.compile times of tasks 19-32 against a direct PyTorch measurement;
 #  2. lanes: an exec-backed suite (scripts/bench_exec_llm.py answers with the honest example kernels)
 #     of seven problems on one GPU, then on two (when there are two): tasks per hour, recorded;
-#  3. kill -9 of the scheduler mid-suite, then the same command: finishes, no evaluation done twice.
+#  3. kill -9 of the scheduler mid-suite, then the same command: finishes, no evaluation done twice;
+#  4. seeds-kb (not in the default parts): `bench <level1> --llm none`, issue 16's acceptance run — each
+#     problem with a seed judged and exported, the rest recorded with the one line why not.
 # Usage: scripts/gpu_bench_suites.sh CUTEGEN OUT
 #   SUITES_PARTS  which parts, comma-separated (default all): baselines-own,baselines-kb,lanes,kill9
 #   KB_JOBS       tasks in flight for the KernelBench baselines (default 1 per GPU: a slot holds its GPU's
@@ -20,6 +22,9 @@
 #   KB_FILTER     only these KernelBench tasks (bench --filter, e.g. 19-32: the tasks the comparison checks)
 #   KB_TIMEOUT_S  stop the KernelBench baselines after this long (the suite is resumable: the same
 #                 command with the same OUT continues where it stopped; default: no limit)
+#   SEEDS_FILTER, SEEDS_JOBS (default 8: tasks in flight; a waiting task keeps only its CUDA context on
+#                 the GPU), SEEDS_TUNE (never|auto, default never), SEEDS_TIMEOUT_S (stop after this long,
+#                 resumable: carry OUT/suites/seeds-kb into the next device call and run the same command)
 set -uo pipefail
 cutegen="$1"
 out="$2"
@@ -38,6 +43,19 @@ if part baselines-own; then
   "$cutegen" bench "$own" --baselines-only --out "$out/suites/baselines-own" --quiet >"$out/suites/baselines-own.md" \
     2>"$out/suites/baselines-own.err" || status=1
   head -8 "$out/suites/baselines-own.md"
+fi
+
+if part seeds-kb && [[ -n "${KERNELBENCH_DIR:-}" ]]; then
+  echo "-- the seed path on KernelBench level 1 (--llm none, tune ${SEEDS_TUNE:-never})"
+  start=$(date +%s)
+  limit=()
+  [[ -n "${SEEDS_TIMEOUT_S:-}" ]] && limit=(timeout --signal=INT "$SEEDS_TIMEOUT_S")
+  "${limit[@]}" "$cutegen" bench "$KERNELBENCH_DIR/KernelBench/level1" ${SEEDS_FILTER:+--filter "$SEEDS_FILTER"} \
+    --llm none --tune "${SEEDS_TUNE:-never}" -j "${SEEDS_JOBS:-8}" --out "$out/suites/seeds-kb" --quiet \
+    >"$out/suites/seeds-kb.md" 2>"$out/suites/seeds-kb.err"
+  rc=$?
+  echo "took $(( $(date +%s) - start )) s (exit $rc)"; "$cutegen" bench status "$out/suites/seeds-kb" | head -12
+  ((rc == 0)) || echo "not all done or not all correct (exit $rc): the same command with the same OUT (carried) continues"
 fi
 
 if part baselines-kb && [[ -n "${KERNELBENCH_DIR:-}" ]]; then
