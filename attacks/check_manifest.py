@@ -63,8 +63,13 @@ def check_manifest(manifest):
         where = f"attacks[{i}] {entry.get('kernel')}"
         check_entry(entry, ATTACK_FIELDS, where, errors)
         expect = entry.get("expect")
-        if expect not in VERDICTS:
-            errors.append(f"{where}: expect {expect!r} is not a verdict the judge gives")
+        # A list: any of these verdicts (the same cheat can be caught two ways, e.g. a wait charged to
+        # it or the poison it left unwritten); a runtime entry only.
+        accepted = expect if isinstance(expect, list) else [expect]
+        if not accepted or any(v not in VERDICTS for v in accepted):
+            errors.append(f"{where}: expect {expect!r} is not a verdict the judge gives (or a non-empty list of them)")
+        if isinstance(expect, list) and (entry.get("static") or "rejected" in accepted):
+            errors.append(f"{where}: a list of verdicts is for runtime entries")
         if entry.get("static") and expect != "rejected":
             errors.append(f"{where}: a static entry must expect 'rejected'")
         if expect == "rejected" and not entry.get("static"):
@@ -75,7 +80,7 @@ def check_manifest(manifest):
                           f"(violation: one of {', '.join(sorted(VIOLATIONS))})")
         if "violation" in entry and not entry.get("static"):
             errors.append(f"{where}: violation is for static entries")
-        if "min_ms" in entry and expect != "pass":
+        if "min_ms" in entry and "pass" not in accepted:
             errors.append(f"{where}: min_ms bounds the time of a kernel that passes; expect is {expect!r}")
         absent = entry.get("absent_files", [])
         if not isinstance(absent, list) or not all(isinstance(p, str) and p.startswith(("/", "~/")) for p in absent):

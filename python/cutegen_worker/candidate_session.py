@@ -66,9 +66,24 @@ def calibration_sweep() -> str:
 # and the overrun attacks (side_stream, side_stream_tiny's 40 us, the skips) judged alike.
 OVERRUN_CHECKS = ("probe", "gather")
 
+# Under "probe", the gather's own excess beyond this is charged too. A time-sliced GPU can let the probe
+# through after one slice while the candidate's leftover work still runs, and that work may then finish
+# while the gather waits behind it (finished outputs, no poison): the probe saw one slice of it, the
+# gather the rest. Honest gathers after a real call exceeded their calibrated p90 by a median 0.004-0.17
+# ms on the H200 (2026-12-01), so above 0.25 ms the wait is the candidate's; what a cheat can still hide
+# after its reply is bounded by this, per call.
+GATHER_ALLOWANCE_NS = 250_000
+
 
 def overrun_check() -> str:
     return _experiment("CUTEGEN_OVERRUN_CHECK", OVERRUN_CHECKS)
+
+
+def charge_after_call(check: str, post_excess_ns: int, gather_excess_ns: int) -> int:
+    """The overrun charged after a call (before it, the probe's excess is charged either way)."""
+    if check == "gather":
+        return gather_excess_ns
+    return max(post_excess_ns, gather_excess_ns - GATHER_ALLOWANCE_NS)
 
 
 AUDIT_FRACTION = 0.25
@@ -504,7 +519,7 @@ class CandidateSession:
             self._completion(got_out, got_in, staged, k)
             probe_excess, gather_excess = max(0, probe - self.probe_limit_ns), max(0, gather - self.gather_limit_ns)
             post_excess = max(0, post - self.post_limit_ns)
-            overrun = probe_excess + (post_excess if self.overrun_check == "probe" else gather_excess)
+            overrun = probe_excess + charge_after_call(self.overrun_check, post_excess, gather_excess)
             event = exchange.reply.get("event_ms")
             events.append(event if isinstance(event, (int, float)) and event >= 0 else None)
             # Never below what the stream's own events saw: a runner can claim less (a lie the hidden-work
