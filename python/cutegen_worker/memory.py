@@ -13,7 +13,7 @@ import os
 
 import torch
 
-from .errors import ProblemError
+from .errors import ProblemError, WorkerError
 from .shared_buffers import PAGE_BYTES
 
 GIB = float(1 << 30)
@@ -81,13 +81,30 @@ def estimates(forward_inputs, params, outputs, check_workspace: int, device: tor
     }
 
 
+# What a device's own contexts and fragmentation keep from a session even on an otherwise empty GPU.
+CONTEXT_RESERVE_BYTES = 1 << 30
+
+
+class GpuMemoryBusy(WorkerError):
+    """The session would fit on this GPU, but other processes hold the memory it needs now: no fault
+    of the problem's, and no verdict; cutegen measures again later (the judge's busy retries), and
+    bench records the task as crashed (rerun with --retry-crashed), not as a broken problem."""
+    kind = "busy"
+
+
 def check_fits(path: str, estimate: dict, device: torch.device) -> None:
     """Raises before allocating when a runner session (its slot, one staged call and one check's
-    workspace) cannot fit in the device's free memory."""
-    free, _ = device_memory(device)
+    workspace) cannot fit in the device's free memory: the problem's fault when it could not fit on
+    this device at all, the machine's when other processes hold the memory."""
+    free, total = device_memory(device)
     need = estimate["slot_bytes"] + estimate["staged_bytes"] + estimate["check_workspace_bytes"]
     if need <= free:
         return
+    if need + CONTEXT_RESERVE_BYTES <= total:
+        raise GpuMemoryBusy(
+            f"{path}: judging a kernel needs {need / GIB:.1f} GiB of {device} memory and {free / GIB:.1f} of its "
+            f"{total / GIB:.1f} GiB are free: other processes hold the rest (nvidia-smi lists them); run again when "
+            "they are done")
     raise ProblemError(
         f"{path}: judging a kernel needs {need / GIB:.1f} GiB of {device} memory (the shared inputs, parameters and "
         f"two output sets, a staged copy of the inputs, and the reference's workspace) but {free / GIB:.1f} GiB is "
