@@ -92,6 +92,28 @@ class GpuMemoryBusy(WorkerError):
     kind = "busy"
 
 
+def others_hold_bytes() -> int:
+    """Device memory of the current CUDA device that neither is free nor is this process's torch cache:
+    other processes' (and this process's context). 0 without CUDA."""
+    if not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return 0
+    free, total = torch.cuda.mem_get_info()
+    return max(0, total - free - torch.cuda.memory_reserved())
+
+
+def out_of_memory_error(path: str, what: str, exc: BaseException):
+    """A GpuMemoryBusy for CUDA running out of memory in the user's code while other processes hold
+    more than a context's worth of it (another task's problem, another user's job); None otherwise
+    (then it is the problem's own size, its error)."""
+    if not isinstance(exc, torch.cuda.OutOfMemoryError):
+        return None
+    held = others_hold_bytes()
+    if held <= CONTEXT_RESERVE_BYTES:
+        return None
+    return GpuMemoryBusy(f"{path}: {what} ran out of GPU memory while other processes held {held / GIB:.1f} GiB of it "
+                         "(nvidia-smi lists them); run again when they are done")
+
+
 def check_fits(path: str, estimate: dict, device: torch.device) -> None:
     """Raises before allocating when a runner session (its slot, one staged call and one check's
     workspace) cannot fit in the device's free memory: the problem's fault when it could not fit on

@@ -15,7 +15,8 @@ import traceback
 import torch
 
 from .buffers import describe
-from .errors import ProblemError
+from . import memory
+from .errors import ProblemError, WorkerError
 
 _MAX_MESSAGE = 1500
 _module_counter = itertools.count()
@@ -36,8 +37,12 @@ def _line_in_file(exc: BaseException, path: str):
     return found
 
 
-def user_code_error(path: str, what: str, exc: BaseException, hint: str) -> ProblemError:
-    """A ProblemError for an exception raised by the user's code (`what` names the call)."""
+def user_code_error(path: str, what: str, exc: BaseException, hint: str) -> WorkerError:
+    """A ProblemError for an exception raised by the user's code (`what` names the call) — unless it ran
+    out of GPU memory that other processes held: the machine's error then (memory.GpuMemoryBusy)."""
+    busy = memory.out_of_memory_error(path, what, exc)
+    if busy is not None:
+        return busy
     where = _line_in_file(exc, path)
     location = f"{path}:{where[0]}" if where else path
     source = f" (at `{where[1]}`)" if where and where[1] else ""

@@ -51,3 +51,21 @@ def test_evaluate_candidate_checks_before_allocating(worker, small, monkeypatch)
         worker.call("evaluate_candidate", runner=["r"], library="l", trials=[{"seed": 1}], warmup=0, runs=0,
                     timing_seed=1, call_timeout_s=1.0, work_dir="/tmp", fake_runner={"mode": "reference"})
     assert error.value.kind == "problem" and "GiB" in error.value.message
+
+
+def test_running_out_of_memory_others_hold_is_the_machines_fault(monkeypatch):
+    """forward() running out of GPU memory while other processes hold much of it (bench's neighbours on
+    the H200 before release_gpu, another user's job) is no verdict on the problem."""
+    from cutegen_worker import problem_loader
+    oom = torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 6.00 GiB.")
+    monkeypatch.setattr(memory, "others_hold_bytes", lambda: 55 * GIB)
+    busy = problem_loader.user_code_error("p.py", "forward()", oom, "fix forward()")
+    assert isinstance(busy, memory.GpuMemoryBusy) and busy.kind == "busy"
+    assert "other processes held 55.0 GiB" in str(busy)
+    # Alone on the GPU, the problem is simply too large: its own error.
+    monkeypatch.setattr(memory, "others_hold_bytes", lambda: 0)
+    own = problem_loader.user_code_error("p.py", "forward()", oom, "fix forward()")
+    assert isinstance(own, ProblemError) and "OutOfMemoryError" in str(own)
+    # Any other exception stays the problem's.
+    monkeypatch.setattr(memory, "others_hold_bytes", lambda: 55 * GIB)
+    assert isinstance(problem_loader.user_code_error("p.py", "forward()", ValueError("x"), "fix"), ProblemError)
