@@ -83,7 +83,9 @@ def charge_after_call(check: str, post_excess_ns: int, gather_excess_ns: int) ->
     """The overrun charged after a call (before it, the probe's excess is charged either way)."""
     if check == "gather":
         return gather_excess_ns
-    return max(post_excess_ns, gather_excess_ns - GATHER_ALLOWANCE_NS)
+    # The two waits come one after the other (the gather starts once the probe is back): both are the
+    # leftover's, so they add.
+    return post_excess_ns + max(0, gather_excess_ns - GATHER_ALLOWANCE_NS)
 
 
 AUDIT_FRACTION = 0.25

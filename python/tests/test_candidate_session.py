@@ -377,7 +377,7 @@ def test_the_overrun_after_a_call_is_charged_on_the_check_asked_for(worker, smal
     assert cal["overrun_check"] == check
     assert (cal["post_probe_p90_ms"] > 0) == (check == "probe")
     for call in result["calls"]:
-        after = (max(call["post_probe_excess_ms"], call["gather_excess_ms"] - 0.25) if check == "probe"
+        after = (call["post_probe_excess_ms"] + max(0.0, call["gather_excess_ms"] - 0.25) if check == "probe"
                  else call["gather_excess_ms"])
         assert call["overrun_ms"] == pytest.approx(call["probe_excess_ms"] + after)
         if check == "gather":
@@ -404,6 +404,8 @@ def test_under_the_probe_a_long_gather_wait_is_still_charged():
     charge = candidate_session.charge_after_call
     ms = 1_000_000
     assert charge("probe", 20_000, int(0.17 * ms)) == 20_000  # an honest call: the probe's excess alone
-    assert charge("probe", 30_000, int(1.5 * ms)) == int(1.25 * ms)  # 1.5 ms behind leftover work
+    assert charge("probe", 30_000, int(1.5 * ms)) == 30_000 + int(1.25 * ms)  # 1.5 ms behind leftover work
     assert charge("probe", int(2 * ms), int(0.1 * ms)) == int(2 * ms)  # the probe waited: that is charged
+    # A slice's wait at the probe, then the rest at the gather: the leftover's whole time, less the allowance.
+    assert charge("probe", int(2 * ms), int(1.5 * ms)) == int(3.25 * ms)
     assert charge("gather", int(2 * ms), int(0.17 * ms)) == int(0.17 * ms)  # the old charge, on the gather
