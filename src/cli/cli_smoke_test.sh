@@ -54,8 +54,14 @@ out=$("$cutegen" compile "$k" 2>&1); check "third compile reports a cache hit" g
 # a session of its own, so "left behind" means any process still in that session.
 cp "$k" "$CUTEGEN_CACHE_DIR/interrupted.cu" && echo "// not in the cache yet" >>"$CUTEGEN_CACHE_DIR/interrupted.cu"
 setsid "$cutegen" compile "$CUTEGEN_CACHE_DIR/interrupted.cu" >/dev/null 2>&1 & sid=$!
-for _ in $(seq 600); do [ -n "$(ps -o pid= -s "$sid" | grep -v "^ *$sid\$")" ] && break; sleep 0.1; done
-check "compile started nvcc (in its session)" test -n "$(ps -o pid= -s "$sid" | grep -v "^ *$sid\$")"
+# Wait for the compilation itself (nvcc's front ends), not the short version probes (`nvcc --version`,
+# `g++ --version`) cutegen runs first: a probe seen and gone by the time of the signal proves nothing.
+compiling=no
+for _ in $(seq 600); do
+  ps -o comm= -s "$sid" | grep -Eqx 'cicc|cc1plus|cudafe\+\+' && { compiling=yes; break; }
+  sleep 0.1
+done
+check "compile started nvcc's front ends (in its session)" test "$compiling" = yes
 kill -INT "$sid"; wait "$sid"; rc=$?
 check "Ctrl-C: cutegen exits 130" test $rc -eq 130
 # Killed processes may linger as zombies until init reaps them; they are dead, so only others count.
