@@ -16,7 +16,6 @@ The first failure ends the session; its verdict word is one of VERDICTS.
 """
 import math
 import os
-import random
 import secrets as secrets_mod
 import statistics
 import time
@@ -92,6 +91,8 @@ AUDIT_FRACTION = 0.25
 HIDDEN_WORK_SLACK_MS = 0.35
 MIN_AUDITS = 4
 FULL_AUDITS = 2
+# A timed call's seed: drawn from the OS per call, as wide as torch.manual_seed takes without wrapping.
+CALL_SEED_BITS = 63
 CUTEGEN_ERROR_NAMES = {1000: "CUTEGEN_ERROR_BAD_ARGUMENTS", 1001: "CUTEGEN_ERROR_UNSUPPORTED"}
 
 
@@ -111,7 +112,6 @@ class Plan:
     trials: list          # CallSpec, in the order to run them
     warmup: int
     runs: int
-    timing_seed: int
     precision: str
     call_timeout_s: float
     work_dir: str
@@ -139,7 +139,7 @@ class Plan:
         if not runner or not all(isinstance(a, str) for a in runner):
             raise RequestError("evaluate_candidate: runner must be a non-empty argv list")
         plan = Plan(runner=runner, library=need("library", str), trials=trials, warmup=need("warmup", int),
-                    runs=need("runs", int), timing_seed=need("timing_seed", int), precision=req.get("precision", "strict"),
+                    runs=need("runs", int), precision=req.get("precision", "strict"),
                     call_timeout_s=need("call_timeout_s", float), work_dir=need("work_dir", str))
         if plan.warmup < 0 or plan.runs < 0 or plan.call_timeout_s <= 0:
             raise RequestError("evaluate_candidate: warmup and runs must be >= 0 and call_timeout_s > 0")
@@ -490,10 +490,15 @@ class CandidateSession:
         total = plan.warmup + plan.runs
         if plan.runs == 0:
             return
-        order = random.Random(plan.timing_seed)
+        # Every call's seed and kind come from the operating system's generator and are drawn here, one call
+        # at a time: nothing the kernel sees can predict the next call's inputs. When they were derived from
+        # one seed (seed_k = a·T + b·k), a kernel could recover a warm-up call's seed from its inputs (2^31
+        # Philox evaluations take a GPU well under a second), compute every timed call's inputs and answers
+        # during the untimed warm-up, and copy them out when timed: correct values, every audit passed, the
+        # time of a copy (attacks/predict_next_inputs.cu).
         kinds = ["problem", "signed"] * ((plan.runs + 1) // 2)
-        order.shuffle(kinds)
-        kinds = [order.choice(("problem", "signed")) for _ in range(plan.warmup)] + kinds[:plan.runs]
+        self.sysrand.shuffle(kinds)
+        kinds = [self.sysrand.choice(("problem", "signed")) for _ in range(plan.warmup)] + kinds[:plan.runs]
         audits_left = max(MIN_AUDITS, math.ceil(AUDIT_FRACTION * plan.runs))
         full_left = FULL_AUDITS
         walls = {"problem": [], "signed": []}
@@ -502,8 +507,7 @@ class CandidateSession:
             timed = i >= plan.warmup
             k = i - plan.warmup
             self.phase = f"timed call {k}" if timed else f"warm-up call {i}"
-            spec = CallSpec(seed=(plan.timing_seed * 7919 + 104729 * (i + 1)) & 0x7FFF_FFFF, kind=kinds[i],
-                            params=params_mod.RANDOM)
+            spec = CallSpec(seed=self.sysrand.getrandbits(CALL_SEED_BITS), kind=kinds[i], params=params_mod.RANDOM)
             staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
             w0 = self.link.wait_ns()
             probe = self.clock.probe_ns()
@@ -531,7 +535,7 @@ class CandidateSession:
             # The two parts of the overrun apart: which side of the call the GPU was still busy on.
             # Waiting for a CPU (either end) inflates this call's time; it stays in the time reported (that
             # errs high), but a disturbed call is no evidence of hidden work (_summarise).
-            self.record.calls.append({"kind": spec.kind, "wall_ms": _ms(wall), "overrun_ms": _ms(overrun),
+            self.record.calls.append({"kind": spec.kind, "seed": spec.seed, "wall_ms": _ms(wall), "overrun_ms": _ms(overrun),
                                       "probe_excess_ms": _ms(probe_excess), "gather_excess_ms": _ms(gather_excess),
                                       "post_probe_excess_ms": _ms(post_excess),
                                       "event_ms": events[-1], "cpu_wait_ms": None if waited is None else _ms(waited),

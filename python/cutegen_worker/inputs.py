@@ -24,10 +24,6 @@ TRIAL_KINDS = ("problem", "signed", "scaled")
 _SIGN_SEED_SALT = 0x5EED_516E
 
 
-def timing_seed(base: int, index: int) -> int:
-    return base + index
-
-
 class InputSource:
     """Generates a problem's forward inputs the same way every time."""
 

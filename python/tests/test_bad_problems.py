@@ -153,7 +153,7 @@ def test_output_shape_that_depends_on_the_input_values(worker, tmp_path):
     text = GOOD_MODEL.replace("return x * 2", "return x[x > 0.5]") + GOOD_TAIL
     worker.load(write_problem(tmp_path, text))
     response = worker.raw("evaluate_candidate", runner=["r"], library="l", trials=[{"seed": s} for s in range(1, 6)],
-                          warmup=0, runs=0, timing_seed=1, call_timeout_s=5.0, work_dir=str(tmp_path),
+                          warmup=0, runs=0, call_timeout_s=5.0, work_dir=str(tmp_path),
                           fake_runner={"mode": "reference"})
     assert (response["ok"], response["kind"]) == (False, "problem"), "some seed must give another number of elements"
     assert "output shapes must not depend on input values" in response["error"]

@@ -19,7 +19,7 @@ TRIALS = [{"seed": 1, "kind": "problem", "params": "own"}, {"seed": 2, "kind": "
 def evaluate(worker, name, mode="reference", trials=TRIALS, warmup=2, runs=12, precision="strict", path=None, **fake):
     worker.load(path or problem_path(name))
     return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so", trials=trials,
-                       warmup=warmup, runs=runs, timing_seed=5, precision=precision, call_timeout_s=10.0,
+                       warmup=warmup, runs=runs, precision=precision, call_timeout_s=10.0,
                        work_dir="/tmp/cutegen-test-work", fake_runner=dict(mode=mode, **fake))
 
 
@@ -48,6 +48,18 @@ def test_an_exact_kernel_passes_with_a_complete_record(worker, small):
     assert audits["timed_calls"] == 12 and audits["sampled"] >= 4 and audits["full"] == 2
     assert len([c for c in result["checks"] if "timed_call" in c]) == 2  # the full audits' reports
     assert result["calibration"]["rounds"] > 0 and result["runner"]["end"] == "exit code 0"
+
+
+def test_timed_inputs_cannot_be_predicted_from_the_request_or_earlier_calls(worker, small):
+    """Each timed call's seed is drawn from the OS as the call comes. Derived from one seed, a kernel could
+    recover it from a warm-up call's inputs and answer every timed call in advance (predict_next_inputs.cu)."""
+    first, second = (evaluate(worker, "relu", warmup=2, runs=8) for _ in range(2))
+    seeds = [[c["seed"] for c in r["calls"]] for r in (first, second)]
+    assert all(len(s) == 8 and len(set(s)) == 8 for s in seeds)
+    assert not set(seeds[0]) & set(seeds[1])  # the same request, other inputs
+    steps = {(b - a) % (1 << candidate_session.CALL_SEED_BITS) for a, b in zip(seeds[0], seeds[0][1:])}
+    assert len(steps) > 1  # no arithmetic progression
+    assert all(0 <= x < 1 << 63 for x in seeds[0] + seeds[1])
 
 
 @pytest.mark.parametrize("name", ["relu", "gelu_tanh", "softmax_rows", "matmul_square", "matmul_bias_gelu", "row_sum",
@@ -272,11 +284,10 @@ def test_runner_failures_get_their_verdict(worker, small, mode, verdict, words):
 
 def test_bad_requests_are_request_errors(worker, small):
     with pytest.raises(WorkerError) as nothing_loaded:
-        worker.call("evaluate_candidate", runner=["r"], library="l", trials=[], warmup=0, runs=0, timing_seed=1,
-                    call_timeout_s=1.0, work_dir="/tmp")
+        worker.call("evaluate_candidate", runner=["r"], library="l", trials=[], warmup=0, runs=0, call_timeout_s=1.0, work_dir="/tmp")
     assert nothing_loaded.value.kind == "request"
     worker.load(problem_path("relu"))
-    good = dict(runner=["r"], library="l", trials=[], warmup=0, runs=1, timing_seed=1, call_timeout_s=1.0,
+    good = dict(runner=["r"], library="l", trials=[], warmup=0, runs=1, call_timeout_s=1.0,
                 work_dir="/tmp", fake_runner={"mode": "reference"})
     for bad in ({"trials": [{"kind": "problem"}]}, {"trials": [{"seed": 1, "kind": "shuffled"}]},
                 {"trials": [{"seed": 1, "kind": "scaled"}]}, {"runs": -1}, {"runner": []}, {"precision": "fast"},
@@ -292,7 +303,7 @@ def test_fake_runners_need_the_test_hooks(small):
     dispatcher = Dispatcher(Session(), test_hooks=False)
     dispatcher.handle({"id": 1, "op": "load", "problem": problem_path("relu"), "device": "cpu"})
     response = dispatcher.handle({"id": 2, "op": "evaluate_candidate", "runner": ["r"], "library": "l", "trials": [],
-                                  "warmup": 0, "runs": 0, "timing_seed": 1, "call_timeout_s": 1.0, "work_dir": "/tmp",
+                                  "warmup": 0, "runs": 0, "call_timeout_s": 1.0, "work_dir": "/tmp",
                                   "fake_runner": {"mode": "reference"}})
     assert response["ok"] is False and "test hook" in response["error"]
 

@@ -18,7 +18,7 @@ FIRST_TIMED = 2 + 2  # the fake counts every call: two per trial, then two warm-
 def evaluate(worker, runs=20, **fake):
     worker.load(problem_path("relu"))
     return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so", trials=TRIALS,
-                       warmup=2, runs=runs, timing_seed=5, precision="strict", call_timeout_s=10.0,
+                       warmup=2, runs=runs, precision="strict", call_timeout_s=10.0,
                        work_dir="/tmp/cutegen-test-work", fake_runner=dict(mode="reference", **fake))
 
 

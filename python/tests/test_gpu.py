@@ -77,7 +77,7 @@ def load_cuda(worker, name):
 
 def evaluate(worker, mode, trials, runs=20, precision="strict", **fake):
     return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
-                       trials=trials, warmup=2, runs=runs, timing_seed=7, precision=precision, call_timeout_s=60.0,
+                       trials=trials, warmup=2, runs=runs, precision=precision, call_timeout_s=60.0,
                        work_dir="/tmp/cutegen-gpu-test", fake_runner=dict(mode=mode, **fake))
 
 

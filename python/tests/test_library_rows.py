@@ -37,8 +37,7 @@ def load_module(name, monkeypatch, scale):
 def test_row_problems_load_and_the_reference_passes(worker, small, name):
     meta = worker.load(problem_path(name))
     assert (meta["aten_ops"], meta["workload_class"]) == EXPECTED_OPS[name]
-    result = worker.call("evaluate_candidate", runner=["r"], library="l", warmup=1, runs=4, timing_seed=3,
-                         trials=[{"seed": 1, "kind": "problem", "params": "own"}, {"seed": 2, "kind": "signed"}],
+    result = worker.call("evaluate_candidate", runner=["r"], library="l", warmup=1, runs=4, trials=[{"seed": 1, "kind": "problem", "params": "own"}, {"seed": 2, "kind": "signed"}],
                          call_timeout_s=5.0, work_dir="/tmp", fake_runner={"mode": "reference"})
     assert result["verdict"] == "pass", result["reason"]
 

@@ -49,7 +49,7 @@ def test_evaluate_candidate_checks_before_allocating(worker, small, monkeypatch)
     free(monkeypatch, 1024)
     with pytest.raises(WorkerError) as error:
         worker.call("evaluate_candidate", runner=["r"], library="l", trials=[{"seed": 1}], warmup=0, runs=0,
-                    timing_seed=1, call_timeout_s=1.0, work_dir="/tmp", fake_runner={"mode": "reference"})
+                    call_timeout_s=1.0, work_dir="/tmp", fake_runner={"mode": "reference"})
     assert error.value.kind == "problem" and "GiB" in error.value.message
 
 

@@ -77,7 +77,7 @@ def test_a_session(proc, tmp_path):
     # Nobody wrote the outputs (the fake runner writes nothing): unwritten. Non-finite numbers travel as
     # strings (JSON has none).
     evaluation = request(proc, id=3, op="evaluate_candidate", runner=["r"], library="l", trials=[{"seed": 5}],
-                         warmup=0, runs=0, timing_seed=1, call_timeout_s=5.0, work_dir=str(tmp_path),
+                         warmup=0, runs=0, call_timeout_s=5.0, work_dir=str(tmp_path),
                          fake_runner={"mode": "none"})
     assert evaluation["ok"] is True and evaluation["result"]["verdict"] == "unwritten"
     failed = evaluation["result"]["checks"][evaluation["result"]["failed_check"]]
@@ -103,7 +103,7 @@ def test_errors_are_responses_and_the_worker_goes_on(proc, tmp_path):
     assert (unknown["id"], unknown["ok"], unknown["kind"]) == (10, False, "request")
     assert "unknown op 'frobnicate'" in unknown["error"]
     bad_request = request(proc, id=11, op="evaluate_candidate", runner=["r"], library="l", trials=[], warmup=0,
-                          runs=-1, timing_seed=1, call_timeout_s=1.0, work_dir="/tmp")
+                          runs=-1, call_timeout_s=1.0, work_dir="/tmp")
     assert bad_request["kind"] == "request"
     bad = request(proc, id=12, op="load", problem=str(tmp_path / "missing.py"), device="cpu")
     assert (bad["id"], bad["ok"], bad["kind"]) == (12, False, "problem")

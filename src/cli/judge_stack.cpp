@@ -52,7 +52,9 @@ void add_judge_options(CLI::App* cmd, JudgeArgs& a, const std::string& trials_wh
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->add_option("--runs", a.runs, "timed calls, each on fresh inputs (half of them signed)")->check(CLI::Range(1, 100000))->capture_default_str();
-  cmd->add_option("--seed", a.seed, "seed for the trial seeds (default: fresh, recorded in the report)");
+  cmd->add_option("--seed", a.seed,
+                  "seed for the correctness trials (default: fresh, recorded in the report); timed calls always draw "
+                  "unforeseeable inputs");
   cmd->add_option("--runner-timeout", a.runner_timeout_s,
                   "seconds one call of the kernel may take before its runner is killed and the kernel judged a timeout")
       ->check(CLI::Range(1, 3600))

@@ -184,6 +184,15 @@ Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
   return ok_status();
 }
 
+// The trials' generator: the user's --seed (reproducible trials), else 64 bits from the OS — one
+// random_device draw is 32 bits, few enough to recover from a trial's inputs by brute force.
+static std::mt19937_64 trial_rng(uint64_t seed) {
+  if (seed) return std::mt19937_64(seed);
+  std::random_device os;
+  std::seed_seq fresh{os(), os(), os(), os()};
+  return std::mt19937_64(fresh);
+}
+
 nlohmann::json trial_plan(int problem_trials, const std::string& dtype, std::mt19937_64& rng, std::vector<uint64_t>& seeds) {
   nlohmann::json trials = nlohmann::json::array();
   auto add = [&](const char* kind, const char* params, double scale) {
@@ -213,7 +222,7 @@ Result<EvalReport> Judge::describe(const fs::path& problem) {
     if (!meta) return meta.error();
     report.problem = *meta;
     report.precision = options_.precision;
-    std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
+    std::mt19937_64 rng = trial_rng(options_.seed);
     if (options_.baselines)
       if (auto r = measure_baselines(report, rng() & 0x7fffffff); !r) return r.error();
     if (auto r = place_on_roofline(report); !r) return r.error();
@@ -307,7 +316,7 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
     report.library = compiled->library.string();
     report.compile_key = compiled->key;
     // Fresh, recorded seeds: a kernel tuned to one input set cannot pass by luck of the draw.
-    std::mt19937_64 rng(options_.seed ? options_.seed : std::random_device{}());
+    std::mt19937_64 rng = trial_rng(options_.seed);
     if (auto r = timed(report, "session", [&] { return run_session(*compiled, rng, report); }); !r) return r.error();
     if (report.passed() && options_.baselines) {
       if (auto r = timed(report, "baselines", [&] { return measure_baselines(report, report.seeds.back()); }); !r)
@@ -331,14 +340,13 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
     auto dir = fresh_work_dir("eval");
     if (!dir) return dir.error();
     nlohmann::json trials = trial_plan(options_.trials, report.problem->dtype, rng, report.seeds);
-    uint64_t timing_seed = rng() & 0x7fffffff;
-    report.seeds.push_back(timing_seed);
+    // No seed for the timed calls: the worker draws each one from the OS as the call comes, so that no
+    // input a kernel sees, nor the user's --seed, predicts the next (docs/judge.md, guarantee 2).
     nlohmann::json request = {{"runner", {options_.runner.string()}},
                               {"library", compiled.library.string()},
                               {"trials", trials},
                               {"warmup", options_.warmup},
                               {"runs", options_.runs},
-                              {"timing_seed", timing_seed},
                               {"precision", to_string(options_.precision)},
                               {"call_timeout_s", static_cast<double>(options_.runner_timeout.count())},
                               {"work_dir", dir->string()}};
