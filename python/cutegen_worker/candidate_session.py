@@ -205,6 +205,22 @@ class _Clock:
         self._n += 1
         self._flush.fill_(self._n & 0xFF)
 
+    def mark(self):
+        """A timestamp taken on the worker's own stream. On a GPU it is a CUDA event, stamped when the GPU next
+        runs the worker's work -- after any work of another context it has to wait for -- so two marks
+        bracket a call on the GPU's clock, whatever the runner replied and when; on the CPU, the time now."""
+        if self.device.type == "cuda":
+            event = torch.cuda.Event(enable_timing=True)
+            event.record(torch.cuda.current_stream(self.device))
+            return event
+        return time.perf_counter_ns()
+
+    def span_ns(self, start, end) -> int:
+        """Nanoseconds from one mark to a later one (both must have been reached: synchronise first)."""
+        if isinstance(start, int):
+            return end - start
+        return int(start.elapsed_time(end) * 1e6)
+
     def probe_ns(self) -> int:
         """Latency of a trivial kernel of the worker's, launched and waited for: it rises when the
         GPU is still busy with another context's work."""
@@ -331,7 +347,7 @@ class CandidateSession:
         """Round trip, probe and gather with the candidate not loaded: the baselines every call's
         overrun is measured against. The runner's code is still only ours here, so none of these
         numbers can be inflated by the candidate."""
-        pings, probes, posts, gathers, waits = [], [], [], [], []
+        pings, probes, posts, gathers, waits, spans = [], [], [], [], [], []
         sweep, check = calibration_sweep(), overrun_check()
         self.overrun_check = check
         for i in range(CALIBRATION_ROUNDS):
@@ -343,11 +359,14 @@ class CandidateSession:
             # read as overrun); the gather right after it.
             self.clock.flush()
             probes.append(self.clock.probe_ns())
+            before = self.clock.mark()
             ping = self.link.ping(sweep=sweep)
+            after = self.clock.mark()
             event = ping.reply.get("event_ms")
+            event_ns = event * 1e6 if isinstance(event, (int, float)) and event > 0 else 0
             # The round trip's overhead: wall time beyond the sweep's own GPU time (our code's events:
             # the candidate is not loaded yet).
-            pings.append(ping.wall_ns - (event * 1e6 if isinstance(event, (int, float)) and event > 0 else 0))
+            pings.append(ping.wall_ns - event_ns)
             posts.append(self.clock.probe_ns() if check == "probe" else 0)
             t0 = time.perf_counter_ns()
             self.secret_out.gather(self.slot.outputs[0])
@@ -355,15 +374,17 @@ class CandidateSession:
             gathers.append(time.perf_counter_ns() - t0)
             w1 = self.link.wait_ns()
             waits.append(None if w0 is None or w1 is None else w1 - w0)
+            self.clock.sync()
+            spans.append(self.clock.span_ns(before, after) - event_ns)
         # The first rounds warm things up. A round in which either end waited for a CPU measured the
         # machine's load: it is left out of the limits (nothing of the candidate runs yet, so leaving
         # rounds out cannot favour it), and too few clean rounds are no calibration at all.
-        rounds = [r for r in zip(pings, probes, gathers, posts, waits)][2:]
+        rounds = [r for r in zip(pings, probes, gathers, posts, waits, spans)][2:]
         clean = [r for r in rounds if not cpu_wait.disturbed(r[4], r[0] + r[1] + r[2] + r[3])]
         if len(clean) < len(rounds) // 2:
             raise cpu_wait.CpuBusy(cpu_wait.busy_message("calibration rounds", len(rounds) - len(clean), len(rounds),
                                                          [_ms(r[4]) for r in rounds if r[4] is not None]))
-        pings, probes, gathers, posts = ([r[k] for r in clean] for k in range(4))
+        pings, probes, gathers, posts, _, spans = ([r[k] for r in clean] for k in range(6))
         # The least round trip seen, not the median: what is subtracted from a call must never exceed what
         # the call itself cost (on an H200 the median ping once exceeded a 0.1 ms kernel's whole round
         # trip, and the kernel came out at 0.0006 ms). Erring high is the safe side of a promise.
@@ -371,11 +392,14 @@ class CandidateSession:
         self.probe_limit_ns = _quantile(sorted(probes), 0.9)
         self.gather_limit_ns = _quantile(sorted(gathers), 0.9)
         self.post_limit_ns = _quantile(sorted(posts), 0.9)
+        # The GPU span's overhead, least value as for the ping: evidence beside the time (see _timed_calls).
+        self.span_overhead_ns = max(0, min(spans))
         self.record.calibration = {"ping_ms": _ms(self.ping_ns), "ping_median_ms": _ms(statistics.median(pings)),
                                    "probe_p90_ms": _ms(self.probe_limit_ns),
                                    "gather_p90_ms": _ms(self.gather_limit_ns), "rounds": len(pings), "sweep": sweep,
                                    "overrun_check": check, "post_probe_p90_ms": _ms(self.post_limit_ns),
                                    "disturbed_rounds": len(rounds) - len(clean),
+                                   "span_overhead_ms": _ms(self.span_overhead_ns),
                                    "cpu_wait": "unavailable" if any(w is None for w in waits) else "schedstat"}
 
     # ---- one call ---------------------------------------------------------------------------------
@@ -511,7 +535,9 @@ class CandidateSession:
             staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
             w0 = self.link.wait_ns()
             probe = self.clock.probe_ns()
+            before = self.clock.mark()
             exchange = self._call(staged, 0)
+            after = self.clock.mark()
             post = self.clock.probe_ns() if self.overrun_check == "probe" else 0
             t0 = time.perf_counter_ns()
             got_out = self.secret_out.gather(self.slot.outputs[0])
@@ -532,12 +558,18 @@ class CandidateSession:
             # check catches) but an honest kernel's GPU time is a floor for the time reported.
             wall = max(max(0.0, exchange.wall_ns - self.ping_ns) + overrun, (events[-1] or 0.0) * 1e6)
             walls[spec.kind].append(_ms(wall))
+            # The call on the GPU's clock: from the worker's mark before the command to its mark after the
+            # reply, less the least such span of a ping. The second mark is stamped only once the GPU gets
+            # to the worker's stream, so a reply sent before the kernel's work was done does not shorten it.
+            # Recorded beside the time, not charged (yet): the A/B of the two on a GPU decides.
+            self.clock.sync()
+            span = max(0, self.clock.span_ns(before, after) - self.span_overhead_ns)
             # The two parts of the overrun apart: which side of the call the GPU was still busy on.
             # Waiting for a CPU (either end) inflates this call's time; it stays in the time reported (that
             # errs high), but a disturbed call is no evidence of hidden work (_summarise).
             self.record.calls.append({"kind": spec.kind, "seed": spec.seed, "wall_ms": _ms(wall), "overrun_ms": _ms(overrun),
                                       "probe_excess_ms": _ms(probe_excess), "gather_excess_ms": _ms(gather_excess),
-                                      "post_probe_excess_ms": _ms(post_excess),
+                                      "post_probe_excess_ms": _ms(post_excess), "span_ms": _ms(span),
                                       "event_ms": events[-1], "cpu_wait_ms": None if waited is None else _ms(waited),
                                       "disturbed": cpu_wait.disturbed(waited, probe + exchange.wall_ns + post + gather)})
             remaining = plan.runs - k
@@ -610,8 +642,10 @@ class CandidateSession:
         known_events = [e for e in events if e is not None]
         event_median = statistics.median(known_events) if known_events else None
         overrun = sum(c["overrun_ms"] for c in self.record.calls)
+        span_median = statistics.median(c["span_ms"] for c in calls if c["kind"] == slower)
         self.record.time = dict(chosen, slower_kind=slower, per_kind=per_kind, overhead_ms=_ms(self.ping_ns),
-                                overrun_ms=overrun, event_median_ms=event_median, disturbed_calls=disturbed)
+                                overrun_ms=overrun, event_median_ms=event_median, disturbed_calls=disturbed,
+                                span_median_ms=span_median)
         # The diagnosis of work outside the given stream: the worker's clock saw far more than the
         # stream's events. (The time reported is the worker's either way.) Only calls in which neither end
         # waited for a CPU are evidence: a wait shows as the same gap. A candidate that makes its runner

@@ -62,6 +62,15 @@ def test_timed_inputs_cannot_be_predicted_from_the_request_or_earlier_calls(work
     assert all(0 <= x < 1 << 63 for x in seeds[0] + seeds[1])
 
 
+def test_each_call_records_its_span_between_the_workers_own_marks(worker, small):
+    """The span from the worker's mark before the command to its mark after the reply (on a GPU, CUDA events
+    of its own stream) covers the whole call: never less than what the call took."""
+    result = evaluate(worker, "relu", warmup=1, runs=6, ms=5)
+    assert all(c["span_ms"] >= 4.5 for c in result["calls"]), [c["span_ms"] for c in result["calls"]]
+    assert result["time"]["span_median_ms"] >= 4.5
+    assert result["calibration"]["span_overhead_ms"] >= 0
+
+
 @pytest.mark.parametrize("name", ["relu", "gelu_tanh", "softmax_rows", "matmul_square", "matmul_bias_gelu", "row_sum",
                                   "scale_add", "layernorm", "split_halves", "matmul_fp16", "matmul_bf16_nt"])
 def test_eager_pytorch_in_the_problems_own_precision_passes_strict(worker, small, name):
@@ -364,6 +373,16 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
             order.append("probe")
             return 20_000
 
+        def mark(self):  # a ping's GPU span: 0.45 ms, 0.3 of it the sweep
+            order.append("mark")
+            return 0 if order.count("mark") % 2 else 450_000
+
+        def span_ns(self, start, end):
+            return end - start
+
+        def sync(self):
+            pass
+
     gather = SimpleNamespace(gather=lambda *_: order.append("gather"))
     ns = SimpleNamespace(link=Link(), clock=Clock(), secret_out=gather, secret_in=gather, record=Record(),
                          slot=SimpleNamespace(outputs=[None], inputs=[], params=[]))
@@ -371,9 +390,10 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
     assert sweeps == [setting or "own"] * CALIBRATION_ROUNDS
     assert ns.record.calibration["sweep"] == (setting or "own")
     # No flush between the ping and what follows it; the default overrun check probes right after the ping.
-    assert order[:6] == ["flush", "probe", "ping", "probe", "gather", "gather"]
+    assert order[:8] == ["flush", "probe", "mark", "ping", "mark", "probe", "gather", "gather"]
     assert ns.ping_ns == 200_000  # 0.5 ms round trip, 0.3 ms of it the sweep itself
     assert ns.record.calibration["ping_ms"] == 0.2
+    assert ns.record.calibration["span_overhead_ms"] == 0.15  # the GPU span beyond the sweep, too
 
 
 @pytest.mark.parametrize("check", ["gather", "probe"])

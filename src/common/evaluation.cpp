@@ -299,6 +299,7 @@ nlohmann::json CandidateTime::to_json() const {
   t["overhead_ms"] = overhead_ms;
   t["overrun_ms"] = overrun_ms;
   t["event_median_ms"] = event_median_ms ? json(*event_median_ms) : json();
+  t["span_median_ms"] = span_median_ms ? json(*span_median_ms) : json();
   t["disturbed_calls"] = disturbed_calls;
   return t;
 }
@@ -313,6 +314,7 @@ Result<CandidateTime> CandidateTime::from_json(const nlohmann::json& j) {
   CG_TRY(r.number("overhead_ms", t.overhead_ms));
   CG_TRY(r.number("overrun_ms", t.overrun_ms));
   CG_TRY(r.optional_number("event_median_ms", t.event_median_ms));
+  CG_TRY(r.optional_number("span_median_ms", t.span_median_ms));
   CG_TRY(r.number("disturbed_calls", t.disturbed_calls));
   const json* per_kind = nullptr;
   CG_TRY(r.child("per_kind", json::value_t::object, per_kind));

@@ -106,6 +106,8 @@ struct CandidateTime {
   double overhead_ms = 0;                      // the round trip subtracted from each call
   double overrun_ms = 0;                       // GPU time past the calls, charged to them (all calls)
   std::optional<double> event_median_ms;       // the runner's CUDA events: a hint, never the time
+  std::optional<double> span_median_ms;        // the worker's GPU marks around each call, less a ping's:
+                                               // evidence beside the time (docs/judge.md, guarantee 1)
   int disturbed_calls = 0;                     // calls in which the worker or runner waited for a CPU:
                                                // counted in the time, not taken as evidence of hidden work
 

@@ -36,7 +36,8 @@ Evaluation passing() {
                          .slower_kind = "signed",
                          .per_kind = {{"signed", {.median_ms = 0.5}}, {"problem", {.median_ms = 0.48}}},
                          .overhead_ms = 0.07,
-                         .event_median_ms = 0.42};
+                         .event_median_ms = 0.42,
+                         .span_median_ms = 0.46};
   e.baselines.eager = BaselineTime{TimeStats{.median_ms = 1.0, .runs = 100}, ""};
   e.baselines.compile = BaselineTime{std::nullopt, "torch.compile failed: no triton"};
   e.floor = Floor{.memory_ms = 0.0625, .floor_ms = 0.0625, .bound = "memory", .rate = "fp32", .hbm_gbps = 4300};
@@ -102,6 +103,7 @@ TEST(Evaluation, TheLayoutIsTheOneScriptsRead) {
   EXPECT_EQ(j["verdict"], "pass");
   EXPECT_EQ(j["time"]["median_ms"], 0.5);
   EXPECT_EQ(j["time"]["event_median_ms"], 0.42);
+  EXPECT_EQ(j["time"]["span_median_ms"], 0.46);
   EXPECT_EQ(j["time"]["slower_kind"], "signed");
   EXPECT_EQ(j["speedup"]["eager"], 2.0);
   EXPECT_FALSE(j["speedup"].contains("compile"));  // torch.compile failed: no speedup over it

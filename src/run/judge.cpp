@@ -111,6 +111,7 @@ std::string EvalReport::summary() const {
     s += fmt::format("  time      {:.4g} ms median (min {:.4g}, IQR {:.3g}, {} calls on {} inputs, the slower)", st.median_ms,
                      st.min_ms, st.iqr_ms, st.runs, time->slower_kind);
     if (time->event_median_ms) s += fmt::format("; events {:.4g} ms", *time->event_median_ms);
+    if (time->span_median_ms) s += fmt::format("; GPU span {:.4g} ms", *time->span_median_ms);
     s += "\n";
     if (int busy = session.value("busy_retries", 0); busy > 0)
       s += fmt::format("  NOTE      timed again {} time(s): the CPU was too busy the first time\n", busy);
