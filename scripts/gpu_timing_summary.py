@@ -22,9 +22,11 @@ def line(path: pathlib.Path) -> str:
     def ms(v):
         return f"{v:.4f}" if isinstance(v, (int, float)) else "-"
     return (f"{path.stem}: {e.get('verdict')} time {ms(t.get('median_ms'))} ms (events {ms(t.get('event_median_ms'))}, "
+            f"GPU span {ms(t.get('span_median_ms'))}, "
             f"iqr {ms(t.get('iqr_ms'))}) eager {ms((b.get('eager') or {}).get('median_ms'))} "
             f"compile {ms((b.get('compile') or {}).get('median_ms'))} floor {ms((e.get('roofline') or {}).get('floor_ms'))} "
-            f"SOL {ms(e.get('sol_pct'))}% ping {ms(cal.get('ping_ms'))} (median {ms(cal.get('ping_median_ms'))}) "
+            f"SOL {ms(e.get('sol_pct'))}% ping {ms(cal.get('ping_ms'))} (median {ms(cal.get('ping_median_ms'))}, "
+            f"span overhead {ms(cal.get('span_overhead_ms'))}) "
             f"gather p90 {ms(cal.get('gather_p90_ms'))} sweep {cal.get('sweep', 'own')} "
             f"check {cal.get('overrun_check', 'gather')} overrun total {overrun:.3f} ms "
             f"(per call median: probe {ms(median_of('probe_excess_ms'))}, gather {ms(median_of('gather_excess_ms'))}, "
