@@ -31,7 +31,8 @@ ATTACK_FIELDS = {"kernel", "problem", "expect", "static", "violation", "min_ms",
 VIOLATIONS = {"forbidden-import", "forbidden-library", "load-time-code", "include-not-allowed", "include-computed",
               "asm-reads-file", "line-directive", "pragma-not-allowed", "embed", "nondeterministic-build", "no-cute",
               "cute-unverifiable", "forged-line-info", "analysis-mismatch", "missing-entry-point",
-              "entry-point-mismatch", "arch-conditional", "no-device-code", "unreadable-device-code"}
+              "entry-point-mismatch", "arch-conditional", "no-device-code", "unreadable-device-code",
+              "embedded-device-code"}
 MIN_ATTACKS, MIN_HONEST = 40, 8
 
 

@@ -188,6 +188,47 @@ void check_load_entries(Elf* elf, std::vector<CheckViolation>& out) {
   }
 }
 
+// Device code anywhere but the fatbin nvcc built from the translation unit: a cubin image, PTX text or
+// LLVM bitcode (NVVM, LTO-IR) in the host data, or in a section the runner could read back from the file.
+// Handed to the driver at run time (cuModuleLoadData and friends, reachable by walking libcuda's ELF
+// tables with nothing imported), such code runs past the per-kernel CuTe check
+// (attacks/embedded_ptx.cu, attacks/embedded_cubin.cu). An obfuscated payload would not show here; the
+// runner keeps the driver's compilers unreadable for that (attacks/jit_obfuscated_ptx.cu).
+void check_embedded_device_code(Elf* elf, std::vector<CheckViolation>& out) {
+  static const std::string elf_magic = "\x7f" "ELF";
+  static const std::string bitcode_magic = "BC\xc0\xde";
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) continue;
+    const std::string name = section_name(elf, sh);
+    if (name == ".nv_fatbin") continue;
+    Elf_Data* d = elf_getdata(scn, nullptr);
+    if (!d || !d->d_buf || d->d_size == 0) continue;
+    const auto* bytes = static_cast<const char*>(d->d_buf);
+    const std::size_t size = d->d_size;
+    std::string what;
+    for (const char* hit = bytes; what.empty();) {
+      hit = std::search(hit, bytes + size, elf_magic.begin(), elf_magic.end());
+      if (hit == bytes + size) break;
+      const std::size_t at = static_cast<std::size_t>(hit - bytes);
+      if (at + 20 <= size && static_cast<unsigned char>(bytes[at + 18]) == (EM_CUDA & 0xff) &&
+          static_cast<unsigned char>(bytes[at + 19]) == (EM_CUDA >> 8))
+        what = "a cubin image";
+      hit += 4;
+    }
+    if (what.empty() && contains(bytes, size, ".version ") &&
+        (contains(bytes, size, ".target sm_") || contains(bytes, size, ".target compute_")))
+      what = "PTX text";
+    if (what.empty() && contains(bytes, size, bitcode_magic)) what = "LLVM bitcode (NVVM or LTO-IR)";
+    if (!what.empty())
+      out.push_back({"embedded-device-code",
+                     fmt::format("section {} holds {}: device code the driver could load at run time, past the "
+                                 "per-kernel CuTe check; every kernel must be a __global__ function of this file",
+                                 name, what)});
+  }
+}
+
 }  // namespace
 
 Result<LibraryInspection> check_library(const fs::path& library) {
@@ -297,6 +338,7 @@ Result<LibraryInspection> check_library(const fs::path& library) {
     out.push_back({none ? "missing-entry-point" : "entry-point-mismatch", form.error().message});
   }
   check_load_entries(elf.get(), out);
+  check_embedded_device_code(elf.get(), out);
 
   // Device code must exist and be readable; its kernels go to the per-kernel CuTe check.
   if (!fatbin) {

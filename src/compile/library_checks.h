@@ -18,8 +18,9 @@ struct LibraryInspection {
 // Needed libraries and every undefined dynamic symbol (resolved to its providing library through symbol
 // versions) against the import allow-list (import_rules.h); the contract's entry point; load-time
 // entries (.init_array/.fini_array) other than the compiler's own; device code present, readable and
-// free of CUTLASS's "used without targeting" trap; and the list of kernels for the per-kernel CuTe
-// check (cute_usage.h). An Error means the file could not be read as a library at all (a tool-side
+// free of CUTLASS's "used without targeting" trap; no device code outside the fatbin (a cubin, PTX or
+// bitcode in the host data, which the driver could load at run time); and the list of kernels for the
+// per-kernel CuTe check (cute_usage.h). An Error means the file could not be read as a library at all (a tool-side
 // problem, not a verdict on the candidate).
 Result<LibraryInspection> check_library(const std::filesystem::path& library);
 

@@ -189,7 +189,8 @@ TEST(RunnerSandboxPolicy, StartReadsOnlyLoadedLibrariesTheDriversFilesAndTheCand
   fs::create_directories(*root / "driver");
   fs::create_directories(*root / "cache/ab");
   fs::create_directories(*root / "private");
-  for (const char* f : {"driver/libcuda.so.1", "driver/libnvidia-ptxjitcompiler.so.1", "driver/libcublas.so.13",
+  for (const char* f : {"driver/libcuda.so.1", "driver/libnvidia-ptxjitcompiler.so.1", "driver/libnvidia-nvvm.so.4",
+                        "driver/libnvidia-ml.so.1", "driver/libcublas.so.13",
                         "cache/ab/kernel.so", "cache/ab/outcome.json", "libcudart.so.13"})
     ASSERT_TRUE(write_file_atomic(*root / f, "x").ok());
   RunnerSandboxSettings settings;
@@ -202,7 +203,15 @@ TEST(RunnerSandboxPolicy, StartReadsOnlyLoadedLibrariesTheDriversFilesAndTheCand
   auto has = [&](const fs::path& path) { return std::find(p.read_paths.begin(), p.read_paths.end(), path) != p.read_paths.end(); };
   EXPECT_TRUE(has("/proc") && has("/sys"));  // wide
   EXPECT_TRUE(has(*root / "libcudart.so.13"));
-  EXPECT_TRUE(has(*root / "driver/libcuda.so.1") && has(*root / "driver/libnvidia-ptxjitcompiler.so.1"));
+  EXPECT_TRUE(has(*root / "driver/libcuda.so.1") && has(*root / "driver/libnvidia-ml.so.1"));
+  // The driver's run-time compilers stay closed: a candidate could compile hidden PTX past the CuTe check.
+  EXPECT_FALSE(has(*root / "driver/libnvidia-ptxjitcompiler.so.1"));
+  EXPECT_FALSE(has(*root / "driver/libnvidia-nvvm.so.4"));
+  auto preloaded = runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so",
+                                       {*root / "driver/libnvidia-ptxjitcompiler.so.1"}, *root / "driver");
+  EXPECT_NE(std::find(preloaded.read_paths.begin(), preloaded.read_paths.end(),
+                      *root / "driver/libnvidia-ptxjitcompiler.so.1"), preloaded.read_paths.end())
+      << "a compiler the runner had loaded before its sandbox (it stays mapped either way)";
   EXPECT_FALSE(has(*root / "driver/libcublas.so.13")) << "a math library beside the driver stays unreadable";
   EXPECT_FALSE(has(*root / "driver"));
   EXPECT_TRUE(has(*root / "cache/ab/kernel.so"));
