@@ -119,35 +119,7 @@ struct Cuda {
   cudaEvent_t start = nullptr, stop = nullptr;
   void* ping_buffer = nullptr;
   void* sweep_buffer = nullptr;  // kSweepBytes, for pings with `sweep`
-  const void* null_kernel = nullptr;  // cutegen_harness_null, when its module loaded
-  std::string null_kernel_error;
 };
-
-// An empty kernel of the harness's own: the worker's calibration pings run it exactly where a call runs
-// the candidate (events around it, both synchronisations), so the GPU switches to this process's
-// context and back as it does for a call, and the round trip measured matches a call's overhead. PTX,
-// so any GPU the driver knows can run it; `cutegen profile` filters the cutegen_harness_ prefix out.
-constexpr const char* kNullKernelPtx = R"(.version 7.0
-.target sm_50
-.address_size 64
-.visible .entry cutegen_harness_null()
-{
-	ret;
-}
-)";
-
-void load_null_kernel(Cuda& c) {
-  cudaLibrary_t library = nullptr;
-  cudaKernel_t kernel = nullptr;
-  cudaError_t e = cudaLibraryLoadData(&library, kNullKernelPtx, nullptr, nullptr, 0, nullptr, nullptr, 0);
-  if (e == cudaSuccess) e = cudaLibraryGetKernel(&kernel, library, "cutegen_harness_null");
-  if (e == cudaSuccess) {
-    c.null_kernel = reinterpret_cast<const void*>(kernel);
-  } else {
-    c.null_kernel_error = cuda_error_text(e);
-    cudaGetLastError();  // not sticky, but clear it so the candidate's first error check sees nothing of ours
-  }
-}
 
 // The CUDA context, our stream (non-blocking: work a candidate hides on the legacy default stream is not
 // ordered with it, so its events miss that work and the worker's clock exposes it) and events.
@@ -168,7 +140,6 @@ Result<Cuda> start_cuda(int device) {
   // Larger than any current GPU's L2 (H200: 60 MiB): a sweeping ping evicts it, as a call does.
   if (auto e = cudaMalloc(&c.sweep_buffer, kSweepBytes); e != cudaSuccess)
     return Error{"cudaMalloc of the calibration's sweep buffer: " + cuda_error_text(e)};
-  load_null_kernel(c);
   return c;
 }
 
@@ -309,7 +280,6 @@ int serve(const RunnerSession& session, int reply_fd) {
     workspace = {d->data, session.workspace->nbytes};
   }
   nlohmann::json setup = {{"setup", true}, {"sandbox", start->summary()}};
-  if (!cuda->null_kernel) setup["null_kernel_error"] = cuda->null_kernel_error;  // pings fall back to a memset
   write_all(reply_fd, reply_line(setup));
 
   std::optional<Candidate> candidate;
@@ -325,14 +295,14 @@ int serve(const RunnerSession& session, int reply_fd) {
       case RunnerCommand::Op::quit:
         return 0;
       case RunnerCommand::Op::ping: {
-        // A call's path with the harness's empty kernel in the candidate's place (load_null_kernel).
+        // A call's path with the harness's own work in the candidate's place: a memset, never a kernel
+        // of ours — the runner compiles nothing at run time, so the driver's PTX compiler stays out of
+        // the process (runner_sandbox.cpp keeps it unreadable: a candidate could use it to run raw PTX).
         cudaEventRecord(cuda->start, cuda->stream);
         if (command->sweep == RunnerCommand::Sweep::own)
           cudaMemsetAsync(cuda->sweep_buffer, 0, kSweepBytes, cuda->stream);
         else if (command->sweep == RunnerCommand::Sweep::footprint)
           sweep_footprint(footprint, *cuda);
-        else if (cuda->null_kernel)
-          cudaLaunchKernel(cuda->null_kernel, dim3(1), dim3(1), nullptr, 0, cuda->stream);
         else
           cudaMemsetAsync(cuda->ping_buffer, 0, 4, cuda->stream);
         cudaGetLastError();
