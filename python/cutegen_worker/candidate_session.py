@@ -224,11 +224,21 @@ class _Clock:
     def probe_ns(self) -> int:
         """Latency of a trivial kernel of the worker's, launched and waited for: it rises when the
         GPU is still busy with another context's work."""
+        return self.probe_marked()[0]
+
+    def probe_marked(self, mark: str = None):
+        """(probe_ns, a mark taken inside the probe's window): "start" once the probe has run (where a
+        call's span begins), "end" just before it (where the span ends). Inside, because a mark waits for
+        the GPU just as the probe does: taken before the probe, it would absorb in an untimed
+        synchronisation the very wait for a candidate's leftover work that the probe is there to charge."""
         self.sync()
         t0 = time.perf_counter_ns()
+        taken = self.mark() if mark == "end" else None
         self._probe.add_(1)
+        if mark == "start":
+            taken = self.mark()
         self.sync()
-        return time.perf_counter_ns() - t0
+        return time.perf_counter_ns() - t0, taken
 
 
 class CandidateSession:
@@ -358,17 +368,19 @@ class CandidateSession:
             # other context — calibrated after an empty kernel instead, an honest kernel's every gather
             # read as overrun); the gather right after it.
             self.clock.flush()
-            probes.append(self.clock.probe_ns())
-            before = self.clock.mark()
+            probe, before = self.clock.probe_marked("start")
+            probes.append(probe)
             ping = self.link.ping(sweep=sweep)
-            after = self.clock.mark()
             event = ping.reply.get("event_ms")
             event_ns = event * 1e6 if isinstance(event, (int, float)) and event > 0 else 0
             # The round trip's overhead: wall time beyond the sweep's own GPU time (our code's events:
             # the candidate is not loaded yet).
             pings.append(ping.wall_ns - event_ns)
-            posts.append(self.clock.probe_ns() if check == "probe" else 0)
+            post, after = self.clock.probe_marked("end") if check == "probe" else (0, None)
+            posts.append(post)
             t0 = time.perf_counter_ns()
+            if after is None:  # the gather is the check after the call: the span ends in its window
+                after = self.clock.mark()
             self.secret_out.gather(self.slot.outputs[0])
             self.secret_in.gather(self.slot.inputs + self.slot.params)
             gathers.append(time.perf_counter_ns() - t0)
@@ -534,12 +546,12 @@ class CandidateSession:
             spec = CallSpec(seed=self.sysrand.getrandbits(CALL_SEED_BITS), kind=kinds[i], params=params_mod.RANDOM)
             staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
             w0 = self.link.wait_ns()
-            probe = self.clock.probe_ns()
-            before = self.clock.mark()
+            probe, before = self.clock.probe_marked("start")
             exchange = self._call(staged, 0)
-            after = self.clock.mark()
-            post = self.clock.probe_ns() if self.overrun_check == "probe" else 0
+            post, after = self.clock.probe_marked("end") if self.overrun_check == "probe" else (0, None)
             t0 = time.perf_counter_ns()
+            if after is None:
+                after = self.clock.mark()
             got_out = self.secret_out.gather(self.slot.outputs[0])
             got_in = self.secret_in.gather(self.slot.inputs + self.slot.params)
             gather = time.perf_counter_ns() - t0

@@ -369,9 +369,9 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
         def flush(self):
             order.append("flush")
 
-        def probe_ns(self):
-            order.append("probe")
-            return 20_000
+        def probe_marked(self, mark=None):
+            order.append(f"probe {mark}")
+            return 20_000, self.mark()
 
         def mark(self):  # a ping's GPU span: 0.45 ms, 0.3 of it the sweep
             order.append("mark")
@@ -390,7 +390,8 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
     assert sweeps == [setting or "own"] * CALIBRATION_ROUNDS
     assert ns.record.calibration["sweep"] == (setting or "own")
     # No flush between the ping and what follows it; the default overrun check probes right after the ping.
-    assert order[:8] == ["flush", "probe", "mark", "ping", "mark", "probe", "gather", "gather"]
+    # The marks are taken inside the probes' windows (a mark waits for the GPU as the probe does).
+    assert order[:8] == ["flush", "probe start", "mark", "ping", "probe end", "mark", "gather", "gather"]
     assert ns.ping_ns == 200_000  # 0.5 ms round trip, 0.3 ms of it the sweep itself
     assert ns.record.calibration["ping_ms"] == 0.2
     assert ns.record.calibration["span_overhead_ms"] == 0.15  # the GPU span beyond the sweep, too
