@@ -294,6 +294,8 @@ class _Normaliser:
                 entry = self.bind(node, name, params, inplace, module_params, operands=2)
             elif name == "pool":
                 entry = self.pool_module(node)
+            elif name == "conv":
+                entry = self.conv_module(node)
             elif name == "linear":
                 entry = self.linear(node)
             elif name in _SPECIAL:
@@ -372,6 +374,30 @@ class _Normaliser:
             params["divisor_override"] = getattr(sub, "divisor_override", None)  # AvgPool1d has none
         return {"op": name, "args": [self.operand(node.args[0])], "params": params}
 
+    def conv_module(self, node: fx.Node) -> dict:
+        """nn.Conv1d..3d: conv(x, weight[, bias]) with the window per dimension as k0, s0, p0, d0, k1, ...,
+        `groups`, the channel counts and `has_bias`; the weight and bias become param nodes of their own."""
+        if len(node.args) != 1 or node.kwargs:
+            raise _Unsupported("a convolution module expects one operand")
+        sub = self.gm.get_submodule(node.target)
+        dims = _CONVS[type(sub)]
+        if sub.padding_mode != "zeros":
+            raise _Unsupported(f"padding_mode={sub.padding_mode!r} (only zero padding)")
+        if isinstance(sub.padding, str):
+            raise _Unsupported(f"padding={sub.padding!r} (only explicit padding)")
+        params = {"dims": dims, "groups": sub.groups, "in_channels": sub.in_channels,
+                  "out_channels": sub.out_channels, "has_bias": sub.bias is not None}
+        for key, value in {"k": sub.kernel_size, "s": sub.stride, "p": sub.padding, "d": sub.dilation}.items():
+            values = list(value) if isinstance(value, (list, tuple)) else [value] * dims
+            if len(values) != dims or not all(isinstance(v, int) for v in values):
+                raise _Unsupported(f"a convolution's {key} is {value!r}")
+            for i, v in enumerate(values):
+                params[f"{key}{i}"] = v
+        args = [self.operand(node.args[0]), {"ref": self.param_node(f"{node.target}.weight", sub.weight)}]
+        if sub.bias is not None:
+            args.append({"ref": self.param_node(f"{node.target}.bias", sub.bias)})
+        return {"op": "conv", "args": args, "params": params}
+
     def param_node(self, qualified: str, tensor: torch.Tensor) -> int:
         if qualified not in self.param_index:
             raise _Unsupported(f"{qualified} is not among the model's parameters")
@@ -439,6 +465,8 @@ class _Normaliser:
             sub = self.gm.get_submodule(node.target)
             if type(sub) in _POOLS:
                 return "pool", False, [], None
+            if type(sub) in _CONVS:
+                return "conv", False, [], None
             if isinstance(sub, nn.Linear):
                 return "linear", False, [], None
             for cls, canonical, attrs in _MODULES + _NORM_MODULES:
@@ -511,6 +539,8 @@ def _table(name: str) -> list:
 _SPECIAL = {"getitem": _Normaliser.getitem, "getattr": _Normaliser.attribute_access, "t": _Normaliser.t,
             "einsum": _Normaliser.einsum}
 _NORMS = {canonical for _, canonical, _ in _NORM_MODULES}
+# Convolutions (not transposed ones): their window per dimension, like a pooling's.
+_CONVS = {nn.Conv1d: 1, nn.Conv2d: 2, nn.Conv3d: 3}
 _POOLS = {nn.MaxPool1d: ("max_pool", 1), nn.MaxPool2d: ("max_pool", 2), nn.MaxPool3d: ("max_pool", 3),
           nn.AvgPool1d: ("avg_pool", 1), nn.AvgPool2d: ("avg_pool", 2), nn.AvgPool3d: ("avg_pool", 3)}
 

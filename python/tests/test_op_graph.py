@@ -410,6 +410,31 @@ class Model(nn.Module):
     assert (ap["op"], ap["params"]["s0"], ap["params"]["d1"], ap["params"]["count_include_pad"]) == ("avg_pool", 4, 1, True)
 
 
+def test_convolution_modules_give_their_window_groups_and_parameters(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(2, 4, 16, 20)]
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(4, 4, kernel_size=(3, 5), stride=(1, 2), padding=(1, 0), dilation=(2, 1), groups=4)
+
+    def forward(self, x):
+        return self.dw(x)
+''', footer)
+    (conv,) = ops(graph)
+    assert (conv["op"], conv["shape"]) == ("conv", [2, 4, 14, 8])
+    assert conv["params"] == {"dims": 2, "groups": 4, "in_channels": 4, "out_channels": 4, "has_bias": True,
+                              "k0": 3, "k1": 5, "s0": 1, "s1": 2, "p0": 1, "p1": 0, "d0": 2, "d1": 1}
+    weight, bias = (graph["nodes"][a["ref"]] for a in conv["args"][1:])
+    assert (weight["op"], weight["shape"], bias["op"], bias["shape"]) == ("param", [4, 1, 3, 5], "param", [4])
+
+
 def test_unsqueeze_is_a_known_view(tmp_path):
     graph = trace(tmp_path, '''
 class Model(nn.Module):

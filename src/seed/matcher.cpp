@@ -251,6 +251,7 @@ std::string SeedMatch::pattern() const {
   if (loss) return loss->pattern;
   if (scan) return scan->pattern;
   if (pool) return pool->pattern;
+  if (depthwise_conv) return depthwise_conv->pattern;
   if (broadcast) return broadcast->pattern;
   if (cross_entropy) return cross_entropy->pattern;
   return "";
@@ -268,6 +269,7 @@ std::string SeedMatch::description() const {
   if (loss) return "loss y = " + loss->pattern;
   if (scan) return "scan y = " + scan->pattern;
   if (pool) return "pooling y = " + pool->pattern;
+  if (depthwise_conv) return "depthwise convolution y = " + depthwise_conv->pattern;
   if (broadcast) return "broadcast pointwise chain y = " + broadcast->pattern;
   if (cross_entropy) return "loss y = " + cross_entropy->pattern;
   return "";
@@ -308,6 +310,9 @@ SeedMatch match_seed(const OpGraph& graph) {
   } else if (has(is_pool_op)) {
     m.reason.clear();
     m.pool = match_pool(graph, m.reason);
+  } else if (has(is_conv_op)) {
+    m.reason.clear();
+    m.depthwise_conv = match_depthwise_conv(graph, m.reason);
   } else if (has(is_scan_op)) {
     m.reason.clear();
     m.scan = match_scan(graph, m.reason);

@@ -53,6 +53,7 @@ struct SeedMatch {
   std::optional<LossPlan> loss;
   std::optional<ScanPlan> scan;
   std::optional<PoolPlan> pool;
+  std::optional<DepthwiseConvPlan> depthwise_conv;
   std::optional<BroadcastPlan> broadcast;
   std::optional<CrossEntropyPlan> cross_entropy;
   std::string ops;      // the graph's ops the output depends on, in order: "torch.matmul, relu"
@@ -60,7 +61,7 @@ struct SeedMatch {
 
   bool matched() const {
     return pointwise.has_value() || row_softmax.has_value() || reduce.has_value() || norm.has_value() ||
-           gemm.has_value() || loss.has_value() || scan.has_value() || pool.has_value() ||
+           gemm.has_value() || loss.has_value() || scan.has_value() || pool.has_value() || depthwise_conv.has_value() ||
            broadcast.has_value() || cross_entropy.has_value();
   }
   // "pointwise chain y = mul(x, sigmoid(x))", "row softmax y = softmax(x, dim=1)"; "" when nothing matched.

@@ -4,6 +4,7 @@
 
 #include "seed/broadcast_kernel.h"
 #include "seed/cross_entropy_kernel.h"
+#include "seed/depthwise_conv_kernel.h"
 #include "seed/gemm_kernel.h"
 #include "seed/loss_kernel.h"
 #include "seed/norm_kernel.h"
@@ -33,6 +34,7 @@ SeedOutcome seed_from_graph(const OpGraph& graph, const std::string& problem_nam
   if (out.match.loss) out.source = generate_loss_kernel(*out.match.loss, problem_name);
   if (out.match.scan) out.source = generate_scan_kernel(*out.match.scan, problem_name);
   if (out.match.pool) out.source = generate_pool_kernel(*out.match.pool, problem_name);
+  if (out.match.depthwise_conv) out.source = generate_depthwise_conv_kernel(*out.match.depthwise_conv, problem_name);
   if (out.match.broadcast) out.source = generate_broadcast_kernel(*out.match.broadcast, problem_name);
   if (out.match.cross_entropy) out.source = generate_cross_entropy_kernel(*out.match.cross_entropy, problem_name);
   return out;

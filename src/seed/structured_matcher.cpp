@@ -41,6 +41,7 @@ bool is_gemm_op(const std::string& op) { return op == "matmul" || op == "linear"
 bool is_loss_op(const std::string& op) { return kLossOps.count(op) > 0; }
 bool is_scan_op(const std::string& op) { return op == "cumsum" || op == "cumprod"; }
 bool is_pool_op(const std::string& op) { return op == "max_pool" || op == "avg_pool"; }
+bool is_conv_op(const std::string& op) { return op == "conv"; }
 
 std::optional<ReducePlan> match_reduce(const OpGraph& g, std::string& reason) {
   const Node* out = single_output(g, reason);
@@ -689,6 +690,99 @@ std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason) {
   if (!plan.max && !plan.count_include_pad) plan.pattern += ", count_include_pad=False";
   if (plan.divisor_override) plan.pattern += fmt::format(", divisor_override={}", plan.divisor_override);
   plan.pattern += ")";
+  return plan;
+}
+
+std::optional<DepthwiseConvPlan> match_depthwise_conv(const OpGraph& g, std::string& reason) {
+  const Node* out = single_output(g, reason);
+  if (!out) return std::nullopt;
+  if (!is_conv_op(out->op) || out->args.size() < 2 || !out->type) {
+    reason = fmt::format("the output is {}, not a convolution of an input", out->op);
+    return std::nullopt;
+  }
+  if (auto why = plain_input(g, out->args[0], "the convolved tensor"); !why.empty()) {
+    reason = why;
+    return std::nullopt;
+  }
+  const Node& x = g.node(*out->args[0].ref);
+  const double* dims = number(*out, "dims");
+  const double* groups = number(*out, "groups");
+  const double* in_channels = number(*out, "in_channels");
+  const double* out_channels = number(*out, "out_channels");
+  if (!dims || !groups || !in_channels || !out_channels || *dims < 1 || *dims > 3) {
+    reason = "a convolution without its geometry (dims, groups, channels)";
+    return std::nullopt;
+  }
+  if (*groups != *in_channels || *out_channels != *in_channels) {
+    reason = *groups == 1 ? "a dense convolution (groups=1): only depthwise convolutions (groups = channels) have a seed"
+                          : fmt::format("a grouped convolution (groups={}, {} -> {} channels): only depthwise ones "
+                                        "(groups = in = out channels) have a seed",
+                                        *groups, *in_channels, *out_channels);
+    return std::nullopt;
+  }
+  const auto& in = x.type->shape;
+  const auto& os = out->type->shape;
+  if (x.type->dtype != "float32" || in.size() != static_cast<std::size_t>(*dims) + 2 || os.size() != in.size() ||
+      in[1] != static_cast<int64_t>(*in_channels)) {
+    reason = fmt::format("a depthwise convolution of a {} {}-d input (the seed takes float32 (N, C, spatial...))",
+                         x.type->dtype, in.size());
+    return std::nullopt;
+  }
+  DepthwiseConvPlan plan{.dims = static_cast<int>(*dims), .batch = in[0], .channels = in[1],
+                         .num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size()), .input = x.index};
+  auto param = [&](std::size_t at, const char* what, const Node*& p) {
+    if (at >= out->args.size() || !out->args[at].ref || g.node(*out->args[at].ref).op != "param") {
+      reason = fmt::format("the convolution's {} is not one of the model's parameters", what);
+      return false;
+    }
+    p = &g.node(*out->args[at].ref);
+    if (!p->type || p->type->dtype != "float32" || !p->type->contiguous) {
+      reason = fmt::format("the convolution's {} is not a contiguous float32 parameter", what);
+      return false;
+    }
+    return true;
+  };
+  const Node* weight = nullptr;
+  const Node* bias = nullptr;
+  if (!param(1, "weight", weight)) return std::nullopt;
+  if (flag(*out, "has_bias") && !param(2, "bias", bias)) return std::nullopt;
+  plan.weight_input = weight->index;
+  plan.bias_input = bias ? bias->index : -1;
+  int64_t window = 1;
+  for (int i = 0; i < plan.dims; ++i) {
+    const int slot = 3 - plan.dims + i;  // right-aligned into (D, H, W)
+    plan.in[slot] = in[2 + static_cast<std::size_t>(i)];
+    plan.out[slot] = os[2 + static_cast<std::size_t>(i)];
+    const double* k = number(*out, fmt::format("k{}", i).c_str());
+    const double* st = number(*out, fmt::format("s{}", i).c_str());
+    const double* p = number(*out, fmt::format("p{}", i).c_str());
+    const double* d = number(*out, fmt::format("d{}", i).c_str());
+    if (!k || !st || !p || !d || *k < 1 || *st < 1 || *p < 0 || *d < 1) {
+      reason = fmt::format("the convolution's window for dimension {} is missing or not positive", i);
+      return std::nullopt;
+    }
+    plan.kernel[slot] = static_cast<int64_t>(*k);
+    plan.stride[slot] = static_cast<int64_t>(*st);
+    plan.padding[slot] = static_cast<int64_t>(*p);
+    plan.dilation[slot] = static_cast<int64_t>(*d);
+    window *= plan.kernel[slot];
+  }
+  if (weight->type->shape.empty() || weight->type->shape[0] != plan.channels || product(weight->type->shape, 0, weight->type->shape.size()) != plan.channels * window) {
+    reason = "the depthwise convolution's weight is not (channels, 1, window...)";
+    return std::nullopt;
+  }
+  if (bias && product(bias->type->shape, 0, bias->type->shape.size()) != plan.channels) {
+    reason = "the depthwise convolution's bias is not one value per channel";
+    return std::nullopt;
+  }
+  auto per_dim = [&](const int64_t* v) {
+    std::vector<int64_t> used(v + 3 - plan.dims, v + 3);
+    return used.size() == 1 ? fmt::format("{}", used[0]) : fmt::format("({})", fmt::join(used, ", "));
+  };
+  // conv2d(x, weight, bias, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=64)
+  plan.pattern = fmt::format("conv{}d({}, {}{}, stride={}, padding={}, dilation={}, groups={})", plan.dims, x.name,
+                             weight->name, bias ? ", " + bias->name : std::string(), per_dim(plan.stride),
+                             per_dim(plan.padding), per_dim(plan.dilation), plan.channels);
   return plan;
 }
 

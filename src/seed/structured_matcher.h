@@ -18,6 +18,7 @@ bool is_gemm_op(const std::string& op);
 bool is_loss_op(const std::string& op);
 bool is_scan_op(const std::string& op);
 bool is_pool_op(const std::string& op);
+bool is_conv_op(const std::string& op);
 
 std::optional<ReducePlan> match_reduce(const OpGraph& g, std::string& reason);
 std::optional<NormPlan> match_norm(const OpGraph& g, std::string& reason);
@@ -32,6 +33,9 @@ std::optional<LossPlan> match_loss(const OpGraph& g, std::string& reason);
 std::optional<ScanPlan> match_scan(const OpGraph& g, std::string& reason);
 // nn.MaxPool1d..3d / nn.AvgPool1d..3d of an input (the worker gives the window per dimension).
 std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason);
+// nn.Conv1d..3d with groups = in_channels = out_channels of an input (the worker gives the window per
+// dimension, the weight and the bias as parameters). A dense or grouped convolution says so.
+std::optional<DepthwiseConvPlan> match_depthwise_conv(const OpGraph& g, std::string& reason);
 // A float32 pointwise chain whose tensor operands (inputs, or unsqueezes of inputs) broadcast to the output.
 std::optional<BroadcastPlan> match_broadcast(const OpGraph& g, std::string& reason);
 // F.cross_entropy(logits, targets) of a (B, C) fp32 input and (B,) int64 class indices, no weight or smoothing.

@@ -11,6 +11,7 @@
 #include "compile/nvcc_compiler.h"
 #include "seed/broadcast_kernel.h"
 #include "seed/cross_entropy_kernel.h"
+#include "seed/depthwise_conv_kernel.h"
 #include "seed/gemm_kernel.h"
 #include "seed/loss_kernel.h"
 #include "seed/matcher.h"
@@ -197,6 +198,58 @@ TEST(PoolMatcher, TheWindowIsRightAlignedIntoDHW) {
   json indices = max_pool3d();
   indices["nodes"][1]["params"]["return_indices"] = true;
   EXPECT_EQ(match(indices).reason, "max_pool with return_indices (two outputs)");
+}
+
+// nn.Conv2d(64, 64, (3, 5), stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=64, bias=True) of
+// (16, 64, 40, 30): the weight and bias are the contract's inputs 1 and 2.
+json depthwise_conv(int groups, int out_channels = 64) {
+  json conv = node(3, "conv", {ref(0), ref(1), ref(2)},
+                   {{"dims", 2}, {"groups", groups}, {"in_channels", 64}, {"out_channels", out_channels},
+                    {"has_bias", true}, {"k0", 3}, {"k1", 5}, {"s0", 2}, {"s1", 1}, {"p0", 1}, {"p1", 2},
+                    {"d0", 1}, {"d1", 2}},
+                   {16, out_channels, 20, 26});
+  return graph({input(0, "x", {16, 64, 40, 30}), param(1, "dw_weight", 1, {out_channels, 64 / groups, 3, 5}),
+                param(2, "dw_bias", 2, {out_channels}), conv},
+               3, 1, {"dw.weight", "dw.bias"});
+}
+
+TEST(DepthwiseConvMatcher, AConvWithOneGroupPerChannelIsASeedWithItsWindowAndParameters) {
+  auto m = match(depthwise_conv(64));
+  ASSERT_TRUE(m.depthwise_conv) << m.reason;
+  const auto& p = *m.depthwise_conv;
+  EXPECT_EQ((std::vector<int64_t>{p.batch, p.channels, p.in[1], p.in[2], p.out[1], p.out[2]}),
+            (std::vector<int64_t>{16, 64, 40, 30, 20, 26}));
+  EXPECT_EQ((std::vector<int64_t>{p.kernel[0], p.kernel[1], p.kernel[2], p.stride[1], p.padding[2], p.dilation[2]}),
+            (std::vector<int64_t>{1, 3, 5, 2, 2, 2}));
+  EXPECT_EQ((std::vector<int>{p.num_contract_inputs, p.input, p.weight_input, p.bias_input}),
+            (std::vector<int>{3, 0, 1, 2}));
+  EXPECT_EQ(m.description(), "depthwise convolution y = conv2d(x, dw_weight, dw_bias, stride=(2, 1), padding=(1, 2), "
+                             "dilation=(1, 2), groups=64)");
+  std::string src = generate_depthwise_conv_kernel(p, "dw.py");
+  EXPECT_TRUE(contains(src, "constexpr int kWeight = 1;\nconstexpr int kBias = 2;")) << src;
+  EXPECT_TRUE(contains(src, "constexpr int64_t kKD = 1, kKH = 3, kKW = 5;")) << src;
+  EXPECT_TRUE(contains(src, "constexpr int64_t kOutD = 1, kOutH = 20, kOutW = 26;")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+  auto knobs = parse_knobs(src);
+  ASSERT_TRUE(knobs.ok()) << knobs.error().message;
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "DW_THREADS=256");
+  // Without a bias, the kernel reads none.
+  json no_bias = depthwise_conv(64);
+  no_bias["nodes"][3]["params"]["has_bias"] = false;
+  no_bias["nodes"][3]["args"] = {ref(0), ref(1)};
+  auto nb = match(no_bias);
+  ASSERT_TRUE(nb.depthwise_conv) << nb.reason;
+  EXPECT_EQ(nb.depthwise_conv->bias_input, -1);
+  EXPECT_TRUE(contains(generate_depthwise_conv_kernel(*nb.depthwise_conv, "dw.py"), "constexpr int kBias = -1;"));
+}
+
+TEST(DepthwiseConvMatcher, DenseAndGroupedConvolutionsSayWhyNot) {
+  EXPECT_EQ(match(depthwise_conv(1)).reason,
+            "a dense convolution (groups=1): only depthwise convolutions (groups = channels) have a seed");
+  EXPECT_EQ(match(depthwise_conv(8)).reason,
+            "a grouped convolution (groups=8, 64 -> 64 channels): only depthwise ones (groups = in = out channels) "
+            "have a seed");
+  EXPECT_FALSE(match(depthwise_conv(64, 128)).depthwise_conv);  // a channel multiplier of 2
 }
 
 TEST(ScanMatcher, AFlippedScanIsAReverseScan) {
