@@ -7,7 +7,8 @@ parameters, training-mode BatchNorm over channels) and matrix products (bmm at i
 transposed operand under tril; GEMM epilogues: nn.Linear + constants + tanh GELU, a bias-free Linear on a 3-d
 input with its own bias parameter, swish and a residual, a matmul with a transposed weight and a 0-d
 parameter, a row logsumexp and a row mean after the epilogue), a loss with a broadcast operand, a reverse scan, max/average pooling (dilation, ceil_mode,
-count_include_pad=False), a depthwise convolution (asymmetric window, stride, padding, dilation, bias), a chain with broadcast operands, cross entropy with int64 targets and a masked (bool) cumsum. Each must match its seed, pass the full judge, export best/, and
+count_include_pad=False), a depthwise convolution (asymmetric window, stride, padding, dilation, bias), a 1x1 convolution (the GEMM with a
+shared weight), a chain with broadcast operands, cross entropy with int64 targets and a masked (bool) cumsum. Each must match its seed, pass the full judge, export best/, and
 best/model_new.py must agree with the reference Model (float tolerance: the seed computes in fp32, or
 double for statistics, and rounds once, where eager rounds after every op).
 Tuning is off (`--tune never`): it costs minutes of GPU time per seed; SEED_TUNE=auto tunes as `optimize` does."""
@@ -24,6 +25,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
             "sum_dim", "argmax_dim", "min_dim", "rmsnorm", "frobenius_norm", "groupnorm", "batchnorm_train",
             "bmm", "matmul_tril_tn", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad", "depthwise_conv2d",
+            "pointwise_conv2d",
             "row_scale_bias", "cross_entropy", "masked_cumsum",
             "linear_gelu_scale", "linear_bias_swish_residual", "matmul_weight_t_min", "linear_swish_logsumexp",
             "linear_tanh_row_mean"]

@@ -786,6 +786,73 @@ std::optional<DepthwiseConvPlan> match_depthwise_conv(const OpGraph& g, std::str
   return plan;
 }
 
+std::optional<GemmPlan> match_pointwise_conv(const OpGraph& g, std::string& reason) {
+  const Node* out = single_output(g, reason);
+  if (!out) return std::nullopt;
+  if (!is_conv_op(out->op) || out->args.size() < 2 || !out->type) {
+    reason = fmt::format("the output is {}, not a convolution of an input", out->op);
+    return std::nullopt;
+  }
+  if (auto why = plain_input(g, out->args[0], "the convolved tensor"); !why.empty()) {
+    reason = why;
+    return std::nullopt;
+  }
+  const Node& x = g.node(*out->args[0].ref);
+  const double* dims = number(*out, "dims");
+  const double* groups = number(*out, "groups");
+  if (!dims || !groups || *groups != 1) {
+    reason = "not a dense convolution (groups=1)";
+    return std::nullopt;
+  }
+  std::vector<int64_t> window;
+  bool pointwise = true;
+  for (int i = 0; i < static_cast<int>(*dims); ++i) {
+    const double* k = number(*out, fmt::format("k{}", i).c_str());
+    const double* st = number(*out, fmt::format("s{}", i).c_str());
+    const double* p = number(*out, fmt::format("p{}", i).c_str());
+    window.push_back(k ? static_cast<int64_t>(*k) : 0);
+    pointwise = pointwise && k && st && p && *k == 1 && *st == 1 && *p == 0;
+  }
+  if (!pointwise) {
+    reason = fmt::format("a dense convolution with a {} window: only depthwise (groups = channels) and pointwise "
+                         "(1x1, stride 1, no padding) convolutions have a seed", fmt::join(window, "x"));
+    return std::nullopt;
+  }
+  if (flag(*out, "has_bias")) {
+    reason = "a pointwise convolution with a bias (a per-output-channel bias in the GEMM's epilogue is future work)";
+    return std::nullopt;
+  }
+  const auto& in = x.type->shape;
+  const auto& os = out->type->shape;
+  if (x.type->dtype != "float32" || in.size() != static_cast<std::size_t>(*dims) + 2 || os.size() != in.size()) {
+    reason = fmt::format("a pointwise convolution of a {} {}-d input (the seed takes float32 (N, C, spatial...))",
+                         x.type->dtype, in.size());
+    return std::nullopt;
+  }
+  const Node* weight = out->args[1].ref ? &g.node(*out->args[1].ref) : nullptr;
+  if (!weight || weight->op != "param" || !weight->type || weight->type->dtype != "float32" ||
+      !weight->type->contiguous) {
+    reason = "the convolution's weight is not a contiguous float32 parameter";
+    return std::nullopt;
+  }
+  const int64_t spatial = product(in, 2, in.size());
+  GemmPlan plan{.batch = in[0], .m = os[1], .n = spatial, .k = in[1],
+                .num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size())};
+  if (product(weight->type->shape, 0, weight->type->shape.size()) != plan.m * plan.k ||
+      product(os, 2, os.size()) != spatial) {
+    reason = "a pointwise convolution whose weight or output does not have the shapes of one";
+    return std::nullopt;
+  }
+  // y[n] (C_out x spatial) = W (C_out x C_in) @ x[n] (C_in x spatial): W is A, shared by the batch.
+  plan.a_input = weight->index;
+  plan.b_input = x.index;
+  plan.a_batch_stride = 0;
+  plan.b_batch_stride = plan.k * plan.n;
+  plan.pattern = fmt::format("conv{}d({}, {}) (1x1: {} @ {} per batch element)", static_cast<int>(*dims), x.name,
+                             weight->name, weight->name, x.name);
+  return plan;
+}
+
 std::optional<BroadcastPlan> match_broadcast(const OpGraph& g, std::string& reason) {
   const Node* out = single_output(g, reason);
   if (!out) return std::nullopt;

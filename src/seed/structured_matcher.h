@@ -36,6 +36,9 @@ std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason);
 // nn.Conv1d..3d with groups = in_channels = out_channels of an input (the worker gives the window per
 // dimension, the weight and the bias as parameters). A dense or grouped convolution says so.
 std::optional<DepthwiseConvPlan> match_depthwise_conv(const OpGraph& g, std::string& reason);
+// nn.Conv1d..3d with groups=1, a window of 1, stride 1 and no padding or bias (a pointwise convolution) as
+// the batched product y[n] = W (C_out x C_in) @ x[n] (C_in x spatial), the weight shared by the batch.
+std::optional<GemmPlan> match_pointwise_conv(const OpGraph& g, std::string& reason);
 // A float32 pointwise chain whose tensor operands (inputs, or unsqueezes of inputs) broadcast to the output.
 std::optional<BroadcastPlan> match_broadcast(const OpGraph& g, std::string& reason);
 // F.cross_entropy(logits, targets) of a (B, C) fp32 input and (B,) int64 class indices, no weight or smoothing.

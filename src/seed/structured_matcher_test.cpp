@@ -245,11 +245,42 @@ TEST(DepthwiseConvMatcher, AConvWithOneGroupPerChannelIsASeedWithItsWindowAndPar
 
 TEST(DepthwiseConvMatcher, DenseAndGroupedConvolutionsSayWhyNot) {
   EXPECT_EQ(match(depthwise_conv(1)).reason,
-            "a dense convolution (groups=1): only depthwise convolutions (groups = channels) have a seed");
+            "a dense convolution with a 3x5 window: only depthwise (groups = channels) and pointwise (1x1, stride 1, "
+            "no padding) convolutions have a seed");
   EXPECT_EQ(match(depthwise_conv(8)).reason,
             "a grouped convolution (groups=8, 64 -> 64 channels): only depthwise ones (groups = in = out channels) "
             "have a seed");
   EXPECT_FALSE(match(depthwise_conv(64, 128)).depthwise_conv);  // a channel multiplier of 2
+}
+
+// nn.Conv2d(64, 128, kernel_size=1, bias=False) of (16, 64, 32, 48): KernelBench's 87 at a small size.
+json pointwise_conv(int k = 1, bool bias = false) {
+  json conv = node(2, "conv", {ref(0), ref(1)},
+                   {{"dims", 2}, {"groups", 1}, {"in_channels", 64}, {"out_channels", 128}, {"has_bias", bias},
+                    {"k0", k}, {"k1", k}, {"s0", 1}, {"s1", 1}, {"p0", 0}, {"p1", 0}, {"d0", 1}, {"d1", 1}},
+                   {16, 128, 33 - k, 49 - k});
+  return graph({input(0, "x", {16, 64, 32, 48}), param(1, "pw_weight", 1, {128, 64, k, k}), conv}, 2, 1,
+               {"pw.weight"});
+}
+
+TEST(PointwiseConvMatcher, A1x1ConvolutionIsABatchedGemmWithTheWeightShared) {
+  auto m = match(pointwise_conv());
+  ASSERT_TRUE(m.gemm) << m.reason;
+  const auto& p = *m.gemm;
+  EXPECT_EQ((std::vector<int64_t>{p.batch, p.m, p.n, p.k, p.a_batch_stride, p.b_batch_stride}),
+            (std::vector<int64_t>{16, 128, 32 * 48, 64, 0, 64 * 32 * 48}));
+  EXPECT_EQ((std::vector<int>{p.a_input, p.b_input}), (std::vector<int>{1, 0}));
+  EXPECT_FALSE(p.a_transposed || p.b_transposed || p.has_epilogue());
+  std::string src = generate_gemm_kernel(p, "pw.py");
+  EXPECT_TRUE(contains(src, "constexpr int64_t kABatchStride = 0, kBBatchStride = 98304;")) << src;
+  // The shared weight is checked as one matrix, not one per batch element.
+  EXPECT_TRUE(contains(src, "(kABatchStride ? kBatch : 1) * kM * kK")) << src;
+  EXPECT_FALSE(contains(src, "{{")) << src;
+  EXPECT_EQ(match(pointwise_conv(3)).reason,
+            "a dense convolution with a 3x3 window: only depthwise (groups = channels) and pointwise (1x1, stride 1, "
+            "no padding) convolutions have a seed");
+  EXPECT_EQ(match(pointwise_conv(1, true)).reason,
+            "a pointwise convolution with a bias (a per-output-channel bias in the GEMM's epilogue is future work)");
 }
 
 TEST(ScanMatcher, AFlippedScanIsAReverseScan) {
