@@ -362,12 +362,16 @@ class CandidateSession:
         self.overrun_check = check
         for i in range(CALIBRATION_ROUNDS):
             w0 = self.link.wait_ns()
-            # The sequence of a timed call with the harness's own work in the candidate's place: the L2
-            # flushed before the probe; the ping sweeps the runner's 128 MiB buffer in the runner's
-            # context (a call that streams through its tensors leaves the caches cold and the GPU in the
-            # other context — calibrated after an empty kernel instead, an honest kernel's every gather
-            # read as overrun); the gather right after it.
-            self.clock.flush()
+            # The sequence of a timed call with the harness's own work in the candidate's place: a fresh set
+            # staged (inputs written, outputs poisoned) and the L2 flushed before the probe — without the
+            # staging, the probe after it read 0.03-0.1 ms above its calibrated p90 on the H200 when the
+            # problem moves 13 GB (0.006 ms at 0.6 GB), charged to every honest call as overrun; the ping
+            # sweeps the runner's 128 MiB buffer in the runner's context (a call that streams through its
+            # tensors leaves the caches cold and the GPU in the other context — calibrated after an empty
+            # kernel instead, an honest kernel's every gather read as overrun); the gather right after it.
+            self.slot.stage(self.problem, CallSpec(seed=self.sysrand.getrandbits(CALL_SEED_BITS), kind="problem",
+                                                   params=params_mod.RANDOM),
+                            flush=self.clock.flush, output_sets=(0,))
             probe, before = self.clock.probe_marked("start")
             probes.append(probe)
             ping = self.link.ping(sweep=sweep)

@@ -2,6 +2,8 @@
 (test_hooks.py): it writes into the shared output buffers what a kernel of some behaviour would,
 and the supervisor -- staging, full checks, audits at secret positions, its own clock -- must name
 what is wrong. (The real runner process over pipes: test_runner_link.py; on a GPU: scripts/gpu-check.)"""
+import random
+
 import pytest
 import torch
 
@@ -384,14 +386,22 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
             pass
 
     gather = SimpleNamespace(gather=lambda *_: order.append("gather"))
+
+    def stage(problem, spec, flush, output_sets):
+        order.append(f"stage {spec.kind} {output_sets}")
+        flush()
+
     ns = SimpleNamespace(link=Link(), clock=Clock(), secret_out=gather, secret_in=gather, record=Record(),
-                         slot=SimpleNamespace(outputs=[None], inputs=[], params=[]))
+                         slot=SimpleNamespace(outputs=[None], inputs=[], params=[], stage=stage), problem=None,
+                         sysrand=random.SystemRandom())
     CandidateSession._calibrate(ns)
     assert sweeps == [setting or "own"] * CALIBRATION_ROUNDS
     assert ns.record.calibration["sweep"] == (setting or "own")
     # No flush between the ping and what follows it; the default overrun check probes right after the ping.
-    # The marks are taken inside the probes' windows (a mark waits for the GPU as the probe does).
-    assert order[:8] == ["flush", "probe start", "mark", "ping", "probe end", "mark", "gather", "gather"]
+    # A round is a timed call's sequence: a fresh set staged and the L2 flushed, then the probe. The marks
+    # are taken inside the probes' windows (a mark waits for the GPU as the probe does).
+    assert order[:9] == ["stage problem (0,)", "flush", "probe start", "mark", "ping", "probe end", "mark", "gather",
+                         "gather"]
     assert ns.ping_ns == 200_000  # 0.5 ms round trip, 0.3 ms of it the sweep itself
     assert ns.record.calibration["ping_ms"] == 0.2
     assert ns.record.calibration["span_overhead_ms"] == 0.15  # the GPU span beyond the sweep, too
