@@ -24,16 +24,7 @@ std::string generate_depthwise_conv_kernel(const DepthwiseConvPlan& plan, const 
   replace_placeholder(text, "BIAS_INPUT", std::to_string(plan.bias_input));
   replace_placeholder(text, "BATCH", std::to_string(plan.batch));
   replace_placeholder(text, "CHANNELS", std::to_string(plan.channels));
-  const char* axis[3] = {"D", "H", "W"};
-  for (int i = 0; i < 3; ++i) {
-    const std::string a = axis[i];
-    replace_placeholder(text, "IN_" + a, std::to_string(plan.in[i]));
-    replace_placeholder(text, "OUT_" + a, std::to_string(plan.out[i]));
-    replace_placeholder(text, "K_" + a, std::to_string(plan.kernel[i]));
-    replace_placeholder(text, "S_" + a, std::to_string(plan.stride[i]));
-    replace_placeholder(text, "P_" + a, std::to_string(plan.padding[i]));
-    replace_placeholder(text, "D_" + a, std::to_string(plan.dilation[i]));
-  }
+  replace_window_placeholders(text, plan.in, plan.out, plan.kernel, plan.stride, plan.padding, plan.dilation);
   return text;
 }
 

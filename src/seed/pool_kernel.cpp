@@ -23,16 +23,7 @@ std::string generate_pool_kernel(const PoolPlan& plan, const std::string& proble
   replace_placeholder(text, "INPUT", std::to_string(plan.input));
   replace_placeholder(text, "IS_MAX", plan.max ? "true" : "false");
   replace_placeholder(text, "PLANES", std::to_string(plan.planes));
-  const char* axis[3] = {"D", "H", "W"};
-  for (int i = 0; i < 3; ++i) {
-    const std::string a = axis[i];
-    replace_placeholder(text, "IN_" + a, std::to_string(plan.in[i]));
-    replace_placeholder(text, "OUT_" + a, std::to_string(plan.out[i]));
-    replace_placeholder(text, "K_" + a, std::to_string(plan.kernel[i]));
-    replace_placeholder(text, "S_" + a, std::to_string(plan.stride[i]));
-    replace_placeholder(text, "P_" + a, std::to_string(plan.padding[i]));
-    replace_placeholder(text, "D_" + a, std::to_string(plan.dilation[i]));
-  }
+  replace_window_placeholders(text, plan.in, plan.out, plan.kernel, plan.stride, plan.padding, plan.dilation);
   replace_placeholder(text, "COUNT_INCLUDE_PAD", plan.count_include_pad ? "true" : "false");
   replace_placeholder(text, "DIVISOR_OVERRIDE", std::to_string(plan.divisor_override));
   return text;

@@ -628,6 +628,38 @@ std::optional<ScanPlan> match_scan(const OpGraph& g, std::string& reason) {
   return plan;
 }
 
+namespace {
+
+// A pooling's or convolution's window, given by the worker per dimension as k0, s0, p0, d0, k1, ...,
+// right-aligned into (D, H, W); false, with the reason, when a number is missing or out of range.
+bool read_window(const Node& n, int dims, int64_t kernel[3], int64_t stride[3], int64_t padding[3],
+                 int64_t dilation[3], const std::string& what, std::string& reason) {
+  for (int i = 0; i < dims; ++i) {
+    const int slot = 3 - dims + i;
+    const double* k = number(n, fmt::format("k{}", i).c_str());
+    const double* s = number(n, fmt::format("s{}", i).c_str());
+    const double* p = number(n, fmt::format("p{}", i).c_str());
+    const double* d = number(n, fmt::format("d{}", i).c_str());
+    if (!k || !s || !p || !d || *k < 1 || *s < 1 || *p < 0 || *d < 1) {
+      reason = fmt::format("{}'s window for dimension {} is missing or not positive", what, i);
+      return false;
+    }
+    kernel[slot] = static_cast<int64_t>(*k);
+    stride[slot] = static_cast<int64_t>(*s);
+    padding[slot] = static_cast<int64_t>(*p);
+    dilation[slot] = static_cast<int64_t>(*d);
+  }
+  return true;
+}
+
+// One number per dimension as a module's argument is written: 4, or (3, 5).
+std::string per_dim(const int64_t* v, int dims) {
+  std::vector<int64_t> used(v + 3 - dims, v + 3);
+  return used.size() == 1 ? fmt::format("{}", used[0]) : fmt::format("({})", fmt::join(used, ", "));
+}
+
+}  // namespace
+
 std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason) {
   const Node* out = single_output(g, reason);
   if (!out) return std::nullopt;
@@ -660,32 +692,19 @@ std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason) {
     const int slot = 3 - plan.dims + i;  // right-aligned into (D, H, W)
     plan.in[slot] = in[first + static_cast<std::size_t>(i)];
     plan.out[slot] = os[first + static_cast<std::size_t>(i)];
-    const double* k = number(*out, fmt::format("k{}", i).c_str());
-    const double* s = number(*out, fmt::format("s{}", i).c_str());
-    const double* p = number(*out, fmt::format("p{}", i).c_str());
-    const double* d = number(*out, fmt::format("d{}", i).c_str());
-    if (!k || !s || !p || !d || *k < 1 || *s < 1 || *p < 0 || *d < 1) {
-      reason = fmt::format("{}'s window for dimension {} is missing or not positive", out->op, i);
-      return std::nullopt;
-    }
-    plan.kernel[slot] = static_cast<int64_t>(*k);
-    plan.stride[slot] = static_cast<int64_t>(*s);
-    plan.padding[slot] = static_cast<int64_t>(*p);
-    plan.dilation[slot] = static_cast<int64_t>(*d);
   }
+  if (!read_window(*out, plan.dims, plan.kernel, plan.stride, plan.padding, plan.dilation, out->op, reason))
+    return std::nullopt;
   if (!plan.max) {
     plan.count_include_pad = !out->params.count("count_include_pad") || flag(*out, "count_include_pad");
     const double* divisor = number(*out, "divisor_override");
     plan.divisor_override = divisor ? static_cast<int64_t>(*divisor) : 0;
   }
   // max_pool2d(x, kernel=(4, 4), stride=(1, 1), padding=(1, 1), dilation=(1, 1)): the module as people write it.
-  auto per_dim = [&](const int64_t* v) {
-    std::vector<int64_t> used(v + 3 - plan.dims, v + 3);
-    return used.size() == 1 ? fmt::format("{}", used[0]) : fmt::format("({})", fmt::join(used, ", "));
-  };
   plan.pattern = fmt::format("{}{}d({}, kernel={}, stride={}, padding={}", out->op, plan.dims, x.name,
-                             per_dim(plan.kernel), per_dim(plan.stride), per_dim(plan.padding));
-  if (plan.max) plan.pattern += fmt::format(", dilation={}", per_dim(plan.dilation));
+                             per_dim(plan.kernel, plan.dims), per_dim(plan.stride, plan.dims),
+                             per_dim(plan.padding, plan.dims));
+  if (plan.max) plan.pattern += fmt::format(", dilation={}", per_dim(plan.dilation, plan.dims));
   if (flag(*out, "ceil_mode")) plan.pattern += ", ceil_mode=True";
   if (!plan.max && !plan.count_include_pad) plan.pattern += ", count_include_pad=False";
   if (plan.divisor_override) plan.pattern += fmt::format(", divisor_override={}", plan.divisor_override);
@@ -748,25 +767,14 @@ std::optional<DepthwiseConvPlan> match_depthwise_conv(const OpGraph& g, std::str
   if (flag(*out, "has_bias") && !param(2, "bias", bias)) return std::nullopt;
   plan.weight_input = weight->index;
   plan.bias_input = bias ? bias->index : -1;
-  int64_t window = 1;
   for (int i = 0; i < plan.dims; ++i) {
     const int slot = 3 - plan.dims + i;  // right-aligned into (D, H, W)
     plan.in[slot] = in[2 + static_cast<std::size_t>(i)];
     plan.out[slot] = os[2 + static_cast<std::size_t>(i)];
-    const double* k = number(*out, fmt::format("k{}", i).c_str());
-    const double* st = number(*out, fmt::format("s{}", i).c_str());
-    const double* p = number(*out, fmt::format("p{}", i).c_str());
-    const double* d = number(*out, fmt::format("d{}", i).c_str());
-    if (!k || !st || !p || !d || *k < 1 || *st < 1 || *p < 0 || *d < 1) {
-      reason = fmt::format("the convolution's window for dimension {} is missing or not positive", i);
-      return std::nullopt;
-    }
-    plan.kernel[slot] = static_cast<int64_t>(*k);
-    plan.stride[slot] = static_cast<int64_t>(*st);
-    plan.padding[slot] = static_cast<int64_t>(*p);
-    plan.dilation[slot] = static_cast<int64_t>(*d);
-    window *= plan.kernel[slot];
   }
+  if (!read_window(*out, plan.dims, plan.kernel, plan.stride, plan.padding, plan.dilation, "the convolution", reason))
+    return std::nullopt;
+  const int64_t window = plan.kernel[0] * plan.kernel[1] * plan.kernel[2];
   if (weight->type->shape.empty() || weight->type->shape[0] != plan.channels || product(weight->type->shape, 0, weight->type->shape.size()) != plan.channels * window) {
     reason = "the depthwise convolution's weight is not (channels, 1, window...)";
     return std::nullopt;
@@ -775,14 +783,10 @@ std::optional<DepthwiseConvPlan> match_depthwise_conv(const OpGraph& g, std::str
     reason = "the depthwise convolution's bias is not one value per channel";
     return std::nullopt;
   }
-  auto per_dim = [&](const int64_t* v) {
-    std::vector<int64_t> used(v + 3 - plan.dims, v + 3);
-    return used.size() == 1 ? fmt::format("{}", used[0]) : fmt::format("({})", fmt::join(used, ", "));
-  };
   // conv2d(x, weight, bias, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=64)
   plan.pattern = fmt::format("conv{}d({}, {}{}, stride={}, padding={}, dilation={}, groups={})", plan.dims, x.name,
-                             weight->name, bias ? ", " + bias->name : std::string(), per_dim(plan.stride),
-                             per_dim(plan.padding), per_dim(plan.dilation), plan.channels);
+                             weight->name, bias ? ", " + bias->name : std::string(), per_dim(plan.stride, plan.dims),
+                             per_dim(plan.padding, plan.dims), per_dim(plan.dilation, plan.dims), plan.channels);
   return plan;
 }
 
