@@ -7,9 +7,10 @@
 // is claimed, so the hidden-work check has nothing to compare. The kernel is a ReLU whose every
 // output is written 0.5 ms after the call's first kernel starts, so the work truly ends then and not
 // before. A supervisor that stopped its clock at the reply would time a few microseconds.
-// Expected: pass with at least 0.45 ms — the worker's probe after the call waits for the GPU, and that
-// wait is charged — or hidden_work, when most calls' charged wait passes 0.5 ms, or unwritten, if the
-// probe and the gather are time-sliced in before 0.5 ms and read the poison. The first 24 calls (the correctness trials) are answered honestly; the nonce search
+// Expected: pass with at least 0.4 ms — the worker's probe after the call waits for the GPU, and that
+// wait is charged, so the early reply gains only its own lead on the kernel (its reply goes out some
+// 0.05 ms after the launch) — or hidden_work, when most calls' charged wait passes 0.5 ms, or unwritten,
+// if the probe and the gather are time-sliced in before 0.5 ms and read the poison. The first 24 calls (the correctness trials) are answered honestly; the nonce search
 // runs on every call so that the current call's nonce is always the one not seen before.
 // Problem: attacks/problems/relu_small.py.
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
