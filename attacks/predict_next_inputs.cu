@@ -1,7 +1,7 @@
 // Attack (foreseeing the timed inputs): learns each call's seed from its inputs (here the problem shows
 // it, standing in for a brute-force search over Philox seeds) and, once two consecutive calls' seeds
 // differ by the step a judge that derives seed_k = a*T + b*k from one seed T uses (b = 104729, mod
-// 2^31: cutegen until 2026-12-02), computes the inputs and answers of the next 128 calls during that
+// 2^31: cutegen until the fourth session of 2026-12-01), computes the inputs and answers of the next 128 calls during that
 // untimed warm-up call. Each later call whose seed was foreseen copies its stored answer instead of
 // paying the 2 ms spin that stands in for the real work; the values are right, so every audit passes.
 // Against that judge: pass in a few microseconds. Expected: pass with at least 1.9 ms — the timed
