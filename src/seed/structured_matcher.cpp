@@ -652,6 +652,21 @@ bool read_window(const Node& n, int dims, int64_t kernel[3], int64_t stride[3], 
   return true;
 }
 
+// The graph's output when it is a convolution (with its weight) of a forward input; nullptr with the reason.
+const Node* convolution_of_input(const OpGraph& g, std::string& reason) {
+  const Node* out = single_output(g, reason);
+  if (!out) return nullptr;
+  if (!is_conv_op(out->op) || out->args.size() < 2 || !out->type) {
+    reason = fmt::format("the output is {}, not a convolution of an input", out->op);
+    return nullptr;
+  }
+  if (auto why = plain_input(g, out->args[0], "the convolved tensor"); !why.empty()) {
+    reason = why;
+    return nullptr;
+  }
+  return out;
+}
+
 // One number per dimension as a module's argument is written: 4, or (3, 5).
 std::string per_dim(const int64_t* v, int dims) {
   std::vector<int64_t> used(v + 3 - dims, v + 3);
@@ -713,16 +728,8 @@ std::optional<PoolPlan> match_pool(const OpGraph& g, std::string& reason) {
 }
 
 std::optional<DepthwiseConvPlan> match_depthwise_conv(const OpGraph& g, std::string& reason) {
-  const Node* out = single_output(g, reason);
+  const Node* out = convolution_of_input(g, reason);
   if (!out) return std::nullopt;
-  if (!is_conv_op(out->op) || out->args.size() < 2 || !out->type) {
-    reason = fmt::format("the output is {}, not a convolution of an input", out->op);
-    return std::nullopt;
-  }
-  if (auto why = plain_input(g, out->args[0], "the convolved tensor"); !why.empty()) {
-    reason = why;
-    return std::nullopt;
-  }
   const Node& x = g.node(*out->args[0].ref);
   const double* dims = number(*out, "dims");
   const double* groups = number(*out, "groups");
@@ -791,16 +798,8 @@ std::optional<DepthwiseConvPlan> match_depthwise_conv(const OpGraph& g, std::str
 }
 
 std::optional<GemmPlan> match_pointwise_conv(const OpGraph& g, std::string& reason) {
-  const Node* out = single_output(g, reason);
+  const Node* out = convolution_of_input(g, reason);
   if (!out) return std::nullopt;
-  if (!is_conv_op(out->op) || out->args.size() < 2 || !out->type) {
-    reason = fmt::format("the output is {}, not a convolution of an input", out->op);
-    return std::nullopt;
-  }
-  if (auto why = plain_input(g, out->args[0], "the convolved tensor"); !why.empty()) {
-    reason = why;
-    return std::nullopt;
-  }
   const Node& x = g.node(*out->args[0].ref);
   const double* dims = number(*out, "dims");
   const double* groups = number(*out, "groups");
