@@ -354,19 +354,9 @@ class _Normaliser:
             raise _Unsupported("a pooling module expects one operand")
         sub = self.gm.get_submodule(node.target)
         name, dims = _POOLS[type(sub)]
-
-        def per_dim(value, what):
-            values = list(value) if isinstance(value, (list, tuple)) else [value] * dims
-            if len(values) != dims or not all(isinstance(v, int) for v in values):
-                raise _Unsupported(f"{name}'s {what} is {value!r}")
-            return values
-
         params = {"dims": dims, "ceil_mode": bool(sub.ceil_mode)}
-        window = {"k": sub.kernel_size, "s": sub.stride if sub.stride is not None else sub.kernel_size,
-                  "p": sub.padding, "d": getattr(sub, "dilation", 1)}
-        for key, value in window.items():
-            for i, v in enumerate(per_dim(value, key)):
-                params[f"{key}{i}"] = v
+        params.update(_window(name, dims, {"k": sub.kernel_size, "s": sub.stride if sub.stride is not None
+                                           else sub.kernel_size, "p": sub.padding, "d": getattr(sub, "dilation", 1)}))
         if name == "max_pool":
             params["return_indices"] = bool(sub.return_indices)
         else:
@@ -387,12 +377,8 @@ class _Normaliser:
             raise _Unsupported(f"padding={sub.padding!r} (only explicit padding)")
         params = {"dims": dims, "groups": sub.groups, "in_channels": sub.in_channels,
                   "out_channels": sub.out_channels, "has_bias": sub.bias is not None}
-        for key, value in {"k": sub.kernel_size, "s": sub.stride, "p": sub.padding, "d": sub.dilation}.items():
-            values = list(value) if isinstance(value, (list, tuple)) else [value] * dims
-            if len(values) != dims or not all(isinstance(v, int) for v in values):
-                raise _Unsupported(f"a convolution's {key} is {value!r}")
-            for i, v in enumerate(values):
-                params[f"{key}{i}"] = v
+        params.update(_window("conv", dims, {"k": sub.kernel_size, "s": sub.stride, "p": sub.padding,
+                                             "d": sub.dilation}))
         args = [self.operand(node.args[0]), {"ref": self.param_node(f"{node.target}.weight", sub.weight)}]
         if sub.bias is not None:
             args.append({"ref": self.param_node(f"{node.target}.bias", sub.bias)})
@@ -527,6 +513,18 @@ class _Normaliser:
         refs = []
         fx.node.map_arg((node.args, node.kwargs), lambda n: refs.append({"ref": self.ids[self._resolve(n)]}))
         return refs
+
+
+def _window(name: str, dims: int, window: dict) -> dict:
+    """A pooling's or convolution's window numbers ({"k": 3, "s": (2, 1), ...}) per dimension: k0, k1, s0, ..."""
+    params = {}
+    for key, value in window.items():
+        values = list(value) if isinstance(value, (list, tuple)) else [value] * dims
+        if len(values) != dims or not all(isinstance(v, int) for v in values):
+            raise _Unsupported(f"{name}'s {key} is {value!r}")
+        for i, v in enumerate(values):
+            params[f"{key}{i}"] = v
+    return params
 
 
 def _table(name: str) -> list:

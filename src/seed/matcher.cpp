@@ -311,13 +311,10 @@ SeedMatch match_seed(const OpGraph& graph) {
     m.reason.clear();
     m.pool = match_pool(graph, m.reason);
   } else if (has(is_conv_op)) {
-    // A depthwise convolution has its window kernel; a pointwise (1x1) one is a batched GEMM. The reason
-    // shown is the one for the kind of convolution it is (dense or grouped).
+    // A dense convolution is a batched GEMM when it is 1x1; one with groups has the depthwise window kernel.
     m.reason.clear();
-    std::string why_depthwise, why_pointwise;
-    m.depthwise_conv = match_depthwise_conv(graph, why_depthwise);
-    if (!m.depthwise_conv) m.gemm = match_pointwise_conv(graph, why_pointwise);
-    if (!m.matched()) m.reason = why_depthwise.rfind("a dense convolution", 0) == 0 ? why_pointwise : why_depthwise;
+    if (is_dense_convolution(graph)) m.gemm = match_pointwise_conv(graph, m.reason);
+    else m.depthwise_conv = match_depthwise_conv(graph, m.reason);
   } else if (has(is_scan_op)) {
     m.reason.clear();
     m.scan = match_scan(graph, m.reason);

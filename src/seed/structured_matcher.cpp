@@ -42,6 +42,12 @@ bool is_loss_op(const std::string& op) { return kLossOps.count(op) > 0; }
 bool is_scan_op(const std::string& op) { return op == "cumsum" || op == "cumprod"; }
 bool is_pool_op(const std::string& op) { return op == "max_pool" || op == "avg_pool"; }
 bool is_conv_op(const std::string& op) { return op == "conv"; }
+bool is_dense_convolution(const OpGraph& g) {
+  if (g.outputs.size() != 1 || !g.outputs[0].ref) return false;
+  const Node& out = g.node(*g.outputs[0].ref);
+  const double* groups = number(out, "groups");
+  return is_conv_op(out.op) && groups && *groups == 1;
+}
 
 std::optional<ReducePlan> match_reduce(const OpGraph& g, std::string& reason) {
   const Node* out = single_output(g, reason);

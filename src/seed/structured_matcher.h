@@ -19,6 +19,8 @@ bool is_loss_op(const std::string& op);
 bool is_scan_op(const std::string& op);
 bool is_pool_op(const std::string& op);
 bool is_conv_op(const std::string& op);
+// The graph's output is a convolution with groups=1 (a dense one: the pointwise seed's, when 1x1).
+bool is_dense_convolution(const OpGraph& g);
 
 std::optional<ReducePlan> match_reduce(const OpGraph& g, std::string& reason);
 std::optional<NormPlan> match_norm(const OpGraph& g, std::string& reason);
