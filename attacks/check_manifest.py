@@ -26,7 +26,8 @@ VERDICTS = {
 }
 PRECISIONS = {"strict", "tf32", "bf16"}
 HONEST_FIELDS = {"kernel", "problem", "precision", "min_ms", "note", "slow_compile"}
-ATTACK_FIELDS = {"kernel", "problem", "expect", "static", "violation", "min_ms", "absent_files", "precision", "note"}
+ATTACK_FIELDS = {"kernel", "problem", "expect", "static", "violation", "min_ms", "reason_contains", "absent_files", "precision",
+                 "note"}
 # The codes of the compile stage's violations (src/compile): which guarantee refuses a static attack.
 VIOLATIONS = {"forbidden-import", "forbidden-library", "load-time-code", "include-not-allowed", "include-computed",
               "asm-reads-file", "line-directive", "pragma-not-allowed", "embed", "nondeterministic-build", "no-cute",
@@ -83,6 +84,9 @@ def check_manifest(manifest):
             errors.append(f"{where}: violation is for static entries")
         if "min_ms" in entry and "pass" not in accepted:
             errors.append(f"{where}: min_ms bounds the time of a kernel that passes; expect is {expect!r}")
+        if "reason_contains" in entry and (entry.get("static") or not isinstance(entry["reason_contains"], str)
+                                           or not entry["reason_contains"]):
+            errors.append(f"{where}: reason_contains is text a runtime verdict's reason must hold")
         absent = entry.get("absent_files", [])
         if not isinstance(absent, list) or not all(isinstance(p, str) and p.startswith(("/", "~/")) for p in absent):
             errors.append(f"{where}: absent_files must be absolute paths or ~/ paths")

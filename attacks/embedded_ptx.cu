@@ -5,7 +5,7 @@
 // cuLaunchKernel found in the already-loaded libcuda by walking its ELF tables, nothing imported) and
 // launches on the given stream. Its results and times are right; only the kernel is not CuTe.
 // Expected: rejected (embedded-device-code) — PTX text outside the fatbin nvcc built.
-// At run time (were it accepted) it would return 1001 when the driver's functions are not found and
+// At run time (were it accepted) it would return 1005/1001 when libcuda or its functions are not found and
 // 1003 when the driver cannot compile the PTX (attacks/jit_obfuscated_ptx.cu is that case).
 // Problem: attacks/problems/relu_small.py.
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
@@ -211,7 +211,7 @@ DONE:
 }
 )PTX";
 
-enum : int { kNoDriverSymbol = 1001, kNoCompiler = 1003, kLaunchFailed = 1004 };
+enum : int { kNoDriverLibrary = 1005, kNoDriverSymbol = 1001, kNoCompiler = 1003, kLaunchFailed = 1004 };
 using load_fn = int (*)(void**, const void*);
 using get_fn = int (*)(void**, void*, const char*);
 using launch_fn = int (*)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
@@ -229,10 +229,10 @@ uint64_t parse_hex(const char*& p) {
   }
 }
 
-// Load bias and dynamic section of the mapped library whose path ends with `suffix`.
-bool find_library(const char* suffix, uintptr_t& bias, const Elf64_Dyn*& dyn) {
+// Load bias and dynamic section of the mapped library whose path contains `name`. /proc/self/maps shows
+// the file a link resolves to (libcuda.so.1 -> libcuda.so.580.159.04), so the name is matched, not the end.
+bool find_library(const char* name, uintptr_t& bias, const Elf64_Dyn*& dyn) {
   long n = sys::slurp("/proc/self/maps", g_maps, sizeof(g_maps));
-  const long slen = sys::length(suffix);
   for (long line = 0; line < n;) {
     long end = line;
     while (end < n && g_maps[end] != '\n') ++end;
@@ -243,7 +243,7 @@ bool find_library(const char* suffix, uintptr_t& bias, const Elf64_Dyn*& dyn) {
     while (*p != ' ') ++p;
     ++p;
     uint64_t offset = parse_hex(p);
-    if (offset == 0 && end - line > slen && sys::contains(g_maps + end - slen, slen, suffix)) {
+    if (offset == 0 && sys::contains(g_maps + line, end - line, name)) {
       auto* eh = reinterpret_cast<const Elf64_Ehdr*>(start);
       if (eh->e_ident[0] != 0x7f || eh->e_ident[1] != 'E') return false;
       auto* ph = reinterpret_cast<const Elf64_Phdr*>(start + eh->e_phoff);
@@ -273,7 +273,7 @@ extern "C" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cut
   if (!function) {
     uintptr_t bias = 0;
     const Elf64_Dyn* dyn = nullptr;
-    if (!attack::find_library("/libcuda.so.1", bias, dyn)) return attack::kNoDriverSymbol;
+    if (!attack::find_library("/libcuda.so", bias, dyn)) return attack::kNoDriverLibrary;
     auto load = reinterpret_cast<attack::load_fn>(elfwalk::find_symbol(bias, dyn, "cuModuleLoadData"));
     auto get = reinterpret_cast<attack::get_fn>(elfwalk::find_symbol(bias, dyn, "cuModuleGetFunction"));
     launch = reinterpret_cast<attack::launch_fn>(elfwalk::find_symbol(bias, dyn, "cuLaunchKernel"));

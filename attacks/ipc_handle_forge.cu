@@ -10,7 +10,8 @@
 // handle that opens memory other than the call's own tensors is the hole: every output is then 42.
 // Expected: pass — the driver opens only what the worker exported (the slot's own buffers), so no
 // neighbour opens and the ReLU is right. A kernel_error says the probe could not run, and which step
-// failed: 1001 cuIpcOpenMemHandle not found in libcuda, 1002 the session file or its handle unreadable.
+// failed: 1005 libcuda not mapped, 1001 cuIpcOpenMemHandle not found in it, 1002 the session file or its
+// handle unreadable.
 // Problem: attacks/problems/relu_small.py.
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>
@@ -173,7 +174,7 @@ __global__ void relu_or_flag(const float* x, float* y, int64_t n, bool flag) {
     st(gy, i, flag ? 42.f : (ld(gx, i) < 0.f ? 0.f : ld(gx, i)));
 }
 
-enum : int { kNoDriverSymbol = 1001, kNoHandle = 1002 };
+enum : int { kNoDriverLibrary = 1005, kNoDriverSymbol = 1001, kNoHandle = 1002 };
 struct IpcHandle {
   unsigned char bytes[64];
 };
@@ -193,10 +194,10 @@ uint64_t parse_hex(const char*& p) {
   }
 }
 
-// Load bias and dynamic section of the mapped library whose path ends with `suffix`.
-bool find_library(const char* suffix, uintptr_t& bias, const Elf64_Dyn*& dyn) {
+// Load bias and dynamic section of the mapped library whose path contains `name`. /proc/self/maps shows
+// the file a link resolves to (libcuda.so.1 -> libcuda.so.580.159.04), so the name is matched, not the end.
+bool find_library(const char* name, uintptr_t& bias, const Elf64_Dyn*& dyn) {
   long n = sys::slurp("/proc/self/maps", g_maps, sizeof(g_maps));
-  const long slen = sys::length(suffix);
   for (long line = 0; line < n;) {
     long end = line;
     while (end < n && g_maps[end] != '\n') ++end;
@@ -207,7 +208,7 @@ bool find_library(const char* suffix, uintptr_t& bias, const Elf64_Dyn*& dyn) {
     while (*p != ' ') ++p;
     ++p;
     uint64_t offset = parse_hex(p);
-    if (offset == 0 && end - line > slen && sys::contains(g_maps + end - slen, slen, suffix)) {
+    if (offset == 0 && sys::contains(g_maps + line, end - line, name)) {
       auto* eh = reinterpret_cast<const Elf64_Ehdr*>(start);
       if (eh->e_ident[0] != 0x7f || eh->e_ident[1] != 'E') return false;
       auto* ph = reinterpret_cast<const Elf64_Phdr*>(start + eh->e_phoff);
@@ -289,7 +290,7 @@ void add_to_word(IpcHandle& h, int word, int delta) {
 int probe_neighbours(const void* const* own, int n_own) {
   uintptr_t bias = 0;
   const Elf64_Dyn* dyn = nullptr;
-  if (!find_library("/libcuda.so.1", bias, dyn)) return kNoDriverSymbol;
+  if (!find_library("/libcuda.so", bias, dyn)) return kNoDriverLibrary;
   auto open = reinterpret_cast<open_fn>(elfwalk::find_symbol(bias, dyn, "cuIpcOpenMemHandle_v2"));
   if (!open) open = reinterpret_cast<open_fn>(elfwalk::find_symbol(bias, dyn, "cuIpcOpenMemHandle"));
   auto close = reinterpret_cast<close_fn>(elfwalk::find_symbol(bias, dyn, "cuIpcCloseMemHandle"));

@@ -80,6 +80,9 @@ def check_entry(entry, report_path, log, last_line, seconds):
     accepted = expect if isinstance(expect, list) else [expect]  # a list: any of these verdicts
     if got not in accepted:
         problems.append(f"expected {' or '.join(accepted)}")
+    # A coded failure says how far an attack got: kernel_error with another code means its probe never ran.
+    if entry.get("reason_contains") and got in accepted and entry["reason_contains"] not in reason:
+        problems.append(f"the reason lacks {entry['reason_contains']!r}: the attack did not get as far as it must")
     if entry.get("min_ms") and got == "pass" and (median is None or median < entry["min_ms"]):
         problems.append(f"reported {median} ms, below the {entry['min_ms']} ms the kernel really takes")
     for path in entry.get("absent_files", []):
