@@ -12,7 +12,7 @@ import os
 
 import torch
 
-from . import compare
+from . import buffers, compare
 
 POSITIONS = 2048
 
@@ -50,13 +50,12 @@ class SecretPositions:
         return self._flat[index]
 
 
-def poison_left(values: torch.Tensor) -> int:
-    """How many gathered output values still hold the poison (NaN; all-ones bytes for integers)."""
-    if values.is_floating_point():
-        return int(torch.isnan(values).sum())
+def poison_left(values: torch.Tensor, pattern: int) -> int:
+    """How many gathered output values still hold the poison: the output set's fill, bit for bit
+    (buffers.output_pattern). A NaN the kernel computed is not the poison -- a correct output may be NaN."""
     if values.dtype == torch.bool:
         return 0  # every bool byte pattern the poison leaves reads as True; nothing to tell apart
-    return int((values == -1).sum()) if values.dtype.is_signed else int((values == torch.iinfo(values.dtype).max).sum())
+    return int(buffers.is_poison(values, pattern).sum())
 
 
 def compare_samples(got: torch.Tensor, ref_full: torch.Tensor, positions: torch.Tensor, tol: compare.Tolerance,

@@ -8,18 +8,49 @@ import torch
 from .dtypes import dtype_name
 
 
-def poison_(t: torch.Tensor) -> torch.Tensor:
-    """NaN for floating outputs (what `unwritten` detection looks for); all-ones bytes otherwise,
-    as the runner's 0xFF memset leaves them."""
+# The integer view of each element width: the poison is written and recognised by its bits.
+_INT_OF_WIDTH = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def output_pattern(r: int) -> int:
+    """The 32-bit poison of an output set, from 32 random bits: workspace_pattern(r) (NaN read as any
+    float width) whose six low random mantissa bits are neither all zero nor all ones, so that no NaN a
+    kernel can compute has its bits -- not CUDA's canonical 0x7fffffff, nor 0x7fc00000, nor fp16's 0x7fff
+    or 0x7e00, nor bf16's 0x7fc0, nor their negatives. A correct output that *is* NaN (a log of a
+    negative input) is then never taken for the poison; only the worker's own fill has these bits."""
+    six = (r >> 4) & 0x3F
+    if six in (0, 0x3F):
+        r ^= 0x10  # flips one of the six bits: neither all zero nor all ones any more
+    return workspace_pattern(r)
+
+
+def _word(pattern: int, width: int) -> int:
+    """The poison of one element `width` bytes wide, as the signed integer its view holds."""
+    word = {1: pattern & 0xFF, 2: pattern & 0xFFFF, 4: pattern, 8: pattern << 32 | pattern}[width]
+    bits = 8 * width
+    return word - (1 << bits) if width > 1 and word >= 1 << (bits - 1) else word
+
+
+def poison_(t: torch.Tensor, pattern: int) -> torch.Tensor:
+    """Fills `t` with the output poison `pattern` (output_pattern), bit for bit through an integer view
+    of the same width: NaN for floating outputs, garbage for integers. Bool outputs get all-ones bytes
+    (every byte pattern reads as True: nothing to tell apart)."""
     if t.numel() == 0:
         return t
-    if t.is_floating_point():
-        t.fill_(float("nan"))
-    elif t.is_contiguous():
+    if t.dtype == torch.bool:
         t.view(torch.uint8).fill_(0xFF)
-    else:
-        t.fill_(True if t.dtype == torch.bool else -1)
+        return t
+    width = t.element_size()
+    if width not in _INT_OF_WIDTH:
+        raise ValueError(f"cannot poison a {t.dtype} output: no integer view of {width} bytes")
+    t.view(_INT_OF_WIDTH[width]).fill_(_word(pattern, width))
     return t
+
+
+def is_poison(values: torch.Tensor, pattern: int) -> torch.Tensor:
+    """Where `values` (any dtype but bool) still hold the poison `pattern` bit for bit."""
+    width = values.element_size()
+    return values.view(_INT_OF_WIDTH[width]) == _word(pattern, width)
 
 
 def workspace_pattern(r: int) -> int:

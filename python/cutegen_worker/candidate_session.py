@@ -604,10 +604,10 @@ class CandidateSession:
         """Right after the call: no sampled output position may still hold the poison, no sampled input
         position may have changed."""
         for i, values in enumerate(got_out):
-            if values is not None and (left := audit.poison_left(values)):
+            if values is not None and (left := audit.poison_left(values, self.slot.output_patterns[0])):
                 raise Stop("unwritten", f"timed call {k}: {left} of {values.numel()} secretly chosen positions of output "
-                                        f"{i} still held the NaN poison when the call returned: the kernel skipped work "
-                                        f"or finished it after returning{self._workspace_hint('unwritten')}")
+                                        f"{i} still held the worker's poison when the call returned: the kernel skipped "
+                                        f"work or finished it after returning")
         changed = audit.inputs_changed(got_in, list(staged.inputs) + list(staged.params), self.secret_in)
         if changed:
             names = self.problem.input_names + self.problem.param_names

@@ -5,7 +5,7 @@ inputs, a copy of the parameters and buffers, and two output sets, each a dedica
 allocation (shared_buffers.py). A pointer therefore tells the candidate nothing about which call it
 is in. Before each call the worker *stages* a fresh set into the slot: inputs from get_inputs()
 under the call's seed and kind, parameters own or drawn from the seed (params.py), outputs
-poisoned. Staged values are a pure function of the CallSpec, so the worker can make them again
+poisoned (a NaN of fresh random bits per staging, recognised bit for bit: a correct output may be NaN). Staged values are a pure function of the CallSpec, so the worker can make them again
 when it checks the call; it keeps them only until then.
 
 The staging order is chosen so that the new inputs are visible to the candidate's process for as
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from . import params as params_mod
-from .buffers import poison_, poison_workspace_, scalar_ref
+from .buffers import output_pattern, poison_, poison_workspace_, scalar_ref
 from .shared_buffers import PAGE_BYTES
 
 
@@ -49,8 +49,11 @@ class Slot:
         self.example_scalars = [None if isinstance(v, torch.Tensor) else scalar_ref(v) for v in example]
         del example
         self.params = [arena.copy_of(p) for p in problem.params]
-        self.outputs = [[poison_(arena.empty(shape, dt)) for shape, dt in zip(problem.output_shapes, problem.output_dtypes)]
+        self.outputs = [[arena.empty(shape, dt) for shape, dt in zip(problem.output_shapes, problem.output_dtypes)]
                         for _ in range(output_sets)]
+        self.output_patterns = [0] * output_sets  # each set's poison (buffers.output_pattern), fresh per staging
+        for index in range(output_sets):
+            self.poison_outputs(index)
         self.workspace = None          # a uint8 buffer once the kernel asked for one (add_workspace)
         self.workspace_pattern = None  # the 32-bit pattern of the last fill
 
@@ -61,6 +64,13 @@ class Slot:
         self.workspace = self.arena.empty((-(-nbytes // unit) * unit,), torch.uint8)
         self.poison_workspace()
         return self.workspace
+
+    def poison_outputs(self, index: int):
+        """Output set `index` filled with a fresh poison: a NaN whose bits no kernel computes, drawn anew
+        so that nothing learned of an earlier fill helps a kernel forge it."""
+        self.output_patterns[index] = output_pattern(secrets.randbits(32))
+        for o in self.outputs[index]:
+            poison_(o, self.output_patterns[index])
 
     def poison_workspace(self):
         if self.workspace is not None:
@@ -90,10 +100,9 @@ class Slot:
         values = problem.source.generate(spec.seed, spec.kind, spec.scale)
         params = params_mod.values_for(problem.params, spec.params, spec.seed)
         with torch.no_grad():
-            for index, outs in enumerate(self.outputs):
+            for index in range(len(self.outputs)):
                 if output_sets is None or index in output_sets:
-                    for o in outs:
-                        poison_(o)
+                    self.poison_outputs(index)
             self.poison_workspace()  # before every call: nothing of the last one survives in it
             for shared, value in zip(self.inputs, values):
                 if shared is not None:

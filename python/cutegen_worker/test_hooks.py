@@ -214,7 +214,7 @@ class FakeRunner:
             if mode == "partial":
                 for out in outputs:
                     n = max(1, int(out.numel() * self.spec.get("fraction", 0.5)))
-                    poison_(out.view(-1)[:n])
+                    poison_(out.view(-1)[:n], self.slot.output_patterns[output_set])
             elif mode == "perturb":
                 delta = self.spec.get("deltas", [self.spec.get("delta", 1.0)] * 2)[output_set]
                 outputs[0].view(-1)[self.spec.get("flat_index", 0)] += delta

@@ -105,6 +105,33 @@ def test_partly_unwritten_output_names_the_elements(worker, small):
     assert all(b["got"] == "NaN" for b in out["first_bad"])  # JSON has no NaN: the protocol spells it
 
 
+LOG_OF_INPUT = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.log(x)
+def get_inputs():
+    return [torch.rand(64, 256)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_correct_nan_output_is_not_taken_for_the_poison(worker, tmp_path):
+    """On signed inputs half of log(x) is NaN, and right: the check after each timed call looks for the
+    worker's own poison bit for bit, not for any NaN (KernelBench 98, kl_div(log(p), t), was judged
+    `unwritten` on the H200 for the NaN of its signed calls)."""
+    result = evaluate(worker, None, path=write_problem(tmp_path, LOG_OF_INPUT), runs=16)
+    assert result["verdict"] == "pass", result["reason"]
+    assert set(result["time"]["per_kind"]) == {"problem", "signed"}  # the signed calls were timed and checked
+
+
+def test_outputs_left_alone_still_hold_the_poison_after_every_staging(worker, tmp_path):
+    """The same problem, nothing written: the poison (a NaN of fresh bits) is still recognised."""
+    result = evaluate(worker, None, mode="none", path=write_problem(tmp_path, LOG_OF_INPUT))
+    assert result["verdict"] == "unwritten"
+
+
 def test_a_second_run_that_skips_work_is_unwritten(worker, small):
     result = evaluate(worker, "relu", mode="reference", sets=[0])
     assert result["verdict"] == "unwritten" and failed_check(result)["outputs"][0]["set"] == 1

@@ -10,7 +10,7 @@ import torch
 
 from conftest import SMALL, WorkerError, problem_path
 from cutegen_worker import memory, test_hooks
-from cutegen_worker.buffers import workspace_pattern
+from cutegen_worker.buffers import is_poison, output_pattern, poison_, workspace_pattern
 
 from test_candidate_session import TRIALS, evaluate, failed_check
 
@@ -36,6 +36,25 @@ def test_the_pattern_is_nan_in_every_float_width():
             t = torch.frombuffer(bytearray(half), dtype=torch.int16)
             assert torch.isnan(t.view(torch.float16)).all() and torch.isnan(t.view(torch.bfloat16)).all(), hex(word)
     assert len({workspace_pattern(random.getrandbits(32)) for _ in range(200)}) > 50  # a fresh pattern per call
+
+
+# NaNs a kernel computes (CUDA's canonical ones, x86's, fp16's and bf16's), by element width.
+COMPUTED_NANS = {8: {0x7FF8000000000000, 0xFFF8000000000000, 0x7FFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF},
+                 4: {0x7FFFFFFF, 0xFFFFFFFF, 0x7FC00000, 0xFFC00000},
+                 2: {0x7FFF, 0xFFFF, 0x7E00, 0xFE00, 0x7FC0, 0xFFC0}}
+
+
+def test_the_output_poison_is_a_nan_no_kernel_computes():
+    for r in [0, 0xFFFFFFFF, 0x3F0, 0xFFFFFC0F] + [random.getrandbits(32) for _ in range(2000)]:
+        word = output_pattern(r)
+        assert word not in COMPUTED_NANS[4] and word << 32 | word not in COMPUTED_NANS[8], hex(word)
+        assert word & 0xFFFF not in COMPUTED_NANS[2], hex(word)  # a 16-bit output holds the low half
+        for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+            t = poison_(torch.empty(5, dtype=dtype), word)
+            assert torch.isnan(t).all() and is_poison(t, word).all(), (dtype, hex(word))
+            assert not is_poison(torch.full((5,), float("nan"), dtype=dtype), word).any(), (dtype, hex(word))
+        ints = poison_(torch.empty(5, dtype=torch.int64), word)
+        assert is_poison(ints, word).all() and not is_poison(torch.full((5,), -1, dtype=torch.int64), word).any()
 
 
 def test_a_kernel_that_reads_the_last_calls_workspace_finds_the_poison(worker, small, seen):
