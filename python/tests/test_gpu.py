@@ -183,6 +183,7 @@ def test_baselines_on_the_cuda_clock(worker, full_size, tmp_path):
 def test_calibrate(worker):
     cal = worker.call("calibrate")
     assert cal["gpu"] == torch.cuda.get_device_name()
-    assert 500 < cal["hbm_gbps"] < 20000
+    assert 500 < cal["hbm_gbps"] < 20000 and cal["version"] == 2
+    assert cal["hbm_gbps"] == max(cal["copy_gbps"], cal["read_gbps"])  # a read-mostly kernel must not beat it
     t = cal["tflops"]
     assert 5 < t["fp32"] < t["tf32"] < t["bf16"] and t["fp16"] > t["tf32"]

@@ -117,3 +117,11 @@ def test_shutdown_answers_and_exits(proc):
     assert proc.stdout.read() == ""  # nothing after the last response
     stderr = proc.stderr.read()
     assert "hello from import" in stderr and "hello from forward" in stderr and "raw write" in stderr
+
+
+def test_calibrate_measures_a_copy_and_a_read_and_takes_the_better(worker):
+    """The floor's bandwidth is the better of the two (on an H200 a read-mostly loss beat the copy's figure
+    and printed 103% of the physical limit); on the CPU the sizes are small and only the shape is checked."""
+    cal = worker.call("calibrate", device="cpu")
+    assert cal["version"] == 2 and cal["copy_gbps"] > 0 and cal["read_gbps"] > 0
+    assert cal["hbm_gbps"] == max(cal["copy_gbps"], cal["read_gbps"])

@@ -101,18 +101,10 @@ Status BaselineTaskRunner::measure_holding_gpu(const ProblemTask& task, const La
   }
   // The floor: the device's calibration (measured once per device name and cached, as the judge does).
   fs::path path = calibration_path(options_.cache_root, facts->gpu.empty() ? "unknown" : facts->gpu);
-  nlohmann::json cal;
-  {
-    std::lock_guard<std::mutex> g(calibration_mu_);
-    if (auto text = read_file(path); text) cal = nlohmann::json::parse(*text, nullptr, false);
-    if (cal.is_null() || cal.is_discarded()) {
-      auto measured = worker.call("calibrate", {{"device", lane.torch_device}}, 900s);
-      if (!measured) return measured.error();
-      cal = *measured;
-      if (auto w = write_file_atomic(path, cal.dump(2)); !w) return w.error();
-    }
-  }
-  auto c = calibration_from_json(cal);
+  auto c = [&] {
+    std::lock_guard<std::mutex> g(calibration_mu_);  // lanes share the cache: one measures, the others read it
+    return cached_calibration(path, [&] { return worker.call("calibrate", {{"device", lane.torch_device}}, 900s); });
+  }();
   if (!c) return c.error();
   Floor f = roofline_floor(*c, facts->min_bytes, facts->flops, facts->dtype, options_.precision);
   if (f.floor_ms > 0) rec.floor_ms = f.floor_ms;

@@ -22,8 +22,9 @@ int run_calibrate(bool force) {
     if (name && name->succeeded()) {
       std::string gpu = name->out.substr(0, name->out.find('\n'));
       if (auto text = read_file(calibration_path(cache_root(), gpu)); text) {
-        auto c = calibration_from_json(nlohmann::json::parse(*text, nullptr, false));
-        if (c) {
+        auto cached = nlohmann::json::parse(*text, nullptr, false);
+        auto c = calibration_from_json(cached);
+        if (c && is_current_calibration(cached)) {
           fmt::print("{}: HBM {:.0f} GB/s; matmul TFLOP/s fp32 {:.1f}, tf32 {:.1f}, fp16 {:.1f}, bf16 {:.1f} (cached; "
                      "--force measures again)\n", c->gpu, c->hbm_gbps, c->fp32_tflops, c->tf32_tflops, c->fp16_tflops,
                      c->bf16_tflops);
@@ -34,15 +35,16 @@ int run_calibrate(bool force) {
   }
   auto worker = PythonWorker::start({.log_path = std::filesystem::temp_directory_path() / "cutegen-calibrate.log"});
   if (!worker) return fail(worker.error().message);
-  fmt::print(stderr, "measuring copy bandwidth and matmul rates (about a minute) ...\n");
+  fmt::print(stderr, "measuring memory bandwidth (copy and read) and matmul rates (about a minute) ...\n");
   auto measured = (*worker)->call("calibrate", {{"force", force}}, std::chrono::seconds(900));
   if (!measured) return fail(measured.error().message);
   auto c = calibration_from_json(*measured);
   if (!c) return fail(c.error().message);
   auto path = calibration_path(cache_root(), c->gpu);
   if (auto w = write_file_atomic(path, to_json(*c).dump(2)); !w) return fail(w.error().message);
-  fmt::print("{}: HBM {:.0f} GB/s; matmul TFLOP/s fp32 {:.1f}, tf32 {:.1f}, fp16 {:.1f}, bf16 {:.1f}\nsaved {}\n", c->gpu,
-             c->hbm_gbps, c->fp32_tflops, c->tf32_tflops, c->fp16_tflops, c->bf16_tflops, path.string());
+  fmt::print("{}: HBM {:.0f} GB/s (copy {:.0f}, read {:.0f}); matmul TFLOP/s fp32 {:.1f}, tf32 {:.1f}, fp16 {:.1f}, "
+             "bf16 {:.1f}\nsaved {}\n", c->gpu, c->hbm_gbps, c->copy_gbps, c->read_gbps, c->fp32_tflops, c->tf32_tflops,
+             c->fp16_tflops, c->bf16_tflops, path.string());
   return 0;
 }
 

@@ -435,15 +435,7 @@ Status Judge::place_on_roofline(EvalReport& report) {
   const ProblemFacts& problem = *report.problem;
   const std::string& gpu = problem.gpu;
   fs::path path = calibration_path(options_.cache_root, gpu.empty() ? "unknown" : gpu);
-  nlohmann::json cal;
-  if (auto text = read_file(path); text) cal = nlohmann::json::parse(*text, nullptr, false);
-  if (cal.is_null() || cal.is_discarded()) {
-    auto measured = worker_.call("calibrate", nlohmann::json::object(), 900s);
-    if (!measured) return measured.error();
-    cal = *measured;
-    if (auto w = write_file_atomic(path, cal.dump(2)); !w) return w.error();
-  }
-  auto c = calibration_from_json(cal);
+  auto c = cached_calibration(path, [&] { return worker_.call("calibrate", nlohmann::json::object(), 900s); });
   if (!c) return c.error();
   report.floor = roofline_floor(*c, problem.min_bytes, problem.flops, problem.dtype, to_string(options_.precision));
   // Faster than the physics allows: the time is the worker's own, so it is the floor's model of the

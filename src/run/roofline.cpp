@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/fs.h"
+
 namespace cutegen {
 
 Result<Calibration> calibration_from_json(const nlohmann::json& j) {
@@ -12,6 +14,8 @@ Result<Calibration> calibration_from_json(const nlohmann::json& j) {
     Calibration c;
     c.gpu = j.at("gpu").get<std::string>();
     c.hbm_gbps = j.at("hbm_gbps").get<double>();
+    c.copy_gbps = j.value("copy_gbps", 0.0);
+    c.read_gbps = j.value("read_gbps", 0.0);
     const auto& t = j.at("tflops");
     c.fp32_tflops = t.at("fp32").get<double>();
     c.tf32_tflops = t.at("tf32").get<double>();
@@ -24,9 +28,16 @@ Result<Calibration> calibration_from_json(const nlohmann::json& j) {
   }
 }
 
+bool is_current_calibration(const nlohmann::json& j) {
+  return j.is_object() && j.value("version", 1) >= kCalibrationVersion;
+}
+
 nlohmann::json to_json(const Calibration& c) {
-  return {{"gpu", c.gpu},
+  return {{"version", kCalibrationVersion},
+          {"gpu", c.gpu},
           {"hbm_gbps", c.hbm_gbps},
+          {"copy_gbps", c.copy_gbps},
+          {"read_gbps", c.read_gbps},
           {"tflops", {{"fp32", c.fp32_tflops}, {"tf32", c.tf32_tflops}, {"fp16", c.fp16_tflops}, {"bf16", c.bf16_tflops}}}};
 }
 
@@ -34,6 +45,20 @@ std::filesystem::path calibration_path(const std::filesystem::path& cache_root, 
   std::string slug;
   for (char ch : gpu_name) slug += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
   return cache_root / "calibration" / (slug + ".json");
+}
+
+Result<Calibration> cached_calibration(const std::filesystem::path& path,
+                                       const std::function<Result<nlohmann::json>()>& measure) {
+  if (auto text = read_file(path); text) {
+    auto cached = nlohmann::json::parse(*text, nullptr, false);
+    if (is_current_calibration(cached)) return calibration_from_json(cached);
+  }
+  auto measured = measure();
+  if (!measured) return measured.error();
+  auto c = calibration_from_json(*measured);
+  if (!c) return c.error();
+  if (auto w = write_file_atomic(path, to_json(*c).dump(2)); !w) return w.error();
+  return c;
 }
 
 Floor roofline_floor(const Calibration& c, uint64_t min_bytes, uint64_t flops, const std::string& dtype,

@@ -4,6 +4,7 @@
 // is larger. Ceilings come from `cutegen calibrate` (measured once per GPU, cached).
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -14,16 +15,28 @@
 
 namespace cutegen {
 
+// What a calibration measures changed at each version; a cached one of an older version is measured
+// again (version 2: the bandwidth is the better of a copy and a read-only sum, since a read-mostly kernel
+// beat the copy's figure on an H200).
+inline constexpr int kCalibrationVersion = 2;
+
 struct Calibration {
   std::string gpu;
-  double hbm_gbps = 0;  // GB/s, bytes read + written
+  double hbm_gbps = 0;  // GB/s: the better of copy_gbps and read_gbps, the floor's bandwidth
+  double copy_gbps = 0, read_gbps = 0;  // bytes read + written by a copy; bytes read by a sum
   double fp32_tflops = 0, tf32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0;
 };
 
 Result<Calibration> calibration_from_json(const nlohmann::json& j);
+// Whether a cached calibration is of the current version (older ones are measured again).
+bool is_current_calibration(const nlohmann::json& j);
 nlohmann::json to_json(const Calibration& c);
 
 std::filesystem::path calibration_path(const std::filesystem::path& cache_root, const std::string& gpu_name);
+
+// The calibration cached at `path` when it is current, else what `measure` returns, saved there.
+Result<Calibration> cached_calibration(const std::filesystem::path& path,
+                                       const std::function<Result<nlohmann::json>()>& measure);
 
 // `dtype` is the problem's main dtype ("float32", ...); `precision` the policy (strict, tf32, bf16).
 Floor roofline_floor(const Calibration& c, uint64_t min_bytes, uint64_t flops, const std::string& dtype,

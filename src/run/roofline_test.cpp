@@ -1,6 +1,11 @@
 #include "run/roofline.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "common/fs.h"
 
 using namespace cutegen;
 
@@ -44,4 +49,34 @@ TEST(Roofline, CalibrationRoundTripsAndRejectsGarbage) {
   EXPECT_DOUBLE_EQ(c->bf16_tflops, 780);
   EXPECT_FALSE(calibration_from_json(nlohmann::json::parse(R"({"gpu":"x"})")).ok());
   EXPECT_EQ(calibration_path("/c", "NVIDIA H200").string(), "/c/calibration/NVIDIA_H200.json");
+}
+
+TEST(Roofline, ACachedCalibrationOfAnOlderVersionIsMeasuredAgain) {
+  const auto dir = std::filesystem::temp_directory_path() / ("cutegen-roofline-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "gpu.json";
+  // Version 1 measured only a copy; a read-mostly kernel beat its bandwidth (SOL over 100%).
+  auto old = to_json(h200());
+  old.erase("version");
+  ASSERT_TRUE(write_file_atomic(path, old.dump()).ok());
+  int measured = 0;
+  auto fresh = h200();
+  fresh.copy_gbps = 4180, fresh.read_gbps = 4330, fresh.hbm_gbps = 4330;
+  auto measure = [&]() -> Result<nlohmann::json> { ++measured; return to_json(fresh); };
+  auto c = cached_calibration(path, measure);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(measured, 1);
+  EXPECT_DOUBLE_EQ(c->hbm_gbps, 4330);
+  EXPECT_DOUBLE_EQ(c->read_gbps, 4330);
+  // Saved as the current version: the next look reads it without measuring.
+  auto again = cached_calibration(path, measure);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(measured, 1);
+  EXPECT_DOUBLE_EQ(again->copy_gbps, 4180);
+  // A failed measurement is the error, not a silent stale value.
+  std::filesystem::remove(path);
+  auto failed = cached_calibration(path, []() -> Result<nlohmann::json> { return Error{"no GPU"}; });
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message, "no GPU");
+  std::filesystem::remove_all(dir);
 }
