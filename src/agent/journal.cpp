@@ -24,8 +24,9 @@ Result<Journal> Journal::open(const std::filesystem::path& events_file, bool res
   if (!resume && !loaded->events.empty())
     return Error{fmt::format("{} already holds a run; pass --resume to continue it or choose another --out directory",
                              events_file.parent_path().string())};
-  if (resume && loaded->events.empty() && !loaded->dropped_torn_tail)
-    return Error{fmt::format("nothing to resume: {} has no events", events_file.string())};
+  // Stopped before its first event (cutegen bench interrupted while the task was starting): there is
+  // nothing to replay and nothing to redo, so the resume is a start from the beginning, not an error.
+  const bool nothing_recorded = resume && loaded->events.empty() && !loaded->dropped_torn_tail;
   for (std::size_t i = 0; i < loaded->events.size(); ++i) {
     const auto& v = loaded->events[i].value("v", nlohmann::json(1));
     if (v != kFormat)
@@ -37,7 +38,7 @@ Result<Journal> Journal::open(const std::filesystem::path& events_file, bool res
   }
   auto log = EventLog::open(events_file);
   if (!log) return log.error();
-  return Journal(std::move(*log), std::move(*loaded));
+  return Journal(std::move(*log), std::move(*loaded), nothing_recorded);
 }
 
 Error Journal::divergence(const nlohmann::json& expected) const {

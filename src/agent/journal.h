@@ -26,7 +26,10 @@ class Journal {
   static constexpr int kFormat = 2;
 
   // resume == false: the log must not exist yet (or be empty). resume == true: replay what it holds,
-  // which must be of kFormat (a cannot_resume error names the format it has).
+  // which must be of kFormat (a cannot_resume error names the format it has). A log that is missing or
+  // empty (the run was stopped after claiming its directory, before its first event) is no error: the
+  // run has done nothing that could be done twice, so it starts from the beginning, and
+  // nothing_recorded() says so.
   static Result<Journal> open(const std::filesystem::path& events_file, bool resume);
 
   // An outside answer of `type` keyed by `key` (e.g. a hash of the request): the logged one while
@@ -47,12 +50,14 @@ class Journal {
   bool replaying() const { return cursor_ < logged_.size(); }
   size_t replayed() const { return replayed_; }
   bool dropped_torn_tail() const { return dropped_torn_tail_; }
+  // A resume of a log that held no event, not even a torn one.
+  bool nothing_recorded() const { return nothing_recorded_; }
   const std::filesystem::path& path() const { return log_.path(); }
 
  private:
-  Journal(EventLog log, LoadedLog loaded)
+  Journal(EventLog log, LoadedLog loaded, bool nothing_recorded)
       : log_(std::move(log)), logged_(std::move(loaded.events)), lines_(std::move(loaded.lines)),
-        dropped_torn_tail_(loaded.dropped_torn_tail) {}
+        dropped_torn_tail_(loaded.dropped_torn_tail), nothing_recorded_(nothing_recorded) {}
   Error divergence(const nlohmann::json& expected) const;
 
   EventLog log_;
@@ -61,6 +66,7 @@ class Journal {
   size_t cursor_ = 0;
   size_t replayed_ = 0;
   bool dropped_torn_tail_ = false;
+  bool nothing_recorded_ = false;
 };
 
 }  // namespace cutegen

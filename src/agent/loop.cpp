@@ -503,6 +503,7 @@ Result<LoopResult> Loop::run() {
       if (auto r = tune_best(0); !r) return stop_or_fail(r.error());  // the seed declares knobs
     } else {
       if (auto r = decide("seed", {{"outcome", "failed"}, {"verdict", to_string(seed->verdict)}}); !r) return r.error();
+      result.failed_seed = *seed;
       if (!options_.seed_only) report("the seed kernel failed the judge: the LLM writes the first kernel");
     }
   }

@@ -82,6 +82,7 @@ struct LoopResult {
   bool started_from_seed = false;  // the seed passed and was the first best kernel
   std::string seed_pattern;          // the seed tried first ("" when none was)
   std::optional<double> seed_ms;     // its median time when it passed: the seed alone, against the final best
+  std::optional<Evaluation> failed_seed;  // its evaluation when it failed the judge (seed_failed says why with it)
 };
 
 class Loop {

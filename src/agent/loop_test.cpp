@@ -194,6 +194,10 @@ TEST(Loop, SeedOnlyJudgesTheSeedAndStopsWithoutAnyLlmCall) {
   EXPECT_EQ(failed->stop_reason, "seed_failed");
   EXPECT_FALSE(failed->best);
   EXPECT_EQ(failed->llm_calls, 0);
+  // How it failed travels with the result: the run's last line and the suite's task line say why.
+  ASSERT_TRUE(failed->failed_seed);
+  EXPECT_EQ(failed->failed_seed->verdict_line(), "mismatch: wrong values");
+  EXPECT_FALSE(r->failed_seed);  // a seed that passed
 }
 
 TEST(Loop, TextThatIsNotUtf8NeverStopsTheRun) {
@@ -635,6 +639,83 @@ TEST(LoopResume, AnEventCutShortIsDroppedRedoneAndSaidSo) {
   EXPECT_NE(std::find_if(h.progress.begin(), h.progress.end(),
                          [](const std::string& l) { return l.find("cut short") != std::string::npos; }),
             h.progress.end());
+}
+
+// `cutegen bench` interrupted while a task was starting: its run directory was claimed, but the run
+// stopped before its first event (the log missing, or created and empty). Nothing was done that could
+// be done twice, so --resume runs it from the beginning, exactly as a fresh run would.
+TEST(LoopResume, ARunStoppedBeforeItsFirstEventStartsFromTheBeginning) {
+  Harness fresh;
+  script_happy(*fresh.llm);
+  auto expected = fresh.run();
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  auto expected_log = load_event_log(fresh.dir / "events.jsonl");
+  ASSERT_TRUE(expected_log.ok());
+
+  for (bool file_exists : {false, true}) {
+    Harness h;
+    if (file_exists) ASSERT_TRUE(write_file_atomic(h.dir / "events.jsonl", "").ok());
+    script_happy(*h.llm);
+    auto r = h.run(/*resume=*/true);
+    ASSERT_TRUE(r.ok()) << file_exists << ": " << r.error().message;
+    EXPECT_EQ(r->stop_reason, expected->stop_reason);
+    ASSERT_TRUE(r->best);
+    EXPECT_EQ(r->best->source, expected->best->source);
+    EXPECT_EQ(h.llm->remaining(), 0u);  // every call made for real: there was nothing to replay
+    EXPECT_EQ(h.evaluator.evaluations, fresh.evaluator.evaluations);
+    auto log = load_event_log(h.dir / "events.jsonl");
+    ASSERT_TRUE(log.ok());
+    EXPECT_EQ(log->events.size(), expected_log->events.size());
+  }
+}
+
+TEST(LoopResume, OnlyALogWithoutEventsCountsAsNothingRecorded) {
+  Harness h;
+  {
+    auto missing = Journal::open(h.dir / "missing" / "events.jsonl", /*resume=*/true);
+    ASSERT_TRUE(missing.ok()) << missing.error().message;
+    EXPECT_TRUE(missing->nothing_recorded());
+    EXPECT_FALSE(missing->replaying());
+    ASSERT_TRUE(write_file_atomic(h.dir / "empty" / "events.jsonl", "\n").ok());  // blank lines are no events
+    auto empty = Journal::open(h.dir / "empty" / "events.jsonl", /*resume=*/true);
+    ASSERT_TRUE(empty.ok()) << empty.error().message;
+    EXPECT_TRUE(empty->nothing_recorded());
+  }
+  auto fresh = Journal::open(h.dir / "events.jsonl", /*resume=*/false);
+  ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+  EXPECT_FALSE(fresh->nothing_recorded());  // a fresh run is not a resume
+  // Killed in the middle of the first append: the torn line is dropped and redone (and said so by the
+  // loop), which is not "nothing recorded".
+  ASSERT_TRUE(write_file_atomic(h.dir / "events.jsonl", "{\"type\":\"problem\",\"ke").ok());
+  auto torn = Journal::open(h.dir / "events.jsonl", /*resume=*/true);
+  ASSERT_TRUE(torn.ok()) << torn.error().message;
+  EXPECT_FALSE(torn->nothing_recorded());
+  EXPECT_TRUE(torn->dropped_torn_tail());
+  script_happy(*h.llm);
+  ASSERT_TRUE(h.run().ok());
+  h.reset_llm();
+  auto resumed = Journal::open(h.dir / "events.jsonl", /*resume=*/true);
+  ASSERT_TRUE(resumed.ok()) << resumed.error().message;
+  EXPECT_FALSE(resumed->nothing_recorded());
+  EXPECT_TRUE(resumed->replaying());
+}
+
+TEST(LoopResume, ALogWhoseOnlyEventWasCutShortStartsFromTheBeginningAndSaysSo) {
+  Harness h;
+  ASSERT_TRUE(write_file_atomic(h.dir / "events.jsonl", "{\"type\":\"problem\",\"key\":\"descr").ok());
+  script_happy(*h.llm);
+  auto r = h.run(/*resume=*/true);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->stop_reason, "steps");
+  EXPECT_EQ(h.llm->remaining(), 0u);
+  EXPECT_NE(std::find_if(h.progress.begin(), h.progress.end(),
+                         [](const std::string& l) { return l.find("cut short") != std::string::npos; }),
+            h.progress.end());
+  // The torn bytes are gone: every line of the log is a whole event.
+  auto log = load_event_log(h.dir / "events.jsonl");
+  ASSERT_TRUE(log.ok());
+  EXPECT_FALSE(log->dropped_torn_tail);
+  EXPECT_EQ(log->events.front().value("type", ""), "problem");
 }
 
 TEST(LoopResume, ADecisionThatComesOutDifferentlyIsRefused) {

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 namespace cutegen::bench {
 namespace fs = std::filesystem;
 namespace {
@@ -28,11 +30,19 @@ void take_baselines(const Baselines& b, TaskRecord& r) {
 
 }  // namespace
 
+std::string seed_failure_line(const std::string& pattern, const std::optional<Evaluation>& seed) {
+  std::string line = fmt::format("the seed kernel for y = {} failed the judge", pattern);
+  return seed ? line + ": " + seed->verdict_line() : line;
+}
+
 TaskRecord task_record_from(const LoopResult& result, const std::string& problem, const BudgetSpent& spent) {
   TaskRecord r = base(problem, spent);
   r.verdict = result.best ? TaskVerdict::correct : TaskVerdict::no_correct_kernel;
   r.stop_reason = result.stop_reason;
   r.detail = result.stop_detail;
+  // The seed's expression alone does not say what went wrong: the suite's line says why it failed.
+  if (result.stop_reason == "seed_failed")
+    r.detail = seed_failure_line(result.stop_detail, result.failed_seed);
   const ProblemInfo& p = result.problem;
   r.device = p.facts.gpu;
   r.flops = p.facts.flops;

@@ -9,6 +9,10 @@
 
 namespace cutegen::bench {
 
+// "the seed kernel for y = PATTERN failed the judge: VERDICT: REASON": a seed_failed task's detail, and
+// the cause `cutegen optimize` ends with. Without the seed's evaluation it says only that it failed.
+std::string seed_failure_line(const std::string& pattern, const std::optional<Evaluation>& seed);
+
 // A finished loop: correct when it has a best kernel (its time, its baselines where it has them, else
 // the problem's, SOL%), optimisation steps counted from the history, the LLM's spend.
 TaskRecord task_record_from(const LoopResult& result, const std::string& problem, const BudgetSpent& spent);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/summary.h"
+
 using namespace cutegen;
 using namespace cutegen::bench;
 
@@ -69,6 +71,27 @@ TEST(OptimizeResult, NoBestIsNoCorrectKernelWithTheProblemsBaselines) {
   EXPECT_EQ(t.eager_ms, 5.0);
   EXPECT_FALSE(t.best_ms);
   EXPECT_EQ(t.detail, "task budget of $1.00 spent");
+}
+
+// Without an LLM a seed that fails the judge ends the run (seed_failed); the suite's line for the task
+// says how it failed, not only what the seed computes.
+TEST(OptimizeResult, AFailedSeedsDetailSaysWhyItFailed) {
+  LoopResult r;
+  r.stop_reason = "seed_failed";
+  r.stop_detail = "cumprod(x, dim=1)";
+  r.seed_pattern = "cumprod(x, dim=1)";
+  r.failed_seed = Evaluation{.verdict = Verdict::mismatch, .reason = "trial 3 (scaled inputs) failed: mismatch"};
+  auto t = task_record_from(r, "/suite/problems/90_cumprod.py", {});
+  EXPECT_EQ(t.verdict, TaskVerdict::no_correct_kernel);
+  EXPECT_EQ(t.stop_reason, "seed_failed");
+  const std::string why =
+      "the seed kernel for y = cumprod(x, dim=1) failed the judge: mismatch: trial 3 (scaled inputs) failed: mismatch";
+  EXPECT_EQ(t.detail, why);
+  std::string md = render_markdown(summarize("optimize", "none:seed", {t}));
+  EXPECT_NE(md.find("- 90_cumprod (no_correct_kernel): " + why + "\n"), std::string::npos) << md;
+  // Another stop keeps its own detail.
+  r.stop_reason = "seed";
+  EXPECT_EQ(task_record_from(r, "p.py", {}).detail, "cumprod(x, dim=1)");
 }
 
 TEST(OptimizeResult, AnErrorIsAProblemErrorOnlyWhenTheProblemFileIsAtFault) {

@@ -3,7 +3,8 @@
 // task, Ctrl-C ends the child with the scheduler (the child registry), and the child dies with the
 // scheduler even after a kill -9 (it asks for a parent-death signal: CUTEGEN_PARENT_PID). A task
 // whose run directory exists is continued with --resume, which replays its log: no LLM call or
-// evaluation is done twice.
+// evaluation is done twice (a task stopped before its first event has an empty log, and --resume
+// starts it from the beginning).
 #include <chrono>
 #include <filesystem>
 #include <string>

@@ -221,6 +221,16 @@ check "a second run names the holder" grep -q 'in use by another cutegen run (pi
 if ! nvidia-smi -L >/dev/null 2>&1; then
   err=$("$cutegen" optimize "$src/problems/relu.py" "${replay[@]}" --out "$d/old" --resume 2>&1); rc=$?
   check "a resume that cannot start keeps the run" test $rc -ne 0 -a -s "$d/old/events.jsonl" -a -e "$d/old/.cutegen-run"
+  # Stopped after claiming its directory, before its first event (cutegen bench interrupted while the
+  # task started): --resume starts it from the beginning instead of refusing; here it then needs the GPU.
+  mkdir -p "$d/started/work"; echo '{"format": "cutegen-run/1"}' >"$d/started/.cutegen-run"
+  echo '{"llm": "replay:earlier"}' >"$d/started/config.json"; : >"$d/started/events.jsonl"
+  err=$("$cutegen" optimize "$src/problems/relu.py" "${replay[@]}" --out "$d/started" --resume 2>&1); rc=$?
+  check "a resume with nothing recorded says it starts from the beginning" \
+    grep -qx "resume: nothing was recorded in $d/started yet; starting from the beginning" <<<"$err"
+  check "a resume with nothing recorded is not refused as nothing to resume" test "$(grep -c 'nothing to resume' <<<"$err")" -eq 0
+  check "a resume with nothing recorded that cannot start keeps the run and its config" \
+    test $rc -ne 0 -a -e "$d/started/.cutegen-run" -a "$(cat "$d/started/config.json")" = '{"llm": "replay:earlier"}'
 fi
 
 # Config trust: a project's ./cutegen.json comes with the checkout and may not run a program or

@@ -163,6 +163,12 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     gpu_lock = std::make_unique<DeviceLock>(args.gpu_lock);
     eo.device_lock = gpu_lock.get();
   }
+  // The log is read before the judge starts (seconds, with torch): a log that cannot be resumed is
+  // refused at once.
+  auto journal = Journal::open(out / "events.jsonl", args.resume);
+  if (!journal) return give_up(journal.error().message);
+  if (journal->nothing_recorded())
+    fmt::print(stderr, "resume: nothing was recorded in {} yet; starting from the beginning\n", out.string());
   // Each evaluation gets its own directory under work/ (Judge::fresh_work_dir), and the lock keeps
   // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
@@ -177,10 +183,10 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     else if (!seed->note.empty())
       fmt::print(stderr, "{}: the LLM writes the first kernel\n", seed->note);
   }
-  auto journal = Journal::open(out / "events.jsonl", args.resume);
-  if (!journal) return give_up(journal.error().message);
   RunFiles files(out);
-  if (!args.resume)
+  // A resumed run keeps the config.json it started with. One that recorded nothing may have been
+  // stopped before writing it: it starts from the beginning, so it gets this run's, as a fresh run does.
+  if (!args.resume || (journal->nothing_recorded() && !fs::exists(out / "config.json")))
     if (auto w = files.write("config.json", run_config(args, *config, seed->pattern).dump(2)); !w) return give_up(w.error().message);
 
   JudgeEvaluator evaluator(*(*stack)->judge, *(*stack)->compiler, args.problem, eo.precision);
@@ -236,7 +242,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   };
   fmt::print(stderr, "optimizing {} with {} -> {}{}\n", fs::path(args.problem).filename().string(),
              *no_llm ? "no LLM (the seed alone)" : (*client)->backend().kind() + ":" + (*client)->backend().model(),
-             out.string(), args.resume ? " (resuming)" : "");
+             out.string(), args.resume && !journal->nothing_recorded() ? " (resuming)" : "");
   Loop loop(**client, evaluator, **prompter, lo.profile.mode() == ProfilePolicy::Mode::never ? nullptr : &profiler,
             *journal, files, lo, observer);
   auto result = loop.run();
@@ -265,9 +271,9 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     return fail(w.error().message);
   fmt::print("{}", report);
   if (result->stop_reason == "seed_failed")
-    return fail(fmt::format("the seed kernel failed the judge, a cutegen bug (please report it); {} keeps its "
-                            "evaluation; give --llm to have an LLM write the kernel",
-                            out.string()));
+    return fail(fmt::format("{} (a cutegen bug: please report it); {} keeps its evaluation; give --llm to have an "
+                            "LLM write the kernel",
+                            bench::seed_failure_line(result->stop_detail, result->failed_seed), out.string()));
   if (!result->best) return fail("no correct kernel was found; see " + (out / "report.md").string());
   return 0;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
+
 namespace cutegen {
 namespace {
 
@@ -408,6 +410,11 @@ std::optional<double> Evaluation::sol_pct() const {
   double t = median_ms();
   if (t <= 0 || !floor || !roofline_warning.empty() || floor->floor_ms <= 0) return std::nullopt;
   return 100.0 * floor->floor_ms / t;
+}
+
+std::string Evaluation::verdict_line() const {
+  const std::string why = first_line(reason);
+  return why.empty() ? to_string(verdict) : fmt::format("{}: {}", to_string(verdict), why);
 }
 
 nlohmann::json Evaluation::to_json() const {

@@ -170,6 +170,9 @@ struct Evaluation {
   std::optional<double> speedup_eager() const { return speedup_over(baselines.eager); }
   std::optional<double> speedup_compile() const { return speedup_over(baselines.compile); }
   std::optional<double> sol_pct() const;  // floor / time, unless the time beat the floor
+  // "mismatch: trial 3 (scaled inputs) failed: mismatch": the verdict and the reason's first line, for
+  // one-line messages that say why a kernel failed (a run's last line, a suite's task line).
+  std::string verdict_line() const;
 
   // One object: the typed fields, the derived `speedup` and `sol_pct`, and the keys of `details`.
   nlohmann::json to_json() const;

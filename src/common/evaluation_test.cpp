@@ -132,6 +132,12 @@ TEST(Evaluation, DerivedNumbersFollowTheirRules) {
   EXPECT_EQ(Evaluation::from_json(j)->verdict, Verdict::mismatch);
 }
 
+TEST(Evaluation, TheVerdictLineIsOneLineWithTheReasonWhenThereIsOne) {
+  Evaluation failed{.verdict = Verdict::mismatch, .reason = "trial 3 (scaled inputs) failed: mismatch\nat [0, 1]"};
+  EXPECT_EQ(failed.verdict_line(), "mismatch: trial 3 (scaled inputs) failed: mismatch");
+  EXPECT_EQ(Evaluation{.verdict = Verdict::timeout}.verdict_line(), "timeout");
+}
+
 TEST(Evaluation, WhatCannotBeTypedIsAnErrorNamingTheField) {
   auto j = passing().to_json();
   j["verdict"] = "maybe";

@@ -81,7 +81,7 @@ std::string header(const RunView& v) {
             "tokens");
   o += card("wall time", seconds(v.wall_seconds), fmt::format("{} evaluations", v.attempts.size()), "wall");
   o += "</div>";
-  o += fmt::format("<p id=\"stopped\"><b>Stopped:</b> {}.", html::escape(stop_reason_text(s.stop_reason, s.stop_detail)));
+  o += fmt::format("<p id=\"stopped\"><b>Stopped:</b> {}.", html::escape(stop_reason_text(s)));
   if (!s.example_shown.empty())
     o += fmt::format(" Example kernel shown to the LLM: <code>{}</code> (a first kernel close to it is no achievement "
                      "of the LLM's).",

@@ -15,7 +15,9 @@ std::string baseline(const std::optional<BaselineTime>& b) {
 
 }  // namespace
 
-std::string stop_reason_text(const std::string& reason, const std::string& detail) {
+std::string stop_reason_text(const RunSummary& s) {
+  const std::string& reason = s.stop_reason;
+  const std::string& detail = s.stop_detail;
   if (reason.empty())
     return "not yet: its log has no stop event (the run is still going, or was interrupted: --resume continues it)";
   if (reason == "steps") return "step limit reached";
@@ -29,9 +31,9 @@ std::string stop_reason_text(const std::string& reason, const std::string& detai
            "the limit), or the model is looping";
   if (reason == "no_correct_kernel") return "no correct kernel after every synthesis attempt";
   if (reason == "seed_failed")
-    return fmt::format("no LLM: the seed kernel for y = {} failed the judge, which is a cutegen bug (please report "
-                       "it); give --llm to have an LLM write the kernel",
-                       detail);
+    return fmt::format("no LLM: the seed kernel for y = {} failed the judge{} (a cutegen bug: please report it); give "
+                       "--llm to have an LLM write the kernel",
+                       detail, s.failed_seed ? ": " + s.failed_seed->verdict_line() : "");
   if (reason == "seed")
     return fmt::format("no LLM: the seed kernel for y = {} was judged (docs/seed.md); give --llm to optimise further",
                        detail);
@@ -84,7 +86,7 @@ std::string render_run_report(const RunSummary& s) {
   } else {
     r += "No correct kernel was found.\n";
   }
-  r += fmt::format("\nStopped: {}.\n", stop_reason_text(s.stop_reason, s.stop_detail));
+  r += fmt::format("\nStopped: {}.\n", stop_reason_text(s));
   r += "\n## Optimisation steps\n\n";
   if (s.history.empty()) {
     r += "None.\n";

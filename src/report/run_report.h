@@ -23,6 +23,7 @@ struct RunSummary {
   std::string stop_detail;           // declined: the LLM's reason
   std::vector<StepRecord> history;
   std::optional<Evaluation> best;
+  std::optional<Evaluation> failed_seed;  // the seed's evaluation when it failed the judge
   int syntheses = 0;
   int llm_calls = 0;
   long long tokens = 0;
@@ -33,7 +34,8 @@ struct RunSummary {
 
 std::string render_run_report(const RunSummary& s);
 
-// Why the run stopped, as a sentence fragment ("step limit reached"); a decline quotes the LLM.
-std::string stop_reason_text(const std::string& reason, const std::string& detail);
+// Why the run stopped, as a sentence fragment ("step limit reached"); a decline quotes the LLM, a
+// failed seed says how it failed.
+std::string stop_reason_text(const RunSummary& s);
 
 }  // namespace cutegen

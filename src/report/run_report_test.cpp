@@ -90,6 +90,20 @@ TEST(RunReport, SaysWhenTheRunWasTheSeedOrStartedFromIt) {
       << r;
 }
 
+TEST(RunReport, AFailedSeedSaysHowItFailed) {
+  RunSummary s;
+  s.problem_name = "90_cumprod";
+  s.stop_reason = "seed_failed";
+  s.stop_detail = "cumprod(x, dim=1)";
+  s.llm = "none";
+  s.failed_seed = Evaluation{.verdict = Verdict::mismatch, .reason = "trial 3 (scaled inputs) failed: mismatch"};
+  std::string r = render_run_report(s);
+  const std::string stopped =
+      "Stopped: no LLM: the seed kernel for y = cumprod(x, dim=1) failed the judge: mismatch: trial 3 (scaled inputs) "
+      "failed: mismatch (a cutegen bug: please report it); give --llm to have an LLM write the kernel.\n";
+  EXPECT_NE(r.find(stopped), std::string::npos) << r;
+}
+
 TEST(RunReport, ATuningRowNamesTheStepItFollowed) {
   RunSummary s;
   s.problem_name = "relu";

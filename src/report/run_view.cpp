@@ -313,6 +313,10 @@ Result<RunView> load_run_view(const fs::path& dir) {
           ever_best.push_back(*best);
           s.seed_pattern = seed_pattern.empty() ? "(the seed)" : seed_pattern;
         }
+        // The seed's evaluation is the one just before its decision: how it failed, for the stop line.
+        if (r.text(i, "outcome") == "failed" && !view.attempts.empty() && view.attempts.back().label == "seed" &&
+            !view.attempts.back().evaluation.passed())
+          s.failed_seed = view.attempts.back().evaluation;
       } else if (key.rfind("synthesis", 0) == 0) {
         ++s.syntheses;
         if (r.text(i, "outcome") == "correct" && !view.attempts.empty() && view.attempts.back().evaluation.passed()) {

@@ -218,6 +218,49 @@ TEST(RunView, ARunThatStartedFromTheSeedSaysSo) {
   EXPECT_NE(render_run_report(v->summary).find("The first kernel was cutegen's seed for y = relu(x)"), std::string::npos);
 }
 
+// `optimize --llm none` whose seed failed the judge: the seed's eval event, its `seed` decision and
+// the stop. The stop line says how the seed failed, from that evaluation.
+TEST(RunView, AFailedSeedsEvaluationIsWhatTheStopLineQuotes) {
+  RunCopy copy;
+  std::vector<nlohmann::json> events;
+  std::string text = *read_file(copy.run() / "events.jsonl");
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t nl = text.find('\n', pos);
+    events.push_back(nlohmann::json::parse(text.substr(pos, nl - pos)));
+    pos = nl + 1;
+  }
+  nlohmann::json seed_eval;
+  for (const auto& e : events)
+    if (e.value("type", "") == "eval") {
+      seed_eval = e;
+      break;
+    }
+  ASSERT_TRUE(seed_eval.is_object());
+  seed_eval["what"] = "seed";
+  seed_eval["evaluation"]["verdict"] = "mismatch";
+  seed_eval["evaluation"]["reason"] = "trial 3 (scaled inputs) failed: mismatch";
+  seed_eval["evaluation"].erase("time");
+  nlohmann::json seed_decision = {{"type", "decision"}, {"key", "seed"}, {"outcome", "failed"}, {"verdict", "mismatch"},
+                                  {"v", 2}, {"t", seed_eval["t"]}};
+  nlohmann::json stop = {{"type", "decision"}, {"key", "stop"}, {"reason", "seed_failed"},
+                         {"detail", "cumprod(x, dim=1)"}, {"v", 2}, {"t", seed_eval["t"]}};
+  std::string out;
+  for (const auto& e : {events.at(0), events.at(1), seed_eval, seed_decision, stop}) out += dump_json(e) + "\n";
+  ASSERT_TRUE(write_file_atomic(copy.run() / "events.jsonl", out).ok());
+  auto v = load_run_view(copy.run());
+  ASSERT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(v->summary.stop_reason, "seed_failed");
+  ASSERT_TRUE(v->summary.failed_seed);
+  EXPECT_EQ(v->summary.failed_seed->verdict_line(), "mismatch: trial 3 (scaled inputs) failed: mismatch");
+  EXPECT_NE(stop_reason_text(v->summary)
+                .find("the seed kernel for y = cumprod(x, dim=1) failed the judge: mismatch: trial 3 (scaled inputs) "
+                      "failed: mismatch"),
+            std::string::npos)
+      << stop_reason_text(v->summary);
+  // A run whose seed passed has none.
+  EXPECT_FALSE(load_run_view(kFixture)->summary.failed_seed);
+}
+
 // A tuning after step 4 (agent/loop_tune.cpp's `tune` event and `tune4` decision) appended to the
 // fixture: its chosen kernel is an attempt that becomes the best, and a step with its diff.
 TEST(RunView, ATuningThatChoseFasterKnobsIsAnAttemptAndAStep) {
