@@ -46,7 +46,7 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
   o.work_dir = *dir / "work";
   o.cache_root = *dir / "cache";
   ASSERT_TRUE(write_file_atomic(*dir / "cache/calibration/unknown.json",
-                                R"({"gpu":"unknown","hbm_gbps":4000,"tflops":{"fp32":50,"tf32":400,"fp16":700,"bf16":700}})")
+                                R"({"version":2,"gpu":"unknown","hbm_gbps":4000,"tflops":{"fp32":50,"tf32":400,"fp16":700,"bf16":700}})")
                   .ok());
   Judge judge(compiler, worker, o);
   auto report = judge.evaluate("problem.py", "// source", "k.cu");

@@ -81,7 +81,7 @@ class JudgeTest : public ::testing::Test {
     dir_ = *dir;
     compiler_.outcome = built();
     auto cal = write_file_atomic(dir_ / "cache/calibration/Fake_GPU.json",
-                                 R"({"gpu":"Fake GPU","hbm_gbps":4000,"tflops":{"fp32":50,"tf32":400,"fp16":700,"bf16":700}})");
+                                 R"({"version":2,"gpu":"Fake GPU","hbm_gbps":4000,"tflops":{"fp32":50,"tf32":400,"fp16":700,"bf16":700}})");
     ASSERT_TRUE(cal.ok());
   }
   void TearDown() override { fs::remove_all(dir_); }
