@@ -4,7 +4,8 @@ per seed pattern and mode: pointwise chains (one input, two inputs with module c
 softmax, reductions (a middle dimension, argmax's int64 output, the values of torch.min with a dim),
 norms (RMS over rows, Frobenius over everything through the workspace, GroupNorm with its affine
 parameters, training-mode BatchNorm over channels) and matrix products (bmm at irregular sizes, a
-transposed operand under tril; GEMM epilogues: nn.Linear + constants + tanh GELU, a bias-free Linear on a 3-d
+transposed operand under tril: the seed GEMM; 4096^3 and a both-transposed 2048x4096x8192: the library's
+3xTF32 GEMM, whose seed line must say so; GEMM epilogues: nn.Linear + constants + tanh GELU, a bias-free Linear on a 3-d
 input with its own bias parameter, swish and a residual, a matmul with a transposed weight and a 0-d
 parameter, a row logsumexp and a row mean after the epilogue), a loss with a broadcast operand, a reverse scan, max/average pooling (dilation, ceil_mode,
 count_include_pad=False), a depthwise convolution (asymmetric window, stride, padding, dilation, bias), a 1x1 convolution (the GEMM with a
@@ -24,11 +25,18 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
             "sum_dim", "argmax_dim", "min_dim", "rmsnorm", "frobenius_norm", "groupnorm", "batchnorm_train",
-            "bmm", "matmul_tril_tn", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad", "depthwise_conv2d",
+            "bmm", "matmul_tril_tn", "matmul_square", "matmul_trans_both", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad", "depthwise_conv2d",
             "pointwise_conv2d",
             "row_scale_bias", "cross_entropy", "masked_cumsum",
             "linear_gelu_scale", "linear_bias_swish_residual", "matmul_weight_t_min", "linear_swish_logsumexp",
             "linear_tanh_row_mean"]
+
+# Problems whose `seed:` line must name a particular GEMM: the large plain products take the library's
+# 3xTF32 GEMM (docs/seed.md), the others the seed GEMM; either kernel would pass the judge in the other's
+# place, so only this line shows that each route was the one judged.
+SEED_LINE = {"matmul_square": "matrix product (the library's 3xTF32 GEMM) y = ",
+             "matmul_trans_both": "matrix product (the library's 3xTF32 GEMM) y = ",
+             "bmm": "matrix product y = ", "matmul_tril_tn": "matrix product y = "}
 
 
 def check_export(run: pathlib.Path) -> str:
@@ -69,6 +77,8 @@ def run_one(cutegen: str, stem: str, out: pathlib.Path) -> dict:
         return row
     seed_line = [line for line in p.stderr.splitlines() if line.startswith("seed: ")]
     row["seed"] = seed_line[0] if seed_line else None
+    if stem in SEED_LINE and SEED_LINE[stem] not in (row["seed"] or ""):
+        row["problems"].append(f"the seed line does not say {SEED_LINE[stem]!r}: {row['seed']}")
     for f in ("steps/001-eval-seed/kernel.cu", "report.md", "best/kernel.cu", "best/eval.json", "best/kernel.so", "best/model_new.py"):
         if not (run / f).exists():
             row["problems"].append(f"{f} missing")

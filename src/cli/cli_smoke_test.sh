@@ -177,8 +177,13 @@ err=$("$cutegen" seed "$src/problems/split_halves.py" 2>&1); rc=$?
 check "seed of a torch.chunk fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 check "seed of a torch.chunk names it" grep -q '^cutegen: no seed for this operator graph: torch.chunk' <<<"$err"
 out=$("$cutegen" seed "$src/problems/matmul_square.py" 2>"$d/seed.err"); rc=$?
-check "seed of a matmul is the seed GEMM" test $rc -eq 0 -a "$(grep -c 'gemm_kernel<<<' <<<"$out")" -eq 1
-check "seed of a matmul says what matched" grep -q '^seed: matrix product y = matmul(a, b)$' "$d/seed.err"
+check "seed of a 4096^3 matmul is the library's 3xTF32 GEMM" \
+  test $rc -eq 0 -a "$(grep -c 'constexpr bool kTransA = false;  // set by the seed' <<<"$out")" -eq 1
+check "seed of a 4096^3 matmul says what matched" \
+  grep -q "^seed: matrix product (the library's 3xTF32 GEMM) y = matmul(a, b)$" "$d/seed.err"
+out=$("$cutegen" seed "$src/problems/bmm.py" 2>"$d/seed.err"); rc=$?
+check "seed of a bmm is the seed GEMM" test $rc -eq 0 -a "$(grep -c 'gemm_kernel<<<' <<<"$out")" -eq 1
+check "seed of a bmm says what matched" grep -q '^seed: matrix product y = matmul(a, b)$' "$d/seed.err"
 out=$("$cutegen" seed --list "$src/problems" 2>&1); rc=$?
 check "seed --list lists every problem" test $rc -eq 0 -a "$(grep -c '\.py: ' <<<"$out")" -eq "$(ls "$src"/problems/*.py | wc -l)"
 check "seed --list shows softmax_rows' seed" grep -q '^softmax_rows.py: row softmax y = softmax(x, dim=-1)$' <<<"$out"

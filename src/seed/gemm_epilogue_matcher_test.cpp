@@ -362,11 +362,12 @@ TEST(SeedCompile, GemmEpilogueSeedsBuildAndPassEveryStaticCheck) {
   for (const json& g : {residual_with_columns(), linear_sigmoid_logsumexp(), linear_groupnorm_swish()}) {
     auto parsed = OpGraph::from_json(g);
     ASSERT_TRUE(parsed.ok());
-    SeedOutcome seed = seed_from_graph(*parsed, "epilogue.py");
-    ASSERT_TRUE(seed.found()) << seed.match.reason;
-    auto out = compiler.compile({seed.source, "epilogue.cu"});
+    auto seed = seed_from_graph(*parsed, "epilogue.py");
+    ASSERT_TRUE(seed.ok()) << seed.error().message;
+    ASSERT_TRUE(seed->found()) << seed->match.reason;
+    auto out = compiler.compile({seed->source, "epilogue.cu"});
     ASSERT_TRUE(out.ok()) << out.error().message;
-    EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << seed.source;
+    EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << seed->source;
   }
   fs::remove_all(*dir);
 }

@@ -91,6 +91,11 @@ struct GemmPlan {
   std::vector<PointwiseStep> post;
   std::string post_result = "s";
   std::string pattern;
+  // A, B and the product are all rank 2: no batch, none folded into M, no vector (match_matmul).
+  bool matrices = false;
+  // The seed is the library's 3xTF32 GEMM (library_gemm.h) rather than gemm_kernel.cu.in: a plain
+  // product large enough to fill the GPU with its 128x128 tiles (match_gemm decides).
+  bool library = false;
   bool has_epilogue() const { return !epilogue.empty() || !reduce.empty() || !norm.empty(); }
 };
 

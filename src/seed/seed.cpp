@@ -1,11 +1,13 @@
 #include "seed/seed.h"
 
 #include <chrono>
+#include <utility>
 
 #include "seed/broadcast_kernel.h"
 #include "seed/cross_entropy_kernel.h"
 #include "seed/depthwise_conv_kernel.h"
 #include "seed/gemm_kernel.h"
+#include "seed/library_gemm.h"
 #include "seed/loss_kernel.h"
 #include "seed/norm_kernel.h"
 #include "seed/pointwise_kernel.h"
@@ -24,13 +26,18 @@ Result<OpGraph> trace_problem(ReferenceWorker& worker, const fs::path& problem) 
   return OpGraph::from_json(*answer);
 }
 
-SeedOutcome seed_from_graph(const OpGraph& graph, const std::string& problem_name) {
+Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name) {
   SeedOutcome out{.match = match_seed(graph)};
   if (out.match.pointwise) out.source = generate_pointwise_kernel(*out.match.pointwise, problem_name);
   if (out.match.row_softmax) out.source = generate_row_softmax_kernel(*out.match.row_softmax, problem_name);
   if (out.match.reduce) out.source = generate_reduce_kernel(*out.match.reduce, problem_name);
   if (out.match.norm) out.source = generate_norm_kernel(*out.match.norm, problem_name);
-  if (out.match.gemm) out.source = generate_gemm_kernel(*out.match.gemm, problem_name);
+  if (out.match.gemm && !out.match.gemm->library) out.source = generate_gemm_kernel(*out.match.gemm, problem_name);
+  if (out.match.gemm && out.match.gemm->library) {
+    auto source = generate_library_gemm_kernel(*out.match.gemm, problem_name);
+    if (!source) return source.error();
+    out.source = std::move(*source);
+  }
   if (out.match.loss) out.source = generate_loss_kernel(*out.match.loss, problem_name);
   if (out.match.scan) out.source = generate_scan_kernel(*out.match.scan, problem_name);
   if (out.match.pool) out.source = generate_pool_kernel(*out.match.pool, problem_name);

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "seed/graph_util.h"
+#include "seed/library_gemm.h"
 #include "seed/pointwise_ops.h"
 
 namespace cutegen::seed {
@@ -331,6 +332,8 @@ bool match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan, std::string&
   if (b.size() == 1) b.push_back(1);  // matrix @ vector: a one-column matrix, the same memory
   plan.a_transposed = sides[0].transposed;
   plan.b_transposed = sides[1].transposed;
+  plan.matrices = sides[0].x->type->shape.size() == 2 && sides[1].x->type->shape.size() == 2 && mm.type &&
+                  mm.type->shape.size() == 2 && mm.type->dtype == "float32" && mm.type->contiguous;
   plan.a_input = sides[0].x->index;
   plan.b_input = sides[1].x->index;
   plan.k = a.back();
@@ -370,6 +373,7 @@ std::optional<GemmPlan> match_gemm(const OpGraph& g, std::string& reason) {
   }
   if (!match_matmul(g, *mm, plan, reason)) return std::nullopt;
   plan.pattern = text_of(g, g.outputs[0]);
+  plan.library = library_gemm_refusal(plan).empty();
   return plan;
 }
 

@@ -539,11 +539,12 @@ TEST(SeedCompile, NormGemmAndScanSeedsBuildAndPassEveryStaticCheck) {
   for (const json& g : {batch_norm(true), triu_at_b(), reverse_cumsum()}) {
     auto parsed = OpGraph::from_json(g);
     ASSERT_TRUE(parsed.ok());
-    SeedOutcome seed = seed_from_graph(*parsed, "structured.py");
-    ASSERT_TRUE(seed.found()) << seed.match.reason;
-    auto out = compiler.compile({seed.source, "structured.cu"});
+    auto seed = seed_from_graph(*parsed, "structured.py");
+    ASSERT_TRUE(seed.ok()) << seed.error().message;
+    ASSERT_TRUE(seed->found()) << seed->match.reason;
+    auto out = compiler.compile({seed->source, "structured.cu"});
     ASSERT_TRUE(out.ok()) << out.error().message;
-    EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << seed.source;
+    EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << seed->source;
   }
   fs::remove_all(*dir);
 }

@@ -1,0 +1,198 @@
+// The library-GEMM route of the seed: which plain matrix products get examples/kernels/gemm_sm90_3xtf32.cu
+// as their seed (and with which kTransA / kTransB), which keep the seed GEMM and why, and the seed's build.
+#include "seed/library_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include "common/fs.h"
+#include "common/process.h"
+#include "compile/nvcc_compiler.h"
+#include "compile/source_rules.h"
+#include "seed/seed.h"
+#include "seed/testdata/graph_builders.h"
+#include "tune/knobs.h"
+
+using namespace cutegen;
+using namespace cutegen::seed;
+using json = nlohmann::json;
+using namespace cutegen::seed::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// torch.matmul(op(A), op(B)) of two forward inputs, op = transpose where asked: A is given (M, K) or (K, M),
+// B (K, N) or (N, K).
+json product(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false) {
+  json nodes = {input(0, "A", ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}),
+                input(1, "B", tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n})};
+  int a = 0, b = 1, id = 2;
+  if (ta) nodes.push_back(node(a = id++, "transpose", {ref(0)}, {{"dim0", -2}, {"dim1", -1}}, {m, k}));
+  if (tb) nodes.push_back(node(b = id++, "transpose", {ref(1)}, {{"dim0", -2}, {"dim1", -1}}, {k, n}));
+  nodes.push_back(node(id, "matmul", {ref(a), ref(b)}, json::object(), {m, n}));
+  return graph(nodes, id, 2);
+}
+
+// The generated seed of a graph; fails the test when there is none.
+std::string seed_source(const json& g) {
+  auto parsed = OpGraph::from_json(g);
+  EXPECT_TRUE(parsed.ok());
+  if (!parsed.ok()) return "";
+  auto seed = seed_from_graph(*parsed, "mm.py");
+  EXPECT_TRUE(seed.ok()) << seed.error().message;
+  if (!seed.ok()) return "";
+  EXPECT_TRUE(seed->found()) << seed->match.reason;
+  return seed->source;
+}
+
+TEST(LibraryGemmRoute, A4096CubedProductIsTheLibrary3xTf32Gemm) {
+  auto m = match(product(4096, 4096, 4096));
+  ASSERT_TRUE(m.gemm) << m.reason;
+  EXPECT_TRUE(m.gemm->library);
+  EXPECT_EQ(library_gemm_refusal(*m.gemm), "");
+  EXPECT_EQ(m.description(), "matrix product (the library's 3xTF32 GEMM) y = matmul(A, B)");
+  EXPECT_EQ(m.pattern(), "library 3xTF32 GEMM: matmul(A, B)");  // bench's seed column
+  const std::string src = seed_source(product(4096, 4096, 4096));
+  // The header, then the library file itself (its own first line), with the plain reading written in.
+  EXPECT_TRUE(contains(src, "// Seed kernel for mm.py, written by cutegen without an LLM")) << src.substr(0, 2000);
+  EXPECT_TRUE(contains(src, "the library's 3xTF32 GEMM, examples/kernels/gemm_sm90_3xtf32.cu")) << src.substr(0, 2000);
+  EXPECT_TRUE(contains(src, "has 1024 output tiles")) << src.substr(0, 2000);
+  EXPECT_TRUE(contains(src, "// Library kernel: C = op(A) @ op(B) for fp32 matrices at fp32 accuracy"));
+  EXPECT_TRUE(contains(src, "constexpr bool kTransA = false;  // set by the seed: A is (M, K) row-major"));
+  EXPECT_TRUE(contains(src, "constexpr bool kTransB = false;  // set by the seed: B is (K, N) row-major"));
+  // Contract v2: the split operands live in the harness's workspace.
+  EXPECT_TRUE(contains(src, "extern \"C\" int cutegen_forward_ws("));
+  EXPECT_TRUE(contains(src, "extern \"C\" size_t cutegen_workspace_bytes("));
+  EXPECT_FALSE(contains(src, "GEMM_BM")) << "the seed GEMM's template";
+}
+
+// Square operands: the shapes cannot say which is transposed, so the seed's constants must.
+TEST(LibraryGemmRoute, TransposedSquareOperandsSetKTransAAndKTransB) {
+  struct Case {
+    bool ta, tb;
+    const char* a_line;
+    const char* b_line;
+  };
+  for (const auto& c : {Case{true, false, "constexpr bool kTransA = true;  // set by the seed: A is (K, M) row-major (transposed",
+                             "constexpr bool kTransB = false;"},
+                        Case{false, true, "constexpr bool kTransA = false;",
+                             "constexpr bool kTransB = true;  // set by the seed: B is (N, K) row-major (transposed"},
+                        Case{true, true, "constexpr bool kTransA = true;", "constexpr bool kTransB = true;"}}) {
+    SCOPED_TRACE(::testing::Message() << "A.T: " << c.ta << ", B.T: " << c.tb);
+    auto m = match(product(4096, 4096, 4096, c.ta, c.tb));
+    ASSERT_TRUE(m.gemm) << m.reason;
+    EXPECT_TRUE(m.gemm->library);
+    EXPECT_EQ(m.gemm->a_transposed, c.ta);
+    EXPECT_EQ(m.gemm->b_transposed, c.tb);
+    const std::string src = seed_source(product(4096, 4096, 4096, c.ta, c.tb));
+    EXPECT_TRUE(contains(src, c.a_line)) << src.substr(0, 2500);
+    EXPECT_TRUE(contains(src, c.b_line)) << src.substr(0, 2500);
+    // Each constant is set once, and the library's plain lines are gone where the seed changed them.
+    EXPECT_EQ(contains(src, "constexpr bool kTransA = false;"), !c.ta);
+    EXPECT_EQ(contains(src, "constexpr bool kTransB = false;"), !c.tb);
+  }
+  // KernelBench 16-18's non-square shapes take the route as well.
+  auto kb18 = match(product(2048, 4096, 8192, true, true));
+  ASSERT_TRUE(kb18.gemm) << kb18.reason;
+  EXPECT_TRUE(kb18.gemm->library);
+}
+
+// Everything else keeps the seed GEMM (gemm_kernel.cu.in), and the refusal says why.
+TEST(LibraryGemmRoute, OtherProductsKeepTheSeedGemmAndSayWhy) {
+  struct Case {
+    const char* what;
+    json g;
+    const char* reason;  // a part of library_gemm_refusal's answer
+  };
+  // The epilogue and triu variants of the 4096^3 product.
+  json relu = product(4096, 4096, 4096);
+  relu["nodes"].push_back(node(3, "relu", {ref(2)}, json::object(), {4096, 4096}));
+  relu["outputs"] = {ref(3)};
+  json triu = product(4096, 4096, 4096);
+  triu["nodes"].push_back(node(3, "triu", {ref(2)}, {{"diagonal", 0}}, {4096, 4096}));
+  triu["outputs"] = {ref(3)};
+  // forward(A, B) returning B @ A: the library would compute inputs[0] @ inputs[1].
+  json swapped = graph({input(0, "A", {4096, 4096}), input(1, "B", {4096, 4096}),
+                        node(2, "matmul", {ref(1), ref(0)}, json::object(), {4096, 4096})},
+                       2, 2);
+  json bmm = graph({input(0, "A", {4, 4096, 4096}), input(1, "B", {4, 4096, 4096}),
+                    node(2, "matmul", {ref(0), ref(1)}, json::object(), {4, 4096, 4096})},
+                   2, 2);
+  // KernelBench 10: a 3-d tensor times a matrix, the batch folded into M.
+  json folded = graph({input(0, "A", {16, 1024, 2048}), input(1, "B", {2048, 768}),
+                       node(2, "matmul", {ref(0), ref(1)}, json::object(), {16, 1024, 768})},
+                      2, 2);
+  for (const auto& c : {Case{"KernelBench 8: N = 5921", product(8205, 5921, 2949), "N = 5921 is not a multiple of 4"},
+                        Case{"KernelBench 6: M = N = 256, K = 524288", product(256, 256, 524288),
+                             "4 output tiles of 128x128, fewer than 66"},
+                        Case{"a batched product", bmm, "not two rank-2 operands"},
+                        Case{"a batch folded into M", folded, "not two rank-2 operands"},
+                        Case{"an epilogue", relu, "an epilogue after the product"},
+                        Case{"under triu", triu, "under triu"},
+                        Case{"B @ A", swapped, "not the contract's inputs 0 and 1 in that order"}}) {
+    SCOPED_TRACE(c.what);
+    auto m = match(c.g);
+    ASSERT_TRUE(m.gemm) << m.reason;
+    EXPECT_FALSE(m.gemm->library);
+    EXPECT_TRUE(contains(library_gemm_refusal(*m.gemm), c.reason)) << library_gemm_refusal(*m.gemm);
+    EXPECT_FALSE(contains(m.description(), "3xTF32")) << m.description();
+    EXPECT_FALSE(contains(m.pattern(), "3xTF32")) << m.pattern();
+    const std::string src = seed_source(c.g);
+    EXPECT_TRUE(contains(src, "// cutegen:knob GEMM_BM")) << "the seed GEMM's template";
+    EXPECT_FALSE(contains(src, "gemm_sm90_3xtf32")) << src.substr(0, 1500);
+  }
+  // The workspace bound: (M + N) * K too large for the judge's 4 GiB cap of workspace.
+  GemmPlan huge{.m = 65536, .n = 65536, .k = 8192, .num_contract_inputs = 2, .a_input = 0, .b_input = 1};
+  huge.matrices = true;
+  EXPECT_TRUE(contains(library_gemm_refusal(huge), "above the judge's 4 GiB")) << library_gemm_refusal(huge);
+}
+
+// The seed sets the library's two constants by their exact text; a library file without them must fail
+// loudly, not fall back to a kernel that guesses square transposes from the shapes.
+TEST(LibraryGemmKernel, ALibraryWithoutTheTransposeLinesIsAnError) {
+  auto m = match(product(4096, 4096, 4096, true));
+  ASSERT_TRUE(m.gemm);
+  auto ok = generate_library_gemm_kernel(*m.gemm, "mm.py",
+                                         "constexpr bool kTransA = false;\nconstexpr bool kTransB = false;\n");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_TRUE(contains(*ok, "constexpr bool kTransA = true;"));
+  auto missing = generate_library_gemm_kernel(*m.gemm, "mm.py",
+                                              "constexpr bool kTransA = kGuess;\nconstexpr bool kTransB = false;\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(contains(missing.error().message, "does not have the line `constexpr bool kTransA = false;` exactly once"))
+      << missing.error().message;
+  auto twice = generate_library_gemm_kernel(
+      *m.gemm, "mm.py", "constexpr bool kTransA = false;\nconstexpr bool kTransB = false;\nconstexpr bool kTransB = false;\n");
+  EXPECT_FALSE(twice.ok());
+}
+
+// The seed is the library file's knobs and source rules, untouched by the header and the two constants.
+TEST(LibraryGemmKernel, KeepsTheLibrarysKnobsAndSourceRules) {
+  const std::string src = seed_source(product(4096, 4096, 4096, false, true));
+  auto knobs = parse_knobs(src);
+  ASSERT_TRUE(knobs.ok()) << knobs.error().message;
+  EXPECT_EQ(knobs->knobs.size(), 8u);
+  EXPECT_TRUE(contains(knobs->describe(knobs->defaults()), "GX_TILE_M=128 GX_TILE_N=128"))
+      << knobs->describe(knobs->defaults());
+  EXPECT_TRUE(check_source_rules(src).empty());
+}
+
+// The route's seed through the real compile stage (source rules, nvcc, library checks, the CuTe check), a
+// transposed 4096^3 product so the seed's constants are compiled too. CUTLASS's SM90 GEMM is the slowest
+// seed to build (one to three minutes of nvcc on two cores).
+TEST(SeedCompile, LibraryGemmSeedBuildsAndPassesEveryStaticCheck) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
+  ASSERT_TRUE(dir.ok());
+  PosixProcessRunner runner;
+  CompileOptions options;
+  auto toolchain = probe_toolchain(runner, options);
+  ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
+  NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
+  const std::string src = seed_source(product(4096, 4096, 4096, true));
+  ASSERT_TRUE(contains(src, "constexpr bool kTransA = true;"));
+  auto out = compiler.compile({src, "library_gemm.cu"});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+  fs::remove_all(*dir);
+}
+
+}  // namespace
