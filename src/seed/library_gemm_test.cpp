@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "common/fs.h"
 #include "common/process.h"
 #include "compile/nvcc_compiler.h"
@@ -178,8 +180,12 @@ TEST(LibraryGemmKernel, KeepsTheLibrarysKnobsAndSourceRules) {
 
 // The route's seed through the real compile stage (source rules, nvcc, library checks, the CuTe check), a
 // transposed 4096^3 product so the seed's constants are compiled too. CUTLASS's SM90 GEMM is the slowest
-// seed to build (one to three minutes of nvcc on two cores).
+// seed to build (one to three minutes of nvcc on two cores): like the manifest's slow_compile kernels it is
+// left out of CI's time budget unless CUTEGEN_SLOW_COMPILE_TESTS=1; scripts/gpu_seed.py builds and judges the
+// same route on the GPU machine (matmul_square, matmul_trans_both).
 TEST(SeedCompile, LibraryGemmSeedBuildsAndPassesEveryStaticCheck) {
+  if (const char* slow = std::getenv("CUTEGEN_SLOW_COMPILE_TESTS"); !slow || std::string(slow) != "1")
+    GTEST_SKIP() << "a CUTLASS SM90 GEMM takes minutes of nvcc: set CUTEGEN_SLOW_COMPILE_TESTS=1 to build it here";
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
   ASSERT_TRUE(dir.ok());
   PosixProcessRunner runner;
