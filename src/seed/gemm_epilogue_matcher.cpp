@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "seed/gemm_route.h"
 #include "seed/graph_util.h"
 #include "seed/structured_matcher.h"
 
@@ -352,6 +353,7 @@ std::optional<GemmPlan> match_gemm_epilogue(const OpGraph& graph, std::string& r
     plan.post_result = *post;
   }
   plan.pattern = text_of(graph, graph.outputs[0]);
+  choose_gemm_route(plan);  // the tiled GEMM: every other route refuses an epilogue, and route_reason says so
   return plan;
 }
 

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "seed/gemm_route.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -66,6 +67,27 @@ std::string epilogue_text(const GemmPlan& plan) {
          "// fp32, so the product never makes a round trip through memory.";
 }
 
+// Split K (route split_k): the header's account and the GEMM_SPLIT_K knob with the plan's default; any other
+// plan gets GEMM_SPLIT_K 1 as a plain #define, no knob, so the tuner never splits a product the route refused.
+std::string split_k_text(const GemmPlan& plan) {
+  if (plan.route != GemmRoute::split_k) return "";
+  return fmt::format(
+      "\n// Split K, for {}:\n"
+      "// K is cut into GEMM_SPLIT_K slices of whole k-steps, a slice per grid z, so the few output tiles\n"
+      "// still give every SM work; each CTA writes its tile's partial product, in double, to\n"
+      "// its plane of the harness's workspace (contract v2), and split_sum_kernel adds each element's slices\n"
+      "// in order (the same bits on every run: no atomics) and stores the sum.",
+      plan.route_reason);
+}
+
+std::string split_k_knob(const GemmPlan& plan) {
+  if (plan.route != GemmRoute::split_k) return "// K is not split (gemm_route.cpp).\n#define GEMM_SPLIT_K 1";
+  std::vector<std::string> values;
+  for (int64_t v = 2; v <= kSplitKMax; v *= 2) values.push_back(std::to_string(v));
+  return fmt::format("// cutegen:knob GEMM_SPLIT_K in {{{}}}\n#ifndef GEMM_SPLIT_K\n#define GEMM_SPLIT_K {}\n#endif",
+                     fmt::join(values, ", "), plan.split_k);
+}
+
 }  // namespace
 
 std::string generate_gemm_kernel(const GemmPlan& plan, const std::string& problem_name) {
@@ -112,6 +134,9 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const std::string& proble
   replace_placeholder(text, "NORM", plan.norm == "group" ? "kGroupNorm" : plan.norm == "batch" ? "kBatchNorm" : "kNoNorm");
   replace_placeholder(text, "NORM_GROUPS", std::to_string(plan.norm_groups));
   replace_placeholder(text, "NORM_EPS", fmt::format("{}", plan.norm_eps));
+  replace_placeholder(text, "SPLIT_K_TEXT", split_k_text(plan));
+  replace_placeholder(text, "SPLIT_K_KNOB_TEXT", plan.route == GemmRoute::split_k ? " and the number of K slices" : "");
+  replace_placeholder(text, "SPLIT_K_KNOB", split_k_knob(plan));
   return text;
 }
 

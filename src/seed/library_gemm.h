@@ -11,8 +11,8 @@
 namespace cutegen::seed {
 
 // Output tiles of 128 x 128 (the library's default GX_TILE_M x GX_TILE_N) that a product needs for the
-// library kernel: half of an H200's 132 SMs. Below that most SMs idle and the product wants split-K
-// (KernelBench 6: M = N = 256, K = 524288), which neither kernel does.
+// library kernel: half of an H200's 132 SMs. Below that most SMs idle; with a long K the product takes the
+// tiled GEMM with K split over CTAs instead (gemm_route.h; KernelBench 6: M = N = 256, K = 524288).
 inline constexpr long kLibraryGemmMinTiles = 66;
 
 // "" when the plan is a product the library kernel takes and fills the GPU with: no epilogue, mask or

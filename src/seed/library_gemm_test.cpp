@@ -49,7 +49,7 @@ std::string seed_source(const json& g) {
 TEST(LibraryGemmRoute, A4096CubedProductIsTheLibrary3xTf32Gemm) {
   auto m = match(product(4096, 4096, 4096));
   ASSERT_TRUE(m.gemm) << m.reason;
-  EXPECT_TRUE(m.gemm->library);
+  EXPECT_EQ(m.gemm->route, GemmRoute::library);
   EXPECT_EQ(library_gemm_refusal(*m.gemm), "");
   EXPECT_EQ(m.description(), "matrix product (the library's 3xTF32 GEMM) y = matmul(A, B)");
   EXPECT_EQ(m.pattern(), "library 3xTF32 GEMM: matmul(A, B)");  // bench's seed column
@@ -82,7 +82,7 @@ TEST(LibraryGemmRoute, TransposedSquareOperandsSetKTransAAndKTransB) {
     SCOPED_TRACE(::testing::Message() << "A.T: " << c.ta << ", B.T: " << c.tb);
     auto m = match(product(4096, 4096, 4096, c.ta, c.tb));
     ASSERT_TRUE(m.gemm) << m.reason;
-    EXPECT_TRUE(m.gemm->library);
+    EXPECT_EQ(m.gemm->route, GemmRoute::library);
     EXPECT_EQ(m.gemm->a_transposed, c.ta);
     EXPECT_EQ(m.gemm->b_transposed, c.tb);
     const std::string src = seed_source(product(4096, 4096, 4096, c.ta, c.tb));
@@ -95,7 +95,7 @@ TEST(LibraryGemmRoute, TransposedSquareOperandsSetKTransAAndKTransB) {
   // KernelBench 16-18's non-square shapes take the route as well.
   auto kb18 = match(product(2048, 4096, 8192, true, true));
   ASSERT_TRUE(kb18.gemm) << kb18.reason;
-  EXPECT_TRUE(kb18.gemm->library);
+  EXPECT_EQ(kb18.gemm->route, GemmRoute::library);
 }
 
 // Everything else keeps the seed GEMM (gemm_kernel.cu.in), and the refusal says why.
@@ -134,7 +134,7 @@ TEST(LibraryGemmRoute, OtherProductsKeepTheSeedGemmAndSayWhy) {
     SCOPED_TRACE(c.what);
     auto m = match(c.g);
     ASSERT_TRUE(m.gemm) << m.reason;
-    EXPECT_FALSE(m.gemm->library);
+    EXPECT_NE(m.gemm->route, GemmRoute::library);
     EXPECT_TRUE(contains(library_gemm_refusal(*m.gemm), c.reason)) << library_gemm_refusal(*m.gemm);
     EXPECT_FALSE(contains(m.description(), "3xTF32")) << m.description();
     EXPECT_FALSE(contains(m.pattern(), "3xTF32")) << m.pattern();

@@ -247,7 +247,10 @@ std::string SeedMatch::pattern() const {
   if (row_softmax) return row_softmax->pattern;
   if (reduce) return reduce->pattern;
   if (norm) return norm->pattern;
-  if (gemm && gemm->library) return "library 3xTF32 GEMM: " + gemm->pattern;  // first: bench's column is 40 wide
+  // The route first: bench's column is 40 wide, and the tiled GEMM's plain pattern is the one without a prefix.
+  if (gemm && gemm->route == GemmRoute::library) return "library 3xTF32 GEMM: " + gemm->pattern;
+  if (gemm && gemm->route == GemmRoute::gemv) return "GEMV: " + gemm->pattern;
+  if (gemm && gemm->route == GemmRoute::split_k) return fmt::format("split-K x{} GEMM: {}", gemm->split_k, gemm->pattern);
   if (gemm) return gemm->pattern;
   if (loss) return loss->pattern;
   if (scan) return scan->pattern;
@@ -263,7 +266,10 @@ std::string SeedMatch::description() const {
   if (row_softmax) return "row softmax y = " + row_softmax->pattern;
   if (reduce) return "reduction y = " + reduce->pattern;
   if (norm) return "normalisation y = " + norm->pattern;
-  if (gemm && gemm->library) return "matrix product (the library's 3xTF32 GEMM) y = " + gemm->pattern;
+  if (gemm && gemm->route == GemmRoute::library) return "matrix product (the library's 3xTF32 GEMM) y = " + gemm->pattern;
+  if (gemm && gemm->route == GemmRoute::gemv) return "matrix-vector product (GEMV) y = " + gemm->pattern;
+  if (gemm && gemm->route == GemmRoute::split_k)
+    return fmt::format("matrix product (split K x {}) y = {}", gemm->split_k, gemm->pattern);
   if (gemm && !gemm->has_epilogue()) return "matrix product y = " + gemm->pattern;
   if (gemm && !gemm->norm.empty()) return "matrix product with an epilogue and a norm y = " + gemm->pattern;
   if (gemm && !gemm->reduce.empty()) return "matrix product with an epilogue and a row reduction y = " + gemm->pattern;

@@ -62,6 +62,14 @@ struct ColumnOperand {
   bool post = false;   // read by post() (after a norm), else by epilogue()
 };
 
+// The kernels a matrix product can get (gemm_route.h decides):
+//   tiled    the seed's own CUDA-core GEMM (gemm_kernel.cu.in), right for every plan;
+//   library  the library's 3xTF32 GEMM (library_gemm.h): a large plain product;
+//   gemv     a memory-bound matrix-vector kernel (gemv_kernel.cu.in): a plain product with N == 1 or M == 1;
+//   split_k  the tiled GEMM with K split over CTAs and the slices summed by a second kernel: a plain product
+//            with few output tiles and a long K.
+enum class GemmRoute { tiled, library, gemv, split_k };
+
 // C[b] = A[b] @ B[b] in fp32, A (M, K) and B (K, N) as the kernel reads them; `a_transposed` means the
 // tensor given is (K, M) row-major (A.T in forward()), `b_transposed` (N, K). Batch strides 0 share an
 // operand across the batch. Optionally triu/tril of the product (elements outside set to zero).
@@ -93,9 +101,11 @@ struct GemmPlan {
   std::string pattern;
   // A, B and the product are all rank 2: no batch, none folded into M, no vector (match_matmul).
   bool matrices = false;
-  // The seed is the library's 3xTF32 GEMM (library_gemm.h) rather than gemm_kernel.cu.in: a plain
-  // product large enough to fill the GPU with its 128x128 tiles (match_gemm decides).
-  bool library = false;
+  // Which kernel computes the product: exactly one per plan, decided by choose_gemm_route (gemm_route.h)
+  // from the shapes, with `route_reason` saying why (for a tiled plan, why each other route refused it).
+  GemmRoute route = GemmRoute::tiled;
+  int64_t split_k = 1;  // split_k: the default number of K slices (the GEMM_SPLIT_K knob's default)
+  std::string route_reason;
   bool has_epilogue() const { return !epilogue.empty() || !reduce.empty() || !norm.empty(); }
 };
 

@@ -7,6 +7,7 @@
 #include "seed/cross_entropy_kernel.h"
 #include "seed/depthwise_conv_kernel.h"
 #include "seed/gemm_kernel.h"
+#include "seed/gemv_kernel.h"
 #include "seed/library_gemm.h"
 #include "seed/loss_kernel.h"
 #include "seed/norm_kernel.h"
@@ -32,11 +33,18 @@ Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& pro
   if (out.match.row_softmax) out.source = generate_row_softmax_kernel(*out.match.row_softmax, problem_name);
   if (out.match.reduce) out.source = generate_reduce_kernel(*out.match.reduce, problem_name);
   if (out.match.norm) out.source = generate_norm_kernel(*out.match.norm, problem_name);
-  if (out.match.gemm && !out.match.gemm->library) out.source = generate_gemm_kernel(*out.match.gemm, problem_name);
-  if (out.match.gemm && out.match.gemm->library) {
-    auto source = generate_library_gemm_kernel(*out.match.gemm, problem_name);
-    if (!source) return source.error();
-    out.source = std::move(*source);
+  if (out.match.gemm) {
+    switch (out.match.gemm->route) {
+      case GemmRoute::tiled:
+      case GemmRoute::split_k: out.source = generate_gemm_kernel(*out.match.gemm, problem_name); break;
+      case GemmRoute::gemv: out.source = generate_gemv_kernel(*out.match.gemm, problem_name); break;
+      case GemmRoute::library: {
+        auto source = generate_library_gemm_kernel(*out.match.gemm, problem_name);
+        if (!source) return source.error();
+        out.source = std::move(*source);
+        break;
+      }
+    }
   }
   if (out.match.loss) out.source = generate_loss_kernel(*out.match.loss, problem_name);
   if (out.match.scan) out.source = generate_scan_kernel(*out.match.scan, problem_name);

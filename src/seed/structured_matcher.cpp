@@ -8,7 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "seed/graph_util.h"
-#include "seed/library_gemm.h"
+#include "seed/gemm_route.h"
 #include "seed/pointwise_ops.h"
 
 namespace cutegen::seed {
@@ -373,7 +373,7 @@ std::optional<GemmPlan> match_gemm(const OpGraph& g, std::string& reason) {
   }
   if (!match_matmul(g, *mm, plan, reason)) return std::nullopt;
   plan.pattern = text_of(g, g.outputs[0]);
-  plan.library = library_gemm_refusal(plan).empty();
+  choose_gemm_route(plan);
   return plan;
 }
 
