@@ -5,7 +5,8 @@ softmax, reductions (a middle dimension, argmax's int64 output, the values of to
 norms (RMS over rows, Frobenius over everything through the workspace, GroupNorm with its affine
 parameters, training-mode BatchNorm over channels) and matrix products (bmm at irregular sizes, a
 transposed operand under tril: the seed GEMM; 4096^3 and a both-transposed 2048x4096x8192: the library's
-3xTF32 GEMM, whose seed line must say so; GEMM epilogues: nn.Linear + constants + tanh GELU, a bias-free Linear on a 3-d
+3xTF32 GEMM, whose seed line must say so; a matrix-vector product: the GEMV; a long K: the seed GEMM with K
+split over CTAs; GEMM epilogues: nn.Linear + constants + tanh GELU, a bias-free Linear on a 3-d
 input with its own bias parameter, swish and a residual, a matmul with a transposed weight and a 0-d
 parameter, a row logsumexp and a row mean after the epilogue), a loss with a broadcast operand, a reverse scan, max/average pooling (dilation, ceil_mode,
 count_include_pad=False), a depthwise convolution (asymmetric window, stride, padding, dilation, bias), a 1x1 convolution (the GEMM with a
@@ -25,17 +26,20 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
             "sum_dim", "argmax_dim", "min_dim", "rmsnorm", "frobenius_norm", "groupnorm", "batchnorm_train",
-            "bmm", "matmul_tril_tn", "matmul_square", "matmul_trans_both", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad", "depthwise_conv2d",
+            "bmm", "matmul_tril_tn", "matmul_square", "matmul_trans_both", "matvec", "matmul_long_k", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad", "depthwise_conv2d",
             "pointwise_conv2d",
             "row_scale_bias", "cross_entropy", "masked_cumsum",
             "linear_gelu_scale", "linear_bias_swish_residual", "matmul_weight_t_min", "linear_swish_logsumexp",
             "linear_tanh_row_mean"]
 
-# Problems whose `seed:` line must name a particular GEMM: the large plain products take the library's
-# 3xTF32 GEMM (docs/seed.md), the others the seed GEMM; either kernel would pass the judge in the other's
-# place, so only this line shows that each route was the one judged.
+# Problems whose `seed:` line must name a particular GEMM route (docs/seed.md): the large plain products take
+# the library's 3xTF32 GEMM, the matrix-vector product the GEMV, the long-K product the seed GEMM with K split,
+# the others the seed GEMM; any of these kernels would pass the judge in another's place, so only this line
+# shows that each route was the one judged.
 SEED_LINE = {"matmul_square": "matrix product (the library's 3xTF32 GEMM) y = ",
              "matmul_trans_both": "matrix product (the library's 3xTF32 GEMM) y = ",
+             "matvec": "matrix-vector product (GEMV) y = ",
+             "matmul_long_k": "matrix product (split K x 16) y = ",
              "bmm": "matrix product y = ", "matmul_tril_tn": "matrix product y = "}
 
 
