@@ -24,18 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// torch.matmul(op(A), op(B)) of two forward inputs, op = transpose where asked: A is given (M, K) or (K, M),
-// B (K, N) or (N, K).
-json product(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false) {
-  json nodes = {input(0, "A", ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}),
-                input(1, "B", tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n})};
-  int a = 0, b = 1, id = 2;
-  if (ta) nodes.push_back(node(a = id++, "transpose", {ref(0)}, {{"dim0", -2}, {"dim1", -1}}, {m, k}));
-  if (tb) nodes.push_back(node(b = id++, "transpose", {ref(1)}, {{"dim0", -2}, {"dim1", -1}}, {k, n}));
-  nodes.push_back(node(id, "matmul", {ref(a), ref(b)}, json::object(), {m, n}));
-  return graph(nodes, id, 2);
-}
-
 // The product followed by relu: an epilogue, which neither new route takes.
 json with_relu(json g) {
   const int out = g["outputs"][0]["ref"];

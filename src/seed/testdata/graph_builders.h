@@ -46,4 +46,16 @@ inline SeedMatch match(const json& j) {
 
 inline bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
+// torch.matmul(op(A), op(B)) of two forward inputs, op = transpose where asked: A is given (M, K) or (K, M),
+// B (K, N) or (N, K).
+inline json product(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false) {
+  json nodes = {input(0, "A", ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}),
+                input(1, "B", tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n})};
+  int a = 0, b = 1, id = 2;
+  if (ta) nodes.push_back(node(a = id++, "transpose", {ref(0)}, {{"dim0", -2}, {"dim1", -1}}, {m, k}));
+  if (tb) nodes.push_back(node(b = id++, "transpose", {ref(1)}, {{"dim0", -2}, {"dim1", -1}}, {k, n}));
+  nodes.push_back(node(id, "matmul", {ref(a), ref(b)}, json::object(), {m, n}));
+  return graph(nodes, id, 2);
+}
+
 }  // namespace cutegen::seed::testing
