@@ -11,6 +11,7 @@
 #include "seed/matcher.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
+#include "seed/testdata/real_compiler.h"
 #include "tune/knobs.h"
 
 using namespace cutegen;
@@ -352,22 +353,16 @@ TEST(GemmEpilogueKernel, TheEpilogueRunsOnEachElementBeforeTheStore) {
 // columns) is built by structured_matcher_test's compile test, the activations' expressions by
 // pointwise_kernel_test's, and scripts/gpu_seed.py judges the project's epilogue problems on the GPU.
 TEST(SeedCompile, GemmEpilogueSeedsBuildAndPassEveryStaticCheck) {
-  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
-  ASSERT_TRUE(dir.ok());
-  PosixProcessRunner runner;
-  CompileOptions options;
-  auto toolchain = probe_toolchain(runner, options);
-  ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
-  NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
   for (const json& g : {residual_with_columns(), linear_sigmoid_logsumexp(), linear_groupnorm_swish()}) {
     auto parsed = OpGraph::from_json(g);
     ASSERT_TRUE(parsed.ok());
     auto seed = seed_from_graph(*parsed, "epilogue.py");
     ASSERT_TRUE(seed.ok()) << seed.error().message;
     ASSERT_TRUE(seed->found()) << seed->match.reason;
-    auto out = compiler.compile({seed->source, "epilogue.cu"});
+    auto out = compiler.compile(seed->source, "epilogue.cu");
     ASSERT_TRUE(out.ok()) << out.error().message;
     EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << seed->source;
   }
-  fs::remove_all(*dir);
 }

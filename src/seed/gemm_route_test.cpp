@@ -14,6 +14,7 @@
 #include "compile/source_rules.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
+#include "seed/testdata/real_compiler.h"
 #include "tune/knobs.h"
 
 using namespace cutegen;
@@ -31,17 +32,6 @@ json with_relu(json g) {
   g["nodes"].push_back(node(out + 1, "relu", {ref(out)}, json::object(), shape));
   g["outputs"] = {ref(out + 1)};
   return g;
-}
-
-std::string seed_source(const json& g) {
-  auto parsed = OpGraph::from_json(g);
-  EXPECT_TRUE(parsed.ok());
-  if (!parsed.ok()) return "";
-  auto seed = seed_from_graph(*parsed, "mm.py");
-  EXPECT_TRUE(seed.ok()) << seed.error().message;
-  if (!seed.ok()) return "";
-  EXPECT_TRUE(seed->found()) << seed->match.reason;
-  return seed->source;
 }
 
 std::string default_knobs(const std::string& src) {
@@ -179,24 +169,18 @@ TEST(GemmRoute, OtherProductsDoNotTakeTheNewRoutesAndSayWhy) {
 // the CuTe check for every kernel: the GEMV's two instantiations, the split GEMM and its sum kernel), at
 // KernelBench 4's and 6's shapes.
 TEST(SeedCompile, GemvAndSplitKSeedsBuildAndPassEveryStaticCheck) {
-  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
-  ASSERT_TRUE(dir.ok());
-  PosixProcessRunner runner;
-  CompileOptions options;
-  auto toolchain = probe_toolchain(runner, options);
-  ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
-  NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
   for (const json& g : {product(2048, 1, 1048576), product(256, 256, 524288)}) {
     const std::string src = seed_source(g);
     ASSERT_TRUE(contains(src, "kMatrixInput") || contains(src, "#define GEMM_SPLIT_K 32")) << src.substr(0, 2000);
     const auto start = std::chrono::steady_clock::now();
-    auto out = compiler.compile({src, "route.cu"});
+    auto out = compiler.compile(src, "route.cu");
     ASSERT_TRUE(out.ok()) << out.error().message;
     EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << src;
     std::cout << "compiled in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
               << " s\n";
   }
-  fs::remove_all(*dir);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "compile/source_rules.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
+#include "seed/testdata/real_compiler.h"
 #include "tune/knobs.h"
 
 using namespace cutegen;
@@ -21,18 +22,6 @@ using namespace cutegen::seed::testing;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The generated seed of a graph; fails the test when there is none.
-std::string seed_source(const json& g) {
-  auto parsed = OpGraph::from_json(g);
-  EXPECT_TRUE(parsed.ok());
-  if (!parsed.ok()) return "";
-  auto seed = seed_from_graph(*parsed, "mm.py");
-  EXPECT_TRUE(seed.ok()) << seed.error().message;
-  if (!seed.ok()) return "";
-  EXPECT_TRUE(seed->found()) << seed->match.reason;
-  return seed->source;
-}
 
 TEST(LibraryGemmRoute, A4096CubedProductIsTheLibrary3xTf32Gemm) {
   auto m = match(product(4096, 4096, 4096));
@@ -174,19 +163,13 @@ TEST(LibraryGemmKernel, KeepsTheLibrarysKnobsAndSourceRules) {
 TEST(SeedCompile, LibraryGemmSeedBuildsAndPassesEveryStaticCheck) {
   if (const char* slow = std::getenv("CUTEGEN_SLOW_COMPILE_TESTS"); !slow || std::string(slow) != "1")
     GTEST_SKIP() << "a CUTLASS SM90 GEMM takes minutes of nvcc: set CUTEGEN_SLOW_COMPILE_TESTS=1 to build it here";
-  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
-  ASSERT_TRUE(dir.ok());
-  PosixProcessRunner runner;
-  CompileOptions options;
-  auto toolchain = probe_toolchain(runner, options);
-  ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
-  NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
   const std::string src = seed_source(product(4096, 4096, 4096, true));
   ASSERT_TRUE(contains(src, "constexpr bool kTransA = true;"));
-  auto out = compiler.compile({src, "library_gemm.cu"});
+  auto out = compiler.compile(src, "library_gemm.cu");
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
-  fs::remove_all(*dir);
 }
 
 }  // namespace

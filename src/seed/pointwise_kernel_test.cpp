@@ -9,6 +9,7 @@
 #include "compile/nvcc_compiler.h"
 #include "seed/pointwise_ops.h"
 #include "seed/row_softmax_kernel.h"
+#include "seed/testdata/real_compiler.h"
 #include "tune/knobs.h"
 
 using namespace cutegen;
@@ -130,18 +131,12 @@ TEST(PointwiseKernel, HalfTypesComputeInFloatAndUseEightWideVectors) {
 // the CuTe check per kernel). fp32 only, to keep CI short: half types differ in the element type
 // alone, and the GPU suite's seed stage builds and judges an fp16 seed.
 TEST(SeedCompile, EveryOpChainBuildsAndPassesEveryStaticCheck) {
-  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
-  ASSERT_TRUE(dir.ok());
-  PosixProcessRunner runner;
-  CompileOptions options;
-  auto toolchain = probe_toolchain(runner, options);
-  ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
-  NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
+  seed::testing::RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
   std::string src = generate_pointwise_kernel(plan_for(every_op_graph("float32")), "every_op.py");
-  auto out = compiler.compile({src, "every_op.cu"});
+  auto out = compiler.compile(src, "every_op.cu");
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << src;
-  fs::remove_all(*dir);
 }
 
 namespace {
@@ -166,18 +161,12 @@ TEST(RowSoftmaxKernel, TheSecondPassIsSoftmaxsOrLogSoftmaxs) {
 // The log variant through the real compile stage (the plain one differs in one line and is what
 // examples/kernels/softmax_rows.cu, which compile_tests builds, already is).
 TEST(SeedCompile, LogSoftmaxBuildsAndPassesEveryStaticCheck) {
-  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
-  ASSERT_TRUE(dir.ok());
-  PosixProcessRunner runner;
-  CompileOptions options;
-  auto toolchain = probe_toolchain(runner, options);
-  ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
-  NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
+  seed::testing::RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
   std::string src = generate_row_softmax_kernel(log_softmax_plan(), "log_softmax.py");
-  auto out = compiler.compile({src, "log_softmax.cu"});
+  auto out = compiler.compile(src, "log_softmax.cu");
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << src;
-  fs::remove_all(*dir);
 }
 
 // The seeds declare knobs for `cutegen tune` and the loop's --tune: the tuner must read them.

@@ -21,6 +21,7 @@
 #include "seed/scan_kernel.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
+#include "seed/testdata/real_compiler.h"
 #include "tune/knobs.h"
 
 using namespace cutegen;
@@ -529,24 +530,18 @@ TEST(GemmKernel, OperandOrderAndMaskAreWrittenIn) {
 // reduce, loss and pool templates are plainer; CI is near its time limit, so they are built by the GPU
 // suite's seed stage (scripts/gpu_seed.py judges one problem of each) rather than here.
 TEST(SeedCompile, NormGemmAndScanSeedsBuildAndPassEveryStaticCheck) {
-  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-test-");
-  ASSERT_TRUE(dir.ok());
-  PosixProcessRunner runner;
-  CompileOptions options;
-  auto toolchain = probe_toolchain(runner, options);
-  ASSERT_TRUE(toolchain.ok()) << toolchain.error().message;
-  NvccCompiler compiler(runner, options, *toolchain, CompileCache(*dir), CUTEGEN_SANDBOX_BIN);
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
   for (const json& g : {batch_norm(true), triu_at_b(), reverse_cumsum()}) {
     auto parsed = OpGraph::from_json(g);
     ASSERT_TRUE(parsed.ok());
     auto seed = seed_from_graph(*parsed, "structured.py");
     ASSERT_TRUE(seed.ok()) << seed.error().message;
     ASSERT_TRUE(seed->found()) << seed->match.reason;
-    auto out = compiler.compile({seed->source, "structured.cu"});
+    auto out = compiler.compile(seed->source, "structured.cu");
     ASSERT_TRUE(out.ok()) << out.error().message;
     EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << seed->source;
   }
-  fs::remove_all(*dir);
 }
 
 // The tuner reads each template's knobs.

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "seed/matcher.h"
+#include "seed/seed.h"
 
 namespace cutegen::seed::testing {
 
@@ -56,6 +57,18 @@ inline json product(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = 
   if (tb) nodes.push_back(node(b = id++, "transpose", {ref(1)}, {{"dim0", -2}, {"dim1", -1}}, {k, n}));
   nodes.push_back(node(id, "matmul", {ref(a), ref(b)}, json::object(), {m, n}));
   return graph(nodes, id, 2);
+}
+
+// The generated seed of a graph; fails the test when there is none.
+inline std::string seed_source(const json& g) {
+  auto parsed = OpGraph::from_json(g);
+  EXPECT_TRUE(parsed.ok());
+  if (!parsed.ok()) return "";
+  auto seed = seed_from_graph(*parsed, "mm.py");
+  EXPECT_TRUE(seed.ok()) << seed.error().message;
+  if (!seed.ok()) return "";
+  EXPECT_TRUE(seed->found()) << seed->match.reason;
+  return seed->source;
 }
 
 }  // namespace cutegen::seed::testing
