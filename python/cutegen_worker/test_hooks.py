@@ -12,6 +12,7 @@ native         PyTorch's own result in the problem's dtype (an honest fp32 kerne
 tf32           the problem computed on TF32-rounded inputs and parameters
 positive_tf32  tf32 when every floating input is >= 0, else native (precision that adapts to inputs)
 zeros / none   zeros / nothing at all (the poison stays)
+nan            a NaN of its own everywhere (not the poison's bits): work skipped, outputs written
 partial        the reference, then the poison put back on the first `fraction` of the elements
 identity       input 0 copied to the output
 perturb        the reference plus `delta` (or `deltas`[output set]) at `flat_index`
@@ -43,7 +44,7 @@ from .buffers import poison_
 from .errors import RequestError
 from .runner_link import Exchange, LinkError, RunnerEnd
 
-MODES = ("reference", "native", "tf32", "positive_tf32", "zeros", "none", "partial", "stale", "own_params",
+MODES = ("reference", "native", "tf32", "positive_tf32", "zeros", "nan", "none", "partial", "stale", "own_params",
          "identity", "perturb", "zero_output", "mutate_input", "mutate_param", "print", "rc", "cuda_error", "crash",
          "hang", "tamper", "forbidden", "load_fail", "workspace_stale")
 WORKSPACE_SEEN = []  # (runner index, call index, poisoned, the fill's pattern) per call of a fake with a workspace; tests read it
@@ -182,10 +183,13 @@ class FakeRunner:
         problem = self.problem
         if mode in ("none",):
             return
-        if mode in ("zeros", "identity"):
+        if mode in ("zeros", "nan", "identity"):
             with torch.no_grad():
                 for o in outputs:
-                    o.zero_() if mode == "zeros" else o.copy_(values[0].reshape(o.shape).to(o.dtype))
+                    if mode == "identity":
+                        o.copy_(values[0].reshape(o.shape).to(o.dtype))
+                    else:
+                        o.fill_(0.0 if mode == "zeros" else float("nan"))
             return
         if mode == "stale":
             answer = self.previous

@@ -280,6 +280,15 @@ def test_wrong_only_while_timed_is_caught_by_the_audits(worker, small):
     assert "timed call" in result["reason"]
 
 
+def test_writing_nan_instead_of_working_while_timed_is_caught_by_the_audits(worker, small):
+    """The check after each call recognises only the poison's own bits (a correct output may be NaN), so a
+    kernel that skips its work but writes a NaN of its own passes that check; the audits' comparison at the
+    secret positions is what catches it, as it catches zeros."""
+    result = evaluate(worker, "softmax_rows", mode="nan", after=2 * len(TRIALS) + 2, runs=12)
+    assert result["verdict"] in ("mismatch", "unwritten") and "timed call" in result["reason"], result["reason"]
+    assert "still held the worker's poison" not in result["reason"]
+
+
 def test_the_time_is_the_workers_clock_not_the_runners_claim(worker, small):
     result = evaluate(worker, "relu", mode="reference", ms=3, trials=TRIALS[:1], runs=8)
     assert result["verdict"] == "pass"
