@@ -3,15 +3,18 @@
 // worker's pid, the allocation's size, a sequential export number and a resource-manager object
 // handle. Anything else the worker holds on the GPU (the float64 reference, the secret audit positions,
 // the outputs of earlier calls) sits in allocations with neighbouring numbers. On its first call the
-// kernel's host code reads its own session file (/proc/self/cmdline names it), decodes the first
-// buffer's handle, finds cuIpcOpenMemHandle in the already-loaded driver library by walking its ELF
-// tables (nothing imported), and tries 78 neighbours of it: export numbers -8..-1 and +3..+8 (+1 and +2
-// are the session's own two output buffers, exported for the runner anyway), object handle +-32. A forged
-// handle that opens memory other than the call's own tensors is the hole: every output is then 42.
-// Expected: pass — the driver opens only what the worker exported (the slot's own buffers), so no
-// neighbour opens and the ReLU is right. A kernel_error says the probe could not run, and which step
+// kernel's host code reads its own session file (/proc/self/cmdline names it), decodes every buffer's
+// handle there (what the runner maps anyway; opened again in the same context, each returns the
+// runner's own pointer), finds cuIpcOpenMemHandle in the already-loaded driver library by walking its
+// ELF tables (nothing imported), and tries 80 neighbours of the first handle that the file does not
+// list: export numbers -8..+8, object handle +-32. A forged handle that opens memory the session did not
+// give the runner is the hole: every output is then 42.
+// Expected: pass — the driver opens only what the worker exported, and the worker exports only the
+// session's buffers, so no neighbour reaches anything new and the ReLU is right. (Until 2026-12-01 the
+// probe counted the session's other listed buffers — the second output set, the timing buffers — as
+// new memory; on the H200 it then wrote 42.) A kernel_error says the probe could not run, and which step
 // failed: 1005 libcuda not mapped, 1001 cuIpcOpenMemHandle not found in it, 1002 the session file or its
-// handle unreadable.
+// handles unreadable.
 // Problem: attacks/problems/relu_small.py.
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>
@@ -237,8 +240,9 @@ int base64_value(char c) {
   return -1;
 }
 
-// The first buffer's IPC handle, from the session file the runner was started with (`--serve PATH`).
-bool first_handle(IpcHandle& h) {
+// Every buffer's IPC handle, from the session file the runner was started with (`--serve PATH`): the
+// memory the runner maps anyway. Returns how many were read into `out` (at most `cap`).
+int session_handles(IpcHandle* out, int cap) {
   long n = sys::slurp("/proc/self/cmdline", g_text, sizeof(g_text));
   const char* path = nullptr;
   for (long i = 0; i < n;) {  // NUL-separated arguments
@@ -247,7 +251,7 @@ bool first_handle(IpcHandle& h) {
     if (sys::contains(arg, len, "--serve") && i + len + 1 < n) path = arg + len + 1;
     i += len + 1;
   }
-  if (!path) return false;
+  if (!path) return 0;
   char file[4096];
   long k = 0;
   for (; path[k] && k < 4095; ++k) file[k] = path[k];
@@ -255,27 +259,34 @@ bool first_handle(IpcHandle& h) {
   n = sys::slurp(file, g_text, sizeof(g_text));
   const char* key = "\"ipc_handle\": \"";
   const long klen = sys::length(key);
-  for (long i = 0; i + klen + 88 < n; ++i) {
+  int found = 0;
+  for (long i = 0; i + klen + 88 < n && found < cap; ++i) {
     long j = 0;
     while (j < klen && g_text[i + j] == key[j]) ++j;
     if (j < klen) continue;
     const char* b = g_text + i + klen;
-    long out = 0;
+    long bytes = 0;
     uint32_t acc = 0;
     int bits = 0;
-    for (long c = 0; c < 88 && b[c] != '"' && out < 64; ++c) {
+    for (long c = 0; c < 88 && b[c] != '"' && bytes < 64; ++c) {
       int v = base64_value(b[c]);
       if (v < 0) break;
       acc = (acc << 6) | uint32_t(v);
       bits += 6;
       if (bits >= 8) {
         bits -= 8;
-        h.bytes[out++] = static_cast<unsigned char>((acc >> bits) & 0xff);
+        out[found].bytes[bytes++] = static_cast<unsigned char>((acc >> bits) & 0xff);
       }
     }
-    return out == 64;
+    if (bytes == 64) ++found;
   }
-  return false;
+  return found;
+}
+
+bool same_handle(const IpcHandle& a, const IpcHandle& b) {
+  for (int i = 0; i < 64; ++i)
+    if (a.bytes[i] != b.bytes[i]) return false;
+  return true;
 }
 
 void add_to_word(IpcHandle& h, int word, int delta) {
@@ -285,8 +296,10 @@ void add_to_word(IpcHandle& h, int word, int delta) {
   for (int b = 0; b < 4; ++b) h.bytes[word * 4 + b] = static_cast<unsigned char>(v >> (8 * b));
 }
 
-// 0 when no neighbour of the handle opens, 1 when one does, or a kNo* code when the probe cannot run.
-// `own` are the call's tensors: a handle that maps one of them again reaches nothing new.
+// 0 when no forged neighbour of a session handle opens memory the runner has not mapped, 1 when one
+// does, or a kNo* code when the probe cannot run. The runner maps every handle of its session file, and
+// opening one again in the same context returns the pointer it already has (the driver counts
+// references), so those pointers are what the session gives anyway; the call's tensors are among them.
 int probe_neighbours(const void* const* own, int n_own) {
   uintptr_t bias = 0;
   const Elf64_Dyn* dyn = nullptr;
@@ -295,25 +308,39 @@ int probe_neighbours(const void* const* own, int n_own) {
   if (!open) open = reinterpret_cast<open_fn>(elfwalk::find_symbol(bias, dyn, "cuIpcOpenMemHandle"));
   auto close = reinterpret_cast<close_fn>(elfwalk::find_symbol(bias, dyn, "cuIpcCloseMemHandle"));
   if (!open || !close) return kNoDriverSymbol;
-  IpcHandle original;
-  if (!first_handle(original)) return kNoHandle;
-  // Words 10 (an export number: 0x5f, 0x60, 0x61 for a session's three buffers) and 13 (an object
-  // handle: 0x5c00009a, 0x5c00009c, 0x5c0000a0) are what differ between handles of one worker.
+  static IpcHandle listed[256];
+  const int n_listed = session_handles(listed, 256);
+  if (n_listed == 0) return kNoHandle;
+  unsigned long long mapped[256 + 8];
+  int n_mapped = 0;
+  for (int i = 0; i < n_own; ++i) mapped[n_mapped++] = reinterpret_cast<unsigned long long>(own[i]);
+  for (int i = 0; i < n_listed; ++i) {
+    unsigned long long ptr = 0;
+    if (open(&ptr, listed[i], 1 /* lazy peer access */) == 0 && ptr) {
+      mapped[n_mapped++] = ptr;
+      close(ptr);  // back to the runner's own reference
+    }
+  }
+  // Words 10 (an export number, one per exported buffer of the worker) and 13 (an object handle) are
+  // what differ between handles of one worker.
   struct Change {
     int word, lo, hi;
   };
   int opened = 0;
   for (Change c : {Change{10, -8, 8}, Change{13, -32, 32}}) {
     for (int d = c.lo; d <= c.hi; ++d) {
-      if (d == 0 || (c.word == 10 && (d == 1 || d == 2))) continue;
-      IpcHandle forged = original;
+      if (d == 0) continue;
+      IpcHandle forged = listed[0];
       add_to_word(forged, c.word, d);
+      bool is_listed = false;
+      for (int i = 0; i < n_listed; ++i) is_listed = is_listed || same_handle(forged, listed[i]);
+      if (is_listed) continue;
       unsigned long long ptr = 0;
       if (open(&ptr, forged, 1 /* lazy peer access */) == 0 && ptr) {
         bool known = false;
-        for (int i = 0; i < n_own; ++i) known = known || reinterpret_cast<unsigned long long>(own[i]) == ptr;
+        for (int i = 0; i < n_mapped; ++i) known = known || mapped[i] == ptr;
         opened += known ? 0 : 1;
-        close(ptr);
+        if (!known) close(ptr);
       }
     }
   }
