@@ -4,17 +4,18 @@
 // handle. Anything else the worker holds on the GPU (the float64 reference, the secret audit positions,
 // the outputs of earlier calls) sits in allocations with neighbouring numbers. On its first call the
 // kernel's host code reads its own session file (/proc/self/cmdline names it), decodes every buffer's
-// handle there (what the runner maps anyway; opened again in the same context, each returns the
-// runner's own pointer), finds cuIpcOpenMemHandle in the already-loaded driver library by walking its
-// ELF tables (nothing imported), and tries 80 neighbours of the first handle that the file does not
-// list: export numbers -8..+8, object handle +-32. A forged handle that opens memory the session did not
-// give the runner is the hole: every output is then 42.
+// handle there (what the runner maps anyway), finds cuIpcOpenMemHandle in the already-loaded driver
+// library by walking its ELF tables (nothing imported), and tries 80 neighbours of the first handle that
+// the file does not list: export numbers -8..+8, object handle +-32. A forged handle that opens an
+// allocation whose size and first 256 bytes are none of the session's buffers' is the hole: every output
+// is then 42.
 // Expected: pass — the driver opens only what the worker exported, and the worker exports only the
-// session's buffers, so no neighbour reaches anything new and the ReLU is right. (Until 2026-12-01 the
-// probe counted the session's other listed buffers — the second output set, the timing buffers — as
-// new memory; on the H200 it then wrote 42.) A kernel_error says the probe could not run, and which step
-// failed: 1005 libcuda not mapped, 1001 cuIpcOpenMemHandle not found in it, 1002 the session file or its
-// handles unreadable.
+// session's buffers, so no neighbour reaches anything new and the ReLU is right. (Measured on the H200:
+// a neighbour in the export number opens the *same* allocation again at a new address, and an object
+// handle opens only another exported allocation, never a cuMemAlloc'd or torch one that was not; the
+// probe's first two versions compared pointers and wrote 42 for the remapped own buffer.) A kernel_error
+// says the probe could not run, and which step failed: 1005 libcuda not mapped, 1001 a driver function
+// not found in it, 1002 the session file or its handles unreadable.
 // Problem: attacks/problems/relu_small.py.
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>
@@ -183,6 +184,8 @@ struct IpcHandle {
 };
 using open_fn = int (*)(unsigned long long*, IpcHandle, unsigned int);
 using close_fn = int (*)(unsigned long long);
+using range_fn = int (*)(unsigned long long*, size_t*, unsigned long long);
+using read_fn = int (*)(void*, unsigned long long, size_t);
 
 char g_maps[1 << 20];
 char g_text[1 << 16];
@@ -296,28 +299,47 @@ void add_to_word(IpcHandle& h, int word, int delta) {
   for (int b = 0; b < 4; ++b) h.bytes[word * 4 + b] = static_cast<unsigned char>(v >> (8 * b));
 }
 
-// 0 when no forged neighbour of a session handle opens memory the runner has not mapped, 1 when one
-// does, or a kNo* code when the probe cannot run. The runner maps every handle of its session file, and
-// opening one again in the same context returns the pointer it already has (the driver counts
-// references), so those pointers are what the session gives anyway; the call's tensors are among them.
-int probe_neighbours(const void* const* own, int n_own) {
+// What an opened allocation is, seen from here: its size and first bytes. A handle that differs from a
+// listed one only in its bookkeeping opens the same allocation again at a new address (the driver keys a
+// mapping by the handle's bytes; measured on the H200, benchmarks/gpu-check-2026-12-01d.md), so a pointer
+// does not tell new memory from the session's own; the contents do.
+struct Seen {
+  size_t size = 0;
+  unsigned char head[256];
+};
+bool same_seen(const Seen& a, const Seen& b) {
+  if (a.size != b.size) return false;
+  for (int i = 0; i < 256; ++i)
+    if (a.head[i] != b.head[i]) return false;
+  return true;
+}
+
+// 0 when no forged neighbour of a session handle opens memory the session did not list, 1 when one
+// does, or a kNo* code when the probe cannot run. The runner maps every handle of its session file;
+// opened again here, each shows what the session gives anyway.
+int probe_neighbours() {
   uintptr_t bias = 0;
   const Elf64_Dyn* dyn = nullptr;
   if (!find_library("/libcuda.so", bias, dyn)) return kNoDriverLibrary;
   auto open = reinterpret_cast<open_fn>(elfwalk::find_symbol(bias, dyn, "cuIpcOpenMemHandle_v2"));
   if (!open) open = reinterpret_cast<open_fn>(elfwalk::find_symbol(bias, dyn, "cuIpcOpenMemHandle"));
   auto close = reinterpret_cast<close_fn>(elfwalk::find_symbol(bias, dyn, "cuIpcCloseMemHandle"));
-  if (!open || !close) return kNoDriverSymbol;
+  auto range = reinterpret_cast<range_fn>(elfwalk::find_symbol(bias, dyn, "cuMemGetAddressRange_v2"));
+  auto read = reinterpret_cast<read_fn>(elfwalk::find_symbol(bias, dyn, "cuMemcpyDtoH_v2"));
+  if (!open || !close || !range || !read) return kNoDriverSymbol;
   static IpcHandle listed[256];
   const int n_listed = session_handles(listed, 256);
   if (n_listed == 0) return kNoHandle;
-  unsigned long long mapped[256 + 8];
-  int n_mapped = 0;
-  for (int i = 0; i < n_own; ++i) mapped[n_mapped++] = reinterpret_cast<unsigned long long>(own[i]);
+  auto look = [&](unsigned long long ptr, Seen& seen) {
+    unsigned long long base = 0;
+    return range(&base, &seen.size, ptr) == 0 && read(seen.head, ptr, sizeof(seen.head)) == 0;
+  };
+  static Seen known[256];
+  int n_known = 0;
   for (int i = 0; i < n_listed; ++i) {
     unsigned long long ptr = 0;
     if (open(&ptr, listed[i], 1 /* lazy peer access */) == 0 && ptr) {
-      mapped[n_mapped++] = ptr;
+      if (look(ptr, known[n_known])) ++n_known;
       close(ptr);  // back to the runner's own reference
     }
   }
@@ -337,10 +359,12 @@ int probe_neighbours(const void* const* own, int n_own) {
       if (is_listed) continue;
       unsigned long long ptr = 0;
       if (open(&ptr, forged, 1 /* lazy peer access */) == 0 && ptr) {
-        bool known = false;
-        for (int i = 0; i < n_mapped; ++i) known = known || mapped[i] == ptr;
-        opened += known ? 0 : 1;
-        if (!known) close(ptr);
+        Seen seen;
+        bool is_known = false;
+        if (look(ptr, seen))
+          for (int i = 0; i < n_known; ++i) is_known = is_known || same_seen(seen, known[i]);
+        opened += is_known ? 0 : 1;
+        close(ptr);
       }
     }
   }
@@ -351,8 +375,7 @@ int probe_neighbours(const void* const* own, int n_own) {
 extern "C" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out,
                                cudaStream_t s) {
   if (!attack::relu_args(in, n_in, out, n_out)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
-  const void* own[] = {in[0].data, out[0].data};
-  static const int probe = attack::probe_neighbours(own, 2);
+  static const int probe = attack::probe_neighbours();
   if (probe > 1) return probe;
   int64_t n = cutegen::numel(in[0]);
   attack::relu_or_flag<<<attack::blocks_for(n), 256, 0, s>>>(static_cast<const float*>(in[0].data),
