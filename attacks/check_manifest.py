@@ -6,8 +6,8 @@ Always: the manifest's shape (known fields, verdicts from the judge's closed set
 with one file stem, at least 40 attacks and 8 honest kernels). With --cutegen: compiles kernels with
 `cutegen compile --json` and requires the verdict the manifest implies: `ok` for honest kernels and
 runtime attacks, `rejected` for static ones (--compile picks which: honest, static, all; the compile
-tests already build every attack, so CTest asks for the honest ones only; honest entries marked
-`slow_compile` only with --slow).
+tests already build every attack, so CTest asks for the honest ones only, and only in the slow tier,
+--slow-tier; honest entries marked `slow_compile` only with --slow).
 Exits 1 with one line per disagreement.
 """
 import argparse
@@ -155,6 +155,9 @@ def main():
                     help="which kernels to compile when --cutegen is given (default: honest)")
     ap.add_argument("--slow", action="store_true",
                     help="also compile honest kernels marked slow_compile (skipped by default: CI's time limit)")
+    ap.add_argument("--slow-tier", action="store_true",
+                    help="with --cutegen: compile only when CUTEGEN_SLOW_COMPILE_TESTS=1, else exit 77 (CTest's skip) "
+                         "saying so after checking the manifest itself")
     args = ap.parse_args()
     try:
         manifest = json.loads(pathlib.Path(args.manifest).read_text())
@@ -162,6 +165,10 @@ def main():
         print(f"check_manifest: cannot read {args.manifest}: {exc}", file=sys.stderr)
         return 1
     errors = check_manifest(manifest)
+    if not errors and args.cutegen and args.slow_tier and os.environ.get("CUTEGEN_SLOW_COMPILE_TESTS") != "1":
+        print(f"manifest ok; its {args.compile} kernels' builds are the slow tier (scripts/gpu-check builds every "
+              f"manifest kernel before judging it): CUTEGEN_SLOW_COMPILE_TESTS=1 builds them here")
+        return 77
     if not errors and args.cutegen:
         if not os.access(args.cutegen, os.X_OK):
             print(f"check_manifest: {args.cutegen} is not an executable; build cutegen first", file=sys.stderr)

@@ -15,8 +15,6 @@
 namespace cutegen {
 namespace {
 
-constexpr const char* kKernelName = "kernel.cu";
-
 constexpr std::size_t kLine = 160;  // progress lines and history notes stay on one screen line
 
 // Same kernel up to whitespace at line ends and blank lines: a repair that "undid" a change by

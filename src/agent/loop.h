@@ -94,6 +94,9 @@ class Loop {
   Result<LoopResult> run();
 
  private:
+  // The name every candidate is compiled and shown under (tuning variants too).
+  static constexpr const char* kKernelName = "kernel.cu";
+
   struct Answer {
     std::string text;
     bool truncated = false;

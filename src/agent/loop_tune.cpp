@@ -6,9 +6,6 @@
 #include "common/sha256.h"
 
 namespace cutegen {
-namespace {
-constexpr const char* kKernelName = "kernel.cu";
-}  // namespace
 
 Status Loop::tune_best(int after_step) {
   if (!options_.tuner || !best_) return ok_status();

@@ -5,17 +5,14 @@
 #include <set>
 
 #include "common/fs.h"
+#include "common/test_helpers.h"
 
 using namespace cutegen;
 using namespace cutegen::bench;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() { path = fs::canonical(*make_unique_dir(fs::temp_directory_path(), "cutegen-bench-test-")); }
-  ~TempDir() { fs::remove_all(path); }
-};
+using cutegen::testing::TempDir;
 const char* kProblem = "class Model(nn.Module):\n    pass\ndef get_inputs():\n    return []\n";
 void problem(const fs::path& p) { ASSERT_TRUE(write_file_atomic(p, kProblem).ok()); }
 std::vector<std::string> names(const std::vector<ProblemTask>& ts) {

@@ -10,17 +10,14 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/test_helpers.h"
 
 using namespace cutegen;
 using namespace cutegen::bench;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() { path = *make_unique_dir(fs::temp_directory_path(), "cutegen-sched-test-"); }
-  ~TempDir() { fs::remove_all(path); }
-};
+using cutegen::testing::TempDir;
 
 // Scripted tasks: each run is counted; the verdict comes from the name.
 class FakeRunner final : public TaskRunner {

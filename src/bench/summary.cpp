@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
+
 namespace cutegen::bench {
 namespace {
-
-nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 std::optional<double> geomean(const std::vector<double>& xs) {
   if (xs.empty()) return std::nullopt;
@@ -41,7 +41,9 @@ SpeedupStats speedups(const std::vector<TaskRecord>& tasks, Baseline b) {
 nlohmann::json to_json(const SpeedupStats& s) {
   nlohmann::json fast = nlohmann::json::object();
   for (size_t i = 0; i < kFastP.size(); ++i) fast[fmt::format("fast_{:g}", kFastP[i])] = s.fast_p[i];
-  return {{"fast_p", fast}, {"arithmetic_mean", opt(s.arithmetic_mean)}, {"geometric_mean", opt(s.geometric_mean)},
+  return {{"fast_p", fast},
+          {"arithmetic_mean", value_or_null(s.arithmetic_mean)},
+          {"geometric_mean", value_or_null(s.geometric_mean)},
           {"counted", s.counted}, {"missing_baseline", s.missing_baseline}};
 }
 
@@ -179,11 +181,12 @@ nlohmann::json SuiteSummary::to_json() const {
           {"counts", {{"total", total}, {"finished", finished}, {"correct", correct}, {"no_correct_kernel", no_correct},
                       {"measured", measured}, {"problem_error", problem_errors}, {"crashed", crashed},
                       {"not_started", not_started}, {"running", running}}},
-          {"correct_rate", opt(correct_rate)},
+          {"correct_rate", value_or_null(correct_rate)},
           {"over_eager", bench::to_json(over_eager)}, {"over_compile", bench::to_json(over_compile)},
-          {"compile_over_eager_geomean", opt(compile_over_eager_geomean)}, {"physics_geomean", opt(physics_geomean)},
+          {"compile_over_eager_geomean", value_or_null(compile_over_eager_geomean)},
+          {"physics_geomean", value_or_null(physics_geomean)},
           {"cost_usd", cost_usd}, {"tokens", tokens}, {"llm_calls", llm_calls},
-          {"tasks_per_hour", opt(tasks_per_hour)}, {"span_s", span_s},
+          {"tasks_per_hour", value_or_null(tasks_per_hour)}, {"span_s", span_s},
           {"lanes", lane_rows}, {"devices", devices}, {"tasks", rows}};
 }
 

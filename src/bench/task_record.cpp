@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/json_text.h"
+
 namespace cutegen::bench {
 namespace {
 
@@ -17,8 +19,6 @@ constexpr std::array<std::pair<TaskVerdict, std::string_view>, 7> kVerdicts{{
     {TaskVerdict::not_started, "not_started"},
     {TaskVerdict::running, "running"},
 }};
-
-nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 std::optional<double> ratio(const std::optional<double>& num, const std::optional<double>& den) {
   if (!num || !den || *num <= 0 || *den <= 0) return std::nullopt;
@@ -75,14 +75,16 @@ nlohmann::json TaskRecord::to_json() const {
           {"name", name}, {"problem", problem}, {"number", number ? nlohmann::json(*number) : nlohmann::json(nullptr)},
           {"mode", mode}, {"verdict", std::string(to_string(verdict))}, {"detail", detail},
           {"stop_reason", stop_reason}, {"device", device},
-          {"best_ms", opt(best_ms)}, {"eager_ms", opt(eager_ms)}, {"compile_ms", opt(compile_ms)},
-          {"floor_ms", opt(floor_ms)}, {"sol_pct", opt(sol_pct)},
+          {"best_ms", value_or_null(best_ms)}, {"eager_ms", value_or_null(eager_ms)},
+          {"compile_ms", value_or_null(compile_ms)},
+          {"floor_ms", value_or_null(floor_ms)}, {"sol_pct", value_or_null(sol_pct)},
           {"eager_error", eager_error}, {"compile_error", compile_error}, {"floor_bound", floor_bound},
           {"flops", flops}, {"min_bytes", min_bytes},
-          {"speedup_eager", opt(speedup_eager())}, {"speedup_compile", opt(speedup_compile())},
-          {"physics_speedup", opt(physics_speedup())},
+          {"speedup_eager", value_or_null(speedup_eager())},
+          {"speedup_compile", value_or_null(speedup_compile())},
+          {"physics_speedup", value_or_null(physics_speedup())},
           {"steps", steps}, {"syntheses", syntheses}, {"llm_calls", llm_calls}, {"tokens", tokens},
-          {"cost_usd", cost_usd}, {"example", example}, {"seed", seed}, {"seed_ms", opt(seed_ms)},
+          {"cost_usd", cost_usd}, {"example", example}, {"seed", seed}, {"seed_ms", value_or_null(seed_ms)},
           {"lane", lane}, {"host", host}, {"shard", shard}, {"started_at", started_at}, {"finished_at", finished_at},
           {"wall_s", wall_s}, {"gpu_busy_s", gpu_busy_s}, {"gpu_wait_s", gpu_wait_s}, {"attempts", attempts}};
 }

@@ -352,7 +352,7 @@ int run_status(const std::string& dir) {
   return 0;
 }
 
-int run_report(const std::string& dir, const std::string& format) {
+int run_suite_report(const std::string& dir, const std::string& format) {
   auto suite = SuiteDir::open_existing(dir);
   if (!suite) return fail(suite.error().message);
   auto s = summary_of(*suite);
@@ -431,7 +431,7 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
   report->add_option("--format", *format, "what to print: md (default), csv, json, or html (the path of DIR/report.html)")
       ->check(CLI::IsMember({"md", "csv", "json", "html"}));
   status->callback([&exit_code, dir] { exit_code = run_status(*dir); });
-  report->callback([&exit_code, dir, format] { exit_code = run_report(*dir, *format); });
+  report->callback([&exit_code, dir, format] { exit_code = run_suite_report(*dir, *format); });
   cmd->callback([&global, &exit_code, a, cmd, status, report] {
     if (cmd->got_subcommand(status) || cmd->got_subcommand(report)) return;
     exit_code = run_bench(global, *a);

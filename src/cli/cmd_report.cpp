@@ -26,7 +26,7 @@ int suite_report(const std::string& dir, const std::string& out) {
   return 0;
 }
 
-int run_report(const std::string& dir, const std::string& out) {
+int run_report_page(const std::string& dir, const std::string& out) {
   if (is_suite_dir(dir)) return suite_report(dir, out);
   auto view = load_run_view(dir);
   if (!view) return fail(view.error().message);
@@ -50,7 +50,7 @@ void add_report_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
                   "suite.json)")
       ->required();
   cmd->add_option("-o,--output", *out, "the HTML file to write (default: DIR/report.html)");
-  cmd->callback([&exit_code, dir, out] { exit_code = run_report(*dir, *out); });
+  cmd->callback([&exit_code, dir, out] { exit_code = run_report_page(*dir, *out); });
 }
 
 }  // namespace cutegen::cli

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <map>
 
-#include "common/process.h"
+#include <unistd.h>  // environ
 
-extern char** environ;
+#include "common/process.h"
 
 namespace cutegen {
 namespace {

@@ -7,16 +7,13 @@
 #include <thread>
 
 #include "common/fs.h"
+#include "common/test_helpers.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() { path = *make_unique_dir(fs::temp_directory_path(), "cutegen-lock-test-"); }
-  ~TempDir() { fs::remove_all(path); }
-};
+using cutegen::testing::TempDir;
 }  // namespace
 
 TEST(FileLock, OneHolderAtATimeAndTheHolderIsNamed) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,5 +20,11 @@ std::string clip_utf8(std::string_view text, std::size_t max_bytes);
 // The text up to its first newline, clipped like clip_utf8: one line of a message for a progress line
 // or a report, where the rest would break the layout.
 std::string first_line(std::string_view text, std::size_t max_bytes = std::string_view::npos);
+
+// The value, or JSON null where there is none: how records write a figure that was not measured.
+template <class T>
+nlohmann::json value_or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
 }  // namespace cutegen

@@ -8,6 +8,7 @@
 #include "common/locations.h"
 #include "common/process.h"
 #include "common/sha256.h"
+#include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
 
 using namespace cutegen;
@@ -221,6 +222,8 @@ TEST(CompileCache, ConfigTakesMaxMbAndRefusesAnythingElse) {
 
 // The real thing: nvcc builds, the cached library is cut short, the next compile notices and builds again.
 TEST(CompileCacheNvcc, ATruncatedCachedLibraryIsRecompiledNotServed) {
+  CUTEGEN_SLOW_COMPILE_TEST(
+      "two real builds; CompileCache.ATruncatedLibraryIsAMissThatRemovesTheEntryAndSaysSoOnce checks it without nvcc");
   CacheFixture f;
   PosixProcessRunner runner;
   CompileOptions options;

@@ -14,7 +14,7 @@ namespace cutegen {
 namespace fs = std::filesystem;
 namespace {
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_view(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
@@ -22,12 +22,12 @@ std::string_view trim(std::string_view s) {
 
 bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
+bool ptx_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; }
 
 std::string_view ident_at(std::string_view s, std::size_t pos) {
   if (pos >= s.size()) return {};
   std::size_t e = pos;
-  while (e < s.size() && ident_char(s[e])) ++e;
+  while (e < s.size() && ptx_ident_char(s[e])) ++e;
   return s.substr(pos, e - pos);
 }
 
@@ -39,7 +39,7 @@ std::string function_header(std::string_view t) {
     std::size_t k = t.find(key);
     if (k == std::string_view::npos || (k > 0 && t[k - 1] != ' ' && t[k - 1] != '\t')) continue;
     std::string_view head = t.substr(0, k);
-    if (!head.empty() && trim(head) != ".visible" && trim(head) != ".weak") continue;
+    if (!head.empty() && trim_view(head) != ".visible" && trim_view(head) != ".weak") continue;
     std::size_t p = k + key.size();
     while (p < t.size() && (t[p] == ' ' || t[p] == '\t')) ++p;
     if (p < t.size() && t[p] == '(') {
@@ -57,12 +57,12 @@ std::string function_header(std::string_view t) {
 std::string callee(std::string_view stmt) {
   std::size_t p = stmt.find_first_of(" \t");
   if (p == std::string_view::npos) return "";
-  std::string_view rest = trim(stmt.substr(p));
+  std::string_view rest = trim_view(stmt.substr(p));
   if (!rest.empty() && rest.front() == '(') {
     std::size_t close = rest.find(')');
     if (close == std::string_view::npos) return "";
-    rest = trim(rest.substr(close + 1));
-    if (!rest.empty() && rest.front() == ',') rest = trim(rest.substr(1));
+    rest = trim_view(rest.substr(close + 1));
+    if (!rest.empty() && rest.front() == ',') rest = trim_view(rest.substr(1));
   }
   return std::string(ident_at(rest, 0));
 }
@@ -93,7 +93,7 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
   std::istringstream in(ptx);
   std::string raw;
   while (std::getline(in, raw)) {
-    std::string_view t = trim(raw);
+    std::string_view t = trim_view(raw);
     if (t == "// begin inline asm" || t == "// end inline asm") {
       bool begin = t == "// begin inline asm";
       if (begin == in_asm) forged.insert(current.empty() ? "(top level)" : current);
@@ -118,7 +118,7 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
       std::size_t q = t.find('"');
       std::size_t q2 = q == std::string_view::npos ? q : t.find('"', q + 1);
       if (q2 != std::string_view::npos) {
-        int index = std::atoi(std::string(trim(t.substr(5, q - 5))).c_str());
+        int index = std::atoi(std::string(trim_view(t.substr(5, q - 5))).c_str());
         std::string path = fs::path(std::string(t.substr(q + 1, q2 - q - 1))).lexically_normal().string();
         cute_file[index] = path.rfind(cute_prefix, 0) == 0;
       }
@@ -159,7 +159,7 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
     }
     if (current.empty()) continue;
     if (starts(t, ".loc")) {
-      std::string_view rest = trim(t.substr(4));
+      std::string_view rest = trim_view(t.substr(4));
       int file = std::atoi(std::string(ident_at(rest, 0)).c_str());
       std::size_t fn = rest.find("function_name");
       std::string which = fn == std::string_view::npos ? "" : std::string(ident_at(rest, rest.find_first_not_of(" \t", fn + 13)));

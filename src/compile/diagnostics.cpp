@@ -39,14 +39,14 @@ std::vector<std::string> split_lines(const std::string& s) {
   return out;
 }
 
-std::string trim(const std::string& s) {
+std::string trim_spaces(const std::string& s) {
   auto b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
   auto e = s.find_last_not_of(" \t");
   return s.substr(b, e - b + 1);
 }
 
-std::string shorten(const std::string& s, std::size_t max_chars = 200) {
+std::string shorten_message(const std::string& s, std::size_t max_chars = 200) {
   if (s.size() <= max_chars) return s;
   return s.substr(0, max_chars) + " ...";
 }
@@ -91,7 +91,7 @@ std::string function_name(std::string sig) {
     else if (depth == 0) no_templates += c;
   }
   auto space = no_templates.find_last_of(' ');
-  return trim(space == std::string::npos ? no_templates : no_templates.substr(space + 1));
+  return trim_spaces(space == std::string::npos ? no_templates : no_templates.substr(space + 1));
 }
 
 // "/abs/path/include/cute/layout.hpp" -> "cute/layout.hpp"; other paths keep their last two parts.
@@ -137,16 +137,16 @@ std::vector<RawEntry> parse(const std::string& log) {
       continue;
     }
     if (entries.empty()) continue;
-    std::string t = trim(line);
+    std::string t = trim_spaces(line);
     if (t.rfind("detected during", 0) == 0) in_chain = true;
     if (in_chain && std::regex_search(t, m, frame) && t.find(" at line ") != std::string::npos) {
       entries.back().frames.push_back({function_name(m[1].str().substr(m[1].str().find('"') == std::string::npos
                                                                             ? 0
                                                                             : m[1].str().find('"') + 1)),
-                                       std::stoi(m[2].str()), m[3].matched ? trim(m[3].str()) : ""});
+                                       std::stoi(m[2].str()), m[3].matched ? trim_spaces(m[3].str()) : ""});
       continue;
     }
-    if (is_detail_line(t)) entries.back().details.push_back(shorten(strip_with_blocks(t)));
+    if (is_detail_line(t)) entries.back().details.push_back(shorten_message(strip_with_blocks(t)));
   }
   return entries;
 }
@@ -176,7 +176,7 @@ CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string&
     if (e.severity != "error") continue;
     ++out.total_errors;
     DiagnosticError d;
-    d.message = shorten(strip_with_blocks(e.message), 240);
+    d.message = shorten_message(strip_with_blocks(e.message), 240);
     d.details = e.details;
     if (!e.tool.empty()) {
       d.message = e.tool + ": " + d.message;
@@ -220,7 +220,7 @@ CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string&
     auto lines = split_lines(log);
     std::size_t from = lines.size() > 20 ? lines.size() - 20 : 0;
     text = "compiler output not recognised; its last lines:\n";
-    for (std::size_t i = from; i < lines.size(); ++i) text += "  " + shorten(lines[i]) + "\n";
+    for (std::size_t i = from; i < lines.size(); ++i) text += "  " + shorten_message(lines[i]) + "\n";
     out.text = text;
     return out;
   }
@@ -237,7 +237,7 @@ CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string&
     for (std::size_t i = 0; i < d.details.size() && i < 2; ++i) text += "    " + d.details[i] + "\n";
     if (d.candidate_line > 0) {
       std::string code = source_line(src, d.candidate_line);
-      if (!code.empty()) text += fmt::format("  {:>5} | {}\n", d.candidate_line, shorten(code, 160));
+      if (!code.empty()) text += fmt::format("  {:>5} | {}\n", d.candidate_line, shorten_message(code, 160));
     }
     if (!d.via.empty()) {
       std::string chain;

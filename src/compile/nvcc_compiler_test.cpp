@@ -14,6 +14,7 @@
 #include "common/fake_process_runner.h"
 #include "common/fs.h"
 #include "common/locations.h"
+#include "common/slow_compile_tests.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -67,6 +68,7 @@ class RealNvcc : public ::testing::Test {
 // every static check (CuTe in each launched kernel), compiled from two threads at once as `cutegen
 // tune -j 2` does, each under its own cache key.
 TEST_F(RealNvcc, ElementwiseKernelBuildsWithItsDefaultsAndWithAKnobVariant) {
+  CUTEGEN_SLOW_COMPILE_TEST("the library elementwise kernel and a knob variant; gpu-check compiles and tunes it");
   const std::string src = example("elementwise.cu");
   auto c = compiler();
   std::vector<Define> variant = {{"EW_THREADS", "1024"}, {"EW_VEC", "8"}, {"EW_UNROLL", "2"}, {"EW_GRID_STRIDE", "0"}};
@@ -92,6 +94,7 @@ TEST_F(RealNvcc, CuteRankErrorGivesAShortDiagnosticNamingTheCandidatesLine) {
 }
 
 TEST_F(RealNvcc, CallingCublasIsRejectedNamingTheSymbol) {
+  CUTEGEN_SLOW_COMPILE_TEST("a cuBLAS call; the forbidden-import static attacks are in the default tier");
   auto out = compile(testdata("calls_cublas.cu"), "cublas.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
   EXPECT_TRUE(has_violation(out, "forbidden-import", "cublasSgemm_v2")) << out.feedback();
@@ -99,6 +102,7 @@ TEST_F(RealNvcc, CallingCublasIsRejectedNamingTheSymbol) {
 }
 
 TEST_F(RealNvcc, DlopenIsRejected) {
+  CUTEGEN_SLOW_COMPILE_TEST("a dlopen call; the forbidden-import static attacks are in the default tier");
   auto out = compile(testdata("calls_dlopen.cu"), "dl.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
   EXPECT_TRUE(has_violation(out, "forbidden-import", "dlopen")) << out.feedback();
@@ -106,6 +110,7 @@ TEST_F(RealNvcc, DlopenIsRejected) {
 }
 
 TEST_F(RealNvcc, KernelWithoutCuteInDeviceCodeIsRejected) {
+  CUTEGEN_SLOW_COMPILE_TEST("a raw kernel; the no-cute static attacks are in the default tier");
   auto out = compile(testdata("no_cute.cu"), "raw.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
   ASSERT_EQ(out.violations.size(), 1u) << out.feedback();
@@ -120,6 +125,7 @@ TEST_F(RealNvcc, MissingEntryPointIsRejected) {
 }
 
 TEST_F(RealNvcc, AllocatingDeviceMemoryIsRejected) {
+  CUTEGEN_SLOW_COMPILE_TEST("a cudaMalloc call; the forbidden-import static attacks are in the default tier");
   auto out = compile(testdata("allocates.cu"), "alloc.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
   EXPECT_TRUE(has_violation(out, "forbidden-import", "cudaMalloc")) << out.feedback();
@@ -131,6 +137,7 @@ class HonestKernels : public RealNvcc, public ::testing::WithParamInterface<cons
 // and the example kernels are honest entries of attacks/manifest.json: CTest's attack_manifest compiles
 // them through `cutegen compile`, once.)
 TEST_P(HonestKernels, PassEveryStaticCheck) {
+  CUTEGEN_SLOW_COMPILE_TEST("an honest wgmma kernel; gpu-check compiles the manifest's SM90 GEMMs");
   auto out = compile(testdata(GetParam()), GetParam());
   EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
   EXPECT_TRUE(out.violations.empty());
@@ -141,6 +148,7 @@ INSTANTIATE_TEST_SUITE_P(Testdata, HonestKernels,
                          ::testing::Values("wgmma_gemm.cu"));
 
 TEST_F(RealNvcc, IndexingRawPointersTakenFromTensorsIsNotCute) {
+  CUTEGEN_SLOW_COMPILE_TEST("raw pointers from tensors; the no-cute static attacks are in the default tier");
   auto out = compile(testdata("cute_data_pointer.cu"), "ptr.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
   ASSERT_EQ(out.violations.size(), 1u) << out.feedback();
@@ -149,6 +157,7 @@ TEST_F(RealNvcc, IndexingRawPointersTakenFromTensorsIsNotCute) {
 }
 
 TEST_F(RealNvcc, AnUnlaunchedCuteKernelDoesNotSaveARawOne) {
+  CUTEGEN_SLOW_COMPILE_TEST("a decoy CuTe kernel; attacks/cute_decoy_kernel.cu is in the default tier");
   auto out = compile(testdata("raw_beside_unlaunched_cute.cu"), "decoy.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
   ASSERT_EQ(out.violations.size(), 1u) << out.feedback();
@@ -157,6 +166,7 @@ TEST_F(RealNvcc, AnUnlaunchedCuteKernelDoesNotSaveARawOne) {
 }
 
 TEST_F(RealNvcc, AConstructorAssembledByAMacroIsFoundInTheLibrary) {
+  CUTEGEN_SLOW_COMPILE_TEST("a macro-built constructor; the load-time-code static attacks are in the default tier");
   auto out = compile(testdata("load_time_macro.cu"), "ctor.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
   ASSERT_EQ(out.violations.size(), 1u) << out.feedback();
@@ -172,6 +182,7 @@ TEST_F(RealNvcc, LineDirectivesAreRejectedBeforeCompiling) {
 }
 
 TEST_F(RealNvcc, SecondCompileIsACacheHitInWellUnderASecond) {
+  CUTEGEN_SLOW_COMPILE_TEST("two builds through the cache; cli_smoke checks a real cache hit");
   auto src = example("relu_vec.cu");
   auto first = compile(src, "relu_vec.cu");
   ASSERT_TRUE(first.ok()) << first.feedback();
@@ -188,6 +199,7 @@ TEST_F(RealNvcc, SecondCompileIsACacheHitInWellUnderASecond) {
 }
 
 TEST_F(RealNvcc, ConcurrentCompilesOfOneSourceBothSucceed) {
+  CUTEGEN_SLOW_COMPILE_TEST("two concurrent builds; cli_smoke runs two cutegen compiles at once");
   auto src = example("softmax_rows.cu");
   CompileOutcome a, b;
   std::thread ta([&] { a = compile(src, "softmax_rows.cu"); });
@@ -538,6 +550,10 @@ class AttackKernels : public RealNvcc, public ::testing::WithParamInterface<nloh
 
 TEST_P(AttackKernels, CompileOrAreRejectedAsTheManifestSays) {
   const auto& a = GetParam();
+  // A runtime attack must build and pass every static check so the judge really faces it; that is
+  // proven where it is judged (gpu-check's precompile fails the suite's entry otherwise).
+  if (!a.value("static", false))
+    CUTEGEN_SLOW_COMPILE_TEST("a runtime attack's build; gpu-check builds it before judging it");
   std::string path = a["kernel"];
   auto out = compile(read(fs::path(CUTEGEN_SOURCE_DIR) / path), fs::path(path).filename().string());
   if (a.value("static", false)) {

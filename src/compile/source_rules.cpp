@@ -33,13 +33,15 @@ bool header_like(const std::string& name) {
   return ext.count(name.substr(dot + 1)) > 0;
 }
 
-std::string trim(const std::string& s) {
+std::string trim_line(const std::string& s) {
   auto b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
 }
 
-std::string shorten(const std::string& s, std::size_t n = 80) { return s.size() <= n ? s : s.substr(0, n) + "..."; }
+std::string shorten_snippet(const std::string& s, std::size_t n = 80) {
+  return s.size() <= n ? s : s.substr(0, n) + "...";
+}
 
 // The header name at `pos` of `text` ("..." or <...>), or nullopt when what follows is not one
 // (a macro: a computed include).
@@ -58,7 +60,8 @@ std::optional<std::string> pragma_problem(const std::string& pragma) {
   static const std::regex refused(
       R"(^\s*((GCC|clang)\s+(dependency|system_header)|include_alias|system_header)\b)");
   if (std::regex_search(pragma, refused))
-    return fmt::format("'#pragma {}' changes how files are found or treated; remove it", shorten(trim(pragma), 60));
+    return fmt::format("'#pragma {}' changes how files are found or treated; remove it",
+                       shorten_snippet(trim_line(pragma), 60));
   return std::nullopt;
 }
 
@@ -89,7 +92,7 @@ class Checker {
       return;
     }
     if (auto problem = include_problem(*target))
-      add("include-not-allowed", line, fmt::format("{} \"{}\": {}", what, shorten(*target), *problem));
+      add("include-not-allowed", line, fmt::format("{} \"{}\": {}", what, shorten_snippet(*target), *problem));
   }
 
   void directive(const LogicalLine& l) {

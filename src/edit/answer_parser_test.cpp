@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "common/test_helpers.h"
+
 using namespace cutegen;
 
 namespace {
+using cutegen::testing::contains;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 const char* kKernel =
     "#include <cutegen/kernel.h>\n"

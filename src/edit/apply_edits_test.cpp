@@ -1,4 +1,5 @@
 #include "edit/apply_edits.h"
+#include "common/test_helpers.h"
 #include "edit/text_lines.h"
 
 #include <gtest/gtest.h>
@@ -8,10 +9,8 @@
 using namespace cutegen;
 
 namespace {
+using cutegen::testing::contains;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 EditBlock block(std::string search, std::string replace) { return EditBlock{std::move(search), std::move(replace), 1}; }
 

@@ -2,21 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "llm/api_errors.h"
+
 namespace cutegen {
 using nlohmann::json;
-
-namespace {
-
-Error malformed(const std::string& what, const std::string& body) {
-  return Error{fmt::format("anthropic: unexpected response ({}): {}", what, body_excerpt(body))};
-}
-
-long long count(const json& obj, const char* key) {
-  if (!obj.contains(key) || !obj[key].is_number()) return 0;
-  return obj[key].get<long long>();
-}
-
-}  // namespace
 
 AnthropicBackend::AnthropicBackend(HttpTransport& transport, HttpBackendOptions options)
     : transport_(transport), options_(std::move(options)) {}
@@ -58,14 +47,17 @@ Result<json> AnthropicBackend::request_body(const LlmRequest& request) const {
 
 Result<LlmResponse> AnthropicBackend::parse_response(const std::string& body, const std::string& requested_model) {
   auto j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return malformed("not JSON", body);
-  if (!j.is_object() || !j.contains("content") || !j["content"].is_array()) return malformed("no content list", body);
+  if (j.is_discarded()) return unexpected_response("anthropic", "not JSON", body);
+  if (!j.is_object() || !j.contains("content") || !j["content"].is_array())
+    return unexpected_response("anthropic", "no content list", body);
   LlmResponse r;
   // Thinking blocks are the model's scratch work, not the answer; only text blocks are.
   for (const auto& block : j["content"]) {
-    if (!block.is_object() || !block.contains("type")) return malformed("a content block has no type", body);
+    if (!block.is_object() || !block.contains("type"))
+      return unexpected_response("anthropic", "a content block has no type", body);
     if (block["type"] == "text") {
-      if (!block.contains("text") || !block["text"].is_string()) return malformed("a text block has no text", body);
+      if (!block.contains("text") || !block["text"].is_string())
+        return unexpected_response("anthropic", "a text block has no text", body);
       r.text += block["text"].get<std::string>();
     }
   }
@@ -83,10 +75,10 @@ Result<LlmResponse> AnthropicBackend::parse_response(const std::string& body, co
   if (j.contains("usage") && j["usage"].is_object()) {
     const auto& u = j["usage"];
     // Anthropic's input_tokens excludes cache reads and writes; ours counts every prompt token.
-    long long cache_read = count(u, "cache_read_input_tokens");
-    r.usage.input_tokens = count(u, "input_tokens") + cache_read + count(u, "cache_creation_input_tokens");
+    long long cache_read = usage_count(u, "cache_read_input_tokens");
+    r.usage.input_tokens = usage_count(u, "input_tokens") + cache_read + usage_count(u, "cache_creation_input_tokens");
     r.usage.cached_input_tokens = cache_read;
-    r.usage.output_tokens = count(u, "output_tokens");
+    r.usage.output_tokens = usage_count(u, "output_tokens");
   } else {
     r.usage.reported = false;
   }

@@ -15,6 +15,15 @@ std::string body_excerpt(std::string_view body, std::size_t limit) {
   return out;
 }
 
+Error unexpected_response(std::string_view api, std::string_view what, std::string_view body) {
+  return Error{fmt::format("{}: unexpected response ({}): {}", api, what, body_excerpt(body))};
+}
+
+long long usage_count(const nlohmann::json& usage, const char* key) {
+  if (!usage.is_object() || !usage.contains(key) || !usage[key].is_number()) return 0;
+  return usage[key].get<long long>();
+}
+
 std::string api_error_text(const std::string& body) {
   auto j = nlohmann::json::parse(body, nullptr, false);
   if (!j.is_discarded() && j.is_object() && j.contains("error")) {

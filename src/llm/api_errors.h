@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/result.h"
 #include "llm/http_transport.h"
 
@@ -11,6 +13,12 @@ namespace cutegen {
 
 // The first `limit` characters of a body, newlines flattened, marked when cut.
 std::string body_excerpt(std::string_view body, std::size_t limit = 200);
+
+// The error for a successful response that is not an answer's shape; `api` names the backend.
+Error unexpected_response(std::string_view api, std::string_view what, std::string_view body);
+
+// A count from a usage object; absent, null or not a number is 0 (servers differ in what they report).
+long long usage_count(const nlohmann::json& usage, const char* key);
 
 // The provider's own explanation ({"error": {"message": ...}} in both APIs, or {"error": "..."} in some
 // compatible servers), else the body's excerpt.

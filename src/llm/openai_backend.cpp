@@ -2,22 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "llm/api_errors.h"
+
 namespace cutegen {
 using nlohmann::json;
-
-namespace {
-
-Error malformed(const std::string& what, const std::string& body) {
-  return Error{fmt::format("openai: unexpected response ({}): {}", what, body_excerpt(body))};
-}
-
-// A count from a usage object; absent or null is 0 (servers differ in what they report).
-long long count(const json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) return 0;
-  return obj[key].get<long long>();
-}
-
-}  // namespace
 
 OpenAiBackend::OpenAiBackend(HttpTransport& transport, HttpBackendOptions options, std::string max_tokens_param)
     : transport_(transport), options_(std::move(options)), max_tokens_param_(std::move(max_tokens_param)) {}
@@ -35,19 +23,19 @@ json OpenAiBackend::request_body(const LlmRequest& request) const {
 
 Result<LlmResponse> OpenAiBackend::parse_response(const std::string& body, const std::string& requested_model) {
   auto j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return malformed("not JSON", body);
+  if (j.is_discarded()) return unexpected_response("openai", "not JSON", body);
   if (!j.is_object() || !j.contains("choices") || !j["choices"].is_array() || j["choices"].empty())
-    return malformed("no choices", body);
+    return unexpected_response("openai", "no choices", body);
   const auto& choice = j["choices"][0];
   if (!choice.is_object() || !choice.contains("message") || !choice["message"].is_object())
-    return malformed("choices[0] has no message", body);
+    return unexpected_response("openai", "choices[0] has no message", body);
   const auto& message = choice["message"];
   LlmResponse r;
   bool refused = false;
   if (message.contains("content") && message["content"].is_string()) {
     r.text = message["content"].get<std::string>();
   } else if (message.contains("content") && !message["content"].is_null()) {
-    return malformed("message.content is neither text nor null", body);
+    return unexpected_response("openai", "message.content is neither text nor null", body);
   } else if (message.contains("refusal") && message["refusal"].is_string()) {
     // A refusal is an answer that was paid for, not a failed call: its text is what the model said,
     // and its usage must reach the budget and the usage log.
@@ -69,11 +57,12 @@ Result<LlmResponse> OpenAiBackend::parse_response(const std::string& body, const
                 : requested_model;
   if (j.contains("usage") && j["usage"].is_object()) {
     const auto& u = j["usage"];
-    r.usage.input_tokens = count(u, "prompt_tokens");
-    r.usage.output_tokens = count(u, "completion_tokens");
-    if (u.contains("prompt_tokens_details")) r.usage.cached_input_tokens = count(u["prompt_tokens_details"], "cached_tokens");
+    r.usage.input_tokens = usage_count(u, "prompt_tokens");
+    r.usage.output_tokens = usage_count(u, "completion_tokens");
+    if (u.contains("prompt_tokens_details"))
+      r.usage.cached_input_tokens = usage_count(u["prompt_tokens_details"], "cached_tokens");
     if (u.contains("completion_tokens_details"))
-      r.usage.reasoning_tokens = count(u["completion_tokens_details"], "reasoning_tokens");
+      r.usage.reasoning_tokens = usage_count(u["completion_tokens_details"], "reasoning_tokens");
   } else {
     r.usage.reported = false;
   }

@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string fixture(const std::string& name) {
+std::string profile_fixture(const std::string& name) {
   auto text = read_file(std::string(CUTEGEN_PROFILE_TESTDATA) + "/" + name);
   EXPECT_TRUE(text.ok()) << name;
   return text.ok() ? *text : "";
@@ -77,7 +77,7 @@ class NcuProviderTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(NcuProviderTest, ProfilesTheRunnerAndSummarizes) {
-  FakeProcessRunner runner(ncu_writing(fixture("ncu_raw_h200.csv")));
+  FakeProcessRunner runner(ncu_writing(profile_fixture("ncu_raw_h200.csv")));
   auto r = profile(runner);
   ASSERT_EQ(r.status, ProfileStatus::ok) << r.message;
   EXPECT_TRUE(r.message.empty());
@@ -100,7 +100,7 @@ TEST_F(NcuProviderTest, ProfilesTheRunnerAndSummarizes) {
 }
 
 TEST_F(NcuProviderTest, PermissionErrorGivesTimingOnlySummary) {
-  FakeProcessRunner runner(ncu_writing(fixture("synthetic_permission_error.log"), FakeProcessRunner::exited(1)));
+  FakeProcessRunner runner(ncu_writing(profile_fixture("synthetic_permission_error.log"), FakeProcessRunner::exited(1)));
   auto r = profile(runner);
   EXPECT_EQ(r.status, ProfileStatus::counters_unavailable);
   EXPECT_NE(r.message.find("ERR_NVGPUCTRPERM"), std::string::npos) << r.message;
@@ -112,7 +112,7 @@ TEST_F(NcuProviderTest, PermissionErrorGivesTimingOnlySummary) {
 
 TEST_F(NcuProviderTest, PermissionErrorOnStderrWithoutALogFile) {
   FakeProcessRunner runner([](const ProcessSpec&) -> Result<ProcessResult> {
-    return FakeProcessRunner::exited(1, "", fixture("synthetic_permission_error.log"));
+    return FakeProcessRunner::exited(1, "", profile_fixture("synthetic_permission_error.log"));
   });
   auto r = profile(runner);
   EXPECT_EQ(r.status, ProfileStatus::counters_unavailable);
@@ -145,7 +145,7 @@ TEST_F(NcuProviderTest, NcuNotFoundAnywhereRunsNothing) {
 
 TEST_F(NcuProviderTest, NothingProfiled) {
   FakeProcessRunner runner([](const ProcessSpec&) -> Result<ProcessResult> {
-    return FakeProcessRunner::exited(0, fixture("ncu_no_kernels.log"));
+    return FakeProcessRunner::exited(0, profile_fixture("ncu_no_kernels.log"));
   });
   auto r = profile(runner);
   EXPECT_EQ(r.status, ProfileStatus::no_kernels);
@@ -198,7 +198,7 @@ TEST_F(NcuProviderTest, AFailedProfileSaysHowFarTheRunnerGot) {
 
 TEST_F(NcuProviderTest, MetricsNcuDidNotReportBecomeANote) {
   // The capture asked for two metrics; ncu reported only gpu__time_duration.sum (and its launch data).
-  FakeProcessRunner runner(ncu_writing(fixture("ncu_unknown_metric.log")));
+  FakeProcessRunner runner(ncu_writing(profile_fixture("ncu_unknown_metric.log")));
   auto r = profile(runner);
   ASSERT_EQ(r.status, ProfileStatus::ok);
   ASSERT_FALSE(r.notes.empty());
@@ -207,7 +207,7 @@ TEST_F(NcuProviderTest, MetricsNcuDidNotReportBecomeANote) {
 }
 
 TEST_F(NcuProviderTest, TargetFailingUnderNcuIsNoted) {
-  FakeProcessRunner runner(ncu_writing(fixture("ncu_raw_h200.csv"), FakeProcessRunner::exited(4)));
+  FakeProcessRunner runner(ncu_writing(profile_fixture("ncu_raw_h200.csv"), FakeProcessRunner::exited(4)));
   auto r = profile(runner);
   ASSERT_EQ(r.status, ProfileStatus::ok);
   bool noted = false;

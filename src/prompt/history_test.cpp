@@ -4,13 +4,13 @@
 
 #include <algorithm>
 
+#include "common/test_helpers.h"
+
 using namespace cutegen;
 
 namespace {
+using cutegen::testing::contains;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 StepRecord step(int n, StepOutcome o, std::optional<double> ms = std::nullopt, std::string idea = "idea") {
   StepRecord s;

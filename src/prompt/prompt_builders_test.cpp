@@ -12,14 +12,13 @@
 #include <fstream>
 
 #include "common/fs.h"
+#include "common/test_helpers.h"
 
 using namespace cutegen;
 
 namespace {
+using cutegen::testing::contains;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 std::filesystem::path source_root() { return CUTEGEN_SOURCE_ROOT; }
 

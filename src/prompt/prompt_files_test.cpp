@@ -7,14 +7,14 @@
 #include <fstream>
 #include <optional>
 
+#include "common/test_helpers.h"
+
 using namespace cutegen;
 namespace fs = std::filesystem;
 
 namespace {
+using cutegen::testing::contains;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 // Sets an environment variable for one test and restores it afterwards.
 class ScopedEnv {
@@ -33,7 +33,7 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-fs::path source_root() { return CUTEGEN_SOURCE_ROOT; }
+fs::path repo_root() { return CUTEGEN_SOURCE_ROOT; }
 
 }  // namespace
 
@@ -41,7 +41,7 @@ TEST(PromptFiles, DefaultsToTheSourceTree) {
   unsetenv("CUTEGEN_PROMPTS_DIR");
   auto dir = prompts_dir();
   ASSERT_TRUE(dir.ok()) << dir.error().message;
-  EXPECT_EQ(fs::weakly_canonical(*dir), fs::weakly_canonical(source_root() / "prompts"));
+  EXPECT_EQ(fs::weakly_canonical(*dir), fs::weakly_canonical(repo_root() / "prompts"));
   auto paths = locate_prompt_paths();
   ASSERT_TRUE(paths.ok()) << paths.error().message;
   EXPECT_EQ(paths->contract_doc.filename(), "kernel-contract.md");
@@ -62,7 +62,7 @@ TEST(PromptFiles, EnvironmentOverrideWinsAndIsChecked) {
     auto paths = locate_prompt_paths();
     ASSERT_TRUE(paths.ok()) << paths.error().message;
     EXPECT_EQ(fs::weakly_canonical(paths->contract_doc),
-              fs::weakly_canonical(source_root() / "docs" / "kernel-contract.md"));
+              fs::weakly_canonical(repo_root() / "docs" / "kernel-contract.md"));
     // Loading the incomplete dir names the first missing file and how to fix it.
     auto lib = PromptLibrary::load(*paths);
     ASSERT_FALSE(lib.ok());
@@ -82,9 +82,9 @@ TEST(PromptFiles, EnvironmentOverrideWinsAndIsChecked) {
 TEST(PromptFiles, EmptyPromptFileIsAnError) {
   auto dir = fs::temp_directory_path() / "cutegen_prompt_files_empty_test";
   fs::remove_all(dir);
-  fs::copy(source_root() / "prompts", dir, fs::copy_options::recursive);
+  fs::copy(repo_root() / "prompts", dir, fs::copy_options::recursive);
   std::ofstream(dir / "menu_conv.md") << "  \n";
-  PromptPaths paths{dir, source_root() / "docs" / "kernel-contract.md", source_root() / "examples" / "kernels"};
+  PromptPaths paths{dir, repo_root() / "docs" / "kernel-contract.md", repo_root() / "examples" / "kernels"};
   auto lib = PromptLibrary::load(paths);
   ASSERT_FALSE(lib.ok());
   EXPECT_TRUE(contains(lib.error().message, "menu_conv.md (the conv optimisation menu) is empty")) << lib.error().message;
@@ -110,9 +110,9 @@ TEST(PromptFiles, AMissingLibraryKernelStopsTheLoad) {
   auto dir = fs::temp_directory_path() / "cutegen_prompt_files_examples";
   fs::remove_all(dir);
   fs::create_directories(dir / "kernels");
-  for (const auto& e : fs::directory_iterator(source_root() / "examples" / "kernels"))
+  for (const auto& e : fs::directory_iterator(repo_root() / "examples" / "kernels"))
     if (e.path().filename() != "rmsnorm_channels.cu") fs::copy_file(e.path(), dir / "kernels" / e.path().filename());
-  PromptPaths paths{source_root() / "prompts", source_root() / "docs" / "kernel-contract.md", dir / "kernels"};
+  PromptPaths paths{repo_root() / "prompts", repo_root() / "docs" / "kernel-contract.md", dir / "kernels"};
   auto lib = PromptLibrary::load(paths);
   ASSERT_FALSE(lib.ok());
   EXPECT_TRUE(contains(lib.error().message, "rmsnorm_channels.cu (a library kernel the prompts show)"))

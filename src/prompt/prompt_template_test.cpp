@@ -5,13 +5,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/test_helpers.h"
+
 using namespace cutegen;
 
 namespace {
+using cutegen::testing::contains;
 
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 const char* kTemplate =
     "<!--\n"

@@ -89,7 +89,7 @@ std::vector<std::string_view> call_arguments(std::string_view src, std::size_t o
   return args;
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_arg(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
@@ -97,11 +97,11 @@ std::string_view trim(std::string_view s) {
 
 // "eps=1e-5" -> "eps"; "" for a positional argument ("a == b" is positional).
 std::string_view keyword_of(std::string_view arg) {
-  arg = trim(arg);
+  arg = trim_arg(arg);
   std::size_t n = 0;
   while (n < arg.size() && ident_char(arg[n])) ++n;
   if (n == 0) return {};
-  std::string_view rest = trim(arg.substr(n));
+  std::string_view rest = trim_arg(arg.substr(n));
   if (rest.size() >= 1 && rest[0] == '=' && (rest.size() == 1 || rest[1] != '=')) return arg.substr(0, n);
   return {};
 }
@@ -131,12 +131,12 @@ std::vector<ImpliedDefault> implied_defaults(std::string_view src) {
       bool closed = false;
       auto args = call_arguments(src, pos + name.size(), closed);
       if (!closed) continue;
-      if (std::any_of(args.begin(), args.end(), [](std::string_view a) { return trim(a).rfind('*', 0) == 0; }))
+      if (std::any_of(args.begin(), args.end(), [](std::string_view a) { return trim_arg(a).rfind('*', 0) == 0; }))
         continue;  // *args or **kwargs: what is passed cannot be read from the source
       int positional = 0;
       std::vector<std::string_view> keywords;
       for (auto a : args) {
-        if (trim(a).empty()) continue;
+        if (trim_arg(a).empty()) continue;
         if (auto kw = keyword_of(a); !kw.empty()) keywords.push_back(kw);
         else ++positional;
       }

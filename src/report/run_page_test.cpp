@@ -8,12 +8,14 @@
 
 #include "common/fs.h"
 #include "common/json_text.h"
+#include "common/test_helpers.h"
 #include "report/run_report.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
 
 namespace {
+using cutegen::testing::count;
 
 const fs::path kFixture = fs::path(CUTEGEN_REPORT_TESTDATA) / "relu-run";
 
@@ -31,11 +33,6 @@ std::vector<std::pair<double, double>> points(const svg::Chart& c, const std::st
   return out;
 }
 
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
-  return n;
-}
 
 // The <tr> cells of the steps table, tags stripped.
 std::vector<std::vector<std::string>> step_rows(const std::string& page) {

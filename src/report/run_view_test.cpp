@@ -13,14 +13,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kFixture = fs::path(CUTEGEN_REPORT_TESTDATA) / "relu-run";
+const fs::path kRunFixture = fs::path(CUTEGEN_REPORT_TESTDATA) / "relu-run";
 
 // A copy of the fixture the test may change.
 class RunCopy {
  public:
   RunCopy() {
     dir_ = *make_unique_dir(fs::temp_directory_path(), "cutegen-view-");
-    fs::copy(kFixture, dir_ / "run", fs::copy_options::recursive);
+    fs::copy(kRunFixture, dir_ / "run", fs::copy_options::recursive);
   }
   ~RunCopy() { fs::remove_all(dir_); }
   fs::path run() const { return dir_ / "run"; }
@@ -45,12 +45,12 @@ class RunCopy {
 }  // namespace
 
 TEST(RunView, ReadsTheFixtureRunsStory) {
-  auto v = load_run_view(kFixture);
+  auto v = load_run_view(kRunFixture);
   ASSERT_TRUE(v.ok()) << v.error().message;
   EXPECT_TRUE(v->finished);
   EXPECT_TRUE(v->notes.empty()) << v->notes.front();
   EXPECT_EQ(v->dir.filename(), "relu-run");
-  EXPECT_EQ(load_run_view(kFixture.string() + "/")->dir.filename(), "relu-run");
+  EXPECT_EQ(load_run_view(kRunFixture.string() + "/")->dir.filename(), "relu-run");
   const RunSummary& s = v->summary;
   EXPECT_EQ(s.problem_name, "relu");
   EXPECT_EQ(s.llm, "anthropic:claude-sonnet-4-5");
@@ -100,7 +100,7 @@ TEST(RunView, ReadsTheFixtureRunsStory) {
 }
 
 TEST(RunView, CostAndTimeAddUpOverThePhases) {
-  auto v = load_run_view(kFixture);
+  auto v = load_run_view(kRunFixture);
   ASSERT_TRUE(v.ok()) << v.error().message;
   long long tokens = 0;
   double cost = 0, seconds = 0;
@@ -214,7 +214,7 @@ TEST(RunView, ARunThatStartedFromTheSeedSaysSo) {
   EXPECT_EQ(v->summary.seed_pattern, "relu(x)");
   EXPECT_EQ(v->summary.syntheses, 0);
   ASSERT_TRUE(v->best_attempt);  // the seed was the first best; the steps' story is unchanged
-  EXPECT_EQ(v->best_attempt, load_run_view(kFixture)->best_attempt);
+  EXPECT_EQ(v->best_attempt, load_run_view(kRunFixture)->best_attempt);
   EXPECT_NE(render_run_report(v->summary).find("The first kernel was cutegen's seed for y = relu(x)"), std::string::npos);
 }
 
@@ -258,7 +258,7 @@ TEST(RunView, AFailedSeedsEvaluationIsWhatTheStopLineQuotes) {
             std::string::npos)
       << stop_reason_text(v->summary);
   // A run whose seed passed has none.
-  EXPECT_FALSE(load_run_view(kFixture)->summary.failed_seed);
+  EXPECT_FALSE(load_run_view(kRunFixture)->summary.failed_seed);
 }
 
 // A tuning after step 4 (agent/loop_tune.cpp's `tune` event and `tune4` decision) appended to the

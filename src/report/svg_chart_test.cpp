@@ -4,15 +4,13 @@
 
 #include <regex>
 
+#include "common/test_helpers.h"
+
 using namespace cutegen;
 
 namespace {
+using cutegen::testing::count;
 
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
-  return n;
-}
 
 }  // namespace
 

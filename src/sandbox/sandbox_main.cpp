@@ -13,7 +13,6 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_command.h"
 
-extern char** environ;
 
 namespace {
 

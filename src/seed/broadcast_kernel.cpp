@@ -8,7 +8,7 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kBroadcastTemplate =
 #include "seed/broadcast_kernel.inc"
     ;
 
@@ -29,7 +29,7 @@ std::string generate_broadcast_kernel(const BroadcastPlan& plan, const std::stri
   for (const auto& s : plan.steps) body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
   int64_t numel = 1;
   for (int64_t d : plan.shape) numel *= d;
-  std::string text = kTemplate;
+  std::string text = kBroadcastTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "SHAPE_TEXT", fmt::format("{}", fmt::join(plan.shape, ", ")));

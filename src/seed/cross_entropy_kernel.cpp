@@ -5,14 +5,14 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kCrossEntropyTemplate =
 #include "seed/cross_entropy_kernel.inc"
     ;
 
 }  // namespace
 
 std::string generate_cross_entropy_kernel(const CrossEntropyPlan& plan, const std::string& problem_name) {
-  std::string text = kTemplate;
+  std::string text = kCrossEntropyTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "REDUCTION", plan.mean ? "mean" : "sum");

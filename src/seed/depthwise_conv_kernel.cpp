@@ -7,14 +7,14 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kDepthwiseConvTemplate =
 #include "seed/depthwise_conv_kernel.inc"
     ;
 
 }  // namespace
 
 std::string generate_depthwise_conv_kernel(const DepthwiseConvPlan& plan, const std::string& problem_name) {
-  std::string text = kTemplate;
+  std::string text = kDepthwiseConvTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "DIMS", std::to_string(plan.dims));

@@ -14,10 +14,6 @@
 namespace cutegen::seed {
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& s) {
-  return s.empty() ? "a 0-d tensor" : fmt::format("{}", fmt::join(s, "x"));
-}
-
 std::string name_of(const OpGraph& g, const Node& n) {
   const int p = n.index - g.num_inputs;
   if (n.op == "param" && p >= 0 && p < static_cast<int>(g.params.size())) return g.params[static_cast<std::size_t>(p)];

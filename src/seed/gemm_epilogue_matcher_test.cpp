@@ -6,6 +6,7 @@
 
 #include "common/fs.h"
 #include "common/process.h"
+#include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
 #include "seed/gemm_kernel.h"
 #include "seed/matcher.h"
@@ -353,6 +354,7 @@ TEST(GemmEpilogueKernel, TheEpilogueRunsOnEachElementBeforeTheStore) {
 // columns) is built by structured_matcher_test's compile test, the activations' expressions by
 // pointwise_kernel_test's, and scripts/gpu_seed.py judges the project's epilogue problems on the GPU.
 TEST(SeedCompile, GemmEpilogueSeedsBuildAndPassEveryStaticCheck) {
+  CUTEGEN_SLOW_COMPILE_TEST("three GEMM-epilogue seeds; gpu_seed.py builds and judges the epilogue problems");
   RealCompiler compiler;
   ASSERT_TRUE(compiler.ready());
   for (const json& g : {residual_with_columns(), linear_sigmoid_logsumexp(), linear_groupnorm_swish()}) {

@@ -11,7 +11,7 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kGemmTemplate =
 #include "seed/gemm_kernel.inc"
     ;
 
@@ -91,7 +91,7 @@ std::string split_k_knob(const GemmPlan& plan) {
 }  // namespace
 
 std::string generate_gemm_kernel(const GemmPlan& plan, const std::string& problem_name) {
-  std::string text = kTemplate;
+  std::string text = kGemmTemplate;
   std::string mask_text;
   if (!plan.mask.empty())
     mask_text = fmt::format(

@@ -14,7 +14,7 @@ constexpr int64_t kTiledTile = 64;     // the tiled GEMM's default GEMM_BM = GEM
 constexpr int64_t kSms = 132;          // an H200's
 // The judge's workspace cap (python/cutegen_worker/memory.py): 8x the problem's bytes, at least 16 MiB,
 // at most 4 GiB.
-constexpr int64_t kWorkspaceFactor = 8, kWorkspaceFloor = int64_t{16} << 20, kWorkspaceCeiling = int64_t{4} << 30;
+constexpr int64_t kWorkspaceFactor = 8, kWorkspaceFloor = int64_t{16} << 20;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t tiles(const GemmPlan& p, int64_t tile) { return ceil_div(p.m, tile) * ceil_div(p.n, tile); }

@@ -10,6 +10,7 @@
 
 #include "common/fs.h"
 #include "common/process.h"
+#include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
 #include "compile/source_rules.h"
 #include "seed/seed.h"
@@ -169,6 +170,7 @@ TEST(GemmRoute, OtherProductsDoNotTakeTheNewRoutesAndSayWhy) {
 // the CuTe check for every kernel: the GEMV's two instantiations, the split GEMM and its sum kernel), at
 // KernelBench 4's and 6's shapes.
 TEST(SeedCompile, GemvAndSplitKSeedsBuildAndPassEveryStaticCheck) {
+  CUTEGEN_SLOW_COMPILE_TEST("the GEMV and split-K seeds; gpu_seed.py builds and judges matvec and matmul_long_k");
   RealCompiler compiler;
   ASSERT_TRUE(compiler.ready());
   for (const json& g : {product(2048, 1, 1048576), product(256, 256, 524288)}) {

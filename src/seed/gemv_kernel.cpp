@@ -7,7 +7,7 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kGemvTemplate =
 #include "seed/gemv_kernel.inc"
     ;
 
@@ -18,7 +18,7 @@ std::string generate_gemv_kernel(const GemmPlan& plan, const std::string& proble
   // with B given as (N, K) (the matrix is B's storage, the vector A). Either way the vector's K floats are
   // contiguous, whether it is (K,), (K, 1) or a transposed (1, K).
   const bool rows_of_a = plan.n == 1 && !plan.a_transposed;
-  std::string text = kTemplate;
+  std::string text = kGemvTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "WHY", plan.route_reason);

@@ -62,6 +62,10 @@ std::optional<int64_t> dim_of(const Node& n, std::size_t rank, const char* key) 
   return v >= 0 && v < static_cast<int64_t>(std::max<std::size_t>(rank, 1)) ? v : -1;
 }
 
+std::string shape_text(const std::vector<int64_t>& s) {
+  return s.empty() ? "a 0-d tensor" : fmt::format("{}", fmt::join(s, "x"));
+}
+
 std::string text_of(const OpGraph& g, const Operand& o) {
   if (!o.ref) return fmt::format("{}", o.value);
   const Node& n = g.node(*o.ref);

@@ -28,6 +28,8 @@ const Node* single_output(const OpGraph& g, std::string& reason);
 std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params = false);
 // A dimension argument normalised to [0, rank); nullopt for None, -1 when out of range.
 std::optional<int64_t> dim_of(const Node& n, std::size_t rank, const char* key = "dim");
+// A shape as people read it: "4096x393216", or "a 0-d tensor".
+std::string shape_text(const std::vector<int64_t>& s);
 // A value as people read it: inputs by name, ops as op(args, key=value).
 std::string text_of(const OpGraph& g, const Operand& o);
 // The pointwise sub-graph from `root` down to `leaves` as device statements (`prefix<id>` values), in

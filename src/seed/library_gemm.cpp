@@ -15,7 +15,6 @@ constexpr const char* kLibrary =
 
 constexpr int64_t kTile = 128;                     // GX_TILE_M = GX_TILE_N by default
 constexpr int64_t kMaxExtent = INT32_MAX / 4;      // make_plan's limit on M, N and K
-constexpr int64_t kWorkspaceCeiling = int64_t{4} << 30;  // the judge's cap (python/cutegen_worker/memory.py)
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 

@@ -4,10 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-
 #include "common/fs.h"
 #include "common/process.h"
+#include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
 #include "compile/source_rules.h"
 #include "seed/seed.h"
@@ -161,8 +160,7 @@ TEST(LibraryGemmKernel, KeepsTheLibrarysKnobsAndSourceRules) {
 // left out of CI's time budget unless CUTEGEN_SLOW_COMPILE_TESTS=1; scripts/gpu_seed.py builds and judges the
 // same route on the GPU machine (matmul_square, matmul_trans_both).
 TEST(SeedCompile, LibraryGemmSeedBuildsAndPassesEveryStaticCheck) {
-  if (const char* slow = std::getenv("CUTEGEN_SLOW_COMPILE_TESTS"); !slow || std::string(slow) != "1")
-    GTEST_SKIP() << "a CUTLASS SM90 GEMM takes minutes of nvcc: set CUTEGEN_SLOW_COMPILE_TESTS=1 to build it here";
+  CUTEGEN_SLOW_COMPILE_TEST("a CUTLASS SM90 GEMM, minutes of nvcc; gpu_seed.py builds and judges its route");
   RealCompiler compiler;
   ASSERT_TRUE(compiler.ready());
   const std::string src = seed_source(product(4096, 4096, 4096, true));

@@ -8,7 +8,7 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kLossTemplate =
 #include "seed/loss_kernel.inc"
     ;
 
@@ -32,7 +32,7 @@ std::string generate_loss_kernel(const LossPlan& plan, const std::string& proble
   const std::string scale_text = plan.reduction == "sum"    ? "1"
                                  : plan.reduction == "mean" ? "1/numel"
                                                             : "1/batch (batchmean)";
-  std::string text = kTemplate;
+  std::string text = kLossTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "SCALE_TEXT", scale_text);

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "seed/gemm_epilogue_matcher.h"
+#include "seed/graph_util.h"
 #include "seed/pointwise_ops.h"
 #include "seed/structured_matcher.h"
 
@@ -17,10 +18,6 @@ namespace {
 bool is_leaf(const std::string& op) { return op == "input" || op == "param" || op == "constant"; }
 
 bool float_dtype(const std::string& d) { return d == "float32" || d == "float16" || d == "bfloat16"; }
-
-std::string shape_text(const std::vector<int64_t>& s) {
-  return s.empty() ? "a 0-d tensor" : fmt::format("{}", fmt::join(s, "x"));
-}
 
 // Nodes the outputs depend on, ascending (= execution order).
 std::vector<int> reachable(const OpGraph& g) {

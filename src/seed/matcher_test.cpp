@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "seed/testdata/graph_builders.h"
+
 using namespace cutegen::seed;
+using namespace cutegen::seed::testing;
 using json = nlohmann::json;
 
 namespace {
@@ -15,22 +18,14 @@ json tensor(json node, const std::vector<int64_t>& shape = {64, 128}, const std:
   node["contiguous"] = true;
   return node;
 }
-json input(int id, const std::string& name, int index = -1) {
+json input_of(int id, const std::string& name, int index = -1) {
   return tensor({{"id", id}, {"name", name}, {"op", "input"}, {"index", index < 0 ? id : index}});
 }
-json ref(int id) { return {{"ref", id}}; }
-json num(double v) { return {{"const", v}}; }
 json op(int id, const std::string& name, json args, json params = json::object()) {
   return tensor({{"id", id}, {"name", name + std::to_string(id)}, {"op", name}, {"args", args}, {"params", params}});
 }
-json graph(json nodes, json outputs, int num_inputs, json params = json::array()) {
+json graph_of(json nodes, json outputs, int num_inputs, json params = json::array()) {
   return {{"traced", true}, {"nodes", nodes}, {"outputs", outputs}, {"num_inputs", num_inputs}, {"params", params}};
-}
-
-SeedMatch match(const json& j) {
-  auto g = OpGraph::from_json(j);
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return g.ok() ? match_seed(*g) : SeedMatch{};
 }
 
 }  // namespace
@@ -39,16 +34,16 @@ TEST(OpGraphJson, MalformedAnswersNameTheField) {
   auto no_traced = OpGraph::from_json(json::object());
   ASSERT_FALSE(no_traced.ok());
   EXPECT_EQ(no_traced.error().message, "the worker's trace answer is malformed: traced is missing");
-  auto forward_ref = OpGraph::from_json(graph({input(0, "x"), op(1, "relu", {ref(1)})}, {ref(1)}, 1));
+  auto forward_ref = OpGraph::from_json(graph_of({input_of(0, "x"), op(1, "relu", {ref(1)})}, {ref(1)}, 1));
   ASSERT_FALSE(forward_ref.ok());
   EXPECT_EQ(forward_ref.error().message, "the worker's trace answer is malformed: nodes[1].args[0] refers forward");
-  auto bad_ref = OpGraph::from_json(graph({input(0, "x")}, {ref(3)}, 1));
+  auto bad_ref = OpGraph::from_json(graph_of({input_of(0, "x")}, {ref(3)}, 1));
   ASSERT_FALSE(bad_ref.ok());
   EXPECT_EQ(bad_ref.error().message, "the worker's trace answer is malformed: outputs[0].ref is not a node id");
 }
 
 TEST(OpGraphJson, ReadsParamsScalarsAndNonFiniteConstants) {
-  json j = graph({input(0, "x"), {{"id", 1}, {"name", "s"}, {"op", "input"}, {"index", 1}, {"scalar", true},
+  json j = graph_of({input_of(0, "x"), {{"id", 1}, {"name", "s"}, {"op", "input"}, {"index", 1}, {"scalar", true},
                                   {"dtype", "float64"}},
                   op(2, "clamp", {ref(0)}, {{"min", nullptr}, {"max", "inf"}}), op(3, "mul", {ref(2), num(2)})},
                  {ref(3)}, 2);
@@ -64,7 +59,7 @@ TEST(OpGraphJson, ReadsParamsScalarsAndNonFiniteConstants) {
 }
 
 TEST(Matcher, SwishIsAChainOverOneInput) {
-  auto m = match(graph({input(0, "x"), op(1, "sigmoid", {ref(0)}), op(2, "mul", {ref(0), ref(1)})}, {ref(2)}, 1));
+  auto m = match(graph_of({input_of(0, "x"), op(1, "sigmoid", {ref(0)}), op(2, "mul", {ref(0), ref(1)})}, {ref(2)}, 1));
   ASSERT_TRUE(m.matched()) << m.reason;
   const auto& p = *m.pointwise;
   EXPECT_EQ(p.pattern, "mul(x, sigmoid(x))");
@@ -84,7 +79,7 @@ TEST(Matcher, ModuleConstantsAndScalarInputsAndParameters) {
   // y = leaky_relu(a * s, 0.2) + w, with s a Python float argument and w a parameter of the output's shape.
   json scalar = {{"id", 1}, {"name", "s"}, {"op", "input"}, {"index", 1}, {"scalar", true}, {"dtype", "float64"}};
   json param = tensor({{"id", 2}, {"name", "w"}, {"op", "param"}, {"index", 2}});
-  auto m = match(graph({input(0, "a"), scalar, param, op(3, "mul", {ref(0), ref(1)}),
+  auto m = match(graph_of({input_of(0, "a"), scalar, param, op(3, "mul", {ref(0), ref(1)}),
                         op(4, "leaky_relu", {ref(3)}, {{"negative_slope", 0.2}}),
                         op(5, "add", {ref(4), ref(2)}, {{"alpha", 1}})},
                        {ref(5)}, 2, {"w"}));
@@ -103,13 +98,13 @@ TEST(Matcher, ModuleConstantsAndScalarInputsAndParameters) {
 }
 
 TEST(Matcher, NodesTheOutputDoesNotNeedAreIgnored) {
-  auto m = match(graph({input(0, "x"), op(1, "Tensor.size", {ref(0)}), op(2, "relu", {ref(0)})}, {ref(2)}, 1));
+  auto m = match(graph_of({input_of(0, "x"), op(1, "Tensor.size", {ref(0)}), op(2, "relu", {ref(0)})}, {ref(2)}, 1));
   ASSERT_TRUE(m.matched()) << m.reason;
   EXPECT_EQ(m.ops, "relu");
 }
 
 TEST(Matcher, HalfPrecisionChainsMatch) {
-  auto m = match(graph({tensor({{"id", 0}, {"name", "x"}, {"op", "input"}, {"index", 0}}, {8}, "bfloat16"),
+  auto m = match(graph_of({tensor({{"id", 0}, {"name", "x"}, {"op", "input"}, {"index", 0}}, {8}, "bfloat16"),
                         tensor({{"id", 1}, {"name", "t"}, {"op", "tanh"}, {"args", {ref(0)}}}, {8}, "bfloat16")},
                        {ref(1)}, 1));
   ASSERT_TRUE(m.matched()) << m.reason;
@@ -118,7 +113,7 @@ TEST(Matcher, HalfPrecisionChainsMatch) {
 
 TEST(Matcher, UnknownOpsAreNamedInTheNoSeedLine) {
   json matmul = tensor({{"id", 2}, {"name", "matmul"}, {"op", "torch.matmul"}, {"args", {ref(0), ref(1)}}, {"known", false}});
-  auto m = match(graph({input(0, "a"), input(1, "b"), matmul, op(3, "relu", {ref(2)})}, {ref(3)}, 2));
+  auto m = match(graph_of({input_of(0, "a"), input_of(1, "b"), matmul, op(3, "relu", {ref(2)})}, {ref(3)}, 2));
   ASSERT_FALSE(m.matched());
   EXPECT_EQ(m.no_seed_line(),
             "no seed for this operator graph: torch.matmul, relu (torch.matmul is not a pointwise op the seed knows)");
@@ -127,30 +122,30 @@ TEST(Matcher, UnknownOpsAreNamedInTheNoSeedLine) {
 TEST(Matcher, TheWorkersNoteIsTheReason) {
   json clamp = tensor({{"id", 2}, {"name", "clamp"}, {"op", "clamp"}, {"args", {ref(0), ref(1)}}, {"known", false},
                        {"note", "clamp's min is a tensor, not a number"}});
-  auto m = match(graph({input(0, "x"), input(1, "lo"), clamp}, {ref(2)}, 2));
+  auto m = match(graph_of({input_of(0, "x"), input_of(1, "lo"), clamp}, {ref(2)}, 2));
   ASSERT_FALSE(m.matched());
   EXPECT_EQ(m.reason, "clamp: clamp's min is a tensor, not a number");
 }
 
 TEST(Matcher, BroadcastingIsTheBroadcastSeedsOrRefusedWithTheOperand) {
   json bias = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {128});
-  auto m = match(graph({input(0, "x"), bias, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
+  auto m = match(graph_of({input_of(0, "x"), bias, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
   ASSERT_FALSE(m.pointwise);
   ASSERT_TRUE(m.broadcast) << m.reason;
   EXPECT_EQ(m.broadcast->strides, (std::vector<std::vector<int64_t>>{{128, 1}, {0, 1}}));
   EXPECT_EQ(m.description(), "broadcast pointwise chain y = add(x, b)");
   json odd = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {100});
-  auto refused = match(graph({input(0, "x"), odd, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
+  auto refused = match(graph_of({input_of(0, "x"), odd, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
   ASSERT_FALSE(refused.matched());
   EXPECT_EQ(refused.reason, "b does not broadcast to the output");
 }
 
 TEST(Matcher, MixedAndIntegerDtypesAreRefused) {
   json half = tensor({{"id", 1}, {"name", "h"}, {"op", "input"}, {"index", 1}}, {64, 128}, "float16");
-  auto mixed = match(graph({input(0, "x"), half, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
+  auto mixed = match(graph_of({input_of(0, "x"), half, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
   ASSERT_FALSE(mixed.matched());
   EXPECT_EQ(mixed.reason, "input h is float16 while the output is float32 (mixed dtypes have no seed yet)");
-  auto ints = match(graph({tensor({{"id", 0}, {"name", "i"}, {"op", "input"}, {"index", 0}}, {4}, "int64"),
+  auto ints = match(graph_of({tensor({{"id", 0}, {"name", "i"}, {"op", "input"}, {"index", 0}}, {4}, "int64"),
                            tensor({{"id", 1}, {"name", "n"}, {"op", "neg"}, {"args", {ref(0)}}}, {4}, "int64")},
                           {ref(1)}, 1));
   ASSERT_FALSE(ints.matched());
@@ -158,7 +153,7 @@ TEST(Matcher, MixedAndIntegerDtypesAreRefused) {
 }
 
 TEST(Matcher, TupleOutputsAndUntracedGraphsHaveNoSeed) {
-  auto two = match(graph({input(0, "x"), op(1, "relu", {ref(0)})}, {ref(1), ref(0)}, 1));
+  auto two = match(graph_of({input_of(0, "x"), op(1, "relu", {ref(0)})}, {ref(1), ref(0)}, 1));
   ASSERT_FALSE(two.matched());
   EXPECT_EQ(two.reason, "forward() returns 2 outputs; the pointwise seed writes one");
   auto untraced = match({{"traced", false}, {"reason", "torch.fx cannot trace forward(): TraceError: x"}});
@@ -167,7 +162,7 @@ TEST(Matcher, TupleOutputsAndUntracedGraphsHaveNoSeed) {
 }
 
 TEST(Matcher, AFormulaErrorIsTheReason) {
-  auto m = match(graph({input(0, "x"), op(1, "gelu", {ref(0)}, {{"approximate", "fast"}})}, {ref(1)}, 1));
+  auto m = match(graph_of({input_of(0, "x"), op(1, "gelu", {ref(0)}, {{"approximate", "fast"}})}, {ref(1)}, 1));
   ASSERT_FALSE(m.matched());
   EXPECT_EQ(m.no_seed_line(), "no seed for this operator graph: gelu (gelu with approximate='fast' (torch knows none and tanh))");
 }
@@ -175,7 +170,7 @@ TEST(Matcher, AFormulaErrorIsTheReason) {
 TEST(Matcher, AnUnknownOpIsTheReasonEvenWhenShapesDifferToo) {
   json b = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {128, 32});
   json mm = tensor({{"id", 2}, {"name", "mm"}, {"op", "torch.mm"}, {"args", {ref(0), ref(1)}}, {"known", false}}, {64, 32});
-  auto m = match(graph({input(0, "a"), b, mm}, {ref(2)}, 2));
+  auto m = match(graph_of({input_of(0, "a"), b, mm}, {ref(2)}, 2));
   ASSERT_FALSE(m.matched());
   EXPECT_EQ(m.reason, "torch.mm is not a pointwise op the seed knows");
 }
@@ -185,7 +180,7 @@ json softmax_graph(const std::string& op, double dim, const std::string& dtype =
   json x = tensor({{"id", 0}, {"name", "x"}, {"op", "input"}, {"index", 0}}, {64, 128}, dtype);
   json sm = tensor({{"id", 1}, {"name", op}, {"op", op}, {"args", {ref(0)}}, {"params", {{"dim", dim}, {"dtype", nullptr}}}},
                    {64, 128}, dtype);
-  return graph({x, sm}, {ref(1)}, 1);
+  return graph_of({x, sm}, {ref(1)}, 1);
 }
 }  // namespace
 
@@ -211,7 +206,7 @@ TEST(Matcher, RowSoftmaxRefusalsSayWhy) {
   auto half = match(softmax_graph("softmax", 1, "float16"));
   ASSERT_FALSE(half.matched());
   EXPECT_EQ(half.reason, "softmax in float16 (the row-softmax seed is float32)");
-  json j = graph({input(0, "x"), op(1, "relu", {ref(0)}), op(2, "softmax", {ref(1)}, {{"dim", 1}})}, {ref(2)}, 1);
+  json j = graph_of({input_of(0, "x"), op(1, "relu", {ref(0)}), op(2, "softmax", {ref(1)}, {{"dim", 1}})}, {ref(2)}, 1);
   auto chained = match(j);
   ASSERT_FALSE(chained.matched());
   EXPECT_EQ(chained.reason, "softmax of a computed value (the row-softmax seed takes a forward input)");

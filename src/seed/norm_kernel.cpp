@@ -7,7 +7,7 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kNormTemplate =
 #include "seed/norm_kernel.inc"
     ;
 
@@ -48,7 +48,7 @@ std::string generate_norm_kernel(const NormPlan& plan, const std::string& proble
                      "."
                : fmt::format("s = the {} of pre(x) over each group, d = post(s), y = x {} d.", plan.mean ? "mean" : "sum",
                              plan.divide ? "/" : "*");
-  std::string text = kTemplate;
+  std::string text = kNormTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "KIND_TEXT", kind_text);

@@ -7,6 +7,9 @@
 
 namespace cutegen::seed {
 
+// The most workspace a kernel may ask the judge for (python/cutegen_worker/memory.py's cap).
+inline constexpr int64_t kWorkspaceCeiling = int64_t{4} << 30;
+
 // One SSA statement of a device function: `const float <value> = <expr>;  // <what>`.
 struct PointwiseStep {
   std::string value;

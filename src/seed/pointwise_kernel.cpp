@@ -8,7 +8,7 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kPointwiseTemplate =
 #include "seed/pointwise_kernel.inc"
     ;
 
@@ -49,7 +49,7 @@ std::string generate_pointwise_kernel(const PointwisePlan& plan, const std::stri
   for (const auto& step : plan.steps)
     body += fmt::format("    const float {} = {};  // {}\n", step.value, step.expr, step.what);
 
-  std::string text = kTemplate;
+  std::string text = kPointwiseTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "NUM_TENSORS", std::to_string(plan.tensor_inputs.size()));

@@ -6,9 +6,11 @@
 
 #include "common/fs.h"
 #include "common/process.h"
+#include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
 #include "seed/pointwise_ops.h"
 #include "seed/row_softmax_kernel.h"
+#include "seed/testdata/graph_builders.h"
 #include "seed/testdata/real_compiler.h"
 #include "tune/knobs.h"
 
@@ -89,7 +91,7 @@ std::string swish_source() {
   return generate_pointwise_kernel(plan_for(j), "swish.py");
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using cutegen::seed::testing::contains;
 
 }  // namespace
 
@@ -161,6 +163,7 @@ TEST(RowSoftmaxKernel, TheSecondPassIsSoftmaxsOrLogSoftmaxs) {
 // The log variant through the real compile stage (the plain one differs in one line and is what
 // examples/kernels/softmax_rows.cu, which compile_tests builds, already is).
 TEST(SeedCompile, LogSoftmaxBuildsAndPassesEveryStaticCheck) {
+  CUTEGEN_SLOW_COMPILE_TEST("the log-softmax seed; gpu_seed.py builds and judges the softmax problems");
   seed::testing::RealCompiler compiler;
   ASSERT_TRUE(compiler.ready());
   std::string src = generate_row_softmax_kernel(log_softmax_plan(), "log_softmax.py");
@@ -175,7 +178,7 @@ TEST(SeedKnobs, BothTemplatesDeclareKnobsTheTunerReads) {
   ASSERT_TRUE(pointwise.ok()) << pointwise.error().message;
   ASSERT_EQ(pointwise->knobs.size(), 5u);
   EXPECT_EQ(pointwise->describe(pointwise->defaults()),
-            "EW_THREADS=256 EW_VEC=4 EW_UNROLL=4 EW_GRID_STRIDE=1 EW_BLOCKS_PER_SM=8");
+            "EW_THREADS=256 EW_VEC=4 EW_UNROLL=4 EW_GRID_STRIDE=0 EW_BLOCKS_PER_SM=8");
   EXPECT_TRUE(pointwise->satisfies(pointwise->defaults()));
   EXPECT_TRUE(plan_variants(*pointwise, 12).ok());
   auto softmax = parse_knobs(generate_row_softmax_kernel(log_softmax_plan(), "log_softmax.py"));

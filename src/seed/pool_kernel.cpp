@@ -7,14 +7,14 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kPoolTemplate =
 #include "seed/pool_kernel.inc"
     ;
 
 }  // namespace
 
 std::string generate_pool_kernel(const PoolPlan& plan, const std::string& problem_name) {
-  std::string text = kTemplate;
+  std::string text = kPoolTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "OP", plan.max ? "max pooling" : "average pooling");

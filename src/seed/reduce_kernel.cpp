@@ -7,7 +7,7 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kReduceTemplate =
 #include "seed/reduce_kernel.inc"
     ;
 
@@ -47,7 +47,7 @@ std::string generate_reduce_kernel(const ReducePlan& plan, const std::string& pr
   if (plan.op == "argmax") combine = fmt::format(kArgCombine, ">");
   if (plan.op == "argmin") combine = fmt::format(kArgCombine, "<");
   const bool index = plan.out_dtype == "int64";
-  std::string text = kTemplate;
+  std::string text = kReduceTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "OP", plan.op);

@@ -5,14 +5,14 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kRowSoftmaxTemplate =
 #include "seed/row_softmax_kernel.inc"
     ;
 
 }  // namespace
 
 std::string generate_row_softmax_kernel(const RowSoftmaxPlan& plan, const std::string& problem_name) {
-  std::string text = kTemplate;
+  std::string text = kRowSoftmaxTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "OP", plan.log ? "log_softmax" : "softmax");

@@ -8,7 +8,7 @@
 namespace cutegen::seed {
 namespace {
 
-constexpr const char* kTemplate =
+constexpr const char* kScanTemplate =
 #include "seed/scan_kernel.inc"
     ;
 
@@ -16,7 +16,7 @@ constexpr const char* kTemplate =
 
 std::string generate_scan_kernel(const ScanPlan& plan, const std::string& problem_name) {
   const bool sum = plan.op == "cumsum";
-  std::string text = kTemplate;
+  std::string text = kScanTemplate;
   replace_placeholder(text, "PROBLEM", problem_name);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "OP", plan.op);

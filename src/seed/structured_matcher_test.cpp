@@ -8,6 +8,7 @@
 
 #include "common/fs.h"
 #include "common/process.h"
+#include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
 #include "seed/broadcast_kernel.h"
 #include "seed/cross_entropy_kernel.h"
@@ -530,6 +531,7 @@ TEST(GemmKernel, OperandOrderAndMaskAreWrittenIn) {
 // reduce, loss and pool templates are plainer; CI is near its time limit, so they are built by the GPU
 // suite's seed stage (scripts/gpu_seed.py judges one problem of each) rather than here.
 TEST(SeedCompile, NormGemmAndScanSeedsBuildAndPassEveryStaticCheck) {
+  CUTEGEN_SLOW_COMPILE_TEST("the norm, masked GEMM and scan templates; gpu_seed.py builds and judges each");
   RealCompiler compiler;
   ASSERT_TRUE(compiler.ready());
   for (const json& g : {batch_norm(true), triu_at_b(), reverse_cumsum()}) {

@@ -6,17 +6,14 @@
 #include <fstream>
 
 #include "common/fs.h"
+#include "common/test_helpers.h"
 #include "store/run_files.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() { path = *make_unique_dir(fs::temp_directory_path(), "cutegen-store-test-"); }
-  ~TempDir() { fs::remove_all(path); }
-};
+using cutegen::testing::TempDir;
 std::string slurp(const fs::path& p) { return *read_file(p); }
 }  // namespace
 

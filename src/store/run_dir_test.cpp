@@ -9,16 +9,13 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/test_helpers.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() { path = *make_unique_dir(fs::temp_directory_path(), "cutegen-rundir-test-"); }
-  ~TempDir() { fs::remove_all(path); }
-};
+using cutegen::testing::TempDir;
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 }  // namespace
 

@@ -29,7 +29,7 @@ class BuiltCompiler final : public Compiler {
   std::vector<CompileRequest> requests;
 };
 
-const char* kSource = R"(// cutegen:knob T_THREADS in {128, 256}
+const char* kTunableSource = R"(// cutegen:knob T_THREADS in {128, 256}
 #ifndef T_THREADS
 #define T_THREADS 256
 #endif
@@ -64,7 +64,7 @@ TEST(JudgeTuneBackend, TunesOnTheRealWorkersScreeningPathAndJudgesTheChoiceInFul
   JudgeTuneBackend backend(compiler, judge, fs::path(CUTEGEN_SOURCE_DIR) / "problems/relu.py");
   TuneOptions to;
   to.min_gain = 10;  // CPU times are noise: keep the default, which is then judged in full
-  auto r = tune_kernel(kSource, backend, to);
+  auto r = tune_kernel(kTunableSource, backend, to);
   ASSERT_TRUE(r.ok()) << r.error().message;
   for (const auto& row : r->rows) {
     EXPECT_EQ(row.verdict, Verdict::pass) << row.reason;
