@@ -174,7 +174,10 @@ def test_baselines_on_the_cuda_clock(worker, full_size, tmp_path):
                          cache_dir=str(tmp_path), sets=2, seed=3)
     floor_ms = meta["min_bytes"] / 6e12 * 1e3  # faster than any HBM would be a broken clock
     eager = result["eager"]
-    assert eager["runs"] == 20 and floor_ms < eager["min_ms"] <= eager["median_ms"] < 50 * floor_ms
+    # Runs that waited for a CPU are left out and counted (a busy machine, e.g. gpu-check's ctest beside
+    # 16 nvcc builds, left out 2 of 20); the rest are the baseline.
+    assert eager["runs"] + eager.get("disturbed_runs", 0) == 20 and eager["runs"] >= 18, eager
+    assert floor_ms < eager["min_ms"] <= eager["median_ms"] < 50 * floor_ms, eager
     assert "median_ms" in result["compile"], result["compile"]
     assert worker.call("time_baselines", modes=["eager", "compile"], warmup_ms=50, runs=20,
                        cache_dir=str(tmp_path), sets=2, seed=3)["cached"] is True
