@@ -654,7 +654,9 @@ TEST(LoopResume, ARunStoppedBeforeItsFirstEventStartsFromTheBeginning) {
 
   for (bool file_exists : {false, true}) {
     Harness h;
-    if (file_exists) ASSERT_TRUE(write_file_atomic(h.dir / "events.jsonl", "").ok());
+    if (file_exists) {
+      ASSERT_TRUE(write_file_atomic(h.dir / "events.jsonl", "").ok());
+    }
     script_happy(*h.llm);
     auto r = h.run(/*resume=*/true);
     ASSERT_TRUE(r.ok()) << file_exists << ": " << r.error().message;

@@ -221,7 +221,9 @@ TEST_F(JudgeTest, TheSessionRequestCarriesTheTrialPlanAndAFreshWorkDirectory) {
   for (const auto& t : req["trials"]) {
     kinds.insert(t["kind"].get<std::string>());
     own += t["params"] == "own";
-    if (t["kind"] == "scaled") EXPECT_DOUBLE_EQ(t["scale"].get<double>(), 100.0);
+    if (t["kind"] == "scaled") {
+      EXPECT_DOUBLE_EQ(t["scale"].get<double>(), 100.0);
+    }
   }
   EXPECT_EQ(kinds, (std::multiset<std::string>{"problem", "problem", "signed", "scaled"}));
   EXPECT_EQ(own, 1);
@@ -433,7 +435,9 @@ TEST(JudgeTrialPlan, OwnParametersOnceRobustnessTrialsAndARandomOrder) {
       ++scaled;
       EXPECT_DOUBLE_EQ(t["scale"].get<double>(), 4.0);  // fp16 stays finite
     }
-    if (t["params"] == "own") EXPECT_EQ(t["kind"], "problem");
+    if (t["params"] == "own") {
+      EXPECT_EQ(t["kind"], "problem");
+    }
   }
   EXPECT_EQ(own, 1);
   EXPECT_EQ(scaled, 1);

@@ -241,7 +241,9 @@ TEST(RunnerSandboxPolicy, StartReadsOnlyLoadedLibrariesTheDriversFilesAndTheCand
   };
   EXPECT_TRUE(writes("/tmp"));
   EXPECT_TRUE(writes(*root / "ncu-home"));
-  if (fs::exists("/dev/shm")) EXPECT_TRUE(writes("/dev/shm"));
+  if (fs::exists("/dev/shm")) {
+    EXPECT_TRUE(writes("/dev/shm"));
+  }
   EXPECT_EQ(std::count(profiled.write_paths.begin(), profiled.write_paths.end(), fs::path("/proc")), 0);
   settings.files = false;
   auto open = runner_start_policy(settings, *root / "private", *root / "cache/ab/kernel.so", {}, {});
@@ -273,8 +275,12 @@ TEST(RunnerSandboxPolicy, UnderTheProfilerTheRunnerDoesNotDieWithItsParentThread
   // ncu's libraries read the system and share memory through /dev/shm; still not /etc as a whole, nor
   // a home directory, nor other processes' /proc entries.
   auto has = [](const std::vector<fs::path>& v, const char* x) { return std::find(v.begin(), v.end(), x) != v.end(); };
-  if (fs::exists("/usr")) EXPECT_TRUE(has(p.read_paths, "/usr"));
-  if (fs::exists("/dev/shm")) EXPECT_TRUE(has(p.write_paths, "/dev/shm"));
+  if (fs::exists("/usr")) {
+    EXPECT_TRUE(has(p.read_paths, "/usr"));
+  }
+  if (fs::exists("/dev/shm")) {
+    EXPECT_TRUE(has(p.write_paths, "/dev/shm"));
+  }
   for (const char* no : {"/etc", "/root", "/home", "/proc", "/"}) EXPECT_FALSE(has(p.read_paths, no)) << no;
   // ncu's target libraries that arrive without CUDA_INJECTION64_PATH (preloaded, or already loaded):
   // their whole installation is readable, which the H200 bisect showed the injection needs.
