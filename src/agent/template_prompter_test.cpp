@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "common/test_helpers.h"
 
 using namespace cutegen;
 
@@ -50,7 +51,7 @@ Evaluation passing(double ms) {
   return e;
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using cutegen::testing::contains;
 
 }  // namespace
 

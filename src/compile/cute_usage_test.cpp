@@ -4,6 +4,7 @@
 
 #include "common/fake_process_runner.h"
 #include "common/fs.h"
+#include "common/test_helpers.h"
 
 using namespace cutegen;
 
@@ -82,15 +83,7 @@ TEST(CuteUsage, AnUnbalancedInlineAsmMarkerIsForged) {
 }
 
 namespace {
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    auto d = make_unique_dir(std::filesystem::temp_directory_path(), "cutegen-cute-");
-    EXPECT_TRUE(d.ok());
-    path = d.ok() ? *d : std::filesystem::path();
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using cutegen::testing::TempDir;
 const QuotableFiles kQuotable{"candidate.cu", {"/opt/cutlass/include"}};
 }  // namespace
 

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "common/test_helpers.h"
+
 namespace cutegen {
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using cutegen::testing::contains;
 
 TEST(EntryPoints, EitherFormIsAccepted) {
   EXPECT_EQ(entry_form({.forward = true}).value(), EntryForm::plain);

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "common/fs.h"
+#include "common/test_helpers.h"
 
 using namespace cutegen;
 
@@ -16,7 +17,7 @@ namespace {
 
 int line_count(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using cutegen::testing::contains;
 
 const Signal* find_signal(const std::vector<Signal>& signals, const std::string& kind) {
   for (const auto& s : signals)

@@ -15,8 +15,8 @@ using namespace cutegen;
 namespace fs = std::filesystem;
 
 namespace {
+using cutegen::testing::contains;
 using cutegen::testing::TempDir;
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 }  // namespace
 
 TEST(RunDir, AFreshRunCreatesTheDirectoryWithItsMarkerAndLock) {
@@ -43,8 +43,8 @@ TEST(RunDir, ANonEmptyDirectoryThatIsNoRunIsRefusedAndLeftAlone) {
     auto run = RunDir::open(t.path / "mine", mode, "test");
     ASSERT_FALSE(run.ok());
     const std::string& m = run.error().message;
-    EXPECT_TRUE(has(m, "is not a cutegen run directory")) << m;
-    EXPECT_TRUE(has(m, "best, report.md")) << m;
+    EXPECT_TRUE(contains(m, "is not a cutegen run directory")) << m;
+    EXPECT_TRUE(contains(m, "best, report.md")) << m;
     EXPECT_EQ(m.find('\n'), std::string::npos);
   }
   EXPECT_EQ(*read_file(t.path / "mine/report.md"), "the user's own report");
@@ -57,7 +57,7 @@ TEST(RunDir, AFileIsRefused) {
   ASSERT_TRUE(write_file_atomic(t.path / "notes.txt", "x").ok());
   auto run = RunDir::open(t.path / "notes.txt", RunDir::Mode::fresh, "test");
   ASSERT_FALSE(run.ok());
-  EXPECT_TRUE(has(run.error().message, "is not a directory")) << run.error().message;
+  EXPECT_TRUE(contains(run.error().message, "is not a directory")) << run.error().message;
 }
 
 TEST(RunDir, AnExistingRunIsRefusedWithoutResumeAndSaysHowToResume) {
@@ -65,7 +65,7 @@ TEST(RunDir, AnExistingRunIsRefusedWithoutResumeAndSaysHowToResume) {
   { ASSERT_TRUE(RunDir::open(t.path / "run", RunDir::Mode::fresh, "test").ok()); }
   auto again = RunDir::open(t.path / "run", RunDir::Mode::fresh, "test");
   ASSERT_FALSE(again.ok());
-  EXPECT_TRUE(has(again.error().message, "already holds a cutegen run: add --resume")) << again.error().message;
+  EXPECT_TRUE(contains(again.error().message, "already holds a cutegen run: add --resume")) << again.error().message;
   auto resumed = RunDir::open(t.path / "run", RunDir::Mode::resume, "test");
   ASSERT_TRUE(resumed.ok()) << resumed.error().message;
   EXPECT_TRUE(resumed->resumed());
@@ -75,12 +75,12 @@ TEST(RunDir, ResumeNeedsARun) {
   TempDir t;
   auto missing = RunDir::open(t.path / "none", RunDir::Mode::resume, "test");
   ASSERT_FALSE(missing.ok());
-  EXPECT_TRUE(has(missing.error().message, "nothing to resume")) << missing.error().message;
+  EXPECT_TRUE(contains(missing.error().message, "nothing to resume")) << missing.error().message;
   EXPECT_FALSE(fs::exists(t.path / "none"));
   fs::create_directory(t.path / "empty");
   auto empty = RunDir::open(t.path / "empty", RunDir::Mode::resume, "test");
   ASSERT_FALSE(empty.ok());
-  EXPECT_TRUE(has(empty.error().message, "is empty")) << empty.error().message;
+  EXPECT_TRUE(contains(empty.error().message, "is empty")) << empty.error().message;
 }
 
 TEST(RunDir, ARunFromBeforeTheMarkerIsResumableAndGetsOne) {
@@ -113,7 +113,7 @@ TEST(RunDir, ASecondRunOnALockedDirectoryFailsAtOnceNamingTheHolder) {
   ASSERT_EQ(c, 'y');
   auto second = RunDir::open(t.path / "run", RunDir::Mode::resume, "test");
   ASSERT_FALSE(second.ok());
-  EXPECT_TRUE(has(second.error().message, fmt::format("in use by another cutegen run (pid {})", child)))
+  EXPECT_TRUE(contains(second.error().message, fmt::format("in use by another cutegen run (pid {})", child)))
       << second.error().message;
   ASSERT_EQ(::write(release[1], "x", 1), 1);
   int status = 0;

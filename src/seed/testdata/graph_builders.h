@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "seed/matcher.h"
+#include "common/test_helpers.h"
 #include "seed/seed.h"
 
 namespace cutegen::seed::testing {
@@ -45,7 +46,7 @@ inline SeedMatch match(const json& j) {
   return g.ok() ? match_seed(*g) : SeedMatch{};
 }
 
-inline bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+using ::cutegen::testing::contains;
 
 // torch.matmul(op(A), op(B)) of two forward inputs, op = transpose where asked: A is given (M, K) or (K, M),
 // B (K, N) or (N, K).
