@@ -438,6 +438,10 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
     # are taken inside the probes' windows (a mark waits for the GPU as the probe does).
     assert order[:9] == ["stage problem (0,)", "flush", "probe start", "mark", "ping", "probe end", "mark", "gather",
                          "gather"]
+    # The rounds stage the kinds a timed call draws, in turn: the probes' limits come from the same staging work.
+    staged = [o.split()[1] for o in order if o.startswith("stage")]
+    assert staged == ["problem", "signed"] * (CALIBRATION_ROUNDS // 2)
+    assert ns.record.calibration["kinds"] == ["problem", "signed"]
     assert ns.ping_ns == 200_000  # 0.5 ms round trip, 0.3 ms of it the sweep itself
     assert ns.record.calibration["ping_ms"] == 0.2
     assert ns.record.calibration["span_overhead_ms"] == 0.15  # the GPU span beyond the sweep, too

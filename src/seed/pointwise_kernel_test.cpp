@@ -178,7 +178,7 @@ TEST(SeedKnobs, BothTemplatesDeclareKnobsTheTunerReads) {
   ASSERT_TRUE(pointwise.ok()) << pointwise.error().message;
   ASSERT_EQ(pointwise->knobs.size(), 5u);
   EXPECT_EQ(pointwise->describe(pointwise->defaults()),
-            "EW_THREADS=256 EW_VEC=4 EW_UNROLL=4 EW_GRID_STRIDE=0 EW_BLOCKS_PER_SM=8");
+            "EW_THREADS=256 EW_VEC=4 EW_UNROLL=1 EW_GRID_STRIDE=0 EW_BLOCKS_PER_SM=8");
   EXPECT_TRUE(pointwise->satisfies(pointwise->defaults()));
   EXPECT_TRUE(plan_variants(*pointwise, 12).ok());
   auto softmax = parse_knobs(generate_row_softmax_kernel(log_softmax_plan(), "log_softmax.py"));
