@@ -9,6 +9,7 @@
 
 #include "seed/gemm_epilogue_matcher.h"
 #include "seed/graph_util.h"
+#include "seed/library_softmax.h"
 #include "seed/pointwise_ops.h"
 #include "seed/structured_matcher.h"
 
@@ -241,7 +242,9 @@ std::optional<RowSoftmaxPlan> match_row_softmax(const OpGraph& g, std::string& r
 
 std::string SeedMatch::pattern() const {
   if (pointwise) return pointwise->pattern;
-  if (row_softmax) return row_softmax->pattern;
+  if (row_softmax)
+    return library_softmax_refusal(*row_softmax).empty() ? "library cluster softmax: " + row_softmax->pattern
+                                                          : row_softmax->pattern;
   if (reduce) return reduce->pattern;
   if (norm) return norm->pattern;
   // The route first: bench's column is 40 wide, and the tiled GEMM's plain pattern is the one without a prefix.
@@ -260,7 +263,10 @@ std::string SeedMatch::pattern() const {
 
 std::string SeedMatch::description() const {
   if (pointwise) return "pointwise chain y = " + pointwise->pattern;
-  if (row_softmax) return "row softmax y = " + row_softmax->pattern;
+  if (row_softmax)
+    return library_softmax_refusal(*row_softmax).empty()
+               ? "row softmax (the library's cluster softmax) y = " + row_softmax->pattern
+               : "row softmax y = " + row_softmax->pattern;
   if (reduce) return "reduction y = " + reduce->pattern;
   if (norm) return "normalisation y = " + norm->pattern;
   if (gemm && gemm->route == GemmRoute::library) return "matrix product (the library's 3xTF32 GEMM) y = " + gemm->pattern;

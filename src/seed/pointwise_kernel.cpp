@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <regex>
+
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -22,6 +24,35 @@ ElementType element_type(const std::string& dtype) {
   if (dtype == "float16") return {"cute::half_t", "CUTEGEN_FLOAT16", 8};
   if (dtype == "bfloat16") return {"cute::bfloat16_t", "CUTEGEN_BFLOAT16", 8};
   return {"float", "CUTEGEN_FLOAT32", 4};
+}
+
+// The default launch (EW_THREADS, EW_UNROLL) and why, by the chain's cost per element. Both keep a CTA per
+// 1024 values; measured on the H200 on KernelBench's 12.9 GB activations, the slower of problem and signed
+// inputs (benchmarks/pointwise-launch-2026-12-01.md):
+//   * cheap chains (compares, selects, FMAs: ReLU): one 16-byte vector per thread, 256 threads — 3.015 ms,
+//     against 3.035 for 128 x 2 and 3.164 for four vectors per thread (eager 3.038);
+//   * chains with a transcendental call (expm1f, log1pf, tanhf, erff, ...): two vectors per thread, 128
+//     threads — ELU 3.015 ms against 3.158 for 256 x 1 (expm1 on half the lanes of signed inputs), Softplus
+//     3.002 against 3.293. Each thread then has both loads in flight before its long arithmetic starts, so
+//     an SM's DRAM requests do not stall behind the math of the CTAs that already have their data.
+struct Launch {
+  int threads, unroll;
+  const char* why;
+};
+
+Launch default_launch(const PointwisePlan& plan) {
+  static const std::regex transcendental(
+      R"(\b(exp|expm1|exp2|log|log1p|log2|log10|tanh|sinh|cosh|erf|erfc|sin|cos|tan|pow|atan|asin|acos)f\()");
+  for (const auto& step : plan.steps)
+    if (std::regex_search(step.expr, transcendental))
+      return {128, 2,
+              "The chain calls a transcendental function: two 16-byte vectors per thread, 128\n"
+              "// threads, so both loads are in flight before the math starts (on the H200, KernelBench's ELU and\n"
+              "// Softplus ran 4-9% faster so than with one vector per thread; benchmarks/pointwise-launch-2026-12-01.md)."};
+  return {256, 1,
+          "The chain is cheap arithmetic: one 16-byte vector per thread, 256 threads (on the\n"
+          "// H200, KernelBench 19's ReLU ran 3.015 ms so, 3.164 with four vectors per thread, eager 3.038;\n"
+          "// benchmarks/pointwise-launch-2026-12-01.md)."};
 }
 
 // The descriptor field a host scalar of this dtype carries its value in (kernel contract).
@@ -55,6 +86,10 @@ std::string generate_pointwise_kernel(const PointwisePlan& plan, const std::stri
   replace_placeholder(text, "NUM_TENSORS", std::to_string(plan.tensor_inputs.size()));
   replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
   replace_placeholder(text, "DEFAULT_VEC", std::to_string(element.default_vec));
+  const Launch launch = default_launch(plan);
+  replace_placeholder(text, "LAUNCH_WHY", launch.why);
+  replace_placeholder(text, "DEFAULT_THREADS", std::to_string(launch.threads));
+  replace_placeholder(text, "DEFAULT_UNROLL", std::to_string(launch.unroll));
   replace_placeholder(text, "ELEMENT", element.cpp);
   replace_placeholder(text, "DTYPE", element.dtype);
   replace_placeholder(text, "TENSOR_NAMES", fmt::format("{}", fmt::join(tensor_names, ", ")));

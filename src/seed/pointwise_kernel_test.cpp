@@ -91,9 +91,47 @@ std::string swish_source() {
   return generate_pointwise_kernel(plan_for(j), "swish.py");
 }
 
+// One unary op of the table on x, e.g. unary_source("relu") or unary_source("elu", {{"alpha", 1.0}}).
+std::string unary_source(const std::string& op, json params = json::object()) {
+  json j = {{"traced", true},
+            {"nodes",
+             {tensor_node(0, "x", "input", "float32"),
+              {{"id", 1}, {"name", op}, {"op", op}, {"args", {{{"ref", 0}}}}, {"params", params},
+               {"dtype", "float32"}, {"shape", {1000, 37}}}}},
+            {"outputs", {{{"ref", 1}}}},
+            {"num_inputs", 1},
+            {"params", json::array()}};
+  j["nodes"][0]["index"] = 0;
+  return generate_pointwise_kernel(plan_for(j), op + ".py");
+}
+
+std::string launch_defaults(const std::string& src) {
+  auto knobs = parse_knobs(src);
+  EXPECT_TRUE(knobs.ok()) << (knobs.ok() ? "" : knobs.error().message);
+  return knobs.ok() ? knobs->describe(knobs->defaults()) : "";
+}
+
 using cutegen::seed::testing::contains;
 
 }  // namespace
+
+// The default launch follows the chain's cost per element (measured on the H200,
+// benchmarks/pointwise-launch-2026-12-01.md): cheap chains one vector per thread, 256 threads; chains
+// with a transcendental call two vectors per thread, 128 threads. Either way a CTA per 1024 fp32 values.
+TEST(PointwiseKernel, TheDefaultLaunchFollowsTheChainsCostPerElement) {
+  for (const auto& cheap : {unary_source("relu"), unary_source("hardtanh", {{"min_val", -1.0}, {"max_val", 1.0}}),
+                            unary_source("abs")}) {
+    EXPECT_EQ(launch_defaults(cheap), "EW_THREADS=256 EW_VEC=4 EW_UNROLL=1 EW_GRID_STRIDE=0 EW_BLOCKS_PER_SM=8");
+    EXPECT_TRUE(contains(cheap, "The chain is cheap arithmetic")) << cheap;
+  }
+  for (const auto& heavy : {unary_source("elu", {{"alpha", 1.0}}), unary_source("selu"), unary_source("sigmoid"),
+                            unary_source("softplus", {{"beta", 1.0}, {"threshold", 20.0}}), unary_source("tanh"),
+                            unary_source("gelu", {{"approximate", "none"}})}) {
+    EXPECT_EQ(launch_defaults(heavy), "EW_THREADS=128 EW_VEC=4 EW_UNROLL=2 EW_GRID_STRIDE=0 EW_BLOCKS_PER_SM=8");
+    EXPECT_TRUE(contains(heavy, "The chain calls a transcendental function")) << heavy;
+  }
+  EXPECT_FALSE(contains(unary_source("relu"), "{{")) << "a placeholder was left in the text";
+}
 
 TEST(PointwiseKernel, TheFunctorIsTheChainOneStatementPerOp) {
   std::string src = swish_source();
@@ -178,7 +216,7 @@ TEST(SeedKnobs, BothTemplatesDeclareKnobsTheTunerReads) {
   ASSERT_TRUE(pointwise.ok()) << pointwise.error().message;
   ASSERT_EQ(pointwise->knobs.size(), 5u);
   EXPECT_EQ(pointwise->describe(pointwise->defaults()),
-            "EW_THREADS=256 EW_VEC=4 EW_UNROLL=1 EW_GRID_STRIDE=0 EW_BLOCKS_PER_SM=8");
+            "EW_THREADS=128 EW_VEC=4 EW_UNROLL=2 EW_GRID_STRIDE=0 EW_BLOCKS_PER_SM=8");  // the chain has exp, tanh, ...
   EXPECT_TRUE(pointwise->satisfies(pointwise->defaults()));
   EXPECT_TRUE(plan_variants(*pointwise, 12).ok());
   auto softmax = parse_knobs(generate_row_softmax_kernel(log_softmax_plan(), "log_softmax.py"));

@@ -9,6 +9,7 @@
 #include "seed/gemm_kernel.h"
 #include "seed/gemv_kernel.h"
 #include "seed/library_gemm.h"
+#include "seed/library_softmax.h"
 #include "seed/loss_kernel.h"
 #include "seed/norm_kernel.h"
 #include "seed/pointwise_kernel.h"
@@ -30,7 +31,15 @@ Result<OpGraph> trace_problem(ReferenceWorker& worker, const fs::path& problem) 
 Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name) {
   SeedOutcome out{.match = match_seed(graph)};
   if (out.match.pointwise) out.source = generate_pointwise_kernel(*out.match.pointwise, problem_name);
-  if (out.match.row_softmax) out.source = generate_row_softmax_kernel(*out.match.row_softmax, problem_name);
+  if (out.match.row_softmax) {
+    if (library_softmax_refusal(*out.match.row_softmax).empty()) {
+      auto source = generate_library_softmax_kernel(*out.match.row_softmax, problem_name);
+      if (!source) return source.error();
+      out.source = std::move(*source);
+    } else {
+      out.source = generate_row_softmax_kernel(*out.match.row_softmax, problem_name);
+    }
+  }
   if (out.match.reduce) out.source = generate_reduce_kernel(*out.match.reduce, problem_name);
   if (out.match.norm) out.source = generate_norm_kernel(*out.match.norm, problem_name);
   if (out.match.gemm) {

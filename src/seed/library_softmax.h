@@ -1,0 +1,31 @@
+#pragma once
+// The seed of a softmax or log-softmax over long rows: the library's cluster softmax itself
+// (examples/kernels/softmax_cluster.cu, compiled in as text), not the seed's row kernel
+// (row_softmax_kernel.h). The row kernel reads each row twice; once a row is too long for its second read
+// to come from the L2, that is two DRAM reads. The cluster kernel holds a row in a thread-block cluster's
+// shared memory and reads it once: on an H200, KernelBench 23/24 (4096 x 393216 fp32) ran 4.06 / 4.00 ms
+// against the row kernel's 4.94 / 4.80 (benchmarks/gpu-check-2026-12-01e.md).
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+#include "seed/matcher.h"
+
+namespace cutegen::seed {
+
+// Rows longer than this (fp32 values, 256 KB) go to the cluster kernel: 132 SMs' rows in flight then
+// exceed an H200's 50 MB L2, so the row kernel's second read goes to DRAM.
+inline constexpr int64_t kLibrarySoftmaxMinRow = 65536;
+
+// "" when the plan is one the cluster kernel takes and is chosen for: the contract's only input (the
+// library reads inputs[0] and refuses other counts) and rows longer than kLibrarySoftmaxMinRow. Else why not.
+std::string library_softmax_refusal(const RowSoftmaxPlan& plan);
+
+// The candidate: a header saying what and why, then the library source with kLogSoftmax set from the plan.
+// Error when the library file no longer has that line as the seed expects.
+Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& plan, const std::string& problem_name);
+// The same from a given library text (the tests' way to show that a changed library file is an Error).
+Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& plan, const std::string& problem_name,
+                                                    std::string library);
+
+}  // namespace cutegen::seed

@@ -1,0 +1,84 @@
+// The cluster-softmax route of the seed: which row softmaxes get examples/kernels/softmax_cluster.cu as their
+// seed (with kLogSoftmax set), which keep the row kernel and why.
+#include "seed/library_softmax.h"
+
+#include <gtest/gtest.h>
+
+#include "compile/source_rules.h"
+#include "seed/testdata/graph_builders.h"
+#include "tune/knobs.h"
+
+using namespace cutegen;
+using namespace cutegen::seed;
+using json = nlohmann::json;
+using namespace cutegen::seed::testing;
+
+namespace {
+
+// op(x, dim=-1) of one (rows, n) fp32 input; `extra_input` adds an unused second forward argument.
+json row_softmax_graph(const std::string& op, int64_t rows, int64_t n, bool extra_input = false) {
+  json nodes = {input(0, "x", {rows, n})};
+  if (extra_input) nodes.push_back(input(1, "unused", {rows, n}));
+  const int id = static_cast<int>(nodes.size());
+  nodes.push_back(node(id, op, {ref(0)}, {{"dim", -1}}, {rows, n}));
+  return graph(nodes, id, extra_input ? 2 : 1);
+}
+
+TEST(LibrarySoftmaxRoute, KernelBenchSizeRowsAreTheLibraryClusterSoftmax) {
+  for (const std::string op : {"softmax", "log_softmax"}) {
+    SCOPED_TRACE(op);
+    auto m = match(row_softmax_graph(op, 4096, 393216));
+    ASSERT_TRUE(m.row_softmax) << m.reason;
+    EXPECT_EQ(library_softmax_refusal(*m.row_softmax), "");
+    EXPECT_EQ(m.description(), "row softmax (the library's cluster softmax) y = " + op + "(x, dim=-1)");
+    EXPECT_EQ(m.pattern(), "library cluster softmax: " + op + "(x, dim=-1)");  // bench's seed column
+    const std::string src = seed_source(row_softmax_graph(op, 4096, 393216));
+    EXPECT_TRUE(contains(src, "// Seed kernel for")) << src.substr(0, 2000);
+    EXPECT_TRUE(contains(src, "(4096 x 393216 when traced)")) << src.substr(0, 2000);
+    EXPECT_TRUE(contains(src, "rows of 393216 values (more than\n// 65536)")) << src.substr(0, 2000);
+    // Then the library file itself, its own first line, with the operation written in.
+    EXPECT_TRUE(contains(src, "// Library kernel: y = softmax(x, dim=-1) for a contiguous fp32 tensor"));
+    EXPECT_TRUE(contains(src, op == "log_softmax" ? "constexpr bool kLogSoftmax = true;  // set by the seed: log_softmax"
+                                                  : "constexpr bool kLogSoftmax = false;  // set by the seed: softmax"));
+    EXPECT_EQ(cutegen::testing::count(src, "constexpr bool kLogSoftmax"), 1);
+    EXPECT_FALSE(contains(src, "SMX_THREADS")) << "the row kernel's template";
+  }
+}
+
+TEST(LibrarySoftmaxRoute, ShortRowsAndOtherOperandsKeepTheRowKernelAndSayWhy) {
+  auto short_rows = match(row_softmax_graph("softmax", 4096, 65536));
+  ASSERT_TRUE(short_rows.row_softmax) << short_rows.reason;
+  EXPECT_EQ(library_softmax_refusal(*short_rows.row_softmax),
+            "rows of 65536 values: the row kernel's second read still comes from the L2");
+  EXPECT_EQ(short_rows.description(), "row softmax y = softmax(x, dim=-1)");
+  EXPECT_TRUE(contains(seed_source(row_softmax_graph("softmax", 4096, 65536)), "SMX_THREADS"));
+
+  auto two_inputs = match(row_softmax_graph("softmax", 4096, 393216, true));
+  ASSERT_TRUE(two_inputs.row_softmax) << two_inputs.reason;
+  EXPECT_EQ(library_softmax_refusal(*two_inputs.row_softmax),
+            "the softmax's operand is not the contract's only input (the library kernel reads inputs[0] alone)");
+  EXPECT_TRUE(contains(seed_source(row_softmax_graph("softmax", 4096, 393216, true)), "SMX_THREADS"));
+}
+
+TEST(LibrarySoftmaxKernel, ALibraryWithoutTheLogLineIsAnError) {
+  auto m = match(row_softmax_graph("log_softmax", 4096, 393216));
+  ASSERT_TRUE(m.row_softmax) << m.reason;
+  auto missing = generate_library_softmax_kernel(*m.row_softmax, "p.py", "// a library file that was rewritten\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(contains(missing.error().message, "examples/kernels/softmax_cluster.cu does not have the line"))
+      << missing.error().message;
+  const std::string line = "constexpr bool kLogSoftmax = false;  // log_softmax_cluster.cu: true\n";
+  EXPECT_FALSE(generate_library_softmax_kernel(*m.row_softmax, "p.py", line + line).ok());
+}
+
+// The seed is the library file's knobs and source rules, untouched by the header and the constant. (Its
+// build is the library kernel's: the attack manifest's honest entries compile and judge it.)
+TEST(LibrarySoftmaxKernel, KeepsTheLibrarysKnobsAndSourceRules) {
+  const std::string src = seed_source(row_softmax_graph("softmax", 4096, 393216));
+  auto knobs = parse_knobs(src);
+  ASSERT_TRUE(knobs.ok()) << knobs.error().message;
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "SMC_CLUSTER=8 SMC_THREADS=256 SMC_STAGES=4 SMC_PERSISTENT=1");
+  EXPECT_TRUE(check_source_rules(src).empty());
+}
+
+}  // namespace
