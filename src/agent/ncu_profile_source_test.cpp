@@ -6,6 +6,7 @@
 
 #include "common/fs.h"
 #include "prompt/prompt_inputs.h"
+#include "run/roofline.h"  // kCalibrationVersion: the fixtures' caches stay current
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -46,7 +47,7 @@ TEST(NcuProfileSource, ProfilesTheEvaluatedLibraryOnTheJudgesInputs) {
   o.work_dir = *dir / "work";
   o.cache_root = *dir / "cache";
   ASSERT_TRUE(write_file_atomic(*dir / "cache/calibration/unknown.json",
-                                R"({"version":2,"gpu":"unknown","hbm_gbps":4000,"tflops":{"fp32":50,"tf32":400,"fp16":700,"bf16":700}})")
+                                "{\"version\":" + std::to_string(kCalibrationVersion) + R"(,"gpu":"unknown","hbm_gbps":4000,"tflops":{"fp32":50,"tf32":400,"fp16":700,"bf16":700}})")
                   .ok());
   Judge judge(compiler, worker, o);
   auto report = judge.evaluate("problem.py", "// source", "k.cu");

@@ -106,7 +106,7 @@ Status BaselineTaskRunner::measure_holding_gpu(const ProblemTask& task, const La
     return cached_calibration(path, [&] { return worker.call("calibrate", {{"device", lane.torch_device}}, 900s); });
   }();
   if (!c) return c.error();
-  Floor f = roofline_floor(*c, facts->min_bytes, facts->flops, facts->dtype, options_.precision);
+  Floor f = roofline_floor(*c, facts->min_bytes, written_bytes(*facts), facts->flops, facts->dtype, options_.precision);
   if (f.floor_ms > 0) rec.floor_ms = f.floor_ms;
   rec.floor_bound = f.bound;
   return ok_status();

@@ -437,7 +437,8 @@ Status Judge::place_on_roofline(EvalReport& report) {
   fs::path path = calibration_path(options_.cache_root, gpu.empty() ? "unknown" : gpu);
   auto c = cached_calibration(path, [&] { return worker_.call("calibrate", nlohmann::json::object(), 900s); });
   if (!c) return c.error();
-  report.floor = roofline_floor(*c, problem.min_bytes, problem.flops, problem.dtype, to_string(options_.precision));
+  report.floor = roofline_floor(*c, problem.min_bytes, written_bytes(problem), problem.flops, problem.dtype,
+                                to_string(options_.precision));
   // Faster than the physics allows: the time is the worker's own, so it is the floor's model of the
   // problem that is wrong (bytes counted that need not move, say). Never printed as a record.
   double t = report.median_ms();

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "run/roofline.h"  // kCalibrationVersion: the fixtures' caches stay current
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -81,7 +82,7 @@ class JudgeTest : public ::testing::Test {
     dir_ = *dir;
     compiler_.outcome = built();
     auto cal = write_file_atomic(dir_ / "cache/calibration/Fake_GPU.json",
-                                 R"({"version":2,"gpu":"Fake GPU","hbm_gbps":4000,"tflops":{"fp32":50,"tf32":400,"fp16":700,"bf16":700}})");
+                                 "{\"version\":" + std::to_string(kCalibrationVersion) + R"(,"gpu":"Fake GPU","hbm_gbps":4000,"tflops":{"fp32":50,"tf32":400,"fp16":700,"bf16":700}})");
     ASSERT_TRUE(cal.ok());
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "run/roofline.h"  // kCalibrationVersion: the fixtures' caches stay current
 #include "common/fs.h"
 #include "run/judge.h"
 #include "run/runner_job.h"
@@ -39,7 +40,7 @@ class JudgeWithRealWorker : public ::testing::Test {
     worker_ = std::move(*worker);
     // The roofline's ceilings for the CPU "GPU", so no calibration runs.
     ASSERT_TRUE(write_file_atomic(dir_ / "cache/calibration/cpu.json",
-                                  R"({"version":2,"gpu":"cpu","hbm_gbps":20,"tflops":{"fp32":0.1,"tf32":0.1,"fp16":0.1,"bf16":0.1}})")
+                                  "{\"version\":" + std::to_string(kCalibrationVersion) + R"(,"gpu":"cpu","hbm_gbps":20,"tflops":{"fp32":0.1,"tf32":0.1,"fp16":0.1,"bf16":0.1}})")
                     .ok());
   }
   void TearDown() override {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "run/tensor_ref.h"
 
 namespace cutegen {
 
@@ -61,11 +62,31 @@ Result<Calibration> cached_calibration(const std::filesystem::path& path,
   return c;
 }
 
-Floor roofline_floor(const Calibration& c, uint64_t min_bytes, uint64_t flops, const std::string& dtype,
-                     const std::string& precision) {
+double floor_bandwidth_gbps(const Calibration& c, uint64_t bytes, uint64_t written) {
+  if (c.copy_gbps <= 0 || c.read_gbps <= 0 || bytes == 0) return c.hbm_gbps;
+  // 0: only reads; 1: a byte written for every byte read (a copy) or more.
+  const double share = std::min(1.0, 2.0 * static_cast<double>(written) / static_cast<double>(bytes));
+  return c.read_gbps + (c.copy_gbps - c.read_gbps) * share;
+}
+
+uint64_t written_bytes(const ProblemFacts& facts) {
+  uint64_t total = 0;
+  for (const auto& o : facts.outputs) {
+    if (o.kind != ValueFacts::Kind::tensor) continue;
+    auto dtype = parse_dtype(o.dtype);
+    if (!dtype) continue;
+    uint64_t n = 1;
+    for (auto d : o.shape) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+    total += n * dtype_size(*dtype);
+  }
+  return total;
+}
+
+Floor roofline_floor(const Calibration& c, uint64_t min_bytes, uint64_t written, uint64_t flops,
+                     const std::string& dtype, const std::string& precision) {
   Floor f;
-  f.memory_ms = static_cast<double>(min_bytes) / (c.hbm_gbps * 1e9) * 1e3;
-  f.hbm_gbps = c.hbm_gbps;
+  f.hbm_gbps = floor_bandwidth_gbps(c, min_bytes, written);
+  f.memory_ms = static_cast<double>(min_bytes) / (f.hbm_gbps * 1e9) * 1e3;
   // Strict fp32 may legitimately use 3xTF32 split emulation on tensor cores, so its ceiling is the
   // better of plain FFMA and a third of the TF32 rate.
   double tflops = std::max(c.fp32_tflops, c.tf32_tflops / 3);

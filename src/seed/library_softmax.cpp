@@ -20,8 +20,9 @@ int64_t row_length(const RowSoftmaxPlan& p) { return p.shape.empty() ? 0 : p.sha
 std::string library_softmax_refusal(const RowSoftmaxPlan& p) {
   if (p.num_contract_inputs != 1 || p.input != 0)
     return "the softmax's operand is not the contract's only input (the library kernel reads inputs[0] alone)";
-  if (row_length(p) <= kLibrarySoftmaxMinRow)
-    return fmt::format("rows of {} values: the row kernel's second read still comes from the L2", row_length(p));
+  if (row_length(p) < kLibrarySoftmaxMinRow)
+    return fmt::format("rows of {} values, fewer than {}: the row kernel's second read still comes from the L2",
+                       row_length(p), kLibrarySoftmaxMinRow);
   return "";
 }
 
@@ -49,7 +50,7 @@ Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& p, con
       "//\n"
       "// The kernel is the library's cluster softmax, examples/kernels/softmax_cluster.cu, as it is below but for\n"
       "// kLogSoftmax, which the seed sets from the graph. Chosen over the seed's row kernel\n"
-      "// (src/seed/row_softmax_kernel.cu.in, which reads every row twice) because rows of {4} values (more than\n"
+      "// (src/seed/row_softmax_kernel.cu.in, which reads every row twice) because rows of {4} values (at least\n"
       "// {5}) are too long for that second read to come from the L2: this kernel holds a row in a thread-block\n"
       "// cluster's shared memory and reads it from DRAM once. On an H200, KernelBench's 4096 x 393216 softmax ran\n"
       "// 4.06 ms so against 4.94 (benchmarks/gpu-check-2026-12-01e.md).\n"

@@ -13,12 +13,14 @@
 
 namespace cutegen::seed {
 
-// Rows longer than this (fp32 values, 256 KB) go to the cluster kernel: 132 SMs' rows in flight then
-// exceed an H200's 50 MB L2, so the row kernel's second read goes to DRAM.
+// Rows of at least this many fp32 values (256 KB) go to the cluster kernel. From about there the row
+// kernel's second read stops coming from the L2 (132 SMs' rows in flight fill an H200's 50 MB), and on
+// the H200 the cluster kernel ran 4096 x 65536 in 0.689 ms of events against the row kernel's 0.797
+// (benchmarks/gpu-check-2026-12-01e.md, gpu-suite-2026-11-30.md). Shorter rows were not measured: they keep it.
 inline constexpr int64_t kLibrarySoftmaxMinRow = 65536;
 
 // "" when the plan is one the cluster kernel takes and is chosen for: the contract's only input (the
-// library reads inputs[0] and refuses other counts) and rows longer than kLibrarySoftmaxMinRow. Else why not.
+// library reads inputs[0] and refuses other counts) and rows of at least kLibrarySoftmaxMinRow. Else why not.
 std::string library_softmax_refusal(const RowSoftmaxPlan& plan);
 
 // The candidate: a header saying what and why, then the library source with kLogSoftmax set from the plan.

@@ -35,7 +35,7 @@ TEST(LibrarySoftmaxRoute, KernelBenchSizeRowsAreTheLibraryClusterSoftmax) {
     const std::string src = seed_source(row_softmax_graph(op, 4096, 393216));
     EXPECT_TRUE(contains(src, "// Seed kernel for")) << src.substr(0, 2000);
     EXPECT_TRUE(contains(src, "(4096 x 393216 when traced)")) << src.substr(0, 2000);
-    EXPECT_TRUE(contains(src, "rows of 393216 values (more than\n// 65536)")) << src.substr(0, 2000);
+    EXPECT_TRUE(contains(src, "rows of 393216 values (at least\n// 65536)")) << src.substr(0, 2000);
     // Then the library file itself, its own first line, with the operation written in.
     EXPECT_TRUE(contains(src, "// Library kernel: y = softmax(x, dim=-1) for a contiguous fp32 tensor"));
     EXPECT_TRUE(contains(src, op == "log_softmax" ? "constexpr bool kLogSoftmax = true;  // set by the seed: log_softmax"
@@ -46,12 +46,15 @@ TEST(LibrarySoftmaxRoute, KernelBenchSizeRowsAreTheLibraryClusterSoftmax) {
 }
 
 TEST(LibrarySoftmaxRoute, ShortRowsAndOtherOperandsKeepTheRowKernelAndSayWhy) {
-  auto short_rows = match(row_softmax_graph("softmax", 4096, 65536));
+  auto short_rows = match(row_softmax_graph("softmax", 4096, 65535));
   ASSERT_TRUE(short_rows.row_softmax) << short_rows.reason;
   EXPECT_EQ(library_softmax_refusal(*short_rows.row_softmax),
-            "rows of 65536 values: the row kernel's second read still comes from the L2");
+            "rows of 65535 values, fewer than 65536: the row kernel's second read still comes from the L2");
   EXPECT_EQ(short_rows.description(), "row softmax y = softmax(x, dim=-1)");
-  EXPECT_TRUE(contains(seed_source(row_softmax_graph("softmax", 4096, 65536)), "SMX_THREADS"));
+  EXPECT_TRUE(contains(seed_source(row_softmax_graph("softmax", 4096, 65535)), "SMX_THREADS"));
+  auto at_the_bound = match(row_softmax_graph("softmax", 4096, 65536));
+  ASSERT_TRUE(at_the_bound.row_softmax) << at_the_bound.reason;
+  EXPECT_EQ(library_softmax_refusal(*at_the_bound.row_softmax), "");
 
   auto two_inputs = match(row_softmax_graph("softmax", 4096, 393216, true));
   ASSERT_TRUE(two_inputs.row_softmax) << two_inputs.reason;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "run/roofline.h"  // kCalibrationVersion: the fixtures' caches stay current
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -46,7 +47,7 @@ TEST(JudgeTuneBackend, TunesOnTheRealWorkersScreeningPathAndJudgesTheChoiceInFul
   auto worker = PythonWorker::start({.package_dir = fs::path(CUTEGEN_SOURCE_DIR) / "python", .log_path = *dir / "worker.log"});
   ASSERT_TRUE(worker.ok()) << worker.error().message;
   ASSERT_TRUE(write_file_atomic(*dir / "cache/calibration/cpu.json",
-                                R"({"version":2,"gpu":"cpu","hbm_gbps":20,"tflops":{"fp32":0.1,"tf32":0.1,"fp16":0.1,"bf16":0.1}})")
+                                "{\"version\":" + std::to_string(kCalibrationVersion) + R"(,"gpu":"cpu","hbm_gbps":20,"tflops":{"fp32":0.1,"tf32":0.1,"fp16":0.1,"bf16":0.1}})")
                   .ok());
   EvalOptions o;
   o.trials = 1;
