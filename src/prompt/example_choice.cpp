@@ -63,8 +63,8 @@ constexpr Entry kOtherReduction{
 constexpr Entry kElementwise{
     "elementwise.cu",
     "the library's elementwise kernel: generic over a device functor (replace Op), 128-bit vector "
-    "accesses with several loads in flight per thread, a grid-stride launch, every launch shape a "
-    "cutegen:knob"};
+    "accesses, one pass with a CTA per 1024 values (as fast as eager PyTorch on KernelBench 19's ReLU on an "
+    "H200), every launch shape a cutegen:knob"};
 
 constexpr std::array<std::string_view, 8> kFiles = {
     kGemmStrict.file, kGemmTf32.file, kGemmBf16.file,  kSoftmax.file,
