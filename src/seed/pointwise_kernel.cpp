@@ -40,11 +40,14 @@ struct Launch {
   const char* why;
 };
 
-Launch default_launch(const PointwisePlan& plan) {
+// The template's register bound (`cutegen:require EW_VEC * EW_UNROLL * operands <= 64`) wins: a chain of
+// many half-precision operands keeps one vector per thread.
+Launch default_launch(const PointwisePlan& plan, int vec) {
   static const std::regex transcendental(
       R"(\b(exp|expm1|exp2|log|log1p|log2|log10|tanh|sinh|cosh|erf|erfc|sin|cos|tan|pow|atan|asin|acos)f\()");
+  const bool two_fit = vec * 2 * static_cast<int>(plan.tensor_inputs.size()) <= 64;
   for (const auto& step : plan.steps)
-    if (std::regex_search(step.expr, transcendental))
+    if (two_fit && std::regex_search(step.expr, transcendental))
       return {128, 2,
               "The chain calls a transcendental function: two 16-byte vectors per thread, 128\n"
               "// threads, so both loads are in flight before the math starts (on the H200, KernelBench's ELU and\n"
@@ -86,7 +89,7 @@ std::string generate_pointwise_kernel(const PointwisePlan& plan, const std::stri
   replace_placeholder(text, "NUM_TENSORS", std::to_string(plan.tensor_inputs.size()));
   replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
   replace_placeholder(text, "DEFAULT_VEC", std::to_string(element.default_vec));
-  const Launch launch = default_launch(plan);
+  const Launch launch = default_launch(plan, element.default_vec);
   replace_placeholder(text, "LAUNCH_WHY", launch.why);
   replace_placeholder(text, "DEFAULT_THREADS", std::to_string(launch.threads));
   replace_placeholder(text, "DEFAULT_UNROLL", std::to_string(launch.unroll));

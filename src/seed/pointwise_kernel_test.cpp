@@ -133,6 +133,37 @@ TEST(PointwiseKernel, TheDefaultLaunchFollowsTheChainsCostPerElement) {
   EXPECT_FALSE(contains(unary_source("relu"), "{{")) << "a placeholder was left in the text";
 }
 
+// The template's register bound holds for the defaults too: eight-wide half vectors, two per thread, for
+// five operands would be 80 values; that chain keeps one vector per thread.
+TEST(PointwiseKernel, TheDefaultLaunchKeepsTheRegisterBound) {
+  json nodes = json::array();
+  for (int i = 0; i < 5; ++i) {
+    nodes.push_back(tensor_node(i, "x" + std::to_string(i), "input", "bfloat16"));
+    nodes.back()["index"] = i;
+  }
+  int last = 0;
+  for (int i = 1; i < 5; ++i) {
+    const int id = static_cast<int>(nodes.size());
+    json n = tensor_node(id, "add", "add", "bfloat16");
+    n["args"] = {{{"ref", last}}, {{"ref", i}}};
+    n["params"] = {{"alpha", 1}};
+    nodes.push_back(n);
+    last = id;
+  }
+  const int id = static_cast<int>(nodes.size());
+  json e = tensor_node(id, "exp", "exp", "bfloat16");
+  e["args"] = {{{"ref", last}}};
+  nodes.push_back(e);
+  json g = {{"traced", true}, {"nodes", nodes}, {"outputs", {{{"ref", id}}}}, {"num_inputs", 5}, {"params", json::array()}};
+  const std::string src = generate_pointwise_kernel(plan_for(g), "five.py");
+  auto knobs = parse_knobs(src);
+  ASSERT_TRUE(knobs.ok()) << knobs.error().message;
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "EW_THREADS=256 EW_VEC=8 EW_UNROLL=1 EW_GRID_STRIDE=0 EW_BLOCKS_PER_SM=8");
+  EXPECT_TRUE(knobs->satisfies(knobs->defaults()));
+  // One fp32 operand fits two vectors: the transcendental launch.
+  EXPECT_EQ(launch_defaults(unary_source("exp")), "EW_THREADS=128 EW_VEC=4 EW_UNROLL=2 EW_GRID_STRIDE=0 EW_BLOCKS_PER_SM=8");
+}
+
 TEST(PointwiseKernel, TheFunctorIsTheChainOneStatementPerOp) {
   std::string src = swish_source();
   EXPECT_TRUE(contains(src, "// Seed kernel for swish.py")) << src;
