@@ -113,11 +113,39 @@ using namespace cute;
 constexpr bool kTransA = false;
 constexpr bool kTransB = false;
 
-// Whether C = op(A) @ op(B) fits the shapes, op = transpose where ta / tb.
-bool fits(const cutegen_tensor& a, const cutegen_tensor& b, const cutegen_tensor& c, bool ta, bool tb) {
-  const int64_t M = a.shape[ta ? 1 : 0], K = a.shape[ta ? 0 : 1];
-  const int64_t Kb = b.shape[tb ? 1 : 0], N = b.shape[tb ? 0 : 1];
-  return K == Kb && c.shape[0] == M && c.shape[1] == N;
+// A tensor as the matrix the product sees: its last two dimensions, with any leading ones folded into the
+// rows when they are laid out as one run of rows -- (..., M, K) @ (K, N) is then (prod, K) @ (K, N), as
+// KernelBench 10 and 11 compute (torch.matmul broadcasts B over A's leading dimensions). Only A and C
+// fold; a B of rank > 2 is a batch of matrices, which this kernel does not compute.
+struct Matrix {
+  int64_t rows = 0, cols = 0, stride_row = 0, stride_col = 0;
+  bool folded = false;  // leading dimensions were folded into the rows
+  bool ok = false;
+};
+
+Matrix as_matrix(const cutegen_tensor& t, bool may_fold) {
+  Matrix m;
+  if (t.rank < 2 || (t.rank > 2 && !may_fold)) return m;
+  const int r = t.rank;
+  m.rows = t.shape[r - 2], m.cols = t.shape[r - 1];
+  m.stride_row = t.stride[r - 2], m.stride_col = t.stride[r - 1];
+  for (int i = r - 3; i >= 0; --i) {
+    // Dimension i must step over whole runs of the rows below it (size-1 dimensions step anywhere).
+    if (t.shape[i] != 1 && t.stride[i] != t.stride[i + 1] * t.shape[i + 1]) return m;
+    m.rows *= t.shape[i];
+  }
+  m.folded = r > 2;
+  m.ok = true;
+  return m;
+}
+
+// Whether C = op(A) @ op(B) fits the shapes, op = transpose where ta / tb. A folded A has no transposed
+// reading: its transpose would mix rows of different leading indices.
+bool fits(const Matrix& a, const Matrix& b, const Matrix& c, bool ta, bool tb) {
+  if (ta && a.folded) return false;
+  const int64_t M = ta ? a.cols : a.rows, K = ta ? a.rows : a.cols;
+  const int64_t Kb = tb ? b.cols : b.rows, N = tb ? b.rows : b.cols;
+  return K == Kb && c.rows == M && c.cols == N && a.folded == c.folded;
 }
 
 constexpr int kPackTile = 32;  // the pre-pass's (rows x k) tile
@@ -287,21 +315,24 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   Plan p;
   if (num_inputs != 2 || num_outputs != 1) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
   const cutegen_tensor &a = inputs[0], &b = inputs[1], &c = outputs[0];
-  if (a.rank != 2 || b.rank != 2 || c.rank != 2 || a.dtype != CUTEGEN_FLOAT32 || b.dtype != CUTEGEN_FLOAT32 ||
-      c.dtype != CUTEGEN_FLOAT32)
+  if (a.dtype != CUTEGEN_FLOAT32 || b.dtype != CUTEGEN_FLOAT32 || c.dtype != CUTEGEN_FLOAT32)
     return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
+  const Matrix am = as_matrix(a, true), bm = as_matrix(b, false), cm = as_matrix(c, true);
+  if (!am.ok || !bm.ok || !cm.ok || (am.folded && a.rank != c.rank)) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
+  for (int i = 0; am.folded && i < a.rank - 2; ++i)
+    if (a.shape[i] != c.shape[i]) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
   // kTransA / kTransB when they fit the shapes, else the one reading that does.
   bool ta = kTransA, tb = kTransB;
-  if (!fits(a, b, c, ta, tb)) {
+  if (!fits(am, bm, cm, ta, tb)) {
     int readings = 0;
     for (int t = 0; t < 4; ++t)
-      if (fits(a, b, c, t & 1, t & 2) && readings++ == 0) ta = t & 1, tb = t & 2;
+      if (fits(am, bm, cm, t & 1, t & 2) && readings++ == 0) ta = t & 1, tb = t & 2;
     if (readings != 1) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
   }
-  // (row, k) modes of A and (n, k) modes of B, in the descriptors' dimension numbers.
-  const int a_row = ta ? 1 : 0, a_k = 1 - a_row;
-  const int b_row = tb ? 0 : 1, b_k = 1 - b_row;
-  const int64_t M = a.shape[a_row], K = a.shape[a_k], N = b.shape[b_row];
+  // A's (row, k) and B's (n, k) extents and strides under the chosen reading.
+  const int64_t M = ta ? am.cols : am.rows, K = ta ? am.rows : am.cols, N = tb ? bm.rows : bm.cols;
+  const int64_t a_stride_row = ta ? am.stride_col : am.stride_row, a_stride_k = ta ? am.stride_row : am.stride_col;
+  const int64_t b_stride_row = tb ? bm.stride_row : bm.stride_col, b_stride_k = tb ? bm.stride_col : bm.stride_row;
   if (M < 1 || N < 1 || K < 1 || M > INT32_MAX / 4 || N > INT32_MAX / 4 || K > INT32_MAX / 4)
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
   // D is written by TMA: row-major with a 16-byte aligned row stride.
@@ -310,8 +341,8 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   p.M = static_cast<int>(M), p.N = static_cast<int>(N), p.K = static_cast<int>(K);
   p.Kp = static_cast<int>(round_up(p.K, 4));  // each third of a packed row starts 16-byte aligned
   p.d = static_cast<float*>(c.data);
-  p.a = {static_cast<const float*>(a.data), p.M, a.stride[a_row], a.stride[a_k], 0};
-  p.b = {static_cast<const float*>(b.data), p.N, b.stride[b_row], b.stride[b_k], 0};
+  p.a = {static_cast<const float*>(a.data), p.M, a_stride_row, a_stride_k, 0};
+  p.b = {static_cast<const float*>(b.data), p.N, b_stride_row, b_stride_k, 0};
   size_t at = 0;
   p.a.offset = at, at += round_up(size_t(p.M) * 3 * p.Kp * sizeof(float), 256);
   p.b.offset = at, at += round_up(size_t(p.N) * 3 * p.Kp * sizeof(float), 256);

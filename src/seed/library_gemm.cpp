@@ -49,8 +49,9 @@ std::string layout(bool transposed, const char* plain, const char* swapped) {
 std::string library_gemm_refusal(const GemmPlan& p) {
   if (p.has_epilogue() || !p.columns.empty()) return "an epilogue after the product (the library kernel stores it as is)";
   if (!p.mask.empty()) return fmt::format("the product is under {} (the library kernel has no mask)", p.mask);
-  if (p.batch != 1 || !p.matrices)
-    return "not two rank-2 operands and a rank-2 contiguous fp32 product (the library kernel has no batch)";
+  if (p.batch != 1 || !(p.matrices || p.folds_into_m))
+    return "not two rank-2 operands (or a left operand whose leading dimensions fold into M) and a contiguous "
+           "fp32 product (the library kernel has no batch)";
   if (p.num_contract_inputs != 2 || p.a_input != 0 || p.b_input != 1)
     return "the operands are not the contract's inputs 0 and 1 in that order (the library kernel computes "
            "inputs[0] @ inputs[1])";
@@ -88,7 +89,7 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const std::s
       "// Seed kernel for {0}, written by cutegen without an LLM (docs/seed.md):\n"
       "// a plain fp32 matrix product\n"
       "//   y = {1}\n"
-      "// (M, N, K) = ({2}, {3}, {4}) when traced. A is read as {5},\n"
+      "// (M, N, K) = ({2}, {3}, {4}) when traced{9}. A is read as {5},\n"
       "// B as {6}.\n"
       "//\n"
       "// The kernel is the library's 3xTF32 GEMM, examples/kernels/gemm_sm90_3xtf32.cu, as it is below but for\n"
@@ -100,7 +101,8 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const std::s
       "// 4096^3 in 1.39 ms, 2.0x eager, at strict fp32 accuracy (benchmarks/library.md).\n"
       "//\n",
       problem_name, p.pattern, p.m, p.n, p.k, layout(p.a_transposed, "(M, K)", "(K, M)"),
-      layout(p.b_transposed, "(K, N)", "(N, K)"), tiles(p), kLibraryGemmMinTiles);
+      layout(p.b_transposed, "(K, N)", "(N, K)"), tiles(p), kLibraryGemmMinTiles,
+      p.folds_into_m ? ", A's leading dimensions folded into M" : "");
   return header + library;
 }
 

@@ -104,6 +104,9 @@ struct GemmPlan {
   std::string pattern;
   // A, B and the product are all rank 2: no batch, none folded into M, no vector (match_matmul).
   bool matrices = false;
+  // (..., M, K) @ (K, N) with A of rank > 2 untransposed, B a rank-2 matrix and the product a contiguous
+  // fp32 tensor: A's leading dimensions fold into M (KernelBench 10, 11).
+  bool folds_into_m = false;
   // Which kernel computes the product: exactly one per plan, decided by choose_gemm_route (gemm_route.h)
   // from the shapes, with `route_reason` saying why (for a tiled plan, why each other route refused it).
   GemmRoute route = GemmRoute::tiled;

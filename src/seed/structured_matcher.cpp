@@ -332,8 +332,9 @@ bool match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan, std::string&
   if (b.size() == 1) b.push_back(1);  // matrix @ vector: a one-column matrix, the same memory
   plan.a_transposed = sides[0].transposed;
   plan.b_transposed = sides[1].transposed;
-  plan.matrices = sides[0].x->type->shape.size() == 2 && sides[1].x->type->shape.size() == 2 && mm.type &&
-                  mm.type->shape.size() == 2 && mm.type->dtype == "float32" && mm.type->contiguous;
+  const bool fp32_product = mm.type && mm.type->dtype == "float32" && mm.type->contiguous;
+  plan.matrices = sides[0].x->type->shape.size() == 2 && sides[1].x->type->shape.size() == 2 && fp32_product &&
+                  mm.type->shape.size() == 2;
   plan.a_input = sides[0].x->index;
   plan.b_input = sides[1].x->index;
   plan.k = a.back();
@@ -348,6 +349,7 @@ bool match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan, std::string&
       return false;
     }
     plan.m = product(a, 0, a.size() - 1);  // (..., M, K) @ (K, N): the batch folds into M
+    plan.folds_into_m = a.size() > 2 && sides[1].x->type->shape.size() == 2 && fp32_product;
   } else if (a.size() == 3 && b.size() == 3 && a[0] == b[0]) {
     plan.batch = a[0];
     plan.m = a[1];
