@@ -26,6 +26,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
             "sum_dim", "argmax_dim", "min_dim", "rmsnorm", "frobenius_norm", "groupnorm", "batchnorm_train",
+            "softmax_large", "tensor3d_matmul",
             "bmm", "matmul_tril_tn", "matmul_square", "matmul_trans_both", "matvec", "matmul_long_k", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad", "depthwise_conv2d",
             "pointwise_conv2d",
             "row_scale_bias", "cross_entropy", "masked_cumsum",
@@ -38,6 +39,8 @@ PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
 # shows that each route was the one judged.
 SEED_LINE = {"matmul_square": "matrix product (the library's 3xTF32 GEMM) y = ",
              "matmul_trans_both": "matrix product (the library's 3xTF32 GEMM) y = ",
+             "tensor3d_matmul": "matrix product (the library's 3xTF32 GEMM) y = ",
+             "softmax_large": "row softmax (the library's cluster softmax) y = ",
              "matvec": "matrix-vector product (GEMV) y = ",
              "matmul_long_k": "matrix product (split K x 16) y = ",
              "bmm": "matrix product y = ", "matmul_tril_tn": "matrix product y = "}
