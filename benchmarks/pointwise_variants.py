@@ -11,59 +11,13 @@ while the launch is queued, so only the kernels are measured.
 Usage: benchmarks/pointwise_variants.py PROBLEM.py KERNEL.so [KERNEL.so ...] [--reps 20]   (needs a CUDA GPU)
 """
 import argparse
-import ctypes
 import importlib.util
 import os
-import statistics
 import sys
 
 import torch
 
-_MAX_RANK = 8
-
-
-class Descriptor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
-                ("shape", ctypes.c_int64 * _MAX_RANK), ("stride", ctypes.c_int64 * _MAX_RANK),
-                ("is_host_scalar", ctypes.c_int32), ("reserved0", ctypes.c_int32),
-                ("scalar_f", ctypes.c_double), ("scalar_i", ctypes.c_int64)]
-
-
-def describe(t: torch.Tensor) -> Descriptor:
-    d = Descriptor()
-    d.data, d.dtype, d.rank = t.data_ptr(), 0, t.dim()
-    for i in range(t.dim()):
-        d.shape[i], d.stride[i] = t.shape[i], t.stride(i)
-    return d
-
-
-def contract_call(path: str, x: torch.Tensor, y: torch.Tensor):
-    lib = ctypes.CDLL(path)
-    lib.cutegen_forward.restype = ctypes.c_int
-    tensors = [ctypes.POINTER(Descriptor), ctypes.c_int32, ctypes.POINTER(Descriptor), ctypes.c_int32]
-    lib.cutegen_forward.argtypes = tensors + [ctypes.c_void_p]
-    inputs, outputs = (Descriptor * 1)(describe(x)), (Descriptor * 1)(describe(y))
-
-    def run():
-        rc = lib.cutegen_forward(inputs, 1, outputs, 1, torch.cuda.current_stream().cuda_stream)
-        if rc != 0:
-            raise RuntimeError(f"{os.path.basename(path)}: cutegen_forward returned {rc}")
-    return run
-
-
-def events_ms(fn, flush: torch.Tensor, reps: int) -> float:
-    out = []
-    for _ in range(reps):
-        flush.zero_()
-        torch.cuda._sleep(200_000)  # the launch below is queued before `start` runs
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        out.append(start.elapsed_time(end))
-    return statistics.median(out[2:])
-
+from contract_abi import contract_call, events_ms
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

@@ -18,7 +18,6 @@ Usage: benchmarks/two_process_excess.py KERNEL.so [KERNEL.so ...] [--reps 20]   
 Prints markdown tables; numbers are medians in ms.
 """
 import argparse
-import ctypes
 import os
 import statistics
 import sys
@@ -27,23 +26,9 @@ import time
 import torch
 import torch.multiprocessing as mp
 
-_MAX_RANK = 8
+from contract_abi import contract_call, events_ms
+
 GB = 1 << 30
-
-
-class Descriptor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
-                ("shape", ctypes.c_int64 * _MAX_RANK), ("stride", ctypes.c_int64 * _MAX_RANK),
-                ("is_host_scalar", ctypes.c_int32), ("reserved0", ctypes.c_int32),
-                ("scalar_f", ctypes.c_double), ("scalar_i", ctypes.c_int64)]
-
-
-def describe(t: torch.Tensor) -> Descriptor:
-    d = Descriptor()
-    d.data, d.dtype, d.rank = t.data_ptr(), 0, t.dim()
-    for i in range(t.dim()):
-        d.shape[i], d.stride[i] = t.shape[i], t.stride(i)
-    return d
 
 
 class Kernel:
@@ -55,40 +40,7 @@ class Kernel:
         if path == "eager":
             self.fn = lambda: torch.relu(x)  # as KernelBench calls it (its output from the caching allocator)
             return
-        lib = ctypes.CDLL(path)
-        lib.cutegen_forward.restype = ctypes.c_int
-        tensors = [ctypes.POINTER(Descriptor), ctypes.c_int32, ctypes.POINTER(Descriptor), ctypes.c_int32]
-        lib.cutegen_forward.argtypes = tensors + [ctypes.c_void_p]
-        self.inputs = (Descriptor * 1)(describe(x))
-        self.outputs = (Descriptor * 1)(describe(y))
-        self.lib = lib
-
-        def run():
-            rc = lib.cutegen_forward(self.inputs, 1, self.outputs, 1, torch.cuda.current_stream().cuda_stream)
-            if rc != 0:
-                raise RuntimeError(f"{self.name}: cutegen_forward returned {rc}")
-        self.fn = run
-
-
-def events_ms(kernel: Kernel, flush: torch.Tensor, reps: int) -> float:
-    """The kernel alone on CUDA events: the GPU is kept busy (torch.cuda._sleep) while the host enqueues,
-    so no launch overhead lands between the events; the L2 is flushed before every run."""
-    out = []
-    for _ in range(reps):
-        flush.zero_()
-        torch.cuda._sleep(200_000)  # ~0.1 ms of GPU time: the launch below is queued before `start` runs
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        kernel.fn()
-        end.record()
-        end.synchronize()
-        out.append(start.elapsed_time(end))
-    return statistics.median(out[2:])
-
-
-def shape_for(nbytes_per_tensor: int):
-    cols = 393216
-    return (max(1, nbytes_per_tensor // (4 * cols)), cols)
+        self.fn = contract_call(path, x, y)
 
 
 # ---- the second process ------------------------------------------------------------------------------
@@ -103,7 +55,7 @@ def runner(conn, kernel_paths, shared, reps):
     y_nat = torch.empty_like(x_nat)
     for path in kernel_paths:
         for where, (x, y) in (("ipc", (x_ipc, y_ipc)), ("native", (x_nat, y_nat))):
-            results[("B", os.path.basename(path), where)] = events_ms(Kernel(path, x, y), flush, reps)
+            results[("B", os.path.basename(path), where)] = events_ms(Kernel(path, x, y).fn, flush, reps)
     conn.send(results)
     # C: serve commands: ("call", kernel index, where, rows) | ("ping",) | ("map_extra", tensor) | ("stop",)
     kernels = {}
@@ -185,7 +137,7 @@ def main() -> int:
     print("## A. The kernel alone (one process, native allocations, events)\n")
     print("| kernel | ms | GB/s (read + write) |\n|---|---|---|")
     for path in paths:
-        ms = events_ms(Kernel(path, x, y), flush, args.reps)
+        ms = events_ms(Kernel(path, x, y).fn, flush, args.reps)
         print(f"| {os.path.basename(path)} | {ms:.4f} | {2 * x.numel() * 4 / ms / 1e6:.0f} |")
     sys.stdout.flush()
 

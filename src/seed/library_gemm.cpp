@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "seed/library_text.h"
+
 namespace cutegen::seed {
 namespace {
 
@@ -28,16 +30,8 @@ int64_t workspace_bytes(const GemmPlan& p) {
 
 int64_t tiles(const GemmPlan& p) { return (p.m + kTile - 1) / kTile * ((p.n + kTile - 1) / kTile); }
 
-// `line` replaced by `with`, exactly one occurrence expected.
 Status replace_line(std::string& text, const std::string& line, const std::string& with) {
-  const auto at = text.find(line);
-  if (at == std::string::npos || text.find(line, at + 1) != std::string::npos)
-    return Error{fmt::format("examples/kernels/gemm_sm90_3xtf32.cu does not have the line `{}` exactly once; the "
-                             "library-GEMM seed (src/seed/library_gemm.cpp) sets it from the graph: update one to "
-                             "match the other",
-                             line)};
-  text.replace(at, line.size(), with);
-  return ok_status();
+  return replace_library_line(text, line, with, "examples/kernels/gemm_sm90_3xtf32.cu", "src/seed/library_gemm.cpp");
 }
 
 std::string layout(bool transposed, const char* plain, const char* swapped) {

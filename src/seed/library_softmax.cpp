@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "seed/library_text.h"
+
 namespace cutegen::seed {
 namespace {
 
@@ -32,15 +34,12 @@ Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& plan, 
 
 Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& p, const std::string& problem_name,
                                                     std::string library) {
-  const auto at = library.find(kClusterSoftmaxLogLine);
-  if (at == std::string::npos || library.find(kClusterSoftmaxLogLine, at + 1) != std::string::npos)
-    return Error{fmt::format("examples/kernels/softmax_cluster.cu does not have the line `{}` exactly once; the "
-                             "cluster-softmax seed (src/seed/library_softmax.cpp) sets it from the graph: update one "
-                             "to match the other",
-                             kClusterSoftmaxLogLine)};
-  library.replace(at, std::string(kClusterSoftmaxLogLine).size(),
-                  fmt::format("constexpr bool kLogSoftmax = {};  // set by the seed: {}", p.log ? "true" : "false",
-                              p.log ? "log_softmax" : "softmax"));
+  if (auto s = replace_library_line(library, kClusterSoftmaxLogLine,
+                                    fmt::format("constexpr bool kLogSoftmax = {};  // set by the seed: {}",
+                                                p.log ? "true" : "false", p.log ? "log_softmax" : "softmax"),
+                                    "examples/kernels/softmax_cluster.cu", "src/seed/library_softmax.cpp");
+      !s)
+    return s.error();
   std::string shape;
   for (auto d : p.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
   const std::string header = fmt::format(
