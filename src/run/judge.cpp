@@ -128,9 +128,15 @@ std::string EvalReport::summary() const {
       s += fmt::format("  {:<9} {} runs left out: the worker waited for a CPU in them (a busy machine)\n", "",
                        (*b)->stats->disturbed_runs);
   }
-  if (auto sol = sol_pct())
-    s += fmt::format("  floor     {:.4g} ms ({}-bound, {} rate) -> SOL {:.1f}%\n", floor->floor_ms, floor->bound,
-                     floor->rate, *sol);
+  if (auto sol = sol_pct()) {
+    // What the floor assumes, so the SOL can be checked: the bytes and the bandwidth for the traffic's mix
+    // of reads and writes (run/roofline.h), or the FLOPs' rate.
+    const std::string basis = floor->bound == "memory" && floor->hbm_gbps > 0
+                                  ? fmt::format("memory-bound: {:.4g} GB at {:.0f} GB/s", floor->memory_ms * floor->hbm_gbps / 1e3,
+                                                floor->hbm_gbps)
+                                  : fmt::format("{}-bound, {} rate", floor->bound, floor->rate);
+    s += fmt::format("  floor     {:.4g} ms ({}) -> SOL {:.1f}%\n", floor->floor_ms, basis, *sol);
+  }
   if (workspace_bytes) s += fmt::format("  workspace {} bytes, poisoned before every call\n", workspace_bytes);
   if (!roofline_warning.empty()) s += fmt::format("  WARNING   {}\n", roofline_warning);
   if (auto sandbox = session.value("runner", nlohmann::json::object()).value("sandbox", "full"); sandbox != "full")
