@@ -43,7 +43,7 @@ SEED_LINE = {"matmul_square": "matrix product (the library's 3xTF32 GEMM) y = ",
              "softmax_large": "row softmax (the library's cluster softmax) y = ",
              "matvec": "matrix-vector product (GEMV) y = ",
              "matmul_long_k": "matrix product (split K x 16) y = ",
-             "bmm": "matrix product y = ", "matmul_tril_tn": "matrix product y = "}
+             "bmm": "matrix product (the library's 3xTF32 GEMM) y = ", "matmul_tril_tn": "matrix product y = "}
 
 
 def check_export(run: pathlib.Path) -> str:

@@ -1,7 +1,9 @@
 // Library kernel: C = op(A) @ op(B) for fp32 matrices at fp32 accuracy on Hopper's tensor cores
 // (3xTF32), for the default `strict` precision policy: 1_Square_matrix_multiplication_ (4096^3,
 // problems/matmul_square.py) and the transposed variants, KernelBench 16-18
-// (problems/matmul_trans_{a,b,both}.py: the shapes say which operand is transposed).
+// (problems/matmul_trans_{a,b,both}.py: the shapes say which operand is transposed); also a left operand
+// whose leading dimensions fold into M ((..., M, K) @ (K, N), KernelBench 10, 11) and batches of matrices
+// ((L, M, K) @ (L, K, N), KernelBench 3) -- see `as_matrix`.
 //
 // The idea: TF32 keeps 10 of fp32's 23 mantissa bits. Split each operand x into big = tf32(x) and
 // small = tf32(x - big); then a*b = big_a*big_b + big_a*small_b + small_a*big_b (+ small_a*small_b,
@@ -113,22 +115,32 @@ using namespace cute;
 constexpr bool kTransA = false;
 constexpr bool kTransB = false;
 
-// A tensor as the matrix the product sees: its last two dimensions, with any leading ones folded into the
-// rows when they are laid out as one run of rows -- (..., M, K) @ (K, N) is then (prod, K) @ (K, N), as
-// KernelBench 10 and 11 compute (torch.matmul broadcasts B over A's leading dimensions). Only A and C
-// fold; a B of rank > 2 is a batch of matrices, which this kernel does not compute.
+// A tensor as the matrices the product sees: its last two dimensions, and either
+//   * folded: any leading dimensions folded into the rows when they are laid out as one run of rows --
+//     (..., M, K) @ (K, N) is then (prod, K) @ (K, N), as KernelBench 10 and 11 compute (torch.matmul
+//     broadcasts a matrix B over A's leading dimensions); only A and C fold; or
+//   * batched: a rank-3 tensor as `batch` matrices `stride_batch` elements apart -- (L, M, K) @ (L, K, N),
+//     as torch.bmm and KernelBench 3 compute; A, B and C all batched alike.
 struct Matrix {
   int64_t rows = 0, cols = 0, stride_row = 0, stride_col = 0;
+  int64_t batch = 1, stride_batch = 0;
   bool folded = false;  // leading dimensions were folded into the rows
   bool ok = false;
 };
 
-Matrix as_matrix(const cutegen_tensor& t, bool may_fold) {
+enum class View { plain, fold, batch };
+
+Matrix as_matrix(const cutegen_tensor& t, View view) {
   Matrix m;
-  if (t.rank < 2 || (t.rank > 2 && !may_fold)) return m;
+  if (t.rank < 2 || (t.rank > 2 && view == View::plain) || (view == View::batch && t.rank != 3)) return m;
   const int r = t.rank;
   m.rows = t.shape[r - 2], m.cols = t.shape[r - 1];
   m.stride_row = t.stride[r - 2], m.stride_col = t.stride[r - 1];
+  if (view == View::batch) {
+    m.batch = t.shape[0], m.stride_batch = t.stride[0];
+    m.ok = true;
+    return m;
+  }
   for (int i = r - 3; i >= 0; --i) {
     // Dimension i must step over whole runs of the rows below it (size-1 dimensions step anywhere).
     if (t.shape[i] != 1 && t.stride[i] != t.stride[i + 1] * t.shape[i + 1]) return m;
@@ -145,7 +157,7 @@ bool fits(const Matrix& a, const Matrix& b, const Matrix& c, bool ta, bool tb) {
   if (ta && a.folded) return false;
   const int64_t M = ta ? a.cols : a.rows, K = ta ? a.rows : a.cols;
   const int64_t Kb = tb ? b.cols : b.rows, N = tb ? b.rows : b.cols;
-  return K == Kb && c.rows == M && c.cols == N && a.folded == c.folded;
+  return K == Kb && c.rows == M && c.cols == N && a.folded == c.folded && a.batch == b.batch && a.batch == c.batch;
 }
 
 constexpr int kPackTile = 32;  // the pre-pass's (rows x k) tile
@@ -160,9 +172,13 @@ __device__ __forceinline__ float tf32_round(float x) {
   return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
 }
 
+// blockIdx.z is the batch: matrix z of x starts stride_batch elements after matrix z - 1, and its packed copy
+// R * 3 * Kp floats after the last one's.
 template <bool kKContiguous, int kSmallPart>
 __global__ void __launch_bounds__(256) split_kernel(const float* x, int R, int K, int64_t stride_r, int64_t stride_k,
-                                                    float* out, int Kp) {
+                                                    int64_t stride_batch, float* out, int Kp) {
+  x += blockIdx.z * stride_batch;
+  out += blockIdx.z * (int64_t(R) * 3 * Kp);
   Tensor mX = make_tensor(make_gmem_ptr(x), make_shape(R, K), make_stride(stride_r, stride_k));
   // (row, k, part) over the packed rows of 3 * Kp
   Tensor mO = make_tensor(make_gmem_ptr(out), make_shape(R, Kp, _3{}), make_stride(3 * int64_t(Kp), _1{}, int64_t(Kp)));
@@ -273,15 +289,16 @@ cudaError_t launch_cluster(const Gemm& gemm, cudaStream_t stream) {
 
 struct Operand {
   const float* data;
-  int rows;            // M for A, N for B
-  int64_t stride_row;  // elements between rows (the M or N mode)
-  int64_t stride_k;    // elements between consecutive k
-  size_t offset;       // of the packed (rows, 3 * Kp) copy in the workspace
+  int rows;              // M for A, N for B
+  int64_t stride_row;    // elements between rows (the M or N mode)
+  int64_t stride_k;      // elements between consecutive k
+  int64_t stride_batch;  // elements between the matrices of a batch
+  size_t offset;         // of the packed (batch, rows, 3 * Kp) copy in the workspace
 };
 
 struct Plan {
   int status = CUTEGEN_OK;
-  int M = 0, N = 0, K = 0, Kp = 0;
+  int M = 0, N = 0, K = 0, Kp = 0, L = 1;  // L: matrices in the batch
   Operand a{}, b{};
   size_t cutlass_offset = 0, bytes = 0;
   float* d = nullptr;
@@ -294,18 +311,20 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 Gemm::Arguments arguments(const Plan& p, const float* a, const float* b) {
   Gemm::Arguments args{};
   args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-  args.problem_shape = make_shape(p.M, p.N, 3 * p.Kp, 1);
+  // The batch is CUTLASS's L mode: packed A' and B' and the output D are each L matrices back to back.
+  const bool batched = p.L > 1;
+  args.problem_shape = make_shape(p.M, p.N, 3 * p.Kp, p.L);
   args.mainloop.ptr_A = reinterpret_cast<const Tf32*>(a);
-  args.mainloop.dA = make_stride(3 * int64_t(p.Kp), _1{}, int64_t(0));
+  args.mainloop.dA = make_stride(3 * int64_t(p.Kp), _1{}, batched ? int64_t(p.M) * 3 * p.Kp : int64_t(0));
   args.mainloop.ptr_B = reinterpret_cast<const Tf32*>(b);
-  args.mainloop.dB = make_stride(3 * int64_t(p.Kp), _1{}, int64_t(0));
+  args.mainloop.dB = make_stride(3 * int64_t(p.Kp), _1{}, batched ? int64_t(p.N) * 3 * p.Kp : int64_t(0));
   args.mainloop.mma_promotion_interval = GX_PROMOTE;
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
   args.epilogue.ptr_C = nullptr;
-  args.epilogue.dC = make_stride(int64_t(p.N), _1{}, int64_t(0));
+  args.epilogue.dC = make_stride(int64_t(p.N), _1{}, batched ? int64_t(p.M) * p.N : int64_t(0));
   args.epilogue.ptr_D = p.d;
-  args.epilogue.dD = make_stride(int64_t(p.N), _1{}, int64_t(0));
+  args.epilogue.dD = make_stride(int64_t(p.N), _1{}, batched ? int64_t(p.M) * p.N : int64_t(0));
   args.scheduler.max_swizzle_size = GX_SWIZZLE;
   return args;
 }
@@ -317,7 +336,10 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   const cutegen_tensor &a = inputs[0], &b = inputs[1], &c = outputs[0];
   if (a.dtype != CUTEGEN_FLOAT32 || b.dtype != CUTEGEN_FLOAT32 || c.dtype != CUTEGEN_FLOAT32)
     return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
-  const Matrix am = as_matrix(a, true), bm = as_matrix(b, false), cm = as_matrix(c, true);
+  // A rank-3 B makes a batch of A, B and C alike; else A and C may fold their leading dimensions into M.
+  const bool batched = b.rank == 3;
+  const Matrix am = as_matrix(a, batched ? View::batch : View::fold), bm = as_matrix(b, batched ? View::batch : View::plain),
+               cm = as_matrix(c, batched ? View::batch : View::fold);
   if (!am.ok || !bm.ok || !cm.ok || (am.folded && a.rank != c.rank)) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
   for (int i = 0; am.folded && i < a.rank - 2; ++i)
     if (a.shape[i] != c.shape[i]) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;
@@ -333,19 +355,20 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   const int64_t M = ta ? am.cols : am.rows, K = ta ? am.rows : am.cols, N = tb ? bm.rows : bm.cols;
   const int64_t a_stride_row = ta ? am.stride_col : am.stride_row, a_stride_k = ta ? am.stride_row : am.stride_col;
   const int64_t b_stride_row = tb ? bm.stride_row : bm.stride_col, b_stride_k = tb ? bm.stride_col : bm.stride_row;
-  if (M < 1 || N < 1 || K < 1 || M > INT32_MAX / 4 || N > INT32_MAX / 4 || K > INT32_MAX / 4)
+  if (M < 1 || N < 1 || K < 1 || M > INT32_MAX / 4 || N > INT32_MAX / 4 || K > INT32_MAX / 4 || am.batch < 1 ||
+      am.batch > 65535)  // the pre-pass's grid.z
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
   // D is written by TMA: row-major with a 16-byte aligned row stride.
   if (!cutegen::is_contiguous(c) || N % 4 != 0 || (pointers_known && !aligned16(c.data)))
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
-  p.M = static_cast<int>(M), p.N = static_cast<int>(N), p.K = static_cast<int>(K);
+  p.M = static_cast<int>(M), p.N = static_cast<int>(N), p.K = static_cast<int>(K), p.L = static_cast<int>(am.batch);
   p.Kp = static_cast<int>(round_up(p.K, 4));  // each third of a packed row starts 16-byte aligned
   p.d = static_cast<float*>(c.data);
-  p.a = {static_cast<const float*>(a.data), p.M, a_stride_row, a_stride_k, 0};
-  p.b = {static_cast<const float*>(b.data), p.N, b_stride_row, b_stride_k, 0};
+  p.a = {static_cast<const float*>(a.data), p.M, a_stride_row, a_stride_k, am.stride_batch, 0};
+  p.b = {static_cast<const float*>(b.data), p.N, b_stride_row, b_stride_k, bm.stride_batch, 0};
   size_t at = 0;
-  p.a.offset = at, at += round_up(size_t(p.M) * 3 * p.Kp * sizeof(float), 256);
-  p.b.offset = at, at += round_up(size_t(p.N) * 3 * p.Kp * sizeof(float), 256);
+  p.a.offset = at, at += round_up(size_t(p.L) * p.M * 3 * p.Kp * sizeof(float), 256);
+  p.b.offset = at, at += round_up(size_t(p.L) * p.N * 3 * p.Kp * sizeof(float), 256);
   p.cutlass_offset = at;
   Gemm::Arguments args = arguments(p, nullptr, nullptr);
   if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
@@ -354,12 +377,14 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
 }
 
 template <int kSmallPart>
-void launch_split(const Operand& o, int K, int Kp, float* out, cudaStream_t stream) {
-  dim3 grid((o.rows + kPackTile - 1) / kPackTile, (Kp + kPackTile - 1) / kPackTile);
+void launch_split(const Operand& o, int K, int Kp, int L, float* out, cudaStream_t stream) {
+  dim3 grid((o.rows + kPackTile - 1) / kPackTile, (Kp + kPackTile - 1) / kPackTile, L);
   if (o.stride_k == 1)
-    split_kernel<true, kSmallPart><<<grid, 256, 0, stream>>>(o.data, o.rows, K, o.stride_row, o.stride_k, out, Kp);
+    split_kernel<true, kSmallPart>
+        <<<grid, 256, 0, stream>>>(o.data, o.rows, K, o.stride_row, o.stride_k, o.stride_batch, out, Kp);
   else
-    split_kernel<false, kSmallPart><<<grid, 256, 0, stream>>>(o.data, o.rows, K, o.stride_row, o.stride_k, out, Kp);
+    split_kernel<false, kSmallPart>
+        <<<grid, 256, 0, stream>>>(o.data, o.rows, K, o.stride_row, o.stride_k, o.stride_batch, out, Kp);
 }
 
 }  // namespace gemm_sm90_3xtf32
@@ -380,8 +405,8 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   char* ws = static_cast<char*>(workspace);
   float* a = reinterpret_cast<float*>(ws + p.a.offset);
   float* b = reinterpret_cast<float*>(ws + p.b.offset);
-  launch_split<1>(p.a, p.K, p.Kp, a, stream);  // A' = [big | small | big]
-  launch_split<2>(p.b, p.K, p.Kp, b, stream);  // B' = [big | big | small]
+  launch_split<1>(p.a, p.K, p.Kp, p.L, a, stream);  // A' = [big | small | big]
+  launch_split<2>(p.b, p.K, p.Kp, p.L, b, stream);  // B' = [big | big | small]
   Gemm::Arguments args = arguments(p, a, b);
   if (cudaGetDevice(&args.hw_info.device_id) != cudaSuccess) return static_cast<int>(cudaGetLastError());
   args.hw_info.sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(args.hw_info.device_id);

@@ -25,10 +25,10 @@ int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 // 8x the problem's bytes, never binds first: 3(M + N)Kp floats against 8(MK + KN + MN).
 int64_t workspace_bytes(const GemmPlan& p) {
   const int64_t kp = round_up(p.k, 4);
-  return round_up(p.m * 3 * kp * 4, 256) + round_up(p.n * 3 * kp * 4, 256);
+  return round_up(p.batch * p.m * 3 * kp * 4, 256) + round_up(p.batch * p.n * 3 * kp * 4, 256);
 }
 
-int64_t tiles(const GemmPlan& p) { return (p.m + kTile - 1) / kTile * ((p.n + kTile - 1) / kTile); }
+int64_t tiles(const GemmPlan& p) { return p.batch * ((p.m + kTile - 1) / kTile) * ((p.n + kTile - 1) / kTile); }
 
 Status replace_line(std::string& text, const std::string& line, const std::string& with) {
   return replace_library_line(text, line, with, "examples/kernels/gemm_sm90_3xtf32.cu", "src/seed/library_gemm.cpp");
@@ -43,9 +43,9 @@ std::string layout(bool transposed, const char* plain, const char* swapped) {
 std::string library_gemm_refusal(const GemmPlan& p) {
   if (p.has_epilogue() || !p.columns.empty()) return "an epilogue after the product (the library kernel stores it as is)";
   if (!p.mask.empty()) return fmt::format("the product is under {} (the library kernel has no mask)", p.mask);
-  if (p.batch != 1 || !(p.matrices || p.folds_into_m))
-    return "not two rank-2 operands (or a left operand whose leading dimensions fold into M) and a contiguous "
-           "fp32 product (the library kernel has no batch)";
+  if (!(p.batch == 1 && (p.matrices || p.folds_into_m)) && !(p.batch > 1 && p.batched_matrices))
+    return "not two rank-2 operands (or a left operand whose leading dimensions fold into M, or a batch of "
+           "(L, M, K) @ (L, K, N)) and a contiguous fp32 product";
   if (p.num_contract_inputs != 2 || p.a_input != 0 || p.b_input != 1)
     return "the operands are not the contract's inputs 0 and 1 in that order (the library kernel computes "
            "inputs[0] @ inputs[1])";
@@ -83,7 +83,7 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const std::s
       "// Seed kernel for {0}, written by cutegen without an LLM (docs/seed.md):\n"
       "// a plain fp32 matrix product\n"
       "//   y = {1}\n"
-      "// (M, N, K) = ({2}, {3}, {4}) when traced{9}. A is read as {5},\n"
+      "// {10}(M, N, K) = ({2}, {3}, {4}) when traced{9}. A is read as {5},\n"
       "// B as {6}.\n"
       "//\n"
       "// The kernel is the library's 3xTF32 GEMM, examples/kernels/gemm_sm90_3xtf32.cu, as it is below but for\n"
@@ -96,7 +96,8 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const std::s
       "//\n",
       problem_name, p.pattern, p.m, p.n, p.k, layout(p.a_transposed, "(M, K)", "(K, M)"),
       layout(p.b_transposed, "(K, N)", "(N, K)"), tiles(p), kLibraryGemmMinTiles,
-      p.folds_into_m ? ", A's leading dimensions folded into M" : "");
+      p.folds_into_m ? ", A's leading dimensions folded into M" : "",
+      p.batch > 1 ? fmt::format("a batch of {} products, each ", p.batch) : "");
   return header + library;
 }
 

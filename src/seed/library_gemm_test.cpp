@@ -101,16 +101,32 @@ TEST(LibraryGemmRoute, ALeftOperandWhoseLeadingDimensionsFoldIntoMIsTheLibraryGe
     const std::string src = seed_source(g);
     EXPECT_TRUE(contains(src, fmt::format("(M, N, K) = ({}, 768, ", m_rows))) << src.substr(0, 1500);
     EXPECT_TRUE(contains(src, "when traced, A's leading dimensions folded into M")) << src.substr(0, 1500);
-    EXPECT_TRUE(contains(src, "Matrix as_matrix(const cutegen_tensor& t, bool may_fold)"));
+    EXPECT_TRUE(contains(src, "Matrix as_matrix(const cutegen_tensor& t, View view)"));
   }
-  // A transposed left operand of rank 3 is not foldable (the matcher refuses it outright), and a B of
-  // rank 3 is a batch: neither takes the library route.
-  json bmm = graph({input(0, "A", {4, 4096, 4096}), input(1, "B", {4, 4096, 4096}),
-                    node(2, "matmul", {ref(0), ref(1)}, json::object(), {4, 4096, 4096})},
+}
+
+// KernelBench 3: (L, M, K) @ (L, K, N), a batch of products; CUTLASS's L mode computes them in one GEMM.
+TEST(LibraryGemmRoute, ABatchOfProductsIsTheLibraryGemm) {
+  json kb3 = graph({input(0, "A", {128, 512, 1024}), input(1, "B", {128, 1024, 2048}),
+                    node(2, "matmul", {ref(0), ref(1)}, json::object(), {128, 512, 2048})},
                    2, 2);
-  auto batched = match(bmm);
-  ASSERT_TRUE(batched.gemm) << batched.reason;
-  EXPECT_FALSE(batched.gemm->folds_into_m);
+  auto m = match(kb3);
+  ASSERT_TRUE(m.gemm) << m.reason;
+  EXPECT_EQ(m.gemm->batch, 128);
+  EXPECT_TRUE(m.gemm->batched_matrices);
+  EXPECT_FALSE(m.gemm->folds_into_m);
+  EXPECT_EQ(m.gemm->route, GemmRoute::library) << m.gemm->route_reason;
+  const std::string src = seed_source(kb3);
+  EXPECT_TRUE(contains(src, "// a batch of 128 products, each (M, N, K) = (512, 2048, 1024) when traced"))
+      << src.substr(0, 1500);
+  // The workspace grows with the batch: 128 x (512 + 2048) x 3 x 1024 fp32 is 3.75 GiB, under the cap;
+  // twice the batch is not.
+  json twice = graph({input(0, "A", {256, 512, 1024}), input(1, "B", {256, 1024, 2048}),
+                      node(2, "matmul", {ref(0), ref(1)}, json::object(), {256, 512, 2048})},
+                     2, 2);
+  auto big = match(twice);
+  ASSERT_TRUE(big.gemm) << big.reason;
+  EXPECT_TRUE(contains(library_gemm_refusal(*big.gemm), "above the judge's 4 GiB")) << library_gemm_refusal(*big.gemm);
 }
 
 TEST(LibraryGemmRoute, OtherProductsKeepTheSeedGemmAndSayWhy) {
@@ -130,13 +146,9 @@ TEST(LibraryGemmRoute, OtherProductsKeepTheSeedGemmAndSayWhy) {
   json swapped = graph({input(0, "A", {4096, 4096}), input(1, "B", {4096, 4096}),
                         node(2, "matmul", {ref(1), ref(0)}, json::object(), {4096, 4096})},
                        2, 2);
-  json bmm = graph({input(0, "A", {4, 4096, 4096}), input(1, "B", {4, 4096, 4096}),
-                    node(2, "matmul", {ref(0), ref(1)}, json::object(), {4, 4096, 4096})},
-                   2, 2);
   for (const auto& c : {Case{"KernelBench 8: N = 5921", product(8205, 5921, 2949), "N = 5921 is not a multiple of 4"},
                         Case{"KernelBench 6: M = N = 256, K = 524288", product(256, 256, 524288),
                              "4 output tiles of 128x128, fewer than 66"},
-                        Case{"a batched product", bmm, "not two rank-2 operands"},
                         Case{"an epilogue", relu, "an epilogue after the product"},
                         Case{"under triu", triu, "under triu"},
                         Case{"B @ A", swapped, "not the contract's inputs 0 and 1 in that order"}}) {
@@ -252,10 +264,23 @@ TEST(SeedCompile, LibraryGemmSeedBuildsPassesEveryStaticCheckAndPlansFoldedProdu
   EXPECT_GT(kb11, 0u);
   EXPECT_EQ(kb11, plan(fp32({8 * 256 * 512, 256}), fp32({256, 768}), fp32({8 * 256 * 512, 768})));
   EXPECT_GT(plan(fp32({4096, 4096}), fp32({4096, 4096}), fp32({4096, 4096})), 0u);  // the square, transposed
-  // Refused: the output's leading dimensions differ, B is a batch, A's leading dimension skips rows, and
-  // a folded A with a rank-2 output.
+  // KernelBench 3: a batch of 128 products is 128 packed copies of each operand (CUTLASS's own workspace is
+  // nothing for its persistent scheduler, batched or not).
+  const size_t one = plan(fp32({512, 1024}), fp32({1024, 2048}), fp32({512, 2048}));
+  EXPECT_GT(one, 0u);
+  EXPECT_EQ(plan(fp32({128, 512, 1024}), fp32({128, 1024, 2048}), fp32({128, 512, 2048})), 128 * one);
+  // ... transposed inside the batch too (A arrives (L, K, M): its transpose through strides).
+  EXPECT_EQ(plan(fp32({128, 1024, 512}), fp32({128, 1024, 2048}), fp32({128, 512, 2048})), 128 * one);
+  // Refused: batches that differ, a matrix A against a batch of B (broadcast), a batch beyond the grid's z.
+  EXPECT_EQ(plan(fp32({64, 512, 1024}), fp32({128, 1024, 2048}), fp32({128, 512, 2048})), 0u);
+  EXPECT_EQ(plan(fp32({512, 1024}), fp32({128, 1024, 2048}), fp32({128, 512, 2048})), 0u);
+  EXPECT_EQ(plan(fp32({70000, 4, 4}), fp32({70000, 4, 4}), fp32({70000, 4, 4})), 0u);
+  // A rank-3 B makes it a batch instead: 16 products of (1024, 2048) @ (2048, 768), not one folded one.
+  EXPECT_EQ(plan(fp32({16, 1024, 2048}), fp32({16, 2048, 768}), fp32({16, 1024, 768})),
+            16 * plan(fp32({1024, 2048}), fp32({2048, 768}), fp32({1024, 768})));
+  // Refused: the output's leading dimensions differ, A's leading dimension skips rows, and a folded A with
+  // a rank-2 output.
   EXPECT_EQ(plan(fp32({16, 1024, 2048}), fp32({2048, 768}), fp32({1024, 16, 768})), 0u);
-  EXPECT_EQ(plan(fp32({16, 1024, 2048}), fp32({16, 2048, 768}), fp32({16, 1024, 768})), 0u);
   EXPECT_EQ(plan(fp32({16, 1024, 2048}, {2 * 1024 * 2048, 2048, 1}), fp32({2048, 768}), fp32({16, 1024, 768})), 0u);
   EXPECT_EQ(plan(fp32({16, 1024, 2048}), fp32({2048, 768}), fp32({16384, 768})), 0u);
 #endif

@@ -107,6 +107,9 @@ struct GemmPlan {
   // (..., M, K) @ (K, N) with A of rank > 2 untransposed, B a rank-2 matrix and the product a contiguous
   // fp32 tensor: A's leading dimensions fold into M (KernelBench 10, 11).
   bool folds_into_m = false;
+  // (L, M, K) @ (L, K, N), either operand possibly transposed in its last two dimensions, and a contiguous
+  // fp32 (L, M, N) product: a batch of `batch` matrix products (KernelBench 3).
+  bool batched_matrices = false;
   // Which kernel computes the product: exactly one per plan, decided by choose_gemm_route (gemm_route.h)
   // from the shapes, with `route_reason` saying why (for a tiled plan, why each other route refused it).
   GemmRoute route = GemmRoute::tiled;

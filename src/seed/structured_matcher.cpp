@@ -353,6 +353,7 @@ bool match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan, std::string&
   } else if (a.size() == 3 && b.size() == 3 && a[0] == b[0]) {
     plan.batch = a[0];
     plan.m = a[1];
+    plan.batched_matrices = fp32_product && mm.type->shape.size() == 3;
     plan.a_batch_stride = a[1] * a[2];
     plan.b_batch_stride = b[1] * b[2];
   } else {
