@@ -19,7 +19,7 @@ inline constexpr long kLibraryGemmMinTiles = 66;
 // batch; two rank-2 fp32 operands, a left operand of higher rank whose leading dimensions fold into M, or
 // a batch (L, M, K) @ (L, K, N) (the library's Matrix views), that are the contract's inputs 0 and 1 in that
 // order (make_plan reads
-// inputs[0] @ inputs[1]); N % 4 == 0 (its TMA store's 16-byte rows); sizes within int32 / 4; its
+// inputs[0] @ inputs[1]); sizes within int32 / 4; its
 // workspace within the judge's 4 GiB cap; at least kLibraryGemmMinTiles output tiles. Else why not.
 std::string library_gemm_refusal(const GemmPlan& plan);
 

@@ -105,6 +105,16 @@ TEST(LibraryGemmRoute, ALeftOperandWhoseLeadingDimensionsFoldIntoMIsTheLibraryGe
   }
 }
 
+// KernelBench 8: N = 5921 is no multiple of 4, so the output's rows are not 16-byte aligned for the TMA
+// store: the library writes a padded copy into its workspace and copies the N columns out.
+TEST(LibraryGemmRoute, AnUnalignedNIsTheLibraryGemmThroughAPaddedOutput) {
+  auto m = match(product(8205, 5921, 2949));
+  ASSERT_TRUE(m.gemm) << m.reason;
+  EXPECT_EQ(m.gemm->route, GemmRoute::library) << m.gemm->route_reason;
+  EXPECT_EQ(library_gemm_refusal(*m.gemm), "");
+  EXPECT_TRUE(contains(seed_source(product(8205, 5921, 2949)), "unpad_kernel"));
+}
+
 // KernelBench 3: (L, M, K) @ (L, K, N), a batch of products; CUTLASS's L mode computes them in one GEMM.
 TEST(LibraryGemmRoute, ABatchOfProductsIsTheLibraryGemm) {
   json kb3 = graph({input(0, "A", {128, 512, 1024}), input(1, "B", {128, 1024, 2048}),
@@ -146,8 +156,7 @@ TEST(LibraryGemmRoute, OtherProductsKeepTheSeedGemmAndSayWhy) {
   json swapped = graph({input(0, "A", {4096, 4096}), input(1, "B", {4096, 4096}),
                         node(2, "matmul", {ref(1), ref(0)}, json::object(), {4096, 4096})},
                        2, 2);
-  for (const auto& c : {Case{"KernelBench 8: N = 5921", product(8205, 5921, 2949), "N = 5921 is not a multiple of 4"},
-                        Case{"KernelBench 6: M = N = 256, K = 524288", product(256, 256, 524288),
+  for (const auto& c : {Case{"KernelBench 6: M = N = 256, K = 524288", product(256, 256, 524288),
                              "4 output tiles of 128x128, fewer than 66"},
                         Case{"an epilogue", relu, "an epilogue after the product"},
                         Case{"under triu", triu, "under triu"},
@@ -264,6 +273,11 @@ TEST(SeedCompile, LibraryGemmSeedBuildsPassesEveryStaticCheckAndPlansFoldedProdu
   EXPECT_GT(kb11, 0u);
   EXPECT_EQ(kb11, plan(fp32({8 * 256 * 512, 256}), fp32({256, 768}), fp32({8 * 256 * 512, 768})));
   EXPECT_GT(plan(fp32({4096, 4096}), fp32({4096, 4096}), fp32({4096, 4096})), 0u);  // the square, transposed
+  // KernelBench 8: N % 4 != 0, so B' has Np = 5924 rows (the last 3 zeros) and the padded output follows
+  // A' and B' in the workspace (Kp = 2952).
+  const auto round256 = [](size_t x) { return (x + 255) / 256 * 256; };
+  EXPECT_EQ(plan(fp32({8205, 2949}), fp32({2949, 5921}), fp32({8205, 5921})),
+            round256(size_t{8205} * 3 * 2952 * 4) + round256(size_t{5924} * 3 * 2952 * 4) + round256(size_t{8205} * 5924 * 4));
   // KernelBench 3: a batch of 128 products is 128 packed copies of each operand (CUTLASS's own workspace is
   // nothing for its persistent scheduler, batched or not).
   const size_t one = plan(fp32({512, 1024}), fp32({1024, 2048}), fp32({512, 2048}));
