@@ -182,11 +182,18 @@ check "seed of a 4096^3 matmul is the library's 3xTF32 GEMM" \
 check "seed of a 4096^3 matmul says what matched" \
   grep -q "^seed: matrix product (the library's 3xTF32 GEMM) y = matmul(a, b)$" "$d/seed.err"
 out=$("$cutegen" seed "$src/problems/bmm.py" 2>"$d/seed.err"); rc=$?
-check "seed of a bmm is the seed GEMM" test $rc -eq 0 -a "$(grep -c 'gemm_kernel<<<' <<<"$out")" -eq 1
-check "seed of a bmm says what matched" grep -q '^seed: matrix product y = matmul(a, b)$' "$d/seed.err"
+check "seed of a bmm is the library GEMM's batch" \
+  test $rc -eq 0 -a "$(grep -c '// a batch of 16 products, each (M, N, K) = (500, 260, 300)' <<<"$out")" -eq 1
+check "seed of a bmm says what matched" \
+  grep -q "^seed: matrix product (the library's 3xTF32 GEMM) y = matmul(a, b)$" "$d/seed.err"
+out=$("$cutegen" seed "$src/problems/matmul_tril_tn.py" 2>"$d/seed.err"); rc=$?
+check "seed of a masked product is the seed GEMM" test $rc -eq 0 -a "$(grep -c 'gemm_kernel<<<' <<<"$out")" -eq 1
+check "seed of a masked product says what matched" \
+  grep -q '^seed: matrix product y = tril(matmul(transpose(a, dim0=-2, dim1=-1), b), diagonal=0)$' "$d/seed.err"
 out=$("$cutegen" seed --list "$src/problems" 2>&1); rc=$?
 check "seed --list lists every problem" test $rc -eq 0 -a "$(grep -c '\.py: ' <<<"$out")" -eq "$(ls "$src"/problems/*.py | wc -l)"
-check "seed --list shows softmax_rows' seed" grep -q '^softmax_rows.py: row softmax y = softmax(x, dim=-1)$' <<<"$out"
+check "seed --list shows softmax_rows' seed" \
+  grep -q "^softmax_rows.py: row softmax (the library's cluster softmax) y = softmax(x, dim=-1)$" <<<"$out"
 check "seed --list counts the seeds" grep -Eq '^[0-9]+ of [0-9]+ problems have a seed$' <<<"$out"
 check "seed --list shows relu's seed" grep -q '^relu.py: pointwise chain y = relu(x)$' <<<"$out"
 check "seed --list shows a Linear + gelu's epilogue seed" \
