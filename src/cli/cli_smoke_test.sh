@@ -72,9 +72,12 @@ err=$(CUTEGEN_SANDBOX=/nonexistent "$cutegen" compile "$k" 2>&1); rc=$?
 check "compile without cutegen-sandbox fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 check "compile without cutegen-sandbox names it" grep -q 'cutegen-sandbox' <<<"$err"
 
-err=$("$cutegen" compile "$src/src/compile/testdata/no_cute.cu" 2>&1 >/dev/null); rc=$?
+# A rejection through the CLI: a source rule refuses it before nvcc runs (the CuTe check's rejections after a
+# build are proven by the manifest's static no-cute entries, in the same tier).
+{ echo '#include "/etc/hostname"'; cat "$k"; } >"$CUTEGEN_CACHE_DIR/bad_include.cu"
+err=$("$cutegen" compile "$CUTEGEN_CACHE_DIR/bad_include.cu" 2>&1 >/dev/null); rc=$?
 check "rejected kernel exits non-zero" test $rc -ne 0
-check "rejection reason on stderr" grep -q 'rejected' <<<"$err"
+check "rejection reason on stderr" grep -q 'rejected: line 1: #include "/etc/hostname": absolute paths are refused' <<<"$err"
 
 # cutegen cache: what the cache holds, its cap, and pruning.
 out=$("$cutegen" cache --help)
