@@ -6,7 +6,9 @@ The judge reports a kernel's time on the slower of two input distributions: the 
 side only) the signed inputs are the slow ones; for ops with transcendental math everywhere (Softplus) both
 are. This times contract kernels built with different knob values (the file name says which) and eager
 PyTorch on both distributions with CUDA events, the L2 flushed before each run and the GPU kept busy
-while the launch is queued, so only the kernels are measured.
+while the launch is queued, so only the kernels are measured. Any single-input, single-output kernel of
+the contract fits (the row softmax's variants too); each variant's largest deviation from the module's
+output on the signed inputs is printed beside its times, so a fast wrong variant shows.
 
 Usage: benchmarks/pointwise_variants.py PROBLEM.py KERNEL.so [KERNEL.so ...] [--reps 20]   (needs a CUDA GPU)
 """
@@ -40,14 +42,21 @@ def main() -> int:
     y = torch.empty_like(x)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     print(f"## {os.path.basename(args.problem)}: {tuple(x.shape)} {x.dtype}, {torch.cuda.get_device_name()}\n")
-    print("| kernel | problem ms | signed ms | slower |\n|---|---|---|---|")
+    print("| kernel | problem ms | signed ms | slower | max abs err (signed) |\n|---|---|---|---|---|")
     rows = [("eager", {k: (lambda v=v: model(v)) for k, v in sets.items()})]
     rows += [(os.path.basename(p), {k: contract_call(os.path.abspath(p), v, y) for k, v in sets.items()})
              for p in args.kernels]
     with torch.no_grad():
+        expected = model(sets["signed"])
         for name, fns in rows:
             ms = {k: events_ms(fn, flush, args.reps) for k, fn in fns.items()}
-            print(f"| {name} | {ms['problem']:.4f} | {ms['signed']:.4f} | {max(ms.values()):.4f} |")
+            err = "-"
+            if name != "eager":
+                y.fill_(float("nan"))
+                fns["signed"]()
+                torch.cuda.synchronize()
+                err = f"{(y - expected).abs().max().item():.3g}"  # nan: something left unwritten
+            print(f"| {name} | {ms['problem']:.4f} | {ms['signed']:.4f} | {max(ms.values()):.4f} | {err} |")
             sys.stdout.flush()
     return 0
 

@@ -69,6 +69,18 @@
 #define SMC_PERSISTENT 1
 #endif
 
+// Experiments (session 14, not tuner knobs yet): 1 issues the next row's copies in the store loop of this
+// row, each vector's copy right after the vector is stored from the same shared-memory slot, so the next
+// row is in flight while this one is written.
+#ifndef SMC_PREFETCH
+#define SMC_PREFETCH 0
+#endif
+// Odd rows' clusters start this many clock cycles late, so not every cluster reaches its statistics and
+// cluster barrier at the same moment (DRAM idles while all of them are there).
+#ifndef SMC_STAGGER_CYCLES
+#define SMC_STAGGER_CYCLES 0
+#endif
+
 using namespace cute;
 namespace cg = cooperative_groups;
 
@@ -176,12 +188,10 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
   const int iters = (slice_count + kThreads - 1) / kThreads;
   const int iters_per_stage = (iters + kStages - 1) / kStages;
 
-  int parity = 0;
-  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y, parity ^= 1) {
-    Tensor rowX = gX(_, _, r);  // (kVec, nvec)
-    Tensor rowY = gY(_, _, r);
-    MaxSum acc{-INFINITY, 0.f};
+  // Copies this thread's vectors of row `r` into the slice, committed in kStages cp.async groups.
+  auto issue_loads = [&](int64_t r) {
     if constexpr (kResident) {
+      Tensor rowX = gX(_, _, r);
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
         const int k_end = min((s + 1) * iters_per_stage, iters);
@@ -191,6 +201,26 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
         }
         cp_async_fence();
       });
+    }
+  };
+  if constexpr (SMC_STAGGER_CYCLES > 0) {
+    if (blockIdx.y % 2) {
+      const long long t0 = clock64();
+      while (clock64() - t0 < SMC_STAGGER_CYCLES) {
+      }
+    }
+  }
+  if constexpr (kResident && SMC_PREFETCH) {
+    if (blockIdx.y < rows) issue_loads(blockIdx.y);
+  }
+
+  int parity = 0;
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y, parity ^= 1) {
+    Tensor rowX = gX(_, _, r);  // (kVec, nvec)
+    Tensor rowY = gY(_, _, r);
+    MaxSum acc{-INFINITY, 0.f};
+    if constexpr (kResident) {
+      if constexpr (!SMC_PREFETCH) issue_loads(r);
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
         cp_async_wait<kStages - 1 - s>();  // stage s has landed (for this thread's copies)
@@ -213,15 +243,39 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
     if (r + gridDim.y >= rows) cluster_arrive();  // the last row: this CTA is done reading its peers
     const float inv = 1.f / stats.sum;
     const float log_sum = logf(stats.sum);
-    for (int64_t v = threadIdx.x; v < count; v += kThreads) {
-      if constexpr (kResident)
-        move<kVec>(sX(_, v), frag);  // the vector this thread copied in: no barrier needed
-      else
-        move<kVec>(rowX(_, begin + v), frag);
-      CUTE_UNROLL
-      for (int i = 0; i < kVec; ++i)
-        frag(i) = kLogSoftmax ? (frag(i) - stats.max) - log_sum : expf(frag(i) - stats.max) * inv;
-      move<kVec>(frag, rowY(_, begin + v));
+    if constexpr (kResident && SMC_PREFETCH) {
+      // Each vector stored, then the next row's vector copied into the slot it came from (only this
+      // thread uses the slot), committed by stage as issue_loads does.
+      const bool next = r + gridDim.y < rows;
+      Tensor nextX = gX(_, _, next ? r + gridDim.y : r);
+      for_each(make_int_sequence<kStages>{}, [&](auto stage) {
+        constexpr int s = decltype(stage)::value;
+        const int k_end = min((s + 1) * iters_per_stage, iters);
+        for (int k = s * iters_per_stage; k < k_end; ++k) {
+          const int v = threadIdx.x + k * kThreads;
+          if (v < slice_count) {
+            move<kVec>(sX(_, v), frag);
+            CUTE_UNROLL
+            for (int i = 0; i < kVec; ++i)
+              frag(i) = kLogSoftmax ? (frag(i) - stats.max) - log_sum : expf(frag(i) - stats.max) * inv;
+            move<kVec>(frag, rowY(_, begin + v));
+            asm volatile("" ::: "memory");  // the copy into the slot stays after the read of it
+            if (next) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, nextX(_, begin + v), sX(_, v));
+          }
+        }
+        if (next) cp_async_fence();
+      });
+    } else {
+      for (int64_t v = threadIdx.x; v < count; v += kThreads) {
+        if constexpr (kResident)
+          move<kVec>(sX(_, v), frag);  // the vector this thread copied in: no barrier needed
+        else
+          move<kVec>(rowX(_, begin + v), frag);
+        CUTE_UNROLL
+        for (int i = 0; i < kVec; ++i)
+          frag(i) = kLogSoftmax ? (frag(i) - stats.max) - log_sum : expf(frag(i) - stats.max) * inv;
+        move<kVec>(frag, rowY(_, begin + v));
+      }
     }
   }
   cluster_wait();  // every peer has read this CTA's slots (they arrived after their last reads)
