@@ -7,17 +7,21 @@
 // Why it is fast. Softmax needs the row's (max, sum of exp) before it can write anything, so a
 // one-CTA-per-row kernel reads every row twice (once for the statistics, once to normalise) or keeps
 // the row on chip. A KernelBench row (393216 fp32 = 1.5 MB) is far larger than one SM's shared memory
-// (227 KB), but not than a cluster's: 8 CTAs (the portable cluster size) of 192 KB each hold it.
+// (227 KB), but not than a cluster's: 16 CTAs of 96 KB each hold it, two CTAs on an SM (8 CTAs of
+// 192 KB, the portable cluster size, where 16 cannot be placed).
 //   1. load: each CTA of the cluster copies its slice of the row into shared memory with cp.async
 //      (16-byte vectors, .cg: no L1 allocation), every copy issued before the first wait, so a CTA has
-//      its whole 192 KB slice in flight -- DRAM sees enough outstanding bytes per SM to run at its
+//      its whole 96 KB slice in flight -- DRAM sees enough outstanding bytes per SM to run at its
 //      peak. The copies are committed in SMC_STAGES groups and the (max, sum) of stage s is computed
 //      as soon as stage s lands, overlapping the SFU work with the rest of the load.
 //   2. statistics: the online-softmax recurrence per thread (one rescale per 4-vector), warp
 //      shuffles, a fixed-order sum over warps, then the cluster's CTAs exchange their (max, sum)
 //      through distributed shared memory (one warp reads the peers' pairs, one lane each, and combines
 //      them in a fixed order, so all CTAs of a row compute bit-identical statistics: deterministic).
-//   3. write: each CTA normalises its slice straight from shared memory and stores 16-byte vectors.
+//   3. write: each CTA normalises its slice straight from shared memory and stores 16-byte vectors;
+//      right after storing a vector, the thread copies the next row's vector into the slot it came from
+//      (SMC_PREFETCH), so the next row is in flight while this one is written and DRAM never waits for
+//      a CTA's statistics or cluster barrier.
 // Total DRAM traffic: one read and one write of the tensor, the floor. The grid is persistent
 // (SMC_PERSISTENT): as many clusters as fit at once, each looping over rows, so clusters are not
 // relaunched per row (a cluster needs all its CTAs' SMs free at once to start) and a warp starts
@@ -46,11 +50,13 @@
 
 // The largest cluster a row is spread over (shorter rows shrink it on their own, so smaller values
 // would only push 1.5 MB rows onto the streaming path). 16 is beyond the portable size (allowed on
-// H100/H200 with cudaFuncAttributeNonPortableClusterSizeAllowed); with SMC_THREADS <= 512 it puts two
-// 96 KB CTAs on an SM, so one CTA's load overlaps another's statistics and stores.
+// H100/H200 with cudaFuncAttributeNonPortableClusterSizeAllowed; where a GPU cannot place it the launch
+// falls back to 8); with SMC_THREADS <= 512 it puts two 96 KB CTAs on an SM, so one CTA's load overlaps
+// another's statistics and stores. 16 with SMC_PREFETCH by default: on KernelBench 23 in-process on the
+// H200, 3.557 ms against 3.917-3.931 for 8 without prefetch (benchmarks/gpu-check-2026-12-01f.md).
 // cutegen:knob SMC_CLUSTER in {8, 16}
 #ifndef SMC_CLUSTER
-#define SMC_CLUSTER 8
+#define SMC_CLUSTER 16
 #endif
 // 256 by default: the tuner's choice on KernelBench 23, judged on 23 and 24 on the H200 (softmax 4.06 ms
 // against 4.38 with 1024, log-softmax 3.995 against 4.389; benchmarks/gpu-check-2026-12-01e.md).
@@ -69,16 +75,11 @@
 #define SMC_PERSISTENT 1
 #endif
 
-// Experiments (session 14, not tuner knobs yet): 1 issues the next row's copies in the store loop of this
-// row, each vector's copy right after the vector is stored from the same shared-memory slot, so the next
-// row is in flight while this one is written.
+// 1: the next row's copies are issued from this row's store loop (each vector's copy right after the
+// vector is stored from the same shared-memory slot); 0: a row's copies start after the last row's stores.
+// cutegen:knob SMC_PREFETCH in {0, 1}
 #ifndef SMC_PREFETCH
-#define SMC_PREFETCH 0
-#endif
-// Odd rows' clusters start this many clock cycles late, so not every cluster reaches its statistics and
-// cluster barrier at the same moment (DRAM idles while all of them are there).
-#ifndef SMC_STAGGER_CYCLES
-#define SMC_STAGGER_CYCLES 0
+#define SMC_PREFETCH 1
 #endif
 
 using namespace cute;
@@ -203,13 +204,6 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
       });
     }
   };
-  if constexpr (SMC_STAGGER_CYCLES > 0) {
-    if (blockIdx.y % 2) {
-      const long long t0 = clock64();
-      while (clock64() - t0 < SMC_STAGGER_CYCLES) {
-      }
-    }
-  }
   if constexpr (kResident && SMC_PREFETCH) {
     if (blockIdx.y < rows) issue_loads(blockIdx.y);
   }
@@ -362,6 +356,16 @@ extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs,
   if (slice_bytes + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin)) {
     if ((err = resident_clusters<4, true>(cluster, slice_bytes, clusters)) != cudaSuccess) return static_cast<int>(err);
     if (clusters > 0) return launch<4, true>(x, y, rows, n, cluster, slice_vecs, slice_bytes, clusters, stream);
+  }
+  if (cluster > 8) {
+    // A GPU that cannot place a non-portable cluster of 16 (or not with this much shared memory per CTA):
+    // the portable 8, with slices twice as large, before giving up on keeping the row resident.
+    const int64_t vecs8 = (n / 4 + 7) / 8;
+    const size_t bytes8 = static_cast<size_t>(vecs8) * 16;
+    if (bytes8 + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin)) {
+      if ((err = resident_clusters<4, true>(8, bytes8, clusters)) != cudaSuccess) return static_cast<int>(err);
+      if (clusters > 0) return launch<4, true>(x, y, rows, n, 8, vecs8, bytes8, clusters, stream);
+    }
   }
   // A slice too large for shared memory (or a cluster that size with it not fitting a GPC) streams the
   // row twice from global memory: slower, still exact.
