@@ -19,14 +19,17 @@
 
 #include <cute/tensor.hpp>
 
+// 128 threads of 2 positions by default: on KernelBench 36 on the H200, 3.822 ms of events (judged 3.934,
+// 90% of the floor) against 4.661 for 256 x 1, the first default, whose profile showed DRAM at 67% of its
+// peak with 4-byte accesses (benchmarks/gpu-check-2026-12-01f.md).
 // cutegen:knob RN_THREADS in {128, 256, 512}
 #ifndef RN_THREADS
-#define RN_THREADS 256
+#define RN_THREADS 128
 #endif
 // Adjacent spatial positions per thread (one 4- or 8-byte access per channel).
 // cutegen:knob RN_VEC in {1, 2}
 #ifndef RN_VEC
-#define RN_VEC 1
+#define RN_VEC 2
 #endif
 // Registers: 64 * RN_VEC values per thread; 2 with 512 threads would leave too few for 2 CTAs per SM.
 // cutegen:require RN_VEC * RN_THREADS <= 512
