@@ -52,7 +52,7 @@ Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& p, con
       "// (src/seed/row_softmax_kernel.cu.in, which reads every row twice) because rows of {4} values (at least\n"
       "// {5}) are too long for that second read to come from the L2: this kernel holds a row in a thread-block\n"
       "// cluster's shared memory and reads it from DRAM once. On an H200, KernelBench's 4096 x 393216 softmax ran\n"
-      "// 4.06 ms so against 4.94 (benchmarks/gpu-check-2026-12-01e.md).\n"
+      "// 3.64 ms so against the row kernel's 4.94 (benchmarks/gpu-check-2026-12-01f.md).\n"
       "//\n",
       problem_name, p.log ? "log_softmax" : "softmax", shape, p.pattern, row_length(p), kLibrarySoftmaxMinRow);
   return header + library;

@@ -3,8 +3,8 @@
 // (examples/kernels/softmax_cluster.cu, compiled in as text), not the seed's row kernel
 // (row_softmax_kernel.h). The row kernel reads each row twice; once a row is too long for its second read
 // to come from the L2, that is two DRAM reads. The cluster kernel holds a row in a thread-block cluster's
-// shared memory and reads it once: on an H200, KernelBench 23/24 (4096 x 393216 fp32) ran 4.06 / 4.00 ms
-// against the row kernel's 4.94 / 4.80 (benchmarks/gpu-check-2026-12-01e.md).
+// shared memory and reads it once: on an H200, KernelBench 23/24 (4096 x 393216 fp32) ran 3.64 / 3.94 ms
+// against the row kernel's 4.94 / 4.80 (benchmarks/gpu-check-2026-12-01f.md, -e.md).
 #include <cstdint>
 #include <string>
 
