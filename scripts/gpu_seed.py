@@ -26,21 +26,23 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
             "sum_dim", "argmax_dim", "min_dim", "rmsnorm", "frobenius_norm", "groupnorm", "batchnorm_train",
-            "softmax_large", "tensor3d_matmul",
+            "softmax_large", "tensor3d_matmul", "rmsnorm_large",
             "bmm", "matmul_tril_tn", "matmul_square", "matmul_trans_both", "matvec", "matmul_long_k", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad", "depthwise_conv2d",
             "pointwise_conv2d",
             "row_scale_bias", "cross_entropy", "masked_cumsum",
             "linear_gelu_scale", "linear_bias_swish_residual", "matmul_weight_t_min", "linear_swish_logsumexp",
             "linear_tanh_row_mean"]
 
-# Problems whose `seed:` line must name a particular GEMM route (docs/seed.md): the large plain products take
+# Problems whose `seed:` line must name a particular route (docs/seed.md): the large plain products take
 # the library's 3xTF32 GEMM, the matrix-vector product the GEMV, the long-K product the seed GEMM with K split,
-# the others the seed GEMM; any of these kernels would pass the judge in another's place, so only this line
-# shows that each route was the one judged.
+# the others the seed GEMM; long softmax rows the library's cluster softmax, the channel RMSNorm the library's;
+# any of these kernels would pass the judge in another's place, so only this line shows that each route was
+# the one judged.
 SEED_LINE = {"matmul_square": "matrix product (the library's 3xTF32 GEMM) y = ",
              "matmul_trans_both": "matrix product (the library's 3xTF32 GEMM) y = ",
              "tensor3d_matmul": "matrix product (the library's 3xTF32 GEMM) y = ",
              "softmax_large": "row softmax (the library's cluster softmax) y = ",
+             "rmsnorm_large": "normalisation (the library's channel RMSNorm) y = ",
              "matvec": "matrix-vector product (GEMV) y = ",
              "matmul_long_k": "matrix product (split K x 16) y = ",
              "bmm": "matrix product (the library's 3xTF32 GEMM) y = ", "matmul_tril_tn": "matrix product y = "}

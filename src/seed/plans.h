@@ -53,6 +53,7 @@ struct NormPlan {
   int64_t ch_groups = 1, ch_per_group = 1, ch_hw = 1;
   int num_contract_inputs = 0;
   int input = 0;
+  int dim = -1;  // scaled rows/columns: the reduced dimension of the input as traced (else -1)
   std::string pattern;
 };
 

@@ -280,6 +280,7 @@ std::optional<NormPlan> match_norm(const OpGraph& g, std::string& reason) {
     plan.extent = shape[d];
     plan.inner = product(shape, d + 1, shape.size());
     plan.mode = plan.inner == 1 ? "rows" : "columns";
+    plan.dim = static_cast<int>(d);
   }
   const Node& divisor = g.node(*out->args[1].ref);
   if (!divisor.type || divisor.type->shape != r.type->shape) {
