@@ -150,6 +150,14 @@ __device__ MaxSum cluster_reduce(MaxSum mine, MaxSum* slots, MaxSum* result, int
   return *result;
 }
 
+// One vector of the output from the row's statistics: exp(x - max) / sum, or (x - max) - log(sum).
+template <class Frag>
+__device__ __forceinline__ void normalise(Frag& frag, MaxSum stats, float inv, float log_sum) {
+  CUTE_UNROLL
+  for (int i = 0; i < size(frag); ++i)
+    frag(i) = kLogSoftmax ? (frag(i) - stats.max) - log_sum : expf(frag(i) - stats.max) * inv;
+}
+
 template <int kVec, class Src, class Dst>
 __device__ __forceinline__ void move(Src const& src, Dst&& dst) {
   if constexpr (kVec == 4)
@@ -247,9 +255,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
           const int v = threadIdx.x + k * kThreads;
           if (v < slice_count) {
             move<kVec>(sX(_, v), frag);
-            CUTE_UNROLL
-            for (int i = 0; i < kVec; ++i)
-              frag(i) = kLogSoftmax ? (frag(i) - stats.max) - log_sum : expf(frag(i) - stats.max) * inv;
+            normalise(frag, stats, inv, log_sum);
             move<kVec>(frag, rowY(_, begin + v));
             asm volatile("" ::: "memory");  // the copy into the slot stays after the read of it
             if (next) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, nextX(_, begin + v), sX(_, v));
@@ -263,9 +269,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
           move<kVec>(sX(_, v), frag);  // the vector this thread copied in: no barrier needed
         else
           move<kVec>(rowX(_, begin + v), frag);
-        CUTE_UNROLL
-        for (int i = 0; i < kVec; ++i)
-          frag(i) = kLogSoftmax ? (frag(i) - stats.max) - log_sum : expf(frag(i) - stats.max) * inv;
+        normalise(frag, stats, inv, log_sum);
         move<kVec>(frag, rowY(_, begin + v));
       }
     }
