@@ -55,7 +55,6 @@ TaskRecord task_record_from(const LoopResult& result, const std::string& problem
   if (result.best) {
     const Evaluation& e = result.best->evaluation;
     r.best_ms = e.median_ms();
-    if (e.time && e.time->event_median_ms && *e.time->event_median_ms > 0) r.best_events_ms = e.time->event_median_ms;
     // The best kernel's own baselines were measured with it (same session, same seeds): prefer them.
     take_baselines(e.baselines, r);
     r.sol_pct = e.sol_pct();

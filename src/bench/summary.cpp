@@ -238,14 +238,12 @@ std::string render_markdown(const SuiteSummary& s) {
 
   if (s.mode == "optimize") {
     // seed: the pattern judged first and, when it passed, its own time (against `best ms`, what the LLM made of it).
-    // events ms: the best kernel's own CUDA events, a hint beside best ms (the judged time, what speedups use).
-    out += "| task | verdict | best ms | events ms | eager ms | compile ms | x eager | x compile | SOL | steps | calls | "
-           "tokens | $ | wall | seed | seed ms | example |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
-           "| --- | --- | --- | --- | --- | --- |\n";
+    out += "| task | verdict | best ms | eager ms | compile ms | x eager | x compile | SOL | steps | calls | tokens | $ | "
+           "wall | seed | seed ms | example |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+           "| --- | --- | --- |\n";
     for (const auto& t : s.tasks)
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} |\n",
-                         cell(t.name), to_string(t.verdict), ms(t.best_ms), ms(t.best_events_ms), ms(t.eager_ms),
-                         ms(t.compile_ms),
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} | {} | {} | {} |\n",
+                         cell(t.name), to_string(t.verdict), ms(t.best_ms), ms(t.eager_ms), ms(t.compile_ms),
                          times(t.speedup_eager()), times(t.speedup_compile()), pct(t.sol_pct), t.steps, t.llm_calls,
                          t.tokens, t.cost_usd, is_final(t.verdict) ? duration(t.wall_s) : "—",
                          t.seed.empty() ? "—" : cell(t.seed, 40), ms(t.seed_ms), t.example.empty() ? "—" : cell(t.example, 40));
@@ -275,15 +273,15 @@ std::string render_csv(const SuiteSummary& s) {
   std::string out =
       "task,number,verdict,detail,stop_reason,device,best_ms,eager_ms,compile_ms,speedup_eager,speedup_compile,sol_pct,"
       "floor_ms,floor_bound,physics_speedup,flops,min_bytes,steps,syntheses,llm_calls,tokens,cost_usd,wall_s,gpu_busy_s,"
-      "lane,host,shard,example,compile_error,seed,seed_ms,best_events_ms\n";
+      "lane,host,shard,example,compile_error,seed,seed_ms\n";
   for (const auto& t : s.tasks)
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.3f},{:.3f},{},{},{},{},{},{},{},{}\n",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6f},{:.3f},{:.3f},{},{},{},{},{},{},{}\n",
                        csv(t.name), t.number ? std::to_string(*t.number) : "", to_string(t.verdict), csv(t.detail),
                        csv(t.stop_reason), csv(t.device), csv(t.best_ms), csv(t.eager_ms), csv(t.compile_ms),
                        csv(t.speedup_eager()), csv(t.speedup_compile()), csv(t.sol_pct), csv(t.floor_ms), t.floor_bound,
                        csv(t.physics_speedup()), t.flops, t.min_bytes, t.steps, t.syntheses, t.llm_calls, t.tokens,
                        t.cost_usd, t.wall_s, t.gpu_busy_s, csv(t.lane), csv(t.host), csv(t.shard), csv(t.example),
-                       csv(t.compile_error), csv(t.seed), csv(t.seed_ms), csv(t.best_events_ms));
+                       csv(t.compile_error), csv(t.seed), csv(t.seed_ms));
   return out;
 }
 

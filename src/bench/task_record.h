@@ -45,9 +45,6 @@ struct TaskRecord {
   std::string device;               // the worker's device name ("NVIDIA H200", "cpu": CPU times are no GPU numbers)
   // The best kernel and the problem's baselines and floor, milliseconds.
   std::optional<double> best_ms, eager_ms, compile_ms, floor_ms, sol_pct;
-  // The best kernel's own CUDA events (median, the runner's stream): beside best_ms, never instead of it. The
-  // gap is the judge's two-process round trip and anything the host did meanwhile (docs/bench.md, `-j`).
-  std::optional<double> best_events_ms;
   std::string eager_error, compile_error;  // why a baseline could not be measured
   std::string floor_bound;                 // memory | compute
   uint64_t flops = 0, min_bytes = 0;

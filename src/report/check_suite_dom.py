@@ -96,7 +96,7 @@ def main():
     col = {h.strip(): i for i, h in enumerate(table["headers"])}
     names = [r[0]["text"].replace("(no run page)", "").strip() for r in table["rows"]]
     expect("task rows", sorted(names), sorted(tasks))
-    numeric = {"best ms": "best_ms", "events ms": "best_events_ms", "eager ms": "eager_ms", "compile ms": "compile_ms", "x eager": "speedup_eager",
+    numeric = {"best ms": "best_ms", "eager ms": "eager_ms", "compile ms": "compile_ms", "x eager": "speedup_eager",
                "x compile": "speedup_compile", "SOL": "sol_pct", "steps": "steps", "LLM calls": "llm_calls",
                "tokens": "tokens", "$": "cost_usd", "seed ms": "seed_ms"}
     for name, row in zip(names, table["rows"]):

@@ -155,16 +155,14 @@ std::string optimize_table(const SuiteView& v) {
   t.id = "tasks";
   t.sortable = true;
   t.css_class = "compact";
-  t.headers = {"task", "verdict", "best ms", "events ms", "eager ms", "compile ms", "x eager", "x compile", "SOL",
-               "steps", "LLM calls", "tokens", "$", "wall", "seed", "seed ms", "example"};
+  t.headers = {"task", "verdict", "best ms", "eager ms", "compile ms", "x eager", "x compile", "SOL", "steps",
+               "LLM calls", "tokens", "$", "wall", "seed", "seed ms", "example"};
   for (size_t i = 0; i < v.summary.tasks.size(); ++i) {
     const TaskRecord& r = v.summary.tasks[i];
     const bool over = bench::is_final(r.verdict);
     t.rows.push_back({task_cell(r, v.links[i], true),
                       html::text_cell(bench::to_string(r.verdict), verdict_class(r.verdict)),
-                      // events ms: the best kernel's own CUDA events, a hint beside the judged time.
-                      ms_cell(r.best_ms), ms_cell(r.best_events_ms), ms_cell(r.eager_ms), ms_cell(r.compile_ms),
-                      speedup_cell(r.speedup_eager()),
+                      ms_cell(r.best_ms), ms_cell(r.eager_ms), ms_cell(r.compile_ms), speedup_cell(r.speedup_eager()),
                       speedup_cell(r.speedup_compile()), num(bench::format_pct(r.sol_pct), r.sol_pct),
                       count_cell(r.steps), count_cell(r.llm_calls), count_cell(static_cast<double>(r.tokens)),
                       html::number_cell(fmt::format("{:.2f}", r.cost_usd), r.cost_usd),
