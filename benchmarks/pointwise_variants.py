@@ -7,7 +7,7 @@ side only) the signed inputs are the slow ones; for ops with transcendental math
 are. This times contract kernels built with different knob values (the file name says which) and eager
 PyTorch on both distributions with CUDA events, the L2 flushed before each run and the GPU kept busy
 while the launch is queued, so only the kernels are measured. Any single-input, single-output kernel of
-the contract fits (the row softmax's variants too); each variant's largest deviation from the module's
+the contract fits (the row softmax's and the reductions' variants too); each variant's largest deviation from the module's
 output on the signed inputs is printed beside its times, so a fast wrong variant shows.
 
 Usage: benchmarks/pointwise_variants.py PROBLEM.py KERNEL.so [KERNEL.so ...] [--reps 20]   (needs a CUDA GPU)
@@ -39,7 +39,8 @@ def main() -> int:
     signs = torch.randint(0, 2, x.shape, device="cuda", dtype=torch.int8).mul_(2).sub_(1).to(x.dtype)
     sets = {"problem": x, "signed": x * signs}
     del signs
-    y = torch.empty_like(x)
+    with torch.no_grad():
+        y = torch.empty_like(model(sets["signed"]))  # the output's shape and dtype (a reduction's differ from x's)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     print(f"## {os.path.basename(args.problem)}: {tuple(x.shape)} {x.dtype}, {torch.cuda.get_device_name()}\n")
     print("| kernel | problem ms | signed ms | slower | max abs err (signed) |\n|---|---|---|---|---|")
@@ -52,10 +53,10 @@ def main() -> int:
             ms = {k: events_ms(fn, flush, args.reps) for k, fn in fns.items()}
             err = "-"
             if name != "eager":
-                y.fill_(float("nan"))
+                y.fill_(float("nan") if y.is_floating_point() else -1)
                 fns["signed"]()
                 torch.cuda.synchronize()
-                err = f"{(y - expected).abs().max().item():.3g}"  # nan: something left unwritten
+                err = f"{(y - expected).abs().max().item():.3g}"  # nan (or an index off): something left unwritten
             print(f"| {name} | {ms['problem']:.4f} | {ms['signed']:.4f} | {max(ms.values()):.4f} | {err} |")
             sys.stdout.flush()
     return 0
