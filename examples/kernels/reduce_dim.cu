@@ -7,8 +7,10 @@
 // y[i, o] combines x[i, 0..extent, o]. Only the input's bytes matter (the output is extent times smaller),
 // so the kernel must keep enough loads in flight to read DRAM at its peak while doing almost no math.
 //   * inner > 1 (a middle or leading dimension): neighbouring outputs are neighbours in memory. A CTA
-//     owns 32 consecutive outputs (a warp's width: every load instruction reads 128 contiguous bytes)
-//     and splits their columns over RD_GROUPS row groups: thread (lane, g) combines rows g, g + G, ...
+//     owns RD_COLS consecutive outputs (a multiple of a warp's width: every load instruction reads 128
+//     contiguous bytes, and the CTA reads RD_COLS * 4 contiguous bytes of each row it touches, which
+//     DRAM serves from fewer pages than 128-byte pieces scattered over rows) and splits their columns
+//     over RD_GROUPS row groups: thread (column c, group g) combines rows g, g + G, ...
 //     with RD_UNROLL independent loads in flight, so a column of 4096 values is RD_GROUPS chains of
 //     4096 / RD_GROUPS instead of one chain of 4096 (a thread per output, the simple mapping, has one
 //     load in flight per dependent step). The groups' partial values meet in shared memory and group 0
@@ -27,10 +29,16 @@
 #include <cstdint>
 #include <type_traits>
 
-// cutegen:knob RD_GROUPS in {4, 8, 16, 32}
+// Outputs per CTA (inner > 1).
+// cutegen:knob RD_COLS in {32, 64, 128}
+#ifndef RD_COLS
+#define RD_COLS 32
+#endif
+// cutegen:knob RD_GROUPS in {2, 4, 8, 16, 32}
 #ifndef RD_GROUPS
 #define RD_GROUPS 8
 #endif
+// cutegen:require RD_COLS * RD_GROUPS <= 1024
 // Loads in flight per thread. 8 by Little's law, not yet by measurement: 2048 threads per SM x 8 x 4 B
 // = 64 KB per SM, against the ~36 KB an H200 SM needs in flight to take its share of 4.8 TB/s at ~1 us.
 // cutegen:knob RD_UNROLL in {2, 4, 8}
@@ -56,9 +64,11 @@ using Out = std::conditional_t<kIndex, int64_t, float>;
 constexpr cutegen_dtype kOutDtype = kIndex ? CUTEGEN_INT64 : CUTEGEN_FLOAT32;
 using Value = std::conditional_t<kSum, double, float>;
 
+constexpr int kCols = RD_COLS;
 constexpr int kGroups = RD_GROUPS;
 constexpr int kUnroll = RD_UNROLL;
-constexpr int kColThreads = 32 * kGroups;
+constexpr int kColThreads = kCols * kGroups;
+static_assert(kCols % 32 == 0 && kColThreads <= 1024, "whole warps per row group, at most 1024 threads");
 constexpr int kRowThreads = RD_ROW_THREADS;
 
 // The running value, and for argmax/argmin the index it was found at (the first one: ties keep the
@@ -100,16 +110,16 @@ __device__ __forceinline__ Acc shuffle(Acc a, int offset) {
   return {__shfl_xor_sync(0xffffffffu, a.v, offset), __shfl_xor_sync(0xffffffffu, a.i, offset)};
 }
 
-// inner > 1: grid (ceil(inner / 32), min(outer, 65535)); thread (lane, g) of CTA (t, ·) owns output
-// i = 32 t + lane of the outer indices blockIdx.y, blockIdx.y + gridDim.y, ...
+// inner > 1: grid (ceil(inner / kCols), min(outer, 65535)); thread (c, g) of CTA (t, ·) owns output
+// i = kCols t + c of the outer indices blockIdx.y, blockIdx.y + gridDim.y, ...
 __global__ void __launch_bounds__(kColThreads)
     columns(const float* __restrict__ x, Out* __restrict__ y, int64_t outer, int64_t extent, int64_t inner) {
   Tensor gX = make_tensor(make_gmem_ptr(x), make_layout(make_shape(inner, extent, outer),
                                                         make_stride(Int<1>{}, inner, extent * inner)));
   Tensor gY = make_tensor(make_gmem_ptr(y), make_layout(make_shape(inner, outer), make_stride(Int<1>{}, inner)));
-  __shared__ Acc partial[kGroups][32];
-  const int lane = threadIdx.x % 32, g = threadIdx.x / 32;
-  const int64_t i = int64_t(blockIdx.x) * 32 + lane;
+  __shared__ Acc partial[kGroups][kCols];
+  const int c = threadIdx.x % kCols, g = threadIdx.x / kCols;
+  const int64_t i = int64_t(blockIdx.x) * kCols + c;
   for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
     Acc acc[kUnroll];
     CUTE_UNROLL
@@ -131,11 +141,11 @@ __global__ void __launch_bounds__(kColThreads)
     Acc mine = acc[0];
     CUTE_UNROLL
     for (int u = 1; u < kUnroll; ++u) mine = combine(mine, acc[u]);
-    partial[g][lane] = mine;
+    partial[g][c] = mine;
     __syncthreads();
     if (g == 0 && i < inner) {
-      Acc total = partial[0][lane];
-      for (int k = 1; k < kGroups; ++k) total = combine(total, partial[k][lane]);  // fixed order
+      Acc total = partial[0][c];
+      for (int k = 1; k < kGroups; ++k) total = combine(total, partial[k][c]);  // fixed order
       gY(i, o) = finish(total, extent);
     }
     __syncthreads();  // `partial` is reused for the next outer index
@@ -198,7 +208,7 @@ extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs,
   // An empty reduction: torch gives 0 for sum, NaN for mean and an error for the others.
   if (extent == 0 && kOp != ReduceOp::sum && kOp != ReduceOp::mean) return CUTEGEN_ERROR_UNSUPPORTED;
   if (inner > 1) {
-    const int64_t tiles = (inner + 31) / 32;
+    const int64_t tiles = (inner + kCols - 1) / kCols;
     if (tiles > 0x7fffffff) return CUTEGEN_ERROR_UNSUPPORTED;
     const unsigned outer_grid = static_cast<unsigned>(outer < 65535 ? outer : 65535);
     columns<<<dim3(static_cast<unsigned>(tiles), outer_grid), kColThreads, 0, stream>>>(x, y, outer, extent, inner);

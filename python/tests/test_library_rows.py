@@ -2,7 +2,7 @@
 
 The kernels themselves run only on a GPU (scripts/gpu-check --only softmax_cluster,... ); here: their
 KernelBench-size problems load, pass the judge's reference path at a small scale and mean what
-KernelBench means, and log_softmax_cluster.cu stays softmax_cluster.cu with one flag flipped.
+KernelBench means, and log_softmax_{cluster,grid}.cu stay softmax_{cluster,grid}.cu with one flag flipped.
 """
 import importlib.util
 import os
@@ -87,12 +87,13 @@ def strip_header(text):
     return text[text.index("#include"):]
 
 
-def test_log_softmax_cluster_is_softmax_cluster_with_the_flag_flipped():
-    with open(os.path.join(KERNELS, "softmax_cluster.cu")) as f:
+@pytest.mark.parametrize("family", ["cluster", "grid"])
+def test_the_log_softmax_file_is_the_softmax_file_with_the_flag_flipped(family):
+    with open(os.path.join(KERNELS, f"softmax_{family}.cu")) as f:
         softmax = strip_header(f.read()).splitlines()
-    with open(os.path.join(KERNELS, "log_softmax_cluster.cu")) as f:
+    with open(os.path.join(KERNELS, f"log_softmax_{family}.cu")) as f:
         log_softmax = strip_header(f.read()).splitlines()
     assert len(softmax) == len(log_softmax)
     differing = [(a, b) for a, b in zip(softmax, log_softmax) if a != b]
-    assert differing == [("constexpr bool kLogSoftmax = false;  // log_softmax_cluster.cu: true",
-                          "constexpr bool kLogSoftmax = true;  // softmax_cluster.cu: false")]
+    assert differing == [(f"constexpr bool kLogSoftmax = false;  // log_softmax_{family}.cu: true",
+                          f"constexpr bool kLogSoftmax = true;  // softmax_{family}.cu: false")]
