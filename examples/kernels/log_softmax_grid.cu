@@ -5,33 +5,32 @@
 // Why not the cluster softmax (softmax_cluster.cu)? It keeps a 1.5 MB KernelBench row in a 16-CTA
 // cluster's shared memory, and a 16-CTA cluster needs 8 SMs of one GPC: an H200 places 14 such
 // clusters, so 20 of its 132 SMs stay idle (Nsight Compute, benchmarks/gpu-check-2026-12-02.md). Here a
-// row is split into slices of at most SMG_SLICE_KB, and any CTA on any SM may hold any slice:
-//   1. A persistent grid (as many CTAs as fit at once: two 96 KB CTAs on every SM) takes tasks -- a
-//      (row, slice) pair, numbered row-major -- from a ticket counter in the workspace.
+// row is split into S slices of at most SMG_SLICE_KB, and S CTAs anywhere on the GPU form a group that
+// plays the cluster's part, exchanging statistics through L2 instead of distributed shared memory:
+//   1. A grid of G groups of S CTAs, every CTA resident at once (two 96 KB CTAs on every SM; launched
+//      cooperatively, which refuses a grid that cannot be co-resident instead of hanging in the wait
+//      below). Group g handles rows g, g + G, ...; CTA k of a group always holds slice k.
 //   2. A CTA copies its slice into shared memory with cp.async (16-byte vectors, .cg), every copy in
 //      flight before the first wait, committed in SMG_STAGES groups; the (max, sum) of a stage is folded
 //      in as soon as the stage lands (the online-softmax recurrence, one rescale per vector).
 //   3. It publishes the slice's (max, sum) in the workspace and counts itself in with a release
-//      increment of the row's counter; warp 0 waits (acquire) until every slice of the row has, then
-//      combines the row's pairs in slice order -- every CTA of the row computes bit-identical
-//      statistics, whichever CTAs and in whatever order: deterministic.
+//      increment of the row's counter; warp 0 waits (acquire) until all S have, then combines the row's
+//      pairs in slice order -- every CTA of the row computes bit-identical statistics: deterministic.
 //   4. It normalises its slice from shared memory and stores 16-byte vectors; right after storing a
-//      vector, the thread copies the same vector of its NEXT task's slice into that slot, so the next
-//      slice is in flight while this one is written. The next ticket is taken before the wait when the
-//      counter is already past the row (always, once the grid is running), after it otherwise.
-// Waiting on other CTAs cannot deadlock, whatever the number of resident CTAs: tickets are taken in
-// order and only by running CTAs, a CTA publishes its slice before it waits and never waits on a row
-// while holding an unloaded slice of it. So the holder of the lowest row's unpublished slice is either
-// loading it (no wait) or waiting on an earlier row, all of whose slices are published. Nothing
-// assumes all CTAs are resident.
+//      vector, the thread copies the same vector of the group's next row into that slot, so the next
+//      row is in flight while this one is written and DRAM does not wait for the exchange.
+// A fixed group per row set matters: with CTAs taking (row, slice) tasks from a shared counter instead,
+// every CTA waits on a different set of others and the waits chain across the whole GPU (5.40 ms
+// against the cluster's 3.55 on KernelBench 23, benchmarks/gpu-check-2026-12-02.md).
 //
-// Other sizes stay correct: rows of one slice need no exchange; misaligned tensors or N % 4 != 0 take
-// the streaming form of the same kernel (statistics from a first read of the slice, output from a
-// second, scalar accesses) instead of returning an error.
+// Other sizes stay correct: rows of one slice need no exchange; rows needing more slices than CTAs can
+// be resident, misaligned tensors and N % 4 != 0 take the streaming form of the same kernel (statistics
+// from a first read of the slice, output from a second; scalar accesses when not aligned) instead of
+// returning an error.
 //
-// Contract version 2: the ticket, the row counters and the per-slice pairs live in the harness's
-// workspace (cutegen_workspace_bytes, from the shapes alone); the counters are zeroed on `stream`
-// before every launch (the harness leaves garbage there on purpose). Knobs (docs/tuning.md): SMG_.
+// Contract version 2: the row counters and the per-slice pairs live in the harness's workspace
+// (cutegen_workspace_bytes, from the shapes alone); the counters are zeroed on `stream` before every
+// launch (the harness leaves garbage there on purpose). Knobs (docs/tuning.md): SMG_.
 #include <cutegen/kernel.h>
 
 #include <cuda/atomic>
@@ -124,54 +123,58 @@ __device__ __forceinline__ void move(Src const& src, Dst&& dst) {
     copy(src, dst);
 }
 
-// The split of a row into slices, from the row length alone (the workspace is sized from it before any
-// data pointer exists). Slices hold a multiple of 4 values, so a 16-byte-aligned row splits into
-// 16-byte vectors.
+// The most slices a row is split into: one per SMG_SLICE_KB (a multiple of 4 values, so a 16-byte-aligned
+// row splits into 16-byte vectors). Depends on the row length alone: it sizes the workspace before any
+// data pointer exists.
+int64_t max_slices(int64_t n) { return (n + kMaxSliceFloats - 1) / kMaxSliceFloats; }
+
+// How rows are spread over the grid: G groups of S CTAs, slice k of a row held by CTA k of its group.
 struct Plan {
-  int64_t slices;       // per row
+  int64_t slices;        // S, per row
   int64_t slice_floats;  // values per slice (the last slice of a row may hold fewer)
+  int64_t groups;        // G
 };
 
-Plan plan(int64_t n) {
-  const int64_t slices = (n + kMaxSliceFloats - 1) / kMaxSliceFloats;
+Plan plan(int64_t rows, int64_t n, int64_t slices, int64_t resident_ctas) {
   const int64_t even = (n + slices - 1) / slices;
-  return {slices, (even + 3) / 4 * 4};
+  return {slices, (even + 3) / 4 * 4, std::max<int64_t>(1, std::min(rows, resident_ctas / slices))};
 }
 
-// The workspace: the ticket counter, one arrival counter per row, one (max, sum) per slice.
+// The workspace: one arrival counter per row, one (max, sum) per slice.
 struct Workspace {
-  unsigned long long* ticket;
   unsigned int* arrived;  // [rows]
   MaxSum* pairs;          // [rows * slices]
 };
 
 constexpr size_t align256(size_t b) { return (b + 255) / 256 * 256; }
-// The ticket (first 256 bytes) and the row counters: zeroed before every launch.
-size_t counter_bytes(int64_t rows) { return align256(256 + sizeof(unsigned int) * static_cast<size_t>(rows)); }
+// The row counters: zeroed before every launch. (One more than there are rows: never 0 bytes, which the
+// harness would refuse as a workspace size.)
+size_t counter_bytes(int64_t rows) { return align256(sizeof(unsigned int) * static_cast<size_t>(rows + 1)); }
 size_t workspace_size(int64_t rows, int64_t slices) {
   return counter_bytes(rows) + sizeof(MaxSum) * static_cast<size_t>(rows * slices);
 }
 
 Workspace workspace(void* base, int64_t rows) {
   auto* bytes = static_cast<char*>(base);
-  return {reinterpret_cast<unsigned long long*>(bytes), reinterpret_cast<unsigned int*>(bytes + 256),
-          reinterpret_cast<MaxSum*>(bytes + counter_bytes(rows))};
+  return {reinterpret_cast<unsigned int*>(bytes), reinterpret_cast<MaxSum*>(bytes + counter_bytes(rows))};
 }
 
-// kVec == 4: the slice is staged in shared memory and read from DRAM once; kVec == 1: streamed twice.
-template <int kVec>
+// kResident: the slice is staged in shared memory (kVec == 4 only) and read from DRAM once; otherwise
+// it is streamed twice. grid (G * S): CTA b holds slice b % S of group b / S's rows.
+template <int kVec, bool kResident>
 __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
     softmax_rows_grid(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t n, Plan p,
                       Workspace ws) {
-  constexpr bool kResident = kVec == 4;
+  static_assert(!kResident || kVec == 4, "the resident path copies 16-byte vectors");
   extern __shared__ float4 smem_slice[];  // float4: 16-byte aligned
   __shared__ MaxSum scratch[kWarps];
   __shared__ MaxSum result;
-  __shared__ unsigned long long tickets[2];
 
-  const int64_t tasks = rows * p.slices;
   const int64_t nvec = n / kVec;
   const int64_t slice_vecs = p.slice_floats / kVec;
+  const int64_t slice = blockIdx.x % p.slices, group = blockIdx.x / p.slices;
+  const int64_t begin = std::min(slice * slice_vecs, nvec);
+  const int64_t count = std::min(begin + slice_vecs, nvec) - begin;
   // (kVec, vectors, rows): a row is a sequence of kVec-wide vectors.
   auto layout = make_layout(make_shape(Int<kVec>{}, nvec, rows), make_stride(Int<1>{}, Int<kVec>{}, n));
   Tensor gX = make_tensor(make_gmem_ptr(x), layout);
@@ -179,156 +182,129 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
   Tensor sX = make_tensor(make_smem_ptr(reinterpret_cast<float*>(smem_slice)),
                           make_layout(make_shape(Int<kVec>{}, kResident ? slice_vecs : int64_t(0))));
   Tensor frag = make_tensor<float>(Shape<Int<kVec>>{});
-  // Thread t owns vectors t, t + kThreads, ... of a slice; the stage split is over the full slice, so
-  // every task (a short last slice too) commits the same cp.async groups.
-  const int iters = static_cast<int>((slice_vecs + kThreads - 1) / kThreads);
+  // Thread t owns vectors t, t + kThreads, ... of the slice; a resident slice fits in shared memory, so
+  // 32-bit indices do.
+  const int slice_count = kResident ? static_cast<int>(count) : 0;
+  const int iters = (slice_count + kThreads - 1) / kThreads;
   const int iters_per_stage = (iters + kStages - 1) / kStages;
-  // A task's vectors: [begin, begin + count) of row `row`.
-  struct Task {
-    int64_t row, slice, begin;
-    int count;
-  };
-  auto task_of = [&](int64_t t) {
-    Task k{};
-    if (t >= tasks) return k;
-    k.row = t / p.slices;
-    k.slice = t % p.slices;
-    k.begin = k.slice * slice_vecs;
-    k.count = static_cast<int>(min(k.begin + slice_vecs, nvec) - k.begin);
-    return k;
-  };
-  auto issue_loads = [&](Task const& k) {
+
+  // Copies this thread's vectors of row `r` into the slice, committed in kStages cp.async groups.
+  auto issue_loads = [&](int64_t r) {
     if constexpr (kResident) {
-      Tensor rowX = gX(_, _, k.row);
+      Tensor rowX = gX(_, _, r);
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
         const int k_end = min((s + 1) * iters_per_stage, iters);
-        for (int i = s * iters_per_stage; i < k_end; ++i) {
-          const int v = threadIdx.x + i * kThreads;
-          if (v < k.count) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, rowX(_, k.begin + v), sX(_, v));
+        for (int k = s * iters_per_stage; k < k_end; ++k) {
+          const int v = threadIdx.x + k * kThreads;
+          if (v < slice_count) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, rowX(_, begin + v), sX(_, v));
         }
         cp_async_fence();
       });
     }
   };
+  if (group < rows) issue_loads(group);
 
-  if (threadIdx.x == 0) tickets[0] = atomicAdd(ws.ticket, 1ull);
-  __syncthreads();
-  int64_t t = static_cast<int64_t>(tickets[0]);
-  if constexpr (kResident) {
-    if (t < tasks) issue_loads(task_of(t));
-  }
-  for (int which = 0; t < tasks; which ^= 1) {
-    const Task k = task_of(t);
-    Tensor rowX = gX(_, _, k.row);
-    Tensor rowY = gY(_, _, k.row);
+  for (int64_t r = group; r < rows; r += p.groups) {
+    Tensor rowX = gX(_, _, r);  // (kVec, nvec)
+    Tensor rowY = gY(_, _, r);
     MaxSum acc{-INFINITY, 0.f};
     if constexpr (kResident) {
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
         cp_async_wait<kStages - 1 - s>();  // stage s has landed (for this thread's copies)
         const int k_end = min((s + 1) * iters_per_stage, iters);
-        for (int i = s * iters_per_stage; i < k_end; ++i) {
-          const int v = threadIdx.x + i * kThreads;
-          if (v < k.count) {
+        for (int k = s * iters_per_stage; k < k_end; ++k) {
+          const int v = threadIdx.x + k * kThreads;
+          if (v < slice_count) {
             move<kVec>(sX(_, v), frag);
             acc = fold(acc, frag);
           }
         }
       });
     } else {
-      for (int v = threadIdx.x; v < k.count; v += kThreads) {
-        move<kVec>(rowX(_, k.begin + v), frag);
+      for (int64_t v = threadIdx.x; v < count; v += kThreads) {
+        move<kVec>(rowX(_, begin + v), frag);
         acc = fold(acc, frag);
       }
     }
     const MaxSum mine = block_reduce(acc, scratch);
-    // The next ticket is taken before waiting (its loads then start in the store loop) only when it is
-    // sure to be in a later row: a CTA must never wait on a row while holding an untouched slice of it.
-    // The counter only grows, so a value past the row's last ticket makes any ticket taken now later.
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> ticket(*ws.ticket);
-    bool early = false;
-    if (threadIdx.x == 0) {
-      if (p.slices > 1) {
-        ws.pairs[t] = mine;
-        cuda::atomic_ref<unsigned int, cuda::thread_scope_device> arrived(ws.arrived[k.row]);
-        arrived.fetch_add(1u, cuda::memory_order_release);  // the pair above is visible to whoever sees the count
-      }
-      const auto last_of_row = static_cast<unsigned long long>((k.row + 1) * p.slices - 1);
-      early = p.slices == 1 || ticket.load(cuda::memory_order_relaxed) > last_of_row;
-      if (early) tickets[which ^ 1] = ticket.fetch_add(1ull, cuda::memory_order_relaxed);
-    }
     if (threadIdx.x < 32) {
       MaxSum row_stats = mine;
       if (p.slices > 1) {
-        cuda::atomic_ref<unsigned int, cuda::thread_scope_device> arrived(ws.arrived[k.row]);
+        cuda::atomic_ref<unsigned int, cuda::thread_scope_device> arrived(ws.arrived[r]);
+        if (threadIdx.x == 0) {
+          ws.pairs[r * p.slices + slice] = mine;
+          arrived.fetch_add(1u, cuda::memory_order_release);  // the pair above is visible to whoever sees the count
+        }
         while (arrived.load(cuda::memory_order_acquire) < static_cast<unsigned int>(p.slices)) __nanosleep(32);
         // Lane j folds slices j, j + 32, ... in order, then a fixed shuffle tree: the same in every CTA.
         row_stats = MaxSum{-INFINITY, 0.f};
-        const MaxSum* pairs = ws.pairs + k.row * p.slices;
+        const MaxSum* pairs = ws.pairs + r * p.slices;
         for (int64_t j = threadIdx.x; j < p.slices; j += 32) row_stats = combine(row_stats, pairs[j]);
         row_stats = shuffle_combine(row_stats);
       }
-      if (threadIdx.x == 0) {
-        result = row_stats;
-        if (!early) tickets[which ^ 1] = ticket.fetch_add(1ull, cuda::memory_order_relaxed);  // after the wait
-      }
+      if (threadIdx.x == 0) result = row_stats;
     }
-    __syncthreads();  // `result` and the next ticket are read below; both are next written after the
-                      // next task's block_reduce barriers
+    __syncthreads();  // `result` is next written after the next row's block_reduce barriers
     const MaxSum stats = result;
-    const int64_t next_t = static_cast<int64_t>(tickets[which ^ 1]);
     const float inv = 1.f / stats.sum;
     const float log_sum = logf(stats.sum);
     if constexpr (kResident) {
-      // Each vector stored, then the next task's vector copied into the slot it came from (only this
+      // Each vector stored, then the next row's vector copied into the slot it came from (only this
       // thread uses the slot), committed by stage as issue_loads does.
-      const Task next = task_of(next_t);  // count 0 when there is none
-      Tensor nextX = gX(_, _, next.row);
+      const bool next = r + p.groups < rows;
+      Tensor nextX = gX(_, _, next ? r + p.groups : r);
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
         const int k_end = min((s + 1) * iters_per_stage, iters);
-        for (int i = s * iters_per_stage; i < k_end; ++i) {
-          const int v = threadIdx.x + i * kThreads;
-          if (v < k.count) {
+        for (int k = s * iters_per_stage; k < k_end; ++k) {
+          const int v = threadIdx.x + k * kThreads;
+          if (v < slice_count) {
             move<kVec>(sX(_, v), frag);
             normalise(frag, stats, inv, log_sum);
-            move<kVec>(frag, rowY(_, k.begin + v));
+            move<kVec>(frag, rowY(_, begin + v));
+            asm volatile("" ::: "memory");  // the copy into the slot stays after the read of it
+            if (next) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, nextX(_, begin + v), sX(_, v));
           }
-          asm volatile("" ::: "memory");  // the copy into the slot stays after the read of it
-          if (v < next.count)
-            copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, nextX(_, next.begin + v), sX(_, v));
         }
-        cp_async_fence();
+        if (next) cp_async_fence();
       });
     } else {
-      for (int v = threadIdx.x; v < k.count; v += kThreads) {
-        move<kVec>(rowX(_, k.begin + v), frag);
+      for (int64_t v = threadIdx.x; v < count; v += kThreads) {
+        move<kVec>(rowX(_, begin + v), frag);
         normalise(frag, stats, inv, log_sum);
-        move<kVec>(frag, rowY(_, k.begin + v));
+        move<kVec>(frag, rowY(_, begin + v));
       }
     }
-    t = next_t;
   }
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-template <int kVec>
-int launch(const float* x, float* y, int64_t rows, int64_t n, Plan p, Workspace ws, cudaStream_t stream) {
-  const void* kernel = reinterpret_cast<const void*>(&softmax_rows_grid<kVec>);
-  const size_t smem = kVec == 4 ? static_cast<size_t>(p.slice_floats) * sizeof(float) : 0;
+// How many CTAs of this kernel can be resident at once with `smem` bytes of dynamic shared memory each
+// (also opts the kernel in to that much).
+template <int kVec, bool kResident>
+cudaError_t resident_ctas(size_t smem, int64_t& ctas) {
+  const void* kernel = reinterpret_cast<const void*>(&softmax_rows_grid<kVec, kResident>);
   int device = 0, sms = 0, per_sm = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (err == cudaSuccess) err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem);
-  if (err != cudaSuccess) return static_cast<int>(err);
-  if (per_sm < 1) return CUTEGEN_ERROR_UNSUPPORTED;  // a slice this size does not fit an SM
-  // Persistent: as many CTAs as fit at once (never more than there are tasks); each loops over tickets.
-  const int64_t grid = std::min<int64_t>(rows * p.slices, int64_t(per_sm) * sms);
-  softmax_rows_grid<kVec><<<static_cast<unsigned>(grid), kThreads, smem, stream>>>(x, y, rows, n, p, ws);
-  return static_cast<int>(cudaGetLastError());
+  ctas = int64_t(per_sm) * sms;
+  if (err == cudaSuccess && ctas < 1) return cudaErrorInvalidConfiguration;  // not even one CTA fits an SM
+  return err;
+}
+
+template <int kVec, bool kResident>
+int launch(const float* x, float* y, int64_t rows, int64_t n, Plan p, Workspace ws, size_t smem, cudaStream_t stream) {
+  const void* kernel = reinterpret_cast<const void*>(&softmax_rows_grid<kVec, kResident>);
+  void* args[] = {&x, &y, &rows, &n, &p, &ws};
+  const dim3 grid(static_cast<unsigned>(p.groups * p.slices));
+  if (p.slices == 1) return static_cast<int>(cudaLaunchKernel(kernel, grid, dim3(kThreads), args, smem, stream));
+  // The CTAs of a row wait for each other: all of them must be resident at once.
+  return static_cast<int>(cudaLaunchCooperativeKernel(kernel, grid, dim3(kThreads), args, smem, stream));
 }
 
 // The shape check both entry points share: rows and row length of a contiguous fp32 (..., N) tensor.
@@ -350,8 +326,7 @@ extern "C" size_t cutegen_workspace_bytes(const cutegen_tensor* inputs, int32_t 
   using namespace softmax_grid;
   int64_t rows = 0, n = 0;
   if (!shape(inputs, num_inputs, outputs, num_outputs, rows, n)) return 0;
-  const Plan p = plan(n);
-  return workspace_size(rows, n == 0 ? 0 : p.slices);
+  return workspace_size(rows, max_slices(n));
 }
 
 extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
@@ -365,11 +340,22 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   if (!x || !y || !workspace_ptr) return CUTEGEN_ERROR_BAD_ARGUMENTS;
   if (!cutegen::is_contiguous(inputs[0]) || !cutegen::is_contiguous(outputs[0])) return CUTEGEN_ERROR_UNSUPPORTED;
   if (rows == 0) return CUTEGEN_OK;
-  const Plan p = plan(n);
-  if (workspace_size(rows, p.slices) > workspace_bytes) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  const int64_t slices = max_slices(n);
+  if (workspace_size(rows, slices) > workspace_bytes) return CUTEGEN_ERROR_BAD_ARGUMENTS;
   const Workspace ws = workspace(workspace_ptr, rows);
-  const cudaError_t err = cudaMemsetAsync(workspace_ptr, 0, counter_bytes(rows), stream);
+  cudaError_t err = cudaMemsetAsync(workspace_ptr, 0, counter_bytes(rows), stream);
   if (err != cudaSuccess) return static_cast<int>(err);
-  if (n % 4 == 0 && aligned16(x) && aligned16(y)) return launch<4>(x, y, rows, n, p, ws, stream);
-  return launch<1>(x, y, rows, n, p, ws, stream);
+  int64_t ctas = 0;
+  if (n % 4 == 0 && aligned16(x) && aligned16(y)) {
+    const Plan p = plan(rows, n, slices, 0);
+    const size_t smem = static_cast<size_t>(p.slice_floats) * sizeof(float);
+    err = resident_ctas<4, true>(smem, ctas);
+    if (err != cudaSuccess && err != cudaErrorInvalidConfiguration) return static_cast<int>(err);
+    if (err == cudaSuccess && slices <= ctas) return launch<4, true>(x, y, rows, n, plan(rows, n, slices, ctas), ws, smem, stream);
+    // More slices than resident CTAs: fewer, larger slices streamed from global memory.
+    if ((err = resident_ctas<4, false>(0, ctas)) != cudaSuccess) return static_cast<int>(err);
+    return launch<4, false>(x, y, rows, n, plan(rows, n, std::min(slices, ctas), ctas), ws, 0, stream);
+  }
+  if ((err = resident_ctas<1, false>(0, ctas)) != cudaSuccess) return static_cast<int>(err);
+  return launch<1, false>(x, y, rows, n, plan(rows, n, std::min(slices, ctas), ctas), ws, 0, stream);
 }

@@ -29,21 +29,22 @@
 #include <cstdint>
 #include <type_traits>
 
-// Outputs per CTA (inner > 1).
-// cutegen:knob RD_COLS in {32, 64, 128}
+// Outputs per CTA (inner > 1), row groups, loads in flight per thread. 256 x 4 x 4 by measurement: on
+// KernelBench 47 (sum) and 51 (argmax) in-process on the H200, 1.967 and 2.163 ms against 2.184 and 2.236
+// for the first defaults (32 x 8 x 8) and eager's 2.044 and 2.719 (benchmarks/gpu-check-2026-12-02.md).
+// 1024 threads with 8 loads each was the slowest (3.66-3.72 ms): the registers no longer hold them.
+// cutegen:knob RD_COLS in {32, 64, 128, 256}
 #ifndef RD_COLS
-#define RD_COLS 32
+#define RD_COLS 256
 #endif
 // cutegen:knob RD_GROUPS in {2, 4, 8, 16, 32}
 #ifndef RD_GROUPS
-#define RD_GROUPS 8
+#define RD_GROUPS 4
 #endif
 // cutegen:require RD_COLS * RD_GROUPS <= 1024
-// Loads in flight per thread. 8 by Little's law, not yet by measurement: 2048 threads per SM x 8 x 4 B
-// = 64 KB per SM, against the ~36 KB an H200 SM needs in flight to take its share of 4.8 TB/s at ~1 us.
 // cutegen:knob RD_UNROLL in {2, 4, 8}
 #ifndef RD_UNROLL
-#define RD_UNROLL 8
+#define RD_UNROLL 4
 #endif
 // cutegen:knob RD_ROW_THREADS in {128, 256, 512}
 #ifndef RD_ROW_THREADS

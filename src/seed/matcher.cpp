@@ -9,6 +9,7 @@
 
 #include "seed/gemm_epilogue_matcher.h"
 #include "seed/graph_util.h"
+#include "seed/library_reduce.h"
 #include "seed/library_rmsnorm.h"
 #include "seed/library_softmax.h"
 #include "seed/pointwise_ops.h"
@@ -246,7 +247,7 @@ std::string SeedMatch::pattern() const {
   if (row_softmax)
     return library_softmax_refusal(*row_softmax).empty() ? "library cluster softmax: " + row_softmax->pattern
                                                           : row_softmax->pattern;
-  if (reduce) return reduce->pattern;
+  if (reduce) return library_reduce_refusal(*reduce).empty() ? "library reduce_dim: " + reduce->pattern : reduce->pattern;
   if (norm) return library_rmsnorm_refusal(*norm).empty() ? "library channel RMSNorm: " + norm->pattern : norm->pattern;
   // The route first: bench's column is 40 wide, and the tiled GEMM's plain pattern is the one without a prefix.
   if (gemm && gemm->route == GemmRoute::library) return "library 3xTF32 GEMM: " + gemm->pattern;
@@ -268,7 +269,9 @@ std::string SeedMatch::description() const {
     return library_softmax_refusal(*row_softmax).empty()
                ? "row softmax (the library's cluster softmax) y = " + row_softmax->pattern
                : "row softmax y = " + row_softmax->pattern;
-  if (reduce) return "reduction y = " + reduce->pattern;
+  if (reduce)
+    return library_reduce_refusal(*reduce).empty() ? "reduction (the library's reduce_dim) y = " + reduce->pattern
+                                                   : "reduction y = " + reduce->pattern;
   if (norm)
     return library_rmsnorm_refusal(*norm).empty() ? "normalisation (the library's channel RMSNorm) y = " + norm->pattern
                                                   : "normalisation y = " + norm->pattern;

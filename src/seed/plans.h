@@ -27,6 +27,7 @@ struct ReducePlan {
   int num_contract_inputs = 0;
   int input = 0;
   std::string pattern;  // sum(x, dim=1, keepdim=True)
+  int dim = -1;         // the reduced dimension of the input as traced; -1: everything (one row)
 };
 
 // Statistics of a group of elements, then every element rewritten with them.

@@ -9,6 +9,7 @@
 #include "seed/gemm_kernel.h"
 #include "seed/gemv_kernel.h"
 #include "seed/library_gemm.h"
+#include "seed/library_reduce.h"
 #include "seed/library_rmsnorm.h"
 #include "seed/library_softmax.h"
 #include "seed/loss_kernel.h"
@@ -41,7 +42,15 @@ Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& pro
       out.source = generate_row_softmax_kernel(*out.match.row_softmax, problem_name);
     }
   }
-  if (out.match.reduce) out.source = generate_reduce_kernel(*out.match.reduce, problem_name);
+  if (out.match.reduce) {
+    if (library_reduce_refusal(*out.match.reduce).empty()) {
+      auto source = generate_library_reduce_kernel(*out.match.reduce, problem_name);
+      if (!source) return source.error();
+      out.source = std::move(*source);
+    } else {
+      out.source = generate_reduce_kernel(*out.match.reduce, problem_name);
+    }
+  }
   if (out.match.norm) {
     if (library_rmsnorm_refusal(*out.match.norm).empty()) {
       auto source = generate_library_rmsnorm_kernel(*out.match.norm, problem_name);

@@ -84,6 +84,7 @@ std::optional<ReducePlan> match_reduce(const OpGraph& g, std::string& reason) {
     plan.outer = product(shape, 0, d);
     plan.extent = shape[d];
     plan.inner = product(shape, d + 1, shape.size());
+    plan.dim = static_cast<int>(d);
   } else if (op == "sum" || op == "mean") {
     // Everything into one number: the loss seed splits that over CTAs, where this one would use one.
     reason = fmt::format("{} of everything is the loss seed's", op);

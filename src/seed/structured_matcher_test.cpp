@@ -359,7 +359,8 @@ TEST(ReduceMatcher, ViewsTheInputAroundTheReducedDimension) {
   EXPECT_EQ((std::vector<int64_t>{m.reduce->outer, m.reduce->extent, m.reduce->inner}),
             (std::vector<int64_t>{128, 4096, 4095}));
   EXPECT_EQ(m.reduce->out_dtype, "float32");
-  EXPECT_EQ(m.description(), "reduction y = sum(x, dim=1, keepdim=True)");
+  EXPECT_EQ(m.reduce->dim, 1);
+  EXPECT_EQ(m.description(), "reduction (the library's reduce_dim) y = sum(x, dim=1, keepdim=True)");
 }
 
 TEST(ReduceMatcher, MaxWithADimIsMaxOrArgmaxByTheTuplesIndex) {
