@@ -1,8 +1,8 @@
 """Reduction: softmax over the last dimension of a 1000 x 100003 fp32 tensor (381 MiB).
 
 The row length is odd (no 16-byte vectors) and longer than one CTA's shared memory holds: a kernel that
-splits rows over CTAs must handle a last slice shorter than the others and scalar accesses
-(examples/kernels/softmax_grid.cu's streaming path). Inputs span both signs and large magnitudes, so a
+splits rows over CTAs must handle a last part shorter than the others and scalar accesses
+(examples/kernels/softmax_cluster.cu's streaming path). Inputs span both signs and large magnitudes, so a
 missing max subtraction overflows.
 
 CUTEGEN_PROBLEM_SCALE=k divides the big dimensions by k (the row length stays odd).
