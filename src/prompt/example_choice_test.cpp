@@ -46,9 +46,9 @@ TEST(ExampleChoice, TableOfProblemsAndTheKernelEachIsShown) {
       {"layer norm written out",
        facts(W::reduction, {"aten::mean", "aten::sub", "aten::pow", "aten::mean", "aten::add", "aten::rsqrt"}),
        "layernorm_rows_grid.cu"},
-      {"sum over a dim", facts(W::reduction, {"aten::sum.dim_IntList"}), "softmax_cluster.cu"},
-      {"argmax", facts(W::reduction, {"aten::argmax"}), "softmax_cluster.cu"},
-      {"reduction, ops unknown", facts(W::reduction, {}), "softmax_cluster.cu"},
+      {"sum over a dim", facts(W::reduction, {"aten::sum.dim_IntList"}), "reduce_dim.cu"},
+      {"argmax", facts(W::reduction, {"aten::argmax"}), "reduce_dim.cu"},
+      {"reduction, ops unknown", facts(W::reduction, {}), "reduce_dim.cu"},
       {"relu", facts(W::elementwise, {"aten::relu"}), "elementwise.cu"},
       {"other", facts(W::other, {"aten::cumsum"}), "elementwise.cu"},
   };
