@@ -80,6 +80,17 @@
 #define SMC_PREFETCH 1
 #endif
 
+// 1: exp of the shifted values (x - max <= 0) by the hardware's ex2.approx on the argument times log2(e)
+// (__expf: two instructions where expf's range reduction takes about eight; relative error a few ulp,
+// far inside the judge's fp32 tolerance for values in [0, 1]); 0: expf. The Nsight Compute profile of
+// the defaults shows the SMs half busy with warps often not selected (benchmarks/gpu-check-2026-12-02.md):
+// fewer instructions per vector may let the store loop issue its stores and next-row copies sooner.
+// Not yet measured, so 0 by default.
+// cutegen:knob SMC_FAST_EXP in {0, 1}
+#ifndef SMC_FAST_EXP
+#define SMC_FAST_EXP 0
+#endif
+
 using namespace cute;
 namespace cg = cooperative_groups;
 
@@ -99,10 +110,16 @@ struct MaxSum {
   float sum;
 };
 
+// exp(d) for d = x - max <= 0 (SMC_FAST_EXP chooses how).
+__device__ __forceinline__ float exp_shifted(float d) {
+  if constexpr (SMC_FAST_EXP) return __expf(d);
+  else return expf(d);
+}
+
 __device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
   const float m = fmaxf(a.max, b.max);
   if (m == -INFINITY) return {m, 0.f};  // both empty: avoid (-inf) - (-inf)
-  return {m, a.sum * expf(a.max - m) + b.sum * expf(b.max - m)};
+  return {m, a.sum * exp_shifted(a.max - m) + b.sum * exp_shifted(b.max - m)};
 }
 
 // Folds a vector of values into a running (max, sum) with one rescale of the old sum.
@@ -112,9 +129,9 @@ __device__ __forceinline__ MaxSum fold(MaxSum acc, Frag const& v) {
   CUTE_UNROLL
   for (int i = 0; i < size(v); ++i) m = fmaxf(m, v(i));
   if (m == -INFINITY) return acc;
-  float sum = acc.sum * expf(acc.max - m);
+  float sum = acc.sum * exp_shifted(acc.max - m);
   CUTE_UNROLL
-  for (int i = 0; i < size(v); ++i) sum += expf(v(i) - m);
+  for (int i = 0; i < size(v); ++i) sum += exp_shifted(v(i) - m);
   return {m, sum};
 }
 
@@ -155,7 +172,7 @@ template <class Frag>
 __device__ __forceinline__ void normalise(Frag& frag, MaxSum stats, float inv, float log_sum) {
   CUTE_UNROLL
   for (int i = 0; i < size(frag); ++i)
-    frag(i) = kLogSoftmax ? (frag(i) - stats.max) - log_sum : expf(frag(i) - stats.max) * inv;
+    frag(i) = kLogSoftmax ? (frag(i) - stats.max) - log_sum : exp_shifted(frag(i) - stats.max) * inv;
 }
 
 template <int kVec, class Src, class Dst>

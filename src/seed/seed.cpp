@@ -30,36 +30,40 @@ Result<OpGraph> trace_problem(ReferenceWorker& worker, const fs::path& problem) 
   return OpGraph::from_json(*answer);
 }
 
+namespace {
+
+// A class with a library route: the library kernel when the route does not refuse the plan (its own
+// generator can still fail: the library file changed under it), else the class's template.
+template <class Plan>
+Status library_or_template(std::string& source, const Plan& plan, std::string (*refusal)(const Plan&),
+                           Result<std::string> (*library)(const Plan&, const std::string&),
+                           std::string (*generate)(const Plan&, const std::string&), const std::string& problem_name) {
+  if (!refusal(plan).empty()) {
+    source = generate(plan, problem_name);
+    return ok_status();
+  }
+  auto text = library(plan, problem_name);
+  if (!text) return text.error();
+  source = std::move(*text);
+  return ok_status();
+}
+
+}  // namespace
+
 Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name) {
   SeedOutcome out{.match = match_seed(graph)};
   if (out.match.pointwise) out.source = generate_pointwise_kernel(*out.match.pointwise, problem_name);
-  if (out.match.row_softmax) {
-    if (library_softmax_refusal(*out.match.row_softmax).empty()) {
-      auto source = generate_library_softmax_kernel(*out.match.row_softmax, problem_name);
-      if (!source) return source.error();
-      out.source = std::move(*source);
-    } else {
-      out.source = generate_row_softmax_kernel(*out.match.row_softmax, problem_name);
-    }
-  }
-  if (out.match.reduce) {
-    if (library_reduce_refusal(*out.match.reduce).empty()) {
-      auto source = generate_library_reduce_kernel(*out.match.reduce, problem_name);
-      if (!source) return source.error();
-      out.source = std::move(*source);
-    } else {
-      out.source = generate_reduce_kernel(*out.match.reduce, problem_name);
-    }
-  }
-  if (out.match.norm) {
-    if (library_rmsnorm_refusal(*out.match.norm).empty()) {
-      auto source = generate_library_rmsnorm_kernel(*out.match.norm, problem_name);
-      if (!source) return source.error();
-      out.source = std::move(*source);
-    } else {
-      out.source = generate_norm_kernel(*out.match.norm, problem_name);
-    }
-  }
+  Status routed = ok_status();
+  if (out.match.row_softmax)
+    routed = library_or_template(out.source, *out.match.row_softmax, library_softmax_refusal,
+                                 generate_library_softmax_kernel, generate_row_softmax_kernel, problem_name);
+  if (out.match.reduce)
+    routed = library_or_template(out.source, *out.match.reduce, library_reduce_refusal,
+                                 generate_library_reduce_kernel, generate_reduce_kernel, problem_name);
+  if (out.match.norm)
+    routed = library_or_template(out.source, *out.match.norm, library_rmsnorm_refusal,
+                                 generate_library_rmsnorm_kernel, generate_norm_kernel, problem_name);
+  if (!routed) return routed.error();
   if (out.match.gemm) {
     switch (out.match.gemm->route) {
       case GemmRoute::tiled:
