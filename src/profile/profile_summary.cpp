@@ -169,7 +169,12 @@ void access_signals(const KernelProfile& k, const std::string& name, const Summa
     auto a = kq::global_access(k, op);
     if (!a || a->requests < kMinInstructions) continue;
     const char* what = std::string(op) == "ld" ? "loads" : "stores";
-    if (a->sectors_per_request() >= kUncoalescedFactor * a->ideal_sectors_per_request()) {
+    // A warp's global access instruction is one L1 request. Many more requests than instructions means
+    // cp.async copies (LDGSTS) share the L1 counters while the SASS instruction and byte counters leave
+    // them out, so bytes per request says nothing about coalescing (a cp.async softmax reading 512
+    // contiguous bytes per request read as "16 sectors where 1 would do; 0% used").
+    const bool counters_agree = a->requests <= kUncoalescedFactor * a->instructions;
+    if (counters_agree && a->sectors_per_request() >= kUncoalescedFactor * a->ideal_sectors_per_request()) {
       out.push_back({fmt::format("uncoalesced-{}", what), name,
                      fmt::format("uncoalesced global {}: {:.1f} sectors per request where {:.0f} would do; {:.0f}% of "
                                  "fetched bytes used",

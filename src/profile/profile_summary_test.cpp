@@ -205,6 +205,36 @@ TEST(ProfileSummary, UncoalescedLoadsQuoteSectorsPerRequest) {
   EXPECT_TRUE(contains(unco->text, "12% of fetched bytes")) << unco->text;
 }
 
+// The cluster softmax's own counters (H200, benchmarks/gpu-check-2026-12-02.md): its loads are all cp.async
+// copies (no SASS global load instruction), 512 contiguous bytes per L1 request.
+TEST(ProfileSummary, CpAsyncCopiesAreNotReadAsUncoalescedLoads) {
+  auto k = kernel("softmax_rows_cluster<4, true>", 3568000,
+                  {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 74.9},
+                   {"smsp__sass_inst_executed_op_global_ld.sum", 0},
+                   {"smsp__sass_data_bytes_mem_global_op_ld.sum", 16777216},
+                   {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 402653184},
+                   {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 25165824},
+                   {"smsp__sass_inst_executed_op_global_st.sum", 25165824},
+                   {"smsp__sass_data_bytes_mem_global_op_st.sum", 12884901888.0},
+                   {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 402653184},
+                   {"l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", 25165824}});
+  auto signals = derive_signals({k}, context("reduction"));
+  EXPECT_FALSE(find_signal(signals, "uncoalesced-loads"));
+  EXPECT_FALSE(find_signal(signals, "uncoalesced-stores"));  // 16 sectors per request is ideal for 16 B
+  EXPECT_FALSE(find_signal(signals, "narrow-stores"));
+  // The same loads as plain LDG.128 instructions would be judged (and found coalesced).
+  k.metrics["smsp__sass_inst_executed_op_global_ld.sum"] = 25165824;
+  k.metrics["smsp__sass_data_bytes_mem_global_op_ld.sum"] = 12884901888.0;
+  auto plain = derive_signals({k}, context("reduction"));
+  EXPECT_FALSE(find_signal(plain, "uncoalesced-loads"));
+  // And a real uncoalesced pattern with agreeing counters still is.
+  k.metrics["smsp__sass_data_bytes_mem_global_op_ld.sum"] = 25165824.0 * 128;  // 4 B per thread
+  auto narrow = derive_signals({k}, context("reduction"));
+  auto* unco = find_signal(narrow, "uncoalesced-loads");
+  ASSERT_TRUE(unco);
+  EXPECT_TRUE(contains(unco->text, "16.0 sectors per request where 4 would do")) << unco->text;
+}
+
 TEST(ProfileSummary, RooflinePositionAndExcessTraffic) {
   auto ctx = context("elementwise");
   ctx.measured_ms = 0.20;
