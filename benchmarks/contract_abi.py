@@ -30,8 +30,9 @@ def describe(t: torch.Tensor) -> Descriptor:
 def contract_call(path: str, x: torch.Tensor, y: torch.Tensor):
     """A no-argument function launching the library's `cutegen_forward(x) -> y` on the current stream, or
     `cutegen_forward_ws` (contract version 2) with a workspace of the size the library asks for, allocated
-    here once (the harness would also refill it with garbage before every call; the kernels initialise
-    what they read, and the refill is not part of a call's time)."""
+    here once. The harness refills the workspace with garbage before every call; here the function's
+    `poison()` does (NaN in every float width), for a caller to run before a correctness check, outside
+    the timed calls."""
     lib = ctypes.CDLL(path)
     tensors = [ctypes.POINTER(Descriptor), ctypes.c_int32, ctypes.POINTER(Descriptor), ctypes.c_int32]
     inputs, outputs = (Descriptor * 1)(describe(x)), (Descriptor * 1)(describe(y))
@@ -52,6 +53,7 @@ def contract_call(path: str, x: torch.Tensor, y: torch.Tensor):
                                         torch.cuda.current_stream().cuda_stream)
             if rc != 0:
                 raise RuntimeError(f"{os.path.basename(path)}: cutegen_forward_ws returned {rc}")
+        run.poison = lambda: workspace.fill_(0xFF)
         return run
     lib.cutegen_forward.restype = ctypes.c_int
     lib.cutegen_forward.argtypes = tensors + [ctypes.c_void_p]

@@ -16,15 +16,19 @@ using namespace cutegen::seed::testing;
 
 namespace {
 
-// torch.<op>(x, dim=dim, keepdim=keepdim) of one fp32 input (KernelBench 47, 48, 51, 52's form);
-// `extra_input` adds an unused second forward argument.
-json reduce_graph(const std::string& op, const std::vector<int64_t>& shape, int dim, bool extra_input = false) {
+// torch.<op>(x, dim=dim, keepdim=keepdim) of one fp32 input (KernelBench 47, 48, 51, 52's form), `dim` as
+// traced (the worker records it as written: negative counts from the end); `extra_input` adds an unused
+// second forward argument.
+json reduce_graph(const std::string& op, const std::vector<int64_t>& shape, int dim, bool extra_input = false,
+                  bool keepdim = false) {
+  const auto d = static_cast<std::ptrdiff_t>(dim < 0 ? dim + static_cast<int>(shape.size()) : dim);
   std::vector<int64_t> reduced = shape;
-  reduced.erase(reduced.begin() + dim);
+  if (keepdim) reduced[static_cast<std::size_t>(d)] = 1;
+  else reduced.erase(reduced.begin() + d);
   json nodes = {input(0, "x", shape)};
   if (extra_input) nodes.push_back(input(1, "unused", shape));
   const int b = static_cast<int>(nodes.size());
-  json params = {{"dim", dim}, {"keepdim", false}};
+  json params = {{"dim", dim}, {"keepdim", keepdim}};
   if (op == "sum" || op == "mean") params["dtype"] = nullptr;
   nodes.push_back(node(b, op, {ref(0)}, params, reduced, op.rfind("arg", 0) == 0 ? "int64" : "float32"));
   return graph(nodes, b, extra_input ? 2 : 1);
@@ -66,9 +70,13 @@ TEST(LibraryReduceRoute, KernelBench47To53AreTheLibraryReduceDimWithTheirOperati
 }
 
 TEST(LibraryReduceRoute, TheDimensionIsTheTracedInputsNonNegativeOne) {
-  // dim=-1 of a 3-d input is dimension 2 (the kernel's rows path).
-  const std::string src = seed_source(reduce_graph("sum", {8, 16, 32}, 2));
-  EXPECT_TRUE(contains(src, "constexpr int kDim = 2;  // set by the seed from the graph")) << src.substr(0, 4000);
+  // dim=-1 of a 3-d input is dimension 2 (the kernel's rows path), keepdim or not.
+  for (bool keepdim : {false, true}) {
+    const std::string src = seed_source(reduce_graph("sum", {8, 16, 32}, -1, false, keepdim));
+    EXPECT_TRUE(contains(src, "constexpr int kDim = 2;  // set by the seed from the graph")) << src.substr(0, 4000);
+  }
+  const std::string middle = seed_source(reduce_graph("mean", {8, 16, 32}, -2, false, true));
+  EXPECT_TRUE(contains(middle, "constexpr int kDim = 1;  // set by the seed from the graph")) << middle.substr(0, 4000);
   const std::string first = seed_source(reduce_graph("argmin", {8, 16, 32}, 0));
   EXPECT_TRUE(contains(first, "constexpr int kDim = 0;  // set by the seed from the graph")) << first.substr(0, 4000);
 }
