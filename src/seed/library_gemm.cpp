@@ -32,10 +32,6 @@ int64_t workspace_bytes(const GemmPlan& p) {
 
 int64_t tiles(const GemmPlan& p) { return p.batch * ((p.m + kTile - 1) / kTile) * ((p.n + kTile - 1) / kTile); }
 
-Status replace_line(std::string& text, const std::string& line, const std::string& with) {
-  return replace_library_line(text, line, with, "examples/kernels/gemm_sm90_3xtf32.cu", "src/seed/library_gemm.cpp");
-}
-
 std::string layout(bool transposed, const char* plain, const char* swapped) {
   return transposed ? fmt::format("{} row-major (transposed in forward())", swapped) : fmt::format("{} row-major", plain);
 }
@@ -70,14 +66,13 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const std::s
                                                  std::string library) {
   const char* a = p.a_transposed ? "true" : "false";
   const char* b = p.b_transposed ? "true" : "false";
-  if (auto s = replace_line(library, "constexpr bool kTransA = false;",
-                            fmt::format("constexpr bool kTransA = {};  // set by the seed: A is {}", a,
-                                        layout(p.a_transposed, "(M, K)", "(K, M)")));
-      !s)
-    return s.error();
-  if (auto s = replace_line(library, "constexpr bool kTransB = false;",
-                            fmt::format("constexpr bool kTransB = {};  // set by the seed: B is {}", b,
-                                        layout(p.b_transposed, "(K, N)", "(N, K)")));
+  if (auto s = replace_library_lines(
+          library,
+          {{"constexpr bool kTransA = false;", fmt::format("constexpr bool kTransA = {};  // set by the seed: A is {}", a,
+                                                           layout(p.a_transposed, "(M, K)", "(K, M)"))},
+           {"constexpr bool kTransB = false;", fmt::format("constexpr bool kTransB = {};  // set by the seed: B is {}", b,
+                                                           layout(p.b_transposed, "(K, N)", "(N, K)"))}},
+          "examples/kernels/gemm_sm90_3xtf32.cu", "src/seed/library_gemm.cpp");
       !s)
     return s.error();
   const std::string header = fmt::format(

@@ -36,15 +36,11 @@ Result<std::string> generate_library_reduce_kernel(const ReducePlan& plan, const
 Result<std::string> generate_library_reduce_kernel(const ReducePlan& p, const std::string& problem_name,
                                                    std::string library) {
   if (auto why = library_reduce_refusal(p); !why.empty()) return Error{"no library reduction seed: " + why};
-  const char* file = "examples/kernels/reduce_dim.cu";
-  const char* seed = "src/seed/library_reduce.cpp";
-  if (auto s = replace_library_line(library, kOpLine,
-                                    fmt::format("constexpr ReduceOp kOp = ReduceOp::{};  // set by the seed from the graph", p.op),
-                                    file, seed);
-      !s)
-    return s.error();
-  if (auto s = replace_library_line(library, kDimLine,
-                                    fmt::format("constexpr int kDim = {};  // set by the seed from the graph", p.dim), file, seed);
+  if (auto s = replace_library_lines(
+          library,
+          {{kOpLine, fmt::format("constexpr ReduceOp kOp = ReduceOp::{};  // set by the seed from the graph", p.op)},
+           {kDimLine, fmt::format("constexpr int kDim = {};  // set by the seed from the graph", p.dim)}},
+          "examples/kernels/reduce_dim.cu", "src/seed/library_reduce.cpp");
       !s)
     return s.error();
   const std::string header = fmt::format(

@@ -1,6 +1,7 @@
 #pragma once
 // Seeds that are library kernels themselves (library_gemm.cpp, library_softmax.cpp) take the example file
 // as it is and set a constant or two from the graph by replacing their exact lines.
+#include <initializer_list>
 #include <string>
 
 #include <fmt/format.h>
@@ -19,6 +20,18 @@ inline Status replace_library_line(std::string& text, const std::string& line, c
                              "update one to match the other",
                              library_file, line, seed_file)};
   text.replace(at, line.size(), with);
+  return ok_status();
+}
+
+// Several lines of one library file, each replaced as replace_library_line does; the first missing one is
+// the Error.
+struct LibraryLine {
+  std::string line, with;
+};
+inline Status replace_library_lines(std::string& text, std::initializer_list<LibraryLine> lines,
+                                    const char* library_file, const char* seed_file) {
+  for (const LibraryLine& l : lines)
+    if (auto s = replace_library_line(text, l.line, l.with, library_file, seed_file); !s) return s;
   return ok_status();
 }
 
