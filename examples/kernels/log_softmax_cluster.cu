@@ -94,6 +94,18 @@
 #define SMC_FAST_EXP 0
 #endif
 
+// Vectors per thread whose stores wait for the next row: the last SMC_HOLD vectors of a thread's slice
+// are normalised into registers (their slots take the next row's copies at once, as every slot does) and
+// stored while the CTA waits on the next row's cluster barrier -- the part of a row where an SM would
+// otherwise have no stores to send, its next row landed and its peers not yet arrived. 0: every vector is
+// stored in the row's own store loop.
+// cutegen:knob SMC_HOLD in {0, 4, 8}
+#ifndef SMC_HOLD
+#define SMC_HOLD 0
+#endif
+// Held vectors are a feature of the prefetching store loop.
+// cutegen:require SMC_PREFETCH == 1 || SMC_HOLD == 0
+
 using namespace cute;
 namespace cg = cooperative_groups;
 
@@ -104,6 +116,7 @@ constexpr int kThreads = SMC_THREADS;
 constexpr int kWarps = kThreads / 32;
 constexpr int kStages = SMC_STAGES;
 constexpr int kMaxCluster = SMC_CLUSTER;
+constexpr int kHold = SMC_HOLD;
 // A cluster is halved while every CTA would still get fewer than this many values: short rows are
 // better served by fewer, fuller CTAs.
 constexpr int64_t kMinValuesPerCta = int64_t(kThreads) * 4 * 8;
@@ -154,11 +167,15 @@ __device__ MaxSum block_reduce(MaxSum v, MaxSum* scratch) {
 // reads rank k's pair through distributed shared memory and the warp combines them with a fixed
 // shuffle tree -- the same inputs in the same lanes in every CTA, so all CTAs of the row get
 // bit-identical statistics. `result` passes them to the CTA's other warps.
-__device__ MaxSum cluster_reduce(MaxSum mine, MaxSum* slots, MaxSum* result, int parity) {
+// `while_waiting` runs between this CTA's arrival on the cluster barrier and its wait (SMC_HOLD's stores).
+template <class F>
+__device__ MaxSum cluster_reduce(MaxSum mine, MaxSum* slots, MaxSum* result, int parity, F&& while_waiting) {
   static_assert(kMaxCluster <= 32, "one lane per CTA of the cluster");
   cg::cluster_group cluster = cg::this_cluster();
   if (threadIdx.x == 0) slots[parity] = mine;
-  cluster.sync();  // release/acquire: every peer's slot is written and visible
+  cluster_arrive();  // release: this CTA's slot is visible to the peers once they have waited
+  while_waiting();
+  cluster_wait();    // acquire: every peer's slot is written and visible
   if (threadIdx.x < 32) {
     const unsigned lane = threadIdx.x;
     MaxSum v = lane < cluster.num_blocks() ? cluster.map_shared_rank(slots, lane)[parity] : MaxSum{-INFINITY, 0.f};
@@ -234,6 +251,22 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
     if (blockIdx.y < rows) issue_loads(blockIdx.y);
   }
 
+  // SMC_HOLD: this thread's last kHold normalised vectors of the previous row (held(_, j) is its vector
+  // iters - kHold + j when hold_valid[j]), stored by store_held.
+  Tensor held = make_tensor<float>(Shape<Int<kVec>, Int<kHold == 0 ? 1 : kHold>>{});
+  bool hold_valid[kHold == 0 ? 1 : kHold] = {};
+  int64_t held_row = 0;
+  auto store_held = [&]() {
+    if constexpr (kHold > 0) {
+      Tensor prevY = gY(_, _, held_row);
+      CUTE_UNROLL
+      for (int j = 0; j < kHold; ++j) {
+        if (hold_valid[j]) move<kVec>(held(_, j), prevY(_, begin + threadIdx.x + (iters - kHold + j) * kThreads));
+        hold_valid[j] = false;
+      }
+    }
+  };
+
   int parity = 0;
   for (int64_t r = blockIdx.y; r < rows; r += gridDim.y, parity ^= 1) {
     Tensor rowX = gX(_, _, r);  // (kVec, nvec)
@@ -259,7 +292,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
         acc = fold(acc, frag);
       }
     }
-    const MaxSum stats = cluster_reduce(block_reduce(acc, scratch), slots, &result, parity);
+    const MaxSum stats = cluster_reduce(block_reduce(acc, scratch), slots, &result, parity, store_held);
     if (r + gridDim.y >= rows) cluster_arrive();  // the last row: this CTA is done reading its peers
     const float inv = 1.f / stats.sum;
     const float log_sum = logf(stats.sum);
@@ -268,9 +301,12 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
       // thread uses the slot), committed by stage as issue_loads does.
       const bool next = r + gridDim.y < rows;
       Tensor nextX = gX(_, _, next ? r + gridDim.y : r);
+      // Held vectors (SMC_HOLD) are the last kHold of the thread's slice that lie in the last stage, so
+      // the stage groups the next row waits on are unchanged.
+      const int hold_begin = max(iters - kHold, (kStages - 1) * iters_per_stage);
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
-        const int k_end = min((s + 1) * iters_per_stage, iters);
+        const int k_end = min(min((s + 1) * iters_per_stage, iters), s == kStages - 1 ? hold_begin : iters);
         for (int k = s * iters_per_stage; k < k_end; ++k) {
           const int v = threadIdx.x + k * kThreads;
           if (v < slice_count) {
@@ -280,6 +316,23 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
             asm volatile("" ::: "memory");  // the copy into the slot stays after the read of it
             if (next) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, nextX(_, begin + v), sX(_, v));
           }
+        }
+        if constexpr (s == kStages - 1 && kHold > 0) {
+          CUTE_UNROLL
+          for (int j = 0; j < kHold; ++j) {
+            const int k = iters - kHold + j;
+            const int v = threadIdx.x + k * kThreads;
+            hold_valid[j] = k >= hold_begin && v < slice_count;
+            if (hold_valid[j]) {
+              Tensor h = held(_, j);
+              move<kVec>(sX(_, v), h);
+              normalise(h, stats, inv, log_sum);
+              asm volatile("" ::: "memory");
+              if (next) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, nextX(_, begin + v), sX(_, v));
+            }
+          }
+          held_row = r;
+          if (!next) store_held();  // the CTA's last row: no next barrier to wait on
         }
         if (next) cp_async_fence();
       });
