@@ -84,21 +84,24 @@
 
 // 1: exp of the shifted values (x - max <= 0) by the hardware's ex2.approx on the argument times log2(e)
 // (__expf: two instructions where expf's range reduction takes about eight); 0: expf. __expf's error
-// grows with |x - max| (CUDA documents 2 + 1.17 |x - max| ulp, against expf's 1): near the judge's bar
-// of 5x PyTorch's own error on wide rows, so the judge's error ratio on both input kinds decides, as for
-// any tuned variant. The Nsight Compute profile of the defaults shows the SMs half busy with warps often
-// not selected (benchmarks/gpu-check-2026-12-02.md): fewer instructions per vector may let the store loop
-// issue its stores and next-row copies sooner. Not yet measured, so 0 by default.
+// grows with |x - max| (CUDA documents 2 + 1.17 |x - max| ulp, against expf's 1), but only where
+// exp(x - max) is small, so an output's absolute error stays at PyTorch's scale; the judge's error ratio on
+// both input kinds decides, as for any tuned variant. 1 by default: on KernelBench 23 in-process on the
+// H200, 3.438-3.482 ms against 3.553-3.579 with expf; judged 3.609 ms, 84.0% of the floor, where expf was
+// 3.657 (log-softmax, whose stores use no exp: 3.728 against 3.763) -- benchmarks/gpu-check-2026-12-02b.md.
 // cutegen:knob SMC_FAST_EXP in {0, 1}
 #ifndef SMC_FAST_EXP
-#define SMC_FAST_EXP 0
+#define SMC_FAST_EXP 1
 #endif
 
 // Vectors per thread whose stores wait for the next row: the last SMC_HOLD vectors of a thread's slice
 // are normalised into registers (their slots take the next row's copies at once, as every slot does) and
-// stored while the CTA waits on the next row's cluster barrier -- the part of a row where an SM would
-// otherwise have no stores to send, its next row landed and its peers not yet arrived. 0: every vector is
-// stored in the row's own store loop.
+// stored while the CTA waits on the next row's cluster barrier, when an SM would otherwise have no stores
+// to send. 0: every vector is stored in the row's own store loop. Measured on KernelBench 23/24's size
+// in-process on the H200 (benchmarks/gpu-check-2026-12-02b.md): log-softmax 3.516 ms with 8 against
+// 3.685 with 0, but softmax 3.707-3.772 with 4 or 8 against 3.438 -- so 0 by default, and a knob for
+// `cutegen tune`. (Without any cluster barrier at all, wrong statistics, the softmax took 3.584 ms: the
+// barrier's wait is not what separates it from a copy.)
 // cutegen:knob SMC_HOLD in {0, 4, 8}
 #ifndef SMC_HOLD
 #define SMC_HOLD 0
