@@ -104,15 +104,6 @@
 #ifndef SMC_HOLD
 #define SMC_HOLD 0
 #endif
-// 1: a CTA's slice of a row is every cluster-th block of SMC_THREADS vectors (block k of CTA r is the
-// row's block k * cluster + r), so a cluster's CTAs, each at its k-th block, read and write one
-// contiguous run of the row between them -- a row is one stream to DRAM, not a cluster's worth of
-// streams 96 KB apart; 0: a CTA's slice is one contiguous range of the row. (The statistics do not depend
-// on which values a CTA holds beyond its fixed summation order.)
-// cutegen:knob SMC_INTERLEAVE in {0, 1}
-#ifndef SMC_INTERLEAVE
-#define SMC_INTERLEAVE 0
-#endif
 // Held vectors are a feature of the prefetching store loop.
 // cutegen:require SMC_PREFETCH == 1 || SMC_HOLD == 0
 
@@ -214,8 +205,7 @@ __device__ __forceinline__ void move(Src const& src, Dst&& dst) {
 }
 
 // grid (cluster size, rows), cluster (cluster size, 1, 1): the CTA of rank k owns vectors
-// [k * slice_vecs, (k + 1) * slice_vecs) of each row its cluster handles (SMC_INTERLEAVE on the resident
-// path: blocks k, k + cluster, ... of kThreads vectors, slice_vecs / kThreads of them).
+// [k * slice_vecs, (k + 1) * slice_vecs) of each row its cluster handles.
 // kResident: the slice is staged in shared memory (kVec == 4 only) and the row is read once.
 // Registers for two CTAs per SM (two 96 KB slices with SMC_CLUSTER=16) when they are 512 threads or fewer.
 template <int kVec, bool kResident>
@@ -240,19 +230,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
   // Thread t owns vectors t, t + kThreads, ... of the slice: iteration k of a thread is vector t + k * kThreads.
   // A resident slice fits in shared memory, so 32-bit indices do (fewer registers in the unrolled stages).
   const int slice_count = kResident ? static_cast<int>(count) : 0;
-  const int iters = SMC_INTERLEAVE && kResident ? static_cast<int>(slice_vecs / kThreads)
-                                                : (slice_count + kThreads - 1) / kThreads;
-  // Iteration k of this thread: the row's vector `row_vec(k)`, kept in slot threadIdx.x + k * kThreads
-  // of the slice when `in_row(k)` (the resident path).
-  const int64_t cluster_size = cg::this_cluster().num_blocks(), rank = cg::this_cluster().block_rank();
-  auto row_vec = [&](int k) -> int64_t {
-    if constexpr (SMC_INTERLEAVE) return (int64_t(k) * cluster_size + rank) * kThreads + threadIdx.x;
-    else return begin + threadIdx.x + int64_t(k) * kThreads;
-  };
-  auto in_row = [&](int k) -> bool {
-    if constexpr (SMC_INTERLEAVE) return row_vec(k) < nvec;
-    else return int(threadIdx.x) + k * kThreads < slice_count;
-  };
+  const int iters = (slice_count + kThreads - 1) / kThreads;
   const int iters_per_stage = (iters + kStages - 1) / kStages;
 
   // Copies this thread's vectors of row `r` into the slice, committed in kStages cp.async groups.
@@ -264,7 +242,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
         const int k_end = min((s + 1) * iters_per_stage, iters);
         for (int k = s * iters_per_stage; k < k_end; ++k) {
           const int v = threadIdx.x + k * kThreads;
-          if (in_row(k)) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, rowX(_, row_vec(k)), sX(_, v));
+          if (v < slice_count) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, rowX(_, begin + v), sX(_, v));
         }
         cp_async_fence();
       });
@@ -284,7 +262,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
       Tensor prevY = gY(_, _, held_row);
       CUTE_UNROLL
       for (int j = 0; j < kHold; ++j) {
-        if (hold_valid[j]) move<kVec>(held(_, j), prevY(_, row_vec(iters - kHold + j)));
+        if (hold_valid[j]) move<kVec>(held(_, j), prevY(_, begin + threadIdx.x + (iters - kHold + j) * kThreads));
         hold_valid[j] = false;
       }
     }
@@ -303,7 +281,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
         const int k_end = min((s + 1) * iters_per_stage, iters);
         for (int k = s * iters_per_stage; k < k_end; ++k) {
           const int v = threadIdx.x + k * kThreads;
-          if (in_row(k)) {
+          if (v < slice_count) {
             move<kVec>(sX(_, v), frag);
             acc = fold(acc, frag);
           }
@@ -332,12 +310,12 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
         const int k_end = min(min((s + 1) * iters_per_stage, iters), s == kStages - 1 ? hold_begin : iters);
         for (int k = s * iters_per_stage; k < k_end; ++k) {
           const int v = threadIdx.x + k * kThreads;
-          if (in_row(k)) {
+          if (v < slice_count) {
             move<kVec>(sX(_, v), frag);
             normalise(frag, stats, inv, log_sum);
-            move<kVec>(frag, rowY(_, row_vec(k)));
+            move<kVec>(frag, rowY(_, begin + v));
             asm volatile("" ::: "memory");  // the copy into the slot stays after the read of it
-            if (next) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, nextX(_, row_vec(k)), sX(_, v));
+            if (next) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, nextX(_, begin + v), sX(_, v));
           }
         }
         if constexpr (s == kStages - 1 && kHold > 0) {
@@ -345,13 +323,13 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
           for (int j = 0; j < kHold; ++j) {
             const int k = iters - kHold + j;
             const int v = threadIdx.x + k * kThreads;
-            hold_valid[j] = k >= hold_begin && in_row(k);
+            hold_valid[j] = k >= hold_begin && v < slice_count;
             if (hold_valid[j]) {
               Tensor h = held(_, j);
               move<kVec>(sX(_, v), h);
               normalise(h, stats, inv, log_sum);
               asm volatile("" ::: "memory");
-              if (next) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, nextX(_, row_vec(k)), sX(_, v));
+              if (next) copy(Copy_Atom<SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>, float>{}, nextX(_, begin + v), sX(_, v));
             }
           }
           held_row = r;
@@ -360,20 +338,13 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
         if (next) cp_async_fence();
       });
     } else {
-      if constexpr (kResident) {
-        for (int k = 0; k < iters; ++k) {
-          if (!in_row(k)) continue;
-          Tensor slot = sX(_, threadIdx.x + k * kThreads);
-          move<kVec>(slot, frag);  // the vector this thread copied in: no barrier needed
-          normalise(frag, stats, inv, log_sum);
-          move<kVec>(frag, rowY(_, row_vec(k)));
-        }
-      } else {
-        for (int64_t v = threadIdx.x; v < count; v += kThreads) {
+      for (int64_t v = threadIdx.x; v < count; v += kThreads) {
+        if constexpr (kResident)
+          move<kVec>(sX(_, v), frag);  // the vector this thread copied in: no barrier needed
+        else
           move<kVec>(rowX(_, begin + v), frag);
-          normalise(frag, stats, inv, log_sum);
-          move<kVec>(frag, rowY(_, begin + v));
-        }
+        normalise(frag, stats, inv, log_sum);
+        move<kVec>(frag, rowY(_, begin + v));
       }
     }
   }
@@ -381,13 +352,6 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
-// Vectors of a row's slice in one CTA's shared memory: a cluster-th of the row, rounded up to whole
-// blocks of kThreads vectors when the slices interleave (SMC_INTERLEAVE).
-int64_t resident_slice_vecs(int64_t nvec, int cluster) {
-  if (SMC_INTERLEAVE) return (((nvec + kThreads - 1) / kThreads) + cluster - 1) / cluster * kThreads;
-  return (nvec + cluster - 1) / cluster;
-}
 
 cudaLaunchConfig_t cluster_config(cudaLaunchAttribute* attr, int64_t grid_rows, int cluster, size_t smem,
                                   cudaStream_t stream) {
@@ -459,7 +423,7 @@ extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs,
     if ((err = resident_clusters<1, false>(cluster, 0, clusters)) != cudaSuccess) return static_cast<int>(err);
     return launch<1, false>(x, y, rows, n, cluster, (n + cluster - 1) / cluster, 0, clusters, stream);
   }
-  const int64_t slice_vecs = resident_slice_vecs(n / 4, cluster);
+  const int64_t slice_vecs = (n / 4 + cluster - 1) / cluster;
   const size_t slice_bytes = static_cast<size_t>(slice_vecs) * 16;
   int device = 0, optin = 0;
   err = cudaGetDevice(&device);
@@ -472,7 +436,7 @@ extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs,
   if (cluster > 8) {
     // A GPU that cannot place a non-portable cluster of 16 (or not with this much shared memory per CTA):
     // the portable 8, with slices twice as large, before giving up on keeping the row resident.
-    const int64_t vecs8 = resident_slice_vecs(n / 4, 8);
+    const int64_t vecs8 = (n / 4 + 7) / 8;
     const size_t bytes8 = static_cast<size_t>(vecs8) * 16;
     if (bytes8 + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin)) {
       if ((err = resident_clusters<4, true>(8, bytes8, clusters)) != cudaSuccess) return static_cast<int>(err);
@@ -482,5 +446,5 @@ extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs,
   // A slice too large for shared memory (or a cluster that size with it not fitting a GPC) streams the
   // row twice from global memory: slower, still exact.
   if ((err = resident_clusters<4, false>(cluster, 0, clusters)) != cudaSuccess) return static_cast<int>(err);
-  return launch<4, false>(x, y, rows, n, cluster, (n / 4 + cluster - 1) / cluster, 0, clusters, stream);
+  return launch<4, false>(x, y, rows, n, cluster, slice_vecs, 0, clusters, stream);
 }
