@@ -106,6 +106,17 @@
 #ifndef SMC_HOLD
 #define SMC_HOLD 0
 #endif
+// 1: rows handed out in order -- after its first row, a cluster takes its next row from a counter in the
+// workspace (contract version 2: the file then defines cutegen_workspace_bytes and cutegen_forward_ws)
+// when it exchanges the current row's statistics, so the rows in flight stay a narrow window moving
+// through memory; 0: cluster c takes rows c, c + clusters, ... (a fixed stride; the clusters drift apart).
+// Why: on the H200 a persistent bulk copy of KernelBench 23's tensor ran 3.30 ms with chunks assigned by
+// a fixed stride and 3.07-3.08 with chunks from a counter, on 112 or 132 SMs (the one-pass elementwise
+// kernel: 3.00; benchmarks/gpu-check-2026-12-02b.md, call 6). Not yet measured on the softmax: 0.
+// cutegen:knob SMC_ORDERED in {0, 1}
+#ifndef SMC_ORDERED
+#define SMC_ORDERED 0
+#endif
 // Held vectors are a feature of the prefetching store loop.
 // cutegen:require SMC_PREFETCH == 1 || SMC_HOLD == 0
 
@@ -171,11 +182,17 @@ __device__ MaxSum block_reduce(MaxSum v, MaxSum* scratch) {
 // shuffle tree -- the same inputs in the same lanes in every CTA, so all CTAs of the row get
 // bit-identical statistics. `result` passes them to the CTA's other warps.
 // `while_waiting` runs between this CTA's arrival on the cluster barrier and its wait (SMC_HOLD's stores).
+// SMC_ORDERED: rank 0 also takes the cluster's next row from `next_row` (tickets count rows after the
+// grid's first ones) and publishes it beside its pair; every CTA reads it into `*row_after`.
 template <class F>
-__device__ MaxSum cluster_reduce(MaxSum mine, MaxSum* slots, MaxSum* result, int parity, F&& while_waiting) {
+__device__ MaxSum cluster_reduce(MaxSum mine, MaxSum* slots, MaxSum* result, int parity, F&& while_waiting,
+                                 unsigned long long* next_row, int64_t* row_slots, int64_t* row_after) {
   static_assert(kMaxCluster <= 32, "one lane per CTA of the cluster");
   cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x == 0) slots[parity] = mine;
+  if (threadIdx.x == 0) {
+    slots[parity] = mine;
+    if (SMC_ORDERED && cluster.block_rank() == 0) row_slots[parity] = int64_t(gridDim.y) + int64_t(atomicAdd(next_row, 1ull));
+  }
   cluster_arrive();  // release: this CTA's slot is visible to the peers once they have waited
   while_waiting();
   cluster_wait();    // acquire: every peer's slot is written and visible
@@ -185,6 +202,7 @@ __device__ MaxSum cluster_reduce(MaxSum mine, MaxSum* slots, MaxSum* result, int
     for (int offset = 16; offset > 0; offset /= 2)
       v = combine(v, MaxSum{__shfl_xor_sync(0xffffffffu, v.max, offset), __shfl_xor_sync(0xffffffffu, v.sum, offset)});
     if (lane == 0) *result = v;
+    if (SMC_ORDERED && lane == 0) *row_after = cluster.map_shared_rank(row_slots, 0)[parity];
   }
   __syncthreads();  // the next write of `result` comes after the next row's block_reduce barriers
   return *result;
@@ -212,12 +230,15 @@ __device__ __forceinline__ void move(Src const& src, Dst&& dst) {
 // Registers for two CTAs per SM (two 96 KB slices with SMC_CLUSTER=16) when they are 512 threads or fewer.
 template <int kVec, bool kResident>
 __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
-    softmax_rows_cluster(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t n, int64_t slice_vecs) {
+    softmax_rows_cluster(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t n, int64_t slice_vecs,
+                         unsigned long long* __restrict__ next_row) {
   static_assert(!kResident || kVec == 4, "the resident path copies 16-byte vectors");
   extern __shared__ float4 smem_slice[];  // float4: 16-byte aligned
   __shared__ MaxSum scratch[kWarps];
   __shared__ MaxSum slots[2];
   __shared__ MaxSum result;
+  __shared__ int64_t row_slots[2];  // SMC_ORDERED: rank 0's ticket for the row after, by row parity
+  __shared__ int64_t row_after;
 
   const int64_t nvec = n / kVec;
   const int64_t begin = std::min<int64_t>(int64_t(cg::this_cluster().block_rank()) * slice_vecs, nvec);
@@ -271,7 +292,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
   };
 
   int parity = 0;
-  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y, parity ^= 1) {
+  for (int64_t r = blockIdx.y, r_next; r < rows; r = r_next, parity ^= 1) {
     Tensor rowX = gX(_, _, r);  // (kVec, nvec)
     Tensor rowY = gY(_, _, r);
     MaxSum acc{-INFINITY, 0.f};
@@ -295,15 +316,17 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
         acc = fold(acc, frag);
       }
     }
-    const MaxSum stats = cluster_reduce(block_reduce(acc, scratch), slots, &result, parity, store_held);
-    if (r + gridDim.y >= rows) cluster_arrive();  // the last row: this CTA is done reading its peers
+    const MaxSum stats =
+        cluster_reduce(block_reduce(acc, scratch), slots, &result, parity, store_held, next_row, row_slots, &row_after);
+    r_next = SMC_ORDERED ? row_after : r + gridDim.y;  // the same in every CTA of the cluster
+    if (r_next >= rows) cluster_arrive();  // the last row: this CTA is done reading its peers
     const float inv = 1.f / stats.sum;
     const float log_sum = logf(stats.sum);
     if constexpr (kResident && SMC_PREFETCH) {
       // Each vector stored, then the next row's vector copied into the slot it came from (only this
       // thread uses the slot), committed by stage as issue_loads does.
-      const bool next = r + gridDim.y < rows;
-      Tensor nextX = gX(_, _, next ? r + gridDim.y : r);
+      const bool next = r_next < rows;
+      Tensor nextX = gX(_, _, next ? r_next : r);
       // Held vectors (SMC_HOLD) are the last kHold of the thread's slice that lie in the last stage, so
       // the stage groups the next row waits on are unchanged.
       const int hold_begin = max(iters - kHold, (kStages - 1) * iters_per_stage);
@@ -389,14 +412,14 @@ cudaError_t resident_clusters(int cluster, size_t smem, int& clusters) {
 
 // `clusters`: from resident_clusters for the same shape (which also set the kernel's attributes).
 template <int kVec, bool kResident>
-int launch(const float* x, float* y, int64_t rows, int64_t n, int cluster, int64_t slice_vecs, size_t smem,
+int launch(const float* x, float* y, unsigned long long* next_row, int64_t rows, int64_t n, int cluster, int64_t slice_vecs, size_t smem,
            int clusters, cudaStream_t stream) {
   // Persistent: as many clusters as fit at once, each looping over rows, so no cluster is torn down
   // and relaunched per row and a warp starts loading its next row as soon as it stored its last.
   const int64_t grid_rows = std::min<int64_t>(rows, SMC_PERSISTENT ? std::max(clusters, 1) : 65535);
   cudaLaunchAttribute attr[1];
   const cudaLaunchConfig_t config = cluster_config(attr, grid_rows, cluster, smem, stream);
-  void* args[] = {&x, &y, &rows, &n, &slice_vecs};
+  void* args[] = {&x, &y, &rows, &n, &slice_vecs, &next_row};
   const cudaError_t err =
       cudaLaunchKernelExC(&config, reinterpret_cast<const void*>(&softmax_rows_cluster<kVec, kResident>), args);
   return static_cast<int>(err != cudaSuccess ? err : cudaGetLastError());
@@ -404,8 +427,9 @@ int launch(const float* x, float* y, int64_t rows, int64_t n, int cluster, int64
 
 }  // namespace softmax_cluster
 
-extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
-                               int32_t num_outputs, cudaStream_t stream) {
+// The entry point's body; `next_row` is SMC_ORDERED's counter (zeroed on `stream`), unused otherwise.
+static int softmax_forward(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
+                           int32_t num_outputs, unsigned long long* next_row, cudaStream_t stream) {
   using namespace softmax_cluster;
   if (num_inputs != 1 || num_outputs != 1) return CUTEGEN_ERROR_BAD_ARGUMENTS;
   const cutegen_tensor& in = inputs[0];
@@ -423,7 +447,7 @@ extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs,
   cudaError_t err = cudaSuccess;
   if (n % 4 != 0 || !aligned16(x) || !aligned16(y)) {
     if ((err = resident_clusters<1, false>(cluster, 0, clusters)) != cudaSuccess) return static_cast<int>(err);
-    return launch<1, false>(x, y, rows, n, cluster, (n + cluster - 1) / cluster, 0, clusters, stream);
+    return launch<1, false>(x, y, next_row, rows, n, cluster, (n + cluster - 1) / cluster, 0, clusters, stream);
   }
   const int64_t slice_vecs = (n / 4 + cluster - 1) / cluster;
   const size_t slice_bytes = static_cast<size_t>(slice_vecs) * 16;
@@ -433,7 +457,7 @@ extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs,
   if (err != cudaSuccess) return static_cast<int>(err);
   if (slice_bytes + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin)) {
     if ((err = resident_clusters<4, true>(cluster, slice_bytes, clusters)) != cudaSuccess) return static_cast<int>(err);
-    if (clusters > 0) return launch<4, true>(x, y, rows, n, cluster, slice_vecs, slice_bytes, clusters, stream);
+    if (clusters > 0) return launch<4, true>(x, y, next_row, rows, n, cluster, slice_vecs, slice_bytes, clusters, stream);
   }
   if (cluster > 8) {
     // A GPU that cannot place a non-portable cluster of 16 (or not with this much shared memory per CTA):
@@ -442,11 +466,32 @@ extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs,
     const size_t bytes8 = static_cast<size_t>(vecs8) * 16;
     if (bytes8 + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin)) {
       if ((err = resident_clusters<4, true>(8, bytes8, clusters)) != cudaSuccess) return static_cast<int>(err);
-      if (clusters > 0) return launch<4, true>(x, y, rows, n, 8, vecs8, bytes8, clusters, stream);
+      if (clusters > 0) return launch<4, true>(x, y, next_row, rows, n, 8, vecs8, bytes8, clusters, stream);
     }
   }
   // A slice too large for shared memory (or a cluster that size with it not fitting a GPC) streams the
   // row twice from global memory: slower, still exact.
   if ((err = resident_clusters<4, false>(cluster, 0, clusters)) != cudaSuccess) return static_cast<int>(err);
-  return launch<4, false>(x, y, rows, n, cluster, slice_vecs, 0, clusters, stream);
+  return launch<4, false>(x, y, next_row, rows, n, cluster, slice_vecs, 0, clusters, stream);
 }
+
+#if SMC_ORDERED
+// Contract version 2: the workspace holds the row counter, which the harness poisons before every call.
+extern "C" size_t cutegen_workspace_bytes(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t) {
+  return 256;
+}
+
+extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
+                                  int32_t num_outputs, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  if (workspace == nullptr || workspace_bytes < sizeof(unsigned long long)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  auto* next_row = static_cast<unsigned long long*>(workspace);
+  const cudaError_t err = cudaMemsetAsync(next_row, 0, sizeof(*next_row), stream);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  return softmax_forward(inputs, num_inputs, outputs, num_outputs, next_row, stream);
+}
+#else
+extern "C" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
+                               int32_t num_outputs, cudaStream_t stream) {
+  return softmax_forward(inputs, num_inputs, outputs, num_outputs, nullptr, stream);
+}
+#endif

@@ -243,8 +243,8 @@ TEST_P(RowLibraryKernels, DeclareValidKnobs) {
 INSTANTIATE_TEST_SUITE_P(
     Issue15, RowLibraryKernels,
     // The softmaxes' SMC_HOLD takes 3 values with SMC_PREFETCH=1 and only 0 without it.
-    ::testing::Values(LibraryKnobs{"softmax_cluster.cu", 7, 2u * 3u * 4u * 2u * 2u * (3u + 1u)},
-                      LibraryKnobs{"log_softmax_cluster.cu", 7, 2u * 3u * 4u * 2u * 2u * (3u + 1u)},
+    ::testing::Values(LibraryKnobs{"softmax_cluster.cu", 8, 2u * 3u * 4u * 2u * 2u * (3u + 1u) * 2u},
+                      LibraryKnobs{"log_softmax_cluster.cu", 8, 2u * 3u * 4u * 2u * 2u * (3u + 1u) * 2u},
                       // 6 (threads, CTAs per SM) pairs with at most 1024 threads per SM, x stages x 2 x 2
                       LibraryKnobs{"layernorm_rows_grid.cu", 5, 6u * 3u * 2u * 2u},
                       // (threads, vec) with vec * threads <= 512: 128x1, 128x2, 256x1, 256x2, 512x1
