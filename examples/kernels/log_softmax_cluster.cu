@@ -139,6 +139,9 @@ struct MaxSum {
   float max;
   float sum;
 };
+// The kernel's static shared memory (scratch, slots, result; row_slots, row_after), which counts against
+// the opt-in limit together with the dynamic slice.
+constexpr size_t kStaticSmemBytes = sizeof(MaxSum) * (kWarps + 3) + sizeof(int64_t) * 3;
 
 // exp(d) for d = x - max <= 0 (SMC_FAST_EXP chooses how).
 __device__ __forceinline__ float exp_shifted(float d) {
@@ -455,7 +458,7 @@ static int softmax_forward(const cutegen_tensor* inputs, int32_t num_inputs, con
   err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
   if (err != cudaSuccess) return static_cast<int>(err);
-  if (slice_bytes + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin)) {
+  if (slice_bytes + kStaticSmemBytes <= static_cast<size_t>(optin)) {
     if ((err = resident_clusters<4, true>(cluster, slice_bytes, clusters)) != cudaSuccess) return static_cast<int>(err);
     if (clusters > 0) return launch<4, true>(x, y, next_row, rows, n, cluster, slice_vecs, slice_bytes, clusters, stream);
   }
@@ -464,7 +467,7 @@ static int softmax_forward(const cutegen_tensor* inputs, int32_t num_inputs, con
     // the portable 8, with slices twice as large, before giving up on keeping the row resident.
     const int64_t vecs8 = (n / 4 + 7) / 8;
     const size_t bytes8 = static_cast<size_t>(vecs8) * 16;
-    if (bytes8 + sizeof(MaxSum) * (kWarps + 3) <= static_cast<size_t>(optin)) {
+    if (bytes8 + kStaticSmemBytes <= static_cast<size_t>(optin)) {
       if ((err = resident_clusters<4, true>(8, bytes8, clusters)) != cudaSuccess) return static_cast<int>(err);
       if (clusters > 0) return launch<4, true>(x, y, next_row, rows, n, 8, vecs8, bytes8, clusters, stream);
     }
