@@ -13,7 +13,8 @@
 //      (16-byte vectors, .cg: no L1 allocation), every copy issued before the first wait, so a CTA has
 //      its whole 96 KB slice in flight -- DRAM sees enough outstanding bytes per SM to run at its
 //      peak. The copies are committed in SMC_STAGES groups and the (max, sum) of stage s is computed
-//      as soon as stage s lands, overlapping the SFU work with the rest of the load.
+//      as soon as stage s lands -- for every row after the first, inside the last row's store loop
+//      (SMC_EARLY_FOLD), overlapping the SFU work with the stores and copies in flight.
 //   2. statistics: the online-softmax recurrence per thread (one rescale per 4-vector), warp
 //      shuffles, a fixed-order sum over warps, then the cluster's CTAs exchange their (max, sum)
 //      through distributed shared memory (one warp reads the peers' pairs, one lane each, and combines
@@ -112,13 +113,34 @@
 // through memory; 0: cluster c takes rows c, c + clusters, ... (a fixed stride; the clusters drift apart).
 // Why: on the H200 a persistent bulk copy of KernelBench 23's tensor ran 3.30 ms with chunks assigned by
 // a fixed stride and 3.07-3.08 with chunks from a counter, on 112 or 132 SMs (the one-pass elementwise
-// kernel: 3.00; benchmarks/gpu-check-2026-12-02b.md, call 6). Not yet measured on the softmax: 0.
+// kernel: 3.00; benchmarks/gpu-check-2026-12-02b.md, call 6). It did not carry over: on KernelBench 23
+// in-process 3.557 ms against 3.509 with the stride (log-softmax 3.754 against 3.733; with SMC_HOLD=8
+// 3.581 against 3.691), and without any statistics (a bound) rows taken per rank from counters ran
+// 3.41 against 3.31 (benchmarks/gpu-check-2026-12-02c.md) -- so 0, a knob for `cutegen tune`.
 // cutegen:knob SMC_ORDERED in {0, 1}
 #ifndef SMC_ORDERED
 #define SMC_ORDERED 0
 #endif
-// Held vectors are a feature of the prefetching store loop.
+// Stages of the next row folded inside this row's store loop: 0, the next row's statistics are computed
+// after the store loop, when its copies have landed; L > 0, right after the store loop commits its stage s,
+// it waits for the next row's stage s - L (at most L stages still in flight) and folds it, so only the
+// last L stages are folded after the loop. Why: an SM's two CTAs belong to the same cluster and row, so
+// while they fold the whole slice (about 1.5 us of exp per row on 192 KB, beside a 12 us row) and meet at
+// the cluster barrier, the SM sends nothing to DRAM; with the statistics dependency removed altogether
+// (wrong output, a bound) the same traffic ran 3.26-3.31 ms against 3.47 with the fold after the loop.
+// The fold order per thread is unchanged: the statistics are bit-identical for every value of the knob.
+// 2 by default: on KernelBench 23 in-process on the H200, 3.506 ms (two rounds) against 3.675-3.678 with
+// 0 and 3.620 with 1; KernelBench 24 3.604-3.615 against 3.705-3.709 with 0 (its best is 1: 3.539-3.551,
+// which `cutegen tune` tries); with 8 stages it is slower (4.0-4.2) -- benchmarks/gpu-check-2026-12-02c.md.
+// cutegen:knob SMC_EARLY_FOLD in {0, 1, 2}
+#ifndef SMC_EARLY_FOLD
+#define SMC_EARLY_FOLD 2
+#endif
+// Held vectors and early folds are features of the prefetching store loop; a fold lag of L needs more
+// than L stages.
 // cutegen:require SMC_PREFETCH == 1 || SMC_HOLD == 0
+// cutegen:require SMC_PREFETCH == 1 || SMC_EARLY_FOLD == 0
+// cutegen:require SMC_EARLY_FOLD < SMC_STAGES
 
 using namespace cute;
 namespace cg = cooperative_groups;
@@ -131,6 +153,7 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kStages = SMC_STAGES;
 constexpr int kMaxCluster = SMC_CLUSTER;
 constexpr int kHold = SMC_HOLD;
+constexpr int kFoldLag = SMC_EARLY_FOLD;
 // A cluster is halved while every CTA would still get fewer than this many values: short rows are
 // better served by fewer, fuller CTAs.
 constexpr int64_t kMinValuesPerCta = int64_t(kThreads) * 4 * 8;
@@ -294,24 +317,32 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
     }
   };
 
+  // Folds stage s of the row now in this thread's slots into `acc`.
+  auto fold_stage = [&](MaxSum acc, int s) {
+    const int k_end = min((s + 1) * iters_per_stage, iters);
+    for (int k = s * iters_per_stage; k < k_end; ++k) {
+      const int v = threadIdx.x + k * kThreads;
+      if (v < slice_count) {
+        move<kVec>(sX(_, v), frag);
+        acc = fold(acc, frag);
+      }
+    }
+    return acc;
+  };
+
   int parity = 0;
+  MaxSum early{-INFINITY, 0.f};  // SMC_EARLY_FOLD: the stages of row r folded in the last row's store loop
+  int early_stages = 0;
   for (int64_t r = blockIdx.y, r_next; r < rows; r = r_next, parity ^= 1) {
     Tensor rowX = gX(_, _, r);  // (kVec, nvec)
     Tensor rowY = gY(_, _, r);
-    MaxSum acc{-INFINITY, 0.f};
+    MaxSum acc = early;
     if constexpr (kResident) {
       if constexpr (!SMC_PREFETCH) issue_loads(r);
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
         cp_async_wait<kStages - 1 - s>();  // stage s has landed (for this thread's copies)
-        const int k_end = min((s + 1) * iters_per_stage, iters);
-        for (int k = s * iters_per_stage; k < k_end; ++k) {
-          const int v = threadIdx.x + k * kThreads;
-          if (v < slice_count) {
-            move<kVec>(sX(_, v), frag);
-            acc = fold(acc, frag);
-          }
-        }
+        if (s >= early_stages) acc = fold_stage(acc, s);
       });
     } else {
       for (int64_t v = threadIdx.x; v < count; v += kThreads) {
@@ -333,6 +364,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
       // Held vectors (SMC_HOLD) are the last kHold of the thread's slice that lie in the last stage, so
       // the stage groups the next row waits on are unchanged.
       const int hold_begin = max(iters - kHold, (kStages - 1) * iters_per_stage);
+      early = MaxSum{-INFINITY, 0.f};
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
         const int k_end = min(min((s + 1) * iters_per_stage, iters), s == kStages - 1 ? hold_begin : iters);
@@ -364,7 +396,14 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
           if (!next) store_held();  // the CTA's last row: no next barrier to wait on
         }
         if (next) cp_async_fence();
+        if constexpr (kFoldLag > 0 && s >= kFoldLag) {
+          if (next) {
+            cp_async_wait<kFoldLag>();  // the next row's stage s - L has landed
+            early = fold_stage(early, s - kFoldLag);
+          }
+        }
       });
+      if constexpr (kFoldLag > 0) early_stages = next ? kStages - kFoldLag : 0;
     } else {
       for (int64_t v = threadIdx.x; v < count; v += kThreads) {
         if constexpr (kResident)

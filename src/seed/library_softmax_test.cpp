@@ -80,7 +80,7 @@ TEST(LibrarySoftmaxKernel, KeepsTheLibrarysKnobsAndSourceRules) {
   const std::string src = seed_source(row_softmax_graph("softmax", 4096, 393216));
   auto knobs = parse_knobs(src);
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
-  EXPECT_EQ(knobs->describe(knobs->defaults()), "SMC_CLUSTER=16 SMC_THREADS=256 SMC_STAGES=4 SMC_PERSISTENT=1 SMC_PREFETCH=1 SMC_FAST_EXP=1 SMC_HOLD=0 SMC_ORDERED=0");
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "SMC_CLUSTER=16 SMC_THREADS=256 SMC_STAGES=4 SMC_PERSISTENT=1 SMC_PREFETCH=1 SMC_FAST_EXP=1 SMC_HOLD=0 SMC_ORDERED=0 SMC_EARLY_FOLD=2");
   EXPECT_TRUE(check_source_rules(src).empty());
 }
 

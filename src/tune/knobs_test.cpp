@@ -242,9 +242,10 @@ TEST_P(RowLibraryKernels, DeclareValidKnobs) {
 
 INSTANTIATE_TEST_SUITE_P(
     Issue15, RowLibraryKernels,
-    // The softmaxes' SMC_HOLD takes 3 values with SMC_PREFETCH=1 and only 0 without it.
-    ::testing::Values(LibraryKnobs{"softmax_cluster.cu", 8, 2u * 3u * 4u * 2u * 2u * (3u + 1u) * 2u},
-                      LibraryKnobs{"log_softmax_cluster.cu", 8, 2u * 3u * 4u * 2u * 2u * (3u + 1u) * 2u},
+    // The softmaxes' SMC_HOLD takes 3 values and SMC_EARLY_FOLD those below SMC_STAGES (1, 2, 3, 3 for
+    // 1, 2, 4, 8 stages) with SMC_PREFETCH=1; without it both are 0, for each of the 4 stage counts.
+    ::testing::Values(LibraryKnobs{"softmax_cluster.cu", 9, 2u * 3u * 2u * 2u * 2u * (3u * (1u + 2u + 3u + 3u) + 4u)},
+                      LibraryKnobs{"log_softmax_cluster.cu", 9, 2u * 3u * 2u * 2u * 2u * (3u * (1u + 2u + 3u + 3u) + 4u)},
                       // 6 (threads, CTAs per SM) pairs with at most 1024 threads per SM, x stages x 2 x 2
                       LibraryKnobs{"layernorm_rows_grid.cu", 5, 6u * 3u * 2u * 2u},
                       // (threads, vec) with vec * threads <= 512: 128x1, 128x2, 256x1, 256x2, 512x1
@@ -255,6 +256,43 @@ INSTANTIATE_TEST_SUITE_P(
       std::string name = info.param.file;
       return name.substr(0, name.find('.'));  // the file stem: letters, digits and '_'
     });
+// The loop tunes a seed with 12 variants (tune.loop_max_variants). For the cluster softmaxes that must hold
+// every allowed one-knob neighbour of the defaults: the log-softmax measured fastest at SMC_EARLY_FOLD=1 and
+// with SMC_HOLD=8 (benchmarks/gpu-check-2026-12-02c.md), values the shared file's defaults cannot take.
+TEST(Knobs, TheLoopsSampleOfTheSoftmaxHoldsEveryOneKnobNeighbour) {
+  std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/examples/kernels/log_softmax_cluster.cu");
+  std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto spec = parse_knobs(source);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  const KnobValues def = spec->defaults();
+  std::size_t neighbours = 0;  // counted from the full plan, independently of the sampler
+  auto all = plan_variants(*spec, 100000);
+  ASSERT_TRUE(all.ok());
+  for (auto& v : all->variants) {
+    int differing = 0;
+    for (std::size_t k = 0; k < def.size(); ++k) differing += v[k] != def[k];
+    neighbours += differing == 1;
+  }
+  auto plan = plan_variants(*spec, 12);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_LE(neighbours + 1, plan->variants.size()) << "the loop's sample can no longer try every knob alone";
+  std::size_t in_sample = 0;
+  for (auto& v : plan->variants) {
+    int differing = 0;
+    for (std::size_t k = 0; k < def.size(); ++k) differing += v[k] != def[k];
+    in_sample += differing == 1;
+  }
+  EXPECT_EQ(in_sample, neighbours);
+  auto with = [&](const char* name, int64_t value) {
+    KnobValues v = def;
+    for (std::size_t k = 0; k < spec->knobs.size(); ++k)
+      if (spec->knobs[k].name == name) v[k] = value;
+    return std::count(plan->variants.begin(), plan->variants.end(), v);
+  };
+  EXPECT_EQ(with("SMC_EARLY_FOLD", 1), 1);
+  EXPECT_EQ(with("SMC_HOLD", 8), 1);
+}
+
 TEST(Knobs, TheLibraryGemmsDeclareValidKnobs) {
   // Feasible counts: the product of the values, less the tiles whose accumulators would not fit the
   // consumer threads' registers, cooperative tiles under 128 rows, and explicit stage counts over the
