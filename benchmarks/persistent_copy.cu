@@ -32,6 +32,15 @@ using namespace cute;
 #ifndef EXP_TICKET
 #define EXP_TICKET 0
 #endif
+// EXP_SLICES: the cluster softmax's address order without its statistics -- CTA b is rank b % EXP_RANKS of
+// group b / EXP_RANKS; a row is EXP_RANKS slices of EXP_STAGES chunks, group g takes rows g, g + groups, ...
+// and rank k copies slice k of each (softmax_cluster.cu's order, by bulk copies instead of per-thread ones).
+#ifndef EXP_SLICES
+#define EXP_SLICES 0
+#endif
+#ifndef EXP_RANKS
+#define EXP_RANKS 16
+#endif
 __device__ unsigned long long g_next_chunk;  // EXP_TICKET: chunks handed out in order
 constexpr int kChunk = EXP_CHUNK_KB * 1024;
 constexpr int kStages = EXP_STAGES;
@@ -49,7 +58,11 @@ __global__ void __launch_bounds__(32) copy_tma(const float* __restrict__ x, floa
   auto load = [&](int64_t i) -> bool {
     const int s = int(i % kStages);
     const int64_t per = (nchunks + stride - 1) / stride;  // EXP_BLOCKED: a contiguous run of chunks per CTA
-    const int64_t c = EXP_TICKET    ? int64_t(atomicAdd(&g_next_chunk, 1ull))
+    const int64_t groups = stride / EXP_RANKS, row = first / EXP_RANKS + (i / kStages) * groups;
+    const int64_t c = EXP_SLICES    ? (row < nchunks / (EXP_RANKS * kStages)
+                                           ? (row * EXP_RANKS + first % EXP_RANKS) * kStages + i % kStages
+                                           : nchunks)
+                      : EXP_TICKET  ? int64_t(atomicAdd(&g_next_chunk, 1ull))
                       : EXP_BLOCKED ? (i < per ? first * per + i : nchunks)
                                     : first + i * stride;
     chunk_of[s] = c;
