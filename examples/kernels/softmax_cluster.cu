@@ -127,9 +127,10 @@
 // the cluster barrier, the SM sends nothing to DRAM; with the statistics dependency removed altogether
 // (wrong output, a bound) the same traffic ran 3.26-3.31 ms against 3.47 with the fold after the loop.
 // The fold order per thread is unchanged: the statistics are bit-identical for every value of the knob.
-// 2 by default: on KernelBench 23 in-process on the H200, 3.506 ms (two rounds) against 3.675-3.678 with
-// 0 and 3.620 with 1; KernelBench 24 3.604-3.615 against 3.705-3.709 with 0 (its best is 1: 3.539-3.551,
-// which `cutegen tune` tries); with 8 stages it is slower (4.0-4.2) -- benchmarks/gpu-check-2026-12-02c.md.
+// 2 by default. Measured on KernelBench 23/24 in-process on the H200 (benchmarks/gpu-check-2026-12-02c.md):
+// the softmax 3.478-3.509 ms, level with the file before the knob existed (3.464-3.514) -- this file
+// built with 0 runs 3.65-3.68, so compare against 2, not 0 -- and the log-softmax 3.604-3.615 (1:
+// 3.539-3.551, which `cutegen tune` tries), where the file before the knob ran 3.69-3.73. 8 stages: 4.0-4.2.
 // cutegen:knob SMC_EARLY_FOLD in {0, 1, 2}
 #ifndef SMC_EARLY_FOLD
 #define SMC_EARLY_FOLD 2
