@@ -130,9 +130,9 @@
 // (wrong output, a bound) the same traffic ran 3.26-3.31 ms against 3.47 with the fold after the loop.
 // The fold order per thread is unchanged: the statistics are bit-identical for every value of the knob.
 // 2 by default. Measured on KernelBench 23/24 in-process on the H200 (benchmarks/gpu-check-2026-12-02c.md):
-// the softmax 3.478-3.509 ms, level with the file before the knob existed (3.464-3.514) -- this file
-// built with 0 runs 3.65-3.68, so compare against 2, not 0 -- and the log-softmax 3.604-3.615 (1:
-// 3.539-3.551, which `cutegen tune` tries), where the file before the knob ran 3.69-3.73. 8 stages: 4.0-4.2.
+// the softmax 3.478-3.509 ms, level with 0 (which compiles to the kernel before the knob: 3.464-3.514),
+// and the log-softmax 3.604-3.615 (1: 3.539-3.551, which `cutegen tune` tries) against 3.69-3.73 with 0.
+// 8 stages: 4.0-4.2.
 // cutegen:knob SMC_EARLY_FOLD in {0, 1, 2}
 #ifndef SMC_EARLY_FOLD
 #define SMC_EARLY_FOLD 2
@@ -337,13 +337,27 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
   for (int64_t r = blockIdx.y, r_next; r < rows; r = r_next, parity ^= 1) {
     Tensor rowX = gX(_, _, r);  // (kVec, nvec)
     Tensor rowY = gY(_, _, r);
-    MaxSum acc = early;
+    MaxSum acc = kFoldLag > 0 ? early : MaxSum{-INFINITY, 0.f};
     if constexpr (kResident) {
       if constexpr (!SMC_PREFETCH) issue_loads(r);
       for_each(make_int_sequence<kStages>{}, [&](auto stage) {
         constexpr int s = decltype(stage)::value;
         cp_async_wait<kStages - 1 - s>();  // stage s has landed (for this thread's copies)
-        if (s >= early_stages) acc = fold_stage(acc, s);
+        if constexpr (kFoldLag > 0) {
+          if (s >= early_stages) acc = fold_stage(acc, s);
+        } else {
+          // Written out rather than through fold_stage: with it, SMC_EARLY_FOLD=0 compiled to other code
+          // that ran 3.67 ms against 3.47 (benchmarks/gpu-check-2026-12-02c.md); this loop compiles to the
+          // same SASS as the kernel before the knob (checked with cuobjdump -sass).
+          const int k_end = min((s + 1) * iters_per_stage, iters);
+          for (int k = s * iters_per_stage; k < k_end; ++k) {
+            const int v = threadIdx.x + k * kThreads;
+            if (v < slice_count) {
+              move<kVec>(sX(_, v), frag);
+              acc = fold(acc, frag);
+            }
+          }
+        }
       });
     } else {
       for (int64_t v = threadIdx.x; v < count; v += kThreads) {
