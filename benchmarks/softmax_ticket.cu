@@ -13,7 +13,11 @@
 //   wait      neither yet.
 // Folding goes on while the oldest chunk waits for its row, so a row waits only on loads in flight, never
 // on another row; and the counter hands out every chunk of row r before any of row r + 1, so whatever row
-// the oldest chunk waits on has all its chunks taken and loading: no deadlock (docs/library.md).
+// the oldest chunk waits on has all its chunks taken and loading -- provided the running CTAs' stages can
+// hold a whole row (checked at launch; on a GPU shared with other work fewer CTAs may run -- an
+// experiment). benchmarks/softmax_ticket_model.py models the protocol (random CTA order and load
+// latencies): 307 configurations with CTAs x stages >= chunks per row finished every chunk exactly once;
+// below that it deadlocks.
 //
 // Contract version 2 (workspace: the ticket, a counter per row, a (max, sum) slot per chunk; the harness
 // poisons it, so the counters are zeroed on the stream). Rows whose length is not a multiple of a chunk,
@@ -105,6 +109,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int64_t c = static_cast<int64_t>(atomicAdd(ticket, 1ull));
     chunk_of[s] = c < total ? c : -1;
     if (c < total) {
+      // The stage was last read through the generic proxy; the bulk copy writes it through the async one.
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       set_barrier_transaction_bytes(barrier[s], kChunkBytes);
       SM90_BULK_COPY_G2S::copy(&gX(0, c), &barrier[s], &sX(0, s), kChunkBytes);
     }
@@ -146,6 +152,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     if (now == kFold) {
       const int s = (head + folded) % kStages;
+      wait_barrier(barrier[s], parity[s]);  // already complete (thread 0 saw it): each thread's acquire of the data
       MaxSum acc{-INFINITY, 0.f};
       CUTE_UNROLL
       for (int k = 0; k < kChunkVecs / kThreads; ++k) acc = fold(acc, sX(threadIdx.x + k * kThreads, s));
@@ -242,8 +249,15 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   const int smem = kStages * kChunkBytes;
   if (err == cudaSuccess) err = cudaFuncSetAttribute(softmax_ticket::softmax_ticket, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  int per_sm = 0;
+  if (err == cudaSuccess)
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, softmax_ticket::softmax_ticket, kThreads, smem);
   if (err != cudaSuccess) return static_cast<int>(err);
-  softmax_ticket::softmax_ticket<<<sms, kThreads, smem, stream>>>(
+  // Progress needs the running CTAs' stages to hold a whole row (a protocol model deadlocks below that and
+  // finishes every chunk exactly once at or above it): only running CTAs take tickets.
+  const int64_t grid = static_cast<int64_t>(sms) * per_sm;
+  if (grid == 0 || grid * kStages < l.chunks_per_row) return CUTEGEN_ERROR_UNSUPPORTED;
+  softmax_ticket::softmax_ticket<<<static_cast<unsigned>(grid), kThreads, smem, stream>>>(
       reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y), l.rows, l.chunks_per_row,
       reinterpret_cast<unsigned long long*>(base), reinterpret_cast<unsigned*>(base + l.arrived_offset),
       reinterpret_cast<MaxSum*>(base + l.slots_offset));
