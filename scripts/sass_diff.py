@@ -101,8 +101,10 @@ def build(spec, defines, cutegen, workdir, label):
         raise CompareError(f"{spec}: cutegen compile gave no JSON: {last}")
     if outcome.get("verdict") != "ok" or not outcome.get("library"):
         errors = outcome.get("errors") or outcome.get("violations") or []
-        first = errors[0] if errors else outcome.get("feedback", "")
-        raise CompareError(f"{spec}: does not build ({outcome.get('verdict')}): {str(first)[:300]}")
+        first = errors[0] if errors else {"message": outcome.get("feedback", "")}
+        where = f"line {first['line']}: " if isinstance(first, dict) and first.get("line") else ""
+        what = first.get("message", first) if isinstance(first, dict) else first
+        raise CompareError(f"{spec}: does not build ({outcome.get('verdict')}): {where}{str(what)[:300]}")
     return outcome["library"]
 
 

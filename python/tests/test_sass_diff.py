@@ -102,3 +102,16 @@ def test_real_builds_a_comment_changes_nothing_and_a_constant_does(tmp_path):
                             capture_output=True, text=True)
     assert differ.returncode == 1, differ.stderr
     assert "differs" in differ.stdout
+
+
+def test_a_file_that_does_not_build_names_its_first_error(tmp_path):
+    fake = tmp_path / "cutegen"  # stands in for `cutegen compile --json` with a build error
+    fake.write_text("#!/bin/sh\necho '{\"verdict\": \"compile_error\", \"errors\": "
+                    "[{\"line\": 3, \"message\": \"expected a )\"}]}'\n")
+    fake.chmod(0o755)
+    source = tmp_path / "k.cu"
+    source.write_text("int broken(\n")
+    with pytest.raises(sass_diff.CompareError) as e:
+        sass_diff.build(str(source), [("KNOB", "1")], str(fake), str(tmp_path), "before")
+    assert str(e.value) == f"{source}: does not build (compile_error): line 3: expected a )"
+    assert (tmp_path / "before" / "k.cu").read_text() == "#define KNOB 1\nint broken(\n"
