@@ -1,4 +1,4 @@
-// EXPERIMENT (session 17; compiled, not yet run on a GPU): y = softmax(x, dim=-1) for KernelBench 23-like
+// EXPERIMENT (session 17; compiled, not yet run on a GPU): y = softmax(x, dim=-1) (log_softmax with EXP_LOG=1) for KernelBench 23-like
 // shapes, built on the one traffic pattern measured near the H200's floor -- 32 KB chunks handed out in
 // address order by a global counter to every CTA of the GPU (a bulk copy: 3.08-3.12 ms on KernelBench 23's
 // tensor, one-pass 3.00; benchmarks/gpu-check-2026-12-02b.md call 6, -02c.md call 6). The cluster softmax's
@@ -40,6 +40,9 @@
 #endif
 #ifndef EXP_THREADS
 #define EXP_THREADS 256
+#endif
+#ifndef EXP_LOG
+#define EXP_LOG 0  // 1: log_softmax (KernelBench 24)
 #endif
 
 using namespace cute;
@@ -186,15 +189,26 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();
     const MaxSum stats = row_stats;
+#if EXP_LOG
+    const float log_sum = logf(stats.sum);  // log_softmax(x) = (x - max) - log(sum)
+#else
     const float inv = 1.f / stats.sum;
+#endif
     CUTE_UNROLL
     for (int k = 0; k < kChunkVecs / kThreads; ++k) {
       const int v = threadIdx.x + k * kThreads;
       float4 a = sX(v, head);
+#if EXP_LOG
+      a.x = (a.x - stats.max) - log_sum;
+      a.y = (a.y - stats.max) - log_sum;
+      a.z = (a.z - stats.max) - log_sum;
+      a.w = (a.w - stats.max) - log_sum;
+#else
       a.x = __expf(a.x - stats.max) * inv;
       a.y = __expf(a.y - stats.max) * inv;
       a.z = __expf(a.z - stats.max) * inv;
       a.w = __expf(a.w - stats.max) * inv;
+#endif
       gY(v, c) = a;
     }
     __syncthreads();  // every thread has read the stage before it is refilled
