@@ -1,29 +1,37 @@
-// EXPERIMENT (session 17; compiled, not yet run on a GPU): y = softmax(x, dim=-1) (log_softmax with EXP_LOG=1) for KernelBench 23-like
+// EXPERIMENT (sessions 17-18): y = softmax(x, dim=-1) (log_softmax with EXP_LOG=1) for KernelBench 23-like
 // shapes, built on the one traffic pattern measured near the H200's floor -- 32 KB chunks handed out in
 // address order by a global counter to every CTA of the GPU (a bulk copy: 3.08-3.12 ms on KernelBench 23's
-// tensor, one-pass 3.00; benchmarks/gpu-check-2026-12-02b.md call 6, -02c.md call 6). The cluster softmax's
-// own traffic, with its statistics removed, stays at 3.26-3.31 (docs/library.md): this tries the other one.
+// tensor; benchmarks/gpu-check-2026-12-02b.md call 6, -02c.md call 6). The cluster softmax's own traffic, with
+// its statistics removed, stays at 3.26-3.31 (docs/library.md): this tries the other one.
 //
 // Each CTA (one per SM) keeps EXP_STAGES chunks in shared memory, loaded by cp.async.bulk in ticket order.
-// Thread 0 decides, the CTA does, one of:
-//   fold      the oldest unfolded chunk has landed: fold it to a (max, sum), write it to the chunk's slot of
-//             the row in the workspace and arrive (release) on the row's counter;
-//   normalise the oldest chunk's row has all its arrivals (acquire): combine the row's slots in a fixed
-//             order (deterministic), normalise and store the chunk, then take the next ticket into its stage;
-//   wait      neither yet.
+// A chunk is folded to a (max, sum) as soon as it lands and published in its slot of the workspace; it is
+// normalised and stored once every slot of its row is published, and only then is its stage refilled.
 // Folding goes on while the oldest chunk waits for its row, so a row waits only on loads in flight, never
-// on another row; and the counter hands out every chunk of row r before any of row r + 1, so whatever row
-// the oldest chunk waits on has all its chunks taken and loading -- provided the running CTAs' stages can
-// hold a whole row (checked at launch; on a GPU shared with other work fewer CTAs may run -- an
-// experiment). benchmarks/softmax_ticket_model.py models the protocol (random CTA order and load
-// latencies): 307 configurations with CTAs x stages >= chunks per row finished every chunk exactly once;
-// below that it deadlocks.
+// on another row; the counter hands out every chunk of row r before any of row r + 1, so whatever row the
+// oldest chunk waits on has all its chunks taken and loading -- provided the running CTAs' stages can hold
+// a whole row (checked at launch). benchmarks/softmax_ticket_model.py models the protocol (random CTA order
+// and load latencies): 307 configurations with CTAs x stages >= chunks per row finished every chunk exactly
+// once; below that it deadlocks.
 //
-// Contract version 2 (workspace: the ticket, a counter per row, a (max, sum) slot per chunk; the harness
-// poisons it, so the counters are zeroed on the stream). Rows whose length is not a multiple of a chunk,
-// or misaligned tensors: CUTEGEN_ERROR_UNSUPPORTED (an experiment, not a library kernel).
+// Session 17's form had thread 0 decide every step with the whole CTA at a barrier: ~6 L2 round trips a
+// chunk on the critical path, 7.7 ms on KernelBench 23 (gpu-check-2026-12-02d.md call 1). This form splits
+// the roles over warps so that no round trip stalls the folding and storing warps:
+//   producer  (one warp, one lane): waits for a stage to be emptied, takes the next ticket, issues its copy;
+//   poller    (one warp): for each stage in ring order, waits for its chunk, then polls the chunk's row's
+//             slots until all are published, combines them (fixed order: every CTA of the row computes the
+//             same statistics, bit for bit) and marks the stage ready;
+//   compute   (EXP_THREADS threads): folds landed chunks and publishes their slots; normalises and stores
+//             the oldest chunk once it is ready, then empties its stage.
+// A slot is its own flag: one 64-bit store of (max, sum), read by 64-bit loads, the launch's memset leaving
+// every slot all-ones (a max of 0xffffffff, which fmaxf never returns: it returns a canonical NaN) -- no
+// counter, no fence. The same memset starts the ticket at ~0, so the first ticket is ~0 + 1 = 0.
+//
+// Contract version 2 (workspace: the ticket, then a (max, sum) slot per chunk). Rows whose length is not a
+// multiple of a chunk, or misaligned tensors: CUTEGEN_ERROR_UNSUPPORTED (an experiment, not a library
+// kernel).
 //   cutegen compile --json benchmarks/softmax_ticket.cu
-//   python3 benchmarks/pointwise_variants.py 23_Softmax.py /path/to/kernel.so --reps 10
+//   python3 benchmarks/pointwise_variants.py problems/softmax_large.py /path/to/kernel.so --reps 10
 #include <cutegen/kernel.h>
 
 #include <cuda/atomic>
@@ -39,7 +47,7 @@
 #define EXP_STAGES 6
 #endif
 #ifndef EXP_THREADS
-#define EXP_THREADS 256
+#define EXP_THREADS 256  // the compute threads; the producer and poller warps come on top
 #endif
 #ifndef EXP_LOG
 #define EXP_LOG 0  // 1: log_softmax (KernelBench 24)
@@ -52,9 +60,13 @@ namespace softmax_ticket {
 constexpr int kChunkBytes = EXP_CHUNK_KB * 1024;
 constexpr int kChunkVecs = kChunkBytes / 16;  // float4s per chunk
 constexpr int kStages = EXP_STAGES;
-constexpr int kThreads = EXP_THREADS;
-constexpr int kWarps = kThreads / 32;
-static_assert(kChunkVecs % kThreads == 0, "every thread folds and stores the same number of vectors");
+constexpr int kCompute = EXP_THREADS;
+constexpr int kComputeWarps = kCompute / 32;
+constexpr int kProducerWarp = kComputeWarps;
+constexpr int kPollerWarp = kComputeWarps + 1;
+constexpr int kThreads = kCompute + 64;
+static_assert(kChunkVecs % kCompute == 0, "every compute thread folds and stores the same number of vectors");
+static_assert(kStages <= 32, "the stages' barrier parities are bits of one word");
 
 struct MaxSum {
   float max;
@@ -79,8 +91,18 @@ __device__ MaxSum warp_combine(MaxSum v) {
   return v;
 }
 
-// Whether the stage's load has completed the barrier phase `parity` (does not wait).
-__device__ __forceinline__ bool landed(uint64_t& barrier, int parity) {
+// A slot as one 64-bit word: max in the low half. All-ones = not yet published.
+constexpr unsigned long long kUnpublished = ~0ull;
+__device__ __forceinline__ bool published(unsigned long long w) { return static_cast<uint32_t>(w) != 0xffffffffu; }
+__device__ __forceinline__ unsigned long long pack(MaxSum v) {
+  return (static_cast<unsigned long long>(__float_as_uint(v.sum)) << 32) | __float_as_uint(v.max);
+}
+__device__ __forceinline__ MaxSum unpack(unsigned long long w) {
+  return {__uint_as_float(static_cast<uint32_t>(w)), __uint_as_float(static_cast<uint32_t>(w >> 32))};
+}
+
+// Whether the barrier has completed the phase `parity` (does not wait).
+__device__ __forceinline__ bool phase_done(uint64_t& barrier, int parity) {
   uint32_t done;
   asm volatile(
       "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
@@ -90,64 +112,107 @@ __device__ __forceinline__ bool landed(uint64_t& barrier, int parity) {
   return done != 0;
 }
 
+__device__ __forceinline__ void compute_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kCompute) : "memory"); }
+
 enum Step : int { kDone, kFold, kNormalise, kWait };
 
 __global__ void __launch_bounds__(kThreads, 1)
     softmax_ticket(const float4* __restrict__ x, float4* __restrict__ y, int64_t rows, int64_t chunks_per_row,
-                   unsigned long long* ticket, unsigned* arrived, MaxSum* slots) {
+                   unsigned long long* ticket, unsigned long long* slots) {
   extern __shared__ __align__(128) float4 stage_buf[];
-  __shared__ alignas(8) uint64_t barrier[kStages];
-  __shared__ int64_t chunk_of[kStages];  // -1: no chunk (the tickets ran out)
-  __shared__ int parity[kStages];
-  __shared__ MaxSum warp_parts[kWarps];
-  __shared__ MaxSum row_stats;
-  __shared__ int step;
+  __shared__ alignas(8) uint64_t full[kStages];   // the copy landed (or, with no chunk, the producer arrived)
+  __shared__ alignas(8) uint64_t empty[kStages];  // the compute warps are done with the stage
+  __shared__ alignas(8) uint64_t ready[kStages];  // the poller has the stage's row statistics
+  __shared__ int64_t chunk_of[kStages];           // -1: the tickets ran out
+  __shared__ MaxSum stats_of[kStages];
+  __shared__ MaxSum warp_parts[kComputeWarps];
+  __shared__ int step[2];
 
   const int64_t total = rows * chunks_per_row;
   Tensor gX = make_tensor(make_gmem_ptr(x), make_layout(make_shape(Int<kChunkVecs>{}, total)));
   Tensor gY = make_tensor(make_gmem_ptr(y), make_layout(make_shape(Int<kChunkVecs>{}, total)));
   Tensor sX = make_tensor(make_smem_ptr(stage_buf), make_layout(make_shape(Int<kChunkVecs>{}, Int<kStages>{})));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  auto take_ticket = [&](int s) {  // thread 0: the next chunk into stage s
-    const int64_t c = static_cast<int64_t>(atomicAdd(ticket, 1ull));
-    chunk_of[s] = c < total ? c : -1;
-    if (c < total) {
-      // The stage was last read through the generic proxy; the bulk copy writes it through the async one.
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      set_barrier_transaction_bytes(barrier[s], kChunkBytes);
-      SM90_BULK_COPY_G2S::copy(&gX(0, c), &barrier[s], &sX(0, s), kChunkBytes);
-    }
-  };
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      initialize_barrier(barrier[s], 1);
-      parity[s] = 0;
+      initialize_barrier(full[s], 1);
+      initialize_barrier(empty[s], 1);
+      initialize_barrier(ready[s], 1);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    for (int s = 0; s < kStages; ++s) take_ticket(s);
   }
   __syncthreads();
 
-  int head = 0;    // the stage of the oldest chunk; from it, around the ring, chunks are in ticket order
-  int folded = 0;  // the chunks from `head` on that are folded
-  for (;;) {
+  if (warp == kProducerWarp) {
+    if (lane != 0) return;
+    // Stage s's k-th fill waits for its (k-1)-th emptying. Stages refill in ring order, the order the compute
+    // warps empty them, so tickets sit in the ring oldest-first from the compute warps' head.
+    for (int64_t k = 0;; ++k) {
+      const int s = static_cast<int>(k % kStages);
+      if (k >= kStages) wait_barrier(empty[s], static_cast<int>((k / kStages - 1) & 1));
+      const int64_t c = static_cast<int64_t>(atomicAdd(ticket, 1ull) + 1ull);  // the memset left ~0
+      if (c >= total) {
+        chunk_of[s] = -1;
+        arrive_barrier(full[s]);  // releases chunk_of: the stage "lands" empty, and that ends the consumers
+        return;
+      }
+      chunk_of[s] = c;
+      // The stage was last read through the generic proxy; the bulk copy writes it through the async one.
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      set_barrier_transaction_bytes(full[s], kChunkBytes);
+      SM90_BULK_COPY_G2S::copy(&gX(0, c), &full[s], &sX(0, s), kChunkBytes);
+    }
+  }
+
+  if (warp == kPollerWarp) {
+    for (int64_t k = 0;; ++k) {
+      const int s = static_cast<int>(k % kStages);
+      const int lap = static_cast<int>((k / kStages) & 1);
+      wait_barrier(full[s], lap);
+      const int64_t c = chunk_of[s];
+      if (c < 0) return;
+      const unsigned long long* row_slots = slots + (c / chunks_per_row) * chunks_per_row;
+      MaxSum v;
+      for (;;) {  // lane j combines slots j, j + 32, ... then a fixed shuffle tree: the same in every CTA
+        v = MaxSum{-INFINITY, 0.f};
+        bool all = true;
+        for (int64_t j = lane; j < chunks_per_row; j += 32) {
+          cuda::atomic_ref<const unsigned long long, cuda::thread_scope_device> slot(row_slots[j]);
+          const unsigned long long w = slot.load(cuda::memory_order_relaxed);
+          all = all && published(w);
+          v = combine(v, unpack(w));
+        }
+        if (__all_sync(0xffffffffu, all)) break;
+        __nanosleep(64);
+      }
+      v = warp_combine(v);
+      if (lane == 0) {
+        stats_of[s] = v;
+        arrive_barrier(ready[s]);  // release: stats_of[s] before the compute warps' acquire
+      }
+      __syncwarp();
+    }
+  }
+
+  // The compute warps. Thread 0 decides each step from shared memory only; `step` alternates between two
+  // words so that one barrier a step suffices.
+  int head = 0;    // the stage of the oldest chunk
+  int folded = 0;  // the chunks from `head` on, around the ring, that are folded
+  uint32_t full_parity = 0, ready_parity = 0;  // bit s: the phase of stage s's barrier to wait for next
+  for (int iteration = 0;; ++iteration) {
     if (threadIdx.x == 0) {
       int next = kWait;
-      if (chunk_of[head] < 0) {
-        next = kDone;  // the oldest stage got no ticket: neither did any later one
-      } else {
-        if (folded > 0) {
-          cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[chunk_of[head] / chunks_per_row]);
-          if (count.load(cuda::memory_order_acquire) == static_cast<unsigned>(chunks_per_row)) next = kNormalise;
-        }
-        const int s = (head + folded) % kStages;
-        if (next == kWait && folded < kStages && chunk_of[s] >= 0 && landed(barrier[s], parity[s])) next = kFold;
+      const int f = (head + folded) % kStages;
+      if (folded > 0 && phase_done(ready[head], (ready_parity >> head) & 1)) {
+        next = kNormalise;
+      } else if (folded < kStages && phase_done(full[f], (full_parity >> f) & 1)) {
+        next = chunk_of[f] >= 0 ? kFold : (folded == 0 ? kDone : kWait);
       }
-      step = next;
+      step[iteration & 1] = next;
     }
-    __syncthreads();
-    const int now = step;
-    __syncthreads();  // thread 0 writes `step` again only after every thread has read it
+    compute_sync();
+    const int now = step[iteration & 1];
     if (now == kDone) break;
     if (now == kWait) {
       __nanosleep(32);
@@ -155,48 +220,36 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     if (now == kFold) {
       const int s = (head + folded) % kStages;
-      wait_barrier(barrier[s], parity[s]);  // already complete (thread 0 saw it): each thread's acquire of the data
+      wait_barrier(full[s], (full_parity >> s) & 1);  // complete already: each thread's acquire of the bytes
+      full_parity ^= 1u << s;
       MaxSum acc{-INFINITY, 0.f};
       CUTE_UNROLL
-      for (int k = 0; k < kChunkVecs / kThreads; ++k) acc = fold(acc, sX(threadIdx.x + k * kThreads, s));
+      for (int k = 0; k < kChunkVecs / kCompute; ++k) acc = fold(acc, sX(threadIdx.x + k * kCompute, s));
       acc = warp_combine(acc);
-      if (threadIdx.x % 32 == 0) warp_parts[threadIdx.x / 32] = acc;
-      __syncthreads();
+      if (lane == 0) warp_parts[warp] = acc;
+      compute_sync();
       if (threadIdx.x == 0) {
         MaxSum part{-INFINITY, 0.f};
-        for (int w = 0; w < kWarps; ++w) part = combine(part, warp_parts[w]);
-        const int64_t c = chunk_of[s];
-        slots[c] = part;
-        cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[c / chunks_per_row]);
-        count.fetch_add(1u, cuda::memory_order_release);
-        parity[s] ^= 1;
+        for (int w = 0; w < kComputeWarps; ++w) part = combine(part, warp_parts[w]);
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> slot(slots[chunk_of[s]]);
+        slot.store(pack(part), cuda::memory_order_relaxed);
       }
       ++folded;
       continue;
     }
-    // kNormalise: the row's statistics from its slots, lane j combining slots j, j + 32, ... then a fixed
-    // shuffle tree -- the same order in every CTA that stores a chunk of the row.
+    // kNormalise the oldest chunk with its row's statistics from the poller.
+    wait_barrier(ready[head], (ready_parity >> head) & 1);  // complete already: each thread's acquire of stats_of
+    ready_parity ^= 1u << head;
+    const MaxSum stats = stats_of[head];
     const int64_t c = chunk_of[head];
-    const int64_t row = c / chunks_per_row;
-    if (threadIdx.x < 32) {
-      MaxSum v{-INFINITY, 0.f};
-      for (int64_t j = threadIdx.x; j < chunks_per_row; j += 32) {
-        const MaxSum* slot = &slots[row * chunks_per_row + j];
-        v = combine(v, MaxSum{__ldcg(&slot->max), __ldcg(&slot->sum)});
-      }
-      v = warp_combine(v);
-      if (threadIdx.x == 0) row_stats = v;
-    }
-    __syncthreads();
-    const MaxSum stats = row_stats;
 #if EXP_LOG
     const float log_sum = logf(stats.sum);  // log_softmax(x) = (x - max) - log(sum)
 #else
     const float inv = 1.f / stats.sum;
 #endif
     CUTE_UNROLL
-    for (int k = 0; k < kChunkVecs / kThreads; ++k) {
-      const int v = threadIdx.x + k * kThreads;
+    for (int k = 0; k < kChunkVecs / kCompute; ++k) {
+      const int v = threadIdx.x + k * kCompute;
       float4 a = sX(v, head);
 #if EXP_LOG
       a.x = (a.x - stats.max) - log_sum;
@@ -211,8 +264,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
       gY(v, c) = a;
     }
-    __syncthreads();  // every thread has read the stage before it is refilled
-    if (threadIdx.x == 0) take_ticket(head);
+    compute_sync();  // every compute thread has read the stage (and stats_of, chunk_of) before it is refilled
+    if (threadIdx.x == 0) arrive_barrier(empty[head]);
     head = (head + 1) % kStages;
     --folded;
   }
@@ -220,10 +273,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 struct WorkspacePlan {
   int64_t rows, chunks_per_row;
-  size_t arrived_offset, slots_offset, bytes;
+  size_t bytes;
 };
 
-// Workspace: the ticket (8 bytes), a counter per row, then a (max, sum) slot per chunk.
+// Workspace: the ticket (8 bytes), then a (max, sum) slot per chunk.
 bool plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs, int32_t num_outputs,
           WorkspacePlan& l) {
   if (num_inputs != 1 || num_outputs != 1 || inputs[0].rank < 1) return false;
@@ -231,9 +284,7 @@ bool plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor
   if (n <= 0 || n % (kChunkBytes / 4) != 0) return false;
   l.rows = cutegen::numel(inputs[0]) / n;
   l.chunks_per_row = n / (kChunkBytes / 4);
-  l.arrived_offset = 8;
-  l.slots_offset = (l.arrived_offset + static_cast<size_t>(l.rows) * 4 + 7) / 8 * 8;
-  l.bytes = l.slots_offset + static_cast<size_t>(l.rows * l.chunks_per_row) * sizeof(MaxSum);
+  l.bytes = 8 + static_cast<size_t>(l.rows * l.chunks_per_row) * 8;
   return true;
 }
 
@@ -256,8 +307,8 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   if (!cutegen::is_contiguous(inputs[0]) || !cutegen::is_contiguous(outputs[0])) return CUTEGEN_ERROR_UNSUPPORTED;
   if (reinterpret_cast<uintptr_t>(x) % 16 != 0 || reinterpret_cast<uintptr_t>(y) % 16 != 0) return CUTEGEN_ERROR_UNSUPPORTED;
   if (workspace == nullptr || workspace_bytes < l.bytes) return CUTEGEN_ERROR_BAD_ARGUMENTS;
-  auto* base = static_cast<unsigned char*>(workspace);
-  cudaError_t err = cudaMemsetAsync(base, 0, l.slots_offset, stream);  // the ticket and the row counters
+  // All-ones: the ticket at ~0 (its first atomicAdd returns ~0, ticket 0) and every slot unpublished.
+  cudaError_t err = cudaMemsetAsync(workspace, 0xff, l.bytes, stream);
   int device = 0, sms = 0;
   if (err == cudaSuccess) err = cudaGetDevice(&device);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
@@ -273,7 +324,6 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   if (grid == 0 || grid * kStages < l.chunks_per_row) return CUTEGEN_ERROR_UNSUPPORTED;
   softmax_ticket::softmax_ticket<<<static_cast<unsigned>(grid), kThreads, smem, stream>>>(
       reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y), l.rows, l.chunks_per_row,
-      reinterpret_cast<unsigned long long*>(base), reinterpret_cast<unsigned*>(base + l.arrived_offset),
-      reinterpret_cast<MaxSum*>(base + l.slots_offset));
+      static_cast<unsigned long long*>(workspace), reinterpret_cast<unsigned long long*>(static_cast<unsigned char*>(workspace) + 8));
   return static_cast<int>(cudaGetLastError());
 }
