@@ -52,8 +52,41 @@
 #ifndef EXP_LOG
 #define EXP_LOG 0  // 1: log_softmax (KernelBench 24)
 #endif
+#ifndef EXP_BULK_STORE
+#define EXP_BULK_STORE 0  // 1: the normalised chunk goes back into its stage and out by one bulk store
+#endif
+#ifndef EXP_TRACE
+#define EXP_TRACE 0
+#endif
+#ifndef EXP_FAST_FOLD
+#define EXP_FAST_FOLD 1  // 0: session 17's fold (an online (max, sum) per vector, exp again in the normalise)
+#endif
 
 using namespace cute;
+
+// EXP_TRACE=1: each role of CTAs 0 and 1 prints its cycles per activity when it ends (a diagnosis build).
+#if EXP_TRACE
+#define TRACE_DECL(x) long long x = {}
+#define TRACE_MARK(m) m = clock64()
+#define TRACE_ADD(bucket, m) \
+  do {                       \
+    const long long now_ = clock64(); \
+    bucket += now_ - m;      \
+    m = now_;                \
+  } while (0)
+#define TRACE_USE(v) asm volatile("" ::"l"(v))
+#define TRACE_PRINT(role, a, ta, b, tb, c, tc)                                                              \
+  do {                                                                                                      \
+    if (blockIdx.x < 2)                                                                                     \
+      printf("trace cta %d %s: %s %lld, %s %lld, %s %lld\n", blockIdx.x, role, a, ta, b, tb, c, (long long)(tc)); \
+  } while (0)
+#else
+#define TRACE_DECL(x)
+#define TRACE_MARK(m)
+#define TRACE_ADD(bucket, m)
+#define TRACE_USE(v)
+#define TRACE_PRINT(role, a, ta, b, tb, c, tc)
+#endif
 
 namespace softmax_ticket {
 
@@ -67,6 +100,7 @@ constexpr int kPollerWarp = kComputeWarps + 1;
 constexpr int kThreads = kCompute + 64;
 static_assert(kChunkVecs % kCompute == 0, "every compute thread folds and stores the same number of vectors");
 static_assert(kStages <= 32, "the stages' barrier parities are bits of one word");
+static_assert((kComputeWarps & (kComputeWarps - 1)) == 0 && kComputeWarps <= 32, "warp 0 combines the warps' parts by a shuffle tree");
 
 struct MaxSum {
   float max;
@@ -112,6 +146,51 @@ __device__ __forceinline__ bool phase_done(uint64_t& barrier, int parity) {
   return done != 0;
 }
 
+__device__ __forceinline__ unsigned long long load_slot(const unsigned long long* slot) {
+  return cuda::atomic_ref<const unsigned long long, cuda::thread_scope_device>(*slot).load(cuda::memory_order_relaxed);
+}
+
+// The poller warp's wait for a row: returns, once every slot of the row is published, lane j's combination of
+// slots j, j + 32, ... in that order (then a fixed shuffle tree: the same statistics in every CTA). Rows of up
+// to 32 * kPollRegs chunks keep what they have seen in registers and issue every missing slot's load at once,
+// so a poll costs one L2 round trip; longer rows reload the row each poll.
+constexpr int kPollRegs = 8;
+__device__ MaxSum poll_row(const unsigned long long* row_slots, int64_t chunks_per_row, int lane) {
+  if (chunks_per_row <= 32 * kPollRegs) {
+    unsigned long long seen[kPollRegs];
+    uint32_t missing = 0;
+    CUTE_UNROLL
+    for (int i = 0; i < kPollRegs; ++i)
+      if (lane + 32 * i < chunks_per_row) missing |= 1u << i;
+    for (;;) {
+      CUTE_UNROLL
+      for (int i = 0; i < kPollRegs; ++i)
+        if (missing >> i & 1) seen[i] = load_slot(&row_slots[lane + 32 * i]);
+      CUTE_UNROLL
+      for (int i = 0; i < kPollRegs; ++i)
+        if ((missing >> i & 1) && published(seen[i])) missing &= ~(1u << i);
+      if (__all_sync(0xffffffffu, missing == 0)) break;
+      __nanosleep(64);
+    }
+    MaxSum v{-INFINITY, 0.f};
+    CUTE_UNROLL
+    for (int i = 0; i < kPollRegs; ++i)
+      if (lane + 32 * i < chunks_per_row) v = combine(v, unpack(seen[i]));
+    return v;
+  }
+  for (;;) {
+    MaxSum v{-INFINITY, 0.f};
+    bool all = true;
+    for (int64_t j = lane; j < chunks_per_row; j += 32) {
+      const unsigned long long w = load_slot(&row_slots[j]);
+      all = all && published(w);
+      v = combine(v, unpack(w));
+    }
+    if (__all_sync(0xffffffffu, all)) return v;
+    __nanosleep(64);
+  }
+}
+
 __device__ __forceinline__ void compute_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kCompute) : "memory"); }
 
 enum Step : int { kDone, kFold, kNormalise, kWait };
@@ -126,6 +205,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ int64_t chunk_of[kStages];           // -1: the tickets ran out
   __shared__ MaxSum stats_of[kStages];
   __shared__ MaxSum warp_parts[kComputeWarps];
+  __shared__ float warp_max_of[kStages][kComputeWarps];  // EXP_FAST_FOLD: each warp's max in each stage
   __shared__ int step[2];
 
   const int64_t total = rows * chunks_per_row;
@@ -147,45 +227,55 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warp == kProducerWarp) {
     if (lane != 0) return;
     // Stage s's k-th fill waits for its (k-1)-th emptying. Stages refill in ring order, the order the compute
-    // warps empty them, so tickets sit in the ring oldest-first from the compute warps' head.
-    for (int64_t k = 0;; ++k) {
-      const int s = static_cast<int>(k % kStages);
-      if (k >= kStages) wait_barrier(empty[s], static_cast<int>((k / kStages - 1) & 1));
-      const int64_t c = static_cast<int64_t>(atomicAdd(ticket, 1ull) + 1ull);  // the memset left ~0
-      if (c >= total) {
-        chunk_of[s] = -1;
-        arrive_barrier(full[s]);  // releases chunk_of: the stage "lands" empty, and that ends the consumers
-        return;
+    // warps empty them, so tickets sit in the ring oldest-first from the compute warps' head. Every stage
+    // found empty takes its ticket in one atomicAdd (a ticket is only ever taken into an empty stage: a
+    // ticket held without a stage could be the one chunk its own CTA's oldest row waits for).
+    auto is_empty = [&](int64_t k) {
+      return k < kStages || phase_done(empty[k % kStages], static_cast<int>((k / kStages - 1) & 1));
+    };
+    TRACE_DECL(t_empty); TRACE_DECL(t_ticket); TRACE_DECL(t_mark);
+    for (int64_t k = 0;;) {
+      TRACE_MARK(t_mark);
+      if (k >= kStages) wait_barrier(empty[k % kStages], static_cast<int>((k / kStages - 1) & 1));
+      TRACE_ADD(t_empty, t_mark);
+      int n = 1;
+      while (n < kStages && is_empty(k + n)) ++n;
+      const int64_t first = static_cast<int64_t>(atomicAdd(ticket, static_cast<unsigned long long>(n)) + 1ull);
+      TRACE_USE(first);
+      TRACE_ADD(t_ticket, t_mark);
+      for (int i = 0; i < n; ++i, ++k) {  // the memset left the ticket at ~0: the first is 0
+        const int s = static_cast<int>(k % kStages);
+        const int64_t c = first + i;
+        if (c >= total) {
+          chunk_of[s] = -1;
+          arrive_barrier(full[s]);  // releases chunk_of: the stage "lands" empty, and that ends the consumers
+          TRACE_PRINT("producer", "wait-empty", t_empty, "ticket", t_ticket, "-", 0ll);
+          return;
+        }
+        chunk_of[s] = c;
+        // The stage was last read through the generic proxy; the bulk copy writes it through the async one.
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        set_barrier_transaction_bytes(full[s], kChunkBytes);
+        SM90_BULK_COPY_G2S::copy(&gX(0, c), &full[s], &sX(0, s), kChunkBytes);
       }
-      chunk_of[s] = c;
-      // The stage was last read through the generic proxy; the bulk copy writes it through the async one.
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      set_barrier_transaction_bytes(full[s], kChunkBytes);
-      SM90_BULK_COPY_G2S::copy(&gX(0, c), &full[s], &sX(0, s), kChunkBytes);
     }
   }
 
   if (warp == kPollerWarp) {
+    TRACE_DECL(t_full); TRACE_DECL(t_poll); TRACE_DECL(t_mark);
     for (int64_t k = 0;; ++k) {
       const int s = static_cast<int>(k % kStages);
       const int lap = static_cast<int>((k / kStages) & 1);
+      TRACE_MARK(t_mark);
       wait_barrier(full[s], lap);
+      TRACE_ADD(t_full, t_mark);
       const int64_t c = chunk_of[s];
-      if (c < 0) return;
-      const unsigned long long* row_slots = slots + (c / chunks_per_row) * chunks_per_row;
-      MaxSum v;
-      for (;;) {  // lane j combines slots j, j + 32, ... then a fixed shuffle tree: the same in every CTA
-        v = MaxSum{-INFINITY, 0.f};
-        bool all = true;
-        for (int64_t j = lane; j < chunks_per_row; j += 32) {
-          cuda::atomic_ref<const unsigned long long, cuda::thread_scope_device> slot(row_slots[j]);
-          const unsigned long long w = slot.load(cuda::memory_order_relaxed);
-          all = all && published(w);
-          v = combine(v, unpack(w));
-        }
-        if (__all_sync(0xffffffffu, all)) break;
-        __nanosleep(64);
+      if (c < 0) {
+        if (lane == 0) TRACE_PRINT("poller", "wait-full", t_full, "poll", t_poll, "-", 0ll);
+        return;
       }
+      MaxSum v = poll_row(slots + (c / chunks_per_row) * chunks_per_row, chunks_per_row, lane);
+      TRACE_ADD(t_poll, t_mark);
       v = warp_combine(v);
       if (lane == 0) {
         stats_of[s] = v;
@@ -200,7 +290,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   int head = 0;    // the stage of the oldest chunk
   int folded = 0;  // the chunks from `head` on, around the ring, that are folded
   uint32_t full_parity = 0, ready_parity = 0;  // bit s: the phase of stage s's barrier to wait for next
+  TRACE_DECL(t_step[4]); TRACE_DECL(t_mark); TRACE_MARK(t_mark);
+  [[maybe_unused]] int traced = kWait;
+  [[maybe_unused]] int storing = -1;  // EXP_BULK_STORE, thread 0: the stage whose bulk store may still read it
   for (int iteration = 0;; ++iteration) {
+    if (threadIdx.x == 0) { TRACE_ADD(t_step[traced], t_mark); }
     if (threadIdx.x == 0) {
       int next = kWait;
       const int f = (head + folded) % kStages;
@@ -210,11 +304,25 @@ __global__ void __launch_bounds__(kThreads, 1)
         next = chunk_of[f] >= 0 ? kFold : (folded == 0 ? kDone : kWait);
       }
       step[iteration & 1] = next;
+      traced = next;
     }
     compute_sync();
     const int now = step[iteration & 1];
-    if (now == kDone) break;
+    if (now == kDone) {
+#if EXP_BULK_STORE
+      if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // the stores are done
+#endif
+      if (threadIdx.x == 0) TRACE_PRINT("compute", "wait", t_step[kWait], "fold", t_step[kFold], "normalise", t_step[kNormalise]);
+      break;
+    }
     if (now == kWait) {
+#if EXP_BULK_STORE
+      if (threadIdx.x == 0 && storing >= 0) {
+        tma_store_wait<0>();
+        arrive_barrier(empty[storing]);
+        storing = -1;
+      }
+#endif
       __nanosleep(32);
       continue;
     }
@@ -222,6 +330,52 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int s = (head + folded) % kStages;
       wait_barrier(full[s], (full_parity >> s) & 1);  // complete already: each thread's acquire of the bytes
       full_parity ^= 1u << s;
+#if EXP_FAST_FOLD
+      // Each warp's max first (no exponentials), then exp(x - warp max) once per element -- independent, no
+      // rescaling chain -- kept in the stage for the normalise (softmax), summed without rescaling; the
+      // warps' (max, sum) pairs meet in warp 0 by a fixed shuffle tree.
+      constexpr int kVecs = kChunkVecs / kCompute;
+      float4 v[kVecs];
+      CUTE_UNROLL
+      for (int k = 0; k < kVecs; ++k) v[k] = sX(threadIdx.x + k * kCompute, s);
+      float m = -INFINITY;
+      CUTE_UNROLL
+      for (int k = 0; k < kVecs; ++k) m = fmaxf(m, fmaxf(fmaxf(v[k].x, v[k].y), fmaxf(v[k].z, v[k].w)));
+      for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+      float sum = 0.f;
+      if (m != -INFINITY) {
+        CUTE_UNROLL
+        for (int k = 0; k < kVecs; ++k) {
+          float4 e{__expf(v[k].x - m), __expf(v[k].y - m), __expf(v[k].z - m), __expf(v[k].w - m)};
+          sum += (e.x + e.y) + (e.z + e.w);
+#if !EXP_LOG
+          sX(threadIdx.x + k * kCompute, s) = e;
+#endif
+        }
+      }
+#if !EXP_LOG
+      else {
+        CUTE_UNROLL
+        for (int k = 0; k < kVecs; ++k) sX(threadIdx.x + k * kCompute, s) = float4{0.f, 0.f, 0.f, 0.f};
+      }
+#endif
+      for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+      if (lane == 0) {
+        warp_parts[warp] = MaxSum{m, sum};
+        warp_max_of[s][warp] = m;
+      }
+      compute_sync();
+      if (warp == 0) {
+        MaxSum part = lane < kComputeWarps ? warp_parts[lane] : MaxSum{-INFINITY, 0.f};
+        for (int offset = kComputeWarps / 2; offset > 0; offset /= 2)
+          part = combine(part, MaxSum{__shfl_xor_sync(0xffffffffu, part.max, offset),
+                                      __shfl_xor_sync(0xffffffffu, part.sum, offset)});
+        if (lane == 0) {
+          cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> slot(slots[chunk_of[s]]);
+          slot.store(pack(part), cuda::memory_order_relaxed);
+        }
+      }
+#else
       MaxSum acc{-INFINITY, 0.f};
       CUTE_UNROLL
       for (int k = 0; k < kChunkVecs / kCompute; ++k) acc = fold(acc, sX(threadIdx.x + k * kCompute, s));
@@ -234,6 +388,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> slot(slots[chunk_of[s]]);
         slot.store(pack(part), cuda::memory_order_relaxed);
       }
+#endif
       ++folded;
       continue;
     }
@@ -244,6 +399,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int64_t c = chunk_of[head];
 #if EXP_LOG
     const float log_sum = logf(stats.sum);  // log_softmax(x) = (x - max) - log(sum)
+#elif EXP_FAST_FOLD
+    // The stage holds exp(x - this warp's max): y = that * exp(warp max - row max) / sum.
+    const float warp_max = warp_max_of[head][warp];
+    const float scale = warp_max == -INFINITY ? 0.f : __expf(warp_max - stats.max) / stats.sum;
 #else
     const float inv = 1.f / stats.sum;
 #endif
@@ -256,16 +415,40 @@ __global__ void __launch_bounds__(kThreads, 1)
       a.y = (a.y - stats.max) - log_sum;
       a.z = (a.z - stats.max) - log_sum;
       a.w = (a.w - stats.max) - log_sum;
+#elif EXP_FAST_FOLD
+      a.x *= scale;
+      a.y *= scale;
+      a.z *= scale;
+      a.w *= scale;
 #else
       a.x = __expf(a.x - stats.max) * inv;
       a.y = __expf(a.y - stats.max) * inv;
       a.z = __expf(a.z - stats.max) * inv;
       a.w = __expf(a.w - stats.max) * inv;
 #endif
+#if EXP_BULK_STORE
+      sX(v, head) = a;
+    }
+    // Each thread's writes to the stage visible to the async proxy, then one bulk store of the chunk. The
+    // stage is handed back once the store has read it: at the next normalise (the store before it, by then
+    // long done) or the next idle step, so thread 0 does not wait on its own store.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    compute_sync();
+    if (threadIdx.x == 0) {
+      SM90_BULK_COPY_S2G::copy(&sX(0, head), &gY(0, c), kChunkBytes);
+      tma_store_arrive();
+      if (storing >= 0) {
+        tma_store_wait<1>();
+        arrive_barrier(empty[storing]);
+      }
+      storing = head;
+    }
+#else
       gY(v, c) = a;
     }
     compute_sync();  // every compute thread has read the stage (and stats_of, chunk_of) before it is refilled
     if (threadIdx.x == 0) arrive_barrier(empty[head]);
+#endif
     head = (head + 1) % kStages;
     --folded;
   }
