@@ -1,0 +1,469 @@
+// Library kernel: y = log_softmax(x, dim=-1) = (x - max) - log(sum(exp(x - max))) for a contiguous fp32
+// tensor (..., N), any N, with each row read from DRAM exactly once -- examples/kernels/softmax_ticket.cu with
+// kLogSoftmax = true (that file says how and why; a test keeps the two the same otherwise).
+//
+// Why it is fast. Softmax needs a row's (max, sum of exp) before it can write any of it, so a kernel either
+// reads each row twice or holds it on chip. softmax_cluster.cu holds a row in one thread-block cluster's
+// shared memory; its traffic (each cluster streaming its own rows) capped near 92-93% of the H200's floor
+// even with the statistics removed, while a bulk copy whose 32 KB chunks come from a global counter ran at
+// 98% (benchmarks/gpu-check-2026-12-02b.md, -02c.md). Here a row's chunks are held wherever that counter
+// sent them -- in the shared memory of up to 48 different SMs -- and the row's statistics meet in global
+// memory:
+//   1. a producer warp (one lane) takes the next ticket into each emptied stage and loads the chunk with one
+//      bulk copy (cp.async.bulk, an mbarrier per stage);
+//   2. the compute threads fold each chunk as it lands: each warp's max (comparisons only), then one
+//      exp(x - warp max) per element, kept in the stage, summed; warp 0 combines the warps by a fixed
+//      shuffle tree and publishes the chunk's (max, sum) in its slot of the workspace -- one 64-bit store
+//      that is its own flag (the launch's memset leaves every slot all-ones, a max fmaxf never returns);
+//   3. a poller warp waits, stage by stage, until every slot of the chunk's row is published, combining
+//      them in a fixed order (lane j: slots j, j + 32, ...; then a shuffle tree), so every SM holding a
+//      chunk of the row computes bit-identical statistics: deterministic;
+//   4. the compute threads normalise the oldest chunk once its row is ready (softmax: one multiply per
+//      element, exp(warp max - row max) / sum; log-softmax: x - max - log(sum)), store it, and hand the
+//      stage back to the producer.
+// Folding goes on while the oldest chunk waits for its row, so a row waits only on loads in flight, never on
+// another row. The counter hands out every chunk of row r before any of row r + 1, so the row an SM's oldest
+// chunk waits on has all its chunks taken -- provided the CTAs running at once can hold a whole row in their
+// stages (a protocol model, benchmarks/softmax_ticket_model.py, deadlocks below that and finishes every chunk
+// exactly once at or above it). A row may therefore use at most kMaxChunksPerRow chunks, which needs
+// kMinResidentCtas CTAs running at once; the launch checks that the GPU holds that many.
+// On KernelBench 23 (4096 x 393216) in-process on an H200 this ran 3.28 ms against the cluster kernel's
+// 3.46-3.48, and the log-softmax 3.23 against 3.61 (benchmarks/gpu-check-2026-12-02d.md).
+//
+// Other sizes stay correct: rows not a multiple of 16 bytes, misaligned tensors, rows shorter than a chunk or
+// longer than kMaxChunksPerRow chunks, and GPUs holding too few CTAs at once take a two-pass kernel in this
+// file (statistics from a first read, output from a second) instead of returning an error.
+//
+// Contract version 2: the workspace holds the ticket and a (max, sum) slot per chunk, set by one memset per
+// call (the harness poisons it before every call). Knobs (docs/tuning.md) are prefixed TKS_.
+#include <cutegen/kernel.h>
+
+#include <cuda/atomic>
+
+#include <cute/arch/copy_sm90_desc.hpp>
+#include <cute/arch/copy_sm90_tma.hpp>
+#include <cute/tensor.hpp>
+
+// Compute threads (the producer and poller warps come on top). Fewer threads ran faster: each chunk's fold
+// and normalise sit between the load and the stage's return, and fewer warps meet at fewer barriers with
+// more independent work each. KernelBench 23 in-process on the H200: 128 threads 3.276 ms, 256 3.387, 512
+// 3.679 (gpu-check-2026-12-02d.md, call 4).
+// cutegen:knob TKS_THREADS in {64, 128, 256}
+#ifndef TKS_THREADS
+#define TKS_THREADS 128
+#endif
+// 32 KB stages of shared memory per CTA (one CTA per SM). 6: 3.387 ms with 256 threads, 7: 3.335 (call 4).
+// cutegen:knob TKS_STAGES in {5, 6, 7}
+#ifndef TKS_STAGES
+#define TKS_STAGES 6
+#endif
+// 1: the normalised chunk goes back into its stage and out by one bulk store (cp.async.bulk shared ->
+// global) issued by one thread, the stage handed back once the store has read it; 0: every compute thread
+// stores its 16-byte vectors.
+// cutegen:knob TKS_BULK_STORE in {0, 1}
+#ifndef TKS_BULK_STORE
+#define TKS_BULK_STORE 0
+#endif
+
+using namespace cute;
+
+namespace softmax_ticket {
+
+constexpr bool kLogSoftmax = true;  // softmax_ticket.cu: false
+
+constexpr int kChunkFloats = 8192;  // 32 KB: the chunk size the bulk copy ran fastest with
+constexpr int kChunkBytes = kChunkFloats * 4;
+constexpr int kChunkVecs = kChunkFloats / 4;
+constexpr int kStages = TKS_STAGES;
+constexpr int kCompute = TKS_THREADS;
+constexpr int kComputeWarps = kCompute / 32;
+constexpr int kVecsPerThread = kChunkVecs / kCompute;
+constexpr int kProducerWarp = kComputeWarps;
+constexpr int kPollerWarp = kComputeWarps + 1;
+constexpr int kThreads = kCompute + 64;
+// A row's chunks must fit in the stages of the CTAs running at once. 16 CTAs x the stages: KernelBench's
+// 393216-value rows are 48 chunks; an H200 runs 132 CTAs.
+constexpr int kMinResidentCtas = 16;
+constexpr int64_t kMaxChunksPerRow = int64_t(kMinResidentCtas) * kStages;
+static_assert(kChunkVecs % kCompute == 0, "every compute thread folds and stores the same number of vectors");
+static_assert(kStages <= 32, "the stages' barrier parities are bits of one word");
+static_assert((kComputeWarps & (kComputeWarps - 1)) == 0, "warp 0 combines the warps' parts by a shuffle tree");
+
+struct MaxSum {
+  float max;
+  float sum;
+};
+
+__device__ __forceinline__ MaxSum combine(MaxSum a, MaxSum b) {
+  const float m = fmaxf(a.max, b.max);
+  if (m == -INFINITY) return {m, 0.f};
+  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
+}
+
+__device__ __forceinline__ MaxSum shuffle_combine(MaxSum v, int offset) {
+  return combine(v, MaxSum{__shfl_xor_sync(0xffffffffu, v.max, offset), __shfl_xor_sync(0xffffffffu, v.sum, offset)});
+}
+
+// A slot as one 64-bit word, max in the low half; all-ones = not yet published. fmaxf returns a canonical
+// NaN (0x7fffffff), never 0xffffffff, so no published max looks unpublished.
+__device__ __forceinline__ bool published(unsigned long long w) { return static_cast<uint32_t>(w) != 0xffffffffu; }
+__device__ __forceinline__ unsigned long long pack(MaxSum v) {
+  return (static_cast<unsigned long long>(__float_as_uint(v.sum)) << 32) | __float_as_uint(v.max);
+}
+__device__ __forceinline__ MaxSum unpack(unsigned long long w) {
+  return {__uint_as_float(static_cast<uint32_t>(w)), __uint_as_float(static_cast<uint32_t>(w >> 32))};
+}
+__device__ __forceinline__ unsigned long long load_slot(const unsigned long long* slot) {
+  return cuda::atomic_ref<const unsigned long long, cuda::thread_scope_device>(*slot).load(cuda::memory_order_relaxed);
+}
+
+// Whether the barrier has completed the phase `parity` (does not wait).
+__device__ __forceinline__ bool phase_done(uint64_t& barrier, int parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(cast_smem_ptr_to_uint(&barrier)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+__device__ __forceinline__ void compute_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kCompute) : "memory"); }
+
+// The poller warp's wait for a row of at most kMaxChunksPerRow chunks: once every slot is published, lane
+// j's combination of slots j, j + 32, ... in that order. What it has seen stays in registers and every
+// missing slot's load is issued at once, so a poll costs one L2 round trip.
+constexpr int kPollRegs = static_cast<int>((kMaxChunksPerRow + 31) / 32);
+__device__ MaxSum poll_row(const unsigned long long* row_slots, int64_t chunks_per_row, int lane) {
+  unsigned long long seen[kPollRegs];
+  uint32_t missing = 0;
+  CUTE_UNROLL
+  for (int i = 0; i < kPollRegs; ++i)
+    if (lane + 32 * i < chunks_per_row) missing |= 1u << i;
+  for (;;) {
+    CUTE_UNROLL
+    for (int i = 0; i < kPollRegs; ++i)
+      if (missing >> i & 1) seen[i] = load_slot(&row_slots[lane + 32 * i]);
+    CUTE_UNROLL
+    for (int i = 0; i < kPollRegs; ++i)
+      if ((missing >> i & 1) && published(seen[i])) missing &= ~(1u << i);
+    if (__all_sync(0xffffffffu, missing == 0)) break;
+    __nanosleep(64);
+  }
+  MaxSum v{-INFINITY, 0.f};
+  CUTE_UNROLL
+  for (int i = 0; i < kPollRegs; ++i)
+    if (lane + 32 * i < chunks_per_row) v = combine(v, unpack(seen[i]));
+  return v;
+}
+
+struct Geometry {
+  int64_t n;               // values per row
+  int64_t chunks_per_row;  // the last chunk of a row may be short (a multiple of 4 values)
+  int64_t total;           // chunks in all
+  __device__ int64_t first_value(int64_t c) const { return (c / chunks_per_row) * n + (c % chunks_per_row) * kChunkFloats; }
+  __device__ int vecs(int64_t c) const {
+    const int64_t left = n - (c % chunks_per_row) * kChunkFloats;
+    return static_cast<int>((left < kChunkFloats ? left : kChunkFloats) / 4);
+  }
+};
+
+enum Step : int { kDone, kFold, kNormalise, kWait };
+
+__global__ void __launch_bounds__(kThreads, 1)
+    softmax_ticket(const float* __restrict__ x, float* __restrict__ y, Geometry g, unsigned long long* ticket,
+                   unsigned long long* slots) {
+  extern __shared__ __align__(128) float4 stage_buf[];
+  __shared__ alignas(8) uint64_t full[kStages];   // the copy landed (or, with no chunk, the producer arrived)
+  __shared__ alignas(8) uint64_t empty[kStages];  // the compute threads are done with the stage
+  __shared__ alignas(8) uint64_t ready[kStages];  // the poller has the stage's row statistics
+  __shared__ int64_t chunk_of[kStages];           // -1: the tickets ran out
+  __shared__ MaxSum stats_of[kStages];
+  __shared__ float warp_max_of[kStages][kComputeWarps];
+  __shared__ MaxSum warp_parts[kComputeWarps];
+  __shared__ int step[2];
+
+  Tensor sX = make_tensor(make_smem_ptr(stage_buf), make_layout(make_shape(Int<kChunkVecs>{}, Int<kStages>{})));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      initialize_barrier(full[s], 1);
+      initialize_barrier(empty[s], 1);
+      initialize_barrier(ready[s], 1);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp == kProducerWarp) {
+    if (lane != 0) return;
+    // Stage s's k-th fill waits for its (k-1)-th emptying. Stages refill in ring order, the order the compute
+    // threads empty them, so the ring holds tickets oldest first from the compute threads' head. Every stage
+    // found empty takes its ticket in one atomicAdd -- and a ticket is only ever taken into an empty stage:
+    // one held without a stage could be the chunk its own CTA's oldest row waits for.
+    auto is_empty = [&](int64_t k) {
+      return k < kStages || phase_done(empty[k % kStages], static_cast<int>((k / kStages - 1) & 1));
+    };
+    for (int64_t k = 0;;) {
+      if (k >= kStages) wait_barrier(empty[k % kStages], static_cast<int>((k / kStages - 1) & 1));
+      int n = 1;
+      while (n < kStages && is_empty(k + n)) ++n;
+      // The memset left the ticket all-ones: the first atomicAdd returns ~0, ticket 0.
+      const int64_t first = static_cast<int64_t>(atomicAdd(ticket, static_cast<unsigned long long>(n)) + 1ull);
+      for (int i = 0; i < n; ++i, ++k) {
+        const int s = static_cast<int>(k % kStages);
+        const int64_t c = first + i;
+        if (c >= g.total) {
+          chunk_of[s] = -1;
+          arrive_barrier(full[s]);  // releases chunk_of: the stage "lands" empty, and that ends the consumers
+          return;
+        }
+        chunk_of[s] = c;
+        const int bytes = g.vecs(c) * 16;
+        // The stage was last read through the generic proxy; the bulk copy writes it through the async one.
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        set_barrier_transaction_bytes(full[s], bytes);
+        SM90_BULK_COPY_G2S::copy(x + g.first_value(c), &full[s], &sX(0, s), bytes);
+      }
+    }
+  }
+
+  if (warp == kPollerWarp) {
+    for (int64_t k = 0;; ++k) {
+      const int s = static_cast<int>(k % kStages);
+      wait_barrier(full[s], static_cast<int>((k / kStages) & 1));
+      const int64_t c = chunk_of[s];
+      if (c < 0) return;
+      MaxSum v = poll_row(slots + (c / g.chunks_per_row) * g.chunks_per_row, g.chunks_per_row, lane);
+      for (int offset = 16; offset > 0; offset /= 2) v = shuffle_combine(v, offset);
+      if (lane == 0) {
+        stats_of[s] = v;
+        arrive_barrier(ready[s]);  // release: stats_of[s] before the compute threads' acquire
+      }
+      __syncwarp();
+    }
+  }
+
+  // The compute threads. Thread 0 decides each step from shared memory only; `step` alternates between two
+  // words so that one barrier a step suffices.
+  int head = 0;                                // the stage of the oldest chunk
+  int folded = 0;                              // the chunks from `head` on, around the ring, that are folded
+  uint32_t full_parity = 0, ready_parity = 0;  // bit s: the phase of stage s's barrier to wait for next
+  [[maybe_unused]] int storing = -1;           // TKS_BULK_STORE, thread 0: the stage its last bulk store reads
+  for (int iteration = 0;; ++iteration) {
+    if (threadIdx.x == 0) {
+      int next = kWait;
+      const int f = (head + folded) % kStages;
+      if (folded > 0 && phase_done(ready[head], (ready_parity >> head) & 1)) {
+        next = kNormalise;
+      } else if (folded < kStages && phase_done(full[f], (full_parity >> f) & 1)) {
+        next = chunk_of[f] >= 0 ? kFold : (folded == 0 ? kDone : kWait);
+      }
+      step[iteration & 1] = next;
+    }
+    compute_sync();
+    const int now = step[iteration & 1];
+    if (now == kDone) {
+      if constexpr (TKS_BULK_STORE) {
+        if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // the stores are done
+      }
+      break;
+    }
+    if (now == kWait) {
+      if constexpr (TKS_BULK_STORE) {
+        if (threadIdx.x == 0 && storing >= 0) {  // idle: hand back the stage the last store read
+          tma_store_wait<0>();
+          arrive_barrier(empty[storing]);
+          storing = -1;
+        }
+      }
+      __nanosleep(32);
+      continue;
+    }
+    if (now == kFold) {
+      const int s = (head + folded) % kStages;
+      wait_barrier(full[s], (full_parity >> s) & 1);  // complete already: each thread's acquire of the bytes
+      full_parity ^= 1u << s;
+      const int64_t c = chunk_of[s];
+      const int vecs = g.vecs(c);
+      float4 v[kVecsPerThread];
+      CUTE_UNROLL
+      for (int k = 0; k < kVecsPerThread; ++k) {
+        const int i = threadIdx.x + k * kCompute;
+        v[k] = i < vecs ? sX(i, s) : float4{-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+      }
+      float m = -INFINITY;
+      CUTE_UNROLL
+      for (int k = 0; k < kVecsPerThread; ++k) m = fmaxf(m, fmaxf(fmaxf(v[k].x, v[k].y), fmaxf(v[k].z, v[k].w)));
+      for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+      float sum = 0.f;
+      if (m != -INFINITY) {  // a warp of -inf contributes (-inf, 0), not exp(-inf + inf)
+        CUTE_UNROLL
+        for (int k = 0; k < kVecsPerThread; ++k) {
+          const float4 e{__expf(v[k].x - m), __expf(v[k].y - m), __expf(v[k].z - m), __expf(v[k].w - m)};
+          sum += (e.x + e.y) + (e.z + e.w);
+          if constexpr (!kLogSoftmax) sX(threadIdx.x + k * kCompute, s) = e;  // the normalise scales these
+        }
+      }
+      for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+      if (lane == 0) {
+        warp_parts[warp] = MaxSum{m, sum};
+        warp_max_of[s][warp] = m;
+      }
+      compute_sync();
+      if (warp == 0) {
+        MaxSum part = lane < kComputeWarps ? warp_parts[lane] : MaxSum{-INFINITY, 0.f};
+        for (int offset = kComputeWarps / 2; offset > 0; offset /= 2) part = shuffle_combine(part, offset);
+        if (lane == 0) {
+          cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> slot(slots[c]);
+          slot.store(pack(part), cuda::memory_order_relaxed);  // the word is its own flag: no fence needed
+        }
+      }
+      ++folded;
+      continue;
+    }
+    // kNormalise the oldest chunk with its row's statistics from the poller.
+    wait_barrier(ready[head], (ready_parity >> head) & 1);  // complete already: each thread's acquire of stats_of
+    ready_parity ^= 1u << head;
+    const MaxSum stats = stats_of[head];
+    const int64_t c = chunk_of[head];
+    const int vecs = g.vecs(c);
+    Tensor gOut = make_tensor(make_gmem_ptr(reinterpret_cast<float4*>(y + g.first_value(c))), Int<kChunkVecs>{});
+    // Softmax: the stage holds exp(x - this warp's max), so y = that * exp(warp max - row max) / sum.
+    const float warp_max = warp_max_of[head][warp];
+    const float scale = warp_max == -INFINITY ? 0.f : __expf(warp_max - stats.max) / stats.sum;
+    const float log_sum = logf(stats.sum);  // log-softmax: (x - max) - log(sum)
+    CUTE_UNROLL
+    for (int k = 0; k < kVecsPerThread; ++k) {
+      const int i = threadIdx.x + k * kCompute;
+      float4 a = sX(i, head);
+      if constexpr (kLogSoftmax) {
+        a = float4{(a.x - stats.max) - log_sum, (a.y - stats.max) - log_sum, (a.z - stats.max) - log_sum,
+                   (a.w - stats.max) - log_sum};
+      } else {
+        a = float4{a.x * scale, a.y * scale, a.z * scale, a.w * scale};
+      }
+      if constexpr (TKS_BULK_STORE) sX(i, head) = a;
+      else if (i < vecs) gOut(i) = a;
+    }
+    if constexpr (TKS_BULK_STORE) {
+      // Each thread's writes visible to the async proxy, then one bulk store of the chunk. The stage goes
+      // back once the store has read it: at the next normalise (the store before, long done by then) or the
+      // next idle step, so thread 0 does not wait on its own store.
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      compute_sync();
+      if (threadIdx.x == 0) {
+        SM90_BULK_COPY_S2G::copy(&sX(0, head), &gOut(0), vecs * 16);
+        tma_store_arrive();
+        if (storing >= 0) {
+          tma_store_wait<1>();
+          arrive_barrier(empty[storing]);
+        }
+        storing = head;
+      }
+    } else {
+      compute_sync();  // every compute thread has read the stage (and stats_of, chunk_of) before it is refilled
+      if (threadIdx.x == 0) arrive_barrier(empty[head]);
+    }
+    head = (head + 1) % kStages;
+    --folded;
+  }
+}
+
+// Everything the ticket kernel does not take: two reads of each row, one CTA a row (grid-stride). Lane
+// partials fold online (max, sum); warps and then the CTA combine in a fixed order.
+constexpr int kTwoPassThreads = 256;
+__global__ void __launch_bounds__(kTwoPassThreads)
+    softmax_two_pass(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t n) {
+  __shared__ MaxSum parts[kTwoPassThreads / 32];
+  __shared__ MaxSum row_stats;
+  Tensor gX = make_tensor(make_gmem_ptr(x), make_layout(make_shape(n, rows)));  // (value, row)
+  Tensor gY = make_tensor(make_gmem_ptr(y), make_layout(make_shape(n, rows)));
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    MaxSum acc{-INFINITY, 0.f};
+    for (int64_t i = threadIdx.x; i < n; i += kTwoPassThreads) acc = combine(acc, MaxSum{gX(i, row), 1.f});
+    for (int offset = 16; offset > 0; offset /= 2) acc = shuffle_combine(acc, offset);
+    if (threadIdx.x % 32 == 0) parts[threadIdx.x / 32] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      MaxSum total{-INFINITY, 0.f};
+      for (int w = 0; w < kTwoPassThreads / 32; ++w) total = combine(total, parts[w]);
+      row_stats = total;
+    }
+    __syncthreads();
+    const MaxSum stats = row_stats;
+    const float inv = 1.f / stats.sum, log_sum = logf(stats.sum);
+    for (int64_t i = threadIdx.x; i < n; i += kTwoPassThreads)
+      gY(i, row) = kLogSoftmax ? (gX(i, row) - stats.max) - log_sum : __expf(gX(i, row) - stats.max) * inv;
+    __syncthreads();  // row_stats and parts are rewritten for the next row
+  }
+}
+
+struct Plan {
+  bool ticket;  // the ticket kernel, else the two-pass one
+  int64_t rows, n, chunks_per_row;
+  size_t workspace_bytes;
+};
+
+// Which kernel a shape takes (the pointers' alignment is checked at the call) and the workspace it needs.
+bool plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs, int32_t num_outputs,
+          Plan& p) {
+  if (num_inputs != 1 || num_outputs != 1 || inputs[0].rank < 1) return false;
+  if (inputs[0].dtype != CUTEGEN_FLOAT32 || outputs[0].dtype != CUTEGEN_FLOAT32) return false;
+  if (cutegen::numel(inputs[0]) != cutegen::numel(outputs[0])) return false;
+  p.n = inputs[0].shape[inputs[0].rank - 1];
+  p.rows = p.n > 0 ? cutegen::numel(inputs[0]) / p.n : 0;
+  p.chunks_per_row = (p.n + kChunkFloats - 1) / kChunkFloats;
+  p.ticket = p.n % 4 == 0 && p.n >= kChunkFloats && p.chunks_per_row <= kMaxChunksPerRow;
+  p.workspace_bytes = p.ticket ? 8 + static_cast<size_t>(p.rows * p.chunks_per_row) * 8 : 8;
+  return true;
+}
+
+}  // namespace softmax_ticket
+
+extern "C" size_t cutegen_workspace_bytes(const cutegen_tensor* inputs, int32_t num_inputs,
+                                          const cutegen_tensor* outputs, int32_t num_outputs) {
+  softmax_ticket::Plan p{};
+  return softmax_ticket::plan(inputs, num_inputs, outputs, num_outputs, p) ? p.workspace_bytes : 8;
+}
+
+extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
+                                  int32_t num_outputs, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  using namespace softmax_ticket;
+  Plan p{};
+  if (!plan(inputs, num_inputs, outputs, num_outputs, p)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  if (!cutegen::is_contiguous(inputs[0]) || !cutegen::is_contiguous(outputs[0])) return CUTEGEN_ERROR_UNSUPPORTED;
+  const float* x = cutegen::data_as<const float>(inputs[0], CUTEGEN_FLOAT32);
+  float* y = cutegen::data_as<float>(outputs[0], CUTEGEN_FLOAT32);
+  if (p.rows == 0 || p.n == 0) return CUTEGEN_OK;
+  if (!x || !y) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  if (workspace == nullptr || workspace_bytes < p.workspace_bytes) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  int device = 0, sms = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
+  int per_sm = 0;
+  constexpr int smem = kStages * kChunkBytes;
+  if (p.ticket && aligned) {
+    err = cudaFuncSetAttribute(softmax_ticket::softmax_ticket, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (err == cudaSuccess)
+      err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, softmax_ticket::softmax_ticket, kThreads, smem);
+    if (err != cudaSuccess) return static_cast<int>(err);
+  }
+  // Only CTAs running at once take tickets; a row's chunks must fit in their stages (see the header).
+  const int64_t grid = static_cast<int64_t>(sms) * per_sm;
+  if (p.ticket && aligned && grid >= kMinResidentCtas) {
+    // All-ones: the ticket at ~0 (its first atomicAdd returns ~0: ticket 0) and every slot unpublished.
+    err = cudaMemsetAsync(workspace, 0xff, p.workspace_bytes, stream);
+    if (err != cudaSuccess) return static_cast<int>(err);
+    const Geometry g{p.n, p.chunks_per_row, p.rows * p.chunks_per_row};
+    auto* ticket = static_cast<unsigned long long*>(workspace);
+    softmax_ticket::softmax_ticket<<<static_cast<unsigned>(grid), kThreads, smem, stream>>>(x, y, g, ticket, ticket + 1);
+    return static_cast<int>(cudaGetLastError());
+  }
+  const int64_t two_pass_grid = std::min<int64_t>(p.rows, static_cast<int64_t>(sms) * 8);
+  softmax_two_pass<<<static_cast<unsigned>(two_pass_grid), kTwoPassThreads, 0, stream>>>(x, y, p.rows, p.n);
+  return static_cast<int>(cudaGetLastError());
+}
