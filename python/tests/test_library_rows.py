@@ -2,7 +2,8 @@
 
 The kernels themselves run only on a GPU (scripts/gpu-check --only softmax_cluster,... ); here: their
 KernelBench-size problems load, pass the judge's reference path at a small scale and mean what
-KernelBench means, and log_softmax_cluster.cu stays softmax_cluster.cu with one flag flipped.
+KernelBench means, and log_softmax_cluster.cu and log_softmax_ticket.cu stay their softmax files with one
+flag flipped.
 """
 import importlib.util
 import os
@@ -87,7 +88,7 @@ def strip_header(text):
     return text[text.index("#include"):]
 
 
-@pytest.mark.parametrize("family", ["cluster"])
+@pytest.mark.parametrize("family", ["cluster", "ticket"])
 def test_the_log_softmax_file_is_the_softmax_file_with_the_flag_flipped(family):
     with open(os.path.join(KERNELS, f"softmax_{family}.cu")) as f:
         softmax = strip_header(f.read()).splitlines()

@@ -246,6 +246,9 @@ INSTANTIATE_TEST_SUITE_P(
     // 1, 2, 4, 8 stages) with SMC_PREFETCH=1; without it both are 0, for each of the 4 stage counts.
     ::testing::Values(LibraryKnobs{"softmax_cluster.cu", 9, 2u * 3u * 2u * 2u * 2u * (3u * (1u + 2u + 3u + 3u) + 4u)},
                       LibraryKnobs{"log_softmax_cluster.cu", 9, 2u * 3u * 2u * 2u * 2u * (3u * (1u + 2u + 3u + 3u) + 4u)},
+                      // threads x stages x bulk store, no constraint
+                      LibraryKnobs{"softmax_ticket.cu", 3, 3u * 3u * 2u},
+                      LibraryKnobs{"log_softmax_ticket.cu", 3, 3u * 3u * 2u},
                       // 6 (threads, CTAs per SM) pairs with at most 1024 threads per SM, x stages x 2 x 2
                       LibraryKnobs{"layernorm_rows_grid.cu", 5, 6u * 3u * 2u * 2u},
                       // (threads, vec) with vec * threads <= 512: 128x1, 128x2, 256x1, 256x2, 512x1
