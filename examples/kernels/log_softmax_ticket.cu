@@ -27,8 +27,15 @@
 // stages (a protocol model, benchmarks/softmax_ticket_model.py, deadlocks below that and finishes every chunk
 // exactly once at or above it). A row may therefore use at most kMaxChunksPerRow chunks, which needs
 // kMinResidentCtas CTAs running at once; the launch checks that the GPU holds that many.
-// On KernelBench 23 (4096 x 393216) in-process on an H200 this ran 3.28 ms against the cluster kernel's
-// 3.46-3.48, and the log-softmax 3.23 against 3.61 (benchmarks/gpu-check-2026-12-02d.md).
+//
+// Status (2026-12-02): a candidate, not what the seed routes to nor what the prompts show. The experiment it
+// comes from (benchmarks/softmax_ticket.cu: rows of whole 32 KB chunks only) ran KernelBench 23 (4096 x
+// 393216) in 3.28 ms in-process on an H200 against the cluster kernel's 3.46-3.48, and the log-softmax in 3.23
+// against 3.61. This file's first form ran 3.65 (judged 3.731 ms, 81.9% of the floor; log-softmax 3.928,
+// 77.8%) because it divided out each chunk's place on the compute threads' path, and its two-pass path
+// failed one timed call on rows of randn x 30 (benchmarks/gpu-check-2026-12-02d.md, call 7). Both are fixed
+// here (the producer works out the place; the two-pass path uses expf) but have not run on a GPU yet:
+// `scripts/gpu-check --stages build,suite --only softmax_ticket,log_softmax_ticket` judges them.
 //
 // Other sizes stay correct: rows not a multiple of 16 bytes, misaligned tensors, rows shorter than a chunk or
 // longer than kMaxChunksPerRow chunks, and GPUs holding too few CTAs at once take a two-pass kernel in this
