@@ -1,5 +1,7 @@
-// EXPERIMENT (sessions 17-18): y = softmax(x, dim=-1) (log_softmax with EXP_LOG=1) for KernelBench 23-like
-// shapes, built on the one traffic pattern measured near the H200's floor -- 32 KB chunks handed out in
+// EXPERIMENT (sessions 17-18; measured in benchmarks/gpu-check-2026-12-02d.md: KernelBench 23 3.28 ms in-process
+// on the H200 with EXP_THREADS=128, the cluster softmax 3.46-3.48; KernelBench 24 3.23 with the defaults;
+// its library form is examples/kernels/softmax_ticket.cu): y = softmax(x, dim=-1) (log_softmax with
+// EXP_LOG=1) for KernelBench 23-like shapes, built on the one traffic pattern measured near the H200's floor -- 32 KB chunks handed out in
 // address order by a global counter to every CTA of the GPU (a bulk copy: 3.08-3.12 ms on KernelBench 23's
 // tensor; benchmarks/gpu-check-2026-12-02b.md call 6, -02c.md call 6). The cluster softmax's own traffic, with
 // its statistics removed, stays at 3.26-3.31 (docs/library.md): this tries the other one.
