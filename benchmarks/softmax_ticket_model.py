@@ -1,12 +1,24 @@
 #!/usr/bin/env python3
-"""A model of benchmarks/softmax_ticket.cu's protocol: does every chunk get normalised exactly once, and when
-can it deadlock? CTAs take chunk tickets in order into a ring of stages, fold the oldest unfolded chunk once
-its load lands (arriving on its row's counter), and normalise the oldest chunk once its row's count is
-complete, taking the next ticket into that stage. Loads land and CTAs act in random order.
+"""A model of the ticket softmax's protocol (benchmarks/softmax_ticket.cu, examples/kernels/softmax_ticket.cu):
+does every chunk get normalised exactly once, and when can it deadlock?
+
+`run` is session 17's form: each CTA takes chunk tickets in order into a ring of stages, folds the oldest
+unfolded chunk once its load lands (arriving on its row's counter), and normalises the oldest chunk once its
+row's count is complete, taking the next ticket into that stage.
+
+`run_roles` is the warp-specialised form (session 18) with its roles acting independently: a producer refills
+emptied stages in ring order, taking one ticket for every stage it finds empty in a single step (tickets are
+only ever taken into empty stages); compute threads fold landed chunks in ring order (publishing the chunk's
+slot) and normalise the oldest chunk once the poller has marked it ready, then empty its stage -- at once, or
+with `deferred` (TKS_BULK_STORE) only at their next normalise or idle step; a poller marks stages ready in
+ring order once every slot of the stage's row is published. A ticket past the end marks its stage as the
+end, which stops the poller and, once it is the oldest, the compute threads. Loads land and roles act in
+random order.
 
 Run: python3 benchmarks/softmax_ticket_model.py   (prints each configuration that fails, then a summary)
-Recorded (session 17): 307 configurations with CTAs x stages >= chunks per row, none failed; below that,
-deadlocks (the kernel refuses such launches).
+Recorded: session 17, 307 configurations of `run` with CTAs x stages >= chunks per row, none failed; below
+that, deadlocks (the kernels refuse such launches). Session 18: the same for `run_roles`, with and without
+deferred emptying. python/tests/test_softmax_ticket_protocol.py runs both on every test run.
 """
 import random
 import sys
@@ -65,20 +77,139 @@ def run(ctas, stages, rows, per_row, seed):
     return None
 
 
-def main():
-    tried = failed = 0
-    for seed in range(600):
+def run_roles(ctas, stages, rows, per_row, seed, deferred=False, hold_ahead=False):
+    rnd = random.Random(seed)
+    total = rows * per_row
+    next_ticket = 0
+    published = [0] * rows  # slots published per row
+    normalised = [0] * total
+    in_flight = set()  # (cta, stage, fill) loads not landed yet
+    # Per stage: `fill` counts its fills (the kernels' barrier phases); `landed`, `folded`, `ready` and
+    # `stored` name the fill each has reached, so a role never acts on a stage's previous chunk.
+    cta = [{"chunk": [None] * stages, "fill": [0] * stages, "landed": [0] * stages, "folded": [0] * stages,
+            "ready": [0] * stages, "stored": [0] * stages, "empty": [True] * stages,
+            "next_fill": 0, "producing": True, "poll": 0, "polling": True,
+            "head": 0, "unstored": 0, "storing": None, "done": False, "held": None} for _ in range(ctas)]
+
+    def produce(g):
+        nonlocal next_ticket
+        st = cta[g]
+        n = 0
+        while n < stages and st["empty"][(st["next_fill"] + n) % stages]:
+            n += 1
+        if n == 0:
+            return False
+        first, next_ticket = next_ticket, next_ticket + n
+        tickets = list(range(first, first + n))
+        if hold_ahead:  # what the kernels must not do: keep one ticket taken ahead of a stage for it
+            if st["held"] is None:
+                st["held"], next_ticket = next_ticket, next_ticket + 1
+            tickets = [st["held"]] + tickets
+            st["held"] = tickets.pop()
+        for i in range(n):
+            s = (st["next_fill"] + i) % stages
+            st["empty"][s] = False
+            st["fill"][s] += 1
+            c = tickets[i]
+            st["chunk"][s] = c if c < total else -1
+            if c >= total:  # the end: the stage "lands" with no chunk
+                st["landed"][s], st["producing"] = st["fill"][s], False
+                return True
+            in_flight.add((g, s, st["fill"][s]))
+        st["next_fill"] += n
+        return True
+
+    def poll(g):
+        st = cta[g]
+        s, lap = st["poll"] % stages, st["poll"] // stages + 1
+        if st["landed"][s] != lap:
+            return False
+        if st["chunk"][s] < 0:
+            st["polling"] = False
+            return True
+        if published[st["chunk"][s] // per_row] < per_row:
+            return False
+        st["ready"][s], st["poll"] = lap, st["poll"] + 1
+        return True
+
+    def compute(g):
+        st = cta[g]
+        h = st["head"]
+        f = (h + st["unstored"]) % stages
+        if st["unstored"] > 0 and st["ready"][h] == st["fill"][h] > st["stored"][h]:
+            normalised[st["chunk"][h]] += 1
+            st["stored"][h] = st["fill"][h]
+            if deferred:
+                if st["storing"] is not None:
+                    st["empty"][st["storing"]] = True
+                st["storing"] = h
+            else:
+                st["empty"][h] = True
+            st["head"], st["unstored"] = (h + 1) % stages, st["unstored"] - 1
+            return True
+        if st["unstored"] < stages and st["landed"][f] == st["fill"][f] > st["folded"][f]:
+            if st["chunk"][f] >= 0:
+                published[st["chunk"][f] // per_row] += 1
+                st["folded"][f] = st["fill"][f]
+                st["unstored"] += 1
+                return True
+            if st["unstored"] == 0:
+                st["done"] = True
+                return True
+        if st["storing"] is not None:  # idle: hand back the stage the last store read
+            st["empty"][st["storing"]] = True
+            st["storing"] = None
+            return True
+        return False
+
+    while True:
+        actors = []
+        for g, st in enumerate(cta):
+            if st["producing"]:
+                actors.append((produce, g))
+            if st["polling"]:
+                actors.append((poll, g))
+            if not st["done"]:
+                actors.append((compute, g))
+        if not actors and not in_flight:
+            break
+        if in_flight and rnd.random() < 0.5:
+            g, s, fill = rnd.choice(sorted(in_flight))
+            in_flight.discard((g, s, fill))
+            cta[g]["landed"][s] = fill
+            continue
+        rnd.shuffle(actors)
+        if not any(act(g) for act, g in actors) and not in_flight:
+            return f"deadlock after {next_ticket} tickets, {sum(normalised)}/{total} chunks stored"
+    if any(n != 1 for n in normalised):
+        return "a chunk was not stored exactly once"
+    return None
+
+
+def configurations(count):
+    """(ctas, stages, rows, chunks per row, seed) drawn as the recorded runs drew them, every one of them."""
+    for seed in range(count):
         pick = random.Random(seed)
         ctas, stages = pick.choice([1, 2, 3, 5, 8]), pick.choice([1, 2, 3, 6])
         per_row, rows = pick.choice([1, 3, 7, 16, 48]), pick.choice([1, 4, 9])
-        if ctas * stages < per_row:
-            continue  # the kernel refuses these launches
-        tried += 1
-        why = run(ctas, stages, rows, per_row, seed)
-        if why:
-            failed += 1
-            print(f"ctas={ctas} stages={stages} rows={rows} chunks/row={per_row} seed={seed}: {why}")
-    print(f"{tried} configurations with ctas x stages >= chunks per row, {failed} failed")
+        yield ctas, stages, rows, per_row, seed
+
+
+def main():
+    failed = 0
+    for name, model in (("run", run), ("run_roles", run_roles),
+                        ("run_roles deferred", lambda *a: run_roles(*a, deferred=True))):
+        tried = 0
+        for ctas, stages, rows, per_row, seed in configurations(600):
+            if ctas * stages < per_row:
+                continue  # the kernels refuse these launches
+            tried += 1
+            why = model(ctas, stages, rows, per_row, seed)
+            if why:
+                failed += 1
+                print(f"{name}: ctas={ctas} stages={stages} rows={rows} chunks/row={per_row} seed={seed}: {why}")
+        print(f"{name}: {tried} configurations with ctas x stages >= chunks per row")
+    print(f"{failed} failed")
     return 1 if failed else 0
 
 
