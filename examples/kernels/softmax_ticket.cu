@@ -35,7 +35,8 @@
 // against 3.61. This file's first form ran 3.65 (judged 3.731 ms, 81.9% of the floor; log-softmax 3.928,
 // 77.8%) because it divided out each chunk's place on the compute threads' path, and its two-pass path
 // failed one timed call on rows of randn x 30 (benchmarks/gpu-check-2026-12-02d.md, call 7). Both are fixed
-// here (the producer works out the place; the two-pass path uses expf) but have not run on a GPU yet:
+// here (the producer works out the place; the two-pass path uses expf; and a warp whose values are all -inf,
+// a masked chunk, now stores zeros as torch does, not NaN) but have not run on a GPU yet:
 // `scripts/gpu-check --stages build,suite --only softmax_ticket,log_softmax_ticket` judges them.
 //
 // Other sizes stay correct: rows not a multiple of 16 bytes, misaligned tensors, rows shorter than a chunk or
@@ -318,6 +319,11 @@ __global__ void __launch_bounds__(kThreads, 1)
           sum += (e.x + e.y) + (e.z + e.w);
           if constexpr (!kLogSoftmax) sX(threadIdx.x + k * kCompute, s) = e;  // the normalise scales these
         }
+      } else if constexpr (!kLogSoftmax) {
+        // exp(-inf) = 0: the stage must hold zeros, not the -inf the normalise's scale of 0 would turn to NaN
+        // (a chunk masked with -inf is a row's zeros in torch).
+        CUTE_UNROLL
+        for (int k = 0; k < kVecsPerThread; ++k) sX(threadIdx.x + k * kCompute, s) = float4{0.f, 0.f, 0.f, 0.f};
       }
       for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
       if (lane == 0) {
@@ -345,7 +351,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     Tensor gOut = make_tensor(make_gmem_ptr(reinterpret_cast<float4*>(y + first_of[head])), Int<kChunkVecs>{});
     // Softmax: the stage holds exp(x - this warp's max), so y = that * exp(warp max - row max) / sum.
     const float warp_max = warp_max_of[head][warp];
-    const float scale = warp_max == -INFINITY ? 0.f : __expf(warp_max - stats.max) / stats.sum;
+    // A row of -inf alone is NaN in torch (exp(-inf + inf)); a warp of -inf in a finite row, zeros.
+    const float scale = stats.max == -INFINITY  ? NAN
+                        : warp_max == -INFINITY ? 0.f
+                                                : __expf(warp_max - stats.max) / stats.sum;
     const float log_sum = logf(stats.sum);  // log-softmax: (x - max) - log(sum)
     CUTE_UNROLL
     for (int k = 0; k < kVecsPerThread; ++k) {
