@@ -29,7 +29,7 @@
 // kMinResidentCtas CTAs running at once; the launch checks that the GPU holds that many.
 //
 // Status (2026-12-02): a candidate, not what the seed routes to nor what the prompts show. The experiment it
-// comes from (benchmarks/softmax_ticket.cu: rows of whole 32 KB chunks only) ran KernelBench 23 (4096 x
+// comes from (a6157ac:benchmarks/softmax_ticket.cu: rows of whole 32 KB chunks only) ran KernelBench 23 (4096 x
 // 393216) in 3.28 ms in-process on an H200 against the cluster kernel's 3.46-3.48, and the log-softmax in 3.23
 // against 3.61. This file's first form ran 3.65 (judged 3.731 ms, 81.9% of the floor; log-softmax 3.928,
 // 77.8%) because it divided out each chunk's place on the compute threads' path, and its two-pass path
