@@ -35,14 +35,14 @@ PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
 
 # Problems whose `seed:` line must name a particular route (docs/seed.md): the large plain products take
 # the library's 3xTF32 GEMM, the matrix-vector product the GEMV, the long-K product the seed GEMM with K split,
-# the others the seed GEMM; long softmax rows the library's cluster softmax, the channel RMSNorm the library's,
+# the others the seed GEMM; long softmax rows the library's ticket softmax, the channel RMSNorm the library's,
 # reductions over one dimension the library's reduce_dim;
 # any of these kernels would pass the judge in another's place, so only this line shows that each route was
 # the one judged.
 SEED_LINE = {"matmul_square": "matrix product (the library's 3xTF32 GEMM) y = ",
              "matmul_trans_both": "matrix product (the library's 3xTF32 GEMM) y = ",
              "tensor3d_matmul": "matrix product (the library's 3xTF32 GEMM) y = ",
-             "softmax_large": "row softmax (the library's cluster softmax) y = ",
+             "softmax_large": "row softmax (the library's ticket softmax) y = ",
              "rmsnorm_large": "normalisation (the library's channel RMSNorm) y = ",
              "sum_dim": "reduction (the library's reduce_dim) y = ",
              "argmax_dim": "reduction (the library's reduce_dim) y = ",

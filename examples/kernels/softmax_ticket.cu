@@ -29,15 +29,12 @@
 // exactly once at or above it). A row may therefore use at most kMaxChunksPerRow chunks, which needs
 // kMinResidentCtas CTAs running at once; the launch checks that the GPU holds that many.
 //
-// Status (2026-12-02): a candidate, not what the seed routes to nor what the prompts show. The experiment it
-// comes from (a6157ac:benchmarks/softmax_ticket.cu: rows of whole 32 KB chunks only) ran KernelBench 23 (4096 x
-// 393216) in 3.28 ms in-process on an H200 against the cluster kernel's 3.46-3.48, and the log-softmax in 3.23
-// against 3.61. This file's first form ran 3.65 (judged 3.731 ms, 81.9% of the floor; log-softmax 3.928,
-// 77.8%) because it divided out each chunk's place on the compute threads' path, and its two-pass path
-// failed one timed call on rows of randn x 30 (benchmarks/gpu-check-2026-12-02d.md, call 7). Both are fixed
-// here (the producer works out the place; the two-pass path uses expf; and a warp whose values are all -inf,
-// a masked chunk, now stores zeros as torch does, not NaN) but have not run on a GPU yet:
-// `scripts/gpu-check --stages build,suite --only softmax_ticket,log_softmax_ticket` judges them.
+// Status (2026-12-02): what the seed routes long softmax and log-softmax rows of 16-byte vectors to
+// (src/seed/library_softmax.cpp). On an H200, KernelBench 23 (4096 x 393216) judged 3.571 ms (events 3.453;
+// 1.74x eager, 1.37x torch.compile, 85.1% of the floor) and 24 judged 3.642 (83.4%), against the cluster
+// kernel's 3.64-3.67 and 3.76 (benchmarks/gpu-check-2026-12-02e.md, call 1; the seed itself judged 3.50 ms,
+// 86.8%). In-process in the same call: 3.45 ms, the cluster kernel 3.46-3.48, the experiment this file comes
+// from (a6157ac:benchmarks/softmax_ticket.cu, rows of whole chunks only) 3.27, and TKS_STAGES=7 3.32.
 //
 // Other sizes stay correct: rows not a multiple of 16 bytes, misaligned tensors, rows shorter than a chunk or
 // longer than kMaxChunksPerRow chunks, and GPUs holding too few CTAs at once take a two-pass kernel in this

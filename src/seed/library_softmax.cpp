@@ -7,13 +7,18 @@
 namespace cutegen::seed {
 namespace {
 
-// examples/kernels/softmax_cluster.cu, read at build time (src/CMakeLists.txt): one source of truth, so a fix
-// to the library kernel is the seed's fix too. log_softmax_cluster.cu is the same file with kLogSoftmax true.
+// examples/kernels/softmax_cluster.cu and softmax_ticket.cu, read at build time (src/CMakeLists.txt): one
+// source of truth, so a fix to a library kernel is the seed's fix too. The log_softmax_*.cu files are the same
+// files with kLogSoftmax true.
 constexpr const char* kClusterSoftmaxLibrary =
 #include "seed/softmax_cluster.inc"
     ;
+constexpr const char* kTicketSoftmaxLibrary =
+#include "seed/softmax_ticket.inc"
+    ;
 
 constexpr const char* kClusterSoftmaxLogLine = "constexpr bool kLogSoftmax = false;  // log_softmax_cluster.cu: true";
+constexpr const char* kTicketSoftmaxLogLine = "constexpr bool kLogSoftmax = false;  // log_softmax_ticket.cu: true";
 
 int64_t row_length(const RowSoftmaxPlan& p) { return p.shape.empty() ? 0 : p.shape.back(); }
 
@@ -28,34 +33,59 @@ std::string library_softmax_refusal(const RowSoftmaxPlan& p) {
   return "";
 }
 
+LibrarySoftmax library_softmax_kernel(const RowSoftmaxPlan& p) {
+  const int64_t n = row_length(p);
+  const int64_t chunks = (n + kTicketChunkValues - 1) / kTicketChunkValues;
+  return n % 4 == 0 && chunks <= kTicketMaxChunksPerRow ? LibrarySoftmax::ticket : LibrarySoftmax::cluster;
+}
+
 Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& plan, const std::string& problem_name) {
-  return generate_library_softmax_kernel(plan, problem_name, kClusterSoftmaxLibrary);
+  return generate_library_softmax_kernel(
+      plan, problem_name,
+      library_softmax_kernel(plan) == LibrarySoftmax::ticket ? kTicketSoftmaxLibrary : kClusterSoftmaxLibrary);
 }
 
 Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& p, const std::string& problem_name,
                                                     std::string library) {
-  if (auto s = replace_library_line(library, kClusterSoftmaxLogLine,
+  const bool ticket = library_softmax_kernel(p) == LibrarySoftmax::ticket;
+  const char* file = ticket ? "examples/kernels/softmax_ticket.cu" : "examples/kernels/softmax_cluster.cu";
+  if (auto s = replace_library_line(library, ticket ? kTicketSoftmaxLogLine : kClusterSoftmaxLogLine,
                                     fmt::format("constexpr bool kLogSoftmax = {};  // set by the seed: {}",
                                                 p.log ? "true" : "false", p.log ? "log_softmax" : "softmax"),
-                                    "examples/kernels/softmax_cluster.cu", "src/seed/library_softmax.cpp");
+                                    file, "src/seed/library_softmax.cpp");
       !s)
     return s.error();
   std::string shape;
   for (auto d : p.shape) shape += (shape.empty() ? "" : " x ") + std::to_string(d);
+  const std::string why =
+      ticket ? fmt::format(
+                   "// The kernel is the library's ticket softmax, {0}, as it is below but for\n"
+                   "// kLogSoftmax, which the seed sets from the graph. Chosen over the seed's row kernel\n"
+                   "// (src/seed/row_softmax_kernel.cu.in, which reads every row twice) because rows of {1} values (at least\n"
+                   "// {2}) are too long for that second read to come from the L2, and over the cluster softmax\n"
+                   "// (softmax_cluster.cu) because its rows of 16-byte vectors fit the ticket kernel's chunks (at most {3} of\n"
+                   "// {4} values): 32 KB chunks from one counter over every SM move bytes faster than rows streamed per\n"
+                   "// cluster. On an H200, KernelBench's 4096 x 393216 softmax judged 3.571 ms against the cluster\n"
+                   "// kernel's 3.64-3.67, the log-softmax 3.642 against 3.76 (benchmarks/gpu-check-2026-12-02e.md).\n"
+                   "//\n",
+                   file, row_length(p), kLibrarySoftmaxMinRow, kTicketMaxChunksPerRow, kTicketChunkValues)
+             : fmt::format(
+                   "// The kernel is the library's cluster softmax, {0}, as it is below but for\n"
+                   "// kLogSoftmax, which the seed sets from the graph. Chosen over the seed's row kernel\n"
+                   "// (src/seed/row_softmax_kernel.cu.in, which reads every row twice) because rows of {1} values (at least\n"
+                   "// {2}) are too long for that second read to come from the L2: this kernel holds a row in a thread-block\n"
+                   "// cluster's shared memory and reads it from DRAM once (rows too long or not of 16-byte vectors for the\n"
+                   "// ticket softmax, softmax_ticket.cu, take its streaming path). On an H200, KernelBench's 4096 x 393216\n"
+                   "// softmax ran 3.64 ms so against the row kernel's 4.94 (benchmarks/gpu-check-2026-12-01f.md).\n"
+                   "//\n",
+                   file, row_length(p), kLibrarySoftmaxMinRow);
   const std::string header = fmt::format(
       "// Seed kernel for {0}, written by cutegen without an LLM (docs/seed.md): {1} over the last\n"
       "// dimension of one contiguous fp32 tensor ({2} when traced):\n"
       "//   y = {3}\n"
-      "//\n"
-      "// The kernel is the library's cluster softmax, examples/kernels/softmax_cluster.cu, as it is below but for\n"
-      "// kLogSoftmax, which the seed sets from the graph. Chosen over the seed's row kernel\n"
-      "// (src/seed/row_softmax_kernel.cu.in, which reads every row twice) because rows of {4} values (at least\n"
-      "// {5}) are too long for that second read to come from the L2: this kernel holds a row in a thread-block\n"
-      "// cluster's shared memory and reads it from DRAM once. On an H200, KernelBench's 4096 x 393216 softmax ran\n"
-      "// 3.64 ms so against the row kernel's 4.94 (benchmarks/gpu-check-2026-12-01f.md).\n"
       "//\n",
-      problem_name, p.log ? "log_softmax" : "softmax", shape, p.pattern, row_length(p), kLibrarySoftmaxMinRow);
-  return header + library;
+      problem_name, p.log ? "log_softmax" : "softmax", shape, p.pattern);
+  return header + why + library;
 }
 
 }  // namespace cutegen::seed

@@ -1,6 +1,6 @@
 #pragma once
-// The seed of a softmax or log-softmax over long rows: the library's cluster softmax itself
-// (examples/kernels/softmax_cluster.cu, compiled in as text), not the seed's row kernel
+// The seed of a softmax or log-softmax over long rows: one of the library's softmax kernels itself
+// (examples/kernels/softmax_ticket.cu or softmax_cluster.cu, compiled in as text), not the seed's row kernel
 // (row_softmax_kernel.h). The row kernel reads each row twice; once a row is too long for its second read
 // to come from the L2, that is two DRAM reads. The cluster kernel holds a row in a thread-block cluster's
 // shared memory and reads it once: on an H200, KernelBench 23/24 (4096 x 393216 fp32) ran 3.64 / 3.94 ms
@@ -19,14 +19,28 @@ namespace cutegen::seed {
 // (benchmarks/gpu-check-2026-12-01e.md, gpu-suite-2026-11-30.md). Shorter rows were not measured: they keep it.
 inline constexpr int64_t kLibrarySoftmaxMinRow = 65536;
 
-// "" when the plan is one the cluster kernel takes and is chosen for: the contract's only input (the
-// library reads inputs[0] and refuses other counts) and rows of at least kLibrarySoftmaxMinRow. Else why not.
+// "" when the plan is one the library kernels take and are chosen for: the contract's only input (they
+// read inputs[0] and refuse other counts) and rows of at least kLibrarySoftmaxMinRow. Else why not.
 std::string library_softmax_refusal(const RowSoftmaxPlan& plan);
 
-// The candidate: a header saying what and why, then the library source with kLogSoftmax set from the plan.
-// Error when the library file no longer has that line as the seed expects.
+// Which library kernel a row the library takes gets. The ticket softmax (examples/kernels/softmax_ticket.cu:
+// 32 KB chunks from one counter over every SM, a row's statistics met in workspace slots) where its chunks
+// can hold the row -- rows of 16-byte vectors (N % 4 == 0) of at most kTicketMaxChunksPerRow chunks; the
+// cluster softmax otherwise (its streaming path is the better two-read kernel for the rest). On an H200,
+// KernelBench 23/24 judged faster on the ticket kernel (3.571 / 3.642 ms against 3.64-3.67 / 3.76;
+// benchmarks/gpu-check-2026-12-02e.md).
+enum class LibrarySoftmax { ticket, cluster };
+inline constexpr int64_t kTicketChunkValues = 8192;
+// The file allows 16 CTAs x TKS_STAGES chunks a row; 16 x 5, its smallest stage count, so that every
+// variant `cutegen tune` builds takes the ticket path for the rows routed to it.
+inline constexpr int64_t kTicketMaxChunksPerRow = 80;
+LibrarySoftmax library_softmax_kernel(const RowSoftmaxPlan& plan);
+
+// The candidate: a header saying what and why, then the chosen library source with kLogSoftmax set from the
+// plan. Error when the library file no longer has that line as the seed expects.
 Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& plan, const std::string& problem_name);
-// The same from a given library text (the tests' way to show that a changed library file is an Error).
+// The same from a given library text for the chosen kernel (the tests' way to show that a changed library
+// file is an Error).
 Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& plan, const std::string& problem_name,
                                                     std::string library);
 

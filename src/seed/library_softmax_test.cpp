@@ -1,5 +1,5 @@
-// The cluster-softmax route of the seed: which row softmaxes get examples/kernels/softmax_cluster.cu as their
-// seed (with kLogSoftmax set), which keep the row kernel and why.
+// The library-softmax route of the seed: which row softmaxes get examples/kernels/softmax_ticket.cu or
+// softmax_cluster.cu as their seed (with kLogSoftmax set), which keep the row kernel and why.
 #include "seed/library_softmax.h"
 
 #include <gtest/gtest.h>
@@ -24,24 +24,57 @@ json row_softmax_graph(const std::string& op, int64_t rows, int64_t n, bool extr
   return graph(nodes, id, extra_input ? 2 : 1);
 }
 
-TEST(LibrarySoftmaxRoute, KernelBenchSizeRowsAreTheLibraryClusterSoftmax) {
+TEST(LibrarySoftmaxRoute, KernelBenchSizeRowsAreTheLibraryTicketSoftmax) {
   for (const std::string op : {"softmax", "log_softmax"}) {
     SCOPED_TRACE(op);
     auto m = match(row_softmax_graph(op, 4096, 393216));
     ASSERT_TRUE(m.row_softmax) << m.reason;
     EXPECT_EQ(library_softmax_refusal(*m.row_softmax), "");
-    EXPECT_EQ(m.description(), "row softmax (the library's cluster softmax) y = " + op + "(x, dim=-1)");
-    EXPECT_EQ(m.pattern(), "library cluster softmax: " + op + "(x, dim=-1)");  // bench's seed column
+    EXPECT_EQ(library_softmax_kernel(*m.row_softmax), LibrarySoftmax::ticket);
+    EXPECT_EQ(m.description(), "row softmax (the library's ticket softmax) y = " + op + "(x, dim=-1)");
+    EXPECT_EQ(m.pattern(), "library ticket softmax: " + op + "(x, dim=-1)");  // bench's seed column
     const std::string src = seed_source(row_softmax_graph(op, 4096, 393216));
     EXPECT_TRUE(contains(src, "// Seed kernel for")) << src.substr(0, 2000);
     EXPECT_TRUE(contains(src, "(4096 x 393216 when traced)")) << src.substr(0, 2000);
     EXPECT_TRUE(contains(src, "rows of 393216 values (at least\n// 65536)")) << src.substr(0, 2000);
+    EXPECT_TRUE(contains(src, "(at most 80 of\n// 8192 values)")) << src.substr(0, 2000);
     // Then the library file itself, its own first line, with the operation written in.
-    EXPECT_TRUE(contains(src, "// Library kernel: y = softmax(x, dim=-1) for a contiguous fp32 tensor"));
+    EXPECT_TRUE(contains(src, "// Library kernel: y = softmax(x, dim=-1) for a contiguous fp32 tensor (..., N), any N, "
+                              "with each row read\n// from DRAM exactly once, in the order"));
     EXPECT_TRUE(contains(src, op == "log_softmax" ? "constexpr bool kLogSoftmax = true;  // set by the seed: log_softmax"
                                                   : "constexpr bool kLogSoftmax = false;  // set by the seed: softmax"));
     EXPECT_EQ(cutegen::testing::count(src, "constexpr bool kLogSoftmax"), 1);
+    EXPECT_TRUE(contains(src, "TKS_THREADS"));
+    EXPECT_FALSE(contains(src, "SMC_THREADS")) << "the cluster kernel";
     EXPECT_FALSE(contains(src, "SMX_THREADS")) << "the row kernel's template";
+  }
+}
+
+// Rows the ticket kernel's chunks cannot hold -- not of 16-byte vectors, or more chunks than 16 CTAs' smallest
+// stage count -- take the cluster kernel, whose streaming path is the better two-read kernel.
+TEST(LibrarySoftmaxRoute, RowsTheTicketChunksCannotHoldAreTheClusterSoftmax) {
+  struct Case {
+    int64_t rows, n;
+    LibrarySoftmax kernel;
+  };
+  for (const Case& c : {Case{1000, 100003, LibrarySoftmax::cluster},   // N % 4 != 0
+                        Case{256, 100002, LibrarySoftmax::cluster},    // even, still not 16-byte vectors
+                        Case{256, 100004, LibrarySoftmax::ticket},     // a short last chunk
+                        Case{64, 80 * 8192, LibrarySoftmax::ticket},   // the most chunks a row
+                        Case{64, 80 * 8192 + 4, LibrarySoftmax::cluster},
+                        Case{16, 4194304, LibrarySoftmax::cluster}}) {  // problems/softmax_long_rows.py
+    SCOPED_TRACE(c.n);
+    auto m = match(row_softmax_graph("softmax", c.rows, c.n));
+    ASSERT_TRUE(m.row_softmax) << m.reason;
+    EXPECT_EQ(library_softmax_refusal(*m.row_softmax), "");
+    EXPECT_EQ(library_softmax_kernel(*m.row_softmax), c.kernel);
+    const std::string src = seed_source(row_softmax_graph("softmax", c.rows, c.n));
+    const bool ticket = c.kernel == LibrarySoftmax::ticket;
+    EXPECT_EQ(contains(src, "TKS_THREADS"), ticket);
+    EXPECT_EQ(contains(src, "SMC_THREADS"), !ticket);
+    EXPECT_EQ(m.pattern(), std::string(ticket ? "library ticket softmax: " : "library cluster softmax: ") +
+                               "softmax(x, dim=-1)");
+    EXPECT_EQ(contains(src, "The kernel is the library's cluster softmax, examples/kernels/softmax_cluster.cu"), !ticket);
   }
 }
 
@@ -64,24 +97,40 @@ TEST(LibrarySoftmaxRoute, ShortRowsAndOtherOperandsKeepTheRowKernelAndSayWhy) {
 }
 
 TEST(LibrarySoftmaxKernel, ALibraryWithoutTheLogLineIsAnError) {
-  auto m = match(row_softmax_graph("log_softmax", 4096, 393216));
-  ASSERT_TRUE(m.row_softmax) << m.reason;
-  auto missing = generate_library_softmax_kernel(*m.row_softmax, "p.py", "// a library file that was rewritten\n");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_TRUE(contains(missing.error().message, "examples/kernels/softmax_cluster.cu does not have the line"))
-      << missing.error().message;
-  const std::string line = "constexpr bool kLogSoftmax = false;  // log_softmax_cluster.cu: true\n";
-  EXPECT_FALSE(generate_library_softmax_kernel(*m.row_softmax, "p.py", line + line).ok());
+  struct Case {
+    int64_t n;
+    const char* file;
+    const char* line;
+  };
+  for (const Case& c :
+       {Case{393216, "examples/kernels/softmax_ticket.cu", "constexpr bool kLogSoftmax = false;  // log_softmax_ticket.cu: true\n"},
+        Case{100003, "examples/kernels/softmax_cluster.cu",
+             "constexpr bool kLogSoftmax = false;  // log_softmax_cluster.cu: true\n"}}) {
+    SCOPED_TRACE(c.file);
+    auto m = match(row_softmax_graph("log_softmax", 4096, c.n));
+    ASSERT_TRUE(m.row_softmax) << m.reason;
+    auto missing = generate_library_softmax_kernel(*m.row_softmax, "p.py", "// a library file that was rewritten\n");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_TRUE(contains(missing.error().message, std::string(c.file) + " does not have the line"))
+        << missing.error().message;
+    EXPECT_FALSE(generate_library_softmax_kernel(*m.row_softmax, "p.py", std::string(c.line) + c.line).ok());
+    EXPECT_TRUE(generate_library_softmax_kernel(*m.row_softmax, "p.py", c.line).ok());
+  }
 }
 
 // The seed is the library file's knobs and source rules, untouched by the header and the constant. (Its
 // build is the library kernel's: the attack manifest's honest entries compile and judge it.)
 TEST(LibrarySoftmaxKernel, KeepsTheLibrarysKnobsAndSourceRules) {
-  const std::string src = seed_source(row_softmax_graph("softmax", 4096, 393216));
-  auto knobs = parse_knobs(src);
+  const std::string ticket = seed_source(row_softmax_graph("softmax", 4096, 393216));
+  auto knobs = parse_knobs(ticket);
+  ASSERT_TRUE(knobs.ok()) << knobs.error().message;
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "TKS_THREADS=128 TKS_STAGES=6 TKS_BULK_STORE=0");
+  EXPECT_TRUE(check_source_rules(ticket).empty());
+  const std::string cluster = seed_source(row_softmax_graph("softmax", 1000, 100003));
+  knobs = parse_knobs(cluster);
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
   EXPECT_EQ(knobs->describe(knobs->defaults()), "SMC_CLUSTER=16 SMC_THREADS=256 SMC_STAGES=4 SMC_PERSISTENT=1 SMC_PREFETCH=1 SMC_FAST_EXP=1 SMC_HOLD=0 SMC_ORDERED=0 SMC_EARLY_FOLD=2");
-  EXPECT_TRUE(check_source_rules(src).empty());
+  EXPECT_TRUE(check_source_rules(cluster).empty());
 }
 
 }  // namespace

@@ -245,8 +245,10 @@ std::optional<RowSoftmaxPlan> match_row_softmax(const OpGraph& g, std::string& r
 std::string SeedMatch::pattern() const {
   if (pointwise) return pointwise->pattern;
   if (row_softmax)
-    return library_softmax_refusal(*row_softmax).empty() ? "library cluster softmax: " + row_softmax->pattern
-                                                          : row_softmax->pattern;
+    return !library_softmax_refusal(*row_softmax).empty() ? row_softmax->pattern
+           : library_softmax_kernel(*row_softmax) == LibrarySoftmax::ticket
+               ? "library ticket softmax: " + row_softmax->pattern
+               : "library cluster softmax: " + row_softmax->pattern;
   if (reduce) return library_reduce_refusal(*reduce).empty() ? "library reduce_dim: " + reduce->pattern : reduce->pattern;
   if (norm) return library_rmsnorm_refusal(*norm).empty() ? "library channel RMSNorm: " + norm->pattern : norm->pattern;
   // The route first: bench's column is 40 wide, and the tiled GEMM's plain pattern is the one without a prefix.
@@ -266,9 +268,10 @@ std::string SeedMatch::pattern() const {
 std::string SeedMatch::description() const {
   if (pointwise) return "pointwise chain y = " + pointwise->pattern;
   if (row_softmax)
-    return library_softmax_refusal(*row_softmax).empty()
-               ? "row softmax (the library's cluster softmax) y = " + row_softmax->pattern
-               : "row softmax y = " + row_softmax->pattern;
+    return !library_softmax_refusal(*row_softmax).empty() ? "row softmax y = " + row_softmax->pattern
+           : library_softmax_kernel(*row_softmax) == LibrarySoftmax::ticket
+               ? "row softmax (the library's ticket softmax) y = " + row_softmax->pattern
+               : "row softmax (the library's cluster softmax) y = " + row_softmax->pattern;
   if (reduce)
     return library_reduce_refusal(*reduce).empty() ? "reduction (the library's reduce_dim) y = " + reduce->pattern
                                                    : "reduction y = " + reduce->pattern;
