@@ -11,16 +11,16 @@
 // memory:
 //   1. a producer warp (one lane) takes the next ticket into each emptied stage and loads the chunk with one
 //      bulk copy (cp.async.bulk, an mbarrier per stage);
-//   2. the compute threads fold each chunk as it lands: each warp's max (comparisons only), then one
-//      exp(x - warp max) per element, kept in the stage, summed; warp 0 combines the warps by a fixed
-//      shuffle tree and publishes the chunk's (max, sum) in its slot of the workspace -- one 64-bit store
-//      that is its own flag (the launch's memset leaves every slot all-ones, a max fmaxf never returns);
+//   2. compute warps, each on its own slice of every stage with no barrier between them, fold each chunk as
+//      it lands: the slice's max (comparisons only), then one exp(x - max) per element, kept in the stage,
+//      summed; the warp publishes its (max, sum) in its slot of the workspace -- one 64-bit store that is
+//      its own flag (the launch's memset leaves every slot all-ones, a max fmaxf never returns);
 //   3. a poller warp waits, stage by stage, until every slot of the chunk's row is published, combining
 //      them in a fixed order (lane j: slots j, j + 32, ...; then a shuffle tree), so every SM holding a
 //      chunk of the row computes bit-identical statistics: deterministic;
-//   4. the compute threads normalise the oldest chunk once its row is ready (softmax: one multiply per
-//      element, exp(warp max - row max) / sum; log-softmax: x - max - log(sum)), store it, and hand the
-//      stage back to the producer.
+//   4. each compute warp normalises its slice of the oldest chunk once the row is ready (softmax: one
+//      multiply per element, exp(warp max - row max) / sum; log-softmax: x - max - log(sum)), stores it, and
+//      hands the stage back; the producer refills it once every warp has.
 // Folding goes on while the oldest chunk waits for its row, so a row waits only on loads in flight, never on
 // another row. The counter hands out every chunk of row r before any of row r + 1, so the row an SM's oldest
 // chunk waits on has all its chunks taken -- provided the CTAs running at once can hold a whole row in their
@@ -29,11 +29,11 @@
 // kMinResidentCtas CTAs running at once; the launch checks that the GPU holds that many.
 //
 // Status (2026-12-02): what the seed routes long softmax and log-softmax rows of 16-byte vectors to
-// (src/seed/library_softmax.cpp). On an H200, KernelBench 23 (4096 x 393216) judged 3.571 ms (events 3.453;
-// 1.74x eager, 1.37x torch.compile, 85.1% of the floor) and 24 judged 3.642 (83.4%), against the cluster
-// kernel's 3.64-3.67 and 3.76 (benchmarks/gpu-check-2026-12-02e.md, call 1; the seed itself judged 3.50 ms,
-// 86.8%). In-process in the same call: 3.45 ms, the cluster kernel 3.46-3.48, the experiment this file comes
-// from (a6157ac:benchmarks/softmax_ticket.cu, rows of whole chunks only) 3.27, and TKS_STAGES=7 3.32.
+// (src/seed/library_softmax.cpp). On an H200, KernelBench 23 (4096 x 393216) judged 3.137 ms (events 3.109;
+// 1.98x eager, 1.54x torch.compile, 97.2% of the floor) with the defaults; the cluster kernel judged
+// 3.64-3.67 (benchmarks/gpu-check-2026-12-02e.md, call 2). The form before the compute warps went
+// independent (thread 0 deciding each step for all of them, four CTA-wide barriers a chunk) judged 3.571:
+// its trace had the compute threads busy 96-97% of the time (call 1).
 //
 // Other sizes stay correct: rows not a multiple of 16 bytes, misaligned tensors, rows shorter than a chunk or
 // longer than kMaxChunksPerRow chunks, and GPUs holding too few CTAs at once take a two-pass kernel in this
@@ -49,22 +49,22 @@
 #include <cute/arch/copy_sm90_tma.hpp>
 #include <cute/tensor.hpp>
 
-// Compute threads (the producer and poller warps come on top). Fewer threads ran faster: each chunk's fold
-// and normalise sit between the load and the stage's return, and fewer warps meet at fewer barriers with
-// more independent work each. KernelBench 23 in-process on the H200: 128 threads 3.276 ms, 256 3.387, 512
-// 3.679 (gpu-check-2026-12-02d.md, call 4).
+// Compute threads, in independent warps (the producer and poller warps come on top). KernelBench 23
+// in-process on the H200 (gpu-check-2026-12-02e.md, call 2): 128 threads 3.098 ms, 64 3.520, 256 4.101 --
+// four warps keep a stage's shared-memory traffic and exponentials in flight; eight wait on one another's
+// shared-memory bandwidth with half the work each.
 // cutegen:knob TKS_THREADS in {64, 128, 256}
 #ifndef TKS_THREADS
 #define TKS_THREADS 128
 #endif
-// 32 KB stages of shared memory per CTA (one CTA per SM). 6: 3.387 ms with 256 threads, 7: 3.335 (call 4).
+// 32 KB stages of shared memory per CTA (one CTA per SM). 6: 3.098 ms, 7: 3.128 (call 2).
 // cutegen:knob TKS_STAGES in {5, 6, 7}
 #ifndef TKS_STAGES
 #define TKS_STAGES 6
 #endif
-// 1: the normalised chunk goes back into its stage and out by one bulk store (cp.async.bulk shared ->
-// global) issued by one thread, the stage handed back once the store has read it; 0: every compute thread
-// stores its 16-byte vectors.
+// 1: each warp's normalised slice goes back into its stage and out by one bulk store (cp.async.bulk shared ->
+// global) issued by its lane 0, the stage handed back once the store has read it; 0: every lane stores its
+// 16-byte vectors. With 7 stages: softmax 3.150 ms against 3.128, log-softmax 3.136 against 3.154 (call 2).
 // cutegen:knob TKS_BULK_STORE in {0, 1}
 #ifndef TKS_BULK_STORE
 #define TKS_BULK_STORE 0
@@ -82,7 +82,8 @@ constexpr int kChunkVecs = kChunkFloats / 4;
 constexpr int kStages = TKS_STAGES;
 constexpr int kCompute = TKS_THREADS;
 constexpr int kComputeWarps = kCompute / 32;
-constexpr int kVecsPerThread = kChunkVecs / kCompute;
+constexpr int kWarpVecs = kChunkVecs / kComputeWarps;  // a compute warp's slice of every stage
+constexpr int kVecsPerThread = kWarpVecs / 32;
 constexpr int kProducerWarp = kComputeWarps;
 constexpr int kPollerWarp = kComputeWarps + 1;
 constexpr int kThreads = kCompute + 64;
@@ -92,7 +93,6 @@ constexpr int kMinResidentCtas = 16;
 constexpr int64_t kMaxChunksPerRow = int64_t(kMinResidentCtas) * kStages;
 static_assert(kChunkVecs % kCompute == 0, "every compute thread folds and stores the same number of vectors");
 static_assert(kStages <= 32, "the stages' barrier parities are bits of one word");
-static_assert((kComputeWarps & (kComputeWarps - 1)) == 0, "warp 0 combines the warps' parts by a shuffle tree");
 
 struct MaxSum {
   float max;
@@ -133,18 +133,18 @@ __device__ __forceinline__ bool phase_done(uint64_t& barrier, int parity) {
   return done != 0;
 }
 
-__device__ __forceinline__ void compute_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kCompute) : "memory"); }
-
-// The poller warp's wait for a row of at most kMaxChunksPerRow chunks: once every slot is published, lane
-// j's combination of slots j, j + 32, ... in that order. What it has seen stays in registers and every
-// missing slot's load is issued at once, so a poll costs one L2 round trip.
-constexpr int kPollRegs = static_cast<int>((kMaxChunksPerRow + 31) / 32);
-__device__ MaxSum poll_row(const unsigned long long* row_slots, int64_t chunks_per_row, int lane) {
+// The poller warp's wait for a row: once all of the row's slots (kComputeWarps per chunk, at most
+// kMaxChunksPerRow chunks) are published, lane j's combination of slots j, j + 32, ... in that order. What it
+// has seen stays in registers and every missing slot's load is issued at once, so a poll costs one L2 round
+// trip.
+constexpr int kPollRegs = static_cast<int>((kMaxChunksPerRow * kComputeWarps + 31) / 32);
+static_assert(kPollRegs <= 32, "the poller's missing slots are bits of one word");
+__device__ MaxSum poll_row(const unsigned long long* row_slots, int64_t slots_per_row, int lane) {
   unsigned long long seen[kPollRegs];
   uint32_t missing = 0;
   CUTE_UNROLL
   for (int i = 0; i < kPollRegs; ++i)
-    if (lane + 32 * i < chunks_per_row) missing |= 1u << i;
+    if (lane + 32 * i < slots_per_row) missing |= 1u << i;
   for (;;) {
     CUTE_UNROLL
     for (int i = 0; i < kPollRegs; ++i)
@@ -158,7 +158,7 @@ __device__ MaxSum poll_row(const unsigned long long* row_slots, int64_t chunks_p
   MaxSum v{-INFINITY, 0.f};
   CUTE_UNROLL
   for (int i = 0; i < kPollRegs; ++i)
-    if (lane + 32 * i < chunks_per_row) v = combine(v, unpack(seen[i]));
+    if (lane + 32 * i < slots_per_row) v = combine(v, unpack(seen[i]));
   return v;
 }
 
@@ -168,6 +168,62 @@ struct Geometry {
   int64_t total;           // chunks in all
 };
 
+// A compute warp's slice of a stage: vectors first_vec + lane + 32 k, k < kVecsPerThread. kWhole: the chunk
+// is whole, so no vector needs a bounds check.
+template <bool kWhole, class StageTensor>
+__device__ __forceinline__ MaxSum fold_slice(StageTensor& sX, int s, int first_vec, int lane, int vecs) {
+  float4 v[kVecsPerThread];
+  CUTE_UNROLL
+  for (int k = 0; k < kVecsPerThread; ++k) {
+    const int i = first_vec + lane + 32 * k;
+    v[k] = kWhole || i < vecs ? sX(i, s) : float4{-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  }
+  // The warp's max first (comparisons only), then one independent exp(x - max) per element, kept in the
+  // stage for the normalise (softmax) and summed without rescaling.
+  float m = -INFINITY;
+  CUTE_UNROLL
+  for (int k = 0; k < kVecsPerThread; ++k) m = fmaxf(m, fmaxf(fmaxf(v[k].x, v[k].y), fmaxf(v[k].z, v[k].w)));
+  for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
+  float sum = 0.f;
+  if (m != -INFINITY) {  // a warp of -inf contributes (-inf, 0), not exp(-inf + inf)
+    CUTE_UNROLL
+    for (int k = 0; k < kVecsPerThread; ++k) {
+      const float4 e{__expf(v[k].x - m), __expf(v[k].y - m), __expf(v[k].z - m), __expf(v[k].w - m)};
+      sum += (e.x + e.y) + (e.z + e.w);
+      if constexpr (!kLogSoftmax) sX(first_vec + lane + 32 * k, s) = e;  // the normalise scales these
+    }
+  } else if constexpr (!kLogSoftmax) {
+    // exp(-inf) = 0: the stage must hold zeros, not the -inf the normalise's scale of 0 would turn to NaN
+    // (a chunk masked with -inf is a row's zeros in torch).
+    CUTE_UNROLL
+    for (int k = 0; k < kVecsPerThread; ++k) sX(first_vec + lane + 32 * k, s) = float4{0.f, 0.f, 0.f, 0.f};
+  }
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  return {m, sum};
+}
+
+// The normalise of a warp's slice: softmax scales the stage's exp(x - warp max), log-softmax subtracts
+// max + log(sum) from x. With TKS_BULK_STORE the result goes back into the stage for the warp's bulk store,
+// else each lane stores its vectors.
+template <bool kWhole, class StageTensor>
+__device__ __forceinline__ void normalise_slice(StageTensor& sX, int s, int first_vec, int lane, int vecs,
+                                                float* out, float row_max, float scale, float log_sum) {
+  float4* out4 = reinterpret_cast<float4*>(out);
+  CUTE_UNROLL
+  for (int k = 0; k < kVecsPerThread; ++k) {
+    const int i = first_vec + lane + 32 * k;
+    float4 a = sX(i, s);
+    if constexpr (kLogSoftmax) {
+      a = float4{(a.x - row_max) - log_sum, (a.y - row_max) - log_sum, (a.z - row_max) - log_sum,
+                 (a.w - row_max) - log_sum};
+    } else {
+      a = float4{a.x * scale, a.y * scale, a.z * scale, a.w * scale};
+    }
+    if constexpr (TKS_BULK_STORE) sX(i, s) = a;
+    else if (kWhole || i < vecs) out4[i] = a;
+  }
+}
+
 enum Step : int { kDone, kFold, kNormalise, kWait };
 
 __global__ void __launch_bounds__(kThreads, 1)
@@ -175,7 +231,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                    unsigned long long* slots) {
   extern __shared__ __align__(128) float4 stage_buf[];
   __shared__ alignas(8) uint64_t full[kStages];   // the copy landed (or, with no chunk, the producer arrived)
-  __shared__ alignas(8) uint64_t empty[kStages];  // the compute threads are done with the stage
+  __shared__ alignas(8) uint64_t empty[kStages];  // every compute warp is done with the stage
   __shared__ alignas(8) uint64_t ready[kStages];  // the poller has the stage's row statistics
   __shared__ int64_t chunk_of[kStages];           // -1: the tickets ran out
   // Where the stage's chunk lies, worked out by the producer: 64-bit divisions cost hundreds of cycles, and
@@ -185,8 +241,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ int vecs_of[kStages];       // its float4s: kChunkVecs but in a row's short last chunk
   __shared__ MaxSum stats_of[kStages];
   __shared__ float warp_max_of[kStages][kComputeWarps];
-  __shared__ MaxSum warp_parts[kComputeWarps];
-  __shared__ int step[2];
 
   Tensor sX = make_tensor(make_smem_ptr(stage_buf), make_layout(make_shape(Int<kChunkVecs>{}, Int<kStages>{})));
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -194,7 +248,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       initialize_barrier(full[s], 1);
-      initialize_barrier(empty[s], 1);
+      initialize_barrier(empty[s], kComputeWarps);
       initialize_barrier(ready[s], 1);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -203,8 +257,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (warp == kProducerWarp) {
     if (lane != 0) return;
-    // Stage s's k-th fill waits for its (k-1)-th emptying. Stages refill in ring order, the order the compute
-    // threads empty them, so the ring holds tickets oldest first from the compute threads' head. Every stage
+    // Stage s's k-th fill waits for its (k-1)-th emptying. Stages refill in ring order, the order every compute
+    // warp empties them, so the ring holds tickets oldest first from the compute threads' head. Every stage
     // found empty takes its ticket in one atomicAdd -- and a ticket is only ever taken into an empty stage:
     // one held without a stage could be the chunk its own CTA's oldest row waits for.
     auto is_empty = [&](int64_t k) {
@@ -245,44 +299,48 @@ __global__ void __launch_bounds__(kThreads, 1)
       wait_barrier(full[s], static_cast<int>((k / kStages) & 1));
       const int64_t c = chunk_of[s];
       if (c < 0) return;
-      MaxSum v = poll_row(slots + row_of[s] * g.chunks_per_row, g.chunks_per_row, lane);
+      const int64_t slots_per_row = g.chunks_per_row * kComputeWarps;
+      MaxSum v = poll_row(slots + row_of[s] * slots_per_row, slots_per_row, lane);
       for (int offset = 16; offset > 0; offset /= 2) v = shuffle_combine(v, offset);
       if (lane == 0) {
         stats_of[s] = v;
-        arrive_barrier(ready[s]);  // release: stats_of[s] before the compute threads' acquire
+        arrive_barrier(ready[s]);  // release: stats_of[s] before the compute warps' acquire
       }
       __syncwarp();
     }
   }
 
-  // The compute threads. Thread 0 decides each step from shared memory only; `step` alternates between two
-  // words so that one barrier a step suffices.
+  // The compute warps, each on its own: warp w owns the stage's vectors [w, w + 1) * kWarpVecs, folds and
+  // normalises only those, publishes its own slot per chunk and hands each stage back with its own arrival
+  // (the stage's `empty` barrier counts kComputeWarps). Lane 0 decides each step from shared memory and
+  // broadcasts it by a shuffle: no barrier across warps anywhere on the path (the trace of the form where
+  // thread 0 decided for all warps, with four CTA-wide barriers a chunk, had the compute threads busy
+  // 96-97% of the time: gpu-check-2026-12-02e.md).
   int head = 0;                                // the stage of the oldest chunk
-  int folded = 0;                              // the chunks from `head` on, around the ring, that are folded
+  int folded = 0;                              // the chunks from `head` on, around the ring, this warp folded
   uint32_t full_parity = 0, ready_parity = 0;  // bit s: the phase of stage s's barrier to wait for next
-  [[maybe_unused]] int storing = -1;           // TKS_BULK_STORE, thread 0: the stage its last bulk store reads
-  for (int iteration = 0;; ++iteration) {
-    if (threadIdx.x == 0) {
-      int next = kWait;
+  [[maybe_unused]] int storing = -1;           // TKS_BULK_STORE, lane 0: the stage its last bulk store reads
+  const int first_vec = warp * kWarpVecs;
+  for (;;) {
+    int next = kWait;
+    if (lane == 0) {
       const int f = (head + folded) % kStages;
       if (folded > 0 && phase_done(ready[head], (ready_parity >> head) & 1)) {
         next = kNormalise;
       } else if (folded < kStages && phase_done(full[f], (full_parity >> f) & 1)) {
         next = chunk_of[f] >= 0 ? kFold : (folded == 0 ? kDone : kWait);
       }
-      step[iteration & 1] = next;
     }
-    compute_sync();
-    const int now = step[iteration & 1];
-    if (now == kDone) {
+    next = __shfl_sync(0xffffffffu, next, 0);
+    if (next == kDone) {
       if constexpr (TKS_BULK_STORE) {
-        if (threadIdx.x == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // the stores are done
+        if (lane == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // the stores are done
       }
       break;
     }
-    if (now == kWait) {
+    if (next == kWait) {
       if constexpr (TKS_BULK_STORE) {
-        if (threadIdx.x == 0 && storing >= 0) {  // idle: hand back the stage the last store read
+        if (lane == 0 && storing >= 0) {  // idle: hand back the stage the last store read
           tma_store_wait<0>();
           arrive_barrier(empty[storing]);
           storing = -1;
@@ -291,60 +349,29 @@ __global__ void __launch_bounds__(kThreads, 1)
       __nanosleep(32);
       continue;
     }
-    if (now == kFold) {
+    if (next == kFold) {
       const int s = (head + folded) % kStages;
-      wait_barrier(full[s], (full_parity >> s) & 1);  // complete already: each thread's acquire of the bytes
+      wait_barrier(full[s], (full_parity >> s) & 1);  // complete already: each lane's acquire of the bytes
       full_parity ^= 1u << s;
       const int64_t c = chunk_of[s];
-      const int vecs = vecs_of[s];
-      float4 v[kVecsPerThread];
-      CUTE_UNROLL
-      for (int k = 0; k < kVecsPerThread; ++k) {
-        const int i = threadIdx.x + k * kCompute;
-        v[k] = i < vecs ? sX(i, s) : float4{-INFINITY, -INFINITY, -INFINITY, -INFINITY};
-      }
-      float m = -INFINITY;
-      CUTE_UNROLL
-      for (int k = 0; k < kVecsPerThread; ++k) m = fmaxf(m, fmaxf(fmaxf(v[k].x, v[k].y), fmaxf(v[k].z, v[k].w)));
-      for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, offset));
-      float sum = 0.f;
-      if (m != -INFINITY) {  // a warp of -inf contributes (-inf, 0), not exp(-inf + inf)
-        CUTE_UNROLL
-        for (int k = 0; k < kVecsPerThread; ++k) {
-          const float4 e{__expf(v[k].x - m), __expf(v[k].y - m), __expf(v[k].z - m), __expf(v[k].w - m)};
-          sum += (e.x + e.y) + (e.z + e.w);
-          if constexpr (!kLogSoftmax) sX(threadIdx.x + k * kCompute, s) = e;  // the normalise scales these
-        }
-      } else if constexpr (!kLogSoftmax) {
-        // exp(-inf) = 0: the stage must hold zeros, not the -inf the normalise's scale of 0 would turn to NaN
-        // (a chunk masked with -inf is a row's zeros in torch).
-        CUTE_UNROLL
-        for (int k = 0; k < kVecsPerThread; ++k) sX(threadIdx.x + k * kCompute, s) = float4{0.f, 0.f, 0.f, 0.f};
-      }
-      for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+      // A whole chunk takes the loop without bounds checks (only a row's short last chunk needs them).
+      const MaxSum part = vecs_of[s] == kChunkVecs ? fold_slice<true>(sX, s, first_vec, lane, kChunkVecs)
+                                                   : fold_slice<false>(sX, s, first_vec, lane, vecs_of[s]);
       if (lane == 0) {
-        warp_parts[warp] = MaxSum{m, sum};
-        warp_max_of[s][warp] = m;
+        warp_max_of[s][warp] = part.max;
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> slot(slots[c * kComputeWarps + warp]);
+        slot.store(pack(part), cuda::memory_order_relaxed);  // the word is its own flag: no fence needed
       }
-      compute_sync();
-      if (warp == 0) {
-        MaxSum part = lane < kComputeWarps ? warp_parts[lane] : MaxSum{-INFINITY, 0.f};
-        for (int offset = kComputeWarps / 2; offset > 0; offset /= 2) part = shuffle_combine(part, offset);
-        if (lane == 0) {
-          cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> slot(slots[c]);
-          slot.store(pack(part), cuda::memory_order_relaxed);  // the word is its own flag: no fence needed
-        }
-      }
+      __syncwarp();  // warp_max_of before the lanes read it at the normalise
       ++folded;
       continue;
     }
-    // kNormalise the oldest chunk with its row's statistics from the poller.
-    wait_barrier(ready[head], (ready_parity >> head) & 1);  // complete already: each thread's acquire of stats_of
+    // kNormalise the oldest chunk's slice with its row's statistics from the poller.
+    wait_barrier(ready[head], (ready_parity >> head) & 1);  // complete already: each lane's acquire of stats_of
     ready_parity ^= 1u << head;
     const MaxSum stats = stats_of[head];
-    const int64_t c = chunk_of[head];
     const int vecs = vecs_of[head];
-    Tensor gOut = make_tensor(make_gmem_ptr(reinterpret_cast<float4*>(y + first_of[head])), Int<kChunkVecs>{});
+    float* out = y + first_of[head];
     // Softmax: the stage holds exp(x - this warp's max), so y = that * exp(warp max - row max) / sum.
     const float warp_max = warp_max_of[head][warp];
     // A row of -inf alone is NaN in torch (exp(-inf + inf)); a warp of -inf in a finite row, zeros.
@@ -352,27 +379,17 @@ __global__ void __launch_bounds__(kThreads, 1)
                         : warp_max == -INFINITY ? 0.f
                                                 : __expf(warp_max - stats.max) / stats.sum;
     const float log_sum = logf(stats.sum);  // log-softmax: (x - max) - log(sum)
-    CUTE_UNROLL
-    for (int k = 0; k < kVecsPerThread; ++k) {
-      const int i = threadIdx.x + k * kCompute;
-      float4 a = sX(i, head);
-      if constexpr (kLogSoftmax) {
-        a = float4{(a.x - stats.max) - log_sum, (a.y - stats.max) - log_sum, (a.z - stats.max) - log_sum,
-                   (a.w - stats.max) - log_sum};
-      } else {
-        a = float4{a.x * scale, a.y * scale, a.z * scale, a.w * scale};
-      }
-      if constexpr (TKS_BULK_STORE) sX(i, head) = a;
-      else if (i < vecs) gOut(i) = a;
-    }
+    if (vecs == kChunkVecs) normalise_slice<true>(sX, head, first_vec, lane, vecs, out, stats.max, scale, log_sum);
+    else normalise_slice<false>(sX, head, first_vec, lane, vecs, out, stats.max, scale, log_sum);
     if constexpr (TKS_BULK_STORE) {
-      // Each thread's writes visible to the async proxy, then one bulk store of the chunk. The stage goes
-      // back once the store has read it: at the next normalise (the store before, long done by then) or the
-      // next idle step, so thread 0 does not wait on its own store.
+      // Each lane's writes visible to the async proxy, then one bulk store of the warp's slice. The stage
+      // goes back once the store has read it: at the warp's next normalise (the store before, long done by
+      // then) or its next idle step, so lane 0 does not wait on its own store.
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      compute_sync();
-      if (threadIdx.x == 0) {
-        SM90_BULK_COPY_S2G::copy(&sX(0, head), &gOut(0), vecs * 16);
+      __syncwarp();
+      if (lane == 0) {
+        const int bytes = max(0, min(vecs - first_vec, kWarpVecs)) * 16;
+        if (bytes > 0) SM90_BULK_COPY_S2G::copy(&sX(first_vec, head), out + first_vec * 4, bytes);
         tma_store_arrive();
         if (storing >= 0) {
           tma_store_wait<1>();
@@ -381,8 +398,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         storing = head;
       }
     } else {
-      compute_sync();  // every compute thread has read the stage (and stats_of, chunk_of) before it is refilled
-      if (threadIdx.x == 0) arrive_barrier(empty[head]);
+      __syncwarp();  // every lane has read its part of the stage (and stats_of, first_of) before it is refilled
+      if (lane == 0) arrive_barrier(empty[head]);
     }
     head = (head + 1) % kStages;
     --folded;
@@ -444,7 +461,7 @@ bool plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor
   p.rows = p.n > 0 ? cutegen::numel(inputs[0]) / p.n : 0;
   p.chunks_per_row = (p.n + kChunkFloats - 1) / kChunkFloats;
   p.ticket = p.n % 4 == 0 && p.n >= kChunkFloats && p.chunks_per_row <= kMaxChunksPerRow;
-  p.workspace_bytes = p.ticket ? 8 + static_cast<size_t>(p.rows * p.chunks_per_row) * 8 : 8;
+  p.workspace_bytes = p.ticket ? 8 + static_cast<size_t>(p.rows * p.chunks_per_row) * kComputeWarps * 8 : 8;
   return true;
 }
 
