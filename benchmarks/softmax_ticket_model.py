@@ -15,13 +15,25 @@ ring order once every slot of the stage's row is published. A ticket past the en
 end, which stops the poller and, once it is the oldest, the compute threads. Loads land and roles act in
 random order.
 
+`run_roles(..., warps=W)` is the per-warp form (session 19): the compute threads are W warps that no longer
+meet at a barrier (four CTA-wide barriers a chunk kept them busy 96-97% of the time), so each may lag or run
+ahead of the others. Each warp keeps its own oldest chunk and folded chunks, folds its slice of each landed
+stage in ring order publishing its own slot (a row is ready once all chunks-per-row x W slots are), normalises
+its slice of the oldest chunk once the stage is ready and hands the stage back on its own (with `deferred`, at
+its own next normalise or idle step); the producer refills a stage only once all W warps have. W = 1 is
+session 18's form, step for step. A run also fails when a warp normalises a chunk before every slot of its row is
+published (a poller counting chunks instead of slots would).
+
 Run: python3 benchmarks/softmax_ticket_model.py   (prints each configuration that fails, then a summary)
 Recorded: session 17, 307 configurations of `run` with CTAs x stages >= chunks per row, none failed; below
 that, deadlocks (the kernels refuse such launches). Session 18: the same for `run_roles`, with and without
-deferred emptying. python/tests/test_softmax_ticket_protocol.py runs both on every test run.
+deferred emptying. Session 19: the same for W = 2 and 4, each with and without deferred emptying; W = 1 gave
+session 18's outcome for each of the 600 configurations, with and without `deferred` and `hold_ahead`.
+python/tests/test_softmax_ticket_protocol.py runs every form on every test run.
 """
 import random
 import sys
+from functools import partial
 
 
 def run(ctas, stages, rows, per_row, seed):
@@ -77,25 +89,36 @@ def run(ctas, stages, rows, per_row, seed):
     return None
 
 
-def run_roles(ctas, stages, rows, per_row, seed, deferred=False, hold_ahead=False):
+def compute_warp(stages):
+    """A compute warp's own state: its oldest chunk's stage, the chunks from there it folded but has not
+    stored, the stage its last bulk store reads (deferred), and per stage the fill it folded and stored."""
+    return {"head": 0, "unstored": 0, "storing": None, "done": False,
+            "folded": [0] * stages, "stored": [0] * stages}
+
+
+def run_roles(ctas, stages, rows, per_row, seed, deferred=False, hold_ahead=False, warps=1):
     rnd = random.Random(seed)
     total = rows * per_row
     next_ticket = 0
-    published = [0] * rows  # slots published per row
-    normalised = [0] * total
+    # Per row: the slots published, (chunk, warp) pairs -- the poller waits for each slot, so a slot published
+    # twice must not stand in for one never published.
+    published = [set() for _ in range(rows)]
+    normalised = [[0] * warps for _ in range(total)]  # per chunk: each warp's stores of its slice
+    early = []  # chunks normalised before every slot of their row was published
     in_flight = set()  # (cta, stage, fill) loads not landed yet
-    # Per stage: `fill` counts its fills (the kernels' barrier phases); `landed`, `folded`, `ready` and
-    # `stored` name the fill each has reached, so a role never acts on a stage's previous chunk.
-    cta = [{"chunk": [None] * stages, "fill": [0] * stages, "landed": [0] * stages, "folded": [0] * stages,
-            "ready": [0] * stages, "stored": [0] * stages, "empty": [True] * stages,
-            "next_fill": 0, "producing": True, "poll": 0, "polling": True,
-            "head": 0, "unstored": 0, "storing": None, "done": False, "held": None} for _ in range(ctas)]
+    # Per stage: `fill` counts its fills (the kernels' barrier phases); `landed`, `ready` and, per warp,
+    # `folded` and `stored` name the fill each has reached, so a role never acts on a stage's previous chunk.
+    # `emptied` counts the warps that handed the stage's fill back (its `empty` barrier counts `warps`
+    # arrivals); every stage starts empty.
+    cta = [{"chunk": [None] * stages, "fill": [0] * stages, "landed": [0] * stages, "ready": [0] * stages,
+            "emptied": [warps] * stages, "next_fill": 0, "producing": True, "poll": 0, "polling": True,
+            "held": None, "warps": [compute_warp(stages) for _ in range(warps)]} for _ in range(ctas)]
 
     def produce(g):
         nonlocal next_ticket
         st = cta[g]
         n = 0
-        while n < stages and st["empty"][(st["next_fill"] + n) % stages]:
+        while n < stages and st["emptied"][(st["next_fill"] + n) % stages] == warps:
             n += 1
         if n == 0:
             return False
@@ -108,7 +131,7 @@ def run_roles(ctas, stages, rows, per_row, seed, deferred=False, hold_ahead=Fals
             st["held"] = tickets.pop()
         for i in range(n):
             s = (st["next_fill"] + i) % stages
-            st["empty"][s] = False
+            st["emptied"][s] = 0
             st["fill"][s] += 1
             c = tickets[i]
             st["chunk"][s] = c if c < total else -1
@@ -127,61 +150,65 @@ def run_roles(ctas, stages, rows, per_row, seed, deferred=False, hold_ahead=Fals
         if st["chunk"][s] < 0:
             st["polling"] = False
             return True
-        if published[st["chunk"][s] // per_row] < per_row:
+        if len(published[st["chunk"][s] // per_row]) < per_row * warps:
             return False
         st["ready"][s], st["poll"] = lap, st["poll"] + 1
         return True
 
-    def compute(g):
-        st = cta[g]
-        h = st["head"]
-        f = (h + st["unstored"]) % stages
-        if st["unstored"] > 0 and st["ready"][h] == st["fill"][h] > st["stored"][h]:
-            normalised[st["chunk"][h]] += 1
-            st["stored"][h] = st["fill"][h]
+    def compute(g, w):
+        st, me = cta[g], cta[g]["warps"][w]
+        h = me["head"]
+        f = (h + me["unstored"]) % stages
+        if me["unstored"] > 0 and st["ready"][h] == st["fill"][h] > me["stored"][h]:
+            if len(published[st["chunk"][h] // per_row]) < per_row * warps:
+                early.append(st["chunk"][h])  # normalised with part of its row's statistics
+            normalised[st["chunk"][h]][w] += 1
+            me["stored"][h] = st["fill"][h]
             if deferred:
-                if st["storing"] is not None:
-                    st["empty"][st["storing"]] = True
-                st["storing"] = h
+                if me["storing"] is not None:
+                    st["emptied"][me["storing"]] += 1
+                me["storing"] = h
             else:
-                st["empty"][h] = True
-            st["head"], st["unstored"] = (h + 1) % stages, st["unstored"] - 1
+                st["emptied"][h] += 1
+            me["head"], me["unstored"] = (h + 1) % stages, me["unstored"] - 1
             return True
-        if st["unstored"] < stages and st["landed"][f] == st["fill"][f] > st["folded"][f]:
+        if me["unstored"] < stages and st["landed"][f] == st["fill"][f] > me["folded"][f]:
             if st["chunk"][f] >= 0:
-                published[st["chunk"][f] // per_row] += 1
-                st["folded"][f] = st["fill"][f]
-                st["unstored"] += 1
+                published[st["chunk"][f] // per_row].add((st["chunk"][f], w))
+                me["folded"][f] = st["fill"][f]
+                me["unstored"] += 1
                 return True
-            if st["unstored"] == 0:
-                st["done"] = True
+            if me["unstored"] == 0:
+                me["done"] = True
                 return True
-        if st["storing"] is not None:  # idle: hand back the stage the last store read
-            st["empty"][st["storing"]] = True
-            st["storing"] = None
+        if me["storing"] is not None:  # idle: hand back the stage the warp's last store read
+            st["emptied"][me["storing"]] += 1
+            me["storing"] = None
             return True
         return False
 
     while True:
-        actors = []
-        for g, st in enumerate(cta):
-            if st["producing"]:
-                actors.append((produce, g))
-            if st["polling"]:
-                actors.append((poll, g))
-            if not st["done"]:
-                actors.append((compute, g))
-        if not actors and not in_flight:
-            break
         if in_flight and rnd.random() < 0.5:
             g, s, fill = rnd.choice(sorted(in_flight))
             in_flight.discard((g, s, fill))
             cta[g]["landed"][s] = fill
             continue
+        actors = []
+        for g, st in enumerate(cta):
+            if st["producing"]:
+                actors.append(partial(produce, g))
+            if st["polling"]:
+                actors.append(partial(poll, g))
+            actors += [partial(compute, g, w) for w, me in enumerate(st["warps"]) if not me["done"]]
+        if not actors and not in_flight:
+            break
         rnd.shuffle(actors)
-        if not any(act(g) for act, g in actors) and not in_flight:
-            return f"deadlock after {next_ticket} tickets, {sum(normalised)}/{total} chunks stored"
-    if any(n != 1 for n in normalised):
+        if not any(act() for act in actors) and not in_flight:
+            stored = sum(all(n) for n in normalised)  # chunks every warp stored its slice of
+            return f"deadlock after {next_ticket} tickets, {stored}/{total} chunks stored"
+    if early:
+        return f"chunk {early[0]} was normalised before its row's statistics were complete"
+    if any(n != [1] * warps for n in normalised):
         return "a chunk was not stored exactly once"
     return None
 
@@ -195,10 +222,19 @@ def configurations(count):
         yield ctas, stages, rows, per_row, seed
 
 
+def forms():
+    """(name, model) for every form: `run`, then `run_roles` with 1, 2 and 4 compute warps, each with and
+    without deferred emptying."""
+    yield "run", run
+    for warps in (1, 2, 4):
+        for deferred in (False, True):
+            name = "run_roles" + (f" warps={warps}" if warps > 1 else "") + (" deferred" if deferred else "")
+            yield name, partial(run_roles, deferred=deferred, warps=warps)
+
+
 def main():
     failed = 0
-    for name, model in (("run", run), ("run_roles", run_roles),
-                        ("run_roles deferred", lambda *a: run_roles(*a, deferred=True))):
+    for name, model in forms():
         tried = 0
         for ctas, stages, rows, per_row, seed in configurations(600):
             if ctas * stages < per_row:

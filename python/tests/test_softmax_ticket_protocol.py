@@ -1,9 +1,12 @@
 """The ticket softmax's protocol, modelled (benchmarks/softmax_ticket_model.py): every chunk is stored exactly
 once whenever the CTAs running at once can hold a row in their stages -- the bound the kernels check before
 launching (examples/kernels/softmax_ticket.cu) -- and the model is sharp enough to find the deadlocks: below
-the bound, and with a ticket held ahead of a stage (what the producer's comment forbids)."""
+the bound, and with a ticket held ahead of a stage (what the producer's comment forbids). The roles' forms run
+with one compute group and with 2 and 4 independent compute warps (each warp's slice of every chunk stored
+exactly once)."""
 import importlib.util
 import os
+from functools import partial
 
 import pytest
 
@@ -17,8 +20,12 @@ spec.loader.exec_module(model)
 FORMS = {
     "counters (session 17)": model.run,
     "roles": model.run_roles,
-    "roles, stages emptied after the bulk store": lambda *a: model.run_roles(*a, deferred=True),
+    "roles, stages emptied after the bulk store": partial(model.run_roles, deferred=True),
 }
+for warps in (2, 4):  # session 19: the compute warps act on their own, each handing a stage back itself
+    FORMS[f"roles, {warps} warps"] = partial(model.run_roles, warps=warps)
+    FORMS[f"roles, {warps} warps, stages emptied after the bulk store"] = partial(model.run_roles, warps=warps,
+                                                                                  deferred=True)
 
 
 def split(count=600):
@@ -43,7 +50,8 @@ def test_below_the_bound_it_deadlocks(form):
     assert below and sum(1 for why in outcomes if why and why.startswith("deadlock")) >= len(below) // 2
 
 
-def test_a_ticket_held_ahead_of_a_stage_can_deadlock_even_above_the_bound():
+@pytest.mark.parametrize("warps", [1, 2, 4])
+def test_a_ticket_held_ahead_of_a_stage_can_deadlock_even_above_the_bound(warps):
     above, _ = split()
-    outcomes = [model.run_roles(*c, hold_ahead=True) for c in above]
+    outcomes = (model.run_roles(*c, hold_ahead=True, warps=warps) for c in above)
     assert any(why and why.startswith("deadlock") for why in outcomes)
