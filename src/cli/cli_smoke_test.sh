@@ -196,7 +196,9 @@ check "seed of a masked product says what matched" \
 out=$("$cutegen" seed --list "$src/problems" 2>&1); rc=$?
 check "seed --list lists every problem" test $rc -eq 0 -a "$(grep -c '\.py: ' <<<"$out")" -eq "$(ls "$src"/problems/*.py | wc -l)"
 check "seed --list shows softmax_rows' seed" \
-  grep -q "^softmax_rows.py: row softmax (the library's cluster softmax) y = softmax(x, dim=-1)$" <<<"$out"
+  grep -q "^softmax_rows.py: row softmax (the library's ticket softmax) y = softmax(x, dim=-1)$" <<<"$out"
+check "seed --list shows that rows too long for the ticket softmax take the cluster softmax" \
+  grep -q "^softmax_long_rows.py: row softmax (the library's cluster softmax) y = softmax(x, dim=-1)$" <<<"$out"
 check "seed --list counts the seeds" grep -Eq '^[0-9]+ of [0-9]+ problems have a seed$' <<<"$out"
 check "seed --list shows relu's seed" grep -q '^relu.py: pointwise chain y = relu(x)$' <<<"$out"
 check "seed --list shows a Linear + gelu's epilogue seed" \
