@@ -29,9 +29,10 @@
 // kMinResidentCtas CTAs running at once; the launch checks that the GPU holds that many.
 //
 // Status (2026-12-02): what the seed routes long softmax and log-softmax rows of 16-byte vectors to
-// (src/seed/library_softmax.cpp). On an H200, KernelBench 23 (4096 x 393216) judged 3.137 ms (events 3.109;
-// 1.98x eager, 1.54x torch.compile, 97.2% of the floor) with the defaults; the cluster kernel judged
-// 3.64-3.67 (benchmarks/gpu-check-2026-12-02e.md, call 2). The form before the compute warps went
+// (src/seed/library_softmax.cpp). On an H200, KernelBench 23 (4096 x 393216) judged 3.117-3.187 ms with the
+// defaults (events 3.09; 1.95-1.99x eager, 1.54-1.55x torch.compile, 95-97% of the floor) and KernelBench 24
+// 3.172-3.231 (events 3.10; 94-96%); the cluster kernels judged 3.64-3.67 and 3.76
+// (benchmarks/gpu-check-2026-12-02e.md, calls 2-3). The form before the compute warps went
 // independent (thread 0 deciding each step for all of them, four CTA-wide barriers a chunk) judged 3.571:
 // its trace had the compute threads busy 96-97% of the time (call 1).
 //

@@ -27,7 +27,7 @@ std::string library_softmax_refusal(const RowSoftmaxPlan& plan);
 // 32 KB chunks from one counter over every SM, a row's statistics met in workspace slots) where its chunks
 // can hold the row -- rows of 16-byte vectors (N % 4 == 0) of at most kTicketMaxChunksPerRow chunks; the
 // cluster softmax otherwise (its streaming path is the better two-read kernel for the rest). On an H200,
-// KernelBench 23/24 judged faster on the ticket kernel (3.571 / 3.642 ms against 3.64-3.67 / 3.76;
+// KernelBench 23/24 judged faster on the ticket kernel (3.117 / 3.214 ms against 3.64-3.67 / 3.76;
 // benchmarks/gpu-check-2026-12-02e.md).
 enum class LibrarySoftmax { ticket, cluster };
 inline constexpr int64_t kTicketChunkValues = 8192;
