@@ -13,14 +13,23 @@
 
 namespace cutegen::seed {
 
-// Rows of at least this many fp32 values (256 KB) go to the cluster kernel. From about there the row
+// Rows of at least this many fp32 values (256 KB) go to a library kernel. From about there the row
 // kernel's second read stops coming from the L2 (132 SMs' rows in flight fill an H200's 50 MB), and on
 // the H200 the cluster kernel ran 4096 x 65536 in 0.689 ms of events against the row kernel's 0.797
-// (benchmarks/gpu-check-2026-12-01e.md, gpu-suite-2026-11-30.md). Shorter rows were not measured: they keep it.
+// (benchmarks/gpu-check-2026-12-01e.md, gpu-suite-2026-11-30.md).
 inline constexpr int64_t kLibrarySoftmaxMinRow = 65536;
+// Shorter rows of 16-byte vectors, at least one 32 KB chunk long, go to the ticket softmax too when the
+// tensor has at least this many chunks: spread over every SM, they beat the row kernel on the H200 from
+// 4096 chunks (128 MB) up -- 4096 x 8192 0.078 ms against 0.095, 4096 x 16384 0.143 against 0.202 (eager
+// 0.176), 16384 x 8192 0.273 against 0.362 -- while 256 x 16384 (512 chunks, 16 MB) ran 0.023 against
+// 0.021: too few chunks to pay for the launch over every SM and its workspace memset
+// (benchmarks/gpu-check-2026-12-02e.md, call 4). Between 512 and 4096 chunks was not measured.
+inline constexpr int64_t kTicketMinChunks = 4096;
 
 // "" when the plan is one the library kernels take and are chosen for: the contract's only input (they
-// read inputs[0] and refuse other counts) and rows of at least kLibrarySoftmaxMinRow. Else why not.
+// read inputs[0] and refuse other counts), and rows of at least kLibrarySoftmaxMinRow or, for the ticket
+// softmax, rows of 16-byte vectors of at least one chunk in a tensor of at least kTicketMinChunks chunks.
+// Else why not.
 std::string library_softmax_refusal(const RowSoftmaxPlan& plan);
 
 // Which library kernel a row the library takes gets. The ticket softmax (examples/kernels/softmax_ticket.cu:

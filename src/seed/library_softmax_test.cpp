@@ -2,6 +2,7 @@
 // softmax_cluster.cu as their seed (with kLogSoftmax set), which keep the row kernel and why.
 #include "seed/library_softmax.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "compile/source_rules.h"
@@ -82,7 +83,8 @@ TEST(LibrarySoftmaxRoute, ShortRowsAndOtherOperandsKeepTheRowKernelAndSayWhy) {
   auto short_rows = match(row_softmax_graph("softmax", 4096, 65535));
   ASSERT_TRUE(short_rows.row_softmax) << short_rows.reason;
   EXPECT_EQ(library_softmax_refusal(*short_rows.row_softmax),
-            "rows of 65535 values, fewer than 65536: the row kernel's second read still comes from the L2");
+            "rows of 65535 values, fewer than 65536: the row kernel's second read still comes from the L2 (and the "
+            "ticket softmax takes rows of 16-byte vectors of at least 8192 values)");
   EXPECT_EQ(short_rows.description(), "row softmax y = softmax(x, dim=-1)");
   EXPECT_TRUE(contains(seed_source(row_softmax_graph("softmax", 4096, 65535)), "SMX_THREADS"));
   auto at_the_bound = match(row_softmax_graph("softmax", 4096, 65536));
@@ -94,6 +96,42 @@ TEST(LibrarySoftmaxRoute, ShortRowsAndOtherOperandsKeepTheRowKernelAndSayWhy) {
   EXPECT_EQ(library_softmax_refusal(*two_inputs.row_softmax),
             "the softmax's operand is not the contract's only input (the library kernel reads inputs[0] alone)");
   EXPECT_TRUE(contains(seed_source(row_softmax_graph("softmax", 4096, 393216, true)), "SMX_THREADS"));
+}
+
+// Rows shorter than 65536 values take the ticket softmax only in a tensor of at least 4096 chunks of 8192
+// values (library_softmax.h: measured from 4096 chunks up, lost at 512); the rest keep the row kernel and say why.
+TEST(LibrarySoftmaxRoute, ShortRowsOfALargeTensorAreTheTicketSoftmax) {
+  for (const auto& [rows, n] : {std::pair<int64_t, int64_t>{4096, 8192}, {4096, 16384}, {1024, 49152}, {16384, 8192}}) {
+    SCOPED_TRACE(fmt::format("{} x {}", rows, n));
+    auto m = match(row_softmax_graph("log_softmax", rows, n));
+    ASSERT_TRUE(m.row_softmax) << m.reason;
+    EXPECT_EQ(library_softmax_refusal(*m.row_softmax), "");
+    EXPECT_EQ(library_softmax_kernel(*m.row_softmax), LibrarySoftmax::ticket);
+    EXPECT_EQ(m.description(), "row softmax (the library's ticket softmax) y = log_softmax(x, dim=-1)");
+    const std::string src = seed_source(row_softmax_graph("log_softmax", rows, n));
+    EXPECT_TRUE(contains(src, "constexpr bool kLogSoftmax = true;  // set by the seed: log_softmax")) << src.substr(0, 3000);
+    EXPECT_TRUE(contains(src, fmt::format("// {} chunks of 8192 values (at least 4096)", rows * (n / 8192))))
+        << src.substr(0, 3000);
+  }
+  // 4095 chunks: one short of the bound.
+  auto few = match(row_softmax_graph("softmax", 4095, 8192));
+  ASSERT_TRUE(few.row_softmax) << few.reason;
+  EXPECT_EQ(library_softmax_refusal(*few.row_softmax),
+            "rows of 8192 values, fewer than 65536, in 4095 chunks of 8192 values, fewer than 4096: the row kernel's "
+            "second read still comes from the L2, and too few chunks to pay for spreading them over every SM");
+  EXPECT_EQ(few.description(), "row softmax y = softmax(x, dim=-1)");
+  EXPECT_TRUE(contains(seed_source(row_softmax_graph("softmax", 4095, 8192)), "SMX_THREADS"));
+  // A short last chunk counts as a chunk: 2048 rows of 8196 values are 4096 chunks.
+  auto short_last = match(row_softmax_graph("softmax", 2048, 8196));
+  ASSERT_TRUE(short_last.row_softmax) << short_last.reason;
+  EXPECT_EQ(library_softmax_refusal(*short_last.row_softmax), "");
+  // Rows shorter than a chunk, or not of 16-byte vectors, keep the row kernel however large the tensor.
+  for (const auto& [rows, n] : {std::pair<int64_t, int64_t>{65536, 4096}, {8192, 16383}}) {
+    auto m = match(row_softmax_graph("softmax", rows, n));
+    ASSERT_TRUE(m.row_softmax) << m.reason;
+    EXPECT_TRUE(contains(library_softmax_refusal(*m.row_softmax), "of at least 8192 values"))
+        << library_softmax_refusal(*m.row_softmax);
+  }
 }
 
 TEST(LibrarySoftmaxKernel, ALibraryWithoutTheLogLineIsAnError) {
