@@ -54,8 +54,9 @@ std::string library_softmax_refusal(const RowSoftmaxPlan& p) {
 }
 
 LibrarySoftmax library_softmax_kernel(const RowSoftmaxPlan& p) {
-  return row_length(p) % 4 == 0 && chunks_per_row(p) <= kTicketMaxChunksPerRow ? LibrarySoftmax::ticket
-                                                                                 : LibrarySoftmax::cluster;
+  return row_length(p) % 4 == 0 && chunks_per_row(p) <= kTicketMaxChunksPerRow && total_chunks(p) >= kTicketMinChunks
+             ? LibrarySoftmax::ticket
+             : LibrarySoftmax::cluster;
 }
 
 Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& plan, const std::string& problem_name) {
@@ -103,11 +104,12 @@ Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& p, con
                    "// kLogSoftmax, which the seed sets from the graph. Chosen over the seed's row kernel\n"
                    "// (src/seed/row_softmax_kernel.cu.in, which reads every row twice) because rows of {1} values (at least\n"
                    "// {2}) are too long for that second read to come from the L2: this kernel holds a row in a thread-block\n"
-                   "// cluster's shared memory and reads it from DRAM once (rows too long or not of 16-byte vectors for the\n"
-                   "// ticket softmax, softmax_ticket.cu, take its streaming path). On an H200, KernelBench's 4096 x 393216\n"
+                   "// cluster's shared memory and reads it from DRAM once (rows longer than a cluster holds, or not of 16-byte vectors,\n"
+                   "// take its streaming path; the ticket softmax, softmax_ticket.cu, takes rows of 16-byte vectors in tensors\n"
+                   "// of at least {3} of its chunks). On an H200, KernelBench's 4096 x 393216\n"
                    "// softmax ran 3.64 ms so against the row kernel's 4.94 (benchmarks/gpu-check-2026-12-01f.md).\n"
                    "//\n",
-                   file, row_length(p), kLibrarySoftmaxMinRow);
+                   file, row_length(p), kLibrarySoftmaxMinRow, kTicketMinChunks);
   const std::string header = fmt::format(
       "// Seed kernel for {0}, written by cutegen without an LLM (docs/seed.md): {1} over the last\n"
       "// dimension of one contiguous fp32 tensor ({2} when traced):\n"

@@ -26,6 +26,7 @@ inline constexpr int64_t kLibrarySoftmaxMinRow = 65536;
 // 0.021: too few chunks to pay for the launch over every SM and its workspace memset
 // (benchmarks/gpu-check-2026-12-02e.md, call 4). Between 512 and 4096 chunks was not measured.
 inline constexpr int64_t kTicketMinChunks = 4096;
+inline constexpr int64_t kTicketChunkValues = 8192;
 
 // "" when the plan is one the library kernels take and are chosen for: the contract's only input (they
 // read inputs[0] and refuse other counts), and rows of at least kLibrarySoftmaxMinRow or, for the ticket
@@ -35,12 +36,12 @@ std::string library_softmax_refusal(const RowSoftmaxPlan& plan);
 
 // Which library kernel a row the library takes gets. The ticket softmax (examples/kernels/softmax_ticket.cu:
 // 32 KB chunks from one counter over every SM, a row's statistics met in workspace slots) where its chunks
-// can hold the row -- rows of 16-byte vectors (N % 4 == 0) of at most kTicketMaxChunksPerRow chunks; the
-// cluster softmax otherwise (its streaming path is the better two-read kernel for the rest). On an H200,
+// can hold the row -- rows of 16-byte vectors (N % 4 == 0) of at most kTicketMaxChunksPerRow chunks -- and the
+// tensor has at least kTicketMinChunks of them; the cluster softmax otherwise (its streaming path is the
+// better two-read kernel for the rest, and a small tensor's few clusters beat a launch over every SM). On an H200,
 // KernelBench 23/24 judged faster on the ticket kernel (3.117 / 3.214 ms against 3.64-3.67 / 3.76;
 // benchmarks/gpu-check-2026-12-02e.md).
 enum class LibrarySoftmax { ticket, cluster };
-inline constexpr int64_t kTicketChunkValues = 8192;
 // The file allows 16 CTAs x TKS_STAGES chunks a row; 16 x 5, its smallest stage count, so that every
 // variant `cutegen tune` builds takes the ticket path for the rows routed to it.
 inline constexpr int64_t kTicketMaxChunksPerRow = 80;

@@ -60,7 +60,9 @@ TEST(LibrarySoftmaxRoute, RowsTheTicketChunksCannotHoldAreTheClusterSoftmax) {
   };
   for (const Case& c : {Case{1000, 100003, LibrarySoftmax::cluster},   // N % 4 != 0
                         Case{256, 100002, LibrarySoftmax::cluster},    // even, still not 16-byte vectors
-                        Case{256, 100004, LibrarySoftmax::ticket},     // a short last chunk
+                        Case{512, 100004, LibrarySoftmax::ticket},     // a short last chunk
+                        Case{256, 100004, LibrarySoftmax::cluster},    // 3328 chunks in all: too few to spread
+                        Case{16, 65536, LibrarySoftmax::cluster},      // 128 chunks in all
                         Case{64, 80 * 8192, LibrarySoftmax::ticket},   // the most chunks a row
                         Case{64, 80 * 8192 + 4, LibrarySoftmax::cluster},
                         Case{16, 4194304, LibrarySoftmax::cluster}}) {  // problems/softmax_long_rows.py
