@@ -204,7 +204,8 @@ TEST(PromptLibrary, CuteGuideStaysConcise) {
                            "make_tma_copy", "**named** namespace",
                            // the idioms of the library kernels
                            "map_shared_rank", "Layout_K_SW128_Atom", "KernelTmaWarpSpecializedCooperative",
-                           "3xTF32 split", "cudaLaunchCooperativeKernel", "copy_aligned", "arrive_and_expect_tx"})
+                           "3xTF32 split", "cudaLaunchCooperativeKernel", "copy_aligned", "arrive_and_expect_tx",
+                           "SM90_BULK_COPY_G2S"})
     EXPECT_TRUE(contains(guide, name)) << name;
 }
 
