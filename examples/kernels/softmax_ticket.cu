@@ -53,8 +53,8 @@
 
 // Compute threads, in independent warps (the producer and poller warps come on top). KernelBench 23
 // in-process on the H200 (gpu-check-2026-12-02e.md, call 2): 128 threads 3.098 ms, 64 3.520, 256 4.101 --
-// four warps keep a stage's shared-memory traffic and exponentials in flight; eight wait on one another's
-// shared-memory bandwidth with half the work each.
+// why eight warps lose by a third was not measured (each has half the work per chunk, and the poller
+// combines twice the slots).
 // cutegen:knob TKS_THREADS in {64, 128, 256}
 #ifndef TKS_THREADS
 #define TKS_THREADS 128
