@@ -123,7 +123,9 @@ __device__ __forceinline__ unsigned long long load_slot(const unsigned long long
   return cuda::atomic_ref<const unsigned long long, cuda::thread_scope_device>(*slot).load(cuda::memory_order_relaxed);
 }
 
-// Whether the barrier has completed the phase `parity` (does not wait).
+// Whether the barrier has completed the phase `parity` (does not wait). Not CUTLASS's
+// ClusterBarrier::test_wait: its asm has no "memory" clobber, so the compiler could move the shared-memory
+// reads the answer guards (chunk_of, stats_of) above the test.
 __device__ __forceinline__ bool phase_done(uint64_t& barrier, int parity) {
   uint32_t done;
   asm volatile(

@@ -31,7 +31,8 @@ int64_t total_chunks(const RowSoftmaxPlan& p) {
   return rows * chunks_per_row(p);
 }
 
-// Rows shorter than kLibrarySoftmaxMinRow that the ticket softmax takes (library_softmax.h says why).
+// Rows shorter than kLibrarySoftmaxMinRow that the ticket softmax takes (library_softmax.h says why). Such rows
+// are at most 8 chunks long, so library_softmax_kernel picks the ticket file for every plan this accepts.
 bool short_rows_for_the_ticket_softmax(const RowSoftmaxPlan& p) {
   return row_length(p) < kLibrarySoftmaxMinRow && row_length(p) % 4 == 0 && row_length(p) >= kTicketChunkValues &&
          total_chunks(p) >= kTicketMinChunks;
