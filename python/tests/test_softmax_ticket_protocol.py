@@ -6,7 +6,6 @@ with one compute group and with 2 and 4 independent compute warps (each warp's s
 exactly once)."""
 import importlib.util
 import os
-from functools import partial
 
 import pytest
 
@@ -17,15 +16,7 @@ spec = importlib.util.spec_from_file_location("softmax_ticket_model",
 model = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(model)
 
-FORMS = {
-    "counters (session 17)": model.run,
-    "roles": model.run_roles,
-    "roles, stages emptied after the bulk store": partial(model.run_roles, deferred=True),
-}
-for warps in (2, 4):  # session 19: the compute warps act on their own, each handing a stage back itself
-    FORMS[f"roles, {warps} warps"] = partial(model.run_roles, warps=warps)
-    FORMS[f"roles, {warps} warps, stages emptied after the bulk store"] = partial(model.run_roles, warps=warps,
-                                                                                  deferred=True)
+FORMS = dict(model.forms())  # `run`, then `run_roles` with 1, 2 and 4 compute warps, with and without deferred emptying
 
 
 def split(count=600):
