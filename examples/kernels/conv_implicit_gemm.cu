@@ -1,0 +1,475 @@
+// Library kernel: a dense or grouped convolution of fp32 NC(D)(H)W tensors at fp32 accuracy on the tensor
+// cores (3xTF32) -- forward (nn.Conv1d/2d/3d) and transposed (nn.ConvTranspose1d/2d/3d), with stride,
+// padding, dilation, groups, output_padding (read from the output's shape) and an optional bias. Its own
+// problem is problems/conv2d_3x3.py; the seed (src/seed, the convolution route) sets `kSpec` below from the
+// traced module and uses the file as it is otherwise.
+//
+// The idea: a convolution is a GEMM whose operands are never materialised ("implicit GEMM"):
+//   out(m, j) = sum_k A(m, k) B(k, j),  m = an output position of one image (n, od, oh, ow),
+//   j = an output channel of one group, k = (kernel tap, input channel of the group),
+//   A(m, k) = the input value that tap k sees from position m (zero in the padding), B = the weight.
+// Each CTA gathers a 128 x 32 tile of A straight from the NCHW input into shared memory with 4-byte
+// cp.async (zero-filled where the tap falls in the padding: `src-size` 0), while a 32 x 64 tile of the
+// weight arrives with 16-byte cp.async; a 3-stage pipeline keeps two tiles in flight during the math.
+//
+// Transposed convolutions as forward ones, without wasted taps: output o of a transposed convolution
+// reads input i = (o + p - k d) / s only where that division is exact, so for stride s most taps of an
+// output are empty. Outputs are grouped by phase r = o mod s (per dimension); within a phase the valid
+// taps are the same for every output, and with o = r + s q the input is i = q + e_k, e_k = (r + p - k d)/s:
+// a stride-1 forward convolution over q with its own short tap list. So each phase is one implicit GEMM
+// with K = (valid taps) x channels (blockIdx.z runs over groups x phases); KernelBench 81 (stride 5,
+// dilation 2, 3x3) has at most one tap per phase instead of nine mostly-empty ones. A forward convolution
+// is the one-phase case with i = q s + e_k, e_k = k d - p.
+//
+// Per call, before the GEMM, two small kernels write into the workspace (contract v2): the tap table of
+// every phase (input-channel offset and the per-dimension input offsets e, or "empty" in the K padding)
+// and the weight re-laid as B[group][phase][k][channel] (K rows of the output channels, 16-byte rows for
+// cp.async), already split into TF32 big and small parts. The gather reads one table entry per k row
+// (the same entry for the whole CTA: a broadcast from L1) and needs one bounds test per element.
+//
+// 3xTF32: TF32 keeps 10 of fp32's 23 mantissa bits. x = big + small with big = tf32(x),
+// small = tf32(x - big) (|x - big - small| <= 2^-22 |x|); a*b ~ big_a big_b + big_a small_b + small_a big_b,
+// three m16n8k8 TF32 MMAs (CuTe's SM80 atom, which Hopper runs) whose products are exact in fp32. The
+// tensor cores' adds inside an MMA truncate, so each k-tile's 12 MMAs (32 of K, 96 products) go into a
+// fresh fragment that is added to the running sum with an ordinary round-to-nearest fp32 add: truncation
+// acts only inside 96-term chunks (the promotion of examples/kernels/gemm_sm90_3xtf32.cu, whose CPU error
+// model, benchmarks/gemm_3xtf32_error_model.py, puts 64-term chunks at 3.8e-7 rel-L2 for K' = 12288).
+// The weight is split once per call in the workspace; the input is split in registers as it leaves
+// shared memory (it is read once per output-channel tile).
+//
+// Verified by reading:
+// * Coverage: grid.x tiles the largest phase's M; a CTA past its phase's M returns before touching shared
+//   memory (no barrier is skipped by part of a CTA). grid.y tiles the group's output channels, grid.z runs
+//   over groups x phases. Every output element (n, c, o) lies in exactly one phase r = o mod s and is
+//   written once, by the thread holding (m, j); a phase without taps (possible for stride > dilation x
+//   kernel) still writes its outputs (bias or 0): its loop runs zero k-tiles.
+// * K padding: k beyond the phase's taps x channels has an "empty" table entry (zero A) and zero weights.
+// * Shared memory: stage s of k-tile t is rewritten by the loads of tile t + STAGES - 1, issued after the
+//   barrier that follows every thread's math on tile t - 1 (the same stage), so readers are done first.
+// * Index widths: positions and channel offsets in int32 (cutegen_workspace_bytes refuses shapes beyond
+//   them), image and output offsets in int64 (a KernelBench output reaches 2^31 elements).
+#include <cutegen/kernel.h>
+
+#include <cute/tensor.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+using namespace cute;
+
+// Output channels per CTA tile: 64 suits the 16-128-channel layers of KernelBench; 128 halves the gathers
+// of A per output for layers with many channels, at twice the registers (one CTA per SM).
+// cutegen:knob CIG_TILE_N in {64, 128}
+#ifndef CIG_TILE_N
+#define CIG_TILE_N 64
+#endif
+// Shared-memory stages of the cp.async pipeline (36 KB each at CIG_TILE_N 64).
+// cutegen:knob CIG_STAGES in {2, 3, 4}
+#ifndef CIG_STAGES
+#define CIG_STAGES 3
+#endif
+
+namespace conv_ig {
+
+// What the seed sets from the module (one line, replaced whole). Per dimension in (D, H, W) order; a 2-d
+// convolution has stride 1, padding 0 and dilation 1 in D, a 1-d one in D and H as well.
+struct ConvSpec {
+  int dims;         // 1, 2 or 3 spatial dimensions
+  bool transposed;  // nn.ConvTransposeNd: weight (C_in, C_out / groups, kernel...)
+  int groups;
+  int stride[3], padding[3], dilation[3];
+};
+constexpr ConvSpec kSpec = {2, false, 1, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}};
+
+constexpr int kThreads = 256;
+constexpr int BM = 128, BN = CIG_TILE_N, BK = 32, kStages = CIG_STAGES;
+constexpr int kLdA = BM + 8;  // shared A is (k, m) with m contiguous; the pad spreads a fragment's rows over banks
+constexpr int kLdB = BN + 8;
+constexpr int kStageFloats = BK * kLdA + 2 * BK * kLdB;  // A, B big, B small
+constexpr int kSmemBytes = kStages * kStageFloats * 4;
+static_assert(BM * BK % kThreads == 0 && (2 * BK * BN / 4) % kThreads == 0, "tiles split evenly over the threads");
+
+struct Geometry {
+  ConvSpec spec;  // kSpec, carried to the device (divisions in the hot loops are by sizes, not by these)
+  int phases;     // phases(0) * phases(1) * phases(2)
+  int n, cin_g, cout_g, groups;
+  int in[3], out[3], ker[3];  // D, H, W (1 where the convolution has fewer dimensions)
+  int in_vol, ker_vol;        // in[0]*in[1]*in[2], ker[0]*ker[1]*ker[2]
+  int64_t out_vol;
+  int kmax;      // the largest phase's taps x channels, rounded up to BK
+  int cout_pad;  // cout_g rounded up to BN
+  int mmax;      // the largest phase's output positions (all images)
+
+  // Phases per dimension: s for a transposed convolution, 1 for a forward one.
+  __host__ __device__ int phases_in(int d) const { return spec.transposed ? spec.stride[d] : 1; }
+  // Input i = q * step + e: step s forward, 1 transposed.
+  __host__ __device__ int step_of(int d) const { return spec.transposed ? 1 : spec.stride[d]; }
+};
+
+// The valid kernel taps of one dimension in phase r, in order, and the input offset e of the j-th.
+struct DimTaps {
+  int count = 0;
+  int k[16] = {};  // kernel index of the j-th valid tap (kernel sizes are at most 16, checked on the host)
+  int e[16] = {};
+};
+__host__ __device__ inline DimTaps taps_of(const ConvSpec& sp, int d, int ksize, int r) {
+  DimTaps t;
+  const int s = sp.stride[d], p = sp.padding[d], dil = sp.dilation[d];
+  for (int k = 0; k < ksize; ++k) {
+    if (!sp.transposed) {
+      t.k[t.count] = k;
+      t.e[t.count++] = k * dil - p;
+    } else {
+      const int num = r + p - k * dil;
+      if (((num % s) + s) % s != 0) continue;
+      t.k[t.count] = k;
+      t.e[t.count++] = num / s;  // exact, so truncation is right for negatives too
+    }
+  }
+  return t;
+}
+// How many taps of one dimension are valid in phase r (taps_of's count without its tables: all the main
+// kernel needs).
+__host__ __device__ inline int tap_count(const ConvSpec& sp, int d, int ksize, int r) {
+  if (!sp.transposed) return ksize;
+  const int s = sp.stride[d], p = sp.padding[d], dil = sp.dilation[d];
+  int count = 0;
+  for (int k = 0; k < ksize; ++k) count += ((r + p - k * dil) % s + s) % s == 0;
+  return count;
+}
+
+__host__ __device__ inline void phase_coords(const Geometry& g, int phase, int r[3]) {
+  r[2] = phase % g.phases_in(2);
+  r[1] = phase / g.phases_in(2) % g.phases_in(1);
+  r[0] = phase / (g.phases_in(2) * g.phases_in(1));
+}
+// Outputs o = r + s q of phase r in one dimension (all outputs for a forward convolution).
+__host__ __device__ inline int q_extent(const Geometry& g, int d, int r) {
+  const int s = g.phases_in(d);
+  return g.out[d] > r ? (g.out[d] - r + s - 1) / s : 0;
+}
+__host__ __device__ inline int phase_taps(const Geometry& g, int phase) {
+  int r[3];
+  phase_coords(g, phase, r);
+  int taps = 1;
+  for (int d = 0; d < 3; ++d) taps *= tap_count(g.spec, d, g.ker[d], r[d]);
+  return taps;
+}
+
+// Tap table entry of k = tap * cin_g + c in a phase: the input channel's offset and the three e's;
+// c_off < 0 marks the K padding.
+struct alignas(16) Tap {
+  int c_off, ez, ey, ex;
+};
+
+// The k-th (tap, channel) of a phase: tap j decomposed over the dimensions' valid taps, W fastest.
+__host__ __device__ inline bool decode_k(const Geometry& g, int phase, int k, int& c, int kidx[3], int e[3]) {
+  if (k >= phase_taps(g, phase) * g.cin_g) return false;
+  int r[3];
+  phase_coords(g, phase, r);
+  c = k % g.cin_g;
+  int j = k / g.cin_g;
+  for (int d = 2; d >= 0; --d) {
+    const DimTaps t = taps_of(g.spec, d, g.ker[d], r[d]);
+    kidx[d] = t.k[j % t.count];
+    e[d] = t.e[j % t.count];
+    j /= t.count;
+  }
+  return true;
+}
+
+__global__ void prepare_taps(Geometry g, Tap* table) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= g.phases * g.kmax) return;
+  const int phase = i / g.kmax, k = i % g.kmax;
+  int c, kidx[3], e[3];
+  table[i] = decode_k(g, phase, k, c, kidx, e) ? Tap{c * g.in_vol, e[0], e[1], e[2]} : Tap{-1, 0, 0, 0};
+}
+
+__device__ __forceinline__ uint32_t tf32_bits(float x) { return (__float_as_uint(x) + 0x1000u) & 0xffffe000u; }
+
+// B[group][phase][k][j] as TF32 big and small parts, zero in the K and channel padding.
+__global__ void prepare_weight(Geometry g, const float* __restrict__ w, float* big, float* small) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  const int64_t per_group = int64_t(g.phases) * g.kmax * g.cout_pad;
+  if (i >= per_group * g.groups) return;
+  const int grp = static_cast<int>(i / per_group);
+  const int64_t rest = i % per_group;
+  const int phase = static_cast<int>(rest / (int64_t(g.kmax) * g.cout_pad));
+  const int k = static_cast<int>(rest / g.cout_pad % g.kmax), j = static_cast<int>(rest % g.cout_pad);
+  int c, kidx[3], e[3];
+  float v = 0.f;
+  if (j < g.cout_g && decode_k(g, phase, k, c, kidx, e)) {
+    const int tap = (kidx[0] * g.ker[1] + kidx[1]) * g.ker[2] + kidx[2];
+    // forward: (C_out, C_in/groups, kernel...); transposed: (C_in, C_out/groups, kernel...)
+    const int64_t at = g.spec.transposed
+                           ? ((int64_t(grp) * g.cin_g + c) * g.cout_g + j) * g.ker_vol + tap
+                           : ((int64_t(grp) * g.cout_g + j) * g.cin_g + c) * g.ker_vol + tap;
+    v = w[at];
+  }
+  const uint32_t hi = tf32_bits(v);
+  big[i] = __uint_as_float(hi);
+  small[i] = __uint_as_float(tf32_bits(v - __uint_as_float(hi)));
+}
+
+template <class TiledMma>
+__global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
+    conv_kernel(Geometry g, const float* __restrict__ x, const Tap* __restrict__ table, const float* __restrict__ wbig,
+                const float* __restrict__ wsmall, const float* __restrict__ bias, float* __restrict__ y, TiledMma mma) {
+  const int grp = blockIdx.z / g.phases, phase = blockIdx.z % g.phases;
+  int r[3];
+  phase_coords(g, phase, r);
+  const int qd = q_extent(g, 0, r[0]), qh = q_extent(g, 1, r[1]), qw = q_extent(g, 2, r[2]);
+  const int q_vol = qd * qh * qw;
+  const int m_count = g.n * q_vol;
+  const int m0 = blockIdx.x * BM;
+  if (m0 >= m_count) return;  // the whole CTA: this phase has fewer positions than the largest
+  const int n0 = blockIdx.y * BN;
+  const int k_tiles = (phase_taps(g, phase) * g.cin_g + BK - 1) / BK;
+
+  extern __shared__ __align__(16) float smem[];
+
+  // --- the gather: thread t copies A(m0 + t % BM, k) for k = t / BM + 2i of every k-tile ---
+  const int tid = threadIdx.x;
+  const int a_m = tid % BM, a_k0 = tid / BM;
+  constexpr int kARows = BM * BK / kThreads;  // 16
+  int base[3] = {0, 0, 0};
+  const float* x_img = x;
+  bool m_ok = m0 + a_m < m_count;
+  if (m_ok) {
+    const int m = m0 + a_m, img = m / q_vol, q = m % q_vol;
+    const int q3[3] = {q / (qh * qw), q / qw % qh, q % qw};
+    for (int d = 0; d < 3; ++d) base[d] = q3[d] * g.step_of(d);
+    x_img = x + (int64_t(img) * g.groups + grp) * g.cin_g * int64_t(g.in_vol);
+  }
+  const Tap* taps = table + int64_t(phase) * g.kmax;
+  const int64_t b_offset = (int64_t(grp) * g.phases + phase) * g.kmax * int64_t(g.cout_pad) + n0;
+
+  auto load_tile = [&](int kt, int stage) {
+    float* sA = smem + stage * kStageFloats;
+    float* sB = sA + BK * kLdA;
+    CUTE_UNROLL
+    for (int i = 0; i < kARows; ++i) {
+      const int kl = a_k0 + 2 * i;
+      const Tap t = taps[kt * BK + kl];
+      const int iz = base[0] + t.ez, iy = base[1] + t.ey, ix = base[2] + t.ex;
+      const bool ok = m_ok && t.c_off >= 0 && unsigned(iz) < unsigned(g.in[0]) && unsigned(iy) < unsigned(g.in[1]) &&
+                      unsigned(ix) < unsigned(g.in[2]);
+      const float* src = ok ? x_img + t.c_off + (iz * g.in[1] + iy) * g.in[2] + ix : x;
+      SM80_CP_ASYNC_CACHEALWAYS_ZFILL<float>::copy(*src, sA[kl * kLdA + a_m], ok);
+    }
+    // B big then B small: BK rows of BN floats each, 16 bytes a copy.
+    constexpr int kVecPerRow = BN / 4, kVecs = 2 * BK * kVecPerRow;
+    CUTE_UNROLL
+    for (int v = tid; v < kVecs; v += kThreads) {
+      const int part = v / (BK * kVecPerRow), row = v / kVecPerRow % BK, col = v % kVecPerRow * 4;
+      const float* src = (part ? wsmall : wbig) + b_offset + int64_t(kt * BK + row) * g.cout_pad + col;
+      SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<const uint128_t*>(src),
+                                                 *reinterpret_cast<uint128_t*>(sB + part * BK * kLdB + row * kLdB + col));
+    }
+  };
+
+  // --- the MMA side: CuTe partitions of the stage's (m, k) and (j, k) tiles ---
+  using SmemA = Layout<Shape<Int<BM>, Int<BK>>, Stride<_1, Int<kLdA>>>;
+  using SmemB = Layout<Shape<Int<BN>, Int<BK>>, Stride<_1, Int<kLdB>>>;
+  ThrMMA thr_mma = mma.get_slice(tid);
+  Tensor sA0 = make_tensor(make_smem_ptr(smem), SmemA{});
+  Tensor sB0 = make_tensor(make_smem_ptr(smem), SmemB{});
+  // (MMA, MMA_M|N, MMA_K) fragments; each k-block of 8 is filled just before its MMAs, so only one
+  // k-block's registers are live at a time.
+  Tensor rA_big = thr_mma.partition_fragment_A(sA0);
+  Tensor rA_small = thr_mma.partition_fragment_A(sA0);
+  Tensor rB_big = thr_mma.partition_fragment_B(sB0);
+  Tensor rB_small = thr_mma.partition_fragment_B(sB0);
+  Tensor cC = make_identity_tensor(Shape<Int<BM>, Int<BN>>{});
+  Tensor tCcC = thr_mma.partition_C(cC);
+  Tensor acc = thr_mma.make_fragment_C(tCcC);
+  Tensor part = thr_mma.make_fragment_C(tCcC);
+  clear(acc);
+
+  CUTE_UNROLL
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < k_tiles) load_tile(s, s);
+    cp_async_fence();
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // tile kt is in shared memory for everyone; everyone is done with tile kt - 1
+    if (kt + kStages - 1 < k_tiles) load_tile(kt + kStages - 1, (kt + kStages - 1) % kStages);
+    cp_async_fence();
+
+    float* stage = smem + (kt % kStages) * kStageFloats;
+    Tensor tCsA = thr_mma.partition_A(make_tensor(make_smem_ptr(stage), SmemA{}));
+    Tensor tCsB_big = thr_mma.partition_B(make_tensor(make_smem_ptr(stage + BK * kLdA), SmemB{}));
+    Tensor tCsB_small = thr_mma.partition_B(make_tensor(make_smem_ptr(stage + BK * kLdA + BK * kLdB), SmemB{}));
+    clear(part);
+    CUTE_UNROLL
+    for (int kb = 0; kb < BK / 8; ++kb) {
+      Tensor sa = tCsA(_, _, kb);
+      Tensor a_big = rA_big(_, _, kb);
+      Tensor a_small = rA_small(_, _, kb);
+      CUTE_UNROLL
+      for (int i = 0; i < size(sa); ++i) {
+        const float v = sa(i);
+        const uint32_t hi = tf32_bits(v);
+        a_big(i) = cutlass::tfloat32_t::bitcast(hi);
+        a_small(i) = cutlass::tfloat32_t::bitcast(tf32_bits(v - __uint_as_float(hi)));
+      }
+      Tensor sb_big = tCsB_big(_, _, kb);
+      Tensor sb_small = tCsB_small(_, _, kb);
+      Tensor b_big = rB_big(_, _, kb);
+      Tensor b_small = rB_small(_, _, kb);
+      CUTE_UNROLL
+      for (int i = 0; i < size(sb_big); ++i) {
+        b_big(i) = cutlass::tfloat32_t::bitcast(__float_as_uint(sb_big(i)));
+        b_small(i) = cutlass::tfloat32_t::bitcast(__float_as_uint(sb_small(i)));
+      }
+      gemm(mma, a_small, b_big, part);  // the small terms first
+      gemm(mma, a_big, b_small, part);
+      gemm(mma, a_big, b_big, part);
+    }
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc); ++i) acc(i) += part(i);  // round-to-nearest: the promotion
+  }
+  cp_async_wait<0>();
+
+  // --- the epilogue: (m, j) -> y[img][grp * cout_g + j][o], o = r + s q per dimension ---
+  CUTE_UNROLL
+  for (int i = 0; i < size(acc); ++i) {
+    const int m = m0 + get<0>(tCcC(i)), j = n0 + get<1>(tCcC(i));
+    if (m >= m_count || j >= g.cout_g) continue;
+    const int img = m / q_vol, q = m % q_vol;
+    const int q3[3] = {q / (qh * qw), q / qw % qh, q % qw};
+    int o[3];
+    for (int d = 0; d < 3; ++d) o[d] = r[d] + g.phases_in(d) * q3[d];
+    const int ch = grp * g.cout_g + j;
+    const int64_t at = (int64_t(img) * g.groups * g.cout_g + ch) * g.out_vol +
+                       (int64_t(o[0]) * g.out[1] + o[1]) * g.out[2] + o[2];
+    y[at] = bias ? acc(i) + bias[ch] : acc(i);
+  }
+}
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// The geometry from the tensors' shapes, or why not (0: fine). Every size the kernels hold in int32 is
+// checked here.
+int plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs, int32_t num_outputs,
+         Geometry& g) {
+  if ((num_inputs != 2 && num_inputs != 3) || num_outputs != 1) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  const cutegen_tensor &x = inputs[0], &w = inputs[1], &y = outputs[0];
+  const int rank = kSpec.dims + 2;
+  if (x.rank != rank || w.rank != rank || y.rank != rank) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  for (const cutegen_tensor* t : {&x, &w, &y})
+    if (t->dtype != CUTEGEN_FLOAT32 || !cutegen::is_contiguous(*t)) return CUTEGEN_ERROR_UNSUPPORTED;
+  const int64_t groups = kSpec.groups, cin = x.shape[1], cout = y.shape[1];
+  if (groups < 1 || cin % groups || cout % groups || y.shape[0] != x.shape[0]) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  const int64_t cin_g = cin / groups, cout_g = cout / groups;
+  const int64_t w0 = kSpec.transposed ? cin : cout, w1 = kSpec.transposed ? cout_g : cin_g;
+  if (w.shape[0] != w0 || w.shape[1] != w1) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  if (num_inputs == 3) {
+    const cutegen_tensor& b = inputs[2];
+    if (b.rank != 1 || b.shape[0] != cout || b.dtype != CUTEGEN_FLOAT32) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  }
+  g.spec = kSpec;
+  g.phases = g.phases_in(0) * g.phases_in(1) * g.phases_in(2);
+  g.n = static_cast<int>(x.shape[0]);
+  g.groups = static_cast<int>(groups);
+  g.cin_g = static_cast<int>(cin_g);
+  g.cout_g = static_cast<int>(cout_g);
+  int64_t in_vol = 1, out_vol = 1, ker_vol = 1;
+  for (int d = 0; d < 3; ++d) {
+    const int a = d - (3 - kSpec.dims);  // the tensor's spatial index of dimension d, < 0 where it has none
+    const int64_t in = a < 0 ? 1 : x.shape[2 + a], out = a < 0 ? 1 : y.shape[2 + a], k = a < 0 ? 1 : w.shape[2 + a];
+    if (k < 1 || k > 16 || in < 1 || out < 0) return CUTEGEN_ERROR_UNSUPPORTED;
+    // PyTorch's output size (a transposed convolution's output_padding, if any, is the remainder).
+    const int s = kSpec.stride[d], p = kSpec.padding[d], dil = kSpec.dilation[d];
+    if (!kSpec.transposed) {
+      if (out != (in + 2 * p - dil * (k - 1) - 1) / s + 1) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+    } else {
+      const int64_t extra = out - ((in - 1) * s - 2 * p + dil * (k - 1) + 1);
+      if (extra < 0 || (extra >= s && extra >= dil)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+    }
+    g.in[d] = static_cast<int>(in);
+    g.out[d] = static_cast<int>(out);
+    g.ker[d] = static_cast<int>(k);
+    in_vol *= in;
+    out_vol *= out;
+    ker_vol *= k;
+  }
+  if (cin_g * in_vol > INT32_MAX || x.shape[0] * cin * in_vol > (int64_t(1) << 40)) return CUTEGEN_ERROR_UNSUPPORTED;
+  g.in_vol = static_cast<int>(in_vol);
+  g.ker_vol = static_cast<int>(ker_vol);
+  g.out_vol = out_vol;
+  int64_t kmax = 0, mmax = 0;
+  for (int phase = 0; phase < g.phases; ++phase) {
+    int r[3];
+    phase_coords(g, phase, r);
+    kmax = std::max<int64_t>(kmax, round_up(int64_t(phase_taps(g, phase)) * cin_g, BK));
+    mmax = std::max<int64_t>(mmax, g.n * int64_t(q_extent(g, 0, r[0])) * q_extent(g, 1, r[1]) * q_extent(g, 2, r[2]));
+  }
+  if (mmax > INT32_MAX - BM || kmax > INT32_MAX / BK) return CUTEGEN_ERROR_UNSUPPORTED;
+  g.kmax = static_cast<int>(std::max<int64_t>(kmax, BK));
+  g.cout_pad = static_cast<int>(round_up(cout_g, BN));
+  g.mmax = static_cast<int>(mmax);
+  if ((mmax + BM - 1) / BM > INT32_MAX || (g.cout_pad / BN) > 65535 || int64_t(g.groups) * g.phases > 65535)
+    return CUTEGEN_ERROR_UNSUPPORTED;
+  return CUTEGEN_OK;
+}
+
+struct Workspace {
+  size_t table, big, small, total;
+};
+Workspace layout(const Geometry& g) {
+  Workspace w;
+  w.table = 0;
+  const size_t table_bytes = round_up(int64_t(g.phases) * g.kmax * sizeof(Tap), 256);
+  const size_t weight_bytes = round_up(int64_t(g.groups) * g.phases * g.kmax * int64_t(g.cout_pad) * 4, 256);
+  w.big = table_bytes;
+  w.small = w.big + weight_bytes;
+  w.total = w.small + weight_bytes;
+  return w;
+}
+
+}  // namespace conv_ig
+using namespace conv_ig;
+
+extern "C" size_t cutegen_workspace_bytes(const cutegen_tensor* inputs, int32_t num_inputs,
+                                          const cutegen_tensor* outputs, int32_t num_outputs) {
+  Geometry g{};
+  if (plan(inputs, num_inputs, outputs, num_outputs, g) != CUTEGEN_OK) return 0;
+  return layout(g).total;
+}
+
+extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
+                                  int32_t num_outputs, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+  Geometry g{};
+  if (int rc = plan(inputs, num_inputs, outputs, num_outputs, g); rc != CUTEGEN_OK) return rc;
+  const Workspace ws = layout(g);
+  if (workspace_bytes < ws.total) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  if (g.n == 0 || g.out_vol == 0 || g.cout_g == 0) return CUTEGEN_OK;
+  char* base = static_cast<char*>(workspace);
+  Tap* table = reinterpret_cast<Tap*>(base + ws.table);
+  float* big = reinterpret_cast<float*>(base + ws.big);
+  float* small = reinterpret_cast<float*>(base + ws.small);
+  const float* x = static_cast<const float*>(inputs[0].data);
+  const float* w = static_cast<const float*>(inputs[1].data);
+  const float* bias = num_inputs == 3 ? static_cast<const float*>(inputs[2].data) : nullptr;
+  float* y = static_cast<float*>(outputs[0].data);
+
+  const int64_t table_entries = int64_t(g.phases) * g.kmax;
+  prepare_taps<<<static_cast<unsigned>((table_entries + 255) / 256), 256, 0, stream>>>(g, table);
+  const int64_t weights = int64_t(g.groups) * g.phases * g.kmax * g.cout_pad;
+  prepare_weight<<<static_cast<unsigned>((weights + 255) / 256), 256, 0, stream>>>(g, w, big, small);
+
+  // 4 x 2 warps of the m16n8k8 TF32 atom: a 64 x 16 step repeated 2 x (BN / 16) times over the 128 x BN
+  // tile, so a warp splits 8 values of A per k-block of 8 for 4 x (BN / 64) x 2 x 3 MMAs.
+  auto mma = make_tiled_mma(SM80_16x8x8_F32TF32TF32F32_TN{}, Layout<Shape<_4, _2, _1>>{});
+  auto kernel = conv_kernel<decltype(mma)>;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+      e != cudaSuccess)
+    return static_cast<int>(e);
+  dim3 grid(static_cast<unsigned>((g.mmax + BM - 1) / BM), static_cast<unsigned>(g.cout_pad / BN),
+            static_cast<unsigned>(g.groups * g.phases));
+  kernel<<<grid, kThreads, kSmemBytes, stream>>>(g, x, table, big, small, bias, y, mma);
+  return static_cast<int>(cudaGetLastError());
+}
