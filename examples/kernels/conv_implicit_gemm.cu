@@ -181,9 +181,10 @@ __host__ __device__ inline bool decode_k(const Geometry& g, int phase, int k, in
 __global__ void prepare_taps(Geometry g, Tap* table) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= g.phases * g.kmax) return;
+  Tensor taps = make_tensor(make_gmem_ptr(table), make_shape(g.phases * g.kmax));
   const int phase = i / g.kmax, k = i % g.kmax;
   int c, kidx[3], e[3];
-  table[i] = decode_k(g, phase, k, c, kidx, e) ? Tap{c * g.in_vol, e[0], e[1], e[2]} : Tap{-1, 0, 0, 0};
+  taps(i) = decode_k(g, phase, k, c, kidx, e) ? Tap{c * g.in_vol, e[0], e[1], e[2]} : Tap{-1, 0, 0, 0};
 }
 
 __device__ __forceinline__ uint32_t tf32_bits(float x) { return (__float_as_uint(x) + 0x1000u) & 0xffffe000u; }
@@ -193,6 +194,9 @@ __global__ void prepare_weight(Geometry g, const float* __restrict__ w, float* b
   const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   const int64_t per_group = int64_t(g.phases) * g.kmax * g.cout_pad;
   if (i >= per_group * g.groups) return;
+  Tensor gW = make_tensor(make_gmem_ptr(w), make_shape(int64_t(g.groups) * g.cin_g * g.cout_g * g.ker_vol));
+  Tensor gBig = make_tensor(make_gmem_ptr(big), make_shape(per_group * g.groups));
+  Tensor gSmall = make_tensor(make_gmem_ptr(small), make_shape(per_group * g.groups));
   const int grp = static_cast<int>(i / per_group);
   const int64_t rest = i % per_group;
   const int phase = static_cast<int>(rest / (int64_t(g.kmax) * g.cout_pad));
@@ -205,11 +209,11 @@ __global__ void prepare_weight(Geometry g, const float* __restrict__ w, float* b
     const int64_t at = g.spec.transposed
                            ? ((int64_t(grp) * g.cin_g + c) * g.cout_g + j) * g.ker_vol + tap
                            : ((int64_t(grp) * g.cout_g + j) * g.cin_g + c) * g.ker_vol + tap;
-    v = w[at];
+    v = gW(at);
   }
   const uint32_t hi = tf32_bits(v);
-  big[i] = __uint_as_float(hi);
-  small[i] = __uint_as_float(tf32_bits(v - __uint_as_float(hi)));
+  gBig(i) = __uint_as_float(hi);
+  gSmall(i) = __uint_as_float(tf32_bits(v - __uint_as_float(hi)));
 }
 
 template <class TiledMma>
