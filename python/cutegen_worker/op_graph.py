@@ -366,23 +366,28 @@ class _Normaliser:
 
     def conv_module(self, node: fx.Node) -> dict:
         """nn.Conv1d..3d: conv(x, weight[, bias]) with the window per dimension as k0, s0, p0, d0, k1, ...,
-        `groups`, the channel counts and `has_bias`; the weight and bias become param nodes of their own."""
+        `groups`, the channel counts and `has_bias`; the weight and bias become param nodes of their own.
+        nn.ConvTranspose1d..3d: conv_transpose(...) the same way, plus output_padding as o0, o1, ... (its
+        weight is (in_channels, out_channels / groups, window...)). A separate op name, so a route written
+        for forward convolutions cannot take a transposed one by mistake."""
         if len(node.args) != 1 or node.kwargs:
             raise _Unsupported("a convolution module expects one operand")
         sub = self.gm.get_submodule(node.target)
-        dims = _CONVS[type(sub)]
+        name, dims = _CONVS[type(sub)]
         if sub.padding_mode != "zeros":
             raise _Unsupported(f"padding_mode={sub.padding_mode!r} (only zero padding)")
         if isinstance(sub.padding, str):
             raise _Unsupported(f"padding={sub.padding!r} (only explicit padding)")
         params = {"dims": dims, "groups": sub.groups, "in_channels": sub.in_channels,
                   "out_channels": sub.out_channels, "has_bias": sub.bias is not None}
-        params.update(_window("conv", dims, {"k": sub.kernel_size, "s": sub.stride, "p": sub.padding,
-                                             "d": sub.dilation}))
+        window = {"k": sub.kernel_size, "s": sub.stride, "p": sub.padding, "d": sub.dilation}
+        if name == "conv_transpose":
+            window["o"] = sub.output_padding
+        params.update(_window(name, dims, window))
         args = [self.operand(node.args[0]), {"ref": self.param_node(f"{node.target}.weight", sub.weight)}]
         if sub.bias is not None:
             args.append({"ref": self.param_node(f"{node.target}.bias", sub.bias)})
-        return {"op": "conv", "args": args, "params": params}
+        return {"op": name, "args": args, "params": params}
 
     def param_node(self, qualified: str, tensor: torch.Tensor) -> int:
         if qualified not in self.param_index:
@@ -452,7 +457,7 @@ class _Normaliser:
             if type(sub) in _POOLS:
                 return "pool", False, [], None
             if type(sub) in _CONVS:
-                return "conv", False, [], None
+                return "conv", False, [], None  # conv_module names it conv or conv_transpose
             if isinstance(sub, nn.Linear):
                 return "linear", False, [], None
             for cls, canonical, attrs in _MODULES + _NORM_MODULES:
@@ -538,7 +543,9 @@ _SPECIAL = {"getitem": _Normaliser.getitem, "getattr": _Normaliser.attribute_acc
             "einsum": _Normaliser.einsum}
 _NORMS = {canonical for _, canonical, _ in _NORM_MODULES}
 # Convolutions (not transposed ones): their window per dimension, like a pooling's.
-_CONVS = {nn.Conv1d: 1, nn.Conv2d: 2, nn.Conv3d: 3}
+_CONVS = {nn.Conv1d: ("conv", 1), nn.Conv2d: ("conv", 2), nn.Conv3d: ("conv", 3),
+          nn.ConvTranspose1d: ("conv_transpose", 1), nn.ConvTranspose2d: ("conv_transpose", 2),
+          nn.ConvTranspose3d: ("conv_transpose", 3)}
 _POOLS = {nn.MaxPool1d: ("max_pool", 1), nn.MaxPool2d: ("max_pool", 2), nn.MaxPool3d: ("max_pool", 3),
           nn.AvgPool1d: ("avg_pool", 1), nn.AvgPool2d: ("avg_pool", 2), nn.AvgPool3d: ("avg_pool", 3)}
 

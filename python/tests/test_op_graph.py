@@ -435,6 +435,34 @@ class Model(nn.Module):
     assert (weight["op"], weight["shape"], bias["op"], bias["shape"]) == ("param", [4, 1, 3, 5], "param", [4])
 
 
+def test_transposed_convolutions_are_their_own_op_with_output_padding(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(2, 4, 5, 6)]
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.ConvTranspose2d(4, 6, kernel_size=(3, 2), stride=(2, 3), padding=(1, 0), output_padding=(1, 2),
+                                     dilation=(1, 2), groups=2, bias=False)
+
+    def forward(self, x):
+        return self.up(x)
+''', footer)
+    (conv,) = ops(graph)
+    # (5 - 1) * 2 - 2 + 1 * 2 + 1 + 1 = 10 and (6 - 1) * 3 - 0 + 2 * 1 + 2 + 1 = 20
+    assert (conv["op"], conv["shape"]) == ("conv_transpose", [2, 6, 10, 20])
+    assert conv["params"] == {"dims": 2, "groups": 2, "in_channels": 4, "out_channels": 6, "has_bias": False,
+                              "k0": 3, "k1": 2, "s0": 2, "s1": 3, "p0": 1, "p1": 0, "d0": 1, "d1": 2,
+                              "o0": 1, "o1": 2}
+    (weight,) = (graph["nodes"][a["ref"]] for a in conv["args"][1:])
+    assert (weight["op"], weight["shape"]) == ("param", [4, 3, 3, 2])
+
+
 def test_unsqueeze_is_a_known_view(tmp_path):
     graph = trace(tmp_path, '''
 class Model(nn.Module):
