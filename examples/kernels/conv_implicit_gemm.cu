@@ -51,6 +51,7 @@
 #include <cutegen/kernel.h>
 
 #include <cute/tensor.hpp>
+#include <cutlass/arch/barrier.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -63,10 +64,17 @@ using namespace cute;
 #ifndef CIG_TILE_N
 #define CIG_TILE_N 64
 #endif
-// Shared-memory stages of the cp.async pipeline (36 KB each at CIG_TILE_N 64).
-// cutegen:knob CIG_STAGES in {2, 3, 4}
+// The mainloop: 1 wgmma from swizzled shared memory (Hopper), 0 mma.sync from registers (any GPU from
+// Ampere on; kept as the portable form and for comparison).
+// cutegen:knob CIG_WGMMA in {0, 1}
+#ifndef CIG_WGMMA
+#define CIG_WGMMA 1
+#endif
+// Shared-memory stages of the cp.async pipeline: 48 KB each for wgmma at CIG_TILE_N 64 (two tiles in
+// flight at 4 stages, 3 at most with CIG_TILE_N 128), 36 KB for mma.sync.
+// cutegen:knob CIG_STAGES in {3, 4}
 #ifndef CIG_STAGES
-#define CIG_STAGES 3
+#define CIG_STAGES 4
 #endif
 
 namespace conv_ig {
@@ -85,8 +93,8 @@ constexpr int kThreads = 256;
 constexpr int BM = 128, BN = CIG_TILE_N, BK = 32, kStages = CIG_STAGES;
 constexpr int kLdA = BM + 8;  // shared A is (k, m) with m contiguous; the pad spreads a fragment's rows over banks
 constexpr int kLdB = BN + 8;
-constexpr int kStageFloats = BK * kLdA + 2 * BK * kLdB;  // A, B big, B small
-constexpr int kSmemBytes = kStages * kStageFloats * 4;
+constexpr int kStageFloats = BK * kLdA + 2 * BK * kLdB;  // mma.sync: A, B big, B small
+[[maybe_unused]] constexpr int kSmemBytes = kStages * kStageFloats * 4;
 static_assert(BM * BK % kThreads == 0 && (2 * BK * BN / 4) % kThreads == 0, "tiles split evenly over the threads");
 
 struct Geometry {
@@ -189,7 +197,8 @@ __global__ void prepare_taps(Geometry g, Tap* table) {
 
 __device__ __forceinline__ uint32_t tf32_bits(float x) { return (__float_as_uint(x) + 0x1000u) & 0xffffe000u; }
 
-// B[group][phase][k][j] as TF32 big and small parts, zero in the K and channel padding.
+// B as TF32 big and small parts, zero in the K and channel padding: B[group][phase][j][k] (K-major rows,
+// what wgmma reads) or B[group][phase][k][j] (rows of channels, what the mma.sync path copies).
 __global__ void prepare_weight(Geometry g, const float* __restrict__ w, float* big, float* small) {
   const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   const int64_t per_group = int64_t(g.phases) * g.kmax * g.cout_pad;
@@ -200,7 +209,9 @@ __global__ void prepare_weight(Geometry g, const float* __restrict__ w, float* b
   const int grp = static_cast<int>(i / per_group);
   const int64_t rest = i % per_group;
   const int phase = static_cast<int>(rest / (int64_t(g.kmax) * g.cout_pad));
-  const int k = static_cast<int>(rest / g.cout_pad % g.kmax), j = static_cast<int>(rest % g.cout_pad);
+  const int64_t in_phase = rest % (int64_t(g.kmax) * g.cout_pad);
+  const int k = static_cast<int>(CIG_WGMMA ? in_phase % g.kmax : in_phase / g.cout_pad);
+  const int j = static_cast<int>(CIG_WGMMA ? in_phase / g.kmax : in_phase % g.cout_pad);
   int c, kidx[3], e[3];
   float v = 0.f;
   if (j < g.cout_g && decode_k(g, phase, k, c, kidx, e)) {
@@ -216,50 +227,234 @@ __global__ void prepare_weight(Geometry g, const float* __restrict__ w, float* b
   gSmall(i) = __uint_as_float(tf32_bits(v - __uint_as_float(hi)));
 }
 
+// What a CTA works on: its group and phase (blockIdx.z), the phase's output grid q and its positions
+// m0.. (blockIdx.x) and channels n0.. (blockIdx.y), and how many k-tiles the phase's taps make.
+struct CtaWork {
+  int grp, phase, r[3], qh, qw, q_vol, m_count, m0, n0, k_tiles;
+  __device__ explicit CtaWork(const Geometry& g) {
+    grp = blockIdx.z / g.phases;
+    phase = blockIdx.z % g.phases;
+    phase_coords(g, phase, r);
+    qh = q_extent(g, 1, r[1]);
+    qw = q_extent(g, 2, r[2]);
+    q_vol = q_extent(g, 0, r[0]) * qh * qw;
+    m_count = g.n * q_vol;
+    m0 = blockIdx.x * BM;
+    n0 = blockIdx.y * BN;
+    k_tiles = (phase_taps(g, phase) * g.cin_g + BK - 1) / BK;
+  }
+  __device__ bool empty() const { return m0 >= m_count; }  // this phase has fewer positions than the largest
+  // Where output position m of this CTA's phase goes: (image, o) as an offset within one channel plane
+  // of y, plus the image's offset.
+  __device__ int64_t output_offset(const Geometry& g, int m, int channel) const {
+    const int img = m / q_vol, q = m % q_vol;
+    const int q3[3] = {q / (qh * qw), q / qw % qh, q % qw};
+    int o[3];
+    for (int d = 0; d < 3; ++d) o[d] = r[d] + g.phases_in(d) * q3[d];
+    return (int64_t(img) * g.groups * g.cout_g + channel) * g.out_vol + (int64_t(o[0]) * g.out[1] + o[1]) * g.out[2] +
+           o[2];
+  }
+};
+
+// One thread's part of the A gather: position m0 + m of the CTA, k rows k0, k0 + 2, ... of every k-tile.
+struct Gather {
+  int base[3] = {0, 0, 0};
+  const float* x_img;
+  const Tap* taps;
+  bool m_ok;
+  __device__ Gather(const Geometry& g, const CtaWork& w, const float* x, const Tap* table, int m) : x_img(x) {
+    m_ok = w.m0 + m < w.m_count;
+    if (m_ok) {
+      const int pos = w.m0 + m, img = pos / w.q_vol, q = pos % w.q_vol;
+      const int q3[3] = {q / (w.qh * w.qw), q / w.qw % w.qh, q % w.qw};
+      for (int d = 0; d < 3; ++d) base[d] = q3[d] * g.step_of(d);
+      x_img = x + (int64_t(img) * g.groups + w.grp) * g.cin_g * int64_t(g.in_vol);
+    }
+    taps = table + int64_t(w.phase) * g.kmax;
+  }
+  // The input element that row k of the tile reads, and whether it exists (false: padding or past M/K;
+  // the pointer is then any valid address and cp.async writes a zero).
+  __device__ const float* source(const Geometry& g, int k, const float* any, bool& ok) const {
+    const Tap t = taps[k];
+    const int iz = base[0] + t.ez, iy = base[1] + t.ey, ix = base[2] + t.ex;
+    ok = m_ok && t.c_off >= 0 && unsigned(iz) < unsigned(g.in[0]) && unsigned(iy) < unsigned(g.in[1]) &&
+         unsigned(ix) < unsigned(g.in[2]);
+    return ok ? x_img + t.c_off + (iz * g.in[1] + iy) * g.in[2] + ix : any;
+  }
+};
+
+// acc (+ bias) to y, element by element at the coordinates CuTe gives each accumulator.
+template <class Acc, class Coords>
+__device__ void store_outputs(const Geometry& g, const CtaWork& w, const Acc& acc, const Coords& tCcC,
+                              const float* __restrict__ bias, float* __restrict__ y) {
+  Tensor gY = make_tensor(make_gmem_ptr(y), make_shape(int64_t(g.n) * g.groups * g.cout_g * g.out_vol));
+  CUTE_UNROLL
+  for (int i = 0; i < size(acc); ++i) {
+    const int m = w.m0 + get<0>(tCcC(i)), j = w.n0 + get<1>(tCcC(i));
+    if (m >= w.m_count || j >= g.cout_g) continue;
+    const int ch = w.grp * g.cout_g + j;
+    gY(w.output_offset(g, m, ch)) = bias ? acc(i) + bias[ch] : acc(i);
+  }
+}
+
+#if CIG_WGMMA
+// --- the Hopper mainloop: wgmma from swizzled shared memory ---
+// A stage holds A big, A small, B big, B small, each K-major in 128-byte-swizzled rows of 32 TF32 values
+// (GMMA's K-major SW128 atom; BK = 32 is one row). The gather lands fp32 values in A big's slots; after the
+// stage's barrier every thread splits a linear quarter of them in place (big) and into A small (same
+// offsets: the layouts are equal), then fences the generic-proxy writes for the async proxy that wgmma
+// reads with. Two warpgroups each own 64 rows; a k-tile is 4 k-blocks x 3 wgmmas (64 x BN x 8) into a
+// partial-sum fragment, added to the total once they finish (the promotion).
+using SmemAtom = GMMA::Layout_K_SW128_Atom<tfloat32_t>;
+using SmemA = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<BM>{}, Int<BK>{}, Int<kStages>{})));
+using SmemB = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<BN>{}, Int<BK>{}, Int<kStages>{})));
+constexpr int kAFloats = cosize_v<SmemA>, kBFloats = cosize_v<SmemB>;
+constexpr int kWgmmaSmemBytes = (2 * kAFloats + 2 * kBFloats) * 4 + 1024;  // + alignment slack
+static_assert(kStages >= 3, "the wgmma pipeline keeps one stage in use by wgmma while two fill");
+static_assert(kWgmmaSmemBytes <= 227 * 1024, "CIG_STAGES x CIG_TILE_N too large for shared memory");
+
+template <class TiledMma>
+__global__ void __launch_bounds__(kThreads, 1)
+    conv_wgmma_kernel(Geometry g, const float* __restrict__ x, const Tap* __restrict__ table,
+                      const float* __restrict__ wbig, const float* __restrict__ wsmall, const float* __restrict__ bias,
+                      float* __restrict__ y, TiledMma mma) {
+  const CtaWork w(g);
+  if (w.empty()) return;
+  extern __shared__ char smem_raw[];
+  float* smem = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) / 1024 * 1024);
+  float* a_big_p = smem;
+  float* a_small_p = a_big_p + kAFloats;
+  float* b_big_p = a_small_p + kAFloats;
+  float* b_small_p = b_big_p + kBFloats;
+  Tensor sA_big = make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(a_big_p)), SmemA{});
+  Tensor sA_small = make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(a_small_p)), SmemA{});
+  Tensor sB_big = make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(b_big_p)), SmemB{});
+  Tensor sB_small = make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(b_small_p)), SmemB{});
+  Tensor sA_land = make_tensor(make_smem_ptr(a_big_p), SmemA{});  // the gather's fp32 view of A big
+
+  const int tid = threadIdx.x;
+  const Gather gather(g, w, x, table, tid % BM);
+  const int a_k0 = tid / BM;
+  // B rows are K-major in the workspace: B[group][phase][channel][k], 32 floats (8 copies of 16 bytes) a tile row.
+  const int64_t b_offset = ((int64_t(w.grp) * g.phases + w.phase) * g.cout_pad + w.n0) * int64_t(g.kmax);
+  auto load_tile = [&](int kt, int stage) {
+    CUTE_UNROLL
+    for (int i = 0; i < BM * BK / kThreads; ++i) {
+      const int kl = a_k0 + 2 * i;
+      bool ok;
+      const float* src = gather.source(g, kt * BK + kl, x, ok);
+      SM80_CP_ASYNC_CACHEALWAYS_ZFILL<float>::copy(*src, sA_land(tid % BM, kl, stage), ok);
+    }
+    CUTE_UNROLL
+    for (int v = tid; v < 2 * BN * (BK / 4); v += kThreads) {
+      const int part = v / (BN * (BK / 4)), row = v / (BK / 4) % BN, col = v % (BK / 4) * 4;
+      const float* src = (part ? wsmall : wbig) + b_offset + int64_t(row) * g.kmax + kt * BK + col;
+      tfloat32_t& dst = part ? sB_small(row, col, stage) : sB_big(row, col, stage);
+      SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<const uint128_t*>(src),
+                                                 *reinterpret_cast<uint128_t*>(&dst));
+    }
+  };
+  // A big -> (big, small) in place, 16 bytes at a time over the stage's linear offsets.
+  auto split_stage = [&](int stage) {
+    float4* big = reinterpret_cast<float4*>(a_big_p + stage * (BM * BK));
+    float4* small = reinterpret_cast<float4*>(a_small_p + stage * (BM * BK));
+    CUTE_UNROLL
+    for (int i = tid; i < BM * BK / 4; i += kThreads) {
+      const float4 v = big[i];
+      float4 hi, lo;
+      hi.x = __uint_as_float(tf32_bits(v.x));
+      hi.y = __uint_as_float(tf32_bits(v.y));
+      hi.z = __uint_as_float(tf32_bits(v.z));
+      hi.w = __uint_as_float(tf32_bits(v.w));
+      lo.x = __uint_as_float(tf32_bits(v.x - hi.x));
+      lo.y = __uint_as_float(tf32_bits(v.y - hi.y));
+      lo.z = __uint_as_float(tf32_bits(v.z - hi.z));
+      lo.w = __uint_as_float(tf32_bits(v.w - hi.w));
+      big[i] = hi;
+      small[i] = lo;
+    }
+  };
+  static_assert(cosize_v<SmemA> == BM * BK * kStages, "stages are dense in shared memory (split_stage's offsets)");
+
+  ThrMMA thr = mma.get_slice(tid);
+  Tensor tCrA_big = thr.make_fragment_A(thr.partition_A(sA_big));  // descriptors (MMA, MMA_M, MMA_K, PIPE)
+  Tensor tCrA_small = thr.make_fragment_A(thr.partition_A(sA_small));
+  Tensor tCrB_big = thr.make_fragment_B(thr.partition_B(sB_big));
+  Tensor tCrB_small = thr.make_fragment_B(thr.partition_B(sB_small));
+  Tensor cC = make_identity_tensor(Shape<Int<BM>, Int<BN>>{});
+  Tensor tCcC = thr.partition_C(cC);
+  Tensor acc = thr.partition_fragment_C(cC);
+  Tensor part = thr.partition_fragment_C(cC);
+  clear(acc);
+
+  auto issue = [&](auto& part, int stage) {  // part = this k-tile's 12 wgmmas
+    warpgroup_fence_operand(part);
+    warpgroup_arrive();
+    mma.accumulate_ = GMMA::ScaleOut::Zero;
+    CUTE_UNROLL
+    for (int kb = 0; kb < BK / 8; ++kb) {
+      gemm(mma, tCrA_small(_, _, kb, stage), tCrB_big(_, _, kb, stage), part);  // the small terms first
+      mma.accumulate_ = GMMA::ScaleOut::One;
+      gemm(mma, tCrA_big(_, _, kb, stage), tCrB_small(_, _, kb, stage), part);
+      gemm(mma, tCrA_big(_, _, kb, stage), tCrB_big(_, _, kb, stage), part);
+    }
+    warpgroup_commit_batch();
+  };
+  auto promote = [&](auto& part) {
+    warpgroup_fence_operand(part);
+    CUTE_UNROLL
+    for (int i = 0; i < size(acc); ++i) acc(i) += part(i);
+  };
+
+  // Tile t is loaded at iteration t - (kStages - 2) into stage t % kStages, which wgmma last read at tile
+  // t - kStages, finished (waited for by every warpgroup) before the barrier that iteration passed.
+  CUTE_UNROLL
+  for (int t = 0; t < kStages - 2; ++t) {
+    if (t < w.k_tiles) load_tile(t, t);
+    cp_async_fence();
+  }
+  for (int kt = 0; kt < w.k_tiles; ++kt) {
+    const int stage = kt % kStages;
+    cp_async_wait<kStages - 3>();
+    __syncthreads();  // tile kt's copies (everyone's) have landed; tile kt - 2's wgmmas are done everywhere
+    if (kt + kStages - 2 < w.k_tiles) load_tile(kt + kStages - 2, (kt + kStages - 2) % kStages);
+    cp_async_fence();
+    split_stage(stage);
+    cutlass::arch::fence_view_async_shared();  // the split's (and cp.async's) writes, visible to wgmma
+    __syncthreads();
+    issue(part, stage);
+    // Reading the partial sum while its wgmmas run would make ptxas serialise every wgmma (C7514), so the
+    // promotion waits for them; the tensor cores idle for the adds, the split and the barriers.
+    warpgroup_wait<0>();
+    promote(part);
+  }
+  cp_async_wait<0>();
+  store_outputs(g, w, acc, tCcC, bias, y);
+}
+#else
+// --- the portable mainloop: mma.sync m16n8k8 from padded shared memory (Ampere and later) ---
 template <class TiledMma>
 __global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
     conv_kernel(Geometry g, const float* __restrict__ x, const Tap* __restrict__ table, const float* __restrict__ wbig,
                 const float* __restrict__ wsmall, const float* __restrict__ bias, float* __restrict__ y, TiledMma mma) {
-  const int grp = blockIdx.z / g.phases, phase = blockIdx.z % g.phases;
-  int r[3];
-  phase_coords(g, phase, r);
-  const int qd = q_extent(g, 0, r[0]), qh = q_extent(g, 1, r[1]), qw = q_extent(g, 2, r[2]);
-  const int q_vol = qd * qh * qw;
-  const int m_count = g.n * q_vol;
-  const int m0 = blockIdx.x * BM;
-  if (m0 >= m_count) return;  // the whole CTA: this phase has fewer positions than the largest
-  const int n0 = blockIdx.y * BN;
-  const int k_tiles = (phase_taps(g, phase) * g.cin_g + BK - 1) / BK;
-
+  const CtaWork w(g);
+  if (w.empty()) return;
   extern __shared__ __align__(16) float smem[];
 
   // --- the gather: thread t copies A(m0 + t % BM, k) for k = t / BM + 2i of every k-tile ---
   const int tid = threadIdx.x;
+  const Gather gather(g, w, x, table, tid % BM);
   const int a_m = tid % BM, a_k0 = tid / BM;
-  constexpr int kARows = BM * BK / kThreads;  // 16
-  int base[3] = {0, 0, 0};
-  const float* x_img = x;
-  bool m_ok = m0 + a_m < m_count;
-  if (m_ok) {
-    const int m = m0 + a_m, img = m / q_vol, q = m % q_vol;
-    const int q3[3] = {q / (qh * qw), q / qw % qh, q % qw};
-    for (int d = 0; d < 3; ++d) base[d] = q3[d] * g.step_of(d);
-    x_img = x + (int64_t(img) * g.groups + grp) * g.cin_g * int64_t(g.in_vol);
-  }
-  const Tap* taps = table + int64_t(phase) * g.kmax;
-  const int64_t b_offset = (int64_t(grp) * g.phases + phase) * g.kmax * int64_t(g.cout_pad) + n0;
+  const int64_t b_offset = (int64_t(w.grp) * g.phases + w.phase) * g.kmax * int64_t(g.cout_pad) + w.n0;
 
   auto load_tile = [&](int kt, int stage) {
     float* sA = smem + stage * kStageFloats;
     float* sB = sA + BK * kLdA;
     CUTE_UNROLL
-    for (int i = 0; i < kARows; ++i) {
+    for (int i = 0; i < BM * BK / kThreads; ++i) {
       const int kl = a_k0 + 2 * i;
-      const Tap t = taps[kt * BK + kl];
-      const int iz = base[0] + t.ez, iy = base[1] + t.ey, ix = base[2] + t.ex;
-      const bool ok = m_ok && t.c_off >= 0 && unsigned(iz) < unsigned(g.in[0]) && unsigned(iy) < unsigned(g.in[1]) &&
-                      unsigned(ix) < unsigned(g.in[2]);
-      const float* src = ok ? x_img + t.c_off + (iz * g.in[1] + iy) * g.in[2] + ix : x;
+      bool ok;
+      const float* src = gather.source(g, kt * BK + kl, x, ok);
       SM80_CP_ASYNC_CACHEALWAYS_ZFILL<float>::copy(*src, sA[kl * kLdA + a_m], ok);
     }
     // B big then B small: BK rows of BN floats each, 16 bytes a copy.
@@ -293,13 +488,13 @@ __global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
 
   CUTE_UNROLL
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < k_tiles) load_tile(s, s);
+    if (s < w.k_tiles) load_tile(s, s);
     cp_async_fence();
   }
-  for (int kt = 0; kt < k_tiles; ++kt) {
+  for (int kt = 0; kt < w.k_tiles; ++kt) {
     cp_async_wait<kStages - 2>();
     __syncthreads();  // tile kt is in shared memory for everyone; everyone is done with tile kt - 1
-    if (kt + kStages - 1 < k_tiles) load_tile(kt + kStages - 1, (kt + kStages - 1) % kStages);
+    if (kt + kStages - 1 < w.k_tiles) load_tile(kt + kStages - 1, (kt + kStages - 1) % kStages);
     cp_async_fence();
 
     float* stage = smem + (kt % kStages) * kStageFloats;
@@ -337,21 +532,9 @@ __global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
   }
   cp_async_wait<0>();
 
-  // --- the epilogue: (m, j) -> y[img][grp * cout_g + j][o], o = r + s q per dimension ---
-  CUTE_UNROLL
-  for (int i = 0; i < size(acc); ++i) {
-    const int m = m0 + get<0>(tCcC(i)), j = n0 + get<1>(tCcC(i));
-    if (m >= m_count || j >= g.cout_g) continue;
-    const int img = m / q_vol, q = m % q_vol;
-    const int q3[3] = {q / (qh * qw), q / qw % qh, q % qw};
-    int o[3];
-    for (int d = 0; d < 3; ++d) o[d] = r[d] + g.phases_in(d) * q3[d];
-    const int ch = grp * g.cout_g + j;
-    const int64_t at = (int64_t(img) * g.groups * g.cout_g + ch) * g.out_vol +
-                       (int64_t(o[0]) * g.out[1] + o[1]) * g.out[2] + o[2];
-    y[at] = bias ? acc(i) + bias[ch] : acc(i);
-  }
+  store_outputs(g, w, acc, tCcC, bias, y);
 }
+#endif
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
@@ -465,15 +648,24 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   const int64_t weights = int64_t(g.groups) * g.phases * g.kmax * g.cout_pad;
   prepare_weight<<<static_cast<unsigned>((weights + 255) / 256), 256, 0, stream>>>(g, w, big, small);
 
+  dim3 grid(static_cast<unsigned>((g.mmax + BM - 1) / BM), static_cast<unsigned>(g.cout_pad / BN),
+            static_cast<unsigned>(g.groups * g.phases));
+#if CIG_WGMMA
+  // Two warpgroups, one 64-row wgmma each per k-block: the 128 x BN tile.
+  auto mma = make_tiled_mma(GMMA::ss_op_selector<tfloat32_t, tfloat32_t, float, Shape<_64, Int<BN>, _8>>(),
+                            Layout<Shape<_2, _1, _1>>{});
+  auto kernel = conv_wgmma_kernel<decltype(mma)>;
+  constexpr int smem_bytes = kWgmmaSmemBytes;
+#else
   // 4 x 2 warps of the m16n8k8 TF32 atom: a 64 x 16 step repeated 2 x (BN / 16) times over the 128 x BN
   // tile, so a warp splits 8 values of A per k-block of 8 for 4 x (BN / 64) x 2 x 3 MMAs.
   auto mma = make_tiled_mma(SM80_16x8x8_F32TF32TF32F32_TN{}, Layout<Shape<_4, _2, _1>>{});
   auto kernel = conv_kernel<decltype(mma)>;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  constexpr int smem_bytes = kSmemBytes;
+#endif
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
       e != cudaSuccess)
     return static_cast<int>(e);
-  dim3 grid(static_cast<unsigned>((g.mmax + BM - 1) / BM), static_cast<unsigned>(g.cout_pad / BN),
-            static_cast<unsigned>(g.groups * g.phases));
-  kernel<<<grid, kThreads, kSmemBytes, stream>>>(g, x, table, big, small, bias, y, mma);
+  kernel<<<grid, kThreads, smem_bytes, stream>>>(g, x, table, big, small, bias, y, mma);
   return static_cast<int>(cudaGetLastError());
 }
