@@ -64,17 +64,20 @@ using namespace cute;
 #ifndef CIG_TILE_N
 #define CIG_TILE_N 64
 #endif
-// The mainloop: 1 wgmma from swizzled shared memory (Hopper), 0 mma.sync from registers (any GPU from
-// Ampere on; kept as the portable form and for comparison).
+// The mainloop: 0 mma.sync from registers (the default), 1 wgmma from swizzled shared memory. Measured on
+// an H200 (benchmarks/library.md) the wgmma form is correct but 1.3-1.8x slower as it stands: its 192 KB
+// of stages leave one CTA per SM, whose 8 warps both gather (4-byte cp.async: latency-bound) and wait for
+// each k-tile's wgmmas before promoting, so memory and tensor cores take turns. It needs warp-specialised
+// producers (the gather behind mbarriers) to pay; the mma.sync form runs two CTAs per SM.
 // cutegen:knob CIG_WGMMA in {0, 1}
 #ifndef CIG_WGMMA
-#define CIG_WGMMA 1
+#define CIG_WGMMA 0
 #endif
-// Shared-memory stages of the cp.async pipeline: 48 KB each for wgmma at CIG_TILE_N 64 (two tiles in
-// flight at 4 stages, 3 at most with CIG_TILE_N 128), 36 KB for mma.sync.
+// Shared-memory stages of the cp.async pipeline: 36 KB each for mma.sync at CIG_TILE_N 64 (three keep
+// two CTAs per SM), 48 KB for wgmma (two tiles in flight at 4; at most 3 with CIG_TILE_N 128).
 // cutegen:knob CIG_STAGES in {3, 4}
 #ifndef CIG_STAGES
-#define CIG_STAGES 4
+#define CIG_STAGES 3
 #endif
 
 namespace conv_ig {
