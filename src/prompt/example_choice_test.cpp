@@ -32,8 +32,9 @@ TEST(ExampleChoice, TableOfProblemsAndTheKernelEachIsShown) {
       {"bf16 GEMM, strict", facts(W::gemm, {"aten::mm"}, "bfloat16"), "gemm_sm90_bf16.cu"},
       {"fp16 GEMM, strict", facts(W::gemm, {"aten::bmm"}, "float16"), "gemm_sm90_bf16.cu"},
       {"bf16 GEMM, tf32 policy", facts(W::gemm, {"aten::mm"}, "bfloat16", Precision::tf32), "gemm_sm90_bf16.cu"},
-      {"conv, strict", facts(W::conv, {"aten::convolution"}), "gemm_sm90_3xtf32.cu"},
-      {"conv, tf32", facts(W::conv, {"aten::convolution"}, "float32", Precision::tf32), "gemm_sm90_tf32.cu"},
+      {"conv, strict", facts(W::conv, {"aten::convolution"}), "conv_implicit_gemm.cu"},
+      {"conv, tf32", facts(W::conv, {"aten::convolution"}, "float32", Precision::tf32), "conv_implicit_gemm.cu"},
+      {"conv, bf16 data", facts(W::conv, {"aten::convolution"}, "bfloat16"), "gemm_sm90_bf16.cu"},
       {"attention, bf16 data", facts(W::attention, {"aten::_scaled_dot_product_efficient_attention"}, "bfloat16"),
        "gemm_sm90_bf16.cu"},
       {"softmax", facts(W::reduction, {"aten::_softmax"}), "softmax_cluster.cu"},
@@ -71,8 +72,10 @@ TEST(ExampleChoice, TheWhyLineNamesWhatTheKernelIsAndWhatItMeasured) {
   EXPECT_NE(strict.why.find("strict-fp32 GEMM: 3xTF32 on wgmma"), std::string::npos) << strict.why;
   EXPECT_NE(strict.why.find("2.00x cuBLAS SGEMM on an H200"), std::string::npos) << strict.why;
   auto conv = choose_example(facts(WorkloadClass::conv, {"aten::convolution"}));
-  EXPECT_EQ(conv.why.rfind("the library's strict-fp32 GEMM", 0), 0u) << conv.why;
-  EXPECT_NE(conv.why.find("; shown because a convolution is an implicit GEMM"), std::string::npos) << conv.why;
+  EXPECT_EQ(conv.why.rfind("the library's convolution", 0), 0u) << conv.why;
+  EXPECT_NE(conv.why.find("per output phase"), std::string::npos) << conv.why;
+  auto conv16 = choose_example(facts(WorkloadClass::conv, {"aten::convolution"}, "float16"));
+  EXPECT_NE(conv16.why.find("; shown because a convolution is an implicit GEMM"), std::string::npos) << conv16.why;
   auto attention = choose_example(facts(WorkloadClass::attention, {}));
   EXPECT_NE(attention.why.find("; shown because attention is two GEMMs"), std::string::npos) << attention.why;
   auto softmax = choose_example(facts(WorkloadClass::reduction, {"aten::_softmax"}));
