@@ -56,6 +56,7 @@ Status lower_priority() {
 std::string to_string(SandboxPolicy::Syscalls s) {
   switch (s) {
     case SandboxPolicy::Syscalls::unrestricted: return "unrestricted";
+    case SandboxPolicy::Syscalls::profiler: return "profiler";
     case SandboxPolicy::Syscalls::compiler: return "compiler";
     case SandboxPolicy::Syscalls::runner: return "runner";
   }
@@ -64,9 +65,10 @@ std::string to_string(SandboxPolicy::Syscalls s) {
 
 Result<SandboxPolicy::Syscalls> parse_syscalls(const std::string& name) {
   if (name == "unrestricted") return SandboxPolicy::Syscalls::unrestricted;
+  if (name == "profiler") return SandboxPolicy::Syscalls::profiler;
   if (name == "compiler") return SandboxPolicy::Syscalls::compiler;
   if (name == "runner") return SandboxPolicy::Syscalls::runner;
-  return Error{fmt::format("unknown syscall profile '{}' (known: compiler, runner, unrestricted)", name)};
+  return Error{fmt::format("unknown syscall profile '{}' (known: compiler, runner, profiler, unrestricted)", name)};
 }
 
 std::string SandboxReport::summary() const {
