@@ -1,5 +1,6 @@
 #include "sandbox/process_filter.h"
 
+#include <dirent.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -7,7 +8,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -52,8 +55,10 @@ namespace {
 // Landlock decides those (the confined processes write only their own directories).
 //
 // Threads: the calls above that take a thread's TID (sched_setaffinity from pthread_setaffinity_np,
-// sched_setscheduler from pthread_setschedparam) refuse every thread but the main one (tid == pid)
-// and the calling one (0). A library doing that to its own threads gets EPERM, not a kill.
+// sched_setscheduler from pthread_setschedparam) may name the calling thread (0), the main one (tid
+// == pid) and the threads that existed when the filter loaded (CUDA's, in the runner, which starts
+// none after). A thread started later is refused by TID: its library gets EPERM, not a kill. (A TID
+// is reused only once the kernel's pid space has wrapped around, which a runner does not outlive.)
 
 constexpr uint32_t kAllow = SECCOMP_RET_ALLOW;
 constexpr uint32_t kDeny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
@@ -85,13 +90,19 @@ class Block {
   void jump_eq(uint32_t k, Target yes, Target no) { ops_.push_back({BPF_JMP | BPF_JEQ | BPF_K, k, yes, no}); }
   void ret(Target t) { ops_.push_back({BPF_JMP | BPF_JA, 0, t, t}); }
 
-  // The argument names 0 or self, else DENY; falls through when it does.
-  void pid_is_self(int arg, uint32_t self) {
+  // The argument names 0 or one of `own` (the pid, the threads), else DENY; falls through when it does.
+  void pid_is_self(int arg, const std::vector<uint32_t>& own) {
     load(arg_high(arg));
     jump_eq(0, kNext, kToDeny);
     load(arg_low(arg));
-    ops_.push_back({BPF_JMP | BPF_JEQ | BPF_K, 0, kSkip1, kNext});  // 0: skip the next test
-    jump_eq(self, kNext, kToDeny);
+    std::vector<uint32_t> values = {0};
+    values.insert(values.end(), own.begin(), own.end());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      bool last = i + 1 == values.size();
+      // A match skips the tests left; the last test's miss is a refusal.
+      ops_.push_back({BPF_JMP | BPF_JEQ | BPF_K, values[i], static_cast<int>(kSkip + (values.size() - i - 1)),
+                      last ? kToDeny : kNext});
+    }
   }
   // The low 32 bits of the argument (an int to the kernel) equal k: falls through; else ALLOW.
   void only_if_low_is(int arg, uint32_t k) {
@@ -111,7 +122,7 @@ class Block {
     const std::size_t allow = ops_.size(), deny = ops_.size() + 1;
     auto offset = [&](std::size_t at, int target) -> uint8_t {
       if (target == kNext) return 0;
-      if (target == kSkip1) return 1;
+      if (target >= kSkip) return static_cast<uint8_t>(target - kSkip);
       return static_cast<uint8_t>((target == kToAllow ? allow : deny) - at - 1);
     };
     for (std::size_t i = 0; i < ops_.size(); ++i) {
@@ -130,7 +141,7 @@ class Block {
   }
 
  private:
-  static constexpr int kSkip1 = 3;
+  static constexpr int kSkip = 3;  // kSkip + n: jump over the next n instructions
   struct Op {
     uint16_t code;
     uint32_t k;
@@ -144,7 +155,7 @@ struct Call {
   Block checks;
 };
 
-std::vector<Call> calls(uint32_t self) {
+std::vector<Call> calls(const std::vector<uint32_t>& self) {
   std::vector<Call> r;
   auto pid_args = [&](long nr, std::initializer_list<int> args) {
     Block b;
@@ -211,10 +222,12 @@ std::vector<Call> calls(uint32_t self) {
     b.ret(Block::kToDeny);
     r.push_back({SYS_pidfd_send_signal, b});
   }
+  // ioctl first: the GPU driver's calls are the runner's most frequent, and pass after one test.
+  std::stable_partition(r.begin(), r.end(), [](const Call& c) { return c.nr == SYS_ioctl; });
   return r;
 }
 
-std::vector<sock_filter> program(uint32_t self) {
+std::vector<sock_filter> program(const std::vector<uint32_t>& self) {
   std::vector<sock_filter> p = {
       // Another architecture's numbers (a 32-bit int 0x80) would name other calls: never allowed.
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
@@ -240,9 +253,27 @@ std::vector<sock_filter> program(uint32_t self) {
 
 }  // namespace
 
-Status install(pid_t self) {
+std::vector<pid_t> current_threads() {
+  std::vector<pid_t> tids;
+  DIR* dir = ::opendir("/proc/self/task");
+  if (!dir) return tids;  // then only 0 and the pid can be named: stricter, never wider
+  while (const dirent* e = ::readdir(dir)) {
+    char* end = nullptr;
+    long tid = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0' && tid > 0) tids.push_back(static_cast<pid_t>(tid));
+  }
+  ::closedir(dir);
+  return tids;
+}
+
+Status install(pid_t self, const std::vector<pid_t>& threads) {
   if (self <= 0) return Error{fmt::format("sandbox: process filter: {} is not a process id", self)};
-  auto p = program(static_cast<uint32_t>(self));
+  std::vector<uint32_t> own = {static_cast<uint32_t>(self)};
+  for (pid_t t : threads)
+    if (t > 0 && t != self) own.push_back(static_cast<uint32_t>(t));
+  if (own.size() > 64) return Error{fmt::format("sandbox: process filter: {} threads are more than it names", own.size())};
+  auto p = program(own);
+  if (p.size() > BPF_MAXINSNS) return Error{fmt::format("sandbox: process filter: {} instructions", p.size())};
   sock_fprog prog{static_cast<unsigned short>(p.size()), p.data()};
   // TSYNC: CUDA's threads exist by the time the runner confines itself.
   long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);

@@ -6,14 +6,19 @@
 // it; process_filter.cpp lists every such call and what it does with it.
 #include <sys/types.h>
 
+#include <vector>
+
 #include "common/result.h"
 
 namespace cutegen::process_filter {
 
-// Loads the filter on every thread of the process (TSYNC). `self` is the pid the filter lets calls
-// name besides 0 (the caller's own pid; in a process the confined one starts, only 0 means itself).
-// A refused call fails with EPERM. Needs no_new_privs, and must load before a filter that denies
-// seccomp(2).
-Status install(pid_t self);
+// Loads the filter on every thread of the process (TSYNC). Calls may name 0, `self` (the caller's
+// pid; in a process the confined one starts, only 0 means itself) and `threads` (the process's
+// threads now: they may still name each other). A refused call fails with EPERM. Needs
+// no_new_privs, and must load before a filter that denies seccomp(2).
+Status install(pid_t self, const std::vector<pid_t>& threads);
+
+// The calling process's threads, from /proc/self/task (empty where it cannot be read).
+std::vector<pid_t> current_threads();
 
 }  // namespace cutegen::process_filter

@@ -30,8 +30,8 @@ struct SandboxPolicy {
   //               around posix_spawn), the kernel kills it with SIGSYS. The rest fail with EPERM.
   // "Other processes out of reach" (process_filter.h, every profile but unrestricted): each call that
   // names a process -- signals, prlimit64, setpriority, sched_set*, ioprio_set, migrate_pages,
-  // pidfd_open, ... -- may name only the caller (0 or the pid that applied the filter; in a child it
-  // started, only 0), else EPERM.
+  // pidfd_open, ... -- may name only the caller (0, the pid that applied the filter or a thread it
+  // had then; in a child it started, only 0), else EPERM.
   enum class Syscalls { unrestricted, profiler, compiler, runner };
   Syscalls syscalls = Syscalls::unrestricted;
   // Landlock. With neither list, file access is not restricted; with either, only these (and

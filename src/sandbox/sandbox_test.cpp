@@ -765,10 +765,10 @@ TEST(CompilerProfileInProcess, BackgroundIsNiceNineteenBatchForChildrenToo) {
   EXPECT_EQ(r.exit_code(), 0) << r.report;
 }
 
-// Threads: a call that names another thread of the same process by its TID (pthread_setaffinity_np,
+// Threads: a call that names a thread started after the filter by its TID (pthread_setaffinity_np,
 // pthread_setschedparam) is refused with EPERM, not a kill; a thread naming itself (0) and the main
 // thread (its TID is the pid) still work.
-TEST(CompilerProfileInProcess, AThreadNamedByItsTidIsRefusedButNamesItselfFreely) {
+TEST(CompilerProfileInProcess, ALaterThreadNamedByItsTidIsRefusedButNamesItselfFreely) {
   SandboxPolicy p;
   p.syscalls = SandboxPolicy::Syscalls::compiler;
   auto r = confined(p, [] {
@@ -791,6 +791,32 @@ TEST(CompilerProfileInProcess, AThreadNamedByItsTidIsRefusedButNamesItselfFreely
   });
   EXPECT_EQ(r.exit_code(), 0) << "2: a thread could not name itself; 3: another thread's TID was not refused; "
                                  "4: the main thread could not be named by the pid. " << r.report;
+}
+
+// Threads that exist when the filter loads (CUDA's, in the runner) may still be named by TID.
+TEST(RunnerProfileInProcess, ThreadsThatExistedBeforeCanBeNamedByTid) {
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  std::thread* early = nullptr;
+  auto r = confined(runner_policy(), [&] {
+    cpu_set_t cpus;
+    if (::sched_getaffinity(0, sizeof cpus, &cpus) != 0) return 1;
+    int rc = ::sched_setaffinity(tid, sizeof cpus, &cpus);
+    errno = 0;
+    int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(tid.load()));
+    if (errno != 0) return 3;
+    int prio = ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid.load()), nice);
+    done = true;
+    early->join();
+    return rc == 0 && prio == 0 ? 0 : 2;
+  }, [&] {
+    early = new std::thread([&] {
+      tid = static_cast<pid_t>(::syscall(SYS_gettid));
+      while (!done) std::this_thread::sleep_for(1ms);
+    });
+    while (tid == 0) std::this_thread::sleep_for(1ms);
+  });
+  EXPECT_EQ(r.exit_code(), 0) << r.report;
 }
 
 TEST(CompilerProfileInProcess, WithoutBackgroundThePriorityIsLeftAlone) {

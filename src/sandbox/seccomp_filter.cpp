@@ -231,11 +231,11 @@ std::string library_version() {
   return v ? fmt::format("{}.{}.{}", v->major, v->minor, v->micro) : "unknown";
 }
 
-Status install(const SandboxPolicy& policy) {
+Status install(const SandboxPolicy& policy, const std::vector<pid_t>& threads) {
   if (policy.syscalls == SandboxPolicy::Syscalls::unrestricted) return ok_status();
   // Other processes are out of reach in every profile; this filter loads first, since the profiles
   // below deny seccomp(2) itself.
-  if (auto s = process_filter::install(::getpid()); !s) return s;
+  if (auto s = process_filter::install(::getpid(), threads); !s) return s;
   if (policy.syscalls == SandboxPolicy::Syscalls::profiler) return ok_status();
   std::vector<Rule> rules = policy.syscalls == SandboxPolicy::Syscalls::runner ? runner_rules(policy) : compiler_rules(policy);
   Context ctx;
