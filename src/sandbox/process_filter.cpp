@@ -227,7 +227,7 @@ std::vector<Call> calls(const std::vector<uint32_t>& self) {
   return r;
 }
 
-std::vector<sock_filter> program(const std::vector<uint32_t>& self) {
+Result<std::vector<sock_filter>> program(const std::vector<uint32_t>& self) {
   std::vector<sock_filter> p = {
       // Another architecture's numbers (a 32-bit int 0x80) would name other calls: never allowed.
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
@@ -242,6 +242,10 @@ std::vector<sock_filter> program(const std::vector<uint32_t>& self) {
 #endif
   for (const Call& c : calls(self)) {
     auto block = c.checks.close();
+    // A conditional jump reaches 255 instructions ahead; install() keeps the names few enough.
+    if (block.size() > 255)
+      return Error{fmt::format("sandbox: process filter: a block of {} instructions is too long to jump over",
+                               block.size())};
     // Each block ends in returns, so the accumulator still holds the call's number at every test.
     p.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(c.nr), 0,
                          static_cast<uint8_t>(block.size())));
@@ -271,10 +275,13 @@ Status install(pid_t self, const std::vector<pid_t>& threads) {
   std::vector<uint32_t> own = {static_cast<uint32_t>(self)};
   for (pid_t t : threads)
     if (t > 0 && t != self) own.push_back(static_cast<uint32_t>(t));
-  if (own.size() > 64) return Error{fmt::format("sandbox: process filter: {} threads are more than it names", own.size())};
+  // kcmp's block, the longest, tests two arguments against each name: 64 keep it under a jump's reach.
+  if (own.size() > 64)
+    return Error{fmt::format("sandbox: process filter: the process has {} threads, more than the 63 it can name",
+                             own.size() - 1)};
   auto p = program(own);
-  if (p.size() > BPF_MAXINSNS) return Error{fmt::format("sandbox: process filter: {} instructions", p.size())};
-  sock_fprog prog{static_cast<unsigned short>(p.size()), p.data()};
+  if (!p) return p.error();
+  sock_fprog prog{static_cast<unsigned short>(p->size()), p->data()};
   // TSYNC: CUDA's threads exist by the time the runner confines itself.
   long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
   if (rc != 0) {

@@ -819,6 +819,19 @@ TEST(RunnerProfileInProcess, ThreadsThatExistedBeforeCanBeNamedByTid) {
   EXPECT_EQ(r.exit_code(), 0) << r.report;
 }
 
+// More threads than the filter can name is an error that says so, not a filter that names too few.
+TEST(RunnerProfileInProcess, TooManyThreadsToNameIsAnError) {
+  std::atomic<bool> done{false};
+  std::vector<std::thread>* many = nullptr;
+  auto r = confined(runner_policy(), [] { return 0; }, [&] {
+    many = new std::vector<std::thread>;
+    for (int i = 0; i < 70; ++i)
+      many->emplace_back([&] { while (!done) std::this_thread::sleep_for(1ms); });
+  });
+  EXPECT_EQ(r.exit_code(), 125);
+  EXPECT_NE(r.report.find("more than the 63 it can name"), std::string::npos) << r.report;
+}
+
 TEST(CompilerProfileInProcess, WithoutBackgroundThePriorityIsLeftAlone) {
   SandboxPolicy p;
   p.syscalls = SandboxPolicy::Syscalls::compiler;
