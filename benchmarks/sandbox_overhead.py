@@ -34,6 +34,7 @@ def main():
         "/bin/true": ["/bin/true"],
         "cutegen-sandbox -- /bin/true": [sandbox, "--", "/bin/true"],
         "cutegen-sandbox --syscalls runner -- /bin/true": [sandbox, "--syscalls", "runner", "--", "/bin/true"],
+        "cutegen-sandbox --syscalls profiler -- /bin/true": [sandbox, "--syscalls", "profiler", "--", "/bin/true"],
         "cutegen-sandbox --syscalls compiler, nvcc's --read list, --write, --rlimit-as -- /bin/true":
             [sandbox, "--syscalls", "compiler"] + nvcc_like_reads() + ["--write", "/tmp", "--rlimit-as", str(16 << 30),
                                                                        "--", "/bin/true"],

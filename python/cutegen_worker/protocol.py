@@ -86,6 +86,9 @@ class Dispatcher:
                 raise RequestError(f"unknown op {op!r}; expected one of {', '.join(sorted(self.handlers))}")
             return {"id": request_id, "ok": True, "result": jsonable(handler(request))}
         except WorkerError as exc:
+            if getattr(exc, "fatal", False):  # this process can no longer be trusted to measure
+                print(f"cutegen-worker: stopping: {exc}", file=sys.stderr)
+                self.stopped = True
             return error_response(request_id, exc.kind, str(exc))
         except Exception as exc:
             traceback.print_exc(file=sys.stderr)

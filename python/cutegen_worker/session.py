@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import calibrate, candidate_session, compare, inputs, memory, metadata, op_graph, problem_loader, timing
+from . import calibrate, candidate_session, compare, inputs, memory, metadata, op_graph, own_state, problem_loader, timing
 from .buffers import describe
 from .dtypes import dtype_name, problem_dtype
 from .errors import ProblemError, RequestError
@@ -224,7 +224,13 @@ class Session:
             make_link = self.fake_links(req["fake_runner"])
         self.release_prepared()
         memory.check_fits(problem.path, problem.metadata["memory"], problem.device)
-        return candidate_session.CandidateSession(problem, plan, make_link).run()
+        # The candidate's runner must not have reached this process (own_state.py); checked whatever the
+        # session's end, and fatal: the worker stops after answering.
+        before = own_state.snapshot()
+        try:
+            return candidate_session.CandidateSession(problem, plan, make_link).run()
+        finally:
+            own_state.require_unchanged(before, "during the evaluation")
 
     def op_prepare_profile(self, req: dict) -> dict:
         """Buffers for a profiling run (no checks): one problem-kind set with the problem's own

@@ -30,11 +30,16 @@ workspace_stale  a kernel with a workspace that carries state across calls in it
                fmax(kept value, 0) without computing (attacks/ws_stale_relu.cu does the same on a GPU)
 "wait_ms" makes the CPU look busy: the link reports that much more waiting for a CPU during each call
 (all of them, or the call indices in "wait_calls"), "wait_ping_ms" during each calibration ping.
+"meddle" makes the first call change the worker itself, as a runner that escaped its sandbox could:
+"nofile" lowers its open-file soft limit by one, "affinity" pins it to its first CPU (own_state.py must
+notice; the test puts the value back).
 "workspace_bytes" makes the fake a kernel with a workspace: the size its load reports (a list: one
 per runner started, for a size that changes). Every call of a fake with a workspace appends to
 WORKSPACE_SEEN whether the workspace held nothing but the worker's poison when the call began, and which.
 """
 import copy
+import os
+import resource
 import time
 
 import torch
@@ -119,6 +124,8 @@ class FakeRunner:
         mode = self.mode if self.calls >= self.after else "reference"
         if self.spec.get("wait_calls") is None or self.calls in self.spec["wait_calls"]:
             self.waited_ns += int(self.spec.get("wait_ms", 0) * 1e6)
+        if self.calls == 0 and "meddle" in self.spec:
+            _meddle(self.spec["meddle"])
         self.calls += 1
         reply = {"rc": 0, "cuda_error": None}
         workspace = self.slot.workspace
@@ -230,6 +237,17 @@ class FakeRunner:
                 self.slot.params[self.spec.get("index", 0)].view(-1)[0] += 1.0
             elif mode == "print":
                 self.printed_text = "hello from the kernel"
+
+
+def _meddle(what: str) -> None:
+    pid = os.getpid()  # the worker: what a hostile runner would name
+    if what == "nofile":
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft - 1, hard))
+    elif what == "affinity":
+        os.sched_setaffinity(pid, {min(os.sched_getaffinity(pid))})
+    else:
+        raise RequestError(f"fake_runner: meddle {what!r} is not nofile or affinity")
 
 
 def _set_params(model, params: list) -> None:

@@ -22,7 +22,7 @@ namespace cutegen {
 // environment sets it; docs/judge.md). Off only for diagnosing a machine where CUDA breaks inside it.
 struct RunnerSandboxSettings {
   bool files = true;         // Landlock: read the system and the library, write only the private directory
-  bool syscalls = true;      // seccomp `runner` profile before the library is loaded
+  bool syscalls = true;      // seccomp `runner` profile (`profiler` under ncu) before the library is loaded
   bool deny_threads = true;  // part of the seccomp profile: no new threads once the library is loaded
   bool network = false;      // TCP allowed (profiling: Nsight Compute's injected library talks TCP)
   // Of /proc only the runner's own entries and the driver's, of /dev only the GPU's nodes, and no

@@ -257,8 +257,12 @@ TEST(RunnerSandboxPolicy, LoadAppliesTheRunnerProfileExceptUnderTheProfiler) {
   EXPECT_EQ(p.syscalls, SandboxPolicy::Syscalls::runner);
   EXPECT_TRUE(p.deny_threads);
   EXPECT_EQ(p.violation_fd, 7);
+  // Under ncu: threads and TCP open, other processes (ncu, the worker, cutegen) still out of reach.
   settings.network = true;
+  EXPECT_EQ(runner_load_policy(settings, 7).syscalls, SandboxPolicy::Syscalls::profiler);
+  settings.syscalls = false;  // CUTEGEN_RUNNER_SANDBOX=files-only or off
   EXPECT_EQ(runner_load_policy(settings, 7).syscalls, SandboxPolicy::Syscalls::unrestricted);
+  settings.syscalls = true;
   settings.network = false;
   settings.deny_threads = false;
   EXPECT_FALSE(runner_load_policy(settings, 7).deny_threads);

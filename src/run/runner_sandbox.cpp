@@ -170,9 +170,11 @@ Status drop_capabilities() {
 SandboxPolicy runner_load_policy(const RunnerSandboxSettings& settings, int violation_fd) {
   SandboxPolicy p;
   // Under Nsight Compute (network: its injected library talks TCP to ncu and starts threads) the
-  // system-call filter would stop the profiler itself; the file and environment confinement stay.
-  p.syscalls = settings.syscalls && !settings.network ? SandboxPolicy::Syscalls::runner
-                                                      : SandboxPolicy::Syscalls::unrestricted;
+  // runner's filter would stop the profiler itself; the file and environment confinement stay, and so
+  // does the filter that keeps other processes (ncu, the worker, cutegen) out of reach.
+  p.syscalls = !settings.syscalls ? SandboxPolicy::Syscalls::unrestricted
+               : settings.network ? SandboxPolicy::Syscalls::profiler
+                                  : SandboxPolicy::Syscalls::runner;
   p.deny_threads = settings.deny_threads;
   p.violation_fd = violation_fd;
   p.die_with_parent = false;  // already set in step 1

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "sandbox/landlock.h"
+#include "sandbox/process_filter.h"
 #include "sandbox/seccomp_filter.h"
 
 namespace cutegen {
@@ -56,6 +57,7 @@ Status lower_priority() {
 std::string to_string(SandboxPolicy::Syscalls s) {
   switch (s) {
     case SandboxPolicy::Syscalls::unrestricted: return "unrestricted";
+    case SandboxPolicy::Syscalls::profiler: return "profiler";
     case SandboxPolicy::Syscalls::compiler: return "compiler";
     case SandboxPolicy::Syscalls::runner: return "runner";
   }
@@ -64,9 +66,10 @@ std::string to_string(SandboxPolicy::Syscalls s) {
 
 Result<SandboxPolicy::Syscalls> parse_syscalls(const std::string& name) {
   if (name == "unrestricted") return SandboxPolicy::Syscalls::unrestricted;
+  if (name == "profiler") return SandboxPolicy::Syscalls::profiler;
   if (name == "compiler") return SandboxPolicy::Syscalls::compiler;
   if (name == "runner") return SandboxPolicy::Syscalls::runner;
-  return Error{fmt::format("unknown syscall profile '{}' (known: compiler, runner, unrestricted)", name)};
+  return Error{fmt::format("unknown syscall profile '{}' (known: compiler, runner, profiler, unrestricted)", name)};
 }
 
 std::string SandboxReport::summary() const {
@@ -92,6 +95,8 @@ Result<SandboxReport> apply_sandbox(const SandboxPolicy& policy) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return Error{fmt::format("sandbox: PR_SET_NO_NEW_PRIVS: {}", std::strerror(errno))};
 
+  // Before Landlock, which may leave /proc unreadable: the threads the process filter lets calls name.
+  const auto threads = process_filter::current_threads();
   landlock::Rules rules{policy.read_paths, policy.write_paths, policy.tcp_connect_ports, policy.confine_tcp,
                         policy.confine_abstract_unix};
   auto applied = landlock::restrict_self(rules);
@@ -104,7 +109,7 @@ Result<SandboxReport> apply_sandbox(const SandboxPolicy& policy) {
   if (applied->abi == 0 && !policy.tcp_connect_ports.empty())
     return Error{"sandbox: TCP ports can be restricted only with Landlock, which this kernel lacks"};
 
-  if (auto s = seccomp_filter::install(policy); !s) return s.error();
+  if (auto s = seccomp_filter::install(policy, threads); !s) return s.error();
   report.seccomp = policy.syscalls != SandboxPolicy::Syscalls::unrestricted;
   return report;
 }

@@ -17,7 +17,10 @@ namespace cutegen {
 
 struct SandboxPolicy {
   // unrestricted: no seccomp filter (Landlock, rlimits and the rest still apply).
-  // compiler:     nvcc and its children: no network, ptrace, mounts, namespaces, kernel keyrings,
+  // profiler:     only other processes are out of reach (below); everything else stays open. The
+  //               runner under Nsight Compute, whose injected library starts threads and talks TCP.
+  // compiler:     nvcc and its children: other processes out of reach, no network sockets, no unix
+  //               or netlink sockets (socketpair stays), ptrace, mounts, namespaces, kernel keyrings,
   //               bpf, perf ...; every denied call fails with EPERM. Processes may be created.
   // runner:       everything `compiler` denies, plus process creation, threads (deny_threads),
   //               signals to other processes, signal handlers, timers, io_uring, prctl calls that
@@ -25,7 +28,11 @@ struct SandboxPolicy {
   //               signals to others) stop the process: its SIGSYS handler writes "sandbox: <call>"
   //               to violation_fd and _exit(97)s, or, where the caller had SIGSYS blocked (glibc does
   //               around posix_spawn), the kernel kills it with SIGSYS. The rest fail with EPERM.
-  enum class Syscalls { unrestricted, compiler, runner };
+  // "Other processes out of reach" (process_filter.h, every profile but unrestricted): each call that
+  // names a process -- signals, prlimit64, setpriority, sched_set*, ioprio_set, migrate_pages,
+  // pidfd_open, ... -- may name only the caller (0, the pid that applied the filter or a thread it
+  // had then; in a child it started, only 0), else EPERM.
+  enum class Syscalls { unrestricted, profiler, compiler, runner };
   Syscalls syscalls = Syscalls::unrestricted;
   // Landlock. With neither list, file access is not restricted; with either, only these (and
   // /dev/null read-write) are reachable by open/exec. Descriptors opened earlier keep working.
@@ -42,7 +49,7 @@ struct SandboxPolicy {
   // list is an error). Empty: no TCP at all. Meant for Nsight Compute, whose injected library talks TCP.
   std::vector<uint16_t> tcp_connect_ports;
   // false: Landlock leaves TCP alone and only the seccomp profile decides (under Nsight Compute, whose
-  // ports are not known in advance, with Syscalls::unrestricted).
+  // ports are not known in advance, with Syscalls::profiler).
   bool confine_tcp = true;
   // Landlock ABI >= 6: no connecting to abstract unix sockets made outside the sandbox (an X11 display,
   // a D-Bus bus). Signals to processes outside it are always blocked there.

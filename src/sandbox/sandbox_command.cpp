@@ -24,7 +24,8 @@ std::string sandbox_usage() {
 Usage: cutegen-sandbox [OPTIONS] -- PROGRAM [ARGS...]
 
 Options:
-  --syscalls PROFILE    compiler | runner | unrestricted (default): the seccomp profile
+  --syscalls PROFILE    compiler | runner | profiler | unrestricted (default): the seccomp
+                        profile; all but unrestricted keep other processes out of reach
   --read PATH           read and execute beneath PATH (repeatable); with Landlock nothing else is readable
   --write PATH          read, write, create and remove beneath PATH (repeatable), never execute
   --rlimit-as BYTES     address-space limit

@@ -1,12 +1,16 @@
 // GPU check (scripts/gpu-check, stage `sandbox`): does CUDA keep working in a process that confined
 // itself with the runner profile after creating its context, as cutegen-runner does before it loads a
-// candidate? One line per step; exit 0 when every step worked, 1 when a CUDA call failed, 97 (with
+// candidate, and are its parent and local sockets out of reach there? One line per step; exit 0 when every step worked, 1 when a CUDA call failed, 97 (with
 // "sandbox: <call>" on stderr) when the filter trapped a call CUDA made.
 //   sandbox-cuda-check [--allow-threads] [--no-landlock]
 #include <cuda_runtime.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -25,6 +29,17 @@ void step(const char* name, cudaError_t err) {
     std::printf("ok   %s\n", name);
   } else {
     std::printf("FAIL %s: %s\n", name, cudaGetErrorString(err));
+    ++failures;
+  }
+  std::fflush(stdout);
+}
+
+// A call the sandbox must refuse with EPERM (err: its errno, 0 when it worked).
+void refused(const char* name, int err) {
+  if (err == EPERM) {
+    std::printf("ok   %s refused\n", name);
+  } else {
+    std::printf("FAIL %s: %s\n", name, err ? std::strerror(err) : "it worked");
     ++failures;
   }
   std::fflush(stdout);
@@ -92,6 +107,13 @@ int main(int argc, char** argv) {
   step("cudaIpcGetMemHandle", cudaIpcGetMemHandle(&handle, after));
   step("cudaDeviceSynchronize", cudaDeviceSynchronize());
   step("cudaFree", cudaFree(after));
+  // And the sandbox holds on this machine's kernel: the parent (the worker, in cutegen) and local
+  // sockets are out of reach. Reads only: nothing is changed if they were not.
+  errno = 0;
+  ::getpriority(PRIO_PROCESS, static_cast<id_t>(::getppid()));
+  refused("getpriority of the parent", errno);
+  int unix_socket = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  refused("socket(AF_UNIX)", unix_socket < 0 ? errno : 0);
   std::printf("%s\n", failures == 0 ? "all steps worked" : "some steps failed");
   return failures == 0 ? 0 : 1;
 }

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +34,11 @@
 
 using namespace cutegen;
 using namespace std::chrono_literals;
+
+namespace cutegen {
+// Test names and failure messages say "runner", not the enum's bytes.
+void PrintTo(SandboxPolicy::Syscalls s, std::ostream* os) { *os << to_string(s); }
+}  // namespace cutegen
 namespace fs = std::filesystem;
 
 namespace {
@@ -123,6 +129,68 @@ class Listener {
   uint16_t port_ = 0;
 };
 
+
+// A process of the test's own, in a process group of its own, that a confined probe tries to change:
+// its scheduling state is read from outside before and after, so a call that claims to be refused
+// but took effect is caught.
+class Victim {
+ public:
+  Victim() {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      for (;;) ::pause();
+    }
+    ::setpgid(pid_, pid_);  // also here: the probe may run before the child got to it
+  }
+  ~Victim() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+
+  // Nice, policy, affinity, CPU limit and I/O priority, as one comparable line.
+  std::string state() const {
+    errno = 0;
+    int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(pid_));
+    int policy = ::sched_getscheduler(pid_);
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    ::sched_getaffinity(pid_, sizeof cpus, &cpus);
+    rlimit cpu{};
+    ::prlimit(pid_, RLIMIT_CPU, nullptr, &cpu);
+    long ioprio = ::syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, pid_);
+    return fmt::format("nice {} policy {} cpus {} cpu-limit {} ioprio {}", nice, policy, CPU_COUNT(&cpus),
+                       static_cast<long long>(cpu.rlim_cur), ioprio);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// A unix socket listening on a path, as the Docker daemon, D-Bus or an X server do.
+class UnixListener {
+ public:
+  explicit UnixListener(const fs::path& path) : path_(path) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << path;
+    EXPECT_EQ(::listen(fd_, 4), 0);
+  }
+  ~UnixListener() { ::close(fd_); }
+  bool someone_connected() {
+    int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c >= 0) ::close(c);
+    return c >= 0;
+  }
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+};
+
 }  // namespace
 
 // --- the wrapper's command line ---
@@ -187,14 +255,14 @@ INSTANTIATE_TEST_SUITE_P(Calls, RunnerProfileWrapper,
                          ::testing::Values("fork", "exec", "socket-inet", "socket-udp", "ptrace", "kill-parent",
                                            "setsid"));
 
-TEST(RunnerProfileWrapperCalls, LibraryProbesGetEpermAndUnixSocketsWork) {
-  for (const char* action : {"thread", "sigaction", "dumpable"}) {
+TEST(RunnerProfileWrapperCalls, LibraryProbesGetEpermAndSocketpairsWork) {
+  for (const char* action : {"thread", "sigaction", "dumpable", "socket-unix", "socket-netlink"}) {
     auto r = probe(runner_policy(), {action});
     EXPECT_EQ(r.exit_code, 1) << action << ": " << r.describe_end() << " " << r.err;
     EXPECT_EQ(r.out, "denied errno=1 (Operation not permitted)\n") << action;
   }
-  auto unix_socket = probe(runner_policy(), {"socket-unix"});
-  EXPECT_EQ(unix_socket.out, "ok\n") << unix_socket.err;
+  auto pair = probe(runner_policy(), {"socketpair"});
+  EXPECT_EQ(pair.out, "ok\n") << pair.err;
 }
 
 TEST(RunnerProfileWrapperCalls, ThreadsCanBeAllowed) {
@@ -210,8 +278,8 @@ TEST(RunnerProfileWrapperCalls, ThreadsCanBeAllowed) {
 TEST(CompilerProfileWrapper, ProcessesWorkNetworkAndPtraceDoNot) {
   EXPECT_EQ(probe(compiler_policy(), {"fork"}).out, "ok\n");
   EXPECT_EQ(probe(compiler_policy(), {"thread"}).out, "ok\n");
-  EXPECT_EQ(probe(compiler_policy(), {"socket-unix"}).out, "ok\n");
-  for (const char* action : {"socket-inet", "socket-udp", "ptrace"}) {
+  EXPECT_EQ(probe(compiler_policy(), {"socketpair"}).out, "ok\n");
+  for (const char* action : {"socket-inet", "socket-udp", "ptrace", "socket-unix", "socket-netlink"}) {
     auto r = probe(compiler_policy(), {action});
     EXPECT_EQ(r.out, "denied errno=1 (Operation not permitted)\n") << action << ": " << r.err;
   }
@@ -222,6 +290,125 @@ TEST(CompilerProfileWrapper, CannotConnectToALocalListener) {
   auto r = probe(compiler_policy(), {"connect", std::to_string(listener.port())});
   EXPECT_EQ(r.out, "denied errno=1 (Operation not permitted)\n") << r.err;
   EXPECT_FALSE(listener.someone_connected());
+}
+
+// --- other processes: every call that names one may name only the caller ---
+
+namespace {
+
+const char* const kDenied = "denied errno=1 (Operation not permitted)\n";
+// What a candidate tried on the worker (issue 32), and the calls of the same class: each changes the
+// process it names. The signal calls send signal 0 (nothing arrives even where they succeed).
+const std::vector<std::string> kChangingCalls = {"prlimit", "setpriority", "setpriority-pgrp", "affinity",
+                                                 "scheduler", "param", "attr", "ioprio", "migrate-pages",
+                                                 "move-pages", "robust-list", "pidfd-open", "fsetown", "kill",
+                                                 "tkill", "tgkill"};
+bool is_signal(const std::string& call) { return call == "kill" || call == "tkill" || call == "tgkill"; }
+
+SandboxPolicy profile_policy(SandboxPolicy::Syscalls s) {
+  SandboxPolicy p;
+  p.syscalls = s;
+  p.read_paths = system_reads();
+  return p;
+}
+
+}  // namespace
+
+class OtherProcesses : public ::testing::TestWithParam<SandboxPolicy::Syscalls> {};
+
+TEST_P(OtherProcesses, CallsNamingASiblingAreRefusedAndChangeNothing) {
+  Victim victim;
+  const std::string before = victim.state();
+  for (const auto& call : kChangingCalls) {
+    auto r = probe(profile_policy(GetParam()), {"process", call, std::to_string(victim.pid())});
+    // The runner profile stops a process that signals another (SIGSYS); everywhere else: EPERM.
+    if (GetParam() == SandboxPolicy::Syscalls::runner && is_signal(call))
+      EXPECT_EQ(r.term_signal, SIGSYS) << call << ": " << r.describe_end() << " " << r.out;
+    else
+      EXPECT_EQ(r.out, kDenied) << call << ": " << r.describe_end() << " " << r.err;
+  }
+  EXPECT_EQ(victim.state(), before);
+}
+
+TEST_P(OtherProcesses, TheParentCannotEvenBeRead) {
+  for (const char* call : {"prlimit-read", "getpriority", "pidfd-open", "robust-list"}) {
+    auto r = probe(profile_policy(GetParam()), {"process", call, "parent"});
+    EXPECT_EQ(r.out, kDenied) << call << ": " << r.describe_end() << " " << r.err;
+  }
+  // Nor every process of the user at once.
+  for (const char* call : {"getpriority-user", "ioprio-user"}) {
+    auto r = probe(profile_policy(GetParam()), {"process", call, "0"});
+    EXPECT_EQ(r.out, kDenied) << call << ": " << r.describe_end() << " " << r.err;
+  }
+}
+
+TEST_P(OtherProcesses, TheSameCallsOnItselfWork) {
+  for (const auto& call : kChangingCalls) {
+    if (call == "setpriority-pgrp") continue;  // a group is not the caller: refused whoever asks
+    std::vector<std::string> targets = {"self"};
+    // kill(0) is the process group, and the runner profile traps it; tkill, tgkill and pidfd_open
+    // take no 0 (EINVAL, unconfined too).
+    if (!is_signal(call) && call != "pidfd-open") targets.push_back("0");
+    for (const auto& target : targets) {
+      auto r = probe(profile_policy(GetParam()), {"process", call, target});
+      EXPECT_EQ(r.out, "ok\n") << call << " " << target << ": " << r.describe_end() << " " << r.err;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, OtherProcesses,
+                         ::testing::Values(SandboxPolicy::Syscalls::compiler, SandboxPolicy::Syscalls::runner,
+                                           SandboxPolicy::Syscalls::profiler),
+                         [](const auto& info) { return to_string(info.param); });
+
+// Without a filter the same probe does change the sibling: the tests above can fail.
+TEST(OtherProcessesUnconfined, TheProbeReallyChangesTheSibling) {
+  Victim victim;
+  const std::string before = victim.state();
+  for (const char* call : {"setpriority", "affinity", "prlimit"})
+    EXPECT_EQ(probe(profile_policy(SandboxPolicy::Syscalls::unrestricted), {"process", call,
+                                                                           std::to_string(victim.pid())}).out,
+              "ok\n") << call;
+  EXPECT_NE(victim.state(), before);
+}
+
+// The profiler profile (the runner under Nsight Compute) keeps threads and TCP for ncu's library.
+TEST(ProfilerProfile, LeavesThreadsAndTcpOpen) {
+  auto p = profile_policy(SandboxPolicy::Syscalls::profiler);
+  p.confine_tcp = false;  // as the runner under ncu: Landlock leaves TCP alone
+  Listener listener;
+  EXPECT_EQ(probe(p, {"thread"}).out, "ok\n");
+  EXPECT_EQ(probe(p, {"fork"}).out, "ok\n");
+  EXPECT_EQ(probe(p, {"connect", std::to_string(listener.port())}).out, "ok\n");
+  EXPECT_TRUE(listener.someone_connected());
+}
+
+// --- unix and netlink sockets ---
+
+class LocalSockets : public ::testing::TestWithParam<SandboxPolicy::Syscalls> {};
+
+TEST_P(LocalSockets, NoConnectToAPathSocketAndNoNetlink) {
+  TempDir tmp;
+  UnixListener daemon(tmp.path() / "daemon.sock");
+  auto r = probe(profile_policy(GetParam()), {"connect-unix", (tmp.path() / "daemon.sock").string()});
+  EXPECT_EQ(r.out, kDenied) << r.describe_end() << " " << r.err;
+  EXPECT_FALSE(daemon.someone_connected());
+  EXPECT_EQ(probe(profile_policy(GetParam()), {"socket-netlink"}).out, kDenied);
+  // A connected pair of its own (no address, nothing outside) stays.
+  EXPECT_EQ(probe(profile_policy(GetParam()), {"socketpair"}).out, "ok\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, LocalSockets,
+                         ::testing::Values(SandboxPolicy::Syscalls::compiler, SandboxPolicy::Syscalls::runner),
+                         [](const auto& info) { return to_string(info.param); });
+
+TEST(LocalSocketsUnconfined, TheProbeReallyConnects) {
+  TempDir tmp;
+  UnixListener daemon(tmp.path() / "daemon.sock");
+  auto r = probe(profile_policy(SandboxPolicy::Syscalls::unrestricted),
+                 {"connect-unix", (tmp.path() / "daemon.sock").string()});
+  EXPECT_EQ(r.out, "ok\n") << r.err;
+  EXPECT_TRUE(daemon.someone_connected());
 }
 
 // --- Landlock ---
@@ -576,6 +763,73 @@ TEST(CompilerProfileInProcess, BackgroundIsNiceNineteenBatchForChildrenToo) {
     return 0;
   });
   EXPECT_EQ(r.exit_code(), 0) << r.report;
+}
+
+// Threads: a call that names a thread started after the filter by its TID (pthread_setaffinity_np,
+// pthread_setschedparam) is refused with EPERM, not a kill; a thread naming itself (0) and the main
+// thread (its TID is the pid) still work.
+TEST(CompilerProfileInProcess, ALaterThreadNamedByItsTidIsRefusedButNamesItselfFreely) {
+  SandboxPolicy p;
+  p.syscalls = SandboxPolicy::Syscalls::compiler;
+  auto r = confined(p, [] {
+    cpu_set_t cpus;
+    if (::sched_getaffinity(0, sizeof cpus, &cpus) != 0) return 1;
+    std::atomic<int> self_rc{-1};
+    std::atomic<bool> done{false};
+    std::thread t([&] {
+      self_rc = ::sched_setaffinity(0, sizeof cpus, &cpus);
+      while (!done) std::this_thread::sleep_for(1ms);
+    });
+    while (self_rc == -1) std::this_thread::sleep_for(1ms);
+    int by_tid = ::pthread_setaffinity_np(t.native_handle(), sizeof cpus, &cpus);
+    int main_by_pid = ::sched_setaffinity(::getpid(), sizeof cpus, &cpus);
+    done = true;
+    t.join();
+    if (self_rc != 0) return 2;
+    if (by_tid != EPERM) return 3;
+    return main_by_pid == 0 ? 0 : 4;
+  });
+  EXPECT_EQ(r.exit_code(), 0) << "2: a thread could not name itself; 3: another thread's TID was not refused; "
+                                 "4: the main thread could not be named by the pid. " << r.report;
+}
+
+// Threads that exist when the filter loads (CUDA's, in the runner) may still be named by TID.
+TEST(RunnerProfileInProcess, ThreadsThatExistedBeforeCanBeNamedByTid) {
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  std::thread* early = nullptr;
+  auto r = confined(runner_policy(), [&] {
+    cpu_set_t cpus;
+    if (::sched_getaffinity(0, sizeof cpus, &cpus) != 0) return 1;
+    int rc = ::sched_setaffinity(tid, sizeof cpus, &cpus);
+    errno = 0;
+    int nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(tid.load()));
+    if (errno != 0) return 3;
+    int prio = ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid.load()), nice);
+    done = true;
+    early->join();
+    return rc == 0 && prio == 0 ? 0 : 2;
+  }, [&] {
+    early = new std::thread([&] {
+      tid = static_cast<pid_t>(::syscall(SYS_gettid));
+      while (!done) std::this_thread::sleep_for(1ms);
+    });
+    while (tid == 0) std::this_thread::sleep_for(1ms);
+  });
+  EXPECT_EQ(r.exit_code(), 0) << r.report;
+}
+
+// More threads than the filter can name is an error that says so, not a filter that names too few.
+TEST(RunnerProfileInProcess, TooManyThreadsToNameIsAnError) {
+  std::atomic<bool> done{false};
+  std::vector<std::thread>* many = nullptr;
+  auto r = confined(runner_policy(), [] { return 0; }, [&] {
+    many = new std::vector<std::thread>;
+    for (int i = 0; i < 70; ++i)
+      many->emplace_back([&] { while (!done) std::this_thread::sleep_for(1ms); });
+  });
+  EXPECT_EQ(r.exit_code(), 125);
+  EXPECT_NE(r.report.find("more than the 63 it can name"), std::string::npos) << r.report;
 }
 
 TEST(CompilerProfileInProcess, WithoutBackgroundThePriorityIsLeftAlone) {

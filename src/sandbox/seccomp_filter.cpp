@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "sandbox/process_filter.h"
+
 namespace cutegen::seccomp_filter {
 namespace {
 
@@ -127,10 +129,11 @@ std::vector<Rule> privileged_rules(uint32_t deny) {
   return r;
 }
 
-// Reaching other processes' memory or the network. Sockets: unix and netlink only; with `tcp`, also
-// TCP streams on IPv4/IPv6, which Landlock then restricts by port (Nsight Compute's injected library).
-// libseccomp takes one comparison per argument and rule, so "any other family" is spelled as the
-// families below 17 one by one plus everything from 17 up (which also catches garbage in the upper bits).
+// Reaching other processes' memory or the network. Sockets: none but those of socketpair (unix
+// sockets without an address) and, with `tcp`, TCP streams on IPv4/IPv6, which Landlock then restricts
+// by port (Nsight Compute's injected library). libseccomp takes one comparison per argument and rule,
+// so "any other family" is spelled as the families below 17 one by one plus everything from 17 up
+// (which also catches garbage in the upper bits).
 std::vector<Rule> hostile_rules(uint32_t act, bool tcp) {
   std::vector<Rule> r;
   for (const char* name : {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}) r.push_back({name, act, {}});
@@ -141,6 +144,12 @@ std::vector<Rule> hostile_rules(uint32_t act, bool tcp) {
     r.push_back({"socket", act, {SCMP_A0(SCMP_CMP_EQ, family)}});
   }
   r.push_back({"socket", act, {SCMP_A0(SCMP_CMP_GT, uint64_t{AF_NETLINK})}});
+  // A unix socket reaches whatever listens on a path (the Docker daemon, the session's D-Bus, an X
+  // server) and a filter cannot see connect's address; netlink's sock_diag lists every socket of the
+  // host. Nothing nvcc or the runner does after confining itself creates either (docs/sandbox.md),
+  // while glibc may try (syslog, nscd, getaddrinfo) and copes with a refusal: EPERM, never a trap.
+  for (uint64_t family : {AF_UNIX, AF_NETLINK})
+    r.push_back({"socket", SCMP_ACT_ERRNO(EPERM), {SCMP_A0(SCMP_CMP_EQ, family)}});
   if (tcp) {
     // Landlock sees TCP only: no UDP, raw or other socket types on IP.
     for (uint64_t family : {AF_INET, AF_INET6})
@@ -155,9 +164,10 @@ std::vector<Rule> compiler_rules(const SandboxPolicy& p) {
   auto r = privileged_rules(deny);
   auto h = hostile_rules(deny, !p.tcp_connect_ports.empty());
   r.insert(r.end(), h.begin(), h.end());
-  // Processes yes (nvcc runs cicc, ptxas, gcc ...), new namespaces no.
+  // Processes yes (nvcc runs cicc, ptxas, gcc ...), new namespaces no, and no child handed to our
+  // parent (CLONE_PARENT: cutegen would reap a process it never started).
   for (uint64_t flag : {CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS,
-                        CLONE_NEWCGROUP})
+                        CLONE_NEWCGROUP, CLONE_PARENT})
     r.push_back({"clone", deny, {SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)}});
   r.push_back({"clone3", SCMP_ACT_ERRNO(ENOSYS), {}});  // its flags sit in memory; glibc falls back to clone
   return r;
@@ -181,7 +191,7 @@ std::vector<Rule> runner_rules(const SandboxPolicy& p) {
   r.push_back({"clone", trap, {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)}});
   if (p.deny_threads) r.push_back({"clone", deny, {SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD)}});
   r.push_back({"clone3", SCMP_ACT_ERRNO(ENOSYS), {}});
-  // Signals only to itself.
+  // Signals only to itself (the process filter refuses the rest with EPERM; a trap here names the intent).
   const auto self = static_cast<uint64_t>(::getpid());
   for (const char* name : {"kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"})
     r.push_back({name, trap, {SCMP_A0(SCMP_CMP_NE, self)}});
@@ -221,8 +231,12 @@ std::string library_version() {
   return v ? fmt::format("{}.{}.{}", v->major, v->minor, v->micro) : "unknown";
 }
 
-Status install(const SandboxPolicy& policy) {
+Status install(const SandboxPolicy& policy, const std::vector<pid_t>& threads) {
   if (policy.syscalls == SandboxPolicy::Syscalls::unrestricted) return ok_status();
+  // Other processes are out of reach in every profile; this filter loads first, since the profiles
+  // below deny seccomp(2) itself.
+  if (auto s = process_filter::install(::getpid(), threads); !s) return s;
+  if (policy.syscalls == SandboxPolicy::Syscalls::profiler) return ok_status();
   std::vector<Rule> rules = policy.syscalls == SandboxPolicy::Syscalls::runner ? runner_rules(policy) : compiler_rules(policy);
   Context ctx;
   if (!ctx.get()) return Error{"sandbox: seccomp: cannot create a filter (libseccomp out of memory?)"};
