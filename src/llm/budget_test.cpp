@@ -231,7 +231,7 @@ TEST_F(BudgetHttp, AServerThatKeepsToMaxTokensIsNotWarnedAbout) {
 // A count that is no count would be charged as nothing (a string) or give spent tokens back (a
 // negative one, or 2^64-1 read as -1): the answer is refused as an unexpected response, naming it.
 TEST_F(BudgetHttp, UsageCountsThatAreNoTokenCountsAreRefusedNotCharged) {
-  for (const std::string& count : {"-10000000", "18446744073709551615", "\"10000000\"", "12.5", "1e30"}) {
+  for (const std::string count : {"-10000000", "18446744073709551615", "\"10000000\"", "12.5", "1e30"}) {
     auto server = LocalServer([&count](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"model": "gpt-5", "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
                           "usage": {"prompt_tokens": 10, "completion_tokens": )" + count + "}}",
