@@ -122,4 +122,10 @@ def main() -> int:
     test_hooks = os.environ.get(TEST_HOOKS_ENV) == "1"
     if test_hooks:
         print(f"cutegen-worker: {TEST_HOOKS_ENV}=1: test hooks are enabled", file=sys.stderr)
-    return serve(Dispatcher(Session(), test_hooks), sys.stdin, out)
+    from .confinement import network_policy
+    try:
+        deny_network = network_policy() == "deny"
+    except WorkerError as exc:
+        print(f"cutegen-worker: {exc}", file=sys.stderr)
+        return 2
+    return serve(Dispatcher(Session(deny_network=deny_network), test_hooks), sys.stdin, out)

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
-from . import calibrate, candidate_session, compare, inputs, memory, metadata, op_graph, own_state, problem_loader, timing
+from . import calibrate, candidate_session, compare, confinement, inputs, memory, metadata, op_graph, own_state, \
+    problem_loader, timing
 from .buffers import describe
 from .dtypes import dtype_name, problem_dtype
 from .errors import ProblemError, RequestError
@@ -96,8 +97,12 @@ def _sync(device) -> None:
 
 
 class Session:
-    def __init__(self):
+    def __init__(self, deny_network: bool = False):
         disable_tf32()
+        # The worker as cutegen starts it (protocol.main) imports problem files without the network
+        # (confinement.py); tests that drive a Session in their own process leave it open.
+        self.deny_network = deny_network
+        self.network_denied = False
         self.problem = None
         self.prepared = None
         self.prepared_compile = None  # prepare_baselines' torch.compile result, for time_baselines
@@ -123,6 +128,10 @@ class Session:
         self.problem = None  # first, so release_prepared also frees the old problem's memory
         self.prepared_compile = None
         self.release_prepared()
+        # After parse_device: CUDA is initialised before no_new_privs is set (confinement.py says why).
+        if self.deny_network and not self.network_denied:
+            confinement.deny_network()
+            self.network_denied = True
         self.problem = self._load(os.path.abspath(path), device, seed)
         return self.problem.metadata
 

@@ -159,6 +159,37 @@ out=$("$cutegen" bench status "$tmp/f"); check "status after the rerun" grep -q 
 "$cutegen" bench "$tmp/q" --llm replay:none --out "$tmp/f" -j 3 --quiet >/dev/null 2>&1; rc=$?
 check "a third run does nothing" test $rc -eq 0 -a ! -s "$BENCH_LEDGER"
 
+# Issue 32: a file name reaches the terminal and summary.md with its escape sequences shown, not
+# obeyed; one damaged results/*.json is skipped with one line, not fatal to status and report.
+mkdir -p "$tmp/e"
+evil=$'9_bad\e]8;;http:x\a\e[2J\rok'  # OSC 8 (a link), BEL, clear the screen, CR
+cp "$tmp/q/1_alpha.py" "$tmp/e/$evil.py" && cp "$tmp/q/2_beta.py" "$tmp/e/"
+raw=$'[\e\r\a]'
+"$cutegen" bench "$tmp/e" --llm replay:none --out "$tmp/ee" -j 1 >"$tmp/e.out" 2>"$tmp/e.err"; rc=$?
+check "a hostile file name: the suite finishes" test $rc -eq 0 || cat "$tmp/e.err"
+check "a hostile file name: no raw control character on stdout or stderr" bash -c "test -s '$tmp/e.out' && ! grep -q '$raw' '$tmp/e.out' '$tmp/e.err'"
+check "a hostile file name: shown escaped in the table" grep -qF '| 9_bad\x1b]8;;http:x\x07\x1b[2J\rok | problem_error |' "$tmp/e.out"
+check "a hostile file name: summary.md holds it escaped" bash -c "test -s '$tmp/ee/summary.md' && ! grep -q '$raw' '$tmp/ee/summary.md'"
+out=$("$cutegen" bench status "$tmp/ee" 2>&1)
+check "a hostile file name: status shows it escaped" grep -qF 'problem_error 9_bad\x1b]8;;http:x\x07\x1b[2J\rok: ' <<<"$out"
+check "a hostile file name: status writes no raw control character" bash -c "test -n \"\$1\" && ! grep -q '$raw' <<<\"\$1\"" _ "$out"
+printf '{"verdict": "corr' >"$tmp/ee/results/2_beta.json"
+out=$("$cutegen" bench status "$tmp/ee" 2>"$tmp/st.err"); rc=$?
+check "a damaged record: status exits 0" test $rc -eq 0
+check "a damaged record: one line names the file and what is wrong" test "$(cat "$tmp/st.err")" = \
+  "bench: skipped $tmp/ee/results/2_beta.json: not JSON (cut short or edited?)"
+check "a damaged record: the counts say one was skipped" grep -q '0 correct, .* 1 problem errors, .*; 1 skipped (damaged record)' <<<"$out"
+out=$("$cutegen" bench report "$tmp/ee" 2>"$tmp/rp.err"); rc=$?
+check "a damaged record: report exits 0" test $rc -eq 0
+check "a damaged record: report names it on stderr" grep -q "skipped $tmp/ee/results/2_beta.json" "$tmp/rp.err"
+check "a damaged record: the table says one task was skipped" grep -qF '**1 task skipped**' <<<"$out"
+check "a damaged record: summary.json counts it" python3 -c '
+import json; s = json.load(open("'"$tmp"'/ee/summary.json"))
+assert s["counts"]["skipped_damaged"] == 1 and s["counts"]["total"] == 1, s["counts"]
+assert s["skipped"][0]["task"] == "2_beta", s["skipped"]'
+out=$("$cutegen" report "$tmp/ee" 2>&1); rc=$?
+check "a damaged record: the suite page is written" test $rc -eq 0 -a -s "$tmp/ee/report.html"
+
 # A failure every task would share (no API key) stops the suite instead of failing every task.
 mkdir -p "$tmp/k" && cp "$tmp/q/1_alpha.py" "$tmp/k/0_nokey.py" && cp "$tmp/q/2_beta.py" "$tmp/k/"
 err=$("$cutegen" bench "$tmp/k" --llm replay:none --out "$tmp/kk" -j 1 --quiet 2>&1 >/dev/null); rc=$?

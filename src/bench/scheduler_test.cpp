@@ -1,4 +1,5 @@
 #include "bench/scheduler.h"
+#include "bench/summary.h"
 
 #include <gtest/gtest.h>
 
@@ -80,10 +81,9 @@ SchedulerOptions options(int jobs, int lanes = 1) {
 
 std::map<std::string, TaskVerdict> verdicts(const SuiteDir& suite) {
   std::map<std::string, TaskVerdict> out;
-  auto records = suite.collect();
-  EXPECT_TRUE(records.ok());
-  if (!records) return out;
-  for (const auto& r : *records) out[r.name] = r.verdict;
+  auto collected = suite.collect();
+  EXPECT_TRUE(collected.damaged.empty());
+  for (const auto& r : collected.records) out[r.name] = r.verdict;
   return out;
 }
 }  // namespace
@@ -233,4 +233,56 @@ TEST(SuiteDir, ARerunMustKeepTheSettingsButMayAddTasks) {
   EXPECT_FALSE(SuiteDir::open(t.path / "other", manifest(tasks)).ok());
   EXPECT_FALSE(fs::exists(t.path / "other/suite.json"));
   EXPECT_FALSE(SuiteDir::open_existing(t.path / "other").ok());
+}
+
+// Issue 32: one damaged results/*.json stopped `bench status` and `bench report` for the whole suite.
+// Now each damaged record is listed with its file and what is wrong, and only that task is left out.
+TEST(SuiteDir, DamagedRecordsAreListedAndSkippedNotFatal) {
+  TempDir t;
+  auto tasks = make_tasks({"a", "b", "cut", "typed", "unstarted"});
+  auto suite = SuiteDir::open(t.path / "s", manifest(tasks));
+  ASSERT_TRUE(suite.ok()) << suite.error().message;
+  FakeRunner runner(&*suite);
+  Scheduler s(*suite, runner, options(1));
+  ASSERT_TRUE(s.run(make_tasks({"a", "b", "cut", "typed"})).ok());
+  auto cut = read_file(suite->result_path("cut"));
+  ASSERT_TRUE(cut.ok());
+  ASSERT_TRUE(write_file_atomic(suite->result_path("cut"), cut->substr(0, cut->size() / 2)).ok());
+  ASSERT_TRUE(write_file_atomic(suite->result_path("typed"), R"({"verdict": "correct", "best_ms": "fast"})").ok());
+  // A usage line of the wrong types (a hand edit) is not a reason to fail either.
+  ASSERT_TRUE(write_file_atomic(suite->task_dir("b") / "usage.jsonl",
+                                "{\"input_tokens\": \"many\", \"replayed\": \"no\", \"cost_usd\": 1}\n").ok());
+
+  auto collected = suite->collect();
+  std::set<std::string> names;
+  for (const auto& r : collected.records) names.insert(r.name);
+  EXPECT_EQ(names, (std::set<std::string>{"a", "b", "unstarted"}));
+  ASSERT_EQ(collected.damaged.size(), 2u);
+  EXPECT_EQ(collected.damaged[0].task, "cut");
+  EXPECT_EQ(collected.damaged[0].line(), suite->result_path("cut").string() + ": not JSON (cut short or edited?)");
+  EXPECT_EQ(collected.damaged[1].task, "typed");
+  EXPECT_NE(collected.damaged[1].line().find("typed.json: task record: field 'best_ms' has the wrong type"),
+            std::string::npos)
+      << collected.damaged[1].line();
+  EXPECT_DOUBLE_EQ(suite->spend().cost_usd, 4.0);  // each task's line, b's damaged one included
+
+  auto summary = summarize("optimize", "replay:x", collected.records, collected.damaged);
+  EXPECT_EQ(summary.total, 3);
+  EXPECT_EQ(summary.correct, 2);
+  EXPECT_EQ(summary.to_json()["counts"]["skipped_damaged"], 2);
+  std::string md = render_markdown(summary);
+  EXPECT_NE(md.find("**2 tasks skipped**"), std::string::npos) << md;
+  EXPECT_NE(md.find("- " + suite->result_path("cut").string() + ": not JSON"), std::string::npos) << md;
+}
+
+TEST(Summary, TaskNamesAndDetailsFromFilesAreShownEscapedInTheTables) {
+  TaskRecord r;
+  r.name = "evil\x1b]8;;http://x/\x07name";
+  r.verdict = TaskVerdict::problem_error;
+  r.detail = "import failed\r\x1b[2Kall good";
+  std::string md = render_markdown(summarize("optimize", "replay:\x1b[31m", {r}));
+  EXPECT_EQ(md.find('\x1b'), std::string::npos) << md;
+  EXPECT_EQ(md.find('\r'), std::string::npos) << md;
+  EXPECT_NE(md.find("| evil\\x1b]8;;http://x/\\x07name | problem_error |"), std::string::npos) << md;
+  EXPECT_NE(md.find("import failed\\r\\x1b[2Kall good"), std::string::npos) << md;
 }

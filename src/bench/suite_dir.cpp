@@ -116,7 +116,9 @@ Result<std::optional<TaskRecord>> SuiteDir::read_record(const std::string& name)
   if (!fs::exists(p, ec)) return std::optional<TaskRecord>();
   auto text = read_file(p);
   if (!text) return text.error();
-  auto r = TaskRecord::from_json(nlohmann::json::parse(*text, nullptr, false));
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return Error{fmt::format("{}: not JSON (cut short or edited?)", p.string())};
+  auto r = TaskRecord::from_json(j);
   if (!r) return Error{fmt::format("{}: {}", p.string(), r.error().message)};
   return std::optional<TaskRecord>(*r);
 }
@@ -149,11 +151,18 @@ bool SuiteDir::running(const std::string& name) const {
   return l.ok() && !l->held();
 }
 
-Result<std::vector<TaskRecord>> SuiteDir::collect() const {
-  std::vector<TaskRecord> out;
+SuiteDir::Collected SuiteDir::collect() const {
+  Collected out;
   for (const auto& t : manifest_.tasks) {
     auto r = read_record(t.name);
-    if (!r) return r.error();
+    if (!r) {
+      // One bad file must not hide every other task's result; the caller says which one was left out.
+      std::string why = r.error().message;
+      const std::string prefix = result_path(t.name).string() + ": ";
+      if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+      out.damaged.push_back({t.name, result_path(t.name).string(), why});
+      continue;
+    }
     TaskRecord rec;
     if (*r) rec = **r;
     rec.name = t.name;
@@ -161,7 +170,7 @@ Result<std::vector<TaskRecord>> SuiteDir::collect() const {
     rec.number = t.number;
     rec.mode = manifest_.mode;
     if (!is_final(rec.verdict) && running(t.name)) rec.verdict = TaskVerdict::running;
-    out.push_back(rec);
+    out.records.push_back(rec);
   }
   return out;
 }
@@ -173,10 +182,16 @@ Spend SuiteDir::spend() const {
     std::string line;
     while (std::getline(in, line)) {
       auto j = nlohmann::json::parse(line, nullptr, false);
-      if (!j.is_object() || j.value("replayed", false)) continue;  // a torn last line, or a replay that cost nothing new
+      if (!j.is_object()) continue;  // a torn last line
+      if (auto r = j.find("replayed"); r != j.end() && r->is_boolean() && r->get<bool>()) continue;  // cost nothing new
+      // A field of another type (a damaged line) counts as 0 rather than stopping `bench status`.
+      auto number = [&j](const char* key) {
+        auto it = j.find(key);
+        return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+      };
       ++s.calls;
-      s.tokens += j.value("input_tokens", 0LL) + j.value("output_tokens", 0LL);
-      s.cost_usd += j.value("cost_usd", 0.0);
+      s.tokens += static_cast<long long>(number("input_tokens") + number("output_tokens"));
+      s.cost_usd += number("cost_usd");
     }
   }
   return s;

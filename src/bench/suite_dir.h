@@ -63,8 +63,13 @@ class SuiteDir {
   Status append_log(const std::string& name, const std::string& text) const;
   // Held by another process right now (its lock cannot be taken).
   bool running(const std::string& name) const;
-  // One record per task of the manifest: its result, else `running` or `not_started`.
-  Result<std::vector<TaskRecord>> collect() const;
+  // One record per task of the manifest: its result, else `running` or `not_started` — except the
+  // tasks whose result file is damaged, which are left out and listed in `damaged`.
+  struct Collected {
+    std::vector<TaskRecord> records;
+    std::vector<DamagedRecord> damaged;
+  };
+  Collected collect() const;
   Spend spend() const;
 
  private:

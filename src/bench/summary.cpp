@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/json_text.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::bench {
 namespace {
@@ -51,11 +52,13 @@ std::string ms(const std::optional<double>& v) { return format_ms(v); }
 std::string times(const std::optional<double>& v) { return format_speedup(v); }
 std::string pct(const std::optional<double>& v) { return format_pct(v); }
 std::string duration(double s) { return format_duration(s); }
-// Table cells hold one line without pipes.
+// Table cells hold one line without pipes, and show control characters instead of obeying them (task
+// names are file names; details quote the worker and the LLM).
 std::string cell(std::string s, size_t max = 80) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   std::replace(s.begin(), s.end(), '|', '/');
-  if (s.size() > max) s = s.substr(0, max - 3) + "...";
+  s = terminal_safe(s);
+  if (s.size() > max) s = clip_utf8(s, max);
   return s;
 }
 
@@ -96,8 +99,10 @@ std::string format_duration(double s) {
   return fmt::format("{:.1f}h", s / 3600);
 }
 
-SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord> tasks) {
+SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord> tasks,
+                       std::vector<DamagedRecord> skipped) {
   SuiteSummary s;
+  s.skipped = std::move(skipped);
   s.mode = std::move(mode);
   s.llm = std::move(llm);
   std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -173,6 +178,8 @@ SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord
 nlohmann::json SuiteSummary::to_json() const {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& t : tasks) rows.push_back(t.to_json());
+  nlohmann::json skipped_rows = nlohmann::json::array();
+  for (const auto& d : skipped) skipped_rows.push_back({{"task", d.task}, {"path", d.path}, {"why", d.why}});
   nlohmann::json lane_rows = nlohmann::json::array();
   for (const auto& l : lanes)
     lane_rows.push_back({{"lane", l.lane}, {"tasks", l.tasks}, {"busy_s", l.busy_s}, {"wall_s", l.wall_s}});
@@ -180,14 +187,15 @@ nlohmann::json SuiteSummary::to_json() const {
           {"mode", mode}, {"llm", llm},
           {"counts", {{"total", total}, {"finished", finished}, {"correct", correct}, {"no_correct_kernel", no_correct},
                       {"measured", measured}, {"problem_error", problem_errors}, {"crashed", crashed},
-                      {"not_started", not_started}, {"running", running}}},
+                      {"not_started", not_started}, {"running", running},
+                      {"skipped_damaged", static_cast<int>(skipped.size())}}},
           {"correct_rate", value_or_null(correct_rate)},
           {"over_eager", bench::to_json(over_eager)}, {"over_compile", bench::to_json(over_compile)},
           {"compile_over_eager_geomean", value_or_null(compile_over_eager_geomean)},
           {"physics_geomean", value_or_null(physics_geomean)},
           {"cost_usd", cost_usd}, {"tokens", tokens}, {"llm_calls", llm_calls},
           {"tasks_per_hour", value_or_null(tasks_per_hour)}, {"span_s", span_s},
-          {"lanes", lane_rows}, {"devices", devices}, {"tasks", rows}};
+          {"lanes", lane_rows}, {"devices", devices}, {"tasks", rows}, {"skipped", skipped_rows}};
 }
 
 std::string render_markdown(const SuiteSummary& s) {
@@ -200,6 +208,12 @@ std::string render_markdown(const SuiteSummary& s) {
     out += fmt::format(": {} measured", s.measured);
   out += fmt::format(", {} problem errors, {} crashed; {} running, {} not started.\n", s.problem_errors, s.crashed,
                      s.running, s.not_started);
+  if (!s.skipped.empty()) {
+    out += fmt::format("**{} task{} skipped**: {} record is damaged (in no count here; delete or repair "
+                       "the file, and the next run of the suite runs the task again):\n",
+                       s.skipped.size(), s.skipped.size() == 1 ? "" : "s", s.skipped.size() == 1 ? "its" : "their");
+    for (const auto& d : s.skipped) out += fmt::format("- {}\n", d.line());
+  }
   std::vector<std::string> facts;
   std::string devices;
   for (const auto& d : s.devices) devices += (devices.empty() ? "" : ", ") + d;
@@ -262,11 +276,12 @@ std::string render_markdown(const SuiteSummary& s) {
   std::string notes;
   for (const auto& t : s.tasks)
     if (!t.detail.empty() && t.verdict != TaskVerdict::correct && t.verdict != TaskVerdict::measured)
-      notes += fmt::format("- {} ({}): {}\n", t.name, to_string(t.verdict), cell(t.detail, 300));
+      notes += fmt::format("- {} ({}): {}\n", cell(t.name, 300), to_string(t.verdict), cell(t.detail, 300));
     else if (!t.compile_error.empty())
-      notes += fmt::format("- {}: torch.compile failed: {}\n", t.name, cell(t.compile_error, 300));
+      notes += fmt::format("- {}: torch.compile failed: {}\n", cell(t.name, 300), cell(t.compile_error, 300));
   if (!notes.empty()) out += "\n" + notes;
-  return out;
+  // What the cells above do not hold (the LLM spec, device names, lanes) comes from records too.
+  return terminal_safe(out, LineBreaks::keep);
 }
 
 std::string render_csv(const SuiteSummary& s) {

@@ -4,7 +4,8 @@
 // never the markdown.
 //
 // Definitions (docs/bench.md):
-//  * correct rate: correct tasks / all tasks of the suite (unfinished ones count as not correct);
+//  * correct rate: correct tasks / all tasks of the suite (unfinished ones count as not correct; a task
+//    whose record is damaged is skipped: in no count, said in `skipped`);
 //  * fast_p (KernelBench): the fraction of ALL tasks that are correct AND faster than the baseline
 //    by more than p (speedup = baseline ms / best ms > p), for p in {0, 1, 1.5, 2}, over eager and
 //    over torch.compile; a correct task without that baseline (torch.compile failed) is not counted;
@@ -56,6 +57,8 @@ struct SuiteSummary {
   double span_s = 0;
   std::vector<LaneStats> lanes;
   std::vector<std::string> devices;  // distinct device names seen ("cpu" marks CPU-timed numbers)
+  // Tasks whose results file is damaged: in no count above (total included), each said in one line.
+  std::vector<DamagedRecord> skipped;
 
   nlohmann::json to_json() const;
 };
@@ -75,8 +78,10 @@ std::string format_speedup(const std::optional<double>& v);  // "1.23x"
 std::string format_pct(const std::optional<double>& v);      // "95%"
 std::string format_duration(double seconds);                 // "42s", "12m", "3.1h"
 
-// `tasks`: one record per task of the suite (the scheduler's records, not_started for the rest).
-SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord> tasks);
+// `tasks`: one record per task of the suite (the scheduler's records, not_started for the rest);
+// `skipped`: the tasks left out because their record is damaged.
+SuiteSummary summarize(std::string mode, std::string llm, std::vector<TaskRecord> tasks,
+                       std::vector<DamagedRecord> skipped = {});
 
 std::string render_markdown(const SuiteSummary& s);
 std::string render_csv(const SuiteSummary& s);  // one row per task

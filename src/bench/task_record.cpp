@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/json_text.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::bench {
 namespace {
@@ -114,5 +115,7 @@ Result<TaskRecord> TaskRecord::from_json(const nlohmann::json& j) {
   r.verdict = *v;
   return r;
 }
+
+std::string DamagedRecord::line() const { return terminal_safe(fmt::format("{}: {}", path, why)); }
 
 }  // namespace cutegen::bench

@@ -73,4 +73,14 @@ struct TaskRecord {
   static Result<TaskRecord> from_json(const nlohmann::json& j);  // Error names the field
 };
 
+// A results/<name>.json that cannot be read: not JSON (cut short, edited), a field of the wrong type,
+// unreadable. `bench status` and `bench report` say so in one line and leave the task out of the
+// summary instead of failing for the whole suite.
+struct DamagedRecord {
+  std::string task;
+  std::string path;  // the file
+  std::string why;   // what is wrong with it
+  std::string line() const;  // "PATH: WHY", one line
+};
+
 }  // namespace cutegen::bench

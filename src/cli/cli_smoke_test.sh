@@ -126,6 +126,13 @@ err=$("$cutegen" llm hi --llm gemini:pro 2>&1); rc=$?
 check "an unknown backend fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 err=$("$cutegen" llm hi --llm "exec:exit 3" 2>&1); rc=$?
 check "a failing exec command fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
+# Issue 32: what a backend said reaches the terminal escaped (a window title, a clear-screen and a CR
+# that would hide the start of the line), and an answer goes unchanged into a pipe.
+err=$("$cutegen" llm hi --llm "exec:printf 'oops \\033]0;owned\\007\\033[2J\\rall fine' >&2; exit 3" 2>&1); rc=$?
+check "a backend's escape sequences are shown escaped in its error" grep -qF 'oops \x1b]0;owned\x07\x1b[2J\rall fine' <<<"$err"
+check "... and none reaches the terminal raw" test $rc -ne 0 -a -z "$(tr -d '\n' <<<"$err" | tr -d '[:print:]')"
+out=$("$cutegen" llm hi --llm "exec:printf 'red \\033[31m text'" 2>/dev/null)
+check "an answer goes into a pipe as it came" test "$out" = $'red \e[31m text'
 if ! nvidia-smi -L >/dev/null 2>&1; then
   err=$("$cutegen" profile "$k" "$k" 2>&1); rc=$?
   check "profile without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1

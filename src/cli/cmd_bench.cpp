@@ -23,6 +23,7 @@
 #include "cli/progress_line.h"
 #include "common/fs.h"
 #include "common/locations.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -32,7 +33,7 @@ namespace {
 constexpr int kBadArgument = 2;
 
 int bad_argument(const std::string& message) {
-  fmt::print(stderr, "cutegen: {}\n", message);
+  print_safe(stderr, "cutegen: {}\n", message);
   return kBadArgument;
 }
 
@@ -151,10 +152,12 @@ Status write_summary(const SuiteDir& suite, const SuiteSummary& s) {
   return write_file_atomic(suite.path() / "report.html", render_suite_page(make_suite_view(s, suite.path())));
 }
 
+// Each damaged record is said on stderr, one line, and left out of the summary (whose counts say so).
 Result<SuiteSummary> summary_of(const SuiteDir& suite) {
-  auto records = suite.collect();
-  if (!records) return records.error();
-  return summarize(suite.manifest().mode, suite.manifest().llm, std::move(*records));
+  auto collected = suite.collect();
+  for (const auto& d : collected.damaged) print_safe(stderr, "bench: skipped {}\n", d.line());
+  return summarize(suite.manifest().mode, suite.manifest().llm, std::move(collected.records),
+                   std::move(collected.damaged));
 }
 
 int submit_to_slurm(const GlobalOptions&, const BenchArgs& a, const std::vector<ProblemTask>& tasks) {
@@ -171,7 +174,7 @@ int submit_to_slurm(const GlobalOptions&, const BenchArgs& a, const std::vector<
   plan.command = strip_submission_options(*argv);
   std::string script = sbatch_script(plan);
   if (a.dry_run) {
-    fmt::print("{}", script);
+    print_safe(stdout, "{}", script);
     return 0;
   }
   auto suite = SuiteDir::open(a.out, manifest(a, tasks));
@@ -182,7 +185,7 @@ int submit_to_slurm(const GlobalOptions&, const BenchArgs& a, const std::vector<
   auto job = submit(runner, file);
   if (!job) return fail(job.error().message);
   if (auto w = write_file_atomic(suite->path() / "slurm" / "job", *job + "\n"); !w) return fail(w.error().message);
-  fmt::print("submitted Slurm array job {} ({} shards, {} tasks) from {}\nfollow it with: cutegen bench status {}\n", *job,
+  print_safe(stdout, "submitted Slurm array job {} ({} shards, {} tasks) from {}\nfollow it with: cutegen bench status {}\n", *job,
              plan.shards, tasks.size(), file.string(), a.out);
   return 0;
 }
@@ -287,7 +290,7 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
     std::lock_guard<std::mutex> g(board_mu);
     // Quiet (batch jobs): one line per finished task, no live lines.
     if (a.quiet) {
-      if (ended) fmt::print(stderr, "{}\n", line);
+      if (ended) print_safe(stderr, "{}\n", line);
       return;
     }
     cost = suite->spend().cost_usd;
@@ -299,7 +302,7 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
     if (++ticks % 10 == 0) cost = suite->spend().cost_usd;
     board.update(status_lines(v, cost), "");
   };
-  fmt::print(stderr, "bench: {} tasks{} -> {} ({} {}, {} in flight)\n", share.size(),
+  print_safe(stderr, "bench: {} tasks{} -> {} ({} {}, {} in flight)\n", share.size(),
              shard ? fmt::format(" (shard {}/{} of {})", shard->index, shard->count, tasks->size()) : "",
              suite->path().string(), lanes->size(), lanes->size() == 1 ? "lane" : "lanes", jobs);
   // Each lane times with two processes that must get a CPU at once; each task beside them may be
@@ -308,7 +311,7 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
   if (!a.baselines_only)
     if (auto w = bench::cpu_oversubscription_warning(jobs, static_cast<int>(lanes->size()),
                                                      std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))))
-      fmt::print(stderr, "bench: warning: {}\n", *w);
+      print_safe(stderr, "bench: warning: {}\n", *w);
   Scheduler scheduler(*suite, *runner, so, observer);
   auto result = scheduler.run(share);
   board.finish();
@@ -318,8 +321,8 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
   if (!summary) return fail(summary.error().message);
   if (auto w = write_summary(*suite, *summary); !w) return fail(w.error().message);
   if (!a.quiet) {
-    fmt::print("{}", render_markdown(*summary));
-    fmt::print(stderr, "bench: the suite page: {}\n", (suite->path() / "report.html").string());
+    print_safe(stdout, "{}", render_markdown(*summary));
+    print_safe(stderr, "bench: the suite page: {}\n", (suite->path() / "report.html").string());
   }
   if (!result->stopped.empty())
     return fail(fmt::format("stopped starting tasks: {}; {} not started (re-run the same command to continue)",
@@ -333,21 +336,22 @@ int run_status(const std::string& dir) {
   auto s = summary_of(*suite);
   if (!s) return fail(s.error().message);
   Spend spent = suite->spend();
-  fmt::print("{}: {} tasks ({}), {} finished\n", dir, s->total, s->mode, s->finished);
+  print_safe(stdout, "{}: {} tasks ({}), {} finished\n", dir, s->total, s->mode, s->finished);
   if (s->mode == "optimize")
-    fmt::print("  {} correct, {} without a correct kernel, ", s->correct, s->no_correct);
+    print_safe(stdout, "  {} correct, {} without a correct kernel, ", s->correct, s->no_correct);
   else
-    fmt::print("  {} measured, ", s->measured);
-  fmt::print("{} problem errors, {} crashed, {} running, {} not started\n", s->problem_errors, s->crashed, s->running,
-             s->not_started);
-  if (s->mode == "optimize") fmt::print("  LLM: {} calls, {} tokens, ${:.2f}\n", spent.calls, spent.tokens, spent.cost_usd);
-  if (s->tasks_per_hour) fmt::print("  {:.1f} tasks/hour\n", *s->tasks_per_hour);
+    print_safe(stdout, "  {} measured, ", s->measured);
+  print_safe(stdout, "{} problem errors, {} crashed, {} running, {} not started{}\n", s->problem_errors, s->crashed,
+             s->running, s->not_started,
+             s->skipped.empty() ? "" : fmt::format("; {} skipped (damaged record)", s->skipped.size()));
+  if (s->mode == "optimize") print_safe(stdout, "  LLM: {} calls, {} tokens, ${:.2f}\n", spent.calls, spent.tokens, spent.cost_usd);
+  if (s->tasks_per_hour) print_safe(stdout, "  {:.1f} tasks/hour\n", *s->tasks_per_hour);
   for (const auto& t : s->tasks) {
     if (t.verdict == TaskVerdict::running)
-      fmt::print("  running      {} (scheduler pid {})\n", t.name, FileLock::holder(suite->lock_path(t.name)));
+      print_safe(stdout, "  running      {} (scheduler pid {})\n", terminal_safe(t.name), FileLock::holder(suite->lock_path(t.name)));
     else if (t.verdict == TaskVerdict::problem_error || t.verdict == TaskVerdict::crashed ||
              (t.verdict == TaskVerdict::not_started && !t.detail.empty()))
-      fmt::print("  {:<12} {}: {}\n", to_string(t.verdict), t.name, t.detail.substr(0, 200));
+      print_safe(stdout, "  {:<12} {}: {}\n", to_string(t.verdict), terminal_safe(t.name), terminal_safe(clip_utf8(t.detail, 200)));
   }
   return 0;
 }
@@ -358,10 +362,11 @@ int run_suite_report(const std::string& dir, const std::string& format) {
   auto s = summary_of(*suite);
   if (!s) return fail(s.error().message);
   if (auto w = write_summary(*suite, *s); !w) return fail(w.error().message);
-  if (format == "html") fmt::print("{}\n", (suite->path() / "report.html").string());
-  else if (format == "csv") fmt::print("{}", render_csv(*s));
-  else if (format == "json") fmt::print("{}\n", s->to_json().dump(2));
-  else fmt::print("{}", render_markdown(*s));
+  if (format == "html") print_safe(stdout, "{}\n", (suite->path() / "report.html").string());
+  else if (format == "csv") print_safe(stdout, "{}", render_csv(*s));
+  // ASCII JSON: every control and non-ASCII character a \u escape, so it is safe on a terminal and still JSON.
+  else if (format == "json") fmt::print("{}\n", s->to_json().dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
+  else print_safe(stdout, "{}", render_markdown(*s));
   return 0;
 }
 
@@ -370,8 +375,13 @@ int run_suite_report(const std::string& dir, const std::string& format) {
 void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto a = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "Run a suite of problems (optimize each, or --baselines-only) over every GPU, or on Slurm");
-  cmd->footer("Subcommands: `cutegen bench status DIR`, `cutegen bench report DIR`. docs/bench.md has the details.");
-  cmd->add_option("problems", a->problems, "problem files, directories of them (KernelBench's level1/), or globs");
+  cmd->footer("Subcommands: `cutegen bench status DIR`, `cutegen bench report DIR`. docs/bench.md has the details.\n"
+              "Problem files are Python that cutegen imports and runs (their module code, get_inputs, Model): "
+              "give only files you would run yourself. They run as you, without your API keys, with a private "
+              "HOME and no network (CUTEGEN_WORKER_NETWORK=allow opens it; docs/sandbox.md).");
+  cmd->add_option("problems", a->problems,
+                  "problem files, directories of them (KernelBench's level1/), or globs: Python that cutegen "
+                  "imports and runs, every file of a directory");
   cmd->add_option("--out", a->out, "the suite directory: new, or a suite to continue (re-running continues it)");
   cmd->add_option("--llm", a->spec, "openai:MODEL, anthropic:MODEL, exec:'COMMAND', replay:DIR, manual:DIR, or none: each problem's seed alone (docs/seed.md)");
   cmd->add_flag("--baselines-only", a->baselines_only,

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "common/locations.h"
 #include "compile/compile_cache.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -49,7 +50,7 @@ int run_cache(const GlobalOptions& global, const CacheArgs& args) {
   if (args.prune || args.clear) {
     auto done = args.clear ? cache.clear() : cache.prune();
     if (!done) return fail(fmt::format("compile cache: {}", done.error().message));
-    fmt::print("{}: {} evicted ({}), {} reaped{}\n", args.clear ? "cleared" : "pruned",
+    print_safe(stdout, "{}: {} evicted ({}), {} reaped{}\n", args.clear ? "cleared" : "pruned",
                plural(done->evicted, "entry", "entries"), size_text(done->freed_bytes),
                plural(done->staging_reaped, "staging directory", "staging directories"),
                done->skipped_in_use ? fmt::format(", {} in use left alone", done->skipped_in_use) : "");
@@ -57,16 +58,16 @@ int run_cache(const GlobalOptions& global, const CacheArgs& args) {
 
   auto contents = cache.contents();
   if (!contents) return fail(fmt::format("compile cache: {}", contents.error().message));
-  fmt::print("compile cache {}\n", cache.dir().string());
+  print_safe(stdout, "compile cache {}\n", cache.dir().string());
   const auto& entries = contents->entries;
-  if (!entries.empty()) fmt::print("  {:<16}  {:<13} {:>9}  {}\n", "last used", "verdict", "size", "key");
+  if (!entries.empty()) print_safe(stdout, "  {:<16}  {:<13} {:>9}  {}\n", "last used", "verdict", "size", "key");
   size_t shown = args.all ? entries.size() : std::min(entries.size(), kShown);
   for (size_t i = 0; i < shown; ++i)
-    fmt::print("  {:<16}  {:<13} {:>9}  {}\n", time_text(entries[i].last_used), entries[i].verdict,
+    print_safe(stdout, "  {:<16}  {:<13} {:>9}  {}\n", time_text(entries[i].last_used), entries[i].verdict,
                size_text(entries[i].bytes), entries[i].key.substr(0, 16));
-  if (shown < entries.size()) fmt::print("  ... and {} older (--all lists them)\n", entries.size() - shown);
+  if (shown < entries.size()) print_safe(stdout, "  ... and {} older (--all lists them)\n", entries.size() - shown);
   double pct = options->max_bytes ? 100.0 * contents->total_bytes / options->max_bytes : 0;
-  fmt::print("{}, {} of the {} MB cap ({:.0f}%, cache.max_mb{}); {} ({})\n", plural(entries.size(), "entry", "entries"),
+  print_safe(stdout, "{}, {} of the {} MB cap ({:.0f}%, cache.max_mb{}); {} ({})\n", plural(entries.size(), "entry", "entries"),
              size_text(contents->total_bytes), options->max_bytes >> 20, pct, args.max_mb ? " overridden by --max-mb" : "",
              plural(contents->staging_dirs, "staging directory", "staging directories"),
              size_text(contents->staging_bytes));

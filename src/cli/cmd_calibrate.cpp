@@ -8,6 +8,7 @@
 #include "common/process.h"
 #include "run/reference_worker.h"
 #include "run/roofline.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace {
@@ -25,7 +26,7 @@ int run_calibrate(bool force) {
         auto cached = nlohmann::json::parse(*text, nullptr, false);
         auto c = calibration_from_json(cached);
         if (c && is_current_calibration(cached)) {
-          fmt::print("{}: HBM {:.0f} GB/s; matmul TFLOP/s fp32 {:.1f}, tf32 {:.1f}, fp16 {:.1f}, bf16 {:.1f} (cached; "
+          print_safe(stdout, "{}: HBM {:.0f} GB/s; matmul TFLOP/s fp32 {:.1f}, tf32 {:.1f}, fp16 {:.1f}, bf16 {:.1f} (cached; "
                      "--force measures again)\n", c->gpu, c->hbm_gbps, c->fp32_tflops, c->tf32_tflops, c->fp16_tflops,
                      c->bf16_tflops);
           return 0;
@@ -35,14 +36,14 @@ int run_calibrate(bool force) {
   }
   auto worker = PythonWorker::start({.log_path = std::filesystem::temp_directory_path() / "cutegen-calibrate.log"});
   if (!worker) return fail(worker.error().message);
-  fmt::print(stderr, "measuring memory bandwidth (copy and read) and matmul rates (about a minute) ...\n");
+  print_safe(stderr, "measuring memory bandwidth (copy and read) and matmul rates (about a minute) ...\n");
   auto measured = (*worker)->call("calibrate", {{"force", force}}, std::chrono::seconds(900));
   if (!measured) return fail(measured.error().message);
   auto c = calibration_from_json(*measured);
   if (!c) return fail(c.error().message);
   auto path = calibration_path(cache_root(), c->gpu);
   if (auto w = write_file_atomic(path, to_json(*c).dump(2)); !w) return fail(w.error().message);
-  fmt::print("{}: HBM {:.0f} GB/s (copy {:.0f}, read {:.0f}); matmul TFLOP/s fp32 {:.1f}, tf32 {:.1f}, fp16 {:.1f}, "
+  print_safe(stdout, "{}: HBM {:.0f} GB/s (copy {:.0f}, read {:.0f}); matmul TFLOP/s fp32 {:.1f}, tf32 {:.1f}, fp16 {:.1f}, "
              "bf16 {:.1f}\nsaved {}\n", c->gpu, c->hbm_gbps, c->copy_gbps, c->read_gbps, c->fp32_tflops, c->tf32_tflops,
              c->fp16_tflops, c->bf16_tflops, path.string());
   return 0;

@@ -11,6 +11,7 @@
 #include "common/locations.h"
 #include "common/process.h"
 #include "compile/nvcc_compiler.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace {
@@ -37,20 +38,21 @@ int run_compile(const GlobalOptions& global, const CompileArgs& args) {
   if (!cache) return fail(cache.error().message);
   NvccCompiler compiler(runner, options, *toolchain, std::move(*cache), *sandbox);
   std::string name = std::filesystem::path(args.kernel).filename().string();
-  fmt::print(stderr, "compiling {} for {} ...\n", name, options.arch);
+  print_safe(stderr, "compiling {} for {} ...\n", name, options.arch);
   auto outcome = compiler.compile({*source, name});
   if (!outcome) return fail(outcome.error().message);
 
   if (args.json) {
-    fmt::print("{}\n", dump_json(outcome->to_json(), 2));
+    // ASCII JSON: every control and non-ASCII character a \u escape, so it is safe on a terminal and still JSON.
+    fmt::print("{}\n", outcome->to_json().dump(2, ' ', true, nlohmann::json::error_handler_t::replace));
   } else {
     std::string timing = outcome->cache_hit
                              ? fmt::format("cache hit in {:.2f} s (first compile took {:.1f} s)", outcome->total_seconds,
                                            outcome->nvcc_seconds)
                              : fmt::format("nvcc {:.1f} s, checks {:.2f} s", outcome->nvcc_seconds, outcome->check_seconds);
-    fmt::print("{}: {} [{}; {}]\n", name, to_string(outcome->verdict), options.arch, timing);
-    if (outcome->ok()) fmt::print("library: {}\n", outcome->library.string());
-    else fmt::print("{}", outcome->feedback());
+    print_safe(stdout, "{}: {} [{}; {}]\n", name, to_string(outcome->verdict), options.arch, timing);
+    if (outcome->ok()) print_safe(stdout, "library: {}\n", outcome->library.string());
+    else print_safe(stdout, "{}", outcome->feedback());
   }
   if (outcome->ok()) return 0;
   std::string reason = to_string(outcome->verdict);

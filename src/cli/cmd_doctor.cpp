@@ -12,6 +12,7 @@
 #include "common/process.h"
 #include "cli/judge_stack.h"
 #include "sandbox/sandbox.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace {
@@ -187,8 +188,8 @@ int run_doctor() {
   bool required_missing = false;
   for (const auto& c : checks) {
     std::string status = c.ok ? "OK" : !c.status.empty() ? c.status : (c.name == "GPU" ? "none" : "missing");
-    fmt::print("{:<12} {:<8} {}\n", c.name, status, c.detail);
-    if (!c.ok && !c.fix.empty()) fmt::print("{:<12} {:<8} fix: {}\n", "", "", c.fix);
+    print_safe(stdout, "{:<12} {:<8} {}\n", c.name, status, c.detail);
+    if (!c.ok && !c.fix.empty()) print_safe(stdout, "{:<12} {:<8} fix: {}\n", "", "", c.fix);
     if (!c.ok && c.required) required_missing = true;
   }
   if (required_missing) return fail("a required component is missing (see the fix lines above)");

@@ -14,6 +14,7 @@
 #include "common/process.h"
 #include "compile/nvcc_compiler.h"
 #include "run/judge.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -68,14 +69,14 @@ int run_eval(const GlobalOptions& global, const EvalArgs& args) {
   std::vector<std::string> failed;
   for (std::size_t i = 0; i < args.kernels.size(); ++i) {
     std::string name = fs::path(args.kernels[i]).filename().string();
-    fmt::print(stderr, "{}evaluating {} on {} (compile, {} trials + robustness, {} timed calls{}) ...\n",
+    print_safe(stderr, "{}evaluating {} on {} (compile, {} trials + robustness, {} timed calls{}) ...\n",
                args.kernels.size() > 1 ? fmt::format("[{}/{}] ", i + 1, args.kernels.size()) : "", name,
                fs::path(args.problem).filename().string(), args.judge.trials, args.judge.runs,
                args.no_baselines ? "" : ", eager and torch.compile baselines");
     // One worker serves every kernel (the problem is loaded once); the tool failing stops them all.
     auto report = judge.evaluate(args.problem, sources[i], name);
     if (!report) return fail(report.error().message);
-    fmt::print("{}", report->summary());
+    print_safe(stdout, "{}", report->summary());
     std::fflush(stdout);
     if (!outputs[i].empty()) {
       if (auto w = write_file_atomic(outputs[i], dump_json(report->to_json(), 2)); !w) return fail(w.error().message);

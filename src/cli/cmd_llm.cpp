@@ -2,12 +2,15 @@
 #include <iterator>
 #include <optional>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "common/process.h"
 #include "llm/backend_factory.h"
 #include "llm/curl_transport.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace {
@@ -48,7 +51,7 @@ int run_llm(const GlobalOptions& global, const LlmArgs& args) {
 
   CurlTransport http;
   PosixProcessRunner runner;
-  BackendDeps deps{http, runner, real_sleep, [](const std::string& line) { fmt::print(stderr, "{}\n", line); }};
+  BackendDeps deps{http, runner, real_sleep, [](const std::string& line) { print_safe(stderr, "{}\n", line); }};
   std::optional<std::filesystem::path> log;
   if (!args.usage_log.empty()) log = args.usage_log;
   auto client = make_llm_client(config, deps, log);
@@ -62,9 +65,12 @@ int run_llm(const GlobalOptions& global, const LlmArgs& args) {
   auto call = (*client)->complete(request);
   if (!call) return fail(call.error().message);
   const auto& text = call->response.text;
-  fmt::print("{}{}", text, !text.empty() && text.back() == '\n' ? "" : "\n");
+  // On a terminal the answer's control characters are shown, not obeyed (an answer is the server's
+  // bytes); into a pipe or a file it goes as it came.
+  fmt::print("{}{}", isatty(STDOUT_FILENO) ? terminal_safe(text, LineBreaks::keep) : text,
+             !text.empty() && text.back() == '\n' ? "" : "\n");
   std::fflush(stdout);
-  fmt::print(stderr, "{}\n", usage_line(*call));
+  print_safe(stderr, "{}\n", usage_line(*call));
   // An incomplete answer must not look like a complete one to a script checking the exit status.
   if (call->response.finish == FinishReason::length)
     return fail("the answer was cut off at the token limit (finish length); raise --max-tokens");

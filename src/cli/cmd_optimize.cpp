@@ -27,6 +27,7 @@
 #include "report/run_view.h"
 #include "store/run_dir.h"
 #include "tune/judge_tune_backend.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -141,7 +142,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
       return bench::kExitNoSeed;  // bench records the task as having no seed (bench/task_record.h)
     }
     seed = std::move(*s);
-    fmt::print(stderr, "seed: {}\n", seed->description);
+    print_safe(stderr, "seed: {}\n", seed->description);
   }
 
   // The directory is checked and locked before anything is written: a foreign directory is refused
@@ -168,7 +169,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto journal = Journal::open(out / "events.jsonl", args.resume);
   if (!journal) return give_up(journal.error().message);
   if (journal->nothing_recorded())
-    fmt::print(stderr, "resume: nothing was recorded in {} yet; starting from the beginning\n", out.string());
+    print_safe(stderr, "resume: nothing was recorded in {} yet; starting from the beginning\n", out.string());
   // Each evaluation gets its own directory under work/ (Judge::fresh_work_dir), and the lock keeps
   // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
@@ -179,9 +180,9 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     if (!s) return give_up(s.error().message);
     seed = std::move(*s);
     if (!seed->pattern.empty())
-      fmt::print(stderr, "seed: {} (the first kernel; --start scratch has the LLM write it)\n", seed->description);
+      print_safe(stderr, "seed: {} (the first kernel; --start scratch has the LLM write it)\n", seed->description);
     else if (!seed->note.empty())
-      fmt::print(stderr, "{}: the LLM writes the first kernel\n", seed->note);
+      print_safe(stderr, "{}: the LLM writes the first kernel\n", seed->note);
   }
   RunFiles files(out);
   // A resumed run keeps the config.json it started with. One that recorded nothing may have been
@@ -193,7 +194,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
 
   CurlTransport http;
   PosixProcessRunner llm_runner;
-  BackendDeps deps{http, llm_runner, real_sleep, [](const std::string& line) { fmt::print(stderr, "llm: {}\n", line); }};
+  BackendDeps deps{http, llm_runner, real_sleep, [](const std::string& line) { print_safe(stderr, "llm: {}\n", line); }};
   auto client = *no_llm ? LlmClient::create(make_no_llm_backend(), PriceTable{}, {})
                         : make_llm_client(*config, deps, out / "usage.jsonl");
   if (!client) return give_up(client.error().message);
@@ -237,10 +238,10 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   observer.new_best = [&](const Candidate& c) -> Status {
     auto written = write_best(files, BestKernel{c.source, c.evaluation, args.problem});
     if (!written) return written.error();
-    if (!written->note.empty() && !std::exchange(told_about_best, true)) fmt::print(stderr, "note: {}\n", written->note);
+    if (!written->note.empty() && !std::exchange(told_about_best, true)) print_safe(stderr, "note: {}\n", written->note);
     return ok_status();
   };
-  fmt::print(stderr, "optimizing {} with {} -> {}{}\n", fs::path(args.problem).filename().string(),
+  print_safe(stderr, "optimizing {} with {} -> {}{}\n", fs::path(args.problem).filename().string(),
              *no_llm ? "no LLM (the seed alone)" : (*client)->backend().kind() + ":" + (*client)->backend().model(),
              out.string(), args.resume && !journal->nothing_recorded() ? " (resuming)" : "");
   Loop loop(**client, evaluator, **prompter, lo.profile.mode() == ProfilePolicy::Mode::never ? nullptr : &profiler,
@@ -254,7 +255,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     // failed run (--resume may continue it).
     bench::TaskRecord failed = bench::task_record_from(result.error(), args.problem, (*client)->budget().spent());
     if (auto w = write_task_result(files, failed, gpu_lock.get(), wall()); !w)
-      fmt::print(stderr, "cutegen: {}\n", w.error().message);
+      print_safe(stderr, "cutegen: {}\n", w.error().message);
     if (result.error().kind == ErrorKind::cannot_resume) return fail(why);
     return fail(fmt::format("{} (the run so far is kept: fix the cause, then add --resume --out {})", why, out.string()));
   }
@@ -269,7 +270,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (auto w = write_task_result(files, bench::task_record_from(*result, args.problem, (*client)->budget().spent()),
                                    gpu_lock.get(), wall()); !w)
     return fail(w.error().message);
-  fmt::print("{}", report);
+  print_safe(stdout, "{}", report);
   if (result->stop_reason == "seed_failed")
     return fail(fmt::format("{} (a cutegen bug: please report it); {} keeps its evaluation; give --llm to have an "
                             "LLM write the kernel",
@@ -283,7 +284,12 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
 void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto a = std::make_shared<OptimizeArgs>();
   auto* cmd = app.add_subcommand("optimize", "Generate, repair and optimize a CuTe kernel for a problem with an LLM");
-  cmd->add_option("problem", a->problem, "KernelBench-format problem file")->required()->check(CLI::ExistingFile);
+  cmd->footer("The problem file is Python that cutegen imports and runs (its module code, get_inputs, Model): give "
+              "only a file you would run yourself. It runs as you, without your API keys, with a private HOME and no "
+              "network (CUTEGEN_WORKER_NETWORK=allow opens it; docs/sandbox.md).");
+  cmd->add_option("problem", a->problem, "KernelBench-format problem file: Python that cutegen imports and runs")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--llm", a->spec, "openai:MODEL, anthropic:MODEL, exec:'COMMAND', replay:DIR, manual:DIR, or none: the seed kernel "
                   "alone, judged and exported (docs/seed.md; also without --llm when no llm.backend is configured)");
   cmd->add_option("--out", a->out,

@@ -14,6 +14,7 @@
 #include "profile/ncu_profile_provider.h"
 #include "run/judge.h"
 #include "run/roofline.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -45,11 +46,11 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
   if (!stack) return fail(stack.error().message);
   Judge& judge = *(*stack)->judge;
   std::string kernel_name = fs::path(args.kernel).filename().string();
-  fmt::print(stderr, "evaluating {} on {} ...\n", kernel_name, fs::path(args.problem).filename().string());
+  print_safe(stderr, "evaluating {} on {} ...\n", kernel_name, fs::path(args.problem).filename().string());
   auto report = judge.evaluate(args.problem, *source, kernel_name);
   if (!report) return fail(report.error().message);
   if (!report->passed()) {
-    fmt::print("{}", report->summary());
+    print_safe(stdout, "{}", report->summary());
     return fail(fmt::format("profile needs a kernel that passes evaluation ({}): fix it first (`cutegen eval` shows "
                             "the evidence)",
                             to_string(report->verdict)));
@@ -67,12 +68,12 @@ int run_profile(const GlobalOptions& global, const ProfileArgs& args) {
   no.launch_count = args.launch_count;
   no.timeout = std::chrono::seconds(args.timeout_s);
   NcuProfileProvider provider((*stack)->runner, no);
-  fmt::print(stderr, "profiling {} call(s) with Nsight Compute (at most {} kernel launches) ...\n", args.calls,
+  print_safe(stderr, "profiling {} call(s) with Nsight Compute (at most {} kernel launches) ...\n", args.calls,
              args.launch_count);
   auto profiled = provider.profile(request);
   if (!profiled) return fail(profiled.error().message);
-  fmt::print("{}", profiled->summary);
-  fmt::print(stderr, "profiled in {:.1f} s after a {:.1f} s evaluation{}\n", profiled->seconds, report->seconds,
+  print_safe(stdout, "{}", profiled->summary);
+  print_safe(stderr, "profiled in {:.1f} s after a {:.1f} s evaluation{}\n", profiled->seconds, report->seconds,
              profiled->log_path.empty() ? "" : "; ncu log: " + profiled->log_path.string());
   if (!args.json_path.empty()) {
     nlohmann::json j = {{"evaluation", report->to_json()}, {"profile", profiled->to_json()}};

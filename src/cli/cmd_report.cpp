@@ -11,6 +11,7 @@
 #include "report/run_view.h"
 #include "report/suite_page.h"
 #include "report/suite_view.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -21,8 +22,9 @@ int suite_report(const std::string& dir, const std::string& out) {
   // The run pages are linked relative to where this page goes.
   auto view = load_suite_view(dir, fs::absolute(target).parent_path());
   if (!view) return fail(view.error().message);
+  for (const auto& d : view->summary.skipped) print_safe(stderr, "report: skipped {}\n", d.line());
   if (auto w = write_file_atomic(target, render_suite_page(*view)); !w) return fail(w.error().message);
-  fmt::print("{}\n", target.string());
+  print_safe(stdout, "{}\n", target.string());
   return 0;
 }
 
@@ -33,8 +35,8 @@ int run_report_page(const std::string& dir, const std::string& out) {
   const fs::path target = out.empty() ? fs::path(dir) / "report.html" : fs::path(out);
   if (auto w = write_file_atomic(target, render_run_page(*view)); !w) return fail(w.error().message);
   if (!view->finished)
-    fmt::print(stderr, "note: the run has not finished (its log has no stop event); the page shows it so far\n");
-  fmt::print("{}\n", target.string());
+    print_safe(stderr, "note: the run has not finished (its log has no stop event); the page shows it so far\n");
+  print_safe(stdout, "{}\n", target.string());
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/seed_trace.h"
 #include "common/fs.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -54,10 +55,10 @@ int run_list(const SeedArgs& args) {
     } else {
       line = outcome->match.no_seed_line();
     }
-    fmt::print("{}: {}\n", p.filename().string(), line);
+    print_safe(stdout, "{}: {}\n", terminal_safe(p.filename().string()), line);
     std::fflush(stdout);
   }
-  fmt::print("{} of {} problems have a seed\n", matched, problems.size());
+  print_safe(stdout, "{} of {} problems have a seed\n", matched, problems.size());
   return 0;
 }
 
@@ -72,13 +73,13 @@ int run_seed(const SeedArgs& args) {
   auto outcome = worker->seed(args.problem);
   if (!outcome) return fail(outcome.error().message);
   if (!outcome->found()) return fail(outcome->match.no_seed_line());
-  fmt::print(stderr, "seed: {}\n", outcome->match.description());
+  print_safe(stderr, "seed: {}\n", outcome->match.description());
   if (args.out.empty()) {
-    fmt::print("{}", outcome->source);
+    print_safe(stdout, "{}", outcome->source);
     return 0;
   }
   if (auto w = write_file_atomic(args.out, outcome->source); !w) return fail(w.error().message);
-  fmt::print(stderr, "wrote {}\n", args.out);
+  print_safe(stderr, "wrote {}\n", args.out);
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "common/json_text.h"
 #include "tune/judge_tune_backend.h"
 #include "tune/tuner.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -40,7 +41,7 @@ int run_tune(const GlobalOptions& global, const TuneArgs& args) {
   to.max_variants = args.max_variants ? args.max_variants : config->tune.max_variants;
   to.jobs = args.jobs ? args.jobs : config->tune.jobs;
   to.display_name = name;
-  to.progress = [](const std::string& line) { fmt::print(stderr, "tune: {}\n", line); };
+  to.progress = [](const std::string& line) { print_safe(stderr, "tune: {}\n", line); };
   if (auto plan = plan_variants(*spec, to.max_variants); !plan) return fail(plan.error().message);
 
   auto work = make_unique_dir(fs::temp_directory_path(), "cutegen-tune-");
@@ -63,8 +64,8 @@ int run_tune(const GlobalOptions& global, const TuneArgs& args) {
   if (result->evaluation)
     if (auto w = write_file_atomic(out / "eval.json", dump_json(result->evaluation->to_json(), 2)); !w)
       return fail(w.error().message);
-  fmt::print("{}\n", result->markdown());
-  fmt::print("wrote {} (the chosen values as its defaults), tune.md, tune.json{}\n", kernel_out.string(),
+  print_safe(stdout, "{}\n", result->markdown());
+  print_safe(stdout, "wrote {} (the chosen values as its defaults), tune.md, tune.json{}\n", kernel_out.string(),
              result->evaluation ? ", eval.json (its full evaluation)" : "");
   if (result->evaluation && !result->evaluation->passed())
     return fail(fmt::format("the kernel fails the judge with its default knobs too ({}: {}): fix it first",

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/locations.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -38,7 +39,7 @@ EvalOptions JudgeArgs::eval_options() const {
   eo.runs = runs;
   eo.seed = seed;
   eo.runner_timeout = std::chrono::seconds(runner_timeout_s);
-  eo.on_busy_retry = [](const std::string& line) { fmt::print(stderr, "judge: {}\n", line); };
+  eo.on_busy_retry = [](const std::string& line) { print_safe(stderr, "judge: {}\n", line); };
   return eo;
 }
 

@@ -13,11 +13,12 @@
 #include "cli/commands.h"
 #include "common/child_registry.h"
 #include "common/version.h"
+#include "common/terminal_text.h"
 
 namespace cutegen::cli {
 
 int fail(const std::string& message) {
-  fmt::print(stderr, "cutegen: {}\n", message);
+  print_safe(stderr, "cutegen: {}\n", message);
   return 1;
 }
 
@@ -25,7 +26,7 @@ Result<LoadedConfig> load_config(const GlobalOptions& global) {
   if (!global.loaded) {
     auto loaded = load_config_files(config_locations(global.config_path));
     if (!loaded) return loaded.error();
-    if (auto line = loaded->describe(); !line.empty()) fmt::print(stderr, "{}\n", line);
+    if (auto line = loaded->describe(); !line.empty()) print_safe(stderr, "{}\n", line);
     global.loaded = std::make_shared<const LoadedConfig>(std::move(*loaded));
   }
   return *global.loaded;
@@ -74,7 +75,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version print and succeed; a bad argument is one line and exit status 2.
     if (e.get_exit_code() == 0) return app.exit(e);
-    fmt::print(stderr, "cutegen: {} (see --help)\n", e.what());
+    cutegen::print_safe(stderr, "cutegen: {} (see --help)\n", e.what());
     return 2;
   }
   return exit_code;

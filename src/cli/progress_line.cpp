@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/terminal_text.h"
+
 namespace cutegen::cli {
 
 std::string ProgressLine::status_text(const LoopStatus& s) {
@@ -19,7 +21,10 @@ std::string ProgressLine::status_text(const LoopStatus& s) {
   return t;
 }
 
-void ProgressLine::update(const LoopStatus& status, const std::string& line) {
+// Event lines quote what the LLM, the judge and file names said: their control characters are shown,
+// never obeyed (an ESC or CR in them would rewrite the status line or the screen).
+void ProgressLine::update(const LoopStatus& status, const std::string& raw_line) {
+  const std::string line = terminal_safe(raw_line, LineBreaks::keep);
   if (terminal_) {
     // Clear the status line, print the event above it, redraw the status.
     fmt::print(stderr, "\r\033[K{}\n{}", line, status_text(status));
@@ -43,8 +48,9 @@ void ProgressBoard::update(const std::vector<std::string>& status, const std::st
     std::string out;
     // Back to the first status line, clearing each on the way up.
     for (size_t i = 0; i < drawn_; ++i) out += i == 0 ? "\r\033[K" : "\033[F\033[K";
-    if (!event.empty()) out += event + "\n";
-    for (size_t i = 0; i < status.size(); ++i) out += status[i] + (i + 1 < status.size() ? "\n" : "");
+    if (!event.empty()) out += terminal_safe(event, LineBreaks::keep) + "\n";
+    // One screen line each (task names are file names): the redraw above counts on it.
+    for (size_t i = 0; i < status.size(); ++i) out += terminal_safe(status[i]) + (i + 1 < status.size() ? "\n" : "");
     fmt::print(stderr, "{}", out);
     std::fflush(stderr);
     drawn_ = status.size();
@@ -54,7 +60,8 @@ void ProgressBoard::update(const std::vector<std::string>& status, const std::st
   std::time_t now = std::time(nullptr);
   char stamp[16];
   std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&now));
-  fmt::print(stderr, "{} {}{}\n", stamp, event, status.empty() ? "" : "  [" + status.front() + "]");
+  fmt::print(stderr, "{} {}{}\n", stamp, terminal_safe(event, LineBreaks::keep),
+             status.empty() ? "" : "  [" + terminal_safe(status.front()) + "]");
 }
 
 void ProgressBoard::finish() {

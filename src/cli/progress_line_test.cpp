@@ -54,3 +54,29 @@ TEST(ProgressBoard, OffATerminalOnlyEventsAreWrittenWithTheSuiteLine) {
   EXPECT_NE(line.find(" a: correct  [suite: 1/2]\n"), std::string::npos) << line;
   EXPECT_EQ(line.find("gpu0"), std::string::npos);
 }
+
+// Issue 32: a problem named with escape sequences (or an LLM reply quoted in an event) rewrote the
+// terminal. Only the board's own cursor movements are obeyed; what it quotes is shown escaped.
+TEST(ProgressBoard, EscapeSequencesInTaskNamesAndEventsAreShownNotObeyed) {
+  cutegen::cli::ProgressBoard board(true);
+  const std::string evil = "x\x1b]8;;http://evil/\x07name\x1b[2J\rfake\nline";
+  std::string out = stderr_of([&] { board.update({"suite: 0/1", "  gpu0: " + evil + " 1s"}, evil + ": started"); });
+  EXPECT_EQ(out, "x\\x1b]8;;http://evil/\\x07name\\x1b[2J\\rfake\nline: started\n"
+                 "suite: 0/1\n  gpu0: x\\x1b]8;;http://evil/\\x07name\\x1b[2J\\rfake\\nline 1s");
+  cutegen::cli::ProgressBoard log(false);
+  std::string logged = stderr_of([&] { log.update({"suite: " + evil}, "event \x1b[31mred"); });
+  EXPECT_EQ(logged.find('\x1b'), std::string::npos) << logged;
+  EXPECT_EQ(logged.find('\r'), std::string::npos) << logged;
+}
+
+TEST(ProgressLine, AnEventLineCannotRewriteTheStatusLine) {
+  LoopStatus s;
+  for (bool terminal : {true, false}) {
+    ProgressLine line(terminal);
+    std::string out = stderr_of([&] { line.update(s, "llm: HTTP 500: \x1b[1A\x1b[Kall kernels correct\r"); });
+    line.finish();
+    EXPECT_NE(out.find("llm: HTTP 500: \\x1b[1A\\x1b[Kall kernels correct\\r"), std::string::npos) << out;
+    // The line's own redraw (\r\033[K) stays; nothing else.
+    EXPECT_EQ(out.find('\x1b', terminal ? 3 : 0), std::string::npos) << out;
+  }
+}

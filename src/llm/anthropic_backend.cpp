@@ -75,10 +75,15 @@ Result<LlmResponse> AnthropicBackend::parse_response(const std::string& body, co
   if (j.contains("usage") && j["usage"].is_object()) {
     const auto& u = j["usage"];
     // Anthropic's input_tokens excludes cache reads and writes; ours counts every prompt token.
-    long long cache_read = usage_count(u, "cache_read_input_tokens");
-    r.usage.input_tokens = usage_count(u, "input_tokens") + cache_read + usage_count(u, "cache_creation_input_tokens");
-    r.usage.cached_input_tokens = cache_read;
-    r.usage.output_tokens = usage_count(u, "output_tokens");
+    auto cache_read = usage_count(u, "cache_read_input_tokens");
+    auto cache_write = usage_count(u, "cache_creation_input_tokens");
+    auto input = usage_count(u, "input_tokens");
+    auto output = usage_count(u, "output_tokens");
+    for (const auto* count : {&cache_read, &cache_write, &input, &output})
+      if (!*count) return unexpected_response("anthropic", count->error().message, body);
+    r.usage.input_tokens = *input + *cache_read + *cache_write;
+    r.usage.cached_input_tokens = *cache_read;
+    r.usage.output_tokens = *output;
   } else {
     r.usage.reported = false;
   }

@@ -109,6 +109,17 @@ TEST_F(AnthropicBackendTest, CacheReadsCountAsCachedInput) {
   EXPECT_EQ(r->usage.output_tokens, 7);
 }
 
+TEST_F(AnthropicBackendTest, ANegativeUsageCountIsRefusedNotChargedAsAGift) {
+  json answer = json::parse(anthropic_answer("ok"));
+  answer["usage"] = {{"input_tokens", 10}, {"output_tokens", -10'000'000}};
+  auto server = answering(answer.dump());
+  auto r = make(config("anthropic:claude-sonnet-4-5", server.url()))->complete(ask("hi"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("anthropic: unexpected response (usage.output_tokens is -10000000, not a token count"),
+            std::string::npos)
+      << r.error().message;
+}
+
 TEST_F(AnthropicBackendTest, UnauthorizedNamesTheVariableAndIsNotRetried) {
   auto server = answering(R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})", 401);
   auto r = make(config("anthropic:claude-sonnet-4-5", server.url()))->complete(ask("hi"));

@@ -4,12 +4,18 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "common/json_text.h"
+#include "common/terminal_text.h"
+
 namespace cutegen {
 
 std::string body_excerpt(std::string_view body, std::size_t limit) {
   std::string out(body.substr(0, limit));
   for (char& c : out)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  out = terminal_safe(out);
   if (body.size() > limit) out += "...";
   if (out.empty()) out = "(empty body)";
   return out;
@@ -19,9 +25,27 @@ Error unexpected_response(std::string_view api, std::string_view what, std::stri
   return Error{fmt::format("{}: unexpected response ({}): {}", api, what, body_excerpt(body))};
 }
 
-long long usage_count(const nlohmann::json& usage, const char* key) {
-  if (!usage.is_object() || !usage.contains(key) || !usage[key].is_number()) return 0;
-  return usage[key].get<long long>();
+Result<long long> usage_count(const nlohmann::json& usage, const char* key) {
+  if (!usage.is_object() || !usage.contains(key) || usage[key].is_null()) return 0LL;
+  const auto& v = usage[key];
+  auto bad = [&] {
+    return Error{fmt::format("usage.{} is {}, not a token count from 0 to {}", key, body_excerpt(dump_json(v), 40),
+                             kMaxUsageCount)};
+  };
+  if (v.is_number_unsigned()) {
+    if (v.get<unsigned long long>() > static_cast<unsigned long long>(kMaxUsageCount)) return bad();
+    return static_cast<long long>(v.get<unsigned long long>());
+  }
+  if (v.is_number_integer()) {
+    if (v.get<long long>() < 0 || v.get<long long>() > kMaxUsageCount) return bad();
+    return v.get<long long>();
+  }
+  if (v.is_number_float()) {  // 12.0 is a count; 12.5, -1.0, 1e30 and NaN are not
+    double d = v.get<double>();
+    if (!(d >= 0 && d <= static_cast<double>(kMaxUsageCount)) || d != std::floor(d)) return bad();
+    return static_cast<long long>(d);
+  }
+  return bad();
 }
 
 std::string api_error_text(const std::string& body) {

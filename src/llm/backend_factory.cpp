@@ -85,7 +85,7 @@ Result<std::unique_ptr<LlmClient>> make_llm_client(const LlmConfig& c, const Bac
   auto prices = PriceTable::load(c.prices.value_or(PriceTable::default_path()));
   if (!prices) return prices.error();
   return LlmClient::create(std::move(*backend), std::move(*prices),
-                           {c.params, c.budget, std::move(usage_log), environment_secrets(c)});
+                           {c.params, c.budget, std::move(usage_log), environment_secrets(c), deps.progress});
 }
 
 }  // namespace cutegen

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -179,6 +180,83 @@ TEST_F(BudgetHttp, ATokenBudgetCapsTheSecondCallAndRefusesTheThird) {
   auto log = read_file(tmp_ / "usage.jsonl");
   ASSERT_TRUE(log.ok());
   EXPECT_NE(log->find("\"capped_by_budget\":true"), std::string::npos) << *log;
+}
+
+// Issue 32: a server answering `max_tokens: 100` with a claim of 10M output tokens was accepted
+// silently. Its claim is charged in full, stops the run at the next call, and is said once.
+TEST_F(BudgetHttp, AServerClaiming10MOutputTokensIsChargedStopsTheRunAndIsToldOnce) {
+  auto server = metered_server(10'000'000, false);
+  auto c = config("openai:gpt-5", server.url());
+  c.params.max_tokens = 100;
+  auto made = make_llm_client(c, deps(), tmp_ / "usage.jsonl");
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  auto& unlimited = **made;
+  for (int i = 0; i < 3; ++i) {
+    auto call = unlimited.complete(ask("write a kernel"));
+    ASSERT_TRUE(call.ok()) << call.error().message;
+    EXPECT_EQ(call->record.usage.output_tokens, 10'000'000);
+  }
+  EXPECT_EQ(json::parse(server.requests().at(0).body)["max_completion_tokens"], 100);
+  EXPECT_GE(unlimited.budget().spent().tokens, 30'000'000) << "every reported token is counted";
+  auto lines = progress();
+  ASSERT_EQ(std::count_if(lines.begin(), lines.end(), [](const auto& l) { return l.find("max_tokens") != std::string::npos; }),
+            1)
+      << "one warning per run, not per call";
+  const std::string& warning = *std::find_if(lines.begin(), lines.end(), [](const auto& l) { return l.find("max_tokens") != std::string::npos; });
+  EXPECT_EQ(warning.find('\n'), std::string::npos) << warning;
+  EXPECT_NE(warning.find("10000000 output tokens for a request limited to 100"), std::string::npos) << warning;
+
+  // Under a run budget of 1M tokens the first such answer passes it, and the run stops there.
+  c.budget.max_tokens = 1'000'000;
+  auto budgeted = make_llm_client(c, deps());
+  ASSERT_TRUE(budgeted.ok()) << budgeted.error().message;
+  ASSERT_TRUE((*budgeted)->complete(ask("write a kernel")).ok());
+  auto next = (*budgeted)->complete(ask("write a kernel"));
+  ASSERT_FALSE(next.ok());
+  EXPECT_TRUE(is_budget_exhausted(next.error())) << next.error().message;
+  EXPECT_NE(next.error().message.find("run budget of 1000000 tokens is used up"), std::string::npos) << next.error().message;
+  EXPECT_EQ(server.request_count(), 4u);
+}
+
+TEST_F(BudgetHttp, AServerThatKeepsToMaxTokensIsNotWarnedAbout) {
+  auto server = metered_server(5'000, true);
+  auto c = config("openai:gpt-5", server.url());
+  c.params.max_tokens = 100;
+  auto client = make_llm_client(c, deps());
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  ASSERT_TRUE((*client)->complete(ask("write a kernel")).ok());
+  for (const auto& line : progress()) EXPECT_EQ(line.find("max_tokens"), std::string::npos) << line;
+}
+
+// A count that is no count would be charged as nothing (a string) or give spent tokens back (a
+// negative one, or 2^64-1 read as -1): the answer is refused as an unexpected response, naming it.
+TEST_F(BudgetHttp, UsageCountsThatAreNoTokenCountsAreRefusedNotCharged) {
+  for (const std::string count : {"-10000000", "18446744073709551615", "\"10000000\"", "12.5", "1e30"}) {
+    auto server = LocalServer([&count](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"model": "gpt-5", "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
+                          "usage": {"prompt_tokens": 10, "completion_tokens": )" + count + "}}",
+                      "application/json");
+    });
+    auto c = config("openai:gpt-5", server.url());
+    c.budget.max_tokens = 1'000'000;
+    auto client = make_llm_client(c, deps());
+    ASSERT_TRUE(client.ok()) << client.error().message;
+    auto call = (*client)->complete(ask("write a kernel"));
+    ASSERT_FALSE(call.ok()) << count << " was taken for a token count";
+    EXPECT_NE(call.error().message.find("usage.completion_tokens is"), std::string::npos) << call.error().message;
+    EXPECT_GE((*client)->budget().spent().tokens, 0) << count;
+  }
+  // A whole number written as a float is a count.
+  auto server = LocalServer([](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 10.0, "completion_tokens": 7}})",
+                    "application/json");
+  });
+  auto client = make_llm_client(config("openai:gpt-5", server.url()), deps());
+  ASSERT_TRUE(client.ok());
+  auto call = (*client)->complete(ask("hi"));
+  ASSERT_TRUE(call.ok()) << call.error().message;
+  EXPECT_EQ(call->response.usage.total(), 17);
 }
 
 TEST(Budget, ConcurrentCallsCannotOvershootTogether) {

@@ -37,7 +37,8 @@ LlmClient::LlmClient(std::unique_ptr<LlmBackend> backend, PriceTable prices, Llm
       defaults_(options.defaults),
       secrets_(options.secrets),
       budget_(options.budget, "run"),
-      log_(std::move(log)) {}
+      log_(std::move(log)),
+      warn_(options.warn) {}
 
 Result<CallShape> LlmClient::shape_of(const LlmRequest& request, const CallOptions& options) const {
   CallShape s;
@@ -113,6 +114,15 @@ Result<LlmCall> LlmClient::complete(LlmRequest request, const CallOptions& optio
     record.replayed = r.replayed;
     record.error = redact(r.recording_error, secrets_);
     if (options.truncation) options.truncation->observe(r, request.params.max_tokens, capped);
+    // The budgets reserved max_tokens for this answer and now charge what the server reported, however
+    // much more that is; the next claim is refused once a limit is passed. Said once: a server that
+    // ignores the limit ignores it on every call.
+    if (!r.replayed && request.params.max_tokens && r.usage.output_tokens > *request.params.max_tokens && warn_ &&
+        !warned_over_max_tokens_.exchange(true))
+      warn_(fmt::format("warning: {} model {} reported {} output tokens for a request limited to {} (max_tokens): "
+                        "budgets charge what it reports and stop the run once a limit is passed, but a single call "
+                        "can exceed what they would have allowed (said once per run)",
+                        backend_->kind(), record.model, r.usage.output_tokens, *request.params.max_tokens));
   } else {
     record.error = answer.error().message;
     record.usage.reported = false;

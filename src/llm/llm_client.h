@@ -2,6 +2,7 @@
 // What the rest of cutegen calls: a backend plus the bookkeeping around each call. Fills generation
 // parameters from the config, holds the budgets before the call, prices it, appends its record to the
 // usage log. Safe to use from several threads at once.
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "llm/budget.h"
+#include "llm/hooks.h"
 #include "llm/llm_types.h"
 #include "llm/price_table.h"
 #include "llm/truncation_guard.h"
@@ -32,6 +34,9 @@ struct LlmClientOptions {
   // Cut out of every error this client returns or records: a last line of defence behind the backends'
   // own redaction.
   std::vector<std::string> secrets;
+  // Where the client says, once per client (a run), that a server wrote more output tokens than the
+  // request's max_tokens allowed: budgets are held on the assumption that it does not. Nothing when empty.
+  ProgressFn warn;
 };
 
 struct CallOptions {
@@ -87,6 +92,8 @@ class LlmClient {
   const std::vector<std::string> secrets_;
   Budget budget_;
   std::unique_ptr<UsageLog> log_;
+  const ProgressFn warn_;
+  std::atomic<bool> warned_over_max_tokens_{false};
 };
 
 }  // namespace cutegen

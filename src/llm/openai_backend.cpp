@@ -57,12 +57,18 @@ Result<LlmResponse> OpenAiBackend::parse_response(const std::string& body, const
                 : requested_model;
   if (j.contains("usage") && j["usage"].is_object()) {
     const auto& u = j["usage"];
-    r.usage.input_tokens = usage_count(u, "prompt_tokens");
-    r.usage.output_tokens = usage_count(u, "completion_tokens");
-    if (u.contains("prompt_tokens_details"))
-      r.usage.cached_input_tokens = usage_count(u["prompt_tokens_details"], "cached_tokens");
-    if (u.contains("completion_tokens_details"))
-      r.usage.reasoning_tokens = usage_count(u["completion_tokens_details"], "reasoning_tokens");
+    const json none = json::object();
+    auto input = usage_count(u, "prompt_tokens");
+    auto output = usage_count(u, "completion_tokens");
+    auto cached = usage_count(u.contains("prompt_tokens_details") ? u["prompt_tokens_details"] : none, "cached_tokens");
+    auto reasoning =
+        usage_count(u.contains("completion_tokens_details") ? u["completion_tokens_details"] : none, "reasoning_tokens");
+    for (const auto* count : {&input, &output, &cached, &reasoning})
+      if (!*count) return unexpected_response("openai", count->error().message, body);
+    r.usage.input_tokens = *input;
+    r.usage.output_tokens = *output;
+    r.usage.cached_input_tokens = *cached;
+    r.usage.reasoning_tokens = *reasoning;
   } else {
     r.usage.reported = false;
   }

@@ -214,6 +214,20 @@ TEST_F(OpenAiBackendTest, BadRequestIsNotRetriedAndQuotesTheApiMessage) {
   EXPECT_NE(r.error().message.find("Unsupported parameter: 'temperature'"), std::string::npos) << r.error().message;
 }
 
+// Issue 32: an error quoting the server's reply carried its escape sequences to the terminal.
+TEST_F(OpenAiBackendTest, AnErrorQuotingTheServerShowsItsControlCharactersEscaped) {
+  auto server = answering(R"({"error": {"message": "bad\u001b]52;c;cm0gLXJmIH4=\u0007 request\rall good\u009b2J"}})", 400);
+  auto r = make(config("openai:gpt-5", server.url()))->complete(ask("hi"));
+  ASSERT_FALSE(r.ok());
+  const std::string& m = r.error().message;
+  EXPECT_NE(m.find("bad\\x1b]52;c;cm0gLXJmIH4=\\x07 request all good\\u009b2J"), std::string::npos) << m;
+  for (char c : m) EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) << "raw control in: " << m;
+  auto garbage = answering("\x1b[2J\x1b[H not json", 200);
+  auto g = make(config("openai:gpt-5", garbage.url()))->complete(ask("hi"));
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("(not JSON): \\x1b[2J\\x1b[H not json"), std::string::npos) << g.error().message;
+}
+
 TEST_F(OpenAiBackendTest, ThinkingBudgetIsRejectedBeforeSending) {
   auto server = answering(openai_answer("ok"));
   auto backend = make(config("openai:gpt-5", server.url()));

@@ -1,4 +1,5 @@
 #include "report/run_report.h"
+#include "common/terminal_text.h"
 
 #include <fmt/format.h>
 
@@ -103,7 +104,9 @@ std::string render_run_report(const RunSummary& s) {
   }
   r += fmt::format("\n## Cost\n\n{} synthesis attempt(s), {} LLM calls, {} tokens, ${:.4f}.\n", s.syntheses, s.llm_calls,
                    s.tokens, s.cost_usd);
-  return r;
+  // report.md quotes the LLM (its ideas, NO_FURTHER_CHANGE reasons) and the judge's evidence, and is
+  // printed and `cat`: their control characters are shown, never obeyed by a terminal.
+  return terminal_safe(r, LineBreaks::keep);
 }
 
 }  // namespace cutegen

@@ -32,6 +32,7 @@ struct RunSummary {
   std::string profile_policy;
 };
 
+// report.md, its control characters escaped (terminal_safe): it is printed at the end of a run.
 std::string render_run_report(const RunSummary& s);
 
 // Why the run stopped, as a sentence fragment ("step limit reached"); a decline quotes the LLM, a

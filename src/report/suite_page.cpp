@@ -88,7 +88,9 @@ std::string header(const SuiteView& v) {
     o += "<p class=\"warn\"><b>CPU times</b> (wall clock, for tests and smoke runs): these are not GPU results.</p>";
   o += "<div class=\"cards\" id=\"summary\">";
   o += card("tasks", fmt::format("{}", s.total),
-            fmt::format("{} finished · {} running · {} not started", s.finished, s.running, s.not_started), "tasks");
+            fmt::format("{} finished · {} running · {} not started{}", s.finished, s.running, s.not_started,
+                        s.skipped.empty() ? "" : fmt::format(" · {} skipped (damaged record)", s.skipped.size())),
+            "tasks");
   if (baselines) {
     o += card("measured", fmt::format("{}", s.measured),
               fmt::format("{} problem errors · {} crashed", s.problem_errors, s.crashed), "measured");
@@ -200,6 +202,9 @@ std::string baselines_table(const SuiteView& v) {
 // What went wrong per task, as summary.md lists it.
 std::string notes(const bench::SuiteSummary& s) {
   std::string items;
+  for (const auto& d : s.skipped)
+    items += fmt::format("<li><b>{}</b> (skipped): its record {} is damaged: {}</li>", html::escape(d.task),
+                         html::escape(d.path), html::escape(d.why));
   for (const auto& t : s.tasks)
     if (!t.detail.empty() && t.verdict != TaskVerdict::correct && t.verdict != TaskVerdict::measured)
       items += fmt::format("<li><b>{}</b> ({}): {}</li>", html::escape(t.name), bench::to_string(t.verdict),

@@ -40,10 +40,10 @@ check "a baselines-only suite's page" test $rc -eq 0 -a "$out" = "$tmp/base.html
 check "... shows the best possible speedups" grep -q 'id="physics"' "$tmp/base.html"
 first=$(ls "$tmp/base/results" | head -1)
 echo '{"verdict": 7}' >"$tmp/base/results/$first"
-out=$("$cutegen" report "$tmp/base" -o "$tmp/bad.html" 2>&1); rc=$?
-check "a damaged task record fails with one line naming it" \
-  test $rc -ne 0 -a "$(wc -l <<<"$out")" -eq 1 -a -n "$(grep -F "results/$first" <<<"$out")"
-check "... and writes no page" test ! -e "$tmp/bad.html"
+out=$("$cutegen" report "$tmp/base" -o "$tmp/bad.html" 2>&1 >/dev/null); rc=$?
+check "a damaged task record is said in one line naming it" \
+  test $rc -eq 0 -a "$(wc -l <<<"$out")" -eq 1 -a -n "$(grep -F "results/$first: task record: field 'verdict'" <<<"$out")"
+check "... and the page is written without it, saying so" grep -q '1 skipped (damaged record)' "$tmp/bad.html"
 
 chromium="$(command -v chromium || command -v chromium-browser || true)"
 if [[ -z "$chromium" ]]; then

@@ -133,10 +133,10 @@ bool is_suite_dir(const fs::path& dir) {
 Result<SuiteView> load_suite_view(const fs::path& dir, const fs::path& page_dir) {
   auto suite = bench::SuiteDir::open_existing(dir);
   if (!suite) return suite.error();
-  auto records = suite->collect();
-  if (!records) return records.error();
-  return make_suite_view(bench::summarize(suite->manifest().mode, suite->manifest().llm, std::move(*records)), dir,
-                         page_dir);
+  auto collected = suite->collect();
+  return make_suite_view(bench::summarize(suite->manifest().mode, suite->manifest().llm, std::move(collected.records),
+                                          std::move(collected.damaged)),
+                         dir, page_dir);
 }
 
 }  // namespace cutegen
