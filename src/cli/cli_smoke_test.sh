@@ -203,6 +203,9 @@ check "seed --list counts the seeds" grep -Eq '^[0-9]+ of [0-9]+ problems have a
 check "seed --list shows relu's seed" grep -q '^relu.py: pointwise chain y = relu(x)$' <<<"$out"
 check "seed --list shows a Linear + gelu's epilogue seed" \
   grep -q "^matmul_bias_gelu.py: matrix product with an epilogue y = gelu(linear(x, fc_weight, fc_bias), approximate='none')$" <<<"$out"
+out=$("$cutegen" seed --list "$src/attacks/problems" -o "$d/seeds" 2>&1); rc=$?
+check "seed --list -o writes each seed as <problem>.cu" test $rc -eq 0 -a -s "$d/seeds/relu_small.cu"
+check "seed --list -o writes no file for a problem without a seed" test ! -e "$d/seeds/batchnorm_eval.cu"
 if ! nvidia-smi -L >/dev/null 2>&1; then
   err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --out "$d/run" 2>&1); rc=$?
   check "optimize without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
