@@ -84,7 +84,7 @@ std::string split_k_text(const GemmPlan& plan) {
 }
 
 std::string split_k_knob(const GemmPlan& plan) {
-  if (plan.kernel != GemmKernel::split_k) return "// K is not split (gemm_route.cpp).\n#define GEMM_SPLIT_K 1";
+  if (plan.kernel != GemmKernel::split_k) return "// K is not split (gemm_kernel_choice.cpp).\n#define GEMM_SPLIT_K 1";
   std::vector<std::string> values;
   for (int64_t v = 2; v <= kSplitKMax; v *= 2) values.push_back(std::to_string(v));
   return fmt::format("// cutegen:knob GEMM_SPLIT_K in {{{}}}\n#ifndef GEMM_SPLIT_K\n#define GEMM_SPLIT_K {}\n#endif",

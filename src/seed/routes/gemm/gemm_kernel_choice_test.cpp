@@ -156,7 +156,7 @@ TEST(GemmKernelChoice, OtherProductsDoNotTakeTheNewRoutesAndSayWhy) {
     EXPECT_EQ(m.plan_as<GemmPlan>()->split_k, 1);
     EXPECT_FALSE(contains(m.pattern(), "GEMV") || contains(m.pattern(), "split")) << m.pattern();
     const std::string src = seed_source(c.g);
-    EXPECT_TRUE(contains(src, "// K is not split (gemm_route.cpp).\n#define GEMM_SPLIT_K 1\n")) << src.substr(0, 3000);
+    EXPECT_TRUE(contains(src, "// K is not split (gemm_kernel_choice.cpp).\n#define GEMM_SPLIT_K 1\n")) << src.substr(0, 3000);
     EXPECT_FALSE(contains(src, "cutegen:knob GEMM_SPLIT_K"));
     EXPECT_FALSE(contains(src, "kMatrixInput")) << "the GEMV's template";
   }

@@ -86,8 +86,8 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const Commen
       "// The kernel is the library's 3xTF32 GEMM, examples/kernels/gemm_sm90_3xtf32.cu, as it is below but for\n"
       "// kTransA and kTransB, which the seed sets from the graph (the library otherwise tells a transposed\n"
       "// operand from the shapes, and a square A.T @ B has the shapes of A @ B). Chosen over the seed's own\n"
-      "// GEMM (src/seed/gemm_kernel.cu.in, CUDA-core FMA: 0.3x eager PyTorch on an H200 at 4096^3) because\n"
-      "// this product fits it -- sizes within int32, its workspace within the judge's cap -- and has {7} output tiles\n"
+      "// GEMM (src/seed/routes/gemm/gemm_kernel.cu.in, CUDA-core FMA: 0.3x eager PyTorch on an H200 at\n"
+      "// 4096^3) because this product fits it -- sizes within int32, its workspace within the judge's cap -- and has {7} output tiles\n"
       "// of 128x128, enough to fill the GPU (>= {8}, half an H200's 132 SMs); there the library kernel ran\n"
       "// 4096^3 in 1.39 ms, 2.0x eager, at strict fp32 accuracy (benchmarks/library.md).\n"
       "//\n",

@@ -64,8 +64,8 @@ Result<std::string> generate_library_rmsnorm_kernel(const NormPlan& p, const Com
       "//\n"
       "// The kernel is the library's channel RMSNorm, examples/kernels/rmsnorm_channels.cu, as it is below but for\n"
       "// kEps, which the seed sets from the graph. Chosen over the seed's generic norm kernel\n"
-      "// (src/seed/norm_kernel.cu.in) because its {2} channels fit a thread's registers: each thread keeps its\n"
-      "// column on chip and x is read once. On an H200, KernelBench 36 ran 3.93 ms so against 6.44\n"
+      "// (src/seed/routes/norm/norm_kernel.cu.in) because its {2} channels fit a thread's registers: each\n"
+      "// thread keeps its column on chip and x is read once. On an H200, KernelBench 36 ran 3.93 ms so against 6.44\n"
       "// (benchmarks/gpu-check-2026-12-01f.md).\n"
       "//\n",
       problem.str(), p.outer, p.extent, p.inner, p.pattern);

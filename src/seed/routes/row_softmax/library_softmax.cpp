@@ -45,8 +45,8 @@ std::string why_this_kernel(const RowSoftmaxPlan& p, bool ticket, const char* fi
           ? fmt::format(
                 "// The kernel is the library's ticket softmax, {0}, as it is below but for\n"
                 "// kLogSoftmax, which the seed sets from the graph. Chosen over the seed's row kernel\n"
-                "// (src/seed/row_softmax_kernel.cu.in, one CTA a row, which reads every row twice) because the tensor's\n"
-                "// {1} chunks of {2} values (at least {3}) are enough to spread over every SM: each row is read from\n"
+                "// (src/seed/routes/row_softmax/row_softmax_kernel.cu.in, one CTA a row, which reads every row\n"
+                "// twice) because the tensor's {1} chunks of {2} values (at least {3}) are enough to spread over every SM: each row is read from\n"
                 "// DRAM once, in the order that moves bytes fastest. On an H200, 4096 x 16384 ran 0.143 ms so against the\n"
                 "// row kernel's 0.202, 16384 x 8192 0.273 against 0.362 (benchmarks/gpu-check-2026-12-02e.md, call 4).\n"
                 "//\n",
@@ -54,8 +54,8 @@ std::string why_this_kernel(const RowSoftmaxPlan& p, bool ticket, const char* fi
       : ticket ? fmt::format(
                    "// The kernel is the library's ticket softmax, {0}, as it is below but for\n"
                    "// kLogSoftmax, which the seed sets from the graph. Chosen over the seed's row kernel\n"
-                   "// (src/seed/row_softmax_kernel.cu.in, which reads every row twice) because rows of {1} values (at least\n"
-                   "// {2}) are too long for that second read to come from the L2, and over the cluster softmax\n"
+                   "// (src/seed/routes/row_softmax/row_softmax_kernel.cu.in, which reads every row twice) because\n"
+                   "// rows of {1} values (at least {2}) are too long for that second read to come from the L2, and over the cluster softmax\n"
                    "// (softmax_cluster.cu) because its rows of 16-byte vectors fit the ticket kernel's chunks (at most {3} of\n"
                    "// {4} values): 32 KB chunks from one counter over every SM move bytes faster than rows streamed per\n"
                    "// cluster. On an H200, KernelBench's 4096 x 393216 softmax judged 3.117 ms (97% of the floor) against\n"
@@ -65,8 +65,8 @@ std::string why_this_kernel(const RowSoftmaxPlan& p, bool ticket, const char* fi
              : fmt::format(
                    "// The kernel is the library's cluster softmax, {0}, as it is below but for\n"
                    "// kLogSoftmax, which the seed sets from the graph. Chosen over the seed's row kernel\n"
-                   "// (src/seed/row_softmax_kernel.cu.in, which reads every row twice) because rows of {1} values (at least\n"
-                   "// {2}) are too long for that second read to come from the L2: this kernel holds a row in a thread-block\n"
+                   "// (src/seed/routes/row_softmax/row_softmax_kernel.cu.in, which reads every row twice) because\n"
+                   "// rows of {1} values (at least {2}) are too long for that second read to come from the L2: this kernel holds a row in a thread-block\n"
                    "// cluster's shared memory and reads it from DRAM once (rows longer than a cluster holds, or not of 16-byte vectors,\n"
                    "// take its streaming path; the ticket softmax, softmax_ticket.cu, takes rows of 16-byte vectors in tensors\n"
                    "// of at least {3} of its chunks). On an H200, KernelBench's 4096 x 393216\n"
