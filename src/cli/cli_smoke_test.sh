@@ -210,6 +210,16 @@ check "seed --list counts the seeds" grep -Eq '^[0-9]+ of [0-9]+ problems have a
 check "seed --list shows relu's seed" grep -q '^relu.py: pointwise chain y = relu(x)$' <<<"$out"
 check "seed --list shows a Linear + gelu's epilogue seed" \
   grep -q "^matmul_bias_gelu.py: matrix product with an epilogue y = gelu(linear(x, fc_weight, fc_bias), approximate='none')$" <<<"$out"
+# A newline in a problem's file name (a name holds any byte but '/') stays inside the seed's comment (issue 32).
+evil="$d/evil"$'\n'"int x = 1;.py"
+cp "$src/problems/relu.py" "$evil"
+out=$("$cutegen" seed "$evil" 2>/dev/null); rc=$?
+check "a newline in a problem's file name stays in the seed's first comment line" test $rc -eq 0 -a \
+  "$(head -1 <<<"$out")" = '// Seed kernel for evil\x0aint x = 1;.py, written by cutegen without an LLM (docs/seed.md): a pointwise chain,'
+check "no line of the seed is the rest of the file name" test "$(grep -c '^int x = 1;' <<<"$out")" -eq 0
+out=$("$cutegen" seed --list "$src/attacks/problems" -o "$d/seeds" 2>&1); rc=$?
+check "seed --list -o writes each seed as <problem>.cu" test $rc -eq 0 -a -s "$d/seeds/relu_small.cu"
+check "seed --list -o writes no file for a problem without a seed" test ! -e "$d/seeds/batchnorm_eval.cu"
 if ! nvidia-smi -L >/dev/null 2>&1; then
   err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --out "$d/run" 2>&1); rc=$?
   check "optimize without a GPU fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1

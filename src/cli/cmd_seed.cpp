@@ -41,6 +41,12 @@ int run_list(const SeedArgs& args) {
   if (ec) return fail(fmt::format("--list {}: {}", args.list, ec.message()));
   if (problems.empty()) return fail(fmt::format("--list {}: no .py problem files there", args.list));
   std::sort(problems.begin(), problems.end(), natural_less);
+  // With -o, every seed is also written as OUT/<problem>.cu: a directory's seeds with one worker (the
+  // seed golden test, scripts/seed_golden.py, reads them).
+  if (!args.out.empty()) {
+    fs::create_directories(args.out, ec);
+    if (ec) return fail(fmt::format("-o {}: {}", args.out, ec.message()));
+  }
   auto worker = TraceWorker::start();
   if (!worker) return fail(worker.error().message);
   int matched = 0;
@@ -52,6 +58,10 @@ int run_list(const SeedArgs& args) {
     } else if (outcome->found()) {
       ++matched;
       line = outcome->match.description();
+      if (!args.out.empty()) {
+        const fs::path kernel = fs::path(args.out) / p.filename().replace_extension(".cu");
+        if (auto w = write_file_atomic(kernel, outcome->source); !w) return fail(w.error().message);
+      }
     } else {
       line = outcome->match.no_seed_line();
     }
@@ -64,7 +74,7 @@ int run_list(const SeedArgs& args) {
 
 int run_seed(const SeedArgs& args) {
   if (!args.list.empty()) {
-    if (!args.problem.empty() || !args.out.empty()) return fail("--list DIR takes no problem file and no -o");
+    if (!args.problem.empty()) return fail("--list DIR takes no problem file");
     return run_list(args);
   }
   if (args.problem.empty()) return fail("give a problem file, or --list DIR");
@@ -91,7 +101,9 @@ void add_seed_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
       "seed", "Write the kernel cutegen makes for a problem without an LLM (a matched operator pattern), or say why "
               "there is none; needs no GPU");
   cmd->add_option("problem", a->problem, "KernelBench-format problem file")->check(CLI::ExistingFile);
-  cmd->add_option("-o,--out", a->out, "write the kernel to this file (default: stdout)");
+  cmd->add_option("-o,--out", a->out,
+                  "write the kernel to this file (default: stdout); with --list, a directory that gets every seed "
+                  "as <problem>.cu");
   cmd->add_option("--list", a->list, "trace every .py problem in DIR and print, per problem, its seed or why none")
       ->check(CLI::ExistingDirectory);
   cmd->callback([&exit_code, a] { exit_code = run_seed(*a); });

@@ -1,9 +1,25 @@
 #include "cli/seed_trace.h"
 
+#include <chrono>
+
 #include "common/fs.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
+namespace {
+
+// Asks the worker to trace the problem (`trace`, no GPU needed), then the seed stage to match and generate.
+// Error: the worker failed or the problem file is broken (its message says what to fix).
+Result<seed::SeedOutcome> seed_for_problem(ReferenceWorker& worker, const fs::path& problem) {
+  // Tracing runs on meta tensors: seconds, whatever the problem's size (a CPU fallback can be slower).
+  auto answer = worker.call("trace", {{"problem", fs::absolute(problem).string()}}, std::chrono::seconds(300));
+  if (!answer) return answer.error();
+  auto graph = seed::OpGraph::from_json(*answer);
+  if (!graph) return graph.error();
+  return seed::seed_from_graph(*graph, problem.filename().string());
+}
+
+}  // namespace
 
 Result<TraceWorker> TraceWorker::start() {
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-seed-");
@@ -25,7 +41,7 @@ TraceWorker::~TraceWorker() {
 }
 
 Result<seed::SeedOutcome> TraceWorker::seed(const fs::path& problem) {
-  auto outcome = seed::seed_for_problem(*worker_, problem);
+  auto outcome = seed_for_problem(*worker_, problem);
   if (!outcome) {
     worker_.reset();
     auto fresh = PythonWorker::start({.log_path = dir_ / "worker.log"});

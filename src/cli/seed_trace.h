@@ -1,6 +1,7 @@
 #pragma once
 // The worker the seed commands trace with: started on the CPU (tracing needs no GPU) in a private
-// temporary directory that goes away with it.
+// temporary directory that goes away with it. The CLI, not the seed stage, talks to the worker: the seed
+// stage is graph in, kernel text out (src/seed/seed.h).
 #include <filesystem>
 #include <memory>
 #include <string>

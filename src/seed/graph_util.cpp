@@ -34,18 +34,31 @@ int64_t product(const std::vector<int64_t>& s, std::size_t from, std::size_t to)
   return p;
 }
 
-const Node* single_output(const OpGraph& g, std::string& reason) {
-  if (g.outputs.size() != 1 || !g.outputs[0].ref) {
-    reason = fmt::format("forward() returns {} values; the seed writes one tensor", g.outputs.size());
-    return nullptr;
-  }
+Result<const Node*> single_output(const OpGraph& g) {
+  if (g.outputs.size() != 1 || !g.outputs[0].ref)
+    return Error{fmt::format("forward() returns {} values; the seed writes one tensor", g.outputs.size())};
   return &g.node(*g.outputs[0].ref);
+}
+
+std::vector<int> reachable(const OpGraph& g) {
+  std::set<int> seen;
+  std::vector<int> stack;
+  for (const auto& o : g.outputs)
+    if (o.ref) stack.push_back(*o.ref);
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    for (const auto& a : g.node(id).args)
+      if (a.ref) stack.push_back(*a.ref);
+  }
+  return {seen.begin(), seen.end()};
 }
 
 std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params) {
   if (!o.ref) return fmt::format("{} is a number, not a tensor", what);
   const Node& x = g.node(*o.ref);
-  if (!(x.op == "input" || (params && x.op == "param")) || x.scalar)
+  if (!(x.op == Op::input || (params && x.op == Op::param)) || x.scalar)
     return fmt::format("{} is computed ({}), not a forward input (a fused prologue is future work)", what, x.op);
   if (!x.type) return fmt::format("{} has no tensor type in the trace", what);
   if (x.type->dtype != "float32")
@@ -69,8 +82,8 @@ std::string shape_text(const std::vector<int64_t>& s) {
 std::string text_of(const OpGraph& g, const Operand& o) {
   if (!o.ref) return fmt::format("{}", o.value);
   const Node& n = g.node(*o.ref);
-  if (n.op == "input" || n.op == "param") return n.name;
-  if (n.op == "constant") {
+  if (n.op == Op::input || n.op == Op::param) return n.name;
+  if (n.op == Op::constant) {
     const double* v = number(n, "value");
     return v ? fmt::format("{}", *v) : n.name;
   }
@@ -78,7 +91,7 @@ std::string text_of(const OpGraph& g, const Operand& o) {
   for (const auto& a : n.args) parts.push_back(text_of(g, a));
   for (const auto& [k, v] : n.params) {
     if (std::holds_alternative<std::monostate>(v)) continue;
-    if (k == "alpha" && (n.op == "add" || n.op == "sub")) continue;
+    if (k == "alpha" && (n.op == Op::add || n.op == Op::sub)) continue;
     if (k.rfind("has_", 0) == 0) continue;  // the operands list them
     if (k == "keepdim") {  // false, the default, is noise
       const bool* b = std::get_if<bool>(&v);
@@ -107,16 +120,16 @@ Result<std::string> emit_chain(const OpGraph& g, int root, const std::map<int, s
   std::map<int, double> constants;
   for (int id : needed) {
     const Node& n = g.node(id);
-    if (n.op == "constant") {
+    if (n.op == Op::constant) {
       const double* v = number(n, "value");
       if (!v) return Error{fmt::format("forward argument {} has a default that is not a number", n.name)};
       values[id] = float_literal(*v);
       constants[id] = *v;
       continue;
     }
-    if (n.op == "input" || n.op == "param")
+    if (n.op == Op::input || n.op == Op::param)
       return Error{fmt::format("{} depends on {} as well", text_of(g, Operand{.ref = root}), n.name)};
-    if (!n.known || pointwise_arity(n.op) == 0)
+    if (!n.known || pointwise_arity(n.op.spelling()) == 0)
       return Error{fmt::format("{} is not a pointwise op the seed knows", n.op)};
     std::vector<ExprArg> args;
     for (const auto& a : n.args) {
@@ -127,7 +140,7 @@ Result<std::string> emit_chain(const OpGraph& g, int root, const std::map<int, s
         args.push_back({float_literal(a.value), a.value});
       }
     }
-    auto expr = pointwise_expression(n.op, args, n.params);
+    auto expr = pointwise_expression(n.op.spelling(), args, n.params);
     if (!expr) return expr.error();
     std::string value = fmt::format("{}{}", prefix, id);
     steps.push_back({value, *expr, text_of(g, Operand{.ref = id})});

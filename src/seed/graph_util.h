@@ -9,7 +9,7 @@
 
 #include "common/result.h"
 #include "seed/op_graph.h"
-#include "seed/plans.h"
+#include "seed/plan_parts.h"
 
 namespace cutegen::seed {
 
@@ -21,8 +21,10 @@ bool is_none(const Node& n, const char* key);
 bool flag(const Node& n, const char* key);
 // The product of s[from..to).
 int64_t product(const std::vector<int64_t>& s, std::size_t from, std::size_t to);
-// The one tensor forward() returns, or nullptr with the reason.
-const Node* single_output(const OpGraph& g, std::string& reason);
+// The one tensor forward() returns, or why there is not one.
+Result<const Node*> single_output(const OpGraph& g);
+// Nodes the outputs depend on, ascending (= execution order).
+std::vector<int> reachable(const OpGraph& g);
 // "" when the operand is a contiguous fp32 tensor forward() argument (or, with `params`, a parameter);
 // else the reason it is not.
 std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params = false);

@@ -1,6 +1,5 @@
 // The matcher on hand-written trace answers (the worker's side is tested in python/tests/test_op_graph.py),
 // and the answer's parsing at the edge.
-#include "seed/matcher.h"
 
 #include <gtest/gtest.h>
 
@@ -61,7 +60,7 @@ TEST(OpGraphJson, ReadsParamsScalarsAndNonFiniteConstants) {
 TEST(Matcher, SwishIsAChainOverOneInput) {
   auto m = match(graph_of({input_of(0, "x"), op(1, "sigmoid", {ref(0)}), op(2, "mul", {ref(0), ref(1)})}, {ref(2)}, 1));
   ASSERT_TRUE(m.matched()) << m.reason;
-  const auto& p = *m.pointwise;
+  const auto& p = *m.plan_as<PointwisePlan>();
   EXPECT_EQ(p.pattern, "mul(x, sigmoid(x))");
   EXPECT_EQ(m.ops, "sigmoid, mul");
   EXPECT_EQ(p.tensor_inputs, (std::vector<int>{0}));
@@ -84,7 +83,7 @@ TEST(Matcher, ModuleConstantsAndScalarInputsAndParameters) {
                         op(5, "add", {ref(4), ref(2)}, {{"alpha", 1}})},
                        {ref(5)}, 2, {"w"}));
   ASSERT_TRUE(m.matched()) << m.reason;
-  const auto& p = *m.pointwise;
+  const auto& p = *m.plan_as<PointwisePlan>();
   EXPECT_EQ(p.pattern, "add(leaky_relu(mul(a, s), negative_slope=0.2), w)");
   EXPECT_EQ(p.tensor_inputs, (std::vector<int>{0, 2}));
   EXPECT_EQ(p.tensor_names, (std::vector<std::string>{"a", "w"}));
@@ -108,7 +107,7 @@ TEST(Matcher, HalfPrecisionChainsMatch) {
                         tensor({{"id", 1}, {"name", "t"}, {"op", "tanh"}, {"args", {ref(0)}}}, {8}, "bfloat16")},
                        {ref(1)}, 1));
   ASSERT_TRUE(m.matched()) << m.reason;
-  EXPECT_EQ(m.pointwise->dtype, "bfloat16");
+  EXPECT_EQ(m.plan_as<PointwisePlan>()->dtype, "bfloat16");
 }
 
 TEST(Matcher, UnknownOpsAreNamedInTheNoSeedLine) {
@@ -130,9 +129,9 @@ TEST(Matcher, TheWorkersNoteIsTheReason) {
 TEST(Matcher, BroadcastingIsTheBroadcastSeedsOrRefusedWithTheOperand) {
   json bias = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {128});
   auto m = match(graph_of({input_of(0, "x"), bias, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
-  ASSERT_FALSE(m.pointwise);
-  ASSERT_TRUE(m.broadcast) << m.reason;
-  EXPECT_EQ(m.broadcast->strides, (std::vector<std::vector<int64_t>>{{128, 1}, {0, 1}}));
+  ASSERT_FALSE(m.plan_as<PointwisePlan>());
+  ASSERT_TRUE(m.plan_as<BroadcastPlan>()) << m.reason;
+  EXPECT_EQ(m.plan_as<BroadcastPlan>()->strides, (std::vector<std::vector<int64_t>>{{128, 1}, {0, 1}}));
   EXPECT_EQ(m.description(), "broadcast pointwise chain y = add(x, b)");
   json odd = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {100});
   auto refused = match(graph_of({input_of(0, "x"), odd, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
@@ -187,14 +186,14 @@ json softmax_graph(const std::string& op, double dim, const std::string& dtype =
 TEST(Matcher, SoftmaxAndLogSoftmaxOverTheLastDimHaveARowSeed) {
   auto m = match(softmax_graph("softmax", 1));
   ASSERT_TRUE(m.matched()) << m.reason;
-  ASSERT_TRUE(m.row_softmax);
-  EXPECT_FALSE(m.row_softmax->log);
+  ASSERT_TRUE(m.plan_as<RowSoftmaxPlan>());
+  EXPECT_FALSE(m.plan_as<RowSoftmaxPlan>()->log);
   EXPECT_EQ(m.description(), "row softmax y = softmax(x, dim=1)");
   auto log = match(softmax_graph("log_softmax", -1));
-  ASSERT_TRUE(log.row_softmax) << log.reason;
-  EXPECT_TRUE(log.row_softmax->log);
-  EXPECT_EQ(log.row_softmax->input, 0);
-  EXPECT_EQ(log.row_softmax->num_contract_inputs, 1);
+  ASSERT_TRUE(log.plan_as<RowSoftmaxPlan>()) << log.reason;
+  EXPECT_TRUE(log.plan_as<RowSoftmaxPlan>()->log);
+  EXPECT_EQ(log.plan_as<RowSoftmaxPlan>()->input, 0);
+  EXPECT_EQ(log.plan_as<RowSoftmaxPlan>()->num_contract_inputs, 1);
 }
 
 TEST(Matcher, RowSoftmaxRefusalsSayWhy) {

@@ -86,7 +86,7 @@ Result<Node> parse_node(const json& j, std::size_t position, std::size_t num_nod
   n.inplace = *inplace;
   n.index = *index;
   n.scalar = *scalar;
-  if ((n.op == "input" || n.op == "param") && n.index < 0) return bad(where + ".index is missing");
+  if ((n.op == Op::input || n.op == Op::param) && n.index < 0) return bad(where + ".index is missing");
   if (auto args = j.find("args"); args != j.end()) {
     if (!args->is_array()) return bad(where + ".args is not a list");
     for (std::size_t i = 0; i < args->size(); ++i) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "seed/ops.h"
 
 namespace cutegen::seed {
 
@@ -34,8 +35,8 @@ struct Node {
   int id = 0;
   std::string name;            // fx's name, for people
   // input | param | constant | tensor_constant | a canonical op (relu, mul, ...) | a torch spelling the
-  // worker does not know (torch.matmul, nn.Conv2d, Tensor.view)
-  std::string op;
+  // worker does not know (torch.matmul, nn.Conv2d, Tensor.view); compared as an Op (ops.h)
+  OpName op;
   bool known = true;           // false: the worker could not normalise it (`note` may say why)
   std::string note;
   std::vector<Operand> args;

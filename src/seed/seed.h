@@ -1,15 +1,41 @@
 #pragma once
-// The seed stage: a problem's operator graph (traced by the worker) -> a matched pattern -> a
-// candidate kernel generated without an LLM (docs/seed.md). Below the CLI, above the judge: the seed
-// is evaluated by the caller like any other candidate.
-#include <filesystem>
+// The seed stage: a problem's operator graph (traced by the worker) -> the first route of the table that
+// takes it (route_table.h) -> a candidate kernel generated without an LLM (docs/seed.md). It depends on
+// nothing but `common`: the caller traces the problem (cli/seed_trace.h) and judges the seed like any other
+// candidate, so a seed earns nothing the judge did not check.
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
-#include "run/reference_worker.h"
-#include "seed/matcher.h"
+#include "seed/op_graph.h"
+#include "seed/route.h"
 
 namespace cutegen::seed {
+
+struct SeedMatch {
+  std::shared_ptr<const MatchedPlan> plan;  // the matched route's plan; null when no route took the graph
+  std::string ops;     // the graph's ops the output depends on, in order: "torch.matmul, relu"
+  std::string reason;  // why there is no seed (set when nothing matched)
+
+  bool matched() const { return plan != nullptr; }
+  // The route's name ("pointwise", "gemm_epilogue", ...); "" when nothing matched.
+  std::string_view route() const { return plan ? plan->route() : std::string_view(); }
+  // The plan when the route's plan has this type, else nullptr.
+  template <class Plan>
+  const Plan* plan_as() const {
+    const auto* typed = dynamic_cast<const TypedPlan<Plan>*>(plan.get());
+    return typed ? &typed->plan() : nullptr;
+  }
+  // "pointwise chain y = mul(x, sigmoid(x))", "row softmax y = softmax(x, dim=1)"; "" when nothing matched.
+  std::string description() const { return plan ? plan->description() : ""; }
+  std::string pattern() const { return plan ? plan->pattern() : ""; }  // the right-hand side, with the kernel
+  // "no seed for this operator graph: <ops> (<reason>)"
+  std::string no_seed_line() const;
+};
+
+// The routes of the table tried in order on the graph (route_table.cpp says how a claim decides).
+SeedMatch match_seed(const OpGraph& graph);
 
 struct SeedOutcome {
   SeedMatch match;
@@ -17,15 +43,9 @@ struct SeedOutcome {
   bool found() const { return match.matched(); }
 };
 
-// Asks the worker to trace the problem (`trace`, no GPU needed). Error: the worker failed or the
-// problem file is broken (its message says what to fix).
-Result<OpGraph> trace_problem(ReferenceWorker& worker, const std::filesystem::path& problem);
-
-// Matches the graph and generates the kernel for what matched. Error: a library kernel the seed
-// instantiates no longer has the lines it sets (a cutegen bug the unit tests catch).
+// Matches the graph and generates the kernel for what matched; `problem_name` (the problem's file name) is
+// written into the kernel's comments escaped (comment_text.h). Error: a library kernel the seed instantiates
+// no longer has the lines it sets (a cutegen bug the unit tests catch).
 Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name);
-
-// Both, for a problem file.
-Result<SeedOutcome> seed_for_problem(ReferenceWorker& worker, const std::filesystem::path& problem);
 
 }  // namespace cutegen::seed

@@ -1,6 +1,5 @@
 // The structured patterns (reductions, norms, matrix products) on hand-written trace answers shaped like
 // the worker's (python/tests/test_op_graph.py checks the worker's side), and their generated kernels.
-#include "seed/structured_matcher.h"
 
 #include <gtest/gtest.h>
 
@@ -10,16 +9,6 @@
 #include "common/process.h"
 #include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
-#include "seed/broadcast_kernel.h"
-#include "seed/cross_entropy_kernel.h"
-#include "seed/depthwise_conv_kernel.h"
-#include "seed/gemm_kernel.h"
-#include "seed/loss_kernel.h"
-#include "seed/matcher.h"
-#include "seed/norm_kernel.h"
-#include "seed/pool_kernel.h"
-#include "seed/reduce_kernel.h"
-#include "seed/scan_kernel.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
 #include "seed/testdata/real_compiler.h"
@@ -143,11 +132,11 @@ TEST(BroadcastMatcher, AnUnsqueezedInputRepeatsAlongItsNewDimension) {
                   node(3, "mul", {ref(2), ref(1)}, json::object(), {40, 30})},
                  3, 2);
   auto m = match(g);
-  ASSERT_TRUE(m.broadcast) << m.reason;
-  EXPECT_EQ(m.broadcast->inputs, (std::vector<int>{1, 0}));  // the unsqueeze (id 2) after B (id 1)
-  EXPECT_EQ(m.broadcast->strides, (std::vector<std::vector<int64_t>>{{30, 1}, {1, 0}}));
-  EXPECT_EQ(m.broadcast->sizes, (std::vector<int64_t>{1200, 40}));
-  std::string src = generate_broadcast_kernel(*m.broadcast, "diag.py");
+  ASSERT_TRUE(m.plan_as<BroadcastPlan>()) << m.reason;
+  EXPECT_EQ(m.plan_as<BroadcastPlan>()->inputs, (std::vector<int>{1, 0}));  // the unsqueeze (id 2) after B (id 1)
+  EXPECT_EQ(m.plan_as<BroadcastPlan>()->strides, (std::vector<std::vector<int64_t>>{{30, 1}, {1, 0}}));
+  EXPECT_EQ(m.plan_as<BroadcastPlan>()->sizes, (std::vector<int64_t>{1200, 40}));
+  std::string src = generate_broadcast_kernel(*m.plan_as<BroadcastPlan>(), CommentText("diag.py"));
   EXPECT_TRUE(contains(src, "__device__ constexpr int64_t kOperandStride[kOperands][kRank] = { {30, 1}, {1, 0} };")) << src;
   EXPECT_TRUE(contains(src, "const float v3 = (x1 * x0);  // mul(unsqueeze(A, dim=1), B)")) << src;
   EXPECT_FALSE(contains(src, "{{")) << src;
@@ -161,12 +150,12 @@ TEST(CrossEntropyMatcher, LogitsAndInt64TargetsWithTheirIgnoreIndex) {
                   node(2, "cross_entropy", {ref(0), ref(1)}, ce, {})},
                  2, 2);
   auto m = match(g);
-  ASSERT_TRUE(m.cross_entropy) << m.reason;
-  EXPECT_EQ(m.cross_entropy->rows, 128);
-  EXPECT_EQ(m.cross_entropy->classes, 1000);
-  EXPECT_EQ(m.cross_entropy->ignore_index, -100);
-  EXPECT_TRUE(m.cross_entropy->mean);
-  std::string src = generate_cross_entropy_kernel(*m.cross_entropy, "ce.py");
+  ASSERT_TRUE(m.plan_as<CrossEntropyPlan>()) << m.reason;
+  EXPECT_EQ(m.plan_as<CrossEntropyPlan>()->rows, 128);
+  EXPECT_EQ(m.plan_as<CrossEntropyPlan>()->classes, 1000);
+  EXPECT_EQ(m.plan_as<CrossEntropyPlan>()->ignore_index, -100);
+  EXPECT_TRUE(m.plan_as<CrossEntropyPlan>()->mean);
+  std::string src = generate_cross_entropy_kernel(*m.plan_as<CrossEntropyPlan>(), CommentText("ce.py"));
   EXPECT_TRUE(contains(src, "constexpr int64_t kRows = 128, kClasses = 1000;")) << src;
   EXPECT_FALSE(contains(src, "{{")) << src;
   g["nodes"][2]["params"]["label_smoothing"] = 0.1;
@@ -175,13 +164,13 @@ TEST(CrossEntropyMatcher, LogitsAndInt64TargetsWithTheirIgnoreIndex) {
 
 TEST(PoolMatcher, TheWindowIsRightAlignedIntoDHW) {
   auto m = match(max_pool3d());
-  ASSERT_TRUE(m.pool) << m.reason;
-  EXPECT_TRUE(m.pool->max);
-  EXPECT_EQ(m.pool->planes, 16 * 32);
-  EXPECT_EQ(m.pool->out[0], 62);
-  EXPECT_EQ(m.pool->dilation[2], 3);
+  ASSERT_TRUE(m.plan_as<PoolPlan>()) << m.reason;
+  EXPECT_TRUE(m.plan_as<PoolPlan>()->max);
+  EXPECT_EQ(m.plan_as<PoolPlan>()->planes, 16 * 32);
+  EXPECT_EQ(m.plan_as<PoolPlan>()->out[0], 62);
+  EXPECT_EQ(m.plan_as<PoolPlan>()->dilation[2], 3);
   EXPECT_EQ(m.description(), "pooling y = max_pool3d(x, kernel=(3, 3, 3), stride=(2, 2, 2), padding=(1, 1, 1), dilation=(3, 3, 3))");
-  std::string src = generate_pool_kernel(*m.pool, "max_pool3d.py");
+  std::string src = generate_pool_kernel(*m.plan_as<PoolPlan>(), CommentText("max_pool3d.py"));
   EXPECT_TRUE(contains(src, "constexpr int64_t kDD = 3, kDH = 3, kDW = 3;")) << src;
   EXPECT_FALSE(contains(src, "{{")) << src;
   json avg = graph({input(0, "x", {4, 8, 100}),
@@ -191,12 +180,12 @@ TEST(PoolMatcher, TheWindowIsRightAlignedIntoDHW) {
                          {4, 8, 101})},
                    1, 1);
   auto a = match(avg);
-  ASSERT_TRUE(a.pool) << a.reason;
-  EXPECT_FALSE(a.pool->max);
-  EXPECT_EQ((std::vector<int64_t>{a.pool->in[0], a.pool->in[1], a.pool->in[2]}), (std::vector<int64_t>{1, 1, 100}));
-  EXPECT_EQ((std::vector<int64_t>{a.pool->kernel[0], a.pool->kernel[2], a.pool->padding[2]}),
+  ASSERT_TRUE(a.plan_as<PoolPlan>()) << a.reason;
+  EXPECT_FALSE(a.plan_as<PoolPlan>()->max);
+  EXPECT_EQ((std::vector<int64_t>{a.plan_as<PoolPlan>()->in[0], a.plan_as<PoolPlan>()->in[1], a.plan_as<PoolPlan>()->in[2]}), (std::vector<int64_t>{1, 1, 100}));
+  EXPECT_EQ((std::vector<int64_t>{a.plan_as<PoolPlan>()->kernel[0], a.plan_as<PoolPlan>()->kernel[2], a.plan_as<PoolPlan>()->padding[2]}),
             (std::vector<int64_t>{1, 8, 4}));
-  EXPECT_TRUE(contains(generate_pool_kernel(*a.pool, "avg.py"), "constexpr bool kCountIncludePad = true;"));
+  EXPECT_TRUE(contains(generate_pool_kernel(*a.plan_as<PoolPlan>(), CommentText("avg.py")), "constexpr bool kCountIncludePad = true;"));
   json indices = max_pool3d();
   indices["nodes"][1]["params"]["return_indices"] = true;
   EXPECT_EQ(match(indices).reason, "max_pool with return_indices (two outputs)");
@@ -217,8 +206,8 @@ json depthwise_conv(int groups, int out_channels = 64) {
 
 TEST(DepthwiseConvMatcher, AConvWithOneGroupPerChannelIsASeedWithItsWindowAndParameters) {
   auto m = match(depthwise_conv(64));
-  ASSERT_TRUE(m.depthwise_conv) << m.reason;
-  const auto& p = *m.depthwise_conv;
+  ASSERT_TRUE(m.plan_as<DepthwiseConvPlan>()) << m.reason;
+  const auto& p = *m.plan_as<DepthwiseConvPlan>();
   EXPECT_EQ((std::vector<int64_t>{p.batch, p.channels, p.in[1], p.in[2], p.out[1], p.out[2]}),
             (std::vector<int64_t>{16, 64, 40, 30, 20, 26}));
   EXPECT_EQ((std::vector<int64_t>{p.kernel[0], p.kernel[1], p.kernel[2], p.stride[1], p.padding[2], p.dilation[2]}),
@@ -227,7 +216,7 @@ TEST(DepthwiseConvMatcher, AConvWithOneGroupPerChannelIsASeedWithItsWindowAndPar
             (std::vector<int>{3, 0, 1, 2}));
   EXPECT_EQ(m.description(), "depthwise convolution y = conv2d(x, dw_weight, dw_bias, stride=(2, 1), padding=(1, 2), "
                              "dilation=(1, 2), groups=64)");
-  std::string src = generate_depthwise_conv_kernel(p, "dw.py");
+  std::string src = generate_depthwise_conv_kernel(p, CommentText("dw.py"));
   EXPECT_TRUE(contains(src, "constexpr int kWeight = 1;\nconstexpr int kBias = 2;")) << src;
   EXPECT_TRUE(contains(src, "constexpr int64_t kKD = 1, kKH = 3, kKW = 5;")) << src;
   EXPECT_TRUE(contains(src, "constexpr int64_t kOutD = 1, kOutH = 20, kOutW = 26;")) << src;
@@ -240,9 +229,9 @@ TEST(DepthwiseConvMatcher, AConvWithOneGroupPerChannelIsASeedWithItsWindowAndPar
   no_bias["nodes"][3]["params"]["has_bias"] = false;
   no_bias["nodes"][3]["args"] = {ref(0), ref(1)};
   auto nb = match(no_bias);
-  ASSERT_TRUE(nb.depthwise_conv) << nb.reason;
-  EXPECT_EQ(nb.depthwise_conv->bias_input, -1);
-  EXPECT_TRUE(contains(generate_depthwise_conv_kernel(*nb.depthwise_conv, "dw.py"), "constexpr int kBias = -1;"));
+  ASSERT_TRUE(nb.plan_as<DepthwiseConvPlan>()) << nb.reason;
+  EXPECT_EQ(nb.plan_as<DepthwiseConvPlan>()->bias_input, -1);
+  EXPECT_TRUE(contains(generate_depthwise_conv_kernel(*nb.plan_as<DepthwiseConvPlan>(), CommentText("dw.py")), "constexpr int kBias = -1;"));
 }
 
 TEST(DepthwiseConvMatcher, DenseAndGroupedConvolutionsSayWhyNot) {
@@ -252,7 +241,7 @@ TEST(DepthwiseConvMatcher, DenseAndGroupedConvolutionsSayWhyNot) {
   EXPECT_EQ(match(depthwise_conv(8)).reason,
             "a grouped convolution (groups=8, 64 -> 64 channels): only depthwise ones (groups = in = out channels) "
             "have a seed");
-  EXPECT_FALSE(match(depthwise_conv(64, 128)).depthwise_conv);  // a channel multiplier of 2
+  EXPECT_FALSE(match(depthwise_conv(64, 128)).plan_as<DepthwiseConvPlan>());  // a channel multiplier of 2
 }
 
 // nn.Conv2d(64, 128, kernel_size=1, bias=False) of (16, 64, 32, 48): KernelBench's 87 at a small size.
@@ -267,13 +256,13 @@ json pointwise_conv(int k = 1, bool bias = false) {
 
 TEST(PointwiseConvMatcher, A1x1ConvolutionIsABatchedGemmWithTheWeightShared) {
   auto m = match(pointwise_conv());
-  ASSERT_TRUE(m.gemm) << m.reason;
-  const auto& p = *m.gemm;
+  ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
+  const auto& p = *m.plan_as<GemmPlan>();
   EXPECT_EQ((std::vector<int64_t>{p.batch, p.m, p.n, p.k, p.a_batch_stride, p.b_batch_stride}),
             (std::vector<int64_t>{16, 128, 32 * 48, 64, 0, 64 * 32 * 48}));
   EXPECT_EQ((std::vector<int>{p.a_input, p.b_input}), (std::vector<int>{1, 0}));
   EXPECT_FALSE(p.a_transposed || p.b_transposed || p.has_epilogue());
-  std::string src = generate_gemm_kernel(p, "pw.py");
+  std::string src = generate_gemm_kernel(p, CommentText("pw.py"));
   EXPECT_TRUE(contains(src, "constexpr int64_t kABatchStride = 0, kBBatchStride = 98304;")) << src;
   // The shared weight is checked as one matrix, not one per batch element.
   EXPECT_TRUE(contains(src, "(kABatchStride ? kBatch : 1) * kM * kK")) << src;
@@ -287,11 +276,11 @@ TEST(PointwiseConvMatcher, A1x1ConvolutionIsABatchedGemmWithTheWeightShared) {
 
 TEST(ScanMatcher, AFlippedScanIsAReverseScan) {
   auto m = match(reverse_cumsum());
-  ASSERT_TRUE(m.scan) << m.reason;
-  EXPECT_TRUE(m.scan->reverse);
-  EXPECT_EQ(m.scan->op, "cumsum");
-  EXPECT_EQ((std::vector<int64_t>{m.scan->outer, m.scan->extent, m.scan->inner}), (std::vector<int64_t>{128, 4000, 1}));
-  std::string src = generate_scan_kernel(*m.scan, "reverse.py");
+  ASSERT_TRUE(m.plan_as<ScanPlan>()) << m.reason;
+  EXPECT_TRUE(m.plan_as<ScanPlan>()->reverse);
+  EXPECT_EQ(m.plan_as<ScanPlan>()->op, ScanOp::cumsum);
+  EXPECT_EQ((std::vector<int64_t>{m.plan_as<ScanPlan>()->outer, m.plan_as<ScanPlan>()->extent, m.plan_as<ScanPlan>()->inner}), (std::vector<int64_t>{128, 4000, 1}));
+  std::string src = generate_scan_kernel(*m.plan_as<ScanPlan>(), CommentText("reverse.py"));
   EXPECT_TRUE(contains(src, "constexpr bool kReverse = true;\nconstexpr double kIdentity = 0.0;")) << src;
   EXPECT_TRUE(contains(src, "{ return a + b; }")) << src;
   EXPECT_FALSE(contains(src, "{{")) << src;
@@ -301,10 +290,10 @@ TEST(ScanMatcher, AFlippedScanIsAReverseScan) {
   json forward = graph({input(0, "x", {6, 5, 4}), node(1, "cumprod", {ref(0)}, {{"dim", 1}, {"dtype", nullptr}}, {6, 5, 4})},
                        1, 1);
   auto f = match(forward);
-  ASSERT_TRUE(f.scan) << f.reason;
-  EXPECT_FALSE(f.scan->reverse);
-  EXPECT_EQ(f.scan->inner, 4);
-  EXPECT_TRUE(contains(generate_scan_kernel(*f.scan, "cumprod.py"), "{ return a * b; }"));
+  ASSERT_TRUE(f.plan_as<ScanPlan>()) << f.reason;
+  EXPECT_FALSE(f.plan_as<ScanPlan>()->reverse);
+  EXPECT_EQ(f.plan_as<ScanPlan>()->inner, 4);
+  EXPECT_TRUE(contains(generate_scan_kernel(*f.plan_as<ScanPlan>(), CommentText("cumprod.py")), "{ return a * b; }"));
 }
 
 TEST(ScanMatcher, AMaskedCumsumScansTheChainWithTheBoolMaskReadAsZeroOrOne) {
@@ -314,11 +303,11 @@ TEST(ScanMatcher, AMaskedCumsumScansTheChainWithTheBoolMaskReadAsZeroOrOne) {
                   node(3, "cumsum", {ref(2)}, {{"dim", 1}, {"dtype", nullptr}}, s)},
                  3, 2);
   auto m = match(g);
-  ASSERT_TRUE(m.scan) << m.reason;
-  EXPECT_EQ(m.scan->inputs, (std::vector<int>{0, 1}));
-  EXPECT_EQ(m.scan->dtypes, (std::vector<std::string>{"float32", "bool"}));
-  EXPECT_EQ(m.scan->result, "v2");
-  std::string src = generate_scan_kernel(*m.scan, "masked.py");
+  ASSERT_TRUE(m.plan_as<ScanPlan>()) << m.reason;
+  EXPECT_EQ(m.plan_as<ScanPlan>()->inputs, (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.plan_as<ScanPlan>()->dtypes, (std::vector<std::string>{"float32", "bool"}));
+  EXPECT_EQ(m.plan_as<ScanPlan>()->result, "v2");
+  std::string src = generate_scan_kernel(*m.plan_as<ScanPlan>(), CommentText("masked.py"));
   EXPECT_TRUE(contains(src, "static_cast<const bool*>(ops.x[1])), flat)(e) ? 1.f : 0.f;  // mask")) << src;
   EXPECT_TRUE(contains(src, "constexpr cutegen_dtype kOperandDtype[kOperands] = { CUTEGEN_FLOAT32, CUTEGEN_BOOL };")) << src;
   EXPECT_TRUE(contains(src, "const float v2 = (x0 * x1);  // mul(x, mask)")) << src;
@@ -326,15 +315,15 @@ TEST(ScanMatcher, AMaskedCumsumScansTheChainWithTheBoolMaskReadAsZeroOrOne) {
 
 TEST(LossMatcher, AMeanOfAChainWithABroadcastSuffixOperand) {
   auto m = match(hinge());
-  ASSERT_TRUE(m.loss) << m.reason;
-  const LossPlan& p = *m.loss;
+  ASSERT_TRUE(m.plan_as<LossPlan>()) << m.reason;
+  const LossPlan& p = *m.plan_as<LossPlan>();
   EXPECT_EQ(p.numel, 64 * 32);
   EXPECT_DOUBLE_EQ(p.scale, 1.0 / (64 * 32));
   EXPECT_EQ(p.inputs, (std::vector<int>{0, 1}));
   EXPECT_EQ(p.sizes, (std::vector<int64_t>{64 * 32, 32}));
   EXPECT_EQ(p.result, "v4");
   EXPECT_EQ(m.description(), "loss y = mean(clamp(sub(1, mul(p, t)), min=0))");
-  std::string src = generate_loss_kernel(p, "hinge.py");
+  std::string src = generate_loss_kernel(p, CommentText("hinge.py"));
   EXPECT_TRUE(contains(src, "(e % kOperandSize[1]);  // t, broadcast")) << src;
   EXPECT_TRUE(contains(src, "const float v4 = clamp_lo(v3, 0.f);")) << src;
   EXPECT_FALSE(contains(src, "{{")) << src;
@@ -342,11 +331,11 @@ TEST(LossMatcher, AMeanOfAChainWithABroadcastSuffixOperand) {
 
 TEST(LossMatcher, KlDivIsXlogyMinusTargetTimesInputOverTheBatch) {
   auto m = match(kl_div());
-  ASSERT_TRUE(m.loss) << m.reason;
-  EXPECT_DOUBLE_EQ(m.loss->scale, 1.0 / 16);
-  ASSERT_EQ(m.loss->steps.size(), 2u);
-  EXPECT_EQ(m.loss->steps[0].expr, "logf(x0)");
-  EXPECT_EQ(m.loss->steps[1].expr, "((x1) == 0.f ? 0.f : (x1) * logf(x1)) - (x1) * (v2)");
+  ASSERT_TRUE(m.plan_as<LossPlan>()) << m.reason;
+  EXPECT_DOUBLE_EQ(m.plan_as<LossPlan>()->scale, 1.0 / 16);
+  ASSERT_EQ(m.plan_as<LossPlan>()->steps.size(), 2u);
+  EXPECT_EQ(m.plan_as<LossPlan>()->steps[0].expr, "logf(x0)");
+  EXPECT_EQ(m.plan_as<LossPlan>()->steps[1].expr, "((x1) == 0.f ? 0.f : (x1) * logf(x1)) - (x1) * (v2)");
   json none = kl_div();
   none["nodes"][3]["params"]["reduction"] = "none";
   EXPECT_EQ(match(none).reason, "kl_div with reduction 'none' (the loss seed writes one number)");
@@ -354,35 +343,35 @@ TEST(LossMatcher, KlDivIsXlogyMinusTargetTimesInputOverTheBatch) {
 
 TEST(ReduceMatcher, ViewsTheInputAroundTheReducedDimension) {
   auto m = match(sum_dim1());
-  ASSERT_TRUE(m.reduce) << m.reason;
-  EXPECT_EQ(m.reduce->op, "sum");
-  EXPECT_EQ((std::vector<int64_t>{m.reduce->outer, m.reduce->extent, m.reduce->inner}),
+  ASSERT_TRUE(m.plan_as<ReducePlan>()) << m.reason;
+  EXPECT_EQ(m.plan_as<ReducePlan>()->op, ReduceOp::sum);
+  EXPECT_EQ((std::vector<int64_t>{m.plan_as<ReducePlan>()->outer, m.plan_as<ReducePlan>()->extent, m.plan_as<ReducePlan>()->inner}),
             (std::vector<int64_t>{128, 4096, 4095}));
-  EXPECT_EQ(m.reduce->out_dtype, "float32");
-  EXPECT_EQ(m.reduce->dim, 1);
+  EXPECT_EQ(m.plan_as<ReducePlan>()->out_dtype, "float32");
+  EXPECT_EQ(m.plan_as<ReducePlan>()->dim, 1);
   EXPECT_EQ(m.description(), "reduction (the library's reduce_dim) y = sum(x, dim=1, keepdim=True)");
 }
 
 TEST(ReduceMatcher, MaxWithADimIsMaxOrArgmaxByTheTuplesIndex) {
   auto values = match(max_getitem(0));
-  ASSERT_TRUE(values.reduce) << values.reason;
-  EXPECT_EQ(values.reduce->op, "max");
-  EXPECT_EQ((std::vector<int64_t>{values.reduce->outer, values.reduce->extent, values.reduce->inner}),
+  ASSERT_TRUE(values.plan_as<ReducePlan>()) << values.reason;
+  EXPECT_EQ(values.plan_as<ReducePlan>()->op, ReduceOp::max);
+  EXPECT_EQ((std::vector<int64_t>{values.plan_as<ReducePlan>()->outer, values.plan_as<ReducePlan>()->extent, values.plan_as<ReducePlan>()->inner}),
             (std::vector<int64_t>{160, 33, 1}));
   auto indices = match(max_getitem(1));
-  ASSERT_TRUE(indices.reduce) << indices.reason;
-  EXPECT_EQ(indices.reduce->op, "argmax");
-  EXPECT_EQ(indices.reduce->out_dtype, "int64");
+  ASSERT_TRUE(indices.plan_as<ReducePlan>()) << indices.reason;
+  EXPECT_EQ(indices.plan_as<ReducePlan>()->op, ReduceOp::argmax);
+  EXPECT_EQ(indices.plan_as<ReducePlan>()->out_dtype, "int64");
 }
 
 TEST(ReduceMatcher, ASumOfEverythingIsTheLossSeedsSplitReduction) {
   auto m = match(graph({input(0, "x", {1000, 3000}),
                         node(1, "sum", {ref(0)}, {{"dim", nullptr}, {"keepdim", false}, {"dtype", nullptr}}, {})},
                        1, 1));
-  ASSERT_TRUE(m.loss) << m.reason;
-  EXPECT_FALSE(m.reduce);
-  EXPECT_EQ(m.loss->result, "x0");
-  EXPECT_DOUBLE_EQ(m.loss->scale, 1.0);
+  ASSERT_TRUE(m.plan_as<LossPlan>()) << m.reason;
+  EXPECT_FALSE(m.plan_as<ReducePlan>());
+  EXPECT_EQ(m.plan_as<LossPlan>()->result, "x0");
+  EXPECT_DOUBLE_EQ(m.plan_as<LossPlan>()->scale, 1.0);
 }
 
 TEST(ReduceMatcher, RefusesWithAReason) {
@@ -401,24 +390,24 @@ TEST(ReduceMatcher, RefusesWithAReason) {
 
 TEST(ReduceKernel, ArgmaxKeepsTheFirstIndexAndWritesInt64) {
   auto m = match(max_getitem(1));
-  ASSERT_TRUE(m.reduce);
-  std::string src = generate_reduce_kernel(*m.reduce, "argmax.py");
+  ASSERT_TRUE(m.plan_as<ReducePlan>());
+  std::string src = generate_reduce_kernel(*m.plan_as<ReducePlan>(), CommentText("argmax.py"));
   EXPECT_TRUE(contains(src, "using Out = int64_t;\nconstexpr cutegen_dtype kOutDtype = CUTEGEN_INT64;")) << src;
   EXPECT_TRUE(contains(src, "if (a.v != b.v) return a.v > b.v ? a : b;\n  return a.i <= b.i ? a : b;")) << src;
   EXPECT_TRUE(contains(src, "constexpr int64_t kOuter = 160;\nconstexpr int64_t kExtent = 33;\nconstexpr int64_t kInner = 1;"))
       << src;
   EXPECT_FALSE(contains(src, "{{")) << src;
-  auto mean = match(sum_dim1());
-  mean.reduce->op = "mean";
-  EXPECT_TRUE(contains(generate_reduce_kernel(*mean.reduce, "mean.py"), "static_cast<float>(a.v / double(kExtent))"));
+  ReducePlan mean = *match(sum_dim1()).plan_as<ReducePlan>();
+  mean.op = ReduceOp::mean;
+  EXPECT_TRUE(contains(generate_reduce_kernel(mean, CommentText("mean.py")), "static_cast<float>(a.v / double(kExtent))"));
 }
 
 TEST(NormMatcher, RmsNormIsAScaledColumnNormWithTheTracedOpsAroundTheMean) {
   auto m = match(rms_norm());
-  ASSERT_TRUE(m.norm) << m.reason;
-  const NormPlan& p = *m.norm;
-  EXPECT_EQ(p.kind, "scaled");
-  EXPECT_EQ(p.mode, "columns");
+  ASSERT_TRUE(m.plan_as<NormPlan>()) << m.reason;
+  const NormPlan& p = *m.plan_as<NormPlan>();
+  EXPECT_EQ(p.kind, NormKind::scaled);
+  EXPECT_EQ(p.mode, NormMode::columns);
   EXPECT_EQ((std::vector<int64_t>{p.outer, p.extent, p.inner}), (std::vector<int64_t>{112, 64, 262144}));
   EXPECT_TRUE(p.mean);
   EXPECT_TRUE(p.divide);
@@ -436,32 +425,32 @@ TEST(NormMatcher, RmsNormIsAScaledColumnNormWithTheTracedOpsAroundTheMean) {
 
 TEST(NormMatcher, FrobeniusIsOneGroupOverEverything) {
   auto m = match(frobenius());
-  ASSERT_TRUE(m.norm) << m.reason;
-  EXPECT_EQ(m.norm->mode, "all");
-  EXPECT_EQ(m.norm->extent, 8 * 4 * 16 * 16);
-  EXPECT_FALSE(m.norm->mean);
-  EXPECT_EQ(m.norm->pre_result, "p_sq");
-  EXPECT_EQ(m.norm->post_result, "s_norm");
+  ASSERT_TRUE(m.plan_as<NormPlan>()) << m.reason;
+  EXPECT_EQ(m.plan_as<NormPlan>()->mode, NormMode::all);
+  EXPECT_EQ(m.plan_as<NormPlan>()->extent, 8 * 4 * 16 * 16);
+  EXPECT_FALSE(m.plan_as<NormPlan>()->mean);
+  EXPECT_EQ(m.plan_as<NormPlan>()->pre_result, "p_sq");
+  EXPECT_EQ(m.plan_as<NormPlan>()->post_result, "s_norm");
 }
 
 TEST(NormMatcher, GroupNormRowsAndBatchNormChannelsTakeTheirAffineParameters) {
   auto gn = match(group_norm());
-  ASSERT_TRUE(gn.norm) << gn.reason;
-  EXPECT_EQ(gn.norm->kind, "mean_var");
-  EXPECT_EQ(gn.norm->mode, "rows");
-  EXPECT_EQ(gn.norm->outer, 112 * 8);
-  EXPECT_EQ(gn.norm->extent, 8 * 512 * 512);
-  EXPECT_EQ((std::vector<int64_t>{gn.norm->ch_groups, gn.norm->ch_per_group, gn.norm->ch_hw}),
+  ASSERT_TRUE(gn.plan_as<NormPlan>()) << gn.reason;
+  EXPECT_EQ(gn.plan_as<NormPlan>()->kind, NormKind::mean_var);
+  EXPECT_EQ(gn.plan_as<NormPlan>()->mode, NormMode::rows);
+  EXPECT_EQ(gn.plan_as<NormPlan>()->outer, 112 * 8);
+  EXPECT_EQ(gn.plan_as<NormPlan>()->extent, 8 * 512 * 512);
+  EXPECT_EQ((std::vector<int64_t>{gn.plan_as<NormPlan>()->ch_groups, gn.plan_as<NormPlan>()->ch_per_group, gn.plan_as<NormPlan>()->ch_hw}),
             (std::vector<int64_t>{8, 8, 512 * 512}));
-  EXPECT_EQ(gn.norm->weight_input, 1);
-  EXPECT_EQ(gn.norm->bias_input, 2);
-  EXPECT_EQ(gn.norm->num_contract_inputs, 3);
+  EXPECT_EQ(gn.plan_as<NormPlan>()->weight_input, 1);
+  EXPECT_EQ(gn.plan_as<NormPlan>()->bias_input, 2);
+  EXPECT_EQ(gn.plan_as<NormPlan>()->num_contract_inputs, 3);
   auto bn = match(batch_norm(true));
-  ASSERT_TRUE(bn.norm) << bn.reason;
-  EXPECT_EQ(bn.norm->mode, "channels");
-  EXPECT_EQ((std::vector<int64_t>{bn.norm->outer, bn.norm->extent, bn.norm->inner}),
+  ASSERT_TRUE(bn.plan_as<NormPlan>()) << bn.reason;
+  EXPECT_EQ(bn.plan_as<NormPlan>()->mode, NormMode::channels);
+  EXPECT_EQ((std::vector<int64_t>{bn.plan_as<NormPlan>()->outer, bn.plan_as<NormPlan>()->extent, bn.plan_as<NormPlan>()->inner}),
             (std::vector<int64_t>{64, 64, 512 * 512}));
-  EXPECT_EQ(bn.norm->num_contract_inputs, 6);
+  EXPECT_EQ(bn.plan_as<NormPlan>()->num_contract_inputs, 6);
   auto eval = match(batch_norm(false));
   EXPECT_FALSE(eval.matched());
   EXPECT_EQ(eval.reason, "batch_norm in eval mode uses its running statistics (no seed for that yet)");
@@ -469,15 +458,15 @@ TEST(NormMatcher, GroupNormRowsAndBatchNormChannelsTakeTheirAffineParameters) {
 
 TEST(NormKernel, TheModeAffineAndDeviceFunctionsAreWrittenIn) {
   auto gn = match(group_norm());
-  ASSERT_TRUE(gn.norm);
-  std::string src = generate_norm_kernel(*gn.norm, "group_norm.py");
+  ASSERT_TRUE(gn.plan_as<NormPlan>());
+  std::string src = generate_norm_kernel(*gn.plan_as<NormPlan>(), CommentText("group_norm.py"));
   EXPECT_TRUE(contains(src, "constexpr Mode kMode = Mode::kRows;")) << src;
   EXPECT_TRUE(contains(src, "constexpr int kWeight = 1, kBias = 2;")) << src;
   EXPECT_TRUE(contains(src, "constexpr int64_t kChGroups = 8, kChPerGroup = 8, kChHw = 262144;")) << src;
   EXPECT_TRUE(contains(src, "constexpr bool kMeanVar = true;")) << src;
   EXPECT_FALSE(contains(src, "{{")) << src;
   auto rms = match(rms_norm());
-  std::string rms_src = generate_norm_kernel(*rms.norm, "rms.py");
+  std::string rms_src = generate_norm_kernel(*rms.plan_as<NormPlan>(), CommentText("rms.py"));
   EXPECT_TRUE(contains(rms_src, "  const float p1 = (x0 * x0);  // pow(x, 2)\n  return p1;")) << rms_src;
   EXPECT_TRUE(contains(rms_src, "  const float q4 = sqrtf(q3);  // sqrt(add(mean(pow(x, 2), dim=1, keepdim=True), 1e-05))\n  return q4;"))
       << rms_src;
@@ -485,31 +474,31 @@ TEST(NormKernel, TheModeAffineAndDeviceFunctionsAreWrittenIn) {
 
 TEST(GemmMatcher, TransposedOperandsBatchesAndMasks) {
   auto m = match(triu_at_b());
-  ASSERT_TRUE(m.gemm) << m.reason;
-  const GemmPlan& p = *m.gemm;
+  ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
+  const GemmPlan& p = *m.plan_as<GemmPlan>();
   EXPECT_EQ((std::vector<int64_t>{p.batch, p.m, p.n, p.k}), (std::vector<int64_t>{1, 100, 70, 33}));
   EXPECT_TRUE(p.a_transposed);
   EXPECT_FALSE(p.b_transposed);
-  EXPECT_EQ(p.mask, "triu");
+  EXPECT_EQ(p.mask, GemmMask::triu);
   EXPECT_EQ(m.description(), "matrix product y = triu(matmul(transpose(A, dim0=-2, dim1=-1), B), diagonal=0)");
   // bmm: (B, M, K) @ (B, K, N)
   auto bmm = match(graph({input(0, "A", {4, 8, 16}), input(1, "B", {4, 16, 32}),
                           node(2, "matmul", {ref(0), ref(1)}, json::object(), {4, 8, 32})},
                          2, 2));
-  ASSERT_TRUE(bmm.gemm) << bmm.reason;
-  EXPECT_EQ((std::vector<int64_t>{bmm.gemm->batch, bmm.gemm->m, bmm.gemm->a_batch_stride, bmm.gemm->b_batch_stride}),
+  ASSERT_TRUE(bmm.plan_as<GemmPlan>()) << bmm.reason;
+  EXPECT_EQ((std::vector<int64_t>{bmm.plan_as<GemmPlan>()->batch, bmm.plan_as<GemmPlan>()->m, bmm.plan_as<GemmPlan>()->a_batch_stride, bmm.plan_as<GemmPlan>()->b_batch_stride}),
             (std::vector<int64_t>{4, 8, 128, 512}));
   // (b, i, j, l) @ (l, k): the batch folds into M; matrix @ vector is one column.
   auto fold = match(graph({input(0, "A", {2, 3, 5, 7}), input(1, "B", {7, 11}),
                            node(2, "matmul", {ref(0), ref(1)}, json::object(), {2, 3, 5, 11})},
                           2, 2));
-  ASSERT_TRUE(fold.gemm) << fold.reason;
-  EXPECT_EQ((std::vector<int64_t>{fold.gemm->batch, fold.gemm->m, fold.gemm->n, fold.gemm->k}),
+  ASSERT_TRUE(fold.plan_as<GemmPlan>()) << fold.reason;
+  EXPECT_EQ((std::vector<int64_t>{fold.plan_as<GemmPlan>()->batch, fold.plan_as<GemmPlan>()->m, fold.plan_as<GemmPlan>()->n, fold.plan_as<GemmPlan>()->k}),
             (std::vector<int64_t>{1, 30, 11, 7}));
   auto mv = match(graph({input(0, "A", {6, 7}), input(1, "v", {7}), node(2, "matmul", {ref(0), ref(1)}, json::object(), {6})},
                         2, 2));
-  ASSERT_TRUE(mv.gemm) << mv.reason;
-  EXPECT_EQ(mv.gemm->n, 1);
+  ASSERT_TRUE(mv.plan_as<GemmPlan>()) << mv.reason;
+  EXPECT_EQ(mv.plan_as<GemmPlan>()->n, 1);
   auto broadcast = match(graph({input(0, "A", {4, 8, 16}), input(1, "B", {1, 16, 32}),
                                 node(2, "matmul", {ref(0), ref(1)}, json::object(), {4, 8, 32})},
                                2, 2));
@@ -520,8 +509,8 @@ TEST(GemmMatcher, TransposedOperandsBatchesAndMasks) {
 
 TEST(GemmKernel, OperandOrderAndMaskAreWrittenIn) {
   auto m = match(triu_at_b());
-  ASSERT_TRUE(m.gemm);
-  std::string src = generate_gemm_kernel(*m.gemm, "triu.py");
+  ASSERT_TRUE(m.plan_as<GemmPlan>());
+  std::string src = generate_gemm_kernel(*m.plan_as<GemmPlan>(), CommentText("triu.py"));
   EXPECT_TRUE(contains(src, "constexpr int64_t kBatch = 1, kM = 100, kN = 70, kK = 33;")) << src;
   EXPECT_TRUE(contains(src, "constexpr bool kATransposed = true;")) << src;
   EXPECT_TRUE(contains(src, "constexpr int kMask = 1;")) << src;
@@ -552,24 +541,24 @@ TEST(SeedCompile, NormGemmAndScanSeedsBuildAndPassEveryStaticCheck) {
 
 // The tuner reads each template's knobs.
 TEST(SeedKnobs, StructuredTemplatesDeclareKnobsTheTunerReads) {
-  auto reduce = parse_knobs(generate_reduce_kernel(*match(sum_dim1()).reduce, "sum.py"));
+  auto reduce = parse_knobs(generate_reduce_kernel(*match(sum_dim1()).plan_as<ReducePlan>(), CommentText("sum.py")));
   ASSERT_TRUE(reduce.ok()) << reduce.error().message;
   EXPECT_EQ(reduce->describe(reduce->defaults()), "RED_THREADS=256 RED_COL_THREADS=256");
-  auto norm = parse_knobs(generate_norm_kernel(*match(rms_norm()).norm, "rms.py"));
+  auto norm = parse_knobs(generate_norm_kernel(*match(rms_norm()).plan_as<NormPlan>(), CommentText("rms.py")));
   ASSERT_TRUE(norm.ok()) << norm.error().message;
   EXPECT_EQ(norm->describe(norm->defaults()), "NORM_THREADS=512 NORM_CTAS=2048");
-  auto gemm = parse_knobs(generate_gemm_kernel(*match(triu_at_b()).gemm, "triu.py"));
+  auto gemm = parse_knobs(generate_gemm_kernel(*match(triu_at_b()).plan_as<GemmPlan>(), CommentText("triu.py")));
   ASSERT_TRUE(gemm.ok()) << gemm.error().message;
   EXPECT_EQ(gemm->describe(gemm->defaults()), "GEMM_BM=64 GEMM_BN=64 GEMM_BK=16");
   EXPECT_TRUE(gemm->satisfies(gemm->defaults()));
   EXPECT_TRUE(plan_variants(*gemm, 12).ok());
-  auto loss = parse_knobs(generate_loss_kernel(*match(hinge()).loss, "hinge.py"));
+  auto loss = parse_knobs(generate_loss_kernel(*match(hinge()).plan_as<LossPlan>(), CommentText("hinge.py")));
   ASSERT_TRUE(loss.ok()) << loss.error().message;
   EXPECT_EQ(loss->describe(loss->defaults()), "LOSS_THREADS=512 LOSS_CTAS=1024");
-  auto scan = parse_knobs(generate_scan_kernel(*match(reverse_cumsum()).scan, "reverse.py"));
+  auto scan = parse_knobs(generate_scan_kernel(*match(reverse_cumsum()).plan_as<ScanPlan>(), CommentText("reverse.py")));
   ASSERT_TRUE(scan.ok()) << scan.error().message;
   EXPECT_EQ(scan->describe(scan->defaults()), "SCAN_THREADS=256 SCAN_ITEMS=4");
-  auto pool = parse_knobs(generate_pool_kernel(*match(max_pool3d()).pool, "pool.py"));
+  auto pool = parse_knobs(generate_pool_kernel(*match(max_pool3d()).plan_as<PoolPlan>(), CommentText("pool.py")));
   ASSERT_TRUE(pool.ok()) << pool.error().message;
   EXPECT_EQ(pool->describe(pool->defaults()), "POOL_THREADS=256");
 }

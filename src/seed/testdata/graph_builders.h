@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "seed/matcher.h"
 #include "common/test_helpers.h"
 #include "seed/seed.h"
+#include "seed/testdata/all_routes.h"
 
 namespace cutegen::seed::testing {
 

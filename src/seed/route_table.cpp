@@ -1,0 +1,137 @@
+#include "seed/route_table.h"
+
+#include <variant>
+
+#include "seed/graph_util.h"
+
+#include "seed/routes/broadcast/broadcast_route.h"
+#include "seed/routes/cross_entropy/cross_entropy_route.h"
+#include "seed/routes/depthwise_conv/depthwise_conv_route.h"
+#include "seed/routes/gemm/gemm_route.h"
+#include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
+#include "seed/routes/loss/loss_route.h"
+#include "seed/routes/norm/norm_route.h"
+#include "seed/routes/pointwise/pointwise_route.h"
+#include "seed/routes/pointwise_conv/pointwise_conv_route.h"
+#include "seed/routes/pool/pool_route.h"
+#include "seed/routes/reduce/reduce_route.h"
+#include "seed/routes/row_softmax/row_softmax_route.h"
+#include "seed/routes/scan/scan_route.h"
+#include "seed/window.h"
+
+namespace cutegen::seed {
+namespace {
+
+// The claims. Each says when its route is the graph's: mostly "the graph has one of my ops", the first such
+// route deciding, so a softmax after a matmul is the softmax route's and its refusal is what a user reads.
+
+bool is_product(Op op) { return op == Op::matmul || op == Op::linear; }
+bool is_norm_or_reduction(Op op) { return is_norm_module(op) || op == Op::norm || is_reduction(op); }
+
+// forward() returns a reduction (or the getitem of max/min's (values, indices) pair).
+bool ends_in_reduction(const MatchContext& c) {
+  return c.output && (is_reduction(c.output->op.op()) || c.output->op == Op::getitem);
+}
+
+// ... of everything: its dim given as None.
+bool reduces_everything(const MatchContext& c) {
+  if (!ends_in_reduction(c)) return false;
+  auto dim = c.output->params.find("dim");
+  return dim != c.output->params.end() && std::holds_alternative<std::monostate>(dim->second);
+}
+
+Claim decide_if(bool mine) { return mine ? Claim::decide : Claim::skip; }
+
+// Tried first, on every graph: a pointwise chain is the fastest seed there is. Its refusal is the answer
+// when no other route claims the graph.
+Claim claim_pointwise(const MatchContext&) { return Claim::attempt; }
+
+Claim claim_row_softmax(const MatchContext& c) { return decide_if(c.has(Op::softmax) || c.has(Op::log_softmax)); }
+
+// A product alone (maybe under triu/tril) is the plain GEMM's; anything else on it an epilogue's.
+Claim claim_gemm(const MatchContext& c) {
+  return decide_if(c.has_any(is_product) &&
+                   (c.output_is(Op::matmul) || c.output_is(Op::triu) || c.output_is(Op::tril)));
+}
+Claim claim_gemm_epilogue(const MatchContext& c) { return decide_if(c.has_any(is_product)); }
+
+Claim claim_pool(const MatchContext& c) { return decide_if(c.has(Op::max_pool) || c.has(Op::avg_pool)); }
+
+// A dense convolution is a batched GEMM when it is 1x1; one with groups has the depthwise window kernel.
+Claim claim_pointwise_conv(const MatchContext& c) {
+  return decide_if(c.has(Op::conv) && is_dense_convolution(c.graph));
+}
+Claim claim_depthwise_conv(const MatchContext& c) { return decide_if(c.has(Op::conv)); }
+
+Claim claim_scan(const MatchContext& c) { return decide_if(c.has(Op::cumsum) || c.has(Op::cumprod)); }
+
+Claim claim_cross_entropy(const MatchContext& c) { return decide_if(c.has(Op::cross_entropy)); }
+
+// Norms and reductions: a graph that does not end in a reduction is a normalisation or nothing (the
+// reduction and loss matchers take only graphs that end in one). A loss function is the loss route's.
+Claim claim_norm(const MatchContext& c) {
+  return decide_if(c.has_any(is_norm_or_reduction) && !c.has_any(is_loss_function) && !ends_in_reduction(c));
+}
+
+// One that ends in a reduction is tried as a reduction first; the loss route below always claims it after.
+Claim claim_reduce(const MatchContext& c) {
+  return c.has_any(is_norm_or_reduction) && !c.has_any(is_loss_function) && ends_in_reduction(c) ? Claim::attempt
+                                                                                                  : Claim::skip;
+}
+
+// A loss function, or a reduction that is no plain reduction: the mean or sum of everything of a chain (MSE
+// written out). Of everything, a refusal is the loss's; over one dimension the reduction's refusal explains
+// better, and stays.
+Claim claim_loss(const MatchContext& c) {
+  if (c.has_any(is_loss_function)) return Claim::decide;
+  if (!c.has_any(is_norm_or_reduction) || !ends_in_reduction(c)) return Claim::skip;
+  return reduces_everything(c) ? Claim::decide : Claim::last_resort;
+}
+
+// Operands of other shapes than the output: an unsqueeze, or the shapes the pointwise chain refused.
+Claim claim_broadcast(const MatchContext& c) {
+  return decide_if(c.has(Op::unsqueeze) || pointwise_refuses_broadcasting(c.graph));
+}
+
+// The routes in the order they are tried. The walk (match_seed, seed.cpp) asks each row's claim: a route
+// that claims the graph is matched, and the first plan wins; a refusal is the answer when the claim decides.
+// The order is the seed stage's history and every existing seed depends on it (the golden test,
+// scripts/seed_golden.py, holds every problem of the repository to it): put a new route where its claim
+// cannot take a graph an earlier route already seeds, or say in the commit which seeds it changes.
+constexpr Route kRoutes[] = {
+    route<kPointwiseRoute>(claim_pointwise),
+    route<kRowSoftmaxRoute>(claim_row_softmax),
+    route<kGemmRoute>(claim_gemm),
+    route<kGemmEpilogueRoute>(claim_gemm_epilogue),
+    route<kPoolRoute>(claim_pool),
+    route<kPointwiseConvRoute>(claim_pointwise_conv),
+    route<kDepthwiseConvRoute>(claim_depthwise_conv),
+    route<kScanRoute>(claim_scan),
+    route<kCrossEntropyRoute>(claim_cross_entropy),
+    route<kNormRoute>(claim_norm),
+    route<kReduceRoute>(claim_reduce),
+    route<kLossRoute>(claim_loss),
+    route<kBroadcastRoute>(claim_broadcast),
+};
+
+}  // namespace
+
+bool MatchContext::has(Op op) const {
+  for (Op o : ops)
+    if (o == op) return true;
+  return false;
+}
+
+std::span<const Route> route_table() { return kRoutes; }
+
+MatchContext match_context(const OpGraph& graph) {
+  MatchContext c{.graph = graph};
+  for (int id : reachable(graph)) {
+    const Node& n = graph.node(id);
+    if (!is_leaf(n.op.op())) c.ops.push_back(n.op.op());
+  }
+  if (graph.outputs.size() == 1 && graph.outputs[0].ref) c.output = &graph.node(*graph.outputs[0].ref);
+  return c;
+}
+
+}  // namespace cutegen::seed

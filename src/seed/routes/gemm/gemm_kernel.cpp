@@ -1,0 +1,146 @@
+#include "seed/routes/gemm/gemm_kernel.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
+
+#include "seed/routes/gemm/gemm_kernel_choice.h"
+#include "seed/template_text.h"
+
+namespace cutegen::seed {
+namespace {
+
+constexpr const char* kGemmTemplate =
+#include "seed/gemm_kernel.inc"
+    ;
+
+// The epilogue's body: each column operand loaded once, then one statement per op of forward().
+// The column operands `post_side` reads, each loaded once.
+std::string column_loads(const GemmPlan& plan, bool post_side) {
+  std::string body;
+  for (std::size_t i = 0; i < plan.columns.size(); ++i) {
+    const auto& c = plan.columns[i];
+    if (c.post != post_side) continue;
+    body += fmt::format("  const float c{0} = cols.p[{0}][{1}];  // {2}{3}\n", i, c.stride ? "n" : "0", c.name,
+                        c.stride ? "[n]" : ", one number");
+  }
+  return body;
+}
+
+// A device function's body: the column loads, then one statement per op of forward().
+std::string body_of(const GemmPlan& plan, bool post_side) {
+  std::string body = column_loads(plan, post_side);
+  for (const auto& s : post_side ? plan.post : plan.epilogue)
+    body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
+  return body + fmt::format("  return {};", post_side ? plan.post_result : plan.result);
+}
+
+std::string reduce_enum(RowReduce op) {
+  switch (op) {
+    case RowReduce::sum: return "kSum";
+    case RowReduce::mean: return "kMean";
+    case RowReduce::max: return "kMax";
+    case RowReduce::min: return "kMin";
+    case RowReduce::logsumexp: return "kLogSumExp";
+    case RowReduce::none: break;
+  }
+  return "kNone";
+}
+
+std::string epilogue_text(const GemmPlan& plan) {
+  if (!plan.has_epilogue()) return "";
+  if (plan.norm != GemmNorm::none)
+    return fmt::format(
+        "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
+        "// a bias read at the element's column -- runs in registers on each element before it is stored; then\n"
+        "// {} rewrites the stored values in place ({}), statistics in double, and applies the ops after it.",
+        plan.norm == GemmNorm::group ? "a GroupNorm" : "a training-mode BatchNorm",
+        plan.norm == GemmNorm::group ? "a warp per (row, group)" : "a thread per column walking its rows");
+  if (plan.reduce != RowReduce::none)
+    return fmt::format(
+        "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
+        "// a bias read at the element's column -- runs in registers on each element, and the {} over each row\n"
+        "// follows in two steps: every CTA writes its part of each of its rows to the workspace (contract v2),\n"
+        "// then a warp per row combines them and applies the ops after the reduction. The (M, N) product is\n"
+        "// never stored.",
+        row_reduce_name(plan.reduce));
+  return "\n// The epilogue -- the pointwise ops forward() applies to the product, with per-column operands such as\n"
+         "// a bias read at the element's column -- runs in registers on each element before it is stored, in\n"
+         "// fp32, so the product never makes a round trip through memory.";
+}
+
+// Split K (kernel split_k): the header's account and the GEMM_SPLIT_K knob with the plan's default; any other
+// plan gets GEMM_SPLIT_K 1 as a plain #define, no knob, so the tuner never splits a product the choice refused.
+std::string split_k_text(const GemmPlan& plan) {
+  if (plan.kernel != GemmKernel::split_k) return "";
+  return fmt::format(
+      "\n// Split K, for {}:\n"
+      "// K is cut into GEMM_SPLIT_K slices of whole k-steps, a slice per grid z, so the few output tiles\n"
+      "// still give every SM work; each CTA writes its tile's partial product, in double, to\n"
+      "// its plane of the harness's workspace (contract v2), and split_sum_kernel adds each element's slices\n"
+      "// in order (the same bits on every run: no atomics) and stores the sum.",
+      plan.kernel_reason);
+}
+
+std::string split_k_knob(const GemmPlan& plan) {
+  if (plan.kernel != GemmKernel::split_k) return "// K is not split (gemm_kernel_choice.cpp).\n#define GEMM_SPLIT_K 1";
+  std::vector<std::string> values;
+  for (int64_t v = 2; v <= kSplitKMax; v *= 2) values.push_back(std::to_string(v));
+  return fmt::format("// cutegen:knob GEMM_SPLIT_K in {{{}}}\n#ifndef GEMM_SPLIT_K\n#define GEMM_SPLIT_K {}\n#endif",
+                     fmt::join(values, ", "), plan.split_k);
+}
+
+}  // namespace
+
+std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& problem) {
+  std::string text = kGemmTemplate;
+  std::string mask_text;
+  if (plan.mask != GemmMask::none)
+    mask_text = fmt::format(
+        "\n// Then {}(., diagonal={}): elements outside it are written as zeros, and a tile wholly outside it\n"
+        "// skips the product.",
+        gemm_mask_name(plan.mask), plan.diagonal);
+  replace_placeholder(text, "PROBLEM", problem.str());
+  replace_placeholder(text, "PATTERN", plan.pattern);
+  replace_placeholder(text, "MASK_TEXT", mask_text);
+  replace_placeholder(text, "A_LAYOUT", plan.a_transposed ? "(K, M) row-major (transposed)" : "(M, K) row-major");
+  replace_placeholder(text, "B_LAYOUT", plan.b_transposed ? "(N, K) row-major (transposed)" : "(K, N) row-major");
+  replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
+  replace_placeholder(text, "A_INPUT", std::to_string(plan.a_input));
+  replace_placeholder(text, "B_INPUT", std::to_string(plan.b_input));
+  replace_placeholder(text, "BATCH", std::to_string(plan.batch));
+  replace_placeholder(text, "M", std::to_string(plan.m));
+  replace_placeholder(text, "N", std::to_string(plan.n));
+  replace_placeholder(text, "K", std::to_string(plan.k));
+  replace_placeholder(text, "A_TRANSPOSED", plan.a_transposed ? "true" : "false");
+  replace_placeholder(text, "B_TRANSPOSED", plan.b_transposed ? "true" : "false");
+  replace_placeholder(text, "A_BATCH_STRIDE", std::to_string(plan.a_batch_stride));
+  replace_placeholder(text, "B_BATCH_STRIDE", std::to_string(plan.b_batch_stride));
+  replace_placeholder(text, "MASK", plan.mask == GemmMask::triu ? "1" : plan.mask == GemmMask::tril ? "2" : "0");
+  replace_placeholder(text, "DIAGONAL", std::to_string(plan.diagonal));
+  std::vector<std::string> inputs, strides;
+  for (const auto& c : plan.columns) {
+    inputs.push_back(std::to_string(c.input));
+    strides.push_back(std::to_string(c.stride));
+  }
+  inputs.push_back("-1");  // the unused entry
+  strides.push_back("0");
+  replace_placeholder(text, "EPILOGUE_TEXT", epilogue_text(plan));
+  replace_placeholder(text, "NUM_COLUMNS", std::to_string(plan.columns.size()));
+  replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
+  replace_placeholder(text, "COLUMN_STRIDES", fmt::format("{}", fmt::join(strides, ", ")));
+  replace_placeholder(text, "EPILOGUE_BODY", body_of(plan, false));
+  replace_placeholder(text, "REDUCE", reduce_enum(plan.reduce));
+  replace_placeholder(text, "ROW_REDUCE", plan.reduce == RowReduce::none ? "0" : "1");
+  replace_placeholder(text, "POST_BODY", body_of(plan, true));
+  replace_placeholder(text, "NORM", plan.norm == GemmNorm::group ? "kGroupNorm" : plan.norm == GemmNorm::batch ? "kBatchNorm" : "kNoNorm");
+  replace_placeholder(text, "NORM_GROUPS", std::to_string(plan.norm_groups));
+  replace_placeholder(text, "NORM_EPS", fmt::format("{}", plan.norm_eps));
+  replace_placeholder(text, "SPLIT_K_TEXT", split_k_text(plan));
+  replace_placeholder(text, "SPLIT_K_KNOB_TEXT", plan.kernel == GemmKernel::split_k ? " and the number of K slices" : "");
+  replace_placeholder(text, "SPLIT_K_KNOB", split_k_knob(plan));
+  return text;
+}
+
+}  // namespace cutegen::seed

@@ -1,0 +1,97 @@
+#include "seed/routes/gemm/gemm_kernel_choice.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "seed/routes/gemm/gemm_route.h"
+#include "seed/routes/gemm/library_gemm.h"
+
+namespace cutegen::seed {
+namespace {
+
+constexpr int64_t kLibraryTile = 128;  // the library GEMM's tile, in which "few output tiles" is counted
+constexpr int64_t kTiledTile = 64;     // the tiled GEMM's default GEMM_BM = GEMM_BN
+constexpr int64_t kSms = 132;          // an H200's
+// The judge's workspace cap (python/cutegen_worker/memory.py): 8x the problem's bytes, at least 16 MiB,
+// at most 4 GiB.
+constexpr int64_t kWorkspaceFactor = 8, kWorkspaceFloor = int64_t{16} << 20;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t tiles(const GemmPlan& p, int64_t tile) { return ceil_div(p.m, tile) * ceil_div(p.n, tile); }
+
+// The slices are doubles, (slices, M, N), in the harness's workspace.
+int64_t split_workspace_bytes(const GemmPlan& p, int64_t slices) { return slices * p.m * p.n * 8; }
+int64_t workspace_cap(const GemmPlan& p) {
+  const int64_t io = 4 * (p.m * p.k + p.k * p.n + p.m * p.n);
+  return std::min(kWorkspaceCeiling, std::max(kWorkspaceFloor, kWorkspaceFactor * io));
+}
+
+}  // namespace
+
+std::string gemv_refusal(const GemmPlan& p) {
+  if (p.has_epilogue() || !p.columns.empty()) return "an epilogue after the product (the GEMV stores the dot products as they are)";
+  if (p.mask != GemmMask::none) return fmt::format("the product is under {} (the GEMV has no mask)", gemm_mask_name(p.mask));
+  if (p.batch != 1) return "a batched product (the GEMV reads one matrix)";
+  if (p.n == 1 && !p.a_transposed) return "";
+  if (p.m == 1 && p.b_transposed) return "";
+  if (p.n == 1) return "N = 1 but A is transposed, so its rows are strided (the GEMV streams contiguous rows)";
+  if (p.m == 1) return "M = 1 but B is (K, N) row-major, so its columns are strided (the GEMV streams contiguous rows)";
+  return fmt::format("M = {} and N = {}: no vector operand", p.m, p.n);
+}
+
+std::string split_k_refusal(const GemmPlan& p) {
+  if (p.has_epilogue() || !p.columns.empty())
+    return "an epilogue after the product (split K's second kernel stores the sum of the slices as it is)";
+  if (p.mask != GemmMask::none) return fmt::format("the product is under {} (split K has no mask)", gemm_mask_name(p.mask));
+  if (p.batch != 1) return "a batched product (the batch and the K slices would share the grid's z)";
+  if (tiles(p, kLibraryTile) >= kLibraryGemmMinTiles)
+    return fmt::format("{} output tiles of 128x128 fill the GPU without splitting K", tiles(p, kLibraryTile));
+  if (p.k < kSplitKMinDepth * std::max(p.m, p.n))
+    return fmt::format("K = {} is under {} x max(M, N) = {}: splitting it would not pay", p.k, kSplitKMinDepth,
+                       kSplitKMinDepth * std::max(p.m, p.n));
+  if (p.k < 2 * kSplitKMinSlice) return fmt::format("K = {} is under two slices of {}", p.k, kSplitKMinSlice);
+  // Every value of the knob must fit, not only the default.
+  if (split_workspace_bytes(p, kSplitKMax) > workspace_cap(p))
+    return fmt::format("{} slices of the (M, N) product in double need {} bytes of workspace, above the judge's cap of {}",
+                       kSplitKMax, split_workspace_bytes(p, kSplitKMax), workspace_cap(p));
+  return "";
+}
+
+int64_t split_k_slices(const GemmPlan& p) {
+  const int64_t most = std::max<int64_t>(2, std::min(kSplitKMax, p.k / kSplitKMinSlice));
+  int64_t s = 2;
+  while (s < most && tiles(p, kTiledTile) * s < 2 * kSms) s *= 2;
+  // `most` need not be a power of two: the largest power of two within it.
+  while (s > most) s /= 2;
+  return s;
+}
+
+void choose_gemm_kernel(GemmPlan& p) {
+  p.split_k = 1;
+  const std::string gemv = gemv_refusal(p);
+  if (gemv.empty()) {
+    p.kernel = GemmKernel::gemv;
+    p.kernel_reason = p.n == 1 ? fmt::format("N = 1: each of the {} outputs is a row of A times the vector B", p.m)
+                              : fmt::format("M = 1: each of the {} outputs is the vector A times a row of B (given (N, K))", p.n);
+    return;
+  }
+  const std::string library = library_gemm_refusal(p);
+  if (library.empty()) {
+    p.kernel = GemmKernel::library;
+    p.kernel_reason = fmt::format("a plain product with {} output tiles of 128x128", tiles(p, kLibraryTile));
+    return;
+  }
+  const std::string split = split_k_refusal(p);
+  if (split.empty()) {
+    p.kernel = GemmKernel::split_k;
+    p.split_k = split_k_slices(p);
+    p.kernel_reason = fmt::format("{} output tiles of 128x128 (fewer than {}) and K = {} >= {} x max(M, N)",
+                                 tiles(p, kLibraryTile), kLibraryGemmMinTiles, p.k, kSplitKMinDepth);
+    return;
+  }
+  p.kernel = GemmKernel::tiled;
+  p.kernel_reason = fmt::format("not GEMV: {}; not the library GEMM: {}; not split K: {}", gemv, library, split);
+}
+
+}  // namespace cutegen::seed

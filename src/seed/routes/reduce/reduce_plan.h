@@ -1,0 +1,33 @@
+#pragma once
+// The reduction route's plan (reduce_route.h): y[o, i] = op over r of x[o, r, i], the input viewed as
+// (outer, extent, inner) around the reduced dimension (a reduction over everything is outer = inner = 1).
+// inner == 1 is a row per CTA, inner > 1 a thread per output walking the column (coalesced across threads).
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cutegen::seed {
+
+enum class ReduceOp { sum, mean, prod, max, min, argmax, argmin };
+// "sum", ...: as the template's comments and the library kernel's ReduceOp enumerators spell it.
+std::string_view reduce_op_name(ReduceOp op);
+
+// The kernel that computes it: the library's reduce_dim (examples/kernels/reduce_dim.cu) or the route's
+// template (reduce_kernel.cu.in).
+enum class ReduceKernel { reduce_template, library_reduce_dim };
+
+struct ReducePlan {
+  ReduceOp op = ReduceOp::sum;
+  int64_t outer = 1, extent = 1, inner = 1;
+  std::string out_dtype;  // float32, or int64 for argmax/argmin
+  int num_contract_inputs = 0;
+  int input = 0;
+  std::string pattern;  // sum(x, dim=1, keepdim=True)
+  int dim = -1;         // the reduced dimension of the input as traced; -1: everything (one row)
+  // Decided once by the matcher: the library kernel unless library_reduce_refusal (library_reduce.h) has a
+  // reason against the plan, kept in kernel_reason.
+  ReduceKernel kernel = ReduceKernel::reduce_template;
+  std::string kernel_reason;
+};
+
+}  // namespace cutegen::seed

@@ -1,0 +1,21 @@
+"""A 1x1 convolution with a bias: refused (the GEMM's per-channel bias is future work)."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, 1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.rand(2, 4, 16, 16)]
+
+
+def get_init_inputs():
+    return []

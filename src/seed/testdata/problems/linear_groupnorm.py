@@ -1,0 +1,22 @@
+"""nn.Linear then nn.GroupNorm then tanh: the GEMM with a norm."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(32, 16)
+        self.gn = nn.GroupNorm(4, 16)
+
+    def forward(self, x):
+        return torch.tanh(self.gn(self.fc(x)))
+
+
+def get_inputs():
+    return [torch.rand(64, 32)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+"""torch.max of everything of an input: the reduction seed, one row."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        pass
+
+    def forward(self, x):
+        return torch.max(x)
+
+
+def get_inputs():
+    return [torch.rand(64, 32)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+"""Two outputs: no seed."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        pass
+
+    def forward(self, x):
+        return torch.relu(x), torch.sigmoid(x)
+
+
+def get_inputs():
+    return [torch.rand(64, 32)]
+
+
+def get_init_inputs():
+    return []
