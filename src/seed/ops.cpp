@@ -50,6 +50,7 @@ constexpr std::pair<Op, std::string_view> kOpSpellings[] = {
     {Op::max_pool, "max_pool"},
     {Op::avg_pool, "avg_pool"},
     {Op::conv, "conv"},
+    {Op::conv_transpose, "conv_transpose"},
     {Op::unsqueeze, "unsqueeze"},
 };
 

@@ -31,7 +31,7 @@ enum class Op : std::uint8_t {
   // scans
   cumsum, cumprod, flip,
   // windows
-  max_pool, avg_pool, conv,
+  max_pool, avg_pool, conv, conv_transpose,
   // shapes
   unsqueeze,  // the last: ops_test walks input..unsqueeze
 };

@@ -6,6 +6,7 @@
 
 #include "seed/routes/broadcast/broadcast_route.h"
 #include "seed/routes/cross_entropy/cross_entropy_route.h"
+#include "seed/routes/conv/conv_route.h"
 #include "seed/routes/depthwise_conv/depthwise_conv_route.h"
 #include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
@@ -57,11 +58,14 @@ Claim claim_gemm_epilogue(const MatchContext& c) { return decide_if(c.has_any(is
 
 Claim claim_pool(const MatchContext& c) { return decide_if(c.has(Op::max_pool) || c.has(Op::avg_pool)); }
 
-// A dense convolution is a batched GEMM when it is 1x1; one with groups has the depthwise window kernel.
+// A dense 1x1 convolution is a batched GEMM; one with groups = channels has the depthwise window kernel;
+// what either refuses -- any other dense or grouped convolution, and every transposed one -- is the library
+// convolution's, whose refusal is the answer.
 Claim claim_pointwise_conv(const MatchContext& c) {
-  return decide_if(c.has(Op::conv) && is_dense_convolution(c.graph));
+  return c.has(Op::conv) && is_dense_convolution(c.graph) ? Claim::attempt : Claim::skip;
 }
-Claim claim_depthwise_conv(const MatchContext& c) { return decide_if(c.has(Op::conv)); }
+Claim claim_depthwise_conv(const MatchContext& c) { return c.has(Op::conv) ? Claim::attempt : Claim::skip; }
+Claim claim_conv(const MatchContext& c) { return decide_if(c.has(Op::conv) || c.has(Op::conv_transpose)); }
 
 Claim claim_scan(const MatchContext& c) { return decide_if(c.has(Op::cumsum) || c.has(Op::cumprod)); }
 
@@ -106,6 +110,7 @@ constexpr Route kRoutes[] = {
     route<kPoolRoute>(claim_pool),
     route<kPointwiseConvRoute>(claim_pointwise_conv),
     route<kDepthwiseConvRoute>(claim_depthwise_conv),
+    route<kConvRoute>(claim_conv),
     route<kScanRoute>(claim_scan),
     route<kCrossEntropyRoute>(claim_cross_entropy),
     route<kNormRoute>(claim_norm),

@@ -9,6 +9,7 @@
 #include "common/process.h"
 #include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
+#include "seed/routes/conv/conv_route.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
 #include "seed/testdata/real_compiler.h"
@@ -234,14 +235,83 @@ TEST(DepthwiseConvMatcher, AConvWithOneGroupPerChannelIsASeedWithItsWindowAndPar
   EXPECT_TRUE(contains(generate_depthwise_conv_kernel(*nb.plan_as<DepthwiseConvPlan>(), CommentText("dw.py")), "constexpr int kBias = -1;"));
 }
 
-TEST(DepthwiseConvMatcher, DenseAndGroupedConvolutionsSayWhyNot) {
-  EXPECT_EQ(match(depthwise_conv(1)).reason,
-            "a dense convolution with a 3x5 window: only depthwise (groups = channels) and pointwise (1x1, stride 1, "
-            "no padding) convolutions have a seed");
-  EXPECT_EQ(match(depthwise_conv(8)).reason,
-            "a grouped convolution (groups=8, 64 -> 64 channels): only depthwise ones (groups = in = out channels) "
-            "have a seed");
-  EXPECT_FALSE(match(depthwise_conv(64, 128)).plan_as<DepthwiseConvPlan>());  // a channel multiplier of 2
+TEST(ConvRoute, DenseAndGroupedConvolutionsAreTheLibraryConvolution) {
+  auto dense = match(depthwise_conv(1));
+  ASSERT_TRUE(dense.plan_as<ConvPlan>()) << dense.reason;
+  const ConvPlan& d = *dense.plan_as<ConvPlan>();
+  EXPECT_EQ(d.kind, ConvPlan::Kind::forward);
+  // (D, H, W), right-aligned: the 2-d window's H and W, D left at stride 1, padding 0, dilation 1.
+  EXPECT_EQ(conv_spec_line(d), "constexpr ConvSpec kSpec = {2, false, 1, {1, 2, 1}, {0, 1, 2}, {1, 1, 2}};");
+  EXPECT_EQ(dense.description(), "convolution y = conv2d(x, dw_weight, dw_bias, stride=(2, 1), padding=(1, 2), "
+                                 "dilation=(1, 2), groups=1)");
+  auto grouped = match(depthwise_conv(8));
+  ASSERT_TRUE(grouped.plan_as<ConvPlan>()) << grouped.reason;
+  EXPECT_EQ(grouped.plan_as<ConvPlan>()->groups, 8);
+  auto multiplier = match(depthwise_conv(64, 128));  // a channel multiplier of 2: groups = in channels only
+  ASSERT_TRUE(multiplier.plan_as<ConvPlan>()) << multiplier.reason;
+  EXPECT_FALSE(match(depthwise_conv(64)).plan_as<ConvPlan>()) << "a depthwise convolution stays on its own kernel";
+
+  // The seed is the library file with exactly its kSpec line set.
+  auto src = emit_conv(d, CommentText("dense.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "constexpr ConvSpec kSpec = {2, false, 1, {1, 2, 1}, {0, 1, 2}, {1, 1, 2}};  // set by the seed"))
+      << *src;
+  EXPECT_FALSE(contains(*src, "constexpr ConvSpec kSpec = {2, false, 1, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}};"));
+  EXPECT_EQ(src->rfind("// Seed kernel for dense.py", 0), 0u);
+  EXPECT_TRUE(contains(*src, "extern \"C\" int cutegen_forward_ws("));
+  auto knobs = parse_knobs(*src);
+  ASSERT_TRUE(knobs.ok()) << knobs.error().message;
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3");
+}
+
+// nn.ConvTranspose3d(32, 64, (3, 5, 5), stride=2, padding=(1, 2, 2), output_padding=1, groups=4, bias=False)
+// of (4, 32, 7, 8, 9): the weight is (in, out / groups, window...).
+json transposed_conv(bool bias = false) {
+  json params = {{"dims", 3}, {"groups", 4}, {"in_channels", 32}, {"out_channels", 64}, {"has_bias", bias}};
+  const int k[3] = {3, 5, 5}, p[3] = {1, 2, 2};
+  for (int i = 0; i < 3; ++i) {
+    params[fmt::format("k{}", i)] = k[i];
+    params[fmt::format("s{}", i)] = 2;
+    params[fmt::format("p{}", i)] = p[i];
+    params[fmt::format("d{}", i)] = 1;
+    params[fmt::format("o{}", i)] = 1;
+  }
+  std::vector<json> args = {ref(0), ref(1)};
+  std::vector<json> nodes = {input(0, "x", {4, 32, 7, 8, 9}), param(1, "up_weight", 1, {32, 16, 3, 5, 5})};
+  std::vector<std::string> names = {"up.weight"};
+  if (bias) {
+    args.push_back(ref(2));
+    nodes.push_back(param(2, "up_bias", 2, {64}));
+    names.push_back("up.bias");
+  }
+  const int id = static_cast<int>(nodes.size());
+  nodes.push_back(node(id, "conv_transpose", args, params, {4, 64, 14, 16, 18}));
+  return graph(nodes, id, 1, names);
+}
+
+TEST(ConvRoute, ATransposedConvolutionSetsItsSpecAndSaysItsOutputPadding) {
+  auto m = match(transposed_conv());
+  ASSERT_TRUE(m.plan_as<ConvPlan>()) << m.reason;
+  const ConvPlan& p = *m.plan_as<ConvPlan>();
+  EXPECT_EQ(p.kind, ConvPlan::Kind::transposed);
+  EXPECT_EQ(conv_spec_line(p), "constexpr ConvSpec kSpec = {3, true, 4, {2, 2, 2}, {1, 2, 2}, {1, 1, 1}};");
+  EXPECT_EQ(m.description(), "convolution y = conv_transpose3d(x, up_weight, stride=(2, 2, 2), padding=(1, 2, 2), "
+                             "output_padding=(1, 1, 1), dilation=(1, 1, 1), groups=4)");
+  EXPECT_TRUE(match(transposed_conv(true)).plan_as<ConvPlan>()->has_bias);
+}
+
+TEST(ConvRoute, WhatTheLibraryConvolutionCannotTakeSaysWhy) {
+  json half = transposed_conv();
+  half["nodes"][0]["dtype"] = "float16";
+  EXPECT_EQ(match(half).reason, "the convolved tensor is float16 (this seed is float32)");
+  json wide = depthwise_conv(1);
+  wide["nodes"][3]["params"]["k1"] = 17;
+  EXPECT_EQ(match(wide).reason, "a convolution window of 17 taps in one dimension (the library convolution holds at "
+                                "most 16)");
+  json after = depthwise_conv(1);  // a convolution that is not forward()'s output
+  after["nodes"].push_back(node(4, "relu", {ref(3)}, json::object(), {16, 64, 20, 26}));
+  after["outputs"] = {ref(4)};
+  EXPECT_FALSE(match(after).plan_as<ConvPlan>());
 }
 
 // nn.Conv2d(64, 128, kernel_size=1, bias=False) of (16, 64, 32, 48): KernelBench's 87 at a small size.
@@ -267,11 +337,17 @@ TEST(PointwiseConvMatcher, A1x1ConvolutionIsABatchedGemmWithTheWeightShared) {
   // The shared weight is checked as one matrix, not one per batch element.
   EXPECT_TRUE(contains(src, "(kABatchStride ? kBatch : 1) * kM * kK")) << src;
   EXPECT_FALSE(contains(src, "{{")) << src;
-  EXPECT_EQ(match(pointwise_conv(3)).reason,
-            "a dense convolution with a 3x3 window: only depthwise (groups = channels) and pointwise (1x1, stride 1, "
-            "no padding) convolutions have a seed");
-  EXPECT_EQ(match(pointwise_conv(1, true)).reason,
-            "a pointwise convolution with a bias (a per-output-channel bias in the GEMM's epilogue is future work)");
+  // What the batched GEMM refuses is the library convolution's: a wider window, a 1x1 with a bias.
+  EXPECT_TRUE(match(pointwise_conv(3)).plan_as<ConvPlan>()) << match(pointwise_conv(3)).reason;
+  json with_bias = pointwise_conv(1, true);
+  json conv = with_bias["nodes"][2];
+  conv["id"] = 3;
+  conv["args"] = {ref(0), ref(1), ref(2)};
+  with_bias["nodes"][2] = param(2, "pw_bias", 2, {128});
+  with_bias["nodes"].push_back(conv);
+  with_bias["outputs"] = {ref(3)};
+  with_bias["params"] = {"pw.weight", "pw.bias"};
+  EXPECT_TRUE(match(with_bias).plan_as<ConvPlan>()) << match(with_bias).reason;
 }
 
 TEST(ScanMatcher, AFlippedScanIsAReverseScan) {
