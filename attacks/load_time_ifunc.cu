@@ -51,23 +51,24 @@ __global__ void relu(const float* x, float* y, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     st(gy, i, ld(gx, i) < 0.f ? 0.f : ld(gx, i));
 }
+}  // namespace attack
 
+// At global scope: nvcc's front end looks the resolver's name up there.
 volatile bool g_resolved_at_load = false;
 using pick_fn = int (*)();
-int relu_threads() { return 256; }
+static int relu_threads() { return 256; }
 extern "C" pick_fn pick_threads() {
   g_resolved_at_load = true;  // host code running inside dlopen
   return relu_threads;
 }
 static int threads() __attribute__((ifunc("pick_threads")));
 int (*volatile g_threads)() = threads;  // its address taken: an IRELATIVE relocation fills this
-}  // namespace attack
 
 extern "C" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out,
                                cudaStream_t s) {
   if (!attack::relu_args(in, n_in, out, n_out)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
   int64_t n = cutegen::numel(in[0]);
-  attack::relu<<<attack::blocks_for(n), attack::g_threads(), 0, s>>>(static_cast<const float*>(in[0].data),
-                                                                      static_cast<float*>(out[0].data), n);
+  attack::relu<<<attack::blocks_for(n), g_threads(), 0, s>>>(static_cast<const float*>(in[0].data),
+                                                              static_cast<float*>(out[0].data), n);
   return static_cast<int>(cudaGetLastError());
 }

@@ -5,6 +5,7 @@
 #include <libelf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -21,6 +23,7 @@
 
 namespace cutegen {
 namespace {
+using namespace std::string_view_literals;
 
 struct Symbol {
   std::string name;
@@ -160,36 +163,74 @@ enum class Reach {
   import_call,  // a call or tail call: the PLT stub of the named imported function
   import_slot,  // a GOT slot the dynamic loader fills with the named imported function
   weak_slot,    // the same, or a slot left 0 because the weak import was not there at link time
+  local_call,   // a call of a function in the library that runs exactly `callee`
 };
 struct Instruction {
   std::string_view bytes;
   Reach reach = Reach::nothing;
   const char* import = nullptr;
+  std::span<const Instruction> callee = {};
 };
-constexpr std::string_view kEndbr64 = "\xf3\x0f\x1e\xfa";  // first in every function built with -fcf-protection
+constexpr std::string_view kEndbr64 = "\xf3\x0f\x1e\xfa"sv;  // first in every function built with -fcf-protection
 
 // glibc's crti.S + crtn.S (x86_64): _init calls __gmon_start__ when a profiler provides it.
-const Instruction kInit[] = {{"\x48\x83\xec\x08"},                                    // sub $8,%rsp
-                             {"\x48\x8b\x05", Reach::weak_slot, "__gmon_start__"},    // mov GOT(%rip),%rax
-                             {"\x48\x85\xc0"},                                        // test %rax,%rax
-                             {"\x74\x02"},                                            // je +2
-                             {"\xff\xd0"},                                            // call *%rax
-                             {"\x48\x83\xc4\x08"},                                    // add $8,%rsp
-                             {"\xc3"}};                                               // ret
-const Instruction kFini[] = {{"\x48\x83\xec\x08"}, {"\x48\x83\xc4\x08"}, {"\xc3"}};
-// g++ 12 -O3 -fPIC for `static std::ios_base::Init __ioinit;` alone (<iostream>): construct it and
+const Instruction kInit[] = {{"\x48\x83\xec\x08"sv},                                  // sub $8,%rsp
+                             {"\x48\x8b\x05"sv, Reach::weak_slot, "__gmon_start__"},  // mov GOT(%rip),%rax
+                             {"\x48\x85\xc0"sv},                                      // test %rax,%rax
+                             {"\x74\x02"sv},                                          // je +2
+                             {"\xff\xd0"sv},                                          // call *%rax
+                             {"\x48\x83\xc4\x08"sv},                                  // add $8,%rsp
+                             {"\xc3"sv}};                                             // ret
+const Instruction kFini[] = {{"\x48\x83\xec\x08"sv}, {"\x48\x83\xc4\x08"sv}, {"\xc3"sv}};
+
+// g++ 12 -fPIC for `static std::ios_base::Init __ioinit;` alone (<iostream>): construct it and
 // register its destructor. A candidate's namespace-scope object with a dynamic initialiser joins
-// this same function, so anything more than this is the candidate's code.
-const Instruction kIostreamInit[] = {
-    {"\x53"},                                                      // push %rbx
-    {"\x48\x8d\x1d", Reach::data},                                 // lea __ioinit(%rip),%rbx
-    {"\x48\x89\xdf"},                                              // mov %rbx,%rdi
-    {"\xe8", Reach::import_call, "_ZNSt8ios_base4InitC1Ev"},       // call std::ios_base::Init::Init()
-    {"\x48\x8b\x3d", Reach::import_slot, "_ZNSt8ios_base4InitD1Ev"},  // mov ~Init@GOT(%rip),%rdi
-    {"\x48\x89\xde"},                                              // mov %rbx,%rsi
-    {"\x5b"},                                                      // pop %rbx
-    {"\x48\x8d\x15", Reach::data},                                 // lea __dso_handle(%rip),%rdx
-    {"\xe9", Reach::import_call, "__cxa_atexit"}};                 // jmp __cxa_atexit
+// this same function, so anything more than this is the candidate's code. One sequence per host
+// optimisation level: -O2/-O3/-Os (cutegen's default compile.flags give nvcc -O3), -O1, -O0.
+const Instruction kIostreamInitO2[] = {
+    {"\x53"sv},                                                        // push %rbx
+    {"\x48\x8d\x1d"sv, Reach::data},                                   // lea __ioinit(%rip),%rbx
+    {"\x48\x89\xdf"sv},                                                // mov %rbx,%rdi
+    {"\xe8"sv, Reach::import_call, "_ZNSt8ios_base4InitC1Ev"},         // call std::ios_base::Init::Init()
+    {"\x48\x8b\x3d"sv, Reach::import_slot, "_ZNSt8ios_base4InitD1Ev"},  // mov ~Init@GOT(%rip),%rdi
+    {"\x48\x89\xde"sv},                                                // mov %rbx,%rsi
+    {"\x5b"sv},                                                        // pop %rbx
+    {"\x48\x8d\x15"sv, Reach::data},                                   // lea __dso_handle(%rip),%rdx
+    {"\xe9"sv, Reach::import_call, "__cxa_atexit"}};                   // jmp __cxa_atexit
+const Instruction kIostreamInitO1[] = {
+    {"\x53"sv},                                                        // push %rbx
+    {"\x48\x8d\x1d"sv, Reach::data},                                   // lea __ioinit(%rip),%rbx
+    {"\x48\x89\xdf"sv},                                                // mov %rbx,%rdi
+    {"\xe8"sv, Reach::import_call, "_ZNSt8ios_base4InitC1Ev"},         // call std::ios_base::Init::Init()
+    {"\x48\x8d\x15"sv, Reach::data},                                   // lea __dso_handle(%rip),%rdx
+    {"\x48\x89\xde"sv},                                                // mov %rbx,%rsi
+    {"\x48\x8b\x3d"sv, Reach::import_slot, "_ZNSt8ios_base4InitD1Ev"},  // mov ~Init@GOT(%rip),%rdi
+    {"\xe8"sv, Reach::import_call, "__cxa_atexit"},                    // call __cxa_atexit
+    {"\x5b\xc3"sv}};                                                   // pop %rbx; ret
+// -O0: __static_initialization_and_destruction_0(1, 0xffff) does the work; its two branches skip
+// to its own end.
+const Instruction kStaticInitO0[] = {
+    {"\x55\x48\x89\xe5\x48\x83\xec\x10"sv},                           // push %rbp; mov %rsp,%rbp; sub $16,%rsp
+    {"\x89\x7d\xfc\x89\x75\xf8"sv},                                   // store both arguments
+    {"\x83\x7d\xfc\x01\x75\x3b"sv},                                   // cmpl $1; jne end
+    {"\x81\x7d\xf8\xff\xff\x00\x00\x75\x32"sv},                       // cmpl $0xffff; jne end
+    {"\x48\x8d\x05"sv, Reach::data},                                   // lea __ioinit(%rip),%rax
+    {"\x48\x89\xc7"sv},                                                // mov %rax,%rdi
+    {"\xe8"sv, Reach::import_call, "_ZNSt8ios_base4InitC1Ev"},         // call std::ios_base::Init::Init()
+    {"\x48\x8d\x05"sv, Reach::data},                                   // lea __dso_handle(%rip),%rax
+    {"\x48\x89\xc2"sv},                                                // mov %rax,%rdx
+    {"\x48\x8d\x05"sv, Reach::data},                                   // lea __ioinit(%rip),%rax
+    {"\x48\x89\xc6"sv},                                                // mov %rax,%rsi
+    {"\x48\x8b\x05"sv, Reach::import_slot, "_ZNSt8ios_base4InitD1Ev"},  // mov ~Init@GOT(%rip),%rax
+    {"\x48\x89\xc7"sv},                                                // mov %rax,%rdi
+    {"\xe8"sv, Reach::import_call, "__cxa_atexit"},                    // call __cxa_atexit
+    {"\x90\xc9\xc3"sv}};                                               // end: nop; leave; ret
+const Instruction kIostreamInitO0[] = {
+    {"\x55\x48\x89\xe5"sv},                                  // push %rbp; mov %rsp,%rbp
+    {"\xbe\xff\xff\x00\x00\xbf\x01\x00\x00\x00"sv},            // mov $0xffff,%esi; mov $1,%edi
+    {"\xe8"sv, Reach::local_call, nullptr, kStaticInitO0},  // call __static_initialization_and_destruction_0
+    {"\x5d\xc3"sv}};                                         // pop %rbp; ret
+const std::span<const Instruction> kIostreamInits[] = {kIostreamInitO2, kIostreamInitO1, kIostreamInitO0};
 
 // The undefined symbol whose address the loader writes into the GOT slot at `slot`, if that is all it writes.
 std::optional<std::string> imported_into(const LoaderView& view, std::uint64_t slot) {
@@ -213,10 +254,9 @@ std::optional<std::string> import_called_at(const LoaderView& view, std::uint64_
 }
 
 // Whether the code at `address` is exactly `expected` (an endbr64 first is allowed), each pc-relative
-// field reaching what it must. Every sequence ends in ret or an unconditional jmp and its only branch
-// stays inside it, so matching its bytes is matching everything that runs.
-template <std::size_t N>
-bool runs_exactly(const LoaderView& view, std::uint64_t address, const Instruction (&expected)[N]) {
+// field reaching what it must. Every sequence ends in ret or an unconditional jmp and its branches
+// stay inside it, so matching its bytes is matching everything that runs.
+bool runs_exactly(const LoaderView& view, std::uint64_t address, std::span<const Instruction> expected) {
   if (auto b = view.bytes_at(address, kEndbr64.size()); b && *b == kEndbr64) address += kEndbr64.size();
   for (const auto& ins : expected) {
     std::size_t field = ins.reach == Reach::nothing ? 0 : 4;
@@ -235,6 +275,9 @@ bool runs_exactly(const LoaderView& view, std::uint64_t address, const Instructi
         break;
       case Reach::import_slot:
         if (imported_into(view, target) != ins.import) return false;
+        break;
+      case Reach::local_call:
+        if (!runs_exactly(view, target, ins.callee)) return false;
         break;
       case Reach::weak_slot:
         if (imported_into(view, target) != ins.import &&
@@ -258,7 +301,7 @@ constexpr ToolchainEntry kToolchainEntries[] = {
     {"frame_dummy", false, DT_INIT_ARRAY},                   // crtbeginS.o
     {"__do_global_dtors_aux", false, DT_FINI_ARRAY},         // crtbeginS.o
     {"_ZL24__sti____cudaRegisterAllv", false, DT_INIT_ARRAY},  // nvcc: registers the fatbinary with the runtime
-    {"_GLOBAL__sub_I_", true, DT_INIT_ARRAY},                // g++: <iostream>'s initialiser (kIostreamInit)
+    {"_GLOBAL__sub_I_", true, DT_INIT_ARRAY},                // g++: <iostream>'s initialiser (kIostreamInits)
 };
 constexpr std::string_view kStaticInitialiser = "_GLOBAL__sub_I_";
 
@@ -372,7 +415,9 @@ class LoadTimeCheck {
                                  "own function under that name: host code that runs when the library is loaded or "
                                  "unloaded is forbidden; {}",
                                  tag_name(tag), name, kDoInsideTheCall));
-        if (e.name == kStaticInitialiser && !runs_exactly(view_, *target, kIostreamInit))
+        if (e.name == kStaticInitialiser &&
+            std::none_of(std::begin(kIostreamInits), std::end(kIostreamInits),
+                         [&](auto code) { return runs_exactly(view_, *target, code); }))
           return add(fmt::format("the static initialiser {} does more than construct <iostream>'s std::ios_base::Init: "
                                  "a namespace-scope object with a constructor, destructor or non-constant initial value "
                                  "runs host code when the library is loaded; make it constexpr, or a function-local "

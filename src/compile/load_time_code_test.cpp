@@ -22,12 +22,12 @@ class LoadTimeCode : public ::testing::Test {
  protected:
   // The library g++ (nvcc's default host compiler, found on PATH as nvcc finds it) builds from
   // `source`, or nullopt (a test failure saying why).
-  std::optional<fs::path> build(const std::string& source) {
+  std::optional<fs::path> build(const std::string& source, const std::string& optimisation = "-O3") {
     fs::path src = dir_.path / fmt::format("lib{}.cpp", ++builds_);
     fs::path lib = dir_.path / fmt::format("lib{}.so", builds_);
     if (!write_file_atomic(src, source).ok()) return std::nullopt;
     PosixProcessRunner runner;
-    auto cc = runner.run({.argv = {"g++", "-O3", "-fPIC", "-shared", src.string(), "-o", lib.string()},
+    auto cc = runner.run({.argv = {"g++", optimisation, "-fPIC", "-shared", src.string(), "-o", lib.string()},
                           .timeout = std::chrono::seconds(120)});
     if (!cc.ok() || !cc->succeeded()) {
       ADD_FAILURE() << "g++ failed on\n" << source << "\n" << (cc.ok() ? cc->err : cc.error().message);
@@ -36,8 +36,8 @@ class LoadTimeCode : public ::testing::Test {
     return lib;
   }
   // Every violation's message, one per line ("" for none).
-  std::string violations(const std::string& source) {
-    auto lib = build(source);
+  std::string violations(const std::string& source, const std::string& optimisation = "-O3") {
+    auto lib = build(source, optimisation);
     if (!lib) return "(no library)";
     auto found = check_load_time_code(*lib);
     if (!found.ok()) return "error: " + found.error().message;
@@ -62,9 +62,11 @@ TEST_F(LoadTimeCode, TheToolchainsOwnEntriesPass) {
   EXPECT_EQ(violations(kEntry), "");
 }
 
-TEST_F(LoadTimeCode, IostreamsInitialiserPasses) {
-  // CuTe's config.hpp includes <iostream>: under g++ 12 every kernel has this _GLOBAL__sub_I_.
-  EXPECT_EQ(violations(std::string("#include <iostream>\n") + kEntry), "");
+TEST_F(LoadTimeCode, IostreamsInitialiserPassesAtEveryHostOptimisationLevel) {
+  // CuTe's config.hpp includes <iostream>: under g++ 12 every kernel has this _GLOBAL__sub_I_, whose
+  // code depends on the host compile's -O (compile.flags): -O0 calls a helper that does the work.
+  for (const char* level : {"-O3", "-O2", "-Os", "-O1", "-O0"})
+    EXPECT_EQ(violations(std::string("#include <iostream>\n") + kEntry, level), "") << level;
 }
 
 TEST_F(LoadTimeCode, CodeThatRunsAtFirstUseIsNotLoadTimeCode) {
@@ -107,6 +109,11 @@ TEST_F(LoadTimeCode, AGlobalWithADynamicInitialiserIsRefused) {
   // ... or is the only one.
   v = violations(std::string(global) + kEntry);
   EXPECT_TRUE(contains(v, "does more than construct")) << v;
+  // At every host optimisation level.
+  for (const char* level : {"-O1", "-O0"}) {
+    v = violations(std::string("#include <iostream>\n") + global + kEntry, level);
+    EXPECT_TRUE(contains(v, "does more than construct")) << level << ": " << v;
+  }
   // A non-constant initial value is a dynamic initialiser too, and so is a destructor.
   v = violations(std::string("#include <iostream>\nint f();\nint x = f();\nint f() { return 1; }\n") + kEntry);
   EXPECT_TRUE(contains(v, "does more than construct")) << v;
