@@ -96,9 +96,12 @@ TEST_F(LoadTimeCode, APointerPlacedInAnInitSectionIsRefused) {
                                     section, kEntry));
     EXPECT_TRUE(contains(v, "DT_INIT_ARRAY lists sneaky()")) << section << ": " << v;
   }
-  auto v = violations(std::string("static void sneaky() {}\n__attribute__((section(\".fini_array\"), used)) static "
-                                  "void (*p)() = sneaky;\n") + kEntry);
-  EXPECT_TRUE(contains(v, "DT_FINI_ARRAY lists sneaky()")) << v;
+  for (const char* section : {".fini_array", ".dtors"}) {
+    auto v = violations(fmt::format("static void sneaky() {{}}\n__attribute__((section(\"{}\"), used)) static void "
+                                    "(*p)() = sneaky;\n{}",
+                                    section, kEntry));
+    EXPECT_TRUE(contains(v, "DT_FINI_ARRAY lists sneaky()")) << section << ": " << v;
+  }
 }
 
 TEST_F(LoadTimeCode, AGlobalWithADynamicInitialiserIsRefused) {
