@@ -13,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include "compile/demangle.h"
 #include "compile/entry_points.h"
 #include "compile/import_rules.h"
 #include "compile/load_time_code.h"
