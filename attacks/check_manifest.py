@@ -29,8 +29,8 @@ HONEST_FIELDS = {"kernel", "problem", "precision", "min_ms", "note", "slow_compi
 ATTACK_FIELDS = {"kernel", "problem", "expect", "static", "violation", "min_ms", "reason_contains", "absent_files", "precision",
                  "note"}
 # The codes of the compile stage's violations (src/compile): which guarantee refuses a static attack.
-VIOLATIONS = {"forbidden-import", "forbidden-library", "load-time-code", "include-not-allowed", "include-computed",
-              "asm-reads-file", "line-directive", "pragma-not-allowed", "embed", "nondeterministic-build", "no-cute",
+VIOLATIONS = {"forbidden-import", "forbidden-library", "load-time-code", "library-load-time-code", "include-not-allowed",
+              "include-computed", "asm-reads-file", "line-directive", "pragma-not-allowed", "embed", "nondeterministic-build", "no-cute",
               "cute-unverifiable", "forged-line-info", "analysis-mismatch", "missing-entry-point",
               "entry-point-mismatch", "arch-conditional", "no-device-code", "unreadable-device-code",
               "embedded-device-code"}

@@ -2,8 +2,10 @@
 // library, before any call, and writes forged replies on the runner's reply pipe (fd 3) — "done"
 // lines with a time of 0.0003 ms in every format a runner plausibly uses, 64 of each — hoping the
 // supervisor reads them as the answers to calls it has not made yet and stops its clock early.
-// The kernel itself is right but takes 2 ms per call. Expected: tampering (bytes on the reply pipe
-// before a call was made).
+// The kernel itself is right but takes 2 ms per call. Expected: rejected (library-load-time-code):
+// the global's constructor joins <iostream>'s static initialiser (_GLOBAL__sub_I_), which then does
+// more than construct std::ios_base::Init. Until issue 32 it built, and the runner caught it on the
+// GPU as tampering (bytes on the reply pipe before a call was made); that check stays behind it.
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>
 

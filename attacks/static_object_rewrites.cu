@@ -1,10 +1,12 @@
-// Attack (self-reported timing): a static object whose constructor (at load) and destructor (at
-// unload or exit, after the last call) rewrite every result file it can guess with a forged record
-// of a 0.0003 ms pass: each *.json named on the runner's command line (read from /proc/self/cmdline),
-// a result.json beside it and in the working directory, and /tmp/cutegen-attack-forged-result.json.
+// Attack (self-reported timing): a function-local static object whose constructor (in the first
+// call) and destructor (at exit, after the last call) rewrite every result file it can guess with a
+// forged record of a 0.0003 ms pass: each *.json named on the runner's command line (read from
+// /proc/self/cmdline), a result.json beside it and in the working directory, and
+// /tmp/cutegen-attack-forged-result.json.
 // The writes use raw system calls, so no file function shows among the imports. The kernel is right
 // and spins 2 ms per call. Expected: pass with a time of at least 2 ms — nothing the candidate's
-// process writes is read as a time — and Landlock keeps the /tmp file from being created.
+// process writes is read as a time — and Landlock keeps the /tmp file from being created. (A global
+// object, constructed at load, is refused at compile time: forge_reply_at_load.)
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>
 
@@ -181,12 +183,12 @@ struct Forger {
   Forger() { forge_everything(); }
   ~Forger() { forge_everything(); }
 };
-Forger forger;
 }  // namespace attack
 
 extern "C" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out,
                                cudaStream_t s) {
   if (!attack::relu_args(in, n_in, out, n_out)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  static attack::Forger forger;  // constructed in the first call, destroyed at exit
   int64_t n = cutegen::numel(in[0]);
   attack::relu_slow<<<attack::blocks_for(n), 256, 0, s>>>(static_cast<const float*>(in[0].data),
                                                           static_cast<float*>(out[0].data), n);

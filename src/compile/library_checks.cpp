@@ -6,18 +6,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
-#include "compile/demangle.h"
 #include "compile/entry_points.h"
 #include "compile/import_rules.h"
+#include "compile/load_time_code.h"
 
 namespace cutegen {
 namespace fs = std::filesystem;
@@ -86,104 +84,6 @@ void scan_fatbin(const char* data, std::size_t size, DeviceScan& scan) {
       if (sh.sh_type == SHT_SYMTAB) collect_kernels(e.get(), scn, sh, scan.kernels);
       for (const auto& t : traps)
         if (contains(bytes, d->d_size, t)) scan.arch_trap = true;
-    }
-  }
-}
-
-// Functions the toolchain itself puts in .init_array/.fini_array: crtstuff's frame_dummy and
-// __do_global_dtors_aux, nvcc's fatbinary registration, and the translation unit's one static
-// initialiser (dynamic initialisation of globals, e.g. <iostream>'s std::ios_base::Init).
-bool toolchain_load_entry(const std::string& name, int& static_inits) {
-  if (name == "frame_dummy" || name == "__do_global_dtors_aux") return true;
-  if (name.rfind("_ZL24__sti____cudaRegisterAll", 0) == 0) return true;
-  if (name.rfind("_GLOBAL__sub_I_", 0) == 0) return ++static_inits == 1;
-  return false;
-}
-
-// The function an .init_array/.fini_array slot points to: the slot's own value, or what the dynamic
-// relocation for the slot puts there (R_*_RELATIVE: an address in the library; R_*_64: a symbol).
-struct SlotTargets {
-  std::map<std::uint64_t, std::uint64_t> address;  // slot -> target address
-  std::map<std::uint64_t, std::string> symbol;     // slot -> target symbol name
-};
-
-void read_relocations(Elf* elf, Elf_Scn* scn, const GElf_Shdr& sh, SlotTargets& t) {
-  Elf_Data* d = elf_getdata(scn, nullptr);
-  Elf_Scn* symtab = elf_getscn(elf, sh.sh_link);
-  GElf_Shdr symsh;
-  Elf_Data* syms = symtab && gelf_getshdr(symtab, &symsh) ? elf_getdata(symtab, nullptr) : nullptr;
-  std::size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-  for (std::size_t i = 0; d && i < n; ++i) {
-    GElf_Rela r;
-    if (!gelf_getrela(d, static_cast<int>(i), &r)) continue;
-    auto type = GELF_R_TYPE(r.r_info);
-    if (type == R_X86_64_RELATIVE || type == R_AARCH64_RELATIVE) {
-      t.address[r.r_offset] = static_cast<std::uint64_t>(r.r_addend);
-    } else if ((type == R_X86_64_64 || type == R_AARCH64_ABS64) && syms) {
-      GElf_Sym sym;
-      if (!gelf_getsym(syms, static_cast<int>(GELF_R_SYM(r.r_info)), &sym)) continue;
-      const char* name = elf_strptr(elf, symsh.sh_link, sym.st_name);
-      t.symbol[r.r_offset] = name ? name : "";
-    }
-  }
-}
-
-// Host code that runs when the library is loaded or unloaded, besides the toolchain's own.
-void check_load_entries(Elf* elf, std::vector<CheckViolation>& out) {
-  std::map<std::uint64_t, std::string> functions;
-  SlotTargets targets;
-  struct Array {
-    std::string section;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> slots;  // (slot address, value in the file)
-  };
-  std::vector<Array> arrays;
-  Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
-    GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh)) continue;
-    Elf_Data* d = elf_getdata(scn, nullptr);
-    if (!d) continue;
-    std::size_t n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-    std::string name = section_name(elf, sh);
-    if (sh.sh_type == SHT_SYMTAB) {
-      for (std::size_t i = 1; i < n; ++i) {
-        GElf_Sym sym;
-        if (!gelf_getsym(d, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
-          continue;
-        const char* fn = elf_strptr(elf, sh.sh_link, sym.st_name);
-        if (fn) functions.emplace(sym.st_value, fn);
-      }
-    } else if (sh.sh_type == SHT_RELA) {
-      read_relocations(elf, scn, sh, targets);
-    } else if (sh.sh_type == SHT_INIT_ARRAY || sh.sh_type == SHT_FINI_ARRAY || sh.sh_type == SHT_PREINIT_ARRAY) {
-      Array a{name, {}};
-      for (std::size_t off = 0; d->d_buf && off + 8 <= d->d_size; off += 8) {
-        std::uint64_t v = 0;
-        std::memcpy(&v, static_cast<const char*>(d->d_buf) + off, 8);
-        a.slots.emplace_back(sh.sh_addr + off, v);
-      }
-      arrays.push_back(std::move(a));
-    } else if (name == ".ctors" || name == ".dtors") {
-      out.push_back({"load-time-code", fmt::format("the library has a {} section: host code that runs when it is "
-                                                   "loaded or unloaded is forbidden", name)});
-    }
-  }
-  int static_inits = 0;
-  for (const auto& a : arrays) {
-    for (auto [slot, value] : a.slots) {
-      std::string name;
-      if (auto s = targets.symbol.find(slot); s != targets.symbol.end()) {
-        name = s->second;
-      } else {
-        if (auto r = targets.address.find(slot); r != targets.address.end()) value = r->second;
-        if (auto fn = functions.find(value); fn != functions.end()) name = fn->second;
-      }
-      if (!name.empty() && toolchain_load_entry(name, static_inits)) continue;
-      out.push_back({"load-time-code",
-                     fmt::format("{} lists {}: host code that runs when the library is loaded or unloaded (a "
-                                 "constructor/destructor attribute or section) is forbidden; do all work inside "
-                                 "cutegen_forward", a.section,
-                                 name.empty() ? fmt::format("address {:#x}", value) : demangle(name))});
     }
   }
 }
@@ -337,7 +237,9 @@ Result<LibraryInspection> check_library(const fs::path& library) {
     bool none = !entries.forward && !entries.workspace_bytes && !entries.forward_ws;
     out.push_back({none ? "missing-entry-point" : "entry-point-mismatch", form.error().message});
   }
-  check_load_entries(elf.get(), out);
+  auto load_time = load_time_code_violations(elf.get());
+  if (!load_time) return Error{fmt::format("{}: {}", library.string(), load_time.error().message)};
+  out.insert(out.end(), load_time->begin(), load_time->end());
   check_embedded_device_code(elf.get(), out);
 
   // Device code must exist and be readable; its kernels go to the per-kernel CuTe check.

@@ -16,8 +16,8 @@ struct LibraryInspection {
 };
 
 // Needed libraries and every undefined dynamic symbol (resolved to its providing library through symbol
-// versions) against the import allow-list (import_rules.h); the contract's entry point; load-time
-// entries (.init_array/.fini_array) other than the compiler's own; device code present, readable and
+// versions) against the import allow-list (import_rules.h); the contract's entry point; host code
+// that runs when the library is loaded or unloaded (load_time_code.h); device code present, readable and
 // free of CUTLASS's "used without targeting" trap; no device code outside the fatbin (a cubin, PTX or
 // bitcode in the host data, which the driver could load at run time); and the list of kernels for the
 // per-kernel CuTe check (cute_usage.h). An Error means the file could not be read as a library at all (a tool-side

@@ -165,13 +165,18 @@ TEST_F(RealNvcc, AnUnlaunchedCuteKernelDoesNotSaveARawOne) {
   EXPECT_EQ(out.feedback().find("relu_cute"), std::string::npos) << out.feedback();
 }
 
-TEST_F(RealNvcc, AConstructorAssembledByAMacroIsFoundInTheLibrary) {
-  CUTEGEN_SLOW_COMPILE_TEST("a macro-built constructor; the load-time-code static attacks are in the default tier");
+TEST_F(RealNvcc, LoadTimeCodeTheSourceRulesCannotSeeIsFoundInTheLibrary) {
+  CUTEGEN_SLOW_COMPILE_TEST("load-time code past the source rules; the library-load-time-code static attacks are "
+                            "in the default tier");
   auto out = compile(testdata("load_time_macro.cu"), "ctor.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
-  ASSERT_EQ(out.violations.size(), 1u) << out.feedback();
-  EXPECT_TRUE(has_violation(out, "load-time-code", "first_thing")) << out.feedback();
-  EXPECT_TRUE(has_violation(out, "load-time-code", ".init_array")) << out.feedback();
+  EXPECT_EQ(out.violations.size(), 4u) << out.feedback();
+  EXPECT_TRUE(has_violation(out, "library-load-time-code", "DT_INIT_ARRAY lists on_load::first_thing()"))
+      << out.feedback();
+  EXPECT_TRUE(has_violation(out, "library-load-time-code", "DT_FINI_ARRAY lists on_load::last_thing()"))
+      << out.feedback();
+  EXPECT_TRUE(has_violation(out, "library-load-time-code", "DT_INIT runs code")) << out.feedback();  // .init, gmon
+  EXPECT_TRUE(has_violation(out, "library-load-time-code", "threads is a GNU indirect function")) << out.feedback();
 }
 
 TEST_F(RealNvcc, LineDirectivesAreRejectedBeforeCompiling) {

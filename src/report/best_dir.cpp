@@ -4,6 +4,7 @@
 
 #include "common/fs.h"
 #include "common/json_text.h"
+#include "compile/load_time_code.h"
 #include "report/torch_export.h"
 #include "store/replace_dir.h"
 
@@ -18,6 +19,15 @@ Status copy_into(const fs::path& from, const fs::path& to) {
   return ok_status();
 }
 
+// The user's own process loads best/kernel.so unconfined (the torch op), so the check that no host code
+// runs at load time is made again on the very copy exported, whatever verdict the cache recorded.
+Status check_exportable(const fs::path& copy, const std::string& library) {
+  auto found = check_load_time_code(copy);
+  if (!found) return Error{fmt::format("cannot export {}: {}", library, found.error().message)};
+  if (!found->empty()) return Error{fmt::format("refusing to export {}: {}", library, found->front().message)};
+  return ok_status();
+}
+
 Status fill(const fs::path& dir, const BestKernel& best) {
   if (!best.evaluation.problem) return Error{"internal: the best kernel's evaluation has no problem facts to export"};
   auto exported = make_torch_export(*best.evaluation.problem, "problem.py");
@@ -26,6 +36,7 @@ Status fill(const fs::path& dir, const BestKernel& best) {
   if (auto r = write_file_atomic(dir / "eval.json", dump_json(best.evaluation.to_json(), 2)); !r) return r;
   if (auto r = copy_into(best.problem_file, dir / "problem.py"); !r) return r;
   if (auto r = copy_into(best.evaluation.library, dir / "kernel.so"); !r) return r;
+  if (auto r = check_exportable(dir / "kernel.so", best.evaluation.library); !r) return r;
   if (auto r = write_file_atomic(dir / fmt::format("{}_op.py", exported->op_name), exported->op_module); !r) return r;
   return write_file_atomic(dir / "model_new.py", exported->model_new);
 }

@@ -4,17 +4,29 @@
 #include <sys/stat.h>
 
 #include "common/fs.h"
+#include "common/process.h"
 #include "store/replace_dir.h"
 
 namespace cutegen {
 namespace {
 namespace fs = std::filesystem;
 
+// A real shared library built from C `source`: the export checks the file it copies.
+void build_library(const fs::path& source_file, const std::string& source, const fs::path& library) {
+  ASSERT_TRUE(write_file_atomic(source_file, source).ok());
+  std::error_code ec;
+  fs::create_directories(library.parent_path(), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  PosixProcessRunner runner;
+  auto cc = runner.run({.argv = {"cc", "-shared", "-fPIC", "-o", library.string(), source_file.string()}});
+  ASSERT_TRUE(cc.ok() && cc->succeeded()) << (cc.ok() ? cc->err : cc.error().message);
+}
+
 struct RunDirFixture {
   fs::path dir;
   RunDirFixture() {
     dir = *make_unique_dir(fs::temp_directory_path(), "cutegen-best-");
-    EXPECT_TRUE(write_file_atomic(dir / "cache/kernel.so", "ELF new library").ok());
+    build_library(dir / "k.c", "int cutegen_forward(void) { return 0; }\n", dir / "cache/kernel.so");
     EXPECT_TRUE(write_file_atomic(dir / "problem.py", "class Model: ...").ok());
   }
   ~RunDirFixture() { fs::remove_all(dir); }
@@ -54,7 +66,7 @@ TEST(BestDir, WritesEveryExport) {
   EXPECT_TRUE(r->note.empty()) << r->note;  // ext4/tmpfs exchange in one step
   for (const char* name : {"kernel.cu", "eval.json", "kernel.so", "relu_op.py", "model_new.py", "problem.py"})
     EXPECT_TRUE(fs::exists(f.dir / "best" / name)) << name;
-  EXPECT_EQ(*read_file(f.dir / "best/kernel.so"), "ELF new library");
+  EXPECT_EQ(*read_file(f.dir / "best/kernel.so"), *read_file(f.dir / "cache/kernel.so"));
   EXPECT_EQ(fs::status(f.dir / "best").permissions() & fs::perms::others_read, fs::perms::others_read);
   EXPECT_TRUE(f.leftovers().empty());
 }
@@ -83,6 +95,27 @@ TEST(BestDir, AMissingLibraryWritesNothingSoBestNeverMixesTwoKernels) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("gone/kernel.so is missing"), std::string::npos) << r.error().message;
   EXPECT_EQ(*read_file(f.dir / "best/kernel.cu"), "// the previous best");
+}
+
+// The user's PyTorch process loads best/kernel.so unconfined: a library with host code that runs at
+// load is never exported, whatever verdict brought it here.
+TEST(BestDir, ALibraryThatRunsCodeAtLoadIsNotExported) {
+  RunDirFixture f;
+  RunFiles files(f.dir);
+  ASSERT_TRUE(write_best(files, f.best("// the previous best")).ok());
+  auto best = f.best("// runs at load");
+  build_library(f.dir / "ctor.c",
+                "__attribute__((constructor)) static void at_load(void) {}\nint cutegen_forward(void) { return 0; }\n",
+                f.dir / "ctor/kernel.so");
+  best.evaluation.library = (f.dir / "ctor/kernel.so").string();
+  auto r = write_best(files, best);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("refusing to export " + best.evaluation.library + ": DT_INIT_ARRAY lists at_load"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << r.error().message;
+  EXPECT_EQ(*read_file(f.dir / "best/kernel.cu"), "// the previous best");
+  EXPECT_TRUE(f.leftovers().empty());
 }
 
 TEST(BestDir, AFailureHalfwayLeavesThePreviousBestWholeAndNoTemporaryDirectory) {

@@ -1,8 +1,8 @@
-// Attack (process creation at load, past the import check): a static object's constructor runs when
-// the runner loads the library and forks with a raw `syscall` instruction (no fork import for the
-// static checks to see). A child outlives its parent's timeout kill and could finish work, rewrite
-// files or wait for the next candidate; this one exits at once so a missing sandbox costs nothing.
-// Expected: forbidden_call (the runner's seccomp filter traps fork).
+// Attack (network in the first call, past the import check): a function-local static object's
+// constructor opens an AF_INET socket with raw system calls and connects to 127.0.0.1:8000 (where a
+// local LLM proxy or any other service might listen) to send a line — exfiltration, or fetching
+// answers. The kernel is right.
+// Expected: forbidden_call (the runner's seccomp filter traps AF_INET sockets).
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>
 
@@ -121,18 +121,29 @@ __global__ void relu(const float* x, float* y, int64_t n) {
     st(gy, i, ld(gx, i) < 0.f ? 0.f : ld(gx, i));
 }
 
-struct ForkOnLoad {
-  ForkOnLoad() {
-    long pid = sys::call(sys::kFork);
-    if (pid == 0) sys::call(sys::kExitGroup, 0);  // the child: gone before it can do harm
+struct PhoneHome {
+  PhoneHome() {
+    long fd = sys::call(sys::kSocket, 2 /* AF_INET */, 1 /* SOCK_STREAM */, 0);
+    if (fd < 0) return;
+    struct {
+      unsigned short family;
+      unsigned short port;  // network byte order
+      unsigned int addr;    // network byte order
+      unsigned char zero[8];
+    } to = {2, static_cast<unsigned short>((8000 >> 8) | ((8000 & 0xff) << 8)), 0x0100007fu, {0}};
+    if (sys::call(sys::kConnect, fd, reinterpret_cast<long>(&to), sizeof(to)) == 0) {
+      static const char kHello[] = "GET /cutegen-attack HTTP/1.0\r\n\r\n";
+      sys::write_all(fd, kHello, sizeof(kHello) - 1);
+    }
+    sys::call(sys::kClose, fd);
   }
 };
-ForkOnLoad fork_on_load;
 }  // namespace attack
 
 extern "C" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out,
                                cudaStream_t s) {
   if (!attack::relu_args(in, n_in, out, n_out)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  static attack::PhoneHome phone_home;  // constructed in the first call
   int64_t n = cutegen::numel(in[0]);
   attack::relu<<<attack::blocks_for(n), 256, 0, s>>>(static_cast<const float*>(in[0].data),
                                                      static_cast<float*>(out[0].data), n);

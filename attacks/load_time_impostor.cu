@@ -1,0 +1,72 @@
+// Attack (host code at load time, past the source rules): a pointer placed in .init_array through a
+// section attribute whose name a macro pastes together (the source rules see neither 'init_array' nor
+// a section literal), pointing at a function that an asm label names frame_dummy — the name of
+// crtbeginS's own entry there, which the library check allowed by name. The loader calls it inside
+// dlopen, before any call. This one only records that it ran.
+// Expected: rejected (library-load-time-code: frame_dummy is listed twice, and the toolchain emits it
+// once). Until issue 32 it built with verdict ok.
+// --- ReLU attack scaffolding (each candidate must be a single file) ---
+#include <cutegen/kernel.h>
+
+#include <cute/tensor.hpp>
+
+namespace attack {
+
+inline bool relu_args(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out) {
+  return n_in == 1 && n_out == 1 && in[0].dtype == CUTEGEN_FLOAT32 && out[0].dtype == CUTEGEN_FLOAT32 &&
+         cutegen::numel(in[0]) == cutegen::numel(out[0]);
+}
+
+template <class T>
+__device__ auto flat(T* p, int64_t n) {
+  return cute::make_tensor(cute::make_gmem_ptr(p), cute::make_layout(n));
+}
+
+// Element access through a one-element register fragment and cute::copy: the generated code is then
+// CuTe's own, as in an honest kernel that copies whole tiles this way (the static check looks for it).
+template <class Tensor>
+__device__ float ld(const Tensor& t, int64_t i) {
+  float r[1];
+  cute::copy(cute::make_tensor(cute::make_gmem_ptr(&t(i)), cute::Layout<cute::_1>{}),
+             cute::make_tensor(&r[0], cute::Layout<cute::_1>{}));
+  return r[0];
+}
+template <class Tensor>
+__device__ void st(const Tensor& t, int64_t i, float v) {
+  float r[1] = {v};
+  cute::copy(cute::make_tensor(&r[0], cute::Layout<cute::_1>{}),
+             cute::make_tensor(cute::make_gmem_ptr(&t(i)), cute::Layout<cute::_1>{}));
+}
+
+inline unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65535)); }
+
+}  // namespace attack
+// --- end of scaffolding ---
+
+namespace attack {
+__global__ void relu(const float* x, float* y, int64_t n) {
+  auto gx = flat(x, n);
+  auto gy = flat(y, n);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    st(gy, i, ld(gx, i) < 0.f ? 0.f : ld(gx, i));
+}
+
+#define ATTACK_STR_(x) #x
+#define ATTACK_STR(x) ATTACK_STR_(x)
+#define ATTACK_JOIN(a, b) a##b
+#define ATTACK_PLACE_IN(x) __attribute__((section(ATTACK_STR(x)), used))
+
+volatile bool g_ran_at_load = false;
+static void impostor() asm("frame_dummy");
+static void impostor() { g_ran_at_load = true; }
+ATTACK_PLACE_IN(.ATTACK_JOIN(init, _array)) static void (*entry)() = impostor;
+}  // namespace attack
+
+extern "C" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out,
+                               cudaStream_t s) {
+  if (!attack::relu_args(in, n_in, out, n_out)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  int64_t n = cutegen::numel(in[0]);
+  attack::relu<<<attack::blocks_for(n), 256, 0, s>>>(static_cast<const float*>(in[0].data),
+                                                     static_cast<float*>(out[0].data), n);
+  return static_cast<int>(cudaGetLastError());
+}
