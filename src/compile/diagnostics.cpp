@@ -309,13 +309,15 @@ std::optional<std::string> report_path(std::string_view l) {
   constexpr std::string_view kIncluded = "In file included from ";
   if (rest.substr(0, kIncluded.size()) == kIncluded) rest.remove_prefix(kIncluded.size());
   std::optional<std::size_t> end;  // where the path ends
-  for (std::size_t p = rest.find('('); p != std::string_view::npos && p > 0; p = rest.find('(', p + 1)) {
-    std::size_t close = rest.find(')', p);
-    if (close == std::string_view::npos) break;
-    if (all_digits(rest.substr(p + 1, close - p - 1)) && rest.substr(close + 1, 1) == ":") {
-      end = p;
+  // One pass (a line of a million parentheses must not take quadratic time): "(digits)" holds no '('.
+  for (std::size_t i = 0, open = std::string_view::npos; i < rest.size(); ++i) {
+    if (rest[i] == '(') open = i;
+    if (rest[i] != ')' || open == std::string_view::npos) continue;
+    if (open > 0 && all_digits(rest.substr(open + 1, i - open - 1)) && rest.substr(i + 1, 1) == ":") {
+      end = open;
       break;
     }
+    open = std::string_view::npos;
   }
   for (std::size_t c = rest.find(':'); c != std::string_view::npos && c > 0 && (!end || c < *end);
        c = rest.find(':', c + 1)) {
