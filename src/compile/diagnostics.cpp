@@ -277,8 +277,16 @@ class Quotable {
       resolved_.push_back(ec ? lexical_.back() : real);
     }
   }
-  bool operator()(const std::string& path) const {
+  bool operator()(const std::string& path) {
     if (path == candidate_ || path == "./" + candidate_) return true;
+    // A CuTe error names the same headers hundreds of times: resolve each once.
+    auto [it, fresh] = known_.try_emplace(path, false);
+    if (fresh) it->second = decide(path);
+    return it->second;
+  }
+
+ private:
+  bool decide(const std::string& path) const {
     fs::path p(path);
     if (!p.is_absolute()) return false;
     p = p.lexically_normal();
@@ -288,9 +296,9 @@ class Quotable {
     return !ec && under_any(real, resolved_);
   }
 
- private:
   std::string candidate_;
   std::vector<fs::path> lexical_, resolved_;
+  std::map<std::string, bool> known_;
 };
 
 bool all_digits(std::string_view s) {
