@@ -4,6 +4,7 @@
 
 #include "common/locations.h"
 #include "common/terminal_text.h"
+#include "sandbox/sandbox_command.h"
 
 namespace cutegen::cli {
 namespace fs = std::filesystem;
@@ -28,6 +29,12 @@ Result<fs::path> sandbox_path() {
   if (!find_executable(path.string()))
     return Error{fmt::format("{} is missing: it is built next to cutegen (cmake --build build --target cutegen-sandbox), "
                              "or set CUTEGEN_SANDBOX to its path", path.string())};
+  // The compile preloads it from beside the wrapper (NvccCompiler::sandbox_policy).
+  std::error_code ec;
+  if (auto lib = denied_as_missing_library(path); !fs::is_regular_file(lib, ec))
+    return Error{fmt::format("{} is missing: it is built next to cutegen-sandbox (cmake --build build --target "
+                             "cutegen-sandbox builds both) and must lie beside whichever CUTEGEN_SANDBOX names",
+                             lib.string())};
   return path;
 }
 

@@ -25,6 +25,10 @@ TEST(CompileOptions, DefaultCommandHasOneGencodePassAndTheRequiredFlags) {
                         "-I/inc/a", "-I/inc/b", "candidate.cu"})
     EXPECT_TRUE(has(f)) << f;
   EXPECT_FALSE(has("-arch=sm_90a"));  // the shorthand compiles twice
+  // The host assembly is kept for the check of file-reading directives (host_assembly.h).
+  auto keep = std::find(cmd->begin(), cmd->end(), "-save-temps=obj");
+  ASSERT_NE(keep, cmd->end());
+  EXPECT_EQ(*(keep - 1), "-Xcompiler");
 }
 
 TEST(CompileOptions, ConfigOverridesAndRejectsUnknownKeys) {
@@ -89,7 +93,10 @@ TEST(CompileOptions, TheCuteAnalysisCompileSeesTheSameSourceFlagsAndMacros) {
       }
     return cmd;
   };
-  EXPECT_EQ(without(*build, {{"-shared"}, {"-cudart", "shared"}, {"--no-compress"}, {"-o", "kernel.so"}, {"-lcuda"}}),
+  // -save-temps only keeps the host assembly for a check; the device translation units stay byte for
+  // byte the same (compare_device_code proves it on every build).
+  EXPECT_EQ(without(*build, {{"-shared"}, {"-cudart", "shared"}, {"--no-compress"}, {"-Xcompiler", "-save-temps=obj"},
+                             {"-o", "kernel.so"}, {"-lcuda"}}),
             without(*analysis, {{"-ptx"}, {"-Xcicc", "-O0"}, {"-o", "candidate.analysis.ptx"}}));
   EXPECT_TRUE(has("-fPIC"));
   // It is device-only PTX without optimisation, into its own file.

@@ -255,71 +255,95 @@ CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string&
 namespace cutegen {
 namespace {
 
-bool quotable_path(const std::string& path, const QuotableFiles& q) {
-  if (path == q.candidate || path == "./" + q.candidate) return true;
-  std::filesystem::path p(path);
-  if (!p.is_absolute()) return false;
-  p = p.lexically_normal();
-  for (const auto& root : q.roots) {
-    auto rel = p.lexically_relative(root.lexically_normal());
+namespace fs = std::filesystem;
+
+bool under_any(const fs::path& p, const std::vector<fs::path>& roots) {
+  for (const auto& root : roots) {
+    auto rel = p.lexically_relative(root);
     if (!rel.empty() && *rel.begin() != ".." && rel != ".") return true;
   }
   return false;
 }
 
-}  // namespace
+// The candidate by the name nvcc was given, or a file beneath a root both as written and once its
+// symbolic links are resolved (a link beneath a root may lead anywhere).
+class Quotable {
+ public:
+  explicit Quotable(const QuotableFiles& q) : candidate_(q.candidate) {
+    for (const auto& root : q.roots) {
+      lexical_.push_back(root.lexically_normal());
+      std::error_code ec;
+      auto real = fs::weakly_canonical(root, ec);
+      resolved_.push_back(ec ? lexical_.back() : real);
+    }
+  }
+  bool operator()(const std::string& path) {
+    if (path == candidate_ || path == "./" + candidate_) return true;
+    // A CuTe error names the same headers hundreds of times: resolve each once.
+    auto [it, fresh] = known_.try_emplace(path, false);
+    if (fresh) it->second = decide(path);
+    return it->second;
+  }
 
-namespace {
+ private:
+  bool decide(const std::string& path) const {
+    fs::path p(path);
+    if (!p.is_absolute()) return false;
+    p = p.lexically_normal();
+    if (!under_any(p, lexical_)) return false;
+    std::error_code ec;
+    auto real = fs::weakly_canonical(p, ec);
+    return !ec && under_any(real, resolved_);
+  }
+
+  std::string candidate_;
+  std::vector<fs::path> lexical_, resolved_;
+  std::map<std::string, bool> known_;
+};
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool severity_word(std::string_view rest) {
-  for (std::string_view w : {"catastrophic error", "fatal error", "error", "warning", "remark", "note"})
-    if (rest.substr(0, w.size()) == w) return true;
-  return false;
-}
-
-struct Location {
-  std::string path, line, severity;
-  bool edg = false;
-};
-
-// "path(12): error: ..." (EDG) or "path:12:3: error: ..." (GCC). Parsed by hand: template
-// instantiation lines run to many kilobytes, where backtracking regexes are slow or overflow the stack.
-std::optional<Location> report_location(std::string_view l) {
-  for (std::size_t p = l.find("): "); p != std::string_view::npos; p = l.find("): ", p + 1)) {
-    std::size_t open = l.rfind('(', p);
-    if (open == std::string_view::npos || open == 0 || !all_digits(l.substr(open + 1, p - open - 1))) continue;
-    std::string_view rest = l.substr(p + 3);
-    if (!severity_word(rest)) continue;
-    std::string_view sev = rest.substr(0, rest.find(':'));
-    return Location{std::string(l.substr(0, open)), std::string(l.substr(open + 1, p - open - 1)),
-                    std::string(sev.substr(0, sev.find(" #"))), true};
+// The file a report line names, from where it says it comes from, whatever the words after that:
+// "path(12): ..." (EDG), "path:12: ..." and "path:12:3: ..." (GCC, GNU as, ld's scripts: "Error:",
+// "Warning:", "Info:", ...), "In file included from path:12," and "path: In function ...",
+// "path: At global scope:", "path: Assembler messages:". The shortest such prefix of the line counts:
+// text after a location is the tool's, and a longer path would have to be a real directory named
+// like "candidate.cu:5: x". Parsed by hand: template instantiation lines run to many kilobytes, where
+// backtracking regexes are slow or overflow the stack.
+std::optional<std::string> report_path(std::string_view l) {
+  std::string_view rest = l;
+  constexpr std::string_view kIncluded = "In file included from ";
+  if (rest.substr(0, kIncluded.size()) == kIncluded) rest.remove_prefix(kIncluded.size());
+  std::optional<std::size_t> end;  // where the path ends
+  // One pass (a line of a million parentheses must not take quadratic time): "(digits)" holds no '('.
+  for (std::size_t i = 0, open = std::string_view::npos; i < rest.size(); ++i) {
+    if (rest[i] == '(') open = i;
+    if (rest[i] != ')' || open == std::string_view::npos) continue;
+    if (open > 0 && all_digits(rest.substr(open + 1, i - open - 1)) && rest.substr(i + 1, 1) == ":") {
+      end = open;
+      break;
+    }
+    open = std::string_view::npos;
   }
-  for (std::size_t c = l.find(':'); c != std::string_view::npos && c > 0; c = l.find(':', c + 1)) {
-    std::size_t e = l.find(':', c + 1);
-    if (e == std::string_view::npos) break;
-    if (!all_digits(l.substr(c + 1, e - c - 1))) continue;
-    std::size_t after = e + 1;
-    std::size_t col = l.find(':', after);
-    if (col != std::string_view::npos && all_digits(l.substr(after, col - after))) after = col + 1;
-    std::string_view rest = l.substr(std::min(after + 1, l.size()));
-    if (after >= l.size() || l[after] != ' ' || !severity_word(rest)) continue;
-    return Location{std::string(l.substr(0, c)), std::string(l.substr(c + 1, e - c - 1)),
-                    std::string(rest.substr(0, rest.find(':'))), false};
+  for (std::size_t c = rest.find(':'); c != std::string_view::npos && c > 0 && (!end || c < *end);
+       c = rest.find(':', c + 1)) {
+    std::size_t d = c + 1;
+    while (d < rest.size() && rest[d] >= '0' && rest[d] <= '9') ++d;
+    if (d > c + 1 && (d == rest.size() || rest[d] == ':' || rest[d] == ',')) {
+      end = c;
+      break;
+    }
   }
-  return std::nullopt;
-}
-
-// "path: In function 'f':" (GCC) -> path.
-std::optional<std::string> context_location(std::string_view l) {
-  for (std::string_view marker : {": In ", ": At global scope"}) {
-    std::size_t p = l.find(marker);
-    if (p != std::string_view::npos && p > 0 && l[0] != ' ') return std::string(l.substr(0, p));
+  if (!end) {
+    for (std::string_view marker : {": In ", ": At global scope", ": At top level", ": Assembler messages:"}) {
+      std::size_t p = rest.find(marker);
+      if (p != std::string_view::npos && p > 0 && (!end || p < *end)) end = p;
+    }
   }
-  return std::nullopt;
+  if (!end) return std::nullopt;
+  return std::string(rest.substr(0, *end));
 }
 
 // EDG's instantiation chain: "... at line 12 of path" -> path.
@@ -333,35 +357,41 @@ std::optional<std::string> chain_location(std::string_view l) {
 
 }  // namespace
 
-std::string redact_nvcc_log(const std::string& log, const QuotableFiles& quotable) {
+std::string redact_nvcc_log(const std::string& log, const QuotableFiles& quotable_files) {
+  Quotable quotable(quotable_files);
   std::string out;
-  bool hiding = false;
+  std::string last_replacement;  // a run of hidden reports from one file becomes one line
+  auto hide = [&](std::string replacement) {
+    if (replacement != last_replacement) out += replacement + "\n";
+    last_replacement = std::move(replacement);
+  };
+  auto keep = [&](const std::string& line) {
+    last_replacement.clear();
+    out += line + "\n";
+  };
+  bool hiding = false;  // inside the quoted context of a hidden report
   std::istringstream in(log);
   std::string line;
   while (std::getline(in, line)) {
-    std::optional<std::string> replacement;
-    bool located = true;
-    if (auto r = report_location(line)) {
-      if (!quotable_path(r->path, quotable))
-        replacement = r->edg ? fmt::format("{}({}): {}: (text from {} not shown)", r->path, r->line, r->severity, r->path)
-                             : fmt::format("{}:{}: {}: (text from {} not shown)", r->path, r->line, r->severity, r->path);
-    } else if (auto c = context_location(line)) {
-      if (!quotable_path(*c, quotable)) replacement = fmt::format("{}: (text from {} not shown)", *c, *c);
-    } else if (auto ch = chain_location(line)) {
-      if (!quotable_path(*ch, quotable)) replacement = fmt::format("    (text from {} not shown)", *ch);
-    } else {
-      located = false;
-    }
-    if (located) {
-      hiding = replacement.has_value();
-      out += (hiding ? *replacement : line) + "\n";
+    // A report's quoted source, caret and instantiation chain are indented below it.
+    if (!line.empty() && (line[0] == ' ' || line[0] == '\t')) {
+      if (hiding) continue;
+      if (auto file = chain_location(line); file && !quotable(*file))
+        hide(fmt::format("    (text from {} not shown)", *file));
+      else
+        keep(line);
       continue;
     }
-    // A blank line or a line that is not indented ends the quoted context of a report.
-    bool context = !line.empty() && (line[0] == ' ' || line[0] == '\t');
-    if (!context) hiding = false;
-    if (hiding) continue;
-    out += line + "\n";
+    // Blank lines between hidden reports would count them.
+    if (line.empty() && !last_replacement.empty()) {
+      hiding = false;
+      continue;
+    }
+    auto file = report_path(line);
+    hiding = file && !quotable(*file);
+    // Neither the text nor the line number: which lines a tool complains about tells about the file too.
+    if (hiding) hide(fmt::format("{}: (text from {} not shown)", *file, *file));
+    else keep(line);
   }
   return out;
 }

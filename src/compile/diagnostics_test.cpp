@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/fs.h"
+#include "common/test_helpers.h"
 
 using namespace cutegen;
 
@@ -115,8 +116,11 @@ TEST(RedactNvccLog, TextFromFilesOutsideTheAllowedRootsIsNotShown) {
   auto redacted = redact_nvcc_log(log, {"candidate.cu", {"/opt/cutlass/include", "/usr/include"}});
   for (const char* secret : {"sk-secret", "OPENAI_API_KEY", "root:x", "\"sk\"", "T=root"})
     EXPECT_EQ(redacted.find(secret), std::string::npos) << secret << "\n" << redacted;
-  EXPECT_NE(redacted.find("/home/user/.env(1): error: (text from /home/user/.env not shown)"), std::string::npos) << redacted;
-  EXPECT_NE(redacted.find("/home/user/.env:2: error: (text from /home/user/.env not shown)"), std::string::npos) << redacted;
+  // One line for the run of reports from the file, without their line numbers.
+  EXPECT_NE(redacted.find("/home/user/.env: (text from /home/user/.env not shown)\ncandidate.cu(7)"), std::string::npos)
+      << redacted;
+  EXPECT_EQ(redacted.find(".env(1)"), std::string::npos) << redacted;
+  EXPECT_EQ(redacted.find(".env:2"), std::string::npos) << redacted;
   // The candidate's own errors and CuTe's keep their text.
   EXPECT_NE(redacted.find("identifier \"undefined_name\" is undefined\n    float x = undefined_name;"), std::string::npos);
   EXPECT_NE(redacted.find("static_assert(false, \"Too many modes\");"), std::string::npos);
@@ -138,4 +142,53 @@ TEST(RedactNvccLog, PathTricksDoNotMakeAFileQuotable) {
   auto redacted = redact_nvcc_log(log, {"candidate.cu", {"/opt/cutlass/include"}});
   EXPECT_EQ(redacted.find("root:x"), std::string::npos) << redacted;
   EXPECT_NE(redacted.find("  int a\n"), std::string::npos) << redacted;
+}
+
+// The issue-32 probe: an asm string spelled "\x2einclude \"/etc/passwd\"" made the host assembler read
+// the file, and its messages ("Error:", capitalised, which the redaction once did not know) quoted it
+// line by line. Whatever word follows a location, the file it names decides.
+TEST(RedactNvccLog, AssemblerMessagesFromAnotherFileAreHiddenWhateverTheirWords) {
+  std::string log =
+      "/tmp/stage/ccLdXZLr.s: Assembler messages:\n"
+      "/etc/passwd:19: Error: junk at end of line, first unrecognized character is `:'\n"
+      "/etc/passwd:24: Error: no such instruction: `postgresql administrator,,,:/var/lib/postgresql:/bin/bash'\n"
+      "/etc/passwd:25: Warning: root:x:0:0\n"
+      "/etc/passwd:26:  Info: macro invoked from here daemon:x:1:1\n"
+      "/usr/bin/ld:/etc/shadow:1: ignoring invalid character `r' in expression\n"
+      "In file included from /etc/hostname:3,\n"
+      "                 from candidate.cu:2:\n"
+      "/etc/hostname: In function 'void gpu_box_7()':\n"
+      "/etc/hostname:1:5: note: gpu-box-7 here\n"
+      "    1 | gpu-box-7\n"
+      "candidate.cu:3: Warning: end of file not at end of a line\n"
+      "/usr/bin/ld: kept-build/candidate.o: in function `cutegen_forward':\n"
+      "candidate.cu:(.text+0x1d): undefined reference to `helper(int)'\n"
+      "collect2: error: ld returned 1 exit status\n";
+  auto redacted = redact_nvcc_log(log, {"candidate.cu", {"/opt/cutlass/include", "/usr/include"}});
+  for (const char* secret : {"postgresql", "root:x", "daemon:x", "invalid character `r'", "gpu-box-7", "gpu_box_7",
+                             ":19:", ":24:", ":3,"})
+    EXPECT_EQ(redacted.find(secret), std::string::npos) << secret << "\n" << redacted;
+  EXPECT_EQ(count_lines(redacted.substr(0, redacted.find("candidate.cu:3"))), 4) << redacted;  // one per file
+  EXPECT_NE(redacted.find("/etc/passwd: (text from /etc/passwd not shown)\n/usr/bin/ld:/etc/shadow: (text from"),
+            std::string::npos) << redacted;
+  // The candidate's own reports and the linker's about its symbols stay as they were.
+  EXPECT_NE(redacted.find("candidate.cu:3: Warning: end of file not at end of a line\n"), std::string::npos) << redacted;
+  EXPECT_NE(redacted.find("in function `cutegen_forward':\ncandidate.cu:(.text+0x1d): undefined reference to `helper(int)'"),
+            std::string::npos) << redacted;
+  EXPECT_NE(redacted.find("collect2: error: ld returned 1 exit status"), std::string::npos) << redacted;
+}
+
+// A symbolic link beneath an allowed root may lead anywhere: the file it resolves to decides.
+TEST(RedactNvccLog, ALinkBeneathAnAllowedRootDoesNotMakeItsTargetQuotable) {
+  cutegen::testing::TempDir root;
+  std::error_code ec;
+  std::filesystem::create_directory_symlink("/etc", root.path / "etc_link", ec);
+  ASSERT_FALSE(ec) << ec.message();
+  std::filesystem::create_directory(root.path / "cute", ec);
+  ASSERT_TRUE(write_file_atomic(root.path / "cute" / "layout.hpp", "// header\n").ok());
+  std::string log = (root.path / "etc_link/passwd").string() + ":1: Error: no such instruction: `root:x:0:0'\n" +
+                    (root.path / "cute/layout.hpp").string() + "(3): error: a real header's report\n";
+  auto redacted = redact_nvcc_log(log, {"candidate.cu", {root.path}});
+  EXPECT_EQ(redacted.find("root:x"), std::string::npos) << redacted;
+  EXPECT_NE(redacted.find("a real header's report"), std::string::npos) << redacted;
 }

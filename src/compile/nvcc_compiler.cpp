@@ -12,6 +12,7 @@
 #include "common/sha256.h"
 #include "compile/cute_usage.h"
 #include "compile/device_code_match.h"
+#include "compile/host_assembly.h"
 #include "compile/library_checks.h"
 #include "compile/source_rules.h"
 #include "sandbox/sandbox_command.h"
@@ -52,6 +53,17 @@ QuotableFiles quotable_files(const Toolchain& t, const std::string& nvcc) {
   }
   return q;
 }
+
+// What the toolchain (nvcc, cudafe++, cicc, ptxas, fatbinary, nvlink, gcc, cc1plus, as, ld) opens outside
+// the installations named one by one, measured with strace on a CuTe build (nvcc 13.0, GCC 12, Debian 12):
+// the system's program and library trees, the dynamic loader's cache and preload list, the time zone,
+// glibc malloc's overcommit setting and the random devices. Not /etc, /proc or /sys as a whole: the
+// assembler and the preprocessor open whatever path an asm string or __has_include names, which read
+// /etc/shadow and other processes' /proc/<pid>/cmdline. Symbolic links (/etc/alternatives/...) need no
+// rule, Landlock judges the file a link resolves to; cicc's readlink of /proc/self/exe is not restricted.
+constexpr const char* kToolchainSystemFiles[] = {
+    "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc/ld.so.cache", "/etc/ld.so.preload",
+    "/etc/localtime", "/proc/sys/vm/overcommit_memory", "/dev/urandom", "/dev/random"};
 
 // The installation prefix of a program found on PATH: /usr/local/cuda-13.0/bin/nvcc -> /usr/local/cuda-13.0.
 std::optional<fs::path> prefix_of(const std::string& program) {
@@ -161,18 +173,19 @@ SandboxPolicy NvccCompiler::sandbox_policy(const fs::path& staging) const {
   SandboxPolicy p;
   p.syscalls = SandboxPolicy::Syscalls::compiler;
   // Not the user's home: a candidate's #include of ~/.env must fail. Roots that live there (a CUTLASS
-  // checkout, this source tree's include/) are named one by one. /dev only for what compilers read
-  // (as root, a raw disk is a file there); /dev/null is always allowed.
-  for (const char* dir : {"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys",
-                          "/dev/zero", "/dev/urandom", "/dev/random"}) {
+  // checkout, this source tree's include/) are named one by one. Of /etc, /proc and /dev only the
+  // files the toolchain opens (kToolchainSystemFiles); /dev/null is always allowed.
+  for (const char* path : kToolchainSystemFiles) {
     std::error_code ec;
-    if (fs::exists(dir, ec)) p.read_paths.emplace_back(dir);
+    if (fs::exists(path, ec)) p.read_paths.emplace_back(path);
   }
   if (auto cuda = prefix_of(options_.nvcc)) p.read_paths.push_back(*cuda);
   if (auto host = prefix_of(options_.host_compiler.empty() ? "g++" : options_.host_compiler)) p.read_paths.push_back(*host);
   if (!toolchain_.cutlass_include.empty()) p.read_paths.push_back(toolchain_.cutlass_include);
   if (!toolchain_.contract_include.empty()) p.read_paths.push_back(toolchain_.contract_include);
   p.write_paths = {staging};
+  // A file outside the read list then looks missing, not denied (sandbox/denied_as_missing.c).
+  p.preload = denied_as_missing_library(sandbox_);
   p.address_space_bytes = options_.memory_limit_mb << 20;
   // Compiles run beside timed evaluations (bench -j, tune, the loop's next candidate): they must not
   // take the CPU from the judge's two processes (SandboxPolicy::background).
@@ -293,8 +306,18 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
       out.verdict = CompileVerdict::timeout;
       return out;
     }
+    // What the assembler was handed (-save-temps=obj), checked for directives that read files whether or
+    // not the build went through: a directive whose file Landlock denied failed the build, and a
+    // rejection naming it says more than the assembler's errors.
+    auto assembly = check_kept_host_assembly(*staging / kBuildKeepDir, fs::path(kCandidateFile).stem().string(),
+                                             proc->succeeded());
+    if (!assembly) {
+      cleanup();
+      return assembly.error();
+    }
     if (!proc->succeeded()) {
-      out.verdict = CompileVerdict::compile_error;
+      out.violations = *assembly;
+      out.verdict = out.violations.empty() ? CompileVerdict::compile_error : CompileVerdict::rejected;
     } else {
       auto checks = check_library(*staging / kLibraryFile);
       if (!checks) {
@@ -311,7 +334,8 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
         out.verdict = CompileVerdict::timeout;  // like nvcc's own timeout: not cached
         return out;
       }
-      out.violations = checks->violations;
+      out.violations = *assembly;
+      for (const auto& v : checks->violations) out.violations.push_back(v);
       std::optional<CheckViolation> mismatch;
       if (cute->compiled) {
         auto same = compare_device_code(*staging / kBuildKeepDir, *staging / kAnalysisKeepDir);

@@ -10,11 +10,17 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
+#include <fmt/format.h>
+
 #include "common/build_identity.h"
 #include "common/fake_process_runner.h"
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/slow_compile_tests.h"
+#include "sandbox/landlock.h"
+#include "sandbox/sandbox_command.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -129,6 +135,32 @@ TEST_F(RealNvcc, AllocatingDeviceMemoryIsRejected) {
   auto out = compile(testdata("allocates.cu"), "alloc.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
   EXPECT_TRUE(has_violation(out, "forbidden-import", "cudaMalloc")) << out.feedback();
+}
+
+// Issue 32, class 1c and 2: an asm string that spells a file-reading directive so that the source
+// rule's text search misses it. The check reads the assembly the host compiler handed the assembler, so
+// every spelling is refused, each by its own violation (each probe names its own file), as a rejection
+// and not a compile error although the assembler could not open those files.
+TEST_F(RealNvcc, FileReadingAssemblerDirectivesAreRefusedHoweverTheAsmStringSpellsThem) {
+  auto out = compile(testdata("asm_reads_spellings.cu"), "spellings.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.feedback() << out.log;
+  for (const char* statement : {".incbin \"/cutegen-probe/hex-escape\"", ".incbin \"/cutegen-probe/octal-escape\"",
+                                ".incbin \"/cutegen-probe/joined-literals\"", ".incbin \"/cutegen-probe/macro-dot\"",
+                                ".INCBIN \"/cutegen-probe/upper-case\"", ".include \"/cutegen-probe/include\"",
+                                ".macro cutegen_probe_m a,b"})
+    EXPECT_TRUE(has_violation(out, "asm-reads-file", statement)) << statement << "\n" << out.feedback();
+}
+
+// Issue 32, class 3: __has_include through an alias is no file-existence oracle. Denied by Landlock and
+// made to look missing by the compile's preload, every probe is false, as for a file that does not exist.
+TEST_F(RealNvcc, HasIncludeCannotTellWhetherAHostFileExists) {
+  if (landlock::abi_version() == 0)
+    GTEST_SKIP() << "this kernel has no Landlock: the compile can read every host file, and says so in `cutegen doctor`";
+  auto out = compile(testdata("has_include_oracle.cu"), "oracle.cu");
+  EXPECT_NE(out.verdict, CompileVerdict::compile_error) << out.log;
+  EXPECT_EQ(out.log.find("probe:"), std::string::npos) << out.log;
+  EXPECT_EQ(out.log.find("control:"), std::string::npos) << out.log;
+  EXPECT_EQ(out.log.find("Permission denied"), std::string::npos) << out.log;
 }
 
 class HonestKernels : public RealNvcc, public ::testing::WithParamInterface<const char*> {};
@@ -327,6 +359,46 @@ INSTANTIATE_TEST_SUITE_P(
                       RefusedSource{"time", "const char* built = __TIME__;\n", "nondeterministic-build"}),
     [](const ::testing::TestParamInfo<RefusedSource>& info) { return std::string(info.param.name); });
 
+// Issue 32, class 1a: the compile's own sandbox, as nvcc gets it, on this machine. What an asm string or
+// __has_include could name — /etc/passwd, /etc/shadow, another process's /proc/<pid>/cmdline — cannot
+// be read and looks missing (not denied), while the toolchain's files and the headers can be read.
+TEST(NvccSandbox, HostFilesAreUnreadableAndLookMissingInsideTheCompile) {
+  if (landlock::abi_version() == 0)
+    GTEST_SKIP() << "this kernel has no Landlock: the compile can read every host file, and says so in `cutegen doctor`";
+  auto staging = make_unique_dir(fs::temp_directory_path(), "cutegen-sandbox-reads-");
+  ASSERT_TRUE(staging.ok());
+  auto cutlass = cutlass_include_dir();
+  ASSERT_TRUE(cutlass.ok()) << cutlass.error().message;
+  Toolchain tc{"nvcc", "g++", "4.2.0", fs::canonical(*cutlass), "hash", contract_include_dir()};
+  FakeProcessRunner unused([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(0); });
+  NvccCompiler c(unused, CompileOptions{}, tc, CompileCache(*staging), CUTEGEN_SANDBOX_BIN);
+  PosixProcessRunner runner;
+  auto cat = [&](const fs::path& file) {
+    auto r = runner.run({.argv = sandbox_command(CUTEGEN_SANDBOX_BIN, c.sandbox_policy(*staging), {"cat", file.string()}),
+                         .timeout = std::chrono::seconds(60),
+                         .cwd = *staging,
+                         .private_dir = *staging});
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return r.ok() ? *r : ProcessResult{};
+  };
+  const std::string own_cmdline = fmt::format("/proc/{}/cmdline", ::getpid());
+  for (const std::string file : {"/etc/passwd", "/etc/shadow", "/etc/hostname", own_cmdline.c_str(), "/proc/1/environ",
+                                 "/sys/class/net/lo/address"}) {
+    if (!fs::exists(file)) continue;
+    auto r = cat(file);
+    EXPECT_NE(r.exit_code, 0) << file << " was read: " << r.out;
+    EXPECT_TRUE(r.out.empty()) << file;
+    EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << file << ": " << r.err;
+  }
+  for (const fs::path& file : {tc.cutlass_include / "cute/tensor.hpp", tc.contract_include / "cutegen/kernel.h",
+                               fs::path("/etc/ld.so.cache")}) {
+    auto r = cat(file);
+    EXPECT_EQ(r.exit_code, 0) << file << ": " << r.err;
+    EXPECT_FALSE(r.out.empty()) << file;
+  }
+  fs::remove_all(*staging);
+}
+
 // --- fake nvcc ---
 
 TEST(NvccCompilerFake, TimeoutsAreReportedAndNotCached) {
@@ -410,12 +482,16 @@ TEST(NvccCompilerFake, NvccRunsInsideTheSandboxWithItsStagingDirectoryAsHome) {
     EXPECT_EQ(spec.private_dir, spec.cwd);                                      // also its HOME and TMPDIR
     EXPECT_EQ(spec.environment, ProcessSpec::Environment::allow_list);
     auto reads = after("--read");
-    for (const char* root : {"/cutlass/include", "/contract/include", "/usr", "/etc"})
+    for (const char* root : {"/cutlass/include", "/contract/include", "/usr", "/etc/ld.so.cache"})
       EXPECT_NE(std::find(reads.begin(), reads.end(), root), reads.end()) << root;
+    // A file Landlock denies looks missing to the compile (no existence oracle through __has_include).
+    EXPECT_EQ(after("--preload"), std::vector<std::string>{"/opt/cutegen/bin/cutegen-denied-as-missing.so"});
     const char* home = std::getenv("HOME");
     for (const auto& r : reads) {
       EXPECT_NE(r, "/");
-      EXPECT_NE(r, "/dev");  // a raw disk is a file there
+      // Not whole trees of host files: the assembler and the preprocessor open whatever path an asm
+      // string or __has_include names (/etc/shadow, another process's /proc/<pid>/cmdline).
+      for (const char* tree : {"/etc", "/proc", "/sys", "/dev", "/root", "/home", "/tmp"}) EXPECT_NE(r, tree);
       if (home && *home) {
         EXPECT_NE(r, std::string(home));
       }

@@ -62,6 +62,9 @@ struct SandboxPolicy {
   // cutegen-sandbox's own execve under the runner profile: exec is allowed only with exactly this
   // pointer as the path argument, which the exec'd program cannot know (a wrong guess is a SIGSYS).
   const char* allowed_execve_path = nullptr;
+  // cutegen-sandbox only (--preload): a library readable beneath Landlock and set as LD_PRELOAD for the
+  // program it runs, and so for everything that program starts. Empty: none.
+  std::filesystem::path preload;
 };
 
 // What apply_sandbox could enforce on this kernel.

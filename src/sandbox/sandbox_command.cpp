@@ -38,10 +38,11 @@ Options:
   --any-tcp             leave TCP to the seccomp profile (by default Landlock ABI 4 allows no TCP
                         but to --tcp-port ports)
   --allow-abstract-unix do not confine abstract unix sockets to the sandbox (Landlock ABI 6)
+  --preload FILE        read FILE and preload it (LD_PRELOAD) into PROGRAM and all it starts
   -h, --help            this text
 
 Core dumps are always off. /dev/null is always readable and writable.
-The program's environment is passed unchanged: the caller chooses it.
+The program's environment is passed unchanged (but for --preload's LD_PRELOAD): the caller chooses it.
 Exit status: PROGRAM's; 125 when the sandbox cannot be set up or the arguments are wrong,
 126 when PROGRAM cannot be executed, 127 when it is not found. Under the runner profile a
 forbidden call kills PROGRAM with SIGSYS.
@@ -63,6 +64,7 @@ std::vector<std::string> sandbox_command(const std::filesystem::path& wrapper, c
   for (uint16_t port : p.tcp_connect_ports) cmd.insert(cmd.end(), {"--tcp-port", std::to_string(port)});
   if (!p.confine_tcp) cmd.push_back("--any-tcp");
   if (!p.confine_abstract_unix) cmd.push_back("--allow-abstract-unix");
+  if (!p.preload.empty()) cmd.insert(cmd.end(), {"--preload", p.preload.string()});
   cmd.push_back("--");
   cmd.insert(cmd.end(), program.begin(), program.end());
   return cmd;
@@ -91,7 +93,7 @@ Result<SandboxInvocation> parse_sandbox_args(const std::vector<std::string>& arg
     if (a == "--allow-abstract-unix") { inv.policy.confine_abstract_unix = false; continue; }
     if (a == "--any-tcp") { inv.policy.confine_tcp = false; continue; }
     if (a != "--syscalls" && a != "--read" && a != "--write" && a != "--rlimit-as" && a != "--rlimit-fsize" &&
-        a != "--rlimit-cpu" && a != "--rlimit-nofile" && a != "--tcp-port")
+        a != "--rlimit-cpu" && a != "--rlimit-nofile" && a != "--tcp-port" && a != "--preload")
       return Error{a.rfind("-", 0) == 0 ? fmt::format("unknown option {} (see --help)", a)
                                         : fmt::format("'{}' before `--`: put the program after `--`", a)};
     auto v = value(a);
@@ -103,6 +105,11 @@ Result<SandboxInvocation> parse_sandbox_args(const std::vector<std::string>& arg
     } else if (a == "--read" || a == "--write") {
       if (v->empty()) return Error{fmt::format("{} wants a path", a)};
       (a == "--read" ? inv.policy.read_paths : inv.policy.write_paths).push_back(*v);
+    } else if (a == "--preload") {
+      // LD_PRELOAD splits its list at spaces and colons: such a path would preload something else.
+      if (v->empty() || v->front() != '/' || v->find_first_of(" :") != std::string::npos)
+        return Error{fmt::format("--preload wants an absolute path without spaces or colons, got '{}'", *v)};
+      inv.policy.preload = *v;
     } else {
       auto n = parse_number(a, *v, a == "--tcp-port" ? 65535 : kMax);
       if (!n) return n.error();
@@ -115,6 +122,10 @@ Result<SandboxInvocation> parse_sandbox_args(const std::vector<std::string>& arg
   }
   if (inv.program.empty()) return Error{"no program given: cutegen-sandbox [OPTIONS] -- PROGRAM [ARGS...]"};
   return inv;
+}
+
+std::filesystem::path denied_as_missing_library(const std::filesystem::path& wrapper) {
+  return wrapper.parent_path() / "cutegen-denied-as-missing.so";
 }
 
 }  // namespace cutegen

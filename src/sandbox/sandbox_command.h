@@ -25,4 +25,8 @@ Result<SandboxInvocation> parse_sandbox_args(const std::vector<std::string>& arg
 
 std::string sandbox_usage();
 
+// sandbox/denied_as_missing.c, built next to the wrapper: preloaded into nvcc so that a file Landlock
+// denies looks missing to the compile (no file-existence oracle through __has_include).
+std::filesystem::path denied_as_missing_library(const std::filesystem::path& wrapper);
+
 }  // namespace cutegen

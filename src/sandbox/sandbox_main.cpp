@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -57,8 +58,12 @@ int main(int argc, char** argv) {
   SandboxPolicy policy = inv->policy;
   policy.expected_parent = parent;
   policy.allowed_execve_path = exec_path;
+  if (!policy.preload.empty()) policy.read_paths.push_back(policy.preload);
   auto applied = apply_sandbox(policy);
   if (!applied) return fail(kSetupFailed, applied.error().message);
+  // Set after the sandbox, so that nothing runs with it but PROGRAM and what it starts.
+  if (!policy.preload.empty() && ::setenv("LD_PRELOAD", policy.preload.c_str(), 1) != 0)
+    return fail(kSetupFailed, fmt::format("cannot set LD_PRELOAD: {}", std::strerror(errno)));
 
   std::vector<char*> args;
   for (auto& a : inv->program) args.push_back(a.data());

@@ -209,6 +209,7 @@ TEST(SandboxCommand, RoundTripsThroughTheWrappersParser) {
   p.confine_tcp = false;
   p.confine_abstract_unix = false;
   p.background = true;
+  p.preload = "/opt/cutegen/cutegen-denied-as-missing.so";
   auto cmd = sandbox_command("/bin/cutegen-sandbox", p, {"nvcc", "--", "x.cu"});
   ASSERT_EQ(cmd.front(), "/bin/cutegen-sandbox");
   auto parsed = parse_sandbox_args(std::vector<std::string>(cmd.begin() + 1, cmd.end()));
@@ -226,6 +227,7 @@ TEST(SandboxCommand, RoundTripsThroughTheWrappersParser) {
   EXPECT_FALSE(q.confine_tcp);
   EXPECT_FALSE(q.confine_abstract_unix);
   EXPECT_TRUE(q.background);
+  EXPECT_EQ(q.preload, p.preload);
   // Everything after the first `--` is the program's, including a later `--`.
   EXPECT_EQ(parsed->program, (std::vector<std::string>{"nvcc", "--", "x.cu"}));
 }
@@ -233,7 +235,10 @@ TEST(SandboxCommand, RoundTripsThroughTheWrappersParser) {
 TEST(SandboxCommand, BadArgumentsAreOneLineErrors) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"--syscalls", "paranoid", "--", "true"}, {"--rlimit-as", "lots", "--", "true"}, {"--read"},
-           {"--tcp-port", "70000", "--", "true"}, {"--frobnicate", "--", "true"}, {"true"}, {"--read", "/usr"}}) {
+           {"--tcp-port", "70000", "--", "true"}, {"--frobnicate", "--", "true"}, {"true"}, {"--read", "/usr"},
+           // LD_PRELOAD splits at spaces and colons, and a relative path depends on the directory.
+           {"--preload", "lib.so", "--", "true"}, {"--preload", "/a b/lib.so", "--", "true"},
+           {"--preload", "/a:/b.so", "--", "true"}}) {
     auto r = parse_sandbox_args(args);
     ASSERT_FALSE(r.ok()) << fmt::format("{}", fmt::join(args, " "));
     EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << r.error().message;
