@@ -522,8 +522,7 @@ class CandidateSession:
         reports, agree, r2r = [], True, 0.0
         for i, (ref, native) in enumerate(zip(refs, natives)):
             out_dtype = self.slot.outputs[0][i].dtype
-            ref = compare.expected_values(ref, out_dtype)
-            scale = compare.max_abs_finite(ref)
+            ref, scale = compare.expected_and_scale(ref, out_dtype)
             floor = compare.tolerance(policy, problem.dtype, out_dtype)
             torch_report = compare.compare(native, ref, floor, scale)
             tol = compare.with_torch_error(floor, torch_report)
@@ -665,8 +664,7 @@ class CandidateSession:
             if got is None:
                 continue
             out_dtype = self.slot.outputs[0][i].dtype
-            ref = compare.expected_values(ref, out_dtype)
-            scale = compare.max_abs_finite(ref)
+            ref, scale = compare.expected_and_scale(ref, out_dtype)
             floor = compare.tolerance(self.plan.precision, self.problem.dtype, out_dtype)
             positions = self.secret_out.positions(i)
             torch_sample = compare.as_numbers(native).reshape(-1).index_select(0, positions.to(native.device)).cpu()

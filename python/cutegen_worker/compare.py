@@ -81,6 +81,19 @@ def expected_values(ref: torch.Tensor, output_dtype: torch.dtype) -> torch.Tenso
     return torch.where(overflow, rounded.to(ref.dtype), ref)
 
 
+def expected_and_scale(ref: torch.Tensor, output_dtype: torch.dtype) -> tuple:
+    """(expected_values(ref, output_dtype), its max_abs_finite): the scale is looked at first, and when no
+    finite reference value reaches the output dtype's largest value nothing can overflow, so the reference
+    is the expected values as it is -- sparing the rounded copy of a whole output that expected_values makes
+    to find overflows (a sixth of a check's memory traffic on a 6 GB output, and it runs after every timed
+    call)."""
+    scale = max_abs_finite(ref)
+    if not output_dtype.is_floating_point or not ref.is_floating_point() or scale < torch.finfo(output_dtype).max:
+        return ref, scale
+    expected = expected_values(ref, output_dtype)
+    return expected, max_abs_finite(expected)
+
+
 def max_abs_finite(ref: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> float:
     """The `scale` of the element test: the largest finite |ref|."""
     best = None
