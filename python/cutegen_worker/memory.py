@@ -142,12 +142,12 @@ def check_fits(path: str, estimate: dict, device: torch.device, audit_copies: bo
 
 def workspace_cap(estimate: dict, device: torch.device, slot_allocated: bool) -> tuple:
     """(cap, why): the most workspace a kernel may have now -- the problem's cap, or less when the
-    free memory minus the rest of the session (its slot unless already allocated, one staged call,
-    one check's workspace) is smaller -- and the words that say which limit it is."""
+    free memory minus the rest of the session (its slot and audit copies unless already allocated, one
+    staged call, one check's workspace) is smaller -- and the words that say which limit it is."""
     free, _ = device_memory(device)
-    rest = estimate["staged_bytes"] + estimate["check_workspace_bytes"] + estimate.get("audit_copies_bytes", 0)
-    if not slot_allocated:
-        rest += estimate["slot_bytes"]
+    rest = estimate["staged_bytes"] + estimate["check_workspace_bytes"]
+    if not slot_allocated:  # a candidate session allocates the private audit copies with its slot
+        rest += estimate["slot_bytes"] + estimate.get("audit_copies_bytes", 0)
     fits = max(0, free - rest)
     cap = estimate["workspace_cap_bytes"]
     if fits < cap:
