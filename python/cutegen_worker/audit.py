@@ -1,12 +1,13 @@
 """Secret positions, and reading them from the shared buffers right after a call.
 
-The worker picks, once per session, up to POSITIONS element positions of every output and every
-input tensor, from os.urandom: they never leave this process, so the candidate cannot compute
-"just those" first. Right after each call returns, `gather` reads them with the worker's own CUDA
-context (one index_select per tensor and one copy to the host). What is read then is what the
-call left: if the candidate answered before its work was done, the positions still hold the NaN
-poison -- or the GPU makes the gather wait for the candidate's work, and the wait is charged to the
-call (candidate_session.py).
+Before each call the worker picks up to POSITIONS element positions of every output and every input
+tensor, from os.urandom: they never leave this process, so the candidate cannot compute "just those"
+first, and fresh ones every call leave nothing to learn from one call for the next. Right after the
+call returns, `gather` reads them with the worker's own CUDA context (one index_select per tensor and
+one copy to the host). What is read then is what the call left: if the candidate answered before its
+work was done, the positions still hold the poison -- or the GPU makes the gather wait for the
+candidate's work, and the wait is charged to the call (candidate_session.py). Every timed call's
+gathered output values are then compared with the reference at the same positions.
 """
 import os
 
@@ -15,9 +16,32 @@ import torch
 from . import buffers, compare
 
 POSITIONS = 2048
+# Timed calls whose outputs are checked in full, chosen before the loop and never observable from the
+# candidate's process (candidate_session.py): every call's outputs are copied into a private buffer of the
+# same size, these calls' into buffers kept for the check after the loop.
+FULL_AUDITS = 2
+# Below this many elements per position drawn, distinct positions come from a permutation prefix;
+# above it, from random draws with the repeats removed (a permutation of millions of elements on the
+# host, per call, would cost tens of milliseconds).
+_PERMUTATION_FACTOR = 8
+
+
+def _distinct_sorted(n: int, k: int, generator: torch.Generator) -> torch.Tensor:
+    """k distinct positions in [0, n), sorted (friendlier memory access), uniformly chosen."""
+    if n <= _PERMUTATION_FACTOR * k:
+        return torch.sort(torch.randperm(n, generator=generator)[:k]).values
+    chosen = torch.empty(0, dtype=torch.int64)
+    while chosen.numel() < k:
+        draw = torch.randint(0, n, (k + k // 4,), generator=generator)
+        chosen = torch.unique(torch.cat([chosen, draw]))
+    # unique() sorted them: keep a random k of them, not the smallest.
+    keep = torch.randperm(chosen.numel(), generator=generator)[:k]
+    return torch.sort(chosen[keep]).values
 
 
 class SecretPositions:
+    """Positions of one call (candidate_session draws a new set for every call)."""
+
     def __init__(self, tensors: list, device: torch.device, count: int = POSITIONS):
         seed = int.from_bytes(os.urandom(8), "little") & 0x7FFF_FFFF_FFFF_FFFF
         generator = torch.Generator().manual_seed(seed)
@@ -27,45 +51,44 @@ class SecretPositions:
             if n == 0:
                 self._flat.append(None)
                 continue
-            k = min(count, n)
-            # Distinct positions, sorted (friendlier memory access); a permutation prefix is cheap below
-            # a few million elements, random draws with replacement are fine above.
-            flat = torch.randperm(n, generator=generator)[:k] if n <= (1 << 22) else \
-                torch.randint(0, n, (k,), generator=generator)
-            self._flat.append(torch.sort(flat).values.to(device))
+            self._flat.append(_distinct_sorted(n, min(count, n), generator).to(device))
 
     def gather(self, tensors: list) -> list:
-        """The values at the secret positions of each tensor (host tensors; None for no tensor)."""
+        """The values at the secret positions of each tensor (host tensors; None for no tensor). A bool
+        tensor is read as its bytes (compare.as_numbers): its poison is a byte no bool holds."""
         picked = []
         for t, flat in zip(tensors, self._flat):
             if t is None or flat is None:
                 picked.append(None)
             elif t.is_contiguous():
-                picked.append(t.reshape(-1).index_select(0, flat))
+                picked.append(compare.as_numbers(t).reshape(-1).index_select(0, flat))
             else:
-                picked.append(t[torch.unravel_index(flat, t.shape)])
+                picked.append(compare.as_numbers(t)[torch.unravel_index(flat, t.shape)])
         return [p.cpu() if p is not None else None for p in picked]  # one synchronisation, at the end
 
     def positions(self, index: int):
         return self._flat[index]
 
 
-def poison_left(values: torch.Tensor, pattern: int) -> int:
-    """How many gathered output values still hold the poison: the output set's fill, bit for bit
-    (buffers.output_pattern). A NaN the kernel computed is not the poison -- a correct output may be NaN."""
-    if values.dtype == torch.bool:
-        return 0  # every bool byte pattern the poison leaves reads as True; nothing to tell apart
+def poison_left(values: torch.Tensor, pattern: int, dtype: torch.dtype) -> int:
+    """How many gathered values of an output of `dtype` still hold the poison, where that proves the
+    element unwritten: floating outputs (a NaN of bits no kernel computes: a correct output may be NaN,
+    never these bits) and bool outputs (a byte that is neither 0 nor 1), each bit for bit. An integer
+    output has no value outside its valid set -- a correct answer may equal the poison -- so it is
+    judged by the comparison with the reference that follows every timed call."""
+    if not (dtype.is_floating_point or dtype == torch.bool):
+        return 0
     return int(buffers.is_poison(values, pattern).sum())
 
 
 def compare_samples(got: torch.Tensor, ref_full: torch.Tensor, positions: torch.Tensor, tol: compare.Tolerance,
-                    scale: float) -> dict:
+                    scale: float, poison: int = None) -> dict:
     """The compare() report of the gathered values against the reference at the same positions.
     The rel-L2 of 2048 samples estimates the whole output's within a few percent; the limit gets
     50 % room for that estimate."""
-    ref = ref_full.reshape(-1).index_select(0, positions.to(ref_full.device)).cpu()
+    ref = compare.as_numbers(ref_full).reshape(-1).index_select(0, positions.to(ref_full.device)).cpu()
     loose = compare.Tolerance(tol.atol, tol.rtol, tol.rel_l2_limit * 1.5, tol.abs_slack)
-    return compare.compare(got.reshape(-1), ref, loose, scale)
+    return compare.compare(got.reshape(-1), ref, loose, scale, poison=poison)
 
 
 def inputs_changed(got: list, pristine: list, secret: "SecretPositions", first_index: int = 0) -> list:
@@ -75,10 +98,11 @@ def inputs_changed(got: list, pristine: list, secret: "SecretPositions", first_i
         if values is None or not isinstance(original, torch.Tensor):
             continue
         flat = secret.positions(first_index + i)
+        source = compare.as_numbers(original)
         if original.is_contiguous():
-            want = original.reshape(-1).index_select(0, flat.to(original.device))
+            want = source.reshape(-1).index_select(0, flat.to(original.device))
         else:
-            want = original[torch.unravel_index(flat.to(original.device), original.shape)]
+            want = source[torch.unravel_index(flat.to(original.device), original.shape)]
         if compare.mutated(values, want.cpu()):
             changed.append(i)
     return changed

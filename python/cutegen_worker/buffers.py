@@ -33,12 +33,14 @@ def _word(pattern: int, width: int) -> int:
 
 def poison_(t: torch.Tensor, pattern: int) -> torch.Tensor:
     """Fills `t` with the output poison `pattern` (output_pattern), bit for bit through an integer view
-    of the same width: NaN for floating outputs, garbage for integers. Bool outputs get all-ones bytes
-    (every byte pattern reads as True: nothing to tell apart)."""
+    of the same width: NaN for floating outputs, a random value for integers, and for bool outputs
+    the pattern's low byte, which is never 0 or 1 (output_pattern keeps its top two bits set): a byte
+    no bool a kernel writes can hold, so an element left unwritten is told apart from False and True
+    (read as bool it would be True -- before, every poisoned byte was 0xFF and an unwritten element
+    passed wherever the answer was True). Integers have no such value: every bit pattern is a valid
+    integer, so an unwritten integer is caught by comparison -- two runs poisoned with patterns
+    that differ in every width (Slot.poison_outputs), or the reference."""
     if t.numel() == 0:
-        return t
-    if t.dtype == torch.bool:
-        t.view(torch.uint8).fill_(0xFF)
         return t
     width = t.element_size()
     if width not in _INT_OF_WIDTH:
@@ -48,9 +50,16 @@ def poison_(t: torch.Tensor, pattern: int) -> torch.Tensor:
 
 
 def is_poison(values: torch.Tensor, pattern: int) -> torch.Tensor:
-    """Where `values` (any dtype but bool) still hold the poison `pattern` bit for bit."""
+    """Where `values` (any dtype; bool as its bytes) still hold the poison `pattern` bit for bit."""
     width = values.element_size()
     return values.view(_INT_OF_WIDTH[width]) == _word(pattern, width)
+
+
+def bool_poison_byte(pattern: int) -> int:
+    """The byte a bool output is poisoned with: never 0 or 1 (see poison_)."""
+    byte = pattern & 0xFF
+    assert byte > 1, hex(pattern)
+    return byte
 
 
 def workspace_pattern(r: int) -> int:

@@ -9,8 +9,10 @@ docs/judge.md is the design; in short:
    allocates it and starts a second runner that maps it with the rest of the slot;
 4. correctness trials: each stages a fresh set, runs into both output sets, is checked in full;
 5. timed calls: each stages a fresh set (half `problem`, half `signed` inputs, random parameters),
-   is timed on this process's clock, and has its secret positions gathered right after it returns;
-   a random quarter (decided after the call) is compared with the reference there, two in full;
+   is timed on this process's clock, has fresh secret positions of its outputs gathered right after
+   it returns and compared with the reference there, and its outputs copied into a private buffer --
+   the same work after every call, so nothing tells the candidate which calls are checked in full:
+   two, chosen before the loop, whose copies are kept and compared element by element after it;
 6. the runner is told to quit and waited for.
 The first failure ends the session; its verdict word is one of VERDICTS.
 """
@@ -92,10 +94,9 @@ def charge_after_call(check: str, post_excess_ns: int, gather_excess_ns: int) ->
     return post_excess_ns + max(0, gather_excess_ns - GATHER_ALLOWANCE_NS)
 
 
-AUDIT_FRACTION = 0.25
 HIDDEN_WORK_SLACK_MS = 0.35
-MIN_AUDITS = 4
-FULL_AUDITS = 2
+FULL_AUDITS = audit.FULL_AUDITS
+
 # A timed call's seed: drawn from the OS per call, as wide as torch.manual_seed takes without wrapping.
 CALL_SEED_BITS = 63
 CUTEGEN_ERROR_NAMES = {1000: "CUTEGEN_ERROR_BAD_ARGUMENTS", 1001: "CUTEGEN_ERROR_UNSUPPORTED"}
@@ -253,8 +254,12 @@ class CandidateSession:
         self.arena = SharedArena(problem.device)
         self.slot = Slot(self.arena, problem)
         self.clock = _Clock(problem.device)
-        self.secret_out = audit.SecretPositions(self.slot.outputs[0], problem.device)
-        self.secret_in = audit.SecretPositions(self.slot.inputs + self.slot.params, problem.device)
+        self.secret_out = self.secret_in = None  # a call's secret positions (_draw_positions)
+        # Private copies of output set 0 (never exported to the runner): every timed call's outputs are
+        # copied into one of them right after the gather -- the last one, or, for a call chosen for a full
+        # audit, one that is kept until the check after the loop (_timed_calls).
+        with torch.no_grad():
+            self.copies = [[torch.empty_like(o) for o in self.slot.outputs[0]] for _ in range(FULL_AUDITS + 1)]
         self.sysrand = secrets_mod.SystemRandom()
         self.make_link = make_link
         self.link = None
@@ -282,7 +287,7 @@ class CandidateSession:
             if self.link is not None and "end" not in self.record.runner:
                 self.record.runner["end"] = self.link.kill().describe()
             # Nothing of ours may still hold a shared buffer when the arena frees them.
-            self.link = self.slot = self.secret_out = self.secret_in = None
+            self.link = self.slot = self.secret_out = self.secret_in = self.copies = None
             self.arena.release()
         return self.record.to_dict()
 
@@ -374,6 +379,7 @@ class CandidateSession:
             # tensors leaves the caches cold and the GPU in the other context — calibrated after an empty
             # kernel instead, an honest kernel's every gather read as overrun); the gather right after it.
             kind = TIMED_KINDS[i % len(TIMED_KINDS)]
+            self._draw_positions()
             self.slot.stage(self.problem, CallSpec(seed=self.sysrand.getrandbits(CALL_SEED_BITS), kind=kind,
                                                    params=params_mod.RANDOM),
                             flush=self.clock.flush, output_sets=(0,))
@@ -396,6 +402,7 @@ class CandidateSession:
             gathers.append(time.perf_counter_ns() - t0)
             w1 = self.link.wait_ns()
             waits.append(None if w0 is None or w1 is None else w1 - w0)
+            self._copy_outputs(self.copies[-1])  # as after every timed call (not timed itself)
             self.clock.sync()
             spans.append(self.clock.span_ns(before, after) - event_ns)
         # The first rounds warm things up. A round in which either end waited for a CPU measured the
@@ -448,16 +455,23 @@ class CandidateSession:
             self._call(staged, 0)
             self.slot.repoison_workspace()
             self._call(staged, 1)
-            report = self._check_full(staged, sets=(0, 1), label={"trial": index})
+            report = self._check_full(staged, self._slot_sets((0, 1)), label={"trial": index})
             if not report["pass"]:
                 raise self._failed(report, f"trial {index} ({spec.kind} inputs) failed")
             self.previous = spec
 
-    def _failed(self, report: dict, what: str) -> Stop:
-        """The Stop for a failed check report (the last one in record.checks)."""
+    def _slot_sets(self, sets) -> list:
+        """(set index, output tensors, poison pattern) of the slot's output sets, for _check_full."""
+        return [(s, self.slot.outputs[s], self.slot.output_patterns[s]) for s in sets]
+
+    def _failed(self, report: dict, what: str, outputs: list = None, previous=None) -> Stop:
+        """The Stop for a failed check report (the last one in record.checks). `outputs`: the tensors the
+        report is about when they are not the slot's, `previous`: the spec of the call before (default:
+        the last call staged), for naming result reuse."""
         reason = report["reason"]
         index = len(self.record.checks) - 1
-        if reason == "mismatch" and self._is_previous_answer(report):
+        previous = previous or self.previous
+        if reason == "mismatch" and self._is_previous_answer(report, outputs, previous):
             report["reason"] = "result_reuse"
             return Stop("result_reuse", f"{what}: the output is the previous call's answer: the kernel reuses results of "
                                         "earlier calls instead of computing", index)
@@ -471,14 +485,14 @@ class CandidateSession:
         return (" (the kernel has a workspace, which is filled with NaN before every call: the NaN may also come "
                 "from workspace memory read before this call wrote it)")
 
-    def _is_previous_answer(self, report: dict) -> bool:
-        if self.previous is None:
+    def _is_previous_answer(self, report: dict, outputs: list, previous) -> bool:
+        if previous is None:
             return False
-        prev = self.slot.regenerate(self.problem, self.previous)
+        prev = self.slot.regenerate(self.problem, previous)
         refs = self.problem.reference.compute(prev.inputs, prev.params)
-        set_index = report["outputs"][0].get("set", 0)
-        for i, ref in enumerate(refs):
-            out = self.slot.outputs[set_index][i]
+        if outputs is None:
+            outputs = self.slot.outputs[report["outputs"][0].get("set", 0)]
+        for out, ref in zip(outputs, refs):
             floor = compare.tolerance(self.plan.precision, self.problem.dtype, out.dtype)
             ref = compare.expected_values(ref, out.dtype)
             loose = compare.Tolerance(floor.atol * 10, floor.rtol * 10, max(floor.rel_l2_limit * 10, 1e-4))
@@ -486,15 +500,16 @@ class CandidateSession:
                 return False
         return True
 
-    def _check_full(self, staged, sets, label: dict) -> dict:
-        """Every element of the given output sets against the reference, inputs and parameters bit for
-        bit, the two runs against each other. Appends the report to record.checks."""
+    def _check_full(self, staged, output_sets: list, label: dict, check_inputs: bool = True) -> dict:
+        """Every element of the output sets -- (set index, tensors, poison pattern) each -- against the
+        reference, the inputs and parameters in the slot bit for bit (`check_inputs`), two sets against
+        each other. Appends the report to record.checks."""
         problem, policy = self.problem, self.plan.precision
         mutated = []
         names = problem.input_names + problem.param_names
         shared = self.slot.inputs + self.slot.params
         for name, now, original in zip(names, shared, list(staged.inputs) + list(staged.params)):
-            if now is not None and isinstance(original, torch.Tensor) and compare.mutated(now, original):
+            if check_inputs and now is not None and isinstance(original, torch.Tensor) and compare.mutated(now, original):
                 mutated.append(name)
         refs = problem.reference.compute(staged.inputs, staged.params)
         shapes = [tuple(r.shape) for r in refs]
@@ -507,18 +522,18 @@ class CandidateSession:
         reports, agree, r2r = [], True, 0.0
         for i, (ref, native) in enumerate(zip(refs, natives)):
             out_dtype = self.slot.outputs[0][i].dtype
-            ref = compare.expected_values(ref, out_dtype)
-            scale = compare.max_abs_finite(ref)
+            ref, scale = compare.expected_and_scale(ref, out_dtype)
             floor = compare.tolerance(policy, problem.dtype, out_dtype)
             torch_report = compare.compare(native, ref, floor, scale)
             tol = compare.with_torch_error(floor, torch_report)
-            per_set = [dict(compare.compare(self.slot.outputs[s][i], ref, tol, scale), set=s) for s in sets]
+            per_set = [dict(compare.compare(outs[i], ref, tol, scale, poison=pattern), set=s)
+                       for s, outs, pattern in output_sets]
             failing = sorted((r for r in per_set if not r["pass"]), key=lambda r: r["unwritten_count"] == 0)
             chosen = dict(index=i, **(failing[0] if failing else per_set[0]))
             chosen["torch"] = {"rel_l2_err": torch_report["rel_l2_err"], "max_abs_err": torch_report["max_abs_err"]}
             reports.append(chosen)
-            if len(sets) == 2:
-                same, diff = compare.run_to_run(self.slot.outputs[sets[0]][i], self.slot.outputs[sets[1]][i], tol, scale)
+            if len(output_sets) == 2:
+                same, diff = compare.run_to_run(output_sets[0][1][i], output_sets[1][1][i], tol, scale)
                 agree, r2r = agree and same, max(r2r, diff)
         del refs, natives
         reason = _reason(reports, agree, mutated)
@@ -531,6 +546,18 @@ class CandidateSession:
         return report
 
     # ---- timed calls ------------------------------------------------------------------------------
+    def _draw_positions(self):
+        """Fresh secret positions for the next call: nothing one call could learn of them helps the next."""
+        self.secret_out = audit.SecretPositions(self.slot.outputs[0], self.problem.device)
+        self.secret_in = audit.SecretPositions(self.slot.inputs + self.slot.params, self.problem.device)
+
+    def _copy_outputs(self, into: list):
+        """Output set 0 into private tensors of the same shapes, on the worker's stream (ordered before the
+        next staging's poison). The same copy, of the same size, follows every timed call."""
+        with torch.no_grad():
+            for dst, src in zip(into, self.slot.outputs[0]):
+                dst.copy_(src)
+
     def _timed_calls(self):
         plan = self.plan
         total = plan.warmup + plan.runs
@@ -545,8 +572,14 @@ class CandidateSession:
         kinds = list(TIMED_KINDS) * ((plan.runs + 1) // 2)
         self.sysrand.shuffle(kinds)
         kinds = [self.sysrand.choice(TIMED_KINDS) for _ in range(plan.warmup)] + kinds[:plan.runs]
-        audits_left = max(MIN_AUDITS, math.ceil(AUDIT_FRACTION * plan.runs))
-        full_left = FULL_AUDITS
+        # Every timed call is compared with the reference at its secret positions, and the work after a call
+        # is the same for every call: the gather, the copy of its outputs into a private buffer, the reference
+        # at those positions. Until 2026-12 a random quarter was compared, and the reference computed after an
+        # audited call made the gap before the next call longer on the GPU's own clock: a kernel could count
+        # the audits left and cheat once none were (attacks/skip_after_audits.cu). Which calls are also checked
+        # in full is drawn here; they differ from the others only in which private buffer their copy goes to.
+        full = sorted(self.sysrand.sample(range(plan.runs), min(FULL_AUDITS, plan.runs)))
+        kept = []  # (timed call, its spec, its poison, the spec before it, its copy) of the full audits
         walls = {"problem": [], "signed": []}
         events = []
         for i in range(total):
@@ -554,6 +587,7 @@ class CandidateSession:
             k = i - plan.warmup
             self.phase = f"timed call {k}" if timed else f"warm-up call {i}"
             spec = CallSpec(seed=self.sysrand.getrandbits(CALL_SEED_BITS), kind=kinds[i], params=params_mod.RANDOM)
+            self._draw_positions()
             staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
             w0 = self.link.wait_ns()
             probe, before = self.clock.probe_marked("start")
@@ -567,6 +601,9 @@ class CandidateSession:
             gather = time.perf_counter_ns() - t0
             w1 = self.link.wait_ns()
             waited = None if w0 is None or w1 is None else w1 - w0
+            # After the call's time and its gather are taken, so never charged to it.
+            copy = full.index(k) if timed and k in full else len(self.copies) - 1
+            self._copy_outputs(self.copies[copy])
             if not timed:
                 self.previous = spec
                 continue
@@ -594,23 +631,20 @@ class CandidateSession:
                                       "post_probe_excess_ms": _ms(post_excess), "span_ms": _ms(span),
                                       "event_ms": events[-1], "cpu_wait_ms": None if waited is None else _ms(waited),
                                       "disturbed": cpu_wait.disturbed(waited, probe + exchange.wall_ns + post + gather)})
-            remaining = plan.runs - k
-            if audits_left and (remaining <= audits_left or self.sysrand.random() < AUDIT_FRACTION):
-                # Full once the audits left are no more than the full ones still owed: both always happen.
-                full = full_left > 0 and (audits_left <= full_left or self.sysrand.random() < 0.5)
-                audits_left -= 1
-                if full:
-                    full_left -= 1
-                self._audit(staged, got_out, k, full)
+            self._compare_call(staged, got_out, k)
+            if timed and k in full:
+                kept.append((k, spec, self.slot.output_patterns[0], self.previous, self.copies[copy]))
             self.previous = spec
         self.record.audits["timed_calls"] = plan.runs
+        self._full_audits(kept)
         self._summarise(walls, events)
 
     def _completion(self, got_out: list, got_in: list, staged, k: int):
-        """Right after the call: no sampled output position may still hold the poison, no sampled input
-        position may have changed."""
+        """Right after the call: no sampled output position may still hold the poison where that proves it
+        unwritten (floating and bool outputs), no sampled input position may have changed."""
         for i, values in enumerate(got_out):
-            if values is not None and (left := audit.poison_left(values, self.slot.output_patterns[0])):
+            dtype = self.slot.outputs[0][i].dtype
+            if values is not None and (left := audit.poison_left(values, self.slot.output_patterns[0], dtype)):
                 raise Stop("unwritten", f"timed call {k}: {left} of {values.numel()} secretly chosen positions of output "
                                         f"{i} still held the worker's poison when the call returned: the kernel skipped "
                                         f"work or finished it after returning")
@@ -619,38 +653,49 @@ class CandidateSession:
             names = self.problem.input_names + self.problem.param_names
             raise Stop("input_mutated", f"timed call {k}: the kernel wrote into {', '.join(names[c] for c in changed)}")
 
-    def _audit(self, staged, got_out: list, k: int, full: bool):
+    def _compare_call(self, staged, got_out: list, k: int):
+        """A timed call's gathered outputs against the reference at the same positions (every timed call:
+        the same work after each)."""
         self.record.audits["sampled"] += 1
         label = f"timed call {k} ({staged.spec.kind} inputs)"
-        if full:
-            self.record.audits["full"] += 1
-            report = self._check_full(staged, sets=(0,), label={"timed_call": k})
-            if not report["pass"]:
-                raise self._failed(report, label)
-            return
         refs = self.problem.reference.compute(staged.inputs, staged.params)
         natives = self.problem.reference.native(staged.inputs, staged.params)
         for i, (got, ref, native) in enumerate(zip(got_out, refs, natives)):
             if got is None:
                 continue
             out_dtype = self.slot.outputs[0][i].dtype
-            ref = compare.expected_values(ref, out_dtype)
-            scale = compare.max_abs_finite(ref)
+            ref, scale = compare.expected_and_scale(ref, out_dtype)
             floor = compare.tolerance(self.plan.precision, self.problem.dtype, out_dtype)
             positions = self.secret_out.positions(i)
-            torch_sample = native.reshape(-1).index_select(0, positions.to(native.device)).cpu()
+            torch_sample = compare.as_numbers(native).reshape(-1).index_select(0, positions.to(native.device)).cpu()
             torch_report = audit.compare_samples(torch_sample, ref, positions, floor, scale)
             tol = compare.with_torch_error(floor, torch_report)
-            report = audit.compare_samples(got, ref, positions, tol, scale)
+            report = audit.compare_samples(got, ref, positions, tol, scale, poison=self.slot.output_patterns[0])
             if not report["pass"]:
+                # Floating poison was looked for right after the call (_completion); what is left here for
+                # an integer or bool output is its poison at a position where the answer differs.
+                reason = "unwritten" if report["unwritten_count"] and not out_dtype.is_floating_point else "mismatch"
                 self.record.checks.append({"timed_call": k, "kind": staged.spec.kind, "seed": staged.spec.seed,
                                            "params": staged.spec.params, "sampled": True, "pass": False,
-                                           "reason": "mismatch", "inputs_mutated": [], "run_to_run_max_abs_diff": 0.0,
+                                           "reason": reason, "inputs_mutated": [], "run_to_run_max_abs_diff": 0.0,
                                            "outputs": [dict(report, index=i, set=0,
                                                             torch={"rel_l2_err": torch_report["rel_l2_err"],
                                                                    "max_abs_err": torch_report["max_abs_err"]})]})
                 report.pop("pass")
-                raise self._failed(self.record.checks[-1], f"{label}, at the audited positions")
+                raise self._failed(self.record.checks[-1], f"{label}, at the secretly chosen positions")
+        del refs, natives
+
+    def _full_audits(self, kept: list):
+        """The timed calls chosen for a full audit, from their private copies, after the loop: their inputs
+        made again from the seed, every element compared. (Their inputs were checked at the secret positions
+        right after the call; the slot has long been restaged since, so not in full -- the trials do that.)"""
+        for k, spec, pattern, previous, copy in kept:
+            self.phase = f"the full check of timed call {k}"
+            self.record.audits["full"] += 1
+            staged = self.slot.regenerate(self.problem, spec)
+            report = self._check_full(staged, [(0, copy, pattern)], label={"timed_call": k}, check_inputs=False)
+            if not report["pass"]:
+                raise self._failed(report, f"timed call {k} ({spec.kind} inputs)", outputs=copy, previous=previous)
 
     def _summarise(self, walls: dict, events: list):
         calls = self.record.calls

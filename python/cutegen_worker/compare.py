@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
+from . import buffers
 from .errors import RequestError
 
 # (atol, rtol, rel-L2 floor) per policy; the floor applies where PyTorch itself is (nearly) exact.
@@ -80,6 +81,19 @@ def expected_values(ref: torch.Tensor, output_dtype: torch.dtype) -> torch.Tenso
     return torch.where(overflow, rounded.to(ref.dtype), ref)
 
 
+def expected_and_scale(ref: torch.Tensor, output_dtype: torch.dtype) -> tuple:
+    """(expected_values(ref, output_dtype), its max_abs_finite): the scale is looked at first, and when no
+    finite reference value reaches the output dtype's largest value nothing can overflow, so the reference
+    is the expected values as it is -- sparing the rounded copy of a whole output that expected_values makes
+    to find overflows (a sixth of a check's memory traffic on a 6 GB output, and it runs after every timed
+    call)."""
+    scale = max_abs_finite(ref)
+    if not output_dtype.is_floating_point or not ref.is_floating_point() or scale < torch.finfo(output_dtype).max:
+        return ref, scale
+    expected = expected_values(ref, output_dtype)
+    return expected, max_abs_finite(expected)
+
+
 def max_abs_finite(ref: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> float:
     """The `scale` of the element test: the largest finite |ref|."""
     best = None
@@ -127,7 +141,7 @@ class _Accumulator:
             setattr(self, name, 0.0)
         self.first_bad = []
 
-    def add(self, got, ref, start, tol, scale, is_float):
+    def add(self, got, ref, start, tol, scale, is_float, poisoned=None):
         if self._dev is None:
             self._dev = {name: torch.zeros((), dtype=torch.int64, device=got.device) for name in self._COUNTS}
             self._dev.update({name: torch.zeros((), dtype=torch.float64, device=got.device) for name in self._SUMS})
@@ -139,6 +153,8 @@ class _Accumulator:
         d["nonfinite_bad"] += nonfinite_bad.sum()
         if is_float:
             d["unwritten"] += (got_nan & ~ref_nan).sum()
+        elif poisoned is not None:  # an integer or bool element still holding the poison, where it is wrong
+            d["unwritten"] += (poisoned & bad).sum()
         d["nan"] += got_nan.sum()
         d["inf"] += torch.isinf(got).sum()
         if diff.numel():
@@ -172,16 +188,25 @@ class _Accumulator:
         return 0.0 if self.sum_sq_diff == 0 else float("inf")
 
 
-def _accumulate(got, ref, tol, scale, chunk):
+def as_numbers(t: torch.Tensor) -> torch.Tensor:
+    """A bool output is read as its bytes: torch reads any non-zero byte as True, so a byte a kernel
+    never writes for a bool -- the poison's (buffers.poison_) -- would pass where the answer is True; as
+    a number (2..255) it differs from every 0/1 reference value."""
+    return t.view(torch.uint8) if t.dtype == torch.bool else t
+
+
+def _accumulate(got, ref, tol, scale, chunk, poison=None):
     acc = _Accumulator()
-    got_flat, ref_flat = got.reshape(-1), ref.reshape(-1)
+    got_flat, ref_flat = as_numbers(got).reshape(-1), as_numbers(ref).reshape(-1)
+    is_float = got.is_floating_point()
 
     def chunk_at(start):
         g = got_flat[start:start + chunk].to(torch.float64)
         return g, ref_flat[start:start + chunk].to(device=g.device, dtype=torch.float64)
 
     for start in range(0, got.numel(), chunk):
-        acc.add(*chunk_at(start), start, tol, scale, got.is_floating_point())
+        poisoned = None if is_float or poison is None else buffers.is_poison(got_flat[start:start + chunk], poison)
+        acc.add(*chunk_at(start), start, tol, scale, is_float, poisoned)
     acc.finish()
     # The first bad elements, for the mismatch report: a second look at the chunks that have any,
     # in order, until there are enough. Failures are the rare case; passing outputs skip this.
@@ -195,14 +220,17 @@ def _accumulate(got, ref, tol, scale, chunk):
 
 
 def compare(got: torch.Tensor, ref: torch.Tensor, tol: Tolerance, scale: float,
-            chunk: int = CHUNK_ELEMENTS) -> dict:
+            chunk: int = CHUNK_ELEMENTS, poison: int = None) -> dict:
     """The mismatch report of one output (without its `index`), plus `pass`.
 
     `ref` may live on another device than `got` (host memory on a GPU machine). max_abs_err,
     max_rel_err and rel_l2_err cover the elements where both are finite; the others are counted
-    in bad_count, unwritten_count, nan_count and inf_count."""
+    in bad_count, unwritten_count, nan_count and inf_count. `unwritten_count`: for floating outputs,
+    NaN where the reference is not; for integer and bool outputs, with `poison` (the output set's
+    pattern), wrong elements that hold the poison's bits. A bool `got` holding a byte other than 0 or 1
+    is wrong wherever it is (as_numbers)."""
     total = got.numel()
-    acc = _accumulate(got, ref, tol, scale, chunk)
+    acc = _accumulate(got, ref, tol, scale, chunk, poison)
     rel_l2 = acc.rel_l2()
     return {
         "max_abs_err": acc.max_abs, "max_rel_err": acc.max_rel, "rel_l2_err": rel_l2,

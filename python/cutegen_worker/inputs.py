@@ -3,8 +3,21 @@
 KernelBench inputs are mostly torch.rand in [0, 1), where identity passes ReLU and a kernel that
 never handles negative values looks right. `signed` trials flip signs at random (rand becomes
 uniform in (-1, 1)); `scaled` trials multiply by a large factor to expose overflow and absolute
-tolerances that only work near 1. Integer and bool inputs (indices, masks) are never touched, and
-neither are Python scalars.
+tolerances that only work near 1. The kinds touch only floating inputs; Python scalars are never
+touched.
+
+Integer and bool inputs (indices, labels, masks) vary per call through get_inputs() itself: a fresh
+seed gives a fresh torch.randint / randperm / rand() > p draw, inside the domain the problem's author
+wrote. An integer input that get_inputs() makes the same under every seed (an arange, a fixed
+permutation, fixed labels) would let a kernel cache whatever it derives from it, so it is varied by a
+**random permutation of the values that occur in it**, fresh per seed (`permute_values`): every
+value stays one the problem itself used (labels in range, an ignore_index sentinel stays a sentinel,
+indices in bounds), equal elements stay equal and distinct ones distinct (a permutation -- of the
+whole tensor or of each row -- stays a permutation, a one-to-one map stays one-to-one). Order is not
+kept, so an input that is sorted along its last dimension and is not a permutation (offsets,
+boundaries, sorted lengths) is kept as it is, as is one holding a single value (a count) and a bool
+input the same under every seed (a causal mask: its negation would leave whole rows masked, outside
+the problem's domain). `fixed_report` names them; docs/judge.md states the rule.
 
 Inputs are a pure function of (problem, seed, kind, scale): the worker keeps no pristine copies of
 what it shares with the runner; it generates the inputs again when it checks a trial, compares the
@@ -22,6 +35,10 @@ TRIAL_KINDS = ("problem", "signed", "scaled")
 
 # Keeps the sign stream independent of get_inputs()'s use of the global generator.
 _SIGN_SEED_SALT = 0x5EED_516E
+# The same for the permutations of fixed integer inputs' values.
+_VALUE_SEED_SALT = 0x7A1E_5EED
+# The second seed load draws get_inputs() with, to find the inputs that do not depend on the seed.
+_OTHER_SEED_SALT = 0x2545_F491
 
 
 class InputSource:
@@ -30,6 +47,10 @@ class InputSource:
     def __init__(self, module, path: str, device: torch.device):
         self.module, self.path, self.device = module, path, device
         self.on_device = device.type != "cpu"
+        # Integer inputs get_inputs() makes the same under every seed, by index: their distinct values
+        # (sorted), which each call permutes (permute_values). Set by first().
+        self.permuted = {}
+        self.kept = {}  # index -> why an input the same under every seed is not varied
 
     def first(self, seed: int) -> list:
         """The load-time call: picks where factories run and proves the result is reproducible."""
@@ -50,10 +71,44 @@ class InputSource:
                     f"{self.path}: get_inputs() returned a different input {i} for the same seed; draw random "
                     "values from torch's, numpy's or Python's global generators (which the worker seeds), "
                     "not from the clock or a private generator")
+        del again
+        self._find_fixed(values, seed)
         return values
 
+    def _find_fixed(self, values: list, seed: int) -> None:
+        """The integer and bool inputs get_inputs() makes the same under another seed: which are varied
+        by a permutation of their values, and which are kept (and why)."""
+        self.permuted, self.kept = {}, {}
+        if not any(_is_exact_tensor(v) for v in values):
+            return  # a floating problem: no second draw (a KernelBench-size input costs seconds)
+        other = self._raw((seed ^ _OTHER_SEED_SALT) & 0x7FFF_FFFF_FFFF_FFFF)
+        for i, (a, b) in enumerate(zip(values, other)):
+            if not _is_exact_tensor(a) or not _same(a, b):
+                continue  # floating, a scalar, or drawn from the seed: get_inputs() varies it itself
+            if a.dtype == torch.bool:
+                self.kept[i] = "a bool input the same under every seed (no permutation of it keeps a mask's meaning)"
+                continue
+            distinct = torch.unique(a)
+            if distinct.numel() < 2:
+                self.kept[i] = "an integer input holding one value under every seed"
+            elif _sorted_along_last(a) and not _is_permutation(a):
+                self.kept[i] = "an integer input sorted along its last dimension under every seed (its order is its meaning)"
+            else:
+                self.permuted[i] = distinct
+
+    def fixed_report(self, names: list) -> list:
+        """What load reports of the inputs get_inputs() does not vary with the seed."""
+        report = [{"name": names[i], "varied": "values permuted per call"} for i in sorted(self.permuted)]
+        report += [{"name": names[i], "varied": "no", "why": why} for i, why in sorted(self.kept.items())]
+        return report
+
+    def _raw(self, seed: int) -> list:
+        return problem_loader.call_get_inputs(self.module, self.path, seed, self.device, self.on_device)
+
     def generate(self, seed: int, kind: str = "problem", scale: float = 1.0) -> list:
-        values = problem_loader.call_get_inputs(self.module, self.path, seed, self.device, self.on_device)
+        values = self._raw(seed)
+        for i, distinct in self.permuted.items():
+            values[i] = permute_values(values[i], distinct, seed, i)
         return transform(values, kind, seed, scale)
 
 
@@ -75,6 +130,46 @@ def transform(values: list, kind: str, seed: int, scale: float = 1.0) -> list:
 
 def _is_float_tensor(value) -> bool:
     return isinstance(value, torch.Tensor) and value.is_floating_point()
+
+
+def _is_exact_tensor(value) -> bool:
+    """An integer or bool tensor with elements."""
+    return isinstance(value, torch.Tensor) and not value.is_floating_point() and not value.is_complex() \
+        and value.numel() > 0
+
+
+def _sorted_along_last(t: torch.Tensor) -> bool:
+    """Non-decreasing or non-increasing along the last dimension (every row the same way)."""
+    if t.dim() == 0 or t.shape[-1] < 2:
+        return False
+    step = t[..., 1:].to(torch.int64) - t[..., :-1].to(torch.int64)
+    return bool((step >= 0).all()) or bool((step <= 0).all())
+
+
+def _is_permutation(t: torch.Tensor) -> bool:
+    """The whole tensor, or each row along its last dimension, holds 0..n-1 once each."""
+    flat = t.reshape(-1).to(torch.int64)
+    if torch.equal(torch.sort(flat).values, torch.arange(flat.numel(), device=t.device)):
+        return True
+    if t.dim() < 2:
+        return False
+    rows = torch.sort(t.to(torch.int64), dim=-1).values
+    return torch.equal(rows, torch.arange(t.shape[-1], device=t.device).expand_as(rows))
+
+
+def permute_values(t: torch.Tensor, distinct: torch.Tensor, seed: int, index: int) -> torch.Tensor:
+    """`t` with every value v replaced by sigma(v), sigma a permutation of the sorted `distinct` drawn from
+    (seed, index). A new tensor (get_inputs() may return one the module keeps). `t` as it is when a value
+    of it is not among `distinct`: then get_inputs() did vary it (a small random tensor can come out the
+    same under load's two seeds), and mapping a value sigma does not know could leave the domain."""
+    values = distinct.to(t.device)
+    where = torch.searchsorted(values, t.contiguous())
+    if not bool((values[where.clamp(max=values.numel() - 1)] == t).all()):
+        return t
+    generator = torch.Generator(device=t.device)
+    generator.manual_seed(((seed * 1_000_003 + index) ^ _VALUE_SEED_SALT) & 0x7FFF_FFFF_FFFF_FFFF)
+    sigma = values[torch.randperm(values.numel(), generator=generator, device=t.device)]
+    return sigma[where]
 
 
 def _signed(x: torch.Tensor, seed: int, index: int) -> torch.Tensor:

@@ -1,8 +1,9 @@
 """How much memory judging a kernel needs, so the worker fails before it runs out.
 
 A runner session uses one slot of shared buffers (inputs, parameters, two output sets), keeps the
-staged values of the call being checked, and needs a check's workspace (the reference and PyTorch's
-own result). `load` reports the sizes; `evaluate_candidate` and `prepare_profile` refuse, before
+staged values of the call being checked, needs a check's workspace (the reference and PyTorch's
+own result), and keeps private copies of a timed call's outputs (audit.FULL_AUDITS of them for the
+full audits, one more that the other calls are copied into). `load` reports the sizes; `evaluate_candidate` and `prepare_profile` refuse, before
 allocating, what cannot fit.
 
 A kernel with a workspace (contract v2) asks for its size only once loaded, so that size is bounded
@@ -13,6 +14,7 @@ import os
 
 import torch
 
+from . import audit
 from .errors import ProblemError, WorkerError
 from .shared_buffers import PAGE_BYTES
 
@@ -74,6 +76,7 @@ def estimates(forward_inputs, params, outputs, check_workspace: int, device: tor
     return {
         "slot_bytes": inputs_bytes + tensor_bytes(params, page) + 2 * outputs_bytes,
         "staged_bytes": private,
+        "audit_copies_bytes": (audit.FULL_AUDITS + 1) * tensor_bytes(outputs),
         "check_workspace_bytes": int(check_workspace),
         "workspace_cap_bytes": min(WORKSPACE_CEILING, max(WORKSPACE_FLOOR, WORKSPACE_FACTOR * io_bytes)),
         "device_free_bytes": int(free),
@@ -114,12 +117,15 @@ def out_of_memory_error(path: str, what: str, exc: BaseException):
                          "(nvidia-smi lists them); run again when they are done")
 
 
-def check_fits(path: str, estimate: dict, device: torch.device) -> None:
-    """Raises before allocating when a runner session (its slot, one staged call and one check's
-    workspace) cannot fit in the device's free memory: the problem's fault when it could not fit on
-    this device at all, the machine's when other processes hold the memory."""
+def check_fits(path: str, estimate: dict, device: torch.device, audit_copies: bool = True) -> None:
+    """Raises before allocating when a runner session (its slot, one staged call, one check's
+    workspace and, unless `audit_copies` is false, the private copies of timed outputs) cannot fit in
+    the device's free memory: the problem's fault when it could not fit on this device at all, the
+    machine's when other processes hold the memory."""
     free, total = device_memory(device)
     need = estimate["slot_bytes"] + estimate["staged_bytes"] + estimate["check_workspace_bytes"]
+    if audit_copies:
+        need += estimate.get("audit_copies_bytes", 0)
     if need <= free:
         return
     if need + CONTEXT_RESERVE_BYTES <= total:
@@ -129,18 +135,19 @@ def check_fits(path: str, estimate: dict, device: torch.device) -> None:
             "they are done")
     raise ProblemError(
         f"{path}: judging a kernel needs {need / GIB:.1f} GiB of {device} memory (the shared inputs, parameters and "
-        f"two output sets, a staged copy of the inputs, and the reference's workspace) but {free / GIB:.1f} GiB is "
+        f"two output sets, a staged copy of the inputs, the reference's workspace and private copies of timed "
+        f"outputs) but {free / GIB:.1f} GiB is "
         "free; make the problem's tensors smaller")
 
 
 def workspace_cap(estimate: dict, device: torch.device, slot_allocated: bool) -> tuple:
     """(cap, why): the most workspace a kernel may have now -- the problem's cap, or less when the
-    free memory minus the rest of the session (its slot unless already allocated, one staged call,
-    one check's workspace) is smaller -- and the words that say which limit it is."""
+    free memory minus the rest of the session (its slot and audit copies unless already allocated, one
+    staged call, one check's workspace) is smaller -- and the words that say which limit it is."""
     free, _ = device_memory(device)
     rest = estimate["staged_bytes"] + estimate["check_workspace_bytes"]
-    if not slot_allocated:
-        rest += estimate["slot_bytes"]
+    if not slot_allocated:  # a candidate session allocates the private audit copies with its slot
+        rest += estimate["slot_bytes"] + estimate.get("audit_copies_bytes", 0)
     fits = max(0, free - rest)
     cap = estimate["workspace_cap_bytes"]
     if fits < cap:

@@ -188,6 +188,8 @@ class Session:
         }
         if reference.note:
             meta["reference_note"] = reference.note
+        if fixed := source.fixed_report(input_names):
+            meta["fixed_inputs"] = fixed  # integer/bool inputs get_inputs() does not vary (inputs.py)
         with open(path, "rb") as f:
             file_sha256 = hashlib.sha256(f.read()).hexdigest()
         return LoadedProblem(
@@ -250,7 +252,7 @@ class Session:
         workspace = _field(req, "workspace_bytes", int, 0)
         self.release_prepared()
         estimate = problem.metadata["memory"]
-        memory.check_fits(problem.path, estimate, problem.device)
+        memory.check_fits(problem.path, estimate, problem.device, audit_copies=False)
         if workspace:
             cap, why = memory.workspace_cap(estimate, problem.device, slot_allocated=False)
             if not 0 < workspace <= cap:

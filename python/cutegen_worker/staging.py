@@ -51,7 +51,7 @@ class Slot:
         self.params = [arena.copy_of(p) for p in problem.params]
         self.outputs = [[arena.empty(shape, dt) for shape, dt in zip(problem.output_shapes, problem.output_dtypes)]
                         for _ in range(output_sets)]
-        self.output_patterns = [0] * output_sets  # each set's poison (buffers.output_pattern), fresh per staging
+        self.output_patterns = [None] * output_sets  # each set's poison (buffers.output_pattern), fresh per staging
         for index in range(output_sets):
             self.poison_outputs(index)
         self.workspace = None          # a uint8 buffer once the kernel asked for one (add_workspace)
@@ -68,7 +68,14 @@ class Slot:
     def poison_outputs(self, index: int):
         """Output set `index` filled with a fresh poison: a NaN whose bits no kernel computes, drawn anew
         so that nothing learned of an earlier fill helps a kernel forge it."""
-        self.output_patterns[index] = output_pattern(secrets.randbits(32))
+        others = {p & 0xFF for i, p in enumerate(self.output_patterns) if i != index and p is not None}
+        pattern = output_pattern(secrets.randbits(32))
+        while pattern & 0xFF in others:
+            # The sets' poisons differ in their low byte, so in every element width: an integer output has
+            # no value outside its valid set, so what catches an element neither run wrote is that the two
+            # runs of a trial then hold two different values (and at most one can equal the reference).
+            pattern = output_pattern(secrets.randbits(32))
+        self.output_patterns[index] = pattern
         for o in self.outputs[index]:
             poison_(o, self.output_patterns[index])
 

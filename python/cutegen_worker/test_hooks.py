@@ -4,7 +4,8 @@ Only reachable when CUTEGEN_WORKER_TEST_HOOKS=1 (protocol.py); a production work
 field. The fake writes into the slot's shared output buffers what a kernel of some behaviour would
 write, so everything the supervisor does -- staging, checks, audits at secret positions, timing on
 its own clock, verdicts -- runs for real. Spec: {"mode": ..., "after": N (calls before that are
-honest), "ms": host milliseconds per call, "event_ms": the event time it claims, "rc": ...,
+honest), "only": [call indices] (the mode on these calls alone, honest on the others), "ms": host
+milliseconds per call, "event_ms": the event time it claims, "rc": ...,
 "fraction": ..., "sets": [output sets to write; others stay poisoned]}. Modes:
 
 reference      the reference, cast to the output dtype (an exact kernel)
@@ -21,6 +22,10 @@ mutate_param   the reference, then (after a trial's second run) parameter `index
 stale          the previous call's answer
 own_params     computed with the problem's own parameters, whatever the slot holds
 mutate_input   the reference, then (after a trial's second run) input 0's first element changed
+unwritten_true the reference, then the poison put back wherever a bool output's answer is True (a kernel
+               that writes only the False elements: the old bool poison read as True)
+cached_ints    computes with the integer and bool inputs it saw at its first call, whatever the slot holds
+               now (a kernel that caches what it derives from an index tensor)
 print          the reference, and a line on its stdout
 rc / cuda_error  a failing return code / a CUDA error reply
 crash / hang / tamper / forbidden  the session ends as the real link would report it
@@ -51,7 +56,7 @@ from .runner_link import Exchange, LinkError, RunnerEnd
 
 MODES = ("reference", "native", "tf32", "positive_tf32", "zeros", "nan", "none", "partial", "stale", "own_params",
          "identity", "perturb", "zero_output", "mutate_input", "mutate_param", "print", "rc", "cuda_error", "crash",
-         "hang", "tamper", "forbidden", "load_fail", "workspace_stale")
+         "hang", "tamper", "forbidden", "load_fail", "workspace_stale", "unwritten_true", "cached_ints")
 WORKSPACE_SEEN = []  # (runner index, call index, poisoned, the fill's pattern) per call of a fake with a workspace; tests read it
 
 
@@ -86,6 +91,7 @@ class FakeRunner:
         self.previous = None
         self.ended = None
         self.waited_ns = 0  # what wait_ns() reports: only the spec's, never this machine's real load
+        self.first_exact = None  # cached_ints: the integer and bool inputs of the first call
 
     # ---- the link's interface -----------------------------------------------------------------
     def start(self) -> dict:
@@ -121,7 +127,8 @@ class FakeRunner:
 
     def call(self, output_set: int, scalars: list) -> Exchange:
         t0 = time.perf_counter_ns()
-        mode = self.mode if self.calls >= self.after else "reference"
+        only = self.spec.get("only")
+        mode = self.mode if self.calls >= self.after and (only is None or self.calls in only) else "reference"
         if self.spec.get("wait_calls") is None or self.calls in self.spec["wait_calls"]:
             self.waited_ns += int(self.spec.get("wait_ms", 0) * 1e6)
         if self.calls == 0 and "meddle" in self.spec:
@@ -207,6 +214,11 @@ class FakeRunner:
             answer = problem.reference.native(values, params)
         elif mode == "own_params":
             answer = problem.reference.compute(values, None)
+        elif mode == "cached_ints":
+            exact = [v.clone() if isinstance(v, torch.Tensor) and not v.is_floating_point() else None for v in values]
+            self.first_exact = self.first_exact or exact
+            answer = problem.reference.compute([c if c is not None else v for v, c in zip(values, self.first_exact)],
+                                               params)
         elif mode in ("tf32", "positive_tf32"):
             positive = all(not (isinstance(v, torch.Tensor) and v.is_floating_point() and bool((v < 0).any()))
                            for v in values)
@@ -231,6 +243,12 @@ class FakeRunner:
                 outputs[0].view(-1)[self.spec.get("flat_index", 0)] += delta
             elif mode == "zero_output":
                 outputs[self.spec.get("output", 0)].zero_()
+            elif mode == "unwritten_true":
+                for out in outputs:
+                    if out.dtype == torch.bool:
+                        true = out.clone()
+                        poisoned = poison_(torch.empty_like(out), self.slot.output_patterns[output_set])
+                        out.view(torch.uint8)[true] = poisoned.view(torch.uint8)[true]
             elif mode == "mutate_input" and outputs is self.slot.outputs[-1]:
                 self.slot.inputs[0].view(-1)[0] += 1.0  # after its last run on these inputs: the outputs stay right
             elif mode == "mutate_param" and outputs is self.slot.outputs[-1]:

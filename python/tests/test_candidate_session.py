@@ -429,15 +429,18 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
 
     ns = SimpleNamespace(link=Link(), clock=Clock(), secret_out=gather, secret_in=gather, record=Record(),
                          slot=SimpleNamespace(outputs=[None], inputs=[], params=[], stage=stage), problem=None,
-                         sysrand=random.SystemRandom())
+                         sysrand=random.SystemRandom(), copies=[None],
+                         _draw_positions=lambda: order.append("positions"),
+                         _copy_outputs=lambda into: order.append("copy"))
     CandidateSession._calibrate(ns)
     assert sweeps == [setting or "own"] * CALIBRATION_ROUNDS
     assert ns.record.calibration["sweep"] == (setting or "own")
     # No flush between the ping and what follows it; the default overrun check probes right after the ping.
     # A round is a timed call's sequence: a fresh set staged and the L2 flushed, then the probe. The marks
-    # are taken inside the probes' windows (a mark waits for the GPU as the probe does).
-    assert order[:9] == ["stage problem (0,)", "flush", "probe start", "mark", "ping", "probe end", "mark", "gather",
-                         "gather"]
+    # are taken inside the probes' windows (a mark waits for the GPU as the probe does). Fresh secret positions
+    # before each round, and the outputs copied after the gather, as after every timed call.
+    assert order[:11] == ["positions", "stage problem (0,)", "flush", "probe start", "mark", "ping", "probe end",
+                          "mark", "gather", "gather", "copy"]
     # The rounds stage the kinds a timed call draws, in turn: the probes' limits come from the same staging work.
     staged = [o.split()[1] for o in order if o.startswith("stage")]
     assert staged == ["problem", "signed"] * (CALIBRATION_ROUNDS // 2)

@@ -170,3 +170,16 @@ def test_an_honest_fp16_overflow_passes():
     tol = compare.tolerance("strict", torch.float16, torch.float16)
     assert compare.compare(got, expected, tol, compare.max_abs_finite(expected))["pass"]
     assert not compare.compare(got, ref, tol, compare.max_abs_finite(ref))["pass"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.int32, torch.bool])
+def test_expected_and_scale_is_expected_values_and_its_scale(dtype):
+    """The shortcut after every timed call (no rounded copy when nothing can overflow) gives what the two
+    steps give, overflowing references included."""
+    values = [0.0, 1.0, -2.5, 6.5504e4, 65519.0, 65520.0, 1e5, -3.5e38, 3.4028234e38, float("inf"), float("nan")]
+    for cut in range(1, len(values) + 1):
+        ref = torch.tensor(values[:cut], dtype=torch.float64)
+        want = compare.expected_values(ref, dtype)
+        got, scale = compare.expected_and_scale(ref, dtype)
+        assert scale == compare.max_abs_finite(want)
+        assert torch.equal(torch.nan_to_num(got, nan=7.0), torch.nan_to_num(want, nan=7.0))

@@ -40,7 +40,7 @@ std::string describe_check(const nlohmann::json& c) {
                                               : fmt::format("trial {}", c.value("trial", -1));
   std::string s = fmt::format("{} ({} inputs, {} parameters, seed {}){}: {}\n", where, c.value("kind", "?"),
                               c.value("params", "own"), c.value("seed", nlohmann::json()).dump(),
-                              c.value("sampled", false) ? ", at the audited positions" : "", c.value("reason", "?"));
+                              c.value("sampled", false) ? ", at the secretly chosen positions" : "", c.value("reason", "?"));
   if (auto m = c.value("inputs_mutated", nlohmann::json::array()); !m.empty())
     s += fmt::format("  the kernel wrote into its inputs: {}\n", m.dump());
   if (c.contains("run_to_run_max_abs_diff") && c.value("reason", "") == "nondeterministic")
@@ -104,7 +104,7 @@ std::string EvalReport::summary() const {
     return s;
   }
   auto audits = session.value("audits", nlohmann::json::object());
-  s = fmt::format("PASS {}  [{} full checks, {} audited of {} timed calls]\n", name, checks.size(),
+  s = fmt::format("PASS {}  [{} full checks, {} of {} timed calls compared]\n", name, checks.size(),
                   audits.value("sampled", 0), audits.value("timed_calls", 0));
   if (time) {
     const auto& st = time->stats;

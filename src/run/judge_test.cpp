@@ -154,7 +154,7 @@ TEST_F(JudgeTest, PassingKernelGetsTheWorkersTimeSpeedupsAndSol) {
   EXPECT_NEAR(j["sol_pct"].get<double>(), 100 * r->floor->floor_ms / 2.0, 1e-9);
   auto summary = r->summary();
   EXPECT_NE(summary.find("PASS relu"), std::string::npos);
-  EXPECT_NE(summary.find("27 audited of 100 timed calls"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("27 of 100 timed calls compared"), std::string::npos) << summary;
   EXPECT_NE(summary.find("on signed inputs"), std::string::npos) << summary;
   EXPECT_NE(summary.find("events 1.98 ms; GPU span 1.99 ms"), std::string::npos) << summary;
   // The floor's basis, so the SOL can be checked: 8 MB at the fake calibration's 4000 GB/s.

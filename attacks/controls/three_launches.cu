@@ -1,0 +1,64 @@
+// Honest control (several launches per call): ReLU on attacks/problems/relu_small.py in three launches on
+// the given stream, each over a third of the tensor. The call's result is complete only after the last one;
+// the judge's gather follows the runner's synchronisation, so a stricter judge must not read the first
+// launch's completion as the call's. Expected: pass.
+// --- ReLU attack scaffolding (each candidate must be a single file) ---
+#include <cutegen/kernel.h>
+
+#include <cute/tensor.hpp>
+
+namespace attack {
+
+inline bool relu_args(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out) {
+  return n_in == 1 && n_out == 1 && in[0].dtype == CUTEGEN_FLOAT32 && out[0].dtype == CUTEGEN_FLOAT32 &&
+         cutegen::numel(in[0]) == cutegen::numel(out[0]);
+}
+
+template <class T>
+__device__ auto flat(T* p, int64_t n) {
+  return cute::make_tensor(cute::make_gmem_ptr(p), cute::make_layout(n));
+}
+
+// Element access through a one-element register fragment and cute::copy: the generated code is then
+// CuTe's own, as in an honest kernel that copies whole tiles this way (the static check looks for it).
+template <class Tensor>
+__device__ float ld(const Tensor& t, int64_t i) {
+  float r[1];
+  cute::copy(cute::make_tensor(cute::make_gmem_ptr(&t(i)), cute::Layout<cute::_1>{}),
+             cute::make_tensor(&r[0], cute::Layout<cute::_1>{}));
+  return r[0];
+}
+template <class Tensor>
+__device__ void st(const Tensor& t, int64_t i, float v) {
+  float r[1] = {v};
+  cute::copy(cute::make_tensor(&r[0], cute::Layout<cute::_1>{}),
+             cute::make_tensor(cute::make_gmem_ptr(&t(i)), cute::Layout<cute::_1>{}));
+}
+
+inline unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65535)); }
+
+}  // namespace attack
+// --- end of scaffolding ---
+
+namespace attack {
+__global__ void relu_range(const float* x, float* y, int64_t begin, int64_t end) {
+  auto gx = flat(x, end);
+  auto gy = flat(y, end);
+  for (int64_t i = begin + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < end; i += int64_t(gridDim.x) * blockDim.x)
+    st(gy, i, ld(gx, i) < 0.f ? 0.f : ld(gx, i));
+}
+}  // namespace attack
+
+extern "C" int cutegen_forward(const cutegen_tensor* in, int32_t n_in, const cutegen_tensor* out, int32_t n_out,
+                               cudaStream_t s) {
+  if (!attack::relu_args(in, n_in, out, n_out)) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  int64_t n = cutegen::numel(in[0]);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  for (int part = 0; part < 3; ++part) {
+    int64_t begin = n * part / 3, end = n * (part + 1) / 3;
+    attack::relu_range<<<attack::blocks_for(end - begin), 256, 0, s>>>(x, y, begin, end);
+    if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return static_cast<int>(e);
+  }
+  return CUTEGEN_OK;
+}
