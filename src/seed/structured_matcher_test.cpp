@@ -12,6 +12,7 @@
 #include "seed/routes/conv/conv_route.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
+#include "seed/testdata/host_library.h"
 #include "seed/testdata/real_compiler.h"
 #include "tune/knobs.h"
 
@@ -298,6 +299,48 @@ TEST(ConvRoute, ATransposedConvolutionSetsItsSpecAndSaysItsOutputPadding) {
   EXPECT_EQ(m.description(), "convolution y = conv_transpose3d(x, up_weight, stride=(2, 2, 2), padding=(1, 2, 2), "
                              "output_padding=(1, 1, 1), dilation=(1, 1, 1), groups=4)");
   EXPECT_TRUE(match(transposed_conv(true)).plan_as<ConvPlan>()->has_bias);
+}
+
+// The conv route's seed through the real compile stage (source rules, nvcc, library checks, the CuTe check),
+// then the library convolution's host planning on this CPU: the workspace its layout gives -- the tap tables
+// of 8 phases and the split weight, B[group][phase][k][channel] twice -- for any batch and size, and 0 for
+// shapes kSpec does not describe. (4, 32, 7, 8, 9) -> (4, 64, 14, 16, 18) is what conv_transpose3d_grouped.py
+// asked on the H200 (2641920 bytes there too).
+TEST(SeedCompile, ConvSeedBuildsPassesEveryStaticCheckAndPlansItsGeometry) {
+  CUTEGEN_SLOW_COMPILE_TEST("the library convolution, a minute or two of nvcc; scripts/gpu-check judges it");
+  auto m = match(transposed_conv(true));
+  ASSERT_TRUE(m.plan_as<ConvPlan>()) << m.reason;
+  auto src = emit_conv(*m.plan_as<ConvPlan>(), CommentText("up.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
+  auto out = compiler.compile(*src, "conv_seed.cu");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+#ifndef CUTEGEN_CUDA_LIB_DIR
+  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+#else
+  HostOnlyLibrary lib(out->library);
+  ASSERT_TRUE(lib.error.empty()) << lib.error;
+  using WorkspaceBytes = size_t (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t);
+  auto workspace_bytes = reinterpret_cast<WorkspaceBytes>(dlsym(lib.handle, "cutegen_workspace_bytes"));
+  ASSERT_NE(workspace_bytes, nullptr);
+  auto plan = [&](cutegen_tensor x, cutegen_tensor w, cutegen_tensor y) {
+    const cutegen_tensor in[3] = {x, w, fp32({64})};
+    return workspace_bytes(in, 3, &y, 1);
+  };
+  const cutegen_tensor w = fp32({32, 16, 3, 5, 5});
+  // Phases (r_d, r_h, r_w) in {0, 1}^3 hold 1 or 2 taps of the 3-window and 3 or 2 of the 5-windows: at most
+  // 2 x 3 x 3 = 18 taps x 8 channels = 144 -> kmax 160; 16 channels a group -> 64 a tile.
+  const size_t table = 8 * 160 * 16, weight = size_t{4} * 8 * 160 * 64 * 4;
+  EXPECT_EQ(plan(fp32({4, 32, 7, 8, 9}), w, fp32({4, 64, 14, 16, 18})), table + 2 * weight);
+  // Another batch and size: the same kernel, the same weight layout.
+  EXPECT_EQ(plan(fp32({1, 32, 5, 6, 7}), w, fp32({1, 64, 10, 12, 14})), table + 2 * weight);
+  // Refused: output_padding of 2 (>= stride and dilation), a weight of another group count, a 2-d input.
+  EXPECT_EQ(plan(fp32({4, 32, 7, 8, 9}), w, fp32({4, 64, 15, 16, 18})), 0u);
+  EXPECT_EQ(plan(fp32({4, 32, 7, 8, 9}), fp32({32, 32, 3, 5, 5}), fp32({4, 64, 14, 16, 18})), 0u);
+  EXPECT_EQ(plan(fp32({4, 32, 7, 8}), fp32({32, 16, 3, 5}), fp32({4, 64, 14, 16})), 0u);
+#endif
 }
 
 TEST(ConvRoute, WhatTheLibraryConvolutionCannotTakeSaysWhy) {

@@ -11,6 +11,7 @@
 #include "compile/source_rules.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
+#include "seed/testdata/host_library.h"
 #include "seed/testdata/real_compiler.h"
 #include "tune/knobs.h"
 
@@ -207,35 +208,6 @@ TEST(LibraryGemmKernel, KeepsTheLibrarysKnobsAndSourceRules) {
   EXPECT_TRUE(check_source_rules(src).empty());
 }
 
-#ifdef CUTEGEN_CUDA_LIB_DIR
-// A built kernel library loaded on a machine that may have no GPU driver: the toolkit's libcudart, and the
-// driver's libcuda or else the toolkit's stub of it (its SONAME, libcuda.so.1, then satisfies the library's
-// dependency). Host code runs; a CUDA call would answer an error.
-struct HostOnlyLibrary {
-  void* handle = nullptr;
-  std::string error;
-  explicit HostOnlyLibrary(const fs::path& library) {
-    const std::string dir = CUTEGEN_CUDA_LIB_DIR;
-    if (!dlopen((dir + "/libcudart.so").c_str(), RTLD_NOW | RTLD_GLOBAL)) error = dlerror();
-    if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) &&
-        !dlopen((dir + "/stubs/libcuda.so").c_str(), RTLD_NOW | RTLD_GLOBAL))
-      error = dlerror();
-    if (error.empty() && !(handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL))) error = dlerror();
-  }
-};
-
-cutegen_tensor fp32(std::vector<int64_t> shape, std::vector<int64_t> stride = {}) {
-  cutegen_tensor t{};
-  t.dtype = CUTEGEN_FLOAT32;
-  t.rank = static_cast<int32_t>(shape.size());
-  if (stride.empty()) {
-    stride.assign(shape.size(), 1);
-    for (int i = t.rank - 2; i >= 0; --i) stride[i] = stride[i + 1] * shape[i + 1];
-  }
-  for (int i = 0; i < t.rank; ++i) t.shape[i] = shape[i], t.stride[i] = stride[i];
-  return t;
-}
-#endif
 
 // The route's seed through the real compile stage (source rules, nvcc, library checks, the CuTe check), a
 // transposed 4096^3 product so the seed's constants are compiled too; then the library's host planning

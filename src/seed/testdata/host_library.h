@@ -1,0 +1,43 @@
+#pragma once
+// A built kernel library's host code, run on this CPU machine: the slow-tier seed tests call a library
+// kernel's cutegen_workspace_bytes (its planning) without a GPU.
+#include <cutegen/kernel.h>
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace cutegen::seed::testing {
+
+#ifdef CUTEGEN_CUDA_LIB_DIR
+// A built kernel library loaded on a machine that may have no GPU driver: the toolkit's libcudart, and the
+// driver's libcuda or else the toolkit's stub of it (its SONAME, libcuda.so.1, then satisfies the library's
+// dependency). Host code runs; a CUDA call would answer an error.
+struct HostOnlyLibrary {
+  void* handle = nullptr;
+  std::string error;
+  explicit HostOnlyLibrary(const std::filesystem::path& library) {
+    const std::string dir = CUTEGEN_CUDA_LIB_DIR;
+    if (!dlopen((dir + "/libcudart.so").c_str(), RTLD_NOW | RTLD_GLOBAL)) error = dlerror();
+    if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) &&
+        !dlopen((dir + "/stubs/libcuda.so").c_str(), RTLD_NOW | RTLD_GLOBAL))
+      error = dlerror();
+    if (error.empty() && !(handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL))) error = dlerror();
+  }
+};
+
+inline cutegen_tensor fp32(std::vector<int64_t> shape, std::vector<int64_t> stride = {}) {
+  cutegen_tensor t{};
+  t.dtype = CUTEGEN_FLOAT32;
+  t.rank = static_cast<int32_t>(shape.size());
+  if (stride.empty()) {
+    stride.assign(shape.size(), 1);
+    for (int i = t.rank - 2; i >= 0; --i) stride[i] = stride[i + 1] * shape[i + 1];
+  }
+  for (int i = 0; i < t.rank; ++i) t.shape[i] = shape[i], t.stride[i] = stride[i];
+  return t;
+}
+#endif
+
+}  // namespace cutegen::seed::testing
