@@ -45,7 +45,9 @@ def is_problem(path: Path) -> bool:
         text = path.read_text(errors="replace")
     except OSError:
         return False
-    return "class Model" in text and "def get_inputs" in text
+    # Defined at the top level, as KernelBench's format has them (a script that only mentions them, like
+    # this one, is not a problem).
+    return bool(re.search(r"^class Model\b", text, re.M) and re.search(r"^def get_inputs\b", text, re.M))
 
 
 def problem_dirs(roots):
@@ -84,6 +86,7 @@ def records_by_list(cutegen, directory: Path, dump: Path | None):
                 continue  # the closing count
             name, said = m.groups()
             kernel = out / (name[:-3] + ".cu")
+            said = said.replace(str(ROOT) + "/", "")  # messages name files by absolute path: record them from the root
             records.append(f"{display(directory / name)}\t{said}\t{digest(kernel)}")
         return records
 
@@ -100,6 +103,7 @@ def records_per_file(cutegen, directory: Path):
             message = err.removeprefix("cutegen: ")
             said = message if message.startswith("no seed for this operator graph") else "error: " + message
             kernel = "-"
+        said = said.replace(str(ROOT) + "/", "")
         records.append(f"{display(path)}\t{said}\t{kernel}")
     return records
 
