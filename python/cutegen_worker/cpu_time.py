@@ -27,15 +27,16 @@ than two) host-busy is the verdict `host_compute` (candidate_session.py).
 """
 import time
 
-# Twenty launches with descriptors built for each are well under a tenth of this; a host copy and
-# compute of a 4 MB tensor is several times it (attacks/host_computes_result.cu).
+# A launch, an occupancy query or a TMA descriptor costs microseconds of host time (estimates, not yet
+# measured here per call on a GPU; calls[].runner_cpu_ms records it), so honest host code is tens of
+# microseconds; a host copy and compute of a 4 MB tensor is milliseconds (attacks/host_computes_result.cu).
 HOST_CPU_BUDGET_NS = 500_000
 # Room for the polled wait's share to differ between the calibration and a call (a busier CPU, another
 # core's idle states); host computing costs the whole call, its waits for its own copies included.
 HOST_CPU_FRACTION = 0.25
 # Above this share of the time waited, the polled wait itself is too costly to judge host work beside it.
 MAX_WAIT_SHARE = 0.5
-LONG_PING_REPEAT = 32  # memsets of the runner's 128 MiB buffer: 1.4 ms on an H200
+LONG_PING_REPEAT = 32  # memsets of the runner's 128 MiB buffer: 4 GiB, about 1.3 ms at an H200's bandwidth
 WAIT_SHARE_PINGS = 3
 CPUCLOCK_SCHED = 2  # the kernel's clock id layout (include/linux/posix-timers.h): ~pid << 3 | clock
 
