@@ -1,6 +1,8 @@
 #include "compile/cute_usage.h"
 
 #include <functional>
+#include <optional>
+#include <tuple>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -74,6 +76,25 @@ struct Function {
   std::set<std::string> callees;
 };
 
+// One `.loc F L C[, function_name S, inlined_at F2 L2 C2]` in file order.
+struct Loc {
+  int file = 0, line = 0, column = 0;
+  std::string function;  // $L__info_string label; "" when none
+  bool inlined = false;
+  int at_file = 0, at_line = 0, at_column = 0;
+};
+
+// "F L C" at the start of `s` (after ".loc" or "inlined_at").
+void read_triple(std::string_view s, int& f, int& l, int& c) {
+  int* out[] = {&f, &l, &c};
+  std::size_t p = 0;
+  for (int* v : out) {
+    while (p < s.size() && (s[p] == ' ' || s[p] == '\t')) ++p;
+    *v = std::atoi(std::string(ident_at(s, p)).c_str());
+    p += ident_at(s, p).size();
+  }
+}
+
 bool is_crd2idx(const std::string& mangled) {
   return mangled.rfind("_ZN4cute", 0) == 0 && mangled.find("crd2idx") != std::string::npos;
 }
@@ -85,6 +106,8 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
   if (cute_prefix.empty() || cute_prefix.back() != '/') cute_prefix += '/';
   std::map<std::string, Function> fns;
   std::map<int, bool> cute_file;
+  std::map<int, std::string> file_path;
+  std::vector<Loc> locs;
   std::map<std::string, std::string> strings;  // $L__info_stringN -> the function name it spells
   std::set<std::string> forged;
   std::string current, label, call;
@@ -121,6 +144,7 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
         int index = std::atoi(std::string(trim_view(t.substr(5, q - 5))).c_str());
         std::string path = fs::path(std::string(t.substr(q + 1, q2 - q - 1))).lexically_normal().string();
         cute_file[index] = path.rfind(cute_prefix, 0) == 0;
+        file_path[index] = path;
       }
       continue;
     }
@@ -164,6 +188,14 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
       std::size_t fn = rest.find("function_name");
       std::string which = fn == std::string_view::npos ? "" : std::string(ident_at(rest, rest.find_first_not_of(" \t", fn + 13)));
       fns[current].locs.insert({file, which});
+      Loc loc;
+      read_triple(rest, loc.file, loc.line, loc.column);
+      loc.function = which;
+      if (std::size_t at = rest.find("inlined_at"); at != std::string_view::npos) {
+        loc.inlined = true;
+        read_triple(rest.substr(at + 10), loc.at_file, loc.at_line, loc.at_column);
+      }
+      locs.push_back(std::move(loc));
       continue;
     }
     if (starts(t, "call")) {
@@ -196,6 +228,20 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
     return result;
   };
   CuteAnalysis out;
+  // The nearest non-CuTe position of each .loc's inline chain. A chain is spelled one level per .loc:
+  // a callee's .loc names its call site (inlined_at), which is the position of an earlier .loc of the
+  // caller; so the position seen last at that place gives the caller's answer.
+  using Place = std::tuple<int, int, int>;
+  std::map<Place, std::optional<std::pair<int, int>>> site_at;
+  for (const Loc& l : locs) {
+    std::optional<std::pair<int, int>> site;
+    if (!cute_file[l.file]) site = std::pair{l.file, l.line};
+    else if (l.inlined && !cute_file[l.at_file]) site = std::pair{l.at_file, l.at_line};
+    else if (l.inlined) site = site_at[Place{l.at_file, l.at_line, l.at_column}];
+    site_at[Place{l.file, l.line, l.column}] = site;
+    if (site && cute_file[l.file] && !l.function.empty() && is_crd2idx(strings[l.function]))
+      out.cute_sites.insert({file_path[site->first], site->second});
+  }
   for (const auto& [name, f] : fns) {
     if (!f.entry) continue;
     std::set<std::string> path;
