@@ -1,5 +1,6 @@
 #include "compile/cute_usage.h"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <tuple>
@@ -93,6 +94,17 @@ void read_triple(std::string_view s, int& f, int& l, int& c) {
     *v = std::atoi(std::string(ident_at(s, p)).c_str());
     p += ident_at(s, p).size();
   }
+}
+
+// A CuTe tensor element access or layout evaluation: cute::crd2idx, or cute::Tensor's operator() and
+// operator[] (an access through a layout of one element, gY(0) with a static shape, folds without
+// crd2idx). Not iter_adaptor's operator[] (t.data()[i]).
+bool is_tensor_access(const std::string& mangled) {
+  if (mangled.rfind("_ZN4cute", 0) != 0 && mangled.rfind("_ZNK4cute", 0) != 0) return false;
+  if (mangled.find("crd2idx") != std::string::npos) return true;
+  return mangled.rfind("_ZNK4cute6TensorI", 0) == 0 || mangled.rfind("_ZN4cute6TensorI", 0) == 0
+             ? mangled.find("EEclI") != std::string::npos || mangled.find("EEixI") != std::string::npos
+             : false;
 }
 
 bool is_crd2idx(const std::string& mangled) {
@@ -228,19 +240,23 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
     return result;
   };
   CuteAnalysis out;
-  // The nearest non-CuTe position of each .loc's inline chain. A chain is spelled one level per .loc:
-  // a callee's .loc names its call site (inlined_at), which is the position of an earlier .loc of the
-  // caller; so the position seen last at that place gives the caller's answer.
+  // The non-CuTe positions of each .loc's inline chain. A chain is spelled one level per .loc: a
+  // callee's .loc names its call site (inlined_at), which is the position of an earlier .loc of the
+  // caller; so the positions recorded last at that place give the rest of the chain. All of them, not
+  // only the nearest: `element(gY, g, t) = v` stores in the caller of a helper that indexes the tensor.
   using Place = std::tuple<int, int, int>;
-  std::map<Place, std::optional<std::pair<int, int>>> site_at;
+  std::map<Place, std::vector<std::pair<int, int>>> outer_at;
   for (const Loc& l : locs) {
-    std::optional<std::pair<int, int>> site;
-    if (!cute_file[l.file]) site = std::pair{l.file, l.line};
-    else if (l.inlined && !cute_file[l.at_file]) site = std::pair{l.at_file, l.at_line};
-    else if (l.inlined) site = site_at[Place{l.at_file, l.at_line, l.at_column}];
-    site_at[Place{l.file, l.line, l.column}] = site;
-    if (site && cute_file[l.file] && !l.function.empty() && is_crd2idx(strings[l.function]))
-      out.cute_sites.insert({file_path[site->first], site->second});
+    std::vector<std::pair<int, int>> outer;
+    if (!cute_file[l.file]) outer.push_back({l.file, l.line});
+    if (l.inlined) {
+      if (!cute_file[l.at_file]) outer.push_back({l.at_file, l.at_line});
+      for (const auto& p : outer_at[Place{l.at_file, l.at_line, l.at_column}])
+        if (std::find(outer.begin(), outer.end(), p) == outer.end()) outer.push_back(p);
+    }
+    if (cute_file[l.file] && !l.function.empty() && is_tensor_access(strings[l.function]))
+      for (const auto& [file, line] : outer) out.cute_sites.insert({file_path[file], line});
+    outer_at[Place{l.file, l.line, l.column}] = std::move(outer);
   }
   for (const auto& [name, f] : fns) {
     if (!f.entry) continue;

@@ -75,14 +75,15 @@ TEST(CuteUsage, ViolationsNameEachKernelWithoutCute) {
   EXPECT_NE(v[2].message.find("elsewhere(float*)"), std::string::npos) << v[2].message;
 }
 
-TEST(CuteUsage, SitesAreTheNearestPositionsOutsideCuteOfEachLayoutEvaluation) {
+TEST(CuteUsage, SitesAreThePositionsOutsideCuteOfEachTensorAccessChain) {
   auto a = analyse_cute_usage(ptx(), "/opt/cutlass/include/cute");
   // helper's line 6 and direct's line 13 call crd2idx straight; not the pointer kernel's line 16
   // (iter_adaptor), the forged line 21 (inside inline asm) or the candidate's own crd2idx (line 31).
   EXPECT_EQ(a.cute_sites, (std::set<SourcePosition>{{"/work/run/candidate.cu", 6}, {"/work/run/candidate.cu", 13}}));
 
   // Chains spelled one level per .loc: the candidate's gY(i) at line 41 reaches crd2idx through
-  // tensor_impl.hpp; a CUTLASS collective's line 500, inlined at line 45, reaches it directly.
+  // tensor_impl.hpp; a CUTLASS collective's line 500, inlined at line 45, through it too — both the
+  // collective's line and the candidate's call of it are sites.
   std::string p = ".version 9.0\n.target sm_90a\n.address_size 64\n\n";
   p += fn(".visible .entry _Z6nestedPf",
           "\t.loc\t1 40 0\n"
@@ -104,7 +105,10 @@ TEST(CuteUsage, SitesAreTheNearestPositionsOutsideCuteOfEachLayoutEvaluation) {
   EXPECT_TRUE(nested.uses_cute.at("_Z6nestedPf"));
   EXPECT_EQ(nested.cute_sites,
             (std::set<SourcePosition>{{"/work/run/candidate.cu", 41},
+                                      {"/work/run/candidate.cu", 45},
                                       {"/opt/cutlass/include/cutlass/epilogue/collective/default_epilogue.hpp", 500}}));
+  // The kernel's own line 47, which reaches no CuTe, is no site.
+  EXPECT_FALSE(nested.cute_sites.count({"/work/run/candidate.cu", 47}));
 }
 
 TEST(CuteUsage, AnUnbalancedInlineAsmMarkerIsForged) {

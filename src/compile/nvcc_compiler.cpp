@@ -192,7 +192,7 @@ Result<std::vector<CheckViolation>> NvccCompiler::built_cute_check(const fs::pat
     if (!functions) return functions.error();
     sass.merge(*functions);
   }
-  return built_cute_violations(sass, kernels, cute_sites);
+  return built_cute_violations(sass, kernels, cute_sites, toolchain_.cutlass_include / "cute");
 }
 
 SandboxPolicy NvccCompiler::sandbox_policy(const fs::path& staging) const {
@@ -388,6 +388,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
           return built.error();
         }
         for (auto& v : *built) out.violations.push_back(std::move(v));
+        out.check_seconds = since(t1);  // nvdisasm included
       }
       out.verdict = out.violations.empty() ? CompileVerdict::ok : CompileVerdict::rejected;
     }
