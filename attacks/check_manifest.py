@@ -33,7 +33,7 @@ VIOLATIONS = {"forbidden-import", "forbidden-library", "load-time-code", "librar
               "include-computed", "asm-reads-file", "line-directive", "pragma-not-allowed", "embed", "nondeterministic-build", "no-cute",
               "cute-unverifiable", "forged-line-info", "analysis-mismatch", "missing-entry-point",
               "entry-point-mismatch", "arch-conditional", "no-device-code", "unreadable-device-code",
-              "embedded-device-code"}
+              "embedded-device-code", "cute-not-built", "raw-stores"}
 MIN_ATTACKS, MIN_HONEST = 40, 8
 
 

@@ -179,6 +179,7 @@ template <int kVec>
 __global__ void __launch_bounds__(kRowThreads) rows(const float* __restrict__ x, Out* __restrict__ y, int64_t outer,
                                                     int64_t extent) {
   Tensor frags = make_tensor<float>(Shape<Int<kVec>, Int<kUnroll>>{});  // kUnroll vectors in flight
+  Tensor gY = make_tensor(make_gmem_ptr(y), make_layout(outer));
   for (int64_t o = blockIdx.x; o < outer; o += gridDim.x) {
     const int64_t start = o * extent;
     // Values [0, head) and [head + nvec * kVec, extent) one at a time; the vectors in between.
@@ -216,7 +217,7 @@ __global__ void __launch_bounds__(kRowThreads) rows(const float* __restrict__ x,
     CUTE_UNROLL
     for (int u = 1; u < kUnroll; ++u) acc[0] = combine(acc[0], acc[u]);  // fixed order
     const Acc total = block_reduce(acc[0]);
-    if (threadIdx.x == 0) y[o] = finish(total, extent);
+    if (threadIdx.x == 0) gY(o) = finish(total, extent);
   }
 }
 

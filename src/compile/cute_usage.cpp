@@ -1,6 +1,9 @@
 #include "compile/cute_usage.h"
 
+#include <algorithm>
 #include <functional>
+#include <optional>
+#include <tuple>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -74,6 +77,36 @@ struct Function {
   std::set<std::string> callees;
 };
 
+// One `.loc F L C[, function_name S, inlined_at F2 L2 C2]` in file order.
+struct Loc {
+  int file = 0, line = 0, column = 0;
+  std::string function;  // $L__info_string label; "" when none
+  bool inlined = false;
+  int at_file = 0, at_line = 0, at_column = 0;
+};
+
+// "F L C" at the start of `s` (after ".loc" or "inlined_at").
+void read_triple(std::string_view s, int& f, int& l, int& c) {
+  int* out[] = {&f, &l, &c};
+  std::size_t p = 0;
+  for (int* v : out) {
+    while (p < s.size() && (s[p] == ' ' || s[p] == '\t')) ++p;
+    *v = std::atoi(std::string(ident_at(s, p)).c_str());
+    p += ident_at(s, p).size();
+  }
+}
+
+// A CuTe tensor element access or layout evaluation: cute::crd2idx, or cute::Tensor's operator() and
+// operator[] (an access through a layout of one element, gY(0) with a static shape, folds without
+// crd2idx). Not iter_adaptor's operator[] (t.data()[i]).
+bool is_tensor_access(const std::string& mangled) {
+  if (mangled.rfind("_ZN4cute", 0) != 0 && mangled.rfind("_ZNK4cute", 0) != 0) return false;
+  if (mangled.find("crd2idx") != std::string::npos) return true;
+  return mangled.rfind("_ZNK4cute6TensorI", 0) == 0 || mangled.rfind("_ZN4cute6TensorI", 0) == 0
+             ? mangled.find("EEclI") != std::string::npos || mangled.find("EEixI") != std::string::npos
+             : false;
+}
+
 bool is_crd2idx(const std::string& mangled) {
   return mangled.rfind("_ZN4cute", 0) == 0 && mangled.find("crd2idx") != std::string::npos;
 }
@@ -85,6 +118,8 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
   if (cute_prefix.empty() || cute_prefix.back() != '/') cute_prefix += '/';
   std::map<std::string, Function> fns;
   std::map<int, bool> cute_file;
+  std::map<int, std::string> file_path;
+  std::vector<Loc> locs;
   std::map<std::string, std::string> strings;  // $L__info_stringN -> the function name it spells
   std::set<std::string> forged;
   std::string current, label, call;
@@ -121,6 +156,7 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
         int index = std::atoi(std::string(trim_view(t.substr(5, q - 5))).c_str());
         std::string path = fs::path(std::string(t.substr(q + 1, q2 - q - 1))).lexically_normal().string();
         cute_file[index] = path.rfind(cute_prefix, 0) == 0;
+        file_path[index] = path;
       }
       continue;
     }
@@ -164,6 +200,14 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
       std::size_t fn = rest.find("function_name");
       std::string which = fn == std::string_view::npos ? "" : std::string(ident_at(rest, rest.find_first_not_of(" \t", fn + 13)));
       fns[current].locs.insert({file, which});
+      Loc loc;
+      read_triple(rest, loc.file, loc.line, loc.column);
+      loc.function = which;
+      if (std::size_t at = rest.find("inlined_at"); at != std::string_view::npos) {
+        loc.inlined = true;
+        read_triple(rest.substr(at + 10), loc.at_file, loc.at_line, loc.at_column);
+      }
+      locs.push_back(std::move(loc));
       continue;
     }
     if (starts(t, "call")) {
@@ -196,6 +240,24 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
     return result;
   };
   CuteAnalysis out;
+  // The non-CuTe positions of each .loc's inline chain. A chain is spelled one level per .loc: a
+  // callee's .loc names its call site (inlined_at), which is the position of an earlier .loc of the
+  // caller; so the positions recorded last at that place give the rest of the chain. All of them, not
+  // only the nearest: `element(gY, g, t) = v` stores in the caller of a helper that indexes the tensor.
+  using Place = std::tuple<int, int, int>;
+  std::map<Place, std::vector<std::pair<int, int>>> outer_at;
+  for (const Loc& l : locs) {
+    std::vector<std::pair<int, int>> outer;
+    if (!cute_file[l.file]) outer.push_back({l.file, l.line});
+    if (l.inlined) {
+      if (!cute_file[l.at_file]) outer.push_back({l.at_file, l.at_line});
+      for (const auto& p : outer_at[Place{l.at_file, l.at_line, l.at_column}])
+        if (std::find(outer.begin(), outer.end(), p) == outer.end()) outer.push_back(p);
+    }
+    if (cute_file[l.file] && !l.function.empty() && is_tensor_access(strings[l.function]))
+      for (const auto& [file, line] : outer) out.cute_sites.insert({file_path[file], line});
+    outer_at[Place{l.file, l.line, l.column}] = std::move(outer);
+  }
   for (const auto& [name, f] : fns) {
     if (!f.entry) continue;
     std::set<std::string> path;

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,12 +24,19 @@
 #include "common/result.h"
 #include "compile/check_violation.h"
 #include "compile/diagnostics.h"
+#include "compile/sass_lines.h"
 
 namespace cutegen {
 
 struct CuteAnalysis {
   std::map<std::string, bool> uses_cute;  // per kernel (.entry), mangled name
   std::vector<std::string> forged;        // functions whose inline asm holds line-info directives
+  // Where CuTe is used, as source lines: for every tensor access (crd2idx, cute::Tensor's operator()
+  // or operator[]), each position of its inline chain outside CuTe's own headers (the candidate's
+  // `gY(i) = v;`, the line calling a helper that returns gY(i), a CUTLASS collective's `copy(...)`).
+  // The check on the optimised build (built_cute.h) looks for these lines in its machine code, where
+  // -O3 has folded CuTe's own functions away.
+  std::set<SourcePosition> cute_sites;
 };
 
 // Parses the -O0 PTX. `cute_dir` is <CUTLASS include>/cute as nvcc saw it.

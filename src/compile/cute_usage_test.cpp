@@ -75,6 +75,42 @@ TEST(CuteUsage, ViolationsNameEachKernelWithoutCute) {
   EXPECT_NE(v[2].message.find("elsewhere(float*)"), std::string::npos) << v[2].message;
 }
 
+TEST(CuteUsage, SitesAreThePositionsOutsideCuteOfEachTensorAccessChain) {
+  auto a = analyse_cute_usage(ptx(), "/opt/cutlass/include/cute");
+  // helper's line 6 and direct's line 13 call crd2idx straight; not the pointer kernel's line 16
+  // (iter_adaptor), the forged line 21 (inside inline asm) or the candidate's own crd2idx (line 31).
+  EXPECT_EQ(a.cute_sites, (std::set<SourcePosition>{{"/work/run/candidate.cu", 6}, {"/work/run/candidate.cu", 13}}));
+
+  // Chains spelled one level per .loc: the candidate's gY(i) at line 41 reaches crd2idx through
+  // tensor_impl.hpp; a CUTLASS collective's line 500, inlined at line 45, through it too — both the
+  // collective's line and the candidate's call of it are sites.
+  std::string p = ".version 9.0\n.target sm_90a\n.address_size 64\n\n";
+  p += fn(".visible .entry _Z6nestedPf",
+          "\t.loc\t1 40 0\n"
+          "\t.loc\t4 241 7, function_name $L__info_string3, inlined_at 1 41 5\n"
+          "\t.loc\t2 171 7, function_name $L__info_string0, inlined_at 4 241 7\n"
+          "\t.loc\t5 500 9, function_name $L__info_string4, inlined_at 1 45 3\n"
+          "\t.loc\t4 241 7, function_name $L__info_string3, inlined_at 5 500 9\n"
+          "\t.loc\t2 171 7, function_name $L__info_string0, inlined_at 4 241 7\n"
+          "\t.loc\t1 47 3\n");
+  p += "\t.file\t1 \"/work/run/candidate.cu\"\n\t.file\t2 \"/opt/cutlass/include/cute/layout.hpp\"\n"
+       "\t.file\t4 \"/opt/cutlass/include/cute/tensor_impl.hpp\"\n"
+       "\t.file\t5 \"/opt/cutlass/include/cutlass/epilogue/collective/default_epilogue.hpp\"\n";
+  p += "\t.section\t.debug_str\n\t{\n";
+  p += "$L__info_string0:\n" + b8("_ZN4cute7crd2idxIllNS_1CILi1EEEEEDaRKT_RT0_RKT1_");
+  p += "$L__info_string3:\n" + b8("_ZNK4cute6TensorIJNS_11ViewEngineIPfEENS_6LayoutIiiEEEEclIlEERfRKT_");
+  p += "$L__info_string4:\n" + b8("_ZN7cutlass8epilogue10collective7storeEv");
+  p += "\t}\n";
+  auto nested = analyse_cute_usage(p, "/opt/cutlass/include/cute");
+  EXPECT_TRUE(nested.uses_cute.at("_Z6nestedPf"));
+  EXPECT_EQ(nested.cute_sites,
+            (std::set<SourcePosition>{{"/work/run/candidate.cu", 41},
+                                      {"/work/run/candidate.cu", 45},
+                                      {"/opt/cutlass/include/cutlass/epilogue/collective/default_epilogue.hpp", 500}}));
+  // The kernel's own line 47, which reaches no CuTe, is no site.
+  EXPECT_FALSE(nested.cute_sites.count({"/work/run/candidate.cu", 47}));
+}
+
 TEST(CuteUsage, AnUnbalancedInlineAsmMarkerIsForged) {
   std::string p = fn(".visible .entry _Z1kv", "\t// end inline asm\n\t.loc\t1 3 0\n");
   auto a = analyse_cute_usage(p, "/opt/cutlass/include/cute");

@@ -37,6 +37,7 @@ std::string section_name(Elf* elf, const GElf_Shdr& sh) {
 
 struct DeviceScan {
   int images = 0;
+  std::vector<std::string> image_bytes;
   bool arch_trap = false;
   std::set<std::string> kernels;
 };
@@ -74,6 +75,14 @@ void scan_fatbin(const char* data, std::size_t size, DeviceScan& scan) {
     GElf_Ehdr eh;
     if (!gelf_getehdr(e.get(), &eh) || eh.e_machine != EM_CUDA) continue;
     ++scan.images;
+    // The image ends where its last section, program header or section header table does.
+    std::size_t end = std::max<std::size_t>(eh.e_shoff + std::size_t{eh.e_shnum} * eh.e_shentsize,
+                                            eh.e_phoff + std::size_t{eh.e_phnum} * eh.e_phentsize);
+    for (Elf_Scn* s = nullptr; (s = elf_nextscn(e.get(), s)) != nullptr;) {
+      GElf_Shdr sh;
+      if (gelf_getshdr(s, &sh) && sh.sh_type != SHT_NOBITS) end = std::max<std::size_t>(end, sh.sh_offset + sh.sh_size);
+    }
+    scan.image_bytes.emplace_back(hit, std::min(end, size - off));
     Elf_Scn* scn = nullptr;
     while ((scn = elf_nextscn(e.get(), scn)) != nullptr) {
       GElf_Shdr sh;
@@ -256,6 +265,7 @@ Result<LibraryInspection> check_library(const fs::path& library) {
   else if (scan.kernels.empty())
     out.push_back({"no-device-code", "contains no kernel: the work must be done by __global__ functions"});
   result.kernels.assign(scan.kernels.begin(), scan.kernels.end());
+  result.device_images = std::move(scan.image_bytes);
   if (scan.arch_trap)
     out.push_back({"arch-conditional", "device code contains CUTLASS's 'used without targeting' trap: an "
                                        "architecture-specific instruction was compiled out for this target"});

@@ -13,6 +13,7 @@ namespace cutegen {
 struct LibraryInspection {
   std::vector<CheckViolation> violations;
   std::vector<std::string> kernels;  // mangled name of every kernel (entry function) in the device code
+  std::vector<std::string> device_images;  // each cubin of the fatbin, byte for byte (for nvdisasm)
 };
 
 // Needed libraries and every undefined dynamic symbol (resolved to its providing library through symbol

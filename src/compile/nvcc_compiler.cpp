@@ -10,6 +10,7 @@
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/sha256.h"
+#include "compile/built_cute.h"
 #include "compile/cute_usage.h"
 #include "compile/device_code_match.h"
 #include "compile/host_assembly.h"
@@ -28,7 +29,9 @@ constexpr const char* kBuildKeepDir = "kept-build";  // nvcc --keep of each comp
 constexpr const char* kAnalysisKeepDir = "kept-analysis";
 // Bumped when what a cache entry holds changes. (What decides a verdict changes with every build of
 // cutegen: Toolchain::checker_identity is in the key for that.)
-constexpr const char* kCacheSchema = "cutegen-compile-v4";  // v3: contract v2 entry points; v4: the analysis compile's device code proven the build's
+// v3: contract v2 entry points; v4: the analysis compile's device code proven the build's; v5: CuTe
+// checked on the build's machine code too.
+constexpr const char* kCacheSchema = "cutegen-compile-v5";
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -158,6 +161,9 @@ Result<Toolchain> probe_toolchain(ProcessRunner& runner, const CompileOptions& o
   if (!header) return Error{fmt::format("contract header missing: {}", header.error().message)};
   t.contract_hash = sha256_hex(*header);
   t.checker_identity = this_build_identity();
+  auto nvdisasm = find_nvdisasm(options.nvcc);
+  if (!nvdisasm) return nvdisasm.error();
+  t.nvdisasm = *nvdisasm;
   return t;
 }
 
@@ -168,6 +174,26 @@ NvccCompiler::NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolch
       toolchain_(std::move(toolchain)),
       cache_(std::move(cache)),
       sandbox_(std::move(sandbox)) {}
+
+Result<std::vector<CheckViolation>> NvccCompiler::built_cute_check(const fs::path& staging,
+                                                                  const std::vector<std::string>& images,
+                                                                  const std::vector<std::string>& kernels,
+                                                                  const std::set<SourcePosition>& cute_sites) {
+  if (kernels.empty()) return std::vector<CheckViolation>{};
+  if (toolchain_.nvdisasm.empty()) return Error{"no nvdisasm in the toolchain: the CuTe check on the build needs it"};
+  std::map<std::string, SassFunction> sass;
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    // In the kept-build directory, which is removed before the entry goes into the cache.
+    const std::string name = fmt::format("{}/device{}.cubin", kBuildKeepDir, i);
+    if (auto w = write_file_atomic(staging / name, images[i]); !w) return w.error();
+    std::vector<std::string> argv = {toolchain_.nvdisasm.string(), "--print-line-info-inline", "--print-code", name};
+    auto functions = disassemble(runner_, sandbox_command(sandbox_, sandbox_policy(staging), argv), staging,
+                                 options_.timeout);
+    if (!functions) return functions.error();
+    sass.merge(*functions);
+  }
+  return built_cute_violations(sass, kernels, cute_sites, toolchain_.cutlass_include / "cute");
+}
 
 SandboxPolicy NvccCompiler::sandbox_policy(const fs::path& staging) const {
   SandboxPolicy p;
@@ -183,6 +209,7 @@ SandboxPolicy NvccCompiler::sandbox_policy(const fs::path& staging) const {
   if (auto host = prefix_of(options_.host_compiler.empty() ? "g++" : options_.host_compiler)) p.read_paths.push_back(*host);
   if (!toolchain_.cutlass_include.empty()) p.read_paths.push_back(toolchain_.cutlass_include);
   if (!toolchain_.contract_include.empty()) p.read_paths.push_back(toolchain_.contract_include);
+  if (!toolchain_.nvdisasm.empty()) p.read_paths.push_back(toolchain_.nvdisasm.parent_path());
   p.write_paths = {staging};
   // A file outside the read list then looks missing, not denied (sandbox/denied_as_missing.c).
   p.preload = denied_as_missing_library(sandbox_);
@@ -204,6 +231,7 @@ std::string NvccCompiler::key_for(const std::string& source, const std::vector<D
   h.add(toolchain_.nvcc_version).add(toolchain_.host_compiler_version).add(toolchain_.cutlass_version);
   h.add(toolchain_.contract_hash);
   h.add(toolchain_.checker_identity);
+  h.add(toolchain_.nvdisasm.string());
   // A compile that ran out of memory is cached as a compile error; a larger limit must try again.
   h.add(fmt::format("memory_limit_mb={}", options_.memory_limit_mb));
   return h.hex();
@@ -348,6 +376,20 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
       // Evidence from code the build did not compile is no evidence: the mismatch alone is reported.
       if (mismatch) out.violations.push_back(*mismatch);
       else for (auto& v : cute_check_violations(*cute, checks->kernels)) out.violations.push_back(std::move(v));
+      if (!mismatch && cute->compiled) {
+        // The kernels the unoptimised compile found using CuTe, checked again on the build's machine code.
+        std::vector<std::string> cute_kernels;
+        for (const auto& k : checks->kernels)
+          if (auto it = cute->analysis.uses_cute.find(k); it != cute->analysis.uses_cute.end() && it->second)
+            cute_kernels.push_back(k);
+        auto built = built_cute_check(*staging, checks->device_images, cute_kernels, cute->analysis.cute_sites);
+        if (!built) {
+          cleanup();
+          return built.error();
+        }
+        for (auto& v : *built) out.violations.push_back(std::move(v));
+        out.check_seconds = since(t1);  // nvdisasm included
+      }
       out.verdict = out.violations.empty() ? CompileVerdict::ok : CompileVerdict::rejected;
     }
     fs::remove_all(*staging / kBuildKeepDir, ec);

@@ -1,10 +1,12 @@
 #pragma once
 #include <memory>
+#include <set>
 
 #include "common/process.h"
 #include "compile/compile_cache.h"
 #include "compile/compile_options.h"
 #include "compile/compiler.h"
+#include "compile/sass_lines.h"
 #include "sandbox/sandbox.h"
 
 namespace cutegen {
@@ -20,6 +22,9 @@ struct Toolchain {
   // The build of cutegen whose checks judge the library (common/build_identity.h): a verdict cached
   // by another build — older rules, a hole since closed — is never served.
   std::string checker_identity;
+  // nvdisasm, which prints the built kernels' machine code for the CuTe check on the build
+  // (built_cute.h); probe_toolchain finds it (find_nvdisasm) or fails.
+  std::filesystem::path nvdisasm;
 };
 
 // Probes nvcc, the host compiler, CUTLASS and the contract header once.
@@ -43,6 +48,12 @@ class NvccCompiler final : public Compiler {
  private:
   Result<CompileOutcome> build(const CompileRequest& request, const std::string& key);
   CompileOutcome from_cache(const nlohmann::json& stored, const CompileRequest& request, const std::string& key) const;
+  // The CuTe check on the build (built_cute.h): nvdisasm on each of the library's cubins (`images`),
+  // confined like nvcc, then the `kernels` the analysis found using CuTe against its `cute_sites`.
+  Result<std::vector<CheckViolation>> built_cute_check(const std::filesystem::path& staging,
+                                                       const std::vector<std::string>& images,
+                                                       const std::vector<std::string>& kernels,
+                                                       const std::set<SourcePosition>& cute_sites);
 
   ProcessRunner& runner_;
   CompileOptions options_;
