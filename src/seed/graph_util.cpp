@@ -81,7 +81,8 @@ std::string shape_text(const std::vector<int64_t>& s) {
 
 std::string contract_name(const OpGraph& g, const Node& n) {
   const int p = n.index - g.num_inputs;
-  if (n.op == Op::param && p >= 0 && p < static_cast<int>(g.params.size())) return g.params[static_cast<std::size_t>(p)];
+  if (n.op == Op::param && p >= 0 && p < static_cast<int>(g.params.size()))
+    return g.params[static_cast<std::size_t>(p)];
   return n.name;
 }
 

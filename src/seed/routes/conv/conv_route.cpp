@@ -192,9 +192,9 @@ Result<std::string> emit_conv(const ConvPlan& plan, const CommentText& problem) 
   if (!library) return library.error();
   const std::string epilogue_text =
       plan.has_epilogue()
-          ? "// Then the epilogue: the pointwise ops forward() applies after the convolution run in registers on each\n"
-            "// output value before it is stored (epilogue(), set by the seed with kInputs and the operands it reads),\n"
-            "// so the convolution's output never makes a round trip through memory.\n"
+          ? "// Then the epilogue: the pointwise ops forward() applies after the convolution run in registers on\n"
+            "// each output value before it is stored (epilogue(), set by the seed with kInputs and the operands\n"
+            "// it reads), so the convolution's output never makes a round trip through memory.\n"
           : "";
   const std::string header = fmt::format(
       "// Seed kernel for {0}, written by cutegen without an LLM (docs/seed.md):\n"

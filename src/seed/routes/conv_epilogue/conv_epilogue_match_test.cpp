@@ -34,7 +34,8 @@ const std::vector<int64_t> kOut = {8, 16, 16, 18};
 // KernelBench level 2's 1 at a small size: relu(conv(x)) + bias with bias (16, 1, 1). named_parameters()
 // gives the module's own `bias` first, so the convolution's weight and bias are the contract's 2 and 3.
 json conv_relu_bias(std::vector<int64_t> bias_shape = {16, 1, 1}) {
-  return graph({input(0, "x", {8, 4, 18, 20}), param(1, "bias", 1, bias_shape), param(2, "conv_weight", 2, {16, 4, 3, 3}),
+  return graph({input(0, "x", {8, 4, 18, 20}), param(1, "bias", 1, bias_shape),
+                param(2, "conv_weight", 2, {16, 4, 3, 3}),
                 param(3, "conv_bias", 3, {16}), node(4, "conv", {ref(0), ref(2), ref(3)}, conv2d_params(4, 16), kOut),
                 node(5, "relu", {ref(4)}, json::object(), kOut),
                 node(6, "add", {ref(5), ref(1)}, {{"alpha", 1}}, kOut)},
@@ -129,7 +130,8 @@ json conv_used_several_times() {
                 param(3, "conv_bias", 3, {16}), node(4, "conv", {ref(0), ref(2), ref(3)}, conv2d_params(4, 16), s),
                 node(5, "identity", {ref(4)}, json::object(), s), node(6, "identity", {ref(5)}, json::object(), s),
                 param(7, "bias", 4, {1, 16, 1, 1}), node(8, "add", {ref(4), ref(7)}, {{"alpha", 1}}, s),
-                node(9, "add", {ref(8), ref(6)}, {{"alpha", 1}}, s), node(10, "mul", {ref(9), ref(6)}, json::object(), s),
+                node(9, "add", {ref(8), ref(6)}, {{"alpha", 1}}, s),
+                node(10, "mul", {ref(9), ref(6)}, json::object(), s),
                 node(11, "add", {ref(10), ref(6)}, {{"alpha", 1}}, s), node(12, "sigmoid", {ref(4)}, json::object(), s),
                 node(13, "mul", {ref(1), ref(12)}, json::object(), s),
                 node(14, "add", {ref(11), ref(13)}, {{"alpha", 1}}, s)},

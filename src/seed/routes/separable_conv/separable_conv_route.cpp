@@ -80,7 +80,8 @@ Result<std::string> emit_separable_conv(const SeparableConvPlan& plan, const Com
           depthwise,
           "extern \"C\" int cutegen_forward(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* "
           "outputs,",
-          "static int depthwise_forward(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,",
+          "static int depthwise_forward(const cutegen_tensor* inputs, int32_t num_inputs, "
+          "const cutegen_tensor* outputs,",
           "src/seed/routes/depthwise_conv/depthwise_conv_kernel.cu.in", kSeedFile);
       !s)
     return s.error();
