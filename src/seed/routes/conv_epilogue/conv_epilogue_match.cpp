@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "seed/graph_util.h"
+#include "seed/pointwise_ops.h"
 
 namespace cutegen::seed {
 namespace {
@@ -78,6 +79,16 @@ Result<ConvPlan> match_conv_epilogue(const OpGraph& g) {
     if (n.op == Op::input || n.op == Op::param) leaves.push_back(id);
   }
   const Node& conv = g.node(conv_id);
+  // What is not pointwise first, in execution order: a norm's weight or a reduction's shape would otherwise
+  // be the reason, where the op is.
+  for (int id : depends_on(g, out.id, true)) {
+    const Node& n = g.node(id);
+    if (id == conv_id || n.op == Op::input || n.op == Op::param || n.op == Op::constant) continue;
+    if (!n.known || pointwise_arity(n.op.spelling()) == 0)
+      return Error{fmt::format("{} after the convolution is not a pointwise op the seed knows (the epilogue seed "
+                               "fuses pointwise ops; a norm, reduction or pooling after a convolution has no seed yet)",
+                               n.op)};
+  }
   auto plan = conv_plan_of(g, conv);
   if (!plan) return plan.error();
   const auto& shape = conv.type->shape;

@@ -189,7 +189,19 @@ TEST(ConvEpilogueMatcher, WhatTheEpilogueCannotFuseSaysWhy) {
   // An op that is not pointwise (a GroupNorm without affine parameters keeps the output's shape).
   json norm = conv_relu_bias();
   norm["nodes"][6] = node(6, "group_norm", {ref(5)}, {{"num_groups", 4}, {"eps", 1e-5}}, kOut);
-  EXPECT_EQ(match(norm).reason, "group_norm is not a pointwise op the seed knows");
+  EXPECT_EQ(match(norm).reason, "group_norm after the convolution is not a pointwise op the seed knows (the "
+                                "epilogue seed fuses pointwise ops; a norm, reduction or pooling after a convolution "
+                                "has no seed yet)");
+  // ... even where its affine weight, an operand the epilogue could not read either, comes first.
+  json affine = conv_relu_bias();
+  affine["nodes"][1] = param(1, "norm_weight", 1, {16});
+  affine["nodes"][6] = node(6, "group_norm", {ref(5), ref(1)}, {{"num_groups", 4}, {"has_weight", true}}, kOut);
+  EXPECT_EQ(match(affine).reason.rfind("group_norm after the convolution is not a pointwise op", 0), 0u)
+      << match(affine).reason;
+  // A reduction: its output has another shape, but the op is the reason.
+  json mean = conv_relu_bias();
+  mean["nodes"][6] = node(6, "mean", {ref(5)}, {{"dim", 1}, {"keepdim", true}, {"dtype", nullptr}}, {8, 1, 16, 18});
+  EXPECT_EQ(match(mean).reason.rfind("mean after the convolution is not a pointwise op", 0), 0u) << match(mean).reason;
   // A prologue: the convolution of a computed value.
   json prologue = graph({input(0, "x", {8, 4, 18, 20}), param(1, "bias", 1, {16, 1, 1}),
                          param(2, "conv_weight", 2, {16, 4, 3, 3}), param(3, "conv_bias", 3, {16}),
