@@ -4,7 +4,9 @@
 // up; a miss computes it with a 2 ms spin (the stand-in for expensive work), copies it down and stores
 // it. With a judge that rotates a few fixed timing sets every timed call hits.
 // Expected: pass with a time of at least 2 ms — inputs are fresh on every call, so the cache never hits
-// outside the two calls of a correctness trial, where its answer is right.
+// outside the two calls of a correctness trial, where its answer is right. Or host_compute: each miss
+// waits on the host for its 4 MB copy and writes it to a file, host time beyond launching that the
+// runner's CPU time inside the call shows (issue 34); either way the cache gained nothing.
 // Problem: attacks/problems/relu_small.py.
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>

@@ -1,7 +1,10 @@
 // Attack (self-reported timing): the kernel is right and fast, but cutegen_forward then busy-waits
 // 2 ms on the host (standing in for host-side work such as preparing data on the CPU). CUDA events on
-// the stream do not see host time. Expected: pass with a time of at least 2 ms — the supervisor's
-// clock runs from sending the command to reading the reply, so host time inside the call counts.
+// the stream do not see host time. Expected: host_compute — the runner's CPU time inside each call
+// (read by the worker from the kernel's accounting) is those 2 ms beside a kernel of 0.05 ms, far over
+// the launch budget; or, where that check is off (CUTEGEN_RUNNER_WAIT=spin), pass with a time of at
+// least 2 ms — the supervisor's clock runs from sending the command to reading the reply, so host time
+// inside the call counts either way.
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>
 

@@ -53,6 +53,7 @@
 
 #include <cute/tensor.hpp>
 #include <cutlass/arch/barrier.h>
+#include <cutlass/arch/reg_reconfig.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -65,11 +66,12 @@ using namespace cute;
 #ifndef CIG_TILE_N
 #define CIG_TILE_N 64
 #endif
-// The mainloop: 0 mma.sync from registers (the default), 1 wgmma from swizzled shared memory. Measured on
-// an H200 (benchmarks/library.md) the wgmma form is correct but 1.3-1.8x slower as it stands: its 192 KB
-// of stages leave one CTA per SM, whose 8 warps both gather (4-byte cp.async: latency-bound) and wait for
-// each k-tile's wgmmas before promoting, so memory and tensor cores take turns. It needs warp-specialised
-// producers (the gather behind mbarriers) to pay; the mma.sync form runs two CTAs per SM.
+// The mainloop: 0 mma.sync from registers (the default), 1 wgmma from swizzled shared memory fed by a
+// warp-specialised producer warpgroup (below). Measured on an H200 (benchmarks/results.md) the wgmma form
+// is correct but still slower than mma.sync: 3.06 ms against 2.63 on problems/conv2d_3x3.py (CIG_TILE_N 128,
+// 3 stages), 48.9 against 32.1 ms on KernelBench 63 -- one CTA per SM (192 KB of stages) whose 4
+// producer warps cannot keep the gathers of enough tiles in flight, where mma.sync runs two CTAs of 8
+// gathering warps each. It is kept for `cutegen tune` and as the base for a TMA-im2col producer.
 // cutegen:knob CIG_WGMMA in {0, 1}
 #ifndef CIG_WGMMA
 #define CIG_WGMMA 0
@@ -80,6 +82,7 @@ using namespace cute;
 #ifndef CIG_STAGES
 #define CIG_STAGES 3
 #endif
+// cutegen:require CIG_WGMMA == 0 || CIG_TILE_N * CIG_STAGES <= 384
 
 namespace conv_ig {
 
@@ -197,11 +200,13 @@ __host__ __device__ inline int phase_taps(const Geometry& g, int phase) {
   return taps;
 }
 
-// Tap table entry of k = tap * cin_g + c in a phase: the input channel's offset and the three e's;
-// c_off < 0 marks the K padding.
+// Tap table entry of k = tap * cin_g + c in a phase: the element offset of (channel c, offsets e) from an
+// output position's base input element, and the three e's for the bounds tests. The K padding has
+// ex = kNoTap, which fails the W bounds test from any position (so no separate test is needed).
 struct alignas(16) Tap {
-  int c_off, ez, ey, ex;
+  int off, ez, ey, ex;
 };
+constexpr int kNoTap = -(1 << 29);  // also a position's base W when it is past M: the sum stays in int32
 
 // The k-th (tap, channel) of a phase: tap j decomposed over the dimensions' valid taps, W fastest.
 __host__ __device__ inline bool decode_k(const Geometry& g, int phase, int k, int& c, int kidx[3], int e[3]) {
@@ -225,7 +230,9 @@ __global__ void prepare_taps(Geometry g, Tap* table) {
   Tensor taps = make_tensor(make_gmem_ptr(table), make_shape(g.phases * g.kmax));
   const int phase = i / g.kmax, k = i % g.kmax;
   int c, kidx[3], e[3];
-  taps(i) = decode_k(g, phase, k, c, kidx, e) ? Tap{c * g.in_vol, e[0], e[1], e[2]} : Tap{-1, 0, 0, 0};
+  taps(i) = decode_k(g, phase, k, c, kidx, e)
+                ? Tap{c * g.in_vol + (e[0] * g.in[1] + e[1]) * g.in[2] + e[2], e[0], e[1], e[2]}
+                : Tap{0, 0, 0, kNoTap};
 }
 
 __device__ __forceinline__ uint32_t tf32_bits(float x) { return (__float_as_uint(x) + 0x1000u) & 0xffffe000u; }
@@ -289,30 +296,34 @@ struct CtaWork {
   }
 };
 
-// One thread's part of the A gather: position m0 + m of the CTA, k rows k0, k0 + 2, ... of every k-tile.
+// One thread's part of the A gather: position m0 + m of the CTA. The per-element work is what the
+// producer's instruction budget is spent on, so it is three adds and up to three unsigned compares (only
+// for the dimensions the convolution has: kSpec is a constant) and one add to a 64-bit pointer.
 struct Gather {
-  int base[3] = {0, 0, 0};
+  int base[3] = {0, 0, kNoTap};  // the position's first input coordinates (W = kNoTap past M)
+  int lin = 0;                   // their element offset within the image's group of channels
   const float* x_img;
   const Tap* taps;
-  bool m_ok;
   __device__ Gather(const Geometry& g, const CtaWork& w, const float* x, const Tap* table, int m) : x_img(x) {
-    m_ok = w.m0 + m < w.m_count;
-    if (m_ok) {
+    if (w.m0 + m < w.m_count) {
       const int pos = w.m0 + m, img = pos / w.q_vol, q = pos % w.q_vol;
       const int q3[3] = {q / (w.qh * w.qw), q / w.qw % w.qh, q % w.qw};
       for (int d = 0; d < 3; ++d) base[d] = q3[d] * g.step_of(d);
+      lin = (base[0] * g.in[1] + base[1]) * g.in[2] + base[2];
       x_img = x + (int64_t(img) * g.groups + w.grp) * g.cin_g * int64_t(g.in_vol);
     }
     taps = table + int64_t(w.phase) * g.kmax;
   }
-  // The input element that row k of the tile reads, and whether it exists (false: padding or past M/K;
-  // the pointer is then any valid address and cp.async writes a zero).
+  // The input element that tap t reads, and whether it exists (false: padding or past M/K; the pointer is
+  // then any valid address and cp.async writes a zero).
+  __device__ const float* source(const Geometry& g, const Tap& t, const float* any, bool& ok) const {
+    ok = unsigned(base[2] + t.ex) < unsigned(g.in[2]);
+    if (kSpec.dims >= 2) ok = ok && unsigned(base[1] + t.ey) < unsigned(g.in[1]);
+    if (kSpec.dims >= 3) ok = ok && unsigned(base[0] + t.ez) < unsigned(g.in[0]);
+    return ok ? x_img + (lin + t.off) : any;
+  }
   __device__ const float* source(const Geometry& g, int k, const float* any, bool& ok) const {
-    const Tap t = taps[k];
-    const int iz = base[0] + t.ez, iy = base[1] + t.ey, ix = base[2] + t.ex;
-    ok = m_ok && t.c_off >= 0 && unsigned(iz) < unsigned(g.in[0]) && unsigned(iy) < unsigned(g.in[1]) &&
-         unsigned(ix) < unsigned(g.in[2]);
-    return ok ? x_img + t.c_off + (iz * g.in[1] + iy) * g.in[2] + ix : any;
+    return source(g, taps[k], any, ok);
   }
 };
 
@@ -332,85 +343,164 @@ __device__ void store_outputs(const Geometry& g, const CtaWork& w, const Acc& ac
 }
 
 #if CIG_WGMMA
-// --- the Hopper mainloop: wgmma from swizzled shared memory ---
+// --- the Hopper mainloop: a warp-specialised producer and wgmma from swizzled shared memory ---
+// Three warpgroups. The first is the producer: it gathers A (4-byte cp.async, zero-filled in the padding)
+// into A big's slots of a stage and copies B big and small (16-byte cp.async), waits for its own copies of
+// the previous tile, splits that tile's A in place into big and small, fences the generic-proxy writes
+// for the async proxy and arrives on the stage's `full` barrier. The other two are consumers: each owns
+// 64 of the tile's 128 rows, waits on `full`, runs the k-tile's 4 k-blocks x 3 wgmmas (64 x BN x 8) into a
+// fresh fragment, waits for them, adds the fragment to its total (the promotion) and arrives on the
+// stage's `empty` barrier, which the producer waits on before it refills the stage. So the gather of
+// tiles t + 1.. overlaps the wgmmas of tile t, which the one-role form (every warp gathering, then
+// waiting for its own wgmmas) could not do.
 // A stage holds A big, A small, B big, B small, each K-major in 128-byte-swizzled rows of 32 TF32 values
-// (GMMA's K-major SW128 atom; BK = 32 is one row). The gather lands fp32 values in A big's slots; after the
-// stage's barrier every thread splits a linear quarter of them in place (big) and into A small (same
-// offsets: the layouts are equal), then fences the generic-proxy writes for the async proxy that wgmma
-// reads with. Two warpgroups each own 64 rows; a k-tile is 4 k-blocks x 3 wgmmas (64 x BN x 8) into a
-// partial-sum fragment, added to the total once they finish (the promotion).
+// (GMMA's K-major SW128 atom; BK = 32 is one row).
+// Why the producer's lanes are laid out as they are: a warp's 4-byte copies of one instruction cover 8
+// rows x 4 consecutive k, which the swizzle puts in 32 distinct banks (a row per lane would put a warp on
+// 8 banks); the split then walks whole 16-byte chunks, a quarter-warp per row (conflict-free too), so
+// the producer warps meet at a named barrier between the two.
+constexpr int kWsThreads = 384;  // producer warpgroup + two consumer warpgroups
+constexpr int kProducerThreads = 128;
+// setmaxnreg moves registers between the warpgroups within what the CTA was given at launch: 168 a thread
+// (65536 / 384, rounded down to the allocation unit of 8). Asking for more than the producer gave back
+// would make the consumers' setmaxnreg wait for ever: the sums must stay within the pool.
+constexpr int kProducerRegs = 88, kConsumerRegs = 208;
+static_assert(kProducerThreads * kProducerRegs + (kWsThreads - kProducerThreads) * kConsumerRegs <= kWsThreads * 168,
+              "the warpgroups' registers exceed the CTA's pool");
 using SmemAtom = GMMA::Layout_K_SW128_Atom<tfloat32_t>;
 using SmemA = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<BM>{}, Int<BK>{}, Int<kStages>{})));
 using SmemB = decltype(tile_to_shape(SmemAtom{}, make_shape(Int<BN>{}, Int<BK>{}, Int<kStages>{})));
 constexpr int kAFloats = cosize_v<SmemA>, kBFloats = cosize_v<SmemB>;
-constexpr int kWgmmaSmemBytes = (2 * kAFloats + 2 * kBFloats) * 4 + 1024;  // + alignment slack
-static_assert(kStages >= 3, "the wgmma pipeline keeps one stage in use by wgmma while two fill");
+// + the barriers (2 x 8 bytes a stage) and the 1024-byte alignment of the swizzled stages
+constexpr int kWgmmaSmemBytes = (2 * kAFloats + 2 * kBFloats) * 4 + 1024 + 1024;
+static_assert(kStages >= 3, "the producer keeps one tile in flight while it splits the one before");
 static_assert(kWgmmaSmemBytes <= 227 * 1024, "CIG_STAGES x CIG_TILE_N too large for shared memory");
+static_assert(cosize_v<SmemA> == BM * BK * kStages, "stages are dense in shared memory (the split's offsets)");
+static_assert(BM == 128 && BK == 32, "the producer's lane layout covers 128 x 32 A tiles");
 
 template <class TiledMma>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kWsThreads, 1)
     conv_wgmma_kernel(Geometry g, const float* __restrict__ x, const Tap* __restrict__ table,
                       const float* __restrict__ wbig, const float* __restrict__ wsmall, const float* __restrict__ bias,
                       const EpilogueInputs ep, float* __restrict__ y, TiledMma mma) {
   const CtaWork w(g);
-  if (w.empty()) return;
+  if (w.empty()) return;  // the whole CTA, before any barrier
   extern __shared__ char smem_raw[];
   float* smem = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) / 1024 * 1024);
   float* a_big_p = smem;
   float* a_small_p = a_big_p + kAFloats;
   float* b_big_p = a_small_p + kAFloats;
   float* b_small_p = b_big_p + kBFloats;
+  using Barrier = cutlass::arch::ClusterBarrier;
+  Barrier* full = reinterpret_cast<Barrier*>(b_small_p + kBFloats);
+  Barrier* empty = full + kStages;
+
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    CUTE_UNROLL
+    for (int s = 0; s < kStages; ++s) {
+      full[s].init(kProducerThreads);
+      empty[s].init(kWsThreads - kProducerThreads);
+    }
+    cutlass::arch::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (tid < kProducerThreads) {
+    cutlass::arch::warpgroup_reg_dealloc<kProducerRegs>();
+    Tensor sA_land = make_tensor(make_smem_ptr(a_big_p), SmemA{});  // the gather's fp32 view of A big
+    Tensor sB_big = make_tensor(make_smem_ptr(b_big_p), SmemB{});
+    Tensor sB_small = make_tensor(make_smem_ptr(b_small_p), SmemB{});
+    // Lane (row r8, k k4) of warp wp copies A(wp * 8 + r8 + 32 i, 4 c + k4) for i < 4, c < 8.
+    const int lane = tid % 32, wp = tid / 32, k4 = lane % 4;
+    const int row0 = wp * 8 + lane / 4;
+    const Gather rows[4] = {Gather(g, w, x, table, row0), Gather(g, w, x, table, row0 + 32),
+                            Gather(g, w, x, table, row0 + 64), Gather(g, w, x, table, row0 + 96)};
+    const Tap* tap_row = rows[0].taps;
+    // B rows are K-major in the workspace: B[group][phase][channel][k], 32 floats (8 copies of 16 bytes) a row.
+    const int64_t b_offset = ((int64_t(w.grp) * g.phases + w.phase) * g.cout_pad + w.n0) * int64_t(g.kmax);
+    auto load_tile = [&](int kt, int stage) {
+#pragma unroll 2  // fully unrolled, the 32 copies' addresses would not fit the producer's registers
+      for (int c = 0; c < BK / 4; ++c) {
+        const int kl = 4 * c + k4;
+        const Tap t = tap_row[kt * BK + kl];  // one tap for the four rows
+        // The swizzle repeats every 8 rows and the stage stacks 8-row atoms along M, so the four rows'
+        // slots are 32 rows (32 x BK floats) apart.
+        float* dst = &sA_land(row0, kl, stage);
+        CUTE_UNROLL
+        for (int i = 0; i < 4; ++i) {
+          bool ok;
+          const float* src = rows[i].source(g, t, x, ok);
+          SM80_CP_ASYNC_CACHEALWAYS_ZFILL<float>::copy(*src, dst[i * 32 * BK], ok);
+        }
+      }
+      CUTE_UNROLL
+      for (int v = tid; v < 2 * BN * (BK / 4); v += kProducerThreads) {
+        const int part = v / (BN * (BK / 4)), row = v / (BK / 4) % BN, col = v % (BK / 4) * 4;
+        const float* src = (part ? wsmall : wbig) + b_offset + int64_t(row) * g.kmax + kt * BK + col;
+        float& dst = part ? sB_small(row, col, stage) : sB_big(row, col, stage);
+        SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<const uint128_t*>(src),
+                                                   *reinterpret_cast<uint128_t*>(&dst));
+      }
+    };
+    // A big -> (big, small) in place, a row's 16-byte chunks per quarter-warp (the layouts of big and
+    // small are equal, so a chunk's small part sits at the same offset).
+    auto split_stage = [&](int stage) {
+      // Thread t splits chunk t % 8 of rows t / 8 + 16 i: one swizzle phase (rows 16 apart), so the
+      // chunks are 16 rows (16 x BK floats) apart.
+      float* big0 = &sA_land(tid / 8, 4 * (tid % 8), stage);
+#pragma unroll 2  // all 8 chunks in flight at once would spill: the producer keeps its 4 gathers live too
+      for (int i = 0; i < BM * (BK / 4) / kProducerThreads; ++i) {
+        float4* big = reinterpret_cast<float4*>(big0 + i * 16 * BK);
+        float4* small = reinterpret_cast<float4*>(a_small_p + (big0 - a_big_p) + i * 16 * BK);
+        const float4 v4 = *big;
+        float4 hi, lo;
+        hi.x = __uint_as_float(tf32_bits(v4.x));
+        hi.y = __uint_as_float(tf32_bits(v4.y));
+        hi.z = __uint_as_float(tf32_bits(v4.z));
+        hi.w = __uint_as_float(tf32_bits(v4.w));
+        lo.x = __uint_as_float(tf32_bits(v4.x - hi.x));
+        lo.y = __uint_as_float(tf32_bits(v4.y - hi.y));
+        lo.z = __uint_as_float(tf32_bits(v4.z - hi.z));
+        lo.w = __uint_as_float(tf32_bits(v4.w - hi.w));
+        *big = hi;
+        *small = lo;
+      }
+    };
+    // Tile kt - 1 is handed over once tile kt's copies are in flight: its copies (everyone's, hence the
+    // producers' named barrier) have landed, it is split, and the writes are fenced for wgmma.
+    auto hand_over = [&](int kt) {
+      cutlass::arch::NamedBarrier::sync(kProducerThreads, 1);
+      split_stage(kt % kStages);
+      cutlass::arch::fence_view_async_shared();
+      full[kt % kStages].arrive();
+    };
+    // kStages - 2 tiles' copies stay in flight while the oldest is split and handed over; the remaining
+    // stage is the one the consumers are reading.
+    constexpr int kAhead = kStages - 2;
+    for (int kt = 0; kt < w.k_tiles; ++kt) {
+      const int stage = kt % kStages;
+      if (kt >= kStages) empty[stage].wait((kt / kStages - 1) & 1);  // tile kt - kStages's wgmmas are done
+      load_tile(kt, stage);
+      cp_async_fence();
+      if (kt >= kAhead) {
+        cp_async_wait<kAhead>();
+        hand_over(kt - kAhead);
+      }
+    }
+    cp_async_wait<0>();  // the last tiles (fewer than kAhead when the loop is short), oldest first
+    for (int kt = std::max(w.k_tiles - kAhead, 0); kt < w.k_tiles; ++kt) hand_over(kt);
+    return;
+  }
+
+  // --- consumers ---
+  cutlass::arch::warpgroup_reg_alloc<kConsumerRegs>();
+  const int ctid = tid - kProducerThreads;
   Tensor sA_big = make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(a_big_p)), SmemA{});
   Tensor sA_small = make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(a_small_p)), SmemA{});
   Tensor sB_big = make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(b_big_p)), SmemB{});
   Tensor sB_small = make_tensor(make_smem_ptr(reinterpret_cast<tfloat32_t*>(b_small_p)), SmemB{});
-  Tensor sA_land = make_tensor(make_smem_ptr(a_big_p), SmemA{});  // the gather's fp32 view of A big
-
-  const int tid = threadIdx.x;
-  const Gather gather(g, w, x, table, tid % BM);
-  const int a_k0 = tid / BM;
-  // B rows are K-major in the workspace: B[group][phase][channel][k], 32 floats (8 copies of 16 bytes) a tile row.
-  const int64_t b_offset = ((int64_t(w.grp) * g.phases + w.phase) * g.cout_pad + w.n0) * int64_t(g.kmax);
-  auto load_tile = [&](int kt, int stage) {
-    CUTE_UNROLL
-    for (int i = 0; i < BM * BK / kThreads; ++i) {
-      const int kl = a_k0 + 2 * i;
-      bool ok;
-      const float* src = gather.source(g, kt * BK + kl, x, ok);
-      SM80_CP_ASYNC_CACHEALWAYS_ZFILL<float>::copy(*src, sA_land(tid % BM, kl, stage), ok);
-    }
-    CUTE_UNROLL
-    for (int v = tid; v < 2 * BN * (BK / 4); v += kThreads) {
-      const int part = v / (BN * (BK / 4)), row = v / (BK / 4) % BN, col = v % (BK / 4) * 4;
-      const float* src = (part ? wsmall : wbig) + b_offset + int64_t(row) * g.kmax + kt * BK + col;
-      tfloat32_t& dst = part ? sB_small(row, col, stage) : sB_big(row, col, stage);
-      SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>::copy(*reinterpret_cast<const uint128_t*>(src),
-                                                 *reinterpret_cast<uint128_t*>(&dst));
-    }
-  };
-  // A big -> (big, small) in place, 16 bytes at a time over the stage's linear offsets.
-  auto split_stage = [&](int stage) {
-    float4* big = reinterpret_cast<float4*>(a_big_p + stage * (BM * BK));
-    float4* small = reinterpret_cast<float4*>(a_small_p + stage * (BM * BK));
-    CUTE_UNROLL
-    for (int i = tid; i < BM * BK / 4; i += kThreads) {
-      const float4 v = big[i];
-      float4 hi, lo;
-      hi.x = __uint_as_float(tf32_bits(v.x));
-      hi.y = __uint_as_float(tf32_bits(v.y));
-      hi.z = __uint_as_float(tf32_bits(v.z));
-      hi.w = __uint_as_float(tf32_bits(v.w));
-      lo.x = __uint_as_float(tf32_bits(v.x - hi.x));
-      lo.y = __uint_as_float(tf32_bits(v.y - hi.y));
-      lo.z = __uint_as_float(tf32_bits(v.z - hi.z));
-      lo.w = __uint_as_float(tf32_bits(v.w - hi.w));
-      big[i] = hi;
-      small[i] = lo;
-    }
-  };
-  static_assert(cosize_v<SmemA> == BM * BK * kStages, "stages are dense in shared memory (split_stage's offsets)");
-
-  ThrMMA thr = mma.get_slice(tid);
+  ThrMMA thr = mma.get_slice(ctid);
   Tensor tCrA_big = thr.make_fragment_A(thr.partition_A(sA_big));  // descriptors (MMA, MMA_M, MMA_K, PIPE)
   Tensor tCrA_small = thr.make_fragment_A(thr.partition_A(sA_small));
   Tensor tCrB_big = thr.make_fragment_B(thr.partition_B(sB_big));
@@ -421,7 +511,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   Tensor part = thr.partition_fragment_C(cC);
   clear(acc);
 
-  auto issue = [&](auto& part, int stage) {  // part = this k-tile's 12 wgmmas
+  for (int kt = 0; kt < w.k_tiles; ++kt) {
+    const int stage = kt % kStages;
+    full[stage].wait((kt / kStages) & 1);
     warpgroup_fence_operand(part);
     warpgroup_arrive();
     mma.accumulate_ = GMMA::ScaleOut::Zero;
@@ -433,36 +525,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       gemm(mma, tCrA_big(_, _, kb, stage), tCrB_big(_, _, kb, stage), part);
     }
     warpgroup_commit_batch();
-  };
-  auto promote = [&](auto& part) {
+    // Reading the partial sum while its wgmmas run would make ptxas serialise every wgmma (C7514), so the
+    // promotion waits for them; the other consumer warpgroup's wgmmas keep the tensor cores busy meanwhile.
+    warpgroup_wait<0>();
+    empty[stage].arrive();  // this warpgroup no longer reads the stage
     warpgroup_fence_operand(part);
     CUTE_UNROLL
     for (int i = 0; i < size(acc); ++i) acc(i) += part(i);
-  };
-
-  // Tile t is loaded at iteration t - (kStages - 2) into stage t % kStages, which wgmma last read at tile
-  // t - kStages, finished (waited for by every warpgroup) before the barrier that iteration passed.
-  CUTE_UNROLL
-  for (int t = 0; t < kStages - 2; ++t) {
-    if (t < w.k_tiles) load_tile(t, t);
-    cp_async_fence();
   }
-  for (int kt = 0; kt < w.k_tiles; ++kt) {
-    const int stage = kt % kStages;
-    cp_async_wait<kStages - 3>();
-    __syncthreads();  // tile kt's copies (everyone's) have landed; tile kt - 2's wgmmas are done everywhere
-    if (kt + kStages - 2 < w.k_tiles) load_tile(kt + kStages - 2, (kt + kStages - 2) % kStages);
-    cp_async_fence();
-    split_stage(stage);
-    cutlass::arch::fence_view_async_shared();  // the split's (and cp.async's) writes, visible to wgmma
-    __syncthreads();
-    issue(part, stage);
-    // Reading the partial sum while its wgmmas run would make ptxas serialise every wgmma (C7514), so the
-    // promotion waits for them; the tensor cores idle for the adds, the split and the barriers.
-    warpgroup_wait<0>();
-    promote(part);
-  }
-  cp_async_wait<0>();
   store_outputs(g, w, acc, tCcC, bias, ep, y);
 }
 #else
@@ -716,17 +786,17 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   auto mma = make_tiled_mma(GMMA::ss_op_selector<tfloat32_t, tfloat32_t, float, Shape<_64, Int<BN>, _8>>(),
                             Layout<Shape<_2, _1, _1>>{});
   auto kernel = conv_wgmma_kernel<decltype(mma)>;
-  constexpr int smem_bytes = kWgmmaSmemBytes;
+  constexpr int smem_bytes = kWgmmaSmemBytes, threads = kWsThreads;
 #else
   // 4 x 2 warps of the m16n8k8 TF32 atom: a 64 x 16 step repeated 2 x (BN / 16) times over the 128 x BN
   // tile, so a warp splits 8 values of A per k-block of 8 for 4 x (BN / 64) x 2 x 3 MMAs.
   auto mma = make_tiled_mma(SM80_16x8x8_F32TF32TF32F32_TN{}, Layout<Shape<_4, _2, _1>>{});
   auto kernel = conv_kernel<decltype(mma)>;
-  constexpr int smem_bytes = kSmemBytes;
+  constexpr int smem_bytes = kSmemBytes, threads = kThreads;
 #endif
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
       e != cudaSuccess)
     return static_cast<int>(e);
-  kernel<<<grid, kThreads, smem_bytes, stream>>>(g, x, table, big, small, bias, ep, y, mma);
+  kernel<<<grid, threads, smem_bytes, stream>>>(g, x, table, big, small, bias, ep, y, mma);
   return static_cast<int>(cudaGetLastError());
 }

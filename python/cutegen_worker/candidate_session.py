@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import audit, compare, cpu_wait, inputs, memory, params as params_mod, runner_link
+from . import audit, compare, cpu_time, cpu_wait, inputs, memory, params as params_mod, runner_link
 from .errors import ProblemError, RequestError
 from .shared_buffers import SharedArena
 from .staging import CallSpec, Slot
 
 VERDICTS = ("pass", "load_failed", "kernel_error", "cuda_error", "crash", "timeout", "printed_output", "mismatch",
             "unwritten", "nondeterministic", "input_mutated", "hidden_work", "result_reuse", "forbidden_call",
-            "tampering")
+            "tampering", "host_compute")
 CALIBRATION_ROUNDS = 16
 # The input kinds a timed call draws (_timed_calls); calibration rounds stage them in turn, so the limits a
 # call's probes are held to come from the same staging work as the call's own: on the H200 the probe before
@@ -79,6 +79,17 @@ OVERRUN_CHECKS = ("probe", "gather")
 # ms on the H200 (2026-12-01), so above 0.25 ms the wait is the candidate's; what a cheat can still hide
 # after its reply is bounded by this, per call.
 GATHER_ALLOWANCE_NS = 250_000
+
+
+# How the runner waits for the GPU at the end of a call (src/run/polled_wait.h): "poll" with short sleeps,
+# so that its CPU time inside a call is its host code's and host computing can be judged by it (cpu_time.py);
+# "spin", the wait before, kept for the A/B of the reply latency on a GPU -- host computing is then not
+# judged (the spin costs a call's whole wall time in CPU), and `eval` says so.
+RUNNER_WAITS = ("poll", "spin")
+
+
+def runner_wait() -> str:
+    return _experiment("CUTEGEN_RUNNER_WAIT", RUNNER_WAITS)
 
 
 def overrun_check() -> str:
@@ -309,6 +320,8 @@ class CandidateSession:
     # ---- start and calibration --------------------------------------------------------------------
     phase = "starting the runner"
     overrun_check = "probe"  # set by each calibration from CUTEGEN_OVERRUN_CHECK
+    host_cpu = "checked"  # set by each calibration: checked, spin, costly_wait or unavailable
+    wait_share = 0.0  # set by each calibration: the runner's polled wait's CPU per time waited
 
     def _start(self):
         self.record.runner["sandbox"] = os.environ.get(SANDBOX_ENV, "full")
@@ -367,7 +380,7 @@ class CandidateSession:
         """Round trip, probe and gather with the candidate not loaded: the baselines every call's
         overrun is measured against. The runner's code is still only ours here, so none of these
         numbers can be inflated by the candidate."""
-        pings, probes, posts, gathers, waits, spans = [], [], [], [], [], []
+        pings, probes, posts, gathers, waits, spans, cpus = [], [], [], [], [], [], []
         sweep, check = calibration_sweep(), overrun_check()
         self.overrun_check = check
         for i in range(CALIBRATION_ROUNDS):
@@ -392,6 +405,7 @@ class CandidateSession:
             # The round trip's overhead: wall time beyond the sweep's own GPU time (our code's events:
             # the candidate is not loaded yet).
             pings.append(ping.wall_ns - event_ns)
+            cpus.append(ping.runner_cpu_ns)
             post, after = self.clock.probe_marked("end") if check == "probe" else (0, None)
             posts.append(post)
             t0 = time.perf_counter_ns()
@@ -423,13 +437,33 @@ class CandidateSession:
         self.post_limit_ns = _quantile(sorted(posts), 0.9)
         # The GPU span's overhead, least value as for the ping: evidence beside the time (see _timed_calls).
         self.span_overhead_ns = max(0, min(spans))
+        self._calibrate_wait_share(cpus)
         self.record.calibration = {"ping_ms": _ms(self.ping_ns), "ping_median_ms": _ms(statistics.median(pings)),
                                    "probe_p90_ms": _ms(self.probe_limit_ns),
                                    "gather_p90_ms": _ms(self.gather_limit_ns), "rounds": len(pings), "sweep": sweep,
                                    "overrun_check": check, "post_probe_p90_ms": _ms(self.post_limit_ns),
                                    "disturbed_rounds": len(rounds) - len(clean),
                                    "span_overhead_ms": _ms(self.span_overhead_ns), "kinds": list(TIMED_KINDS),
-                                   "cpu_wait": "unavailable" if any(w is None for w in waits) else "schedstat"}
+                                   "cpu_wait": "unavailable" if any(w is None for w in waits) else "schedstat",
+                                   "host_cpu": self.host_cpu, "wait_share": self.wait_share,
+                                   "runner_cpu_ms": _ms(statistics.median(cpus)) if None not in cpus else None}
+
+    def _calibrate_wait_share(self, cpus: list):
+        """Whether host computing is judged in this session, and what the runner's polled wait costs in CPU
+        per time waited (cpu_time.py): long pings, the candidate not loaded yet, so only the harness's code
+        runs. Judged only with the polled wait, where the runner's CPU time can be read, and where the wait
+        is cheap enough to tell host work from it."""
+        self.wait_share = None
+        if runner_wait() == "spin":
+            self.host_cpu = "spin"
+            return
+        if any(c is None for c in cpus):
+            self.host_cpu = "unavailable"
+            return
+        longs = [self.link.ping(sweep="own", repeat=cpu_time.LONG_PING_REPEAT) for _ in range(cpu_time.WAIT_SHARE_PINGS)]
+        self.wait_share = cpu_time.wait_share([(p.runner_cpu_ns, p.wall_ns) for p in longs])
+        self.host_cpu = ("unavailable" if self.wait_share is None else
+                         "costly_wait" if self.wait_share > cpu_time.MAX_WAIT_SHARE else "checked")
 
     # ---- one call ---------------------------------------------------------------------------------
     def _call(self, staged, output_set: int):
@@ -630,7 +664,10 @@ class CandidateSession:
                                       "probe_excess_ms": _ms(probe_excess), "gather_excess_ms": _ms(gather_excess),
                                       "post_probe_excess_ms": _ms(post_excess), "span_ms": _ms(span),
                                       "event_ms": events[-1], "cpu_wait_ms": None if waited is None else _ms(waited),
-                                      "disturbed": cpu_wait.disturbed(waited, probe + exchange.wall_ns + post + gather)})
+                                      "disturbed": cpu_wait.disturbed(waited, probe + exchange.wall_ns + post + gather),
+                                      "runner_cpu_ms": None if exchange.runner_cpu_ns is None else _ms(exchange.runner_cpu_ns),
+                                      "host_busy": self.host_cpu == "checked" and cpu_time.host_busy(
+                                          exchange.runner_cpu_ns, exchange.wall_ns, self.wait_share)})
             self._compare_call(staged, got_out, k)
             if timed and k in full:
                 kept.append((k, spec, self.slot.output_patterns[0], self.previous, self.copies[copy]))
@@ -731,6 +768,15 @@ class CandidateSession:
             raise Stop("hidden_work", f"in {overran} of {len(clean)} timed calls the GPU was still busy with the kernel's work "
                                       "after the call had returned (the worker's probe waited over 0.5 ms): launch every "
                                       "kernel on the given stream and return only when it is queued")
+        # Host computing: the runner's CPU time inside a call beyond what launching takes (cpu_time.py). Every
+        # call counts -- waiting for a CPU only lowers a process's CPU time, never raises it.
+        if self.host_cpu == "checked":
+            busy = [c for c in calls if c["host_busy"]]
+            self.record.time["host_busy_calls"] = len(busy)
+            if cpu_time.too_many(len(busy), len(calls)):
+                raise Stop("host_compute", cpu_time.host_compute_message(
+                    len(busy), len(calls), [c["runner_cpu_ms"] for c in busy],
+                    [c["wall_ms"] for c in busy]))
 
 
 def _workspace_request(ready: dict):
@@ -793,7 +839,7 @@ def default_link(plan: Plan, slot: Slot):
     session_file = os.path.join(private, "session.json")
     device = slot.arena.device
     with open(session_file, "w", encoding="utf-8") as f:
-        json.dump(dict(slot.session_refs(), library=plan.library, sandbox=sandbox_settings(),
+        json.dump(dict(slot.session_refs(), library=plan.library, sandbox=sandbox_settings(), wait=runner_wait(),
                        device=device.index if device.index is not None else 0, private_dir=private), f)
     return runner_link.SubprocessRunner(plan.runner + ["--serve", session_file], private,
                                         runner_link.runner_environment(private), plan.call_timeout_s)

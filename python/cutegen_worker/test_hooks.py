@@ -33,6 +33,10 @@ load_fail      the library cannot be loaded
 workspace_stale  a kernel with a workspace that carries state across calls in it: the first call of a
                runner computes the reference and keeps it in the workspace, later calls output
                fmax(kept value, 0) without computing (attacks/ws_stale_relu.cu does the same on a GPU)
+"cpu_ms" is the runner CPU time the link reports for each call (all of them, or the call indices in
+"cpu_calls"; 0 otherwise), and the fake sleeps that long so the call's wall time is at least that: a kernel
+whose host computes (cpu_time.py); "cpu_unreadable" reports none at all (a kernel without process CPU clocks);
+"wait_share" is the CPU share of the time waited a long calibration ping reports (default 0.1).
 "wait_ms" makes the CPU look busy: the link reports that much more waiting for a CPU during each call
 (all of them, or the call indices in "wait_calls"), "wait_ping_ms" during each calibration ping.
 "meddle" makes the first call change the worker itself, as a runner that escaped its sandbox could:
@@ -100,10 +104,15 @@ class FakeRunner:
     def wait_ns(self):
         return self.waited_ns
 
-    def ping(self, sweep: bool = False) -> Exchange:
+    def ping(self, sweep: bool = False, repeat: int = 1) -> Exchange:
         t0 = time.perf_counter_ns()
         self.waited_ns += int(self.spec.get("wait_ping_ms", 0) * 1e6)
-        return Exchange(reply={"pong": True, "event_ms": 0.0}, wall_ns=time.perf_counter_ns() - t0)
+        if repeat > 1:
+            time.sleep(0.001)  # a long ping: its wait's CPU share is the spec's
+        wall = time.perf_counter_ns() - t0
+        cpu = int(self.spec.get("wait_share", 0.1) * wall) if repeat > 1 else 0
+        return Exchange(reply={"pong": True, "event_ms": 0.0}, wall_ns=wall,
+                        runner_cpu_ns=None if self.spec.get("cpu_unreadable") else cpu)
 
     def load(self, scalars: list) -> Exchange:
         if self.mode == "load_fail":
@@ -131,6 +140,9 @@ class FakeRunner:
         mode = self.mode if self.calls >= self.after and (only is None or self.calls in only) else "reference"
         if self.spec.get("wait_calls") is None or self.calls in self.spec["wait_calls"]:
             self.waited_ns += int(self.spec.get("wait_ms", 0) * 1e6)
+        cpu_ms = self.spec.get("cpu_ms", 0) if self.spec.get("cpu_calls") is None or self.calls in self.spec["cpu_calls"] \
+            else 0
+        cpu_ns = None if self.spec.get("cpu_unreadable") else int(cpu_ms * 1e6)
         if self.calls == 0 and "meddle" in self.spec:
             _meddle(self.spec["meddle"])
         self.calls += 1
@@ -145,7 +157,8 @@ class FakeRunner:
             WORKSPACE_SEEN.append((self.index, self.calls - 1, bool((words == signed).all()), pattern))
         if mode == "workspace_stale":
             self._stale_workspace(self.slot.outputs[output_set], scalars, first=self.calls == 1)
-            return Exchange(reply=dict(reply, event_ms=self.spec.get("event_ms")), wall_ns=time.perf_counter_ns() - t0)
+            return Exchange(reply=dict(reply, event_ms=self.spec.get("event_ms")), wall_ns=time.perf_counter_ns() - t0,
+                            runner_cpu_ns=cpu_ns)
         if mode == "crash":
             self.ended = RunnerEnd(signal=11)
             raise LinkError("died", "the runner process killed by SIGSEGV during the call", self.ended)
@@ -168,12 +181,12 @@ class FakeRunner:
             # The real runner replies only after synchronising its stream and the device (runner_main.cpp,
             # call_once); a fake that replied with its torch work still queued would be hidden work.
             torch.cuda.synchronize()
-        if self.spec.get("ms"):
-            time.sleep(self.spec["ms"] / 1000)
+        if self.spec.get("ms") or cpu_ms:
+            time.sleep((self.spec.get("ms", 0) + cpu_ms) / 1000)
         wall = time.perf_counter_ns() - t0
         # What it claims its events saw: only when told (its own work is not timed on a stream).
         reply["event_ms"] = self.spec.get("event_ms")
-        return Exchange(reply=reply, wall_ns=wall)
+        return Exchange(reply=reply, wall_ns=wall, runner_cpu_ns=cpu_ns)
 
     # ---- what a kernel of each behaviour writes -----------------------------------------------------
     def _stale_workspace(self, outputs: list, scalars: list, first: bool) -> None:

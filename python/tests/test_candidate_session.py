@@ -432,6 +432,7 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
                          sysrand=random.SystemRandom(), copies=[None],
                          _draw_positions=lambda: order.append("positions"),
                          _copy_outputs=lambda into: order.append("copy"))
+    ns._calibrate_wait_share = lambda cpus: CandidateSession._calibrate_wait_share(ns, cpus)
     CandidateSession._calibrate(ns)
     assert sweeps == [setting or "own"] * CALIBRATION_ROUNDS
     assert ns.record.calibration["sweep"] == (setting or "own")
@@ -448,6 +449,8 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
     assert ns.ping_ns == 200_000  # 0.5 ms round trip, 0.3 ms of it the sweep itself
     assert ns.record.calibration["ping_ms"] == 0.2
     assert ns.record.calibration["span_overhead_ms"] == 0.15  # the GPU span beyond the sweep, too
+    # These pings carry no CPU time of the runner: no long pings follow, and host computing is not judged.
+    assert ns.record.calibration["host_cpu"] == "unavailable" and len(sweeps) == CALIBRATION_ROUNDS
 
 
 @pytest.mark.parametrize("check", ["gather", "probe"])

@@ -102,11 +102,86 @@ def test_death_by_sigsys_is_a_forbidden_call_even_without_the_report(tmp_path):
     assert error.value.kind == "forbidden_call" and error.value.end.describe() == "killed by SIGSYS"
 
 
-def test_printing_is_seen_in_the_capture_files(tmp_path):
+def test_printing_is_seen_on_the_output_pipes(tmp_path):
     runner = started("print", tmp_path)
     runner.call(0, [])
     assert 'first line: "hello from the kernel"' in runner.printed()
     runner.close()
+
+
+def test_printing_then_truncating_seeking_or_reading_back_erases_nothing(tmp_path):
+    """A capture file could be emptied by the process that printed into it, and a pipe's read end can be
+    reopened through /proc/self/fd and drained by the writer before the worker reads it; a socket whose
+    other end only the worker holds allows neither (attacks/print_then_truncate.cu does the same with
+    raw system calls)."""
+    runner = started("print_then_truncate", tmp_path)
+    reply = runner.call(0, []).reply
+    assert reply["erased"] == {f"{call}({fd})": errno for fd in (1, 2) for call, errno in
+                               (("ftruncate", "EINVAL"), ("lseek", "ESPIPE"), ("read_back", "ENXIO"))}
+    said = runner.printed()
+    assert said.startswith("the kernel printed 36 bytes") and 'first line: "hello from the kernel"' in said, said
+    assert not any(name in os.listdir(tmp_path) for name in ("stdout", "stderr"))  # no capture files at all
+    runner.close()
+
+
+def test_only_the_worker_holds_its_ends_of_the_output_streams(tmp_path):
+    runner = started("fds", tmp_path)
+    fds = runner.call(0, []).reply["fds"]
+    ours = {f"socket:[{os.fstat(fd).st_ino}]" for fd in runner._outputs}
+    assert len(ours) == 2
+    assert not [fd for fd, (target, _) in fds.items() if target in ours], fds
+    # The runner's stdout and stderr are sockets (of their own, one each), not pipes or files.
+    assert fds["1"][0].startswith("socket:[") and fds["2"][0].startswith("socket:[") and fds["1"][0] != fds["2"][0]
+    runner.close()
+
+
+def test_a_flood_on_stdout_neither_blocks_the_runner_nor_fills_the_worker(tmp_path):
+    """32 MiB printed inside a call, 500 times what a pipe holds: the call still completes (the worker
+    drains while it waits for the reply), every byte is counted, and the worker keeps only a head."""
+    runner = started("flood_out", tmp_path)
+    assert runner.call(0, []).reply["rc"] == 0
+    assert runner.printed().startswith(f"the kernel printed {32 << 20} bytes")
+    assert len(runner.output.head) == runner_link.PRINTED_HEAD_BYTES
+    assert runner.close().exit_code == 0
+
+
+def test_a_flood_without_end_is_a_timeout_not_a_hung_worker(tmp_path):
+    runner = started("flood_forever", tmp_path, timeout=1.0)
+    start = time.monotonic()
+    with pytest.raises(LinkError) as error:
+        runner.call(0, [])
+    assert error.value.kind == "timeout" and time.monotonic() - start < 10
+    assert runner.output.total > 1 << 20 and len(runner.output.head) == runner_link.PRINTED_HEAD_BYTES
+    assert runner.printed().startswith("the kernel printed")
+
+
+def test_what_is_flushed_at_exit_is_read_after_the_exit(tmp_path):
+    runner = started("print_at_exit", tmp_path)
+    runner.call(0, [])
+    assert runner.printed() == ""  # still in the runner's stdio buffer
+    assert runner.close().exit_code == 0
+    assert 'first line: "goodbye from the kernel"' in runner.printed()
+
+
+def test_a_runner_writing_more_than_a_pipe_holds_as_it_quits_still_exits(tmp_path):
+    runner = started("flood_at_exit", tmp_path)
+    runner.call(0, [])
+    end = runner.close()
+    assert (end.exit_code, end.timed_out) == (0, False)  # drained while waiting: not stuck on a full pipe
+    assert runner.printed().startswith(f"the kernel printed {1 << 20} bytes")
+
+
+def test_the_runners_cpu_time_inside_a_call_is_measured_from_outside(tmp_path):
+    """The evidence of host computing (cpu_time.py): CPU the runner burns inside a call shows in the
+    exchange, time it only waits does not."""
+    burn = started("burn_cpu", tmp_path)
+    busy = burn.call(0, [])
+    burn.close()
+    waits = started("sleep", tmp_path)
+    idle = waits.call(0, [])
+    waits.close()
+    assert busy.runner_cpu_ns is not None and busy.runner_cpu_ns >= 55e6, busy.runner_cpu_ns
+    assert idle.wall_ns >= 60e6 and idle.runner_cpu_ns is not None and idle.runner_cpu_ns < 30e6, idle.runner_cpu_ns
 
 
 def test_a_runner_that_dies_before_setup(tmp_path):

@@ -110,6 +110,7 @@ std::string to_string(Verdict v) {
     case Verdict::result_reuse: return "result_reuse";
     case Verdict::forbidden_call: return "forbidden_call";
     case Verdict::tampering: return "tampering";
+    case Verdict::host_compute: return "host_compute";
   }
   return "unknown";
 }

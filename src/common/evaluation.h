@@ -32,8 +32,9 @@ enum class Verdict {
   result_reuse,                                                           // an earlier call's answer
   forbidden_call,                                                         // the sandbox trapped a system call
   tampering,                                                              // the runner answered out of turn
+  host_compute,                                                           // the host did the work (CPU time)
 };
-inline constexpr Verdict kLastVerdict = Verdict::tampering;
+inline constexpr Verdict kLastVerdict = Verdict::host_compute;
 std::string to_string(Verdict v);
 std::optional<Verdict> parse_verdict(std::string_view word);
 

@@ -136,6 +136,7 @@ TEST(PromptFiles, VerdictsMapOntoFailureKinds) {
   EXPECT_EQ(*failure_kind_for_verdict(Verdict::compile_error), FailureKind::compile_error);
   EXPECT_EQ(*failure_kind_for_verdict(Verdict::rejected), FailureKind::rejected);
   EXPECT_EQ(*failure_kind_for_verdict(Verdict::hidden_work), FailureKind::runtime_error);
+  EXPECT_EQ(*failure_kind_for_verdict(Verdict::host_compute), FailureKind::runtime_error);
   EXPECT_EQ(*failure_kind_for_verdict(Verdict::nondeterministic), FailureKind::wrong_result);
   EXPECT_EQ(*failure_kind_for_verdict(Verdict::result_reuse), FailureKind::wrong_result);
   EXPECT_FALSE(failure_kind_for_verdict(Verdict::pass).ok());

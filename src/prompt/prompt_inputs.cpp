@@ -38,7 +38,8 @@ Result<FailureKind> failure_kind_for_verdict(Verdict verdict) {
     case Verdict::printed_output:
     case Verdict::hidden_work:
     case Verdict::forbidden_call:
-    case Verdict::tampering: return FailureKind::runtime_error;
+    case Verdict::tampering:
+    case Verdict::host_compute: return FailureKind::runtime_error;
     case Verdict::mismatch:
     case Verdict::unwritten:
     case Verdict::nondeterministic:

@@ -148,6 +148,17 @@ std::string EvalReport::summary() const {
     s += fmt::format("  WARNING   timed with CUTEGEN_OVERRUN_CHECK={} (an experiment, not the default)\n", check);
   if (auto sweep = calibration.value("sweep", "own"); sweep != "own")
     s += fmt::format("  WARNING   calibrated with CUTEGEN_CALIBRATION_SWEEP={} (an experiment, not the default)\n", sweep);
+  // Host computing is judged by the runner's CPU time (docs/judge.md); a session that could not is named.
+  if (auto host = calibration.value("host_cpu", "checked"); host == "spin") {
+    s += "  WARNING   timed with CUTEGEN_RUNNER_WAIT=spin (an experiment): host computing was not judged\n";
+  } else if (host == "costly_wait") {
+    auto share_j = calibration.value("wait_share", nlohmann::json());
+    double share = share_j.is_number() ? share_j.get<double>() : 0.0;
+    s += fmt::format("  WARNING   the runner's wait for the GPU costs {:.0f}% of the time waited in CPU on this machine, "
+                     "too much to tell host computing from it: host computing was not judged\n", 100 * share);
+  } else if (host != "checked") {
+    s += "  WARNING   the runner's CPU time could not be read on this machine: host computing was not judged\n";
+  }
   if (problem && !problem->reference_note.empty()) s += fmt::format("  note      {}\n", problem->reference_note);
   if (seconds > 0) {
     std::string parts;

@@ -274,7 +274,7 @@ TEST_F(JudgeTest, AFailedCheckBecomesTheEvidenceTheDiagnoseStepReads) {
 TEST_F(JudgeTest, EveryVerdictTheWorkerNamesIsKnownAndUnknownOnesAreErrors) {
   for (const char* word : {"load_failed", "kernel_error", "cuda_error", "crash", "timeout", "printed_output", "unwritten",
                            "nondeterministic", "input_mutated", "hidden_work", "result_reuse", "forbidden_call",
-                           "tampering"}) {
+                           "tampering", "host_compute"}) {
     Scenario s;
     s.record = {{"verdict", word}, {"reason", std::string("because ") + word}, {"time", nullptr}};
     auto r = evaluate(s);
@@ -456,7 +456,7 @@ TEST(JudgeTrialPlan, OwnParametersOnceRobustnessTrialsAndARandomOrder) {
 }
 
 TEST(JudgeVerdicts, NamesRoundTrip) {
-  for (int v = static_cast<int>(Verdict::pass); v <= static_cast<int>(Verdict::tampering); ++v) {
+  for (int v = static_cast<int>(Verdict::pass); v <= static_cast<int>(kLastVerdict); ++v) {
     auto word = to_string(static_cast<Verdict>(v));
     ASSERT_TRUE(parse_verdict(word).has_value()) << word;
     EXPECT_EQ(static_cast<int>(*parse_verdict(word)), v);
@@ -585,6 +585,7 @@ TEST_F(JudgeTest, TimingExperimentsAndBusyCallsAreNamedInTheSummary) {
   ASSERT_TRUE(quiet.ok()) << quiet.error().message;
   EXPECT_EQ(quiet->summary().find("CUTEGEN_OVERRUN_CHECK"), std::string::npos);
   EXPECT_EQ(quiet->summary().find("waited for a CPU"), std::string::npos);
+  EXPECT_EQ(quiet->summary().find("host computing"), std::string::npos);
 
   Scenario s;
   s.record = passing_record(1.0);
@@ -600,6 +601,20 @@ TEST_F(JudgeTest, TimingExperimentsAndBusyCallsAreNamedInTheSummary) {
   EXPECT_NE(text.find("CUTEGEN_OVERRUN_CHECK=gather"), std::string::npos) << text;
   EXPECT_NE(text.find("CUTEGEN_CALIBRATION_SWEEP=footprint"), std::string::npos) << text;
   EXPECT_NE(text.find("in 3 of the timed calls a process waited for a CPU"), std::string::npos) << text;
+
+  // The host-computing check off (the spinning wait's A/B) or unable to read the runner's CPU time.
+  for (const char* host : {"spin", "unavailable", "costly_wait"}) {
+    Scenario off;
+    off.record = passing_record(1.0);
+    off.record["calibration"]["host_cpu"] = host;
+    off.record["calibration"]["wait_share"] = 0.62;
+    auto o = evaluate(off);
+    ASSERT_TRUE(o.ok()) << o.error().message;
+    auto said = o->summary();
+    EXPECT_NE(said.find("host computing was not judged"), std::string::npos) << said;
+    EXPECT_EQ(said.find("CUTEGEN_RUNNER_WAIT=spin") != std::string::npos, std::string(host) == "spin") << said;
+    EXPECT_EQ(said.find("costs 62% of the time waited") != std::string::npos, std::string(host) == "costly_wait") << said;
+  }
 }
 
 // A busy CPU is measured again in a whole new session; the report says so. When it stays busy the

@@ -101,6 +101,12 @@ Result<RunnerSession> parse_runner_session(const nlohmann::json& j) {
   auto sandbox = parse_sandbox_settings(j.value("sandbox", nlohmann::json()));
   if (!sandbox) return sandbox.error();
   s.sandbox = *sandbox;
+  if (j.contains("wait")) {
+    const auto& wait = j["wait"];
+    if (wait == "poll") s.wait = GpuWait::poll;
+    else if (wait == "spin") s.wait = GpuWait::spin;
+    else return Error{fmt::format("runner session: `wait` is {}, expected \"poll\" or \"spin\"", wait.dump())};
+  }
   return s;
 }
 
@@ -150,6 +156,12 @@ Result<RunnerCommand> parse_runner_command(const std::string& line) {
       else if (v == true || v == "own") c.sweep = RunnerCommand::Sweep::own;
       else if (v == "footprint") c.sweep = RunnerCommand::Sweep::footprint;
       else return Error{"`sweep` must be false, true, \"own\" or \"footprint\""};
+    }
+    if (j.contains("repeat")) {
+      const auto& r = j["repeat"];
+      if (!r.is_number_integer() || r.get<int64_t>() < 1 || r.get<int64_t>() > RunnerCommand::kMaxPingRepeat)
+        return Error{fmt::format("`repeat` must be a whole number from 1 to {}", RunnerCommand::kMaxPingRepeat)};
+      c.repeat = r.get<int>();
     }
   }
   if (c.op == RunnerCommand::Op::call || c.op == RunnerCommand::Op::load) {

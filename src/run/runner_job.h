@@ -36,6 +36,12 @@ Result<RunnerSandboxSettings> parse_sandbox_settings(const nlohmann::json& j);  
 // the job's `sandbox` object; the worker's table (candidate_session.py) has the same names and values.
 Result<nlohmann::json> runner_sandbox_preset(const std::string& name);
 
+// How the runner waits for the GPU at the end of a call and a ping (CUTEGEN_RUNNER_WAIT in the worker's
+// environment): `poll` with short sleeps (run/polled_wait.h), so that its CPU time inside a call is its
+// host code's and the worker can judge host computing by it; `spin`, the wait before that existed, kept
+// for the A/B of the reply latency on a GPU (the worker then does not judge host computing).
+enum class GpuWait { poll, spin };
+
 struct RunnerSession {
   std::string library;
   int device = 0;
@@ -48,6 +54,7 @@ struct RunnerSession {
   // with it, so every buffer is still mapped before the sandbox closes (docs/judge.md).
   std::optional<TensorRef> workspace;
   RunnerSandboxSettings sandbox;
+  GpuWait wait = GpuWait::poll;  // `wait`: "poll" (also when absent) or "spin"
 };
 Result<RunnerSession> parse_runner_session(const nlohmann::json& j);
 
@@ -77,6 +84,11 @@ struct RunnerCommand {
   // the H200; which of the two the judge uses is decided by measurement, docs/judge.md).
   enum class Sweep { none, own, footprint };
   Sweep sweep = Sweep::none;
+  // ping: how many times the sweep runs (1 to kMaxPingRepeat). A long ping — milliseconds of the GPU's
+  // memset — is how the worker measures what the runner's polled wait costs in CPU time per time waited
+  // on this machine (python/cutegen_worker/cpu_time.py), before the candidate is loaded.
+  static constexpr int kMaxPingRepeat = 1024;
+  int repeat = 1;
   // call: one per forward input, a scalar ref or nullopt. load: the host scalars the workspace size is
   // asked with (the problem's own; sizes may depend only on shapes and dtypes).
   std::vector<std::optional<TensorRef>> scalars;

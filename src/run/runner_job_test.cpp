@@ -47,6 +47,22 @@ TEST(RunnerSession, ParsesTheSlotWithScalarPlaceholders) {
   // The whole sandbox by default, narrow rules included.
   EXPECT_TRUE(s->sandbox.files && s->sandbox.syscalls && s->sandbox.deny_threads && s->sandbox.narrow);
   EXPECT_FALSE(s->sandbox.network);
+  EXPECT_EQ(s->wait, GpuWait::poll);  // the wait the worker's host-computing check needs
+}
+
+TEST(RunnerSession, TheGpuWaitIsPollOrSpin) {
+  auto none = nlohmann::json::array();
+  nlohmann::json j = {{"library", "/k.so"}, {"private_dir", "/w"}, {"inputs", none}, {"params", none},
+                      {"outputs", {{ref(1)}}}, {"wait", "spin"}};
+  auto spin = parse_runner_session(j);
+  ASSERT_TRUE(spin.ok()) << spin.error().message;
+  EXPECT_EQ(spin->wait, GpuWait::spin);
+  j["wait"] = "poll";
+  EXPECT_EQ(parse_runner_session(j)->wait, GpuWait::poll);
+  j["wait"] = "block";
+  auto bad = parse_runner_session(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("expected \"poll\" or \"spin\""), std::string::npos) << bad.error().message;
 }
 
 TEST(RunnerSession, RefusesWhatItCannotUse) {
@@ -143,6 +159,11 @@ TEST(RunnerCommand, EveryCommandButQuitCarriesANonce) {
   EXPECT_EQ(parse_runner_command(R"({"op":"ping","nonce":"p","sweep":"footprint"})")->sweep, Sweep::footprint);
   EXPECT_FALSE(parse_runner_command(R"({"op":"ping","nonce":"p","sweep":"yes"})").ok());
   EXPECT_FALSE(parse_runner_command(R"({"op":"ping","nonce":"p","sweep":1})").ok());
+  EXPECT_EQ(parse_runner_command(R"({"op":"ping","nonce":"p"})")->repeat, 1);
+  EXPECT_EQ(parse_runner_command(R"({"op":"ping","nonce":"p","sweep":"own","repeat":32})")->repeat, 32);
+  for (const char* bad : {R"({"op":"ping","nonce":"p","repeat":0})", R"({"op":"ping","nonce":"p","repeat":1025})",
+                          R"({"op":"ping","nonce":"p","repeat":2.5})", R"({"op":"ping","nonce":"p","repeat":"32"})"})
+    EXPECT_FALSE(parse_runner_command(bad).ok()) << bad;
   EXPECT_FALSE(parse_runner_command(R"({"op":"format_disk","nonce":"x"})").ok());
   EXPECT_FALSE(parse_runner_command("not json").ok());
   auto tensor_as_scalar = parse_runner_command(nlohmann::json{{"op", "call"}, {"nonce", "n"}, {"scalars", {ref(1)}}}.dump());

@@ -11,7 +11,9 @@
 // (runner_sandbox.h) and answer each command promptly. A kernel with a workspace (contract v2) is asked
 // its size at `load` and the runner reports it; the worker then starts a second runner whose session
 // names the workspace, so every buffer, that one too, is mapped before the sandbox closes. It writes nothing on stdout or stderr: those
-// are capture files the worker reads, and anything in them came from the candidate.
+// are sockets only the worker reads, and anything on them came from the candidate. It waits for the GPU by
+// polling (run/polled_wait.h), so that its CPU time inside a call, which the worker reads from the
+// kernel, is the candidate's host code and not a spinning wait.
 //
 // The runner launches no kernels of its own (its ping is a cudaMemsetAsync, which Nsight Compute does
 // not profile). A kernel added here must be named `cutegen_harness_*`: `cutegen profile` filters that
@@ -34,6 +36,7 @@
 #include "common/json_text.h"
 #include "compile/entry_points.h"
 #include "run/command_reader.h"
+#include "run/polled_wait.h"
 #include "run/runner_job.h"
 #include "run/runner_sandbox.h"
 
@@ -117,6 +120,8 @@ constexpr size_t kSweepBytes = size_t(128) << 20;
 struct Cuda {
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
+  cudaEvent_t legacy_done = nullptr;  // recorded on the legacy default stream at the end of a call (wait_for_gpu)
+  GpuWait wait = GpuWait::spin;       // the session's choice; a profiling run keeps the spinning wait
   void* ping_buffer = nullptr;
   void* sweep_buffer = nullptr;  // kSweepBytes, for pings with `sweep`
 };
@@ -134,7 +139,8 @@ Result<Cuda> start_cuda(int device) {
   if (auto e = cudaFree(nullptr); e != cudaSuccess) return Error{"creating the CUDA context: " + cuda_error_text(e)};
   if (auto e = cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking); e != cudaSuccess)
     return Error{"cudaStreamCreate: " + cuda_error_text(e)};
-  if (cudaEventCreate(&c.start) != cudaSuccess || cudaEventCreate(&c.stop) != cudaSuccess)
+  if (cudaEventCreate(&c.start) != cudaSuccess || cudaEventCreate(&c.stop) != cudaSuccess ||
+      cudaEventCreateWithFlags(&c.legacy_done, cudaEventDisableTiming) != cudaSuccess)
     return Error{"cudaEventCreate failed"};
   if (auto e = cudaMalloc(&c.ping_buffer, 256); e != cudaSuccess) return Error{"cudaMalloc: " + cuda_error_text(e)};
   // Larger than any current GPU's L2 (H200: 60 MiB): a sweeping ping evicts it, as a call does.
@@ -201,6 +207,28 @@ std::string return_code_name(int rc) {
   return "";
 }
 
+struct GpuDone {
+  cudaError_t stream = cudaSuccess, device = cudaSuccess;
+};
+
+// The end of a call or a ping, once `stop` is recorded on our stream: our stream done, then the legacy
+// default stream (which waits for every blocking stream: the other half of attacks/leftover_half.cu),
+// each polled with short sleeps (run/polled_wait.h: the runner's CPU time inside a call must be its host
+// code's, not a spin's), then the two synchronisations, which return at once unless the candidate's work
+// sits on a stream neither covers (a non-blocking one it made through the driver: that wait spins, and
+// counts as its host time). Under GpuWait::spin the synchronisations wait alone, as before polling.
+GpuDone wait_for_gpu(const Cuda& c) {
+  if (c.wait == GpuWait::poll) {
+    wait_polling([&] { return cudaEventQuery(c.stop) != cudaErrorNotReady; });
+    if (cudaEventRecord(c.legacy_done, cudaStreamLegacy) == cudaSuccess)
+      wait_polling([&] { return cudaEventQuery(c.legacy_done) != cudaErrorNotReady; });
+  }
+  GpuDone done;
+  done.stream = cudaStreamSynchronize(c.stream);
+  done.device = cudaDeviceSynchronize();
+  return done;
+}
+
 // One call of the candidate, timed with events on our stream (a hint), then a full synchronisation:
 // the reply goes out only once the GPU is idle, as far as this process can tell.
 std::string call_once(const Candidate& candidate, const Workspace& workspace, const Cuda& cuda,
@@ -216,8 +244,7 @@ std::string call_once(const Candidate& candidate, const Workspace& workspace, co
                : candidate.forward(in.data(), n_in, out.data(), n_out, cuda.stream);
   cudaError_t launch = cudaGetLastError();
   cudaEventRecord(cuda.stop, cuda.stream);
-  cudaError_t sync = cudaStreamSynchronize(cuda.stream);
-  cudaError_t device = cudaDeviceSynchronize();
+  auto [sync, device] = wait_for_gpu(cuda);
   cudaError_t first = launch != cudaSuccess ? launch : sync != cudaSuccess ? sync : device;
   float ms = 0;
   if (first == cudaSuccess) cudaEventElapsedTime(&ms, cuda.start, cuda.stop);
@@ -238,6 +265,8 @@ int serve(const RunnerSession& session, int reply_fd) {
   if (!start) return fail_setup("the runner's sandbox: " + start.error().message);
   auto cuda = start_cuda(session.device);
   if (!cuda) return fail_setup(cuda.error().message);
+  cuda->wait = session.wait;
+  if (session.wait == GpuWait::poll) tighten_timer_slack();  // this thread polls; see polled_wait.h
   Buffers buffers;
   std::vector<cutegen_tensor> inputs;  // forward inputs (scalars filled per call), then parameters
   std::vector<std::size_t> scalar_slots;
@@ -299,16 +328,17 @@ int serve(const RunnerSession& session, int reply_fd) {
         // of ours — the runner compiles nothing at run time, so the driver's PTX compiler stays out of
         // the process (runner_sandbox.cpp keeps it unreadable: a candidate could use it to run raw PTX).
         cudaEventRecord(cuda->start, cuda->stream);
-        if (command->sweep == RunnerCommand::Sweep::own)
-          cudaMemsetAsync(cuda->sweep_buffer, 0, kSweepBytes, cuda->stream);
-        else if (command->sweep == RunnerCommand::Sweep::footprint)
-          sweep_footprint(footprint, *cuda);
-        else
-          cudaMemsetAsync(cuda->ping_buffer, 0, 4, cuda->stream);
+        for (int r = 0; r < command->repeat; ++r) {
+          if (command->sweep == RunnerCommand::Sweep::own)
+            cudaMemsetAsync(cuda->sweep_buffer, 0, kSweepBytes, cuda->stream);
+          else if (command->sweep == RunnerCommand::Sweep::footprint)
+            sweep_footprint(footprint, *cuda);
+          else
+            cudaMemsetAsync(cuda->ping_buffer, 0, 4, cuda->stream);
+        }
         cudaGetLastError();
         cudaEventRecord(cuda->stop, cuda->stream);
-        cudaStreamSynchronize(cuda->stream);
-        cudaDeviceSynchronize();
+        (void)wait_for_gpu(*cuda);  // the calls' own wait, so the round trip subtracted from them includes it
         float ms = 0;
         cudaEventElapsedTime(&ms, cuda->start, cuda->stop);
         write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"pong", true}, {"event_ms", ms}}));

@@ -15,7 +15,6 @@ constexpr const char* kGemmTemplate =
 #include "seed/gemm_kernel.inc"
     ;
 
-// The epilogue's body: each column operand loaded once, then one statement per op of forward().
 // The column operands `post_side` reads, each loaded once.
 std::string column_loads(const GemmPlan& plan, bool post_side) {
   std::string body;
@@ -28,25 +27,6 @@ std::string column_loads(const GemmPlan& plan, bool post_side) {
   return body;
 }
 
-// A device function's body: the column loads, then one statement per op of forward().
-std::string body_of(const GemmPlan& plan, bool post_side) {
-  std::string body = column_loads(plan, post_side);
-  for (const auto& s : post_side ? plan.post : plan.epilogue)
-    body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
-  return body + fmt::format("  return {};", post_side ? plan.post_result : plan.result);
-}
-
-std::string reduce_enum(RowReduce op) {
-  switch (op) {
-    case RowReduce::sum: return "kSum";
-    case RowReduce::mean: return "kMean";
-    case RowReduce::max: return "kMax";
-    case RowReduce::min: return "kMin";
-    case RowReduce::logsumexp: return "kLogSumExp";
-    case RowReduce::none: break;
-  }
-  return "kNone";
-}
 
 std::string epilogue_text(const GemmPlan& plan) {
   if (!plan.has_epilogue()) return "";
@@ -93,6 +73,29 @@ std::string split_k_knob(const GemmPlan& plan) {
 
 }  // namespace
 
+std::string gemm_epilogue_body(const GemmPlan& plan, bool post_side) {
+  std::string body = column_loads(plan, post_side);
+  for (const auto& s : post_side ? plan.post : plan.epilogue)
+    body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
+  return body + fmt::format("  return {};", post_side ? plan.post_result : plan.result);
+}
+
+std::string gemm_reduce_enum(RowReduce op) {
+  switch (op) {
+    case RowReduce::sum: return "kSum";
+    case RowReduce::mean: return "kMean";
+    case RowReduce::max: return "kMax";
+    case RowReduce::min: return "kMin";
+    case RowReduce::logsumexp: return "kLogSumExp";
+    case RowReduce::none: break;
+  }
+  return "kNone";
+}
+
+std::string gemm_norm_enum(GemmNorm norm) {
+  return norm == GemmNorm::group ? "kGroupNorm" : norm == GemmNorm::batch ? "kBatchNorm" : "kNoNorm";
+}
+
 std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& problem) {
   std::string text = kGemmTemplate;
   std::string mask_text;
@@ -130,11 +133,11 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& proble
   replace_placeholder(text, "NUM_COLUMNS", std::to_string(plan.columns.size()));
   replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
   replace_placeholder(text, "COLUMN_STRIDES", fmt::format("{}", fmt::join(strides, ", ")));
-  replace_placeholder(text, "EPILOGUE_BODY", body_of(plan, false));
-  replace_placeholder(text, "REDUCE", reduce_enum(plan.reduce));
+  replace_placeholder(text, "EPILOGUE_BODY", gemm_epilogue_body(plan, false));
+  replace_placeholder(text, "REDUCE", gemm_reduce_enum(plan.reduce));
   replace_placeholder(text, "ROW_REDUCE", plan.reduce == RowReduce::none ? "0" : "1");
-  replace_placeholder(text, "POST_BODY", body_of(plan, true));
-  replace_placeholder(text, "NORM", plan.norm == GemmNorm::group ? "kGroupNorm" : plan.norm == GemmNorm::batch ? "kBatchNorm" : "kNoNorm");
+  replace_placeholder(text, "POST_BODY", gemm_epilogue_body(plan, true));
+  replace_placeholder(text, "NORM", gemm_norm_enum(plan.norm));
   replace_placeholder(text, "NORM_GROUPS", std::to_string(plan.norm_groups));
   replace_placeholder(text, "NORM_EPS", fmt::format("{}", plan.norm_eps));
   replace_placeholder(text, "SPLIT_K_TEXT", split_k_text(plan));

@@ -79,7 +79,9 @@ void choose_gemm_kernel(GemmPlan& p) {
   const std::string library = library_gemm_refusal(p);
   if (library.empty()) {
     p.kernel = GemmKernel::library;
-    p.kernel_reason = fmt::format("a plain product with {} output tiles of 128x128", tiles(p, kLibraryTile));
+    p.kernel_reason = fmt::format("{} with {} output tiles of 128x128",
+                                  p.has_epilogue() || !p.columns.empty() ? "a product with an epilogue" : "a plain product",
+                                  tiles(p, kLibraryTile));
     return;
   }
   const std::string split = split_k_refusal(p);

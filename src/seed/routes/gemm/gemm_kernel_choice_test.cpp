@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The product followed by relu: an epilogue, which neither new route takes.
+// The product followed by relu: an epilogue, which neither the GEMV nor split K takes.
 json with_relu(json g) {
   const int out = g["outputs"][0]["ref"];
   const auto shape = g["nodes"].back()["shape"].get<std::vector<int64_t>>();

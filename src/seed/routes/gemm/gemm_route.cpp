@@ -9,6 +9,7 @@
 #include "seed/routes/gemm/gemm_kernel_choice.h"
 #include "seed/routes/gemm/gemv_kernel.h"
 #include "seed/routes/gemm/library_gemm.h"
+#include "seed/routes/gemm/library_gemm_epilogue.h"
 
 namespace cutegen::seed {
 
@@ -117,7 +118,14 @@ Result<GemmPlan> match_gemm(const OpGraph& g) {
 
 std::string gemm_description(const GemmPlan& plan) {
   switch (plan.kernel) {
-    case GemmKernel::library: return "matrix product (the library's 3xTF32 GEMM) y = " + plan.pattern;
+    case GemmKernel::library:
+      if (plan.norm != GemmNorm::none)
+        return "matrix product with an epilogue and a norm (the library's 3xTF32 GEMM) y = " + plan.pattern;
+      if (plan.reduce != RowReduce::none)
+        return "matrix product with an epilogue and a row reduction (the library's 3xTF32 GEMM) y = " + plan.pattern;
+      if (plan.has_epilogue() || !plan.columns.empty())
+        return "matrix product with an epilogue (the library's 3xTF32 GEMM) y = " + plan.pattern;
+      return "matrix product (the library's 3xTF32 GEMM) y = " + plan.pattern;
     case GemmKernel::gemv: return "matrix-vector product (GEMV) y = " + plan.pattern;
     case GemmKernel::split_k: return fmt::format("matrix product (split K x {}) y = {}", plan.split_k, plan.pattern);
     case GemmKernel::tiled: break;
@@ -140,7 +148,9 @@ std::string gemm_pattern(const GemmPlan& plan) {
 
 Result<std::string> emit_gemm(const GemmPlan& plan, const CommentText& problem) {
   switch (plan.kernel) {
-    case GemmKernel::library: return generate_library_gemm_kernel(plan, problem);
+    case GemmKernel::library:
+      if (plan.has_epilogue() || !plan.columns.empty()) return generate_library_gemm_epilogue_kernel(plan, problem);
+      return generate_library_gemm_kernel(plan, problem);
     case GemmKernel::gemv: return generate_gemv_kernel(plan, problem);
     case GemmKernel::tiled:
     case GemmKernel::split_k: break;

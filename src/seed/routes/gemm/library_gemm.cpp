@@ -24,28 +24,55 @@ int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 // rounded up to 4, and when N % 4 != 0 the padded output (M x Np), each rounded up to 256 bytes; CUTLASS's
 // own part is 0 bytes for its persistent scheduler. The judge's other bound, 8x the problem's bytes, never
 // binds first: (3(M + Np)Kp + M Np) floats against 8(MK + KN + MN).
+// With a row reduction the epilogue seed stores the epilogue's (M, N) values in front of that
+// (library_gemm_epilogue_entry.cu.in).
 int64_t workspace_bytes(const GemmPlan& p) {
   const int64_t kp = round_up(p.k, 4), np = round_up(p.n, 4);
   const int64_t padded = p.n % 4 != 0 ? round_up(p.batch * p.m * np * 4, 256) : 0;
-  return round_up(p.batch * p.m * 3 * kp * 4, 256) + round_up(p.batch * np * 3 * kp * 4, 256) + padded;
+  const int64_t values = p.reduce != RowReduce::none ? round_up(p.m * p.n * 4, 256) : 0;
+  return values + round_up(p.batch * p.m * 3 * kp * 4, 256) + round_up(p.batch * np * 3 * kp * 4, 256) + padded;
 }
 
-int64_t tiles(const GemmPlan& p) { return p.batch * ((p.m + kTile - 1) / kTile) * ((p.n + kTile - 1) / kTile); }
+int64_t tiles(const GemmPlan& p) { return library_gemm_tiles(p); }
 
 std::string layout(bool transposed, const char* plain, const char* swapped) {
-  return transposed ? fmt::format("{} row-major (transposed in forward())", swapped) : fmt::format("{} row-major", plain);
+  return library_operand_layout(transposed, plain, swapped);
 }
 
 }  // namespace
 
+const char* library_gemm_text() { return kLibrary; }
+
+int64_t library_gemm_tiles(const GemmPlan& p) {
+  return p.batch * ((p.m + kTile - 1) / kTile) * ((p.n + kTile - 1) / kTile);
+}
+
+std::string library_operand_layout(bool transposed, const char* plain, const char* swapped) {
+  return transposed ? fmt::format("{} row-major (transposed in forward())", swapped) : fmt::format("{} row-major", plain);
+}
+
+Status set_library_transposes(const GemmPlan& p, std::string& library, const char* seed_file) {
+  const char* a = p.a_transposed ? "true" : "false";
+  const char* b = p.b_transposed ? "true" : "false";
+  return replace_library_lines(
+      library,
+      {{"constexpr bool kTransA = false;", fmt::format("constexpr bool kTransA = {};  // set by the seed: A is {}", a,
+                                                       layout(p.a_transposed, "(M, K)", "(K, M)"))},
+       {"constexpr bool kTransB = false;", fmt::format("constexpr bool kTransB = {};  // set by the seed: B is {}", b,
+                                                       layout(p.b_transposed, "(K, N)", "(N, K)"))}},
+      "examples/kernels/gemm_sm90_3xtf32.cu", seed_file);
+}
+
 std::string library_gemm_refusal(const GemmPlan& p) {
-  if (p.has_epilogue() || !p.columns.empty()) return "an epilogue after the product (the library kernel stores it as is)";
+  const bool epilogue = p.has_epilogue() || !p.columns.empty();
   if (p.mask != GemmMask::none)
     return fmt::format("the product is under {} (the library kernel has no mask)", gemm_mask_name(p.mask));
   if (!(p.batch == 1 && (p.matrices || p.folds_into_m)) && !(p.batch > 1 && p.batched_matrices))
     return "not two rank-2 operands (or a left operand whose leading dimensions fold into M, or a batch of "
            "(L, M, K) @ (L, K, N)) and a contiguous fp32 product";
-  if (p.num_contract_inputs != 2 || p.a_input != 0 || p.b_input != 1)
+  if (epilogue && p.batch != 1) return "a batched product with an epilogue (the epilogue seed plans one product)";
+  // The epilogue seed reads the operands at the plan's positions; the library file as it is, inputs[0] @ inputs[1].
+  if (!epilogue && (p.num_contract_inputs != 2 || p.a_input != 0 || p.b_input != 1))
     return "the operands are not the contract's inputs 0 and 1 in that order (the library kernel computes "
            "inputs[0] @ inputs[1])";
   if (p.m > kMaxExtent || p.n > kMaxExtent || p.k > kMaxExtent)
@@ -65,17 +92,7 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& plan, const Com
 
 Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const CommentText& problem,
                                                  std::string library) {
-  const char* a = p.a_transposed ? "true" : "false";
-  const char* b = p.b_transposed ? "true" : "false";
-  if (auto s = replace_library_lines(
-          library,
-          {{"constexpr bool kTransA = false;", fmt::format("constexpr bool kTransA = {};  // set by the seed: A is {}", a,
-                                                           layout(p.a_transposed, "(M, K)", "(K, M)"))},
-           {"constexpr bool kTransB = false;", fmt::format("constexpr bool kTransB = {};  // set by the seed: B is {}", b,
-                                                           layout(p.b_transposed, "(K, N)", "(N, K)"))}},
-          "examples/kernels/gemm_sm90_3xtf32.cu", "src/seed/routes/gemm/library_gemm.cpp");
-      !s)
-    return s.error();
+  if (auto s = set_library_transposes(p, library, "src/seed/routes/gemm/library_gemm.cpp"); !s) return s.error();
   const std::string header = fmt::format(
       "// Seed kernel for {0}, written by cutegen without an LLM (docs/seed.md):\n"
       "// a plain fp32 matrix product\n"

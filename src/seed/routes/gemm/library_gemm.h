@@ -3,6 +3,7 @@
 // (examples/kernels/gemm_sm90_3xtf32.cu, compiled in as text), not the seed's own CUDA-core GEMM
 // (gemm_kernel.h). On an H200 the seed GEMM ran KernelBench's 4096^3 product in 8.8 ms (0.3x eager) and
 // the library kernel in 1.39 ms (2.0x eager) at strict fp32 accuracy (benchmarks/library.md).
+#include <cstdint>
 #include <string>
 
 #include "common/result.h"
@@ -16,13 +17,24 @@ namespace cutegen::seed {
 // tiled GEMM with K split over CTAs instead (gemm_kernel_choice.h; KernelBench 6: M = N = 256, K = 524288).
 inline constexpr long kLibraryGemmMinTiles = 66;
 
-// "" when the plan is a product the library kernel takes and fills the GPU with: no epilogue, mask or
-// batch; two rank-2 fp32 operands, a left operand of higher rank whose leading dimensions fold into M, or
-// a batch (L, M, K) @ (L, K, N) (the library's Matrix views), that are the contract's inputs 0 and 1 in that
-// order (make_plan reads
-// inputs[0] @ inputs[1]); sizes within int32 / 4; its
-// workspace within the judge's 4 GiB cap; at least kLibraryGemmMinTiles output tiles. Else why not.
+// "" when the plan is a product the library kernel takes and fills the GPU with: no mask; two rank-2 fp32
+// operands, a left operand of higher rank whose leading dimensions fold into M, or (without an epilogue) a
+// batch (L, M, K) @ (L, K, N) (the library's Matrix views); without an epilogue the contract's inputs 0 and 1
+// in that order (the library file as it is reads inputs[0] @ inputs[1]; the epilogue seed,
+// library_gemm_epilogue.h, reads them where the plan says); sizes within int32 / 4; its workspace within the
+// judge's 4 GiB cap; at least kLibraryGemmMinTiles output tiles. Else why not. The same tile rule holds with
+// an epilogue: the split pre-pass and a persistent kernel over fewer tiles than half the SMs lose to the tiled
+// GEMM's many small CTAs, and an epilogue changes neither side of that.
 std::string library_gemm_refusal(const GemmPlan& plan);
+
+// The library file's text (examples/kernels/gemm_sm90_3xtf32.cu, compiled in).
+const char* library_gemm_text();
+// The plan's output tiles of 128 x 128 (the library's default GX_TILE_M x GX_TILE_N), over the batch.
+int64_t library_gemm_tiles(const GemmPlan& plan);
+// "(M, K) row-major" or "(K, M) row-major (transposed in forward())": how the header names an operand.
+std::string library_operand_layout(bool transposed, const char* plain, const char* swapped);
+// The library file's kTransA / kTransB lines set from the plan; an Error when the file lost one of them.
+Status set_library_transposes(const GemmPlan& plan, std::string& library, const char* seed_file);
 
 // The candidate: a header saying what and why, then the library source with kTransA / kTransB set from
 // the plan (the library would guess them from the shapes, which a square A.T @ B cannot tell apart from

@@ -37,6 +37,12 @@ Status match_linear(const OpGraph& g, const Node& lin, GemmPlan& plan) {
   plan.a_input = x.index;
   plan.b_input = w.index;
   plan.b_transposed = true;
+  // The library GEMM's views (library_gemm_refusal): x (M, K) or (..., M, K) folded into M, a contiguous fp32
+  // product of the same leading dimensions.
+  const bool fp32_product = lin.type && lin.type->dtype == "float32" && lin.type->contiguous &&
+                            lin.type->shape.size() == xs.size();
+  plan.matrices = xs.size() == 2 && fp32_product;
+  plan.folds_into_m = xs.size() > 2 && fp32_product;
   if (lin.args.size() == 3) {
     const Node& b = g.node(*lin.args[2].ref);
     if (b.type->shape != std::vector<int64_t>{plan.n}) {
@@ -318,7 +324,9 @@ Result<GemmPlan> match_gemm_epilogue(const OpGraph& graph) {
     plan.post_result = *post;
   }
   plan.pattern = text_of(graph, graph.outputs[0]);
-  choose_gemm_kernel(plan);  // the tiled GEMM: every other kernel refuses an epilogue, and kernel_reason says so
+  // The library GEMM with the epilogue fused when the product is large enough, else the tiled GEMM (GEMV and
+  // split K refuse an epilogue); kernel_reason says which and why.
+  choose_gemm_kernel(plan);
   return plan;
 }
 

@@ -1,0 +1,93 @@
+"""How much CPU time the runner used inside a call: the judge's evidence of host computing.
+
+A candidate may copy its inputs to the host inside forward(), compute the answer on the CPU, copy it
+back and launch a token CuTe kernel beside it: right values, a time that honestly includes the host
+work, and no GPU kernel doing it. The runner's CPU time shows it. It is read from the worker, never
+from the runner: the process CPU clock of the runner's pid (clock_gettime on the clock id
+clock_getcpuclockid(3) makes, CLOCK_PROCESS_CPUTIME_ID for another process) is the kernel's per-thread
+accounting summed over every thread of the process, the driver's included, and brought up to date for
+a thread that is running as it is read (schedstat's first field is the same sum per thread but only as
+of the thread's last tick or switch, up to 4 ms stale). No process can lower its own count.
+
+What the runner itself spends inside a call is small only because it waits for the GPU by polling
+with short sleeps (src/run/polled_wait.h), not by spinning. Even so each poll costs CPU -- a system
+call, a timer, two context switches: a few microseconds on bare metal, 12-15 us on a loaded virtual
+machine, where polls every 10 us cost about half of the time waited. So the session measures that share
+before the candidate is loaded: a few long pings (the runner's memset repeated for a millisecond or
+more, its polled wait around it), the runner's CPU time over their round trip (`wait_share`). Where the
+share is above MAX_WAIT_SHARE the wait costs too much to tell host work from it, and the check is off
+(`host_cpu: "costly_wait"`); under CUTEGEN_RUNNER_WAIT=spin (the old wait, kept for the A/B) the runner's
+CPU time is the call's wall time and the check is off too (`host_cpu: "spin"`).
+
+A call is *host-busy* when the runner's CPU time beyond its polled wait's share of the round trip,
+cpu - wait_share x wall, exceeds HOST_CPU_BUDGET_NS or HOST_CPU_FRACTION of the round trip, whichever is
+more (excess_ns, budget_ns). Honest host code per call is argument checks, a few launches, occupancy and
+attribute queries, TMA descriptors: tens of microseconds. More than a tenth of the timed calls (and more
+than two) host-busy is the verdict `host_compute` (candidate_session.py).
+"""
+import time
+
+# A launch, an occupancy query or a TMA descriptor costs microseconds of host time (estimates, not yet
+# measured here per call on a GPU; calls[].runner_cpu_ms records it), so honest host code is tens of
+# microseconds; a host copy and compute of a 4 MB tensor is milliseconds (attacks/host_computes_result.cu).
+HOST_CPU_BUDGET_NS = 500_000
+# Room for the polled wait's share to differ between the calibration and a call (a busier CPU, another
+# core's idle states); host computing costs the whole call, its waits for its own copies included.
+HOST_CPU_FRACTION = 0.25
+# Above this share of the time waited, the polled wait itself is too costly to judge host work beside it.
+MAX_WAIT_SHARE = 0.5
+LONG_PING_REPEAT = 32  # memsets of the runner's 128 MiB buffer: 4 GiB, about 1.3 ms at an H200's bandwidth
+WAIT_SHARE_PINGS = 3
+CPUCLOCK_SCHED = 2  # the kernel's clock id layout (include/linux/posix-timers.h): ~pid << 3 | clock
+
+
+def process_clock_id(pid: int) -> int:
+    """What clock_getcpuclockid(pid) returns on Linux: the CPU clock of the whole process `pid`."""
+    return ((~pid) << 3) | CPUCLOCK_SCHED
+
+
+def process_cpu_ns(pid: int):
+    """The CPU time all threads of process `pid` have used so far, or None when it cannot be read
+    (the process is gone and reaped, a kernel without per-process CPU clocks)."""
+    try:
+        return time.clock_gettime_ns(process_clock_id(pid))
+    except (OSError, OverflowError):
+        return None
+
+
+def budget_ns(wall_ns: int) -> float:
+    """The runner CPU time beyond its wait that a call of `wall_ns` round trip may use: launches."""
+    return max(HOST_CPU_BUDGET_NS, HOST_CPU_FRACTION * max(0, wall_ns))
+
+
+def excess_ns(cpu_ns: int, wall_ns: int, wait_share: float) -> float:
+    """The runner's CPU time in a call beyond what its polled wait costs over the call's round trip."""
+    return cpu_ns - wait_share * max(0, wall_ns)
+
+
+def host_busy(cpu_ns, wall_ns: int, wait_share: float) -> bool:
+    return cpu_ns is not None and excess_ns(cpu_ns, wall_ns, wait_share) > budget_ns(wall_ns)
+
+
+def wait_share(pings: list):
+    """The polled wait's CPU share from the long pings' (runner CPU ns, wall ns); None if unreadable."""
+    shares = sorted(cpu / wall for cpu, wall in pings if cpu is not None and wall > 0)
+    if not shares or len(shares) < len(pings):
+        return None
+    return shares[len(shares) // 2]
+
+
+def too_many(busy_count: int, total: int) -> bool:
+    """More than a tenth of the timed calls, and more than two: the rule of the overrun check too."""
+    return busy_count > max(2, total // 10)
+
+
+def host_compute_message(busy_count: int, total: int, cpu_ms: list, wall_ms: list) -> str:
+    worst = max(cpu_ms) if cpu_ms else 0.0
+    typical = sorted(cpu_ms)[len(cpu_ms) // 2] if cpu_ms else 0.0
+    wall = sorted(wall_ms)[len(wall_ms) // 2] if wall_ms else 0.0
+    return (f"in {busy_count} of {total} timed calls the kernel's process used more CPU time than launching takes "
+            f"(median {typical:.3f} ms, up to {worst:.3f} ms, of calls taking {wall:.3f} ms; beyond what its wait for "
+            f"the GPU costs, the budget is the larger of {HOST_CPU_BUDGET_NS / 1e6:.1f} ms and {HOST_CPU_FRACTION:.0%} "
+            "of the call): the host computed what a GPU kernel must. Do the work in CuTe kernels; the host code may "
+            "only check arguments and launch them")

@@ -1,0 +1,27 @@
+#pragma once
+// How the runner waits for the GPU after a call: by polling with short sleeps, not by spinning.
+//
+// The worker judges host computing by the runner's CPU time inside each call, read from the kernel's
+// accounting (python/cutegen_worker/cpu_time.py). A wait that spins (cudaDeviceScheduleSpin's
+// synchronisation) costs as much CPU as the GPU takes, so the runner's CPU time was the call's wall time
+// for every kernel and told nothing. A poll every kGpuPollPeriod costs a few microseconds of CPU per poll
+// and sleeps in between — short sleeps, so the CPU stays in a shallow idle state and the reply still
+// leaves within about one period of the GPU finishing (a long sleep in poll() or a blocking
+// synchronisation would pay the deep idle states' wake-up latency, which is why the runner spun:
+// command_reader.h). The calibration's pings wait the same way, so the round trip subtracted from every
+// call includes it.
+#include <chrono>
+#include <functional>
+
+namespace cutegen {
+
+inline constexpr std::chrono::microseconds kGpuPollPeriod{10};
+
+// Calls `done` until it returns true, sleeping `period` between calls. Returns how many times it slept.
+long wait_polling(const std::function<bool()>& done, std::chrono::nanoseconds period = kGpuPollPeriod);
+
+// Sets this thread's timer slack to 1 ns: with the default 50 us, every sleep of wait_polling would
+// last at least that long, adding up to 50 us to every call's reply.
+void tighten_timer_slack();
+
+}  // namespace cutegen
