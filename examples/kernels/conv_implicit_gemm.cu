@@ -1,8 +1,9 @@
 // Library kernel: a dense or grouped convolution of fp32 NC(D)(H)W tensors at fp32 accuracy on the tensor
 // cores (3xTF32) -- forward (nn.Conv1d/2d/3d) and transposed (nn.ConvTranspose1d/2d/3d), with stride,
-// padding, dilation, groups, output_padding (read from the output's shape) and an optional bias. Its own
-// problem is problems/conv2d_3x3.py; the seed (src/seed, the convolution route) sets `kSpec` below from the
-// traced module and uses the file as it is otherwise.
+// padding, dilation, groups, output_padding (read from the output's shape), an optional bias and an optional
+// pointwise epilogue. Its own problem is problems/conv2d_3x3.py; the seed (src/seed, the convolution routes)
+// sets `kSpec` below from the traced module -- and, for a convolution followed by pointwise ops, where its
+// inputs are and the epilogue -- and uses the file as it is otherwise.
 //
 // The idea: a convolution is a GEMM whose operands are never materialised ("implicit GEMM"):
 //   out(m, j) = sum_k A(m, k) B(k, j),  m = an output position of one image (n, od, oh, ow),
@@ -94,6 +95,35 @@ struct ConvSpec {
   int stride[3], padding[3], dilation[3];
 };
 constexpr ConvSpec kSpec = {2, false, 1, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}};
+// Where the kernel's tensors are among the contract's inputs (forward()'s arguments, then the module's
+// parameters: docs/kernel-contract.md) and how many inputs there are (a module may have parameters nothing
+// reads): the convolved input, the weight and the bias (-1: none). num_inputs 0 is the library's own reading,
+// which the plain convolution seed keeps: (x, weight) or (x, weight, bias).
+struct ConvInputs {
+  int num_inputs, x, weight, bias;
+};
+constexpr ConvInputs kInputs = {0, 0, 1, 2};
+
+// The epilogue: what each output value y -- the convolution plus its bias, in fp32 -- of output channel `ch`
+// becomes before it is stored at offset `at` of the output. The library's own is the identity; the seed's
+// conv_epilogue route (docs/seed.md) sets the operands and the body to the pointwise ops forward() applies
+// after the convolution, so the convolution's output never makes a round trip through memory. Each operand
+// is a further contract input, read as one value per output channel (a (C, 1, 1) parameter), one number (a
+// 0-d tensor) or one value per output element (a tensor of the output's shape); `e.p[i]` is operand i.
+enum class EpilogueReads { channel, number, element };
+struct EpilogueOperand {
+  int input;
+  EpilogueReads reads;
+};
+constexpr int kNumEpilogueOperands = 0;
+constexpr EpilogueOperand kEpilogueOperands[kNumEpilogueOperands + 1] = {{-1, EpilogueReads::number}};  // + 1 unused
+struct EpilogueInputs {
+  const float* p[kNumEpilogueOperands + 1];
+};
+__device__ __forceinline__ float epilogue(float y, [[maybe_unused]] int ch, [[maybe_unused]] int64_t at,
+                                          [[maybe_unused]] const EpilogueInputs& e) {
+  return y;  // the library's epilogue: none
+}
 
 constexpr int kThreads = 256;
 constexpr int BM = 128, BN = CIG_TILE_N, BK = 32, kStages = CIG_STAGES;
@@ -297,17 +327,18 @@ struct Gather {
   }
 };
 
-// acc (+ bias) to y, element by element at the coordinates CuTe gives each accumulator.
+// epilogue(acc (+ bias)) to y, element by element at the coordinates CuTe gives each accumulator.
 template <class Acc, class Coords>
 __device__ void store_outputs(const Geometry& g, const CtaWork& w, const Acc& acc, const Coords& tCcC,
-                              const float* __restrict__ bias, float* __restrict__ y) {
+                              const float* __restrict__ bias, const EpilogueInputs& ep, float* __restrict__ y) {
   Tensor gY = make_tensor(make_gmem_ptr(y), make_shape(int64_t(g.n) * g.groups * g.cout_g * g.out_vol));
   CUTE_UNROLL
   for (int i = 0; i < size(acc); ++i) {
     const int m = w.m0 + get<0>(tCcC(i)), j = w.n0 + get<1>(tCcC(i));
     if (m >= w.m_count || j >= g.cout_g) continue;
     const int ch = w.grp * g.cout_g + j;
-    gY(w.output_offset(g, m, ch)) = bias ? acc(i) + bias[ch] : acc(i);
+    const int64_t at = w.output_offset(g, m, ch);
+    gY(at) = epilogue(bias ? acc(i) + bias[ch] : acc(i), ch, at, ep);
   }
 }
 
@@ -351,7 +382,7 @@ template <class TiledMma>
 __global__ void __launch_bounds__(kWsThreads, 1)
     conv_wgmma_kernel(Geometry g, const float* __restrict__ x, const Tap* __restrict__ table,
                       const float* __restrict__ wbig, const float* __restrict__ wsmall, const float* __restrict__ bias,
-                      float* __restrict__ y, TiledMma mma) {
+                      const EpilogueInputs ep, float* __restrict__ y, TiledMma mma) {
   const CtaWork w(g);
   if (w.empty()) return;  // the whole CTA, before any barrier
   extern __shared__ char smem_raw[];
@@ -502,14 +533,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     CUTE_UNROLL
     for (int i = 0; i < size(acc); ++i) acc(i) += part(i);
   }
-  store_outputs(g, w, acc, tCcC, bias, y);
+  store_outputs(g, w, acc, tCcC, bias, ep, y);
 }
 #else
 // --- the portable mainloop: mma.sync m16n8k8 from padded shared memory (Ampere and later) ---
 template <class TiledMma>
 __global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
     conv_kernel(Geometry g, const float* __restrict__ x, const Tap* __restrict__ table, const float* __restrict__ wbig,
-                const float* __restrict__ wsmall, const float* __restrict__ bias, float* __restrict__ y, TiledMma mma) {
+                const float* __restrict__ wsmall, const float* __restrict__ bias, const EpilogueInputs ep,
+                float* __restrict__ y, TiledMma mma) {
   const CtaWork w(g);
   if (w.empty()) return;
   extern __shared__ __align__(16) float smem[];
@@ -605,18 +637,35 @@ __global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
   }
   cp_async_wait<0>();
 
-  store_outputs(g, w, acc, tCcC, bias, y);
+  store_outputs(g, w, acc, tCcC, bias, ep, y);
 }
 #endif
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
+// Where the bias is among `num_inputs` inputs (kInputs), -1: none.
+int bias_input(int32_t num_inputs) { return kInputs.num_inputs == 0 ? (num_inputs == 3 ? 2 : -1) : kInputs.bias; }
+
+// Whether an epilogue operand t is the tensor its reading expects beside the output y (cout channels).
+bool epilogue_operand_fits(const cutegen_tensor& t, EpilogueReads reads, const cutegen_tensor& y, int64_t cout) {
+  if (t.dtype != CUTEGEN_FLOAT32 || !cutegen::is_contiguous(t)) return false;
+  if (reads == EpilogueReads::element) {
+    if (t.rank != y.rank) return false;
+    for (int d = 0; d < y.rank; ++d)
+      if (t.shape[d] != y.shape[d]) return false;
+    return true;
+  }
+  return cutegen::numel(t) == (reads == EpilogueReads::channel ? cout : 1);
+}
+
 // The geometry from the tensors' shapes, or why not (0: fine). Every size the kernels hold in int32 is
 // checked here.
 int plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs, int32_t num_outputs,
          Geometry& g) {
-  if ((num_inputs != 2 && num_inputs != 3) || num_outputs != 1) return CUTEGEN_ERROR_BAD_ARGUMENTS;
-  const cutegen_tensor &x = inputs[0], &w = inputs[1], &y = outputs[0];
+  if (num_outputs != 1) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  if (kInputs.num_inputs == 0 ? num_inputs != 2 && num_inputs != 3 : num_inputs != kInputs.num_inputs)
+    return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  const cutegen_tensor &x = inputs[kInputs.x], &w = inputs[kInputs.weight], &y = outputs[0];
   const int rank = kSpec.dims + 2;
   if (x.rank != rank || w.rank != rank || y.rank != rank) return CUTEGEN_ERROR_BAD_ARGUMENTS;
   for (const cutegen_tensor* t : {&x, &w, &y})
@@ -626,9 +675,14 @@ int plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor*
   const int64_t cin_g = cin / groups, cout_g = cout / groups;
   const int64_t w0 = kSpec.transposed ? cin : cout, w1 = kSpec.transposed ? cout_g : cin_g;
   if (w.shape[0] != w0 || w.shape[1] != w1) return CUTEGEN_ERROR_BAD_ARGUMENTS;
-  if (num_inputs == 3) {
-    const cutegen_tensor& b = inputs[2];
+  if (const int at = bias_input(num_inputs); at >= 0) {
+    const cutegen_tensor& b = inputs[at];
     if (b.rank != 1 || b.shape[0] != cout || b.dtype != CUTEGEN_FLOAT32) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+  }
+  for (int i = 0; i < kNumEpilogueOperands; ++i) {
+    const EpilogueOperand& o = kEpilogueOperands[i];
+    if (o.input < 0 || o.input >= num_inputs || !epilogue_operand_fits(inputs[o.input], o.reads, y, cout))
+      return CUTEGEN_ERROR_BAD_ARGUMENTS;
   }
   g.spec = kSpec;
   g.phases = g.phases_in(0) * g.phases_in(1) * g.phases_in(2);
@@ -711,9 +765,13 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   Tap* table = reinterpret_cast<Tap*>(base + ws.table);
   float* big = reinterpret_cast<float*>(base + ws.big);
   float* small = reinterpret_cast<float*>(base + ws.small);
-  const float* x = static_cast<const float*>(inputs[0].data);
-  const float* w = static_cast<const float*>(inputs[1].data);
-  const float* bias = num_inputs == 3 ? static_cast<const float*>(inputs[2].data) : nullptr;
+  const float* x = static_cast<const float*>(inputs[kInputs.x].data);
+  const float* w = static_cast<const float*>(inputs[kInputs.weight].data);
+  const int bias_at = bias_input(num_inputs);
+  const float* bias = bias_at >= 0 ? static_cast<const float*>(inputs[bias_at].data) : nullptr;
+  EpilogueInputs ep{};
+  for (int i = 0; i < kNumEpilogueOperands; ++i)
+    ep.p[i] = static_cast<const float*>(inputs[kEpilogueOperands[i].input].data);
   float* y = static_cast<float*>(outputs[0].data);
 
   const int64_t table_entries = int64_t(g.phases) * g.kmax;
@@ -739,6 +797,6 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
       e != cudaSuccess)
     return static_cast<int>(e);
-  kernel<<<grid, threads, smem_bytes, stream>>>(g, x, table, big, small, bias, y, mma);
+  kernel<<<grid, threads, smem_bytes, stream>>>(g, x, table, big, small, bias, ep, y, mma);
   return static_cast<int>(cudaGetLastError());
 }

@@ -193,13 +193,24 @@ def _trace_model(model: nn.Module, values: list) -> dict:
         gm = fx.symbolic_trace(model)
     except Exception as exc:  # anything fx raises: the answer carries it as the reason
         return {"traced": False, "reason": f"torch.fx cannot trace forward(): {type(exc).__name__}: {_short(exc)}"}
+    # fx keeps `torch.tensor(0.5)` in forward() as a buffer of the traced module: its value, before the move
+    # to the meta device below takes it.
+    numbers = {name: _number_of_0d(b) for name, b in gm.named_buffers()}
     try:
         values = [v.to("meta") if isinstance(v, torch.Tensor) else v for v in values]
         ShapeProp(gm.to("meta")).propagate(*values)
     except Exception as exc:
         return {"traced": False,
                 "reason": f"the traced graph does not run on meta tensors: {type(exc).__name__}: {_short(exc)}"}
-    return dict(traced=True, **_Normaliser(gm, model, values).graph())
+    return dict(traced=True, **_Normaliser(gm, model, values, numbers).graph())
+
+
+def _number_of_0d(t: torch.Tensor):
+    """The value of a 0-d float or integer tensor that holds real data, as JSON writes numbers; else None."""
+    if t.dim() != 0 or t.is_meta or t.dtype == torch.bool or t.is_complex():
+        return None
+    value = t.item()
+    return value if math.isfinite(value) else str(value)
 
 
 def _short(exc) -> str:
@@ -208,8 +219,9 @@ def _short(exc) -> str:
 
 
 class _Normaliser:
-    def __init__(self, gm: fx.GraphModule, model: nn.Module, values: list):
+    def __init__(self, gm: fx.GraphModule, model: nn.Module, values: list, numbers: dict):
         self.gm, self.model, self.values = gm, model, values
+        self.numbers = numbers  # the traced module's 0-d tensor constants: name -> value (None: not a number)
         self.ids = {}        # fx node -> our id
         self.alias = {}      # fx node mutated in place -> the node holding its new value
         self.nodes = []
@@ -235,7 +247,7 @@ class _Normaliser:
                 entry.update(self.operation(node))
             entry["id"] = len(self.nodes)  # after the param nodes a normalisation module adds
             meta = node.meta.get("tensor_meta")
-            if isinstance(meta, TensorMetadata):
+            if isinstance(meta, TensorMetadata) and entry["op"] != "constant":  # a number has no tensor type
                 entry["dtype"] = _dtype(meta.dtype)
                 entry["shape"] = list(meta.shape)
                 entry["contiguous"] = meta.memory_format == torch.contiguous_format
@@ -276,10 +288,29 @@ class _Normaliser:
     def attribute(self, node: fx.Node) -> dict:
         if node.target in self.param_index:
             return {"op": "param", "index": self.param_index[node.target], "param": node.target}
+        number = self.numbers.get(node.target)
+        if number is not None:  # `torch.tensor(0.5)` in forward()
+            return {"op": "constant", "params": {"value": number}}
         return {"op": "tensor_constant", "note": f"a tensor attribute {node.target!r} that is neither a parameter "
                                                  "nor a buffer"}
 
+    def tensor_of_number(self, node: fx.Node):
+        """`torch.tensor(0.0, device=x.device)` in forward() as a `constant`, or None. A 0-d tensor takes part
+        in an op with a tensor as a number would, so its value is all the seed needs."""
+        if node.op != "call_function" or node.target is not torch.tensor or len(node.args) != 1 \
+                or not isinstance(node.args[0], (int, float)) or isinstance(node.args[0], bool) \
+                or not set(node.kwargs) <= {"device", "dtype", "requires_grad"}:
+            return None
+        dtype = node.kwargs.get("dtype")
+        if dtype is not None and not isinstance(dtype, torch.dtype):
+            return None
+        number = _number_of_0d(torch.tensor(node.args[0], dtype=dtype))
+        return None if number is None else {"op": "constant", "params": {"value": number}}
+
     def operation(self, node: fx.Node) -> dict:
+        folded = self.tensor_of_number(node)
+        if folded is not None:
+            return folded
         found = self.canonical(node)
         if found is None:
             return {"op": _display_name(node, self.gm), "args": self.refs_in(node), "known": False}

@@ -111,6 +111,25 @@ class Model(nn.Module):
     assert graph["params"] == ["scale", "shift"]
 
 
+def test_a_0d_tensor_made_in_forward_is_a_number(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        x = torch.min(x, torch.tensor(0.5))
+        x = torch.max(x, torch.tensor(-2, device=x.device, dtype=torch.float32))
+        x = x * torch.tensor(3)
+        return x + torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0])
+''')
+    numbers = [n for n in graph["nodes"] if n["op"] == "constant"]
+    assert [n["params"]["value"] for n in numbers] == [0.5, -2.0, 3]
+    assert all("shape" not in n and "args" not in n for n in numbers)  # a number, not a tensor
+    low, high, scale, add = (n for n in ops(graph) if n["op"] in ("minimum", "maximum", "mul", "add"))
+    assert [graph["nodes"][a["ref"]]["op"] for a in (low["args"][1], high["args"][1], scale["args"][1])] == \
+        ["constant"] * 3
+    # A tensor of several values stays what it is.
+    assert graph["nodes"][add["args"][1]["ref"]]["op"] == "tensor_constant"
+
+
 def test_in_place_ops_are_seen_by_later_uses(tmp_path):
     graph = trace(tmp_path, '''
 class Model(nn.Module):

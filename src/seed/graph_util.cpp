@@ -79,6 +79,13 @@ std::string shape_text(const std::vector<int64_t>& s) {
   return s.empty() ? "a 0-d tensor" : fmt::format("{}", fmt::join(s, "x"));
 }
 
+std::string contract_name(const OpGraph& g, const Node& n) {
+  const int p = n.index - g.num_inputs;
+  if (n.op == Op::param && p >= 0 && p < static_cast<int>(g.params.size()))
+    return g.params[static_cast<std::size_t>(p)];
+  return n.name;
+}
+
 std::string text_of(const OpGraph& g, const Operand& o) {
   if (!o.ref) return fmt::format("{}", o.value);
   const Node& n = g.node(*o.ref);

@@ -32,6 +32,8 @@ std::string plain_input(const OpGraph& g, const Operand& o, const std::string& w
 std::optional<int64_t> dim_of(const Node& n, std::size_t rank, const char* key = "dim");
 // A shape as people read it: "4096x393216", or "a 0-d tensor".
 std::string shape_text(const std::vector<int64_t>& s);
+// An input or parameter as the contract names it: a parameter by its module path (`conv.bias`), else fx's name.
+std::string contract_name(const OpGraph& g, const Node& n);
 // A value as people read it: inputs by name, ops as op(args, key=value).
 std::string text_of(const OpGraph& g, const Operand& o);
 // The pointwise sub-graph from `root` down to `leaves` as device statements (`prefix<id>` values), in

@@ -7,6 +7,7 @@
 #include "seed/routes/broadcast/broadcast_route.h"
 #include "seed/routes/cross_entropy/cross_entropy_route.h"
 #include "seed/routes/conv/conv_route.h"
+#include "seed/routes/conv_epilogue/conv_epilogue_route.h"
 #include "seed/routes/depthwise_conv/depthwise_conv_route.h"
 #include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
@@ -18,6 +19,7 @@
 #include "seed/routes/reduce/reduce_route.h"
 #include "seed/routes/row_softmax/row_softmax_route.h"
 #include "seed/routes/scan/scan_route.h"
+#include "seed/routes/separable_conv/separable_conv_route.h"
 #include "seed/window.h"
 
 namespace cutegen::seed {
@@ -27,6 +29,7 @@ namespace {
 // route deciding, so a softmax after a matmul is the softmax route's and its refusal is what a user reads.
 
 bool is_product(Op op) { return op == Op::matmul || op == Op::linear; }
+bool is_convolution(Op op) { return op == Op::conv || op == Op::conv_transpose; }
 bool is_norm_or_reduction(Op op) { return is_norm_module(op) || op == Op::norm || is_reduction(op); }
 
 // forward() returns a reduction (or the getitem of max/min's (values, indices) pair).
@@ -60,12 +63,19 @@ Claim claim_pool(const MatchContext& c) { return decide_if(c.has(Op::max_pool) |
 
 // A dense 1x1 convolution is a batched GEMM; one with groups = channels has the depthwise window kernel;
 // what either refuses -- any other dense or grouped convolution, and every transposed one -- is the library
-// convolution's, whose refusal is the answer.
+// convolution's, whose refusal is the answer. A convolution followed by other ops is the epilogue's.
 Claim claim_pointwise_conv(const MatchContext& c) {
   return c.has(Op::conv) && is_dense_convolution(c.graph) ? Claim::attempt : Claim::skip;
 }
 Claim claim_depthwise_conv(const MatchContext& c) { return c.has(Op::conv) ? Claim::attempt : Claim::skip; }
-Claim claim_conv(const MatchContext& c) { return decide_if(c.has(Op::conv) || c.has(Op::conv_transpose)); }
+// A convolution of a convolution (KernelBench's depthwise-separable one): two launches through the workspace.
+Claim claim_separable_conv(const MatchContext& c) {
+  const bool of_convolution = c.output && !c.output->args.empty() && c.output->args[0].ref &&
+                              is_convolution(c.graph.node(*c.output->args[0].ref).op.op());
+  return decide_if((c.output_is(Op::conv) || c.output_is(Op::conv_transpose)) && of_convolution);
+}
+Claim claim_conv(const MatchContext& c) { return decide_if(c.output_is(Op::conv) || c.output_is(Op::conv_transpose)); }
+Claim claim_conv_epilogue(const MatchContext& c) { return decide_if(c.has(Op::conv) || c.has(Op::conv_transpose)); }
 
 Claim claim_scan(const MatchContext& c) { return decide_if(c.has(Op::cumsum) || c.has(Op::cumprod)); }
 
@@ -110,7 +120,9 @@ constexpr Route kRoutes[] = {
     route<kPoolRoute>(claim_pool),
     route<kPointwiseConvRoute>(claim_pointwise_conv),
     route<kDepthwiseConvRoute>(claim_depthwise_conv),
+    route<kSeparableConvRoute>(claim_separable_conv),
     route<kConvRoute>(claim_conv),
+    route<kConvEpilogueRoute>(claim_conv_epilogue),
     route<kScanRoute>(claim_scan),
     route<kCrossEntropyRoute>(claim_cross_entropy),
     route<kNormRoute>(claim_norm),

@@ -4,6 +4,8 @@
 #include "seed/routes/broadcast/broadcast_route.h"
 #include "seed/routes/cross_entropy/cross_entropy_kernel.h"
 #include "seed/routes/cross_entropy/cross_entropy_route.h"
+#include "seed/routes/conv/conv_route.h"
+#include "seed/routes/conv_epilogue/conv_epilogue_route.h"
 #include "seed/routes/depthwise_conv/depthwise_conv_kernel.h"
 #include "seed/routes/depthwise_conv/depthwise_conv_route.h"
 #include "seed/routes/gemm/gemm_kernel.h"
@@ -30,3 +32,4 @@
 #include "seed/routes/row_softmax/row_softmax_route.h"
 #include "seed/routes/scan/scan_kernel.h"
 #include "seed/routes/scan/scan_route.h"
+#include "seed/routes/separable_conv/separable_conv_route.h"

@@ -1,15 +1,30 @@
 #pragma once
-// The conv route's plan (conv_route.h).
+// The conv route's plan (conv_route.h), shared by the conv_epilogue route (conv_epilogue_route.h).
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "seed/plan_parts.h"
 
 namespace cutegen::seed {
+
+// An operand of a convolution's epilogue: a contract input read as one value per output channel (a (C, 1, 1)
+// parameter), one number (a 0-d or one-element tensor) or one value per output element (a tensor of the
+// output's shape).
+struct ConvEpilogueOperand {
+  enum class Reads { channel, number, element };
+  int input = 0;  // contract position
+  Reads reads = Reads::channel;
+  std::string name;
+};
 
 // A dense, grouped or transposed convolution (nn.Conv1d..3d, nn.ConvTranspose1d..3d) of a contiguous fp32
 // forward input, run by the library's implicit-GEMM convolution (examples/kernels/conv_implicit_gemm.cu).
 // What the shapes cannot tell the kernel -- the window's stride, padding and dilation, the groups and
 // whether it is transposed -- is its `kSpec` line; per dimension in (D, H, W) order, right-aligned, a
 // missing dimension stride 1, padding 0, dilation 1.
+// With an epilogue (conv_epilogue): each output value y, the convolution plus its bias in fp32, becomes
+// `result` through `epilogue`'s statements over y and the operands e0, e1, ... before it is stored.
 struct ConvPlan {
   enum class Kind { forward, transposed };
   Kind kind = Kind::forward;
@@ -18,7 +33,17 @@ struct ConvPlan {
   int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
   int64_t output_padding[3] = {0, 0, 0};  // transposed only; the kernel reads it from the output's shape
   bool has_bias = false;
-  std::string pattern;  // conv_transpose2d(x, conv_weight, stride=2, ...)
+  // Contract positions of the convolved input, the weight and the bias (-1: none), and how many inputs the
+  // contract passes; the emitter sets the kernel's kInputs line from them. 0 inputs: the library's own
+  // reading, (x, weight[, bias]) at 0, 1, 2, which the plain conv route requires and leaves as it is.
+  int x_input = 0, weight_input = 1, bias_input = -1;
+  int num_contract_inputs = 0;
+  std::vector<ConvEpilogueOperand> operands;
+  std::vector<PointwiseStep> epilogue;
+  std::string result = "y";
+  // conv_transpose2d(x, conv_weight, stride=2, ...); with an epilogue "relu(y) + bias, y = conv2d(...)"
+  std::string pattern;
+  bool has_epilogue() const { return !epilogue.empty() || !operands.empty(); }
 };
 
 }  // namespace cutegen::seed

@@ -1,6 +1,9 @@
 #include "seed/routes/conv/conv_route.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
 
 #include "seed/graph_util.h"
 #include "seed/library_text.h"
@@ -32,38 +35,35 @@ std::string triple(const int64_t v[3]) { return fmt::format("{{{}, {}, {}}}", v[
 
 }  // namespace
 
-Result<ConvPlan> match_conv(const OpGraph& g) {
-  auto output = single_output(g);
-  if (!output) return output.error();
-  const Node* conv = *output;
-  if ((conv->op != Op::conv && conv->op != Op::conv_transpose) || conv->args.size() < 2 || !conv->type)
-    return Error{fmt::format("the output is {}, not a convolution of an input", conv->op)};
-  if (auto why = plain_input(g, conv->args[0], "the convolved tensor"); !why.empty()) return Error{why};
-  const Node& x = g.node(*conv->args[0].ref);
+Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv) {
+  if ((conv.op != Op::conv && conv.op != Op::conv_transpose) || conv.args.size() < 2 || !conv.type)
+    return Error{fmt::format("the output is {}, not a convolution of an input", conv.op)};
+  if (auto why = plain_input(g, conv.args[0], "the convolved tensor"); !why.empty()) return Error{why};
+  const Node& x = g.node(*conv.args[0].ref);
   ConvPlan plan;
-  plan.kind = conv->op == Op::conv_transpose ? ConvPlan::Kind::transposed : ConvPlan::Kind::forward;
-  const double* dims = number(*conv, "dims");
-  const double* groups = number(*conv, "groups");
-  const double* in_channels = number(*conv, "in_channels");
-  const double* out_channels = number(*conv, "out_channels");
+  plan.kind = conv.op == Op::conv_transpose ? ConvPlan::Kind::transposed : ConvPlan::Kind::forward;
+  const double* dims = number(conv, "dims");
+  const double* groups = number(conv, "groups");
+  const double* in_channels = number(conv, "in_channels");
+  const double* out_channels = number(conv, "out_channels");
   if (!dims || !groups || !in_channels || !out_channels || *dims < 1 || *dims > 3 || *groups < 1)
     return Error{"a convolution without its geometry (dims, groups, channels)"};
   plan.dims = static_cast<int>(*dims);
   plan.groups = static_cast<int64_t>(*groups);
   plan.in_channels = static_cast<int64_t>(*in_channels);
   plan.out_channels = static_cast<int64_t>(*out_channels);
-  plan.has_bias = flag(*conv, "has_bias");
+  plan.has_bias = flag(conv, "has_bias");
   if (!x.type || x.type->dtype != "float32" || !x.type->contiguous ||
       x.type->shape.size() != static_cast<std::size_t>(plan.dims) + 2)
     return Error{fmt::format("a convolution of a {} {}-d input (the library convolution takes a contiguous float32 "
                              "(N, C, spatial...))",
                              x.type ? x.type->dtype : "untyped", x.type ? x.type->shape.size() : 0)};
-  if (auto s = read_window(*conv, plan.dims, plan.kernel, plan.stride, plan.padding, plan.dilation, "the convolution");
+  if (auto s = read_window(conv, plan.dims, plan.kernel, plan.stride, plan.padding, plan.dilation, "the convolution");
       !s)
     return s.error();
   if (plan.kind == ConvPlan::Kind::transposed)
     for (int i = 0; i < plan.dims; ++i) {
-      const double* o = number(*conv, fmt::format("o{}", i).c_str());
+      const double* o = number(conv, fmt::format("o{}", i).c_str());
       if (!o || *o < 0) return Error{"the transposed convolution's output_padding is missing"};
       plan.output_padding[3 - plan.dims + i] = static_cast<int64_t>(*o);
     }
@@ -72,19 +72,17 @@ Result<ConvPlan> match_conv(const OpGraph& g) {
       return Error{fmt::format("a convolution window of {} taps in one dimension (the library convolution holds at "
                                "most {})",
                                k, kMaxWindow)};
-  auto weight = conv_param(g, *conv, 1, "weight");
+  auto weight = conv_param(g, conv, 1, "weight");
   if (!weight) return weight.error();
   const Node* bias = nullptr;
   if (plan.has_bias) {
-    auto b = conv_param(g, *conv, 2, "bias");
+    auto b = conv_param(g, conv, 2, "bias");
     if (!b) return b.error();
     bias = *b;
   }
-  // The library kernel reads inputs[0] = x, inputs[1] = weight, inputs[2] = bias.
-  const int contract_inputs = g.num_inputs + static_cast<int>(g.params.size());
-  if (x.index != 0 || (*weight)->index != 1 || (bias && bias->index != 2) || contract_inputs != (bias ? 3 : 2))
-    return Error{"the convolution's input, weight and bias are not the contract's inputs 0, 1 and 2 (the library "
-                 "convolution reads them there)"};
+  plan.x_input = x.index;
+  plan.weight_input = (*weight)->index;
+  plan.bias_input = bias ? bias->index : -1;
   // conv_transpose2d(x, conv_weight, conv_bias, stride=2, padding=1, output_padding=1, dilation=1, groups=4)
   const bool transposed = plan.kind == ConvPlan::Kind::transposed;
   plan.pattern = fmt::format("conv{}{}d({}, {}{}, stride={}, padding={}{}, dilation={}, groups={})",
@@ -96,9 +94,28 @@ Result<ConvPlan> match_conv(const OpGraph& g) {
   return plan;
 }
 
-std::string conv_description(const ConvPlan& plan) { return "convolution y = " + plan.pattern; }
+Result<ConvPlan> match_conv(const OpGraph& g) {
+  auto output = single_output(g);
+  if (!output) return output.error();
+  auto plan = conv_plan_of(g, **output);
+  if (!plan) return plan.error();
+  // The library kernel's own reading: inputs[0] = x, inputs[1] = weight, inputs[2] = bias.
+  const int contract_inputs = g.num_inputs + static_cast<int>(g.params.size());
+  if (plan->x_input != 0 || plan->weight_input != 1 || (plan->has_bias && plan->bias_input != 2) ||
+      contract_inputs != (plan->has_bias ? 3 : 2))
+    return Error{"the convolution's input, weight and bias are not the contract's inputs 0, 1 and 2 (the library "
+                 "convolution reads them there)"};
+  return plan;
+}
 
-std::string conv_pattern(const ConvPlan& plan) { return "library conv_implicit_gemm: " + plan.pattern; }
+std::string conv_description(const ConvPlan& plan) {
+  return (plan.has_epilogue() ? "convolution with a pointwise epilogue: out = " : "convolution y = ") + plan.pattern;
+}
+
+std::string conv_pattern(const ConvPlan& plan) {
+  return (plan.has_epilogue() ? "library conv_implicit_gemm + epilogue: " : "library conv_implicit_gemm: ") +
+         plan.pattern;
+}
 
 std::string conv_spec_line(const ConvPlan& p) {
   return fmt::format("constexpr ConvSpec kSpec = {{{}, {}, {}, {}, {}, {}}};", p.dims,
@@ -106,23 +123,90 @@ std::string conv_spec_line(const ConvPlan& p) {
                      triple(p.padding), triple(p.dilation));
 }
 
-Result<std::string> emit_conv(const ConvPlan& plan, const CommentText& problem) {
+namespace {
+
+std::string reads_enum(ConvEpilogueOperand::Reads r) {
+  switch (r) {
+    case ConvEpilogueOperand::Reads::channel: return "EpilogueReads::channel";
+    case ConvEpilogueOperand::Reads::number: return "EpilogueReads::number";
+    case ConvEpilogueOperand::Reads::element: return "EpilogueReads::element";
+  }
+  return "";
+}
+
+// epilogue()'s body: each operand loaded once, then one statement per op of forward() after the convolution.
+std::string epilogue_body(const ConvPlan& plan) {
+  std::string body;
+  for (std::size_t i = 0; i < plan.operands.size(); ++i) {
+    const auto& o = plan.operands[i];
+    const bool channel = o.reads == ConvEpilogueOperand::Reads::channel;
+    const bool element = o.reads == ConvEpilogueOperand::Reads::element;
+    body += fmt::format("  const float e{0} = e.p[{0}][{1}];  // {2}{3}\n", i, channel ? "ch" : element ? "at" : "0",
+                        o.name, channel ? "[ch]" : element ? ", the output's element" : ", one number");
+  }
+  for (const auto& s : plan.epilogue) body += fmt::format("  const float {} = {};  // {}\n", s.value, s.expr, s.what);
+  return body + fmt::format("  return {};  // set by the seed from forward()'s ops after the convolution", plan.result);
+}
+
+// The lines of the library's epilogue block the conv_epilogue seed sets (kInputs too, where the tensors are).
+Status set_epilogue(std::string& library, const ConvPlan& plan) {
+  std::vector<std::string> operands;
+  for (const auto& o : plan.operands) operands.push_back(fmt::format("{{{}, {}}}", o.input, reads_enum(o.reads)));
+  operands.push_back("{-1, EpilogueReads::number}");
+  constexpr const char* kSeedFile = "src/seed/routes/conv/conv_route.cpp";
+  return replace_library_lines(
+      library,
+      {{"constexpr ConvInputs kInputs = {0, 0, 1, 2};",
+        fmt::format("constexpr ConvInputs kInputs = {{{}, {}, {}, {}}};  // set by the seed", plan.num_contract_inputs,
+                    plan.x_input, plan.weight_input, plan.bias_input)},
+       {"constexpr int kNumEpilogueOperands = 0;",
+        fmt::format("constexpr int kNumEpilogueOperands = {};  // set by the seed", plan.operands.size())},
+       {"constexpr EpilogueOperand kEpilogueOperands[kNumEpilogueOperands + 1] = {{-1, EpilogueReads::number}};",
+        fmt::format("constexpr EpilogueOperand kEpilogueOperands[kNumEpilogueOperands + 1] = {{{}}};",
+                    fmt::join(operands, ", "))},
+       // The pointwise table's clamps keep NaN (src/seed/pointwise_ops.cpp), as the other seeds define them.
+       {"__device__ __forceinline__ float epilogue(",
+        "__device__ __forceinline__ float clamp_lo(float v, float lo) { return v < lo ? lo : v; }\n"
+        "__device__ __forceinline__ float clamp_hi(float v, float hi) { return v > hi ? hi : v; }\n"
+        "__device__ __forceinline__ float epilogue("},
+       {"  return y;  // the library's epilogue: none", epilogue_body(plan)}},
+      kLibraryFile, kSeedFile);
+}
+
+}  // namespace
+
+Result<std::string> conv_library_text(const ConvPlan& plan) {
   std::string library = kLibrary;
   if (auto s = replace_library_line(library, kSpecLine,
                                     conv_spec_line(plan) + "  // set by the seed from the traced module",
                                     kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
       !s)
     return s.error();
+  if (plan.num_contract_inputs != 0)
+    if (auto s = set_epilogue(library, plan); !s) return s.error();
+  return library;
+}
+
+Result<std::string> emit_conv(const ConvPlan& plan, const CommentText& problem) {
+  auto library = conv_library_text(plan);
+  if (!library) return library.error();
+  const std::string epilogue_text =
+      plan.has_epilogue()
+          ? "// Then the epilogue: the pointwise ops forward() applies after the convolution run in registers on\n"
+            "// each output value before it is stored (epilogue(), set by the seed with kInputs and the operands\n"
+            "// it reads), so the convolution's output never makes a round trip through memory.\n"
+          : "";
   const std::string header = fmt::format(
       "// Seed kernel for {0}, written by cutegen without an LLM (docs/seed.md):\n"
-      "//   y = {1}\n"
+      "//   {1} = {4}\n"
       "// The kernel is the library's implicit-GEMM convolution ({2}),\n"
       "// as it is below but for kSpec, which the seed sets from the module (what the tensors' shapes cannot\n"
       "// say: the stride, padding, dilation, groups and whether it is transposed); every size comes from the\n"
       "// descriptors at run time.\n"
+      "{3}"
       "//\n",
-      problem.str(), plan.pattern, kLibraryFile);
-  return header + library;
+      problem.str(), plan.has_epilogue() ? "out" : "y", kLibraryFile, epilogue_text, plan.pattern);
+  return header + *library;
 }
 
 }  // namespace cutegen::seed

@@ -8,10 +8,16 @@
 namespace cutegen::seed {
 
 Result<ConvPlan> match_conv(const OpGraph& g);
-// "convolution y = conv2d(...)"
+// The plan of convolution node `conv` -- its geometry, its tensors' contract positions and its pattern -- or
+// why the library convolution does not take it (a convolution of a computed value, a window too large, ...).
+Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv);
+// "convolution y = conv2d(...)"; with an epilogue "convolution with a pointwise epilogue ..."
 std::string conv_description(const ConvPlan& plan);
 std::string conv_pattern(const ConvPlan& plan);
 Result<std::string> emit_conv(const ConvPlan& plan, const CommentText& problem);
+// The library file with the lines the plan sets (kSpec; kInputs and the epilogue where the plan has them), no
+// header: emit_conv's kernel, and the second half of a separable convolution's (separable_conv_route.h).
+Result<std::string> conv_library_text(const ConvPlan& plan);
 // The kSpec line the plan gives the library kernel (tests read it).
 std::string conv_spec_line(const ConvPlan& plan);
 

@@ -14,12 +14,6 @@
 namespace cutegen::seed {
 namespace {
 
-std::string name_of(const OpGraph& g, const Node& n) {
-  const int p = n.index - g.num_inputs;
-  if (n.op == Op::param && p >= 0 && p < static_cast<int>(g.params.size())) return g.params[static_cast<std::size_t>(p)];
-  return n.name;
-}
-
 // nn.Linear / F.linear: y = x @ weight.T (+ bias). x (..., K) folds its leading dimensions into M; the
 // weight is (N, K) row-major, which is the seed GEMM's transposed B.
 Status match_linear(const OpGraph& g, const Node& lin, GemmPlan& plan) {
@@ -54,7 +48,7 @@ Status match_linear(const OpGraph& g, const Node& lin, GemmPlan& plan) {
     if (b.type->shape != std::vector<int64_t>{plan.n}) {
       return Error{fmt::format("linear with a {} bias for {} outputs", shape_text(b.type->shape), plan.n)};
     }
-    plan.columns.push_back({.input = b.index, .stride = 1, .name = name_of(g, b)});
+    plan.columns.push_back({.input = b.index, .stride = 1, .name = contract_name(g, b)});
   }
   return ok_status();
 }
@@ -62,7 +56,7 @@ Status match_linear(const OpGraph& g, const Node& lin, GemmPlan& plan) {
 // A tensor the epilogue reads per output column: fp32, contiguous, every dimension but the last 1, the
 // last N (one value per column) or 1 (one number). Returns its stride, or the reason it is not one.
 std::string column_stride(const OpGraph& g, const Node& t, int64_t n, std::size_t out_rank, int64_t& stride) {
-  const std::string what = fmt::format("{} {}", t.op == Op::param ? "parameter" : "input", name_of(g, t));
+  const std::string what = fmt::format("{} {}", t.op == Op::param ? "parameter" : "input", contract_name(g, t));
   if (t.scalar)
     return fmt::format("{} is a Python number passed to forward() (the epilogue seed reads numbers written "
                        "in the module)", what);
@@ -183,10 +177,10 @@ Status match_norm_after(const OpGraph& g, const Node& norm, const Node& out, con
       return Error{fmt::format("{}'s {} is not an (N,) float32 parameter", norm.op, which + 4)};
     }
     const std::string c = fmt::format("c{}", plan.columns.size());
-    plan.columns.push_back({.input = p->index, .stride = 1, .name = name_of(g, *p), .post = true});
+    plan.columns.push_back({.input = p->index, .stride = 1, .name = contract_name(g, *p), .post = true});
     const bool weight = std::string(which) == "has_weight";
     plan.post.push_back({weight ? "s_w" : "s_b", fmt::format("{} {} {}", value, weight ? "*" : "+", c),
-                         fmt::format("{} {}[n]", weight ? "*" : "+", name_of(g, *p))});
+                         fmt::format("{} {}[n]", weight ? "*" : "+", contract_name(g, *p))});
     value = weight ? "s_w" : "s_b";
   }
   std::map<int, std::string> values{{norm.id, value}};
@@ -213,7 +207,7 @@ Status match_norm_after(const OpGraph& g, const Node& norm, const Node& out, con
     int64_t stride = 0;
     if (auto why = column_stride(g, n, plan.n, 2, stride); !why.empty()) return Error{why};
     values[id] = fmt::format("c{}", plan.columns.size());
-    plan.columns.push_back({.input = n.index, .stride = stride, .name = name_of(g, n), .post = true});
+    plan.columns.push_back({.input = n.index, .stride = stride, .name = contract_name(g, n), .post = true});
   }
   auto post = emit_chain(g, out.id, values, "q", plan.post);
   if (!post) {
@@ -313,7 +307,7 @@ Result<GemmPlan> match_gemm_epilogue(const OpGraph& graph) {
     int64_t stride = 0;
     if (auto why = column_stride(g, t, plan.n, rank, stride); !why.empty()) return Error{why};
     values[id] = fmt::format("c{}", plan.columns.size());
-    plan.columns.push_back({.input = t.index, .stride = stride, .name = name_of(g, t)});
+    plan.columns.push_back({.input = t.index, .stride = stride, .name = contract_name(g, t)});
   }
   auto result = emit_chain(g, root.id, values, "v", plan.epilogue);
   if (!result) return result.error();
