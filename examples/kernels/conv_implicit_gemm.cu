@@ -116,7 +116,7 @@ struct EpilogueOperand {
   EpilogueReads reads;
 };
 constexpr int kNumEpilogueOperands = 0;
-constexpr EpilogueOperand kEpilogueOperands[kNumEpilogueOperands + 1] = {{-1, EpilogueReads::number}};  // + 1 unused
+constexpr EpilogueOperand kEpilogueOperands[kNumEpilogueOperands + 1] = { {-1, EpilogueReads::number} };  // + 1 unused
 struct EpilogueInputs {
   const float* p[kNumEpilogueOperands + 1];
 };

@@ -161,7 +161,7 @@ Status set_epilogue(std::string& library, const ConvPlan& plan) {
                     plan.x_input, plan.weight_input, plan.bias_input)},
        {"constexpr int kNumEpilogueOperands = 0;",
         fmt::format("constexpr int kNumEpilogueOperands = {};  // set by the seed", plan.operands.size())},
-       {"constexpr EpilogueOperand kEpilogueOperands[kNumEpilogueOperands + 1] = {{-1, EpilogueReads::number}};",
+       {"constexpr EpilogueOperand kEpilogueOperands[kNumEpilogueOperands + 1] = { {-1, EpilogueReads::number} };",
         fmt::format("constexpr EpilogueOperand kEpilogueOperands[kNumEpilogueOperands + 1] = {{{}}};",
                     fmt::join(operands, ", "))},
        // The pointwise table's clamps keep NaN (src/seed/pointwise_ops.cpp), as the other seeds define them.
