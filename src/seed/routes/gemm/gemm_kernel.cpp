@@ -1,4 +1,5 @@
 #include "seed/routes/gemm/gemm_kernel.h"
+#include "seed/routes/gemm/norm_pass.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -129,6 +130,7 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& proble
   }
   inputs.push_back("-1");  // the unused entry
   strides.push_back("0");
+  replace_placeholder(text, "NORM_PASS", gemm_norm_pass_text());
   replace_placeholder(text, "EPILOGUE_TEXT", epilogue_text(plan));
   replace_placeholder(text, "NUM_COLUMNS", std::to_string(plan.columns.size()));
   replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));

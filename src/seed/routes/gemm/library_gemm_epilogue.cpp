@@ -1,4 +1,5 @@
 #include "seed/routes/gemm/library_gemm_epilogue.h"
+#include "seed/routes/gemm/norm_pass.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -41,6 +42,7 @@ std::string fill(std::string text, const GemmPlan& p) {
   }
   inputs.push_back("-1");  // the unused entry
   strides.push_back("0");
+  replace_placeholder(text, "NORM_PASS", gemm_norm_pass_text());
   replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(p.num_contract_inputs));
   replace_placeholder(text, "A_INPUT", std::to_string(p.a_input));
   replace_placeholder(text, "B_INPUT", std::to_string(p.b_input));
