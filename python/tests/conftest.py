@@ -24,6 +24,19 @@ def problem_path(name: str) -> str:
     return os.path.join(PROBLEMS, f"{name}.py")
 
 
+# A relu evaluation against the test hooks' fake runner, which reports what a test asks for (`fake`: waits,
+# CPU time, ...); the fake counts every call: two per trial, then the two warm-up calls, then the timed ones.
+FAKE_RUNNER_TRIALS = [{"seed": 1, "kind": "problem", "params": "own"}]
+FAKE_RUNNER_FIRST_TIMED = 2 + 2
+
+
+def evaluate_relu_with_fake_runner(worker, runs, **fake):
+    worker.load(problem_path("relu"))
+    return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
+                       trials=FAKE_RUNNER_TRIALS, warmup=2, runs=runs, precision="strict", call_timeout_s=10.0,
+                       work_dir="/tmp/cutegen-test-work", fake_runner=dict(mode="reference", **fake))
+
+
 class WorkerError(Exception):
     def __init__(self, response):
         super().__init__(response["error"])

@@ -8,18 +8,14 @@ import time
 
 import pytest
 
-from conftest import WorkerError, problem_path
+from conftest import FAKE_RUNNER_FIRST_TIMED, WorkerError, evaluate_relu_with_fake_runner, problem_path
 from cutegen_worker import cpu_wait, timing
 
-TRIALS = [{"seed": 1, "kind": "problem", "params": "own"}]
-FIRST_TIMED = 2 + 2  # the fake counts every call: two per trial, then two warm-up calls
+FIRST_TIMED = FAKE_RUNNER_FIRST_TIMED
 
 
 def evaluate(worker, runs=20, **fake):
-    worker.load(problem_path("relu"))
-    return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so", trials=TRIALS,
-                       warmup=2, runs=runs, precision="strict", call_timeout_s=10.0,
-                       work_dir="/tmp/cutegen-test-work", fake_runner=dict(mode="reference", **fake))
+    return evaluate_relu_with_fake_runner(worker, runs, **fake)
 
 
 # ---- the reading -------------------------------------------------------------------------------------
