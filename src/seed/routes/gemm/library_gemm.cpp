@@ -83,14 +83,6 @@ std::string library_gemm_refusal(const GemmPlan& p) {
     return fmt::format("{} output tiles of {}x{}, fewer than {} (half an H200's SMs): the library kernel would leave "
                        "most of the GPU idle",
                        tiles(p), kTile, kTile, kLibraryGemmMinTiles);
-  // Judged on the H200 (2026-12-04): the fused epilogue is right without per-column operands (1.96x eager on
-  // a 1024x4096x4096 Linear + ReLU) and wrong with one (a bias (N,) reads the wrong column: KernelBench 76
-  // and a matmul + bias + ReLU both mismatch), so a per-column operand keeps the tiled kernel until the
-  // column index is fixed and judged.
-  for (const ColumnOperand& c : p.columns)
-    if (c.stride != 0)
-      return fmt::format("the epilogue reads {} per column (the library epilogue's column index is not yet "
-                         "verified on a GPU)", c.name);
   return "";
 }
 

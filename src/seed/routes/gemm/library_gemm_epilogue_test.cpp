@@ -113,16 +113,22 @@ TEST(LibraryGemmEpilogueChoice, LargeProductsWithAnEpilogueGetTheLibraryGemm) {
   }
 }
 
-// A bias read per output column (KernelBench 12, 76, the norms' affine parameters) keeps the tiled GEMM: the
-// fused epilogue read the wrong column on the H200 (2026-12-04), while one without column operands passed.
-TEST(LibraryGemmEpilogueChoice, PerColumnOperandsKeepTheTiledGemmUntilVerified) {
+// A bias read per output column (KernelBench 12, 76, the norms' affine parameters) goes to the library GEMM
+// too: its epilogue reads each element's column from the problem's identity tensor partitioned like CUTLASS's
+// row broadcast (the collective's tCcD counts from the thread's first element and put a bias on the wrong
+// columns on the H200).
+TEST(LibraryGemmEpilogueChoice, PerColumnOperandsGetTheLibraryGemm) {
   for (const json& g : {linear_scale_gelu(1024, 8192, 8192), linear_bias_relu_scale(1024, 8192, 4096),
                         linear_sigmoid_row_sum(1024, 8192, 8192), linear_groupnorm_relu(1024, 8192, 8192, 16)}) {
     auto m = match(g);
     ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
     const GemmPlan& p = *m.plan_as<GemmPlan>();
-    EXPECT_EQ(p.kernel, GemmKernel::tiled) << p.kernel_reason;
-    EXPECT_TRUE(contains(library_gemm_refusal(p), "per column")) << library_gemm_refusal(p);
+    EXPECT_EQ(p.kernel, GemmKernel::library) << p.kernel_reason;
+    EXPECT_EQ(library_gemm_refusal(p), "");
+    const std::string src = library_source(g);
+    EXPECT_TRUE(contains(src, "detail::sm90_partition_for_epilogue<ReferenceSrc>(\n        make_identity_tensor"))
+        << "the column index must come from the absolute identity tensor";
+    EXPECT_FALSE(contains(src, "args.tCcD")) << "tCcD is relative to the thread's first element";
   }
 }
 
