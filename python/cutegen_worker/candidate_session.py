@@ -81,11 +81,13 @@ OVERRUN_CHECKS = ("probe", "gather")
 GATHER_ALLOWANCE_NS = 250_000
 
 
-# How the runner waits for the GPU at the end of a call (src/run/polled_wait.h): "poll" with short sleeps,
-# so that its CPU time inside a call is its host code's and host computing can be judged by it (cpu_time.py);
-# "spin", the wait before, kept for the A/B of the reply latency on a GPU -- host computing is then not
+# How the runner waits for the GPU at the end of a call (src/run/runner_job.h, GpuWait): "block", asleep in
+# the driver on blocking-sync events, so that its CPU time inside a call is its host code's and host computing
+# can be judged by it (cpu_time.py); "poll" with short sleeps (src/run/polled_wait.h), the wait before, whose
+# queries cost half the waited time in CPU on the H200 -- too much to judge beside, so the check was off there;
+# "spin", the wait before that, kept for the A/B of the reply latency on a GPU -- host computing is then not
 # judged (the spin costs a call's whole wall time in CPU), and `eval` says so.
-RUNNER_WAITS = ("poll", "spin")
+RUNNER_WAITS = ("block", "poll", "spin")
 
 
 def runner_wait() -> str:
@@ -451,8 +453,8 @@ class CandidateSession:
     def _calibrate_wait_share(self, cpus: list):
         """Whether host computing is judged in this session, and what the runner's polled wait costs in CPU
         per time waited (cpu_time.py): long pings, the candidate not loaded yet, so only the harness's code
-        runs. Judged only with the polled wait, where the runner's CPU time can be read, and where the wait
-        is cheap enough to tell host work from it."""
+        runs. Judged only with a wait that sleeps (block or poll), where the runner's CPU time can be read, and
+        where the wait is cheap enough to tell host work from it."""
         self.wait_share = None
         if runner_wait() == "spin":
             self.host_cpu = "spin"

@@ -9,13 +9,14 @@ accounting summed over every thread of the process, the driver's included, and b
 a thread that is running as it is read (schedstat's first field is the same sum per thread but only as
 of the thread's last tick or switch, up to 4 ms stale). No process can lower its own count.
 
-What the runner itself spends inside a call is small only because it waits for the GPU by polling
-with short sleeps (src/run/polled_wait.h), not by spinning. Even so each poll costs CPU -- a system
-call, a timer, two context switches: a few microseconds on bare metal, 12-15 us on a loaded virtual
-machine, where polls every 10 us cost about half of the time waited. So the session measures that share
-before the candidate is loaded: a few long pings (the runner's memset repeated for a millisecond or
-more, its polled wait around it), the runner's CPU time over their round trip (`wait_share`). Where the
-share is above MAX_WAIT_SHARE the wait costs too much to tell host work from it, and the check is off
+What the runner itself spends inside a call is small only because it waits for the GPU asleep: in the
+driver on blocking-sync events (`block`, the default, src/run/runner_job.h), or polling with short sleeps
+(`poll`, src/run/polled_wait.h), not by spinning. A poll costs CPU -- a system call, a timer, two context
+switches: a few microseconds on bare metal, 12-15 us on a loaded virtual machine; on the H200 polls every
+10 us cost 50-60 % of the time waited, which is why `block` replaced it. So the session measures the wait's
+share before the candidate is loaded: a few long pings (the runner's memset repeated for a millisecond or
+more, its wait around it), the runner's CPU time over their round trip (`wait_share`). Where the share is
+above MAX_WAIT_SHARE the wait costs too much to tell host work from it, and the check is off
 (`host_cpu: "costly_wait"`); under CUTEGEN_RUNNER_WAIT=spin (the old wait, kept for the A/B) the runner's
 CPU time is the call's wall time and the check is off too (`host_cpu: "spin"`).
 

@@ -103,9 +103,10 @@ Result<RunnerSession> parse_runner_session(const nlohmann::json& j) {
   s.sandbox = *sandbox;
   if (j.contains("wait")) {
     const auto& wait = j["wait"];
-    if (wait == "poll") s.wait = GpuWait::poll;
+    if (wait == "block") s.wait = GpuWait::block;
+    else if (wait == "poll") s.wait = GpuWait::poll;
     else if (wait == "spin") s.wait = GpuWait::spin;
-    else return Error{fmt::format("runner session: `wait` is {}, expected \"poll\" or \"spin\"", wait.dump())};
+    else return Error{fmt::format("runner session: `wait` is {}, expected \"block\", \"poll\" or \"spin\"", wait.dump())};
   }
   return s;
 }

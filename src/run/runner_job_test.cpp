@@ -47,10 +47,10 @@ TEST(RunnerSession, ParsesTheSlotWithScalarPlaceholders) {
   // The whole sandbox by default, narrow rules included.
   EXPECT_TRUE(s->sandbox.files && s->sandbox.syscalls && s->sandbox.deny_threads && s->sandbox.narrow);
   EXPECT_FALSE(s->sandbox.network);
-  EXPECT_EQ(s->wait, GpuWait::poll);  // the wait the worker's host-computing check needs
+  EXPECT_EQ(s->wait, GpuWait::block);  // the wait the worker's host-computing check needs
 }
 
-TEST(RunnerSession, TheGpuWaitIsPollOrSpin) {
+TEST(RunnerSession, TheGpuWaitIsBlockPollOrSpin) {
   auto none = nlohmann::json::array();
   nlohmann::json j = {{"library", "/k.so"}, {"private_dir", "/w"}, {"inputs", none}, {"params", none},
                       {"outputs", {{ref(1)}}}, {"wait", "spin"}};
@@ -60,9 +60,11 @@ TEST(RunnerSession, TheGpuWaitIsPollOrSpin) {
   j["wait"] = "poll";
   EXPECT_EQ(parse_runner_session(j)->wait, GpuWait::poll);
   j["wait"] = "block";
+  EXPECT_EQ(parse_runner_session(j)->wait, GpuWait::block);
+  j["wait"] = "sleep";
   auto bad = parse_runner_session(j);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("expected \"poll\" or \"spin\""), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("expected \"block\", \"poll\" or \"spin\""), std::string::npos) << bad.error().message;
 }
 
 TEST(RunnerSession, RefusesWhatItCannotUse) {

@@ -121,6 +121,9 @@ struct Cuda {
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   cudaEvent_t legacy_done = nullptr;  // recorded on the legacy default stream at the end of a call (wait_for_gpu)
+  // The same two points for GpuWait::block: events made with cudaEventBlockingSync, so that synchronising
+  // on them puts this thread to sleep in the driver until the GPU's interrupt instead of polling or spinning.
+  cudaEvent_t stream_done_blocking = nullptr, legacy_done_blocking = nullptr;
   GpuWait wait = GpuWait::spin;       // the session's choice; a profiling run keeps the spinning wait
   void* ping_buffer = nullptr;
   void* sweep_buffer = nullptr;  // kSweepBytes, for pings with `sweep`
@@ -140,8 +143,15 @@ Result<Cuda> start_cuda(int device) {
   if (auto e = cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking); e != cudaSuccess)
     return Error{"cudaStreamCreate: " + cuda_error_text(e)};
   if (cudaEventCreate(&c.start) != cudaSuccess || cudaEventCreate(&c.stop) != cudaSuccess ||
-      cudaEventCreateWithFlags(&c.legacy_done, cudaEventDisableTiming) != cudaSuccess)
+      cudaEventCreateWithFlags(&c.legacy_done, cudaEventDisableTiming) != cudaSuccess ||
+      cudaEventCreateWithFlags(&c.stream_done_blocking, cudaEventBlockingSync | cudaEventDisableTiming) != cudaSuccess ||
+      cudaEventCreateWithFlags(&c.legacy_done_blocking, cudaEventBlockingSync | cudaEventDisableTiming) != cudaSuccess)
     return Error{"cudaEventCreate failed"};
+  // One blocking-sync wait now, before the candidate's filter: whatever the driver sets up for its first one
+  // (an interrupt wait on the device file) is then done while the runner still may.
+  if (cudaEventRecord(c.stream_done_blocking, c.stream) != cudaSuccess ||
+      cudaEventSynchronize(c.stream_done_blocking) != cudaSuccess)
+    return Error{"a first blocking-sync wait on the GPU failed"};
   if (auto e = cudaMalloc(&c.ping_buffer, 256); e != cudaSuccess) return Error{"cudaMalloc: " + cuda_error_text(e)};
   // Larger than any current GPU's L2 (H200: 60 MiB): a sweeping ping evicts it, as a call does.
   if (auto e = cudaMalloc(&c.sweep_buffer, kSweepBytes); e != cudaSuccess)
@@ -212,12 +222,18 @@ struct GpuDone {
 };
 
 // The end of a call or a ping, once `stop` is recorded on our stream: our stream done, then the legacy
-// default stream (which waits for every blocking stream: the other half of attacks/leftover_half.cu),
-// each polled with short sleeps (run/polled_wait.h: the runner's CPU time inside a call must be its host
-// code's, not a spin's), then the two synchronisations, which return at once unless the candidate's work
-// sits on a stream neither covers (a non-blocking one it made through the driver: that wait spins, and
-// counts as its host time). Under GpuWait::spin the synchronisations wait alone, as before polling.
+// default stream (which waits for every blocking stream: the other half of attacks/leftover_half.cu), then
+// the two synchronisations, which return at once unless the candidate's work sits on a stream neither
+// covers (a non-blocking one it made through the driver: that wait spins, and counts as its host time).
+// How the first two waits are done is the session's GpuWait: `block` sleeps in the driver on blocking-sync
+// events (no CPU while the GPU works, so the runner's CPU time inside a call is its host code's), `poll`
+// queries with short sleeps (run/polled_wait.h), `spin` leaves it to the synchronisations, as before either.
 GpuDone wait_for_gpu(const Cuda& c) {
+  if (c.wait == GpuWait::block) {
+    if (cudaEventRecord(c.stream_done_blocking, c.stream) == cudaSuccess) cudaEventSynchronize(c.stream_done_blocking);
+    if (cudaEventRecord(c.legacy_done_blocking, cudaStreamLegacy) == cudaSuccess)
+      cudaEventSynchronize(c.legacy_done_blocking);
+  }
   if (c.wait == GpuWait::poll) {
     wait_polling([&] { return cudaEventQuery(c.stop) != cudaErrorNotReady; });
     if (cudaEventRecord(c.legacy_done, cudaStreamLegacy) == cudaSuccess)
