@@ -5,20 +5,22 @@ back and launch a token CuTe kernel beside it: right values, a time that honestl
 work, and no GPU kernel doing it. The runner's CPU time shows it. It is read from the worker, never
 from the runner: the process CPU clock of the runner's pid (clock_gettime on the clock id
 clock_getcpuclockid(3) makes, CLOCK_PROCESS_CPUTIME_ID for another process) is the kernel's per-thread
-accounting summed over every thread of the process, the driver's included, and brought up to date for
-a thread that is running as it is read (schedstat's first field is the same sum per thread but only as
-of the thread's last tick or switch, up to 4 ms stale). No process can lower its own count.
+accounting summed over every thread of the process, the driver's included. For a thread of another process
+that is running on another CPU as it is read, that sum is as of the thread's last tick or scheduler event
+(the kernel does not interrupt it to bring it up to date): up to a tick, 1-4 ms, old. So the runner's spin
+for the next command yields on every empty read (src/run/command_reader.h), and both readings, just
+before a command and just after its reply, find its count current to within one yield. Without the yields
+the H200 showed honest calls of 0.03 ms "using" 2-4 ms and others none. No process can lower its own count.
 
-What the runner itself spends inside a call is small only because it waits for the GPU asleep: in the
-driver on blocking-sync events (`block`, the default, src/run/runner_job.h), or polling with short sleeps
-(`poll`, src/run/polled_wait.h), not by spinning. A poll costs CPU -- a system call, a timer, two context
-switches: a few microseconds on bare metal, 12-15 us on a loaded virtual machine; on the H200 polls every
-10 us cost 50-60 % of the time waited, which is why `block` replaced it. So the session measures the wait's
-share before the candidate is loaded: a few long pings (the runner's memset repeated for a millisecond or
-more, its wait around it), the runner's CPU time over their round trip (`wait_share`). Where the share is
-above MAX_WAIT_SHARE the wait costs too much to tell host work from it, and the check is off
-(`host_cpu: "costly_wait"`); under CUTEGEN_RUNNER_WAIT=spin (the old wait, kept for the A/B) the runner's
-CPU time is the call's wall time and the check is off too (`host_cpu: "spin"`).
+What the runner itself spends inside a call is small only because it waits for the GPU asleep: polling
+with short sleeps (`poll`, the default, src/run/polled_wait.h) or in the driver on blocking-sync events
+(`block`, src/run/runner_job.h), not by spinning. A poll costs CPU -- a system call, a timer, two context
+switches: a few microseconds on bare metal, 12-15 us on a loaded virtual machine. So the session measures
+the wait's share before the candidate is loaded: a few long pings (the runner's memset repeated for a
+millisecond or more, its wait around it), the runner's CPU time over their round trip (`wait_share`).
+Where the share is above MAX_WAIT_SHARE the wait costs too much to tell host work from it, and the check
+is off (`host_cpu: "costly_wait"`); under CUTEGEN_RUNNER_WAIT=spin (the old wait, kept for the A/B) the
+runner's CPU time is the call's wall time and the check is off too (`host_cpu: "spin"`).
 
 A call is *host-busy* when the runner's CPU time beyond its polled wait's share of the round trip,
 cpu - wait_share x wall, exceeds HOST_CPU_BUDGET_NS or HOST_CPU_FRACTION of the round trip, whichever is

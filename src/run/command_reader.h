@@ -6,7 +6,8 @@
 // woken from sleep by the worker's write pays the CPU's wake-up latency inside that round trip — a
 // latency that grows with how long it slept (deeper idle states), so the short calibration pings did
 // not measure what a long call paid. Spinning makes both wake-ups the same (near zero). The cost is
-// one busy core per evaluating runner while its session lasts.
+// one busy core per evaluating runner while its session lasts. The spin yields on every empty read, so
+// the kernel's count of the runner's CPU time, which the worker reads from outside, stays current.
 #include <chrono>
 #include <optional>
 #include <string>
