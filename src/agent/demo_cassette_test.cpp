@@ -12,6 +12,7 @@
 #include "common/process.h"
 #include "llm/backend_factory.h"
 #include "llm/curl_transport.h"
+#include "llm/fake_backend.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -23,12 +24,14 @@ class DemoJudge : public Evaluator {
  public:
   Result<ProblemInfo> describe() override {
     ProblemInfo p;
-    p.source = "class Model(nn.Module): ...";
+    p.source = *read_file(std::string(CUTEGEN_SOURCE_DIR) + "/problems/relu.py");
     p.facts = *ProblemFacts::from_json(nlohmann::json::parse(R"({"name": "relu", "workload_class": "elementwise",
       "inputs": [{"name": "x", "kind": "tensor", "dtype": "float32", "shape": [4096, 65536]}],
       "params": [], "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [4096, 65536]}],
+      "aten_ops": ["aten::relu"], "dtype": "float32",
       "gpu": "NVIDIA H200", "min_bytes": 2147483648, "flops": 268435456})"));
     p.baselines.eager = BaselineTime{TimeStats{.median_ms = 0.61}, ""};
+    p.baselines.compile = BaselineTime{TimeStats{.median_ms = 0.60}, ""};
     p.floor = Floor{.floor_ms = 0.45, .bound = "memory"};
     return p;
   }
@@ -55,7 +58,68 @@ class DemoJudge : public Evaluator {
   size_t interrupt_at = 0;  // the evaluation (1-based) that ends the run as Ctrl-C would; 0: none
 };
 
+const fs::path kDemo = fs::path(CUTEGEN_SOURCE_DIR) / "examples/cassettes/relu-demo";
+
+std::vector<std::string> demo_entries() {
+  std::vector<std::string> names;
+  std::string order = *read_file(kDemo / "match-in-order");
+  for (std::size_t pos = 0; pos < order.size();) {
+    std::size_t nl = order.find('\n', pos);
+    if (nl == std::string::npos) nl = order.size();
+    if (nl > pos) names.push_back(order.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return names;
+}
+
 }  // namespace
+
+// The cassette holds the whole conversation of each call, as the loop sends it today: readable without
+// a GPU, and a review of a prompt change shows in its diff. The demo judge's numbers are fixed, so the
+// prompts are too. After a deliberate prompt change, rewrite them with
+//   CUTEGEN_UPDATE_DEMO_CASSETTE=1 build/src/agent_tests --gtest_filter=DemoCassette.StoresTheFullPrompts*
+TEST(DemoCassette, StoresTheFullPromptsTheLoopSends) {
+  auto fake = std::make_shared<FakeLlmBackend>();
+  const std::vector<std::string> entries = demo_entries();
+  ASSERT_EQ(entries.size(), 5u);
+  std::vector<nlohmann::json> recorded;
+  for (const auto& name : entries) {
+    recorded.push_back(nlohmann::json::parse(*read_file(kDemo / name)));
+    fake->answer(recorded.back()["response"]["text"].get<std::string>());
+  }
+  auto client = make_fake_client(fake);
+  ASSERT_TRUE(client.ok()) << client.error().message;
+  auto prompter = TemplatePrompter::create();
+  ASSERT_TRUE(prompter.ok()) << prompter.error().message;
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-demo-prompts-");
+  ASSERT_TRUE(dir.ok());
+  DemoJudge judge;
+  auto journal = Journal::open(*dir / "events.jsonl", false);
+  ASSERT_TRUE(journal.ok());
+  RunFiles files(*dir);
+  LoopOptions options;
+  options.max_steps = 2;
+  options.profile = *ProfilePolicy::parse("never");
+  Loop loop(**client, judge, **prompter, nullptr, *journal, files, options);
+  auto result = loop.run();
+  ASSERT_TRUE(result.ok()) << result.error().message;
+  const auto requests = fake->requests();
+  ASSERT_EQ(requests.size(), entries.size());
+  const bool update = std::getenv("CUTEGEN_UPDATE_DEMO_CASSETTE") != nullptr;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const nlohmann::json sent = to_json(requests[i].messages);
+    if (update) {
+      recorded[i]["request"]["messages"] = sent;
+      ASSERT_TRUE(write_file_atomic(kDemo / entries[i], dump_json(recorded[i], 2) + "\n").ok());
+      continue;
+    }
+    EXPECT_EQ(recorded[i]["request"]["messages"], sent)
+        << entries[i] << " does not hold the prompt the loop sends; after a deliberate prompt change run "
+        << "CUTEGEN_UPDATE_DEMO_CASSETTE=1 build/src/agent_tests --gtest_filter=DemoCassette.StoresTheFullPrompts*";
+    EXPECT_TRUE(requests[i].messages.front().cache_prefix) << "the system message is the cacheable prefix";
+  }
+  fs::remove_all(*dir);
+}
 
 TEST(DemoCassette, ReluDemoWalksEveryPhaseOfTheLoop) {
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-demo-");
@@ -66,7 +130,7 @@ TEST(DemoCassette, ReluDemoWalksEveryPhaseOfTheLoop) {
   PosixProcessRunner runner;
   auto client = make_llm_client(config, BackendDeps{http, runner});
   ASSERT_TRUE(client.ok()) << client.error().message;
-  auto prompter = TemplatePrompter::create(Precision::strict);
+  auto prompter = TemplatePrompter::create();
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
   DemoJudge judge;
   auto journal = Journal::open(*dir / "events.jsonl", false);
@@ -101,7 +165,7 @@ TEST(DemoCassette, AnInterruptedReplayedRunResumesToTheSameEnd) {
   ASSERT_TRUE(apply_llm_spec(config, std::string("replay:") + CUTEGEN_SOURCE_DIR + "/examples/cassettes/relu-demo").ok());
   CurlTransport http;
   PosixProcessRunner runner;
-  auto prompter = TemplatePrompter::create(Precision::strict);
+  auto prompter = TemplatePrompter::create();
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
   LoopOptions options;
   options.max_steps = 2;
@@ -163,7 +227,7 @@ TEST(DemoCassette, AReplayedDeclineStopsOptimisingWithoutAnEvaluation) {
   PosixProcessRunner runner;
   auto client = make_llm_client(config, BackendDeps{http, runner});
   ASSERT_TRUE(client.ok()) << client.error().message;
-  auto prompter = TemplatePrompter::create(Precision::strict);
+  auto prompter = TemplatePrompter::create();
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
   DemoJudge judge;
   auto journal = Journal::open(*dir / "run/events.jsonl", false);

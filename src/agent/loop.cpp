@@ -135,7 +135,7 @@ Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vecto
 template <class T>
 Result<Loop::Asked<T>> Loop::ask(const std::string& purpose, const std::string& prompt,
                                  const std::function<Result<T>(const Answer&)>& use) {
-  std::vector<Message> messages = {{Role::system, system_prompt_}, {Role::user, prompt}};
+  std::vector<Message> messages = request_messages(system_prompt_, prompt);
   Asked<T> out;
   for (int attempt = 0; attempt <= options_.answer_retries; ++attempt) {
     auto answer = call_llm(purpose, messages);
@@ -248,7 +248,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
                                                     const std::string& change, std::string base,
                                                     const std::string& origin, Unrepaired& failure) {
   std::optional<Evaluation> last;
-  RepairContext context{change, {}};
+  RepairContext context{change, {}, origin};
   std::string acted_on;  // the diagnosis behind the edit under evaluation
   for (int round = 0;; ++round) {
     if (!last) {
@@ -481,7 +481,7 @@ Result<LoopResult> Loop::run() {
   auto info = describe();
   if (!info) return info.error();
   problem_ = *info;
-  auto system = prompter_.system_prompt();
+  auto system = prompter_.system_prompt(problem_);
   if (!system) return system.error();
   system_prompt_ = *system;
   // Which example kernel the first prompts show is part of the run's record: a first kernel that

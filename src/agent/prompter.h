@@ -9,6 +9,7 @@
 #include "agent/evaluator.h"
 #include "common/result.h"
 #include "common/step_record.h"
+#include "llm/llm_types.h"
 
 namespace cutegen {
 
@@ -17,6 +18,7 @@ namespace cutegen {
 struct RepairContext {
   std::string change_under_repair;
   std::vector<StepRecord> attempts;  // kind repair: idea = the diagnosis acted on, verdict = what it led to
+  std::string origin;                // the correct kernel the change was made to ("" at synthesis)
 };
 
 // One synthesis attempt that never became correct: how it ended in a line, and the evaluation it
@@ -29,7 +31,9 @@ struct FailedAttempt {
 class Prompter {
  public:
   virtual ~Prompter() = default;
-  virtual Result<std::string> system_prompt() = 0;  // the rules, sent with every request
+  // The system message of every request for this problem: the same text in every call of the run
+  // (the rules, the guide, the menu, the problem), so the providers' prompt caches can serve it.
+  virtual Result<std::string> system_prompt(const ProblemInfo& problem) = 0;
   // The example kernel the synthesis and restart prompts show for this problem ("" for none), so the
   // run can record it: a first kernel that resembles the example is read in that light.
   virtual std::string example_shown(const ProblemInfo& problem) = 0;
@@ -44,5 +48,11 @@ class Prompter {
                                        const std::vector<StepRecord>& history, const std::string& profile_summary,
                                        int step, int max_steps) = 0;
 };
+
+// A request's messages as the loop sends them: the system message, marked as the run's stable prefix,
+// then the prompt. `cutegen prompt` prints the same.
+inline std::vector<Message> request_messages(const std::string& system, const std::string& prompt) {
+  return {Message{Role::system, system, true}, Message{Role::user, prompt}};
+}
 
 }  // namespace cutegen

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/unified_diff.h"
+
 namespace cutegen {
 namespace {
 
@@ -29,7 +31,7 @@ Result<TensorBrief> tensor_brief(const ValueFacts& v, TensorRole role) {
 
 }  // namespace
 
-Result<ProblemBrief> problem_brief(const ProblemInfo& problem, Precision precision) {
+Result<ProblemBrief> problem_brief(const ProblemInfo& problem, const PromptSettings& settings) {
   const ProblemFacts& f = problem.facts;
   ProblemBrief b;
   b.name = f.name;
@@ -53,8 +55,9 @@ Result<ProblemBrief> problem_brief(const ProblemInfo& problem, Precision precisi
     b.outputs.push_back(*t);
   }
   b.init_inputs = f.init_inputs;
-  b.precision = precision;
+  b.precision = settings.precision;
   b.gpu = f.gpu;
+  b.arch = settings.arch;
   b.min_bytes = f.min_bytes;
   b.flops = f.flops;
   if (problem.floor) {
@@ -77,38 +80,39 @@ Result<FailureEvidence> failure_evidence(const Evaluation& failed) {
   return f;
 }
 
-Result<std::unique_ptr<TemplatePrompter>> TemplatePrompter::create(Precision precision) {
+Result<std::unique_ptr<TemplatePrompter>> TemplatePrompter::create(PromptSettings settings) {
   auto lib = load_prompt_library();
   if (!lib) return lib.error();
-  return std::make_unique<TemplatePrompter>(std::move(*lib), precision);
+  return std::make_unique<TemplatePrompter>(std::move(*lib), std::move(settings));
 }
 
-// The rules go in the system message of every request, so the prompts refer to them instead of
-// repeating them (shorter prompts; one copy the model weighs as instructions).
-static const PromptOptions& options() {
-  static const PromptOptions o = [] {
-    PromptOptions p;
-    p.rules_in_system_prompt = true;
-    return p;
-  }();
-  return o;
+TemplatePrompter::TemplatePrompter(PromptLibrary library, PromptSettings settings)
+    : library_(std::move(library)), settings_(std::move(settings)) {
+  options_.show_example = settings_.show_example;
+  options_.gpu_placeholders = settings_.gpu_placeholders;
 }
 
-Result<std::string> TemplatePrompter::system_prompt() { return build_system_prompt(library_); }
+Result<std::string> TemplatePrompter::system_prompt(const ProblemInfo& problem) {
+  auto brief = problem_brief(problem, settings_);
+  if (!brief) return brief.error();
+  return build_system_prompt(library_, *brief, options_);
+}
 
 std::string TemplatePrompter::example_shown(const ProblemInfo& problem) {
+  if (!settings_.show_example) return "";
   const ProblemFacts& f = problem.facts;
-  return "examples/kernels/" + std::string(choose_example({f.workload_class, f.aten_ops, f.dtype, precision_}).file);
+  return "examples/kernels/" +
+         std::string(choose_example({f.workload_class, f.aten_ops, f.dtype, settings_.precision}).file);
 }
 
 Result<std::string> TemplatePrompter::synthesis(const ProblemInfo& problem) {
-  auto brief = problem_brief(problem, precision_);
+  auto brief = problem_brief(problem, settings_);
   if (!brief) return brief.error();
-  return build_synthesis_prompt(library_, SynthesisInput{*brief}, options());
+  return build_synthesis_prompt(library_, SynthesisInput{*brief}, options_);
 }
 
 Result<std::string> TemplatePrompter::restart(const ProblemInfo& problem, const std::vector<FailedAttempt>& failures) {
-  auto brief = problem_brief(problem, precision_);
+  auto brief = problem_brief(problem, settings_);
   if (!brief) return brief.error();
   RestartInput in{*brief, {}, {}, std::nullopt};
   for (size_t i = 0; i < failures.size(); ++i) {
@@ -136,37 +140,40 @@ Result<std::string> TemplatePrompter::restart(const ProblemInfo& problem, const 
       in.why = "the last answer held no usable kernel";
     }
   }
-  return build_restart_prompt(library_, in, options());
+  return build_restart_prompt(library_, in, options_);
 }
 
 Result<std::string> TemplatePrompter::diagnose(const ProblemInfo& problem, const std::string& kernel,
                                                const Evaluation& failed, const RepairContext& context) {
-  auto brief = problem_brief(problem, precision_);
+  auto brief = problem_brief(problem, settings_);
   if (!brief) return brief.error();
   auto failure = failure_evidence(failed);
   if (!failure) return failure.error();
-  DiagnoseInput in{*brief, kernel, *failure, context.change_under_repair, context.attempts};
-  return build_diagnose_prompt(library_, in, options());
+  DiagnoseInput in{*brief, kernel, *failure, context.change_under_repair, "", context.attempts};
+  // A step that broke the kernel: what it (and the repairs since) changed, as a diff.
+  if (!context.origin.empty() && !context.change_under_repair.empty())
+    in.change_diff = unified_diff(context.origin, kernel).text;
+  return build_diagnose_prompt(library_, in, options_);
 }
 
 Result<std::string> TemplatePrompter::repair(const ProblemInfo& problem, const std::string& kernel,
                                              const Evaluation& failed, const std::string& diagnosis,
                                              const RepairContext& context) {
-  auto brief = problem_brief(problem, precision_);
+  auto brief = problem_brief(problem, settings_);
   if (!brief) return brief.error();
   auto failure = failure_evidence(failed);
   if (!failure) return failure.error();
   RepairInput in{*brief, kernel, *failure, diagnosis, context.attempts};
-  return build_repair_prompt(library_, in, options());
+  return build_repair_prompt(library_, in, options_);
 }
 
 Result<std::string> TemplatePrompter::optimize(const ProblemInfo& problem, const std::string& kernel,
                                                const Evaluation& best, const std::vector<StepRecord>& history,
                                                const std::string& profile_summary, int step, int max_steps) {
-  auto brief = problem_brief(problem, precision_);
+  auto brief = problem_brief(problem, settings_);
   if (!brief) return brief.error();
   OptimizeInput in{*brief, kernel, best.median_ms(), step, max_steps, history, profile_summary};
-  return build_optimize_prompt(library_, in, options());
+  return build_optimize_prompt(library_, in, options_);
 }
 
 }  // namespace cutegen

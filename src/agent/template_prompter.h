@@ -8,14 +8,23 @@
 
 namespace cutegen {
 
+// What the run decides about its prompts, beyond the problem.
+struct PromptSettings {
+  Precision precision = Precision::strict;
+  std::string arch = "sm_90a";  // what the run compiles for (CompileOptions' default)
+  // --examples: show the library kernel chosen for the problem at synthesis and restart ("library"),
+  // or none (the paper's from-scratch setting).
+  bool show_example = true;
+  bool gpu_placeholders = false;  // `cutegen prompt`: labelled placeholders for what needs a GPU
+};
+
 class TemplatePrompter : public Prompter {
  public:
   // Loads and checks every prompt file up front: a broken prompt stops the run before the first call.
-  static Result<std::unique_ptr<TemplatePrompter>> create(Precision precision = Precision::strict);
-  explicit TemplatePrompter(PromptLibrary library, Precision precision)
-      : library_(std::move(library)), precision_(precision) {}
+  static Result<std::unique_ptr<TemplatePrompter>> create(PromptSettings settings = {});
+  TemplatePrompter(PromptLibrary library, PromptSettings settings);
 
-  Result<std::string> system_prompt() override;
+  Result<std::string> system_prompt(const ProblemInfo& problem) override;
   std::string example_shown(const ProblemInfo& problem) override;
   Result<std::string> synthesis(const ProblemInfo& problem) override;
   Result<std::string> restart(const ProblemInfo& problem, const std::vector<FailedAttempt>& failures) override;
@@ -29,11 +38,12 @@ class TemplatePrompter : public Prompter {
 
  private:
   PromptLibrary library_;
-  Precision precision_;
+  PromptSettings settings_;
+  PromptOptions options_;
 };
 
 // The mappings, exposed for tests.
-Result<ProblemBrief> problem_brief(const ProblemInfo& problem, Precision precision);
+Result<ProblemBrief> problem_brief(const ProblemInfo& problem, const PromptSettings& settings);
 Result<FailureEvidence> failure_evidence(const Evaluation& failed);
 
 }  // namespace cutegen

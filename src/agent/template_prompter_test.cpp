@@ -56,7 +56,7 @@ using cutegen::testing::contains;
 }  // namespace
 
 TEST(TemplatePrompter, ProblemBriefKeepsTheContractOrderAndRoles) {
-  auto b = problem_brief(linear_problem(), Precision::strict);
+  auto b = problem_brief(linear_problem(), {.precision = Precision::strict, .arch = "sm_90a"});
   ASSERT_TRUE(b.ok()) << b.error().message;
   ASSERT_EQ(b->inputs.size(), 4u);
   EXPECT_EQ(b->inputs[0].role, TensorRole::forward_input);
@@ -68,23 +68,24 @@ TEST(TemplatePrompter, ProblemBriefKeepsTheContractOrderAndRoles) {
   EXPECT_EQ(b->workload, WorkloadClass::gemm);
   EXPECT_EQ(b->eager_ms, 0.05);
   EXPECT_EQ(b->floor_ms, 0.01);
+  EXPECT_EQ(b->arch, "sm_90a");
   auto bad = linear_problem();
   bad.facts.params[0].kind = ValueFacts::Kind::scalar;
-  EXPECT_FALSE(problem_brief(bad, Precision::strict).ok()) << "a scalar parameter cannot reach the kernel";
+  EXPECT_FALSE(problem_brief(bad, {}).ok()) << "a scalar parameter cannot reach the kernel";
 }
 
 TEST(TemplatePrompter, EveryPromptRendersFromTheRepositoryFiles) {
-  auto prompter = TemplatePrompter::create(Precision::strict);
+  auto prompter = TemplatePrompter::create();
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
   auto& p = **prompter;
   auto problem = linear_problem();
-  auto system = p.system_prompt();
+  auto system = p.system_prompt(problem);
   ASSERT_TRUE(system.ok()) << system.error().message;
   EXPECT_NE(system->find("cutegen_forward"), std::string::npos);
+  EXPECT_NE(system->find("(128, 256)"), std::string::npos) << "the problem is in the system message";
 
   auto synthesis = p.synthesis(problem);
   ASSERT_TRUE(synthesis.ok()) << synthesis.error().message;
-  EXPECT_NE(synthesis->find("(128, 256)"), std::string::npos);
   // A strict fp32 GEMM is shown the library's 3xTF32 GEMM, and the run records that one.
   EXPECT_NE(synthesis->find("# A reference for CuTe idioms (gemm_sm90_3xtf32.cu)"), std::string::npos) << *synthesis;
   EXPECT_EQ(p.example_shown(problem), "examples/kernels/gemm_sm90_3xtf32.cu");
@@ -100,11 +101,17 @@ TEST(TemplatePrompter, EveryPromptRendersFromTheRepositoryFiles) {
   EXPECT_NE(diagnose->find("3xTF32 MMA"), std::string::npos);
   EXPECT_NE(diagnose->find("repair 1: fix the k-loop bound -> wrong result (nondeterministic)"), std::string::npos)
       << *diagnose;
+  // With the kernel the step was made to, the diagnosis sees the step's diff.
+  context.origin = "int y;\n";
+  auto with_diff = p.diagnose(problem, "int x;\n", failed, context);
+  ASSERT_TRUE(with_diff.ok()) << with_diff.error().message;
+  EXPECT_TRUE(contains(*with_diff, "```diff\n--- a/kernel.cu\n+++ b/kernel.cu\n@@ -1 +1 @@\n-int y;\n+int x;\n```"))
+      << *with_diff;
 
   auto repair = p.repair(problem, "int x;\n", failed, "DIAGNOSIS: wrong bound\nFIX: use K", context);
   ASSERT_TRUE(repair.ok()) << repair.error().message;
   EXPECT_NE(repair->find("wrong bound"), std::string::npos);
-  EXPECT_NE(repair->find("```python\nclass Model(nn.Module): ..."), std::string::npos) << "the reference, for a repair";
+  EXPECT_NE(system->find("```python\nclass Model(nn.Module): ..."), std::string::npos) << "the reference, for every call";
 
   std::vector<StepRecord> history = {
       {.n = 1, .idea = "smem tiles", .outcome = StepOutcome::accepted, .time_ms = 0.02, .speedup = 1.5},
@@ -133,7 +140,7 @@ TEST(TemplatePrompter, EveryPromptRendersFromTheRepositoryFiles) {
 // The loop's data, through the real prompt files, for a problem with an init input, parameters and a
 // buffer: what issue 12 found the prompts getting wrong, each on the rendered text.
 TEST(TemplatePrompter, PromptsForLayerNormTellTheTruth) {
-  auto prompter = TemplatePrompter::create(Precision::strict);
+  auto prompter = TemplatePrompter::create();
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
   auto& p = **prompter;
   const ProblemInfo problem = layernorm_problem();
@@ -143,28 +150,28 @@ TEST(TemplatePrompter, PromptsForLayerNormTellTheTruth) {
       {.n = 1, .idea = "one block per row", .outcome = StepOutcome::accepted, .time_ms = 0.1124, .speedup = 1.314},
       {.n = 2, .idea = "two-pass with a combining kernel", .outcome = StepOutcome::undone, .verdict = Verdict::mismatch,
        .note = "trial 2 (signed inputs) failed: mismatch", .evidence = "output 0: 8192 of 33554432 elements bad"}};
+  auto system = p.system_prompt(problem);
   auto synthesis = p.synthesis(problem);
   auto repair = p.repair(problem, "int x;\n", failed, "DIAGNOSIS: d\nFIX: f", {});
   auto optimize = p.optimize(problem, "int x;\n", passing(0.1124), history, "", 3, 8);
   auto restart = p.restart(problem, {{"mismatch after 4 repair rounds: trial 2 failed", failed}});
-  for (auto* r : {&synthesis, &repair, &optimize, &restart}) {
-    ASSERT_TRUE(r->ok()) << r->error().message;
-    // The init inputs from the worker, and the eps nn.LayerNorm(hidden) relies on.
-    EXPECT_TRUE(contains(**r, "get_init_inputs(): [8192], so the model is Model(hidden=8192).")) << **r;
-    EXPECT_FALSE(contains(**r, "get_init_inputs(): none"));
-    EXPECT_TRUE(contains(**r, "nn.LayerNorm: eps=1e-05")) << **r;
-    // The reference module in every prompt that asks for code.
-    EXPECT_TRUE(contains(**r, "        self.norm = nn.LayerNorm(hidden)\n")) << **r;
-    EXPECT_TRUE(contains(**r, "| inputs[3] | gain | buffer | (8192,) | float32 |")) << **r;
-  }
-  // Each baseline once in the optimise prompt, and the undone step as a failed idea with its evidence.
+  ASSERT_TRUE(system.ok()) << system.error().message;
+  // The init inputs from the worker, and the eps nn.LayerNorm(hidden) relies on, in the system message
+  // every call carries.
+  EXPECT_TRUE(contains(*system, "get_init_inputs(): [8192], so the model is Model(hidden=8192).")) << *system;
+  EXPECT_FALSE(contains(*system, "get_init_inputs(): none"));
+  EXPECT_TRUE(contains(*system, "nn.LayerNorm: eps=1e-05")) << *system;
+  EXPECT_TRUE(contains(*system, "        self.norm = nn.LayerNorm(hidden)\n")) << *system;
+  EXPECT_TRUE(contains(*system, "| inputs[3] | gain | buffer | (8192,) | float32 |")) << *system;
+  for (auto* r : {&synthesis, &repair, &optimize, &restart}) ASSERT_TRUE(r->ok()) << r->error().message;
+  // Each baseline once in the optimise call, and the undone step as a failed idea with its evidence.
   auto count = [](const std::string& text, const std::string& part) {
     int n = 0;
     for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
     return n;
   };
-  EXPECT_EQ(count(*optimize, "0.2341 ms"), 1) << *optimize;
-  EXPECT_EQ(count(*optimize, "0.1877 ms"), 1) << *optimize;
+  EXPECT_EQ(count(*system + *optimize, "0.2341 ms"), 1) << *optimize;
+  EXPECT_EQ(count(*system + *optimize, "0.1877 ms"), 1) << *optimize;
   EXPECT_EQ(count(*optimize, "1.31x"), 1) << *optimize;
   EXPECT_TRUE(contains(*optimize, "step 2: two-pass with a combining kernel -> broke the kernel: wrong result (mismatch); "
                                   "the repair only undid the change, so the idea failed"))
@@ -182,13 +189,16 @@ TEST(TemplatePrompter, ThePrecisionPolicyChoosesTheGemmShown) {
   for (auto [precision, file] : {std::pair{Precision::strict, "gemm_sm90_3xtf32.cu"},
                                  std::pair{Precision::tf32, "gemm_sm90_tf32.cu"},
                                  std::pair{Precision::bf16, "gemm_sm90_bf16.cu"}}) {
-    auto prompter = TemplatePrompter::create(precision);
+    auto prompter = TemplatePrompter::create({.precision = precision});
     ASSERT_TRUE(prompter.ok()) << prompter.error().message;
     auto synthesis = (*prompter)->synthesis(linear_problem());
     ASSERT_TRUE(synthesis.ok()) << synthesis.error().message;
     EXPECT_TRUE(contains(*synthesis, std::string("# A reference for CuTe idioms (") + file + ")")) << file;
     EXPECT_EQ((*prompter)->example_shown(linear_problem()), std::string("examples/kernels/") + file);
   }
+  auto none = TemplatePrompter::create({.show_example = false});
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ((*none)->example_shown(linear_problem()), "") << "--examples none records no example";
 }
 
 TEST(TemplatePrompter, FailureEvidenceCarriesTheTypedVerdict) {

@@ -19,7 +19,7 @@ one_line() { test "$(grep -c . <<<"$1")" -eq 1; }
 
 # --- arguments ---------------------------------------------------------------------------------
 out=$("$cutegen" bench --help); check "bench --help names status and report" grep -q 'bench status DIR' <<<"$out"
-for o in --baselines-only --gpus --jobs --filter --exclude --limit --shard --slurm --sbatch-arg --shards --suite-max-cost --tune --start; do
+for o in --baselines-only --gpus --jobs --filter --exclude --limit --shard --slurm --sbatch-arg --shards --suite-max-cost --tune --start --examples; do
   check "bench --help shows $o" grep -q -- "$o" <<<"$out"
 done
 out=$("$cutegen" bench status --help); check "bench status --help" grep -q 'DIR\|dir' <<<"$out"

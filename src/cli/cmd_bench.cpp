@@ -52,7 +52,7 @@ struct BenchArgs {
   int steps = 8, repair_budget = 4, restarts = 2, plateau = 4;
   double target_sol = 0;
   std::string profile_from = "auto";
-  std::string tune = "auto", start = "auto";
+  std::string tune = "auto", start = "auto", examples = "library";
   JudgeArgs judge{.trials = 3, .runs = 100};
   double max_cost = 0;
   long long max_tokens = 0, max_calls = 0;
@@ -97,6 +97,8 @@ std::vector<std::string> task_args(const BenchArgs& a) {
                              "--trials", std::to_string(a.judge.trials),
                              "--runs", std::to_string(a.judge.runs),
                              "--runner-timeout", std::to_string(a.judge.runner_timeout_s)};
+  // Only when not the default, so the settings of suites started before --examples existed still match.
+  if (a.examples != "library") v.insert(v.end(), {"--examples", a.examples});
   if (a.target_sol > 0) v.insert(v.end(), {"--target-sol", fmt::format("{}", a.target_sol)});
   if (a.judge.seed) v.insert(v.end(), {"--seed", std::to_string(a.judge.seed)});
   if (!a.judge.arch.empty()) v.insert(v.end(), {"--arch", a.judge.arch});
@@ -409,6 +411,10 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
       ->check(CLI::IsMember({"auto", "never"}));
   cmd->add_option("--start", a->start, "per task: the first kernel — auto (the seed when one matches), seed, scratch")
       ->check(CLI::IsMember({"auto", "seed", "scratch"}));
+  cmd->add_option("--examples", a->examples,
+                  "per task: library (the first prompts show the library kernel chosen for the problem) or none; the "
+                  "paper's setting is --start scratch --examples none")
+      ->check(CLI::IsMember({"library", "none"}));
   add_judge_options(cmd, a->judge, "per evaluation");
   cmd->add_option("--max-cost", a->max_cost, "per task: US dollars of LLM spend")->check(CLI::PositiveNumber);
   cmd->add_option("--max-tokens", a->max_tokens, "per task: LLM tokens")->check(CLI::PositiveNumber);

@@ -47,6 +47,7 @@ struct OptimizeArgs {
   std::string profile_from = "auto";
   std::string start = "auto";
   std::string tune = "auto";
+  std::string examples = "library";
   JudgeArgs judge{.trials = 3, .runs = 100};
   double max_cost = 0;
   long long max_tokens = 0;
@@ -105,7 +106,7 @@ Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& ar
 nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm, const std::string& seed_pattern) {
   nlohmann::json j = {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
           {"steps", a.steps}, {"repair_budget", a.repair_budget}, {"restarts", a.restarts}, {"plateau", a.plateau},
-          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"start", a.start}, {"tune", a.tune}, {"precision", a.judge.precision},
+          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"start", a.start}, {"examples", a.examples}, {"tune", a.tune}, {"precision", a.judge.precision},
           {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"seed", a.judge.seed},
           {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},
           {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
@@ -199,7 +200,11 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
                         : make_llm_client(*config, deps, out / "usage.jsonl");
   if (!client) return give_up(client.error().message);
 
-  auto prompter = TemplatePrompter::create(eo.precision);
+  // The prompts name the architecture the run really compiles for (--arch, else the configuration's).
+  auto compile_options = resolve_compile_options(global, args.judge.arch);
+  if (!compile_options) return give_up(compile_options.error().message);
+  auto prompter = TemplatePrompter::create(
+      {.precision = eo.precision, .arch = compile_options->arch, .show_example = args.examples == "library"});
   if (!prompter) return give_up(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);
@@ -309,6 +314,12 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
                   "the first kernel: auto (the seed when the problem has one, else the LLM's), seed (fail "
                   "without one) or scratch (the LLM writes it); docs/seed.md")
       ->check(CLI::IsMember({"auto", "seed", "scratch"}))
+      ->capture_default_str();
+  cmd->add_option("--examples", a->examples,
+                  "library: the first prompts show the library kernel chosen for the problem as a reference for "
+                  "idioms; none: no library kernel (the paper's setting is --start scratch --examples none; "
+                  "docs/prompts.md)")
+      ->check(CLI::IsMember({"library", "none"}))
       ->capture_default_str();
   cmd->add_option("--profile-from", a->profile_from,
                   "when profiles enter the prompt: auto (per workload), always, never, or a step number");

@@ -46,6 +46,7 @@ void add_llm_command(CLI::App& app, const GlobalOptions& global, int& exit_code)
 void add_profile_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_seed_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
+void add_prompt_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_tune_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_report_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_code);

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   add_profile_command(app, global, exit_code);
   add_optimize_command(app, global, exit_code);
   add_seed_command(app, global, exit_code);
+  add_prompt_command(app, global, exit_code);
   add_tune_command(app, global, exit_code);
   add_report_command(app, global, exit_code);
   add_bench_command(app, global, exit_code);

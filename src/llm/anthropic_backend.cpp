@@ -28,18 +28,32 @@ Result<json> AnthropicBackend::request_body(const LlmRequest& request) const {
                                "1 with extended thinking); unset llm.temperature",
                                *p.temperature)};
   }
-  // The Messages API takes the system prompt as a top-level field, not as a message.
+  // The Messages API takes the system prompt as a top-level field, not as a message. A message marked
+  // as the end of the run's stable prefix becomes a text block with a cache breakpoint (cache_control),
+  // so later calls read that prefix from the prompt cache; without marks the plain string forms are
+  // sent, as before.
+  auto text_block = [](const Message& m) {
+    json block = {{"type", "text"}, {"text", m.text}};
+    if (m.cache_prefix) block["cache_control"] = {{"type", "ephemeral"}};
+    return block;
+  };
+  bool cache_marks = false;
+  for (const auto& m : request.messages) cache_marks = cache_marks || m.cache_prefix;
   std::string system;
+  json system_blocks = json::array();
   json messages = json::array();
   for (const auto& m : request.messages) {
     if (m.role == Role::system) {
       system += (system.empty() ? "" : "\n\n") + m.text;
+      system_blocks.push_back(text_block(m));
+    } else if (m.cache_prefix) {
+      messages.push_back({{"role", to_string(m.role)}, {"content", json::array({text_block(m)})}});
     } else {
       messages.push_back({{"role", to_string(m.role)}, {"content", m.text}});
     }
   }
   json body = {{"model", options_.model}, {"max_tokens", max_tokens}, {"messages", messages}};
-  if (!system.empty()) body["system"] = system;
+  if (!system.empty()) body["system"] = cache_marks ? system_blocks : json(system);
   if (p.temperature) body["temperature"] = *p.temperature;
   if (p.thinking_budget) body["thinking"] = {{"type", "enabled"}, {"budget_tokens", *p.thinking_budget}};
   return body;
@@ -83,6 +97,7 @@ Result<LlmResponse> AnthropicBackend::parse_response(const std::string& body, co
       if (!*count) return unexpected_response("anthropic", count->error().message, body);
     r.usage.input_tokens = *input + *cache_read + *cache_write;
     r.usage.cached_input_tokens = *cache_read;
+    r.usage.cache_write_tokens = *cache_write;
     r.usage.output_tokens = *output;
   } else {
     r.usage.reported = false;

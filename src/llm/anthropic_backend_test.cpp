@@ -106,7 +106,31 @@ TEST_F(AnthropicBackendTest, CacheReadsCountAsCachedInput) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->usage.input_tokens, 1000);  // Anthropic reports the three parts separately
   EXPECT_EQ(r->usage.cached_input_tokens, 900);
+  EXPECT_EQ(r->usage.cache_write_tokens, 90);
   EXPECT_EQ(r->usage.output_tokens, 7);
+}
+
+// The loop marks its system message as the run's stable prefix: it goes out as a text block with a
+// cache breakpoint, and the messages after it as they always did.
+TEST_F(AnthropicBackendTest, ACachePrefixMessageCarriesACacheBreakpoint) {
+  auto server = answering(anthropic_answer("answer"));
+  auto backend = make(config("anthropic:claude-sonnet-4-5", server.url()));
+  LlmRequest request;
+  request.messages = {{Role::system, "the rules and the problem", true}, {Role::user, "one optimisation step"}};
+  ASSERT_TRUE(backend->complete(request).ok());
+  auto body = json::parse(server.requests().at(0).body);
+  EXPECT_EQ(body["system"], json::array({{{"type", "text"},
+                                          {"text", "the rules and the problem"},
+                                          {"cache_control", {{"type", "ephemeral"}}}}}))
+      << body.dump();
+  EXPECT_EQ(body["messages"], json::array({{{"role", "user"}, {"content", "one optimisation step"}}}));
+  // A marked user message gets the breakpoint on its block.
+  request.messages = {{Role::user, "a long shared question", true}, {Role::user, "the variable part"}};
+  ASSERT_TRUE(backend->complete(request).ok());
+  body = json::parse(server.requests().at(1).body);
+  EXPECT_FALSE(body.contains("system"));
+  EXPECT_EQ(body["messages"][0]["content"][0]["cache_control"], json({{"type", "ephemeral"}})) << body.dump();
+  EXPECT_EQ(body["messages"][1]["content"], "the variable part");
 }
 
 TEST_F(AnthropicBackendTest, ANegativeUsageCountIsRefusedNotChargedAsAGift) {

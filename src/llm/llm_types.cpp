@@ -60,7 +60,12 @@ GenerationParams GenerationParams::merged_over(const GenerationParams& defaults)
 
 json to_json(const std::vector<Message>& messages) {
   json out = json::array();
-  for (const auto& m : messages) out.push_back({{"role", to_string(m.role)}, {"text", m.text}});
+  for (const auto& m : messages) {
+    json j = {{"role", to_string(m.role)}, {"text", m.text}};
+    // Only when set: a request without cache marks keeps the identity (and hash) it always had.
+    if (m.cache_prefix) j["cache_prefix"] = true;
+    out.push_back(std::move(j));
+  }
   return out;
 }
 
@@ -72,7 +77,12 @@ Result<std::vector<Message>> messages_from_json(const json& j) {
       return Error{"each message must be an object with string fields role and text"};
     auto role = parse_role(m["role"].get<std::string>());
     if (!role) return role.error();
-    out.push_back({*role, m["text"].get<std::string>()});
+    bool cache = false;
+    if (m.contains("cache_prefix")) {
+      if (!m["cache_prefix"].is_boolean()) return Error{"a message's cache_prefix must be true or false"};
+      cache = m["cache_prefix"].get<bool>();
+    }
+    out.push_back({*role, m["text"].get<std::string>(), cache});
   }
   return out;
 }
@@ -109,6 +119,7 @@ Result<GenerationParams> params_from_json(const json& j) {
 json to_json(const Usage& u) {
   return {{"input_tokens", u.input_tokens},
           {"cached_input_tokens", u.cached_input_tokens},
+          {"cache_write_tokens", u.cache_write_tokens},
           {"output_tokens", u.output_tokens},
           {"reasoning_tokens", u.reasoning_tokens},
           {"reported", u.reported}};
@@ -118,6 +129,7 @@ Result<Usage> usage_from_json(const json& j) {
   if (!j.is_object()) return Error{"usage must be an object"};
   Usage u;
   for (auto [key, dst] : {std::pair{"input_tokens", &u.input_tokens}, std::pair{"cached_input_tokens", &u.cached_input_tokens},
+                          std::pair{"cache_write_tokens", &u.cache_write_tokens},
                           std::pair{"output_tokens", &u.output_tokens}, std::pair{"reasoning_tokens", &u.reasoning_tokens}}) {
     auto n = count_field(j, key, "usage");
     if (!n) return n.error();

@@ -21,6 +21,10 @@ Result<Role> parse_role(const std::string& text);
 struct Message {
   Role role = Role::user;
   std::string text;
+  // The conversation up to the end of this message is the same in every call of a run (the loop's
+  // system message): a backend with explicit prompt caching marks it as a cache breakpoint (Anthropic's
+  // cache_control). Providers that cache on their own (OpenAI) need only that it comes first.
+  bool cache_prefix = false;
 };
 
 // Unset fields are not sent at all, so each server applies its own default rather than one we guessed.
@@ -42,6 +46,7 @@ struct LlmRequest {
 struct Usage {
   long long input_tokens = 0;         // every prompt token, cached ones included
   long long cached_input_tokens = 0;  // the part of input_tokens served from the provider's prompt cache
+  long long cache_write_tokens = 0;   // the part written to the provider's cache (Anthropic bills it above input)
   long long output_tokens = 0;        // reasoning/thinking tokens included (they are billed as output)
   long long reasoning_tokens = 0;     // the part of output_tokens spent reasoning, where the API reports it
   bool reported = true;               // false when the server sent no usage at all (then all counts are 0)

@@ -28,7 +28,7 @@ Result<PriceTable> PriceTable::parse(const std::string& text, const std::string&
     for (const auto& [model, price] : v.items()) {
       if (!price.is_object()) return Error{fmt::format("price table {}: models.{} must be an object", source, model)};
       ModelPrice p;
-      bool has_cached = false;
+      bool has_cached = false, has_write = false;
       for (const auto& [field, value] : price.items()) {
         if (!value.is_number() || value.get<double>() < 0)
           return Error{fmt::format("price table {}: models.{}.{} must be a non-negative number ($ per million tokens)",
@@ -38,16 +38,20 @@ Result<PriceTable> PriceTable::parse(const std::string& text, const std::string&
         } else if (field == "cached_input") {
           p.cached_input = value.get<double>();
           has_cached = true;
+        } else if (field == "cache_write_input") {
+          p.cache_write_input = value.get<double>();
+          has_write = true;
         } else if (field == "output") {
           p.output = value.get<double>();
         } else {
-          return Error{fmt::format("price table {}: unknown field models.{}.{} (expected input, cached_input, output)",
+          return Error{fmt::format("price table {}: unknown field models.{}.{} (expected input, cached_input, cache_write_input, output)",
                                    source, model, field)};
         }
       }
       if (!price.contains("input") || !price.contains("output"))
         return Error{fmt::format("price table {}: models.{} needs both input and output prices", source, model)};
       if (!has_cached) p.cached_input = p.input;
+      if (!has_write) p.cache_write_input = p.input;
       table.prices_[model] = p;
     }
   }
@@ -76,8 +80,11 @@ Cost PriceTable::cost(const Usage& u, const std::string& reported_model, const s
   if (!entry) entry = find(configured_model);
   if (!entry) return {0, true, ""};
   const ModelPrice& p = entry->second;
+  // Each input token at its own price: read from the cache, written to it, or neither.
   long long cached = std::min(u.cached_input_tokens, u.input_tokens);
-  double usd = (static_cast<double>(u.input_tokens - cached) * p.input + static_cast<double>(cached) * p.cached_input +
+  long long written = std::min(u.cache_write_tokens, u.input_tokens - cached);
+  double usd = (static_cast<double>(u.input_tokens - cached - written) * p.input +
+                static_cast<double>(cached) * p.cached_input + static_cast<double>(written) * p.cache_write_input +
                 static_cast<double>(u.output_tokens) * p.output) / 1e6;
   return {usd, false, entry->first};
 }

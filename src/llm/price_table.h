@@ -5,8 +5,9 @@
 //   {"models": {"gpt-5": {"input": 1.25, "cached_input": 0.125, "output": 10.0}, ...}}
 //
 // Prices are dollars per million tokens. A model matches its own name exactly, else the longest name in
-// the table that is a prefix of it ("gpt-5-2025-08-07" is priced as "gpt-5"). `cached_input` is optional:
-// without it cached tokens cost the full input price.
+// the table that is a prefix of it ("gpt-5-2025-08-07" is priced as "gpt-5"). `cached_input` (prompt-cache
+// reads) and `cache_write_input` (tokens written to the cache, which Anthropic bills at 1.25x input) are
+// optional: without them those tokens cost the full input price.
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -20,6 +21,7 @@ namespace cutegen {
 struct ModelPrice {
   double input = 0;         // $ per million uncached input tokens
   double cached_input = 0;  // $ per million cached input tokens
+  double cache_write_input = 0;  // $ per million input tokens written to the prompt cache
   double output = 0;        // $ per million output tokens (reasoning included)
 };
 

@@ -32,6 +32,29 @@ TEST(Cost, ComputedFromTheTablePerMillionTokensWithCachedInputCheaper) {
   EXPECT_NEAR(cost.usd, 0.8 * 1.25 + 0.2 * 0.125 + 0.1 * 10.0, 1e-12);
 }
 
+// Anthropic bills tokens written to the prompt cache above the input price: each input token is priced
+// as what it was (read from the cache, written to it, neither).
+TEST(Cost, CacheWritesArePricedAtTheirOwnRate) {
+  auto t = PriceTable::parse(R"({"models": {"claude": {"input": 3.0, "cached_input": 0.3, "cache_write_input": 3.75,
+                                                        "output": 15.0}}})",
+                             "test");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  Usage u;
+  u.input_tokens = 1'000'000;
+  u.cached_input_tokens = 600'000;
+  u.cache_write_tokens = 300'000;
+  u.output_tokens = 10'000;
+  EXPECT_NEAR(t->cost(u, "claude", "claude").usd, 0.1 * 3.0 + 0.6 * 0.3 + 0.3 * 3.75 + 0.01 * 15.0, 1e-12);
+  // Without a cache-write price, written tokens cost the input price.
+  auto plain = PriceTable::parse(R"({"models": {"m": {"input": 2.0, "output": 4.0}}})", "test");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_NEAR(plain->cost(u, "m", "m").usd, 1.0 * 2.0 + 0.01 * 4.0, 1e-12);
+  // The shipped table has Anthropic's write prices.
+  auto shipped = PriceTable::load(PriceTable::default_path());
+  ASSERT_TRUE(shipped.ok()) << shipped.error().message;
+  EXPECT_DOUBLE_EQ(shipped->find("claude-sonnet-4-5")->second.cache_write_input, 3.75);
+}
+
 TEST(Cost, LongestPrefixNamesTheModel) {
   Usage u;
   u.input_tokens = 1'000'000;

@@ -20,6 +20,7 @@ nlohmann::json CallRecord::to_json() const {
                       {"request_hash", request_hash},
                       {"input_tokens", usage.input_tokens},
                       {"cached_input_tokens", usage.cached_input_tokens},
+                      {"cache_write_tokens", usage.cache_write_tokens},
                       {"output_tokens", usage.output_tokens},
                       {"reasoning_tokens", usage.reasoning_tokens},
                       {"usage_reported", usage.reported},

@@ -1,6 +1,7 @@
 #include "prompt/prompt_builders.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -15,24 +16,27 @@ namespace {
 // longer than any backtick run inside the code it wraps.
 const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
   static const std::map<PromptKind, std::vector<std::string>> table = {
-      {PromptKind::synthesis,
-       {"rules", "contract", "cute_guide", "problem_name", "workload_class", "gpu", "precision_policy",
-        "reference_block", "tensor_table", "cost_summary", "example_file", "example_why", "example_block"}},
+      {PromptKind::synthesis, {"problem_name", "example"}},
       {PromptKind::diagnose,
-       {"rules", "guides", "problem_name", "precision_policy", "reference_block", "tensor_table",
-        "numbered_kernel_block", "failure_kind", "verdict", "failure_reason", "evidence_block", "situation",
-        "attempts"}},
+       {"debug_guide", "problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "situation",
+        "attempts", "numbered_kernel_block"}},
       {PromptKind::repair,
-       {"rules", "problem_name", "precision_policy", "reference_block", "tensor_table", "kernel_block",
-        "failure_kind", "verdict", "failure_reason", "evidence_block", "diagnosis", "attempts"}},
+       {"problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "diagnosis", "attempts",
+        "kernel_heading", "kernel_block"}},
       {PromptKind::optimize,
-       {"rules", "cute_guide", "menu", "workload_class", "problem_name", "gpu", "precision_policy",
-        "reference_block", "tensor_table", "cost_summary", "performance", "history", "profile", "kernel_block",
-        "step", "max_steps"}},
-      {PromptKind::restart,
-       {"rules", "contract", "cute_guide", "problem_name", "workload_class", "gpu", "precision_policy",
-        "reference_block", "tensor_table", "cost_summary", "example_file", "example_why", "example_block", "why",
-        "failure_history", "last_failure"}},
+       {"problem_name", "step", "max_steps", "performance", "history", "profile", "kernel_block"}},
+      {PromptKind::restart, {"problem_name", "why", "failure_history", "last_failure", "example"}},
+  };
+  return table;
+}
+
+const std::map<std::string, std::vector<std::string>, std::less<>>& shared_table() {
+  static const std::map<std::string, std::vector<std::string>, std::less<>> table = {
+      {"rules", {"arch", "precision_rule"}},
+      {"system",
+       {"rules", "cute_guide", "menu", "problem_name", "workload_class", "gpu", "reference_block", "tensor_table",
+        "cost_summary"}},
+      {"example", {"example_file", "example_why", "example_block"}},
   };
   return table;
 }
@@ -72,6 +76,10 @@ std::string or_unknown(const std::string& s, std::string_view unknown = "unknown
   return s.empty() ? std::string(unknown) : s;
 }
 
+// What `cutegen prompt` shows where a run would put a measurement: labelled, so nobody mistakes it
+// for a number, and bracketed, so nobody mistakes it for the prompt's own words.
+std::string gpu_placeholder(std::string_view what) { return fmt::format("[measured on the GPU at run time: {}]", what); }
+
 Result<std::string> render(const PromptLibrary& lib, PromptKind kind, const PromptValues& values) {
   return lib.prompt(kind).render(values);
 }
@@ -81,30 +89,23 @@ std::string evidence_block(const FailureEvidence& f, const PromptOptions& o) {
   return fenced(clip_evidence(text, o.max_evidence_lines, o.max_evidence_chars), "text");
 }
 
-std::string guides_for(const PromptLibrary& lib, FailureKind kind) {
-  // Compile errors in CuTe code are mostly API misuse, which the CuTe guide's error list covers.
-  if (kind == FailureKind::compile_error) return lib.debug_guide() + "\n" + lib.cute_guide();
-  return lib.debug_guide();
-}
-
-// The library kernel for this problem and the prompt values that show it.
-PromptValues example_values(const PromptLibrary& lib, const ProblemBrief& p) {
+// The library kernel for this problem (prompts/example.md), or the line that says none is shown.
+Result<std::string> example_section(const PromptLibrary& lib, const ProblemBrief& p, const PromptOptions& o) {
+  if (!o.show_example)
+    return std::string("No library kernel is shown in this run (--examples none): design the kernel from the "
+                       "problem, the rules and the CuTe guide.");
   const ExampleChoice choice = choose_example(example_facts(p));
   const ExampleKernel& example = lib.example(choice.file);
-  return {{"example_file", example.file}, {"example_why", choice.why}, {"example_block", fenced(example.source, "cuda")}};
+  return lib.example_intro().render(
+      {{"example_file", example.file}, {"example_why", choice.why}, {"example_block", fenced(example.source, "cuda")}});
 }
 
-constexpr std::string_view kRulesElsewhere =
-    "# Rules\nThe rules and answer formats in the system message apply in full.";
+std::string problem_name(const ProblemBrief& p) { return or_unknown(p.name, "(unnamed)"); }
 
-// Values most prompts share.
-PromptValues problem_values(const PromptLibrary& lib, const ProblemBrief& p, const PromptOptions& o) {
-  return {{"problem_name", or_unknown(p.name, "(unnamed)")},
-          {"precision_policy", format_precision_policy(p.precision)},
-          {"reference_block", fenced(p.reference_source, "python")},
-          {"tensor_table", format_tensor_table(p)},
-          {"rules", o.rules_in_system_prompt ? std::string(kRulesElsewhere) : lib.rules()}};
-}
+// The least precise floating dtype of the problem (example_facts derives it when the brief has none).
+std::string problem_dtype(const ProblemBrief& p) { return example_facts(p).dtype; }
+
+std::string sci(double v) { return fmt::format("{:.0e}", v); }
 
 }  // namespace
 
@@ -122,6 +123,26 @@ std::string number_lines(std::string_view source) {
     pos = nl + 1;
   }
   return out;
+}
+
+bool cites_line_numbers(std::string_view text) {
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool word_start = i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1]));
+    if (!word_start) continue;
+    // "line 24", "lines 30-41", "Line:24"
+    if (i + 4 <= text.size() && lower(text[i]) == 'l' && lower(text[i + 1]) == 'i' && lower(text[i + 2]) == 'n' &&
+        lower(text[i + 3]) == 'e') {
+      std::size_t j = i + 4;
+      if (j < text.size() && lower(text[j]) == 's') ++j;
+      while (j < text.size() && (text[j] == ' ' || text[j] == ':')) ++j;
+      if (j < text.size() && digit(text[j])) return true;
+    }
+    // "L24", "kernel.cu:24"
+    if (text[i] == 'L' && i + 1 < text.size() && digit(text[i + 1])) return true;
+  }
+  return text.find(".cu:") != std::string_view::npos;
 }
 
 ExampleFacts example_facts(const ProblemBrief& p) {
@@ -205,33 +226,75 @@ std::string format_work_summary(const ProblemBrief& p) {
   return out + ".";
 }
 
-std::string format_cost_summary(const ProblemBrief& p) {
+std::string format_cost_summary(const ProblemBrief& p, const PromptOptions& o) {
   std::string out = format_work_summary(p) + "\n";
   if (p.floor_ms) {
     out += fmt::format("- Roofline floor on this GPU: {}{}. No kernel can be faster; SOL% = floor / time.\n",
                        ms(*p.floor_ms), p.floor_bound.empty() ? "" : fmt::format(" ({}-bound)", p.floor_bound));
+  } else if (o.gpu_placeholders) {
+    out += fmt::format("- Roofline floor on this GPU: {}. No kernel can be faster; SOL% = floor / time.\n",
+                       gpu_placeholder("the roofline floor from the calibrated GPU"));
   } else {
     out += "- Roofline floor: not available (the GPU has not been calibrated).\n";
   }
-  out += fmt::format("- PyTorch eager: {}; torch.compile: {}.", p.eager_ms ? ms(*p.eager_ms) : "not measured",
-                     p.compile_ms ? ms(*p.compile_ms) : "not measured");
+  auto baseline = [&](const std::optional<double>& v, std::string_view what) {
+    if (v) return ms(*v);
+    return o.gpu_placeholders ? gpu_placeholder(what) : std::string("not measured");
+  };
+  out += fmt::format("- PyTorch eager: {}; torch.compile: {}.", baseline(p.eager_ms, "eager PyTorch's median time"),
+                     baseline(p.compile_ms, "torch.compile's median time"));
   return out;
 }
 
-std::string format_precision_policy(Precision precision) {
-  if (precision == Precision::tf32) {
-    return "tf32 (the user opted in): fp32 matrix products may use TF32 tensor-core MMAs with fp32 accumulation; "
-           "the comparison tolerance is loosened to match. Everything else is computed in fp32.";
+PrecisionTolerance precision_tolerance(Precision precision, std::string_view dtype) {
+  // python/cutegen_worker/compare.py: _HALF_PROBLEMS (whatever the policy), then POLICIES. A test
+  // reads that file and holds these numbers to it.
+  if (dtype == "float16") return {1e-2, 1e-2, 2e-3};
+  if (dtype == "bfloat16") return {2e-2, 2e-2, 2e-2};
+  switch (precision) {
+    case Precision::tf32: return {1e-3, 1e-3, 2e-3};
+    case Precision::bf16: return {1e-2, 1e-2, 2e-2};
+    case Precision::strict: break;
   }
-  if (precision == Precision::bf16) {
-    return "bf16 (the user opted in): fp32 matrix products may round their inputs to bf16 for tensor-core MMAs, "
-           "accumulating in fp32; the comparison tolerance is loosened to match. Everything else is computed in "
-           "fp32.";
+  return {1e-4, 1e-4, 1e-6};
+}
+
+std::string format_precision_rule(Precision precision, std::string_view dtype) {
+  const bool half = dtype == "float16" || dtype == "bfloat16";
+  const PrecisionTolerance t = precision_tolerance(precision, dtype);
+  const std::string policy = precision == Precision::strict ? "strict"
+                             : precision == Precision::tf32 ? "tf32 (the user opted in)"
+                                                            : "bf16 (the user opted in)";
+  const std::string computing = half ? fmt::format("{}", dtype) : "float32 with TF32 off";
+  std::string out = fmt::format(
+      "## Precision: {}\n"
+      "Each output is compared with a {} reference on the same inputs, against PyTorch's own error there "
+      "(PyTorch computing in {}). An element fails when |out - ref| > {} * max|ref| + {} * |ref| + {:g} x "
+      "PyTorch's largest element error (max|ref| over the whole output); the output fails when its relative L2 "
+      "error ||out - ref|| / ||ref|| exceeds max({}, {:g} x PyTorch's). NaN or Inf where the reference is finite "
+      "always fails; integer and bool outputs must match exactly.\n",
+      policy, half ? "float32" : "float64", computing, sci(t.atol), sci(t.rtol), kTorchErrorFactor,
+      sci(t.rel_l2_floor), kTorchErrorFactor);
+  if (half) {
+    out += fmt::format("The problem's data is {}: arithmetic in {} with fp32 accumulation of sums and dot products "
+                       "is what these bounds are set for; these bounds hold whatever --precision says.",
+                       dtype, dtype);
+  } else if (precision == Precision::tf32) {
+    out += "fp32 matrix products may use TF32 tensor-core MMAs (operands rounded to TF32) with fp32 accumulation; "
+           "the bounds above are set for that. Everything else is computed in fp32; fp16 or bf16 arithmetic on fp32 "
+           "data is not part of this policy.";
+  } else if (precision == Precision::bf16) {
+    out += "fp32 matrix products may round their operands to bf16 (or fp16, or TF32) for tensor-core MMAs with fp32 "
+           "accumulation; the bounds above are set for that. Everything else is computed in fp32.";
+  } else {
+    out += "fp32 FMA on CUDA cores passes in any order of summation, and so do tensor cores with a 3xTF32 split "
+           "(each fp32 operand a TF32 high part plus a TF32 remainder; three MMAs lo*hi, hi*lo, hi*hi accumulated in "
+           "fp32). Plain TF32 (one MMA on rounded operands) is 70 to 1000 times less accurate than fp32 and fails, on "
+           "positive inputs too, as do fp16 or bf16 arithmetic on fp32 data.";
   }
-  return "strict: results must match the reference to the accuracy of its own dtype (fp32 problems to fp32 "
-         "accuracy). For fp32 matrix products, plain fp32 FMA or tensor cores with a 3xTF32 split (each operand "
-         "as a TF32 high part plus a TF32 remainder, three MMAs) are allowed; plain TF32, fp16 or bf16 arithmetic "
-         "on fp32 data is not.";
+  out += " Accumulate sums and dot products in fp32 or wider. Fast intrinsics (`__expf`, `__fdividef`, `rsqrtf`, "
+         "...) are fine only where their error stays within these bounds over the whole input range.";
+  return out;
 }
 
 std::string clip_evidence(std::string_view text, std::size_t max_lines, std::size_t max_chars) {
@@ -256,73 +319,92 @@ std::string clip_evidence(std::string_view text, std::size_t max_lines, std::siz
 
 // ---- builders ---------------------------------------------------------------------------------------
 
-std::string build_system_prompt(const PromptLibrary& lib) {
-  return "You write and improve CUDA kernels built on CuTe (CUTLASS's layout and tensor layer) for "
-         "cutegen, which compiles, verifies and times every answer. Follow these rules in every answer.\n\n" +
-         lib.rules();
+Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& p, const PromptOptions& o) {
+  auto rules = lib.rules().render({{"arch", or_unknown(p.arch, "the GPU's architecture")},
+                                   {"precision_rule", format_precision_rule(p.precision, problem_dtype(p))}});
+  if (!rules) return rules.error();
+  std::string gpu = p.gpu.empty() && o.gpu_placeholders ? gpu_placeholder("the GPU's name") : or_unknown(p.gpu);
+  return lib.system().render({{"rules", *rules},
+                              {"cute_guide", lib.cute_guide(p.workload)},
+                              {"menu", lib.menu(p.workload)},
+                              {"problem_name", problem_name(p)},
+                              {"workload_class", std::string(to_string(p.workload))},
+                              {"gpu", gpu},
+                              {"reference_block", fenced(p.reference_source, "python")},
+                              {"tensor_table", format_tensor_table(p)},
+                              {"cost_summary", format_cost_summary(p, o)}});
 }
 
 Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const SynthesisInput& in, const PromptOptions& o) {
-  const ProblemBrief& p = in.problem;
-  PromptValues v = problem_values(lib, p, o);
-  v.insert({{"contract", lib.contract()},
-            {"cute_guide", lib.cute_guide()},
-            {"workload_class", std::string(to_string(p.workload))},
-            {"gpu", or_unknown(p.gpu)},
-            {"cost_summary", format_cost_summary(p)}});
-  v.merge(example_values(lib, p));
-  return render(lib, PromptKind::synthesis, v);
+  auto example = example_section(lib, in.problem, o);
+  if (!example) return example.error();
+  return render(lib, PromptKind::synthesis, {{"problem_name", problem_name(in.problem)}, {"example", *example}});
 }
 
 Result<std::string> build_diagnose_prompt(const PromptLibrary& lib, const DiagnoseInput& in, const PromptOptions& o) {
-  PromptValues v = problem_values(lib, in.problem, o);
-  std::string situation =
-      in.change_under_repair.empty()
-          ? "This kernel has not passed yet; it is being made correct before any optimisation."
-          : fmt::format("This kernel was correct before the last optimisation step, which tried: {}. That step "
-                        "broke it.",
-                        one_line(in.change_under_repair, 200));
-  v.insert({{"guides", guides_for(lib, in.failure.kind)},
-            {"numbered_kernel_block", fenced(number_lines(in.kernel), "text")},
-            {"failure_kind", std::string(to_string(in.failure.kind))},
-            {"verdict", to_string(in.failure.verdict)},
-            {"failure_reason", one_line(or_unknown(in.failure.reason, "(no reason given)"), 400)},
-            {"evidence_block", evidence_block(in.failure, o)},
-            {"situation", situation},
-            {"attempts", format_history(in.attempts, o.history, "None: this is the first diagnosis of this failure.")}});
+  std::string situation = "This kernel has not passed yet; it is being made correct before any optimisation.";
+  if (!in.change_under_repair.empty()) {
+    situation = fmt::format("This kernel was correct before the last optimisation step, which tried: {}. That step "
+                            "broke it.",
+                            one_line(in.change_under_repair, 200));
+    // The change itself, not only its name: what the step (and any repair since) did to the last
+    // correct kernel is where the cause usually is.
+    if (!in.change_diff.empty())
+      situation += "\nIts changes to the last correct kernel:\n" +
+                   fenced(clip_evidence(in.change_diff, o.max_evidence_lines * 2, o.max_evidence_chars), "diff");
+  }
+  PromptValues v = {{"debug_guide", lib.debug_guide()},
+                    {"problem_name", problem_name(in.problem)},
+                    {"failure_kind", std::string(to_string(in.failure.kind))},
+                    {"verdict", to_string(in.failure.verdict)},
+                    {"failure_reason", one_line(or_unknown(in.failure.reason, "(no reason given)"), 400)},
+                    {"evidence_block", evidence_block(in.failure, o)},
+                    {"situation", situation},
+                    {"attempts", format_history(in.attempts, o.history, "None: this is the first diagnosis of this failure.")},
+                    {"numbered_kernel_block", fenced(number_lines(in.kernel), "text")}};
   return render(lib, PromptKind::diagnose, v);
 }
 
 Result<std::string> build_repair_prompt(const PromptLibrary& lib, const RepairInput& in, const PromptOptions& o) {
-  PromptValues v = problem_values(lib, in.problem, o);
-  v.insert({{"kernel_block", fenced(in.kernel, "cuda")},
-            {"failure_kind", std::string(to_string(in.failure.kind))},
-            {"verdict", to_string(in.failure.verdict)},
-            {"failure_reason", one_line(or_unknown(in.failure.reason, "(no reason given)"), 400)},
-            {"evidence_block", evidence_block(in.failure, o)},
-            {"diagnosis", or_unknown(in.diagnosis, "(no diagnosis)")},
-            {"attempts", format_history(in.attempts, o.history, "None: this is the first repair of this failure.")}});
+  // The diagnosis was written against the numbered listing; when it cites lines, the repair prompt
+  // shows the same numbers (the edits still quote the lines without them, as the rules say).
+  const bool numbered = cites_line_numbers(in.diagnosis);
+  PromptValues v = {
+      {"problem_name", problem_name(in.problem)},
+      {"failure_kind", std::string(to_string(in.failure.kind))},
+      {"verdict", to_string(in.failure.verdict)},
+      {"failure_reason", one_line(or_unknown(in.failure.reason, "(no reason given)"), 400)},
+      {"evidence_block", evidence_block(in.failure, o)},
+      {"diagnosis", or_unknown(in.diagnosis, "(no diagnosis)")},
+      {"attempts", format_history(in.attempts, o.history, "None: this is the first repair of this failure.")},
+      {"kernel_heading", numbered ? "The current kernel (numbered as the diagnosis cites it; the numbers are not part "
+                                    "of the file and SEARCH never quotes them)"
+                                  : "The current kernel"},
+      {"kernel_block", numbered ? fenced(number_lines(in.kernel), "text") : fenced(in.kernel, "cuda")}};
   return render(lib, PromptKind::repair, v);
 }
 
 Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const OptimizeInput& in, const PromptOptions& o) {
   const ProblemBrief& p = in.problem;
-  // The floor and the baselines appear here once, set against the best time; the cost summary
-  // beside it keeps to bytes and FLOPs.
-  std::string perf = fmt::format("- Current best kernel (below): {}", ms(in.best_ms));
-  if (p.floor_ms && in.best_ms > 0) {
-    perf += fmt::format(", {:.1f}% of speed-of-light (roofline floor {}{}; no kernel can be faster)",
-                        100.0 * *p.floor_ms / in.best_ms, ms(*p.floor_ms),
-                        p.floor_bound.empty() ? "" : ", " + p.floor_bound + "-bound");
+  const bool timed = in.best_ms > 0;
+  std::string perf = fmt::format(
+      "- Current best kernel (below): {}",
+      timed ? ms(in.best_ms) : o.gpu_placeholders ? gpu_placeholder("its median time") : std::string("not timed"));
+  if (p.floor_ms && timed) {
+    perf += fmt::format(", {:.1f}% of speed-of-light (the roofline floor above)", 100.0 * *p.floor_ms / in.best_ms);
+  } else if (o.gpu_placeholders) {
+    perf += ", " + gpu_placeholder("its % of speed-of-light");
   } else if (!p.floor_ms) {
     perf += "; no roofline floor (the GPU has not been calibrated)";
   }
   perf += ".\n";
   auto versus = [&](const char* name, const std::optional<double>& base) {
-    if (!base || in.best_ms <= 0) return fmt::format("- {}: not measured.\n", name);
-    return fmt::format("- {}: {}; the best kernel is {:.2f}x {}.\n", name, ms(*base),
-                       *base >= in.best_ms ? *base / in.best_ms : in.best_ms / *base,
-                       *base >= in.best_ms ? "faster" : "slower");
+    if (base && timed)
+      return fmt::format("- Against {}: the best kernel is {:.2f}x {}.\n", name,
+                         *base >= in.best_ms ? *base / in.best_ms : in.best_ms / *base,
+                         *base >= in.best_ms ? "faster" : "slower");
+    if (o.gpu_placeholders) return fmt::format("- Against {}: {}.\n", name, gpu_placeholder("the speedup"));
+    return fmt::format("- Against {}: not measured.\n", name);
   };
   perf += versus("PyTorch eager", p.eager_ms);
   perf += versus("torch.compile", p.compile_ms);
@@ -332,62 +414,62 @@ Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const Optimi
           ? "Not shown yet: profiles are withheld until the kernel's structure is settled. Choose from the menu "
             "by the kernel's structure and the history."
           : fenced(in.profile_summary, "text");
-  PromptValues v = problem_values(lib, p, o);
-  v.insert({{"cute_guide", lib.cute_guide()},
-            {"menu", lib.menu(p.workload)},
-            {"workload_class", std::string(to_string(p.workload))},
-            {"gpu", or_unknown(p.gpu)},
-            {"cost_summary", format_work_summary(p)},
-            {"performance", perf},
-            {"history", format_history(in.history, o.history, "No optimisation steps yet: this is the first.")},
-            {"profile", profile},
-            {"kernel_block", fenced(in.kernel, "cuda")},
-            {"step", std::to_string(in.step)},
-            {"max_steps", in.max_steps > 0 ? std::to_string(in.max_steps) : std::string("?")}});
+  PromptValues v = {{"problem_name", problem_name(p)},
+                    {"step", std::to_string(in.step)},
+                    {"max_steps", in.max_steps > 0 ? std::to_string(in.max_steps) : std::string("?")},
+                    {"performance", perf},
+                    {"history", format_history(in.history, o.history, "No optimisation steps yet: this is the first.")},
+                    {"profile", profile},
+                    {"kernel_block", fenced(in.kernel, "cuda")}};
   return render(lib, PromptKind::optimize, v);
 }
 
 Result<std::string> build_restart_prompt(const PromptLibrary& lib, const RestartInput& in, const PromptOptions& o) {
-  const ProblemBrief& p = in.problem;
   std::string last = "None recorded.";
   if (in.last_failure) {
     last = fmt::format("{} ({}): {}\n{}", to_string(in.last_failure->kind), to_string(in.last_failure->verdict),
                        one_line(in.last_failure->reason, 400), evidence_block(*in.last_failure, o));
   }
-  PromptValues v = problem_values(lib, p, o);
-  v.insert({{"contract", lib.contract()},
-            {"cute_guide", lib.cute_guide()},
-            {"workload_class", std::string(to_string(p.workload))},
-            {"gpu", or_unknown(p.gpu)},
-            {"cost_summary", format_cost_summary(p)},
-            {"why", one_line(or_unknown(in.why, "the previous attempts did not converge"), 400)},
-            {"failure_history", format_history(in.failures, o.history, "No attempts recorded.")},
-            {"last_failure", last}});
-  v.merge(example_values(lib, p));
-  return render(lib, PromptKind::restart, v);
+  auto example = example_section(lib, in.problem, o);
+  if (!example) return example.error();
+  return render(lib, PromptKind::restart,
+                {{"problem_name", problem_name(in.problem)},
+                 {"why", one_line(or_unknown(in.why, "the previous attempts did not converge"), 400)},
+                 {"failure_history", format_history(in.failures, o.history, "No attempts recorded.")},
+                 {"last_failure", last},
+                 {"example", *example}});
 }
 
 // ---- checks -----------------------------------------------------------------------------------------
 
 const std::vector<std::string>& prompt_placeholders(PromptKind kind) { return placeholder_table().at(kind); }
+const std::vector<std::string>& shared_placeholders(std::string_view name) { return shared_table().find(name)->second; }
+
+namespace {
+
+Status check_template(const PromptTemplate& t, const std::vector<std::string>& wanted, std::string_view what) {
+  std::set<std::string> want(wanted.begin(), wanted.end());
+  std::set<std::string> have(t.placeholders().begin(), t.placeholders().end());
+  std::string missing, extra;
+  for (const std::string& n : want)
+    if (!have.count(n)) missing += fmt::format(" {{{{{}}}}}", n);
+  for (const std::string& n : have)
+    if (!want.count(n)) extra += fmt::format(" {{{{{}}}}}", n);
+  if (missing.empty() && extra.empty()) return ok_status();
+  return Error{fmt::format("prompt template {} does not match cutegen {}:{}{}{}{}", t.origin(), what,
+                           missing.empty() ? "" : " it never uses", missing,
+                           extra.empty() ? "" : (missing.empty() ? " it uses" : "; it uses"),
+                           extra.empty() ? "" : extra + " which cutegen does not fill")};
+}
+
+}  // namespace
 
 Status check_prompt_library(const PromptLibrary& lib) {
-  for (PromptKind k : kAllPromptKinds) {
-    const PromptTemplate& t = lib.prompt(k);
-    std::set<std::string> want(prompt_placeholders(k).begin(), prompt_placeholders(k).end());
-    std::set<std::string> have(t.placeholders().begin(), t.placeholders().end());
-    std::string missing, extra;
-    for (const std::string& n : want)
-      if (!have.count(n)) missing += fmt::format(" {{{{{}}}}}", n);
-    for (const std::string& n : have)
-      if (!want.count(n)) extra += fmt::format(" {{{{{}}}}}", n);
-    if (!missing.empty() || !extra.empty()) {
-      return Error{fmt::format("prompt template {} does not match cutegen {}:{}{}{}{}", t.origin(), to_string(k),
-                               missing.empty() ? "" : " it never uses", missing,
-                               extra.empty() ? "" : (missing.empty() ? " it uses" : "; it uses"),
-                               extra.empty() ? "" : extra + " which cutegen does not fill")};
-    }
-  }
+  for (PromptKind k : kAllPromptKinds)
+    if (auto s = check_template(lib.prompt(k), prompt_placeholders(k), to_string(k)); !s.ok()) return s;
+  for (auto [t, name] : {std::pair{&lib.rules(), "rules"}, std::pair{&lib.system(), "system"},
+                         std::pair{&lib.example_intro(), "example"}})
+    if (auto s = check_template(*t, shared_placeholders(name), name); !s.ok()) return s;
   return ok_status();
 }
 

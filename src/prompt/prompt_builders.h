@@ -3,15 +3,22 @@
 // (prompt_inputs.h). The texts are in prompts/*.md; this code only computes the pieces that depend
 // on the data (tables, numbers, clipped evidence, the bounded history) and fills the placeholders.
 //
-//   synthesis  first kernel: problem, shapes/dtypes, costs, floor, baselines, contract, rules, CuTe
-//              guide, one library kernel chosen for the problem (example_choice.h) with why it was
-//              chosen, as a reference for idioms. Answer: a whole file.
-//   diagnose   a failing kernel with line numbers and the condensed evidence. Answer: DIAGNOSIS /
-//              LOCATION / FIX notes, no code (parse_diagnosis_answer).
-//   repair     the diagnosis, the kernel and the reference. Answer: SEARCH/REPLACE edits only.
-//   optimize   one optimisation from the workload's menu, the bounded history, the best time against
-//              the floor and the baselines (each once), the reference, a profile summary once the
-//              profiling policy releases it. Answer: edits only, or NO_FURTHER_CHANGE with a reason.
+// Every request is the system message, then one user message. The system message (build_system_prompt)
+// is the same, byte for byte, in every call of one problem's run — the rules with the run's arch and
+// precision rule, the CuTe guide trimmed to the workload class, the class's optimisation menu, the
+// problem with its costs — so the providers' prompt caches serve it after the first call. The user
+// message holds what changes:
+//
+//   synthesis  first kernel: the library kernel chosen for the problem (example_choice.h) with why it
+//              was chosen, as a reference for idioms (none with --examples none). Answer: a whole file.
+//   diagnose   the debugging guide, a failing kernel with line numbers and the condensed evidence; for a
+//              step that broke the kernel, what it tried and its diff. Answer: DIAGNOSIS / LOCATION /
+//              FIX notes, no code (parse_diagnosis_answer).
+//   repair     the diagnosis and the kernel (numbered when the diagnosis cites lines). Answer:
+//              SEARCH/REPLACE edits only.
+//   optimize   the best time against the floor and the baselines, the bounded history, a profile
+//              summary once the profiling policy releases it, the kernel. Answer: edits only, or
+//              NO_FURTHER_CHANGE with a reason.
 //   restart    synthesis again, with what failed before. Answer: a whole file.
 //
 // A builder's Error means the prompt files and the code disagree (a placeholder renamed on one side):
@@ -28,16 +35,22 @@
 namespace cutegen {
 
 struct PromptOptions {
-  // When the client sends build_system_prompt() as the system message with every request, the
-  // prompts carry a one-line pointer instead of repeating the rules.
-  bool rules_in_system_prompt = false;
   HistoryLimits history;                  // optimise history and repair attempts
   std::size_t max_evidence_lines = 80;    // the judge condenses already; this bounds a pathological report
   std::size_t max_evidence_chars = 8000;
+  // Show the library kernel chosen for the problem at synthesis and restart (--examples library).
+  // Off for the paper's from-scratch setting: the library holds solved kernels for some benchmark
+  // problems, and a run that shows them is not writing its kernel from scratch.
+  bool show_example = true;
+  // `cutegen prompt`: the measurements that need a GPU (baselines, the roofline floor, the kernel's
+  // time, the GPU's name) are absent, and the prompt shows a labelled placeholder for each instead of
+  // "not measured", which is what a run on an uncalibrated GPU says.
+  bool gpu_placeholders = false;
 };
 
-// The system message: who the LLM is in this exchange, and prompts/rules.md.
-std::string build_system_prompt(const PromptLibrary& lib);
+// The system message: prompts/system.md with the rules, the class's guide and menu, and the problem.
+Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& problem,
+                                        const PromptOptions& options = {});
 
 Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const SynthesisInput& in,
                                            const PromptOptions& options = {});
@@ -52,6 +65,8 @@ Result<std::string> build_restart_prompt(const PromptLibrary& lib, const Restart
 
 // The placeholders each builder fills; every template must use exactly these.
 const std::vector<std::string>& prompt_placeholders(PromptKind kind);
+// The same for the templates every request shares: "rules", "system", "example".
+const std::vector<std::string>& shared_placeholders(std::string_view template_name);
 // Error naming the template and the placeholders it lacks or has in excess.
 Status check_prompt_library(const PromptLibrary& lib);
 // locate_prompt_paths() + PromptLibrary::load + check_prompt_library: what the loop calls at start-up.
@@ -61,6 +76,9 @@ Result<PromptLibrary> load_prompt_library();
 
 // "    12 | code" per line (the numbering the edit errors use too), for prompts that refer to lines.
 std::string number_lines(std::string_view source);
+// Whether a diagnosis refers to the kernel by line number ("line 24", "lines 30-41", "L24"): the
+// repair prompt then shows the kernel with the same numbers.
+bool cites_line_numbers(std::string_view diagnosis);
 // A Markdown table of inputs (in cutegen_forward's order) and outputs, plus format_construction().
 std::string format_tensor_table(const ProblemBrief& p);
 // How the model is built: get_init_inputs() bound to Model's parameters, the constructor defaults it
@@ -68,11 +86,20 @@ std::string format_tensor_table(const ProblemBrief& p);
 std::string format_construction(const ProblemBrief& p);
 // Bytes, FLOPs and intensity, one fact per line; unknowns say so.
 std::string format_work_summary(const ProblemBrief& p);
-// format_work_summary plus the roofline floor and both baselines (the first prompts, which have no
-// best time to set them against).
-std::string format_cost_summary(const ProblemBrief& p);
-// One paragraph stating the precision policy in force.
-std::string format_precision_policy(Precision precision);
+// format_work_summary plus the roofline floor and both baselines.
+std::string format_cost_summary(const ProblemBrief& p, const PromptOptions& options = {});
+// The tolerances of python/cutegen_worker/compare.py (POLICIES, _HALF_PROBLEMS, TORCH_ERROR_FACTOR): an
+// element is bad when |out - ref| > atol * max|ref| + rtol * |ref| + factor * torch's largest error, an
+// output when its rel-L2 exceeds max(rel_l2_floor, factor * torch's). Half-precision problems have
+// their own whatever the policy.
+struct PrecisionTolerance {
+  double atol = 0, rtol = 0, rel_l2_floor = 0;
+};
+inline constexpr double kTorchErrorFactor = 5.0;
+PrecisionTolerance precision_tolerance(Precision precision, std::string_view problem_dtype);
+// The rules' precision section: the policy in force and the comparison the judge makes, with the
+// tolerances of python/cutegen_worker/compare.py for this policy and the problem's dtype.
+std::string format_precision_rule(Precision precision, std::string_view problem_dtype);
 // At most `max_lines` lines and `max_chars` characters, with a note saying how much was left out.
 std::string clip_evidence(std::string_view text, std::size_t max_lines, std::size_t max_chars);
 // What choose_example() needs from the brief; an empty dtype is derived from the tensors (the least

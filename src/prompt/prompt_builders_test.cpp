@@ -1,6 +1,6 @@
 // Renders every prompt from the repository's own prompts/ with sample data: the CI guard that the
-// files and the builders agree (every placeholder filled, nothing left over), that the rules and the
-// contract reach the LLM, and that the problem's facts appear where they should.
+// files and the builders agree (every placeholder filled, nothing left over), that the rules reach the
+// LLM in the system message, and that the problem's facts appear where they should.
 #include "prompt/prompt_builders.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include <fmt/format.h>
 
 #include "common/fs.h"
 #include "common/test_helpers.h"
@@ -23,8 +25,7 @@ using cutegen::testing::contains;
 std::filesystem::path source_root() { return CUTEGEN_SOURCE_ROOT; }
 
 PromptPaths repo_paths() {
-  return {source_root() / "prompts", source_root() / "docs" / "kernel-contract.md",
-          source_root() / "examples" / "kernels"};
+  return {source_root() / "prompts", source_root() / "examples" / "kernels"};
 }
 
 const PromptLibrary& library() {
@@ -50,7 +51,8 @@ ProblemBrief sample_gemm() {
   p.inputs = {{"A", TensorRole::forward_input, {4096, 4096}, "float32", ""},
               {"B", TensorRole::forward_input, {4096, 4096}, "float32", ""}};
   p.outputs = {{"", TensorRole::output, {4096, 4096}, "float32", ""}};
-  p.gpu = "NVIDIA H200 (sm_90a)";
+  p.gpu = "NVIDIA H200";
+  p.arch = "sm_90a";
   p.min_bytes = 3ull * 4096 * 4096 * 4;
   p.flops = 2ull * 4096 * 4096 * 4096;
   p.floor_ms = 2.05;
@@ -122,11 +124,21 @@ std::vector<StepRecord> sample_history() {
   return h;
 }
 
-// Every rendered prompt: no placeholder or template header left, the rules present.
+// Every rendered prompt: no placeholder or template header left, and none of the system message's
+// material repeated (the rules, the guide and the menu travel once, in the system message).
 void expect_complete(const std::string& prompt, const std::string& what) {
   EXPECT_FALSE(contains(prompt, "{{")) << what << " has an unfilled placeholder";
   EXPECT_FALSE(contains(prompt, "<!--")) << what << " still has the template header";
-  EXPECT_TRUE(contains(prompt, library().rules())) << what << " lacks the rules text";
+  EXPECT_FALSE(contains(prompt, "## Forbidden")) << what << " repeats the rules";
+  EXPECT_FALSE(contains(prompt, "## Layouts: (shape):(stride)")) << what << " repeats the CuTe guide";
+  EXPECT_FALSE(contains(prompt, "# Optimisation menu")) << what << " repeats the menu";
+}
+
+// What the LLM reads in one call: the system message (rules, guide, menu, the problem), then the prompt.
+std::string whole(const ProblemBrief& p, const std::string& prompt, const PromptOptions& o = {}) {
+  auto system = build_system_prompt(library(), p, o);
+  EXPECT_TRUE(system.ok()) << system.error().message;
+  return (system.ok() ? *system : std::string()) + "\n\n" + prompt;
 }
 
 // The chosen library kernel is in the prompt, and no other one (they are ~300 lines each).
@@ -180,7 +192,8 @@ TEST(PromptLibrary, MenusNameTheMetricsTheProfileStageCollects) {
 }
 
 TEST(PromptLibrary, LibraryKernelsNamedInTheGuideAndMenusExist) {
-  std::vector<std::string> texts = {library().cute_guide()};
+  std::vector<std::string> texts = {library().cute_guide(WorkloadClass::gemm),
+                                    library().cute_guide(WorkloadClass::reduction)};
   for (WorkloadClass c : all_workload_classes()) texts.push_back(library().menu(c));
   int named = 0;
   for (const std::string& text : texts) {
@@ -196,8 +209,8 @@ TEST(PromptLibrary, LibraryKernelsNamedInTheGuideAndMenusExist) {
 }
 
 TEST(PromptLibrary, CuteGuideStaysConcise) {
-  const std::string& guide = library().cute_guide();
-  EXPECT_LE(std::count(guide.begin(), guide.end(), '\n'), 260);
+  const std::string guide = *read_file(source_root() / "prompts" / "cute_guide.md");
+  EXPECT_LE(std::count(guide.begin(), guide.end(), '\n'), 280);
   for (const char* name : {"make_tiled_copy", "SM80_CP_ASYNC_CACHEALWAYS", "cp_async_fence", "cp_async_wait",
                            "make_tiled_mma", "SM80_16x8x8_F32TF32TF32F32_TN", "SM80_16x8x16_F32F16F16F32_TN",
                            "Swizzle<", "local_tile", "local_partition", "make_identity_tensor", "elem_less",
@@ -209,13 +222,14 @@ TEST(PromptLibrary, CuteGuideStaysConcise) {
     EXPECT_TRUE(contains(guide, name)) << name;
 }
 
-TEST(PromptBuild, SynthesisHasProblemShapesContractRulesAndExample) {
+TEST(PromptBuild, SynthesisWithItsSystemMessageHasProblemShapesContractRulesAndExample) {
   auto r = build_synthesis_prompt(library(), {sample_gemm()});
   ASSERT_TRUE(r.ok()) << r.error().message;
-  const std::string& p = *r;
-  expect_complete(p, "synthesis");
-  EXPECT_TRUE(contains(p, library().contract()));
-  EXPECT_TRUE(contains(p, library().cute_guide()));
+  expect_complete(*r, "synthesis");
+  const std::string p = whole(sample_gemm(), *r);
+  EXPECT_EQ(occurrences(p, "## The contract"), 1) << "the contract once";
+  EXPECT_TRUE(contains(p, "typedef struct cutegen_tensor {")) << "the descriptor is part of it";
+  EXPECT_TRUE(contains(p, library().cute_guide(WorkloadClass::gemm)));
   EXPECT_TRUE(contains(p, "| inputs[0] | A | forward() argument | (4096, 4096) | float32 |")) << p;
   EXPECT_TRUE(contains(p, "| inputs[1] | B | forward() argument | (4096, 4096) | float32 |"));
   EXPECT_TRUE(contains(p, "| outputs[0] | - | output | (4096, 4096) | float32 |"));
@@ -233,7 +247,8 @@ TEST(PromptBuild, SynthesisHasProblemShapesContractRulesAndExample) {
   expect_one_example(p, "gemm_sm90_3xtf32.cu");
   EXPECT_FALSE(contains(p, "gemm_tiled.cu")) << "the toy GEMM is not shown";
   EXPECT_TRUE(contains(p, "3xTF32")) << "strict precision policy";
-  EXPECT_TRUE(contains(p, "NVIDIA H200 (sm_90a)"));
+  EXPECT_TRUE(contains(p, "GPU: NVIDIA H200."));
+  EXPECT_TRUE(contains(p, "one `-gencode` for `sm_90a`")) << "the arch the run compiles for";
 }
 
 TEST(PromptBuild, SynthesisForElementwiseUsesItsExampleAndSaysWhatIsUnknown) {
@@ -243,11 +258,28 @@ TEST(PromptBuild, SynthesisForElementwiseUsesItsExampleAndSaysWhatIsUnknown) {
   EXPECT_TRUE(contains(*r, "# A reference for CuTe idioms (elementwise.cu)")) << *r;
   EXPECT_TRUE(contains(*r, "This is the library's elementwise kernel: generic over a device functor"));
   EXPECT_TRUE(contains(*r, library().example("elementwise.cu").source));
-  EXPECT_TRUE(contains(*r, "| inputs[1] | negative_slope | forward() scalar argument (host value) | scalar = 0.01 | float64 |"))
-      << *r;
-  EXPECT_TRUE(contains(*r, "Roofline floor: not available"));
-  EXPECT_TRUE(contains(*r, "PyTorch eager: not measured"));
-  EXPECT_TRUE(contains(*r, "GPU: unknown."));
+  const std::string w = whole(sample_elementwise(), *r);
+  EXPECT_TRUE(contains(w, "| inputs[1] | negative_slope | forward() scalar argument (host value) | scalar = 0.01 | float64 |"))
+      << w;
+  EXPECT_TRUE(contains(w, "Roofline floor: not available"));
+  EXPECT_TRUE(contains(w, "PyTorch eager: not measured"));
+  EXPECT_TRUE(contains(w, "GPU: unknown."));
+}
+
+// --examples none (the paper's setting): no library kernel, and a line that says so.
+TEST(PromptBuild, WithoutExamplesNoLibraryKernelIsShown) {
+  PromptOptions o;
+  o.show_example = false;
+  for (auto r : {build_synthesis_prompt(library(), {sample_gemm()}, o),
+                 build_restart_prompt(library(), {sample_gemm(), "why", {}, std::nullopt}, o)}) {
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    expect_complete(*r, "no example");
+    EXPECT_FALSE(contains(*r, "# A reference for CuTe idioms")) << *r;
+    EXPECT_TRUE(contains(*r, "No library kernel is shown in this run (--examples none)")) << *r;
+    const std::string w = whole(sample_gemm(), *r, o);
+    for (std::string_view file : example_files())
+      EXPECT_FALSE(contains(w, library().example(file).source)) << file << " is in the conversation";
+  }
 }
 
 TEST(PromptBuild, SynthesisShowsTheLibraryKernelOfTheProblem) {
@@ -303,7 +335,7 @@ TEST(PromptBuild, ExampleFactsDeriveTheDtypeFromTheTensors) {
 }
 
 TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
-  DiagnoseInput in{sample_gemm(), kKernel, sample_failure(FailureKind::wrong_result), "", {}};
+  DiagnoseInput in{sample_gemm(), kKernel, sample_failure(FailureKind::wrong_result), "", "", {}};
   auto r = build_diagnose_prompt(library(), in);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string& p = *r;
@@ -311,8 +343,7 @@ TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
   EXPECT_TRUE(contains(p, "      3 | // the current kernel\n")) << p;
   EXPECT_TRUE(contains(p, "wrong result (verdict `mismatch`): max abs error 3.2e-02"));
   EXPECT_TRUE(contains(p, "first bad indices: (17,4)"));
-  EXPECT_TRUE(contains(p, library().debug_guide()));
-  EXPECT_FALSE(contains(p, library().cute_guide())) << "the CuTe guide is for compile errors";
+  EXPECT_TRUE(p.starts_with(library().debug_guide())) << "first: successive diagnoses share it as a prefix";
   EXPECT_TRUE(contains(p, "`DIAGNOSIS:`"));
   EXPECT_TRUE(contains(p, "Do not write code"));
   EXPECT_TRUE(contains(p, "None: this is the first diagnosis"));
@@ -327,10 +358,14 @@ TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
   attempt.outcome = StepOutcome::incorrect;
   attempt.verdict = Verdict::compile_error;
   in.attempts = {attempt};
+  in.change_diff = "--- a/kernel.cu\n+++ b/kernel.cu\n@@ -3 +3 @@\n-// the best kernel\n+// the current kernel\n";
   auto compile = build_diagnose_prompt(library(), in);
   ASSERT_TRUE(compile.ok()) << compile.error().message;
-  EXPECT_TRUE(contains(*compile, library().cute_guide()));
   EXPECT_TRUE(contains(*compile, "last optimisation step, which tried: cp.async 3-stage pipeline"));
+  // The step's own diff, not a summary of it.
+  EXPECT_TRUE(contains(*compile, "Its changes to the last correct kernel:\n```diff\n--- a/kernel.cu\n+++ b/kernel.cu\n"
+                                 "@@ -3 +3 @@\n-// the best kernel\n+// the current kernel\n```"))
+      << *compile;
   EXPECT_TRUE(contains(*compile, "repair 1: moved cp_async_wait before the barrier -> compile error (compile_error)"))
       << *compile;
 }
@@ -341,10 +376,27 @@ TEST(PromptBuild, RepairQuotesKernelVerbatimAndAsksForEditsOnly) {
   auto r = build_repair_prompt(library(), in);
   ASSERT_TRUE(r.ok()) << r.error().message;
   expect_complete(*r, "repair");
-  EXPECT_TRUE(contains(*r, "```cuda\n" + kKernel + "```")) << "no line numbers: edits quote this text";
+  EXPECT_TRUE(contains(*r, "# The current kernel\n```cuda\n" + kKernel + "```")) << "no line numbers: edits quote this text";
   EXPECT_TRUE(contains(*r, "DIAGNOSIS: B is read transposed."));
-  EXPECT_TRUE(contains(*r, "<<<<<<< SEARCH")) << "the edit format comes with the rules";
+  EXPECT_TRUE(contains(whole(sample_gemm(), *r), "<<<<<<< SEARCH")) << "the edit format comes with the rules";
   EXPECT_TRUE(contains(*r, "`CHANGES:`"));
+
+  // A diagnosis that cites lines gets the kernel with the same numbers as the diagnose prompt's.
+  in.diagnosis = "DIAGNOSIS: line 3 reads B transposed.\nLOCATION: line 3.\nFIX: swap the strides.\n";
+  auto numbered = build_repair_prompt(library(), in);
+  ASSERT_TRUE(numbered.ok()) << numbered.error().message;
+  EXPECT_TRUE(contains(*numbered, "```text\n" + number_lines(kKernel) + "```")) << *numbered;
+  EXPECT_TRUE(contains(*numbered, "SEARCH never quotes them")) << *numbered;
+}
+
+TEST(PromptPieces, CitesLineNumbers) {
+  EXPECT_TRUE(cites_line_numbers("LOCATION: line 24 (the tX partition)"));
+  EXPECT_TRUE(cites_line_numbers("lines 30-41 of the mainloop"));
+  EXPECT_TRUE(cites_line_numbers("Line:7"));
+  EXPECT_TRUE(cites_line_numbers("see L42"));
+  EXPECT_TRUE(cites_line_numbers("kernel.cu:24 asserts"));
+  EXPECT_FALSE(cites_line_numbers("the pipeline reads B transposed; fix the stride"));
+  EXPECT_FALSE(cites_line_numbers("a line of threads, a baseline of 24 ms"));
 }
 
 TEST(PromptBuild, OptimizeHasMenuHistoryPerformanceAndProfileState) {
@@ -359,13 +411,12 @@ TEST(PromptBuild, OptimizeHasMenuHistoryPerformanceAndProfileState) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string& p = *r;
   expect_complete(p, "optimize");
-  EXPECT_TRUE(contains(p, library().menu(WorkloadClass::gemm)));
-  EXPECT_FALSE(contains(p, library().menu(WorkloadClass::elementwise)));
+  EXPECT_TRUE(contains(whole(in.problem, p), library().menu(WorkloadClass::gemm)));
+  EXPECT_FALSE(contains(whole(in.problem, p), library().menu(WorkloadClass::elementwise)));
   EXPECT_TRUE(contains(p, "step 13 of 20"));
-  EXPECT_TRUE(contains(p, "Current best kernel (below): 4.1 ms, 50.0% of speed-of-light (roofline floor 2.05 ms, "
-                         "compute-bound; no kernel can be faster)"))
+  EXPECT_TRUE(contains(p, "Current best kernel (below): 4.1 ms, 50.0% of speed-of-light (the roofline floor above)"))
       << p;
-  EXPECT_TRUE(contains(p, "PyTorch eager: 2.61 ms; the best kernel is 1.57x slower."));
+  EXPECT_TRUE(contains(p, "- Against PyTorch eager: the best kernel is 1.57x slower."));
   EXPECT_TRUE(contains(p, "step 3: idea number 3 -> improved, kept: 1 ms [best]"));
   EXPECT_TRUE(contains(p, "step 12: idea number 12"));
   EXPECT_FALSE(contains(p, "step 4: idea number 4 ")) << "history is bounded";
@@ -377,7 +428,7 @@ TEST(PromptBuild, OptimizeHasMenuHistoryPerformanceAndProfileState) {
   auto profiled = build_optimize_prompt(library(), in);
   ASSERT_TRUE(profiled.ok()) << profiled.error().message;
   EXPECT_TRUE(contains(*profiled, "```text\ndram__throughput 91%\nsm__pipe_tensor_op 12%\n```"));
-  EXPECT_TRUE(contains(*profiled, "PyTorch eager: 2.61 ms; the best kernel is 2.61x faster."));
+  EXPECT_TRUE(contains(*profiled, "- Against PyTorch eager: the best kernel is 2.61x faster."));
   EXPECT_FALSE(contains(*profiled, "withheld"));
 }
 
@@ -390,11 +441,10 @@ TEST(PromptBuild, RestartIsSynthesisWithTheFailureHistory) {
   auto r = build_restart_prompt(library(), in);
   ASSERT_TRUE(r.ok()) << r.error().message;
   expect_complete(*r, "restart");
-  EXPECT_TRUE(contains(*r, library().contract()));
   EXPECT_TRUE(contains(*r, "Reason: 5 repair rounds did not fix a mismatch"));
   EXPECT_TRUE(contains(*r, "step 12: idea number 12"));  // restart_prompt labels come from the records' kind
   EXPECT_TRUE(contains(*r, "first bad indices"));
-  EXPECT_TRUE(contains(*r, "| inputs[0] | A | forward() argument | (4096, 4096) | float32 |"));
+  EXPECT_TRUE(contains(whole(in.problem, *r), "| inputs[0] | A | forward() argument | (4096, 4096) | float32 |"));
   EXPECT_TRUE(contains(*r, "This is the library's strict-fp32 GEMM")) << *r;
   EXPECT_TRUE(contains(*r, library().example("gemm_sm90_3xtf32.cu").source));
 }
@@ -425,12 +475,18 @@ TEST(PromptBuild, EveryTemplateRendersForEveryWorkloadClass) {
     RestartInput restart;
     restart.problem = p;
     for (auto r : {build_synthesis_prompt(library(), {p}),
-                   build_diagnose_prompt(library(), {p, kKernel, sample_failure(FailureKind::runtime_error), "", {}}),
+                   build_diagnose_prompt(library(), {p, kKernel, sample_failure(FailureKind::runtime_error), "", "", {}}),
                    build_repair_prompt(library(), {p, kKernel, sample_failure(FailureKind::rejected), "d", {}}),
                    build_optimize_prompt(library(), opt), build_restart_prompt(library(), restart)}) {
       ASSERT_TRUE(r.ok()) << to_string(c) << ": " << r.error().message;
       expect_complete(*r, std::string(to_string(c)));
     }
+    auto system = build_system_prompt(library(), p);
+    ASSERT_TRUE(system.ok()) << to_string(c) << ": " << system.error().message;
+    EXPECT_FALSE(contains(*system, "{{")) << to_string(c);
+    EXPECT_FALSE(contains(*system, "<!--")) << to_string(c) << ": a template header or guide marker is left";
+    EXPECT_TRUE(contains(*system, library().menu(c))) << to_string(c);
+    EXPECT_TRUE(contains(*system, library().cute_guide(c))) << to_string(c);
   }
 }
 
@@ -446,9 +502,62 @@ TEST(PromptPieces, ShapesAndPrecision) {
   EXPECT_EQ(format_shape({}), "()");
   EXPECT_EQ(format_shape({7}), "(7,)");
   EXPECT_EQ(format_shape({2, 3, 4}), "(2, 3, 4)");
-  EXPECT_TRUE(contains(format_precision_policy(Precision::strict), "3xTF32"));
-  EXPECT_TRUE(contains(format_precision_policy(Precision::tf32), "opted in"));
-  EXPECT_TRUE(contains(format_precision_policy(Precision::bf16), "bf16"));
+}
+
+// The precision rule says what compare.py checks: both terms of the element bound, with the numbers
+// of the policy in force, and never that plain TF32 fails when the run allows it.
+TEST(PromptTruth, ThePrecisionRuleIsTheComparisonTheJudgeMakes) {
+  const std::string strict = format_precision_rule(Precision::strict, "float32");
+  EXPECT_TRUE(contains(strict, "## Precision: strict")) << strict;
+  EXPECT_TRUE(contains(strict, "|out - ref| > 1e-04 * max|ref| + 1e-04 * |ref| + 5 x PyTorch's largest element error"))
+      << strict;
+  EXPECT_TRUE(contains(strict, "exceeds max(1e-06, 5 x PyTorch's)")) << strict;
+  EXPECT_TRUE(contains(strict, "float64 reference")) << strict;
+  EXPECT_TRUE(contains(strict, "Plain TF32 (one MMA on rounded operands) is 70 to 1000 times less accurate")) << strict;
+  const std::string tf32 = format_precision_rule(Precision::tf32, "float32");
+  EXPECT_TRUE(contains(tf32, "## Precision: tf32 (the user opted in)")) << tf32;
+  EXPECT_TRUE(contains(tf32, "1e-03 * max|ref| + 1e-03 * |ref|")) << tf32;
+  EXPECT_TRUE(contains(tf32, "may use TF32 tensor-core MMAs")) << tf32;
+  EXPECT_FALSE(contains(tf32, "fails, on")) << "plain TF32 is what --precision tf32 allows: " << tf32;
+  EXPECT_FALSE(contains(tf32, "3xTF32")) << tf32;
+  const std::string bf16 = format_precision_rule(Precision::bf16, "float32");
+  EXPECT_TRUE(contains(bf16, "1e-02 * max|ref| + 1e-02 * |ref|")) << bf16;
+  EXPECT_TRUE(contains(bf16, "max(2e-02, 5 x PyTorch's)")) << bf16;
+  // A half-precision problem has its own bounds, whatever the policy, against a float32 reference.
+  const std::string half = format_precision_rule(Precision::strict, "bfloat16");
+  EXPECT_TRUE(contains(half, "float32 reference")) << half;
+  EXPECT_TRUE(contains(half, "2e-02 * max|ref| + 2e-02 * |ref|")) << half;
+  EXPECT_FALSE(contains(half, "Plain TF32")) << half;
+}
+
+// The numbers in the rule are compare.py's: POLICIES, _HALF_PROBLEMS and TORCH_ERROR_FACTOR, read from
+// the worker's source so the two cannot drift apart.
+TEST(PromptTruth, ThePrecisionNumbersAreTheWorkersOwn) {
+  const std::string compare = *read_file(source_root() / "python" / "cutegen_worker" / "compare.py");
+  auto tuple_after = [&](const std::string& key) {
+    std::size_t at = compare.find(key);
+    EXPECT_NE(at, std::string::npos) << key;
+    std::size_t open = compare.find('(', at), close = compare.find(')', open);
+    std::vector<double> v;
+    std::string inner = compare.substr(open + 1, close - open - 1);
+    for (std::size_t p = 0; p < inner.size();) {
+      std::size_t q = inner.find(',', p);
+      if (q == std::string::npos) q = inner.size();
+      v.push_back(std::stod(inner.substr(p, q - p)));
+      p = q + 1;
+    }
+    return v;
+  };
+  auto expect_tolerance = [&](const std::string& key, Precision precision, const char* dtype) {
+    const PrecisionTolerance t = precision_tolerance(precision, dtype);
+    EXPECT_EQ(tuple_after(key), (std::vector<double>{t.atol, t.rtol, t.rel_l2_floor})) << key;
+  };
+  expect_tolerance("\"strict\":", Precision::strict, "float32");
+  expect_tolerance("\"tf32\":", Precision::tf32, "float32");
+  expect_tolerance("\"bf16\":", Precision::bf16, "float32");
+  expect_tolerance("torch.float16:", Precision::tf32, "float16");
+  expect_tolerance("torch.bfloat16:", Precision::strict, "bfloat16");
+  EXPECT_TRUE(contains(compare, fmt::format("TORCH_ERROR_FACTOR = {:.1f}", kTorchErrorFactor)));
 }
 
 TEST(PromptPieces, ClipEvidenceSaysWhatWasLeftOut) {
@@ -486,20 +595,80 @@ TEST(PromptLibrary, MismatchedTemplateIsReportedAtStartup) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(PromptBuild, RulesCanTravelInTheSystemMessageInstead) {
-  const std::string system = build_system_prompt(library());
-  EXPECT_TRUE(contains(system, library().rules()));
+// The system message states the rules as the run applies them: the arch it compiles for, the
+// precision policy in force, and the CuTe check as the judge makes it.
+TEST(PromptTruth, TheSystemMessageCarriesTheRulesOfThisRun) {
+  ProblemBrief p = sample_gemm();
+  auto system = build_system_prompt(library(), p);
+  ASSERT_TRUE(system.ok()) << system.error().message;
+  EXPECT_TRUE(contains(*system, "# Rules for every cutegen kernel"));
+  EXPECT_TRUE(contains(*system, "one `-gencode` for `sm_90a`"));
+  EXPECT_TRUE(contains(*system, "## Precision: strict"));
+  EXPECT_FALSE(contains(*system, "is rejected by name, whatever the other kernels do")) << "the check is per kernel";
+  EXPECT_TRUE(contains(*system, "a kernel with no CuTe access is\n  rejected, the message naming the kernel"));
+  EXPECT_TRUE(contains(*system, "second, unoptimised compile"));
+  p.arch = "sm_100a";
+  p.precision = Precision::tf32;
+  system = build_system_prompt(library(), p);
+  ASSERT_TRUE(system.ok()) << system.error().message;
+  EXPECT_TRUE(contains(*system, "one `-gencode` for `sm_100a`"));
+  EXPECT_FALSE(contains(*system, "sm_90a`,")) << "no architecture but the run's";
+  EXPECT_TRUE(contains(*system, "## Precision: tf32 (the user opted in)"));
+  EXPECT_FALSE(contains(*system, "Plain TF32 (one MMA on rounded operands) is 70 to 1000 times less accurate"));
+}
+
+// `cutegen prompt` has no GPU: the measurements a run would show are labelled placeholders.
+TEST(PromptBuild, GpuPlaceholdersAreLabelledWhereARunHasMeasurements) {
   PromptOptions o;
-  o.rules_in_system_prompt = true;
-  OptimizeInput opt;
-  opt.problem = sample_gemm();
-  opt.kernel = kKernel;
-  opt.best_ms = 3;
+  o.gpu_placeholders = true;
+  ProblemBrief p = sample_elementwise();
+  auto system = build_system_prompt(library(), p, o);
+  ASSERT_TRUE(system.ok()) << system.error().message;
+  EXPECT_TRUE(contains(*system, "GPU: [measured on the GPU at run time: the GPU's name]")) << *system;
+  EXPECT_TRUE(contains(*system, "Roofline floor on this GPU: [measured on the GPU at run time: the roofline floor"))
+      << *system;
+  EXPECT_TRUE(contains(*system, "PyTorch eager: [measured on the GPU at run time: eager PyTorch's median time]"));
+  OptimizeInput opt{p, kKernel, 0, 1, 8, {}, ""};
   auto r = build_optimize_prompt(library(), opt, o);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_FALSE(contains(*r, library().rules())) << "not repeated";
-  EXPECT_TRUE(contains(*r, "rules and answer formats in the system message apply"));
-  EXPECT_FALSE(contains(*r, "{{"));
+  EXPECT_TRUE(contains(*r, "Current best kernel (below): [measured on the GPU at run time: its median time]")) << *r;
+  EXPECT_TRUE(contains(*r, "- Against torch.compile: [measured on the GPU at run time: the speedup].")) << *r;
+}
+
+// The guide as each class reads it: a pointwise op gets no TMA, wgmma or cluster material.
+TEST(PromptLibrary, TheCuteGuideIsTrimmedToTheWorkloadClass) {
+  const std::string& ew = library().cute_guide(WorkloadClass::elementwise);
+  for (const char* absent : {"make_tma_copy", "wgmma", "map_shared_rank", "make_tiled_mma", "cp_async_fence",
+                             "Swizzle<", "KernelTmaWarpSpecializedCooperative", "SM90_BULK_COPY_G2S", "<!--"})
+    EXPECT_FALSE(contains(ew, absent)) << "elementwise guide has " << absent;
+  for (const char* present : {"copy_aligned", "local_tile", "elem_less", "make_identity_tensor", "make_tiled_copy",
+                              "**named** namespace", "## Common compile errors"})
+    EXPECT_TRUE(contains(ew, present)) << "elementwise guide lacks " << present;
+  const std::string& red = library().cute_guide(WorkloadClass::reduction);
+  for (const char* present : {"map_shared_rank", "SM90_BULK_COPY_G2S", "cudaLaunchCooperativeKernel", "cp_async_fence"})
+    EXPECT_TRUE(contains(red, present)) << "reduction guide lacks " << present;
+  for (const char* absent : {"Layout_K_SW128_Atom", "make_tiled_mma", "3xTF32 split"})
+    EXPECT_FALSE(contains(red, absent)) << "reduction guide has " << absent;
+  const std::string& gemm = library().cute_guide(WorkloadClass::gemm);
+  for (const char* present : {"make_tiled_mma", "wgmma", "make_tma_copy", "3xTF32 split", "Layout_K_SW128_Atom"})
+    EXPECT_TRUE(contains(gemm, present)) << "gemm guide lacks " << present;
+  EXPECT_FALSE(contains(gemm, "map_shared_rank"));
+  EXPECT_LT(ew.size() * 2, gemm.size()) << "the pointwise guide is less than half the GEMM's";
+}
+
+TEST(PromptLibrary, GuideMarkersAreChecked) {
+  auto bad_class = guide_for_class("<!-- for: gemm pointwise -->\n## X\ntext\n", WorkloadClass::gemm, "g.md");
+  ASSERT_FALSE(bad_class.ok());
+  EXPECT_TRUE(contains(bad_class.error().message, "g.md:1:")) << bad_class.error().message;
+  EXPECT_TRUE(contains(bad_class.error().message, "pointwise")) << bad_class.error().message;
+  auto stray = guide_for_class("<!-- for: gemm -->\ntext\n", WorkloadClass::gemm, "g.md");
+  ASSERT_FALSE(stray.ok());
+  EXPECT_TRUE(contains(stray.error().message, "right before a `## ` section or a `- ` item")) << stray.error().message;
+  const std::string text =
+      "# Guide\n## All\n- a\n<!-- for: gemm -->\n- b\n```\n- code\n```\n- c\n<!-- for: reduction -->\n## Red\n- d\n"
+      "<!-- for: gemm -->\n- e\n## Last\n- f\n";
+  EXPECT_EQ(*guide_for_class(text, WorkloadClass::gemm, "g"), "# Guide\n## All\n- a\n- b\n```\n- code\n```\n- c\n## Last\n- f\n");
+  EXPECT_EQ(*guide_for_class(text, WorkloadClass::reduction, "g"), "# Guide\n## All\n- a\n- c\n## Red\n- d\n## Last\n- f\n");
 }
 
 // ---- what the prompts tell the LLM about a problem with constructor arguments and parameters -----------
@@ -530,7 +699,7 @@ TEST(PromptTruth, TheTensorTableSaysHowTheModelIsBuiltAndWhichDefaultsHold) {
   EXPECT_TRUE(contains(format_tensor_table(p), "get_init_inputs(): [] (Model() takes no arguments)."));
 }
 
-TEST(PromptTruth, EveryPromptThatAsksForCodeShowsTheReference) {
+TEST(PromptTruth, EveryCallShowsTheReferenceOnceInTheSystemMessage) {
   ProblemBrief p = sample_layernorm();
   OptimizeInput opt{p, kKernel, 0.1, 1, 8, {}, ""};
   RepairInput repair{p, kKernel, sample_failure(FailureKind::wrong_result), "DIAGNOSIS: x\nFIX: y\n", {}};
@@ -540,9 +709,11 @@ TEST(PromptTruth, EveryPromptThatAsksForCodeShowsTheReference) {
                          std::pair{"optimize", build_optimize_prompt(library(), opt)},
                          std::pair{"restart", build_restart_prompt(library(), restart)}}) {
     ASSERT_TRUE(r.ok()) << what << ": " << r.error().message;
-    EXPECT_TRUE(contains(*r, "```python\n" + p.reference_source)) << what << " lacks the reference module";
-    EXPECT_EQ(occurrences(*r, "self.norm = nn.LayerNorm(hidden)"), 1) << what << ": the reference once";
-    EXPECT_TRUE(contains(*r, "Model(hidden=8192)")) << what;
+    EXPECT_FALSE(contains(*r, "self.norm = nn.LayerNorm(hidden)")) << what << " repeats the reference";
+    const std::string w = whole(p, *r);
+    EXPECT_TRUE(contains(w, "```python\n" + p.reference_source)) << what << " lacks the reference module";
+    EXPECT_EQ(occurrences(w, "self.norm = nn.LayerNorm(hidden)"), 1) << what << ": the reference once";
+    EXPECT_TRUE(contains(w, "Model(hidden=8192)")) << what;
   }
 }
 
@@ -550,12 +721,13 @@ TEST(PromptTruth, TheOptimisePromptShowsEachBaselineAndTheFloorOnce) {
   OptimizeInput in{sample_layernorm(), kKernel, 0.1124, 2, 8, {}, ""};
   auto r = build_optimize_prompt(library(), in);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(occurrences(*r, "0.2341 ms"), 1) << *r;  // eager
-  EXPECT_EQ(occurrences(*r, "0.1877 ms"), 1) << *r;  // torch.compile
-  EXPECT_EQ(occurrences(*r, "0.0562 ms"), 1) << *r;  // the floor
-  EXPECT_TRUE(contains(*r, "- PyTorch eager: 0.2341 ms; the best kernel is 2.08x faster.")) << *r;
-  EXPECT_TRUE(contains(*r, "- torch.compile: 0.1877 ms; the best kernel is 1.67x faster.")) << *r;
-  EXPECT_TRUE(contains(*r, "269 MB")) << "bytes and FLOPs stay";
+  const std::string w = whole(in.problem, *r);
+  EXPECT_EQ(occurrences(w, "0.2341 ms"), 1) << w;  // eager
+  EXPECT_EQ(occurrences(w, "0.1877 ms"), 1) << w;  // torch.compile
+  EXPECT_EQ(occurrences(w, "0.0562 ms"), 1) << w;  // the floor
+  EXPECT_TRUE(contains(*r, "- Against PyTorch eager: the best kernel is 2.08x faster.")) << *r;
+  EXPECT_TRUE(contains(*r, "- Against torch.compile: the best kernel is 1.67x faster.")) << *r;
+  EXPECT_TRUE(contains(w, "269 MB")) << "bytes and FLOPs stay";
 }
 
 TEST(PromptTruth, HistoryShowsAnUndoneStepAsAFailedIdeaAndEachSpeedupOnce) {
@@ -590,7 +762,7 @@ TEST(PromptTruth, TheOptimisePromptOffersADecline) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(contains(*r, "`NO_FURTHER_CHANGE:`")) << *r;
   EXPECT_TRUE(contains(*r, "without spending an evaluation")) << *r;
-  EXPECT_TRUE(contains(library().rules(), "NO_FURTHER_CHANGE: ")) << "the answer format is in the rules";
+  EXPECT_TRUE(contains(whole(in.problem, *r), "NO_FURTHER_CHANGE: ")) << "the answer format is in the rules";
 }
 
 TEST(PromptTruth, RestartLabelsEachSynthesisAttemptByWhatHappened) {

@@ -78,25 +78,78 @@ Result<fs::path> prompts_dir() {
 Result<PromptPaths> locate_prompt_paths() {
   auto dir = prompts_dir();
   if (!dir.ok()) return dir.error();
-  PromptPaths paths{*dir, {}, {}};
-  // The contract and the examples sit beside prompts/ in a checkout and in an install; with a custom
+  PromptPaths paths{*dir, {}};
+  // The examples sit beside prompts/ in a checkout and in an install; with a custom
   // CUTEGEN_PROMPTS_DIR they may not, and the built-in ones are the right ones then.
   std::vector<fs::path> roots{dir->parent_path()};
   for (const fs::path& r : data_roots()) roots.push_back(r);
   std::error_code ec;
   for (const fs::path& r : roots) {
-    if (paths.contract_doc.empty() && fs::is_regular_file(r / "docs" / "kernel-contract.md", ec))
-      paths.contract_doc = r / "docs" / "kernel-contract.md";
-    if (paths.examples.empty() && fs::is_directory(r / "examples" / "kernels", ec))
+    if (fs::is_directory(r / "examples" / "kernels", ec)) {
       paths.examples = r / "examples" / "kernels";
+      break;
+    }
   }
-  if (paths.contract_doc.empty())
-    return Error{fmt::format("docs/kernel-contract.md was not found beside {} or in cutegen's source/install tree",
-                             dir->string())};
   if (paths.examples.empty())
     return Error{fmt::format("examples/kernels/ was not found beside {} or in cutegen's source/install tree",
                              dir->string())};
   return paths;
+}
+
+Result<std::string> guide_for_class(std::string_view guide, WorkloadClass workload, std::string_view origin) {
+  constexpr std::string_view kOpen = "<!-- for:", kClose = "-->";
+  std::vector<std::string_view> lines;
+  for (std::size_t pos = 0; pos < guide.size();) {
+    std::size_t nl = guide.find('\n', pos);
+    std::size_t end = nl == std::string_view::npos ? guide.size() : nl + 1;
+    lines.push_back(guide.substr(pos, end - pos));
+    pos = end;
+  }
+  auto starts = [](std::string_view line, std::string_view prefix) { return line.substr(0, prefix.size()) == prefix; };
+  std::string out;
+  for (std::size_t i = 0; i < lines.size();) {
+    std::string_view line = lines[i];
+    if (!starts(line, kOpen)) {
+      out.append(line);
+      ++i;
+      continue;
+    }
+    std::size_t close = line.find(kClose);
+    if (close == std::string_view::npos)
+      return Error{fmt::format("{}:{}: a `<!-- for: ... -->` marker must close on its own line", origin, i + 1)};
+    bool wanted = false;
+    std::string_view names = line.substr(kOpen.size(), close - kOpen.size());
+    for (std::size_t p = 0; p < names.size();) {
+      std::size_t q = names.find(' ', p);
+      if (q == std::string_view::npos) q = names.size();
+      if (q > p) {
+        auto c = parse_workload_class(names.substr(p, q - p));
+        if (!c.ok()) return Error{fmt::format("{}:{}: {}", origin, i + 1, c.error().message)};
+        wanted = wanted || *c == workload;
+      }
+      p = q + 1;
+    }
+    const std::size_t first = i + 1;
+    const bool section = first < lines.size() && starts(lines[first], "## ");
+    if (!section && !(first < lines.size() && starts(lines[first], "- ")))
+      return Error{fmt::format("{}:{}: a `<!-- for: ... -->` marker must stand right before a `## ` section or a `- ` "
+                               "item",
+                               origin, i + 1)};
+    // The block runs to the next section (and, for an item, the next item or marker); code fences
+    // inside it may hold lines that look like either.
+    std::size_t j = first + 1;
+    bool in_fence = false;
+    for (; j < lines.size(); ++j) {
+      std::string_view l = lines[j];
+      if (starts(l, "```")) in_fence = !in_fence;
+      if (in_fence) continue;
+      if (starts(l, "## ") || (!section && (starts(l, "- ") || starts(l, kOpen)))) break;
+      if (section && starts(l, kOpen) && j + 1 < lines.size() && starts(lines[j + 1], "## ")) break;
+    }
+    // A kept block goes on through the loop, so the markers inside a kept section still apply.
+    i = wanted ? first : j;
+  }
+  return out;
 }
 
 std::string_view to_string(PromptKind k) {
@@ -119,30 +172,32 @@ const ExampleKernel& PromptLibrary::example(std::string_view file) const {
 Result<PromptLibrary> PromptLibrary::load(const PromptPaths& paths) {
   PromptLibrary lib;
   lib.paths_ = paths;
-  struct Text {
-    std::string* into;
-    fs::path path;
-    std::string_view what;
-  };
-  for (const Text& t : {Text{&lib.rules_, paths.prompts / "rules.md", "the rules every prompt quotes"},
-                        Text{&lib.cute_guide_, paths.prompts / "cute_guide.md", "the CuTe guide"},
-                        Text{&lib.debug_guide_, paths.prompts / "debug_guide.md", "the debugging guide"},
-                        Text{&lib.contract_, paths.contract_doc, "the kernel contract"}}) {
-    auto text = read_required(t.path, t.what);
-    if (!text.ok()) return text.error();
-    *t.into = std::move(*text);
-  }
+  const fs::path guide_path = paths.prompts / "cute_guide.md";
+  auto guide = read_required(guide_path, "the CuTe guide");
+  if (!guide.ok()) return guide.error();
+  auto debug = read_required(paths.prompts / "debug_guide.md", "the debugging guide");
+  if (!debug.ok()) return debug.error();
+  lib.debug_guide_ = std::move(*debug);
   for (WorkloadClass c : all_workload_classes()) {
     auto menu = read_required(paths.prompts / fmt::format("menu_{}.md", to_string(c)),
                               fmt::format("the {} optimisation menu", to_string(c)));
     if (!menu.ok()) return menu.error();
     lib.menus_[c] = std::move(*menu);
+    auto trimmed = guide_for_class(*guide, c, guide_path.string());
+    if (!trimmed.ok()) return trimmed.error();
+    lib.cute_guides_[c] = std::move(*trimmed);
   }
   for (std::string_view name : example_files()) {
     std::string file(name);
     auto source = read_required(paths.examples / file, "a library kernel the prompts show");
     if (!source.ok()) return source.error();
     lib.examples_.insert_or_assign(file, ExampleKernel{file, std::move(*source)});
+  }
+  for (auto [into, name] : {std::pair{&lib.rules_, "rules"}, std::pair{&lib.system_, "system"},
+                            std::pair{&lib.example_intro_, "example"}}) {
+    auto t = PromptTemplate::load(paths.prompts / fmt::format("{}.md", name));
+    if (!t.ok()) return t.error();
+    *into = std::move(*t);
   }
   for (PromptKind k : kAllPromptKinds) {
     auto t = PromptTemplate::load(paths.prompts / fmt::format("{}.md", to_string(k)));

@@ -4,8 +4,8 @@
 // The texts are files (prompts/*.md, reviewed and tuned without a rebuild), so a built or installed
 // cutegen must find them: $CUTEGEN_PROMPTS_DIR when set, else the source tree's prompts/ (baked in by
 // CMake, like the contract header in common/locations), else beside the installed binary
-// (<bin>/../share/cutegen/prompts, as `cmake --install` lays it out). Two more files the prompts quote
-// are found the same way: docs/kernel-contract.md and the example kernels in examples/kernels/.
+// (<bin>/../share/cutegen/prompts, as `cmake --install` lays it out). The example kernels the prompts
+// quote (examples/kernels/) are found the same way.
 //
 // PromptLibrary reads every file once, up front, so a missing or broken prompt file stops the run
 // before the first LLM call rather than in the middle of it.
@@ -29,7 +29,6 @@ Result<std::filesystem::path> prompts_dir();
 
 struct PromptPaths {
   std::filesystem::path prompts;        // prompts/
-  std::filesystem::path contract_doc;   // docs/kernel-contract.md
   std::filesystem::path examples;       // examples/kernels/
 };
 Result<PromptPaths> locate_prompt_paths();
@@ -46,14 +45,25 @@ struct ExampleKernel {
   std::string source;
 };
 
+// The CuTe guide as one workload class reads it. A line `<!-- for: reduction gemm ... -->` keeps the
+// block that follows it only for the classes it names: a `## ` section up to the next section, or a
+// `- ` item up to the next item or section (code blocks included). Unmarked text is for every class.
+// So a pointwise problem's prompts carry no TMA, wgmma or cluster material. `origin` names the file in
+// errors: a marker naming an unknown class, or not followed by a section or an item.
+Result<std::string> guide_for_class(std::string_view guide, WorkloadClass workload, std::string_view origin);
+
 class PromptLibrary {
  public:
   static Result<PromptLibrary> load(const PromptPaths& paths);
 
-  const std::string& rules() const { return rules_; }
-  const std::string& cute_guide() const { return cute_guide_; }
+  // prompts/rules.md: a template (its {{arch}} and {{precision_rule}} come from the run).
+  const PromptTemplate& rules() const { return rules_; }
+  // prompts/system.md: the part of every request that stays the same through one problem's run.
+  const PromptTemplate& system() const { return system_; }
+  // prompts/example.md: how the synthesis and restart prompts introduce the library kernel they show.
+  const PromptTemplate& example_intro() const { return example_intro_; }
+  const std::string& cute_guide(WorkloadClass c) const { return cute_guides_.at(c); }
   const std::string& debug_guide() const { return debug_guide_; }
-  const std::string& contract() const { return contract_; }
   const std::string& menu(WorkloadClass c) const { return menus_.at(c); }
   // A library kernel choose_example() can pick (example_choice.h); every one is loaded up front, and
   // any other name is a programming error (std::out_of_range).
@@ -63,8 +73,9 @@ class PromptLibrary {
 
  private:
   PromptPaths paths_;
-  std::string rules_, cute_guide_, debug_guide_, contract_;
-  std::map<WorkloadClass, std::string> menus_;
+  PromptTemplate rules_, system_, example_intro_;
+  std::string debug_guide_;
+  std::map<WorkloadClass, std::string> cute_guides_, menus_;
   std::map<std::string, ExampleKernel, std::less<>> examples_;
   std::map<PromptKind, PromptTemplate> templates_;
 };

@@ -44,7 +44,6 @@ TEST(PromptFiles, DefaultsToTheSourceTree) {
   EXPECT_EQ(fs::weakly_canonical(*dir), fs::weakly_canonical(repo_root() / "prompts"));
   auto paths = locate_prompt_paths();
   ASSERT_TRUE(paths.ok()) << paths.error().message;
-  EXPECT_EQ(paths->contract_doc.filename(), "kernel-contract.md");
   EXPECT_TRUE(fs::exists(paths->examples / "gemm_tiled.cu"));
 }
 
@@ -58,11 +57,10 @@ TEST(PromptFiles, EnvironmentOverrideWinsAndIsChecked) {
     auto found = prompts_dir();
     ASSERT_TRUE(found.ok()) << found.error().message;
     EXPECT_EQ(*found, dir / "custom");
-    // Contract and examples are not beside the custom dir: the built-in ones are used.
+    // The examples are not beside the custom dir: the built-in ones are used.
     auto paths = locate_prompt_paths();
     ASSERT_TRUE(paths.ok()) << paths.error().message;
-    EXPECT_EQ(fs::weakly_canonical(paths->contract_doc),
-              fs::weakly_canonical(repo_root() / "docs" / "kernel-contract.md"));
+    EXPECT_EQ(fs::weakly_canonical(paths->examples), fs::weakly_canonical(repo_root() / "examples" / "kernels"));
     // Loading the incomplete dir names the first missing file and how to fix it.
     auto lib = PromptLibrary::load(*paths);
     ASSERT_FALSE(lib.ok());
@@ -84,7 +82,7 @@ TEST(PromptFiles, EmptyPromptFileIsAnError) {
   fs::remove_all(dir);
   fs::copy(repo_root() / "prompts", dir, fs::copy_options::recursive);
   std::ofstream(dir / "menu_conv.md") << "  \n";
-  PromptPaths paths{dir, repo_root() / "docs" / "kernel-contract.md", repo_root() / "examples" / "kernels"};
+  PromptPaths paths{dir, repo_root() / "examples" / "kernels"};
   auto lib = PromptLibrary::load(paths);
   ASSERT_FALSE(lib.ok());
   EXPECT_TRUE(contains(lib.error().message, "menu_conv.md (the conv optimisation menu) is empty")) << lib.error().message;
@@ -112,7 +110,7 @@ TEST(PromptFiles, AMissingLibraryKernelStopsTheLoad) {
   fs::create_directories(dir / "kernels");
   for (const auto& e : fs::directory_iterator(repo_root() / "examples" / "kernels"))
     if (e.path().filename() != "rmsnorm_channels.cu") fs::copy_file(e.path(), dir / "kernels" / e.path().filename());
-  PromptPaths paths{repo_root() / "prompts", repo_root() / "docs" / "kernel-contract.md", dir / "kernels"};
+  PromptPaths paths{repo_root() / "prompts", dir / "kernels"};
   auto lib = PromptLibrary::load(paths);
   ASSERT_FALSE(lib.ok());
   EXPECT_TRUE(contains(lib.error().message, "rmsnorm_channels.cu (a library kernel the prompts show)"))

@@ -47,7 +47,8 @@ struct ProblemBrief {
   std::vector<TensorBrief> outputs;
   std::vector<ValueFacts> init_inputs;  // Model's constructor arguments (then the defaults it leaves out)
   Precision precision = Precision::strict;
-  std::string gpu;                    // e.g. "NVIDIA H200 (sm_90a)"
+  std::string gpu;                    // e.g. "NVIDIA H200"
+  std::string arch;                   // what the run compiles for, e.g. "sm_90a"
   uint64_t min_bytes = 0;             // bytes that must move (read + written), from the roofline model
   uint64_t flops = 0;                 // FLOPs that must be done
   std::optional<double> floor_ms;     // roofline floor on this GPU
@@ -85,6 +86,7 @@ struct DiagnoseInput {
   std::string kernel;                // the failing kernel source
   FailureEvidence failure;
   std::string change_under_repair;   // "" at synthesis; else the optimisation that broke the kernel
+  std::string change_diff;           // with it: a unified diff from the last correct kernel to this one
   std::vector<StepRecord> attempts;  // earlier repair attempts on this failure (what was tried, how it ended)
 };
 

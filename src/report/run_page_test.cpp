@@ -126,6 +126,11 @@ TEST(RunPage, HeaderNumbersAreTheOnesReportMdShows) {
             std::string::npos);
   EXPECT_NE(page.find("<div class=\"v\">94.9%</div>"), std::string::npos);
   EXPECT_NE(md.find(fmt::format("{} tokens, ${:.4f}", v.summary.tokens, v.summary.cost_usd)), std::string::npos) << md;
+  // The cached share of the input, from the usage the log recorded.
+  EXPECT_GT(v.summary.input_tokens, 0);
+  EXPECT_NE(md.find(fmt::format("Input tokens: {}, of which {} (", v.summary.input_tokens, v.summary.cached_input_tokens)),
+            std::string::npos)
+      << md;
   EXPECT_NE(page.find(fmt::format("<div class=\"v\">{} tokens</div>", v.summary.tokens)), std::string::npos);
   EXPECT_NE(page.find(fmt::format("9 calls · ${:.4f}", v.summary.cost_usd)), std::string::npos);
   EXPECT_NE(page.find("<b>Stopped:</b> step limit reached."), std::string::npos);

@@ -104,6 +104,10 @@ std::string render_run_report(const RunSummary& s) {
   }
   r += fmt::format("\n## Cost\n\n{} synthesis attempt(s), {} LLM calls, {} tokens, ${:.4f}.\n", s.syntheses, s.llm_calls,
                    s.tokens, s.cost_usd);
+  // The prompts put what a run repeats first so the providers' caches serve it: say how much they did.
+  if (s.input_tokens > 0)
+    r += fmt::format("Input tokens: {}, of which {} ({:.0f}%) were read from the provider's prompt cache.\n",
+                     s.input_tokens, s.cached_input_tokens, 100.0 * s.cached_input_tokens / s.input_tokens);
   // report.md quotes the LLM (its ideas, NO_FURTHER_CHANGE reasons) and the judge's evidence, and is
   // printed and `cat`: their control characters are shown, never obeyed by a terminal.
   return terminal_safe(r, LineBreaks::keep);

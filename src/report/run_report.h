@@ -27,6 +27,8 @@ struct RunSummary {
   int syntheses = 0;
   int llm_calls = 0;
   long long tokens = 0;
+  long long input_tokens = 0;         // of `tokens`: the prompts'
+  long long cached_input_tokens = 0;  // of those: read from the provider's prompt cache
   double cost_usd = 0;
   std::string llm;                   // backend:model
   std::string profile_policy;

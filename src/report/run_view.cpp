@@ -245,6 +245,13 @@ Result<RunView> load_run_view(const fs::path& dir) {
       const json& usage = response.contains("usage") && response["usage"].is_object() ? response["usage"] : no_usage;
       auto input = r.number(i, usage, "input_tokens");
       auto output = r.number(i, usage, "output_tokens");
+      // Logs written before prompt caching was reported have no cached count: none was cached then.
+      double cached = 0;
+      if (usage.contains("cached_input_tokens")) {
+        auto c = r.number(i, usage, "cached_input_tokens");
+        if (!c) return c.error();
+        cached = *c;
+      }
       auto cost = r.number(i, e, "cost_usd");
       auto latency = r.number(i, response, "latency_s");
       for (const auto* n : {&input, &output, &cost, &latency})
@@ -254,6 +261,8 @@ Result<RunView> load_run_view(const fs::path& dir) {
       pc.cost_usd += *cost;
       pc.llm_seconds += *latency;
       s.tokens += tokens;
+      s.input_tokens += static_cast<long long>(*input);
+      s.cached_input_tokens += static_cast<long long>(cached);
       s.cost_usd += *cost;
       ++artifact;
     } else if (type == "eval") {

@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
   if (!prices) return std::cerr << prices.error().message << "\n", 1;
   auto client = LlmClient::create(std::make_unique<FixtureLlm>(answers), *prices, {});
   if (!client) return std::cerr << client.error().message << "\n", 1;
-  auto prompter = TemplatePrompter::create(Precision::strict);
+  auto prompter = TemplatePrompter::create();
   if (!prompter) return std::cerr << prompter.error().message << "\n", 1;
   FixtureJudge judge;
   FixtureProfiler profiler;
