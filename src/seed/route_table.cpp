@@ -3,11 +3,13 @@
 #include <variant>
 
 #include "seed/graph_util.h"
+#include "seed/seed.h"
 
 #include "seed/routes/broadcast/broadcast_route.h"
 #include "seed/routes/cross_entropy/cross_entropy_route.h"
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
+#include "seed/routes/conv_then/conv_then_route.h"
 #include "seed/routes/depthwise_conv/depthwise_conv_route.h"
 #include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
@@ -50,7 +52,13 @@ Claim decide_if(bool mine) { return mine ? Claim::decide : Claim::skip; }
 // when no other route claims the graph.
 Claim claim_pointwise(const MatchContext&) { return Claim::attempt; }
 
-Claim claim_row_softmax(const MatchContext& c) { return decide_if(c.has(Op::softmax) || c.has(Op::log_softmax)); }
+bool has_convolution(const MatchContext& c) { return c.has(Op::conv) || c.has(Op::conv_transpose); }
+
+// A softmax or a pooling after a convolution is conv_then's (the convolution first, then the softmax's or the
+// pooling's own seed on its result).
+Claim claim_row_softmax(const MatchContext& c) {
+  return decide_if((c.has(Op::softmax) || c.has(Op::log_softmax)) && !has_convolution(c));
+}
 
 // A product alone (maybe under triu/tril) is the plain GEMM's; anything else on it an epilogue's.
 Claim claim_gemm(const MatchContext& c) {
@@ -59,7 +67,9 @@ Claim claim_gemm(const MatchContext& c) {
 }
 Claim claim_gemm_epilogue(const MatchContext& c) { return decide_if(c.has_any(is_product)); }
 
-Claim claim_pool(const MatchContext& c) { return decide_if(c.has(Op::max_pool) || c.has(Op::avg_pool)); }
+Claim claim_pool(const MatchContext& c) {
+  return decide_if((c.has(Op::max_pool) || c.has(Op::avg_pool)) && !has_convolution(c));
+}
 
 // A dense 1x1 convolution is a batched GEMM; one with groups = channels has the depthwise window kernel;
 // what either refuses -- any other dense or grouped convolution, and every transposed one -- is the library
@@ -75,7 +85,22 @@ Claim claim_separable_conv(const MatchContext& c) {
   return decide_if((c.output_is(Op::conv) || c.output_is(Op::conv_transpose)) && of_convolution);
 }
 Claim claim_conv(const MatchContext& c) { return decide_if(c.output_is(Op::conv) || c.output_is(Op::conv_transpose)); }
-Claim claim_conv_epilogue(const MatchContext& c) { return decide_if(c.has(Op::conv) || c.has(Op::conv_transpose)); }
+// A convolution followed by other ops: its pointwise epilogue fused (conv_epilogue), or else the convolution
+// with what epilogue it has, then a second seed of any route on its result (conv_then), whose refusal is the
+// answer.
+Claim claim_conv_epilogue(const MatchContext& c) { return has_convolution(c) ? Claim::attempt : Claim::skip; }
+Claim claim_conv_then(const MatchContext& c) { return decide_if(has_convolution(c)); }
+
+// conv_then's second seed: the walk over this table (match_seed) for the graph after the convolution, which has
+// no convolution left, so the walk does not come back here.
+Result<std::shared_ptr<const MatchedPlan>> second_seed(const OpGraph& after) {
+  SeedMatch m = match_seed(after);
+  if (!m.matched()) return Error{m.reason.empty() ? m.no_seed_line() : m.reason};
+  return m.plan;
+}
+Result<ConvThenPlan> match_conv_then_in_table(const OpGraph& g) { return match_conv_then(g, &second_seed); }
+constexpr RouteDef<ConvThenPlan> kConvThenRoute{"conv_then", match_conv_then_in_table, conv_then_description,
+                                                conv_then_pattern, emit_conv_then};
 
 Claim claim_scan(const MatchContext& c) { return decide_if(c.has(Op::cumsum) || c.has(Op::cumprod)); }
 
@@ -123,6 +148,7 @@ constexpr Route kRoutes[] = {
     route<kSeparableConvRoute>(claim_separable_conv),
     route<kConvRoute>(claim_conv),
     route<kConvEpilogueRoute>(claim_conv_epilogue),
+    route<kConvThenRoute>(claim_conv_then),
     route<kScanRoute>(claim_scan),
     route<kCrossEntropyRoute>(claim_cross_entropy),
     route<kNormRoute>(claim_norm),
