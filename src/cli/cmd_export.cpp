@@ -178,6 +178,11 @@ int run_export(const GlobalOptions& global, const ExportArgs& args) {
     return fail("give a run directory, or a problem file and a kernel: cutegen export RUN_DIR | PROBLEM.py KERNEL.cu");
   if (args.sources.size() == 1 && !args.eval_path.empty())
     return fail("--eval goes with PROBLEM.py KERNEL.cu; a run directory has its own record (best/eval.json)");
+  std::error_code ec;
+  if (!args.out.empty() && !args.force && fs::exists(args.out, ec) && !fs::is_empty(args.out, ec))
+    return fail(fmt::format("--out {} is not empty; give another directory, or --force to write over the files "
+                            "this export makes",
+                            args.out));
   auto options = resolve_compile_options(global, args.arch);
   if (!options) return fail(options.error().message);
   if (args.sources.size() == 1 && args.arch.empty()) {

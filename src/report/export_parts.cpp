@@ -353,10 +353,14 @@ def _verified_call(args):
     return None
 
 
+def _call_text(described):
+    return ", ".join(f"{d[1]} {d[2]}" if d[0] == "tensor" else f"{d[1]} {d[2]!r}" if d[0] == "scalar" else d[1]
+                     for d in described)
+
+
 def _calls_text(args):
-    seen = ", ".join(str(_describe(a)[1:]) for a in args)
-    verified = " or ".join("(" + ", ".join(str(a[1:]) for a in c["args"]) + ")" for c in VERIFIED_CALLS)
-    return f"got ({seen}); the kernel was verified for {verified}"
+    verified = " | ".join(f"({_call_text(c['args'])})" for c in VERIFIED_CALLS)
+    return f"the call ({_call_text([_describe(a) for a in args])}) is not one the kernel was verified for: {verified}"
 
 
 def _device_problem(args):
