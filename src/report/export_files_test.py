@@ -405,3 +405,10 @@ def test_the_docs_examples_are_what_the_export_makes(tmp_path, monkeypatch):
     assert all(hasattr(pkg, name.strip()) for name in imported.group(2).split(","))
     # And KernelBench's checker takes the file the submission example reads, as the comment there says.
     print(check_with_kernelbench((tmp_path / "relu-kb" / "model_new.py").read_text()))
+
+
+def test_help_names_every_format():
+    r = subprocess.run([CUTEGEN, "export", "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0
+    for word in ("kernelbench", "package", "op", "--out", "--eval", "--force", "docs/export.md"):
+        assert word in r.stdout, word
