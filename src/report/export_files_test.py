@@ -269,6 +269,19 @@ def test_package_layernorm_compiles_through_the_op_and_falls_back_once(tmp_path,
     assert messages == ["cutegen.layernorm: the call ((4, 16) float32, (16,) float32, (16,) float32, (16,) float32) "
                         "is not one the kernel was verified for: ((8, 16) float32, (16,) float32, (16,) float32, "
                         "(16,) float32); running the PyTorch reference instead (this warning is shown once)"]
+    # Other constructor arguments (a hidden size the kernel was not made for): Model's own forward().
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.manual_seed(1)
+        other = pkg.ModelNew(32)
+        torch.manual_seed(1)
+        other_ref = ref.Model(32)
+        wide = torch.rand(4, 32)
+        assert torch.equal(other(wide), other_ref(wide))
+    assert len(runs) == 2
+    assert [str(w.message) for w in caught if "cutegen." in str(w.message)] == [
+        "cutegen.layernorm: ModelNew(*(32,), **{}) is not Model(*get_init_inputs()), the model the kernel was made "
+        "for; running the PyTorch reference instead (this warning is shown once)"]
 
 
 def test_package_on_an_unverified_device_or_constructor_uses_the_reference(tmp_path, monkeypatch):

@@ -19,8 +19,8 @@ PyTorch op torch.ops.cutegen.{{OP}}.
 
 The op runs the kernel (compiled by pip install for {{ARCH}}) on the calls in VERIFIED_CALLS, on a GPU of
 compute capability {{CAPABILITY}}. Any other call -- another batch size, dtype, scalar value or device --
-runs the problem's own PyTorch computation instead, with one warning: never the kernel where it was not
-verified. A fake implementation lets torch.compile(model, fullgraph=True) trace through the op. Forward
+runs the problem's own PyTorch computation instead, with a warning the first time: never the kernel where it
+was not verified. A fake implementation lets torch.compile(model, fullgraph=True) trace through the op. Forward
 only: the op has no autograd formula.
 
 Trust: importing this package loads machine-written host code (the launcher in csrc/kernel.cu) into your
@@ -50,12 +50,13 @@ _STATE_NAMES = {{STATE_NAMES}}
 
 {{HELPERS}}
 
-_WARNED = []
+_WARNED = set()
 
 
-def _warn_once(why):
-    if not _WARNED:
-        _WARNED.append(why)
+def _warn_once(reason, why):
+    """One warning per reason ("call", "device", "init"), however many calls it applies to."""
+    if reason not in _WARNED:
+        _WARNED.add(reason)
         _warnings.warn(f"cutegen.{_OP}: {why}; running the PyTorch reference instead (this warning is shown once)",
                        stacklevel=3)
 
@@ -80,7 +81,7 @@ def _forward({{ARG_NAMES}}):
     why = _calls_text(args) if call is None else _device_problem(args)
     if not why:
         return _run_kernel(args, call)
-    _warn_once(why)
+    _warn_once("call" if call is None else "device", why)
     outs = [o.clone(memory_format=_torch.contiguous_format) for o in _reference(args)]  # never an input's alias
     return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -105,13 +106,13 @@ _torch.library.register_fake("cutegen::{{OP}}", _fake, lib=_library)
 class ModelNew(Model):
     """The problem's Model (constructor, parameters, state_dict) with torch.ops.cutegen.{{OP}} as forward().
     Built with other constructor arguments than get_init_inputs() gives -- values the kernel builds in --
-    its forward() is Model's own, with one warning."""
+    its forward() is Model's own, with a warning."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.cutegen_kernel = _verified_init(args, kwargs)
         if not self.cutegen_kernel:
-            _warn_once(f"ModelNew(*{args!r}, **{kwargs!r}) is not Model(*get_init_inputs()), the model the kernel "
+            _warn_once("init", f"ModelNew(*{args!r}, **{kwargs!r}) is not Model(*get_init_inputs()), the model the kernel "
                        "was made for")
 
     def forward(self, *inputs):
