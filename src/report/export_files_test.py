@@ -199,6 +199,37 @@ def test_kernelbench_scalars_and_tuple_outputs(tmp_path, monkeypatch):
     assert torch.equal(lo, halves(x)[0]) and torch.equal(hi, halves(x)[1])
 
 
+FIVE = ["19_ReLU", "23_Softmax", "47_Sum_reduction_over_a_dimension", "1_Square_matrix_multiplication_", "40_LayerNorm"]
+
+
+def test_kernelbench_static_checker_takes_every_kernelbench_export(tmp_path, monkeypatch):
+    """KernelBench's own checker (read from KERNELBENCH_DIR, never copied here) on the project's examples and,
+    when the checkout has its problems, on the seeds of the five KernelBench problems the GPU check runs."""
+    checker = kernelbench_checker()
+    if checker is None:
+        pytest.skip("KERNELBENCH_DIR is not set: it names a KernelBench checkout's root (its src/ is enough), "
+                    "whose kernel_static_checker.py this test runs")
+    pairs = [(problem(p), kernel(k)) for p, k in [("relu", "relu_vec"), ("layernorm", "layernorm_affine"),
+                                                  ("scale_add", "scale_add"), ("split_halves", "split_halves"),
+                                                  ("softmax_rows", "softmax_rows"), ("row_sum", "row_sum_two_pass"),
+                                                  ("matmul_square", "gemm_sm90_3xtf32")]]
+    level1 = pathlib.Path(os.environ["KERNELBENCH_DIR"]) / "KernelBench" / "level1"
+    monkeypatch.delenv("CUTEGEN_PROBLEM_SCALE")
+    for name in FIVE if level1.is_dir() else []:
+        seed = tmp_path / f"{name}.cu"
+        r = subprocess.run([CUTEGEN, "seed", level1 / f"{name}.py", "-o", seed], capture_output=True, text=True,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr
+        pairs.append((level1 / f"{name}.py", seed))
+    for i, (prob, kern) in enumerate(pairs):
+        out = tmp_path / f"kb{i}"
+        cutegen_export(prob, kern, "--out", out)
+        text = (out / "model_new.py").read_text()
+        for backend in ("cute", "cuda"):
+            assert checker.validate_kernel_static(text, backend=backend, precision="fp32") == (True, [], []), \
+                (prob.name, backend)
+
+
 # ---- the package ---------------------------------------------------------------------------------------
 
 STUB = '''"""Test stand-in for the compiled extension: the reference computation, each run recorded."""
