@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The demo cassette end to end on a GPU: `cutegen optimize problems/relu.py --llm replay:...` must
 go compile error -> diagnosis -> repair -> correct -> one accepted and one rolled-back optimisation
-with the real judge, and the exported best/model_new.py must match the reference Model. Then the
+with the real judge, and the exported best/model_new.py (the KernelBench file, compiled by torch) must
+match the reference Model. Then the
 compile cache is cleared and the finished run resumed: it must replay every answer and rebuild
 best/kernel.so from the logged source. The run's report.html must show every evaluation and be what
 `cutegen report` renders from the directory (a copy is left as demo-report.html)."""
 import argparse
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -17,12 +19,20 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def check_export(run: pathlib.Path) -> str:
+    """best/model_new.py, the self-contained KernelBench file, built for real by torch's extension loader
+    (CUTLASS_DIR: the project's headers unless set), must compute what the problem's Model computes."""
     script = f"""
-import sys, torch
-sys.path.insert(0, {str(run / 'best')!r})
-import model_new
+import importlib.util, torch
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+problem = load("problem_ref", {str(run / 'best' / 'problem.py')!r})
+model_new = load("model_new", {str(run / 'best' / 'model_new.py')!r})  # compiles the kernel on import
 torch.manual_seed(0)
-ref = model_new._reference.Model(*model_new.get_init_inputs()).cuda()
+ref = problem.Model(*problem.get_init_inputs()).cuda()
+torch.manual_seed(0)
 new = model_new.ModelNew(*model_new.get_init_inputs()).cuda()
 x = [t.cuda() * 2 - 1 if isinstance(t, torch.Tensor) else t for t in model_new.get_inputs()]
 y_ref, y_new = ref(*x), new(*x)
@@ -30,7 +40,11 @@ torch.cuda.synchronize()
 print("export max abs diff", (y_ref - y_new).abs().max().item())
 assert torch.equal(y_ref, y_new), "ModelNew differs from Model"
 """
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    env = dict(os.environ)
+    if not env.get("CUTLASS_DIR") and (ROOT / "third_party" / "cutlass" / "include").is_dir():
+        env["CUTLASS_DIR"] = str(ROOT / "third_party" / "cutlass")
+    env.setdefault("TORCH_EXTENSIONS_DIR", str(run / "torch_extensions"))
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900, env=env)
     if p.returncode != 0:
         raise SystemExit(f"best/model_new.py failed:\n{p.stdout}{p.stderr}")
     return p.stdout.strip()

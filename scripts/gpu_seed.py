@@ -11,7 +11,7 @@ input with its own bias parameter, swish and a residual, a matmul with a transpo
 parameter, a row logsumexp and a row mean after the epilogue), a loss with a broadcast operand, a reverse scan, max/average pooling (dilation, ceil_mode,
 count_include_pad=False), a depthwise convolution (asymmetric window, stride, padding, dilation, bias), a 1x1 convolution (the GEMM with a
 shared weight), a chain with broadcast operands, cross entropy with int64 targets and a masked (bool) cumsum. Each must match its seed, pass the full judge, export best/, and
-best/model_new.py must agree with the reference Model (float tolerance: the seed computes in fp32, or
+best/<op>_op.py (the op over best/kernel.so) must agree with the reference Model (float tolerance: the seed computes in fp32, or
 double for statistics, and rounds once, where eager rounds after every op).
 Tuning is off (`--tune never`): it costs minutes of GPU time per seed; SEED_TUNE=auto tunes as `optimize` does."""
 import argparse
@@ -65,26 +65,37 @@ SEED_LINE = {"matmul_square": "matrix product (the library's 3xTF32 GEMM) y = ",
 
 
 def check_export(run: pathlib.Path) -> str:
+    """best/<op>_op.py, the torch op over the judged kernel.so, must compute what the problem's Model does.
+    (best/model_new.py builds the same kernel with torch's extension loader: scripts/gpu_demo.py and
+    scripts/kernelbench-export-check build and run it.)"""
     script = f"""
-import sys, torch
-sys.path.insert(0, {str(run / 'best')!r})
-import model_new
+import importlib.util, os, torch
+best = {str(run / 'best')!r}
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+problem = load("problem_ref", os.path.join(best, "problem.py"))
+(op_file,) = [f for f in os.listdir(best) if f.endswith("_op.py")]
+load(op_file[:-3], os.path.join(best, op_file))  # registers torch.ops.cutegen.<op> over kernel.so
+op = getattr(torch.ops.cutegen, op_file[:-len("_op.py")])
 torch.manual_seed(0)
-ref = model_new._reference.Model(*model_new.get_init_inputs()).cuda()
-new = model_new.ModelNew(*model_new.get_init_inputs()).cuda()
-new.reference.load_state_dict(ref.state_dict())  # the same parameters (nn.Linear's are random)
+ref = problem.Model(*problem.get_init_inputs()).cuda()
+state = [p for _, p in ref.named_parameters()] + [b for _, b in ref.named_buffers()]
 # Signed floats; integer and bool inputs (class indices, masks) as get_inputs() made them.
 x = [(t.cuda() * 2 - 1 if t.is_floating_point() else t.cuda()) if isinstance(t, torch.Tensor) else t
-     for t in model_new.get_inputs()]
-y_ref, y_new = ref(*x).float(), new(*x).float()
+     for t in problem.get_inputs()]
+with torch.no_grad():
+    y_ref, y_new = ref(*x).float(), op(*x, *state).float()
 torch.cuda.synchronize()
 err = (y_ref - y_new).abs().max().item()
 print("export max abs diff", err)
-assert torch.allclose(y_ref, y_new, rtol=1e-2, atol=1e-2), "ModelNew differs from Model"
+assert torch.allclose(y_ref, y_new, rtol=1e-2, atol=1e-2), "the exported op differs from Model"
 """
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
-        raise RuntimeError(f"best/model_new.py failed: {p.stdout}{p.stderr[-1500:]}")
+        raise RuntimeError(f"best/<op>_op.py failed: {p.stdout}{p.stderr[-1500:]}")
     return p.stdout.strip()
 
 

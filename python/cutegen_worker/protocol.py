@@ -55,6 +55,7 @@ class Dispatcher:
             "time_baselines": session.op_time_baselines,
             "calibrate": session.op_calibrate,
             "trace": session.op_trace,
+            "describe": session.op_describe,
             "release_gpu": session.op_release_gpu,
             "shutdown": self._shutdown,
         }

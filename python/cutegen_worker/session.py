@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from . import calibrate, candidate_session, compare, confinement, inputs, memory, metadata, op_graph, own_state, \
-    problem_loader, timing
+    problem_facts, problem_loader, timing
 from .buffers import describe
 from .dtypes import dtype_name, problem_dtype
 from .errors import ProblemError, RequestError
@@ -222,6 +222,13 @@ class Session:
         """The problem's operator graph (op_graph.py); independent of `load`, and needs no GPU."""
         path = _field(req, "problem", str, required=True)
         return op_graph.trace(os.path.abspath(path))
+
+    # ---- exports ----------------------------------------------------------------------------
+    def op_describe(self, req: dict) -> dict:
+        """The problem's arguments, parameters, outputs and constructor arguments, built on meta tensors
+        (problem_facts.py); independent of `load`, and needs no GPU."""
+        path = _field(req, "problem", str, required=True)
+        return problem_facts.describe_problem(os.path.abspath(path))
 
     # ---- the candidate ----------------------------------------------------------------------
     def op_evaluate_candidate(self, req: dict) -> dict:

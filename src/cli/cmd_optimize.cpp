@@ -240,10 +240,18 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   LoopObserver observer;
   observer.progress = [&progress](const LoopStatus& s, const std::string& line) { progress.update(s, line); };
   bool told_about_best = false;
+  std::string told_export_note;
+  // model_new.py builds the kernel as the judge did: its target, flags and headers.
+  auto compile_options = resolve_compile_options(global, args.judge.arch);
+  if (!compile_options) return give_up(compile_options.error().message);
+  auto build = kernel_build_from(*compile_options);
+  if (!build) return give_up(build.error().message);
   observer.new_best = [&](const Candidate& c) -> Status {
-    auto written = write_best(files, BestKernel{c.source, c.evaluation, args.problem});
+    auto written = write_best(files, BestKernel{c.source, c.evaluation, args.problem, *build});
     if (!written) return written.error();
     if (!written->note.empty() && !std::exchange(told_about_best, true)) print_safe(stderr, "note: {}\n", written->note);
+    if (!written->export_note.empty() && written->export_note != std::exchange(told_export_note, written->export_note))
+      print_safe(stderr, "note: {}\n", written->export_note);
     return ok_status();
   };
   print_safe(stderr, "optimizing {} with {} -> {}{}\n", fs::path(args.problem).filename().string(),

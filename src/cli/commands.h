@@ -50,6 +50,7 @@ void add_prompt_command(CLI::App& app, const GlobalOptions& global, int& exit_co
 void add_tune_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_report_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
+void add_export_command(CLI::App& app, const GlobalOptions& global, int& exit_code);
 
 // "cutegen: <message>" on stderr; returns the exit code for failures the user must act on.
 int fail(const std::string& message);

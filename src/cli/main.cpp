@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   add_tune_command(app, global, exit_code);
   add_report_command(app, global, exit_code);
   add_bench_command(app, global, exit_code);
+  add_export_command(app, global, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

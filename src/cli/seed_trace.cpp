@@ -52,6 +52,13 @@ Result<seed::SeedOutcome> TraceWorker::seed(const fs::path& problem) {
   return outcome;
 }
 
+Result<ProblemFacts> TraceWorker::describe(const fs::path& problem) {
+  // Meta tensors: seconds, whatever the problem's size (a CPU fallback can be slower).
+  auto answer = worker_->call("describe", {{"problem", fs::absolute(problem).string()}}, std::chrono::seconds(300));
+  if (!answer) return answer.error();
+  return ProblemFacts::from_json(*answer);
+}
+
 Result<RunSeed> seed_for_run(const std::string& start, const std::string& problem, const std::string& hint) {
   if (start == "scratch") return RunSeed{};
   auto worker = TraceWorker::start();

@@ -1,11 +1,12 @@
 #pragma once
-// The worker the seed commands trace with: started on the CPU (tracing needs no GPU) in a private
+// The worker the seed and export commands trace with: started on the CPU (tracing needs no GPU) in a private
 // temporary directory that goes away with it. The CLI, not the seed stage, talks to the worker: the seed
 // stage is graph in, kernel text out (src/seed/seed.h).
 #include <filesystem>
 #include <memory>
 #include <string>
 
+#include "common/evaluation.h"
 #include "run/reference_worker.h"
 #include "seed/seed.h"
 
@@ -20,6 +21,9 @@ class TraceWorker {
   // The seed for `problem`; a failed call starts a fresh worker for the next one (a problem file can
   // take its worker down with it).
   Result<seed::SeedOutcome> seed(const std::filesystem::path& problem);
+  // The problem's arguments, parameters, outputs and constructor arguments, built on meta tensors (the
+  // worker's `describe`): what `cutegen export PROBLEM KERNEL` exports for.
+  Result<ProblemFacts> describe(const std::filesystem::path& problem);
 
  private:
   TraceWorker(std::filesystem::path dir, std::unique_ptr<PythonWorker> w) : dir_(std::move(dir)), worker_(std::move(w)) {}

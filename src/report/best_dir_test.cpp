@@ -67,6 +67,15 @@ TEST(BestDir, WritesEveryExport) {
   for (const char* name : {"kernel.cu", "eval.json", "kernel.so", "relu_op.py", "model_new.py", "problem.py"})
     EXPECT_TRUE(fs::exists(f.dir / "best" / name)) << name;
   EXPECT_EQ(*read_file(f.dir / "best/kernel.so"), *read_file(f.dir / "cache/kernel.so"));
+  // model_new.py is the self-contained KernelBench submission: the kernel's source inside, nothing beside.
+  auto model_new = read_file(f.dir / "best/model_new.py");
+  ASSERT_TRUE(model_new.ok());
+  EXPECT_NE(model_new->find("_KERNEL_SOURCE = r" + std::string(3, '\'') + "// kernel one\n"), std::string::npos)
+      << *model_new;
+  EXPECT_EQ(model_new->find("problem.py"), std::string::npos);
+  EXPECT_NE(model_new->find("class Model: ..."), std::string::npos);
+  // The fixture's Model has no forward() to leave out: the writer says so.
+  EXPECT_NE(r->export_note.find("Model.forward() is not in the problem's text"), std::string::npos) << r->export_note;
   EXPECT_EQ(fs::status(f.dir / "best").permissions() & fs::perms::others_read, fs::perms::others_read);
   EXPECT_TRUE(f.leftovers().empty());
 }
