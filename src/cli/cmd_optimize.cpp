@@ -241,9 +241,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   observer.progress = [&progress](const LoopStatus& s, const std::string& line) { progress.update(s, line); };
   bool told_about_best = false;
   std::string told_export_note;
-  // model_new.py builds the kernel as the judge did: its target, flags and headers.
-  auto compile_options = resolve_compile_options(global, args.judge.arch);
-  if (!compile_options) return give_up(compile_options.error().message);
+  // model_new.py builds the kernel as the judge did: its target, flags and headers (compile_options above).
   auto build = kernel_build_from(*compile_options);
   if (!build) return give_up(build.error().message);
   observer.new_best = [&](const Candidate& c) -> Status {

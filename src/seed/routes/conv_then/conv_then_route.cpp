@@ -131,10 +131,10 @@ Result<ConvThenPlan> match_conv_then(const OpGraph& g, SecondSeedMatcher second)
   std::vector<int> convolutions;
   for (int id : reach)
     if (is_conv_node(g.node(id))) convolutions.push_back(id);
-  if (convolutions.size() != 1)
-    return Error{convolutions.empty() ? "no convolution"
-                                      : fmt::format("{} convolutions (a convolution then another seed has one)",
-                                                    convolutions.size())};
+  if (convolutions.size() != 1) {  // conv_epilogue's reason says how many
+    auto epilogue = match_conv_epilogue(g);
+    return epilogue ? Error{"not one convolution"} : epilogue.error();
+  }
   const Node& conv = g.node(convolutions[0]);
   if (!conv.type) return Error{"the convolution has no tensor type in the trace"};
   const std::set<int> head = pointwise_after(g, conv, reach);

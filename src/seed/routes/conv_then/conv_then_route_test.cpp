@@ -1,0 +1,161 @@
+// The conv_then route on hand-written trace answers shaped like the worker's: where the graph splits, what
+// each step is, the refusals, the chained kernel's text, and (slow tier) a two-step seed through the real
+// compile stage and its workspace query on the host.
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "common/slow_compile_tests.h"
+#include "seed/graph_util.h"
+#include "seed/routes/conv_then/conv_then_route.h"
+#include "seed/seed.h"
+#include "seed/testdata/graph_builders.h"
+#include "seed/testdata/host_library.h"
+#include "seed/testdata/real_compiler.h"
+
+using namespace cutegen;
+using namespace cutegen::seed;
+using json = nlohmann::json;
+using namespace cutegen::seed::testing;
+
+namespace {
+
+json then_conv_params(int in, int out) {
+  return {{"dims", 2}, {"groups", 1}, {"in_channels", in}, {"out_channels", out}, {"has_bias", true},
+          {"k0", 3}, {"k1", 3}, {"s0", 1}, {"s1", 1}, {"p0", 0}, {"p1", 0}, {"d0", 1}, {"d1", 1}};
+}
+const std::vector<int64_t> kThenIn = {8, 4, 18, 20}, kThenOut = {8, 16, 16, 18};
+
+// KernelBench level 2's 19 at a small size: GroupNorm(gelu(conv(x))), then (with `scale`) * 2.
+json conv_gelu_groupnorm(bool scale = false) {
+  json nodes = json::array(
+      {input(0, "x", kThenIn), param(1, "conv_weight", 1, {16, 4, 3, 3}), param(2, "conv_bias", 2, {16}),
+       param(3, "gn_weight", 3, {16}), param(4, "gn_bias", 4, {16}),
+       node(5, "conv", {ref(0), ref(1), ref(2)}, then_conv_params(4, 16), kThenOut),
+       node(6, "gelu", {ref(5)}, {{"approximate", "none"}}, kThenOut),
+       node(7, "group_norm", {ref(6), ref(3), ref(4)},
+            {{"eps", 1e-5}, {"affine", true}, {"num_groups", 4}, {"has_weight", true}, {"has_bias", true}},
+            kThenOut)});
+  if (scale) nodes.push_back(node(8, "mul", {ref(7), num(2.0)}, json::object(), kThenOut));
+  return graph(nodes, scale ? 8 : 7, 1, {"conv.weight", "conv.bias", "gn.weight", "gn.bias"});
+}
+
+const ConvThenPlan& plan_of(const SeedMatch& m) { return *m.plan_as<ConvThenPlan>(); }
+
+}  // namespace
+
+TEST(ConvThen, ANormAfterTheConvolutionsEpilogueIsASecondSeedOnItsResult) {
+  auto m = match(conv_gelu_groupnorm());
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  EXPECT_EQ(m.route(), "conv_then");
+  const ConvThenPlan& p = plan_of(m);
+  EXPECT_TRUE(p.head.has_epilogue());  // gelu is fused into the convolution's store
+  EXPECT_EQ(p.head_shape, kThenOut);
+  EXPECT_EQ(p.head_bytes, 8 * 16 * 16 * 18 * 4);
+  EXPECT_EQ((std::vector<int>{p.num_contract_inputs, p.head.x_input, p.head.weight_input, p.head.bias_input}),
+            (std::vector<int>{5, 0, 1, 2}));
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_EQ(p.steps[0].seed->route(), "norm");
+  EXPECT_EQ(p.steps[0].bytes, 0);  // the last step writes the output
+  EXPECT_TRUE(m.description().starts_with("convolution, then normalisation y = group_norm(y, gn_weight, gn_bias"))
+      << m.description();
+  EXPECT_TRUE(contains(m.description(), ": y = gelu(y, approximate='none'), y = conv2d(x, conv_weight, conv_bias"))
+      << m.description();
+}
+
+TEST(ConvThen, TheSecondSeedSeesTheConvolutionsResultAsForwardInputZero) {
+  auto g = OpGraph::from_json(conv_gelu_groupnorm());
+  ASSERT_TRUE(g.ok());
+  const OpGraph after = graph_after(*g, 6);
+  const Node& y = after.node(6);
+  EXPECT_EQ(y.op, Op::input);
+  EXPECT_EQ(y.index, 0);
+  EXPECT_TRUE(y.args.empty());
+  EXPECT_EQ(y.type->shape, kThenOut);
+  // The convolution and x are no longer reachable from the output.
+  for (int id : reachable(after)) EXPECT_NE(after.node(id).op, Op::conv);
+  EXPECT_EQ(match_seed(after).route(), "norm");
+}
+
+TEST(ConvThen, ANormThenAPointwiseTailIsTwoSeedsAfterTheConvolution) {
+  auto m = match(conv_gelu_groupnorm(/*scale=*/true));
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  const ConvThenPlan& p = plan_of(m);
+  ASSERT_EQ(p.steps.size(), 2u);
+  EXPECT_EQ(p.steps[0].seed->route(), "norm");
+  EXPECT_EQ(p.steps[0].shape, kThenOut);
+  EXPECT_EQ(p.steps[0].bytes, 8 * 16 * 16 * 18 * 4);
+  EXPECT_EQ(p.steps[1].seed->route(), "pointwise");
+
+  auto src = m.plan->emit(CommentText("conv_gn_scale.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  // Each step in its own namespace, its entry points static; the only contract entry points are the chain's.
+  EXPECT_TRUE(contains(*src, "namespace seed_step1 {")) << *src;
+  EXPECT_TRUE(contains(*src, "namespace seed_step2 {")) << *src;
+  EXPECT_TRUE(contains(*src, "static int conv_forward_ws(")) << *src;
+  const auto first = src->find("extern \"C\"");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_TRUE(src->substr(first).starts_with("extern \"C\" size_t cutegen_workspace_bytes(")) << src->substr(first, 60);
+  EXPECT_EQ(src->find("extern \"C\"", src->find("extern \"C\"", first + 1) + 1), std::string::npos)
+      << "two contract entry points, the chain's";
+  // The intermediates: y at 0, the norm's result after it; step 2 reads it as its forward input 0.
+  EXPECT_TRUE(contains(*src, "constexpr int64_t kShape0[] = {8, 16, 16, 18};  // y")) << *src;
+  EXPECT_TRUE(contains(*src, fmt::format("constexpr size_t kOffset1 = {};", 8 * 16 * 16 * 18 * 4))) << *src;
+  EXPECT_TRUE(contains(*src, "const StepInputs in2(inputs, intermediate(query ? nullptr : base + kOffset1, kShape1));"))
+      << *src;
+  // No header is included inside a step's namespace.
+  for (const char* step : {"seed_step1", "seed_step2"}) {
+    const auto open = src->find(fmt::format("namespace {} {{", step));
+    const auto close = src->find(fmt::format("}}  // namespace {}", step));
+    ASSERT_LT(open, close);
+    EXPECT_EQ(src->substr(open, close - open).find("#include"), std::string::npos) << step;
+  }
+}
+
+TEST(ConvThen, WhatDoesNotSplitSaysWhy) {
+  // The norm reads x again (a residual of the input): x's position carries y in the second seed.
+  json residual = conv_gelu_groupnorm();
+  residual["nodes"].push_back(node(8, "add", {ref(7), ref(0)}, {{"alpha", 1}}, kThenOut));
+  residual["outputs"] = {ref(8)};
+  residual["nodes"][0]["shape"] = json::array({8, 16, 16, 18});
+  EXPECT_TRUE(match(residual).reason.starts_with("the ops after the convolution read forward input x too"))
+      << match(residual).reason;
+  // The rest reads two values of the head: the convolution and its gelu.
+  json two_values = conv_gelu_groupnorm();
+  two_values["nodes"].push_back(node(8, "add", {ref(7), ref(5)}, {{"alpha", 1}}, kThenOut));
+  two_values["outputs"] = {ref(8)};
+  EXPECT_TRUE(match(two_values).reason.starts_with("the ops after the convolution's pointwise epilogue read 2 of its "
+                                                   "values"))
+      << match(two_values).reason;
+  // A rest no route seeds: the reason is the table's, after the convolution.
+  json unknown = conv_gelu_groupnorm();
+  unknown["nodes"][7] = node(7, "Tensor.frobnicate", {ref(6)}, json::object(), kThenOut);
+  unknown["nodes"][7]["known"] = false;
+  EXPECT_TRUE(match(unknown).reason.starts_with("after the convolution: ")) << match(unknown).reason;
+}
+
+TEST(SeedCompile, ConvThenSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspace) {
+  CUTEGEN_SLOW_COMPILE_TEST("the library convolution, a GroupNorm and a pointwise seed, a few minutes of nvcc");
+  auto m = match(conv_gelu_groupnorm(/*scale=*/true));
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  auto src = m.plan->emit(CommentText("conv_gn_scale.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
+  auto out = compiler.compile(*src, "conv_then_seed.cu");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+#ifdef CUTEGEN_CUDA_LIB_DIR
+  HostOnlyLibrary lib(out->library);
+  ASSERT_TRUE(lib.error.empty()) << lib.error;
+  using WorkspaceBytes = size_t (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t);
+  auto workspace_bytes = reinterpret_cast<WorkspaceBytes>(dlsym(lib.handle, "cutegen_workspace_bytes"));
+  ASSERT_NE(workspace_bytes, nullptr);
+  const cutegen_tensor in[5] = {fp32(kThenIn), fp32({16, 4, 3, 3}), fp32({16}), fp32({16}), fp32({16})};
+  const cutegen_tensor y = fp32(kThenOut);
+  // y and the norm's result (73,728 bytes each), then the convolution's tables and the steps' parts.
+  EXPECT_GT(workspace_bytes(in, 5, &y, 1), size_t{2} * 8 * 16 * 16 * 18 * 4);
+  EXPECT_EQ(workspace_bytes(in, 4, &y, 1), 0u);
+#endif
+}
