@@ -12,15 +12,15 @@ for the next command yields on every empty read (src/run/command_reader.h), and 
 before a command and just after its reply, find its count current to within one yield. Without the yields
 the H200 showed honest calls of 0.03 ms "using" 2-4 ms and others none. No process can lower its own count.
 
-What the runner itself spends inside a call is small only because it waits for the GPU asleep: polling
-with short sleeps (`poll`, the default, src/run/polled_wait.h) or in the driver on blocking-sync events
-(`block`, src/run/runner_job.h), not by spinning. A poll costs CPU -- a system call, a timer, two context
-switches: a few microseconds on bare metal, 12-15 us on a loaded virtual machine. So the session measures
-the wait's share before the candidate is loaded: a few long pings (the runner's memset repeated for a
-millisecond or more, its wait around it), the runner's CPU time over their round trip (`wait_share`).
-Where the share is above MAX_WAIT_SHARE the wait costs too much to tell host work from it, and the check
-is off (`host_cpu: "costly_wait"`); under CUTEGEN_RUNNER_WAIT=spin (the old wait, kept for the A/B) the
-runner's CPU time is the call's wall time and the check is off too (`host_cpu: "spin"`).
+What the runner itself spends inside a call is small only because it waits for the GPU asleep: in the
+driver on blocking-sync events (`block`, the default, src/run/runner_job.h), not by spinning. Its wait still
+costs some CPU (the wake-up, the event's bookkeeping), so the session measures the wait's share before the
+candidate is loaded: a few long pings (the runner's memset repeated for a millisecond or more, its wait
+around it), the runner's CPU time over their round trip (`wait_share`: 0.13 on the H200). Where the share is
+above MAX_WAIT_SHARE the wait costs too much to tell host work from it, and the check is off
+(`host_cpu: "costly_wait"`: the 10 us polls of CUTEGEN_RUNNER_WAIT=poll, kept for the A/B, cost 0.5 on the
+H200); under CUTEGEN_RUNNER_WAIT=spin the runner's CPU time is the call's wall time and the check is off too
+(`host_cpu: "spin"`).
 
 A call is *host-busy* when the runner's CPU time beyond its polled wait's share of the round trip,
 cpu - wait_share x wall, exceeds HOST_CPU_BUDGET_NS or HOST_CPU_FRACTION of the round trip, whichever is

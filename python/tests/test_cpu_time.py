@@ -116,7 +116,7 @@ def test_the_spinning_wait_turns_the_check_off_and_says_so(worker, small, monkey
     assert result["verdict"] == "pass", result["reason"]
     assert result["calibration"]["host_cpu"] == "spin" and "host_busy_calls" not in result["time"]
     monkeypatch.setenv("CUTEGEN_RUNNER_WAIT", "sleep")
-    with pytest.raises(Exception, match="CUTEGEN_RUNNER_WAIT='sleep': expected one of poll, block, spin"):
+    with pytest.raises(Exception, match="CUTEGEN_RUNNER_WAIT='sleep': expected one of block, poll, spin"):
         evaluate(worker)
 
 
@@ -143,8 +143,8 @@ def test_an_unreadable_cpu_clock_is_no_evidence(worker, small):
     assert result["calibration"]["host_cpu"] == "unavailable" and result["calibration"]["runner_cpu_ms"] is None
 
 
-def test_the_runner_session_file_asks_for_the_polled_wait(tmp_path, monkeypatch):
-    """The real runner waits as the worker says (src/run/runner_job.h, GpuWait): poll unless the A/B asks."""
+def test_the_runner_session_file_asks_for_the_blocking_wait(tmp_path, monkeypatch):
+    """The real runner waits as the worker says (src/run/runner_job.h, GpuWait): block unless the A/B asks."""
     import json
     from cutegen_worker import candidate_session
 
@@ -160,7 +160,7 @@ def test_the_runner_session_file_asks_for_the_polled_wait(tmp_path, monkeypatch)
         def session_refs():
             return {"inputs": [], "params": [], "outputs": [[]]}
 
-    for setting, expected in ((None, "poll"), ("block", "block"), ("spin", "spin")):
+    for setting, expected in ((None, "block"), ("poll", "poll"), ("spin", "spin")):
         if setting:
             monkeypatch.setenv("CUTEGEN_RUNNER_WAIT", setting)
         link = candidate_session.default_link(Plan, Slot)

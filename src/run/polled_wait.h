@@ -1,5 +1,6 @@
 #pragma once
-// How the runner waits for the GPU after a call: by polling with short sleeps, not by spinning.
+// One way the runner can wait for the GPU after a call (CUTEGEN_RUNNER_WAIT=poll; the default sleeps on
+// blocking-sync events, run/runner_job.h): by polling with short sleeps, not by spinning.
 //
 // The worker judges host computing by the runner's CPU time inside each call, read from the kernel's
 // accounting (python/cutegen_worker/cpu_time.py). A wait that spins (cudaDeviceScheduleSpin's

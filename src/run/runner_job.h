@@ -37,11 +37,12 @@ Result<RunnerSandboxSettings> parse_sandbox_settings(const nlohmann::json& j);  
 Result<nlohmann::json> runner_sandbox_preset(const std::string& name);
 
 // How the runner waits for the GPU at the end of a call and a ping (CUTEGEN_RUNNER_WAIT in the worker's
-// environment): `poll` with short sleeps (run/polled_wait.h), so that its CPU time inside a call is its host
-// code's and the worker can judge host computing by it; `block`, asleep in the driver on blocking-sync
-// events (no CPU while waiting, but the interrupt's wake-up added ~0.15 ms to a 3.5 ms call's round trip
-// on the H200, where poll matched the spin), kept as the A/B; `spin`, the wait before either existed (the
-// worker then does not judge host computing).
+// environment): `block`, asleep in the driver on blocking-sync events, so that its CPU time inside a call is
+// its host code's and the worker can judge host computing by it (on the H200 the wait cost 13 % of the time
+// waited in CPU and the interrupt's wake-up added ~0.07 ms to a 3.5 ms call's round trip against the spin:
+// slower replies, never faster); `poll` with short sleeps (run/polled_wait.h), whose queries cost half the
+// time waited on the H200 -- above the share at which the worker turns the check off -- kept for the A/B;
+// `spin`, the wait before either existed (the worker then does not judge host computing).
 enum class GpuWait { block, poll, spin };
 
 struct RunnerSession {
@@ -56,7 +57,7 @@ struct RunnerSession {
   // with it, so every buffer is still mapped before the sandbox closes (docs/judge.md).
   std::optional<TensorRef> workspace;
   RunnerSandboxSettings sandbox;
-  GpuWait wait = GpuWait::poll;  // `wait`: "poll" (also when absent), "block" or "spin"
+  GpuWait wait = GpuWait::block;  // `wait`: "block" (also when absent), "poll" or "spin"
 };
 Result<RunnerSession> parse_runner_session(const nlohmann::json& j);
 
