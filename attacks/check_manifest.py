@@ -22,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 VERDICTS = {
     "pass", "compile_error", "rejected", "load_failed", "kernel_error", "cuda_error", "crash", "timeout",
     "printed_output", "mismatch", "unwritten", "nondeterministic", "input_mutated", "hidden_work", "result_reuse",
-    "forbidden_call", "tampering", "host_compute",
+    "forbidden_call", "tampering", "host_compute", "shape_specific",
 }
 PRECISIONS = {"strict", "tf32", "bf16"}
 HONEST_FIELDS = {"kernel", "problem", "precision", "min_ms", "note", "slow_compile"}

@@ -96,6 +96,7 @@ std::vector<std::string> task_args(const BenchArgs& a) {
                              "--precision", a.judge.precision,
                              "--trials", std::to_string(a.judge.trials),
                              "--runs", std::to_string(a.judge.runs),
+                             "--generalize", std::to_string(a.judge.generalize),
                              "--runner-timeout", std::to_string(a.judge.runner_timeout_s)};
   // Only when not the default, so the settings of suites started before --examples existed still match.
   if (a.examples != "library") v.insert(v.end(), {"--examples", a.examples});
