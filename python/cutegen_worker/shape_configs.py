@@ -21,7 +21,7 @@ shapes are checked where the problem is instantiated (generalize.py).
 Kinds of draw, each from the worker's OS generator (nothing the candidate saw predicts them):
 * `smaller`: every shape global v > 1 becomes an odd number (where one exists) in [ceil(v/8), ceil(v/2)]
   -- a different size in every dimension, and odd, which no vector width or tile divides;
-* `larger`: the batch global grows by 1 to v/8 (odd where possible), the others stay: a size the
+* `larger`: the batch global grows by 1 to v/8 + 1 (odd where possible), the others stay: a size the
   benchmark's grid does not cover, at most an eighth more memory than the problem itself;
 * `batch_one`: the batch global becomes 1 (only when it is not 1 already).
 The batch global is the one whose name contains "batch", else the first one `get_inputs()` reads.
