@@ -69,9 +69,10 @@ def run(session, problem, plan, make_link, record: dict) -> dict:
         result["notes"].append("get_inputs() reads no integer global that get_init_inputs() and Model.__init__ do "
                                "not: the problem has no other shape to try (only its own is verified)")
     rng = secrets.SystemRandom()  # drawn now, after the main session's runner exited: nothing predicts them
-    base = shape_configs.meta_inputs(module, problem.path, originals) if names else None
+    kinds = shape_configs.kinds_for(plan.generalize) if names else []
+    base = shape_configs.meta_inputs(module, problem.path, originals) if kinds else None
     seen = [own["inputs"]]
-    for kind in shape_configs.kinds_for(plan.generalize) if names else []:
+    for kind in kinds:
         instance, config, why = _instantiate(session, problem, kind, originals, base, seen, rng)
         if instance is None:
             result["notes"].append(f"no {kind} configuration: {why}")

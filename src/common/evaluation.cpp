@@ -503,6 +503,24 @@ int Generalization::refused() const {
                                         [](const ShapeTrial& t) { return t.outcome == ShapeOutcome::refused; }));
 }
 
+std::string Generalization::changes(const std::map<std::string, int64_t>& config) const {
+  std::string s;
+  for (const auto& [name, value] : config) {
+    if (!verified.empty()) {
+      auto it = verified.front().config.find(name);
+      if (it != verified.front().config.end() && it->second == value) continue;
+    }
+    s += fmt::format("{}{}={}", s.empty() ? "" : ", ", name, value);
+  }
+  return s.empty() ? "the problem's own sizes" : s;
+}
+
+std::string Generalization::verified_text() const {
+  std::string s = "the problem's own";
+  for (std::size_t i = 1; i < verified.size(); ++i) s += "; " + changes(verified[i].config);
+  return s;
+}
+
 nlohmann::json Generalization::to_json() const {
   json j = {{"asked", asked}, {"varied", varied}, {"notes", notes}, {"seconds", seconds}};
   j["trials"] = json::array();

@@ -190,6 +190,10 @@ struct Generalization {
   double seconds = 0;                   // the trials' wall time
 
   int refused() const;
+  // "batch_size=13, dim=9001": what `config` sets to other values than the problem's own (verified[0]).
+  std::string changes(const std::map<std::string, int64_t>& config) const;
+  // "the problem's own; batch_size=13, dim=9001; batch_size=4105": the shapes verified, for people.
+  std::string verified_text() const;
   nlohmann::json to_json() const;
   static Result<Generalization> from_json(const nlohmann::json& j);
 };

@@ -32,29 +32,16 @@ auto timed(EvalReport& report, const char* phase, F&& f) {
   return result;
 }
 
-// "batch_size=13, dim=9001": the globals a configuration sets to other values than the problem's own.
-std::string changed_globals(const std::map<std::string, int64_t>& config, const std::map<std::string, int64_t>& own) {
-  std::string s;
-  for (const auto& [name, value] : config) {
-    auto it = own.find(name);
-    if (it != own.end() && it->second == value) continue;
-    s += fmt::format("{}{}={}", s.empty() ? "" : ", ", name, value);
-  }
-  return s.empty() ? "the problem's own sizes" : s;
-}
-
 }  // namespace
 
 std::string shapes_line(const Generalization& g) {
   if (g.asked == 0) return "  shapes    only the problem's own verified (generalization trials off: --generalize 0)\n";
   if (g.varied.empty())
     return "  shapes    only the problem's own verified: get_inputs() reads no size of its own to vary\n";
-  const auto& own = g.verified.empty() ? std::map<std::string, int64_t>{} : g.verified.front().config;
-  std::string s = fmt::format("  shapes    {} verified: the problem's own", g.verified.size());
-  for (std::size_t i = 1; i < g.verified.size(); ++i) s += "; " + changed_globals(g.verified[i].config, own);
+  std::string s = fmt::format("  shapes    {} verified: {}", g.verified.size(), g.verified_text());
   std::string refused;
   for (const auto& t : g.trials)
-    if (t.outcome == ShapeOutcome::refused) refused += (refused.empty() ? "" : "; ") + changed_globals(t.config, own);
+    if (t.outcome == ShapeOutcome::refused) refused += (refused.empty() ? "" : "; ") + g.changes(t.config);
   if (!refused.empty()) s += fmt::format(" -- refused by the kernel: {}", refused);
   if (!g.notes.empty()) s += fmt::format(" ({} not tried: {})", g.notes.size(), first_line(g.notes.front()));
   return s + fmt::format(" [{:.1f} s]\n", g.seconds);
