@@ -60,6 +60,10 @@ def run(session, problem, plan, make_link, record: dict) -> dict:
     """The generalization trials of a candidate that passed at `problem`'s own shape; sets `record`'s verdict
     when one fails. Returns the `generalization` record (docs/worker-protocol.md)."""
     t0 = time.perf_counter()
+    # The main session's private tensors went back to torch's cache; a new slot's buffers come from cuMemAlloc.
+    gc.collect()
+    if torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
     module = problem.module
     names = shape_configs.shape_globals(module)
     originals = {name: module.__dict__[name] for name in names}
