@@ -242,8 +242,6 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   bool told_about_best = false;
   std::string told_export_note;
   // model_new.py builds the kernel as the judge did: its target, flags and headers.
-  auto compile_options = resolve_compile_options(global, args.judge.arch);
-  if (!compile_options) return give_up(compile_options.error().message);
   auto build = kernel_build_from(*compile_options);
   if (!build) return give_up(build.error().message);
   observer.new_best = [&](const Candidate& c) -> Status {
