@@ -22,12 +22,12 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 VERDICTS = {
     "pass", "compile_error", "rejected", "load_failed", "kernel_error", "cuda_error", "crash", "timeout",
     "printed_output", "mismatch", "unwritten", "nondeterministic", "input_mutated", "hidden_work", "result_reuse",
-    "forbidden_call", "tampering", "host_compute",
+    "forbidden_call", "tampering", "host_compute", "shape_specific",
 }
 PRECISIONS = {"strict", "tf32", "bf16"}
-HONEST_FIELDS = {"kernel", "problem", "precision", "min_ms", "note", "slow_compile"}
+HONEST_FIELDS = {"kernel", "problem", "precision", "min_ms", "note", "slow_compile", "verified_shapes"}
 ATTACK_FIELDS = {"kernel", "problem", "expect", "static", "violation", "min_ms", "reason_contains", "absent_files", "precision",
-                 "note"}
+                 "note", "verified_shapes"}
 # The codes of the compile stage's violations (src/compile): which guarantee refuses a static attack.
 VIOLATIONS = {"forbidden-import", "forbidden-library", "load-time-code", "library-load-time-code", "include-not-allowed",
               "include-computed", "asm-reads-file", "line-directive", "pragma-not-allowed", "embed", "nondeterministic-build", "no-cute",
@@ -49,6 +49,8 @@ def check_entry(entry, fields, where, errors):
         errors.append(f"{where}: precision {entry['precision']!r} is not one of {sorted(PRECISIONS)}")
     if "min_ms" in entry and (not isinstance(entry["min_ms"], (int, float)) or entry["min_ms"] <= 0):
         errors.append(f"{where}: min_ms must be a positive number of milliseconds")
+    if "verified_shapes" in entry and (type(entry["verified_shapes"]) is not int or entry["verified_shapes"] < 1):
+        errors.append(f"{where}: verified_shapes is how many shapes a passing record verifies (at least the problem's own)")
     if "slow_compile" in entry and not isinstance(entry["slow_compile"], bool):
         errors.append(f"{where}: slow_compile must be true or false")
     if "note" in entry and (not isinstance(entry["note"], str) or "\n" in entry["note"]):
@@ -82,6 +84,8 @@ def check_manifest(manifest):
                           f"(violation: one of {', '.join(sorted(VIOLATIONS))})")
         if "violation" in entry and not entry.get("static"):
             errors.append(f"{where}: violation is for static entries")
+        if "verified_shapes" in entry and "pass" not in accepted:
+            errors.append(f"{where}: verified_shapes counts the shapes of a kernel that passes; expect is {expect!r}")
         if "min_ms" in entry and "pass" not in accepted:
             errors.append(f"{where}: min_ms bounds the time of a kernel that passes; expect is {expect!r}")
         if "reason_contains" in entry and (entry.get("static") or not isinstance(entry["reason_contains"], str)

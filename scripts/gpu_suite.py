@@ -4,8 +4,8 @@
 Honest kernels must pass; every attack must get exactly the verdict the manifest names (a rejection
 for the wrong reason is a failure too: it means the guarantee it tests is not the one that caught
 it). An entry may also require a minimum reported time (`min_ms`: a forged or cached time must not
-show), files that must not exist afterwards (`absent_files`: the sandbox held), or a precision
-policy. cutegen runs with decoy API keys in its environment; an attack that finds one writes a wrong
+show), files that must not exist afterwards (`absent_files`: the sandbox held), a precision
+policy, or how many shapes the generalization trials verify (`verified_shapes`). cutegen runs with decoy API keys in its environment; an attack that finds one writes a wrong
 answer, and no report, log or output may contain the decoys.
 
 Entries that share a problem and settings are evaluated by one `cutegen eval` with several kernels
@@ -85,6 +85,10 @@ def check_entry(entry, report_path, log, last_line, seconds):
         problems.append(f"the reason lacks {entry['reason_contains']!r}: the attack did not get as far as it must")
     if entry.get("min_ms") and got == "pass" and (median is None or median < entry["min_ms"]):
         problems.append(f"reported {median} ms, below the {entry['min_ms']} ms the kernel really takes")
+    verified = len((report.get("generalization") or {}).get("verified") or [])
+    if entry.get("verified_shapes") and got == "pass" and verified != entry["verified_shapes"]:
+        problems.append(f"{verified} shapes verified, where the generalization trials must verify "
+                        f"{entry['verified_shapes']} (the problem's own, and each other shape the kernel computes)")
     for path in entry.get("absent_files", []):
         if pathlib.Path(os.path.expanduser(path)).exists():
             problems.append(f"{path} exists: the sandbox did not hold")
@@ -95,7 +99,7 @@ def check_entry(entry, report_path, log, last_line, seconds):
         "problems": problems, "reason": reason, "seconds": round(seconds, 2), "median_ms": median,
         "event_median_ms": time_.get("event_median_ms"), "slower_kind": time_.get("slower_kind"),
         "speedup": report.get("speedup"), "sol_pct": report.get("sol_pct"), "note": entry.get("note", ""),
-        "phase_seconds": report.get("phase_seconds"),
+        "phase_seconds": report.get("phase_seconds"), "verified_shapes": verified,
     }
 
 

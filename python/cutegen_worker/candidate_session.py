@@ -25,14 +25,14 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import audit, compare, cpu_time, cpu_wait, inputs, memory, params as params_mod, runner_link
+from . import audit, compare, cpu_time, cpu_wait, inputs, memory, params as params_mod, runner_link, shape_configs
 from .errors import ProblemError, RequestError
 from .shared_buffers import SharedArena
 from .staging import CallSpec, Slot
 
 VERDICTS = ("pass", "load_failed", "kernel_error", "cuda_error", "crash", "timeout", "printed_output", "mismatch",
             "unwritten", "nondeterministic", "input_mutated", "hidden_work", "result_reuse", "forbidden_call",
-            "tampering", "host_compute")
+            "tampering", "host_compute", "shape_specific")
 CALIBRATION_ROUNDS = 16
 # The input kinds a timed call draws (_timed_calls); calibration rounds stage them in turn, so the limits a
 # call's probes are held to come from the same staging work as the call's own: on the H200 the probe before
@@ -115,12 +115,14 @@ CUTEGEN_ERROR_NAMES = {1000: "CUTEGEN_ERROR_BAD_ARGUMENTS", 1001: "CUTEGEN_ERROR
 
 
 class Stop(Exception):
-    """Ends the session with a verdict."""
+    """Ends the session with a verdict. `refused`: the kernel declined the shapes it was given, as the contract
+    lets it (CUTEGEN_ERROR_UNSUPPORTED or _BAD_ARGUMENTS, a workspace size of 0) -- a failure at the problem's
+    own shapes, no wrong answer at another (generalize.py)."""
 
-    def __init__(self, verdict: str, reason: str, failed_check: int = None):
+    def __init__(self, verdict: str, reason: str, failed_check: int = None, refused: bool = False):
         assert verdict in VERDICTS, verdict
         super().__init__(reason)
-        self.verdict, self.reason, self.failed_check = verdict, reason, failed_check
+        self.verdict, self.reason, self.failed_check, self.refused = verdict, reason, failed_check, refused
 
 
 @dataclass
@@ -133,6 +135,7 @@ class Plan:
     precision: str
     call_timeout_s: float
     work_dir: str
+    generalize: int = 0   # generalization trials after a pass (generalize.py); 0: none
 
     @staticmethod
     def parse(req: dict) -> "Plan":
@@ -161,6 +164,10 @@ class Plan:
                     call_timeout_s=need("call_timeout_s", float), work_dir=need("work_dir", str))
         if plan.warmup < 0 or plan.runs < 0 or plan.call_timeout_s <= 0:
             raise RequestError("evaluate_candidate: warmup and runs must be >= 0 and call_timeout_s > 0")
+        generalize = req.get("generalize", 0)
+        if type(generalize) is not int or not 0 <= generalize <= shape_configs.MAX_TRIALS:
+            raise RequestError(f"evaluate_candidate: generalize must be an integer from 0 to {shape_configs.MAX_TRIALS}")
+        plan.generalize = generalize
         return plan
 
 
@@ -178,11 +185,15 @@ class Record:
     time: dict = None
     calls: list = field(default_factory=list)  # per timed call: kind, wall_ms, overrun_ms, event_ms
     workspace: dict = None  # {"bytes", "cap_bytes"} for a kernel with a workspace
+    refused: bool = False  # the session ended on the kernel declining its shapes (Stop.refused)
 
     def to_dict(self) -> dict:
-        return {"verdict": self.verdict, "reason": self.reason, "failed_check": self.failed_check,
-                "checks": self.checks, "runner": self.runner, "calibration": self.calibration, "audits": self.audits,
-                "time": self.time, "calls": self.calls, "workspace": self.workspace}
+        out = {"verdict": self.verdict, "reason": self.reason, "failed_check": self.failed_check,
+               "checks": self.checks, "runner": self.runner, "calibration": self.calibration, "audits": self.audits,
+               "time": self.time, "calls": self.calls, "workspace": self.workspace}
+        if self.refused:
+            out["refused"] = True
+        return out
 
 
 def _ms(ns: float) -> float:
@@ -260,8 +271,10 @@ class _Clock:
 
 
 class CandidateSession:
-    def __init__(self, problem, plan: Plan, make_link):
-        self.problem, self.plan = problem, plan
+    def __init__(self, problem, plan: Plan, make_link, timed: bool = True):
+        """`timed`: calibrate and run the plan's timed calls; a generalization trial (generalize.py) runs only
+        its correctness trials, so it needs neither the calibration nor the private copies of timed outputs."""
+        self.problem, self.plan, self.timed = problem, plan, timed
         self.record = Record()
         self.arena = SharedArena(problem.device)
         self.slot = Slot(self.arena, problem)
@@ -271,7 +284,8 @@ class CandidateSession:
         # copied into one of them right after the gather -- the last one, or, for a call chosen for a full
         # audit, one that is kept until the check after the loop (_timed_calls).
         with torch.no_grad():
-            self.copies = [[torch.empty_like(o) for o in self.slot.outputs[0]] for _ in range(FULL_AUDITS + 1)]
+            self.copies = [[torch.empty_like(o) for o in self.slot.outputs[0]]
+                           for _ in range(FULL_AUDITS + 1 if timed else 0)]
         self.sysrand = secrets_mod.SystemRandom()
         self.make_link = make_link
         self.link = None
@@ -281,10 +295,11 @@ class CandidateSession:
     def run(self) -> dict:
         try:
             try:
-                self.link = self.make_link(self.plan, self.slot)
+                self.link = self.make_link(self.plan, self.slot, self.problem)
                 self._start()
                 self._trials()
-                self._timed_calls()
+                if self.timed:
+                    self._timed_calls()
                 end = self.link.close()
                 self.record.runner["end"] = end.describe()
                 if end.timed_out or end.signal or end.exit_code != 0:
@@ -295,6 +310,7 @@ class CandidateSession:
                 raise self._stop_for_link(exc)
         except Stop as stop:
             self.record.verdict, self.record.reason, self.record.failed_check = stop.verdict, stop.reason, stop.failed_check
+            self.record.refused = stop.refused
         finally:
             if self.link is not None and "end" not in self.record.runner:
                 self.record.runner["end"] = self.link.kill().describe()
@@ -332,8 +348,11 @@ class CandidateSession:
             return
         cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True)
         if requested > cap:
+            # Refused, as a size of 0 is: at another shape than the problem's (generalize.py) the shape is then
+            # not verified, as if the kernel had declined it.
             raise Stop("load_failed", f"cutegen_workspace_bytes asks for {memory.describe_bytes(requested)} of workspace "
-                                      f"but the cap is {memory.describe_bytes(cap)} ({why}): use less scratch memory")
+                                      f"but the cap is {memory.describe_bytes(cap)} ({why}): use less scratch memory",
+                       refused=True)
         self.record.workspace = {"bytes": requested, "cap_bytes": cap}
         # The size is known only once the candidate is loaded, and by then the runner's sandbox is closed.
         # Rather than map a new buffer inside it, a second runner starts with the workspace in its session,
@@ -347,7 +366,7 @@ class CandidateSession:
         if end.timed_out or end.signal or end.exit_code != 0:
             raise Stop("crash", f"the runner that asked the workspace size did not exit cleanly ({end.describe()})")
         self.slot.add_workspace(requested)
-        self.link = self.make_link(self.plan, self.slot)
+        self.link = self.make_link(self.plan, self.slot, self.problem)
         again = _workspace_request(self._start_runner())
         if again != requested:
             raise Stop("load_failed", f"cutegen_workspace_bytes asked for {requested} bytes at the first load and {again} "
@@ -364,8 +383,9 @@ class CandidateSession:
         self.record.runner["setup"] = setup
         if not setup.get("setup"):
             raise RequestError(f"the runner could not set up the shared buffers: {setup.get('message', setup)}")
-        self.phase = "calibration (before the kernel was loaded)"
-        self._calibrate()
+        if self.timed:
+            self.phase = "calibration (before the kernel was loaded)"
+            self._calibrate()
         self.phase = "loading the kernel library"
         t0 = time.perf_counter_ns()
         ready = self.link.load(self.slot.example_scalars).reply
@@ -479,7 +499,8 @@ class CandidateSession:
         rc = reply.get("rc", 0)
         if rc != 0:
             what = CUTEGEN_ERROR_NAMES.get(rc) or reply.get("rc_name") or str(rc)
-            raise Stop("kernel_error", f"cutegen_forward returned {rc} ({what}) ({self.phase})")
+            raise Stop("kernel_error", f"cutegen_forward returned {rc} ({what}) ({self.phase})",
+                       refused=rc in CUTEGEN_ERROR_NAMES)
         return exchange
 
     # ---- correctness trials -----------------------------------------------------------------------
@@ -791,7 +812,8 @@ def _workspace_request(ready: dict):
         raise Stop("load_failed", f"the runner reported a workspace size of {n!r}, which is not a number of bytes")
     if n == 0:
         raise Stop("load_failed", "cutegen_workspace_bytes returned 0: a kernel that needs no workspace defines "
-                                  "cutegen_forward instead (or the shapes are not the ones the kernel was written for)")
+                                  "cutegen_forward instead (or the shapes are not the ones the kernel was written for)",
+                   refused=True)
     return n
 
 
@@ -831,8 +853,9 @@ def sandbox_settings() -> dict:
     return SANDBOX_SETTINGS[name]
 
 
-def default_link(plan: Plan, slot: Slot):
-    """The real runner: cutegen-runner --serve with a session file in a private directory."""
+def default_link(plan: Plan, slot: Slot, problem=None):
+    """The real runner: cutegen-runner --serve with a session file in a private directory. (`problem`, the
+    problem instance the slot was made for, is for the test hooks' fake runner.)"""
     import json
     import tempfile
     os.makedirs(plan.work_dir, exist_ok=True)

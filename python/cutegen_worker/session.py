@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
-from . import calibrate, candidate_session, compare, confinement, inputs, memory, metadata, op_graph, own_state, \
-    problem_facts, problem_loader, timing
+from . import calibrate, candidate_session, compare, confinement, generalize, inputs, memory, metadata, op_graph, \
+    own_state, problem_facts, problem_loader, timing
 from .buffers import describe
 from .dtypes import dtype_name, problem_dtype
 from .errors import ProblemError, RequestError
@@ -148,8 +148,16 @@ class Session:
         held = torch.cuda.memory_reserved() if torch.cuda.is_initialized() else 0
         return {"reserved_bytes": int(held)}
 
-    def _load(self, path: str, device: torch.device, seed: int) -> LoadedProblem:
+    def instantiate(self, path: str, device: torch.device, seed: int, overrides: dict) -> LoadedProblem:
+        """The problem built again with some of its module's globals set to other values: another configuration
+        of it, loaded exactly as `load` loads the problem itself (generalize.py). The caller drops its module
+        from sys.modules when done."""
+        return self._load(path, device, seed, overrides)
+
+    def _load(self, path: str, device: torch.device, seed: int, overrides: dict = None) -> LoadedProblem:
         module = problem_loader.import_problem(path)
+        # Set before anything reads them: get_init_inputs(), Model and get_inputs() read globals when called.
+        module.__dict__.update(overrides or {})
         model, init_inputs = problem_loader.build_model(module, path, device, seed)
         named = list(model.named_parameters()) + list(model.named_buffers())
         n_params = len(list(model.named_parameters()))
@@ -246,7 +254,11 @@ class Session:
         # session's end, and fatal: the worker stops after answering.
         before = own_state.snapshot()
         try:
-            return candidate_session.CandidateSession(problem, plan, make_link).run()
+            record = candidate_session.CandidateSession(problem, plan, make_link).run()
+            if record["verdict"] == "pass":
+                # Only a kernel right at the problem's own shape is tried at others (generalize.py).
+                record["generalization"] = generalize.run(self, problem, plan, make_link, record)
+            return record
         finally:
             own_state.require_unchanged(before, "during the evaluation")
 

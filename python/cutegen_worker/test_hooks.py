@@ -42,6 +42,8 @@ whose host computes (cpu_time.py); "cpu_unreadable" reports none at all (a kerne
 "meddle" makes the first call change the worker itself, as a runner that escaped its sandbox could:
 "nofile" lowers its open-file soft limit by one, "affinity" pins it to its first CPU (own_state.py must
 notice; the test puts the value back).
+"other_shapes" says what the fake does at a shape other than the loaded problem's (a generalization trial;
+OTHER_SHAPES lists the choices): a kernel that hard-codes its benchmark's shape, or refuses other shapes.
 "workspace_bytes" makes the fake a kernel with a workspace: the size its load reports (a list: one
 per runner started, for a size that changes). Every call of a fake with a workspace appends to
 WORKSPACE_SEEN whether the workspace held nothing but the worker's poison when the call began, and which.
@@ -58,6 +60,11 @@ from .buffers import poison_
 from .errors import RequestError
 from .runner_link import Exchange, LinkError, RunnerEnd
 
+# What the fake does at shapes other than the benchmark's (generalization trials), whatever its mode there:
+# "same" (behave as at the benchmark's), "wrong" (a hard-coded shape: one element off), "refuse" (return
+# CUTEGEN_ERROR_UNSUPPORTED), "no_workspace" (a load that asks for a workspace of 0 bytes: the size function's
+# refusal), "crash" (SIGSEGV), "print" (a line on stdout, the right values).
+OTHER_SHAPES = ("same", "wrong", "refuse", "no_workspace", "crash", "print")
 MODES = ("reference", "native", "tf32", "positive_tf32", "zeros", "nan", "none", "partial", "stale", "own_params",
          "identity", "perturb", "zero_output", "mutate_input", "mutate_param", "print", "rc", "cuda_error", "crash",
          "hang", "tamper", "forbidden", "load_fail", "workspace_stale", "unwritten_true", "cached_ints")
@@ -78,17 +85,23 @@ def _tf32(v):
 def fake_link_factory(session, spec):
     if not isinstance(spec, dict) or spec.get("mode") not in MODES:
         raise RequestError(f"fake_runner needs a mode, one of {', '.join(MODES)}")
+    if spec.get("other_shapes", "same") not in OTHER_SHAPES:
+        raise RequestError(f"fake_runner: other_shapes must be one of {', '.join(OTHER_SHAPES)}")
     started = []  # one entry per runner: the candidate session starts a second for a workspace
+    benchmark = session.problem  # the problem as loaded: its shapes are "the benchmark's"
 
-    def make(plan, slot):
+    def make(plan, slot, problem=None):
         started.append(slot)
-        return FakeRunner(session.problem, slot, spec, index=len(started) - 1)
+        return FakeRunner(problem or session.problem, slot, spec, index=len(started) - 1, benchmark=benchmark)
     return make
 
 
 class FakeRunner:
-    def __init__(self, problem, slot, spec: dict, index: int = 0):
+    def __init__(self, problem, slot, spec: dict, index: int = 0, benchmark=None):
         self.problem, self.slot, self.spec, self.index = problem, slot, spec, index
+        # At a shape other than the benchmark's (a generalization trial), the spec's other_shapes behaviour.
+        own = benchmark is None or [tuple(o.shape) for o in slot.outputs[0]] == list(benchmark.output_shapes)
+        self.elsewhere = "same" if own else spec.get("other_shapes", "same")
         self.mode, self.after = spec["mode"], spec.get("after", 0)
         self.calls = 0
         self.printed_text = ""
@@ -115,6 +128,8 @@ class FakeRunner:
                         runner_cpu_ns=None if self.spec.get("cpu_unreadable") else cpu)
 
     def load(self, scalars: list) -> Exchange:
+        if self.elsewhere == "no_workspace":
+            return Exchange(reply={"ready": True, "workspace_bytes": 0}, wall_ns=0)
         if self.mode == "load_fail":
             return Exchange(reply={"ready": False, "failure": "load", "message": "cannot load kernel.so: bad ELF"}, wall_ns=0)
         reply = {"ready": True, "workspace_bytes": None}
@@ -147,6 +162,15 @@ class FakeRunner:
             _meddle(self.spec["meddle"])
         self.calls += 1
         reply = {"rc": 0, "cuda_error": None}
+        if self.elsewhere == "refuse":
+            return Exchange(reply=dict(reply, rc=1001), wall_ns=time.perf_counter_ns() - t0, runner_cpu_ns=cpu_ns)
+        if self.elsewhere == "crash":
+            self.ended = RunnerEnd(signal=11)
+            raise LinkError("died", "the runner process killed by SIGSEGV during the call", self.ended)
+        if self.elsewhere == "print":
+            self.printed_text = "shape?"
+        if self.elsewhere == "wrong":
+            mode = "perturb"  # the reference, one element off: right at the benchmark's shape only
         workspace = self.slot.workspace
         if "workspace_bytes" in self.spec:
             if workspace is None:  # the real runner refuses such a call too

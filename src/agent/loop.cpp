@@ -204,8 +204,12 @@ Result<Evaluation> Loop::evaluate(const std::string& source, const std::string& 
     if (auto w = files_.write(dir + "/change.diff", unified_diff(base, source).text); !w) return w.error();
   if (auto w = files_.write(dir + "/eval.json", dump_json(e.to_json(), 2)); !w) return w.error();
   if (e.passed())
-    report(fmt::format("{}: correct, {:.4f} ms{}", label, e.median_ms(),
-                       e.speedup_eager() ? fmt::format(" ({:.2f}x eager)", *e.speedup_eager()) : ""));
+    report(fmt::format("{}: correct, {:.4f} ms{}{}", label, e.median_ms(),
+                       e.speedup_eager() ? fmt::format(" ({:.2f}x eager)", *e.speedup_eager()) : "",
+                       e.generalization && e.generalization->asked > 0
+                           ? fmt::format(", {} shape(s) verified ({:.1f} s of other shapes)",
+                                         e.generalization->verified.size(), e.generalization->seconds)
+                           : ""));
   else
     report(fmt::format("{}: {} — {}", label, to_string(e.verdict), first_line(e.reason, kLine)));
   return e;

@@ -146,7 +146,7 @@ check "optimize --help shows --profile-from" grep -q -- '--profile-from' <<<"$ou
 # The judge's options are the same on every command that runs it.
 for c in eval profile optimize; do
   out=$("$cutegen" $c --help)
-  for o in --precision --trials --runs --seed --runner-timeout --arch; do
+  for o in --precision --trials --runs --generalize --seed --runner-timeout --arch; do
     check "$c --help shows $o" grep -q -- "$o" <<<"$out"
   done
 done

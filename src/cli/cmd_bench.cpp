@@ -101,6 +101,9 @@ std::vector<std::string> task_args(const BenchArgs& a) {
   if (a.examples != "library") v.insert(v.end(), {"--examples", a.examples});
   if (a.target_sol > 0) v.insert(v.end(), {"--target-sol", fmt::format("{}", a.target_sol)});
   if (a.judge.seed) v.insert(v.end(), {"--seed", std::to_string(a.judge.seed)});
+  // Only when not the default: a suite begun before the option existed still resumes with its settings.
+  if (a.judge.generalize != JudgeArgs{}.generalize)
+    v.insert(v.end(), {"--generalize", std::to_string(a.judge.generalize)});
   if (!a.judge.arch.empty()) v.insert(v.end(), {"--arch", a.judge.arch});
   if (a.max_cost > 0) v.insert(v.end(), {"--max-cost", fmt::format("{}", a.max_cost)});
   if (a.max_tokens > 0) v.insert(v.end(), {"--max-tokens", std::to_string(a.max_tokens)});

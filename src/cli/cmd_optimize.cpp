@@ -107,7 +107,7 @@ nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm, const std
   nlohmann::json j = {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
           {"steps", a.steps}, {"repair_budget", a.repair_budget}, {"restarts", a.restarts}, {"plateau", a.plateau},
           {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"start", a.start}, {"examples", a.examples}, {"tune", a.tune}, {"precision", a.judge.precision},
-          {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"seed", a.judge.seed},
+          {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"generalize", a.judge.generalize}, {"seed", a.judge.seed},
           {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},
           {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
   if (!seed_pattern.empty()) j["seed_pattern"] = seed_pattern;

@@ -44,6 +44,7 @@ EvalOptions JudgeArgs::eval_options() const {
   eo.precision = parse_precision(precision).value();
   eo.trials = trials;
   eo.runs = runs;
+  eo.generalize = generalize;
   eo.seed = seed;
   eo.runner_timeout = std::chrono::seconds(runner_timeout_s);
   eo.on_busy_retry = [](const std::string& line) { print_safe(stderr, "judge: {}\n", line); };
@@ -60,6 +61,12 @@ void add_judge_options(CLI::App* cmd, JudgeArgs& a, const std::string& trials_wh
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->add_option("--runs", a.runs, "timed calls, each on fresh inputs (half of them signed)")->check(CLI::Range(1, 100000))->capture_default_str();
+  cmd->add_option("--generalize", a.generalize,
+                  "generalization trials after a pass: the kernel at other shapes of the problem (smaller odd sizes, a "
+                  "larger batch, batch 1), each in a runner of its own; wrong results there fail it (shape_specific). "
+                  "0: only the problem's own shape is verified")
+      ->check(CLI::Range(0, 8))
+      ->capture_default_str();
   cmd->add_option("--seed", a.seed,
                   "seed for the correctness trials (default: fresh, recorded in the report); timed calls always draw "
                   "unforeseeable inputs");

@@ -19,6 +19,7 @@ struct JudgeArgs {
   std::string precision = "strict";
   int trials = 5;
   int runs = 100;
+  int generalize = 2;  // generalization trials: other shapes of the problem after a pass (0: none)
   uint64_t seed = 0;
   int runner_timeout_s = 120;
   std::string arch;
@@ -26,7 +27,7 @@ struct JudgeArgs {
   // Everything but runner, work_dir and cache_root; `precision` was checked by add_judge_options.
   EvalOptions eval_options() const;
 };
-// --precision --trials --runs --seed --runner-timeout --arch; `trials_what` ends the --trials help.
+// --precision --trials --runs --generalize --seed --runner-timeout --arch; `trials_what` ends the --trials help.
 void add_judge_options(CLI::App* cmd, JudgeArgs& args, const std::string& trials_what);
 
 struct JudgeStack {

@@ -1,5 +1,7 @@
 #include "common/evaluation.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/json_text.h"
@@ -111,6 +113,7 @@ std::string to_string(Verdict v) {
     case Verdict::forbidden_call: return "forbidden_call";
     case Verdict::tampering: return "tampering";
     case Verdict::host_compute: return "host_compute";
+    case Verdict::shape_specific: return "shape_specific";
   }
   return "unknown";
 }
@@ -382,6 +385,184 @@ Result<Floor> Floor::from_json(const nlohmann::json& j) {
   return f;
 }
 
+// --- shapes at other configurations -----------------------------------------------------------------
+
+namespace {
+
+Result<std::vector<int64_t>> shape_of(const json& j, std::string_view what) {
+  if (!j.is_array()) return Error{fmt::format("{} is {} where a shape (a list of integers) was expected", what, j.type_name())};
+  std::vector<int64_t> shape;
+  for (const auto& d : j) {
+    if (!d.is_number_integer()) return Error{fmt::format("{} has a dimension that is not an integer", what)};
+    shape.push_back(d.get<int64_t>());
+  }
+  return shape;
+}
+
+// A list of shapes; with `nullable`, null entries (a Python scalar argument) are allowed.
+Status shape_list(const Reader& r, std::string_view key, std::vector<std::optional<std::vector<int64_t>>>& out) {
+  const json* list = nullptr;
+  CG_TRY(r.child(key, json::value_t::array, list));
+  if (!list) return ok_status();
+  for (const auto& e : *list) {
+    if (e.is_null()) {
+      out.emplace_back(std::nullopt);
+      continue;
+    }
+    auto s = shape_of(e, fmt::format("the {}'s {}", r.what, key));
+    if (!s) return s.error();
+    out.emplace_back(std::move(*s));
+  }
+  return ok_status();
+}
+
+Status dense_shape_list(const Reader& r, std::string_view key, std::vector<std::vector<int64_t>>& out) {
+  std::vector<std::optional<std::vector<int64_t>>> shapes;
+  CG_TRY(shape_list(r, key, shapes));
+  for (auto& s : shapes) {
+    if (!s) return r.bad(key, "a list of shapes without nulls");
+    out.push_back(std::move(*s));
+  }
+  return ok_status();
+}
+
+Status config_of(const Reader& r, std::map<std::string, int64_t>& out) {
+  const json* config = nullptr;
+  CG_TRY(r.child("config", json::value_t::object, config));
+  if (!config) return ok_status();
+  for (const auto& [name, value] : config->items()) {
+    if (!value.is_number_integer()) return r.bad("config", "an object of integers");
+    out[name] = value.get<int64_t>();
+  }
+  return ok_status();
+}
+
+json shapes_json(const std::vector<std::optional<std::vector<int64_t>>>& shapes) {
+  json a = json::array();
+  for (const auto& s : shapes) a.push_back(s ? json(*s) : json());
+  return a;
+}
+
+}  // namespace
+
+nlohmann::json VerifiedShape::to_json() const {
+  return {{"config", config}, {"inputs", shapes_json(inputs)}, {"outputs", outputs}};
+}
+
+Result<VerifiedShape> VerifiedShape::from_json(const nlohmann::json& j) {
+  CG_TRY(not_object(j, "verified shape"));
+  Reader r{j, "verified shape"};
+  VerifiedShape v;
+  CG_TRY(config_of(r, v.config));
+  CG_TRY(shape_list(r, "inputs", v.inputs));
+  CG_TRY(dense_shape_list(r, "outputs", v.outputs));
+  return v;
+}
+
+std::string to_string(ShapeOutcome o) {
+  switch (o) {
+    case ShapeOutcome::pass: return "pass";
+    case ShapeOutcome::refused: return "refused";
+    case ShapeOutcome::mismatch: return "mismatch";
+    case ShapeOutcome::crash: return "crash";
+  }
+  return "crash";
+}
+
+nlohmann::json ShapeTrial::to_json() const {
+  return {{"kind", kind},       {"config", config},   {"inputs", shapes_json(inputs)},
+          {"outputs", outputs}, {"outcome", to_string(outcome)}, {"verdict", to_string(verdict)},
+          {"reason", reason},   {"seconds", seconds}};
+}
+
+Result<ShapeTrial> ShapeTrial::from_json(const nlohmann::json& j) {
+  CG_TRY(not_object(j, "shape trial"));
+  Reader r{j, "shape trial"};
+  ShapeTrial t;
+  CG_TRY(r.text("kind", t.kind));
+  CG_TRY(config_of(r, t.config));
+  CG_TRY(shape_list(r, "inputs", t.inputs));
+  CG_TRY(dense_shape_list(r, "outputs", t.outputs));
+  std::string word;
+  CG_TRY(r.text("outcome", word, true));
+  bool known = false;
+  for (ShapeOutcome o : {ShapeOutcome::pass, ShapeOutcome::refused, ShapeOutcome::mismatch, ShapeOutcome::crash})
+    if (to_string(o) == word) t.outcome = o, known = true;
+  if (!known) return Error{fmt::format("a shape trial's outcome is \"{}\" (pass, refused, mismatch or crash expected)", word)};
+  CG_TRY(r.text("verdict", word, true));
+  auto verdict = parse_verdict(word);
+  if (!verdict) return Error{fmt::format("a shape trial names an unknown verdict \"{}\"", word)};
+  t.verdict = *verdict;
+  CG_TRY(r.text("reason", t.reason));
+  CG_TRY(r.number("seconds", t.seconds));
+  return t;
+}
+
+int Generalization::refused() const {
+  return static_cast<int>(std::count_if(trials.begin(), trials.end(),
+                                        [](const ShapeTrial& t) { return t.outcome == ShapeOutcome::refused; }));
+}
+
+std::string Generalization::changes(const std::map<std::string, int64_t>& config) const {
+  std::string s;
+  for (const auto& [name, value] : config) {
+    if (!verified.empty()) {
+      auto it = verified.front().config.find(name);
+      if (it != verified.front().config.end() && it->second == value) continue;
+    }
+    s += fmt::format("{}{}={}", s.empty() ? "" : ", ", name, value);
+  }
+  return s.empty() ? "the problem's own sizes" : s;
+}
+
+std::string Generalization::verified_text() const {
+  std::string s = "the problem's own";
+  for (std::size_t i = 1; i < verified.size(); ++i) s += "; " + changes(verified[i].config);
+  return s;
+}
+
+nlohmann::json Generalization::to_json() const {
+  json j = {{"asked", asked}, {"varied", varied}, {"notes", notes}, {"seconds", seconds}};
+  j["trials"] = json::array();
+  for (const auto& t : trials) j["trials"].push_back(t.to_json());
+  j["verified"] = json::array();
+  for (const auto& v : verified) j["verified"].push_back(v.to_json());
+  return j;
+}
+
+Result<Generalization> Generalization::from_json(const nlohmann::json& j) {
+  CG_TRY(not_object(j, "generalization record"));
+  Reader r{j, "generalization record"};
+  Generalization g;
+  CG_TRY(r.number("asked", g.asked));
+  CG_TRY(r.number("seconds", g.seconds));
+  for (auto [key, out] : {std::pair{"varied", &g.varied}, std::pair{"notes", &g.notes}}) {
+    const json* list = nullptr;
+    CG_TRY(r.child(key, json::value_t::array, list));
+    if (list)
+      for (const auto& e : *list) {
+        if (!e.is_string()) return r.bad(key, "a list of strings");
+        out->push_back(e.get<std::string>());
+      }
+  }
+  const json* list = nullptr;
+  CG_TRY(r.child("trials", json::value_t::array, list));
+  if (list)
+    for (const auto& e : *list) {
+      auto t = ShapeTrial::from_json(e);
+      if (!t) return t.error();
+      g.trials.push_back(std::move(*t));
+    }
+  CG_TRY(r.child("verified", json::value_t::array, list));
+  if (list)
+    for (const auto& e : *list) {
+      auto v = VerifiedShape::from_json(e);
+      if (!v) return v.error();
+      g.verified.push_back(std::move(*v));
+    }
+  return g;
+}
+
 // --- the evaluation ----------------------------------------------------------------------------------
 
 namespace {
@@ -391,7 +572,7 @@ namespace {
 constexpr std::string_view kTypedKeys[] = {"verdict",  "reason",           "evidence", "precision",
                                            "problem",  "time",             "baselines", "roofline",
                                            "roofline_warning", "library",  "compile_key", "speedup",
-                                           "sol_pct",  "workspace_bytes"};
+                                           "sol_pct",  "workspace_bytes", "generalization"};
 
 bool typed_key(std::string_view key) {
   for (auto k : kTypedKeys)
@@ -438,6 +619,7 @@ nlohmann::json Evaluation::to_json() const {
   if (!library.empty()) j["library"] = library;
   if (!compile_key.empty()) j["compile_key"] = compile_key;
   if (workspace_bytes) j["workspace_bytes"] = workspace_bytes;
+  if (generalization) j["generalization"] = generalization->to_json();
   return j;
 }
 
@@ -485,6 +667,12 @@ Result<Evaluation> Evaluation::from_json(const nlohmann::json& j) {
     auto f = Floor::from_json(*child);
     if (!f) return f.error();
     e.floor = *f;
+  }
+  CG_TRY(r.child("generalization", json::value_t::object, child));
+  if (child) {
+    auto g = Generalization::from_json(*child);
+    if (!g) return Error{"the evaluation's " + g.error().message};
+    e.generalization = std::move(*g);
   }
   if (e.passed() && !e.time) return Error{"the evaluation passed a kernel without a time"};
   for (const auto& [key, value] : j.items())

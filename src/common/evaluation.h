@@ -33,8 +33,9 @@ enum class Verdict {
   forbidden_call,                                                         // the sandbox trapped a system call
   tampering,                                                              // the runner answered out of turn
   host_compute,                                                           // the host did the work (CPU time)
+  shape_specific,                                                         // right at the problem's shape only
 };
-inline constexpr Verdict kLastVerdict = Verdict::host_compute;
+inline constexpr Verdict kLastVerdict = Verdict::shape_specific;
 std::string to_string(Verdict v);
 std::optional<Verdict> parse_verdict(std::string_view word);
 
@@ -147,6 +148,56 @@ struct Floor {
   static Result<Floor> from_json(const nlohmann::json& j);
 };
 
+// One shape a kernel was run at and found right (docs/judge.md, guarantee 9): the problem's own, or another
+// configuration of it. What an export may call the kernel on: the shapes of the forward() arguments.
+struct VerifiedShape {
+  std::map<std::string, int64_t> config;                     // the problem's shape globals, their values here
+  std::vector<std::optional<std::vector<int64_t>>> inputs;   // each forward() argument's shape; none: a Python scalar
+  std::vector<std::vector<int64_t>> outputs;
+
+  nlohmann::json to_json() const;
+  static Result<VerifiedShape> from_json(const nlohmann::json& j);
+};
+
+// How one generalization trial ended. pass: right there (the shape is verified); refused: the kernel declined
+// the shape as the contract lets it (not verified, not wrong); mismatch: wrong results there; crash: the call
+// failed otherwise. The last two make the verdict shape_specific (or the hostile verdict the trial gave).
+enum class ShapeOutcome { pass, refused, mismatch, crash };
+std::string to_string(ShapeOutcome o);
+
+struct ShapeTrial {
+  std::string kind;                                          // smaller, larger, batch_one
+  std::map<std::string, int64_t> config;
+  std::vector<std::optional<std::vector<int64_t>>> inputs;
+  std::vector<std::vector<int64_t>> outputs;
+  ShapeOutcome outcome = ShapeOutcome::pass;
+  Verdict verdict = Verdict::pass;                           // the trial session's own verdict
+  std::string reason;
+  double seconds = 0;
+
+  nlohmann::json to_json() const;
+  static Result<ShapeTrial> from_json(const nlohmann::json& j);
+};
+
+// The generalization trials after a kernel passed at the problem's own shape (the worker's `generalization`
+// record): which globals varied, each trial, and the shapes verified -- the problem's own first.
+struct Generalization {
+  int asked = 0;                        // trials asked for (--generalize)
+  std::vector<std::string> varied;      // the globals varied; empty: the problem has no other shape to try
+  std::vector<ShapeTrial> trials;
+  std::vector<VerifiedShape> verified;
+  std::vector<std::string> notes;       // why fewer trials ran than were asked for
+  double seconds = 0;                   // the trials' wall time
+
+  int refused() const;
+  // "batch_size=13, dim=9001": what `config` sets to other values than the problem's own (verified[0]).
+  std::string changes(const std::map<std::string, int64_t>& config) const;
+  // "the problem's own; batch_size=13, dim=9001; batch_size=4105": the shapes verified, for people.
+  std::string verified_text() const;
+  nlohmann::json to_json() const;
+  static Result<Generalization> from_json(const nlohmann::json& j);
+};
+
 struct Evaluation {
   Verdict verdict = Verdict::pass;
   std::string reason;                   // one line
@@ -160,6 +211,9 @@ struct Evaluation {
   std::string library;                  // the built kernel library, when it compiled
   std::string compile_key;              // the compile key it was built under
   uint64_t workspace_bytes = 0;         // the workspace the kernel asked for (contract v2); 0: none
+  // The kernel at other shapes of the problem, once it passed at its own; absent when it did not (and in
+  // records from before the trials). Its `verified` list is what an export may call the kernel on.
+  std::optional<Generalization> generalization;
   // The judge's own account for people reading eval.json (compile log, every check, the session,
   // seeds, phase times). Written beside the typed fields and carried through the journal; no code
   // reads it.

@@ -28,6 +28,20 @@ nlohmann::json layernorm_load_answer() {
     "gpu": "NVIDIA H200", "torch_version": "2.11.0", "memory": {"slot_bytes": 1}})J");
 }
 
+// The worker's `generalization` record for a kernel verified at its own shape and a smaller one, that refused
+// a larger one (docs/worker-protocol.md); `changed` and `runner` are for people and stay untyped.
+nlohmann::json generalization_answer() {
+  return nlohmann::json::parse(R"J({"asked": 2, "varied": ["rows"], "notes": [], "seconds": 1.5,
+    "trials": [{"kind": "smaller", "config": {"rows": 1023}, "changed": "rows=1023", "inputs": [[1023, 8192], null],
+                "outputs": [[1023, 8192]], "outcome": "pass", "verdict": "pass", "reason": "", "seconds": 0.7,
+                "runner": {"end": "exit code 0"}},
+               {"kind": "larger", "config": {"rows": 4099}, "changed": "rows=4099", "inputs": [[4099, 8192], null],
+                "outputs": [[4099, 8192]], "outcome": "refused", "verdict": "kernel_error",
+                "reason": "cutegen_forward returned 1001 (CUTEGEN_ERROR_UNSUPPORTED)", "seconds": 0.6}],
+    "verified": [{"config": {"rows": 4096}, "inputs": [[4096, 8192], null], "outputs": [[4096, 8192]]},
+                 {"config": {"rows": 1023}, "inputs": [[1023, 8192], null], "outputs": [[1023, 8192]]}]})J");
+}
+
 Evaluation passing() {
   Evaluation e;
   e.precision = Precision::tf32;
@@ -44,6 +58,7 @@ Evaluation passing() {
   e.library = "/cache/ab/kernel.so";
   e.compile_key = "abcdef";
   e.details = {{"seeds", {1, 2, 3}}, {"checks", nlohmann::json::array()}};
+  e.generalization = *Generalization::from_json(generalization_answer());
   return e;
 }
 
@@ -94,7 +109,38 @@ TEST(Evaluation, JsonRoundTripKeepsEveryTypedField) {
   EXPECT_EQ(back->library, e.library);
   EXPECT_EQ(back->compile_key, e.compile_key);
   EXPECT_EQ(back->details, e.details);
+  EXPECT_EQ(back->generalization->to_json(), e.generalization->to_json());
   EXPECT_EQ(back->to_json(), j);
+}
+
+TEST(Evaluation, TheVerifiedShapesAreTypedForExports) {
+  auto g = Generalization::from_json(generalization_answer());
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->asked, 2);
+  EXPECT_EQ(g->varied, std::vector<std::string>{"rows"});
+  ASSERT_EQ(g->verified.size(), 2u);  // the problem's own first, then the smaller shape that passed
+  EXPECT_EQ(g->verified[0].config.at("rows"), 4096);
+  EXPECT_EQ(g->verified[1].inputs[0], (std::vector<int64_t>{1023, 8192}));
+  EXPECT_FALSE(g->verified[1].inputs[1].has_value()) << "a Python scalar argument has no shape";
+  EXPECT_EQ(g->verified[1].outputs, (std::vector<std::vector<int64_t>>{{1023, 8192}}));
+  ASSERT_EQ(g->trials.size(), 2u);
+  EXPECT_EQ(g->trials[1].outcome, ShapeOutcome::refused);
+  EXPECT_EQ(g->trials[1].verdict, Verdict::kernel_error);
+  EXPECT_EQ(g->refused(), 1);
+  EXPECT_EQ(g->to_json()["verified"][1]["inputs"], nlohmann::json::parse("[[1023, 8192], null]"));
+  // A record before the trials has none; one that names what cannot be typed is an error naming the field.
+  auto j = passing().to_json();
+  j.erase("generalization");
+  EXPECT_FALSE(Evaluation::from_json(j)->generalization);
+  j = passing().to_json();
+  j["generalization"]["trials"][0]["outcome"] = "maybe";
+  EXPECT_NE(Evaluation::from_json(j).error().message.find("outcome is \"maybe\""), std::string::npos);
+  j = passing().to_json();
+  j["generalization"]["verified"][0]["inputs"] = nlohmann::json::parse("[[4096, 1.5]]");
+  EXPECT_NE(Evaluation::from_json(j).error().message.find("not an integer"), std::string::npos);
+  j = passing().to_json();
+  j["generalization"]["verified"][0]["config"]["rows"] = "many";
+  EXPECT_NE(Evaluation::from_json(j).error().message.find("\"config\""), std::string::npos);
 }
 
 TEST(Evaluation, TheLayoutIsTheOneScriptsRead) {

@@ -44,7 +44,8 @@ Result<FailureKind> failure_kind_for_verdict(Verdict verdict) {
     case Verdict::unwritten:
     case Verdict::nondeterministic:
     case Verdict::input_mutated:
-    case Verdict::result_reuse: return FailureKind::wrong_result;
+    case Verdict::result_reuse:
+    case Verdict::shape_specific: return FailureKind::wrong_result;
   }
   return Error{fmt::format("verdict \"{}\" is not a failure", to_string(verdict))};
 }

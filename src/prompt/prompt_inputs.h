@@ -60,7 +60,7 @@ struct ProblemBrief {
 // Why a candidate failed, in the judge's words. The loop maps verdicts onto kinds:
 // compile_error -> compile_error; rejected -> rejected; load_failed, kernel_error, cuda_error, crash,
 // timeout, printed_output, hidden_work, forbidden_call, tampering, host_compute -> runtime_error; mismatch, unwritten,
-// nondeterministic, input_mutated, result_reuse -> wrong_result.
+// nondeterministic, input_mutated, result_reuse, shape_specific (wrong or failing at another shape) -> wrong_result.
 enum class FailureKind { compile_error, rejected, runtime_error, wrong_result };
 std::string_view to_string(FailureKind k);
 // The mapping above; "pass" is an error (it is no failure).

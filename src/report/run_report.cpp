@@ -83,6 +83,10 @@ std::string render_run_report(const RunSummary& s) {
     auto x = [](std::optional<double> v) { return v ? fmt::format("{:.2f}x", *v) : std::string("n/a"); };
     r += fmt::format("Speedup over eager: {}; over torch.compile: {}. ", x(b.speedup_eager()), x(b.speedup_compile()));
     r += b.sol_pct() ? fmt::format("{:.1f}% of the roofline floor (SOL).\n", *b.sol_pct()) : "SOL unknown.\n";
+    // What the kernel may be called on (docs/judge.md, guarantee 9): at any other shape it was not checked.
+    if (b.generalization)
+      r += fmt::format("Verified at {} shape{} of the problem: {}.\n", b.generalization->verified.size(),
+                       b.generalization->verified.size() == 1 ? "" : "s", b.generalization->verified_text());
     r += "Files: `best/kernel.cu`, `best/eval.json`, `best/kernel.so`, the torch op module and `best/model_new.py` "
          "(a self-contained KernelBench submission; `cutegen export` makes an op package: docs/export.md).\n";
   } else {

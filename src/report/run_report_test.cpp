@@ -31,6 +31,14 @@ TEST(RunReport, ShowsBaselinesStepsAndTheBest) {
                        .note = "trial 2 failed", .evidence = "output 0: 12 of 64 elements bad"});
   s.best = passing(3.1);
   std::string r = render_run_report(s);
+  EXPECT_EQ(r.find("Verified at"), std::string::npos) << "a record from before the generalization trials says nothing";
+  s.best->generalization = Generalization{
+      .asked = 2,
+      .varied = {"batch_size", "dim"},
+      .verified = {VerifiedShape{.config = {{"batch_size", 4096}, {"dim", 65536}}},
+                   VerifiedShape{.config = {{"batch_size", 4105}, {"dim", 65536}}}}};
+  r = render_run_report(s);
+  EXPECT_NE(r.find("Verified at 2 shapes of the problem: the problem's own; batch_size=4105."), std::string::npos) << r;
   EXPECT_NE(r.find("| eager PyTorch | 3.0700 ms |"), std::string::npos) << r;
   EXPECT_NE(r.find("| torch.compile | unavailable: torch.compile failed: no triton |"), std::string::npos) << r;
   EXPECT_NE(r.find("| 1 | 128-bit loads | accepted | 3.1000 ms |  |"), std::string::npos) << r;

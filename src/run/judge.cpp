@@ -34,10 +34,25 @@ auto timed(EvalReport& report, const char* phase, F&& f) {
 
 }  // namespace
 
+std::string shapes_line(const Generalization& g) {
+  if (g.asked == 0) return "  shapes    only the problem's own verified (generalization trials off: --generalize 0)\n";
+  if (g.varied.empty())
+    return "  shapes    only the problem's own verified: get_inputs() reads no size of its own to vary\n";
+  std::string s = fmt::format("  shapes    {} verified: {}", g.verified.size(), g.verified_text());
+  std::string refused;
+  for (const auto& t : g.trials)
+    if (t.outcome == ShapeOutcome::refused) refused += (refused.empty() ? "" : "; ") + g.changes(t.config);
+  if (!refused.empty()) s += fmt::format(" -- refused by the kernel: {}", refused);
+  if (!g.notes.empty()) s += fmt::format(" ({} not tried: {})", g.notes.size(), first_line(g.notes.front()));
+  return s + fmt::format(" [{:.1f} s]\n", g.seconds);
+}
+
 // The mismatch evidence the diagnose step needs, from one failing check report.
 std::string describe_check(const nlohmann::json& c) {
   std::string where = c.contains("timed_call") ? fmt::format("timed call {}", c["timed_call"].dump())
                                               : fmt::format("trial {}", c.value("trial", -1));
+  if (c.contains("shape_trial") && c.value("config", nlohmann::json()).is_object())
+    where = fmt::format("at another shape ({}), {}", c["config"].dump(), where);
   std::string s = fmt::format("{} ({} inputs, {} parameters, seed {}){}: {}\n", where, c.value("kind", "?"),
                               c.value("params", "own"), c.value("seed", nlohmann::json()).dump(),
                               c.value("sampled", false) ? ", at the secretly chosen positions" : "", c.value("reason", "?"));
@@ -138,6 +153,7 @@ std::string EvalReport::summary() const {
     s += fmt::format("  floor     {:.4g} ms ({}) -> SOL {:.1f}%\n", floor->floor_ms, basis, *sol);
   }
   if (workspace_bytes) s += fmt::format("  workspace {} bytes, poisoned before every call\n", workspace_bytes);
+  if (generalization) s += shapes_line(*generalization);
   if (!roofline_warning.empty()) s += fmt::format("  WARNING   {}\n", roofline_warning);
   if (auto sandbox = session.value("runner", nlohmann::json::object()).value("sandbox", "full"); sandbox != "full")
     s += fmt::format("  WARNING   the runner ran with CUTEGEN_RUNNER_SANDBOX={} (not the whole sandbox)\n", sandbox);
@@ -192,6 +208,13 @@ Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
     report.evidence = report.reason + "\n" + describe_check(report.checks[failed.get<std::size_t>()]);
   else
     report.evidence = report.reason.empty() ? "" : report.reason + "\n";
+  if (const auto& g = record.value("generalization", nlohmann::json()); g.is_object()) {
+    auto generalization = Generalization::from_json(g);
+    if (!generalization) return Error{"the worker's " + generalization.error().message + " (a worker bug)"};
+    if (generalization->verified.empty())
+      return Error{"the worker's generalization record verifies no shape, not even the problem's own (a worker bug)"};
+    report.generalization = std::move(*generalization);
+  }
   const auto& t = record.value("time", nlohmann::json());
   if (report.passed() && !t.is_object()) return Error{"the worker passed a kernel without timing it (a worker bug)"};
   if (t.is_object()) {
@@ -295,6 +318,7 @@ EvalOptions screening_options(EvalOptions full) {
   full.warmup = std::min(full.warmup, 3);
   full.runs = std::min(full.runs, std::max(10, full.runs / 5));
   full.baselines = false;
+  full.generalize = 0;  // the variant chosen is evaluated again in full, other shapes included
   full.screening = true;
   return full;
 }
@@ -336,6 +360,10 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
     // Fresh, recorded seeds: a kernel tuned to one input set cannot pass by luck of the draw.
     std::mt19937_64 rng = trial_rng(options_.seed);
     if (auto r = timed(report, "session", [&] { return run_session(*compiled, rng, report); }); !r) return r.error();
+    if (report.generalization) {  // the worker ran them inside the session: a phase of their own
+      report.phase_seconds["generalize"] = report.generalization->seconds;
+      report.phase_seconds["session"] = std::max(0.0, report.phase_seconds["session"] - report.generalization->seconds);
+    }
     if (report.passed() && options_.baselines) {
       if (auto r = timed(report, "baselines", [&] { return measure_baselines(report, report.seeds.back()); }); !r)
         return r.error();
@@ -367,10 +395,13 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
                               {"runs", options_.runs},
                               {"precision", to_string(options_.precision)},
                               {"call_timeout_s", static_cast<double>(options_.runner_timeout.count())},
-                              {"work_dir", dir->string()}};
+                              {"work_dir", dir->string()},
+                              {"generalize", options_.generalize}};
     if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
-    // Every call may take up to the per-call limit; the worker enforces it and ends the session.
-    const auto calls = static_cast<long>(2 * trials.size() + options_.warmup + options_.runs + 4);
+    // Every call may take up to the per-call limit; the worker enforces it and ends the session. A
+    // generalization trial is two correctness trials (four calls) in a runner of its own.
+    const auto calls =
+        static_cast<long>(2 * trials.size() + options_.warmup + options_.runs + 4 + 4 * options_.generalize);
     auto limit = std::chrono::seconds(600) + options_.runner_timeout * std::min(calls, 20L) + std::chrono::seconds(calls);
     return worker_.call("evaluate_candidate", request, limit);
   };

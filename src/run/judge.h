@@ -27,6 +27,8 @@ struct EvalOptions {
                                      // signed and scaled trials come on top
   int warmup = 10;
   int runs = 100;                    // timed calls, each on freshly staged inputs
+  int generalize = 2;                // generalization trials after a pass: other shapes of the problem
+                                     // (docs/judge.md, guarantee 9); 0: none, only the problem's own is verified
   uint64_t seed = 0;                 // 0: fresh seeds, recorded in the report
   bool baselines = true;
   std::chrono::seconds runner_timeout{120};  // per call of the candidate
@@ -53,8 +55,9 @@ struct EvalOptions {
   nlohmann::json fake_runner;
 };
 
-// `full` with one problem trial, a short warm-up, a fifth of the timed calls (at least 10) and no
-// baselines: what ranking variants needs. The signed and scaled trials and the audits stay. Pure.
+// `full` with one problem trial, a short warm-up, a fifth of the timed calls (at least 10), no
+// baselines and no generalization trials: what ranking variants needs. The signed and scaled trials and
+// the audits stay. Pure.
 EvalOptions screening_options(EvalOptions full);
 
 // The judge's full report: the evaluation record (common/evaluation.h), which the loop, the prompts,
@@ -141,5 +144,8 @@ Status apply_session_record(const nlohmann::json& record, EvalReport& report);
 
 // The evidence of one failing check report (the mismatch numbers, first bad elements, mutations).
 std::string describe_check(const nlohmann::json& check);
+
+// The summary's line on the generalization trials: the shapes verified, those the kernel refused, the cost.
+std::string shapes_line(const Generalization& g);
 
 }  // namespace cutegen

@@ -217,6 +217,7 @@ TEST_F(JudgeTest, TheSessionRequestCarriesTheTrialPlanAndAFreshWorkDirectory) {
   EXPECT_EQ(req["precision"], "strict");
   EXPECT_EQ(req["runs"], 100);
   EXPECT_EQ(req["warmup"], 10);
+  EXPECT_EQ(req["generalize"], 2);  // other shapes of the problem after a pass, unless turned off
   EXPECT_DOUBLE_EQ(req["call_timeout_s"].get<double>(), 120.0);
   // 2 problem trials (the first with the problem's own parameters) + signed + scaled, in some order.
   std::multiset<std::string> kinds;
@@ -412,6 +413,75 @@ TEST_F(JudgeTest, TheWorkspaceTheWorkerRecordedIsInTheEvaluation) {
   EXPECT_NE(bad.error().message.find("workspace record"), std::string::npos) << bad.error().message;
 }
 
+// The worker's generalization record (docs/worker-protocol.md) for relu at 64 x 1024: a smaller shape passed,
+// a larger one was refused.
+nlohmann::json generalization_record() {
+  return nlohmann::json::parse(R"J({"asked": 2, "varied": ["batch_size", "dim"], "notes": [], "seconds": 1.25,
+    "trials": [{"kind": "smaller", "config": {"batch_size": 13, "dim": 301}, "inputs": [[13, 301]], "outputs": [[13, 301]],
+                "outcome": "pass", "verdict": "pass", "reason": "", "seconds": 0.6},
+               {"kind": "larger", "config": {"batch_size": 67, "dim": 1024}, "inputs": [[67, 1024]],
+                "outputs": [[67, 1024]], "outcome": "refused", "verdict": "kernel_error",
+                "reason": "cutegen_forward returned 1001 (CUTEGEN_ERROR_UNSUPPORTED)", "seconds": 0.5}],
+    "verified": [{"config": {"batch_size": 64, "dim": 1024}, "inputs": [[64, 1024]], "outputs": [[64, 1024]]},
+                 {"config": {"batch_size": 13, "dim": 301}, "inputs": [[13, 301]], "outputs": [[13, 301]]}]})J");
+}
+
+TEST_F(JudgeTest, TheShapesVerifiedAreTypedSummarisedAndTimedAsAPhase) {
+  Scenario s;
+  s.record["generalization"] = generalization_record();
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_TRUE(r->generalization);
+  EXPECT_EQ(r->generalization->verified.size(), 2u);
+  EXPECT_EQ(r->generalization->refused(), 1);
+  const std::string summary = r->summary();
+  EXPECT_NE(summary.find("shapes    2 verified: the problem's own; batch_size=13, dim=301 -- refused by the kernel: "
+                         "batch_size=67 [1.2 s]"), std::string::npos) << summary;
+  // The trials ran inside the worker's session: their time is a phase of its own, not the session's.
+  EXPECT_DOUBLE_EQ(r->phase_seconds.at("generalize"), 1.25);
+  auto back = Evaluation::from_json(r->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->generalization->verified[1].inputs[0], (std::vector<int64_t>{13, 301}));  // what an export reads
+  // A record that verifies nothing, not even the problem's own shape, is a worker bug.
+  Scenario broken;
+  broken.record["generalization"] = generalization_record();
+  broken.record["generalization"]["verified"] = nlohmann::json::array();
+  auto bad = evaluate(broken);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("verifies no shape"), std::string::npos) << bad.error().message;
+}
+
+TEST_F(JudgeTest, AKernelRightOnlyAtItsOwnShapeFailsWithTheShapeInTheEvidence) {
+  Scenario s;
+  s.record["verdict"] = "shape_specific";
+  s.record["reason"] = "the kernel is right at the problem's shape but gives wrong results at another, with "
+                       "batch_size=13, dim=301 (inputs [[13, 301]]): trial 1 (signed inputs) failed: mismatch";
+  nlohmann::json check = failing_check();
+  check["shape_trial"] = 0;
+  check["config"] = {{"batch_size", 13}, {"dim", 301}};
+  s.record["checks"].push_back(check);
+  s.record["failed_check"] = s.record["checks"].size() - 1;
+  s.record["generalization"] = generalization_record();
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::shape_specific);
+  EXPECT_FALSE(r->passed());
+  EXPECT_TRUE(r->baselines.empty()) << "a failing kernel is not compared with the baselines";
+  EXPECT_NE(r->evidence.find("at another shape ({\"batch_size\":13,\"dim\":301}), trial 3"), std::string::npos)
+      << r->evidence;
+  EXPECT_NE(r->evidence.find("12 of 1000 elements bad"), std::string::npos) << r->evidence;
+}
+
+TEST(JudgeShapes, TheSummaryLineSaysWhyOnlyTheProblemsOwnShapeIsVerified) {
+  Generalization off{.asked = 0, .verified = {VerifiedShape{}}};
+  EXPECT_NE(shapes_line(off).find("--generalize 0"), std::string::npos);
+  Generalization literal{.asked = 2, .verified = {VerifiedShape{}}};
+  EXPECT_NE(shapes_line(literal).find("no size of its own to vary"), std::string::npos);
+  Generalization skipped{.asked = 2, .varied = {"n"}, .verified = {VerifiedShape{}}, .notes = {"no smaller configuration: x"}};
+  EXPECT_NE(shapes_line(skipped).find("1 verified: the problem's own (1 not tried: no smaller configuration: x)"),
+            std::string::npos) << shapes_line(skipped);
+}
+
 TEST(JudgeProfiling, AWorkerFailureIsTheError) {
   FakeCompiler compiler;
   FakeReferenceWorker worker([](const std::string&, const nlohmann::json&) -> Result<nlohmann::json> {
@@ -552,6 +622,7 @@ TEST_F(JudgeTest, ScreeningIsCheaperSaysSoAndLeavesTheFullSettingsAlone) {
   EXPECT_EQ(s.requests[1]["trials"].size(), s.requests[0]["trials"].size() - 1);
   EXPECT_EQ(s.requests[1]["runs"], 20);
   EXPECT_LE(s.requests[1]["warmup"].get<int>(), 3);
+  EXPECT_EQ(s.requests[1]["generalize"], 0);  // the variant chosen is evaluated again in full, other shapes too
   EXPECT_TRUE(screened->baselines.empty());
   EXPECT_EQ(screened->to_json()["screening"], true);
   // The next full evaluation is as before.
@@ -559,6 +630,7 @@ TEST_F(JudgeTest, ScreeningIsCheaperSaysSoAndLeavesTheFullSettingsAlone) {
   auto full = judge_->evaluate("problem.py", "// source", "k.cu");
   ASSERT_TRUE(full.ok());
   EXPECT_EQ(s.requests[2]["runs"], 100);
+  EXPECT_EQ(s.requests[2]["generalize"], 2);
   EXPECT_EQ(s.requests[2]["trials"].size(), s.requests[0]["trials"].size());
   EXPECT_FALSE(s.baseline_request.is_null());
   EXPECT_FALSE(full->to_json().contains("screening"));
@@ -570,6 +642,7 @@ TEST(ScreeningOptions, KeepsAtLeastTenTimedCalls) {
   auto o = screening_options(full);
   EXPECT_EQ(o.runs, 10);
   EXPECT_EQ(o.trials, 1);
+  EXPECT_EQ(o.generalize, 0);
   EXPECT_FALSE(o.baselines);
   EXPECT_TRUE(o.screening);
   full.runs = 5;

@@ -49,9 +49,11 @@ class JudgeWithRealWorker : public ::testing::Test {
     unsetenv("CUTEGEN_PROBLEM_SCALE");
     if (!dir_.empty()) fs::remove_all(dir_);
   }
+  // `generalize`: the generalization trials, off unless a test is about them (each is a session of its own).
   Result<EvalReport> evaluate(const std::string& problem, const std::string& mode, bool baselines = false,
-                              const nlohmann::json& fake_extra = nlohmann::json::object()) {
+                              const nlohmann::json& fake_extra = nlohmann::json::object(), int generalize = 0) {
     EvalOptions o;
+    o.generalize = generalize;
     o.trials = 2;
     o.warmup = 1;
     o.runs = 8;
@@ -113,6 +115,34 @@ TEST_F(JudgeWithRealWorker, RunnerFailuresComeBackAsTheirVerdicts) {
     ASSERT_TRUE(r.ok()) << mode << ": " << r.error().message;
     EXPECT_EQ(r->verdict, verdict) << mode << ": " << r->reason;
   }
+}
+
+// Generalization trials (docs/judge.md, guarantee 9) through the real worker: a kernel right at the problem's
+// shape only is shape_specific with the other shape in its evidence; an honest one has three shapes verified,
+// the problem's own first; one that refuses other shapes passes with its own alone.
+TEST_F(JudgeWithRealWorker, OtherShapesOfTheProblemAreJudgedAndTheVerifiedOnesRecorded) {
+  auto honest = evaluate("relu.py", "reference", false, nlohmann::json::object(), 2);
+  ASSERT_TRUE(honest.ok()) << honest.error().message;
+  EXPECT_EQ(honest->verdict, Verdict::pass) << honest->reason;
+  ASSERT_TRUE(honest->generalization);
+  ASSERT_EQ(honest->generalization->verified.size(), 3u);
+  EXPECT_EQ(honest->generalization->verified[0].inputs[0], (std::vector<int64_t>{64, 1024}));  // relu at scale 64
+  EXPECT_NE(honest->generalization->verified[1].inputs[0], honest->generalization->verified[0].inputs[0]);
+  EXPECT_GT(honest->phase_seconds.at("generalize"), 0);
+  EXPECT_NE(honest->summary().find("shapes    3 verified"), std::string::npos) << honest->summary();
+
+  auto hard_coded = evaluate("relu.py", "reference", false, {{"other_shapes", "wrong"}}, 2);
+  ASSERT_TRUE(hard_coded.ok()) << hard_coded.error().message;
+  EXPECT_EQ(hard_coded->verdict, Verdict::shape_specific) << hard_coded->reason;
+  EXPECT_NE(hard_coded->evidence.find("at another shape"), std::string::npos) << hard_coded->evidence;
+  EXPECT_NE(hard_coded->evidence.find("elements bad"), std::string::npos) << hard_coded->evidence;
+
+  auto refusing = evaluate("relu.py", "reference", false, {{"other_shapes", "refuse"}}, 2);
+  ASSERT_TRUE(refusing.ok()) << refusing.error().message;
+  EXPECT_EQ(refusing->verdict, Verdict::pass) << refusing->reason;
+  ASSERT_TRUE(refusing->generalization);
+  EXPECT_EQ(refusing->generalization->verified.size(), 1u);
+  EXPECT_EQ(refusing->generalization->refused(), 2);
 }
 
 // Contract v2: the size the worker validated reaches the evaluation record, and a profile of that
