@@ -28,6 +28,9 @@ struct ConvThenPlan {
   int64_t head_bytes = 0;           // y's bytes rounded up to 256
   std::vector<ConvThenStep> steps;  // one or two
   int num_contract_inputs = 0;
+  // The traced shapes of forward input 0 and of the output: every step's shapes follow from them, so a call
+  // with others is refused (the intermediates are sized for these).
+  std::vector<int64_t> input_shape, output_shape;
   std::string head_pattern;         // relu(y) + bias, y = conv2d(x, ...)
 };
 

@@ -166,6 +166,10 @@ Result<ConvThenPlan> match_conv_then(const OpGraph& g, SecondSeedMatcher second)
   plan.head_shape = y.type->shape;
   plan.head_bytes = result_bytes(y.type->shape);
   plan.num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size());
+  const Node& x = g.node(*conv.args.at(0).ref);
+  if (!x.type || !out.type) return Error{"the convolved input or the output has no tensor type in the trace"};
+  plan.input_shape = x.type->shape;
+  plan.output_shape = out.type->shape;
   // The next seeds read y where forward input 0 was; only the convolution may read that input.
   if (g.num_inputs < 1 || plan.head.x_input != 0)
     return Error{"the convolution does not read forward input 0 (the next seed reads the convolution's result in "
@@ -312,6 +316,10 @@ Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& 
   replace_placeholder(text, "HEAD_PATTERN", plan.head_pattern);
   replace_placeholder(text, "HEAD_SHAPE", shape_text(plan.head_shape));
   replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
+  shapes += fmt::format("constexpr int64_t kInputShape[] = {{{}}};  // forward input 0, as traced\n",
+                        fmt::join(plan.input_shape, ", "));
+  shapes += fmt::format("constexpr int64_t kOutputShape[] = {{{}}};  // the output, as traced\n",
+                        fmt::join(plan.output_shape, ", "));
   replace_placeholder(text, "SHAPES", shapes);
   replace_placeholder(text, "INTERMEDIATE_BYTES", std::to_string(at));
   replace_placeholder(text, "CHAIN", chain);
