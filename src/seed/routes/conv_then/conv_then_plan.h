@@ -19,14 +19,14 @@ struct ConvThenStep {
 };
 
 // A convolution (with the pointwise ops right after it fused into its store, as conv_epilogue does) whose
-// result y is then the input of one or two more seeds, any routes' (a GroupNorm, a pooling, a reduction over
+// result y is then the input of one to three more seeds, any routes' (a GroupNorm, a pooling, a reduction over
 // channels, ... and a pointwise tail after it): the library convolution writes y into the workspace, the next
 // seed reads it there as its forward input 0 and writes its own result next to it, and so on.
 struct ConvThenPlan {
   ConvPlan head;                    // the convolution and its epilogue, contract positions as the problem's
   std::vector<int64_t> head_shape;  // y: (N, C, spatial...)
   int64_t head_bytes = 0;           // y's bytes rounded up to 256
-  std::vector<ConvThenStep> steps;  // one or two
+  std::vector<ConvThenStep> steps;  // one to three
   int num_contract_inputs = 0;
   // The traced shapes of forward input 0 and of the output: every step's shapes follow from them, so a call
   // with others is refused (the intermediates are sized for these).

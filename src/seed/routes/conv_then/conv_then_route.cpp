@@ -1,5 +1,6 @@
 #include "seed/routes/conv_then/conv_then_route.h"
 
+#include <optional>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,8 @@ namespace {
 constexpr const char* kConvThenTemplate =
 #include "seed/conv_then_kernel.inc"
     ;
+// The most seeds after the convolution: each costs its result's store and read.
+constexpr int kMaxSteps = 3;
 constexpr const char* kConvThenSeedFile = "src/seed/routes/conv_then/conv_then_route.cpp";
 
 bool is_conv_node(const Node& n) { return n.op == Op::conv || n.op == Op::conv_transpose; }
@@ -83,26 +86,51 @@ std::string take_includes(std::string& text) {
 }
 
 
-// The last op of `g` that is not pointwise, when everything after it is a pointwise chain on it (of its
-// shape, float32) that ends in the output: where a graph the table does not seed in one piece splits into a
-// seed and a pointwise tail. nullptr: no such op.
-const Node* pointwise_tail_root(const OpGraph& g) {
-  auto output = single_output(g);
-  if (!output) return nullptr;
-  const std::vector<int> reach = reachable(g);
-  for (auto it = reach.rbegin(); it != reach.rend(); ++it) {
-    const Node& n = g.node(*it);
-    if (is_leaf(n.op.op()) || (n.known && pointwise_arity(n.op.spelling()) > 0)) continue;
-    if (!n.type || n.type->dtype != "float32" || n.id == (*output)->id) return nullptr;
-    const std::set<int> tail = pointwise_after(g, n, reach);
-    for (int id : reach)
-      if (id > n.id && !tail.count(id)) return nullptr;
-    return &n;
+int64_t result_bytes(const std::vector<int64_t>& shape) { return round_up_to(product(shape, 0, shape.size()) * 4, 256); }
+
+// Whether `c` splits `g`: every op after it reads nothing before it but `c` itself and leaves -- and not
+// forward input 0 either, whose position carries c's value in the graph after the cut.
+bool is_cut(const OpGraph& g, const std::vector<int>& reach, const Node& c) {
+  for (int id : reach) {
+    if (id <= c.id) continue;
+    for (const Operand& a : g.node(id).args) {
+      if (!a.ref || *a.ref == c.id || *a.ref > c.id) continue;
+      const Node& r = g.node(*a.ref);
+      if (!is_leaf(r.op.op()) || (r.op == Op::input && r.index == 0)) return false;
+    }
   }
-  return nullptr;
+  return true;
 }
 
-int64_t result_bytes(const std::vector<int64_t>& shape) { return round_up_to(product(shape, 0, shape.size()) * 4, 256); }
+// The steps that compute `g` (forward input 0 the previous result): one route's seed for the whole, or a cut
+// -- the latest that works -- with the steps before it and one seed after it, at most `max_steps` in all, no
+// route twice (one route's template twice would share its macros). nullopt: none.
+std::optional<std::vector<ConvThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps) {
+  auto output = single_output(g);
+  if (!output || !(*output)->type) return std::nullopt;
+  const std::vector<int64_t> out_shape = (*output)->type->shape;
+  if (auto whole = second(g)) return std::vector<ConvThenStep>{{.seed = *whole, .shape = out_shape, .bytes = 0}};
+  if (max_steps < 2) return std::nullopt;
+  const std::vector<int> reach = reachable(g);
+  for (auto it = reach.rbegin(); it != reach.rend(); ++it) {
+    const Node& c = g.node(*it);
+    if (is_leaf(c.op.op()) || c.id == (*output)->id || !c.type || c.type->dtype != "float32") continue;
+    if (!is_cut(g, reach, c)) continue;
+    auto last = second(graph_after(g, c.id));
+    if (!last) continue;
+    OpGraph before = g;
+    before.outputs = {Operand{.ref = c.id}};
+    auto steps = steps_for(before, second, max_steps - 1);
+    if (!steps) continue;
+    bool repeated = false;
+    for (const auto& s : *steps) repeated = repeated || s.seed->route() == (*last)->route();
+    if (repeated) continue;
+    steps->back().bytes = result_bytes(c.type->shape);  // an intermediate now, not the output
+    steps->push_back({.seed = *last, .shape = out_shape, .bytes = 0});
+    return steps;
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -182,24 +210,14 @@ Result<ConvThenPlan> match_conv_then(const OpGraph& g, SecondSeedMatcher second)
                                "the convolution's result, parameters and other inputs)",
                                contract_name(g, n))};
   }
-  // One seed for the rest, or one for the rest up to its last op that is not pointwise and a second for the
-  // pointwise tail after it (instance_norm, then a division). Two steps of one route would share its
-  // template's macros, so they are not chained.
+  // One seed for the rest, or up to three, split where the rest reads one value (instance_norm, then a
+  // division; a GroupNorm, then a mean).
   auto whole = second(after);
-  if (whole) {
-    plan.steps.push_back({.seed = *whole, .shape = out.type ? out.type->shape : std::vector<int64_t>{}, .bytes = 0});
-  } else {
-    const Node* root = pointwise_tail_root(after);
-    if (!root) return Error{fmt::format("after the convolution: {}", whole.error().message)};
-    OpGraph middle = after;
-    middle.outputs = {Operand{.ref = root->id}};
-    auto first = second(middle);
-    auto last = second(graph_after(after, root->id));
-    if (!first || !last || (*first)->route() == (*last)->route())
-      return Error{fmt::format("after the convolution: {}", whole.error().message)};
-    plan.steps.push_back({.seed = *first, .shape = root->type->shape, .bytes = result_bytes(root->type->shape)});
-    plan.steps.push_back({.seed = *last, .shape = out.type ? out.type->shape : std::vector<int64_t>{}, .bytes = 0});
-  }
+  auto steps = whole ? std::optional<std::vector<ConvThenStep>>(std::vector<ConvThenStep>{
+                           {.seed = *whole, .shape = plan.output_shape, .bytes = 0}})
+                     : steps_for(after, second, kMaxSteps);
+  if (!steps) return Error{fmt::format("after the convolution: {}", whole.error().message)};
+  plan.steps = std::move(*steps);
   int64_t intermediates = plan.head_bytes;
   for (const auto& s : plan.steps) intermediates += s.bytes;
   constexpr int64_t kConvolutionShare = int64_t{64} << 20;  // the library convolution's tap table and split weights

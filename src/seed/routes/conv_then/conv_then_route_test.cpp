@@ -113,6 +113,27 @@ TEST(ConvThen, ANormThenAPointwiseTailIsTwoSeedsAfterTheConvolution) {
   }
 }
 
+// KernelBench level 2's 85 at a small size, without its last clamp: GroupNorm, * 2, max_pool: three seeds after
+// the convolution (the norm, the pointwise scale, the pooling), each reading the one before as its input 0.
+TEST(ConvThen, ANormAPointwiseStepAndAPoolingAreThreeSeeds) {
+  json g = conv_gelu_groupnorm(/*scale=*/true);
+  g["nodes"].push_back(node(9, "max_pool", {ref(8)},
+                            {{"dims", 2}, {"k0", 2}, {"k1", 2}, {"s0", 2}, {"s1", 2}, {"p0", 0}, {"p1", 0},
+                             {"d0", 1}, {"d1", 1}, {"ceil_mode", false}, {"return_indices", false}},
+                            {8, 16, 8, 9}));
+  g["outputs"] = {ref(9)};
+  auto m = match(g);
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  const ConvThenPlan& p = plan_of(m);
+  ASSERT_EQ(p.steps.size(), 3u);
+  EXPECT_EQ(p.steps[0].seed->route(), "norm");
+  EXPECT_EQ(p.steps[1].seed->route(), "pointwise");
+  EXPECT_EQ(p.steps[2].seed->route(), "pool");
+  EXPECT_EQ(p.steps[1].bytes, 8 * 16 * 16 * 18 * 4);  // an intermediate, as the norm's is
+  EXPECT_EQ(p.steps[2].bytes, 0);
+  EXPECT_EQ(p.steps[2].shape, (std::vector<int64_t>{8, 16, 8, 9}));
+}
+
 TEST(ConvThen, WhatDoesNotSplitSaysWhy) {
   // The norm reads x again (a residual of the input): x's position carries y in the second seed.
   json residual = conv_gelu_groupnorm();
