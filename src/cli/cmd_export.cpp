@@ -77,7 +77,8 @@ Result<Exportable> from_run(const fs::path& dir, const CompileOptions& options) 
                      .problem_source = *problem,
                      .problem = *evaluation->problem,
                      .verified_by = verified_by_line(*evaluation),
-                     .build = *build},
+                     .build = *build,
+                     .other_shapes = other_verified_shapes(*evaluation)},
                     *best / "kernel.so"};
 }
 
@@ -130,6 +131,7 @@ Result<Exportable> from_files(const fs::path& problem, const fs::path& kernel, c
   if (auto same = same_call(*evaluation->problem, *facts, eval_path); !same) return same.error();
   out.source.problem = *evaluation->problem;
   out.source.verified_by = verified_by_line(*evaluation);
+  out.source.other_shapes = other_verified_shapes(*evaluation);
   if (!evaluation->library.empty() && fs::exists(evaluation->library)) out.library = evaluation->library;
   return out;
 }

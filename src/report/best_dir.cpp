@@ -30,7 +30,8 @@ Status fill(const fs::path& dir, const BestKernel& best, std::string& export_not
                                             .problem_source = *problem_source,
                                             .problem = *best.evaluation.problem,
                                             .verified_by = verified_by_line(best.evaluation),
-                                            .build = best.build});
+                                            .build = best.build,
+                                            .other_shapes = other_verified_shapes(best.evaluation)});
   if (!kernelbench) return Error{"model_new.py: " + kernelbench.error().message};
   export_note = kernelbench->note;
   if (auto r = write_file_atomic(dir / "kernel.cu", best.source); !r) return r;

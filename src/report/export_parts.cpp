@@ -98,12 +98,30 @@ std::string verified_by_line(const Evaluation& e) {
   return line + ".";
 }
 
-std::vector<VerifiedCall> verified_calls(const ProblemFacts& problem) {
-  VerifiedCall call;
-  call.args = problem.inputs;
-  call.args.insert(call.args.end(), problem.params.begin(), problem.params.end());
-  call.outputs = problem.outputs;
-  return {call};
+std::vector<VerifiedShape> other_verified_shapes(const Evaluation& evaluation) {
+  if (!evaluation.generalization || evaluation.generalization->verified.size() < 2) return {};
+  return {evaluation.generalization->verified.begin() + 1, evaluation.generalization->verified.end()};
+}
+
+Result<std::vector<VerifiedCall>> verified_calls(const ProblemFacts& problem,
+                                                 const std::vector<VerifiedShape>& other_shapes) {
+  VerifiedCall own;
+  own.args = problem.inputs;
+  own.args.insert(own.args.end(), problem.params.begin(), problem.params.end());
+  own.outputs = problem.outputs;
+  std::vector<VerifiedCall> calls{own};
+  for (const VerifiedShape& shape : other_shapes) {
+    if (shape.inputs.size() != problem.inputs.size() || shape.outputs.size() != problem.outputs.size())
+      return Error{fmt::format("a verified shape lists {} inputs and {} outputs where the problem has {} and {}",
+                               shape.inputs.size(), shape.outputs.size(), problem.inputs.size(),
+                               problem.outputs.size())};
+    VerifiedCall call = own;
+    for (std::size_t i = 0; i < shape.inputs.size(); ++i)
+      if (shape.inputs[i] && call.args[i].kind == ValueFacts::Kind::tensor) call.args[i].shape = *shape.inputs[i];
+    for (std::size_t i = 0; i < shape.outputs.size(); ++i) call.outputs[i].shape = shape.outputs[i];
+    calls.push_back(std::move(call));
+  }
+  return calls;
 }
 
 Result<std::string> python_verified_calls(const std::vector<VerifiedCall>& calls) {

@@ -34,7 +34,13 @@ struct ExportSource {
   // precision, on NVIDIA H200", or for a kernel exported without a record, that nobody did here.
   std::string verified_by;
   KernelBuild build;
+  // Shapes the judge's generalization trials verified beyond the problem's own (Evaluation::generalization,
+  // docs/judge.md guarantee 9): each one more entry of VERIFIED_CALLS.
+  std::vector<VerifiedShape> other_shapes;
 };
+
+// The shapes an evaluation's generalization trials verified beyond the problem's own (its first), or none.
+std::vector<VerifiedShape> other_verified_shapes(const Evaluation& evaluation);
 
 // The `verified_by` line of a kernel the judge passed: verdict, precision, time, GPU and baselines.
 std::string verified_by_line(const Evaluation& evaluation);
@@ -46,7 +52,11 @@ struct VerifiedCall {
   std::vector<ValueFacts> args;
   std::vector<ValueFacts> outputs;
 };
-std::vector<VerifiedCall> verified_calls(const ProblemFacts& problem);
+// The problem's own call first, then one per shape in `other_shapes` (tensor arguments and outputs of those
+// shapes; parameters, scalars and dtypes as the problem's: the trials vary no model-sizing global). Error: a
+// shape whose lists do not line up with the problem's call.
+Result<std::vector<VerifiedCall>> verified_calls(const ProblemFacts& problem,
+                                                 const std::vector<VerifiedShape>& other_shapes = {});
 
 // The list as a Python literal:
 //   [{"args": [("tensor", (8, 16), "float32"), ("scalar", "float", 0.5)], "outputs": [((8, 16), "float32")]}]

@@ -93,6 +93,39 @@ TEST(KernelBenchExport, OneFileWithTheKernelTheProblemAndModelNew) {
       << refused.str() << " at " << refused.position();
 }
 
+// The shapes the judge's generalization trials verified are more entries of VERIFIED_CALLS, in both exports.
+TEST(KernelBenchExport, ShapesTheGeneralizationTrialsVerifiedAreMoreVerifiedCalls) {
+  ExportSource s = relu_source();
+  VerifiedShape smaller;
+  smaller.config = {{"batch_size", 513}};
+  smaller.inputs = {std::vector<int64_t>{513, 65536}};
+  smaller.outputs = {{513, 65536}};
+  s.other_shapes = {smaller};
+  auto file = make_kernelbench_file(s);
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  EXPECT_TRUE(has(file->text, "(\"tensor\", (4096, 65536), \"float32\"),")) << file->text;  // the own call first
+  EXPECT_TRUE(has(file->text, "(\"tensor\", (513, 65536), \"float32\"),")) << file->text;
+  EXPECT_TRUE(has(file->text, "\"outputs\": [((513, 65536), \"float32\"), ]")) << file->text;
+  auto package = make_op_package(s);
+  ASSERT_TRUE(package.ok()) << package.error().message;
+  bool listed = false;
+  for (const PackageFile& f : package->files) listed = listed || has(f.text, "(\"tensor\", (513, 65536), \"float32\"),");
+  EXPECT_TRUE(listed);
+  // A shape that does not line up with the problem's call is an error, not a wrong entry.
+  s.other_shapes[0].outputs.push_back({1});
+  auto bad = make_kernelbench_file(s);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(has(bad.error().message, "a verified shape lists 1 inputs and 2 outputs")) << bad.error().message;
+  // An evaluation's own shape (its first) is not repeated.
+  Evaluation e;
+  Generalization g;
+  g.verified = {VerifiedShape{}, smaller};
+  e.generalization = g;
+  ASSERT_EQ(other_verified_shapes(e).size(), 1u);
+  EXPECT_EQ(other_verified_shapes(e)[0].config.at("batch_size"), 513);
+  EXPECT_TRUE(other_verified_shapes(Evaluation{}).empty());
+}
+
 TEST(KernelBenchExport, ScalarsParametersAndTupleOutputs) {
   ExportSource s = relu_source();
   s.problem.name = "scale_add";

@@ -258,7 +258,9 @@ Result<OpPackage> make_op_package(const ExportSource& source) {
   for (char& c : out.dist_name)
     if (c == '_') c = '-';
 
-  auto calls = python_verified_calls(verified_calls(source.problem));
+  auto verified = verified_calls(source.problem, source.other_shapes);
+  if (!verified) return verified.error();
+  auto calls = python_verified_calls(*verified);
   if (!calls) return calls.error();
   auto capability = python_capability(source.build.arch);
   if (!capability) return capability.error();
