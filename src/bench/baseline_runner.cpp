@@ -56,10 +56,10 @@ Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Sl
   ReferenceWorker& worker = *slot.worker;
   // The whole measurement holds the lane's GPU: loading draws the inputs and runs the reference there
   // (another slot's GPU work beside a timing run slowed eager PyTorch by up to 2x on an H200,
-  // benchmarks/gpu-check-2026-11-30-night.md), and torch.compile's first run autotunes Triton's
+  // benchmarks/results.md), and torch.compile's first run autotunes Triton's
   // pointwise configurations by timing them on the GPU: compiled outside the lock, with another slot
   // timing beside it, ELU's compiled baseline came out 12% slower than a direct measurement
-  // (benchmarks/gpu-check-2026-12-01.md) — a slower baseline inflates every speedup over it. The CPU
+  // (benchmarks/results.md) — a slower baseline inflates every speedup over it. The CPU
   // part of the compile now costs the lane its GPU; baselines are cached, so it is paid once.
   std::optional<DeviceLock::Hold> gpu;
   if (auto h = slot.lock->hold(); h) gpu.emplace(std::move(*h));
