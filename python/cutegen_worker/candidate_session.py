@@ -160,7 +160,7 @@ class Plan:
         if not runner or not all(isinstance(a, str) for a in runner):
             raise RequestError("evaluate_candidate: runner must be a non-empty argv list")
         plan = Plan(runner=runner, library=need("library", str), trials=trials, warmup=need("warmup", int),
-                    runs=need("runs", int), precision=req.get("precision", "strict"),
+                    runs=need("runs", int), precision=req.get("precision", compare.DEFAULT_PRECISION),
                     call_timeout_s=need("call_timeout_s", float), work_dir=need("work_dir", str))
         if plan.warmup < 0 or plan.runs < 0 or plan.call_timeout_s <= 0:
             raise RequestError("evaluate_candidate: warmup and runs must be >= 0 and call_timeout_s > 0")

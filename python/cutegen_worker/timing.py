@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import cpu_wait
+from . import compare, cpu_wait
 from .reference import disable_tf32
 
 MODES = ("eager", "compile")
@@ -38,7 +38,7 @@ class Settings:
     warmup_ms: float = 100.0
     runs: int = 100
     cache_dir: str = None
-    precision: str = "strict"
+    precision: str = compare.DEFAULT_PRECISION
 
 
 def device_name(device: torch.device) -> str:
