@@ -99,6 +99,9 @@ Status BaselineTaskRunner::measure_holding_gpu(const ProblemTask& task, const La
     rec.compile_ms = baselines->compile->median_ms();
     rec.compile_error = baselines->compile->error;
   }
+  // No floor on a CPU: the roofline is a GPU's (DRAM bandwidth and tensor-core rates), and a CPU's
+  // "floor" would print speedups that mean nothing. CPU runs are for tests and smoke runs.
+  if (lane.torch_device == "cpu") return ok_status();
   // The floor: the device's calibration (measured once per device name and cached, as the judge does).
   fs::path path = calibration_path(options_.cache_root, facts->gpu.empty() ? "unknown" : facts->gpu);
   auto c = [&] {

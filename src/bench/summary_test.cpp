@@ -125,6 +125,21 @@ TEST(Summary, BaselinesModeShowsPhysicsAndLabelsCpuTimes) {
   EXPECT_TRUE(has(md, "- bad (problem_error): bad.py: get_inputs() is missing")) << md;
 }
 
+TEST(Summary, CpuBaselinesPrintNoRooflineFigures) {
+  auto a = task("relu", TaskVerdict::measured, {}, 4.0, 2.0);
+  a.device = "cpu";  // the baseline runner records no floor on a CPU
+  a.flops = 2000000000;
+  auto s = summarize("baselines", "", {a});
+  EXPECT_FALSE(s.physics_geomean);
+  std::string md = render_markdown(s);
+  EXPECT_FALSE(has(md, "roofline allows")) << md;
+  EXPECT_FALSE(has(md, "floor ms")) << md;
+  EXPECT_FALSE(has(md, "eager/floor")) << md;
+  EXPECT_TRUE(has(md, "No roofline figures")) << md;
+  EXPECT_TRUE(has(md, "| task | verdict | eager ms | compile ms | compile/eager | GFLOP | MB |")) << md;
+  EXPECT_TRUE(has(md, "| relu | measured | 4 | 2 | 2.00x | 2 |")) << md;
+}
+
 TEST(TaskRecord, RoundTripsAndNamesABadField) {
   TaskRecord r = task("x", TaskVerdict::correct, 0.5, 1.0, std::nullopt);
   r.number = 19;

@@ -11,14 +11,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/exit_codes.h"
 #include "common/result.h"
 
 namespace cutegen::bench {
 
-// `cutegen optimize` without an LLM exits with this when the problem has no seed (docs/seed.md): it
-// stops before making a run directory, so there is no result.json, and the scheduler records the task
-// as no_correct_kernel (stop reason no_seed) instead of taking it for a failure every task shares.
-inline constexpr int kExitNoSeed = 3;
+// `cutegen optimize` without an LLM exits with kExitNoSeed (common/exit_codes.h) when the problem has no
+// seed (docs/seed.md): it stops before making a run directory, so there is no result.json, and the
+// scheduler records the task as no_correct_kernel (stop reason no_seed) instead of taking it for a
+// failure every task shares.
+using cutegen::kExitNoSeed;
 
 enum class TaskVerdict {
   correct,            // optimize found a correct kernel (whatever stopped it afterwards)

@@ -22,6 +22,7 @@
 #include "cli/judge_stack.h"
 #include "cli/loop_args.h"
 #include "cli/progress_line.h"
+#include "common/exit_codes.h"
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/terminal_text.h"
@@ -32,11 +33,9 @@ using namespace cutegen::bench;
 namespace {
 
 
-constexpr int kBadArgument = 2;
-
 int bad_argument(const std::string& message) {
   print_safe(stderr, "cutegen: {}\n", message);
-  return kBadArgument;
+  return kExitBadArgument;
 }
 
 struct BenchArgs {

@@ -17,6 +17,7 @@
 #include "cli/optimize_seed.h"
 #include "cli/seed_trace.h"
 #include "cli/progress_line.h"
+#include "common/exit_codes.h"
 #include "common/fs.h"
 #include "common/version.h"
 #include "llm/backend_factory.h"
@@ -133,7 +134,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
     if (!s) return fail(s.error().message);
     if (s->source.empty()) {
       (void)fail(s->note + "; give --llm");
-      return bench::kExitNoSeed;  // bench records the task as having no seed (bench/task_record.h)
+      return kExitNoSeed;  // bench records the task as having no seed (bench/task_record.h)
     }
     seed = std::move(*s);
     print_safe(stderr, "seed: {}\n", seed->description);
@@ -170,8 +171,13 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!stack) return give_up(stack.error().message);
   // With an LLM, traced once the GPU is known to be there: a start that cannot run costs no tracing.
   if (!seed) {
-    auto s = seed_for_run(args.loop.start, args.problem, "use --start scratch");
+    // --start seed without one ends as a run without an LLM does (kExitNoSeed); auto lets the LLM start.
+    auto s = seed_for_run(args.loop.start == "seed" ? "auto" : args.loop.start, args.problem, "");
     if (!s) return give_up(s.error().message);
+    if (args.loop.start == "seed" && s->source.empty()) {
+      (void)give_up(s->note + "; use --start scratch");
+      return kExitNoSeed;
+    }
     seed = std::move(*s);
     if (!seed->pattern.empty())
       print_safe(stderr, "seed: {} (the first kernel; --start scratch has the LLM write it)\n", seed->description);
