@@ -6,6 +6,7 @@
 //                             plus where and when it ran (lane, host, shard, wall and GPU-busy time)
 // The summary (summary.h) is computed from the second only, so `bench status`/`bench report` merge
 // whatever any number of schedulers on any number of nodes have finished.
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -74,6 +75,10 @@ struct TaskRecord {
   nlohmann::json to_json() const;
   static Result<TaskRecord> from_json(const nlohmann::json& j);  // Error names the field
 };
+
+// One task record from its file (the task's result.json or the suite's results/<name>.json): none when
+// the file is absent; an Error naming the file when it is not JSON or a field is wrong.
+Result<std::optional<TaskRecord>> read_task_record(const std::filesystem::path& file);
 
 // A results/<name>.json that cannot be read: not JSON (cut short, edited), a field of the wrong type,
 // unreadable. `bench status` and `bench report` say so in one line and leave the task out of the
