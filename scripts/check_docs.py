@@ -4,7 +4,8 @@
 * benchmarks/ holds benchmark code and one results file, benchmarks/results.md: no dated file (a
   log's history lives in git) and no second Markdown file beside it;
 * every benchmarks/<name>.md a source or doc cites exists (a comment that cites a deleted log sends
-  its reader nowhere), and no source cites a dated log by name.
+  its reader nowhere), and no source cites a dated log by name;
+* ARCHITECTURE.md stays a map, at most 400 lines: details belong in docs/ (docs/internals.md).
 
 Usage: check_docs.py [REPO_ROOT]. Prints one line per problem and exits 1 if there is any.
 """
@@ -13,6 +14,7 @@ import re
 import sys
 
 RESULTS_FILE = "benchmarks/results.md"
+ARCHITECTURE_MAX_LINES = 400
 # Where a citation can sit. examples/cassettes/ is left out: a cassette is a recording of what an
 # LLM was sent once, and rewriting it would no longer be that recording.
 CITING_ROOTS = ["src", "python", "scripts", "docs", "examples", "attacks", "problems", "prompts",
@@ -72,9 +74,17 @@ def citation_problems(root):
     return problems
 
 
+def architecture_problems(root):
+    lines = len((root / "ARCHITECTURE.md").read_text(encoding="utf-8").splitlines())
+    if lines > ARCHITECTURE_MAX_LINES:
+        return [f"ARCHITECTURE.md: {lines} lines, more than {ARCHITECTURE_MAX_LINES}; keep the map, the "
+                f"boundaries and the invariants there and move details into docs/ (docs/internals.md)"]
+    return []
+
+
 def main(argv):
     root = pathlib.Path(argv[1] if len(argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
-    problems = benchmark_dir_problems(root) + citation_problems(root)
+    problems = benchmark_dir_problems(root) + citation_problems(root) + architecture_problems(root)
     for problem in problems:
         print(problem)
     return 1 if problems else 0

@@ -68,5 +68,13 @@ def test_recorded_cassettes_are_left_as_recorded(tmp_path):
     assert problems(tmp_path) == []
 
 
+def test_an_architecture_page_over_400_lines_fails(tmp_path):
+    make_tree(tmp_path, {"ARCHITECTURE.md": "# map\n" * 400})
+    assert check_docs.architecture_problems(tmp_path) == []
+    make_tree(tmp_path, {"ARCHITECTURE.md": "# map\n" * 401})
+    found = check_docs.architecture_problems(tmp_path)
+    assert len(found) == 1 and found[0].startswith("ARCHITECTURE.md: 401 lines, more than 400")
+
+
 def test_this_repository_passes():
     assert check_docs.main(["check_docs.py", ROOT]) == 0
