@@ -301,7 +301,7 @@ void add_to_word(IpcHandle& h, int word, int delta) {
 
 // What an opened allocation is, seen from here: its size and first bytes. A handle that differs from a
 // listed one only in its bookkeeping opens the same allocation again at a new address (the driver keys a
-// mapping by the handle's bytes; measured on the H200, benchmarks/gpu-check-2026-12-01d.md), so a pointer
+// mapping by the handle's bytes; measured on the H200, benchmarks/results.md), so a pointer
 // does not tell new memory from the session's own; the contents do.
 struct Seen {
   size_t size = 0;

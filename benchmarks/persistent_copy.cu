@@ -1,5 +1,5 @@
 // Benchmark kernel (not a library kernel): a persistent copy by bulk asynchronous copies, to measure how
-// the order a persistent grid hands out work in affects its DRAM rate (benchmarks/gpu-check-2026-12-02b.md,
+// the order a persistent grid hands out work in affects its DRAM rate (benchmarks/results.md,
 // calls 3 and 6). One thread per CTA loads EXP_CHUNK_KB chunks into EXP_STAGES shared-memory stages
 // (cp.async.bulk global->shared, an mbarrier per stage) and stores each back (cp.async.bulk shared->global).
 // The chunk a CTA takes next: a fixed stride (CTA b: chunks b, b + grid, ...), a contiguous run per CTA

@@ -3,7 +3,7 @@
 
 Usage: python3 benchmarks/sandbox_overhead.py build/cutegen-sandbox [N]
 Prints one markdown table row per variant (median, mean, 90th percentile in ms over N runs);
-benchmarks/sandbox-overhead.md records the numbers.
+benchmarks/results.md records the numbers.
 """
 import os
 import shutil

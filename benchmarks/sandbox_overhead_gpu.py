@@ -7,7 +7,7 @@ the runner's start (spawn, Landlock, CUDA start, shared buffers), its load (secc
 dlopen), the whole session and the whole eval's wall time.
 
 Usage: sandbox_overhead_gpu.py --cutegen build/cutegen --out DIR [--runs 5] [PROBLEM KERNEL]
-Writes DIR/sandbox-ab.json and prints a markdown table (benchmarks/sandbox-overhead.md records it).
+Writes DIR/sandbox-ab.json and prints a markdown table (benchmarks/results.md records it).
 """
 import argparse
 import json

@@ -4,7 +4,7 @@
 A refactor of a tuned kernel (a helper factored out, a knob added whose default should change nothing)
 can cost time without changing what the kernel computes: nvcc schedules the new form differently. On the
 H200, softmax_cluster.cu's first SMC_EARLY_FOLD=0 ran 3.67 ms where the code before the knob ran 3.47,
-with the same registers and the same work (benchmarks/gpu-check-2026-12-02c.md). When both versions
+with the same registers and the same work (benchmarks/results.md). When both versions
 compile to the same instructions, the earlier measurements hold for the new file without a GPU run.
 
 Usage:

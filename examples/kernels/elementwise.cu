@@ -25,7 +25,7 @@
 #endif
 // The defaults are what measured fastest on the H200 for KernelBench 19's 12.9 GB ReLU: one 16-byte
 // vector per thread, a CTA per 1024 values, one pass — 3.015 ms of events against 3.164 with four
-// vectors per thread and 3.389 grid-stride; eager PyTorch 3.038 (benchmarks/pointwise-launch-2026-12-01.md).
+// vectors per thread and 3.389 grid-stride; eager PyTorch 3.038 (benchmarks/results.md).
 // Many small CTAs keep more loads in flight per SM than few large ones waiting on their own unrolled loads.
 // cutegen:knob EW_UNROLL in {1, 2, 4, 8}
 #ifndef EW_UNROLL

@@ -34,7 +34,7 @@
 
 // Outputs per CTA (inner > 1), row groups, loads in flight per thread. 256 x 4 x 4 by measurement: on
 // KernelBench 47 (sum) and 51 (argmax) in-process on the H200, 1.967 and 2.163 ms against 2.184 and 2.236
-// for the first defaults (32 x 8 x 8) and eager's 2.044 and 2.719 (benchmarks/gpu-check-2026-12-02.md).
+// for the first defaults (32 x 8 x 8) and eager's 2.044 and 2.719 (benchmarks/results.md).
 // 1024 threads with 8 loads each was the slowest (3.66-3.72 ms): the registers no longer hold them.
 // cutegen:knob RD_COLS in {32, 64, 128, 256}
 #ifndef RD_COLS

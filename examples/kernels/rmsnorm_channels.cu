@@ -21,7 +21,7 @@
 
 // 128 threads of 2 positions by default: on KernelBench 36 on the H200, 3.822 ms of events (judged 3.934,
 // 90% of the floor) against 4.661 for 256 x 1, the first default, whose profile showed DRAM at 67% of its
-// peak with 4-byte accesses (benchmarks/gpu-check-2026-12-01f.md).
+// peak with 4-byte accesses (benchmarks/results.md).
 // cutegen:knob RN_THREADS in {128, 256, 512}
 #ifndef RN_THREADS
 #define RN_THREADS 128

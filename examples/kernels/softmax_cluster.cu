@@ -52,13 +52,13 @@
 // H100/H200 with cudaFuncAttributeNonPortableClusterSizeAllowed; where a GPU cannot place it the launch
 // falls back to 8); with SMC_THREADS <= 512 it puts two 96 KB CTAs on an SM, so one CTA's load overlaps
 // another's statistics and stores. 16 with SMC_PREFETCH by default: on KernelBench 23 in-process on the
-// H200, 3.557 ms against 3.917-3.931 for 8 without prefetch (benchmarks/gpu-check-2026-12-01f.md).
+// H200, 3.557 ms against 3.917-3.931 for 8 without prefetch (benchmarks/results.md).
 // cutegen:knob SMC_CLUSTER in {8, 16}
 #ifndef SMC_CLUSTER
 #define SMC_CLUSTER 16
 #endif
 // 256 by default: the tuner's choice on KernelBench 23, judged on 23 and 24 on the H200 (softmax 4.06 ms
-// against 4.38 with 1024, log-softmax 3.995 against 4.389; benchmarks/gpu-check-2026-12-01e.md).
+// against 4.38 with 1024, log-softmax 3.995 against 4.389; benchmarks/results.md).
 // cutegen:knob SMC_THREADS in {256, 512, 1024}
 #ifndef SMC_THREADS
 #define SMC_THREADS 256
@@ -87,7 +87,7 @@
 // exp(x - max) is small, so an output's absolute error stays at PyTorch's scale; the judge's error ratio on
 // both input kinds decides, as for any tuned variant. 1 by default: on KernelBench 23 in-process on the
 // H200, 3.438-3.482 ms against 3.553-3.579 with expf; judged 3.609 ms, 84.0% of the floor, where expf was
-// 3.657 (log-softmax, whose stores use no exp: 3.728 against 3.763) -- benchmarks/gpu-check-2026-12-02b.md.
+// 3.657 (log-softmax, whose stores use no exp: 3.728 against 3.763) -- benchmarks/results.md.
 // cutegen:knob SMC_FAST_EXP in {0, 1}
 #ifndef SMC_FAST_EXP
 #define SMC_FAST_EXP 1
@@ -97,7 +97,7 @@
 // are normalised into registers (their slots take the next row's copies at once, as every slot does) and
 // stored while the CTA waits on the next row's cluster barrier, when an SM would otherwise have no stores
 // to send. 0: every vector is stored in the row's own store loop. Measured on KernelBench 23/24's size
-// in-process on the H200 (benchmarks/gpu-check-2026-12-02b.md): log-softmax 3.516 ms with 8 against
+// in-process on the H200 (benchmarks/results.md): log-softmax 3.516 ms with 8 against
 // 3.685 with 0, but softmax 3.707-3.772 with 4 or 8 against 3.438 -- so 0 by default, and a knob for
 // `cutegen tune`. (Without any cluster barrier at all, wrong statistics, the softmax took 3.584 ms: the
 // barrier's wait is not what separates it from a copy.)
@@ -111,10 +111,10 @@
 // through memory; 0: cluster c takes rows c, c + clusters, ... (a fixed stride; the clusters drift apart).
 // Why: on the H200 a persistent bulk copy of KernelBench 23's tensor ran 3.30 ms with chunks assigned by
 // a fixed stride and 3.07-3.08 with chunks from a counter, on 112 or 132 SMs (the one-pass elementwise
-// kernel: 3.00; benchmarks/gpu-check-2026-12-02b.md, call 6). It did not carry over: on KernelBench 23
+// kernel: 3.00; benchmarks/results.md). It did not carry over: on KernelBench 23
 // in-process 3.557 ms against 3.509 with the stride (log-softmax 3.754 against 3.733; with SMC_HOLD=8
 // 3.581 against 3.691), and without any statistics (a bound) rows taken per rank from counters ran
-// 3.41 against 3.31 (benchmarks/gpu-check-2026-12-02c.md) -- so 0, a knob for `cutegen tune`.
+// 3.41 against 3.31 (benchmarks/results.md) -- so 0, a knob for `cutegen tune`.
 // cutegen:knob SMC_ORDERED in {0, 1}
 #ifndef SMC_ORDERED
 #define SMC_ORDERED 0
@@ -127,7 +127,7 @@
 // the cluster barrier, the SM sends nothing to DRAM; with the statistics dependency removed altogether
 // (wrong output, a bound) the same traffic ran 3.26-3.31 ms against 3.47 with the fold after the loop.
 // The fold order per thread is unchanged: the statistics are bit-identical for every value of the knob.
-// 2 by default. Measured on KernelBench 23/24 in-process on the H200 (benchmarks/gpu-check-2026-12-02c.md):
+// 2 by default. Measured on KernelBench 23/24 in-process on the H200 (benchmarks/results.md):
 // the softmax 3.478-3.509 ms, level with 0 (which compiles to the kernel before the knob: 3.464-3.514),
 // and the log-softmax 3.604-3.615 (1: 3.539-3.551, which `cutegen tune` tries) against 3.69-3.73 with 0.
 // 8 stages: 4.0-4.2.
@@ -345,7 +345,7 @@ __global__ void __launch_bounds__(kThreads, kThreads <= 512 ? 2 : 1)
           if (s >= early_stages) acc = fold_stage(acc, s);
         } else {
           // Written out rather than through fold_stage: with it, SMC_EARLY_FOLD=0 compiled to other code
-          // that ran 3.67 ms against 3.47 (benchmarks/gpu-check-2026-12-02c.md); this loop compiles to the
+          // that ran 3.67 ms against 3.47 (benchmarks/results.md); this loop compiles to the
           // same SASS as the kernel before the knob (checked with cuobjdump -sass).
           const int k_end = min((s + 1) * iters_per_stage, iters);
           for (int k = s * iters_per_stage; k < k_end; ++k) {

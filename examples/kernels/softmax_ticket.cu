@@ -7,7 +7,7 @@
 // reads each row twice or holds it on chip. softmax_cluster.cu holds a row in one thread-block cluster's
 // shared memory; its traffic (each cluster streaming its own rows) capped near 92-93% of the H200's floor
 // even with the statistics removed, while a bulk copy whose 32 KB chunks come from a global counter ran at
-// 98% (benchmarks/gpu-check-2026-12-02b.md, -02c.md). Here a row's chunks are held wherever that counter
+// 98% (benchmarks/results.md). Here a row's chunks are held wherever that counter
 // sent them -- in the shared memory of up to 48 different SMs -- and the row's statistics meet in global
 // memory:
 //   1. a producer warp (one lane) takes the next ticket into each emptied stage and loads the chunk with one
@@ -33,7 +33,7 @@
 // (src/seed/library_softmax.cpp). On an H200, KernelBench 23 (4096 x 393216) judged 3.117-3.187 ms with the
 // defaults (events 3.09; 1.95-1.99x eager, 1.54-1.55x torch.compile, 95-97% of the floor) and KernelBench 24
 // 3.172-3.231 (events 3.10; 94-96%); the cluster kernels judged 3.64-3.67 and 3.76
-// (benchmarks/gpu-check-2026-12-02e.md, calls 2-3). The form before the compute warps went
+// (benchmarks/results.md). The form before the compute warps went
 // independent (thread 0 deciding each step for all of them, four CTA-wide barriers a chunk) judged 3.571:
 // its trace had the compute threads busy 96-97% of the time (call 1).
 //
@@ -52,7 +52,7 @@
 #include <cute/tensor.hpp>
 
 // Compute threads, in independent warps (the producer and poller warps come on top). KernelBench 23
-// in-process on the H200 (gpu-check-2026-12-02e.md, call 2): 128 threads 3.098 ms, 64 3.520, 256 4.101 --
+// in-process on the H200 (benchmarks/results.md): 128 threads 3.098 ms, 64 3.520, 256 4.101 --
 // why eight warps lose by a third was not measured (each has half the work per chunk, and the poller
 // combines twice the slots).
 // cutegen:knob TKS_THREADS in {64, 128, 256}
@@ -239,7 +239,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ alignas(8) uint64_t ready[kStages];  // the poller has the stage's row statistics
   __shared__ int64_t chunk_of[kStages];           // -1: the tickets ran out
   // Where the stage's chunk lies, worked out by the producer: 64-bit divisions cost hundreds of cycles, and
-  // on the compute threads' path they cost 11% of KernelBench 23's time (gpu-check-2026-12-02d.md, call 7).
+  // on the compute threads' path they cost 11% of KernelBench 23's time (benchmarks/results.md).
   __shared__ int64_t first_of[kStages];  // its first value's index in x and y
   __shared__ int64_t row_of[kStages];
   __shared__ int vecs_of[kStages];       // its float4s: kChunkVecs but in a row's short last chunk
@@ -319,7 +319,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // (the stage's `empty` barrier counts kComputeWarps). Lane 0 decides each step from shared memory and
   // broadcasts it by a shuffle: no barrier across warps anywhere on the path (the trace of the form where
   // thread 0 decided for all warps, with four CTA-wide barriers a chunk, had the compute threads busy
-  // 96-97% of the time: gpu-check-2026-12-02e.md).
+  // 96-97% of the time: benchmarks/results.md).
   int head = 0;                                // the stage of the oldest chunk
   int folded = 0;                              // the chunks from `head` on, around the ring, this warp folded
   uint32_t full_parity = 0, ready_parity = 0;  // bit s: the phase of stage s's barrier to wait for next

@@ -4,7 +4,7 @@ The best of several runs is taken: a ceiling is what the hardware can do, not wh
 Two bandwidths: a copy's (bytes read + written) and a read-only sum's, since DRAM reads alone run faster
 than reads and writes mixed: on an H200 a kernel that mostly reads (a loss over two inputs) moved
 4.33 TB/s where a copy reached 4.18, and was printed at 103% of the "physical limit"
-(benchmarks/seeds-kb-level1-2026-12-01.md). The floor interpolates the two by a problem's share of
+(benchmarks/results.md). The floor interpolates the two by a problem's share of
 bytes written (src/run/roofline.cpp). A ceiling any honest kernel beats is no ceiling. On the CPU
 (tests) sizes are small; the numbers only exercise the code path.
 """

@@ -67,7 +67,7 @@ def calibration_sweep() -> str:
 # recorded but not charged; or "gather", the gather of the secret positions itself, whose own latency
 # after a real call exceeds its calibrated p90 by 0.06-0.17 ms on an H200 for honest kernels. Either way
 # unfinished work is seen: a context that must wait for the candidate's is charged the wait, one
-# time-sliced in beside it reads the poison. The GPU A/B of 2026-12-01 (benchmarks/gpu-check-2026-12-01b.md):
+# time-sliced in beside it reads the poison. The GPU A/B of 2026-12-01 (benchmarks/results.md):
 # LayerNorm 40 at 0.389/0.398 ms under "probe" against 0.598/0.520 under "gather" (0.350 by events),
 # and the overrun attacks (side_stream, side_stream_tiny's 40 us, the skips) judged alike.
 OVERRUN_CHECKS = ("probe", "gather")
@@ -160,7 +160,7 @@ class Plan:
         if not runner or not all(isinstance(a, str) for a in runner):
             raise RequestError("evaluate_candidate: runner must be a non-empty argv list")
         plan = Plan(runner=runner, library=need("library", str), trials=trials, warmup=need("warmup", int),
-                    runs=need("runs", int), precision=req.get("precision", "strict"),
+                    runs=need("runs", int), precision=req.get("precision", compare.DEFAULT_PRECISION),
                     call_timeout_s=need("call_timeout_s", float), work_dir=need("work_dir", str))
         if plan.warmup < 0 or plan.runs < 0 or plan.call_timeout_s <= 0:
             raise RequestError("evaluate_candidate: warmup and runs must be >= 0 and call_timeout_s > 0")
@@ -780,7 +780,7 @@ class CandidateSession:
         clean = [c for c in calls if not c["disturbed"]]
         trusted = statistics.median(c["wall_ms"] for c in clean)
         # 0.35 ms: what the two-process path adds to an honest call beyond its events on an H200 (0.07 to
-        # 0.3 ms, growing with the kernel's footprint: benchmarks/gpu-suite-2026-11-30.md).
+        # 0.3 ms, growing with the kernel's footprint: benchmarks/results.md).
         if event_median is not None and trusted > 1.5 * event_median + HIDDEN_WORK_SLACK_MS:
             raise Stop("hidden_work", f"each call took {trusted:.3f} ms by the worker's clock but the given stream's "
                                       f"events saw only {event_median:.3f} ms: work runs outside the given stream, or "

@@ -28,7 +28,10 @@ from . import buffers
 from .errors import RequestError
 
 # (atol, rtol, rel-L2 floor) per policy; the floor applies where PyTorch itself is (nearly) exact.
+# The worker's one list of precision policies and its one default: the C++ side's are Precision and
+# kDefaultPrecision (src/common/evaluation.h); python/tests/test_precision_lists.py ties them.
 POLICIES = {"strict": (1e-4, 1e-4, 1e-6), "tf32": (1e-3, 1e-3, 2e-3), "bf16": (1e-2, 1e-2, 2e-2)}
+DEFAULT_PRECISION = "strict"
 TORCH_ERROR_FACTOR = 5.0
 # Half-precision problems cannot be held to fp32 accuracy; these apply whatever the policy.
 _HALF_PROBLEMS = {torch.float16: (1e-2, 1e-2, 2e-3), torch.bfloat16: (2e-2, 2e-2, 2e-2)}

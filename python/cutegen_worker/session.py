@@ -301,7 +301,7 @@ class Session:
                 raise RequestError(f"unknown timing mode {mode!r}; expected some of {', '.join(timing.MODES)}")
         settings = timing.Settings(
             warmup_ms=_field(req, "warmup_ms", float, 100.0), runs=_field(req, "runs", int, 100),
-            cache_dir=_field(req, "cache_dir", str, None), precision=_field(req, "precision", str, "strict"),
+            cache_dir=_field(req, "cache_dir", str, None), precision=_field(req, "precision", str, compare.DEFAULT_PRECISION),
         )
         n_sets = _field(req, "sets", int, 2)
         seed = _field(req, "seed", int, 0)

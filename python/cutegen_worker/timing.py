@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import cpu_wait
+from . import compare, cpu_wait
 from .reference import disable_tf32
 
 MODES = ("eager", "compile")
@@ -27,9 +27,9 @@ _CUDA_FLUSH_BYTES = 256 << 20  # larger than any current GPU's L2 (H200: 60 MiB)
 _HOST_FLUSH_BYTES = 8 << 20  # keeps CPU tests fast; host timings are for testing the path only
 # Bumped when a cached time would no longer be measured the same way. 2: `bench` lanes used to load
 # other problems (inputs, references) on a GPU while it timed a baseline, inflating eager times by up
-# to 2x on the H200 (benchmarks/kernelbench-baselines-h200-2026-11-30.md); those must not be served.
+# to 2x on the H200 (benchmarks/results.md); those must not be served.
 # 3: `bench` built torch.compile outside the GPU's lock, so its first run autotuned beside another slot's
-# timing (compiled ELU 12% slow, benchmarks/gpu-check-2026-12-01.md), and runs that waited for a CPU counted.
+# timing (compiled ELU 12% slow, benchmarks/results.md), and runs that waited for a CPU counted.
 _CACHE_VERSION = 3
 
 
@@ -38,7 +38,7 @@ class Settings:
     warmup_ms: float = 100.0
     runs: int = 100
     cache_dir: str = None
-    precision: str = "strict"
+    precision: str = compare.DEFAULT_PRECISION
 
 
 def device_name(device: torch.device) -> str:

@@ -136,7 +136,7 @@ class Loop {
   // Tunes the best kernel's knobs (when it declares any and tuning is on) and records it in history_
   // as a tuning step after `after_step`; a faster tuned variant becomes the best.
   Status tune_best(int after_step);
-  // Whether a decline at this point hands over to a profile first (ARCHITECTURE.md, "The loop").
+  // Whether a decline at this point hands over to a profile first (docs/internals.md, "The loop").
   bool decline_hands_over_to_profile() const;
   bool faster_than_best(const Evaluation& e) const;
   Status decide(const std::string& key, const nlohmann::json& detail);

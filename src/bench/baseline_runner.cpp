@@ -56,10 +56,10 @@ Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Sl
   ReferenceWorker& worker = *slot.worker;
   // The whole measurement holds the lane's GPU: loading draws the inputs and runs the reference there
   // (another slot's GPU work beside a timing run slowed eager PyTorch by up to 2x on an H200,
-  // benchmarks/gpu-check-2026-11-30-night.md), and torch.compile's first run autotunes Triton's
+  // benchmarks/results.md), and torch.compile's first run autotunes Triton's
   // pointwise configurations by timing them on the GPU: compiled outside the lock, with another slot
   // timing beside it, ELU's compiled baseline came out 12% slower than a direct measurement
-  // (benchmarks/gpu-check-2026-12-01.md) — a slower baseline inflates every speedup over it. The CPU
+  // (benchmarks/results.md) — a slower baseline inflates every speedup over it. The CPU
   // part of the compile now costs the lane its GPU; baselines are cached, so it is paid once.
   std::optional<DeviceLock::Hold> gpu;
   if (auto h = slot.lock->hold(); h) gpu.emplace(std::move(*h));
@@ -99,6 +99,9 @@ Status BaselineTaskRunner::measure_holding_gpu(const ProblemTask& task, const La
     rec.compile_ms = baselines->compile->median_ms();
     rec.compile_error = baselines->compile->error;
   }
+  // No floor on a CPU: the roofline is a GPU's (DRAM bandwidth and tensor-core rates), and a CPU's
+  // "floor" would print speedups that mean nothing. CPU runs are for tests and smoke runs.
+  if (lane.torch_device == "cpu") return ok_status();
   // The floor: the device's calibration (measured once per device name and cached, as the judge does).
   fs::path path = calibration_path(options_.cache_root, facts->gpu.empty() ? "unknown" : facts->gpu);
   auto c = [&] {

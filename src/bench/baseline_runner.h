@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/scheduler.h"
+#include "common/evaluation.h"
 #include "common/file_lock.h"
 #include "run/reference_worker.h"
 
@@ -20,7 +21,7 @@ struct BaselineRunnerOptions {
   std::vector<std::string> modes{"eager", "compile"};
   int runs = 100;
   double warmup_ms = 100;
-  std::string precision = "strict";
+  std::string precision = to_string(kDefaultPrecision);
   std::filesystem::path cache_root;   // baselines/ and the calibrations live here
   std::filesystem::path log_dir;      // the workers' stderr
 };

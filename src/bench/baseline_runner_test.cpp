@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <atomic>
+#include <algorithm>
 #include <thread>
 
 #include "common/file_lock.h"
@@ -76,6 +77,22 @@ TEST_F(BaselineRunnerTest, LoadsCompilesAndTimesInsideTheGpuLock) {
                        {"load", true}, {"prepare_baselines", true}, {"time_baselines", true}, {"calibrate", true},
                        {"release_gpu", true}}));  // the next slot's turn starts with this worker's memory given back
   EXPECT_FALSE(lock_is_held()) << "the lock outlives the task";
+}
+
+TEST_F(BaselineRunnerTest, ACpuLaneGetsNoFloorAndNoCalibration) {
+  Lane cpu = lane_;
+  cpu.torch_device = "cpu";
+  std::vector<std::string> ops;
+  auto r = runner([&](const std::string& op, const nlohmann::json&) {
+    ops.push_back(op);
+    return answer(op);
+  });
+  TaskRun run = r.run(ProblemTask{"relu", dir_ / "relu.py", std::nullopt}, cpu, 0);
+  EXPECT_EQ(run.record.verdict, TaskVerdict::measured) << run.record.detail;
+  EXPECT_DOUBLE_EQ(*run.record.eager_ms, 4.0);
+  EXPECT_FALSE(run.record.floor_ms.has_value()) << "a roofline floor on a CPU means nothing";
+  EXPECT_TRUE(run.record.floor_bound.empty());
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "calibrate"), 0);
 }
 
 TEST_F(BaselineRunnerTest, TimingWaitsWhileAnotherProcessHoldsTheGpu) {

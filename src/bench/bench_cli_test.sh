@@ -106,7 +106,8 @@ s = json.load(sys.stdin)
 c = s["counts"]
 assert (c["measured"], c["problem_error"], c["total"]) == (3, 1, 4), c
 relu = next(t for t in s["tasks"] if t["name"] == "relu")
-assert relu["device"] == "cpu" and relu["eager_ms"] > 0 and relu["floor_ms"] > 0 and relu["physics_speedup"] > 0, relu
+assert relu["device"] == "cpu" and relu["eager_ms"] > 0, relu
+assert relu.get("floor_ms") is None and relu.get("physics_speedup") is None, relu  # no roofline on a CPU
 assert relu["flops"] > 0 and relu["min_bytes"] > 0, relu
 ' <<<"$out"
 out=$("$cutegen" bench report "$tmp/b" --format csv); check "report --format csv: header and 4 rows" test "$(wc -l <<<"$out")" -eq 5
@@ -187,8 +188,8 @@ check "a damaged record: summary.json counts it" python3 -c '
 import json; s = json.load(open("'"$tmp"'/ee/summary.json"))
 assert s["counts"]["skipped_damaged"] == 1 and s["counts"]["total"] == 1, s["counts"]
 assert s["skipped"][0]["task"] == "2_beta", s["skipped"]'
-out=$("$cutegen" report "$tmp/ee" 2>&1); rc=$?
-check "a damaged record: the suite page is written" test $rc -eq 0 -a -s "$tmp/ee/report.html"
+out=$(cd "$tmp" && "$cutegen" report ee 2>&1); rc=$?
+check "a damaged record: the suite page is written" test $rc -eq 0 -a -s "$tmp/ee.html"
 
 # A failure every task would share (no API key) stops the suite instead of failing every task.
 mkdir -p "$tmp/k" && cp "$tmp/q/1_alpha.py" "$tmp/k/0_nokey.py" && cp "$tmp/q/2_beta.py" "$tmp/k/"

@@ -25,14 +25,7 @@ std::string failure_line(const std::string& err) {
 }
 
 Result<std::optional<TaskRecord>> read_task_result(const fs::path& run_dir) {
-  std::error_code ec;
-  fs::path p = run_dir / kTaskResultFile;
-  if (!fs::exists(p, ec)) return std::optional<TaskRecord>();
-  auto text = read_file(p);
-  if (!text) return text.error();
-  auto r = TaskRecord::from_json(nlohmann::json::parse(*text, nullptr, false));
-  if (!r) return Error{fmt::format("{}: {}", p.string(), r.error().message)};
-  return std::optional<TaskRecord>(*r);
+  return read_task_record(run_dir / kTaskResultFile);
 }
 
 std::vector<std::string> OptimizeTaskRunner::command(const ProblemTask& task, const Lane& lane, bool resume) const {

@@ -111,16 +111,7 @@ Result<SuiteDir> SuiteDir::open_existing(const fs::path& dir) {
 }
 
 Result<std::optional<TaskRecord>> SuiteDir::read_record(const std::string& name) const {
-  fs::path p = result_path(name);
-  std::error_code ec;
-  if (!fs::exists(p, ec)) return std::optional<TaskRecord>();
-  auto text = read_file(p);
-  if (!text) return text.error();
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded()) return Error{fmt::format("{}: not JSON (cut short or edited?)", p.string())};
-  auto r = TaskRecord::from_json(j);
-  if (!r) return Error{fmt::format("{}: {}", p.string(), r.error().message)};
-  return std::optional<TaskRecord>(*r);
+  return read_task_record(result_path(name));
 }
 
 Status SuiteDir::write_record(const TaskRecord& record) const {

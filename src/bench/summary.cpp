@@ -70,6 +70,11 @@ std::string csv(const std::string& s) {
 }
 std::string csv(const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : ""; }
 
+// Whether a roofline figure means anything in this suite: tasks measured on a CPU have no floor.
+bool any_floor(const SuiteSummary& s) {
+  return std::any_of(s.tasks.begin(), s.tasks.end(), [](const TaskRecord& t) { return t.floor_ms.has_value(); });
+}
+
 }  // namespace
 
 std::optional<double> counted_speedup(const TaskRecord& t, Baseline b) {
@@ -238,9 +243,13 @@ std::string render_markdown(const SuiteSummary& s) {
     out += "fast_p: the fraction of all tasks that are correct and faster than the baseline by more than p. "
            "Means are over the correct tasks with that baseline.\n\n";
   } else {
-    out += fmt::format("torch.compile over eager (geometric mean): {}. Best speedup over eager the roofline allows "
-                       "(eager / floor, geometric mean): {}.\n\n",
-                       times(s.compile_over_eager_geomean), times(s.physics_geomean));
+    out += fmt::format("torch.compile over eager (geometric mean): {}.", times(s.compile_over_eager_geomean));
+    if (any_floor(s))
+      out += fmt::format(" Best speedup over eager the roofline allows (eager / floor, geometric mean): {}.",
+                         times(s.physics_geomean));
+    else
+      out += " No roofline figures: no task has a floor (a CPU gets none; the roofline is a GPU's).";
+    out += "\n\n";
   }
 
   if (!s.lanes.empty()) {
@@ -262,13 +271,20 @@ std::string render_markdown(const SuiteSummary& s) {
                          t.tokens, t.cost_usd, is_final(t.verdict) ? duration(t.wall_s) : "—",
                          t.seed.empty() ? "—" : cell(t.seed, 40), ms(t.seed_ms), t.example.empty() ? "—" : cell(t.example, 40));
   } else {
-    out += "| task | verdict | eager ms | compile ms | compile/eager | floor ms | bound | eager/floor | GFLOP | MB |\n"
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    // The floor's columns only when some task has a floor (none on a CPU).
+    const bool floors = any_floor(s);
+    out += floors ? "| task | verdict | eager ms | compile ms | compile/eager | floor ms | bound | eager/floor | GFLOP | MB |\n"
+                    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+                  : "| task | verdict | eager ms | compile ms | compile/eager | GFLOP | MB |\n"
+                    "| --- | --- | --- | --- | --- | --- | --- |\n";
     for (const auto& t : s.tasks) {
       std::optional<double> ce = compile_over_eager(t);
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(t.name), to_string(t.verdict),
-                         ms(t.eager_ms), t.compile_error.empty() ? ms(t.compile_ms) : "error", times(ce), ms(t.floor_ms),
-                         t.floor_bound.empty() ? "—" : t.floor_bound, times(t.physics_speedup()),
+      const std::string floor_cells =
+          floors ? fmt::format(" {} | {} | {} |", ms(t.floor_ms), t.floor_bound.empty() ? "—" : t.floor_bound,
+                               times(t.physics_speedup()))
+                 : "";
+      out += fmt::format("| {} | {} | {} | {} | {} |{} {} | {} |\n", cell(t.name), to_string(t.verdict),
+                         ms(t.eager_ms), t.compile_error.empty() ? ms(t.compile_ms) : "error", times(ce), floor_cells,
                          t.flops ? fmt::format("{:.3g}", t.flops / 1e9) : "—",
                          t.min_bytes ? fmt::format("{:.3g}", t.min_bytes / 1e6) : "—");
     }

@@ -4,6 +4,9 @@
 
 #include <cmath>
 
+#include "common/fs.h"
+#include "common/test_helpers.h"
+
 using namespace cutegen::bench;
 
 namespace {
@@ -123,6 +126,39 @@ TEST(Summary, BaselinesModeShowsPhysicsAndLabelsCpuTimes) {
   EXPECT_TRUE(has(md, "CPU times")) << md;
   EXPECT_TRUE(has(md, "| relu | measured | 4 | 2 | 2.00x | 1 |")) << md;
   EXPECT_TRUE(has(md, "- bad (problem_error): bad.py: get_inputs() is missing")) << md;
+}
+
+TEST(Summary, CpuBaselinesPrintNoRooflineFigures) {
+  auto a = task("relu", TaskVerdict::measured, {}, 4.0, 2.0);
+  a.device = "cpu";  // the baseline runner records no floor on a CPU
+  a.flops = 2000000000;
+  auto s = summarize("baselines", "", {a});
+  EXPECT_FALSE(s.physics_geomean);
+  std::string md = render_markdown(s);
+  EXPECT_FALSE(has(md, "roofline allows")) << md;
+  EXPECT_FALSE(has(md, "floor ms")) << md;
+  EXPECT_FALSE(has(md, "eager/floor")) << md;
+  EXPECT_TRUE(has(md, "No roofline figures")) << md;
+  EXPECT_TRUE(has(md, "| task | verdict | eager ms | compile ms | compile/eager | GFLOP | MB |")) << md;
+  EXPECT_TRUE(has(md, "| relu | measured | 4 | 2 | 2.00x | 2 |")) << md;
+}
+
+// One reader for both files a task record lives in (the task's result.json, the suite's results/<name>.json).
+TEST(TaskRecord, ReadFromAFileAbsentCutShortOrWhole) {
+  cutegen::testing::TempDir dir;
+  const auto file = dir.path / "result.json";
+  auto absent = read_task_record(file);
+  ASSERT_TRUE(absent.ok()) << absent.error().message;
+  EXPECT_FALSE(absent->has_value());
+  ASSERT_TRUE(cutegen::write_file_atomic(file, "{\"name\": \"x\", \"verd").ok());
+  auto cut = read_task_record(file);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error().message, file.string() + ": not JSON (cut short or edited?)");
+  ASSERT_TRUE(cutegen::write_file_atomic(file, task("x", TaskVerdict::correct, 0.5, 1.0, std::nullopt).to_json().dump()).ok());
+  auto whole = read_task_record(file);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  ASSERT_TRUE(whole->has_value());
+  EXPECT_EQ((*whole)->name, "x");
 }
 
 TEST(TaskRecord, RoundTripsAndNamesABadField) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fs.h"
 #include "common/json_text.h"
 #include "common/terminal_text.h"
 
@@ -114,6 +115,18 @@ Result<TaskRecord> TaskRecord::from_json(const nlohmann::json& j) {
   if (!v) return Error{"task record: " + v.error().message};
   r.verdict = *v;
   return r;
+}
+
+Result<std::optional<TaskRecord>> read_task_record(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return std::optional<TaskRecord>();
+  auto text = read_file(file);
+  if (!text) return text.error();
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return Error{fmt::format("{}: not JSON (cut short or edited?)", file.string())};
+  auto r = TaskRecord::from_json(j);
+  if (!r) return Error{fmt::format("{}: {}", file.string(), r.error().message)};
+  return std::optional<TaskRecord>(*r);
 }
 
 std::string DamagedRecord::line() const { return terminal_safe(fmt::format("{}: {}", path, why)); }

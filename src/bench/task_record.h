@@ -6,19 +6,22 @@
 //                             plus where and when it ran (lane, host, shard, wall and GPU-busy time)
 // The summary (summary.h) is computed from the second only, so `bench status`/`bench report` merge
 // whatever any number of schedulers on any number of nodes have finished.
+#include <filesystem>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "common/exit_codes.h"
 #include "common/result.h"
 
 namespace cutegen::bench {
 
-// `cutegen optimize` without an LLM exits with this when the problem has no seed (docs/seed.md): it
-// stops before making a run directory, so there is no result.json, and the scheduler records the task
-// as no_correct_kernel (stop reason no_seed) instead of taking it for a failure every task shares.
-inline constexpr int kExitNoSeed = 3;
+// `cutegen optimize` without an LLM exits with kExitNoSeed (common/exit_codes.h) when the problem has no
+// seed (docs/seed.md): it stops before making a run directory, so there is no result.json, and the
+// scheduler records the task as no_correct_kernel (stop reason no_seed) instead of taking it for a
+// failure every task shares.
+using cutegen::kExitNoSeed;
 
 enum class TaskVerdict {
   correct,            // optimize found a correct kernel (whatever stopped it afterwards)
@@ -72,6 +75,10 @@ struct TaskRecord {
   nlohmann::json to_json() const;
   static Result<TaskRecord> from_json(const nlohmann::json& j);  // Error names the field
 };
+
+// One task record from its file (the task's result.json or the suite's results/<name>.json): none when
+// the file is absent; an Error naming the file when it is not JSON or a field is wrong.
+Result<std::optional<TaskRecord>> read_task_record(const std::filesystem::path& file);
 
 // A results/<name>.json that cannot be read: not JSON (cut short, edited), a field of the wrong type,
 // unreadable. `bench status` and `bench report` say so in one line and leave the task out of the

@@ -20,7 +20,9 @@
 #include "report/suite_view.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
+#include "cli/loop_args.h"
 #include "cli/progress_line.h"
+#include "common/exit_codes.h"
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/terminal_text.h"
@@ -30,11 +32,10 @@ namespace fs = std::filesystem;
 using namespace cutegen::bench;
 namespace {
 
-constexpr int kBadArgument = 2;
 
 int bad_argument(const std::string& message) {
   print_safe(stderr, "cutegen: {}\n", message);
-  return kBadArgument;
+  return kExitBadArgument;
 }
 
 struct BenchArgs {
@@ -49,11 +50,8 @@ struct BenchArgs {
   int limit = 0;
   std::string shard;
   // Passed to each task's optimize.
-  int steps = 8, repair_budget = 4, restarts = 2, plateau = 4;
-  double target_sol = 0;
-  std::string profile_from = "auto";
-  std::string tune = "auto", start = "auto", examples = "library";
-  JudgeArgs judge{.trials = 3, .runs = 100};
+  LoopArgs loop;
+  JudgeArgs judge = loop_judge_args();
   double max_cost = 0;
   long long max_tokens = 0, max_calls = 0;
   // The suite's.
@@ -86,20 +84,20 @@ std::string duration(double s) {
 // The options each task's optimize gets; also the manifest's settings, so a rerun with other ones is refused.
 std::vector<std::string> task_args(const BenchArgs& a) {
   std::vector<std::string> v{"--llm", a.spec,
-                             "--steps", std::to_string(a.steps),
-                             "--repair-budget", std::to_string(a.repair_budget),
-                             "--restarts", std::to_string(a.restarts),
-                             "--plateau", std::to_string(a.plateau),
-                             "--profile-from", a.profile_from,
-                             "--tune", a.tune,
-                             "--start", a.start,
+                             "--steps", std::to_string(a.loop.steps),
+                             "--repair-budget", std::to_string(a.loop.repair_budget),
+                             "--restarts", std::to_string(a.loop.restarts),
+                             "--plateau", std::to_string(a.loop.plateau),
+                             "--profile-from", a.loop.profile_from,
+                             "--tune", a.loop.tune,
+                             "--start", a.loop.start,
                              "--precision", a.judge.precision,
                              "--trials", std::to_string(a.judge.trials),
                              "--runs", std::to_string(a.judge.runs),
                              "--runner-timeout", std::to_string(a.judge.runner_timeout_s)};
   // Only when not the default, so the settings of suites started before --examples existed still match.
-  if (a.examples != "library") v.insert(v.end(), {"--examples", a.examples});
-  if (a.target_sol > 0) v.insert(v.end(), {"--target-sol", fmt::format("{}", a.target_sol)});
+  if (a.loop.examples != "library") v.insert(v.end(), {"--examples", a.loop.examples});
+  if (a.loop.target_sol > 0) v.insert(v.end(), {"--target-sol", fmt::format("{}", a.loop.target_sol)});
   if (a.judge.seed) v.insert(v.end(), {"--seed", std::to_string(a.judge.seed)});
   // Only when not the default: a suite begun before the option existed still resumes with its settings.
   if (a.judge.generalize != JudgeArgs{}.generalize)
@@ -402,23 +400,8 @@ void add_bench_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
   cmd->add_option("--exclude", a->excludes, "drop tasks matching a term (as --filter)");
   cmd->add_option("--limit", a->limit, "only the first N tasks (by name) after filtering")->check(CLI::Range(1, 1000000));
   cmd->add_option("--shard", a->shard, "I/N: run only shard I of N (tasks I, I+N, ... by name); Slurm array tasks get this");
-  cmd->add_option("--steps", a->steps, "per task: optimisation steps (default 8)")->check(CLI::Range(0, 1000));
-  cmd->add_option("--repair-budget", a->repair_budget, "per task: diagnose+repair rounds per candidate (default 4)")
-      ->check(CLI::Range(0, 100));
-  cmd->add_option("--restarts", a->restarts, "per task: fresh syntheses after a failed one (default 2)")->check(CLI::Range(0, 100));
-  cmd->add_option("--plateau", a->plateau, "per task: stop after this many steps without improvement (default 4)")
-      ->check(CLI::Range(1, 1000));
-  cmd->add_option("--target-sol", a->target_sol, "per task: stop at this % of the roofline floor")->check(CLI::Range(1.0, 100.0));
-  cmd->add_option("--profile-from", a->profile_from, "per task: auto, always, never, or a step number");
-  cmd->add_option("--tune", a->tune, "per task: tune a correct kernel's knobs after each accepted step (auto, never; default auto)")
-      ->check(CLI::IsMember({"auto", "never"}));
-  cmd->add_option("--start", a->start, "per task: the first kernel — auto (the seed when one matches), seed, scratch")
-      ->check(CLI::IsMember({"auto", "seed", "scratch"}));
-  cmd->add_option("--examples", a->examples,
-                  "per task: library (the first prompts show the library kernel chosen for the problem) or none; the "
-                  "paper's setting is --start scratch --examples none")
-      ->check(CLI::IsMember({"library", "none"}));
-  add_judge_options(cmd, a->judge, "per evaluation");
+  add_loop_options(cmd, a->loop, "per task: ");
+  add_judge_options(cmd, a->judge, loop_trials_help());
   cmd->add_option("--max-cost", a->max_cost, "per task: US dollars of LLM spend")->check(CLI::PositiveNumber);
   cmd->add_option("--max-tokens", a->max_tokens, "per task: LLM tokens")->check(CLI::PositiveNumber);
   cmd->add_option("--max-calls", a->max_calls, "per task: LLM calls")->check(CLI::PositiveNumber);

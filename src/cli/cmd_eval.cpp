@@ -24,7 +24,7 @@ struct EvalArgs {
   std::string problem;
   std::vector<std::string> kernels;
   std::string json_path;
-  JudgeArgs judge{.trials = 5, .runs = 100};
+  JudgeArgs judge;
   bool no_baselines = false;
 };
 

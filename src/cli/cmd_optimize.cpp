@@ -13,9 +13,11 @@
 #include "bench/optimize_runner.h"
 #include "cli/commands.h"
 #include "cli/judge_stack.h"
+#include "cli/loop_args.h"
 #include "cli/optimize_seed.h"
 #include "cli/seed_trace.h"
 #include "cli/progress_line.h"
+#include "common/exit_codes.h"
 #include "common/fs.h"
 #include "common/version.h"
 #include "llm/backend_factory.h"
@@ -39,16 +41,8 @@ struct OptimizeArgs {
   std::string out;
   bool resume = false;
   std::string record;
-  int steps = 8;
-  int repair_budget = 4;
-  int restarts = 2;
-  int plateau = 4;
-  double target_sol = 0;
-  std::string profile_from = "auto";
-  std::string start = "auto";
-  std::string tune = "auto";
-  std::string examples = "library";
-  JudgeArgs judge{.trials = 3, .runs = 100};
+  LoopArgs loop;
+  JudgeArgs judge = loop_judge_args();
   double max_cost = 0;
   long long max_tokens = 0;
   long long max_calls = 0;
@@ -105,8 +99,8 @@ Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& ar
 
 nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm, const std::string& seed_pattern) {
   nlohmann::json j = {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
-          {"steps", a.steps}, {"repair_budget", a.repair_budget}, {"restarts", a.restarts}, {"plateau", a.plateau},
-          {"target_sol", a.target_sol}, {"profile_from", a.profile_from}, {"start", a.start}, {"examples", a.examples}, {"tune", a.tune}, {"precision", a.judge.precision},
+          {"steps", a.loop.steps}, {"repair_budget", a.loop.repair_budget}, {"restarts", a.loop.restarts}, {"plateau", a.loop.plateau},
+          {"target_sol", a.loop.target_sol}, {"profile_from", a.loop.profile_from}, {"start", a.loop.start}, {"examples", a.loop.examples}, {"tune", a.loop.tune}, {"precision", a.judge.precision},
           {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"generalize", a.judge.generalize}, {"seed", a.judge.seed},
           {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},
           {"cutegen", fmt::format("{} ({})", CUTEGEN_VERSION, CUTEGEN_GIT_COMMIT)}};
@@ -126,7 +120,7 @@ Result<bool> without_llm(const GlobalOptions& global, const OptimizeArgs& args) 
 int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto no_llm = without_llm(global, args);
   if (!no_llm) return fail(no_llm.error().message);
-  auto profile = ProfilePolicy::parse(args.profile_from);
+  auto profile = ProfilePolicy::parse(args.loop.profile_from);
   if (!profile) return fail(profile.error().message);
   auto config = *no_llm ? Result<LlmConfig>(LlmConfig{.backend = "none", .model = "seed"}) : llm_config(global, args);
   if (!config) return fail(config.error().message);
@@ -135,12 +129,12 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   // run directory or a GPU is needed.
   std::optional<RunSeed> seed;
   if (*no_llm) {
-    if (args.start == "scratch") return fail("--start scratch needs an LLM to write the first kernel: give --llm");
+    if (args.loop.start == "scratch") return fail("--start scratch needs an LLM to write the first kernel: give --llm");
     auto s = seed_for_run("auto", args.problem, "");
     if (!s) return fail(s.error().message);
     if (s->source.empty()) {
       (void)fail(s->note + "; give --llm");
-      return bench::kExitNoSeed;  // bench records the task as having no seed (bench/task_record.h)
+      return kExitNoSeed;  // bench records the task as having no seed (bench/task_record.h)
     }
     seed = std::move(*s);
     print_safe(stderr, "seed: {}\n", seed->description);
@@ -177,8 +171,13 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!stack) return give_up(stack.error().message);
   // With an LLM, traced once the GPU is known to be there: a start that cannot run costs no tracing.
   if (!seed) {
-    auto s = seed_for_run(args.start, args.problem, "use --start scratch");
+    // --start seed without one ends as a run without an LLM does (kExitNoSeed); auto lets the LLM start.
+    auto s = seed_for_run(args.loop.start == "seed" ? "auto" : args.loop.start, args.problem, "");
     if (!s) return give_up(s.error().message);
+    if (args.loop.start == "seed" && s->source.empty()) {
+      (void)give_up(s->note + "; use --start scratch");
+      return kExitNoSeed;
+    }
     seed = std::move(*s);
     if (!seed->pattern.empty())
       print_safe(stderr, "seed: {} (the first kernel; --start scratch has the LLM write it)\n", seed->description);
@@ -204,7 +203,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto compile_options = resolve_compile_options(global, args.judge.arch);
   if (!compile_options) return give_up(compile_options.error().message);
   auto prompter = TemplatePrompter::create(
-      {.precision = eo.precision, .arch = compile_options->arch, .show_example = args.examples == "library"});
+      {.precision = eo.precision, .arch = compile_options->arch, .show_example = args.loop.examples == "library"});
   if (!prompter) return give_up(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);
@@ -214,11 +213,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   ProfileSource& profiler = locked_profiler ? static_cast<ProfileSource&>(*locked_profiler) : ncu_profiler;
 
   LoopOptions lo;
-  lo.max_steps = args.steps;
-  lo.repair_budget = args.repair_budget;
-  lo.max_restarts = args.restarts;
-  lo.plateau_steps = args.plateau;
-  if (args.target_sol > 0) lo.target_sol_pct = args.target_sol;
+  args.loop.apply_to(lo);
   lo.profile = *profile;
   lo.seed_source = seed->source;
   lo.seed_pattern = seed->pattern;
@@ -227,7 +222,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   lo.task_budget = &task_budget;
   // The same judge (its compiler and cache, the loaded problem) screens and verifies tuned variants.
   JudgeTuneBackend tuner(*(*stack)->compiler, *(*stack)->judge, args.problem);
-  if (args.tune == "auto") {
+  if (args.loop.tune == "auto") {
     auto files_config = load_config(global);
     if (!files_config) return give_up(files_config.error().message);
     lo.tuner = &tuner;
@@ -308,33 +303,8 @@ void add_optimize_command(CLI::App& app, const GlobalOptions& global, int& exit_
                   "cutegen-runs/<problem>-<date>-<time>-<ms>-<id>)");
   cmd->add_flag("--resume", a->resume, "continue the run in --out where it stopped (it must not be running)");
   cmd->add_option("--record", a->record, "record every LLM exchange as a cassette in DIR");
-  cmd->add_option("--steps", a->steps, "optimisation steps (default 8)")->check(CLI::Range(0, 1000));
-  cmd->add_option("--repair-budget", a->repair_budget, "diagnose+repair rounds per candidate (default 4)")
-      ->check(CLI::Range(0, 100));
-  cmd->add_option("--restarts", a->restarts, "fresh syntheses after a failed one (default 2)")->check(CLI::Range(0, 100));
-  cmd->add_option("--plateau", a->plateau, "stop after this many steps without improvement (default 4)")
-      ->check(CLI::Range(1, 1000));
-  cmd->add_option("--target-sol", a->target_sol, "stop once the best kernel reaches this % of the roofline floor")
-      ->check(CLI::Range(1.0, 100.0));
-  cmd->add_option("--start", a->start,
-                  "the first kernel: auto (the seed when the problem has one, else the LLM's), seed (fail "
-                  "without one) or scratch (the LLM writes it); docs/seed.md")
-      ->check(CLI::IsMember({"auto", "seed", "scratch"}))
-      ->capture_default_str();
-  cmd->add_option("--examples", a->examples,
-                  "library: the first prompts show the library kernel chosen for the problem as a reference for "
-                  "idioms; none: no library kernel (the paper's setting is --start scratch --examples none; "
-                  "docs/prompts.md)")
-      ->check(CLI::IsMember({"library", "none"}))
-      ->capture_default_str();
-  cmd->add_option("--profile-from", a->profile_from,
-                  "when profiles enter the prompt: auto (per workload), always, never, or a step number");
-  cmd->add_option("--tune", a->tune,
-                  "auto: after each accepted step, tune the best kernel's `cutegen:knob` values (at most config "
-                  "tune.loop_max_variants variants, 12; docs/tuning.md); never: do not")
-      ->check(CLI::IsMember({"auto", "never"}))
-      ->capture_default_str();
-  add_judge_options(cmd, a->judge, "per evaluation");
+  add_loop_options(cmd, a->loop, "");
+  add_judge_options(cmd, a->judge, loop_trials_help());
   cmd->add_option("--max-cost", a->max_cost, "stop when the LLM spend reaches this many US dollars")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-tokens", a->max_tokens, "stop when this many LLM tokens are spent")->check(CLI::PositiveNumber);

@@ -94,7 +94,10 @@ void add_profile_command(CLI::App& app, const GlobalOptions& global, int& exit_c
       ->check(CLI::ExistingFile);
   cmd->add_option("kernel", args->kernel, "the candidate .cu file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--json", args->json_path, "write the evaluation and every parsed metric per kernel as JSON");
-  add_judge_options(cmd, args->judge, "before profiling");
+  add_judge_options(cmd, args->judge,
+                    fmt::format("before profiling ({} here, {} in `cutegen eval`: the profile is about speed; "
+                                "`cutegen eval` gives the verdict)",
+                                ProfileArgs{}.judge.trials, JudgeArgs{}.trials));
   cmd->add_option("--calls", args->calls, "forward calls to profile (each kernel launch is profiled)")
       ->check(CLI::Range(1, 100));
   cmd->add_option("--launch-count", args->launch_count, "profile at most this many kernel launches")

@@ -25,7 +25,7 @@ struct PromptArgs {
   std::string verdict = "compile_error";
   std::string evidence;
   std::string diagnosis;
-  std::string precision = "strict";
+  std::string precision = to_string(kDefaultPrecision);
   std::string arch;
   std::string examples = "library";
   int step = 1;
@@ -125,7 +125,9 @@ void add_prompt_command(CLI::App& app, const GlobalOptions& global, int& exit_co
   cmd->add_option("kernel", a->kernel, "the kernel the prompt is about (.cu): required for diagnose, repair, optimize")
       ->check(CLI::ExistingFile);
   cmd->add_flag("--json", a->json, "print the request (its messages, with the cache mark on the system message) as JSON");
-  cmd->add_option("--precision", a->precision, "strict, tf32 or bf16, as the run would use")->capture_default_str();
+  cmd->add_option("--precision", a->precision, "strict, tf32 or bf16, as the run would use")
+      ->check(CLI::IsMember(precision_names()))
+      ->capture_default_str();
   cmd->add_option("--arch", a->arch, "the architecture the run compiles for (default: the configuration's, sm_90a)");
   cmd->add_option("--examples", a->examples, "library or none, as `optimize --examples`")
       ->check(CLI::IsMember({"library", "none"}))

@@ -1,6 +1,6 @@
 // `cutegen report RUN_DIR|SUITE_DIR [-o FILE.html]`: the run's or the bench suite's HTML page
 // (docs/report.md), rendered from its directory alone, so a finished, interrupted or copied run or
-// suite can be reported again at any time.
+// suite can be reported again at any time; written outside the directory unless -o says otherwise.
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -17,8 +17,18 @@ namespace cutegen::cli {
 namespace fs = std::filesystem;
 namespace {
 
+// Without -o: DIR's name and .html in the current directory, never inside DIR. A run or suite directory is
+// the record of what ran (optimize and bench wrote their own report.html there when they ended), and one
+// that was copied, archived or made read-only can be reported without writing into it.
+fs::path page_path(const std::string& dir, const std::string& out) {
+  if (!out.empty()) return out;
+  std::string name = fs::absolute(dir).lexically_normal().filename().string();
+  if (name.empty()) name = fs::absolute(dir).lexically_normal().parent_path().filename().string();  // "DIR/"
+  return fs::path(name.empty() ? "report" : name).concat(".html");
+}
+
 int suite_report(const std::string& dir, const std::string& out) {
-  const fs::path target = out.empty() ? fs::path(dir) / "report.html" : fs::path(out);
+  const fs::path target = page_path(dir, out);
   // The run pages are linked relative to where this page goes.
   auto view = load_suite_view(dir, fs::absolute(target).parent_path());
   if (!view) return fail(view.error().message);
@@ -32,7 +42,7 @@ int run_report_page(const std::string& dir, const std::string& out) {
   if (is_suite_dir(dir)) return suite_report(dir, out);
   auto view = load_run_view(dir);
   if (!view) return fail(view.error().message);
-  const fs::path target = out.empty() ? fs::path(dir) / "report.html" : fs::path(out);
+  const fs::path target = page_path(dir, out);
   if (auto w = write_file_atomic(target, render_run_page(*view)); !w) return fail(w.error().message);
   if (!view->finished)
     print_safe(stderr, "note: the run has not finished (its log has no stop event); the page shows it so far\n");
@@ -51,7 +61,9 @@ void add_report_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
                   "a `cutegen optimize` run directory (its --out), or a `cutegen bench` suite directory (it has "
                   "suite.json)")
       ->required();
-  cmd->add_option("-o,--output", *out, "the HTML file to write (default: DIR/report.html)");
+  cmd->add_option("-o,--output", *out,
+                  "the HTML file to write (default: DIR's name with .html, in the current directory; never inside "
+                  "DIR)");
   cmd->callback([&exit_code, dir, out] { exit_code = run_report_page(*dir, *out); });
 }
 

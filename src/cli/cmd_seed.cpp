@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/seed_trace.h"
+#include "common/exit_codes.h"
 #include "common/fs.h"
 #include "common/terminal_text.h"
 
@@ -82,7 +83,10 @@ int run_seed(const SeedArgs& args) {
   if (!worker) return fail(worker.error().message);
   auto outcome = worker->seed(args.problem);
   if (!outcome) return fail(outcome.error().message);
-  if (!outcome->found()) return fail(outcome->match.no_seed_line());
+  if (!outcome->found()) {
+    (void)fail(outcome->match.no_seed_line());
+    return kExitNoSeed;  // as optimize without an LLM exits for the same outcome (common/exit_codes.h)
+  }
   print_safe(stderr, "seed: {}\n", outcome->match.description());
   if (args.out.empty()) {
     print_safe(stdout, "{}", outcome->source);

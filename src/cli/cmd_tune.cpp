@@ -23,7 +23,7 @@ struct TuneArgs {
   std::string out;
   std::size_t max_variants = 0;  // 0: the config's tune.max_variants
   int jobs = 0;                  // 0: the config's tune.jobs
-  JudgeArgs judge{.trials = 5, .runs = 100};
+  JudgeArgs judge;
 };
 
 int run_tune(const GlobalOptions& global, const TuneArgs& args) {

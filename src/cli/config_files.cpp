@@ -108,12 +108,18 @@ std::string LoadedConfig::describe() const {
   return out;
 }
 
+Status check_named_config(const ConfigLocations& where) {
+  std::error_code ec;
+  if (!where.named.empty() && !fs::is_regular_file(where.named, ec))
+    return Error{fmt::format("config: {} names {}, which is not a file", where.named_by, where.named.string())};
+  return ok_status();
+}
+
 Result<LoadedConfig> load_config_files(const ConfigLocations& where) {
   std::vector<UsedConfigFile> found;  // highest precedence first
   std::error_code ec;
   if (!where.named.empty()) {
-    if (!fs::is_regular_file(where.named, ec))
-      return Error{fmt::format("config: {} names {}, which is not a file", where.named_by, where.named.string())};
+    if (auto named = check_named_config(where); !named) return named.error();
     found.push_back({where.named, ConfigSource::named});
   }
   auto already = [&found](const fs::path& p) {

@@ -52,6 +52,10 @@ struct LoadedConfig {
 // user or project file is not. Errors name the file and the key.
 Result<LoadedConfig> load_config_files(const ConfigLocations& where);
 
+// A file named by --config or CUTEGEN_CONFIG that is not there is an error for every command, also one
+// that reads no configuration (main checks it before any command runs): a typo must not go unnoticed.
+Status check_named_config(const ConfigLocations& where);
+
 // What a command line says about the LLM, over what the files say.
 struct LlmOverrides {
   std::string spec;          // --llm: replaces the backend and what identifies it, keeps the rest

@@ -53,7 +53,7 @@ EvalOptions JudgeArgs::eval_options() const {
 
 void add_judge_options(CLI::App* cmd, JudgeArgs& a, const std::string& trials_what) {
   cmd->add_option("--precision", a.precision, "strict (fp32 accuracy), tf32 or bf16")
-      ->check(CLI::IsMember({"strict", "tf32", "bf16"}))
+      ->check(CLI::IsMember(precision_names()))
       ->capture_default_str();
   std::string trials_help = "correctness trials on the problem's own inputs (plus signed and scaled)";
   if (!trials_what.empty()) trials_help += " " + trials_what;

@@ -13,10 +13,10 @@
 
 namespace cutegen::cli {
 
-// The options every command that runs the judge shares (eval, profile, optimize); each command sets
-// its own defaults for trials and runs.
+// The options every command that runs the judge shares (eval, profile, optimize). The defaults are
+// eval's and tune's; the loop (cli/loop_args.h) and profile take fewer trials and say why in --help.
 struct JudgeArgs {
-  std::string precision = "strict";
+  std::string precision = to_string(kDefaultPrecision);
   int trials = 5;
   int runs = 100;
   int generalize = 0;  // generalization trials: other shapes of the problem after a pass (0: none; see judge.h)

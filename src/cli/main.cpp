@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "common/child_registry.h"
+#include "common/exit_codes.h"
 #include "common/version.h"
 #include "common/terminal_text.h"
 
@@ -19,7 +20,7 @@ namespace cutegen::cli {
 
 int fail(const std::string& message) {
   print_safe(stderr, "cutegen: {}\n", message);
-  return 1;
+  return cutegen::kExitFailure;
 }
 
 Result<LoadedConfig> load_config(const GlobalOptions& global) {
@@ -56,7 +57,17 @@ int main(int argc, char** argv) {
   GlobalOptions global;
   app.add_option("--config", global.config_path,
                  "JSON config file, trusted with every key (default: $CUTEGEN_CONFIG); "
-                 "~/.config/cutegen/config.json and ./cutegen.json are read too, with lower precedence");
+                 "~/.config/cutegen/config.json and ./cutegen.json are read too, with lower precedence. "
+                 "Before or after the command");
+  // Options a subcommand does not know go up to the app, so --config works after the command too
+  // (subcommands added below inherit this).
+  app.fallthrough();
+  // Before any command runs: a named config file that is not there stops every command, also those
+  // that read no configuration.
+  app.parse_complete_callback([&global] {
+    if (auto named = check_named_config(config_locations(global.config_path)); !named)
+      throw CLI::ValidationError(named.error().message);
+  });
   int exit_code = 0;
   add_compile_command(app, global, exit_code);
   add_cache_command(app, global, exit_code);
@@ -75,10 +86,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version print and succeed; a bad argument is one line and exit status 2.
+    // --help and --version print and succeed; a bad argument is one line and kExitBadArgument.
     if (e.get_exit_code() == 0) return app.exit(e);
     cutegen::print_safe(stderr, "cutegen: {} (see --help)\n", e.what());
-    return 2;
+    return cutegen::kExitBadArgument;
   }
   return exit_code;
 }

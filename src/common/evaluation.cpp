@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/json_text.h"
 
@@ -133,10 +134,21 @@ std::string to_string(Precision p) {
   return "strict";
 }
 
+const std::vector<Precision>& all_precisions() {
+  static const std::vector<Precision> policies = {Precision::strict, Precision::tf32, Precision::bf16};
+  return policies;
+}
+
+std::vector<std::string> precision_names() {
+  std::vector<std::string> names;
+  for (Precision p : all_precisions()) names.push_back(to_string(p));
+  return names;
+}
+
 Result<Precision> parse_precision(std::string_view word) {
-  for (Precision p : {Precision::strict, Precision::tf32, Precision::bf16})
+  for (Precision p : all_precisions())
     if (to_string(p) == word) return p;
-  return Error{fmt::format("unknown precision policy \"{}\"; use strict, tf32 or bf16", word)};
+  return Error{fmt::format("unknown precision policy \"{}\"; use one of {}", word, fmt::join(precision_names(), ", "))};
 }
 
 const std::vector<WorkloadClass>& all_workload_classes() {
@@ -634,7 +646,7 @@ Result<Evaluation> Evaluation::from_json(const nlohmann::json& j) {
   e.verdict = *verdict;
   CG_TRY(r.text("reason", e.reason));
   CG_TRY(r.text("evidence", e.evidence));
-  std::string precision = "strict";
+  std::string precision = to_string(kDefaultPrecision);  // absent in records from before the policies
   CG_TRY(r.text("precision", precision));
   auto p = parse_precision(precision);
   if (!p) return Error{"the evaluation's " + p.error().message};

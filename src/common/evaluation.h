@@ -39,10 +39,16 @@ inline constexpr Verdict kLastVerdict = Verdict::shape_specific;
 std::string to_string(Verdict v);
 std::optional<Verdict> parse_verdict(std::string_view word);
 
-// The precision policy a kernel is judged under (docs/judge.md, guarantee 4).
+// The precision policy a kernel is judged under (docs/judge.md, guarantee 4). The one list of policies
+// and the one default: options, records and the baselines take their words from here, and the worker's
+// copy (python/cutegen_worker/compare.py, POLICIES and DEFAULT_PRECISION) is tied to it by
+// python/tests/test_precision_lists.py.
 enum class Precision { strict, tf32, bf16 };
+inline constexpr Precision kDefaultPrecision = Precision::strict;
 std::string to_string(Precision p);
 Result<Precision> parse_precision(std::string_view word);  // error names the choices
+const std::vector<Precision>& all_precisions();
+std::vector<std::string> precision_names();  // in all_precisions()'s order, for option checks
 
 // Chooses the optimisation menu and the example kernel; the worker derives it from the aten ops.
 enum class WorkloadClass { gemm, elementwise, reduction, conv, attention, other };

@@ -51,22 +51,15 @@ bool contains_secret(const std::string& text) {
          text.find("SECRET123") != std::string::npos || text.find("SECRET456") != std::string::npos;
 }
 
-TempDir::TempDir() {
-  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-llm-test-");
-  EXPECT_TRUE(dir.ok());
-  if (dir) path_ = *dir;
-}
-
-TempDir::~TempDir() {
+SecretScannedDir::~SecretScannedDir() {
   std::error_code ec;
-  for (const auto& entry : fs::recursive_directory_iterator(path_, ec)) {
+  for (const auto& entry : fs::recursive_directory_iterator(dir_.path, ec)) {
     if (!entry.is_regular_file()) continue;
     std::ifstream in(entry.path(), std::ios::binary);
     std::stringstream content;
     content << in.rdbuf();
     EXPECT_FALSE(contains_secret(content.str())) << "an API key was written to " << entry.path();
   }
-  fs::remove_all(path_, ec);
 }
 
 std::string ReceivedRequest::header(const std::string& name) const {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/process.h"
+#include "common/test_helpers.h"
 #include "llm/backend_factory.h"
 #include "llm/hooks.h"
 #include "llm/curl_transport.h"
@@ -32,19 +33,16 @@ void set_test_environment();
 // True when `text` contains either secret.
 bool contains_secret(const std::string& text);
 
-// A fresh directory, removed afterwards. On destruction it scans every file under it and fails the
-// current test if one contains a secret.
-class TempDir {
+// A fresh directory (TempDir, common/test_helpers.h), removed afterwards. Before that it scans every
+// file under it and fails the current test if one contains a secret.
+class SecretScannedDir {
  public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  ~SecretScannedDir();
+  const std::filesystem::path& path() const { return dir_.path; }
+  std::filesystem::path operator/(const std::string& name) const { return dir_.path / name; }
 
  private:
-  std::filesystem::path path_;
+  TempDir dir_{"cutegen-llm-test-"};
 };
 
 struct ReceivedRequest {
@@ -124,7 +122,7 @@ class LlmTest : public ::testing::Test {
 
   static LlmRequest ask(const std::string& user, const std::string& system = "");
 
-  TempDir tmp_;
+  SecretScannedDir tmp_;
   CurlTransport http_;
   PosixProcessRunner runner_;
   SleepRecorder sleeps_;

@@ -205,7 +205,7 @@ TEST(ProfileSummary, UncoalescedLoadsQuoteSectorsPerRequest) {
   EXPECT_TRUE(contains(unco->text, "12% of fetched bytes")) << unco->text;
 }
 
-// The cluster softmax's own counters (H200, benchmarks/gpu-check-2026-12-02.md): its loads are all cp.async
+// The cluster softmax's own counters (H200, benchmarks/results.md): its loads are all cp.async
 // copies (no SASS global load instruction), 512 contiguous bytes per L1 request.
 TEST(ProfileSummary, CpAsyncCopiesAreNotReadAsUncoalescedLoads) {
   auto k = kernel("softmax_rows_cluster<4, true>", 3568000,

@@ -11,7 +11,7 @@ struct Entry {
   operator ExampleChoice() const { return {file, std::string(why)}; }
 };
 
-// The why-lines quote benchmarks/library.md (H200, `cutegen eval`, KernelBench sizes); keep them in step.
+// The why-lines quote benchmarks/results.md (H200, `cutegen eval`, KernelBench sizes); keep them in step.
 constexpr Entry kGemmStrict{
     "gemm_sm90_3xtf32.cu",
     "the library's strict-fp32 GEMM: 3xTF32 on wgmma (each fp32 operand split into a TF32 big and small "
@@ -52,9 +52,8 @@ constexpr Entry kRmsNorm{
     "values in registers, loads coalesced across the warp with many in flight, no shared memory or "
     "barrier; 2.9x PyTorch eager on KernelBench 36 on an H200 (90% of the memory floor)"};
 // Other reductions (sum, mean, max, argmax, norms over a dim, ...) get reduce_dim.cu, the library's
-// reduction over one dimension (not row_sum_two_pass.cu, 0.68x eager on its row-sum problem,
-// benchmarks/gpu-suite-2026-11-30.md). Its numbers: KernelBench 47-53 as seeds with its defaults,
-// benchmarks/gpu-check-2026-12-02.md.
+// reduction over one dimension (not row_sum_two_pass.cu, 0.68x eager on its row-sum problem). Its
+// numbers, KernelBench 47-53 as seeds with its defaults: benchmarks/results.md.
 constexpr Entry kOtherReduction{
     "reduce_dim.cu",
     "the library's reduction over one dimension (sum, mean, max, min, argmax, argmin): 256 outputs per CTA "

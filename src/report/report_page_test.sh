@@ -31,9 +31,11 @@ if [[ "$mode" == cli ]]; then
   check "... and its path printed" test "$out" = "$tmp/page.html"
   check "... self-contained (no external scripts, styles or images)" \
     test -z "$(grep -Eo '<(script|img|link)[^>]* (src|href)=' "$tmp/page.html")"
-  cp -r "$fixture" "$tmp/run"
-  "$cutegen" report "$tmp/run" >/dev/null 2>&1
-  check "the default output is RUN_DIR/report.html" test -s "$tmp/run/report.html"
+  cp -r "$fixture" "$tmp/run" && rm -f "$tmp/run/report.html"
+  out=$(cd "$tmp" && "$cutegen" report run 2>/dev/null)
+  check "the default output is the run's name with .html, in the current directory" \
+    test "$out" = "run.html" -a -s "$tmp/run.html"
+  check "... and nothing is written inside the run" test ! -e "$tmp/run/report.html"
   exit $((fails > 0))
 fi
 

@@ -9,9 +9,11 @@
 
 #include <unistd.h>
 
+#include "common/test_helpers.h"
 #include "report/testdata/synthetic_suite.h"
 
 using namespace cutegen;
+using cutegen::testing::TempDir;
 using bench::TaskRecord;
 using bench::TaskVerdict;
 namespace fs = std::filesystem;
@@ -36,17 +38,6 @@ double at(const std::vector<CurvePoint>& curve, double p) {
     if (c.p <= p) f = c.fraction;
   return f;
 }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("suite-view-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 }  // namespace
 

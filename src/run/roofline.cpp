@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/evaluation.h"
 #include "common/fs.h"
 #include "run/tensor_ref.h"
 
@@ -93,8 +94,8 @@ Floor roofline_floor(const Calibration& c, uint64_t min_bytes, uint64_t written,
   f.rate = c.tf32_tflops / 3 > c.fp32_tflops ? "3xtf32" : "fp32";
   if (dtype == "float16") { tflops = c.fp16_tflops; f.rate = "fp16"; }
   else if (dtype == "bfloat16") { tflops = c.bf16_tflops; f.rate = "bf16"; }
-  else if (dtype == "float32" && precision == "tf32") { tflops = c.tf32_tflops; f.rate = "tf32"; }
-  else if (dtype == "float32" && precision == "bf16") { tflops = c.bf16_tflops; f.rate = "bf16"; }
+  else if (dtype == "float32" && precision == to_string(Precision::tf32)) { tflops = c.tf32_tflops; f.rate = "tf32"; }
+  else if (dtype == "float32" && precision == to_string(Precision::bf16)) { tflops = c.bf16_tflops; f.rate = "bf16"; }
   f.compute_ms = tflops > 0 ? static_cast<double>(flops) / (tflops * 1e12) * 1e3 : 0;
   f.floor_ms = std::max(f.memory_ms, f.compute_ms);
   f.bound = f.compute_ms > f.memory_ms ? "compute" : "memory";

@@ -27,7 +27,7 @@ struct RunnerSandboxSettings {
   bool network = false;      // TCP allowed (profiling: Nsight Compute's injected library talks TCP)
   // Of /proc only the runner's own entries and the driver's, of /dev only the GPU's nodes, and no
   // capabilities once the candidate is loaded: a root runner could otherwise read any process's
-  // environment, and /dev/shm was writable (benchmarks/gpu-suite-2026-11-30.md). The worker asks for it
+  // environment, and /dev/shm was writable (benchmarks/results.md). The worker asks for it
   // by default (CUTEGEN_RUNNER_SANDBOX=full); a session file that says nothing gets it too.
   bool narrow = true;
 };

@@ -29,10 +29,12 @@
 
 #include "common/fs.h"
 #include "common/process.h"
+#include "common/test_helpers.h"
 #include "sandbox/landlock.h"
 #include "sandbox/sandbox_command.h"
 
 using namespace cutegen;
+using cutegen::testing::TempDir;
 using namespace std::chrono_literals;
 
 namespace cutegen {
@@ -60,23 +62,6 @@ std::vector<fs::path> system_reads() {
   r.push_back(kProbe.parent_path());
   return r;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    auto d = make_unique_dir(fs::temp_directory_path(), "cutegen-sandbox-test-");
-    EXPECT_TRUE(d.ok());
-    path_ = d.ok() ? *d : fs::temp_directory_path();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 ProcessResult probe(const SandboxPolicy& policy, std::vector<std::string> args, ProcessSpec spec = {}) {
   args.insert(args.begin(), kProbe.string());
@@ -394,8 +379,8 @@ class LocalSockets : public ::testing::TestWithParam<SandboxPolicy::Syscalls> {}
 
 TEST_P(LocalSockets, NoConnectToAPathSocketAndNoNetlink) {
   TempDir tmp;
-  UnixListener daemon(tmp.path() / "daemon.sock");
-  auto r = probe(profile_policy(GetParam()), {"connect-unix", (tmp.path() / "daemon.sock").string()});
+  UnixListener daemon(tmp.path / "daemon.sock");
+  auto r = probe(profile_policy(GetParam()), {"connect-unix", (tmp.path / "daemon.sock").string()});
   EXPECT_EQ(r.out, kDenied) << r.describe_end() << " " << r.err;
   EXPECT_FALSE(daemon.someone_connected());
   EXPECT_EQ(probe(profile_policy(GetParam()), {"socket-netlink"}).out, kDenied);
@@ -409,9 +394,9 @@ INSTANTIATE_TEST_SUITE_P(Profiles, LocalSockets,
 
 TEST(LocalSocketsUnconfined, TheProbeReallyConnects) {
   TempDir tmp;
-  UnixListener daemon(tmp.path() / "daemon.sock");
+  UnixListener daemon(tmp.path / "daemon.sock");
   auto r = probe(profile_policy(SandboxPolicy::Syscalls::unrestricted),
-                 {"connect-unix", (tmp.path() / "daemon.sock").string()});
+                 {"connect-unix", (tmp.path / "daemon.sock").string()});
   EXPECT_EQ(r.out, "ok\n") << r.err;
   EXPECT_TRUE(daemon.someone_connected());
 }
@@ -421,25 +406,25 @@ TEST(LocalSocketsUnconfined, TheProbeReallyConnects) {
 TEST(LandlockWrapper, WritesOnlyBeneathItsWriteDirectory) {
   REQUIRE_LANDLOCK(1);
   TempDir tmp;
-  fs::create_directories(tmp.path() / "out");
+  fs::create_directories(tmp.path / "out");
   auto p = compiler_policy();
-  p.write_paths = {tmp.path() / "out"};
-  EXPECT_EQ(probe(p, {"write", (tmp.path() / "out" / "ok.txt").string()}).out, "ok\n");
-  auto outside = probe(p, {"write", (tmp.path() / "escaped.txt").string()});
+  p.write_paths = {tmp.path / "out"};
+  EXPECT_EQ(probe(p, {"write", (tmp.path / "out" / "ok.txt").string()}).out, "ok\n");
+  auto outside = probe(p, {"write", (tmp.path / "escaped.txt").string()});
   EXPECT_EQ(outside.out, "denied errno=13 (Permission denied)\n") << outside.err;
-  EXPECT_FALSE(fs::exists(tmp.path() / "escaped.txt"));
+  EXPECT_FALSE(fs::exists(tmp.path / "escaped.txt"));
   EXPECT_EQ(probe(p, {"write", "/dev/null"}).out, "ok\n");
 }
 
 TEST(LandlockWrapper, CannotReadAFileUnderAFakeHome) {
   REQUIRE_LANDLOCK(1);
   TempDir tmp;
-  fs::create_directories(tmp.path() / "home" / ".config");
-  auto secret = tmp.path() / "home" / ".config" / "key.txt";
+  fs::create_directories(tmp.path / "home" / ".config");
+  auto secret = tmp.path / "home" / ".config" / "key.txt";
   ASSERT_TRUE(write_file_atomic(secret, "sk-never-readable\n").ok());
   auto p = compiler_policy();
-  p.write_paths = {tmp.path() / "work"};
-  fs::create_directories(tmp.path() / "work");
+  p.write_paths = {tmp.path / "work"};
+  fs::create_directories(tmp.path / "work");
   auto r = probe(p, {"read", secret.string()});
   EXPECT_EQ(r.out, "denied errno=13 (Permission denied)\n") << r.err;
   // The same probe without the sandbox reads it: the denial is the sandbox's doing.
@@ -467,8 +452,8 @@ TEST(LandlockWrapper, TcpOnlyToTheNamedPort) {
   p.confine_tcp = false;
   EXPECT_EQ(probe(p, {"connect", std::to_string(other.port())}).out, "ok\n");
   TempDir tmp;
-  ASSERT_TRUE(write_file_atomic(tmp.path() / "f.txt", "x").ok());
-  EXPECT_EQ(probe(p, {"read", (tmp.path() / "f.txt").string()}).out, "denied errno=13 (Permission denied)\n");
+  ASSERT_TRUE(write_file_atomic(tmp.path / "f.txt", "x").ok());
+  EXPECT_EQ(probe(p, {"read", (tmp.path / "f.txt").string()}).out, "denied errno=13 (Permission denied)\n");
   p.tcp_connect_ports = {allowed.port()};
   EXPECT_EQ(probe(p, {"connect", std::to_string(allowed.port())}).exit_code, 125);  // ports without confinement
 }
@@ -505,7 +490,7 @@ TEST(SandboxWrapper, ExitCodesLikeAShell) {
   EXPECT_EQ(missing->exit_code, 127);
   EXPECT_NE(missing->err.find("/no/such/program: not found"), std::string::npos) << missing->err;
   TempDir tmp;
-  auto not_exec = tmp.path() / "data.txt";
+  auto not_exec = tmp.path / "data.txt";
   ASSERT_TRUE(write_file_atomic(not_exec, "x").ok());
   auto cannot = runner.run({.argv = {kWrapper.string(), "--", not_exec.string()}});
   ASSERT_TRUE(cannot.ok());
@@ -689,11 +674,11 @@ TEST(RunnerProfileInProcess, ThreadsAllowedWhenAsked) {
 TEST(RunnerProfileInProcess, WritesOutsideItsDirectoryAreRefused) {
   REQUIRE_LANDLOCK(1);
   TempDir tmp;
-  fs::create_directories(tmp.path() / "private");
+  fs::create_directories(tmp.path / "private");
   auto p = runner_policy();
-  p.write_paths = {tmp.path() / "private"};
-  auto inside = (tmp.path() / "private" / "result.json").string();
-  auto outside = (tmp.path() / "planted.txt").string();
+  p.write_paths = {tmp.path / "private"};
+  auto inside = (tmp.path / "private" / "result.json").string();
+  auto outside = (tmp.path / "planted.txt").string();
   auto r = confined(p, [&] {
     if (::open(inside.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0) return 1;
     return errno_is(::open(outside.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644) < 0, EACCES);
@@ -707,12 +692,12 @@ TEST(RunnerProfileInProcess, WritesOutsideItsDirectoryAreRefused) {
 TEST(RunnerProfileInProcess, InTwoStepsFilesFirstThenTheFilter) {
   REQUIRE_LANDLOCK(1);
   TempDir tmp;
-  fs::create_directories(tmp.path() / "private");
+  fs::create_directories(tmp.path / "private");
   auto readable = kProbe.string();
-  auto outside = (tmp.path() / "planted.txt").string();
+  auto outside = (tmp.path / "planted.txt").string();
   SandboxPolicy files;
   files.read_paths = system_reads();
-  files.write_paths = {tmp.path() / "private"};
+  files.write_paths = {tmp.path / "private"};
   SandboxPolicy filter;
   filter.syscalls = SandboxPolicy::Syscalls::runner;
   filter.die_with_parent = false;
@@ -877,19 +862,19 @@ class NvccUnderSandbox : public ::testing::Test {
                           fs::canonical(CUTEGEN_CUTLASS_INCLUDE_DIR)};
     for (const char* p : {"/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev"})
       if (fs::exists(p)) policy_.read_paths.push_back(p);
-    policy_.write_paths = {stage_.path()};
+    policy_.write_paths = {stage_.path};
     policy_.address_space_bytes = 16ull << 30;
   }
 
   ProcessResult nvcc(const std::string& source) {
-    EXPECT_TRUE(write_file_atomic(stage_.path() / "candidate.cu", source).ok());
+    EXPECT_TRUE(write_file_atomic(stage_.path / "candidate.cu", source).ok());
     std::vector<std::string> cmd = {nvcc_.string(), "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a", "-O3",
                                     "--expt-relaxed-constexpr", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared",
                                     "-I" + (fs::path(CUTEGEN_SOURCE_DIR) / "include").string(),
                                     "-I" + std::string(CUTEGEN_CUTLASS_INCLUDE_DIR), "candidate.cu", "-o", "kernel.so"};
     PosixProcessRunner runner;
-    auto r = runner.run({.argv = sandbox_command(kWrapper, policy_, cmd), .timeout = 600s, .cwd = stage_.path(),
-                         .private_dir = stage_.path()});
+    auto r = runner.run({.argv = sandbox_command(kWrapper, policy_, cmd), .timeout = 600s, .cwd = stage_.path,
+                         .private_dir = stage_.path});
     EXPECT_TRUE(r.ok()) << r.error().message;
     return r.ok() ? *r : ProcessResult{};
   }
@@ -904,13 +889,13 @@ TEST_F(NvccUnderSandbox, CompilesTheReluExample) {
   ASSERT_TRUE(source.ok());
   auto r = nvcc(*source);
   EXPECT_TRUE(r.succeeded()) << r.describe_end() << "\n" << r.out << r.err;
-  EXPECT_TRUE(fs::exists(stage_.path() / "kernel.so"));
+  EXPECT_TRUE(fs::exists(stage_.path / "kernel.so"));
 }
 
 TEST_F(NvccUnderSandbox, AnIncludeOfAFileUnderHomeFailsWithoutQuotingIt) {
   REQUIRE_LANDLOCK(1);
   TempDir home;
-  auto secret = home.path() / ".env";
+  auto secret = home.path / ".env";
   ASSERT_TRUE(write_file_atomic(secret, "OPENAI_API_KEY=sk-must-not-appear\n").ok());
   auto r = nvcc(fmt::format("#include \"{}\"\nint x;\n", secret.string()));
   EXPECT_FALSE(r.succeeded());

@@ -261,7 +261,7 @@ INSTANTIATE_TEST_SUITE_P(
     });
 // The loop tunes a seed with 12 variants (tune.loop_max_variants). For the cluster softmaxes that must hold
 // every allowed one-knob neighbour of the defaults: the log-softmax measured fastest at SMC_EARLY_FOLD=1 and
-// with SMC_HOLD=8 (benchmarks/gpu-check-2026-12-02c.md), values the shared file's defaults cannot take.
+// with SMC_HOLD=8 (benchmarks/results.md), values the shared file's defaults cannot take.
 TEST(Knobs, TheLoopsSampleOfTheSoftmaxHoldsEveryOneKnobNeighbour) {
   std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/examples/kernels/log_softmax_cluster.cu");
   std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -106,7 +106,7 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const Commen
       "// GEMM (src/seed/routes/gemm/gemm_kernel.cu.in, CUDA-core FMA: 0.3x eager PyTorch on an H200 at\n"
       "// 4096^3) because this product fits it -- sizes within int32, its workspace within the judge's cap -- and has {7} output tiles\n"
       "// of 128x128, enough to fill the GPU (>= {8}, half an H200's 132 SMs); there the library kernel ran\n"
-      "// 4096^3 in 1.39 ms, 2.0x eager, at strict fp32 accuracy (benchmarks/library.md).\n"
+      "// 4096^3 in 1.39 ms, 2.0x eager, at strict fp32 accuracy (benchmarks/results.md).\n"
       "//\n",
       problem.str(), p.pattern, p.m, p.n, p.k, layout(p.a_transposed, "(M, K)", "(K, M)"),
       layout(p.b_transposed, "(K, N)", "(N, K)"), tiles(p), kLibraryGemmMinTiles,

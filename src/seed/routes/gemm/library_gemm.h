@@ -2,7 +2,7 @@
 // The seed of a large plain fp32 matrix product: the library's 3xTF32 GEMM itself
 // (examples/kernels/gemm_sm90_3xtf32.cu, compiled in as text), not the seed's own CUDA-core GEMM
 // (gemm_kernel.h). On an H200 the seed GEMM ran KernelBench's 4096^3 product in 8.8 ms (0.3x eager) and
-// the library kernel in 1.39 ms (2.0x eager) at strict fp32 accuracy (benchmarks/library.md).
+// the library kernel in 1.39 ms (2.0x eager) at strict fp32 accuracy (benchmarks/results.md).
 #include <cstdint>
 #include <string>
 

@@ -123,7 +123,7 @@ Result<std::string> generate_library_gemm_epilogue_kernel(const GemmPlan& p, con
       "// on KernelBench level 2's GEMM + epilogue problems on an H200) because this product fits the library\n"
       "// kernel -- sizes within int32, its workspace within the judge's cap -- and has {12} output tiles of\n"
       "// 128x128, enough to fill the GPU (>= {13}, half an H200's 132 SMs); on plain products of these sizes the\n"
-      "// library kernel ran 1.6-2.1x eager at strict fp32 (benchmarks/library.md).\n"
+      "// library kernel ran 1.6-2.1x eager at strict fp32 (benchmarks/results.md).\n"
       "//\n",
       problem.str(), kind, p.pattern, p.m, p.n, p.k, p.folds_into_m ? ", A's leading dimensions folded into M" : "",
       library_operand_layout(p.a_transposed, "(M, K)", "(K, M)"), library_operand_layout(p.b_transposed, "(K, N)", "(N, K)"),

@@ -66,7 +66,7 @@ Result<std::string> generate_library_rmsnorm_kernel(const NormPlan& p, const Com
       "// kEps, which the seed sets from the graph. Chosen over the seed's generic norm kernel\n"
       "// (src/seed/routes/norm/norm_kernel.cu.in) because its {2} channels fit a thread's registers: each\n"
       "// thread keeps its column on chip and x is read once. On an H200, KernelBench 36 ran 3.93 ms so against 6.44\n"
-      "// (benchmarks/gpu-check-2026-12-01f.md).\n"
+      "// (benchmarks/results.md).\n"
       "//\n",
       problem.str(), p.outer, p.extent, p.inner, p.pattern);
   return header + library;

@@ -3,7 +3,7 @@
 // library's channel RMSNorm itself (examples/kernels/rmsnorm_channels.cu, compiled in as text) with eps set
 // from the graph, not the seed's generic norm kernel (norm_kernel.h). On an H200, KernelBench 36
 // (112 x 64 x 512 x 512) judged 3.93 ms with the library kernel (90% of the floor) against 6.44 ms with
-// the generic one (benchmarks/gpu-check-2026-12-01f.md, seeds-kb-level1-2026-12-01.md).
+// the generic one (benchmarks/results.md).
 #include <string>
 
 #include "common/result.h"

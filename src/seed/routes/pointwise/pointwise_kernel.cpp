@@ -28,7 +28,7 @@ ElementType element_type(const std::string& dtype) {
 
 // The default launch (EW_THREADS, EW_UNROLL) and why, by the chain's cost per element. Both keep a CTA per
 // 1024 values; measured on the H200 on KernelBench's 12.9 GB activations, the slower of problem and signed
-// inputs (benchmarks/pointwise-launch-2026-12-01.md):
+// inputs (benchmarks/results.md):
 //   * cheap chains (compares, selects, FMAs: ReLU): one 16-byte vector per thread, 256 threads — 3.015 ms,
 //     against 3.035 for 128 x 2 and 3.164 for four vectors per thread (eager 3.038);
 //   * chains with a transcendental call (expm1f, log1pf, tanhf, erff, ...): two vectors per thread, 128
@@ -51,11 +51,11 @@ Launch default_launch(const PointwisePlan& plan, int vec) {
       return {128, 2,
               "The chain calls a transcendental function: two 16-byte vectors per thread, 128\n"
               "// threads, so both loads are in flight before the math starts (on the H200, KernelBench's ELU and\n"
-              "// Softplus ran 4-9% faster so than with one vector per thread; benchmarks/pointwise-launch-2026-12-01.md)."};
+              "// Softplus ran 4-9% faster so than with one vector per thread; benchmarks/results.md)."};
   return {256, 1,
           "The chain is cheap arithmetic: one 16-byte vector per thread, 256 threads (on the\n"
           "// H200, KernelBench 19's ReLU ran 3.015 ms so, 3.164 with four vectors per thread, eager 3.038;\n"
-          "// benchmarks/pointwise-launch-2026-12-01.md)."};
+          "// benchmarks/results.md)."};
 }
 
 // The descriptor field a host scalar of this dtype carries its value in (kernel contract).

@@ -114,7 +114,7 @@ using cutegen::seed::testing::contains;
 }  // namespace
 
 // The default launch follows the chain's cost per element (measured on the H200,
-// benchmarks/pointwise-launch-2026-12-01.md): cheap chains one vector per thread, 256 threads; chains
+// benchmarks/results.md): cheap chains one vector per thread, 256 threads; chains
 // with a transcendental call two vectors per thread, 128 threads. Either way a CTA per 1024 fp32 values.
 TEST(PointwiseKernel, TheDefaultLaunchFollowsTheChainsCostPerElement) {
   for (const auto& cheap : {unary_source("relu"), unary_source("hardtanh", {{"min_val", -1.0}, {"max_val", 1.0}}),

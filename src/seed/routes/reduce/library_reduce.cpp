@@ -49,7 +49,7 @@ Result<std::string> generate_library_reduce_kernel(const ReducePlan& p, const Co
       "// The kernel is the library's reduce_dim, examples/kernels/reduce_dim.cu, as it is below but for kOp and\n"
       "// kDim, which the seed sets from the graph. Chosen over the seed's reduction template\n"
       "// (src/seed/routes/reduce/reduce_kernel.cu.in): on an H200 it ran KernelBench 47-53 at 86-96% of the\n"
-      "// floor where the template reached 53-54% on argmax/argmin (benchmarks/gpu-check-2026-12-02.md).\n"
+      "// floor where the template reached 53-54% on argmax/argmin (benchmarks/results.md).\n"
       "//\n",
       problem.str(), p.dim, p.outer, p.extent, p.inner, p.pattern);
   return header + library;

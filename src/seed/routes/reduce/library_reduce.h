@@ -3,8 +3,8 @@
 // library's reduce_dim itself (examples/kernels/reduce_dim.cu, compiled in as text) with the operation and
 // the dimension set from the graph, not the seed's reduction template (reduce_kernel.h). On an H200,
 // KernelBench 47-53 as seeds: 95-96% of the floor on sum/mean, 86-88% on max/min/argmax/argmin, where the
-// template reached 82-88% and 53-54% on argmax/argmin (benchmarks/gpu-check-2026-12-02.md); on the small
-// bundled problems 1.0-1.7x eager (benchmarks/gpu-check-2026-12-02b.md).
+// template reached 82-88% and 53-54% on argmax/argmin (benchmarks/results.md); on the small
+// bundled problems 1.0-1.7x eager (benchmarks/results.md).
 #include <string>
 
 #include "common/result.h"

@@ -48,7 +48,7 @@ std::string why_this_kernel(const RowSoftmaxPlan& p, bool ticket, const char* fi
                 "// (src/seed/routes/row_softmax/row_softmax_kernel.cu.in, one CTA a row, which reads every row\n"
                 "// twice) because the tensor's {1} chunks of {2} values (at least {3}) are enough to spread over every SM: each row is read from\n"
                 "// DRAM once, in the order that moves bytes fastest. On an H200, 4096 x 16384 ran 0.143 ms so against the\n"
-                "// row kernel's 0.202, 16384 x 8192 0.273 against 0.362 (benchmarks/gpu-check-2026-12-02e.md, call 4).\n"
+                "// row kernel's 0.202, 16384 x 8192 0.273 against 0.362 (benchmarks/results.md).\n"
                 "//\n",
                 file, total_chunks(p), kTicketChunkValues, kTicketMinChunks)
       : ticket ? fmt::format(
@@ -59,7 +59,7 @@ std::string why_this_kernel(const RowSoftmaxPlan& p, bool ticket, const char* fi
                    "// (softmax_cluster.cu) because its rows of 16-byte vectors fit the ticket kernel's chunks (at most {3} of\n"
                    "// {4} values): 32 KB chunks from one counter over every SM move bytes faster than rows streamed per\n"
                    "// cluster. On an H200, KernelBench's 4096 x 393216 softmax judged 3.117 ms (97% of the floor) against\n"
-                   "// the cluster kernel's 3.64-3.67, the log-softmax 3.214 against 3.76 (benchmarks/gpu-check-2026-12-02e.md).\n"
+                   "// the cluster kernel's 3.64-3.67, the log-softmax 3.214 against 3.76 (benchmarks/results.md).\n"
                    "//\n",
                    file, row_length(p), kLibrarySoftmaxMinRow, kTicketMaxChunksPerRow, kTicketChunkValues)
              : fmt::format(
@@ -70,7 +70,7 @@ std::string why_this_kernel(const RowSoftmaxPlan& p, bool ticket, const char* fi
                    "// cluster's shared memory and reads it from DRAM once (rows longer than a cluster holds, or not of 16-byte vectors,\n"
                    "// take its streaming path; the ticket softmax, softmax_ticket.cu, takes rows of 16-byte vectors in tensors\n"
                    "// of at least {3} of its chunks). On an H200, KernelBench's 4096 x 393216\n"
-                   "// softmax ran 3.64 ms so against the row kernel's 4.94 (benchmarks/gpu-check-2026-12-01f.md).\n"
+                   "// softmax ran 3.64 ms so against the row kernel's 4.94 (benchmarks/results.md).\n"
                    "//\n",
                    file, row_length(p), kLibrarySoftmaxMinRow, kTicketMinChunks);
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Checks that keep the paperwork where newcomers expect it (the `docs_layout` test).
+
+* benchmarks/ holds benchmark code and one results file, benchmarks/results.md: no dated file (a
+  log's history lives in git) and no second Markdown file beside it;
+* every benchmarks/<name>.md a source or doc cites exists (a comment that cites a deleted log sends
+  its reader nowhere), and no source cites a dated log by name;
+* ARCHITECTURE.md stays a map, at most 400 lines: details belong in docs/ (docs/internals.md).
+
+Usage: check_docs.py [REPO_ROOT]. Prints one line per problem and exits 1 if there is any.
+"""
+import pathlib
+import re
+import sys
+
+RESULTS_FILE = "benchmarks/results.md"
+ARCHITECTURE_MAX_LINES = 400
+# Where a citation can sit. examples/cassettes/ is left out: a cassette is a recording of what an
+# LLM was sent once, and rewriting it would no longer be that recording.
+CITING_ROOTS = ["src", "python", "scripts", "docs", "examples", "attacks", "problems", "prompts",
+                "include", "benchmarks", "config", ".ci", "README.md", "ARCHITECTURE.md",
+                "CMakeLists.txt"]
+SKIPPED_DIRS = {"cassettes", "__pycache__", "testdata"}
+TEXT_SUFFIXES = {".md", ".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh", ".in", ".py", ".sh", ".txt",
+                 ".json", ".toml", ".cmake", ""}
+DATED_NAME = re.compile(r"20\d\d-\d\d-\d\d")
+CITED_BENCHMARK = re.compile(r"benchmarks/([A-Za-z0-9_.-]+\.md)")
+DATED_LOG = re.compile(r"\b(?:gpu-check|gpu-suite|ci-time)-20\d\d-\d\d-\d\d[a-z0-9-]*\.md")
+
+
+def benchmark_dir_problems(root):
+    problems = []
+    for path in sorted((root / "benchmarks").rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(root).as_posix()
+        if DATED_NAME.search(path.name):
+            problems.append(f"{rel}: a dated file under benchmarks/; fold its current numbers into "
+                            f"{RESULTS_FILE} and delete it (history lives in git)")
+        elif path.suffix == ".md" and rel != RESULTS_FILE:
+            problems.append(f"{rel}: a second results file; benchmarks/ keeps one, {RESULTS_FILE} "
+                            f"(explanations go in docs/)")
+    return problems
+
+
+def citing_files(root):
+    for name in CITING_ROOTS:
+        top = root / name
+        if top.is_file():
+            yield top
+        elif top.is_dir():
+            for path in top.rglob("*"):
+                if (path.is_file() and path.suffix in TEXT_SUFFIXES
+                        and not SKIPPED_DIRS.intersection(path.relative_to(root).parts)):
+                    yield path
+
+
+def citation_problems(root):
+    problems = []
+    for path in sorted(set(citing_files(root))):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        rel = path.relative_to(root).as_posix()
+        for number, line in enumerate(text.splitlines(), start=1):
+            for match in CITED_BENCHMARK.finditer(line):
+                if not (root / "benchmarks" / match.group(1)).is_file():
+                    problems.append(f"{rel}:{number}: cites benchmarks/{match.group(1)}, which does "
+                                    f"not exist; cite {RESULTS_FILE} or a docs/ page")
+            for match in DATED_LOG.finditer(line):
+                problems.append(f"{rel}:{number}: cites the dated log {match.group(0)}; cite "
+                                f"{RESULTS_FILE} or a docs/ page")
+    return problems
+
+
+def architecture_problems(root):
+    lines = len((root / "ARCHITECTURE.md").read_text(encoding="utf-8").splitlines())
+    if lines > ARCHITECTURE_MAX_LINES:
+        return [f"ARCHITECTURE.md: {lines} lines, more than {ARCHITECTURE_MAX_LINES}; keep the map, the "
+                f"boundaries and the invariants there and move details into docs/ (docs/internals.md)"]
+    return []
+
+
+def main(argv):
+    root = pathlib.Path(argv[1] if len(argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
+    problems = benchmark_dir_problems(root) + citation_problems(root) + architecture_problems(root)
+    for problem in problems:
+        print(problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
