@@ -124,6 +124,12 @@ Result<std::vector<VerifiedCall>> verified_calls(const ProblemFacts& problem,
   return calls;
 }
 
+Result<std::string> python_verified_calls(const ExportSource& source) {
+  auto calls = verified_calls(source.problem, source.other_shapes);
+  if (!calls) return calls.error();
+  return python_verified_calls(*calls);
+}
+
 Result<std::string> python_verified_calls(const std::vector<VerifiedCall>& calls) {
   if (calls.empty()) return Error{"no verified call to export"};
   std::string out = "[\n";

@@ -62,6 +62,8 @@ Result<std::vector<VerifiedCall>> verified_calls(const ProblemFacts& problem,
 //   [{"args": [("tensor", (8, 16), "float32"), ("scalar", "float", 0.5)], "outputs": [((8, 16), "float32")]}]
 // Error: a value the contract cannot describe (an unknown dtype, an output that is not a tensor).
 Result<std::string> python_verified_calls(const std::vector<VerifiedCall>& calls);
+// The list of an export's source: its problem's own call and its other verified shapes.
+Result<std::string> python_verified_calls(const ExportSource& source);
 
 // The nvcc flags of the exports' builds, as a Python list literal: the judge's target, standard and
 // flags, CUTLASS's direct driver calls, and the undoing of torch's half-precision operator bans (the

@@ -135,9 +135,7 @@ Result<KernelBenchFile> make_kernelbench_file(const ExportSource& source) {
                "model_new.py keeps the reference computation, and KernelBench's static checker may warn about it";
   if (!problem.empty() && problem.back() != '\n') problem += '\n';
 
-  auto verified = verified_calls(source.problem, source.other_shapes);
-  if (!verified) return verified.error();
-  auto calls = python_verified_calls(*verified);
+  auto calls = python_verified_calls(source);
   if (!calls) return calls.error();
   auto capability = python_capability(source.build.arch);
   if (!capability) return capability.error();

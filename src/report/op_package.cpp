@@ -258,9 +258,7 @@ Result<OpPackage> make_op_package(const ExportSource& source) {
   for (char& c : out.dist_name)
     if (c == '_') c = '-';
 
-  auto verified = verified_calls(source.problem, source.other_shapes);
-  if (!verified) return verified.error();
-  auto calls = python_verified_calls(*verified);
+  auto calls = python_verified_calls(source);
   if (!calls) return calls.error();
   auto capability = python_capability(source.build.arch);
   if (!capability) return capability.error();
