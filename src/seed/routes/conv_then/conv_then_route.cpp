@@ -1,6 +1,7 @@
 #include "seed/routes/conv_then/conv_then_route.h"
 
 #include <optional>
+#include <regex>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,25 @@ SecondEntries make_entries_static(std::string& text) {
   return e;
 }
 
+// The macros a step's text defines (its knobs: `#define NAME`), renamed `S<step>_NAME` wherever the whole word
+// appears in it when an earlier part of the file defines the same name: two steps of one route (two pointwise
+// seeds, say) would otherwise share one template's knobs -- the first's #define would silently set the
+// second's -- and `cutegen tune` would see one knob twice.
+std::vector<std::string> defined_macros(const std::string& text) {
+  static const std::regex define(R"(^#define ([A-Za-z_][A-Za-z0-9_]*))", std::regex::multiline);
+  std::vector<std::string> names;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), define); it != std::sregex_iterator(); ++it)
+    names.push_back((*it)[1].str());
+  return names;
+}
+
+void rename_shared_macros(std::string& text, int step, std::set<std::string>& defined) {
+  for (const std::string& name : defined_macros(text))
+    if (defined.count(name))
+      text = std::regex_replace(text, std::regex("\\b" + name + "\\b"), fmt::format("S{}_{}", step, name));
+  for (const std::string& name : defined_macros(text)) defined.insert(name);
+}
+
 // The text's #include lines, moved out (they go before namespace seed_second: a header first included
 // inside a namespace would declare everything there).
 std::string take_includes(std::string& text) {
@@ -103,8 +123,8 @@ bool is_cut(const OpGraph& g, const std::vector<int>& reach, const Node& c) {
 }
 
 // The steps that compute `g` (forward input 0 the previous result): one route's seed for the whole, or a cut
-// -- the latest that works -- with the steps before it and one seed after it, at most `max_steps` in all, no
-// route twice (one route's template twice would share its macros). nullopt: none.
+// -- the latest that works -- with the steps before it and one seed after it, at most `max_steps` in all.
+// nullopt: none.
 std::optional<std::vector<ConvThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps) {
   auto output = single_output(g);
   if (!output || !(*output)->type) return std::nullopt;
@@ -122,9 +142,6 @@ std::optional<std::vector<ConvThenStep>> steps_for(const OpGraph& g, SecondSeedM
     before.outputs = {Operand{.ref = c.id}};
     auto steps = steps_for(before, second, max_steps - 1);
     if (!steps) continue;
-    bool repeated = false;
-    for (const auto& s : *steps) repeated = repeated || s.seed->route() == (*last)->route();
-    if (repeated) continue;
     steps->back().bytes = result_bytes(c.type->shape);  // an intermediate now, not the output
     steps->push_back({.seed = *last, .shape = out_shape, .bytes = 0});
     return steps;
@@ -285,6 +302,8 @@ Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& 
     shapes += fmt::format("constexpr size_t kOffset{} = {};\n", i + 1, at);
     at += plan.steps[i].bytes;
   }
+  std::set<std::string> defined;  // the macros the file defines so far: the library convolution's, then each step's
+  for (const std::string& name : defined_macros(*head)) defined.insert(name);
   chain += step_code("the convolution -> y", "inputs",
                      "    const cutegen_tensor out = intermediate(query ? nullptr : base + kOffset0, kShape0);\n", "&out",
                      "conv_workspace_bytes(inputs, kNumInputs, &out, 1)",
@@ -301,6 +320,7 @@ Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& 
       return Error{fmt::format("the {} route's kernel does not have exactly one entry point of the contract "
                                "(cutegen_forward, or cutegen_forward_ws with cutegen_workspace_bytes) as {} expects",
                                step.seed->route(), kConvThenSeedFile)};
+    rename_shared_macros(*text, static_cast<int>(i + 1), defined);
     const std::string includes = take_includes(*text);
     step_lines += fmt::format("//   step {}: {}\n", i + 1, step.seed->pattern());
     step_kernels += fmt::format(

@@ -134,6 +134,32 @@ TEST(ConvThen, ANormAPointwiseStepAndAPoolingAreThreeSeeds) {
   EXPECT_EQ(p.steps[2].shape, (std::vector<int64_t>{8, 16, 8, 9}));
 }
 
+// Two steps of one route (KernelBench level 2's 72: two average poolings): the second's knobs are renamed, so
+// neither's #define sets the other's and the tuner sees each once.
+TEST(ConvThen, TwoStepsOfOneRouteGetTheirOwnKnobs) {
+  json g = conv_gelu_groupnorm();
+  json pool = {{"dims", 2}, {"k0", 2}, {"k1", 2}, {"s0", 2}, {"s1", 2}, {"p0", 0}, {"p1", 0},
+               {"d0", 1}, {"d1", 1}, {"ceil_mode", false}, {"return_indices", false}};
+  g["nodes"].push_back(node(8, "max_pool", {ref(7)}, pool, {8, 16, 8, 9}));
+  g["nodes"].push_back(node(9, "max_pool", {ref(8)}, pool, {8, 16, 4, 4}));
+  g["outputs"] = {ref(9)};
+  auto m = match(g);
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  const ConvThenPlan& p = plan_of(m);
+  ASSERT_EQ(p.steps.size(), 3u);
+  EXPECT_EQ(p.steps[1].seed->route(), "pool");
+  EXPECT_EQ(p.steps[2].seed->route(), "pool");
+  auto src = m.plan->emit(CommentText("two_pools.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "// cutegen:knob POOL_THREADS in")) << *src;
+  EXPECT_TRUE(contains(*src, "// cutegen:knob S3_POOL_THREADS in")) << *src;
+  EXPECT_TRUE(contains(*src, "#define S3_POOL_THREADS ")) << *src;
+  const auto step3 = src->find("namespace seed_step3 {");
+  ASSERT_NE(step3, std::string::npos);
+  EXPECT_EQ(src->find("POOL_THREADS", step3), src->find("S3_POOL_THREADS", step3) + 3)
+      << "step 3 reads only its own knob";
+}
+
 TEST(ConvThen, WhatDoesNotSplitSaysWhy) {
   // The norm reads x again (a residual of the input): x's position carries y in the second seed.
   json residual = conv_gelu_groupnorm();
