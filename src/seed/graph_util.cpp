@@ -40,19 +40,32 @@ Result<const Node*> single_output(const OpGraph& g) {
   return &g.node(*g.outputs[0].ref);
 }
 
-std::vector<int> reachable(const OpGraph& g) {
+namespace {
+
+std::vector<int> walk_back(const OpGraph& g, std::vector<int> stack, bool (*stop_at)(const Node&)) {
   std::set<int> seen;
-  std::vector<int> stack;
-  for (const auto& o : g.outputs)
-    if (o.ref) stack.push_back(*o.ref);
   while (!stack.empty()) {
     int id = stack.back();
     stack.pop_back();
     if (!seen.insert(id).second) continue;
+    if (stop_at && stop_at(g.node(id))) continue;
     for (const auto& a : g.node(id).args)
       if (a.ref) stack.push_back(*a.ref);
   }
   return {seen.begin(), seen.end()};
+}
+
+}  // namespace
+
+std::vector<int> reachable(const OpGraph& g) {
+  std::vector<int> outputs;
+  for (const auto& o : g.outputs)
+    if (o.ref) outputs.push_back(*o.ref);
+  return walk_back(g, std::move(outputs), nullptr);
+}
+
+std::vector<int> depends_on(const OpGraph& g, int root, bool (*stop_at)(const Node&)) {
+  return walk_back(g, {root}, stop_at);
 }
 
 std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params) {

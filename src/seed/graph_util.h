@@ -25,6 +25,9 @@ int64_t product(const std::vector<int64_t>& s, std::size_t from, std::size_t to)
 Result<const Node*> single_output(const OpGraph& g);
 // Nodes the outputs depend on, ascending (= execution order).
 std::vector<int> reachable(const OpGraph& g);
+// Node `root` and the nodes it depends on, ascending; with `stop_at`, not looking behind a node it is true
+// for (the epilogue matchers' view: what a product's or a convolution's epilogue reads besides it).
+std::vector<int> depends_on(const OpGraph& g, int root, bool (*stop_at)(const Node&) = nullptr);
 // "" when the operand is a contiguous fp32 tensor forward() argument (or, with `params`, a parameter);
 // else the reason it is not.
 std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params = false);

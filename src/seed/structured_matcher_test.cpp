@@ -322,8 +322,7 @@ TEST(SeedCompile, ConvSeedBuildsPassesEveryStaticCheckAndPlansItsGeometry) {
 #else
   HostOnlyLibrary lib(out->library);
   ASSERT_TRUE(lib.error.empty()) << lib.error;
-  using WorkspaceBytes = size_t (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t);
-  auto workspace_bytes = reinterpret_cast<WorkspaceBytes>(dlsym(lib.handle, "cutegen_workspace_bytes"));
+  auto workspace_bytes = lib.workspace_bytes();
   ASSERT_NE(workspace_bytes, nullptr);
   auto plan = [&](cutegen_tensor x, cutegen_tensor w, cutegen_tensor y) {
     const cutegen_tensor in[3] = {x, w, fp32({64})};

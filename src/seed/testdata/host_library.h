@@ -25,6 +25,11 @@ struct HostOnlyLibrary {
       error = dlerror();
     if (error.empty() && !(handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL))) error = dlerror();
   }
+  using WorkspaceBytes = size_t (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t);
+  // The library's cutegen_workspace_bytes, or nullptr when it has none or did not load.
+  WorkspaceBytes workspace_bytes() const {
+    return handle ? reinterpret_cast<WorkspaceBytes>(dlsym(handle, "cutegen_workspace_bytes")) : nullptr;
+  }
 };
 
 inline cutegen_tensor fp32(std::vector<int64_t> shape, std::vector<int64_t> stride = {}) {

@@ -14,22 +14,6 @@ namespace {
 
 bool is_convolution(const Node& n) { return n.op == Op::conv || n.op == Op::conv_transpose; }
 
-// The nodes `root` depends on, ascending (= execution order); with `stop`, not looking behind a convolution.
-std::vector<int> depends_on(const OpGraph& g, int root, bool stop) {
-  std::set<int> seen;
-  std::vector<int> stack{root};
-  while (!stack.empty()) {
-    const int id = stack.back();
-    stack.pop_back();
-    if (!seen.insert(id).second) continue;
-    const Node& n = g.node(id);
-    if (stop && is_convolution(n)) continue;
-    for (const auto& a : n.args)
-      if (a.ref) stack.push_back(*a.ref);
-  }
-  return {seen.begin(), seen.end()};
-}
-
 // How the epilogue reads tensor t beside the (N, C, spatial...) output `out`, as torch broadcasts it
 // (right-aligned): one number, the output's own shape, or one value per channel -- every dimension 1 but the
 // one that lines up with C. Error: anything else, or a tensor that is not contiguous float32.
@@ -66,14 +50,14 @@ Result<ConvPlan> match_conv_epilogue(const OpGraph& g) {
   // The one convolution the output depends on (counting those behind it: KernelBench's depthwise-separable
   // conv(conv(x)) has two).
   int convolutions = 0;
-  for (int id : depends_on(g, out.id, false)) convolutions += is_convolution(g.node(id));
+  for (int id : depends_on(g, out.id)) convolutions += is_convolution(g.node(id));
   if (convolutions != 1)
     return Error{convolutions == 0 ? "no convolution"
                                    : fmt::format("{} convolutions (the epilogue seed fuses one)", convolutions)};
   // The epilogue's operands: what the output reaches without passing through the convolution.
   std::vector<int> leaves;
   int conv_id = -1;
-  for (int id : depends_on(g, out.id, true)) {
+  for (int id : depends_on(g, out.id, is_convolution)) {
     const Node& n = g.node(id);
     if (is_convolution(n)) conv_id = id;
     if (n.op == Op::input || n.op == Op::param) leaves.push_back(id);
@@ -81,7 +65,7 @@ Result<ConvPlan> match_conv_epilogue(const OpGraph& g) {
   const Node& conv = g.node(conv_id);
   // What is not pointwise first, in execution order: a norm's weight or a reduction's shape would otherwise
   // be the reason, where the op is.
-  for (int id : depends_on(g, out.id, true)) {
+  for (int id : depends_on(g, out.id, is_convolution)) {
     const Node& n = g.node(id);
     if (id == conv_id || n.op == Op::input || n.op == Op::param || n.op == Op::constant) continue;
     if (!n.known || pointwise_arity(n.op.spelling()) == 0)

@@ -304,8 +304,7 @@ TEST(SeedCompile, ConvEpilogueSeedBuildsPassesEveryStaticCheckAndChecksItsOperan
 #else
   HostOnlyLibrary lib(out->library);
   ASSERT_TRUE(lib.error.empty()) << lib.error;
-  using WorkspaceBytes = size_t (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t);
-  auto workspace_bytes = reinterpret_cast<WorkspaceBytes>(dlsym(lib.handle, "cutegen_workspace_bytes"));
+  auto workspace_bytes = lib.workspace_bytes();
   ASSERT_NE(workspace_bytes, nullptr);
   const cutegen_tensor y = fp32({8, 16, 16, 18});
   auto plan = [&](cutegen_tensor x2, cutegen_tensor bias, int32_t count = 5) {
@@ -336,8 +335,7 @@ TEST(SeedCompile, SeparableConvSeedBuildsAndPassesEveryStaticCheck) {
 #ifdef CUTEGEN_CUDA_LIB_DIR
   HostOnlyLibrary lib(out->library);
   ASSERT_TRUE(lib.error.empty()) << lib.error;
-  using WorkspaceBytes = size_t (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t);
-  auto workspace_bytes = reinterpret_cast<WorkspaceBytes>(dlsym(lib.handle, "cutegen_workspace_bytes"));
+  auto workspace_bytes = lib.workspace_bytes();
   ASSERT_NE(workspace_bytes, nullptr);
   const cutegen_tensor in[4] = {fp32({2, 4, 10, 14}), fp32({4, 1, 3, 3}), fp32({12, 4, 1, 1}), fp32({12})};
   const cutegen_tensor y = fp32({2, 12, 10, 14});

@@ -196,8 +196,7 @@ TEST(SeedCompile, ConvThenSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspace) 
 #ifdef CUTEGEN_CUDA_LIB_DIR
   HostOnlyLibrary lib(out->library);
   ASSERT_TRUE(lib.error.empty()) << lib.error;
-  using WorkspaceBytes = size_t (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t);
-  auto workspace_bytes = reinterpret_cast<WorkspaceBytes>(dlsym(lib.handle, "cutegen_workspace_bytes"));
+  auto workspace_bytes = lib.workspace_bytes();
   ASSERT_NE(workspace_bytes, nullptr);
   const cutegen_tensor in[5] = {fp32(kThenIn), fp32({16, 4, 3, 3}), fp32({16}), fp32({16}), fp32({16})};
   const cutegen_tensor y = fp32(kThenOut);

@@ -227,8 +227,7 @@ TEST(SeedCompile, LibraryGemmSeedBuildsPassesEveryStaticCheckAndPlansFoldedProdu
 #else
   HostOnlyLibrary lib(out->library);
   ASSERT_TRUE(lib.error.empty()) << lib.error;
-  using WorkspaceBytes = size_t (*)(const cutegen_tensor*, int32_t, const cutegen_tensor*, int32_t);
-  auto workspace_bytes = reinterpret_cast<WorkspaceBytes>(dlsym(lib.handle, "cutegen_workspace_bytes"));
+  auto workspace_bytes = lib.workspace_bytes();
   ASSERT_NE(workspace_bytes, nullptr);
   auto plan = [&](cutegen_tensor a, cutegen_tensor b, cutegen_tensor c) {
     const cutegen_tensor in[2] = {a, b};

@@ -129,22 +129,6 @@ OpGraph without_trivial_reductions(const OpGraph& g) {
   return out;
 }
 
-// The nodes `root` depends on, ascending (= execution order); with `stop`, not looking behind a product.
-std::vector<int> reachable_from(const OpGraph& g, int root, bool stop) {
-  std::set<int> seen;
-  std::vector<int> stack{root};
-  while (!stack.empty()) {
-    const int id = stack.back();
-    stack.pop_back();
-    if (!seen.insert(id).second) continue;
-    const Node& n = g.node(id);
-    if (stop && is_product(n)) continue;
-    for (const auto& a : n.args)
-      if (a.ref) stack.push_back(*a.ref);
-  }
-  return {seen.begin(), seen.end()};
-}
-
 // GroupNorm / training-mode BatchNorm of the (M, N) epilogue, its weight and bias, then the pointwise chain
 // from it to the output (`post`, which may read more column operands but not the product again).
 Status match_norm_after(const OpGraph& g, const Node& norm, const Node& out, const Node& prod, GemmPlan& plan) {
@@ -226,14 +210,14 @@ Result<GemmPlan> match_gemm_epilogue(const OpGraph& graph) {
   const Node* out = *output;
   // The one matrix product the output depends on (counting those behind it: 45's linear(sigmoid(linear(x)))).
   int products = 0;
-  for (int id : reachable_from(g, out->id, false)) products += is_product(g.node(id));
+  for (int id : depends_on(g, out->id)) products += is_product(g.node(id));
   if (products != 1) {
     return Error{products == 0 ? "no matrix product"
                            : fmt::format("{} matrix products (the epilogue seed fuses one)", products)};
   }
   // At most one reduction between the product and the output: gemm_epilogue_reduce.
   std::vector<RowReduction> reductions;
-  for (int id : reachable_from(g, out->id, true))
+  for (int id : depends_on(g, out->id, is_product))
     if (auto r = row_reduction(g, g.node(id))) reductions.push_back(*r);
   if (reductions.size() > 1) {
     return Error{fmt::format("{} reductions after the product (the epilogue seed takes one)", reductions.size())};
@@ -241,7 +225,7 @@ Result<GemmPlan> match_gemm_epilogue(const OpGraph& graph) {
   const RowReduction* red = reductions.empty() ? nullptr : &reductions[0];
   // Or at most one GroupNorm / BatchNorm: gemm_epilogue_norm.
   std::vector<int> norms;
-  for (int id : reachable_from(g, out->id, true))
+  for (int id : depends_on(g, out->id, is_product))
     if (g.node(id).op == Op::group_norm || g.node(id).op == Op::batch_norm) norms.push_back(id);
   if (norms.size() > 1 || (red && !norms.empty())) {
     return Error{fmt::format("{} norms and {} reductions after the product (the epilogue seed takes one of either)",
@@ -256,7 +240,7 @@ Result<GemmPlan> match_gemm_epilogue(const OpGraph& graph) {
   // The epilogue's operands: what the root reaches without passing through the product.
   std::vector<int> leaves;
   int prod_id = -1;
-  for (int id : reachable_from(g, root.id, true)) {
+  for (int id : depends_on(g, root.id, is_product)) {
     const Node& n = g.node(id);
     if (is_product(n)) prod_id = id;
     if (n.op == Op::input || n.op == Op::param) leaves.push_back(id);
