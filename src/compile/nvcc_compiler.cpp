@@ -45,9 +45,17 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// Every -I of a build: the contract's header, CUTLASS's and, where present, CUTLASS's utility headers.
+std::vector<fs::path> include_dirs(const Toolchain& t) {
+  std::vector<fs::path> dirs{t.contract_include, t.cutlass_include};
+  if (!t.cutlass_util_include.empty()) dirs.push_back(t.cutlass_util_include);
+  return dirs;
+}
+
 // What nvcc's log may quote: the candidate and the headers it may include (source_rules.h).
 QuotableFiles quotable_files(const Toolchain& t, const std::string& nvcc) {
   QuotableFiles q{kCandidateFile, {t.cutlass_include, t.contract_include, "/usr/include", "/usr/lib/gcc"}};
+  if (!t.cutlass_util_include.empty()) q.roots.push_back(t.cutlass_util_include);
   if (auto exe = find_executable(nvcc)) {
     std::error_code ec;
     fs::path root = exe->parent_path().parent_path();
@@ -153,6 +161,8 @@ Result<Toolchain> probe_toolchain(ProcessRunner& runner, const CompileOptions& o
   std::error_code ec;
   t.cutlass_include = fs::canonical(*inc, ec);
   if (ec) return Error{fmt::format("cannot resolve {}: {}", inc->string(), ec.message())};
+  if (fs::path util = t.cutlass_include / ".." / "tools" / "util" / "include"; fs::is_directory(util / "cutlass", ec))
+    t.cutlass_util_include = fs::canonical(util, ec);
   auto ver = cutlass_version(t.cutlass_include);
   if (!ver) return ver.error();
   t.cutlass_version = *ver;
@@ -208,6 +218,7 @@ SandboxPolicy NvccCompiler::sandbox_policy(const fs::path& staging) const {
   if (auto cuda = prefix_of(options_.nvcc)) p.read_paths.push_back(*cuda);
   if (auto host = prefix_of(options_.host_compiler.empty() ? "g++" : options_.host_compiler)) p.read_paths.push_back(*host);
   if (!toolchain_.cutlass_include.empty()) p.read_paths.push_back(toolchain_.cutlass_include);
+  if (!toolchain_.cutlass_util_include.empty()) p.read_paths.push_back(toolchain_.cutlass_util_include);
   if (!toolchain_.contract_include.empty()) p.read_paths.push_back(toolchain_.contract_include);
   if (!toolchain_.nvdisasm.empty()) p.read_paths.push_back(toolchain_.nvdisasm.parent_path());
   p.write_paths = {staging};
@@ -224,7 +235,7 @@ std::string NvccCompiler::key_for(const std::string& source, const std::vector<D
   Sha256 h;
   h.add(kCacheSchema).add(source);
   // The defines are in the command; a define the command refuses never reaches the cache (build fails first).
-  auto cmd = nvcc_command(options_, kCandidateFile, kLibraryFile, {toolchain_.contract_include, toolchain_.cutlass_include},
+  auto cmd = nvcc_command(options_, kCandidateFile, kLibraryFile, include_dirs(toolchain_),
                           defines);
   if (cmd)
     for (const auto& a : *cmd) h.add(a);
@@ -264,7 +275,7 @@ Result<CompileOutcome> NvccCompiler::compile(const CompileRequest& request) {
 Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const std::string& key) {
   CompileOutcome out;
   out.key = key;
-  auto cmd = nvcc_command(options_, kCandidateFile, kLibraryFile, {toolchain_.contract_include, toolchain_.cutlass_include},
+  auto cmd = nvcc_command(options_, kCandidateFile, kLibraryFile, include_dirs(toolchain_),
                           request.defines);
   if (!cmd) return cmd.error();
   out.command = *cmd;
@@ -285,7 +296,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
     out.verdict = CompileVerdict::rejected;
   } else {
     auto analysis_cmd = cute_analysis_command(options_, kCandidateFile, kAnalysisFile,
-                                              {toolchain_.contract_include, toolchain_.cutlass_include}, request.defines);
+                                              include_dirs(toolchain_), request.defines);
     if (!analysis_cmd) {
       cleanup();
       return analysis_cmd.error();

@@ -25,6 +25,11 @@ struct Toolchain {
   // nvdisasm, which prints the built kernels' machine code for the CuTe check on the build
   // (built_cute.h); probe_toolchain finds it (find_nvdisasm) or fails.
   std::filesystem::path nvdisasm;
+  // CUTLASS's utility headers (cutlass/util/...), which its SM90 convolution collective includes: beside
+  // include/ at tools/util/include in a checkout and in the nvidia-cutlass wheel (scripts/setup keeps that
+  // layout under third_party/cutlass). Empty where there are none: a kernel that needs them then fails to
+  // compile naming the missing header. Last, so positional initialisers of the fields above stay valid.
+  std::filesystem::path cutlass_util_include;
 };
 
 // Probes nvcc, the host compiler, CUTLASS and the contract header once.

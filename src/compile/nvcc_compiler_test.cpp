@@ -648,3 +648,35 @@ TEST_P(AttackKernels, CompileOrAreRejectedAsTheManifestSays) {
     EXPECT_EQ(out.verdict, CompileVerdict::ok) << path << "\n" << out.feedback() << out.log;
 }
 INSTANTIATE_TEST_SUITE_P(Manifest, AttackKernels, ::testing::ValuesIn(attack_entries()), attack_name);
+
+// CUTLASS's utility headers (tools/util/include beside include/), where the toolchain found them: both
+// compiles get them as an -I and the sandbox lets nvcc read them -- CUTLASS's SM90 convolution includes
+// cutlass/util/packed_stride.hpp, and examples/kernels/conv_implicit_gemm.cu's CIG_TMA path needs it.
+TEST(NvccCompilerFake, CutlassUtilityHeadersAreIncludedAndReadableWhereFound) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
+  ASSERT_TRUE(dir.ok());
+  FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(1, "", "x"); });
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass/include", "hash", "/contract/include"};
+  tc.cutlass_util_include = "/cutlass/tools/util/include";
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  ASSERT_TRUE(c.compile({"int x;\n", "k.cu"}).ok());
+  const auto calls = fake.calls();
+  ASSERT_EQ(calls.size(), 2u);  // the build and the analysis beside it
+  for (const auto& spec : calls) {
+    const auto& argv = spec.argv;
+    EXPECT_NE(std::find(argv.begin(), argv.end(), "-I/cutlass/tools/util/include"), argv.end());
+    EXPECT_NE(std::find(argv.begin(), argv.end(), "-I/cutlass/include"), argv.end());
+    bool readable = false;
+    for (std::size_t i = 0; i + 1 < argv.size() && argv[i] != "--"; ++i)
+      readable |= argv[i] == "--read" && argv[i + 1] == "/cutlass/tools/util/include";
+    EXPECT_TRUE(readable) << "the sandbox must let nvcc read the utility headers";
+  }
+  // Without them nothing is added: a kernel that needs them fails naming the missing header.
+  tc.cutlass_util_include.clear();
+  FakeProcessRunner bare([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(1, "", "x"); });
+  NvccCompiler without(bare, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  ASSERT_TRUE(without.compile({"int y;\n", "k.cu"}).ok());
+  for (const auto& spec : bare.calls())
+    for (const auto& a : spec.argv) EXPECT_EQ(a.find("tools/util"), std::string::npos) << a;
+  fs::remove_all(*dir);
+}

@@ -355,6 +355,13 @@ def _cutlass_include():
     return include
 
 
+def _cutlass_util_include(include):
+    """CUTLASS's utility headers beside include/ (a checkout's and the wheel's tools/util/include), which its
+    SM90 convolution includes; [] where there are none."""
+    util = _os.path.normpath(_os.path.join(include, "..", "tools", "util", "include"))
+    return [util] if _os.path.isdir(_os.path.join(util, "cutlass")) else []
+
+
 def _describe(value):
     """One argument as VERIFIED_CALLS lists it."""
     if isinstance(value, _torch.Tensor):

@@ -86,7 +86,7 @@ def _build():
     return _cpp_extension.load(
         name=name,
         sources=[_os.path.join(src, "binding.cpp"), _os.path.join(src, "kernel.cu")],
-        extra_include_paths=[_os.path.join(src, "include"), cutlass],
+        extra_include_paths=[_os.path.join(src, "include"), cutlass] + _cutlass_util_include(cutlass),
         extra_cflags=["-O2"],
         extra_cuda_cflags=_NVCC_FLAGS,
         extra_ldflags=ldflags,

@@ -167,6 +167,14 @@ def cutlass_include():
     return include
 
 
+def cutlass_includes():
+    """include/ and, where present, the utility headers beside it (tools/util/include: CUTLASS's SM90
+    convolution includes them)."""
+    include = cutlass_include()
+    util = os.path.normpath(os.path.join(include, "..", "tools", "util", "include"))
+    return [include] + ([util] if os.path.isdir(os.path.join(util, "cutlass")) else [])
+
+
 stubs = os.path.join(CUDA_HOME or "", "lib64", "stubs")
 setup(
     name="{{DIST}}",
@@ -178,7 +186,7 @@ setup(
         CUDAExtension(
             name="{{MODULE}}._C",
             sources=[os.path.join(CSRC, "binding.cpp"), os.path.join(CSRC, "kernel.cu")],
-            include_dirs=[os.path.join(os.path.dirname(os.path.abspath(__file__)), CSRC, "include"), cutlass_include()],
+            include_dirs=[os.path.join(os.path.dirname(os.path.abspath(__file__)), CSRC, "include")] + cutlass_includes(),
             extra_compile_args={"cxx": ["-O2"], "nvcc": NVCC_FLAGS},
             libraries=["cuda"],  # CuTe's TMA descriptors call the driver
             library_dirs=[stubs] if os.path.isdir(stubs) else [],  # links where only the toolkit is installed

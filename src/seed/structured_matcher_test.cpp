@@ -262,7 +262,7 @@ TEST(ConvRoute, DenseAndGroupedConvolutionsAreTheLibraryConvolution) {
   EXPECT_TRUE(contains(*src, "extern \"C\" int cutegen_forward_ws("));
   auto knobs = parse_knobs(*src);
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
-  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3");
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=0 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2");
 }
 
 // nn.ConvTranspose3d(32, 64, (3, 5, 5), stride=2, padding=(1, 2, 2), output_padding=1, groups=4, bias=False)

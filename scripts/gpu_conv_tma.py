@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The library convolution's TMA-im2col path (CIG_TMA 1, docs/library.md "Convolution") against its gather
+kernel, on a machine with an NVIDIA GPU. For each problem: the seed cutegen writes (`cutegen seed`), then
+the same seed with `#define CIG_TMA 1` in front; both judged by `cutegen eval --json` (strict). One line per
+problem and path: verdict, the judge's median ms, speedup over eager and torch.compile. The variants are
+compiled in parallel first (CUTLASS's SM90 convolution takes minutes of nvcc).
+
+Usage: scripts/gpu_conv_tma.py --cutegen build-gpu/cutegen --out DIR [PROBLEM ...]
+  (default problems: the project's dense forward convolutions, then those in $KERNELBENCH_DIR's level 1
+  given as KB:N, e.g. KB:63)
+Exit status: 0 when every TMA variant that was judged passed.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DEFAULT = ["problems/conv2d_3x3.py", "problems/conv2d_bias_relu.py", "problems/conv1d_strided_dilated.py",
+           "problems/conv2d_output_used_twice.py", "problems/conv3d_scale_tanh_sigmoid.py"]
+
+
+def resolve(problem):
+    if problem.startswith("KB:"):
+        level1 = pathlib.Path(os.environ["KERNELBENCH_DIR"]) / "level1"
+        matches = sorted(level1.glob(f"{problem[3:]}_*.py"))
+        if not matches:
+            sys.exit(f"no KernelBench level-1 problem {problem[3:]} under {level1}")
+        return matches[0]
+    return ROOT / problem
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cutegen", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--jobs", type=int, default=6, help="parallel compiles")
+    ap.add_argument("problems", nargs="*")
+    args = ap.parse_args()
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pairs = []  # (problem, kernel path, label)
+    for name in args.problems or DEFAULT:
+        problem = resolve(name)
+        seed = out / f"{problem.stem}.cu"
+        got = subprocess.run([args.cutegen, "seed", str(problem), "--out", str(seed)], capture_output=True, text=True)
+        if got.returncode != 0:
+            print(f"{problem.stem}: no seed: {got.stderr.strip().splitlines()[-1:]}")
+            continue
+        tma = out / f"{problem.stem}.tma.cu"
+        tma.write_text("#define CIG_TMA 1\n" + seed.read_text())
+        pairs += [(problem, seed, "gather"), (problem, tma, "tma")]
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        compiled = list(pool.map(lambda p: subprocess.run(["nice", "-n", "19", args.cutegen, "compile", str(p[1])],
+                                                          capture_output=True, text=True), pairs))
+    failed = False
+    for (problem, kernel, label), c in zip(pairs, compiled):
+        if c.returncode != 0:
+            print(f"{problem.stem} {label}: COMPILE FAIL {c.stderr.strip()[-400:]}")
+            failed |= label == "tma"
+            continue
+        report = kernel.with_suffix(".json")
+        subprocess.run([args.cutegen, "eval", str(problem), str(kernel), "--json", str(report)],
+                       capture_output=True, text=True, timeout=900)
+        r = json.loads(report.read_text()) if report.exists() else {}
+        t, s = r.get("time") or {}, r.get("speedup") or {}
+        print(f"{problem.stem} {label}: {r.get('verdict', 'no report')} {t.get('median_ms')} ms, "
+              f"vs eager {s.get('eager')}, vs compile {s.get('compile')} {(r.get('reason') or '')[:200]}", flush=True)
+        failed |= label == "tma" and r.get("verdict") != "pass"
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

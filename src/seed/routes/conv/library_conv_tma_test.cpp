@@ -1,0 +1,84 @@
+// The library convolution's TMA-im2col path (examples/kernels/conv_implicit_gemm.cu with CIG_TMA 1):
+// which convolutions it takes and what it asks of the workspace, planned by the built library's host code
+// on this CPU. Whether it computes the right numbers is the GPU's to say (scripts/gpu-check, the
+// conv_implicit_gemm entries of attacks/manifest.json with the knob set).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "common/fs.h"
+#include "common/slow_compile_tests.h"
+#include "seed/testdata/host_library.h"
+#include "seed/testdata/real_compiler.h"
+
+namespace cutegen::seed {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RealCompiler;
+
+std::string library_conv() {
+  auto text = read_file(fs::path(CUTEGEN_SOURCE_DIR) / "examples/kernels/conv_implicit_gemm.cu");
+  EXPECT_TRUE(text.ok());
+  return text.ok() ? *text : std::string();
+}
+
+// The knob is there for `cutegen tune` and off by default: the path has not been judged on a GPU yet.
+TEST(LibraryConvTma, TheKnobExistsAndIsOffByDefault) {
+  const std::string src = library_conv();
+  EXPECT_NE(src.find("// cutegen:knob CIG_TMA in {0, 1}\n#ifndef CIG_TMA\n#define CIG_TMA 0\n#endif"), std::string::npos);
+  EXPECT_NE(src.find("#include <cutlass/conv/kernel/conv_universal.hpp>"), std::string::npos);
+}
+
+// Through the real compile stage (source rules, nvcc, the library and CuTe checks: the pack and unpack
+// kernels index CuTe tensors), then the host planning: a dense 3x3 layer gets the packed input (C' = 3 x 64
+// = 192 channels), the packed weight and the NHWK output in the workspace; what the path leaves to the gather
+// kernel (fewer than 8 input channels, output channels not a multiple of 4) gets the gather kernel's
+// table and split weight. Large batches run in chunks of images through one chunk's buffers.
+TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
+  CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution, minutes of nvcc; the GPU check judges it");
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
+  auto out = compiler.compile("#define CIG_TMA 1\n" + library_conv(), "conv_tma.cu");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+#ifndef CUTEGEN_CUDA_LIB_DIR
+  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+#else
+  using testing::fp32;
+  testing::HostOnlyLibrary lib(out->library);
+  ASSERT_TRUE(lib.error.empty()) << lib.error;
+  auto workspace_bytes = lib.workspace_bytes();
+  ASSERT_NE(workspace_bytes, nullptr);
+  auto plan = [&](cutegen_tensor x, cutegen_tensor w, cutegen_tensor y) {
+    const cutegen_tensor in[2] = {x, w};
+    return workspace_bytes(in, 2, &y, 1);
+  };
+  // problems/conv2d_3x3.py: 8 x 64 x 256 x 256, 128 filters of 3x3, padding 1 (the library's own kSpec).
+  const size_t packed_x = size_t{8} * 256 * 256 * 192 * 4, packed_w = size_t{128} * 9 * 192 * 4,
+               nhwk = size_t{8} * 256 * 256 * 128 * 4;
+  EXPECT_EQ(plan(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})), packed_x + packed_w + nhwk);
+  // KernelBench 63's layer (16 images of 16 x 1024 x 1024, padding 1 here): 16 x 805 MB whole, so one image
+  // per chunk -- the packed weight (128 x 9 x C' = 64), then one image's packed input and NHWK output.
+  EXPECT_EQ(plan(fp32({16, 16, 1024, 1024}), fp32({128, 16, 3, 3}), fp32({16, 128, 1024, 1024})),
+            size_t{128} * 9 * 64 * 4 + size_t{1024} * 1024 * 64 * 4 + size_t{1024} * 1024 * 128 * 4);
+  // 20 channels: C' = 60 rounded up to 64; 12 x 12 outputs.
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({32, 20, 3, 3}), fp32({2, 32, 12, 12})),
+            size_t{2} * 144 * 64 * 4 + size_t{32} * 9 * 64 * 4 + size_t{2} * 144 * 32 * 4);
+  // 3 input channels: most of C' would be padding, so the gather kernel (one phase, K = 27 -> kmax 32, a
+  // 64-wide tile): its table (32 x 16 bytes) and split weight (2 x 32 x 64 floats).
+  EXPECT_EQ(plan(fp32({2, 3, 12, 12}), fp32({32, 3, 3, 3}), fp32({2, 32, 12, 12})), size_t{32} * 16 + 2 * 32 * 64 * 4);
+  // 30 filters: the NHWK rows would not be 16-byte aligned for the TMA store, so the gather kernel: K = 180
+  // -> kmax 192 table rows of 16 bytes, split weight 2 x 192 x 64 floats.
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({30, 20, 3, 3}), fp32({2, 30, 12, 12})), size_t{192} * 16 + 2 * 192 * 64 * 4);
+  // Groups (the library's kSpec has 1: a grouped weight does not fit it) and strides are the seed's to set;
+  // the plan refuses a weight of the wrong shape outright.
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({32, 10, 3, 3}), fp32({2, 32, 12, 12})), 0u);
+  // A shape the plan refuses outright stays refused (0).
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({32, 20, 3, 3}), fp32({2, 32, 11, 12})), 0u);
+#endif
+}
+
+}  // namespace
+}  // namespace cutegen::seed
