@@ -13,7 +13,7 @@ import os
 import sys
 import traceback
 
-from .errors import RequestError, WorkerError
+from .errors import INTERNAL, KINDS, REQUEST, RequestError, WorkerError
 
 TEST_HOOKS_ENV = "CUTEGEN_WORKER_TEST_HOOKS"
 
@@ -38,6 +38,7 @@ def jsonable(value):
 
 
 def error_response(request_id, kind: str, message: str) -> dict:
+    assert kind in KINDS, kind  # cutegen refuses a kind it does not know (src/run/worker_errors.h)
     return {"id": request_id, "ok": False, "error": message, "kind": kind}
 
 
@@ -71,9 +72,9 @@ class Dispatcher:
         try:
             request = json.loads(line)
         except ValueError as exc:
-            return error_response(None, "request", f"request is not valid JSON: {exc}")
+            return error_response(None, REQUEST, f"request is not valid JSON: {exc}")
         if not isinstance(request, dict):
-            return error_response(None, "request", "a request must be a JSON object")
+            return error_response(None, REQUEST, "a request must be a JSON object")
         return self.handle(request)
 
     def handle(self, request: dict) -> dict:
@@ -93,7 +94,7 @@ class Dispatcher:
             return error_response(request_id, exc.kind, str(exc))
         except Exception as exc:
             traceback.print_exc(file=sys.stderr)
-            return error_response(request_id, "internal", f"{type(exc).__name__}: {exc}")
+            return error_response(request_id, INTERNAL, f"{type(exc).__name__}: {exc}")
 
 
 def serve(dispatcher: Dispatcher, stdin, out) -> int:
@@ -113,7 +114,7 @@ def encode(response: dict) -> str:
     try:
         return json.dumps(response, allow_nan=False)
     except (TypeError, ValueError) as exc:  # a handler returned something JSON cannot carry: our bug
-        return json.dumps(error_response(response.get("id"), "internal", f"unencodable result: {exc}"))
+        return json.dumps(error_response(response.get("id"), INTERNAL, f"unencodable result: {exc}"))
 
 
 def main() -> int:
