@@ -15,8 +15,6 @@ import traceback
 
 from .errors import INTERNAL, KINDS, REQUEST, RequestError, WorkerError
 
-TEST_HOOKS_ENV = "CUTEGEN_WORKER_TEST_HOOKS"
-
 
 def protect_stdout():
     """Returns a text stream on the original stdout; fd 1 and sys.stdout now go to stderr."""
@@ -45,7 +43,7 @@ def error_response(request_id, kind: str, message: str) -> dict:
 class Dispatcher:
     """Maps op names to handlers and turns every outcome into a response object."""
 
-    def __init__(self, session, test_hooks: bool = False):
+    def __init__(self, session):
         self.session = session
         self.stopped = False
         self.handlers = {
@@ -60,9 +58,6 @@ class Dispatcher:
             "release_gpu": session.op_release_gpu,
             "shutdown": self._shutdown,
         }
-        if test_hooks:
-            from . import test_hooks as hooks
-            session.fake_links = lambda spec: hooks.fake_link_factory(session, spec)
 
     def _shutdown(self, request: dict) -> dict:
         self.stopped = True
@@ -117,17 +112,21 @@ def encode(response: dict) -> str:
         return json.dumps(error_response(response.get("id"), INTERNAL, f"unencodable result: {exc}"))
 
 
-def main() -> int:
+def main(install=None, announce: str = "") -> int:
+    """The worker's life. `install`, given the Session before the first request, is the hook point the
+    tests' own entry point uses (python/tests/fake_runner_worker.py); `python -m cutegen_worker` passes
+    none, and `announce` says on stderr what was installed."""
     out = protect_stdout()
     from .session import Session  # torch is imported after stdout is safe: it may print at import
 
-    test_hooks = os.environ.get(TEST_HOOKS_ENV) == "1"
-    if test_hooks:
-        print(f"cutegen-worker: {TEST_HOOKS_ENV}=1: test hooks are enabled", file=sys.stderr)
     from .confinement import network_policy
     try:
         deny_network = network_policy() == "deny"
     except WorkerError as exc:
         print(f"cutegen-worker: {exc}", file=sys.stderr)
         return 2
-    return serve(Dispatcher(Session(deny_network=deny_network), test_hooks), sys.stdin, out)
+    session = Session(deny_network=deny_network)
+    if install is not None:
+        install(session)
+        print(f"cutegen-worker: {announce or 'a test hook is installed'}", file=sys.stderr)
+    return serve(Dispatcher(session), sys.stdin, out)

@@ -29,7 +29,9 @@ Result<std::unique_ptr<PythonWorker>> PythonWorker::start(PythonWorkerOptions o)
   // its log; torch.compile's caches stay in cutegen's cache unless the user pointed them elsewhere.
   auto home = make_unique_dir(o.log_path.parent_path(), "worker-home-");
   if (!home) return Error{fmt::format("cannot create the worker's home directory: {}", home.error().message)};
-  ProcessSpec spec{.argv = {o.python, "-m", "cutegen_worker"},
+  std::vector<std::string> argv = {o.python, "-m", "cutegen_worker"};
+  if (!o.script.empty()) argv = {o.python, o.script.string()};
+  ProcessSpec spec{.argv = std::move(argv),
                    .env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}},
                    .private_dir = *home};
   // "-2": inductor caches the Triton configurations its first run picked by timing them, and before
