@@ -5,7 +5,11 @@
   log's history lives in git) and no second Markdown file beside it;
 * every benchmarks/<name>.md a source or doc cites exists (a comment that cites a deleted log sends
   its reader nowhere), and no source cites a dated log by name;
-* ARCHITECTURE.md stays a map, at most 400 lines: details belong in docs/ (docs/internals.md).
+* ARCHITECTURE.md stays a map, at most 400 lines: details belong in docs/ (docs/internals.md);
+* the README's count of this repository's problems with a seed is `cutegen seed --list problems`'s: the
+  seed golden record (src/seed/testdata/seed_golden.txt, which the seed_golden test holds to the real
+  answers) says how many of problems/ have a kernel, and `scripts/seed_golden.py --update` rewrites the
+  README's line with it.
 
 Usage: check_docs.py [REPO_ROOT]. Prints one line per problem and exits 1 if there is any.
 """
@@ -82,9 +86,45 @@ def architecture_problems(root):
     return []
 
 
+SEED_GOLDEN = "src/seed/testdata/seed_golden.txt"
+README_SEED_COUNT = re.compile(r"`cutegen seed --list problems` finds a seed for (\d+) of this repository's (\d+) problems")
+
+
+def seed_counts(golden_text):
+    """(problems/ files with a seed, problems/ files) in a seed golden record."""
+    seeded = total = 0
+    for line in golden_text.splitlines():
+        fields = line.split("\t")
+        if line.startswith("#") or len(fields) != 3 or not re.fullmatch(r"problems/[^/]+\.py", fields[0]):
+            continue
+        total += 1
+        seeded += fields[2] != "-"
+    return seeded, total
+
+
+def readme_seed_line(seeded, total):
+    return f"`cutegen seed --list problems` finds a seed for {seeded} of this repository's {total} problems"
+
+
+def seed_count_problems(root):
+    golden, readme = root / SEED_GOLDEN, root / "README.md"
+    if not golden.is_file() or not readme.is_file():
+        return []
+    seeded, total = seed_counts(golden.read_text(encoding="utf-8"))
+    match = README_SEED_COUNT.search(readme.read_text(encoding="utf-8"))
+    if not match:
+        return [f"README.md: no line saying {readme_seed_line(seeded, total)} (scripts/seed_golden.py --update "
+                f"writes it)"]
+    if (int(match.group(1)), int(match.group(2))) != (seeded, total):
+        return [f"README.md: says {match.group(1)} of {match.group(2)} problems have a seed; {SEED_GOLDEN} says "
+                f"{seeded} of {total} (scripts/seed_golden.py --update rewrites the line)"]
+    return []
+
+
 def main(argv):
     root = pathlib.Path(argv[1] if len(argv) > 1 else pathlib.Path(__file__).resolve().parent.parent)
-    problems = benchmark_dir_problems(root) + citation_problems(root) + architecture_problems(root)
+    problems = (benchmark_dir_problems(root) + citation_problems(root) + architecture_problems(root)
+                + seed_count_problems(root))
     for problem in problems:
         print(problem)
     return 1 if problems else 0

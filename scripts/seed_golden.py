@@ -11,7 +11,7 @@ record is one line:
     <sha256 of the generated kernel, 16 hex digits, or ->
 
   scripts/seed_golden.py --cutegen build/cutegen            # check (exit 1 with a diff of the records)
-  scripts/seed_golden.py --cutegen build/cutegen --update   # record the current answers
+  scripts/seed_golden.py --cutegen build/cutegen --update   # record the current answers (and the README's count)
   scripts/seed_golden.py --cutegen build/cutegen --dump DIR # also keep every kernel, DIR/<dir>/<problem>.cu
   scripts/seed_golden.py --cutegen build/cutegen --per-file # `cutegen seed FILE` per problem (slow: a worker each)
   scripts/seed_golden.py --cutegen build/cutegen --dir PATH --golden FILE  # another corpus (KernelBench)
@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import check_docs  # beside this script: the README's seed count is one of its checks
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "src/seed/testdata/seed_golden.txt"
@@ -108,6 +110,19 @@ def records_per_file(cutegen, directory: Path):
     return records
 
 
+def update_readme_count(golden_text: str) -> None:
+    """Writes the repository record's count into README.md's line (check_docs.py holds the two together)."""
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    line = check_docs.readme_seed_line(*check_docs.seed_counts(golden_text))
+    new, n = check_docs.README_SEED_COUNT.subn(line, text)
+    if n != 1:
+        sys.exit(f"seed_golden: README.md has {n} lines like {line!r}; it should have one")
+    if new != text:
+        readme.write_text(new, encoding="utf-8")
+        print(f"seed_golden: README.md now says {line}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cutegen", required=True, help="the cutegen binary")
@@ -127,6 +142,8 @@ def main():
     if args.update:
         args.golden.write_text(text)
         print(f"seed_golden: wrote {len(records)} records to {display(args.golden)}")
+        if args.golden.resolve() == GOLDEN and not args.dir:
+            update_readme_count(text)
         return 0
     expected = args.golden.read_text() if args.golden.exists() else ""
     if text == expected:

@@ -15,15 +15,14 @@ reported (CpuBusy), since its median can no longer be told from the machine's lo
 """
 import threading
 
-from .errors import WorkerError
+from .errors import BusyError
 
 DISTURBED_NS = 50_000          # a kernel thread's preemption costs microseconds; a time slice lost, milliseconds
 DISTURBED_FRACTION = 0.02
 
 
-class CpuBusy(WorkerError):
+class CpuBusy(BusyError):
     """The machine was too busy to measure on: the answer is no number, with the reason."""
-    kind = "busy"
 
 
 def run_delay_ns(path: str):

@@ -15,7 +15,7 @@ import os
 import torch
 
 from . import audit
-from .errors import ProblemError, WorkerError
+from .errors import BusyError, ProblemError
 from .shared_buffers import PAGE_BYTES
 
 GIB = float(1 << 30)
@@ -88,11 +88,10 @@ def estimates(forward_inputs, params, outputs, check_workspace: int, device: tor
 CONTEXT_RESERVE_BYTES = 1 << 30
 
 
-class GpuMemoryBusy(WorkerError):
+class GpuMemoryBusy(BusyError):
     """The session would fit on this GPU, but other processes hold the memory it needs now: no fault
     of the problem's, and no verdict; cutegen measures again later (the judge's busy retries), and
     bench records the task as crashed (rerun with --retry-crashed), not as a broken problem."""
-    kind = "busy"
 
 
 def others_hold_bytes() -> int:

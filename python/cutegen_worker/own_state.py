@@ -24,8 +24,7 @@ _IOPRIO_GET = {"x86_64": 252, "aarch64": 31}  # not in Python's os module
 class StateChanged(WorkerError):
     """Another process changed the worker's scheduling state: nothing it measures from now on can be
     trusted, so the protocol loop stops the worker once it has answered (protocol.py)."""
-    kind = "internal"
-    fatal = True
+    fatal = True  # an `internal` error (WorkerError's kind) after which the worker stops
 
 
 def _ioprio(pid: int):

@@ -13,9 +13,7 @@ import os
 import sys
 import traceback
 
-from .errors import RequestError, WorkerError
-
-TEST_HOOKS_ENV = "CUTEGEN_WORKER_TEST_HOOKS"
+from .errors import INTERNAL, KINDS, REQUEST, RequestError, WorkerError
 
 
 def protect_stdout():
@@ -38,13 +36,14 @@ def jsonable(value):
 
 
 def error_response(request_id, kind: str, message: str) -> dict:
+    assert kind in KINDS, kind  # cutegen refuses a kind it does not know (src/run/worker_errors.h)
     return {"id": request_id, "ok": False, "error": message, "kind": kind}
 
 
 class Dispatcher:
     """Maps op names to handlers and turns every outcome into a response object."""
 
-    def __init__(self, session, test_hooks: bool = False):
+    def __init__(self, session):
         self.session = session
         self.stopped = False
         self.handlers = {
@@ -59,9 +58,6 @@ class Dispatcher:
             "release_gpu": session.op_release_gpu,
             "shutdown": self._shutdown,
         }
-        if test_hooks:
-            from . import test_hooks as hooks
-            session.fake_links = lambda spec: hooks.fake_link_factory(session, spec)
 
     def _shutdown(self, request: dict) -> dict:
         self.stopped = True
@@ -71,9 +67,9 @@ class Dispatcher:
         try:
             request = json.loads(line)
         except ValueError as exc:
-            return error_response(None, "request", f"request is not valid JSON: {exc}")
+            return error_response(None, REQUEST, f"request is not valid JSON: {exc}")
         if not isinstance(request, dict):
-            return error_response(None, "request", "a request must be a JSON object")
+            return error_response(None, REQUEST, "a request must be a JSON object")
         return self.handle(request)
 
     def handle(self, request: dict) -> dict:
@@ -93,7 +89,7 @@ class Dispatcher:
             return error_response(request_id, exc.kind, str(exc))
         except Exception as exc:
             traceback.print_exc(file=sys.stderr)
-            return error_response(request_id, "internal", f"{type(exc).__name__}: {exc}")
+            return error_response(request_id, INTERNAL, f"{type(exc).__name__}: {exc}")
 
 
 def serve(dispatcher: Dispatcher, stdin, out) -> int:
@@ -113,20 +109,24 @@ def encode(response: dict) -> str:
     try:
         return json.dumps(response, allow_nan=False)
     except (TypeError, ValueError) as exc:  # a handler returned something JSON cannot carry: our bug
-        return json.dumps(error_response(response.get("id"), "internal", f"unencodable result: {exc}"))
+        return json.dumps(error_response(response.get("id"), INTERNAL, f"unencodable result: {exc}"))
 
 
-def main() -> int:
+def main(install=None, announce: str = "") -> int:
+    """The worker's life. `install`, given the Session before the first request, is the hook point the
+    tests' own entry point uses (python/tests/fake_runner_worker.py); `python -m cutegen_worker` passes
+    none, and `announce` says on stderr what was installed."""
     out = protect_stdout()
     from .session import Session  # torch is imported after stdout is safe: it may print at import
 
-    test_hooks = os.environ.get(TEST_HOOKS_ENV) == "1"
-    if test_hooks:
-        print(f"cutegen-worker: {TEST_HOOKS_ENV}=1: test hooks are enabled", file=sys.stderr)
     from .confinement import network_policy
     try:
         deny_network = network_policy() == "deny"
     except WorkerError as exc:
         print(f"cutegen-worker: {exc}", file=sys.stderr)
         return 2
-    return serve(Dispatcher(Session(deny_network=deny_network), test_hooks), sys.stdin, out)
+    session = Session(deny_network=deny_network)
+    if install is not None:
+        install(session)
+        print(f"cutegen-worker: {announce or 'a test hook is installed'}", file=sys.stderr)
+    return serve(Dispatcher(session), sys.stdin, out)

@@ -106,7 +106,9 @@ class Session:
         self.problem = None
         self.prepared = None
         self.prepared_compile = None  # prepare_baselines' torch.compile result, for time_baselines
-        self.fake_links = None  # test hooks: spec -> link factory (test_hooks.py); None in production
+        # The hook point for tests without a GPU: spec -> link factory, set by python/tests/fake_runner.py's
+        # install(); None in production, where a `fake_runner` field is refused.
+        self.fake_links = None
 
     # ---- buffers ----------------------------------------------------------------------------
     def release_prepared(self) -> None:
@@ -246,7 +248,8 @@ class Session:
         make_link = candidate_session.default_link
         if "fake_runner" in req:
             if self.fake_links is None:
-                raise RequestError("fake_runner is a test hook; start the worker with CUTEGEN_WORKER_TEST_HOOKS=1")
+                raise RequestError("fake_runner is a test hook this worker does not have; tests start the worker "
+                                   "through python/tests/fake_runner_worker.py")
             make_link = self.fake_links(req["fake_runner"])
         self.release_prepared()
         memory.check_fits(problem.path, problem.metadata["memory"], problem.device)

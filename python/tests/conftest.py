@@ -1,4 +1,4 @@
-"""Shared helpers: an in-process worker (Session + Dispatcher with test hooks) and problem paths."""
+"""Shared helpers: an in-process worker (Session + Dispatcher with the fake runner installed) and problem paths."""
 import os
 import sys
 
@@ -12,6 +12,9 @@ import torch  # noqa: E402
 
 from cutegen_worker.protocol import Dispatcher  # noqa: E402
 from cutegen_worker.session import Session  # noqa: E402
+
+# The fake runner is test code beside this file, not in the worker package.
+import fake_runner  # noqa: E402
 
 # The tensors are tiny: one thread is faster than several fighting over a shared CI machine's cores.
 torch.set_num_threads(1)
@@ -49,7 +52,8 @@ class InProcessWorker:
 
     def __init__(self):
         self.session = Session()
-        self.dispatcher = Dispatcher(self.session, test_hooks=True)
+        fake_runner.install(self.session)  # sessions take `fake_runner` specs (fake_runner.py)
+        self.dispatcher = Dispatcher(self.session)
         self.next_id = 0
 
     def raw(self, op: str, **fields) -> dict:

@@ -1,13 +1,14 @@
-"""`evaluate_candidate` end to end in one worker, with the runner played by the test hooks' fake
-(test_hooks.py): it writes into the shared output buffers what a kernel of some behaviour would,
+"""`evaluate_candidate` end to end in one worker, with the runner played by the fake
+(fake_runner.py): it writes into the shared output buffers what a kernel of some behaviour would,
 and the supervisor -- staging, full checks, audits at secret positions, its own clock -- must name
 what is wrong. (The real runner process over pipes: test_runner_link.py; on a GPU: scripts/gpu-check.)"""
+import os
 import random
 
 import pytest
 import torch
 
-from conftest import SMALL, WorkerError, problem_path, write_problem
+from conftest import ROOT, SMALL, WorkerError, problem_path, write_problem
 from cutegen_worker import candidate_session
 
 ROWS, COLS = 4096 // SMALL, 65536 // SMALL  # relu at the test size
@@ -344,15 +345,26 @@ def test_bad_requests_are_request_errors(worker, small):
         assert error.value.kind == "request", bad
 
 
-def test_fake_runners_need_the_test_hooks(small):
+def test_a_worker_without_the_fake_runner_refuses_it(small):
     from cutegen_worker.protocol import Dispatcher
     from cutegen_worker.session import Session
-    dispatcher = Dispatcher(Session(), test_hooks=False)
+    dispatcher = Dispatcher(Session())  # what `python -m cutegen_worker` serves: nothing installed
     dispatcher.handle({"id": 1, "op": "load", "problem": problem_path("relu"), "device": "cpu"})
     response = dispatcher.handle({"id": 2, "op": "evaluate_candidate", "runner": ["r"], "library": "l", "trials": [],
                                   "warmup": 0, "runs": 0, "call_timeout_s": 1.0, "work_dir": "/tmp",
                                   "fake_runner": {"mode": "reference"}})
     assert response["ok"] is False and "test hook" in response["error"]
+
+
+def test_the_worker_package_holds_no_test_code():
+    # The fake runner lives with the tests; the package cutegen runs cannot import or install it.
+    package = os.path.join(ROOT, "python", "cutegen_worker")
+    names = os.listdir(package)
+    assert "fake_runner.py" not in names and not any(n.startswith("test_") for n in names), names
+    for name in names:
+        if name.endswith(".py"):
+            with open(os.path.join(package, name), encoding="utf-8") as f:
+                assert "import fake_runner" not in f.read(), name
 
 
 def test_every_session_does_its_two_full_audits(worker, small):

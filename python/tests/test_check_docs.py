@@ -78,3 +78,26 @@ def test_an_architecture_page_over_400_lines_fails(tmp_path):
 
 def test_this_repository_passes():
     assert check_docs.main(["check_docs.py", ROOT]) == 0
+
+
+GOLDEN_RECORD = ("# header\n"
+                 "problems/relu.py\tpointwise chain y = relu(x)\t0123456789abcdef\n"
+                 "problems/split.py\tno seed for this operator graph: torch.chunk (...)\t-\n"
+                 "problems/sub/deeper.py\tpointwise chain y = x\t0123456789abcdef\n"
+                 "attacks/problems/a.py\tpointwise chain y = x\t0123456789abcdef\n")
+
+
+def test_the_readme_seed_count_is_the_golden_records(tmp_path):
+    make_tree(tmp_path, {"src/seed/testdata/seed_golden.txt": GOLDEN_RECORD,
+                         "README.md": "… " + check_docs.readme_seed_line(1, 2) + ".\n"})
+    assert check_docs.seed_count_problems(tmp_path) == []
+    make_tree(tmp_path, {"README.md": "… " + check_docs.readme_seed_line(62, 71) + ".\n"})
+    found = check_docs.seed_count_problems(tmp_path)
+    assert len(found) == 1 and "says 62 of 71" in found[0] and "says 1 of 2" in found[0], found
+    make_tree(tmp_path, {"README.md": "no count at all\n"})
+    found = check_docs.seed_count_problems(tmp_path)
+    assert len(found) == 1 and "no line saying" in found[0], found
+
+
+def test_the_count_reads_only_problems_own_files():
+    assert check_docs.seed_counts(GOLDEN_RECORD) == (1, 2)

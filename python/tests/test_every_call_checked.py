@@ -1,4 +1,4 @@
-"""Issue 34's first two classes, on the CPU with the fake runner (test_hooks.py): every timed call's result
+"""Issue 34's first two classes, on the CPU with the fake runner (fake_runner.py): every timed call's result
 is compared with the reference and nothing tells a kernel which calls are checked in full; every input
 kind varies per call within its domain; every output dtype's unwritten elements are caught."""
 import torch
@@ -6,7 +6,7 @@ import pytest
 
 from conftest import problem_path, write_problem
 from cutegen_worker import buffers, candidate_session, inputs
-from cutegen_worker.test_hooks import FakeRunner
+from fake_runner import FakeRunner
 
 ONE_TRIAL = [{"seed": 1, "kind": "problem", "params": "own"}]
 

@@ -8,7 +8,8 @@ import random
 import pytest
 
 from conftest import FAKE_RUNNER_TRIALS, ROOT, problem_path, write_problem
-from cutegen_worker import problem_loader, shape_configs, test_hooks
+import fake_runner
+from cutegen_worker import problem_loader, shape_configs
 
 
 def evaluate(worker, problem="relu", generalize=2, **fake):
@@ -97,7 +98,7 @@ def test_a_failing_kernel_is_not_tried_at_other_shapes(worker, small):
 
 def test_each_shape_runs_in_a_runner_of_its_own_with_the_same_checks(worker, small, monkeypatch):
     started = []
-    factory = test_hooks.fake_link_factory
+    factory = fake_runner.fake_link_factory
 
     def counting(session, spec):
         make = factory(session, spec)
@@ -106,8 +107,7 @@ def test_each_shape_runs_in_a_runner_of_its_own_with_the_same_checks(worker, sma
             started.append(([tuple(o.shape) for o in slot.outputs[0]], len(slot.outputs), problem))
             return make(plan, slot, problem)
         return wrapped
-    monkeypatch.setattr(test_hooks, "fake_link_factory", counting)
-    worker.session.fake_links = lambda spec: test_hooks.fake_link_factory(worker.session, spec)
+    monkeypatch.setattr(fake_runner, "fake_link_factory", counting)  # install() looks it up at each call
     record = evaluate(worker)
     assert record["verdict"] == "pass", record["reason"]
     # The main session's runner, then one per configuration: new shared buffers of the new shapes, two output
@@ -224,14 +224,14 @@ def test_a_request_for_too_many_trials_is_refused(worker, small):
 def test_a_kernel_with_a_workspace_is_sized_again_at_each_shape(worker, small):
     # Contract v2: the size is asked with each shape's descriptors, so every configuration starts a sizing
     # runner and a second one that maps the workspace, as the main session does.
-    test_hooks.WORKSPACE_SEEN.clear()
+    fake_runner.WORKSPACE_SEEN.clear()
     record = evaluate(worker, workspace_bytes=40000)
     assert record["verdict"] == "pass", record["reason"]
     assert len(record["generalization"]["verified"]) == 3
     # Every call of every runner found the workspace freshly poisoned; the sessions at other shapes called too.
-    runners = {index for index, _, _, _ in test_hooks.WORKSPACE_SEEN}
+    runners = {index for index, _, _, _ in fake_runner.WORKSPACE_SEEN}
     # Runners are counted per request: each of the three sessions' sizing runner (0, 2, 4) only loaded, its
     # second runner (1, 3, 5), which mapped the workspace, made the calls.
     assert runners == {1, 3, 5}
-    assert all(poisoned for _, _, poisoned, _ in test_hooks.WORKSPACE_SEEN)
-    assert len(test_hooks.WORKSPACE_SEEN) == 2 + 1 + 4 + 2 * 4  # main: a trial, warm-up, timed; then 2 x 2 trials
+    assert all(poisoned for _, _, poisoned, _ in fake_runner.WORKSPACE_SEEN)
+    assert len(fake_runner.WORKSPACE_SEEN) == 2 + 1 + 4 + 2 * 4  # main: a trial, warm-up, timed; then 2 x 2 trials

@@ -70,7 +70,6 @@ def listener():
 def run_worker(tmp_path, requests, **env_extra):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), PYTHONUNBUFFERED="1",
                CUTEGEN_PROBLEM_SCALE=str(SMALL), OMP_NUM_THREADS="1", **env_extra)
-    env.pop("CUTEGEN_WORKER_TEST_HOOKS", None)
     lines = "".join(json.dumps(dict(id=i + 1, **r)) + "\n" for i, r in enumerate(requests))
     lines += json.dumps({"id": 0, "op": "shutdown"}) + "\n"
     p = subprocess.run([sys.executable, "-m", "cutegen_worker"], input=lines, capture_output=True, text=True,

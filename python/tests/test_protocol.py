@@ -39,8 +39,8 @@ def get_init_inputs():
 def proc():
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), PYTHONUNBUFFERED="1",
                CUTEGEN_PROBLEM_SCALE=str(SMALL), OMP_NUM_THREADS="1")
-    env["CUTEGEN_WORKER_TEST_HOOKS"] = "1"  # the fake runner; test_candidate_session.py proves it is off by default
-    p = subprocess.Popen([sys.executable, "-m", "cutegen_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    # The worker with the fake runner installed; test_candidate_session.py proves a plain one refuses it.
+    p = subprocess.Popen([sys.executable, os.path.join(ROOT, "python", "tests", "fake_runner_worker.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
     yield p
     if p.poll() is None:

@@ -23,8 +23,13 @@ def cpp_verdicts() -> set:
     words = set(re.findall(r'case Verdict::(\w+): return "(\w+)";', source))
     assert words and all(name == word for name, word in words), words
     enum = re.search(r"enum class Verdict \{(.*?)\};", read("src/common/evaluation.h"), re.S).group(1)
-    names = set(re.findall(r"\b([a-z_]+),", re.sub(r"//[^\n]*", "", enum)))
+    ordered = re.findall(r"\b([a-z_]+),", re.sub(r"//[^\n]*", "", enum))
+    names = set(ordered)
     assert names == {w for w, _ in words}, names ^ {w for w, _ in words}
+    # Loops over every verdict run up to kLastVerdict (evaluation.cpp's parse_verdict among them): a verdict
+    # added after it would never parse.
+    last = re.search(r"kLastVerdict = Verdict::(\w+);", read("src/common/evaluation.h")).group(1)
+    assert last == ordered[-1], f"kLastVerdict is {last}, the enum ends with {ordered[-1]}"
     return names
 
 

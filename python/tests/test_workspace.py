@@ -1,7 +1,7 @@
 """Contract v2's workspace on the worker's side (docs/kernel-contract.md, "Version 2"): the size a
 loaded kernel reports is validated against a cap, a second runner gets the buffer, and the buffer is
 filled with a fresh NaN pattern before every call -- a kernel that reads what the last call left there
-finds the poison. The runner is played by the test hooks' fake (test_hooks.py)."""
+finds the poison. The runner is played by the test hooks' fake (fake_runner.py)."""
 import random
 import struct
 
@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from conftest import SMALL, WorkerError, problem_path
-from cutegen_worker import memory, test_hooks
+import fake_runner
+from cutegen_worker import memory
 from cutegen_worker.buffers import is_poison, output_pattern, poison_, workspace_pattern
 
 from test_candidate_session import TRIALS, evaluate, failed_check
@@ -20,9 +21,9 @@ MIB = 1 << 20
 
 @pytest.fixture(autouse=True)
 def seen():
-    test_hooks.WORKSPACE_SEEN.clear()
-    yield test_hooks.WORKSPACE_SEEN
-    test_hooks.WORKSPACE_SEEN.clear()
+    fake_runner.WORKSPACE_SEEN.clear()
+    yield fake_runner.WORKSPACE_SEEN
+    fake_runner.WORKSPACE_SEEN.clear()
 
 
 def test_the_pattern_is_nan_in_every_float_width():

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/loop_fakes.h"
+#include "agent/testdata/loop_fakes.h"
 #include "common/fs.h"
 #include "store/event_log.h"
 

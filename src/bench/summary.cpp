@@ -70,12 +70,11 @@ std::string csv(const std::string& s) {
 }
 std::string csv(const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : ""; }
 
-// Whether a roofline figure means anything in this suite: tasks measured on a CPU have no floor.
-bool any_floor(const SuiteSummary& s) {
+}  // namespace
+
+bool has_roofline(const SuiteSummary& s) {
   return std::any_of(s.tasks.begin(), s.tasks.end(), [](const TaskRecord& t) { return t.floor_ms.has_value(); });
 }
-
-}  // namespace
 
 std::optional<double> counted_speedup(const TaskRecord& t, Baseline b) {
   if (t.verdict != TaskVerdict::correct) return std::nullopt;
@@ -244,7 +243,7 @@ std::string render_markdown(const SuiteSummary& s) {
            "Means are over the correct tasks with that baseline.\n\n";
   } else {
     out += fmt::format("torch.compile over eager (geometric mean): {}.", times(s.compile_over_eager_geomean));
-    if (any_floor(s))
+    if (has_roofline(s))
       out += fmt::format(" Best speedup over eager the roofline allows (eager / floor, geometric mean): {}.",
                          times(s.physics_geomean));
     else
@@ -272,7 +271,7 @@ std::string render_markdown(const SuiteSummary& s) {
                          t.seed.empty() ? "—" : cell(t.seed, 40), ms(t.seed_ms), t.example.empty() ? "—" : cell(t.example, 40));
   } else {
     // The floor's columns only when some task has a floor (none on a CPU).
-    const bool floors = any_floor(s);
+    const bool floors = has_roofline(s);
     out += floors ? "| task | verdict | eager ms | compile ms | compile/eager | floor ms | bound | eager/floor | GFLOP | MB |\n"
                     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
                   : "| task | verdict | eager ms | compile ms | compile/eager | GFLOP | MB |\n"

@@ -63,6 +63,11 @@ struct SuiteSummary {
   nlohmann::json to_json() const;
 };
 
+// Whether any roofline figure (floor, eager / floor, SOL%) means something in this suite: some task has
+// a floor. Tasks measured on a CPU have none (the roofline is a GPU's), and every page of the suite then
+// leaves the floor's columns, cards and charts out instead of filling them with dashes.
+bool has_roofline(const SuiteSummary& s);
+
 // A task's speedup as fast_p and the means count it: nullopt unless the task is correct and has the
 // baseline. The HTML page's curves and histograms use these too, so they cannot disagree with the table.
 enum class Baseline { eager, compile };

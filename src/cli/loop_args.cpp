@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "tune/tuner.h"
+
 namespace cutegen::cli {
 
 void LoopArgs::apply_to(LoopOptions& lo) const {
@@ -46,8 +48,10 @@ void add_loop_options(CLI::App* cmd, LoopArgs& a, const std::string& scope) {
                   scope + "when profiles enter the prompt: auto (per workload), always, never, or a step number")
       ->capture_default_str();
   cmd->add_option("--tune", a.tune,
-                  scope + "auto: after each accepted step, tune the best kernel's `cutegen:knob` values (at most "
-                          "config tune.loop_max_variants variants, 12; docs/tuning.md); never: do not")
+                  scope + fmt::format("auto: after each accepted step, tune the best kernel's `cutegen:knob` values "
+                                      "(at most config tune.loop_max_variants variants, {}; docs/tuning.md); never: "
+                                      "do not",
+                                      TuneConfig{}.loop_max_variants))
       ->check(CLI::IsMember({"auto", "never"}))
       ->capture_default_str();
 }

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tune/tuner.h"
+
 using namespace cutegen;
 using namespace cutegen::cli;
 
@@ -60,6 +62,10 @@ TEST(LoopArgs, HelpShowsTheDefaultsAndTheScope) {
   // CLI11 shows a default as "=VALUE" after the type.
   EXPECT_NE(help.find("--steps INT:INT in [0 - 1000]=" + std::to_string(loop.max_steps)), std::string::npos) << help;
   EXPECT_NE(help.find("--plateau INT:INT in [1 - 1000]=" + std::to_string(loop.plateau_steps)), std::string::npos) << help;
+  // The loop's tuning budget is the configuration's default, not a number of its own.
+  EXPECT_NE(help.find("tune.loop_max_variants variants, " + std::to_string(TuneConfig{}.loop_max_variants)),
+            std::string::npos)
+      << help;
 }
 
 TEST(LoopArgs, TheLoopJudgesWithFewerTrialsAndSaysWhy) {

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,15 +11,12 @@
 
 #include <fmt/format.h>
 
-#include "common/child_env.h"
 #include "common/child_registry.h"
+#include "common/spawn.h"
 
 namespace cutegen {
 
 Result<LineProcess> LineProcess::start(const ProcessSpec& spec, const std::string& stderr_path) {
-  if (spec.argv.empty()) return Error{"internal: empty command line"};
-  auto exe = find_executable(spec.argv[0]);
-  if (!exe) return Error{fmt::format("`{}` not found on PATH", spec.argv[0])};
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0) return Error{fmt::format("pipe: {}", std::strerror(errno))};
   if (::pipe2(out, O_CLOEXEC) != 0) {
@@ -28,49 +24,18 @@ Result<LineProcess> LineProcess::start(const ProcessSpec& spec, const std::strin
     ::close(in[1]);
     return Error{fmt::format("pipe: {}", std::strerror(errno))};
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (spec.cwd) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd->c_str());
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Own process group (killed as one); default signal dispositions and an empty mask, whatever
-  // cutegen ignores (SIGPIPE) or holds off while spawning (SpawnGuard).
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-
-  std::vector<std::string> env_strings = child_environment(spec);
-  std::vector<char*> envp, argv;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-
-  LineProcess p;
-  {
-    SpawnGuard guard;  // no Ctrl-C between the spawn and the registration
-    int rc = posix_spawn(&p.pid_, exe->c_str(), &actions, &attr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    ::close(in[0]);
-    ::close(out[1]);
-    if (rc != 0) {
-      ::close(in[1]);
-      ::close(out[0]);
-      p.pid_ = -1;
-      return Error{fmt::format("cannot start `{}`: {}", spec.argv[0], std::strerror(rc))};
-    }
-    p.in_ = in[1];
-    p.out_ = out[0];
-    if (auto r = register_child_group(p.pid_); !r) return r.error();  // ~LineProcess reaps it
+  auto spawned = spawn_child_group(spec, {.in = in[0], .out = out[1], .err = std::filesystem::path(stderr_path)});
+  ::close(in[0]);
+  ::close(out[1]);
+  if (!spawned) {
+    ::close(in[1]);
+    ::close(out[0]);
+    return spawned.error();
   }
+  LineProcess p;
+  p.pid_ = *spawned;
+  p.in_ = in[1];
+  p.out_ = out[0];
   signal(SIGPIPE, SIG_IGN);  // a dead child must give us EPIPE, not kill us
   return p;
 }

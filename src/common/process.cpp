@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "common/child_env.h"
 #include "common/child_registry.h"
+#include "common/spawn.h"
 
 namespace cutegen {
 namespace {
@@ -64,53 +63,14 @@ std::optional<std::filesystem::path> find_executable(const std::string& name) {
 }
 
 Result<ProcessResult> PosixProcessRunner::run(const ProcessSpec& spec) {
-  if (spec.argv.empty()) return Error{"internal: empty command line"};
-  auto exe = find_executable(spec.argv[0]);
-  if (!exe) return Error{fmt::format("`{}` not found on PATH", spec.argv[0])};
-
   Pipe in, out, err;
   if (::pipe2(in.fd, O_CLOEXEC) != 0 || ::pipe2(out.fd, O_CLOEXEC) != 0 || ::pipe2(err.fd, O_CLOEXEC) != 0)
     return Error{fmt::format("cannot create pipes: {}", std::strerror(errno))};
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in.fd[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fd[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err.fd[1], 2);
-  if (spec.cwd) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd->c_str());
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Own process group: a timeout kills the child and everything it started (nvcc runs cicc, ptxas, ...).
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  auto env_strings = child_environment(spec);
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
   auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = -1;
-  {
-    SpawnGuard guard;  // no Ctrl-C between the spawn and the registration
-    int rc = posix_spawn(&pid, exe->c_str(), &actions, &attr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) return Error{fmt::format("cannot start `{}`: {}", spec.argv[0], std::strerror(rc))};
-    if (auto r = register_child_group(pid); !r) {
-      ::waitpid(pid, nullptr, 0);
-      return r.error();
-    }
-  }
+  auto spawned = spawn_child_group(spec, {.in = in.fd[0], .out = out.fd[1], .err = err.fd[1]});
+  if (!spawned) return spawned.error();
+  const pid_t pid = *spawned;
 
   in.close_end(0);
   out.close_end(1);

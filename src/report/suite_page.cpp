@@ -96,8 +96,9 @@ std::string header(const SuiteView& v) {
               fmt::format("{} problem errors · {} crashed", s.problem_errors, s.crashed), "measured");
     o += card("torch.compile over eager", bench::format_speedup(s.compile_over_eager_geomean), "geometric mean",
               "compile-over-eager");
-    o += card("best speedup possible", bench::format_speedup(s.physics_geomean), "eager / floor, geometric mean",
-              "physics");
+    if (bench::has_roofline(s))
+      o += card("best speedup possible", bench::format_speedup(s.physics_geomean), "eager / floor, geometric mean",
+                "physics");
   } else {
     o += card("correct", fmt::format("{}/{}", s.correct, s.total),
               s.correct_rate ? fmt::format("{:.1f}% · {} crashed", 100 * *s.correct_rate, s.crashed) : "", "correct");
@@ -181,20 +182,26 @@ std::string baselines_table(const SuiteView& v) {
   t.id = "tasks";
   t.sortable = true;
   t.css_class = "compact";
-  t.headers = {"task", "verdict", "eager ms", "compile ms", "compile/eager", "floor ms", "bound", "eager/floor",
-               "GFLOP", "MB"};
+  // The floor's columns only when some task has a floor (none on a CPU), as in summary.md.
+  const bool floors = bench::has_roofline(v.summary);
+  t.headers = {"task", "verdict", "eager ms", "compile ms", "compile/eager"};
+  if (floors) t.headers.insert(t.headers.end(), {"floor ms", "bound", "eager/floor"});
+  t.headers.insert(t.headers.end(), {"GFLOP", "MB"});
   for (size_t i = 0; i < v.summary.tasks.size(); ++i) {
     const TaskRecord& r = v.summary.tasks[i];
     std::optional<double> gflop, mb;
     if (r.flops) gflop = r.flops / 1e9;
     if (r.min_bytes) mb = r.min_bytes / 1e6;
-    t.rows.push_back({task_cell(r, v.links[i], false),
-                      html::text_cell(bench::to_string(r.verdict), verdict_class(r.verdict)), ms_cell(r.eager_ms),
-                      r.compile_error.empty() ? ms_cell(r.compile_ms) : html::text_cell("error", "failed"),
-                      speedup_cell(bench::compile_over_eager(r)), ms_cell(r.floor_ms),
-                      html::text_cell(r.floor_bound.empty() ? "—" : r.floor_bound),
-                      speedup_cell(r.physics_speedup()), num(gflop ? fmt::format("{:.3g}", *gflop) : "—", gflop),
-                      num(mb ? fmt::format("{:.3g}", *mb) : "—", mb)});
+    std::vector<html::Cell> row = {task_cell(r, v.links[i], false),
+                                   html::text_cell(bench::to_string(r.verdict), verdict_class(r.verdict)),
+                                   ms_cell(r.eager_ms),
+                                   r.compile_error.empty() ? ms_cell(r.compile_ms) : html::text_cell("error", "failed"),
+                                   speedup_cell(bench::compile_over_eager(r))};
+    if (floors)
+      row.insert(row.end(), {ms_cell(r.floor_ms), html::text_cell(r.floor_bound.empty() ? "—" : r.floor_bound),
+                             speedup_cell(r.physics_speedup())});
+    row.insert(row.end(), {num(gflop ? fmt::format("{:.3g}", *gflop) : "—", gflop), num(mb ? fmt::format("{:.3g}", *mb) : "—", mb)});
+    t.rows.push_back(std::move(row));
   }
   return "<div class=\"scroll\">" + t.render() + "</div>";
 }
@@ -352,14 +359,20 @@ std::string render_suite_page(const SuiteView& v) {
   const auto& s = v.summary;
   std::string body = header(v);
   if (s.mode == "baselines") {
-    body += "<p>The problems as PyTorch runs them, before any kernel: eager and <code>torch.compile</code> times, the "
-            "roofline floor (the time at the calibrated bandwidth and matmul rate) and <b>eager / floor</b>, the "
-            "largest speedup over eager the hardware allows.</p>";
+    const bool roofline = bench::has_roofline(s);
+    if (roofline)
+      body += "<p>The problems as PyTorch runs them, before any kernel: eager and <code>torch.compile</code> times, the "
+              "roofline floor (the time at the calibrated bandwidth and matmul rate) and <b>eager / floor</b>, the "
+              "largest speedup over eager the hardware allows.</p>";
+    else
+      body += "<p>The problems as PyTorch runs them, before any kernel: eager and <code>torch.compile</code> times. No "
+              "roofline figures: no task has a floor (a CPU gets none; the roofline is a GPU's).</p>";
     body += "<h2>Distributions</h2><div class=\"charts\">";
-    body += figure(speedup_histogram(v.physics, "physics", "Best speedup over eager the roofline allows (eager / floor)",
-                                     "eager / floor, log bins of a factor sqrt(2)",
-                                     "eager beats the floor (check it)", "room to win"),
-                   "No problem has both an eager time and a roofline floor.");
+    if (roofline)
+      body += figure(speedup_histogram(v.physics, "physics", "Best speedup over eager the roofline allows (eager / floor)",
+                                       "eager / floor, log bins of a factor sqrt(2)",
+                                       "eager beats the floor (check it)", "room to win"),
+                     "No problem has both an eager time and a roofline floor.");
     body += figure(speedup_histogram(v.compile_over_eager, "compile-over-eager", "torch.compile over eager",
                                      "eager ms / torch.compile ms, log bins of a factor sqrt(2)",
                                      "torch.compile slower", "torch.compile faster"),
@@ -375,7 +388,8 @@ std::string render_suite_page(const SuiteView& v) {
     body += figure(speedup_histogram(v.speedup_compile, "speedup-compile", "Speedup over torch.compile",
                                      "torch.compile ms / best ms, log bins of a factor sqrt(2)"),
                    "No correct task has a torch.compile time yet.");
-    body += figure(sol_histogram(v), "No correct task has a SOL% (no roofline floor: run `cutegen calibrate`).");
+    body += figure(sol_histogram(v), cpu_times(s) ? "No SOL%: CPU times have no roofline floor."
+                                                  : "No correct task has a SOL% (no roofline floor: run `cutegen calibrate`).");
     body += figure(cost_chart(v), "No task cost anything (replayed or no-LLM runs cost $0).");
     body += "</div><h2>Tasks</h2>" + run_page_note(v) + optimize_table(v);
   }

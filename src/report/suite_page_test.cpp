@@ -164,6 +164,28 @@ TEST(SuitePage, BaselinesOnlySuiteShowsTheFloorAndTheBestPossibleSpeedup) {
   EXPECT_EQ(n, s.measured);  // every measured problem has both an eager time and a floor here
 }
 
+// bench --baselines-only --device cpu records no floor (the roofline is a GPU's): the page then shows no
+// roofline figure at all, not a card, a chart and three columns of dashes.
+TEST(SuitePage, ABaselinesSuiteWithoutFloorsShowsNoRooflineFigures) {
+  auto tasks = fixtures::synthetic_tasks(12, true);
+  for (auto& t : tasks) {
+    t.floor_ms.reset();
+    t.floor_bound.clear();
+    t.device = "cpu";
+  }
+  auto s = bench::summarize("baselines", "", tasks);
+  ASSERT_FALSE(bench::has_roofline(s));
+  std::string page = render_suite_page(make_suite_view(s, "/suites/cpu"));
+  EXPECT_FALSE(has(page, "id=\"physics\"")) << "no best-possible card and no eager / floor histogram";
+  EXPECT_TRUE(has(page, "id=\"compile-over-eager\""));
+  EXPECT_TRUE(has(page, "No roofline figures"));
+  std::string table = element(page, "table", "tasks");
+  EXPECT_EQ(count(table, "<tbody><tr>"), 12);
+  EXPECT_FALSE(has(table, "floor"));
+  EXPECT_FALSE(has(table, "<th>bound</th>"));
+  EXPECT_TRUE(has(table, "<th>GFLOP</th>"));
+}
+
 TEST(SuitePage, UntrustedTextIsEscapedAndAnEmptySuiteRenders) {
   bench::TaskRecord r;
   r.name = "x<script>alert(1)</script>";

@@ -52,8 +52,8 @@ struct EvalOptions {
   // Told before each of those pauses (the worker's line, the pause, which attempt comes next), so a
   // user watching a long evaluation sees why it is waiting. Null: nothing is said.
   std::function<void(const std::string&)> on_busy_retry;
-  // Test hook, never set by the tool: sent as `fake_runner`, which only a worker started with
-  // CUTEGEN_WORKER_TEST_HOOKS=1 accepts (it then plays the runner itself; judge_worker_test.cpp).
+  // Test hook, never set by the tool: sent as `fake_runner`, which only a worker started through
+  // python/tests/fake_runner_worker.py accepts (it then plays the runner itself; judge_worker_test.cpp).
   nlohmann::json fake_runner;
 };
 

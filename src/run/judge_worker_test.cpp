@@ -30,12 +30,13 @@ class JudgeWithRealWorker : public ::testing::Test {
  protected:
   void SetUp() override {
     if (std::system("python3 -c 'import torch' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 with torch is not installed";
-    setenv("CUTEGEN_WORKER_TEST_HOOKS", "1", 1);
     setenv("CUTEGEN_PROBLEM_SCALE", "64", 1);
     auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-judge-worker-");
     ASSERT_TRUE(dir.ok());
     dir_ = *dir;
-    auto worker = PythonWorker::start({.package_dir = fs::path(CUTEGEN_SOURCE_DIR) / "python", .log_path = dir_ / "worker.log"});
+    auto worker = PythonWorker::start({.package_dir = fs::path(CUTEGEN_SOURCE_DIR) / "python",
+                                       .log_path = dir_ / "worker.log",
+                                       .script = fs::path(CUTEGEN_SOURCE_DIR) / "python/tests/fake_runner_worker.py"});
     ASSERT_TRUE(worker.ok()) << worker.error().message;
     worker_ = std::move(*worker);
     // The roofline's ceilings for the CPU "GPU", so no calibration runs.
@@ -45,7 +46,6 @@ class JudgeWithRealWorker : public ::testing::Test {
   }
   void TearDown() override {
     worker_.reset();
-    unsetenv("CUTEGEN_WORKER_TEST_HOOKS");
     unsetenv("CUTEGEN_PROBLEM_SCALE");
     if (!dir_.empty()) fs::remove_all(dir_);
   }

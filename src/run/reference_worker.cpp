@@ -6,6 +6,7 @@
 
 #include "common/fs.h"
 #include "common/locations.h"
+#include "run/worker_errors.h"
 
 #ifndef CUTEGEN_PYTHON_DIR
 #define CUTEGEN_PYTHON_DIR ""
@@ -28,7 +29,9 @@ Result<std::unique_ptr<PythonWorker>> PythonWorker::start(PythonWorkerOptions o)
   // its log; torch.compile's caches stay in cutegen's cache unless the user pointed them elsewhere.
   auto home = make_unique_dir(o.log_path.parent_path(), "worker-home-");
   if (!home) return Error{fmt::format("cannot create the worker's home directory: {}", home.error().message)};
-  ProcessSpec spec{.argv = {o.python, "-m", "cutegen_worker"},
+  std::vector<std::string> argv = {o.python, "-m", "cutegen_worker"};
+  if (!o.script.empty()) argv = {o.python, o.script.string()};
+  ProcessSpec spec{.argv = std::move(argv),
                    .env = {{"PYTHONPATH", pythonpath}, {"PYTHONUNBUFFERED", "1"}},
                    .private_dir = *home};
   // "-2": inductor caches the Triton configurations its first run picked by timing them, and before
@@ -70,14 +73,16 @@ Result<nlohmann::json> PythonWorker::call(const std::string& op, nlohmann::json 
       return Error{fmt::format("reference worker wrote a non-protocol line: {}", line->substr(0, 200))};
     if (j.value("id", -1) != id) continue;  // a late answer to an abandoned request
     if (j.value("ok", false)) return j.value("result", nlohmann::json::object());
-    // A `problem` error is the user's file at fault: callers that run many problems (cutegen bench)
-    // record it as that problem's verdict and go on.
-    // A `busy` one is the machine's load, not the kernel's or the file's: the judge measures again.
-    const std::string kind = j.value("kind", "");
-    return Error{j.value("error", std::string("reference worker failed without a message")),
-                 kind == "problem" ? ErrorKind::problem_file
-                 : kind == "busy" ? ErrorKind::machine_busy
-                                  : ErrorKind::general};
+    // The kind says who is at fault (run/worker_errors.h): callers that run many problems (cutegen bench)
+    // record a `problem` error as that problem's verdict and go on; the judge measures again after `busy`.
+    std::string message = j.value("error", std::string("reference worker failed without a message"));
+    const std::string word = j.value("kind", "");
+    auto kind = parse_worker_error_kind(word);
+    if (!kind)  // a worker that does not match this build: say so rather than guess who is at fault
+      return Error{fmt::format("{} (the reference worker answered an error of unknown kind \"{}\"; its copy of "
+                               "the kinds in python/cutegen_worker/errors.py does not match this cutegen)",
+                               message, word)};
+    return Error{std::move(message), error_kind_for(*kind)};
   }
 }
 

@@ -26,6 +26,9 @@ struct PythonWorkerOptions {
   std::string python = "python3";           // $CUTEGEN_PYTHON overrides
   std::filesystem::path package_dir;        // holds cutegen_worker/; default: the source tree's python/
   std::filesystem::path log_path;           // the worker's stderr
+  // Empty: `python -m cutegen_worker`, the worker cutegen runs. Tests that need the fake runner name
+  // python/tests/fake_runner_worker.py, the same worker with it installed (test code stays out of the package).
+  std::filesystem::path script;
 };
 
 class PythonWorker final : public ReferenceWorker {

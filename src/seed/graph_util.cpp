@@ -147,8 +147,19 @@ Result<std::string> emit_chain(const OpGraph& g, int root, const std::map<int, s
       constants[id] = *v;
       continue;
     }
-    if (n.op == Op::input || n.op == Op::param)
-      return Error{fmt::format("{} depends on {} as well", text_of(g, Operand{.ref = root}), n.name)};
+    if (n.op == Op::input || n.op == Op::param) {
+      // The op that reads it, not the chain's whole expression: a refusal is one short line, and the
+      // expression of a fused chain (shared values repeated) runs to hundreds of characters.
+      auto reads = [&](int reader) {
+        const auto& args = g.node(reader).args;
+        return std::any_of(args.begin(), args.end(), [&](const Operand& a) { return a.ref == id; });
+      };
+      auto reader = std::find_if(needed.begin(), needed.end(), reads);
+      if (reader == needed.end())  // the chain is that tensor itself
+        return Error{fmt::format("the fused pointwise chain is {} itself, not a value the seed computes", n.name)};
+      return Error{fmt::format("{} also reads {}: the fused pointwise chain takes no other tensor",
+                               g.node(*reader).op, n.name)};
+    }
     if (!n.known || pointwise_arity(n.op.spelling()) == 0)
       return Error{fmt::format("{} is not a pointwise op the seed knows", n.op)};
     std::vector<ExprArg> args;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "seed/graph_util.h"
 #include "seed/testdata/graph_builders.h"
 
 using namespace cutegen::seed;
@@ -209,4 +210,29 @@ TEST(Matcher, RowSoftmaxRefusalsSayWhy) {
   auto chained = match(j);
   ASSERT_FALSE(chained.matched());
   EXPECT_EQ(chained.reason, "softmax of a computed value (the row-softmax seed takes a forward input)");
+}
+
+// A chain that reaches a tensor it was not given names the op that reads it in one short line, not the
+// chain's expression (which repeats shared values and ran to hundreds of characters in refusals).
+TEST(Matcher, AChainReadingAnotherTensorNamesTheOpThatReadsIt) {
+  json nodes = {input_of(0, "x"), input_of(1, "y")};
+  int v = 0, id = 2;
+  for (int i = 0; i < 8; ++i) {  // v = mul(add(v, 1), sigmoid(v)), eight times over
+    nodes.push_back(op(id, "add", {ref(v), num(1)}));
+    nodes.push_back(op(id + 1, "sigmoid", {ref(v)}));
+    nodes.push_back(op(id + 2, "mul", {ref(id), ref(id + 1)}));
+    v = id + 2;
+    id += 3;
+  }
+  nodes.push_back(op(id, "sub", {ref(v), ref(1)}));
+  auto g = OpGraph::from_json(graph_of(nodes, {ref(id)}, 2));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  std::vector<PointwiseStep> steps;
+  auto chain = emit_chain(*g, id, {{0, "x0"}}, "v", steps);
+  ASSERT_FALSE(chain.ok());
+  EXPECT_EQ(chain.error().message, "sub also reads y: the fused pointwise chain takes no other tensor");
+  // The chain being a tensor itself.
+  auto itself = emit_chain(*g, 1, {{0, "x0"}}, "v", steps);
+  ASSERT_FALSE(itself.ok());
+  EXPECT_EQ(itself.error().message, "the fused pointwise chain is y itself, not a value the seed computes");
 }

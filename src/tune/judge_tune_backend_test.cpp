@@ -40,11 +40,12 @@ const char* kTunableSource = R"(// cutegen:knob T_THREADS in {128, 256}
 
 TEST(JudgeTuneBackend, TunesOnTheRealWorkersScreeningPathAndJudgesTheChoiceInFull) {
   if (std::system("python3 -c 'import torch' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python3 with torch is not installed";
-  setenv("CUTEGEN_WORKER_TEST_HOOKS", "1", 1);
   setenv("CUTEGEN_PROBLEM_SCALE", "64", 1);
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-tune-worker-");
   ASSERT_TRUE(dir.ok());
-  auto worker = PythonWorker::start({.package_dir = fs::path(CUTEGEN_SOURCE_DIR) / "python", .log_path = *dir / "worker.log"});
+  auto worker = PythonWorker::start({.package_dir = fs::path(CUTEGEN_SOURCE_DIR) / "python",
+                                       .log_path = *dir / "worker.log",
+                                       .script = fs::path(CUTEGEN_SOURCE_DIR) / "python/tests/fake_runner_worker.py"});
   ASSERT_TRUE(worker.ok()) << worker.error().message;
   ASSERT_TRUE(write_file_atomic(*dir / "cache/calibration/cpu.json",
                                 "{\"version\":" + std::to_string(kCalibrationVersion) + R"(,"gpu":"cpu","hbm_gbps":20,"tflops":{"fp32":0.1,"tf32":0.1,"fp16":0.1,"bf16":0.1}})")
@@ -80,7 +81,6 @@ TEST(JudgeTuneBackend, TunesOnTheRealWorkersScreeningPathAndJudgesTheChoiceInFul
   ASSERT_EQ(compiler.requests.size(), 5u);
   EXPECT_EQ(compiler.requests[4].defines.size(), 0u);
   worker->reset();
-  unsetenv("CUTEGEN_WORKER_TEST_HOOKS");
   unsetenv("CUTEGEN_PROBLEM_SCALE");
   fs::remove_all(*dir);
 }

@@ -1,7 +1,8 @@
 """A runner played inside the worker, for tests without a GPU (`fake_runner` in `evaluate_candidate`).
 
-Only reachable when CUTEGEN_WORKER_TEST_HOOKS=1 (protocol.py); a production worker refuses the
-field. The fake writes into the slot's shared output buffers what a kernel of some behaviour would
+Test code, kept out of the worker package: the tests install it into a session (`install`, which the
+in-process worker of conftest.py and the worker process started through fake_runner_worker.py call);
+a production worker has nothing installed and refuses the field (session.py, `fake_links`). The fake writes into the slot's shared output buffers what a kernel of some behaviour would
 write, so everything the supervisor does -- staging, checks, audits at secret positions, timing on
 its own clock, verdicts -- runs for real. Spec: {"mode": ..., "after": N (calls before that are
 honest), "only": [call indices] (the mode on these calls alone, honest on the others), "ms": host
@@ -55,10 +56,10 @@ import time
 
 import torch
 
-from . import problem_loader
-from .buffers import poison_
-from .errors import RequestError
-from .runner_link import Exchange, LinkError, RunnerEnd
+from cutegen_worker import problem_loader
+from cutegen_worker.buffers import poison_
+from cutegen_worker.errors import RequestError
+from cutegen_worker.runner_link import Exchange, LinkError, RunnerEnd
 
 # What the fake does at shapes other than the benchmark's (generalization trials), whatever its mode there:
 # "same" (behave as at the benchmark's), "wrong" (a hard-coded shape: one element off), "refuse" (return
@@ -80,6 +81,12 @@ def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
 
 def _tf32(v):
     return round_to_tf32(v) if isinstance(v, torch.Tensor) and v.dtype == torch.float32 else v
+
+
+def install(session) -> None:
+    """Lets `session` take `fake_runner` specs: the worker's hook point (Session.fake_links)."""
+    # fake_link_factory is looked up at each call, so a test may wrap it (test_generalize.py).
+    session.fake_links = lambda spec: fake_link_factory(session, spec)
 
 
 def fake_link_factory(session, spec):
