@@ -1,5 +1,6 @@
 #include "seed/routes/then/then_chain.h"
 
+#include <algorithm>
 #include <regex>
 #include <set>
 #include <string_view>
@@ -8,6 +9,8 @@
 #include <fmt/ranges.h>
 
 #include "seed/graph_util.h"
+#include "seed/plan_parts.h"
+#include "seed/routes/gemm/gemm_plan.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -66,8 +69,10 @@ bool contiguous_fp32(const Node& n) {
 }
 
 // The chain's code for one part (<namespace>::run): build its output descriptor, ask its workspace, call it.
+// Its workspace follows the previous part's (`used` grows), or, with `shared`, every part's starts where the
+// intermediates end and the chain keeps the largest (`scratch`).
 std::string step_code(const std::string& what, const std::string& out_decl, const std::string& size_call,
-                      const std::string& forward_call) {
+                      const std::string& forward_call, bool shared) {
   return fmt::format(
       "  {{  // {what}\n"
       "{out_decl}"
@@ -78,13 +83,23 @@ std::string step_code(const std::string& what, const std::string& out_decl, cons
       "      if (used + part > workspace_bytes) return CUTEGEN_ERROR_BAD_ARGUMENTS;\n"
       "      if (int rc = {forward_call}; rc != CUTEGEN_OK) return rc;\n"
       "    }}\n"
-      "    used += part;\n"
+      "{grow}"
       "  }}\n",
       fmt::arg("what", what), fmt::arg("out_decl", out_decl), fmt::arg("size_call", size_call),
-      fmt::arg("forward_call", forward_call));
+      fmt::arg("forward_call", forward_call),
+      fmt::arg("grow", shared ? "    if (part > scratch) scratch = part;\n" : "    used += part;\n"));
 }
 
 }  // namespace
+
+std::string then_step_refusal(const MatchedPlan& seed) {
+  if (const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(&seed);
+      gemm && (gemm->plan().kernel == GemmKernel::tiled || gemm->plan().kernel == GemmKernel::split_k))
+    return fmt::format("the product after the first is not on the library GEMM ({}): a chain's products are the "
+                       "library's 3xTF32 GEMM or a GEMV",
+                       gemm->plan().kernel_reason);
+  return "";
+}
 
 int64_t round_up_to(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
@@ -97,7 +112,11 @@ OpGraph graph_after(const OpGraph& g, int split) {
   Node& y = after.nodes[static_cast<std::size_t>(split)];
   const TensorType type = *g.node(split).type;
   y.op = Op::input;
-  y.name = "y";
+  // "y", as the descriptions name the previous result, unless another forward input than the one y replaces has
+  // that name (KernelBench level 2's 28 reads an input y after the product).
+  bool taken = false;
+  for (const Node& n : g.nodes) taken = taken || (n.op == Op::input && n.index != 0 && n.name == "y");
+  y.name = taken ? "y_prev" : "y";
   y.known = true;
   y.note.clear();
   y.args.clear();
@@ -136,12 +155,20 @@ int stored_value(const OpGraph& g, const Node& c) {
 
 namespace {
 
+// The table's plan for `g` when the chain can run it as a step.
+Result<std::shared_ptr<const MatchedPlan>> chainable(const OpGraph& g, SecondSeedMatcher second) {
+  auto seed = second(g);
+  if (!seed) return seed;
+  if (std::string why = then_step_refusal(**seed); !why.empty()) return Error{why};
+  return seed;
+}
+
 // steps_for's search within `max_steps`: the latest cut first.
 std::optional<std::vector<ThenStep>> steps_within(const OpGraph& g, SecondSeedMatcher second, int max_steps) {
   auto output = single_output(g);
   if (!output || !(*output)->type) return std::nullopt;
   const std::vector<int64_t> out_shape = (*output)->type->shape;
-  if (auto whole = second(g)) return std::vector<ThenStep>{{.seed = *whole, .shape = out_shape, .bytes = 0}};
+  if (auto whole = chainable(g, second)) return std::vector<ThenStep>{{.seed = *whole, .shape = out_shape, .bytes = 0}};
   if (max_steps < 2) return std::nullopt;
   const std::vector<int> reach = reachable(g);
   for (auto it = reach.rbegin(); it != reach.rend(); ++it) {
@@ -151,7 +178,7 @@ std::optional<std::vector<ThenStep>> steps_within(const OpGraph& g, SecondSeedMa
     // A view at the cut is how the next seed reads the stored value; the steps before store the value viewed.
     const Node& stored = g.node(stored_value(g, c));
     if (is_leaf(stored.op.op())) continue;  // views of y (or of a parameter): nothing to compute before them
-    auto last = second(graph_after(g, c.id));
+    auto last = chainable(graph_after(g, c.id), second);
     if (!last) continue;
     OpGraph before = g;
     before.outputs = {Operand{.ref = stored.id}};
@@ -175,6 +202,26 @@ std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatch
   return std::nullopt;
 }
 
+Result<SeedText> split_prelude(const std::string& text, std::string_view route, std::string_view seed_file) {
+  std::size_t end = 0;  // just after the last #include line
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t next = text.find('\n', at);
+    next = next == std::string::npos ? text.size() : next + 1;
+    if (std::string_view(text).substr(at, next - at).starts_with("#include")) end = next;
+    at = next;
+  }
+  for (std::size_t at = 0; at < end;) {
+    const std::size_t next = text.find('\n', at) + 1;
+    const std::string_view line = std::string_view(text).substr(at, next - at);
+    if (!(line == "\n" || line.starts_with("//") || line.starts_with("#")))
+      return Error{fmt::format("the {} route's kernel has code before its last #include (`{}`), which {} keeps out of "
+                               "the namespace it puts the kernel in",
+                               route, line.substr(0, line.size() - 1), seed_file)};
+    at = next;
+  }
+  return SeedText{.prelude = text.substr(0, end), .body = text.substr(end)};
+}
+
 StaticEntries make_entries_static(std::string& text, const std::string& prefix) {
   StaticEntries e;
   auto rename = [&](std::string_view from, const std::string& to) {
@@ -188,6 +235,22 @@ StaticEntries make_entries_static(std::string& text, const std::string& prefix) 
   e.workspace_bytes =
       rename("extern \"C\" size_t cutegen_workspace_bytes(", "static size_t " + prefix + "workspace_bytes(");
   return e;
+}
+
+int64_t judge_workspace_cap(const OpGraph& g) {
+  constexpr int64_t kFactor = 8, kFloor = int64_t{16} << 20;
+  auto bytes = [](const Node& n) -> int64_t {
+    if (!n.type || n.scalar) return 0;
+    const std::string& d = n.type->dtype;
+    const int64_t size = d == "float64" || d == "int64" ? 8 : d == "float16" || d == "bfloat16" ? 2 : d == "bool" ? 1 : 4;
+    return product(n.type->shape, 0, n.type->shape.size()) * size;
+  };
+  int64_t io = 0;
+  for (const Node& n : g.nodes)
+    if (n.op == Op::input || n.op == Op::param) io += bytes(n);
+  for (const Operand& o : g.outputs)
+    if (o.ref) io += bytes(g.node(*o.ref));
+  return std::min(kWorkspaceCeiling, std::max(kFloor, kFactor * io));
 }
 
 std::string then_step_lines(const std::vector<ThenStep>& steps) {
@@ -221,9 +284,11 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
   }
   std::set<std::string> defined;  // the macros the file defines so far: the head's, then each step's
   for (const std::string& name : defined_macros(head.kernel)) defined.insert(name);
+  if (file.shared_scratch)
+    chain += "  size_t scratch = 0;  // the largest part's workspace: each part's starts after the intermediates\n";
   chain += step_code(head.what,
                      "    const cutegen_tensor out = intermediate(query ? nullptr : base + kOffset0, kShape0);\n",
-                     head.size_call, head.forward_call);
+                     head.size_call, head.forward_call, file.shared_scratch);
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const ThenStep& step = steps[i];
     const bool last = i + 1 == steps.size();
@@ -262,8 +327,10 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
             ? fmt::format("{}::second_forward_ws({}.t, kNumInputs, {}, {}, base + used, part, stream)", ns, in, out,
                           num_out)
             : fmt::format("{}::second_forward({}.t, kNumInputs, {}, {}, stream)", ns, in, out, num_out);
-    chain += step_code(fmt::format("step {}: {}", i + 1, step.seed->route()), out_decl, size_call, forward_call);
+    chain += step_code(fmt::format("step {}: {}", i + 1, step.seed->route()), out_decl, size_call, forward_call,
+                       file.shared_scratch);
   }
+  if (file.shared_scratch) chain += "  used += scratch;\n";
   std::string text = file.header + kThenChainTemplate;
   replace_placeholder(text, "PROBLEM", problem.str());
   replace_placeholder(text, "NAMESPACE", file.chain_namespace);

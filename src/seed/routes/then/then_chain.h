@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -33,6 +34,11 @@ struct ThenStep {
 // The table's walk over a graph: the plan of the first route that takes it, or the answer's reason.
 using SecondSeedMatcher = Result<std::shared_ptr<const MatchedPlan>> (*)(const OpGraph&);
 
+// "" when a seed can be a step of the chain, else why not: its kernel must have one contract entry point (the
+// tiled GEMM's text has two, one compiled out) -- and a product after the head is on the library GEMM, not a
+// CUDA-core one.
+std::string then_step_refusal(const MatchedPlan& seed);
+
 // The graph the next seed sees: `g` with node `split` made forward input 0 (y), a contiguous fp32 tensor of
 // the node's shape.
 OpGraph graph_after(const OpGraph& g, int split);
@@ -47,7 +53,8 @@ int stored_value(const OpGraph& g, const Node& c);
 int64_t round_up_to(int64_t v, int64_t to);
 int64_t result_bytes(const std::vector<int64_t>& shape);
 
-// The steps that compute `g` (forward input 0 the previous result): one route's seed for the whole, or a cut
+// The steps that compute `g` (forward input 0 the previous result), each a seed then_step_refusal accepts: one
+// route's seed for the whole, or a cut
 // -- the latest that works -- with the steps before it and one seed after it: the fewest steps there are, at
 // most `max_steps`. nullopt: none.
 std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps);
@@ -73,6 +80,11 @@ struct ThenFile {
   std::string seed_file;        // the route's source, named when a step's kernel does not fit the chain
   int num_contract_inputs = 0;
   std::vector<int64_t> input_shape, output_shape;  // as traced: the call is refused with others
+  // The parts' own workspaces (the head's tables or split operands, a step's partials) one after another
+  // (false: conv_then's layout as judged), or all at one place after the intermediates (true): the parts run
+  // one after another on the stream, so a part's scratch is dead once it returns, and the chain asks for the
+  // largest part's instead of their sum -- two library GEMMs (KernelBench level 2's 45) fit the judge's cap so.
+  bool shared_scratch = false;
 };
 
 // The chained file: the head, each step's seed in namespace seed_step<i> (its #include lines moved in front,
@@ -80,8 +92,19 @@ struct ThenFile {
 // entry points that run them in order through the workspace.
 Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, const std::vector<ThenStep>& steps,
                                    const CommentText& problem);
+// The judge's workspace cap for the problem the graph traces (python/cutegen_worker/memory.py): 8x the bytes
+// of its inputs, parameters and output, at least 16 MiB, at most kWorkspaceCeiling.
+int64_t judge_workspace_cap(const OpGraph& g);
 // "//   step 1: <pattern>\n" per step: the header's list.
 std::string then_step_lines(const std::vector<ThenStep>& steps);
+
+// A seed's text split where its last #include line ends: the prelude (comments and preprocessor lines only:
+// the `#define NDEBUG` before the headers stays before them) and the rest, which a chain puts in a namespace
+// of its own. Error: code before the last #include (the text is not shaped as the chain expects).
+struct SeedText {
+  std::string prelude, body;
+};
+Result<SeedText> split_prelude(const std::string& text, std::string_view route, std::string_view seed_file);
 
 // The contract entry points of a kernel text, renamed to static functions `<prefix>forward`,
 // `<prefix>forward_ws` and `<prefix>workspace_bytes`; which the text had.
