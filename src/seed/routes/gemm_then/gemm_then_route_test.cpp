@@ -262,3 +262,17 @@ TEST(SeedCompile, GemmThenSeedWithTwoLibraryGemmsBuildsAndSizesItsWorkspace) {
   EXPECT_EQ(workspace_bytes(other, 5, &half, 1), 0u);
 #endif
 }
+
+// The views between the parts (kView<i>), a pooling, a pointwise and a reduction step after the library GEMM.
+TEST(SeedCompile, GemmThenSeedThroughViewsBuilds) {
+  CUTEGEN_SLOW_COMPILE_TEST("a CUTLASS SM90 GEMM and three template seeds in one file, minutes of nvcc");
+  auto m = match(linear_pool_gelu_max());
+  ASSERT_TRUE(m.plan_as<GemmThenPlan>()) << m.reason;
+  auto src = m.plan->emit(CommentText("pool_max.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
+  auto out = compiler.compile(*src, "gemm_then_views.cu");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+}
