@@ -197,12 +197,41 @@ TEST(Matcher, SoftmaxAndLogSoftmaxOverTheLastDimHaveARowSeed) {
   EXPECT_EQ(log.plan_as<RowSoftmaxPlan>()->num_contract_inputs, 1);
 }
 
-TEST(Matcher, RowSoftmaxRefusalsSayWhy) {
+// Over another dimension than the last (KernelBench level 2's softmax over an NCHW tensor's channels): the
+// strided kernel, a thread per column of the (outer, extent, inner) view.
+TEST(Matcher, SoftmaxOverAnotherDimensionIsTheStridedKernel) {
   auto dim0 = match(softmax_graph("softmax", 0));
-  ASSERT_FALSE(dim0.matched());
-  EXPECT_EQ(dim0.no_seed_line(),
-            "no seed for this operator graph: softmax (softmax over dim 0 of a 2-d tensor (the seed handles the last "
-            "dimension))");
+  ASSERT_TRUE(dim0.plan_as<RowSoftmaxPlan>()) << dim0.reason;
+  const RowSoftmaxPlan& p = *dim0.plan_as<RowSoftmaxPlan>();
+  EXPECT_EQ(p.kernel, SoftmaxKernel::strided_template);
+  EXPECT_EQ((std::vector<int64_t>{p.dim, p.outer, p.extent, p.inner}), (std::vector<int64_t>{0, 1, 64, 128}));
+  EXPECT_EQ(dim0.description(), "softmax over a strided dimension y = softmax(x, dim=0)");
+  EXPECT_EQ(dim0.pattern(), "strided softmax: softmax(x, dim=0)");
+  auto src = dim0.plan->emit(CommentText("softmax_dim0.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "constexpr int64_t kOuter = 1, kExtent = 64, kInner = 128;")) << *src;
+  EXPECT_TRUE(contains(*src, "gY(i, r, o) = expf(v - acc.max) * inv;")) << *src;
+  EXPECT_TRUE(contains(*src, "// cutegen:knob SMS_THREADS in")) << *src;
+  EXPECT_FALSE(contains(*src, "{{")) << *src;
+  // log_softmax over the channels of a (2, 3, 4, 5) tensor, as a negative dim: x - max - log(sum).
+  json x = input_of(0, "x");
+  x["shape"] = {2, 3, 4, 5};
+  json sm = op(1, "log_softmax", {ref(0)}, {{"dim", -3}, {"dtype", nullptr}});
+  sm["shape"] = {2, 3, 4, 5};
+  auto channels = match(graph_of({x, sm}, {ref(1)}, 1));
+  ASSERT_TRUE(channels.plan_as<RowSoftmaxPlan>()) << channels.reason;
+  const RowSoftmaxPlan& c = *channels.plan_as<RowSoftmaxPlan>();
+  EXPECT_EQ((std::vector<int64_t>{c.dim, c.outer, c.extent, c.inner}), (std::vector<int64_t>{1, 2, 3, 20}));
+  auto log_src = channels.plan->emit(CommentText("log_softmax_channels.py"));
+  ASSERT_TRUE(log_src.ok()) << log_src.error().message;
+  EXPECT_TRUE(contains(*log_src, "const float shift = acc.max + logf(acc.sum);")) << *log_src;
+  EXPECT_TRUE(contains(*log_src, "gY(i, r, o) = v - shift;")) << *log_src;
+}
+
+TEST(Matcher, RowSoftmaxRefusalsSayWhy) {
+  auto dim2 = match(softmax_graph("softmax", 2));
+  ASSERT_FALSE(dim2.matched());
+  EXPECT_EQ(dim2.no_seed_line(), "no seed for this operator graph: softmax (softmax over dim 2 of a 2-d tensor)");
   auto half = match(softmax_graph("softmax", 1, "float16"));
   ASSERT_FALSE(half.matched());
   EXPECT_EQ(half.reason, "softmax in float16 (the row-softmax seed is float32)");

@@ -13,6 +13,7 @@
 #include "seed/routes/depthwise_conv/depthwise_conv_route.h"
 #include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
+#include "seed/routes/gemm_then/gemm_then_route.h"
 #include "seed/routes/loss/loss_route.h"
 #include "seed/routes/norm/norm_route.h"
 #include "seed/routes/pointwise/pointwise_route.h"
@@ -32,11 +33,14 @@ namespace {
 
 bool is_product(Op op) { return op == Op::matmul || op == Op::linear; }
 bool is_convolution(Op op) { return op == Op::conv || op == Op::conv_transpose; }
-bool is_norm_or_reduction(Op op) { return is_norm_module(op) || op == Op::norm || is_reduction(op); }
+// The reductions over a dimension the reduction route takes: logsumexp too (a product's row logsumexp is the
+// epilogue route's, claimed before).
+bool is_dim_reduction(Op op) { return is_reduction(op) || op == Op::logsumexp; }
+bool is_norm_or_reduction(Op op) { return is_norm_module(op) || op == Op::norm || is_dim_reduction(op); }
 
 // forward() returns a reduction (or the getitem of max/min's (values, indices) pair).
 bool ends_in_reduction(const MatchContext& c) {
-  return c.output && (is_reduction(c.output->op.op()) || c.output->op == Op::getitem);
+  return c.output && (is_dim_reduction(c.output->op.op()) || c.output->op == Op::getitem);
 }
 
 // ... of everything: its dim given as None.
@@ -55,17 +59,20 @@ Claim claim_pointwise(const MatchContext&) { return Claim::attempt; }
 bool has_convolution(const MatchContext& c) { return c.has(Op::conv) || c.has(Op::conv_transpose); }
 
 // A softmax or a pooling after a convolution is conv_then's (the convolution first, then the softmax's or the
-// pooling's own seed on its result).
+// pooling's own seed on its result); after a matrix product, gemm_then's.
 Claim claim_row_softmax(const MatchContext& c) {
-  return decide_if((c.has(Op::softmax) || c.has(Op::log_softmax)) && !has_convolution(c));
+  return decide_if((c.has(Op::softmax) || c.has(Op::log_softmax)) && !has_convolution(c) && !c.has_any(is_product));
 }
 
-// A product alone (maybe under triu/tril) is the plain GEMM's; anything else on it an epilogue's.
+// A product alone (maybe under triu/tril) is the plain GEMM's; anything else on it an epilogue's, or, what the
+// epilogue refuses, the product with its epilogue and then more seeds (gemm_then), whose refusal is the answer:
+// the rest's reason after the product, or the epilogue's own when no split leaves the product on the library GEMM.
 Claim claim_gemm(const MatchContext& c) {
   return decide_if(c.has_any(is_product) &&
                    (c.output_is(Op::matmul) || c.output_is(Op::triu) || c.output_is(Op::tril)));
 }
-Claim claim_gemm_epilogue(const MatchContext& c) { return decide_if(c.has_any(is_product)); }
+Claim claim_gemm_epilogue(const MatchContext& c) { return c.has_any(is_product) ? Claim::attempt : Claim::skip; }
+Claim claim_gemm_then(const MatchContext& c) { return decide_if(c.has_any(is_product)); }
 
 Claim claim_pool(const MatchContext& c) {
   return decide_if((c.has(Op::max_pool) || c.has(Op::avg_pool)) && !has_convolution(c));
@@ -91,14 +98,18 @@ Claim claim_conv(const MatchContext& c) { return decide_if(c.output_is(Op::conv)
 Claim claim_conv_epilogue(const MatchContext& c) { return has_convolution(c) ? Claim::attempt : Claim::skip; }
 Claim claim_conv_then(const MatchContext& c) { return decide_if(has_convolution(c)); }
 
-// conv_then's second seed: the walk over this table (match_seed) for the graph after the convolution, which has
-// no convolution left, so the walk does not come back here.
+// conv_then's and gemm_then's next seeds: the walk over this table (match_seed) for the graph after the head,
+// which has the head's convolution or product no more, so a walk that comes back to a *_then route does so on a
+// graph with one product fewer (KernelBench level 2's 45: a Linear after a Linear), and ends.
 Result<std::shared_ptr<const MatchedPlan>> second_seed(const OpGraph& after) {
   SeedMatch m = match_seed(after);
   if (!m.matched()) return Error{m.reason.empty() ? m.no_seed_line() : m.reason};
   return m.plan;
 }
 Result<ConvThenPlan> match_conv_then_in_table(const OpGraph& g) { return match_conv_then(g, &second_seed); }
+Result<GemmThenPlan> match_gemm_then_in_table(const OpGraph& g) { return match_gemm_then(g, &second_seed); }
+constexpr RouteDef<GemmThenPlan> kGemmThenRoute{"gemm_then", match_gemm_then_in_table, gemm_then_description,
+                                                gemm_then_pattern, emit_gemm_then};
 constexpr RouteDef<ConvThenPlan> kConvThenRoute{"conv_then", match_conv_then_in_table, conv_then_description,
                                                 conv_then_pattern, emit_conv_then};
 
@@ -142,6 +153,7 @@ constexpr Route kRoutes[] = {
     route<kRowSoftmaxRoute>(claim_row_softmax),
     route<kGemmRoute>(claim_gemm),
     route<kGemmEpilogueRoute>(claim_gemm_epilogue),
+    route<kGemmThenRoute>(claim_gemm_then),
     route<kPoolRoute>(claim_pool),
     route<kPointwiseConvRoute>(claim_pointwise_conv),
     route<kDepthwiseConvRoute>(claim_depthwise_conv),

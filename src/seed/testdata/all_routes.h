@@ -14,6 +14,7 @@
 #include "seed/routes/gemm/gemv_kernel.h"
 #include "seed/routes/gemm/library_gemm.h"
 #include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
+#include "seed/routes/gemm_then/gemm_then_route.h"
 #include "seed/routes/loss/loss_kernel.h"
 #include "seed/routes/loss/loss_route.h"
 #include "seed/routes/norm/library_rmsnorm.h"

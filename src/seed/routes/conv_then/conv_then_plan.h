@@ -7,26 +7,20 @@
 
 #include "seed/route.h"
 #include "seed/routes/conv/conv_plan.h"
+#include "seed/routes/then/then_chain.h"
 
 namespace cutegen::seed {
 
-// One step after the convolution: another route's seed, for the graph whose forward input 0 is the previous
-// step's result, writing `shape` (the next step's input; the last step writes the output).
-struct ConvThenStep {
-  std::shared_ptr<const MatchedPlan> seed;
-  std::vector<int64_t> shape;  // what this step writes: contiguous fp32
-  int64_t bytes = 0;           // of that result, rounded up to 256 (0 for the last step: the output)
-};
-
 // A convolution (with the pointwise ops right after it fused into its store, as conv_epilogue does) whose
-// result y is then the input of one to three more seeds, any routes' (a GroupNorm, a pooling, a reduction over
-// channels, ... and a pointwise tail after it): the library convolution writes y into the workspace, the next
-// seed reads it there as its forward input 0 and writes its own result next to it, and so on.
+// result y is then the input of one to kMaxThenSteps more seeds, any routes' (a GroupNorm, a pooling, a
+// reduction over channels, ... and a pointwise tail after it): the library convolution writes y into the
+// workspace, the next seed reads it there as its forward input 0 and writes its own result next to it, and so on
+// (the chain: routes/then/then_chain.h).
 struct ConvThenPlan {
   ConvPlan head;                    // the convolution and its epilogue, contract positions as the problem's
   std::vector<int64_t> head_shape;  // y: (N, C, spatial...)
   int64_t head_bytes = 0;           // y's bytes rounded up to 256
-  std::vector<ConvThenStep> steps;  // one to three
+  std::vector<ThenStep> steps;      // one to kMaxThenSteps
   int num_contract_inputs = 0;
   // The traced shapes of forward input 0 and of the output: every step's shapes follow from them, so a call
   // with others is refused (the intermediates are sized for these).

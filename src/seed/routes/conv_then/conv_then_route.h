@@ -9,16 +9,11 @@
 
 namespace cutegen::seed {
 
-// The table's walk over a graph: the plan of the first route that takes it, or the answer's reason.
-using SecondSeedMatcher = Result<std::shared_ptr<const MatchedPlan>> (*)(const OpGraph&);
-
 // The split: the convolution C, then the largest set of same-shape pointwise ops on C (and on inputs,
 // parameters and constants) -- the head; the rest of the graph must read the head through one value y. The
 // head is the conv_epilogue route's plan of the graph that returns y; the rest, with y as forward input 0, is
 // `second`'s. Error: the reason either refuses, or why the graph does not split so.
 Result<ConvThenPlan> match_conv_then(const OpGraph& g, SecondSeedMatcher second);
-// The graph the second seed sees: `g` with node `split` made forward input 0 (y) -- tests read it.
-OpGraph graph_after(const OpGraph& g, int split);
 std::string conv_then_description(const ConvThenPlan& plan);
 std::string conv_then_pattern(const ConvThenPlan& plan);
 Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& problem);

@@ -20,19 +20,6 @@ constexpr int64_t kMaxExtent = INT32_MAX / 4;      // make_plan's limit on M, N 
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-// make_plan's workspace: A' (M x 3Kp) and B' (Np x 3Kp) in fp32 per matrix of the batch, Kp = K and Np = N
-// rounded up to 4, and when N % 4 != 0 the padded output (M x Np), each rounded up to 256 bytes; CUTLASS's
-// own part is 0 bytes for its persistent scheduler. The judge's other bound, 8x the problem's bytes, never
-// binds first: (3(M + Np)Kp + M Np) floats against 8(MK + KN + MN).
-// With a row reduction the epilogue seed stores the epilogue's (M, N) values in front of that
-// (library_gemm_epilogue_entry.cu.in).
-int64_t workspace_bytes(const GemmPlan& p) {
-  const int64_t kp = round_up(p.k, 4), np = round_up(p.n, 4);
-  const int64_t padded = p.n % 4 != 0 ? round_up(p.batch * p.m * np * 4, 256) : 0;
-  const int64_t values = p.reduce != RowReduce::none ? round_up(p.m * p.n * 4, 256) : 0;
-  return values + round_up(p.batch * p.m * 3 * kp * 4, 256) + round_up(p.batch * np * 3 * kp * 4, 256) + padded;
-}
-
 int64_t tiles(const GemmPlan& p) { return library_gemm_tiles(p); }
 
 std::string layout(bool transposed, const char* plain, const char* swapped) {
@@ -42,6 +29,19 @@ std::string layout(bool transposed, const char* plain, const char* swapped) {
 }  // namespace
 
 const char* library_gemm_text() { return kLibrary; }
+
+// make_plan's workspace: A' (M x 3Kp) and B' (Np x 3Kp) in fp32 per matrix of the batch, Kp = K and Np = N
+// rounded up to 4, and when N % 4 != 0 the padded output (M x Np), each rounded up to 256 bytes; CUTLASS's
+// own part is 0 bytes for its persistent scheduler. The judge's other bound, 8x the problem's bytes, never
+// binds first: (3(M + Np)Kp + M Np) floats against 8(MK + KN + MN).
+// With a row reduction the epilogue seed stores the epilogue's (M, N) values in front of that
+// (library_gemm_epilogue_entry.cu.in).
+int64_t library_gemm_workspace_bytes(const GemmPlan& p) {
+  const int64_t kp = round_up(p.k, 4), np = round_up(p.n, 4);
+  const int64_t padded = p.n % 4 != 0 ? round_up(p.batch * p.m * np * 4, 256) : 0;
+  const int64_t values = p.reduce != RowReduce::none ? round_up(p.m * p.n * 4, 256) : 0;
+  return values + round_up(p.batch * p.m * 3 * kp * 4, 256) + round_up(p.batch * np * 3 * kp * 4, 256) + padded;
+}
 
 int64_t library_gemm_tiles(const GemmPlan& p) {
   return p.batch * ((p.m + kTile - 1) / kTile) * ((p.n + kTile - 1) / kTile);
@@ -77,8 +77,8 @@ std::string library_gemm_refusal(const GemmPlan& p) {
            "inputs[0] @ inputs[1])";
   if (p.m > kMaxExtent || p.n > kMaxExtent || p.k > kMaxExtent)
     return fmt::format("M, N or K above {} (the library kernel's int32 sizes)", kMaxExtent);
-  if (workspace_bytes(p) > kWorkspaceCeiling)
-    return fmt::format("its split operands need {} bytes of workspace, above the judge's 4 GiB", workspace_bytes(p));
+  if (library_gemm_workspace_bytes(p) > kWorkspaceCeiling)
+    return fmt::format("its split operands need {} bytes of workspace, above the judge's 4 GiB", library_gemm_workspace_bytes(p));
   if (tiles(p) < kLibraryGemmMinTiles)
     return fmt::format("{} output tiles of {}x{}, fewer than {} (half an H200's SMs): the library kernel would leave "
                        "most of the GPU idle",

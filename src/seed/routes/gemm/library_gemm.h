@@ -27,6 +27,9 @@ inline constexpr long kLibraryGemmMinTiles = 66;
 // GEMM's many small CTAs, and an epilogue changes neither side of that.
 std::string library_gemm_refusal(const GemmPlan& plan);
 
+// The library kernel's workspace for the plan's product (the split operands, a padded output when N % 4 != 0,
+// a row reduction's (M, N) values), in bytes.
+int64_t library_gemm_workspace_bytes(const GemmPlan& plan);
 // The library file's text (examples/kernels/gemm_sm90_3xtf32.cu, compiled in).
 const char* library_gemm_text();
 // The plan's output tiles of 128 x 128 (the library's default GX_TILE_M x GX_TILE_N), over the batch.

@@ -19,7 +19,7 @@ constexpr const char* kDimLine =
 }  // namespace
 
 std::string library_reduce_refusal(const ReducePlan& p) {
-  if (p.op == ReduceOp::prod)
+  if (p.op == ReduceOp::prod || p.op == ReduceOp::logsumexp)
     return fmt::format("{}: the library's reduce_dim computes sum, mean, max, min, argmax, argmin", reduce_op_name(p.op));
   if (p.dim < 0) return "over every element, not one dimension: the library's reduce_dim reduces one dimension";
   if (p.num_contract_inputs != 1 || p.input != 0)

@@ -35,6 +35,16 @@ OpText op_text(ReduceOp op) {
   if (op == ReduceOp::min)
     return {"{INFINITY, 0}", "  if (isnan(a.v) || isnan(b.v)) return {NAN, 0};\n  return {fmin(a.v, b.v), 0};",
             "static_cast<float>(a.v)"};
+  // logsumexp: (max, sum of exp(x - max)) in (v, s), an element x being (x, 1) (s's default), merged with
+  // rescaling so no exp overflows; a NaN is NaN and +inf is +inf, as torch.logsumexp gives them.
+  if (op == ReduceOp::logsumexp)
+    return {"{-INFINITY, 0, 0.0}",
+            "  if (isnan(a.v) || isnan(b.v)) return {NAN, 0, NAN};\n"
+            "  const double m = fmax(a.v, b.v);\n"
+            "  if (m == -INFINITY) return {m, 0, 0.0};\n"
+            "  if (m == INFINITY) return {m, 0, 1.0};\n"
+            "  return {m, 0, a.s * exp(a.v - m) + b.s * exp(b.v - m)};",
+            "static_cast<float>(a.v + log(a.s))"};
   if (op == ReduceOp::argmax) return {"{-INFINITY, INT64_MAX}", "", "a.i"};
   return {"{INFINITY, INT64_MAX}", "", "a.i"};  // argmin
 }
@@ -61,6 +71,10 @@ std::string generate_reduce_kernel(const ReducePlan& plan, const CommentText& pr
   replace_placeholder(text, "IDENTITY", t.identity);
   replace_placeholder(text, "COMBINE", combine);
   replace_placeholder(text, "FINISH", t.finish);
+  // logsumexp's running sum beside the max; an element is (x, s = 1).
+  const bool lse = plan.op == ReduceOp::logsumexp;
+  replace_placeholder(text, "ACC_FIELDS", lse ? "\n  double s = 1.0;  // logsumexp: the sum of exp(x - v)" : "");
+  replace_placeholder(text, "SHUFFLE_FIELDS", lse ? ", __shfl_xor_sync(0xffffffffu, a.s, offset)" : "");
   return text;
 }
 

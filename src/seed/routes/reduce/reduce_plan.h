@@ -8,7 +8,7 @@
 
 namespace cutegen::seed {
 
-enum class ReduceOp { sum, mean, prod, max, min, argmax, argmin };
+enum class ReduceOp { sum, mean, prod, max, min, argmax, argmin, logsumexp };
 // "sum", ...: as the template's comments and the library kernel's ReduceOp enumerators spell it.
 std::string_view reduce_op_name(ReduceOp op);
 

@@ -32,6 +32,7 @@ std::optional<ReduceOp> reduce_op_of(const OpGraph& g, const Node& out, const No
     case Op::min: case Op::amin: return ReduceOp::min;
     case Op::argmax: return ReduceOp::argmax;
     case Op::argmin: return ReduceOp::argmin;
+    case Op::logsumexp: return ReduceOp::logsumexp;
     default: return std::nullopt;
   }
 }
@@ -47,6 +48,7 @@ std::string_view reduce_op_name(ReduceOp op) {
     case ReduceOp::min: return "min";
     case ReduceOp::argmax: return "argmax";
     case ReduceOp::argmin: return "argmin";
+    case ReduceOp::logsumexp: return "logsumexp";
   }
   return "";
 }

@@ -10,5 +10,7 @@
 namespace cutegen::seed {
 
 std::string generate_row_softmax_kernel(const RowSoftmaxPlan& plan, const CommentText& problem);
+// A softmax over a dimension that is not the last (strided_softmax_kernel.cu.in): a thread per column.
+std::string generate_strided_softmax_kernel(const RowSoftmaxPlan& plan, const CommentText& problem);
 
 }  // namespace cutegen::seed

@@ -1,0 +1,161 @@
+#include "seed/routes/gemm_then/gemm_then_route.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "seed/graph_util.h"
+#include "seed/plan_parts.h"
+#include "seed/routes/gemm/library_gemm.h"
+#include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
+#include "seed/template_text.h"
+
+namespace cutegen::seed {
+namespace {
+
+constexpr const char* kGemmThenHeader =
+#include "seed/gemm_then_kernel.inc"
+    ;
+constexpr const char* kGemmThenSeedFile = "src/seed/routes/gemm_then/gemm_then_route.cpp";
+// What a step other than a library GEMM may ask for its own workspace -- a norm's or a loss's partials, a few
+// doubles per CTA -- in the match's check of the cap; the chain's workspace query gives the exact size, and the
+// judge refuses a request over the cap before anything runs.
+constexpr int64_t kStepScratchAllowance = int64_t{1} << 20;
+
+// A step's own workspace as far as the plan tells: a library GEMM's split operands, else the allowance.
+int64_t step_scratch(const ThenStep& step) {
+  if (const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(step.seed.get());
+      gemm && gemm->plan().kernel == GemmKernel::library)
+    return library_gemm_workspace_bytes(gemm->plan());
+  return kStepScratchAllowance;
+}
+
+// Why the rest (the graph after the cut) cannot be a next seed's problem, or "".
+std::string rest_reads_input_zero(const OpGraph& g, const OpGraph& after, int split) {
+  for (int id : reachable(after)) {
+    const Node& n = after.node(id);
+    if (id != split && n.op == Op::input && (n.index == 0 || n.scalar))
+      return fmt::format("the ops after the matrix product read forward input {} too (the next seed reads only the "
+                         "product's result, parameters and other inputs)",
+                         contract_name(g, n));
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second) {
+  auto output = single_output(g);
+  if (!output) return output.error();
+  const Node& out = **output;
+  if (g.num_inputs < 1 || !out.type) return Error{"no forward input, or an output without a tensor type"};
+  const std::vector<int> reach = reachable(g);
+  // The reason: what stopped the rest after the largest head on the library GEMM, else gemm_epilogue's own for
+  // the whole graph (a product too small for the library GEMM keeps that route's answer).
+  std::optional<std::string> rest_reason;
+  for (auto it = reach.rbegin(); it != reach.rend(); ++it) {
+    const Node& c = g.node(*it);
+    if (is_leaf(c.op.op()) || c.id == out.id || !c.type || c.type->dtype != "float32") continue;
+    if (!is_cut(g, reach, c)) continue;
+    const Node& stored = g.node(stored_value(g, c));
+    if (is_leaf(stored.op.op())) continue;
+    OpGraph head_graph = g;
+    head_graph.outputs = {Operand{.ref = stored.id}};
+    auto head = match_gemm_epilogue(head_graph);
+    if (!head || head->kernel != GemmKernel::library) continue;  // a small product: gemm_epilogue's reason stands
+    const OpGraph after = graph_after(g, c.id);
+    if (auto why = rest_reads_input_zero(g, after, c.id); !why.empty()) {
+      if (!rest_reason) rest_reason = why;
+      continue;
+    }
+    auto steps = steps_for(after, second, kMaxThenSteps);
+    if (!steps) {
+      if (!rest_reason) {
+        auto whole = second(after);
+        const std::string why = !whole                                 ? whole.error().message
+                                : !then_step_refusal(**whole).empty() ? then_step_refusal(**whole)
+                                                                       : fmt::format("more than {} steps", kMaxThenSteps);
+        rest_reason = fmt::format("after the matrix product: {}", why);
+      }
+      continue;
+    }
+    GemmThenPlan plan{.head = std::move(*head),
+                      .head_shape = stored.type->shape,
+                      .head_bytes = result_bytes(stored.type->shape),
+                      .steps = std::move(*steps),
+                      .num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size()),
+                      .output_shape = out.type->shape};
+    if (stored.id != c.id) plan.head_read_shape = c.type->shape;
+    for (const Node& n : g.nodes)
+      if (n.op == Op::input && n.index == 0 && n.type) plan.input_shape = n.type->shape;
+    if (plan.input_shape.empty()) return Error{"forward input 0 has no tensor type in the trace"};
+    int64_t intermediates = plan.head_bytes, scratch = library_gemm_workspace_bytes(plan.head);
+    for (const ThenStep& s : plan.steps) {
+      intermediates += s.bytes;
+      scratch = std::max(scratch, step_scratch(s));
+    }
+    if (const int64_t cap = judge_workspace_cap(g); intermediates + scratch > cap)
+      return Error{fmt::format("the product's and the steps' results ({} bytes) and the largest part's workspace ({} "
+                               "bytes) do not fit the judge's workspace cap for this problem ({} bytes)",
+                               intermediates, scratch, cap)};
+    return plan;
+  }
+  if (rest_reason) return Error{*rest_reason};
+  auto whole = match_gemm_epilogue(g);
+  return whole ? Error{"a matrix product with an epilogue (the gemm_epilogue route's)"} : whole.error();
+}
+
+std::string gemm_then_description(const GemmThenPlan& plan) {
+  std::vector<std::string> steps;
+  for (const auto& s : plan.steps) steps.push_back(s.seed->description());
+  return fmt::format("matrix product (the library's 3xTF32 GEMM), then {}: y = {}", fmt::join(steps, ", then "),
+                     plan.head.pattern);
+}
+
+std::string gemm_then_pattern(const GemmThenPlan& plan) {
+  std::vector<std::string> steps;
+  for (const auto& s : plan.steps) steps.push_back(s.seed->pattern());
+  return fmt::format("library 3xTF32 GEMM, then {}; y = {}", fmt::join(steps, ", then "), plan.head.pattern);
+}
+
+Result<std::string> emit_gemm_then(const GemmThenPlan& plan, const CommentText& problem) {
+  auto head = emit_gemm(plan.head, problem);
+  if (!head) return head.error();
+  const StaticEntries entries = make_entries_static(*head, "gemm_");
+  if (entries.forward || !entries.forward_ws || !entries.workspace_bytes || head->find("extern \"C\"") != std::string::npos)
+    return Error{fmt::format("the library GEMM's seed does not have exactly the entry points cutegen_forward_ws and "
+                             "cutegen_workspace_bytes as {} expects",
+                             kGemmThenSeedFile)};
+  // In a namespace of its own: a step that is a library GEMM too defines the same functions, and an unqualified
+  // call with cutegen_tensor arguments would find the head's by argument-dependent lookup in the file's scope.
+  auto parts = split_prelude(*head, "gemm_epilogue", kGemmThenSeedFile);
+  if (!parts) return parts.error();
+  std::string header = kGemmThenHeader;
+  replace_placeholder(header, "STEP_COUNT", std::to_string(plan.steps.size()));
+  replace_placeholder(header, "HEAD_PATTERN", plan.head.pattern);
+  replace_placeholder(header, "HEAD_SHAPE", shape_text(plan.head_shape));
+  replace_placeholder(header, "STEP_LINES", then_step_lines(plan.steps));
+  const ThenFile file{.header = header,
+                      .chain_namespace = "gemm_then",
+                      .head_noun = "matrix product",
+                      .seed_file = kGemmThenSeedFile,
+                      .num_contract_inputs = plan.num_contract_inputs,
+                      .input_shape = plan.input_shape,
+                      .output_shape = plan.output_shape,
+                      .shared_scratch = true};
+  const ThenHead chain_head{.kernel = parts->prelude + "namespace seed_head {\n" + parts->body +
+                                      "}  // namespace seed_head\n",
+                            .what = "the matrix product -> y",
+                            .size_call = "seed_head::gemm_workspace_bytes(inputs, kNumInputs, &out, 1)",
+                            .forward_call =
+                                "seed_head::gemm_forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)",
+                            .shape = plan.head_shape,
+                            .read_shape = plan.head_read_shape,
+                            .bytes = plan.head_bytes};
+  return emit_then_file(file, chain_head, plan.steps, problem);
+}
+
+}  // namespace cutegen::seed

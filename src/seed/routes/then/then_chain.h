@@ -1,0 +1,116 @@
+#pragma once
+// The chain of seeds after a product (docs/seed.md, "A convolution, then more seeds" and "A matrix product,
+// then more seeds"): the conv_then and gemm_then routes each compute a head -- the library convolution or the
+// library GEMM, with the pointwise epilogue it fuses -- whose result y is the input of one or more further
+// seeds, any routes', found by the route table's own walk. What both share lives here: where a graph cuts,
+// the steps after the head, and the file that chains the head and the steps through the workspace.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "seed/comment_text.h"
+#include "seed/op_graph.h"
+#include "seed/route.h"
+
+namespace cutegen::seed {
+
+// The most seeds after the head: each costs its result's store and read.
+inline constexpr int kMaxThenSteps = 4;
+
+// One step after the head: another route's seed, for the graph whose forward input 0 is the previous result,
+// writing `shape` (the last step writes the output). The next step reads that result as `read_shape` when a
+// view (unsqueeze, squeeze, view, flatten) sits between them: the same contiguous values, other dimensions.
+struct ThenStep {
+  std::shared_ptr<const MatchedPlan> seed;
+  std::vector<int64_t> shape;       // what this step writes: contiguous fp32
+  int64_t bytes = 0;                // of that result, rounded up to 256 (0 for the last step: the output)
+  std::vector<int64_t> read_shape;  // how the next step reads it; empty: as `shape`
+};
+
+// The table's walk over a graph: the plan of the first route that takes it, or the answer's reason.
+using SecondSeedMatcher = Result<std::shared_ptr<const MatchedPlan>> (*)(const OpGraph&);
+
+// "" when a seed can be a step of the chain, else why not: its kernel must have one contract entry point (the
+// tiled GEMM's text has two, one compiled out) -- and a product after the head is on the library GEMM, not a
+// CUDA-core one.
+std::string then_step_refusal(const MatchedPlan& seed);
+
+// The graph the next seed sees: `g` with node `split` made forward input 0 (y), a contiguous fp32 tensor of
+// the node's shape.
+OpGraph graph_after(const OpGraph& g, int split);
+// Whether `c` splits `g`: every op after it reads nothing before it but `c` itself and leaves -- and not
+// forward input 0 either, whose position carries c's value in the graph after the cut.
+bool is_cut(const OpGraph& g, const std::vector<int>& reach, const Node& c);
+// The value a cut at `c` stores: c itself, or, when c is a view (unsqueeze, squeeze, view, reshape, flatten)
+// of a contiguous fp32 value, possibly of another view, the first value that is not one -- the view is then
+// only how the next seed reads the stored values. Returns c's id when c is no such view.
+int stored_value(const OpGraph& g, const Node& c);
+// `v` rounded up to a multiple of `to`; a result's bytes as the chain lays it out (fp32, rounded up to 256).
+int64_t round_up_to(int64_t v, int64_t to);
+int64_t result_bytes(const std::vector<int64_t>& shape);
+
+// The steps that compute `g` (forward input 0 the previous result), each a seed then_step_refusal accepts: one
+// route's seed for the whole, or a cut
+// -- the latest that works -- with the steps before it and one seed after it: the fewest steps there are, at
+// most `max_steps`. nullopt: none.
+std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps);
+
+// The head of a chained file as its route emits it: the kernel text (its contract entry points made static
+// functions), what the chain calls to size and run it, and how the generated comments name it.
+struct ThenHead {
+  std::string kernel;               // the head's kernel text, first in the file
+  std::string what;                 // "the convolution -> y": the comment of its part of the chain
+  std::string size_call, forward_call;  // with `inputs`, `&out` (y) and `part`, `base + used`, `stream` in scope
+  std::vector<int64_t> shape;       // y as the head writes it
+  std::vector<int64_t> read_shape;  // y as step 1 reads it; empty: as `shape`
+  int64_t bytes = 0;                // y's bytes rounded up to 256
+};
+
+// The file's parts around the chain: the header comment (already filled in), the chain's namespace and the
+// head's names in its comments ("the convolution": "The convolution, then the next seeds", "(which only the
+// convolution reads)").
+struct ThenFile {
+  std::string header;
+  std::string chain_namespace;  // conv_then, gemm_then
+  std::string head_noun;        // convolution, matrix product
+  std::string seed_file;        // the route's source, named when a step's kernel does not fit the chain
+  int num_contract_inputs = 0;
+  std::vector<int64_t> input_shape, output_shape;  // as traced: the call is refused with others
+  // The parts' own workspaces (the head's tables or split operands, a step's partials) one after another
+  // (false: conv_then's layout as judged), or all at one place after the intermediates (true): the parts run
+  // one after another on the stream, so a part's scratch is dead once it returns, and the chain asks for the
+  // largest part's instead of their sum -- two library GEMMs (KernelBench level 2's 45) fit the judge's cap so.
+  bool shared_scratch = false;
+};
+
+// The chained file: the head, each step's seed in namespace seed_step<i> (its #include lines moved in front,
+// its entry points static, its knobs renamed S<i>_NAME where an earlier part defines the same macro), and the
+// entry points that run them in order through the workspace.
+Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, const std::vector<ThenStep>& steps,
+                                   const CommentText& problem);
+// The judge's workspace cap for the problem the graph traces (python/cutegen_worker/memory.py): 8x the bytes
+// of its inputs, parameters and output, at least 16 MiB, at most kWorkspaceCeiling.
+int64_t judge_workspace_cap(const OpGraph& g);
+// "//   step 1: <pattern>\n" per step: the header's list.
+std::string then_step_lines(const std::vector<ThenStep>& steps);
+
+// A seed's text split where its last #include line ends: the prelude (comments and preprocessor lines only:
+// the `#define NDEBUG` before the headers stays before them) and the rest, which a chain puts in a namespace
+// of its own. Error: code before the last #include (the text is not shaped as the chain expects).
+struct SeedText {
+  std::string prelude, body;
+};
+Result<SeedText> split_prelude(const std::string& text, std::string_view route, std::string_view seed_file);
+
+// The contract entry points of a kernel text, renamed to static functions `<prefix>forward`,
+// `<prefix>forward_ws` and `<prefix>workspace_bytes`; which the text had.
+struct StaticEntries {
+  bool forward = false, forward_ws = false, workspace_bytes = false;
+};
+StaticEntries make_entries_static(std::string& text, const std::string& prefix);
+
+}  // namespace cutegen::seed
