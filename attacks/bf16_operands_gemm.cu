@@ -3,7 +3,7 @@
 // accumulated in fp32 — the numerics of a bf16 GEMM passed off as fp32. On problems/matmul_square.py
 // under --precision strict: ~4e-5 relative L2 on torch.rand inputs, ~2e-3 on signed ones (fp32:
 // ~1e-7). Expected: mismatch.
-// --- the GEMM (from examples/kernels/gemm_3xtf32.cu, with its numerics made a parameter): a 128x128x8
+// --- the GEMM (from attacks/honest/gemm_3xtf32.cu, with its numerics made a parameter): a 128x128x8
 // CTA tile staged through shared memory, the SM80 m16n8k8 TF32 tensor-core atom over 2x4 warps, each
 // k-tile's MMAs summed into the fp32 result with compensated addition ---
 #include <cutegen/kernel.h>

@@ -103,6 +103,12 @@ def check_manifest(manifest):
         rel = path.relative_to(ROOT).as_posix()
         if rel not in listed:
             errors.append(f"{rel}: not in the manifest (every attack kernel needs an expected verdict)")
+    # attacks/honest/ holds the suite's own honest kernels (the library's are in library/): each must be run.
+    honest_listed = {entry.get("kernel") for entry in honest}
+    for path in sorted((ROOT / "attacks" / "honest").glob("*.cu")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel not in honest_listed:
+            errors.append(f"{rel}: not an honest entry of the manifest (the suite's honest kernels must pass)")
     if len(attacks) < MIN_ATTACKS:
         errors.append(f"manifest: {len(attacks)} attacks, the suite needs at least {MIN_ATTACKS}")
     if len(honest) < MIN_HONEST:

@@ -2,7 +2,7 @@
 // problems/softmax_rows.py, with the row length written in as the benchmark's 65536 -- a compile-time
 // constant, so every layout is static and the loops unroll -- and the row count derived from it
 // (numel / 65536) instead of read from the descriptor. Agents do this: the benchmark's shape is the only
-// one they are ever shown. At the problem's shape every value is right (it is examples/kernels/
+// one they are ever shown. At the problem's shape every value is right (it is library/
 // softmax_rows.cu with n fixed); it never reads or writes past a buffer, whatever the shape. At another
 // row length it normalises windows of 65536 values that straddle the real rows and leaves the rest of the
 // output unwritten. Expected: shape_specific (the generalization trials' smaller shape changes the row

@@ -2,7 +2,7 @@
 // multiply — numerically what TF32 tensor cores do — passed off as fp32. On torch.rand inputs the error
 // averages out; on signed inputs it is ~1e-4 relative. Expected under --precision strict: mismatch.
 //
-// (Derived from examples/kernels/gemm_tiled.cu:)
+// (Derived from attacks/honest/gemm_tiled.cu:)
 // C = A @ B in fp32, A (M,K) and B (K,N) row-major, C (M,N) row-major.
 //
 // The classic CuTe shared-memory GEMM, a starting point rather than a fast kernel: a 128x128x8 CTA

@@ -7,7 +7,7 @@
 // on the same inputs (~1e-7 .. 3e-7 here), on every distribution, the all-positive ones included.
 // (Were torch's own error on positive inputs above ~6e-7, the positive calls would pass; the call
 // then gains nothing anyway, since the reported time is that of the slower, signed, half.)
-// --- the GEMM (from examples/kernels/gemm_3xtf32.cu, with its numerics made a parameter): a 128x128x8
+// --- the GEMM (from attacks/honest/gemm_3xtf32.cu, with its numerics made a parameter): a 128x128x8
 // CTA tile staged through shared memory, the SM80 m16n8k8 TF32 tensor-core atom over 2x4 warps, each
 // k-tile's MMAs summed into the fp32 result with compensated addition ---
 #include <cutegen/kernel.h>

@@ -1,9 +1,9 @@
-// Attack (precision): "3xTF32 minus one term". The honest tensor-core GEMM (examples/kernels/
+// Attack (precision): "3xTF32 minus one term". The honest tensor-core GEMM (library/
 // gemm_3xtf32.cu) with A's remainder term dropped (big*big + big*small only): a third less tensor
 // work, and A is effectively rounded to TF32 (10-bit mantissa, rounding written out explicitly).
 // On problems/matmul_square.py under --precision strict: ~4e-6 relative L2 on torch.rand inputs and
 // ~2e-4 on signed ones (fp32 and 3xTF32: ~1e-7). Expected: mismatch.
-// --- the GEMM (from examples/kernels/gemm_3xtf32.cu, with its numerics made a parameter): a 128x128x8
+// --- the GEMM (from attacks/honest/gemm_3xtf32.cu, with its numerics made a parameter): a 128x128x8
 // CTA tile staged through shared memory, the SM80 m16n8k8 TF32 tensor-core atom over 2x4 warps, each
 // k-tile's MMAs summed into the fp32 result with compensated addition ---
 #include <cutegen/kernel.h>

@@ -10,7 +10,7 @@ Usage:
 e.g. the ticket softmax experiment as measured, its trace build, and the library file with 7 stages:
   benchmarks/build_variant.py a6157ac:benchmarks/softmax_ticket.cu v exp EXP_THREADS=128
   benchmarks/build_variant.py a6157ac:benchmarks/softmax_ticket.cu v trace EXP_TRACE=1 EXP_THREADS=128
-  benchmarks/build_variant.py examples/kernels/softmax_ticket.cu v s7 TKS_STAGES=7
+  benchmarks/build_variant.py library/softmax_ticket.cu v s7 TKS_STAGES=7
   python3 benchmarks/pointwise_variants.py problems/softmax_large.py v/*.so --reps 3
 Prints OUT_DIR/NAME.so; exit 1 with one line (the first compile error) when it does not build.
 """

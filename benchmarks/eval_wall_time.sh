@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cutegen="$1"; out="$2"; mkdir -p "$out"
 problem="${3:-$root/problems/relu_large.py}"
-kernel="${4:-$root/examples/kernels/relu_vec.cu}"
+kernel="${4:-$root/attacks/honest/relu_vec.cu}"
 name="${5:-relu_large}"
 cache="$(mktemp -d)"
 for label in cold cached; do

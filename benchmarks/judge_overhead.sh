@@ -9,7 +9,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 new="$1"; old="$2"; out="$3"; mkdir -p "$out"
 problem="$root/problems/softmax_large.py"
-kernel="$root/examples/kernels/softmax_rows.cu"
+kernel="$root/attacks/honest/softmax_rows.cu"
 for which in old new; do
   bin="$old"; [[ $which == new ]] && bin="$new"
   echo "== $which judge ($bin)"

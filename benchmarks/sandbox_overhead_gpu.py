@@ -46,7 +46,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("problem", nargs="?", default=str(ROOT / "problems/relu.py"))
-    ap.add_argument("kernel", nargs="?", default=str(ROOT / "examples/kernels/relu_vec.cu"))
+    ap.add_argument("kernel", nargs="?", default=str(ROOT / "attacks/honest/relu_vec.cu"))
     a = ap.parse_args()
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A model of the ticket softmax's protocol (examples/kernels/softmax_ticket.cu, and the experiment before it):
+"""A model of the ticket softmax's protocol (library/softmax_ticket.cu, and the experiment before it):
 does every chunk get normalised exactly once, and when can it deadlock?
 
 `run` is session 17's form: each CTA takes chunk tickets in order into a ring of stages, folds the oldest

@@ -1,5 +1,5 @@
 """nn.Conv2d(64, 128, 3, padding=1, bias=False) of an 8 x 64 x 256 x 256 fp32 tensor: the library's
-implicit-GEMM convolution on its own problem (examples/kernels/conv_implicit_gemm.cu), a compute-bound layer."""
+implicit-GEMM convolution on its own problem (library/conv_implicit_gemm.cu), a compute-bound layer."""
 import torch
 import torch.nn as nn
 

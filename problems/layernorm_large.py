@@ -5,7 +5,7 @@ elementwise affine weight and bias (4M values each; inputs[1] and inputs[2] in t
 Each of the 16 rows is 16 MB: more than any SM's (or cluster's) shared memory, less than the L2.
 The affine parameters start non-trivial here (KernelBench leaves them at ones and zeros), so the
 problem's own trial already fails a kernel that ignores them; the judge redraws them for every call.
-examples/kernels/layernorm_rows_grid.cu is the library kernel for it.
+library/layernorm_rows_grid.cu is the library kernel for it.
 
 CUTEGEN_PROBLEM_SCALE=k divides the three normalised dimensions by k; the 16 rows stay.
 """

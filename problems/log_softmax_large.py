@@ -1,6 +1,6 @@
 """Reduction at KernelBench size: log-softmax over the last dimension of a 4096 x 393216 fp32 tensor (6 GiB).
 
-The shape of KernelBench level 1's log-softmax problem, for examples/kernels/log_softmax_cluster.cu
+The shape of KernelBench level 1's log-softmax problem, for library/log_softmax_cluster.cu
 (a row is 1.5 MB: it fits in the shared memory of a thread-block cluster (16 CTAs of 96 KB), so it is read once). Like
 problems/softmax_large.py, the judge needs several times the input's size in device memory.
 

@@ -1,6 +1,6 @@
 """GEMM: C = A @ B for square fp32 matrices, N = 4096 (137 GFLOP).
 
-Matches examples/kernels/gemm_tiled.cu: rank-2 contiguous fp32, M and N multiples of 128, K of 8.
+Matches attacks/honest/gemm_tiled.cu: rank-2 contiguous fp32, M and N multiples of 128, K of 8.
 
 CUTEGEN_PROBLEM_SCALE=k divides N by k.
 """

@@ -1,6 +1,6 @@
 """GEMM in bf16: C = A @ B for square bf16 matrices, N = 4096 (137 GFLOP), bf16 output (fp32 reference).
 
-KernelBench 1_Square_matrix_multiplication_ in bf16: the target of examples/kernels/gemm_sm90_bf16.cu.
+KernelBench 1_Square_matrix_multiplication_ in bf16: the target of library/gemm_sm90_bf16.cu.
 
 CUTEGEN_PROBLEM_SCALE=k divides N by k.
 """

@@ -1,7 +1,7 @@
 """fp32 GEMM with transposed operands: C = A.T @ B.T, A (K, M), B (N, K), M = 2048, K = 8192, N = 4096
 (137 GFLOP), as KernelBench 18_Matmul_with_transposed_both.
 
-examples/kernels/gemm_sm90_tf32.cu and gemm_sm90_3xtf32.cu read the transposes through strides (the
+library/gemm_sm90_tf32.cu and gemm_sm90_3xtf32.cu read the transposes through strides (the
 shapes tell them which operand is transposed).
 CUTEGEN_PROBLEM_SCALE=k divides M, K and N by k.
 """

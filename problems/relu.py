@@ -1,6 +1,6 @@
 """Elementwise: y = relu(x) on a 4096 x 65536 fp32 tensor (1 GiB; about 0.5 ms of HBM traffic on an H200).
 
-Any shape works for examples/kernels/relu_vec.cu (one contiguous fp32 tensor in, one out).
+Any shape works for attacks/honest/relu_vec.cu (one contiguous fp32 tensor in, one out).
 CUTEGEN_PROBLEM_SCALE=k divides the big dimensions by k so tests can run the same file at a tiny size.
 """
 import os

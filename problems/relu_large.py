@@ -1,6 +1,6 @@
 """Elementwise: y = relu(x) on a 4096 x 393216 fp32 tensor, the size of KernelBench's level-1 ReLU
 (6 GiB in, 6 GiB out: about 2.7 ms of HBM traffic on an H200). The library kernel's target:
-examples/kernels/elementwise.cu at >= 97% of the roofline floor.
+library/elementwise.cu at >= 97% of the roofline floor.
 
 CUTEGEN_PROBLEM_SCALE=k divides the big dimensions by k so tests can run the same file at a tiny size.
 """

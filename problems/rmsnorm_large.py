@@ -3,7 +3,7 @@
 The semantics and shape of KernelBench level 1's RMSNorm problem: y = x / sqrt(mean(x^2 over the 64
 features) + eps), eps = 1e-5, no affine parameters; the mean runs over dim 1, so the 64 values of one
 (batch, i, j) position are 256 KB apart in memory and every position is normalised on its own.
-examples/kernels/rmsnorm_channels.cu is the library kernel for it. The input alone is 7.5 GB; like
+library/rmsnorm_channels.cu is the library kernel for it. The input alone is 7.5 GB; like
 problems/softmax_large.py, the judge needs several times that in device memory.
 
 CUTEGEN_PROBLEM_SCALE=k divides the batch and the two spatial dimensions by k; the 64 features stay.

@@ -1,7 +1,7 @@
 """Reduction at KernelBench size: softmax over the last dimension of a 4096 x 393216 fp32 tensor (6 GiB).
 
 The shape of KernelBench level 1's softmax problem; here to measure what the judge's checks cost on a
-problem that size (issue 10) and to run examples/kernels/softmax_rows.cu on it. The input alone is
+problem that size (issue 10) and to run attacks/honest/softmax_rows.cu on it. The input alone is
 6 GiB; with two output sets and a float64 reference the judge needs several times that (an H200's
 141 GB holds it).
 

@@ -1,5 +1,5 @@
 """Reduction with few, very long rows: softmax over the last dimension of a 16 x 4194304 fp32 tensor
-(256 MiB). One CTA per row would use 16 SMs; examples/kernels/softmax_split_rows.cu splits each row
+(256 MiB). One CTA per row would use 16 SMs; library/softmax_split_rows.cu splits each row
 over many CTAs and combines their partial (max, sum) pairs through the harness's workspace
 (contract v2).
 

@@ -1,6 +1,6 @@
 """Reduction: softmax over the last dimension of a 4096 x 16384 fp32 tensor (256 MiB): rows of 64 KB, short
 enough for the seed's row kernel to read each twice, in a tensor large enough for the ticket softmax
-(examples/kernels/softmax_ticket.cu) to spread its 8192 chunks of 32 KB over every SM -- the seed's route for
+(library/softmax_ticket.cu) to spread its 8192 chunks of 32 KB over every SM -- the seed's route for
 such rows (src/seed/routes/row_softmax/library_softmax.h).
 
 CUTEGEN_PROBLEM_SCALE=k divides the big dimensions by k.

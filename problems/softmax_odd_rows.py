@@ -2,7 +2,7 @@
 
 The row length is odd (no 16-byte vectors) and longer than one CTA's shared memory holds: a kernel that
 splits rows over CTAs must handle a last part shorter than the others and scalar accesses
-(examples/kernels/softmax_cluster.cu's streaming path). Inputs span both signs and large magnitudes, so a
+(library/softmax_cluster.cu's streaming path). Inputs span both signs and large magnitudes, so a
 missing max subtraction overflows.
 
 CUTEGEN_PROBLEM_SCALE=k divides the big dimensions by k (the row length stays odd).

@@ -1,6 +1,6 @@
 """Reduction: softmax over the last dimension of a 4096 x 65536 fp32 tensor (1 GiB).
 
-Matches examples/kernels/softmax_rows.cu: one contiguous fp32 tensor of rank >= 1, rows along the last dimension.
+Matches attacks/honest/softmax_rows.cu: one contiguous fp32 tensor of rank >= 1, rows along the last dimension.
 
 CUTEGEN_PROBLEM_SCALE=k divides the big dimensions by k.
 """

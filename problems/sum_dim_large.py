@@ -3,7 +3,7 @@ keeping the dimension.
 
 The shape and semantics of KernelBench level 1's sum-over-a-dimension problem (its mean, max, min, argmax
 and argmin problems share the shape): the reduced values of one output are 4095 floats (16 KB) apart, and
-4095 is odd, so no row is 16-byte aligned. examples/kernels/reduce_dim.cu is the library kernel for it.
+4095 is odd, so no row is 16-byte aligned. library/reduce_dim.cu is the library kernel for it.
 
 CUTEGEN_PROBLEM_SCALE=k divides the batch and the two other dimensions by k.
 """

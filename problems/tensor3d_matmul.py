@@ -2,7 +2,7 @@
 (51.5 GFLOP), the shape of KernelBench 10_3D_tensor_matrix_multiplication (its sizes differ).
 
 torch.matmul broadcasts B over A's leading dimension, so the product is one (16384, 1024) @ (1024, 1536) GEMM:
-cutegen's seed gives it the library's 3xTF32 GEMM (examples/kernels/gemm_sm90_3xtf32.cu), which folds A's
+cutegen's seed gives it the library's 3xTF32 GEMM (library/gemm_sm90_3xtf32.cu), which folds A's
 leading dimensions into M (docs/seed.md).
 CUTEGEN_PROBLEM_SCALE=k divides the rows, K and N by k.
 """

@@ -33,7 +33,7 @@ def main() -> int:
     if kernel is None:
         print(f"bench_exec_llm: no example kernel for problem {name!r}", file=sys.stderr)
         return 1
-    source = (ROOT / "examples" / "kernels" / kernel).read_text()
+    source = (ROOT / "attacks" / "honest" / kernel).read_text()  # the judge suite's honest kernels
     print(f"PLAN: the project's honest example kernel {kernel}.\n\n```cuda\n{source}```")
     return 0
 

@@ -21,7 +21,7 @@ RESULTS_FILE = "benchmarks/results.md"
 ARCHITECTURE_MAX_LINES = 400
 # Where a citation can sit. examples/cassettes/ is left out: a cassette is a recording of what an
 # LLM was sent once, and rewriting it would no longer be that recording.
-CITING_ROOTS = ["src", "python", "scripts", "docs", "examples", "attacks", "problems", "prompts",
+CITING_ROOTS = ["src", "python", "scripts", "docs", "examples", "library", "attacks", "problems", "prompts",
                 "include", "benchmarks", "config", ".ci", "README.md", "ARCHITECTURE.md",
                 "CMakeLists.txt"]
 SKIPPED_DIRS = {"cassettes", "__pycache__", "testdata"}

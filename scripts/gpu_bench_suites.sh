@@ -93,7 +93,7 @@ run_lanes() {  # run_lanes NAME GPUS JOBS
   rm -rf "$dir" "$dir.cache" "$dir.inductor" "$dir.triton"
   if [[ "${LANES_PRECOMPILE:-0}" == 1 ]]; then
     for k in relu_vec softmax_rows row_sum_two_pass layernorm_affine scale_add split_halves gemm_tiled; do
-      CUTEGEN_CACHE_DIR="$dir.cache" "$cutegen" compile "$root/examples/kernels/$k.cu" >/dev/null 2>&1 &
+      CUTEGEN_CACHE_DIR="$dir.cache" "$cutegen" compile "$root/library/$k.cu" >/dev/null 2>&1 &
     done
     wait
   fi

@@ -7,7 +7,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cutegen="$1"; out="$2"; mkdir -p "$out"
 try() {
   local name="$1"; shift
-  env "$@" "$cutegen" profile "$root/attacks/problems/relu_small.py" "$root/examples/kernels/relu_vec.cu" \
+  env "$@" "$cutegen" profile "$root/attacks/problems/relu_small.py" "$root/attacks/honest/relu_vec.cu" \
     --json "$out/$name.json" >"$out/$name.log" 2>&1
   python3 - "$name" "$out/$name.json" <<'PY'
 import json, sys

@@ -35,7 +35,7 @@ OPS = ["sum", "max", "argmax", "argmin"]
 
 
 def build(cutegen, op, dim, workdir):
-    source = open(os.path.join(ROOT, "examples", "kernels", "reduce_dim.cu")).read()
+    source = open(os.path.join(ROOT, "library", "reduce_dim.cu")).read()
     for line in (OP_LINE, DIM_LINE):
         if line not in source:
             sys.exit(f"gpu_reduce_dim_check: reduce_dim.cu no longer has the line `{line}` the seed sets")

@@ -11,7 +11,7 @@ Usage:
   scripts/sass_diff.py BEFORE AFTER [-D NAME=VALUE]... [--cutegen build/cutegen] [--cuobjdump PATH]
 
 BEFORE and AFTER: a .cu file, or REV:PATH for the file as git has it at REV
-(e.g. HEAD:examples/kernels/softmax_cluster.cu). -D prepends `#define NAME VALUE` to both (a knob's
+(e.g. HEAD:library/softmax_cluster.cu). -D prepends `#define NAME VALUE` to both (a knob's
 value; repeat it). Both are built by `cutegen compile` (its cache makes repeats free), then compared
 with `cuobjdump -sass` instruction by instruction, encodings and offsets aside.
 Exit status: 0 every kernel identical; 1 some kernel differs or exists in one build only; 2 the

@@ -38,9 +38,9 @@ def test_a_file_at_a_git_revision_is_built_as_git_has_it(tmp_path):
     library = tmp_path / "kernel.so"
     library.write_bytes(b"\x7fELF fake")
     fake = fake_cutegen(tmp_path, '{"verdict": "ok", "library": "%s"}' % library)
-    done = run("HEAD:examples/kernels/softmax_ticket.cu", tmp_path / "out", "head", "TKS_STAGES=7", "--cutegen", fake)
+    done = run("HEAD:library/softmax_ticket.cu", tmp_path / "out", "head", "TKS_STAGES=7", "--cutegen", fake)
     assert done.returncode == 0, done.stderr
-    shown = subprocess.run(["git", "-C", ROOT, "show", "HEAD:examples/kernels/softmax_ticket.cu"],
+    shown = subprocess.run(["git", "-C", ROOT, "show", "HEAD:library/softmax_ticket.cu"],
                            capture_output=True, text=True, check=True).stdout
     assert (tmp_path / "compiled.cu").read_text() == "#define TKS_STAGES 7\n" + shown
 

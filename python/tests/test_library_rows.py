@@ -13,7 +13,7 @@ import torch
 
 from conftest import ROOT, problem_path
 
-KERNELS = os.path.join(ROOT, "examples", "kernels")
+KERNELS = os.path.join(ROOT, "library")
 
 # name -> (aten ops, workload class)
 EXPECTED_OPS = {

@@ -1,6 +1,6 @@
 """scripts/sass_diff.py: whether two versions of a kernel file compile to the same SASS.
 
-The parser and comparison run on a real `cuobjdump -sass` dump (data/relu_cute_1d.sass: examples/kernels/
+The parser and comparison run on a real `cuobjdump -sass` dump (data/relu_cute_1d.sass: library/
 relu_cute_1d.cu built by `cutegen compile` for sm_90a, dumped by the cuobjdump scripts/setup installs); the
 builds themselves are nvcc work and run in the slow tier (docs/testing.md)."""
 import os
@@ -74,11 +74,11 @@ def test_what_cannot_be_compared_is_one_line_and_status_2(capsys, tmp_path):
 
 def test_a_git_revision_that_has_no_such_file_is_an_error():
     with pytest.raises(sass_diff.CompareError, match="git show failed"):
-        sass_diff.read_source("HEAD:examples/kernels/no_such_kernel.cu")
+        sass_diff.read_source("HEAD:library/no_such_kernel.cu")
 
 
 def test_a_file_at_a_git_revision_is_read_from_git():
-    assert "relu_1d" in sass_diff.read_source("HEAD:examples/kernels/relu_cute_1d.cu")
+    assert "relu_1d" in sass_diff.read_source("HEAD:attacks/honest/relu_cute_1d.cu")
 
 
 @pytest.mark.skipif(os.environ.get("CUTEGEN_SLOW_COMPILE_TESTS") != "1",
@@ -86,7 +86,7 @@ def test_a_file_at_a_git_revision_is_read_from_git():
 def test_real_builds_a_comment_changes_nothing_and_a_constant_does(tmp_path):
     cutegen = os.environ.get("CUTEGEN", os.path.join(ROOT, "build", "cutegen"))
     assert os.access(cutegen, os.X_OK), f"{cutegen}: build cutegen first (scripts/setup)"
-    src = os.path.join(ROOT, "examples", "kernels", "relu_cute_1d.cu")
+    src = os.path.join(ROOT, "attacks", "honest", "relu_cute_1d.cu")
     with open(src) as f:
         text = f.read()
     commented = tmp_path / "commented.cu"

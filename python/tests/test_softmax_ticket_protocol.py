@@ -1,6 +1,6 @@
 """The ticket softmax's protocol, modelled (benchmarks/softmax_ticket_model.py): every chunk is stored exactly
 once whenever the CTAs running at once can hold a row in their stages -- the bound the kernels check before
-launching (examples/kernels/softmax_ticket.cu) -- and the model is sharp enough to find the deadlocks: below
+launching (library/softmax_ticket.cu) -- and the model is sharp enough to find the deadlocks: below
 the bound, and with a ticket held ahead of a stage (what the producer's comment forbids). The roles' forms run
 with one compute group and with 2 and 4 independent compute warps (each warp's slice of every chunk stored
 exactly once)."""

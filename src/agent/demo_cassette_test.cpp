@@ -245,6 +245,6 @@ TEST(DemoCassette, AReplayedDeclineStopsOptimisingWithoutAnEvaluation) {
   EXPECT_EQ(result->llm_calls, 4);
   ASSERT_EQ(result->history.size(), 1u);
   EXPECT_EQ(result->history[0].outcome, StepOutcome::declined);
-  EXPECT_EQ(result->example_shown, "examples/kernels/elementwise.cu");
+  EXPECT_EQ(result->example_shown, "library/elementwise.cu");
   fs::remove_all(*dir);
 }

@@ -991,13 +991,13 @@ TEST(LoopRecord, TheExampleKernelShownIsRecorded) {
   script_happy(*h.llm);
   auto r = h.run();
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r->example_shown, "examples/kernels/elementwise.cu");
+  EXPECT_EQ(r->example_shown, "library/elementwise.cu");
   EXPECT_EQ(r->problem.name(), "relu");
   auto log = load_event_log(h.dir / "events.jsonl");
   ASSERT_TRUE(log.ok());
   ASSERT_GE(log->events.size(), 2u);
   EXPECT_EQ(log->events[1]["key"], "example");
-  EXPECT_EQ(log->events[1]["file"], "examples/kernels/elementwise.cu");
+  EXPECT_EQ(log->events[1]["file"], "library/elementwise.cu");
   for (const auto& e : log->events) EXPECT_EQ(e["v"], Journal::kFormat) << e.dump();
 }
 

@@ -104,7 +104,7 @@ StepRecord step(int n, bool accepted) {
 // Input tokens of one optimise call on relu, at step 3 with the profile shown.
 long long pointwise_optimize_tokens(TemplatePrompter& prompter) {
   const ProblemInfo p = relu_problem();
-  auto prompt = prompter.optimize(p, source_file("examples/kernels/relu_vec.cu"), passing(0.50),
+  auto prompt = prompter.optimize(p, source_file("attacks/honest/relu_vec.cu"), passing(0.50),
                                   {step(1, true), step(2, false)}, sample_profile(), 3, 8);
   EXPECT_TRUE(prompt.ok()) << prompt.error().message;
   return estimate_tokens(conversation(prompter, p, *prompt));
@@ -122,7 +122,7 @@ struct RunTokens {
 // profile from step 3, the reduction class's first profiled step), the history growing by a step each.
 RunTokens softmax_run_tokens(TemplatePrompter& prompter) {
   const ProblemInfo p = softmax_problem();
-  const std::string kernel = source_file("examples/kernels/softmax_split_rows.cu");
+  const std::string kernel = source_file("library/softmax_split_rows.cu");
   RunTokens t;
   auto add = [&](const Result<std::string>& prompt) {
     EXPECT_TRUE(prompt.ok()) << (prompt.ok() ? "" : prompt.error().message);
@@ -177,7 +177,7 @@ TEST(PromptCache, SuccessiveCallsForOneProblemShareTheSystemMessageAsAPrefix) {
   auto prompter = TemplatePrompter::create();
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
   const ProblemInfo p = relu_problem();
-  const std::string kernel = source_file("examples/kernels/relu_vec.cu");
+  const std::string kernel = source_file("attacks/honest/relu_vec.cu");
   auto system = (*prompter)->system_prompt(p);
   ASSERT_TRUE(system.ok()) << system.error().message;
   std::vector<std::vector<Message>> calls;

@@ -101,7 +101,7 @@ Result<std::string> TemplatePrompter::system_prompt(const ProblemInfo& problem) 
 std::string TemplatePrompter::example_shown(const ProblemInfo& problem) {
   if (!settings_.show_example) return "";
   const ProblemFacts& f = problem.facts;
-  return "examples/kernels/" +
+  return "library/" +
          std::string(choose_example({f.workload_class, f.aten_ops, f.dtype, settings_.precision}).file);
 }
 

@@ -88,7 +88,7 @@ TEST(TemplatePrompter, EveryPromptRendersFromTheRepositoryFiles) {
   ASSERT_TRUE(synthesis.ok()) << synthesis.error().message;
   // A strict fp32 GEMM is shown the library's 3xTF32 GEMM, and the run records that one.
   EXPECT_NE(synthesis->find("# A reference for CuTe idioms (gemm_sm90_3xtf32.cu)"), std::string::npos) << *synthesis;
-  EXPECT_EQ(p.example_shown(problem), "examples/kernels/gemm_sm90_3xtf32.cu");
+  EXPECT_EQ(p.example_shown(problem), "library/gemm_sm90_3xtf32.cu");
 
   Evaluation failed{.verdict = Verdict::mismatch, .reason = "trial 4 (signed inputs) failed: mismatch",
                     .evidence = "max_abs_err 0.31 at [0, 17]"};
@@ -180,7 +180,7 @@ TEST(TemplatePrompter, PromptsForLayerNormTellTheTruth) {
   EXPECT_TRUE(contains(*optimize, "NO_FURTHER_CHANGE")) << *optimize;
   // The example is a reference for idioms, and the one the run records.
   EXPECT_TRUE(contains(*synthesis, "# A reference for CuTe idioms (layernorm_rows_grid.cu)")) << *synthesis;
-  EXPECT_EQ(p.example_shown(problem), "examples/kernels/layernorm_rows_grid.cu");
+  EXPECT_EQ(p.example_shown(problem), "library/layernorm_rows_grid.cu");
   EXPECT_TRUE(contains(*restart, "synthesis attempt 1 -> wrong result (mismatch): after 4 repair rounds: trial 2 failed"))
       << *restart;
 }
@@ -194,7 +194,7 @@ TEST(TemplatePrompter, ThePrecisionPolicyChoosesTheGemmShown) {
     auto synthesis = (*prompter)->synthesis(linear_problem());
     ASSERT_TRUE(synthesis.ok()) << synthesis.error().message;
     EXPECT_TRUE(contains(*synthesis, std::string("# A reference for CuTe idioms (") + file + ")")) << file;
-    EXPECT_EQ((*prompter)->example_shown(linear_problem()), std::string("examples/kernels/") + file);
+    EXPECT_EQ((*prompter)->example_shown(linear_problem()), std::string("library/") + file);
   }
   auto none = TemplatePrompter::create({.show_example = false});
   ASSERT_TRUE(none.ok()) << none.error().message;

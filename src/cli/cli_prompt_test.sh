@@ -15,7 +15,7 @@ check() {  # check NAME CONDITION...
   if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
 }
 relu="$src/problems/relu.py"
-kernel="$src/examples/kernels/relu_vec.cu"
+kernel="$src/attacks/honest/relu_vec.cu"
 
 out=$("$cutegen" prompt --help); check "prompt --help names the kinds" grep -q 'synthesis, diagnose, repair, optimize or restart' <<<"$out"
 
@@ -37,7 +37,7 @@ check "--arch reaches the rules" grep -q 'one `-gencode` for `sm_100a`' <<<"$out
 check "--precision tf32 reaches the precision rule" grep -q '^## Precision: tf32 (the user opted in)' <<<"$out"
 check "--examples none shows no library kernel" grep -q 'No library kernel is shown in this run' <<<"$out"
 
-out=$("$cutegen" prompt diagnose "$relu" "$kernel" --base "$src/examples/kernels/relu_cute_1d.cu" 2>/dev/null); rc=$?
+out=$("$cutegen" prompt diagnose "$relu" "$kernel" --base "$src/attacks/honest/relu_cute_1d.cu" 2>/dev/null); rc=$?
 check "diagnose prompt succeeds" test $rc -eq 0
 check "diagnose of a broken step shows its diff" grep -q '^```diff$' <<<"$out"
 

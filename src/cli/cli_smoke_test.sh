@@ -36,11 +36,11 @@ check "doctor reports the run delay check" grep -Eq '^run delay +OK +/proc/<pid>
 
 err=$("$cutegen" compile /nonexistent.cu 2>&1); rc=$?
 check "compile of a missing file fails" test $rc -ne 0
-err=$("$cutegen" compile "$src/examples/kernels/relu_vec.cu" --arch hopper 2>&1); rc=$?
+err=$("$cutegen" compile "$src/attacks/honest/relu_vec.cu" --arch hopper 2>&1); rc=$?
 check "bad --arch fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 
 # Two concurrent compiles of one source, as two processes: both succeed, one compiles, one hits.
-k="$src/examples/kernels/relu_vec.cu"
+k="$src/attacks/honest/relu_vec.cu"
 "$cutegen" compile "$k" --json >"$CUTEGEN_CACHE_DIR/a.json" 2>/dev/null & pa=$!
 "$cutegen" compile "$k" --json >"$CUTEGEN_CACHE_DIR/b.json" 2>/dev/null & pb=$!
 wait $pa; ra=$?; wait $pb; rb=$?
@@ -307,7 +307,7 @@ rm -rf "$XDG_CONFIG_HOME/cutegen"
 
 # cutegen tune: knob mistakes and kernels without knobs are refused with one line before any GPU is needed.
 out=$("$cutegen" tune --help); check "tune --help names its options" grep -q -- '--max-variants' <<<"$out"
-err=$("$cutegen" tune "$src/problems/relu.py" "$src/examples/kernels/relu_vec.cu" 2>&1); rc=$?
+err=$("$cutegen" tune "$src/problems/relu.py" "$src/attacks/honest/relu_vec.cu" 2>&1); rc=$?
 check "tune of a kernel without knobs fails with one line" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 check "tune says the kernel declares no knobs" grep -q 'declares no knobs' <<<"$err"
 d2=$(mktemp -d)
@@ -316,7 +316,7 @@ err=$("$cutegen" tune "$src/problems/relu.py" "$d2/bad.cu" --out "$d2/out" 2>&1)
 check "tune of a wrong knob fails with one line naming it" grep -q 'bad.cu: line 3: knob T: the default 3 is not among its values' <<<"$err"
 check "tune of a wrong knob writes nothing" test ! -e "$d2/out"
 echo '{"tune": {"max_variant": 4}}' >"$d2/cfg.json"
-err=$("$cutegen" --config "$d2/cfg.json" tune "$src/problems/relu.py" "$src/examples/kernels/elementwise.cu" 2>&1); rc=$?
+err=$("$cutegen" --config "$d2/cfg.json" tune "$src/problems/relu.py" "$src/library/elementwise.cu" 2>&1); rc=$?
 check "an unknown tune key is named" grep -q 'unknown key tune.max_variant' <<<"$err"
 rm -rf "$d2"
 

@@ -229,7 +229,7 @@ TEST(CompileCacheNvcc, ATruncatedCachedLibraryIsRecompiledNotServed) {
   CompileOptions options;
   auto tc = probe_toolchain(runner, options);
   ASSERT_TRUE(tc.ok()) << tc.error().message;
-  auto source = read_file(fs::path(CUTEGEN_SOURCE_DIR) / "examples/kernels/relu_vec.cu");
+  auto source = read_file(fs::path(CUTEGEN_SOURCE_DIR) / "attacks/honest/relu_vec.cu");
   ASSERT_TRUE(source.ok());
   NvccCompiler compiler(runner, options, *tc, f.cache(), CUTEGEN_SANDBOX_BIN);
   auto first = compiler.compile({*source, "relu_vec.cu"});

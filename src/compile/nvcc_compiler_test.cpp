@@ -33,7 +33,11 @@ std::string read(const fs::path& p) {
   return text.ok() ? *text : "";
 }
 std::string testdata(const std::string& name) { return read(fs::path(CUTEGEN_TESTDATA) / name); }
-std::string example(const std::string& name) { return read(fs::path(CUTEGEN_SOURCE_DIR) / "examples/kernels" / name); }
+// A kernel of the library, else one of the judge suite's honest kernels.
+std::string example(const std::string& name) {
+  const fs::path library = fs::path(CUTEGEN_SOURCE_DIR) / "library" / name;
+  return read(fs::exists(library) ? library : fs::path(CUTEGEN_SOURCE_DIR) / "attacks" / "honest" / name);
+}
 
 class RealNvcc : public ::testing::Test {
  protected:
@@ -651,7 +655,7 @@ INSTANTIATE_TEST_SUITE_P(Manifest, AttackKernels, ::testing::ValuesIn(attack_ent
 
 // CUTLASS's utility headers (tools/util/include beside include/), where the toolchain found them: both
 // compiles get them as an -I and the sandbox lets nvcc read them -- CUTLASS's SM90 convolution includes
-// cutlass/util/packed_stride.hpp, and examples/kernels/conv_implicit_gemm.cu's CIG_TMA path needs it.
+// cutlass/util/packed_stride.hpp, and library/conv_implicit_gemm.cu's CIG_TMA path needs it.
 TEST(NvccCompilerFake, CutlassUtilityHeadersAreIncludedAndReadableWhereFound) {
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
   ASSERT_TRUE(dir.ok());

@@ -134,7 +134,7 @@ TEST(SourceRules, CommentsAndLiteralsAreNotCode) {
 
 TEST(SourceRules, ExamplesAndHonestTestKernelsPass) {
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(fs::path(CUTEGEN_SOURCE_DIR) / "examples/kernels")) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(fs::path(CUTEGEN_SOURCE_DIR) / "library")) files.push_back(e.path());
   for (const char* t : {"tma_copy.cu", "wgmma_gemm.cu", "cp_async_cluster.cu", "cute_1d_index.cu", "import_doors.cu"})
     files.push_back(fs::path(CUTEGEN_TESTDATA) / t);
   ASSERT_GE(files.size(), 8u);

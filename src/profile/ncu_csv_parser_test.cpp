@@ -220,7 +220,7 @@ TEST(KernelNames, ShortNamesDropTemplatesParametersAndAnonymousNamespaces) {
 }
 
 TEST(NcuCsvParser, ReadsWhatNcuPrintedAroundTheRealRunner) {
-  // `cutegen profile problems/relu.py examples/kernels/relu_vec.cu` on the H200: ncu around
+  // `cutegen profile problems/relu.py attacks/honest/relu_vec.cu` on the H200: ncu around
   // cutegen-runner, which calls the candidate twice on the worker's IPC buffers.
   auto csv = parse_ncu_csv(fixture("ncu_runner_relu_h200.csv"));
   ASSERT_TRUE(csv.ok()) << csv.error().message;

@@ -142,7 +142,7 @@ TEST(ProfileSummary, RegisterLimitedGemmWithLowTensorPipeUse) {
 }
 
 TEST(ProfileSummary, BothUnitsBusyIsNamedAsSuch) {
-  // examples/kernels/gemm_tiled.cu on the H200: SM 73.0%, memory 74.3%, DRAM 3.3%.
+  // attacks/honest/gemm_tiled.cu on the H200: SM 73.0%, memory 74.3%, DRAM 3.3%.
   auto k = register_limited_gemm();
   k.metrics["sm__throughput.avg.pct_of_peak_sustained_elapsed"] = 73.0;
   k.metrics["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"] = 74.3;
@@ -266,7 +266,7 @@ TEST(ProfileSummary, RooflinePositionAndExcessTraffic) {
 }
 
 TEST(ProfileSummary, TwoPassSoftmaxTrafficIsExcess) {
-  // As measured on the H200 for examples/kernels/softmax_rows.cu: 3.20 GB of DRAM traffic per call for a
+  // As measured on the H200 for attacks/honest/softmax_rows.cu: 3.20 GB of DRAM traffic per call for a
   // problem that must move 2.15 GB (the rows are read twice).
   auto ctx = context("reduction");
   ctx.min_bytes = 2147483648.0;

@@ -1,5 +1,5 @@
 #pragma once
-// Which library kernel (examples/kernels/) the synthesis and restart prompts show, chosen from what
+// Which library kernel (library/) the synthesis and restart prompts show, chosen from what
 // the problem is: its workload class, the aten ops its forward pass runs, its dtype and the precision
 // policy. The LLM imitates the example it is shown, so it is the fastest library kernel of the
 // problem's kind, not a toy; the prompt says which one it is and why (ExampleChoice::why).
@@ -20,7 +20,7 @@ struct ExampleFacts {
 };
 
 struct ExampleChoice {
-  std::string_view file;  // in examples/kernels/, e.g. "gemm_sm90_3xtf32.cu"
+  std::string_view file;  // in library/, e.g. "gemm_sm90_3xtf32.cu"
   std::string why;        // one line for the prompt: what the kernel is, its idioms, its measured speed
 };
 

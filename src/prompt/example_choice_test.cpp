@@ -83,7 +83,7 @@ TEST(ExampleChoice, TheWhyLineNamesWhatTheKernelIsAndWhatItMeasured) {
 }
 
 TEST(ExampleChoice, EveryFileItCanChooseIsListedAndExists) {
-  const std::filesystem::path examples = std::filesystem::path(CUTEGEN_SOURCE_ROOT) / "examples" / "kernels";
+  const std::filesystem::path examples = std::filesystem::path(CUTEGEN_SOURCE_ROOT) / "library";
   auto files = example_files();
   for (WorkloadClass c : all_workload_classes()) {
     for (Precision p : {Precision::strict, Precision::tf32, Precision::bf16}) {

@@ -25,7 +25,7 @@ using cutegen::testing::contains;
 std::filesystem::path source_root() { return CUTEGEN_SOURCE_ROOT; }
 
 PromptPaths repo_paths() {
-  return {source_root() / "prompts", source_root() / "examples" / "kernels"};
+  return {source_root() / "prompts", source_root() / "library"};
 }
 
 const PromptLibrary& library() {
@@ -202,7 +202,7 @@ TEST(PromptLibrary, LibraryKernelsNamedInTheGuideAndMenusExist) {
       std::string file = text.substr(b + 1, at + 3 - b - 1);
       if (file.find('*') != std::string::npos) continue;  // gemm_sm90_*.cu: a family
       ++named;
-      EXPECT_TRUE(std::filesystem::exists(source_root() / "examples" / "kernels" / file)) << file;
+      EXPECT_TRUE(std::filesystem::exists(source_root() / "library" / file)) << file;
     }
   }
   EXPECT_GE(named, 8);

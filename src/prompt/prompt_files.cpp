@@ -85,13 +85,13 @@ Result<PromptPaths> locate_prompt_paths() {
   for (const fs::path& r : data_roots()) roots.push_back(r);
   std::error_code ec;
   for (const fs::path& r : roots) {
-    if (fs::is_directory(r / "examples" / "kernels", ec)) {
-      paths.examples = r / "examples" / "kernels";
+    if (fs::is_directory(r / "library", ec)) {
+      paths.examples = r / "library";
       break;
     }
   }
   if (paths.examples.empty())
-    return Error{fmt::format("examples/kernels/ was not found beside {} or in cutegen's source/install tree",
+    return Error{fmt::format("library/ was not found beside {} or in cutegen's source/install tree",
                              dir->string())};
   return paths;
 }

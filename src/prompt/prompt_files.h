@@ -5,7 +5,7 @@
 // cutegen must find them: $CUTEGEN_PROMPTS_DIR when set, else the source tree's prompts/ (baked in by
 // CMake, like the contract header in common/locations), else beside the installed binary
 // (<bin>/../share/cutegen/prompts, as `cmake --install` lays it out). The example kernels the prompts
-// quote (examples/kernels/) are found the same way.
+// quote (library/) are found the same way.
 //
 // PromptLibrary reads every file once, up front, so a missing or broken prompt file stops the run
 // before the first LLM call rather than in the middle of it.
@@ -29,7 +29,7 @@ Result<std::filesystem::path> prompts_dir();
 
 struct PromptPaths {
   std::filesystem::path prompts;        // prompts/
-  std::filesystem::path examples;       // examples/kernels/
+  std::filesystem::path examples;       // library/
 };
 Result<PromptPaths> locate_prompt_paths();
 

@@ -60,7 +60,7 @@ TEST(PromptFiles, EnvironmentOverrideWinsAndIsChecked) {
     // The examples are not beside the custom dir: the built-in ones are used.
     auto paths = locate_prompt_paths();
     ASSERT_TRUE(paths.ok()) << paths.error().message;
-    EXPECT_EQ(fs::weakly_canonical(paths->examples), fs::weakly_canonical(repo_root() / "examples" / "kernels"));
+    EXPECT_EQ(fs::weakly_canonical(paths->examples), fs::weakly_canonical(repo_root() / "library"));
     // Loading the incomplete dir names the first missing file and how to fix it.
     auto lib = PromptLibrary::load(*paths);
     ASSERT_FALSE(lib.ok());
@@ -82,7 +82,7 @@ TEST(PromptFiles, EmptyPromptFileIsAnError) {
   fs::remove_all(dir);
   fs::copy(repo_root() / "prompts", dir, fs::copy_options::recursive);
   std::ofstream(dir / "menu_conv.md") << "  \n";
-  PromptPaths paths{dir, repo_root() / "examples" / "kernels"};
+  PromptPaths paths{dir, repo_root() / "library"};
   auto lib = PromptLibrary::load(paths);
   ASSERT_FALSE(lib.ok());
   EXPECT_TRUE(contains(lib.error().message, "menu_conv.md (the conv optimisation menu) is empty")) << lib.error().message;
@@ -108,7 +108,7 @@ TEST(PromptFiles, AMissingLibraryKernelStopsTheLoad) {
   auto dir = fs::temp_directory_path() / "cutegen_prompt_files_examples";
   fs::remove_all(dir);
   fs::create_directories(dir / "kernels");
-  for (const auto& e : fs::directory_iterator(repo_root() / "examples" / "kernels"))
+  for (const auto& e : fs::directory_iterator(repo_root() / "library"))
     if (e.path().filename() != "rmsnorm_channels.cu") fs::copy_file(e.path(), dir / "kernels" / e.path().filename());
   PromptPaths paths{repo_root() / "prompts", dir / "kernels"};
   auto lib = PromptLibrary::load(paths);

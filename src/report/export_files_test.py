@@ -50,7 +50,9 @@ def problem(name):
 
 
 def kernel(name):
-    return ROOT / "examples" / "kernels" / f"{name}.cu"
+    """A kernel of the library, else one of the judge suite's honest kernels."""
+    library = ROOT / "library" / f"{name}.cu"
+    return library if library.exists() else ROOT / "attacks" / "honest" / f"{name}.cu"
 
 
 def load_module(path, name):
@@ -400,7 +402,7 @@ def test_a_judges_record_makes_a_problem_and_kernel_export_verified(tmp_path):
     ([], "sources is required"),
     (["--format", "wheel", "x"], "--format: wheel not in"),
     (["problems/relu.py"], "is neither a run directory (with best/) nor a best/ directory"),
-    (["problems/relu.py", "examples/kernels/relu_vec.cu", "--out", "problems"], "--out problems is not empty"),
+    (["problems/relu.py", "attacks/honest/relu_vec.cu", "--out", "problems"], "--out problems is not empty"),
     (["build", "--eval", "problems/relu.py"], "--eval goes with PROBLEM.py KERNEL.cu"),
 ])
 def test_command_line_mistakes_are_one_line_and_fail(args, message):

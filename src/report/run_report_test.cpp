@@ -23,7 +23,7 @@ TEST(RunReport, ShowsBaselinesStepsAndTheBest) {
   s.baselines.eager = BaselineTime{TimeStats{.median_ms = 3.07}, ""};
   s.baselines.compile = BaselineTime{std::nullopt, "torch.compile failed: no triton\nTraceback ..."};
   s.floor = Floor{.floor_ms = 3.04, .bound = "memory"};
-  s.example_shown = "examples/kernels/relu_vec.cu";
+  s.example_shown = "attacks/honest/relu_vec.cu";
   s.stop_reason = "plateau";
   s.history.push_back({.n = 1, .idea = "128-bit loads", .outcome = StepOutcome::accepted, .time_ms = 3.1, .speedup = 1.2});
   s.history.push_back({.n = 2, .idea = "smaller blocks", .outcome = StepOutcome::slower, .note = "rolled back"});
@@ -49,7 +49,7 @@ TEST(RunReport, ShowsBaselinesStepsAndTheBest) {
   EXPECT_NE(r.find("98.1% of the roofline floor"), std::string::npos) << r;
   EXPECT_NE(r.find("Speedup over eager: 0.99x"), std::string::npos) << r;
   EXPECT_NE(r.find("plateau"), std::string::npos);
-  EXPECT_NE(r.find("Example kernel shown to the LLM (as a reference for idioms): `examples/kernels/relu_vec.cu`"),
+  EXPECT_NE(r.find("Example kernel shown to the LLM (as a reference for idioms): `attacks/honest/relu_vec.cu`"),
             std::string::npos)
       << r;
 }

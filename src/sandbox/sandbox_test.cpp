@@ -885,7 +885,7 @@ class NvccUnderSandbox : public ::testing::Test {
 };
 
 TEST_F(NvccUnderSandbox, CompilesTheReluExample) {
-  auto source = read_file(fs::path(CUTEGEN_SOURCE_DIR) / "examples/kernels/relu_vec.cu");
+  auto source = read_file(fs::path(CUTEGEN_SOURCE_DIR) / "attacks/honest/relu_vec.cu");
   ASSERT_TRUE(source.ok());
   auto r = nvcc(*source);
   EXPECT_TRUE(r.succeeded()) << r.describe_end() << "\n" << r.out << r.err;

@@ -201,7 +201,7 @@ TEST(Knobs, TheSourceRulesAcceptTheKnobSyntax) {
 }
 
 TEST(Knobs, TheElementwiseLibraryKernelDeclaresValidKnobs) {
-  std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/examples/kernels/elementwise.cu");
+  std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/library/elementwise.cu");
   std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(source.empty());
   auto spec = parse_knobs(source);
@@ -228,7 +228,7 @@ void PrintTo(const LibraryKnobs& k, std::ostream* os) { *os << k.file; }  // tes
 class RowLibraryKernels : public ::testing::TestWithParam<LibraryKnobs> {};
 
 TEST_P(RowLibraryKernels, DeclareValidKnobs) {
-  std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/examples/kernels/" + GetParam().file);
+  std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/library/" + GetParam().file);
   std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(source.empty()) << GetParam().file;
   auto spec = parse_knobs(source);
@@ -263,7 +263,7 @@ INSTANTIATE_TEST_SUITE_P(
 // every allowed one-knob neighbour of the defaults: the log-softmax measured fastest at SMC_EARLY_FOLD=1 and
 // with SMC_HOLD=8 (benchmarks/results.md), values the shared file's defaults cannot take.
 TEST(Knobs, TheLoopsSampleOfTheSoftmaxHoldsEveryOneKnobNeighbour) {
-  std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/examples/kernels/log_softmax_cluster.cu");
+  std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/library/log_softmax_cluster.cu");
   std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto spec = parse_knobs(source);
   ASSERT_TRUE(spec.ok()) << spec.error().message;
@@ -306,7 +306,7 @@ TEST(Knobs, TheLibraryGemmsDeclareValidKnobs) {
   };
   for (const auto& [name, knobs, feasible] : {Expected{"gemm_sm90_tf32.cu", 9, 1792}, Expected{"gemm_sm90_3xtf32.cu", 8, 1344},
                                               Expected{"gemm_sm90_bf16.cu", 8, 1088}}) {
-    std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/examples/kernels/" + name);
+    std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/library/" + name);
     std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     ASSERT_FALSE(source.empty()) << name;
     auto spec = parse_knobs(source);

@@ -64,7 +64,7 @@ class FakePrompter : public Prompter {
  public:
   Result<std::string> system_prompt(const ProblemInfo&) override { return std::string("rules"); }
   std::string example_shown(const ProblemInfo& p) override {
-    return "examples/kernels/" + std::string(to_string(p.facts.workload_class)) + ".cu";
+    return "library/" + std::string(to_string(p.facts.workload_class)) + ".cu";
   }
   Result<std::string> synthesis(const ProblemInfo& p) override { return "synthesis " + p.name(); }
   Result<std::string> restart(const ProblemInfo& p, const std::vector<FailedAttempt>& failures) override {

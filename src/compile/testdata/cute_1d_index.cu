@@ -1,5 +1,5 @@
 // Honest: the only CuTe in the kernel is 1-D tensor indexing (gY(i) = f(gX(i))), which -O3 compiles to
-// the same address arithmetic as a raw pointer. It must count as CuTe (examples/kernels/relu_vec.cu has
+// the same address arithmetic as a raw pointer. It must count as CuTe (attacks/honest/relu_vec.cu has
 // such a tail kernel).
 #include <cutegen/kernel.h>
 

@@ -19,7 +19,7 @@ struct ConvEpilogueOperand {
 };
 
 // A dense, grouped or transposed convolution (nn.Conv1d..3d, nn.ConvTranspose1d..3d) of a contiguous fp32
-// forward input, run by the library's implicit-GEMM convolution (examples/kernels/conv_implicit_gemm.cu).
+// forward input, run by the library's implicit-GEMM convolution (library/conv_implicit_gemm.cu).
 // What the shapes cannot tell the kernel -- the window's stride, padding and dilation, the groups and
 // whether it is transposed -- is its `kSpec` line; per dimension in (D, H, W) order, right-aligned, a
 // missing dimension stride 1, padding 0, dilation 1.

@@ -12,12 +12,12 @@
 namespace cutegen::seed {
 namespace {
 
-// examples/kernels/conv_implicit_gemm.cu, read at build time (src/CMakeLists.txt): the seed is the library
+// library/conv_implicit_gemm.cu, read at build time (src/CMakeLists.txt): the seed is the library
 // kernel as measured, with one line set.
 constexpr const char* kLibrary =
 #include "seed/conv_implicit_gemm.inc"
     ;
-constexpr const char* kLibraryFile = "examples/kernels/conv_implicit_gemm.cu";
+constexpr const char* kLibraryFile = "library/conv_implicit_gemm.cu";
 constexpr const char* kSpecLine = "constexpr ConvSpec kSpec = {2, false, 1, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}};";
 constexpr int64_t kMaxWindow = 16;  // the library kernel's tap tables hold 16 taps per dimension
 

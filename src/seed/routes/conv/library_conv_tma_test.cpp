@@ -1,4 +1,4 @@
-// The library convolution's TMA-im2col path (examples/kernels/conv_implicit_gemm.cu with CIG_TMA 1):
+// The library convolution's TMA-im2col path (library/conv_implicit_gemm.cu with CIG_TMA 1):
 // which convolutions it takes and what it asks of the workspace, planned by the built library's host code
 // on this CPU. Whether it computes the right numbers is the GPU's to say (scripts/gpu-check, the
 // conv_implicit_gemm entries of attacks/manifest.json with the knob set).
@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 using testing::RealCompiler;
 
 std::string library_conv() {
-  auto text = read_file(fs::path(CUTEGEN_SOURCE_DIR) / "examples/kernels/conv_implicit_gemm.cu");
+  auto text = read_file(fs::path(CUTEGEN_SOURCE_DIR) / "library/conv_implicit_gemm.cu");
   EXPECT_TRUE(text.ok());
   return text.ok() ? *text : std::string();
 }

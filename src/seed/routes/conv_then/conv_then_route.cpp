@@ -143,7 +143,7 @@ Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& 
           *head,
           {{"extern \"C\" size_t cutegen_workspace_bytes(", "static size_t conv_workspace_bytes("},
            {"extern \"C\" int cutegen_forward_ws(", "static int conv_forward_ws("}},
-          "examples/kernels/conv_implicit_gemm.cu", kConvThenSeedFile);
+          "library/conv_implicit_gemm.cu", kConvThenSeedFile);
       !s)
     return s.error();
   std::string header = kConvThenHeader;

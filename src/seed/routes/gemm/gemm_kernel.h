@@ -2,7 +2,7 @@
 // A matrix-product plan (gemm_plan.h) as a candidate .cu file: the seed's own tiled fp32 GEMM
 // (gemm_kernel.cu.in), with the operands' order, batch and triu/tril mask written in, and for the split_k
 // kernel (gemm_kernel_choice.h) K split over the grid's z. Kept apart from the library's fast GEMMs
-// (examples/kernels/gemm_*.cu): the seed must be right for any shape.
+// (library/gemm_*.cu): the seed must be right for any shape.
 #include <string>
 
 #include "seed/comment_text.h"

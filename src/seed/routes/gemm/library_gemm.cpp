@@ -9,7 +9,7 @@
 namespace cutegen::seed {
 namespace {
 
-// examples/kernels/gemm_sm90_3xtf32.cu, read at build time (src/CMakeLists.txt): one source of truth, so a
+// library/gemm_sm90_3xtf32.cu, read at build time (src/CMakeLists.txt): one source of truth, so a
 // fix to the library kernel is the seed's fix too.
 constexpr const char* kLibrary =
 #include "seed/gemm_sm90_3xtf32.inc"
@@ -60,7 +60,7 @@ Status set_library_transposes(const GemmPlan& p, std::string& library, const cha
                                                        layout(p.a_transposed, "(M, K)", "(K, M)"))},
        {"constexpr bool kTransB = false;", fmt::format("constexpr bool kTransB = {};  // set by the seed: B is {}", b,
                                                        layout(p.b_transposed, "(K, N)", "(N, K)"))}},
-      "examples/kernels/gemm_sm90_3xtf32.cu", seed_file);
+      "library/gemm_sm90_3xtf32.cu", seed_file);
 }
 
 std::string library_gemm_refusal(const GemmPlan& p) {
@@ -100,7 +100,7 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const Commen
       "// {10}(M, N, K) = ({2}, {3}, {4}) when traced{9}. A is read as {5},\n"
       "// B as {6}.\n"
       "//\n"
-      "// The kernel is the library's 3xTF32 GEMM, examples/kernels/gemm_sm90_3xtf32.cu, as it is below but for\n"
+      "// The kernel is the library's 3xTF32 GEMM, library/gemm_sm90_3xtf32.cu, as it is below but for\n"
       "// kTransA and kTransB, which the seed sets from the graph (the library otherwise tells a transposed\n"
       "// operand from the shapes, and a square A.T @ B has the shapes of A @ B). Chosen over the seed's own\n"
       "// GEMM (src/seed/routes/gemm/gemm_kernel.cu.in, CUDA-core FMA: 0.3x eager PyTorch on an H200 at\n"

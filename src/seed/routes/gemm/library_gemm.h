@@ -1,6 +1,6 @@
 #pragma once
 // The seed of a large plain fp32 matrix product: the library's 3xTF32 GEMM itself
-// (examples/kernels/gemm_sm90_3xtf32.cu, compiled in as text), not the seed's own CUDA-core GEMM
+// (library/gemm_sm90_3xtf32.cu, compiled in as text), not the seed's own CUDA-core GEMM
 // (gemm_kernel.h). On an H200 the seed GEMM ran KernelBench's 4096^3 product in 8.8 ms (0.3x eager) and
 // the library kernel in 1.39 ms (2.0x eager) at strict fp32 accuracy (benchmarks/results.md).
 #include <cstdint>
@@ -30,7 +30,7 @@ std::string library_gemm_refusal(const GemmPlan& plan);
 // The library kernel's workspace for the plan's product (the split operands, a padded output when N % 4 != 0,
 // a row reduction's (M, N) values), in bytes.
 int64_t library_gemm_workspace_bytes(const GemmPlan& plan);
-// The library file's text (examples/kernels/gemm_sm90_3xtf32.cu, compiled in).
+// The library file's text (library/gemm_sm90_3xtf32.cu, compiled in).
 const char* library_gemm_text();
 // The plan's output tiles of 128 x 128 (the library's default GX_TILE_M x GX_TILE_N), over the batch.
 int64_t library_gemm_tiles(const GemmPlan& plan);

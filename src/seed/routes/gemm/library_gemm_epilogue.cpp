@@ -23,7 +23,7 @@ constexpr const char* kEntry =
 #include "seed/library_gemm_epilogue_entry.inc"
     ;
 
-constexpr const char* kLibraryFile = "examples/kernels/gemm_sm90_3xtf32.cu";
+constexpr const char* kLibraryFile = "library/gemm_sm90_3xtf32.cu";
 constexpr const char* kSeedFile = "src/seed/routes/gemm/library_gemm_epilogue.cpp";
 
 // The lines of the library file the seed changes, each exactly as the library has it.
@@ -110,7 +110,7 @@ Result<std::string> generate_library_gemm_epilogue_kernel(const GemmPlan& p, con
       "//   y = {2}\n"
       "// (M, N, K) = ({3}, {4}, {5}) when traced{6}. A is read as {7}, B as {8}.\n"
       "//\n"
-      "// The product is the library's 3xTF32 GEMM, examples/kernels/gemm_sm90_3xtf32.cu (CUTLASS 3.x SM90: TMA,\n"
+      "// The product is the library's 3xTF32 GEMM, library/gemm_sm90_3xtf32.cu (CUTLASS 3.x SM90: TMA,\n"
       "// warp-specialised wgmma, each operand split into three TF32 parts by a pre-pass, a promotion mainloop:\n"
       "// strict fp32 accuracy), as it is below but for the lines marked \"set by the seed\": kTransA / kTransB from\n"
       "// the graph; its collective epilogue's fusion, which is SeedEpilogue (defined before the library's\n"

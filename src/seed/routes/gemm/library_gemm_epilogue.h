@@ -1,7 +1,7 @@
 #pragma once
 // The seed of a large matrix product with an epilogue (the gemm_epilogue routes: nn.Linear or a matmul, then
 // pointwise ops, optionally a row reduction or a norm): the library's 3xTF32 GEMM
-// (examples/kernels/gemm_sm90_3xtf32.cu, compiled in as text, as library_gemm.h takes it) with the epilogue
+// (library/gemm_sm90_3xtf32.cu, compiled in as text, as library_gemm.h takes it) with the epilogue
 // fused into its CUTLASS collective epilogue as a visitor (library_gemm_epilogue_prelude.cu.in), and the
 // seed's own entry points around the library's (library_gemm_epilogue_entry.cu.in). On an H200 the seed's
 // CUDA-core GEMM ran KernelBench level 2's 22 verified GEMM + epilogue problems at 0.25-0.37x eager, while the

@@ -1,5 +1,5 @@
 // The gemm_epilogue routes on the library's 3xTF32 GEMM: which products with an epilogue get
-// examples/kernels/gemm_sm90_3xtf32.cu with the epilogue fused into its collective epilogue (and which keep
+// library/gemm_sm90_3xtf32.cu with the epilogue fused into its collective epilogue (and which keep
 // the seed's tiled GEMM, and why), the seed's text, and (slow tier) its build and host planning.
 
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// The gemm route's library kernel: which plain matrix products get examples/kernels/gemm_sm90_3xtf32.cu
+// The gemm route's library kernel: which plain matrix products get library/gemm_sm90_3xtf32.cu
 // as their seed (and with which kTransA / kTransB), which keep the seed GEMM and why, and the seed's build.
 
 #include <fmt/format.h>
@@ -38,7 +38,7 @@ TEST(LibraryGemmRoute, A4096CubedProductIsTheLibrary3xTf32Gemm) {
   const std::string src = seed_source(product(4096, 4096, 4096));
   // The header, then the library file itself (its own first line), with the plain reading written in.
   EXPECT_TRUE(contains(src, "// Seed kernel for mm.py, written by cutegen without an LLM")) << src.substr(0, 2000);
-  EXPECT_TRUE(contains(src, "the library's 3xTF32 GEMM, examples/kernels/gemm_sm90_3xtf32.cu")) << src.substr(0, 2000);
+  EXPECT_TRUE(contains(src, "the library's 3xTF32 GEMM, library/gemm_sm90_3xtf32.cu")) << src.substr(0, 2000);
   EXPECT_TRUE(contains(src, "has 1024 output tiles")) << src.substr(0, 2000);
   EXPECT_TRUE(contains(src, "// Library kernel: C = op(A) @ op(B) for fp32 matrices at fp32 accuracy"));
   EXPECT_TRUE(contains(src, "constexpr bool kTransA = false;  // set by the seed: A is (M, K) row-major"));

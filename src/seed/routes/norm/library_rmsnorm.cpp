@@ -9,7 +9,7 @@
 namespace cutegen::seed {
 namespace {
 
-// examples/kernels/rmsnorm_channels.cu, read at build time (src/CMakeLists.txt): one source of truth.
+// library/rmsnorm_channels.cu, read at build time (src/CMakeLists.txt): one source of truth.
 constexpr const char* kChannelRmsNormLibrary =
 #include "seed/rmsnorm_channels.inc"
     ;
@@ -54,7 +54,7 @@ Result<std::string> generate_library_rmsnorm_kernel(const NormPlan& p, const Com
   if (auto why = library_rmsnorm_refusal(p); !why.empty()) return Error{"no library RMSNorm seed: " + why};
   if (auto s = replace_library_line(library, kEpsLine,
                                     fmt::format("constexpr float kEps = {};  // set by the seed from the graph", *eps_of(p)),
-                                    "examples/kernels/rmsnorm_channels.cu", "src/seed/routes/norm/library_rmsnorm.cpp");
+                                    "library/rmsnorm_channels.cu", "src/seed/routes/norm/library_rmsnorm.cpp");
       !s)
     return s.error();
   const std::string header = fmt::format(
@@ -62,7 +62,7 @@ Result<std::string> generate_library_rmsnorm_kernel(const NormPlan& p, const Com
       "// dimension 1 of one contiguous fp32 tensor, viewed as ({1}, {2}, {3}) when traced:\n"
       "//   y = {4}\n"
       "//\n"
-      "// The kernel is the library's channel RMSNorm, examples/kernels/rmsnorm_channels.cu, as it is below but for\n"
+      "// The kernel is the library's channel RMSNorm, library/rmsnorm_channels.cu, as it is below but for\n"
       "// kEps, which the seed sets from the graph. Chosen over the seed's generic norm kernel\n"
       "// (src/seed/routes/norm/norm_kernel.cu.in) because its {2} channels fit a thread's registers: each\n"
       "// thread keeps its column on chip and x is read once. On an H200, KernelBench 36 ran 3.93 ms so against 6.44\n"

@@ -1,6 +1,6 @@
 #pragma once
 // The seed of an RMSNorm over the channels of an (N, C, *) tensor, x / sqrt(mean(x^2, dim=1) + eps): the
-// library's channel RMSNorm itself (examples/kernels/rmsnorm_channels.cu, compiled in as text) with eps set
+// library's channel RMSNorm itself (library/rmsnorm_channels.cu, compiled in as text) with eps set
 // from the graph, not the seed's generic norm kernel (norm_kernel.h). On an H200, KernelBench 36
 // (112 x 64 x 512 x 512) judged 3.93 ms with the library kernel (90% of the floor) against 6.44 ms with
 // the generic one (benchmarks/results.md).

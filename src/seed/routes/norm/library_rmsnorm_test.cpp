@@ -1,4 +1,4 @@
-// The norm route's library kernel: which norms get examples/kernels/rmsnorm_channels.cu as their seed
+// The norm route's library kernel: which norms get library/rmsnorm_channels.cu as their seed
 // (with eps set from the graph), which keep the generic norm kernel and why.
 
 #include <gtest/gtest.h>
@@ -86,7 +86,7 @@ TEST(LibraryRmsNormKernel, ALibraryWithoutTheEpsLineIsAnError) {
   ASSERT_TRUE(m.plan_as<NormPlan>()) << m.reason;
   auto missing = generate_library_rmsnorm_kernel(*m.plan_as<NormPlan>(), CommentText("p.py"), "// a library file that was rewritten\n");
   ASSERT_FALSE(missing.ok());
-  EXPECT_TRUE(contains(missing.error().message, "examples/kernels/rmsnorm_channels.cu does not have the line"))
+  EXPECT_TRUE(contains(missing.error().message, "library/rmsnorm_channels.cu does not have the line"))
       << missing.error().message;
 }
 

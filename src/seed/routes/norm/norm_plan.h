@@ -21,7 +21,7 @@ enum class NormKind { mean_var, scaled };
 enum class NormMode { rows, columns, channels, all };
 std::string_view norm_mode_name(NormMode mode);  // "rows", ...: as the template's comments spell it
 
-// The kernel that computes it: the library's channel RMSNorm (examples/kernels/rmsnorm_channels.cu) or the
+// The kernel that computes it: the library's channel RMSNorm (library/rmsnorm_channels.cu) or the
 // route's template (norm_kernel.cu.in).
 enum class NormKernel { norm_template, library_channel_rmsnorm };
 

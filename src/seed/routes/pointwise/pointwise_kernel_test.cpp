@@ -228,7 +228,7 @@ TEST(RowSoftmaxKernel, TheSecondPassIsSoftmaxsOrLogSoftmaxs) {
 }
 
 // The log variant through the real compile stage (the plain one differs in one line and is what
-// examples/kernels/softmax_rows.cu, which compile_tests builds, already is).
+// attacks/honest/softmax_rows.cu, which compile_tests builds, already is).
 TEST(SeedCompile, LogSoftmaxBuildsAndPassesEveryStaticCheck) {
   CUTEGEN_SLOW_COMPILE_TEST("the log-softmax seed; gpu_seed.py builds and judges the softmax problems");
   seed::testing::RealCompiler compiler;

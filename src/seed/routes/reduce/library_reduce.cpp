@@ -7,7 +7,7 @@
 namespace cutegen::seed {
 namespace {
 
-// examples/kernels/reduce_dim.cu, read at build time (src/CMakeLists.txt): one source of truth.
+// library/reduce_dim.cu, read at build time (src/CMakeLists.txt): one source of truth.
 constexpr const char* kReduceDimLibrary =
 #include "seed/reduce_dim.inc"
     ;
@@ -38,7 +38,7 @@ Result<std::string> generate_library_reduce_kernel(const ReducePlan& p, const Co
           library,
           {{kOpLine, fmt::format("constexpr ReduceOp kOp = ReduceOp::{};  // set by the seed from the graph", reduce_op_name(p.op))},
            {kDimLine, fmt::format("constexpr int kDim = {};  // set by the seed from the graph", p.dim)}},
-          "examples/kernels/reduce_dim.cu", "src/seed/routes/reduce/library_reduce.cpp");
+          "library/reduce_dim.cu", "src/seed/routes/reduce/library_reduce.cpp");
       !s)
     return s.error();
   const std::string header = fmt::format(
@@ -46,7 +46,7 @@ Result<std::string> generate_library_reduce_kernel(const ReducePlan& p, const Co
       "// one contiguous fp32 tensor, viewed as ({2}, {3}, {4}) around it when traced:\n"
       "//   y = {5}\n"
       "//\n"
-      "// The kernel is the library's reduce_dim, examples/kernels/reduce_dim.cu, as it is below but for kOp and\n"
+      "// The kernel is the library's reduce_dim, library/reduce_dim.cu, as it is below but for kOp and\n"
       "// kDim, which the seed sets from the graph. Chosen over the seed's reduction template\n"
       "// (src/seed/routes/reduce/reduce_kernel.cu.in): on an H200 it ran KernelBench 47-53 at 86-96% of the\n"
       "// floor where the template reached 53-54% on argmax/argmin (benchmarks/results.md).\n"

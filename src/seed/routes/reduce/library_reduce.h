@@ -1,6 +1,6 @@
 #pragma once
 // The seed of a reduction over one dimension (sum, mean, max, min, argmax, argmin of one fp32 input): the
-// library's reduce_dim itself (examples/kernels/reduce_dim.cu, compiled in as text) with the operation and
+// library's reduce_dim itself (library/reduce_dim.cu, compiled in as text) with the operation and
 // the dimension set from the graph, not the seed's reduction template (reduce_kernel.h). On an H200,
 // KernelBench 47-53 as seeds: 95-96% of the floor on sum/mean, 86-88% on max/min/argmax/argmin, where the
 // template reached 82-88% and 53-54% on argmax/argmin (benchmarks/results.md); on the small

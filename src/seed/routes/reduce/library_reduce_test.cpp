@@ -1,4 +1,4 @@
-// The reduce route's library kernel: which reductions get examples/kernels/reduce_dim.cu as their seed (with
+// The reduce route's library kernel: which reductions get library/reduce_dim.cu as their seed (with
 // the operation and the dimension set from the graph), which keep the reduction template and why.
 
 #include <gtest/gtest.h>
@@ -109,7 +109,7 @@ TEST(LibraryReduceKernel, ALibraryWithoutTheLinesIsAnError) {
   ASSERT_TRUE(m.plan_as<ReducePlan>()) << m.reason;
   auto missing = generate_library_reduce_kernel(*m.plan_as<ReducePlan>(), CommentText("p.py"), "// a library file that was rewritten\n");
   ASSERT_FALSE(missing.ok());
-  EXPECT_TRUE(contains(missing.error().message, "examples/kernels/reduce_dim.cu does not have the line"))
+  EXPECT_TRUE(contains(missing.error().message, "library/reduce_dim.cu does not have the line"))
       << missing.error().message;
 }
 

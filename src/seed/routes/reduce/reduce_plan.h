@@ -12,7 +12,7 @@ enum class ReduceOp { sum, mean, prod, max, min, argmax, argmin, logsumexp };
 // "sum", ...: as the template's comments and the library kernel's ReduceOp enumerators spell it.
 std::string_view reduce_op_name(ReduceOp op);
 
-// The kernel that computes it: the library's reduce_dim (examples/kernels/reduce_dim.cu) or the route's
+// The kernel that computes it: the library's reduce_dim (library/reduce_dim.cu) or the route's
 // template (reduce_kernel.cu.in).
 enum class ReduceKernel { reduce_template, library_reduce_dim };
 

@@ -7,7 +7,7 @@
 namespace cutegen::seed {
 namespace {
 
-// examples/kernels/softmax_cluster.cu and softmax_ticket.cu, read at build time (src/CMakeLists.txt): one
+// library/softmax_cluster.cu and softmax_ticket.cu, read at build time (src/CMakeLists.txt): one
 // source of truth, so a fix to a library kernel is the seed's fix too. The log_softmax_*.cu files are the same
 // files with kLogSoftmax true.
 constexpr const char* kClusterSoftmaxLibrary =
@@ -106,7 +106,7 @@ Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& plan, 
 Result<std::string> generate_library_softmax_kernel(const RowSoftmaxPlan& p, const CommentText& problem,
                                                     std::string library) {
   const bool ticket = library_softmax_kernel(p) == LibrarySoftmax::ticket;
-  const char* file = ticket ? "examples/kernels/softmax_ticket.cu" : "examples/kernels/softmax_cluster.cu";
+  const char* file = ticket ? "library/softmax_ticket.cu" : "library/softmax_cluster.cu";
   if (auto s = replace_library_line(library, ticket ? kTicketSoftmaxLogLine : kClusterSoftmaxLogLine,
                                     fmt::format("constexpr bool kLogSoftmax = {};  // set by the seed: {}",
                                                 p.log ? "true" : "false", p.log ? "log_softmax" : "softmax"),

@@ -1,6 +1,6 @@
 #pragma once
 // The seed of a softmax or log-softmax over long rows, or over shorter rows of a large tensor: one of the
-// library's softmax kernels itself (examples/kernels/softmax_ticket.cu or softmax_cluster.cu, compiled in as
+// library's softmax kernels itself (library/softmax_ticket.cu or softmax_cluster.cu, compiled in as
 // text), not the seed's row kernel (row_softmax_kernel.h). The row kernel reads each row twice; once a row is
 // too long for its second read to come from the L2, that is two DRAM reads. The library kernels read each row
 // from DRAM once: on an H200, KernelBench 23/24 (4096 x 393216 fp32) ran 3.64 / 3.94 ms on the cluster kernel
@@ -35,7 +35,7 @@ inline constexpr int64_t kTicketChunkValues = 8192;
 // Else why not.
 std::string library_softmax_refusal(const RowSoftmaxPlan& plan);
 
-// Which library kernel a row the library takes gets. The ticket softmax (examples/kernels/softmax_ticket.cu:
+// Which library kernel a row the library takes gets. The ticket softmax (library/softmax_ticket.cu:
 // 32 KB chunks from one counter over every SM, a row's statistics met in workspace slots) where its chunks
 // can hold the row -- rows of 16-byte vectors (N % 4 == 0) of at most kTicketMaxChunksPerRow chunks -- and the
 // tensor has at least kTicketMinChunks of them; the cluster softmax otherwise (its streaming path is the

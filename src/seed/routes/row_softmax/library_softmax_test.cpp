@@ -1,4 +1,4 @@
-// The row_softmax route's library kernels: which row softmaxes get examples/kernels/softmax_ticket.cu or
+// The row_softmax route's library kernels: which row softmaxes get library/softmax_ticket.cu or
 // softmax_cluster.cu as their seed (with kLogSoftmax set), which keep the row kernel and why.
 
 #include <fmt/format.h>
@@ -76,7 +76,7 @@ TEST(LibrarySoftmaxRoute, RowsTheTicketChunksCannotHoldAreTheClusterSoftmax) {
     EXPECT_EQ(contains(src, "SMC_THREADS"), !ticket);
     EXPECT_EQ(m.pattern(), std::string(ticket ? "library ticket softmax: " : "library cluster softmax: ") +
                                "softmax(x, dim=-1)");
-    EXPECT_EQ(contains(src, "The kernel is the library's cluster softmax, examples/kernels/softmax_cluster.cu"), !ticket);
+    EXPECT_EQ(contains(src, "The kernel is the library's cluster softmax, library/softmax_cluster.cu"), !ticket);
   }
 }
 
@@ -142,8 +142,8 @@ TEST(LibrarySoftmaxKernel, ALibraryWithoutTheLogLineIsAnError) {
     const char* line;
   };
   for (const Case& c :
-       {Case{393216, "examples/kernels/softmax_ticket.cu", "constexpr bool kLogSoftmax = false;  // log_softmax_ticket.cu: true\n"},
-        Case{100003, "examples/kernels/softmax_cluster.cu",
+       {Case{393216, "library/softmax_ticket.cu", "constexpr bool kLogSoftmax = false;  // log_softmax_ticket.cu: true\n"},
+        Case{100003, "library/softmax_cluster.cu",
              "constexpr bool kLogSoftmax = false;  // log_softmax_cluster.cu: true\n"}}) {
     SCOPED_TRACE(c.file);
     auto m = match(row_softmax_graph("log_softmax", 4096, c.n));

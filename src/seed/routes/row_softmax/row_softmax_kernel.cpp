@@ -12,10 +12,10 @@ constexpr const char* kStridedSoftmaxTemplate =
 #include "seed/strided_softmax_kernel.inc"
     ;
 
-}  // namespace
-
-std::string generate_row_softmax_kernel(const RowSoftmaxPlan& plan, const CommentText& problem) {
-  std::string text = kRowSoftmaxTemplate;
+// What both templates share: the problem, the pattern, the op, the contract's inputs, and ATen's formula for
+// the second pass, over the template's own names for the value (`value`) and its (max, sum) (`acc`).
+void fill_softmax_common(std::string& text, const RowSoftmaxPlan& plan, const CommentText& problem,
+                         const std::string& value, const std::string& acc) {
   replace_placeholder(text, "PROBLEM", problem.str());
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "OP", plan.log ? "log_softmax" : "softmax");
@@ -24,37 +24,30 @@ std::string generate_row_softmax_kernel(const RowSoftmaxPlan& plan, const Commen
   if (plan.log) {
     // ATen's log_softmax: x - max - log(sum(exp(x - max))).
     replace_placeholder(text, "PASS2_TEXT", "x - max - log(sum)");
-    replace_placeholder(text, "PASS2_SETUP", "    const float shift = row.max + logf(row.sum);");
-    replace_placeholder(text, "PASS2_EXPR", "frag(i) - shift");
+    replace_placeholder(text, "PASS2_SETUP", "    const float shift = " + acc + ".max + logf(" + acc + ".sum);");
+    replace_placeholder(text, "PASS2_EXPR", value + " - shift");
   } else {
     replace_placeholder(text, "PASS2_TEXT", "exp(x - max) / sum");
-    replace_placeholder(text, "PASS2_SETUP", "    const float inv = 1.f / row.sum;");
-    replace_placeholder(text, "PASS2_EXPR", "expf(frag(i) - row.max) * inv");
+    replace_placeholder(text, "PASS2_SETUP", "    const float inv = 1.f / " + acc + ".sum;");
+    replace_placeholder(text, "PASS2_EXPR", "expf(" + value + " - " + acc + ".max) * inv");
   }
+}
+
+}  // namespace
+
+std::string generate_row_softmax_kernel(const RowSoftmaxPlan& plan, const CommentText& problem) {
+  std::string text = kRowSoftmaxTemplate;
+  fill_softmax_common(text, plan, problem, "frag(i)", "row");
   return text;
 }
 
 std::string generate_strided_softmax_kernel(const RowSoftmaxPlan& plan, const CommentText& problem) {
   std::string text = kStridedSoftmaxTemplate;
-  replace_placeholder(text, "PROBLEM", problem.str());
-  replace_placeholder(text, "PATTERN", plan.pattern);
-  replace_placeholder(text, "OP", plan.log ? "log_softmax" : "softmax");
+  fill_softmax_common(text, plan, problem, "v", "acc");
   replace_placeholder(text, "DIM", std::to_string(plan.dim));
-  replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
-  replace_placeholder(text, "INPUT", std::to_string(plan.input));
   replace_placeholder(text, "OUTER", std::to_string(plan.outer));
   replace_placeholder(text, "EXTENT", std::to_string(plan.extent));
   replace_placeholder(text, "INNER", std::to_string(plan.inner));
-  // ATen's formulas, as the row kernel computes them.
-  if (plan.log) {
-    replace_placeholder(text, "PASS2_TEXT", "x - max - log(sum)");
-    replace_placeholder(text, "PASS2_SETUP", "    const float shift = acc.max + logf(acc.sum);");
-    replace_placeholder(text, "PASS2_EXPR", "v - shift");
-  } else {
-    replace_placeholder(text, "PASS2_TEXT", "exp(x - max) / sum");
-    replace_placeholder(text, "PASS2_SETUP", "    const float inv = 1.f / acc.sum;");
-    replace_placeholder(text, "PASS2_EXPR", "expf(v - acc.max) * inv");
-  }
   return text;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // A row-softmax plan (row_softmax_plan.h) as a candidate .cu file: the library's row-softmax kernel
-// (row_softmax_kernel.cu.in, from examples/kernels/softmax_rows.cu), with log_softmax's second pass
+// (row_softmax_kernel.cu.in, from attacks/honest/softmax_rows.cu), with log_softmax's second pass
 // where the plan asks for it.
 #include <string>
 

@@ -91,7 +91,7 @@ Result<std::string> emit_separable_conv(const SeparableConvPlan& plan, const Com
           *library,
           {{"extern \"C\" size_t cutegen_workspace_bytes(", "static size_t conv_workspace_bytes("},
            {"extern \"C\" int cutegen_forward_ws(", "static int conv_forward_ws("}},
-          "examples/kernels/conv_implicit_gemm.cu", kSeedFile);
+          "library/conv_implicit_gemm.cu", kSeedFile);
       !s)
     return s.error();
   const DepthwiseConvPlan& dw = plan.depthwise;

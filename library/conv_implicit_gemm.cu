@@ -33,7 +33,7 @@
 // three m16n8k8 TF32 MMAs (CuTe's SM80 atom, which Hopper runs) whose products are exact in fp32. The
 // tensor cores' adds inside an MMA truncate, so each k-tile's 12 MMAs (32 of K, 96 products) go into a
 // fresh fragment that is added to the running sum with an ordinary round-to-nearest fp32 add: truncation
-// acts only inside 96-term chunks (the promotion of examples/kernels/gemm_sm90_3xtf32.cu, whose CPU error
+// acts only inside 96-term chunks (the promotion of library/gemm_sm90_3xtf32.cu, whose CPU error
 // model, benchmarks/gemm_3xtf32_error_model.py, puts 64-term chunks at 3.8e-7 rel-L2 for K' = 12288).
 // The weight is split once per call in the workspace; the input is split in registers as it leaves
 // shared memory (it is read once per output-channel tile).
@@ -780,7 +780,7 @@ Workspace layout(const Geometry& g) {
 //   [ big(x) for C channels | small(x) | big(x) | zeros up to C' = 3C rounded up to 32 ],
 // and the weight as K x taps x C' with [ big(w) | big(w) | small(w) | zeros ]: ONE TF32 convolution over
 // the C' channels then sums big*big + small*big + big*small, the three products of 3xTF32 (the idea of
-// examples/kernels/gemm_sm90_3xtf32.cu). Its output is NHWK (channels contiguous: the epilogue's TMA store
+// library/gemm_sm90_3xtf32.cu). Its output is NHWK (channels contiguous: the epilogue's TMA store
 // needs that) in the workspace; a last pass transposes it to NCHW and applies the bias and `epilogue`.
 // Traffic beside the convolution: the input read once and written three times, the output written and
 // read once more and written once -- for problems/conv2d_3x3.py about 0.2 ms at HBM speed. Batches whose

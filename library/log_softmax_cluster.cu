@@ -1,6 +1,8 @@
-// Library kernel: y = softmax(x, dim=-1) for a contiguous fp32 tensor (..., N), any N, with each row
-// read from DRAM exactly once when it fits on a thread-block cluster's shared memory.
-// (examples/kernels/log_softmax_cluster.cu is the same file with kLogSoftmax = true.)
+// Library kernel: y = log_softmax(x, dim=-1) = (x - max) - log(sum(exp(x - max))) for a contiguous fp32
+// tensor (..., N), any N, with each row read from DRAM exactly once when it fits on a thread-block
+// cluster's shared memory. This is library/softmax_cluster.cu with kLogSoftmax = true (the
+// contract allows no local includes, so the two files are kept identical apart from that and this
+// header; python/tests/test_library_kernels.py checks it). Below, "softmax" reads "log-softmax".
 //
 // Why it is fast. Softmax needs the row's (max, sum of exp) before it can write anything, so a
 // one-CTA-per-row kernel reads every row twice (once for the statistics, once to normalise) or keeps
@@ -146,7 +148,7 @@ namespace cg = cooperative_groups;
 
 namespace softmax_cluster {
 
-constexpr bool kLogSoftmax = false;  // log_softmax_cluster.cu: true
+constexpr bool kLogSoftmax = true;  // softmax_cluster.cu: false
 constexpr int kThreads = SMC_THREADS;
 constexpr int kWarps = kThreads / 32;
 constexpr int kStages = SMC_STAGES;

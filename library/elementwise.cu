@@ -9,7 +9,7 @@
 // left after the last whole tile, or a tensor not 16-byte aligned, goes through a scalar CuTe loop.
 //
 // Knobs (docs/tuning.md), prefixed EW_ because a knob is also a macro defined before every header:
-// `cutegen tune problems/relu.py examples/kernels/elementwise.cu` tries them.
+// `cutegen tune problems/relu.py library/elementwise.cu` tries them.
 #include <cutegen/kernel.h>
 
 #include <cute/tensor.hpp>

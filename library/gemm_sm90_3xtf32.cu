@@ -42,7 +42,7 @@
 //   benchmarks/gemm_3xtf32_error_model.py models it on the CPU (every wgmma truncated): 3.8e-7 rel-L2
 //   promoting every 64 of K (4.8e-7 every 32, 4.2e-7 every 128), against a strict limit of >= 1e-6;
 //   5.9e-5 (a fail) without promotion.
-// * The GPU check that proves it: `cutegen eval problems/matmul_square.py examples/kernels/gemm_sm90_3xtf32.cu`
+// * The GPU check that proves it: `cutegen eval problems/matmul_square.py library/gemm_sm90_3xtf32.cu`
 //   (strict is the default) must print `pass`; its report shows the rel-L2 against torch's.
 //
 // Zero allocations: the packed operands and CUTLASS's own workspace (0 bytes for this scheduler) live

@@ -1,7 +1,6 @@
-// Library kernel: y = softmax(x, dim=-1) for a contiguous fp32 tensor (..., N), any N, with each row read
-// from DRAM exactly once, in the order that moves bytes fastest on the H200: 32 KB chunks handed out in
-// address order by one counter to every SM. (examples/kernels/log_softmax_ticket.cu is the same file with
-// kLogSoftmax = true.)
+// Library kernel: y = log_softmax(x, dim=-1) = (x - max) - log(sum(exp(x - max))) for a contiguous fp32
+// tensor (..., N), any N, with each row read from DRAM exactly once -- library/softmax_ticket.cu with
+// kLogSoftmax = true (that file says how and why; a test keeps the two the same otherwise).
 //
 // Why it is fast. Softmax needs a row's (max, sum of exp) before it can write any of it, so a kernel either
 // reads each row twice or holds it on chip. softmax_cluster.cu holds a row in one thread-block cluster's
@@ -76,7 +75,7 @@ using namespace cute;
 
 namespace softmax_ticket {
 
-constexpr bool kLogSoftmax = false;  // log_softmax_ticket.cu: true
+constexpr bool kLogSoftmax = true;  // softmax_ticket.cu: false
 
 constexpr int kChunkFloats = 8192;  // 32 KB: the chunk size the bulk copy ran fastest with
 constexpr int kChunkBytes = kChunkFloats * 4;
