@@ -44,7 +44,7 @@ TEST(PromptFiles, DefaultsToTheSourceTree) {
   EXPECT_EQ(fs::weakly_canonical(*dir), fs::weakly_canonical(repo_root() / "prompts"));
   auto paths = locate_prompt_paths();
   ASSERT_TRUE(paths.ok()) << paths.error().message;
-  EXPECT_TRUE(fs::exists(paths->examples / "gemm_tiled.cu"));
+  EXPECT_TRUE(fs::exists(paths->examples / "softmax_ticket.cu"));
 }
 
 TEST(PromptFiles, EnvironmentOverrideWinsAndIsChecked) {
