@@ -9,22 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/evaluation.h"
+#include "common/problem_info.h"
 #include "common/result.h"
 
 namespace cutegen {
-
-// The problem as the first prompt presents it: the worker's facts, the reference's source, the
-// baselines and the floor, all from the judge's description of the problem without a candidate.
-struct ProblemInfo {
-  std::string source;          // the reference problem file's text
-  ProblemFacts facts;
-  Baselines baselines;
-  std::optional<Floor> floor;
-
-  const std::string& name() const { return facts.name; }
-  nlohmann::json to_json() const;
-  static Result<ProblemInfo> from_json(const nlohmann::json& j);
-};
 
 class Evaluator {
  public:

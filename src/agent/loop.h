@@ -15,6 +15,7 @@
 #include "agent/profile_policy.h"
 #include "agent/profile_source.h"
 #include "agent/prompter.h"
+#include "runlog/run_events.h"
 #include "store/run_files.h"
 #include "llm/llm_client.h"
 #include "llm/truncation_guard.h"
@@ -110,14 +111,14 @@ class Loop {
     std::string unusable;  // why the last answer could not be used
   };
   template <class T>
-  Result<Asked<T>> ask(const std::string& purpose, const std::string& prompt,
+  Result<Asked<T>> ask(LlmPurpose purpose, const std::string& prompt,
                        const std::function<Result<T>(const Answer&)>& use);
-  Result<Answer> call_llm(const std::string& purpose, const std::vector<Message>& messages);
+  Result<Answer> call_llm(LlmPurpose purpose, const std::vector<Message>& messages);
 
   Result<ProblemInfo> describe();
   // `base`: the kernel `source` was edited from ("" for a whole new file); the step directory then
   // records the change as change.diff, for people reading the run.
-  Result<Evaluation> evaluate(const std::string& source, const std::string& label, const std::string& base);
+  Result<Evaluation> evaluate(const std::string& source, const AttemptLabel& label, const std::string& base);
   // How make_correct ended when it could not make the kernel correct.
   struct Unrepaired {
     std::string summary;             // one line
@@ -127,7 +128,7 @@ class Loop {
   // Makes `source` correct with at most repair_budget diagnose+repair rounds; when it cannot,
   // `failure` says how it ended. `origin` (optimisation steps: the best kernel the change was made to)
   // is never evaluated again: a repair that only undoes the change ends the rounds as `undone`.
-  Result<std::optional<Candidate>> make_correct(std::string source, const std::string& label,
+  Result<std::optional<Candidate>> make_correct(std::string source, const AttemptLabel& label,
                                                 const std::string& change, std::string base, const std::string& origin,
                                                 Unrepaired& failure);
   Result<std::optional<Candidate>> synthesize(const std::vector<FailedAttempt>& failures, FailedAttempt& failure);
@@ -139,7 +140,7 @@ class Loop {
   // Whether a decline at this point hands over to a profile first (docs/internals.md, "The loop").
   bool decline_hands_over_to_profile() const;
   bool faster_than_best(const Evaluation& e) const;
-  Status decide(const std::string& key, const nlohmann::json& detail);
+  Status decide(const RunEvent& decision);
   Status set_best(Candidate c);
   Status export_best();  // the observer's new_best for best_
   // Rebuilds best_'s library when it has left the compile cache (the log, not the cache, is what a

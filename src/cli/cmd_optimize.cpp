@@ -49,7 +49,6 @@ struct OptimizeArgs {
   std::string gpu_lock;  // a device lock file shared with other tasks on this GPU (cutegen bench)
 };
 
-static_assert(Journal::kFormat == kRunViewLogFormat, "the run view must read the log format the loop writes");
 
 constexpr const char* kDefaultRunsDir = "cutegen-runs";
 
@@ -165,6 +164,8 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!journal) return give_up(journal.error().message);
   if (journal->nothing_recorded())
     print_safe(stderr, "resume: nothing was recorded in {} yet; starting from the beginning\n", out.string());
+  else if (args.resume)  // where the replay must arrive, as the report reads the log
+    print_safe(stderr, "resume: {}\n", journal->logged_history().summary_line());
   // Each evaluation gets its own directory under work/ (Judge::fresh_work_dir), and the lock keeps
   // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");
