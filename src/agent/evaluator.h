@@ -24,6 +24,16 @@ class Evaluator {
   virtual Result<std::string> fingerprint() = 0;
   virtual Result<Evaluation> evaluate(const std::string& source, const std::string& display_name) = 0;
 
+  // A step with several candidates (--candidates) compiles them at once and screens them before the
+  // best is evaluated in full.
+  // The compile and the static checks alone, from several threads at once: nullopt when the kernel
+  // compiled cleanly (evaluate() then finds it in the compile cache), else its failing evaluation
+  // (compile_error or rejected, with the compiler's evidence) as evaluate() would record it.
+  virtual Result<std::optional<Evaluation>> compile(const std::string& source, const std::string& display_name) = 0;
+  // The judge's screening settings (one trial, fewer timed calls, no baselines, no other shapes; every
+  // check still runs): a rank among candidates, never reported as a result.
+  virtual Result<Evaluation> screen(const std::string& source, const std::string& display_name) = 0;
+
   // The library of an already judged kernel, built again (a compile-cache hit, or nvcc once more):
   // a best kernel's library can leave the cache (pruned, cleared) while its run is stopped, and the
   // run's source of truth is the logged source, not the cache. `key` is the compile key it was built

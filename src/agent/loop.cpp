@@ -62,62 +62,79 @@ Status Loop::decide(const RunEvent& decision) { return journal_.record(decision)
 
 // --- outside answers, each through the journal -------------------------------------------------
 
-Result<Loop::Answer> Loop::call_llm(LlmPurpose purpose, const std::vector<Message>& messages) {
-  // Asked before the log is, so a resumed run stops here exactly as the original run did.
-  if (auto ok = truncations_.check(); !ok) {
-    llm_stop_ = "truncated";
-    return ok.error();
-  }
+Result<Loop::Answer> Loop::call_llm(LlmPurpose purpose, const std::vector<Message>& messages, CallPlace place) {
+  // Asked before the log is, so a resumed run stops here exactly as the original run did. A step's
+  // candidates are asked together, so the rule is asked once before all of them (place).
+  if (place.check_truncation)
+    if (auto ok = truncations_.check(); !ok) {
+      llm_stop_ = "truncated";
+      return ok.error();
+    }
   const std::string key = sha256_hex(dump_json(to_json(messages)));
   auto memo = journal_.recall<LlmEvent>(key);
   if (!memo) return memo.error();
-  LlmResponse response;
   if (*memo) {
     const LlmEvent& logged = **memo;
-    response = logged.response;
     // A resumed run spends what the original run spent, and meets the same run of cut-off answers,
     // so budgets and the truncation rule keep meaning the whole run.
     for (Budget* b : {&llm_.budget(), options_.task_budget}) {
       if (!b) continue;
-      if (auto counted = b->replay_call(response.usage.total(), logged.cost_usd); !counted) {
+      if (auto counted = b->replay_call(logged.response.usage.total(), logged.cost_usd); !counted) {
         llm_stop_ = "budget";
         return counted.error();
       }
     }
-    truncations_.observe(response, logged.max_tokens, logged.capped_by_budget);
+    truncations_.observe(logged.response, logged.max_tokens, logged.capped_by_budget);
     status_.cost_usd += logged.cost_usd;
     llm_.answered_from_log(LlmRequest{messages, {}});
-  } else {
-    auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget,
-                                                                    .task = problem_.name(),
-                                                                    .truncation = &truncations_});
-    if (!call) {
-      if (is_budget_exhausted(call.error())) llm_stop_ = "budget";
-      if (call.error().kind == ErrorKind::truncated_repeatedly) llm_stop_ = "truncated";
-      return call.error();
-    }
-    response = call->response;
-    LlmEvent event{.key = key, .purpose = purpose, .response = response, .cost_usd = call->record.cost.usd,
-                   .capped_by_budget = call->record.capped_by_budget};
-    if (call->record.max_tokens) event.max_tokens = *call->record.max_tokens;
-    if (auto r = journal_.record(event); !r) return r.error();
-    status_.cost_usd += call->record.cost.usd;
+    return answered(purpose, place.candidate, messages, logged.response);
   }
+  auto call = call_live(messages);
+  if (!call) {
+    if (is_budget_exhausted(call.error())) llm_stop_ = "budget";
+    return call.error();
+  }
+  return commit_live_answer(purpose, place.candidate, messages, *call);
+}
+
+Result<LlmCall> Loop::call_live(const std::vector<Message>& messages) {
+  // The truncation rule is kept by the loop (call_llm, commit_live_answer), not the client, so calls
+  // made at once and answers replayed in log order meet it at the same points.
+  return llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget,
+                                                             .task = problem_.name(),
+                                                             .truncation = nullptr});
+}
+
+Result<Loop::Answer> Loop::commit_live_answer(LlmPurpose purpose, int candidate, const std::vector<Message>& messages,
+                                              const LlmCall& call) {
+  truncations_.observe(call.response, call.record.max_tokens, call.record.capped_by_budget);
+  LlmEvent event{.key = sha256_hex(dump_json(to_json(messages))), .purpose = purpose, .candidate = candidate,
+                 .response = call.response, .cost_usd = call.record.cost.usd,
+                 .capped_by_budget = call.record.capped_by_budget};
+  if (call.record.max_tokens) event.max_tokens = *call.record.max_tokens;
+  if (auto r = journal_.record(event); !r) return r.error();
+  status_.cost_usd += call.record.cost.usd;
+  return answered(purpose, candidate, messages, call.response);
+}
+
+Result<Loop::Answer> Loop::answered(LlmPurpose purpose, int candidate, const std::vector<Message>& messages,
+                                    const LlmResponse& response) {
   ++llm_calls_;
   status_.tokens += response.usage.total();
-  std::string dir = fmt::format("steps/{:03d}-{}", ++artifact_seq_, to_string(purpose));
+  std::string dir = fmt::format("steps/{:03d}-{}{}", ++artifact_seq_, to_string(purpose),
+                                candidate > 0 ? fmt::format("-c{}", candidate) : "");
   if (auto w = files_.write(dir + "/prompt.md", render_as_text(messages)); !w) return w.error();
   if (auto w = files_.write(dir + "/answer.md", response.text); !w) return w.error();
   return Answer{response.text, response.finish == FinishReason::length};
 }
 
 template <class T>
-Result<Loop::Asked<T>> Loop::ask(LlmPurpose purpose, const std::string& prompt,
-                                 const std::function<Result<T>(const Answer&)>& use) {
-  std::vector<Message> messages = request_messages(system_prompt_, prompt);
+Result<Loop::Asked<T>> Loop::converse(LlmPurpose purpose, std::vector<Message> messages, const Caller& call,
+                                      const std::function<Result<T>(const Answer&)>& use,
+                                      const std::function<void(const std::string&)>& say) const {
   Asked<T> out;
   for (int attempt = 0; attempt <= options_.answer_retries; ++attempt) {
-    auto answer = call_llm(purpose, messages);
+    auto answer = call(messages);
     if (!answer) return answer.error();
     auto used = use(*answer);
     if (used) {
@@ -126,8 +143,8 @@ Result<Loop::Asked<T>> Loop::ask(LlmPurpose purpose, const std::string& prompt,
       return out;
     }
     out.unusable = used.error().message;
-    report(fmt::format("{}: answer not usable ({}){}", to_string(purpose), first_line(out.unusable, kLine),
-                       attempt < options_.answer_retries ? ", asking again" : ""));
+    say(fmt::format("{}: answer not usable ({}){}", to_string(purpose), first_line(out.unusable, kLine),
+                    attempt < options_.answer_retries ? ", asking again" : ""));
     // The LLM sees its own answer and exactly why it could not be used: cheaper and more reliable
     // than starting the request over.
     messages.push_back({Role::assistant, answer->text});
@@ -136,6 +153,15 @@ Result<Loop::Asked<T>> Loop::ask(LlmPurpose purpose, const std::string& prompt,
                                                 out.unusable)});
   }
   return out;
+}
+
+template <class T>
+Result<Loop::Asked<T>> Loop::ask(LlmPurpose purpose, const std::string& prompt,
+                                 const std::function<Result<T>(const Answer&)>& use) {
+  return converse<T>(
+      purpose, request_messages(system_prompt_, prompt),
+      [this, purpose](const std::vector<Message>& m) { return call_llm(purpose, m); }, use,
+      [this](const std::string& line) { report(line); });
 }
 
 Result<ProblemInfo> Loop::describe() {
@@ -214,8 +240,9 @@ Result<std::string> Loop::profile_summary(int step, int streak) {
 
 Result<std::optional<Candidate>> Loop::make_correct(std::string source, const AttemptLabel& label,
                                                     const std::string& change, std::string base,
-                                                    const std::string& origin, Unrepaired& failure) {
-  std::optional<Evaluation> last;
+                                                    const std::string& origin, Unrepaired& failure,
+                                                    std::optional<Evaluation> known_failure) {
+  std::optional<Evaluation> last = std::move(known_failure);
   RepairContext context{change, {}, origin};
   std::string acted_on;  // the diagnosis behind the edit under evaluation
   for (int round = 0;; ++round) {
@@ -299,6 +326,16 @@ Result<std::optional<Candidate>> Loop::synthesize(const std::vector<FailedAttemp
   return made;
 }
 
+Result<Loop::Proposal> Loop::read_optimize_answer(const Answer& a, const std::string& base) const {
+  auto answer = parse_optimize_answer(a.text, answer_end(a.truncated));
+  if (!answer) return answer.error();
+  if (answer->declined()) return Proposal{"", "", answer->decline_reason};
+  if (auto r = require_notes(answer->edits->notes, {note_label::kOptimization}); !r) return r.error();
+  auto applied = apply_edits(base, answer->edits->blocks);
+  if (!applied) return applied.error();
+  return Proposal{applied->source, first_line(answer->edits->notes.find(note_label::kOptimization)->second, 100), ""};
+}
+
 bool Loop::faster_than_best(const Evaluation& e) const {
   const Evaluation& b = best_->evaluation;
   double noise = std::max({b.noise_ms(), e.noise_ms(), options_.min_gain * b.median_ms()});
@@ -310,6 +347,7 @@ bool Loop::decline_hands_over_to_profile() const {
 }
 
 Result<StepRecord> Loop::optimize_step(int step, int streak) {
+  if (options_.candidates > 1) return optimize_with_candidates(step, streak);  // loop_candidates.cpp
   status_.phase = LoopPhase::optimize;
   status_.step = step;
   StepRecord rec{.kind = StepKind::optimization, .n = step};
@@ -319,19 +357,8 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
                                    options_.max_steps);
   if (!prompt) return prompt.error();
   const std::string base = best_->source;
-  struct Proposal {
-    std::string source, idea;  // the edited kernel and its OPTIMIZATION name; empty when declined
-    std::string declined;      // the NO_FURTHER_CHANGE reason
-  };
-  auto edited = ask<Proposal>(LlmPurpose::optimize, *prompt, [&base](const Answer& a) -> Result<Proposal> {
-    auto answer = parse_optimize_answer(a.text, answer_end(a.truncated));
-    if (!answer) return answer.error();
-    if (answer->declined()) return Proposal{"", "", answer->decline_reason};
-    if (auto r = require_notes(answer->edits->notes, {note_label::kOptimization}); !r) return r.error();
-    auto applied = apply_edits(base, answer->edits->blocks);
-    if (!applied) return applied.error();
-    return Proposal{applied->source, first_line(answer->edits->notes.find(note_label::kOptimization)->second, 100), ""};
-  });
+  auto edited = ask<Proposal>(LlmPurpose::optimize, *prompt,
+                              [this, &base](const Answer& a) { return read_optimize_answer(a, base); });
   if (!edited) return edited.error();
   if (!edited->value) {
     rec.idea = "(no usable edit)";
@@ -349,9 +376,13 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
   Unrepaired failure;
   auto cand = make_correct(edited->value->source, AttemptLabel{.stage = AttemptStage::step, .step = step}, rec.idea,
                            best_->source, best_->source, failure);
-  status_.phase = LoopPhase::optimize;
   if (!cand) return cand.error();
-  if (!*cand) {
+  return settle_step(std::move(rec), *cand, failure);
+}
+
+Result<StepRecord> Loop::settle_step(StepRecord rec, const std::optional<Candidate>& cand, const Unrepaired& failure) {
+  status_.phase = LoopPhase::optimize;
+  if (!cand) {
     rec.outcome = failure.undone ? StepOutcome::undone : StepOutcome::incorrect;
     if (failure.last) {
       rec.verdict = failure.last->verdict;
@@ -367,12 +398,12 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
     rec.note = failure.undone ? first_line(failure.last ? failure.last->reason : "", 120) : failure.summary;
     return rec;
   }
-  const Evaluation& e = (*cand)->evaluation;
+  const Evaluation& e = cand->evaluation;
   rec.time_ms = e.median_ms();
   rec.speedup = best_->evaluation.median_ms() / e.median_ms();
   if (faster_than_best(e)) {
     rec.outcome = StepOutcome::accepted;
-    if (auto r = set_best(**cand); !r) return r.error();
+    if (auto r = set_best(*cand); !r) return r.error();
   } else {
     rec.outcome = StepOutcome::slower;
     rec.note = fmt::format("needed more than the noise, {:.3g} ms",
@@ -527,4 +558,11 @@ Result<LoopResult> Loop::run() {
   return finish("steps");
 }
 
+}  // namespace cutegen
+
+namespace cutegen {
+// A step's candidates converse from loop_candidates.cpp.
+template Result<Loop::Asked<Loop::Proposal>> Loop::converse<Loop::Proposal>(
+    LlmPurpose, std::vector<Message>, const Caller&, const std::function<Result<Proposal>(const Answer&)>&,
+    const std::function<void(const std::string&)>&) const;
 }  // namespace cutegen

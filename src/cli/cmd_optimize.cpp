@@ -98,7 +98,7 @@ Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& ar
 
 nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm, const std::string& seed_pattern) {
   nlohmann::json j = {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
-          {"steps", a.loop.steps}, {"repair_budget", a.loop.repair_budget}, {"restarts", a.loop.restarts}, {"plateau", a.loop.plateau},
+          {"steps", a.loop.steps}, {"repair_budget", a.loop.repair_budget}, {"restarts", a.loop.restarts}, {"plateau", a.loop.plateau}, {"candidates", a.loop.candidates},
           {"target_sol", a.loop.target_sol}, {"profile_from", a.loop.profile_from}, {"start", a.loop.start}, {"examples", a.loop.examples}, {"tune", a.loop.tune}, {"precision", a.judge.precision},
           {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"generalize", a.judge.generalize}, {"seed", a.judge.seed},
           {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},

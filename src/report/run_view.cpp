@@ -150,7 +150,7 @@ Result<RunView> load_run_view(const fs::path& dir) {
     view.finished = true;
   }
   for (const HistoryAttempt& h : history.attempts) {
-    Attempt a{.index = h.index, .label = h.label.text(), .step = h.label.step,
+    Attempt a{.index = h.index, .label = h.label.text(), .of = h.label, .step = h.label.step,
               .tuning = h.label.stage == AttemptStage::tune, .evaluation = h.evaluation, .fate = h.fate,
               .source_sha256 = h.source_sha256};
     attach_source(dir, h.artifact, a, view.notes);

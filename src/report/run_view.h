@@ -21,8 +21,9 @@ namespace cutegen {
 // One evaluation the judge made, in log order.
 struct Attempt {
   int index = 0;              // 1-based, in the order of the log
-  std::string label;          // the loop's label: synthesis, restart, step3, step3-repair1, tune3 (the kernel
-                              // tuning chose after step 3), ...
+  std::string label;          // the loop's label: synthesis, restart, step3, step3-repair1, step3-c2, tune3 (the
+                              // kernel tuning chose after step 3), ...
+  AttemptLabel of;            // the same, typed
   int step = 0;               // the optimisation step it belongs to (or a tuning follows); 0 for synthesis and restarts
   bool tuning = false;        // the kernel a tuning of the knobs chose, judged in full
   Evaluation evaluation;

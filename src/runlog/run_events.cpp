@@ -158,6 +158,8 @@ EventKind kind_of(const RunEvent& e) {
                                [](const EvalEvent&) { return EventKind::eval; },
                                [](const TuneEvent&) { return EventKind::tune; },
                                [](const ProfileEvent&) { return EventKind::profile; },
+                               [](const CompileEvent&) { return EventKind::compile; },
+                               [](const ScreenEvent&) { return EventKind::screen; },
                                [](const auto&) { return EventKind::decision; }},
                     e);
 }
@@ -169,6 +171,8 @@ std::string_view to_string(EventKind k) {
     case EventKind::eval: return "eval";
     case EventKind::tune: return "tune";
     case EventKind::profile: return "profile";
+    case EventKind::compile: return "compile";
+    case EventKind::screen: return "screen";
     case EventKind::decision: return "decision";
   }
   return "?";
@@ -178,7 +182,8 @@ std::string event_key(const RunEvent& e) {
   return std::visit(
       Overloaded{[](const ProblemEvent& p) { return p.key; }, [](const LlmEvent& l) { return l.key; },
                  [](const EvalEvent& v) { return v.key; }, [](const TuneEvent& t) { return t.key; },
-                 [](const ProfileEvent& p) { return p.key; },
+                 [](const ProfileEvent& p) { return p.key; }, [](const CompileEvent& c) { return c.key; },
+                 [](const ScreenEvent& s) { return s.key; },
                  [](const ExampleDecision&) { return std::string("example"); },
                  [](const SeedDecision&) { return std::string("seed"); },
                  [](const SynthesisDecision& s) { return fmt::format("synthesis{}", s.attempt); },
@@ -203,6 +208,8 @@ std::string describe(const RunEvent& e) {
   std::visit(Overloaded{[&](const LlmEvent& l) { s += fmt::format(" ({})", to_string(l.purpose)); },
                         [&](const EvalEvent& v) { s += fmt::format(" ({})", v.label.text()); },
                         [&](const TuneEvent& t) { s += fmt::format(" (tune{})", t.after_step); },
+                        [&](const CompileEvent& c) { s += fmt::format(" ({})", c.label.text()); },
+                        [&](const ScreenEvent& v) { s += fmt::format(" ({})", v.label.text()); },
                         [](const auto&) {}},
              e);
   if (auto outcome = decision_outcome(e); !outcome.empty()) s += " " + outcome;
@@ -230,6 +237,13 @@ json to_json(const RunEvent& e) {
             return json{{"what", fmt::format("tune{}", t.after_step)}, {"after_step", t.after_step}, {"tune", tune}};
           },
           [](const ProfileEvent& p) { return json{{"summary", p.summary}}; },
+          [](const CompileEvent& c) {
+            return json{{"what", c.label.text()}, {"attempt", attempt_json(c.label)},
+                        {"failure", c.failure ? c.failure->to_json() : json()}};
+          },
+          [](const ScreenEvent& v) {
+            return json{{"what", v.label.text()}, {"attempt", attempt_json(v.label)}, {"evaluation", v.evaluation.to_json()}};
+          },
           [](const ExampleDecision& d) { return json{{"decision", "example"}, {"file", d.file}}; },
           [](const SeedDecision& d) {
             json j = {{"decision", "seed"}, {"outcome", d.passed ? "correct" : "failed"}};
@@ -345,6 +359,25 @@ Result<RunEvent> run_event_from_json(const json& j, int format) {
       t.evaluation = std::move(*e);
     }
     return RunEvent{std::move(t)};
+  }
+  if ((*type == "compile" || *type == "screen") && format >= 3) {
+    auto label = label_of(j, format);
+    if (!label) return label.error();
+    if (*type == "screen") {
+      auto ev = object(j, "evaluation");
+      if (!ev) return ev.error();
+      auto e = evaluation_of(**ev);
+      if (!e) return e.error();
+      return RunEvent{ScreenEvent{*key, *label, std::move(*e)}};
+    }
+    CompileEvent c{*key, *label, std::nullopt};
+    if (!j.contains("failure")) return wrong(j, "failure", "an object or null");
+    if (!j["failure"].is_null()) {
+      auto e = evaluation_of(j["failure"]);
+      if (!e) return e.error();
+      c.failure = std::move(*e);
+    }
+    return RunEvent{std::move(c)};
   }
   if (*type == "profile") {
     auto s = text(j, "summary");

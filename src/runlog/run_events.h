@@ -72,6 +72,19 @@ struct ProfileEvent {  // a profile summary of the best kernel (key: its source'
   std::string summary;
 };
 
+// A step with several candidates (--candidates) compiles them together, then screens those that
+// compiled (format 3 only).
+struct CompileEvent {  // one candidate compiled alone (key: its source's sha256)
+  std::string key;
+  AttemptLabel label;
+  std::optional<Evaluation> failure;  // how it failed (compile_error or rejected); absent: it compiled cleanly
+};
+struct ScreenEvent {  // one candidate under the judge's screening settings (key: its source's sha256)
+  std::string key;
+  AttemptLabel label;
+  Evaluation evaluation;  // screened: ranks the candidates, never reported as a result
+};
+
 // --- the loop's decisions: a replay recomputes them and must reach the same ----------------------
 
 struct ExampleDecision {  // which example kernel the first prompts show ("" for none)
@@ -94,10 +107,10 @@ struct StopDecision {
   std::string detail;
 };
 
-using RunEvent = std::variant<ProblemEvent, LlmEvent, EvalEvent, TuneEvent, ProfileEvent, ExampleDecision,
-                              SeedDecision, SynthesisDecision, StepDecision, StopDecision>;
+using RunEvent = std::variant<ProblemEvent, LlmEvent, EvalEvent, TuneEvent, ProfileEvent, CompileEvent, ScreenEvent,
+                              ExampleDecision, SeedDecision, SynthesisDecision, StepDecision, StopDecision>;
 
-enum class EventKind { problem, llm, eval, tune, profile, decision };
+enum class EventKind { problem, llm, eval, tune, profile, compile, screen, decision };
 EventKind kind_of(const RunEvent& e);
 std::string_view to_string(EventKind k);  // the line's "type"
 

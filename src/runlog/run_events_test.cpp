@@ -36,6 +36,17 @@ std::vector<RunEvent> one_of_each() {
   failed.reason = "max error 3.2 at [7]";
   StepRecord step{.kind = StepKind::optimization, .n = 3, .idea = "vectorise", .outcome = StepOutcome::slower,
                   .time_ms = 0.9, .speedup = 0.98, .note = "needed more than the noise"};
+  step.candidates = {
+      {.n = 1, .item = "1. fuse", .idea = "fuse", .outcome = CandidateOutcome::lost, .screened_ms = 0.95,
+       .note = "slower in screening than candidate 2"},
+      {.n = 2, .item = "2. vectorise", .idea = "vectorise", .outcome = CandidateOutcome::chosen, .screened_ms = 0.9},
+      {.n = 3, .item = "3. unroll", .idea = "unroll", .outcome = CandidateOutcome::failed,
+       .verdict = Verdict::compile_error, .note = "12 errors"},
+      {.n = 4, .item = "4. grid", .outcome = CandidateOutcome::declined, .note = "at the floor"},
+  };
+  Evaluation compile_failure;
+  compile_failure.verdict = Verdict::compile_error;
+  compile_failure.reason = "12 errors";
   StepRecord tuning{.kind = StepKind::tuning, .n = 3, .idea = "tuned the knobs (4 variants)",
                     .outcome = StepOutcome::accepted};
   return {
@@ -47,6 +58,9 @@ std::vector<RunEvent> one_of_each() {
                 .default_kept = false, .table = json{{"variants", json::array({json{{"verdict", "pass"}}})}},
                 .evaluation = passing(0.7)},
       ProfileEvent{"sha3", "memory-bound, dram 91%"},
+      CompileEvent{"sha4", {.stage = AttemptStage::step, .step = 3, .candidate = 3}, compile_failure},
+      CompileEvent{"sha5", {.stage = AttemptStage::step, .step = 3, .candidate = 2}, std::nullopt},
+      ScreenEvent{"sha5", {.stage = AttemptStage::step, .step = 3, .candidate = 2}, passing(0.9)},
       ExampleDecision{"examples/kernels/elementwise.cu"},
       SeedDecision{.passed = false, .verdict = Verdict::compile_error},
       SynthesisDecision{.attempt = 2, .correct = false, .summary = "mismatch after 4 repair rounds"},
@@ -89,11 +103,21 @@ TEST(RunEvents, TypedFieldsSurviveTheRoundTrip) {
   EXPECT_EQ(tune.variants_screened(), 1);
   ASSERT_TRUE(tune.evaluation);
   EXPECT_DOUBLE_EQ(tune.evaluation->median_ms(), 0.7);
-  EXPECT_EQ(event_key(events[8]), "step3");
-  EXPECT_EQ(event_key(events[9]), "tune3");
-  EXPECT_EQ(event_key(events[7]), "synthesis2");
-  EXPECT_EQ(decision_outcome(events[8]), "slower");
-  EXPECT_EQ(decision_outcome(events[10]), "declined");
+  auto compiled = std::get<CompileEvent>(*run_event_from_json(to_json(events[5]), kRunLogFormat));
+  EXPECT_EQ(compiled.label.text(), "step3-c3");
+  ASSERT_TRUE(compiled.failure);
+  EXPECT_EQ(compiled.failure->verdict, Verdict::compile_error);
+  EXPECT_FALSE(std::get<CompileEvent>(*run_event_from_json(to_json(events[6]), kRunLogFormat)).failure);
+  auto step = std::get<StepDecision>(*run_event_from_json(to_json(events[11]), kRunLogFormat));
+  ASSERT_EQ(step.record.candidates.size(), 4u);
+  EXPECT_EQ(step.record.candidates[2].verdict, Verdict::compile_error);
+  EXPECT_EQ(step.record.candidates[0].screened_ms, 0.95);
+  EXPECT_EQ(step.record.candidates[3].outcome, CandidateOutcome::declined);
+  EXPECT_EQ(event_key(events[11]), "step3");
+  EXPECT_EQ(event_key(events[12]), "tune3");
+  EXPECT_EQ(event_key(events[10]), "synthesis2");
+  EXPECT_EQ(decision_outcome(events[11]), "slower");
+  EXPECT_EQ(decision_outcome(events[13]), "declined");
 }
 
 // Format 2 held the labels only in strings; the same events read back from them.

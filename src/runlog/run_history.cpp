@@ -61,6 +61,10 @@ class HistoryReader {
   void on(const ProblemEvent& e) { h_.problem = e.problem; }
   void on(const LlmEvent&) { ++artifact_; }
   void on(const ProfileEvent& e) { pending_profiles_.push_back(e.summary); }
+  // A step candidate's kernel directory (steps/NNN-cand-<label>/) is numbered at its compile; its
+  // screening adds to that directory. Neither is an attempt: the step's record lists its candidates.
+  void on(const CompileEvent&) { ++artifact_; }
+  void on(const ScreenEvent&) {}
   void on(const EvalEvent& e) {
     add_attempt(e.label, e.evaluation, e.key);
   }
