@@ -54,6 +54,13 @@ class DemoJudge : public Evaluator {
   Result<Library> rebuild_library(const std::string&, const std::string&) override {
     return Error{"the demo judge builds no libraries"};
   }
+  // The demo runs one candidate per step: no compile or screening alone.
+  Result<std::optional<Evaluation>> compile(const std::string&, const std::string&) override {
+    return Error{"the demo judge has no compile of its own (the demo runs one candidate per step)"};
+  }
+  Result<Evaluation> screen(const std::string&, const std::string&) override {
+    return Error{"the demo judge has no screening (the demo runs one candidate per step)"};
+  }
   std::vector<std::string> seen;
   size_t interrupt_at = 0;  // the evaluation (1-based) that ends the run as Ctrl-C would; 0: none
 };

@@ -9,22 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/evaluation.h"
+#include "common/problem_info.h"
 #include "common/result.h"
 
 namespace cutegen {
-
-// The problem as the first prompt presents it: the worker's facts, the reference's source, the
-// baselines and the floor, all from the judge's description of the problem without a candidate.
-struct ProblemInfo {
-  std::string source;          // the reference problem file's text
-  ProblemFacts facts;
-  Baselines baselines;
-  std::optional<Floor> floor;
-
-  const std::string& name() const { return facts.name; }
-  nlohmann::json to_json() const;
-  static Result<ProblemInfo> from_json(const nlohmann::json& j);
-};
 
 class Evaluator {
  public:
@@ -35,6 +23,16 @@ class Evaluator {
   // for another fingerprint is refused rather than replayed against a changed problem.
   virtual Result<std::string> fingerprint() = 0;
   virtual Result<Evaluation> evaluate(const std::string& source, const std::string& display_name) = 0;
+
+  // A step with several candidates (--candidates) compiles them at once and screens them before the
+  // best is evaluated in full.
+  // The compile and the static checks alone, from several threads at once: nullopt when the kernel
+  // compiled cleanly (evaluate() then finds it in the compile cache), else its failing evaluation
+  // (compile_error or rejected, with the compiler's evidence) as evaluate() would record it.
+  virtual Result<std::optional<Evaluation>> compile(const std::string& source, const std::string& display_name) = 0;
+  // The judge's screening settings (one trial, fewer timed calls, no baselines, no other shapes; every
+  // check still runs): a rank among candidates, never reported as a result.
+  virtual Result<Evaluation> screen(const std::string& source, const std::string& display_name) = 0;
 
   // The library of an already judged kernel, built again (a compile-cache hit, or nvcc once more):
   // a best kernel's library can leave the cache (pruned, cleared) while its run is stopped, and the

@@ -37,6 +37,22 @@ Result<Evaluation> JudgeEvaluator::evaluate(const std::string& source, const std
   return report->record();
 }
 
+Result<std::optional<Evaluation>> JudgeEvaluator::compile(const std::string& source, const std::string& display_name) {
+  auto outcome = compiler_.compile({source, display_name});
+  if (!outcome) return outcome.error();
+  if (outcome->ok()) return std::optional<Evaluation>{};
+  Evaluation e;
+  e.precision = precision_;
+  record_compile_failure(*outcome, e);
+  return std::optional<Evaluation>(std::move(e));
+}
+
+Result<Evaluation> JudgeEvaluator::screen(const std::string& source, const std::string& display_name) {
+  auto report = judge_.screen(problem_, source, display_name, {});
+  if (!report) return report.error();
+  return report->record();
+}
+
 Result<Evaluator::Library> JudgeEvaluator::rebuild_library(const std::string& source, const std::string& display_name) {
   auto outcome = compiler_.compile({source, display_name});
   if (!outcome) return outcome.error();

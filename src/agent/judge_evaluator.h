@@ -16,6 +16,9 @@ class JudgeEvaluator : public Evaluator {
   Result<ProblemInfo> describe() override;
   Result<std::string> fingerprint() override;
   Result<Evaluation> evaluate(const std::string& source, const std::string& display_name) override;
+  // The judge's compiler, which is safe to call from several threads (its cache locks per key).
+  Result<std::optional<Evaluation>> compile(const std::string& source, const std::string& display_name) override;
+  Result<Evaluation> screen(const std::string& source, const std::string& display_name) override;
   Result<Library> rebuild_library(const std::string& source, const std::string& display_name) override;
 
  private:

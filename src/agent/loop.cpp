@@ -58,87 +58,83 @@ void Loop::report(const std::string& line) {
   if (observer_.progress) observer_.progress(status_, line);
 }
 
-Status Loop::decide(const std::string& key, const nlohmann::json& detail) {
-  nlohmann::json e = detail;
-  e["type"] = "decision";
-  e["key"] = key;
-  return journal_.record(std::move(e));
-}
+Status Loop::decide(const RunEvent& decision) { return journal_.record(decision); }
 
 // --- outside answers, each through the journal -------------------------------------------------
 
-Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vector<Message>& messages) {
-  // Asked before the log is, so a resumed run stops here exactly as the original run did.
-  if (auto ok = truncations_.check(); !ok) {
-    llm_stop_ = "truncated";
-    return ok.error();
-  }
-  const std::string key = sha256_hex(dump_json(to_json(messages)));
-  auto memo = journal_.recall("llm", key);
-  if (!memo) return memo.error();
-  LlmResponse response;
-  if (*memo) {
-    auto logged = journal_.payload("response", nlohmann::json::value_t::object);
-    if (!logged) return logged.error();
-    auto r = response_from_json(*logged);
-    if (!r) return journal_.malformed(r.error().message);
-    response = *r;
-    double cost = 0;
-    if ((**memo).contains("cost_usd")) {
-      if (!(**memo)["cost_usd"].is_number()) return journal_.malformed("its \"cost_usd\" is not a number");
-      cost = (**memo)["cost_usd"].get<double>();
+Result<Loop::Answer> Loop::call_llm(LlmPurpose purpose, const std::vector<Message>& messages, CallPlace place) {
+  // Asked before the log is, so a resumed run stops here exactly as the original run did. A step's
+  // candidates are asked together, so the rule is asked once before all of them (place).
+  if (place.check_truncation)
+    if (auto ok = truncations_.check(); !ok) {
+      llm_stop_ = "truncated";
+      return ok.error();
     }
-    const auto& capped = (**memo).value("capped_by_budget", nlohmann::json(false));
-    if (!capped.is_boolean()) return journal_.malformed("its \"capped_by_budget\" is not true or false");
+  const std::string key = sha256_hex(dump_json(to_json(messages)));
+  auto memo = journal_.recall<LlmEvent>(key);
+  if (!memo) return memo.error();
+  if (*memo) {
+    const LlmEvent& logged = **memo;
     // A resumed run spends what the original run spent, and meets the same run of cut-off answers,
     // so budgets and the truncation rule keep meaning the whole run.
     for (Budget* b : {&llm_.budget(), options_.task_budget}) {
       if (!b) continue;
-      if (auto counted = b->replay_call(response.usage.total(), cost); !counted) {
+      if (auto counted = b->replay_call(logged.response.usage.total(), logged.cost_usd); !counted) {
         llm_stop_ = "budget";
         return counted.error();
       }
     }
-    const auto& sent = (**memo).value("max_tokens", nlohmann::json());
-    truncations_.observe(response, sent.is_number_integer() ? std::optional<int>(sent.get<int>()) : std::nullopt,
-                         capped.get<bool>());
-    status_.cost_usd += cost;
+    truncations_.observe(logged.response, logged.max_tokens, logged.capped_by_budget);
+    status_.cost_usd += logged.cost_usd;
     llm_.answered_from_log(LlmRequest{messages, {}});
-  } else {
-    auto call = llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget,
-                                                                    .task = problem_.name(),
-                                                                    .truncation = &truncations_});
-    if (!call) {
-      if (is_budget_exhausted(call.error())) llm_stop_ = "budget";
-      if (call.error().kind == ErrorKind::truncated_repeatedly) llm_stop_ = "truncated";
-      return call.error();
-    }
-    response = call->response;
-    nlohmann::json event = {{"type", "llm"},
-                            {"key", key},
-                            {"what", purpose},
-                            {"response", to_json(response)},
-                            {"cost_usd", call->record.cost.usd},
-                            {"capped_by_budget", call->record.capped_by_budget}};
-    if (call->record.max_tokens) event["max_tokens"] = *call->record.max_tokens;
-    if (auto r = journal_.record(std::move(event)); !r) return r.error();
-    status_.cost_usd += call->record.cost.usd;
+    return answered(purpose, place.candidate, messages, logged.response);
   }
+  auto call = call_live(messages);
+  if (!call) {
+    if (is_budget_exhausted(call.error())) llm_stop_ = "budget";
+    return call.error();
+  }
+  return commit_live_answer(purpose, place.candidate, messages, *call);
+}
+
+Result<LlmCall> Loop::call_live(const std::vector<Message>& messages) {
+  // The truncation rule is kept by the loop (call_llm, commit_live_answer), not the client, so calls
+  // made at once and answers replayed in log order meet it at the same points.
+  return llm_.complete(LlmRequest{messages, {}}, CallOptions{.task_budget = options_.task_budget,
+                                                             .task = problem_.name(),
+                                                             .truncation = nullptr});
+}
+
+Result<Loop::Answer> Loop::commit_live_answer(LlmPurpose purpose, int candidate, const std::vector<Message>& messages,
+                                              const LlmCall& call) {
+  truncations_.observe(call.response, call.record.max_tokens, call.record.capped_by_budget);
+  LlmEvent event{.key = sha256_hex(dump_json(to_json(messages))), .purpose = purpose, .candidate = candidate,
+                 .response = call.response, .cost_usd = call.record.cost.usd,
+                 .capped_by_budget = call.record.capped_by_budget};
+  if (call.record.max_tokens) event.max_tokens = *call.record.max_tokens;
+  if (auto r = journal_.record(event); !r) return r.error();
+  status_.cost_usd += call.record.cost.usd;
+  return answered(purpose, candidate, messages, call.response);
+}
+
+Result<Loop::Answer> Loop::answered(LlmPurpose purpose, int candidate, const std::vector<Message>& messages,
+                                    const LlmResponse& response) {
   ++llm_calls_;
   status_.tokens += response.usage.total();
-  std::string dir = fmt::format("steps/{:03d}-{}", ++artifact_seq_, purpose);
+  std::string dir = fmt::format("steps/{:03d}-{}{}", ++artifact_seq_, to_string(purpose),
+                                candidate > 0 ? fmt::format("-c{}", candidate) : "");
   if (auto w = files_.write(dir + "/prompt.md", render_as_text(messages)); !w) return w.error();
   if (auto w = files_.write(dir + "/answer.md", response.text); !w) return w.error();
   return Answer{response.text, response.finish == FinishReason::length};
 }
 
 template <class T>
-Result<Loop::Asked<T>> Loop::ask(const std::string& purpose, const std::string& prompt,
-                                 const std::function<Result<T>(const Answer&)>& use) {
-  std::vector<Message> messages = request_messages(system_prompt_, prompt);
+Result<Loop::Asked<T>> Loop::converse(LlmPurpose purpose, std::vector<Message> messages, const Caller& call,
+                                      const std::function<Result<T>(const Answer&)>& use,
+                                      const std::function<void(const std::string&)>& say) const {
   Asked<T> out;
   for (int attempt = 0; attempt <= options_.answer_retries; ++attempt) {
-    auto answer = call_llm(purpose, messages);
+    auto answer = call(messages);
     if (!answer) return answer.error();
     auto used = use(*answer);
     if (used) {
@@ -147,8 +143,8 @@ Result<Loop::Asked<T>> Loop::ask(const std::string& purpose, const std::string& 
       return out;
     }
     out.unusable = used.error().message;
-    report(fmt::format("{}: answer not usable ({}){}", purpose, first_line(out.unusable, kLine),
-                       attempt < options_.answer_retries ? ", asking again" : ""));
+    say(fmt::format("{}: answer not usable ({}){}", to_string(purpose), first_line(out.unusable, kLine),
+                    attempt < options_.answer_retries ? ", asking again" : ""));
     // The LLM sees its own answer and exactly why it could not be used: cheaper and more reliable
     // than starting the request over.
     messages.push_back({Role::assistant, answer->text});
@@ -159,44 +155,42 @@ Result<Loop::Asked<T>> Loop::ask(const std::string& purpose, const std::string& 
   return out;
 }
 
+template <class T>
+Result<Loop::Asked<T>> Loop::ask(LlmPurpose purpose, const std::string& prompt,
+                                 const std::function<Result<T>(const Answer&)>& use) {
+  return converse<T>(
+      purpose, request_messages(system_prompt_, prompt),
+      [this, purpose](const std::vector<Message>& m) { return call_llm(purpose, m); }, use,
+      [this](const std::string& line) { report(line); });
+}
+
 Result<ProblemInfo> Loop::describe() {
   auto fp = evaluator_.fingerprint();
   if (!fp) return fp.error();
   const std::string key = "describe:" + *fp;
-  auto memo = journal_.recall("problem", key);
+  auto memo = journal_.recall<ProblemEvent>(key);
   if (!memo) return memo.error();
-  if (*memo) {
-    auto logged = journal_.payload("problem", nlohmann::json::value_t::object);
-    if (!logged) return logged.error();
-    auto info = ProblemInfo::from_json(*logged);
-    if (!info) return journal_.malformed(info.error().message);
-    return info;
-  }
+  if (*memo) return (*memo)->problem;
   report("describing the problem (metadata, eager and torch.compile baselines, roofline floor)");
   auto info = evaluator_.describe();
   if (!info) return info.error();
-  if (auto r = journal_.record({{"type", "problem"}, {"key", key}, {"problem", info->to_json()}}); !r)
-    return r.error();
+  if (auto r = journal_.record(ProblemEvent{key, *info}); !r) return r.error();
   return info;
 }
 
-Result<Evaluation> Loop::evaluate(const std::string& source, const std::string& label, const std::string& base) {
+Result<Evaluation> Loop::evaluate(const std::string& source, const AttemptLabel& attempt, const std::string& base) {
   const std::string key = sha256_hex(source);
-  auto memo = journal_.recall("eval", key);
+  const std::string label = attempt.text();
+  auto memo = journal_.recall<EvalEvent>(key);
   if (!memo) return memo.error();
   Evaluation e;
   if (*memo) {
-    auto logged = journal_.payload("evaluation", nlohmann::json::value_t::object);
-    if (!logged) return logged.error();
-    auto r = Evaluation::from_json(*logged);
-    if (!r) return journal_.malformed(r.error().message);
-    e = *r;
+    e = (*memo)->evaluation;
   } else {
     auto r = evaluator_.evaluate(source, kKernelName);
     if (!r) return r.error();
     e = *r;
-    if (auto w = journal_.record({{"type", "eval"}, {"key", key}, {"what", label}, {"evaluation", e.to_json()}}); !w)
-      return w.error();
+    if (auto w = journal_.record(EvalEvent{key, attempt, e}); !w) return w.error();
   }
   std::string dir = fmt::format("steps/{:03d}-eval-{}", ++artifact_seq_, label);
   if (auto w = files_.write(dir + "/kernel.cu", source); !w) return w.error();
@@ -228,13 +222,9 @@ Result<std::string> Loop::profile_summary(int step, int streak) {
   profile_shown_ = true;
   const std::string key = sha256_hex(best_->source);
   if (auto known = profiles_.find(key); known != profiles_.end()) return known->second;
-  auto memo = journal_.recall("profile", key);
+  auto memo = journal_.recall<ProfileEvent>(key);
   if (!memo) return memo.error();
-  if (*memo) {
-    auto logged = journal_.payload("summary", nlohmann::json::value_t::string);
-    if (!logged) return logged.error();
-    return profiles_[key] = logged->get<std::string>();
-  }
+  if (*memo) return profiles_[key] = (*memo)->summary;
   // ncu runs the best kernel's library, which may have left the compile cache since it was judged.
   if (auto r = ensure_best_library(); !r) return r.error();
   auto s = profiler_->summary(best_->source, best_->evaluation);
@@ -242,21 +232,24 @@ Result<std::string> Loop::profile_summary(int step, int streak) {
   // optimise from timings, and the LLM should know the evidence is missing.
   std::string text = s ? *s : fmt::format("(no profile this step: {})", s.error().message);
   if (!s) report("profile unavailable: " + s.error().message);
-  if (auto r = journal_.record({{"type", "profile"}, {"key", key}, {"summary", text}}); !r) return r.error();
+  if (auto r = journal_.record(ProfileEvent{key, text}); !r) return r.error();
   return profiles_[key] = text;
 }
 
 // --- phases ------------------------------------------------------------------------------------
 
-Result<std::optional<Candidate>> Loop::make_correct(std::string source, const std::string& label,
+Result<std::optional<Candidate>> Loop::make_correct(std::string source, const AttemptLabel& label,
                                                     const std::string& change, std::string base,
-                                                    const std::string& origin, Unrepaired& failure) {
-  std::optional<Evaluation> last;
+                                                    const std::string& origin, Unrepaired& failure,
+                                                    std::optional<Evaluation> known_failure) {
+  std::optional<Evaluation> last = std::move(known_failure);
   RepairContext context{change, {}, origin};
   std::string acted_on;  // the diagnosis behind the edit under evaluation
   for (int round = 0;; ++round) {
     if (!last) {
-      auto e = evaluate(source, round == 0 ? label : fmt::format("{}-repair{}", label, round), base);
+      AttemptLabel attempt = label;
+      attempt.repair = round;
+      auto e = evaluate(source, attempt, base);
       if (!e) return e.error();
       if (!acted_on.empty()) {
         StepRecord attempt{.kind = StepKind::repair, .n = round, .idea = acted_on,
@@ -277,7 +270,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
     status_.phase = LoopPhase::repair;
     auto diag_prompt = prompter_.diagnose(problem_, source, *last, context);
     if (!diag_prompt) return diag_prompt.error();
-    auto diagnosis = ask<std::string>("diagnose", *diag_prompt, [](const Answer& a) -> Result<std::string> {
+    auto diagnosis = ask<std::string>(LlmPurpose::diagnose, *diag_prompt, [](const Answer& a) -> Result<std::string> {
       auto d = parse_diagnosis_answer(a.text, answer_end(a.truncated));
       if (!d) return d.error();
       return d->summary();
@@ -288,7 +281,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
 
     auto repair_prompt = prompter_.repair(problem_, source, *last, *diagnosis->value, context);
     if (!repair_prompt) return repair_prompt.error();
-    auto repaired = ask<std::string>("repair", *repair_prompt, [&source](const Answer& a) -> Result<std::string> {
+    auto repaired = ask<std::string>(LlmPurpose::repair, *repair_prompt, [&source](const Answer& a) -> Result<std::string> {
       auto edits = parse_edit_answer(a.text, answer_end(a.truncated));
       if (!edits) return edits.error();
       auto applied = apply_edits(source, edits->blocks);
@@ -301,7 +294,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
       // numbers are known, so it is not evaluated again.
       if (!origin.empty() && normalized(*repaired->value) == normalized(origin)) {
         failure = {fmt::format("{}; the repair undid the change", to_string(last->verdict)), last, true};
-        report(fmt::format("{}: the repair only undid the change, which is recorded as a failed idea", label));
+        report(fmt::format("{}: the repair only undid the change, which is recorded as a failed idea", label.text()));
         return std::optional<Candidate>{};
       }
       base = std::exchange(source, *repaired->value);
@@ -316,7 +309,7 @@ Result<std::optional<Candidate>> Loop::synthesize(const std::vector<FailedAttemp
   bool restart = !failures.empty();
   auto prompt = restart ? prompter_.restart(problem_, failures) : prompter_.synthesis(problem_);
   if (!prompt) return prompt.error();
-  auto written = ask<std::string>(restart ? "restart" : "synthesize", *prompt, [](const Answer& a) -> Result<std::string> {
+  auto written = ask<std::string>(restart ? LlmPurpose::restart : LlmPurpose::synthesize, *prompt, [](const Answer& a) -> Result<std::string> {
     auto whole = parse_whole_file_answer(a.text, answer_end(a.truncated));
     if (!whole) return whole.error();
     return whole->source;
@@ -327,9 +320,20 @@ Result<std::optional<Candidate>> Loop::synthesize(const std::vector<FailedAttemp
     return std::optional<Candidate>{};
   }
   Unrepaired unrepaired;
-  auto made = make_correct(*written->value, restart ? "restart" : "synthesis", "", "", "", unrepaired);
+  auto made = make_correct(*written->value, AttemptLabel{restart ? AttemptStage::restart : AttemptStage::synthesis}, "",
+                           "", "", unrepaired);
   if (made && !*made) failure = {unrepaired.summary, unrepaired.last};
   return made;
+}
+
+Result<Loop::Proposal> Loop::read_optimize_answer(const Answer& a, const std::string& base) const {
+  auto answer = parse_optimize_answer(a.text, answer_end(a.truncated));
+  if (!answer) return answer.error();
+  if (answer->declined()) return Proposal{"", "", answer->decline_reason};
+  if (auto r = require_notes(answer->edits->notes, {note_label::kOptimization}); !r) return r.error();
+  auto applied = apply_edits(base, answer->edits->blocks);
+  if (!applied) return applied.error();
+  return Proposal{applied->source, first_line(answer->edits->notes.find(note_label::kOptimization)->second, 100), ""};
 }
 
 bool Loop::faster_than_best(const Evaluation& e) const {
@@ -343,6 +347,7 @@ bool Loop::decline_hands_over_to_profile() const {
 }
 
 Result<StepRecord> Loop::optimize_step(int step, int streak) {
+  if (options_.candidates > 1) return optimize_with_candidates(step, streak);  // loop_candidates.cpp
   status_.phase = LoopPhase::optimize;
   status_.step = step;
   StepRecord rec{.kind = StepKind::optimization, .n = step};
@@ -352,19 +357,8 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
                                    options_.max_steps);
   if (!prompt) return prompt.error();
   const std::string base = best_->source;
-  struct Proposal {
-    std::string source, idea;  // the edited kernel and its OPTIMIZATION name; empty when declined
-    std::string declined;      // the NO_FURTHER_CHANGE reason
-  };
-  auto edited = ask<Proposal>("optimize", *prompt, [&base](const Answer& a) -> Result<Proposal> {
-    auto answer = parse_optimize_answer(a.text, answer_end(a.truncated));
-    if (!answer) return answer.error();
-    if (answer->declined()) return Proposal{"", "", answer->decline_reason};
-    if (auto r = require_notes(answer->edits->notes, {note_label::kOptimization}); !r) return r.error();
-    auto applied = apply_edits(base, answer->edits->blocks);
-    if (!applied) return applied.error();
-    return Proposal{applied->source, first_line(answer->edits->notes.find(note_label::kOptimization)->second, 100), ""};
-  });
+  auto edited = ask<Proposal>(LlmPurpose::optimize, *prompt,
+                              [this, &base](const Answer& a) { return read_optimize_answer(a, base); });
   if (!edited) return edited.error();
   if (!edited->value) {
     rec.idea = "(no usable edit)";
@@ -380,11 +374,15 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
   rec.idea = edited->value->idea;
   report(fmt::format("step {}: {}", step, rec.idea));
   Unrepaired failure;
-  auto cand = make_correct(edited->value->source, fmt::format("step{}", step), rec.idea, best_->source, best_->source,
-                           failure);
-  status_.phase = LoopPhase::optimize;
+  auto cand = make_correct(edited->value->source, AttemptLabel{.stage = AttemptStage::step, .step = step}, rec.idea,
+                           best_->source, best_->source, failure);
   if (!cand) return cand.error();
-  if (!*cand) {
+  return settle_step(std::move(rec), *cand, failure);
+}
+
+Result<StepRecord> Loop::settle_step(StepRecord rec, const std::optional<Candidate>& cand, const Unrepaired& failure) {
+  status_.phase = LoopPhase::optimize;
+  if (!cand) {
     rec.outcome = failure.undone ? StepOutcome::undone : StepOutcome::incorrect;
     if (failure.last) {
       rec.verdict = failure.last->verdict;
@@ -400,12 +398,12 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
     rec.note = failure.undone ? first_line(failure.last ? failure.last->reason : "", 120) : failure.summary;
     return rec;
   }
-  const Evaluation& e = (*cand)->evaluation;
+  const Evaluation& e = cand->evaluation;
   rec.time_ms = e.median_ms();
   rec.speedup = best_->evaluation.median_ms() / e.median_ms();
   if (faster_than_best(e)) {
     rec.outcome = StepOutcome::accepted;
-    if (auto r = set_best(**cand); !r) return r.error();
+    if (auto r = set_best(*cand); !r) return r.error();
   } else {
     rec.outcome = StepOutcome::slower;
     rec.note = fmt::format("needed more than the noise, {:.3g} ms",
@@ -417,6 +415,7 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
 
 Status Loop::set_best(Candidate c) {
   best_ = std::move(c);
+  journal_.note_best(sha256_hex(best_->source));
   status_.best_ms = best_->evaluation.median_ms();
   status_.best_speedup_eager = best_->evaluation.speedup_eager();
   status_.best_sol_pct = best_->evaluation.sol_pct();
@@ -460,9 +459,7 @@ Result<LoopResult> Loop::run() {
     status_.phase = LoopPhase::done;
     if (best_export_pending_)
       if (auto r = export_best(); !r) return r.error();
-    nlohmann::json stop = {{"reason", reason}};
-    if (!detail.empty()) stop["detail"] = detail;
-    if (auto r = decide("stop", stop); !r) return r.error();
+    if (auto r = decide(StopDecision{reason, detail}); !r) return r.error();
     result.best = best_;
     result.stop_reason = std::move(reason);
     result.stop_detail = std::move(detail);
@@ -491,20 +488,21 @@ Result<LoopResult> Loop::run() {
   // Which example kernel the first prompts show is part of the run's record: a first kernel that
   // looks like the example is read in that light (suite results especially).
   if (!options_.seed_only) result.example_shown = prompter_.example_shown(problem_);  // no prompt shows one
-  if (auto r = decide("example", {{"file", result.example_shown}}); !r) return r.error();
+  if (auto r = decide(ExampleDecision{result.example_shown}); !r) return r.error();
 
   if (!options_.seed_source.empty()) {
-    auto seed = evaluate(options_.seed_source, "seed", "");
+    auto seed = evaluate(options_.seed_source, AttemptLabel{AttemptStage::seed}, "");
     if (!seed) return seed.error();
     result.seed_pattern = options_.seed_pattern.empty() ? "seed" : options_.seed_pattern;
     if (seed->passed()) {
       if (seed->median_ms() > 0) result.seed_ms = seed->median_ms();
-      if (auto r = decide("seed", {{"outcome", "correct"}}); !r) return r.error();
-      if (auto r = set_best({options_.seed_source, *seed}); !r) return r.error();
+      // The best first, then the decision: a replay that ends at this decision stands on the seed.
+      if (auto r = set_best(Candidate{options_.seed_source, *seed}); !r) return r.error();
+      if (auto r = decide(SeedDecision{.passed = true}); !r) return r.error();
       result.started_from_seed = true;
       if (auto r = tune_best(0); !r) return stop_or_fail(r.error());  // the seed declares knobs
     } else {
-      if (auto r = decide("seed", {{"outcome", "failed"}, {"verdict", to_string(seed->verdict)}}); !r) return r.error();
+      if (auto r = decide(SeedDecision{.passed = false, .verdict = seed->verdict}); !r) return r.error();
       result.failed_seed = *seed;
       if (!options_.seed_only) report("the seed kernel failed the judge: the LLM writes the first kernel");
     }
@@ -518,12 +516,11 @@ Result<LoopResult> Loop::run() {
     auto c = synthesize(failures, failed);
     if (!c) return stop_or_fail(c.error());
     if (*c) {
-      if (auto r = decide(fmt::format("synthesis{}", attempt + 1), {{"outcome", "correct"}}); !r) return r.error();
       if (auto r = set_best(**c); !r) return r.error();
+      if (auto r = decide(SynthesisDecision{.attempt = attempt + 1, .correct = true}); !r) return r.error();
       if (auto r = tune_best(0); !r) return stop_or_fail(r.error());
     } else {
-      if (auto r = decide(fmt::format("synthesis{}", attempt + 1), {{"outcome", "failed"}, {"summary", failed.summary}});
-          !r)
+      if (auto r = decide(SynthesisDecision{.attempt = attempt + 1, .correct = false, .summary = failed.summary}); !r)
         return r.error();
       report(fmt::format("synthesis attempt {} failed: {}", attempt + 1, failed.summary));
       failures.push_back(std::move(failed));
@@ -541,7 +538,7 @@ Result<LoopResult> Loop::run() {
     auto rec = optimize_step(step, streak);
     if (!rec) return stop_or_fail(rec.error());
     history_.push_back(*rec);
-    if (auto r = decide(fmt::format("step{}", step), rec->to_json()); !r) return r.error();
+    if (auto r = decide(StepDecision{*rec}); !r) return r.error();
     report(fmt::format("step {} {}{}", step, to_string(rec->outcome), rec->note.empty() ? "" : ": " + rec->note));
     if (rec->outcome == StepOutcome::accepted)
       if (auto r = tune_best(step); !r) return stop_or_fail(r.error());
@@ -561,4 +558,11 @@ Result<LoopResult> Loop::run() {
   return finish("steps");
 }
 
+}  // namespace cutegen
+
+namespace cutegen {
+// A step's candidates converse from loop_candidates.cpp.
+template Result<Loop::Asked<Loop::Proposal>> Loop::converse<Loop::Proposal>(
+    LlmPurpose, std::vector<Message>, const Caller&, const std::function<Result<Proposal>(const Answer&)>&,
+    const std::function<void(const std::string&)>&) const;
 }  // namespace cutegen

@@ -15,6 +15,7 @@
 #include "agent/profile_policy.h"
 #include "agent/profile_source.h"
 #include "agent/prompter.h"
+#include "runlog/run_events.h"
 #include "store/run_files.h"
 #include "llm/llm_client.h"
 #include "llm/truncation_guard.h"
@@ -24,6 +25,10 @@ namespace cutegen {
 
 struct LoopOptions {
   int max_steps = 8;            // optimisation steps
+  // --candidates: proposals per optimisation step, asked at once, each for its own menu item (1..8;
+  // kMaxCandidates). 1 is the paper's loop, unchanged. More: they are compiled together, screened, and
+  // the fastest correct one is judged in full and kept or rolled back as one proposal would be.
+  int candidates = 1;
   int repair_budget = 4;        // diagnose+repair rounds for one candidate
   int max_restarts = 2;         // fresh syntheses after the first one failed
   int answer_retries = 2;       // unusable answers (no code, bad anchors, cut off) fed back per request
@@ -44,6 +49,8 @@ struct LoopOptions {
   TuneBackend* tuner = nullptr;
   TuneOptions tune;
 };
+
+inline constexpr int kMaxCandidates = 8;
 
 struct Candidate {
   std::string source;
@@ -85,6 +92,13 @@ struct LoopResult {
   std::optional<Evaluation> failed_seed;  // its evaluation when it failed the judge (seed_failed says why with it)
 };
 
+// Where one of the loop's LLM calls sits: its candidate (0: a step with one), and whether the
+// truncation rule is asked before it (not inside a batch of candidates, which it is asked once before).
+struct CallPlace {
+  int candidate = 0;
+  bool check_truncation = true;
+};
+
 class Loop {
  public:
   Loop(LlmClient& llm, Evaluator& evaluator, Prompter& prompter, ProfileSource* profiler, Journal& journal,
@@ -110,14 +124,30 @@ class Loop {
     std::string unusable;  // why the last answer could not be used
   };
   template <class T>
-  Result<Asked<T>> ask(const std::string& purpose, const std::string& prompt,
+  Result<Asked<T>> ask(LlmPurpose purpose, const std::string& prompt,
                        const std::function<Result<T>(const Answer&)>& use);
-  Result<Answer> call_llm(const std::string& purpose, const std::vector<Message>& messages);
+  // The same conversation over any way of calling: `call` answers one request, `say` takes the
+  // progress lines (a step's candidates converse on threads of their own and say them afterwards).
+  using Caller = std::function<Result<Answer>(const std::vector<Message>&)>;
+  template <class T>
+  Result<Asked<T>> converse(LlmPurpose purpose, std::vector<Message> messages, const Caller& call,
+                            const std::function<Result<T>(const Answer&)>& use,
+                            const std::function<void(const std::string&)>& say) const;
+  // One call through the journal: the logged answer while replaying, else a real call, logged.
+  Result<Answer> call_llm(LlmPurpose purpose, const std::vector<Message>& messages, CallPlace place = {});
+  // A real call, not yet logged (thread-safe: it changes nothing of the loop's); commit_live_answer
+  // logs it, in the loop's thread.
+  Result<LlmCall> call_live(const std::vector<Message>& messages);
+  Result<Answer> commit_live_answer(LlmPurpose purpose, int candidate, const std::vector<Message>& messages,
+                                    const LlmCall& call);
+  // Counts an answer (replayed or live) and writes its prompt and answer under steps/.
+  Result<Answer> answered(LlmPurpose purpose, int candidate, const std::vector<Message>& messages,
+                          const LlmResponse& response);
 
   Result<ProblemInfo> describe();
   // `base`: the kernel `source` was edited from ("" for a whole new file); the step directory then
   // records the change as change.diff, for people reading the run.
-  Result<Evaluation> evaluate(const std::string& source, const std::string& label, const std::string& base);
+  Result<Evaluation> evaluate(const std::string& source, const AttemptLabel& label, const std::string& base);
   // How make_correct ended when it could not make the kernel correct.
   struct Unrepaired {
     std::string summary;             // one line
@@ -127,11 +157,34 @@ class Loop {
   // Makes `source` correct with at most repair_budget diagnose+repair rounds; when it cannot,
   // `failure` says how it ended. `origin` (optimisation steps: the best kernel the change was made to)
   // is never evaluated again: a repair that only undoes the change ends the rounds as `undone`.
-  Result<std::optional<Candidate>> make_correct(std::string source, const std::string& label,
+  // `known_failure`: how `source` already failed (a candidate's compile or screening), so the rounds
+  // start with its diagnosis instead of evaluating it again.
+  Result<std::optional<Candidate>> make_correct(std::string source, const AttemptLabel& label,
                                                 const std::string& change, std::string base, const std::string& origin,
-                                                Unrepaired& failure);
+                                                Unrepaired& failure, std::optional<Evaluation> known_failure = {});
   Result<std::optional<Candidate>> synthesize(const std::vector<FailedAttempt>& failures, FailedAttempt& failure);
   Result<StepRecord> optimize_step(int step, int non_improving_streak);
+  // The step's outcome from the kernel make_correct ended with (none: `failure` says how it failed).
+  Result<StepRecord> settle_step(StepRecord rec, const std::optional<Candidate>& cand, const Unrepaired& failure);
+
+  // --- a step with several candidates (--candidates N > 1; loop_candidates.cpp) ---
+  struct Proposal {
+    std::string source, idea;  // the edited kernel and its OPTIMIZATION name; empty when declined
+    std::string declined;      // the NO_FURTHER_CHANGE reason
+  };
+  Result<Proposal> read_optimize_answer(const Answer& a, const std::string& base) const;
+  Result<StepRecord> optimize_with_candidates(int step, int non_improving_streak);
+  // The N conversations of one step: those the log holds replayed in order, the rest at once.
+  Result<std::vector<Asked<Proposal>>> ask_candidates(const std::vector<std::vector<Message>>& requests,
+                                                      const std::string& base);
+  // Compiles (all at once) and, when more than one compiled, screens the step's usable kernels; each
+  // gets its steps/NNN-cand-<label>/ directory. Index i of the result is `sources[i]`'s: its failing
+  // evaluation (compile or screen), or its screened evaluation (absent: it compiled and was not screened).
+  struct Checked {
+    std::optional<Evaluation> failure;
+    std::optional<Evaluation> screened;
+  };
+  Result<std::vector<Checked>> compile_and_screen(int step, const std::vector<std::pair<int, std::string>>& sources);
   Result<std::string> profile_summary(int step, int non_improving_streak);
   // Tunes the best kernel's knobs (when it declares any and tuning is on) and records it in history_
   // as a tuning step after `after_step`; a faster tuned variant becomes the best.
@@ -139,7 +192,7 @@ class Loop {
   // Whether a decline at this point hands over to a profile first (docs/internals.md, "The loop").
   bool decline_hands_over_to_profile() const;
   bool faster_than_best(const Evaluation& e) const;
-  Status decide(const std::string& key, const nlohmann::json& detail);
+  Status decide(const RunEvent& decision);
   Status set_best(Candidate c);
   Status export_best();  // the observer's new_best for best_
   // Rebuilds best_'s library when it has left the compile cache (the log, not the cache, is what a

@@ -731,7 +731,9 @@ TEST(LoopResume, ADecisionThatComesOutDifferentlyIsRefused) {
   h.options.min_gain = 0.9;  // step 1's 2x no longer counts: the same answers, another decision
   auto r = h.run(/*resume=*/true);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("outcome=accepted"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("is decision step1 accepted, but this run now produces decision step1 slower"),
+            std::string::npos)
+      << r.error().message;
 }
 
 TEST(LoopResume, ALogFromAnotherConfigurationIsRefusedWithThePosition) {
@@ -841,13 +843,13 @@ TEST(LoopResume, AMalformedEventInTheMiddleIsAOneLineErrorNamingItsLine) {
     std::string says;
   };
   std::vector<Damage> damages = {
-      {"eval", [](nlohmann::json& e) { e["evaluation"] = "oops"; }, "\"evaluation\" is string where object"},
+      {"eval", [](nlohmann::json& e) { e["evaluation"] = "oops"; }, "\"evaluation\" is string where an object"},
       {"eval", [](nlohmann::json& e) { e["evaluation"]["verdict"] = 7; }, "\"verdict\" is number where a string"},
       {"eval", [](nlohmann::json& e) { e["evaluation"]["time"] = "fast"; }, "\"time\" is string where an object"},
-      {"eval", [](nlohmann::json& e) { e.erase("evaluation"); }, "has no \"evaluation\""},
+      {"eval", [](nlohmann::json& e) { e.erase("evaluation"); }, "its \"evaluation\" is missing"},
       {"problem", [](nlohmann::json& e) { e["problem"]["facts"].erase("name"); },
        "recorded problem description is malformed: the problem's \"name\" is missing"},
-      {"llm", [](nlohmann::json& e) { e["cost_usd"] = "free"; }, "\"cost_usd\" is not a number"},
+      {"llm", [](nlohmann::json& e) { e["cost_usd"] = "free"; }, "its \"cost_usd\" is string where a number was expected"},
       {"llm", [](nlohmann::json& e) { e["response"]["finish"] = 3; }, "response.finish must be a string"},
       {"eval", [](nlohmann::json& e) { e["key"] = 7; }, "its \"key\" is not a string"},
       {"llm", [](nlohmann::json& e) { e["type"] = nullptr; }, "no string \"type\""},
@@ -1018,8 +1020,8 @@ TEST(LoopResume, ALogOfAnotherFormatIsRefusedWithAClearMessage) {
   auto r = h.run(/*resume=*/true);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ErrorKind::cannot_resume);
-  EXPECT_NE(r.error().message.find("events.jsonl:1 was written by another cutegen (run log format 1, this one reads "
-                                   "format 2)"),
+  EXPECT_NE(r.error().message.find("events.jsonl:1 was written by another cutegen (run log format 1; this one reads "
+                                   "formats 2 to 3)"),
             std::string::npos)
       << r.error().message;
   EXPECT_TRUE(h.llm->requests.empty());

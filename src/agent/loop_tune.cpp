@@ -23,36 +23,16 @@ Status Loop::tune_best(int after_step) {
     rec.note = first_line(spec.error().message, 200);
     report("tuning: " + rec.note);
     history_.push_back(rec);
-    return decide(fmt::format("tune{}", after_step), rec.to_json());
+    return decide(StepDecision{rec});
   }
   // One outside answer for the whole tuning: resume replays the choice instead of re-timing every variant.
   const std::string key = sha256_hex(base);
   const std::string label = fmt::format("tune{}", after_step);
-  auto memo = journal_.recall("tune", key);
+  auto memo = journal_.recall<TuneEvent>(key);
   if (!memo) return memo.error();
-  std::string summary, markdown, chosen_source;
-  nlohmann::json table;
-  std::optional<Evaluation> evaluation;
-  bool default_kept = true;
-  std::size_t variants = 0;
+  TuneEvent t;
   if (*memo) {
-    auto logged = journal_.payload("tune", nlohmann::json::value_t::object);
-    if (!logged) return logged.error();
-    const auto& t = *logged;
-    if (!t.contains("summary") || !t["summary"].is_string() || !t.contains("markdown") || !t["markdown"].is_string() ||
-        !t.contains("source") || !t["source"].is_string() || !t.contains("default_kept") ||
-        !t["default_kept"].is_boolean() || !t.contains("table") || !t["table"].is_object())
-      return journal_.malformed("a tune event needs summary, markdown, source, default_kept and table");
-    summary = t["summary"].get<std::string>();
-    markdown = t["markdown"].get<std::string>();
-    chosen_source = t["source"].get<std::string>();
-    default_kept = t["default_kept"].get<bool>();
-    table = t["table"];
-    if (t.contains("evaluation") && !t["evaluation"].is_null()) {
-      auto e = Evaluation::from_json(t["evaluation"]);
-      if (!e) return journal_.malformed(e.error().message);
-      evaluation = *e;
-    }
+    t = **memo;
   } else {
     report(fmt::format("tuning the best kernel's {} knobs (at most {} variants)", spec->knobs.size(),
                        options_.tune.max_variants));
@@ -62,24 +42,22 @@ Status Loop::tune_best(int after_step) {
     to.progress = [this](const std::string& line) { report("tune: " + line); };
     auto r = tune_kernel(base, *options_.tuner, to);
     if (!r) return r.error();
-    summary = r->summary;
-    markdown = r->markdown();
-    chosen_source = r->source;
-    default_kept = r->default_kept;
-    table = r->to_json();
-    evaluation = r->evaluation;
-    nlohmann::json payload = {{"summary", summary}, {"markdown", markdown}, {"source", chosen_source},
-                              {"default_kept", default_kept}, {"table", table}};
-    nlohmann::json event = {{"type", "tune"}, {"key", key}, {"what", label}, {"tune", std::move(payload)}};
-    event["tune"]["evaluation"] = evaluation ? evaluation->to_json() : nlohmann::json();
-    if (auto w = journal_.record(std::move(event)); !w) return w.error();
+    t = TuneEvent{.key = key, .after_step = after_step, .summary = r->summary, .markdown = r->markdown(),
+                  .source = r->source, .default_kept = r->default_kept, .table = r->to_json(),
+                  .evaluation = r->evaluation};
+    if (auto w = journal_.record(t); !w) return w.error();
   }
-  if (table.contains("variants") && table["variants"].is_array()) variants = table["variants"].size();
+  const std::string& summary = t.summary;
+  const std::string& chosen_source = t.source;
+  const std::optional<Evaluation>& evaluation = t.evaluation;
+  const bool default_kept = t.default_kept;
+  std::size_t variants = 0;
+  if (t.table.contains("variants") && t.table["variants"].is_array()) variants = t.table["variants"].size();
   // Named like an evaluation's directory (the chosen kernel and its eval.json), so the run view finds
   // the tuned kernel the way it finds every other.
   std::string dir = fmt::format("steps/{:03d}-eval-{}", ++artifact_seq_, label);
-  if (auto w = files_.write(dir + "/tune.md", markdown); !w) return w.error();
-  if (auto w = files_.write(dir + "/tune.json", dump_json(table, 2)); !w) return w.error();
+  if (auto w = files_.write(dir + "/tune.md", t.markdown); !w) return w.error();
+  if (auto w = files_.write(dir + "/tune.json", dump_json(t.table, 2)); !w) return w.error();
   if (auto w = files_.write(dir + "/kernel.cu", chosen_source); !w) return w.error();
   if (evaluation)
     if (auto w = files_.write(dir + "/eval.json", dump_json(evaluation->to_json(), 2)); !w) return w.error();
@@ -99,7 +77,7 @@ Status Loop::tune_best(int after_step) {
   }
   report(fmt::format("tuning {}: {}", to_string(rec.outcome), rec.note));
   history_.push_back(rec);
-  return decide(fmt::format("tune{}", after_step), rec.to_json());
+  return decide(StepDecision{rec});
 }
 
 }  // namespace cutegen

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "agent/template_prompter.h"
 #include "common/test_helpers.h"
 

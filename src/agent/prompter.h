@@ -28,6 +28,15 @@ struct FailedAttempt {
   std::optional<Evaluation> last;
 };
 
+// One request of an optimisation step with several candidates (--candidates N): the menu item it is
+// asked to apply and the ones the other requests take.
+struct CandidateAsk {
+  int candidate = 1;  // 1-based
+  int candidates = 1;
+  std::string item;
+  std::vector<std::string> siblings;
+};
+
 class Prompter {
  public:
   virtual ~Prompter() = default;
@@ -47,6 +56,11 @@ class Prompter {
   virtual Result<std::string> optimize(const ProblemInfo& problem, const std::string& kernel, const Evaluation& best,
                                        const std::vector<StepRecord>& history, const std::string& profile_summary,
                                        int step, int max_steps) = 0;
+  // The optimisation menu's items for this problem ("1. Fuse everything into one pass", ...), which the
+  // candidates of a step are given one each.
+  virtual std::vector<std::string> menu_items(const ProblemInfo& problem) = 0;
+  // What follows the optimize prompt for one candidate of a step with several (never with one).
+  virtual Result<std::string> candidate_share(const ProblemInfo& problem, const CandidateAsk& ask) = 0;
 };
 
 // A request's messages as the loop sends them: the system message, marked as the run's stable prefix,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/unified_diff.h"
+#include "prompt/menu_items.h"
 
 namespace cutegen {
 namespace {
@@ -174,6 +175,14 @@ Result<std::string> TemplatePrompter::optimize(const ProblemInfo& problem, const
   if (!brief) return brief.error();
   OptimizeInput in{*brief, kernel, best.median_ms(), step, max_steps, history, profile_summary};
   return build_optimize_prompt(library_, in, options_);
+}
+
+std::vector<std::string> TemplatePrompter::menu_items(const ProblemInfo& problem) {
+  return cutegen::menu_items(library_.menu(problem.facts.workload_class));
+}
+
+Result<std::string> TemplatePrompter::candidate_share(const ProblemInfo&, const CandidateAsk& ask) {
+  return build_candidate_share(library_, {ask.candidate, ask.candidates, ask.item, ask.siblings});
 }
 
 }  // namespace cutegen

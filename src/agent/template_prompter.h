@@ -35,6 +35,8 @@ class TemplatePrompter : public Prompter {
   Result<std::string> optimize(const ProblemInfo& problem, const std::string& kernel, const Evaluation& best,
                                const std::vector<StepRecord>& history, const std::string& profile_summary, int step,
                                int max_steps) override;
+  std::vector<std::string> menu_items(const ProblemInfo& problem) override;
+  Result<std::string> candidate_share(const ProblemInfo& problem, const CandidateAsk& ask) override;
 
  private:
   PromptLibrary library_;

@@ -97,6 +97,7 @@ std::vector<std::string> task_args(const BenchArgs& a) {
                              "--runner-timeout", std::to_string(a.judge.runner_timeout_s)};
   // Only when not the default, so the settings of suites started before --examples existed still match.
   if (a.loop.examples != "library") v.insert(v.end(), {"--examples", a.loop.examples});
+  if (a.loop.candidates != 1) v.insert(v.end(), {"--candidates", std::to_string(a.loop.candidates)});
   if (a.loop.target_sol > 0) v.insert(v.end(), {"--target-sol", fmt::format("{}", a.loop.target_sol)});
   if (a.judge.seed) v.insert(v.end(), {"--seed", std::to_string(a.judge.seed)});
   // Only when not the default: a suite begun before the option existed still resumes with its settings.

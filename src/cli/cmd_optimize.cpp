@@ -49,7 +49,6 @@ struct OptimizeArgs {
   std::string gpu_lock;  // a device lock file shared with other tasks on this GPU (cutegen bench)
 };
 
-static_assert(Journal::kFormat == kRunViewLogFormat, "the run view must read the log format the loop writes");
 
 constexpr const char* kDefaultRunsDir = "cutegen-runs";
 
@@ -99,7 +98,7 @@ Result<LlmConfig> llm_config(const GlobalOptions& global, const OptimizeArgs& ar
 
 nlohmann::json run_config(const OptimizeArgs& a, const LlmConfig& llm, const std::string& seed_pattern) {
   nlohmann::json j = {{"problem", fs::absolute(a.problem).string()}, {"llm", llm.backend + ":" + llm.model},
-          {"steps", a.loop.steps}, {"repair_budget", a.loop.repair_budget}, {"restarts", a.loop.restarts}, {"plateau", a.loop.plateau},
+          {"steps", a.loop.steps}, {"repair_budget", a.loop.repair_budget}, {"restarts", a.loop.restarts}, {"plateau", a.loop.plateau}, {"candidates", a.loop.candidates},
           {"target_sol", a.loop.target_sol}, {"profile_from", a.loop.profile_from}, {"start", a.loop.start}, {"examples", a.loop.examples}, {"tune", a.loop.tune}, {"precision", a.judge.precision},
           {"trials", a.judge.trials}, {"runs", a.judge.runs}, {"generalize", a.judge.generalize}, {"seed", a.judge.seed},
           {"runner_timeout_s", a.judge.runner_timeout_s}, {"arch", a.judge.arch.empty() ? "sm_90a" : a.judge.arch},
@@ -165,6 +164,8 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   if (!journal) return give_up(journal.error().message);
   if (journal->nothing_recorded())
     print_safe(stderr, "resume: nothing was recorded in {} yet; starting from the beginning\n", out.string());
+  else if (args.resume)  // where the replay must arrive, as the report reads the log
+    print_safe(stderr, "resume: {}\n", journal->logged_history().summary_line());
   // Each evaluation gets its own directory under work/ (Judge::fresh_work_dir), and the lock keeps
   // every other run out of this one's work/.
   auto stack = make_judge_stack(global, args.judge.arch, eo, out / "work");

@@ -11,6 +11,7 @@ void LoopArgs::apply_to(LoopOptions& lo) const {
   lo.repair_budget = repair_budget;
   lo.max_restarts = restarts;
   lo.plateau_steps = plateau;
+  lo.candidates = candidates;
   if (target_sol > 0) lo.target_sol_pct = target_sol;
 }
 
@@ -30,6 +31,14 @@ void add_loop_options(CLI::App* cmd, LoopArgs& a, const std::string& scope) {
       ->capture_default_str();
   cmd->add_option("--plateau", a.plateau, scope + "stop after this many steps without improvement")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--candidates", a.candidates,
+                  scope + fmt::format("proposals per optimisation step (1 to {}), asked at once, each for its own item "
+                                      "of the optimisation menu; they are compiled together, screened, and the fastest "
+                                      "correct one is judged in full and kept or rolled back (1: one proposal per "
+                                      "step, the paper's loop; docs/internals.md, The loop)",
+                                      kMaxCandidates))
+      ->check(CLI::Range(1, kMaxCandidates))
       ->capture_default_str();
   cmd->add_option("--target-sol", a.target_sol, scope + "stop once the best kernel reaches this % of the roofline floor")
       ->check(CLI::Range(1.0, 100.0));

@@ -16,6 +16,7 @@ struct LoopArgs {
   int repair_budget = LoopOptions{}.repair_budget;
   int restarts = LoopOptions{}.max_restarts;
   int plateau = LoopOptions{}.plateau_steps;
+  int candidates = LoopOptions{}.candidates;
   double target_sol = 0;  // 0: no target
   std::string profile_from = "auto";
   std::string start = "auto";
@@ -33,7 +34,7 @@ inline JudgeArgs loop_judge_args() { return JudgeArgs{.trials = 3}; }
 // The end of --trials' help in optimize and bench: the number and why it differs from eval's.
 std::string loop_trials_help();
 
-// --steps --repair-budget --restarts --plateau --target-sol --start --examples --profile-from --tune.
+// --steps --repair-budget --restarts --plateau --candidates --target-sol --start --examples --profile-from --tune.
 // `scope` opens each help line: "" for optimize, "per task: " for bench.
 void add_loop_options(CLI::App* cmd, LoopArgs& args, const std::string& scope);
 

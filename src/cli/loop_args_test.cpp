@@ -78,3 +78,22 @@ TEST(LoopArgs, TheLoopJudgesWithFewerTrialsAndSaysWhy) {
 }
 
 }  // namespace
+
+TEST(LoopArgs, CandidatesAreOneToEightAndReachTheLoop) {
+  EXPECT_EQ(parse({}).candidates, 1);  // the paper's loop unless asked
+  LoopOptions lo;
+  parse({"--candidates", "3"}).apply_to(lo);
+  EXPECT_EQ(lo.candidates, 3);
+  for (const char* wrong : {"0", "9", "-1", "three"}) {
+    try {
+      parse({"--candidates", wrong});
+      ADD_FAILURE() << wrong << " was taken";
+    } catch (const CLI::ValidationError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("--candidates"), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;  // one line
+    } catch (const CLI::ParseError& e) {
+      ADD_FAILURE() << wrong << ": " << e.what();
+    }
+  }
+}

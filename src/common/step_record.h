@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +32,31 @@ enum class StepOutcome {
 };
 std::string_view to_string(StepOutcome o);  // the word the run log and report.md use
 
+// One proposal of an optimisation step that asked for several (--candidates): what it tried and what
+// became of it. The step's own fields describe the chosen one.
+enum class CandidateOutcome {
+  chosen,    // the fastest in screening (or the only one left): judged in full; the step's outcome says the rest
+  lost,      // correct in screening but slower than the chosen one
+  failed,    // did not compile, or failed screening (`verdict`, `note`: the reason); or the same kernel as another
+  unusable,  // the answer could not be used (`note`)
+  declined,  // NO_FURTHER_CHANGE (`note`: its reason)
+};
+std::string_view to_string(CandidateOutcome o);
+std::optional<CandidateOutcome> parse_candidate_outcome(std::string_view word);
+
+struct CandidateRecord {
+  int n = 0;                          // 1-based
+  std::string item;                   // the menu item it was asked for
+  std::string idea;                   // its OPTIMIZATION line ("" when unusable or declined)
+  CandidateOutcome outcome = CandidateOutcome::failed;
+  std::optional<Verdict> verdict;     // failed: how
+  std::optional<double> screened_ms;  // its screened median (a rank, never a result)
+  std::string note;
+
+  nlohmann::json to_json() const;
+  static Result<CandidateRecord> from_json(const nlohmann::json& j);
+};
+
 struct StepRecord {
   StepKind kind = StepKind::optimization;
   int n = 0;                       // the step, repair round or attempt number
@@ -41,6 +67,7 @@ struct StepRecord {
   std::optional<double> speedup;   // the best time before this step / this time (> 1 is faster)
   std::string note;                // only what the fields above do not say: the failure's reason, the noise, a reason to decline
   std::string evidence;            // undone: the judge's evidence that the idea broke the kernel (condensed)
+  std::vector<CandidateRecord> candidates;  // a step with several candidates: every one, in order; else empty
 
   nlohmann::json to_json() const;
   // Reads what to_json wrote (the run log's step decisions, which the run report reads back).

@@ -92,6 +92,16 @@ std::string format_step(const StepRecord& s, const HistoryLimits& limits, bool i
   if (s.speedup) facts.push_back(fmt::format("{:.2f}x the best before", *s.speedup));
   if (!s.note.empty()) facts.push_back(one_line(s.note, limits.max_detail_chars));
   if (!s.evidence.empty()) facts.push_back("evidence: " + one_line(s.evidence, limits.max_evidence_chars));
+  // A step with several candidates: the ideas that lost or failed, so later steps do not repeat them blindly.
+  std::string others;
+  for (const auto& c : s.candidates) {
+    if (c.outcome == CandidateOutcome::chosen || c.idea.empty()) continue;
+    others += fmt::format("{}{} ({})", others.empty() ? "" : ", ", one_line(c.idea, limits.max_idea_chars),
+                          c.outcome == CandidateOutcome::lost ? std::string("correct, slower in screening")
+                          : c.verdict                          ? to_string(*c.verdict)
+                                                               : std::string(to_string(c.outcome)));
+  }
+  if (!others.empty()) facts.push_back("other candidates: " + others);
   for (std::size_t i = 0; i < facts.size(); ++i) line += (i ? "; " : ": ") + facts[i];
   if (is_best) line += " [best]";
   return line;

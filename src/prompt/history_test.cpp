@@ -133,3 +133,19 @@ TEST(PromptHistory, HistoryStaysBoundedForLongRuns) {
   EXPECT_LE(count_lines(text), 10);
   EXPECT_LT(text.size(), 2000u);
 }
+
+TEST(PromptHistory, AStepWithSeveralCandidatesNamesTheOnesThatLostOrFailed) {
+  StepRecord s = step(2, StepOutcome::accepted, 0.5, "16-byte vectors");
+  s.candidates = {{.n = 1, .item = "1. fuse", .idea = "fuse the passes", .outcome = CandidateOutcome::lost},
+                  {.n = 2, .item = "2. vectorize", .idea = "16-byte vectors", .outcome = CandidateOutcome::chosen},
+                  {.n = 3, .item = "3. unroll", .idea = "more unrolling", .outcome = CandidateOutcome::failed,
+                   .verdict = Verdict::compile_error},
+                  {.n = 4, .item = "4. grid", .outcome = CandidateOutcome::declined}};
+  const std::string line = format_step(s, HistoryLimits{}, false);
+  EXPECT_TRUE(contains(line, "other candidates: fuse the passes (correct, slower in screening), more unrolling "
+                             "(compile_error)"))
+      << line;
+  // Without candidates the line is as it always was.
+  s.candidates.clear();
+  EXPECT_FALSE(contains(format_step(s, HistoryLimits{}, false), "candidates"));
+}

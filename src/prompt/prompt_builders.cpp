@@ -37,6 +37,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& shared_table
        {"rules", "cute_guide", "menu", "problem_name", "workload_class", "gpu", "reference_block", "tensor_table",
         "cost_summary"}},
       {"example", {"example_file", "example_why", "example_block"}},
+      {"candidate", {"candidate", "candidates", "item", "siblings"}},
   };
   return table;
 }
@@ -440,6 +441,20 @@ Result<std::string> build_restart_prompt(const PromptLibrary& lib, const Restart
                  {"example", *example}});
 }
 
+Result<std::string> build_candidate_share(const PromptLibrary& lib, const CandidateShareInput& in) {
+  std::string siblings;
+  for (std::size_t i = 0; i < in.siblings.size(); ++i)
+    siblings += (i == 0 ? "" : i + 1 == in.siblings.size() ? " and " : ", ") + fmt::format("**{}**", in.siblings[i]);
+  auto text = lib.candidate_share().render({{"candidate", std::to_string(in.candidate)},
+                                            {"candidates", std::to_string(in.candidates)},
+                                            {"item", in.item},
+                                            {"siblings", siblings.empty() ? "no other item" : siblings}});
+  if (!text) return text;
+  // A block of its own: the loop puts it after the optimize prompt, a blank line between.
+  text->erase(0, text->find_first_not_of('\n'));
+  return text;
+}
+
 // ---- checks -----------------------------------------------------------------------------------------
 
 const std::vector<std::string>& prompt_placeholders(PromptKind kind) { return placeholder_table().at(kind); }
@@ -468,7 +483,7 @@ Status check_prompt_library(const PromptLibrary& lib) {
   for (PromptKind k : kAllPromptKinds)
     if (auto s = check_template(lib.prompt(k), prompt_placeholders(k), to_string(k)); !s.ok()) return s;
   for (auto [t, name] : {std::pair{&lib.rules(), "rules"}, std::pair{&lib.system(), "system"},
-                         std::pair{&lib.example_intro(), "example"}})
+                         std::pair{&lib.example_intro(), "example"}, std::pair{&lib.candidate_share(), "candidate"}})
     if (auto s = check_template(*t, shared_placeholders(name), name); !s.ok()) return s;
   return ok_status();
 }

@@ -62,6 +62,9 @@ Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const Optimi
                                           const PromptOptions& options = {});
 Result<std::string> build_restart_prompt(const PromptLibrary& lib, const RestartInput& in,
                                          const PromptOptions& options = {});
+// prompts/candidate.md filled in: what the loop appends to one candidate's optimize prompt (a block
+// without leading blank lines).
+Result<std::string> build_candidate_share(const PromptLibrary& lib, const CandidateShareInput& in);
 
 // The placeholders each builder fills; every template must use exactly these.
 const std::vector<std::string>& prompt_placeholders(PromptKind kind);

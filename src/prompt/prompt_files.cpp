@@ -194,7 +194,7 @@ Result<PromptLibrary> PromptLibrary::load(const PromptPaths& paths) {
     lib.examples_.insert_or_assign(file, ExampleKernel{file, std::move(*source)});
   }
   for (auto [into, name] : {std::pair{&lib.rules_, "rules"}, std::pair{&lib.system_, "system"},
-                            std::pair{&lib.example_intro_, "example"}}) {
+                            std::pair{&lib.example_intro_, "example"}, std::pair{&lib.candidate_share_, "candidate"}}) {
     auto t = PromptTemplate::load(paths.prompts / fmt::format("{}.md", name));
     if (!t.ok()) return t.error();
     *into = std::move(*t);

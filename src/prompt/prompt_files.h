@@ -62,6 +62,8 @@ class PromptLibrary {
   const PromptTemplate& system() const { return system_; }
   // prompts/example.md: how the synthesis and restart prompts introduce the library kernel they show.
   const PromptTemplate& example_intro() const { return example_intro_; }
+  // prompts/candidate.md: a candidate's part of a step with several (appended to the optimize prompt).
+  const PromptTemplate& candidate_share() const { return candidate_share_; }
   const std::string& cute_guide(WorkloadClass c) const { return cute_guides_.at(c); }
   const std::string& debug_guide() const { return debug_guide_; }
   const std::string& menu(WorkloadClass c) const { return menus_.at(c); }
@@ -73,7 +75,7 @@ class PromptLibrary {
 
  private:
   PromptPaths paths_;
-  PromptTemplate rules_, system_, example_intro_;
+  PromptTemplate rules_, system_, example_intro_, candidate_share_;
   std::string debug_guide_;
   std::map<WorkloadClass, std::string> cute_guides_, menus_;
   std::map<std::string, ExampleKernel, std::less<>> examples_;

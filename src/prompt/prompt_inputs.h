@@ -108,6 +108,14 @@ struct OptimizeInput {
   std::string profile_summary;       // "" while profiling is withheld (delayed-profiling policy)
 };
 
+// One request of a step with several candidates: which menu item it applies, which the others take.
+struct CandidateShareInput {
+  int candidate = 1;                  // 1-based
+  int candidates = 1;
+  std::string item;                   // "3. Enough bytes in flight per SM"
+  std::vector<std::string> siblings;  // the other requests' items, in candidate order
+};
+
 struct RestartInput {
   ProblemBrief problem;
   std::string why;                   // one line: why the loop gave up on the previous kernel

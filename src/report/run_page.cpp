@@ -35,14 +35,28 @@ std::string css(std::string_view word) {
   return c;
 }
 
-// "step3-repair1" -> "step 3, repair 1"; "tune3" -> "tuning after step 3"; "synthesis" stays.
+// step3-c2-repair1 -> "step 3, candidate 2, repair 1"; tune3 -> "tuning after step 3"; synthesis stays.
 std::string attempt_name(const Attempt& a) {
-  if (a.tuning) return a.step == 0 ? "tuning of the first kernel" : fmt::format("tuning after step {}", a.step);
-  std::string s = a.label;
-  if (s.rfind("step", 0) == 0) s.insert(4, " ");
-  auto r = s.find("-repair");
-  if (r != std::string::npos) s = s.substr(0, r) + ", repair " + s.substr(r + 7);
+  const AttemptLabel& l = a.of;
+  if (l.stage == AttemptStage::tune) return l.step == 0 ? "tuning of the first kernel" : fmt::format("tuning after step {}", l.step);
+  std::string s = l.stage == AttemptStage::step ? fmt::format("step {}", l.step) : std::string(to_string(l.stage));
+  if (l.candidate > 0) s += fmt::format(", candidate {}", l.candidate);
+  if (l.repair > 0) s += fmt::format(", repair {}", l.repair);
   return s;
+}
+
+// A step's candidates (--candidates): the menu item each was asked for, what it tried, what became of it.
+std::string candidates_table(const StepRecord& r) {
+  html::Table t;
+  t.css_class = "candidates";
+  t.headers = {"#", "menu item", "optimisation", "what became of it", "screened", "note"};
+  for (const auto& c : r.candidates)
+    t.rows.push_back({html::number_cell(std::to_string(c.n), c.n), html::text_cell(c.item), html::text_cell(c.idea),
+                      html::text_cell(std::string(to_string(c.outcome)) + (c.verdict ? " (" + to_string(*c.verdict) + ")" : ""),
+                                      std::string(to_string(c.outcome))),
+                      c.screened_ms ? html::number_cell(ms(*c.screened_ms), *c.screened_ms) : html::text_cell("-"),
+                      html::text_cell(c.note)});
+  return t.render();
 }
 
 std::optional<double> eager_ms(const RunView& v) { return v.summary.baselines.eager ? v.summary.baselines.eager->median_ms() : std::nullopt; }
@@ -264,6 +278,7 @@ std::string steps_section(const RunView& v) {
                       r.speedup ? html::number_cell(times(r.speedup), *r.speedup) : html::text_cell("-"),
                       vs_eager(r.time_ms), html::Cell{note}});
     std::string detail;
+    if (!r.candidates.empty()) detail += html::details(fmt::format("{} candidates", r.candidates.size()), candidates_table(r));
     if (!r.evidence.empty()) detail += html::details("judge's evidence", html::pre(r.evidence, "wrap"));
     if (!s.diff.empty())
       detail += html::details(fmt::format("diff against {} (+{} −{})",

@@ -58,6 +58,22 @@ std::string outcome_cell(const StepRecord& h) {
 
 }  // namespace
 
+// Steps that asked for several candidates (--candidates): what each one tried and what became of it.
+// The step's row above is the chosen one's; a screened time ranks, it is no result.
+std::string candidates_text(const std::vector<StepRecord>& history) {
+  std::string r;
+  for (const auto& h : history)
+    for (const auto& c : h.candidates) {
+      r += fmt::format("- step {}, candidate {} ({}): {}", h.n, c.n, c.item, to_string(c.outcome));
+      if (c.verdict) r += fmt::format(" ({})", to_string(*c.verdict));
+      if (!c.idea.empty()) r += " — " + c.idea;
+      if (c.screened_ms) r += fmt::format("; screened {}", ms(c.screened_ms));
+      if (!c.note.empty()) r += "; " + c.note;
+      r += "\n";
+    }
+  return r.empty() ? r : "\nCandidates of each step (the row above is the chosen one's; a screened time only ranks):\n\n" + r;
+}
+
 std::string render_run_report(const RunSummary& s) {
   std::string r = fmt::format("# cutegen run: {}\n\n", s.problem_name);
   r += fmt::format("Workload class: {}. LLM: {}. Profiling: {}.\n", to_string(s.workload_class), s.llm,
@@ -106,6 +122,7 @@ std::string render_run_report(const RunSummary& s) {
       r += fmt::format("| {} | {} | {} | {} | {} |\n", step, cell(h.idea), outcome_cell(h), h.time_ms ? ms(h.time_ms) : "-",
                        cell(note));
     }
+    r += candidates_text(s.history);
   }
   r += fmt::format("\n## Cost\n\n{} synthesis attempt(s), {} LLM calls, {} tokens, ${:.4f}.\n", s.syntheses, s.llm_calls,
                    s.tokens, s.cost_usd);

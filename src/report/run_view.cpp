@@ -3,7 +3,6 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <ctime>
 #include <map>
 
@@ -12,7 +11,7 @@
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "common/unified_diff.h"
-#include "store/event_log.h"
+#include "runlog/run_log.h"
 #include "store/run_dir.h"
 
 namespace cutegen {
@@ -21,27 +20,23 @@ using json = nlohmann::json;
 
 namespace {
 
-// The phase an LLM purpose or an evaluation label belongs to.
-std::string llm_phase(const std::string& what) {
-  if (what == "synthesize" || what == "restart") return "synthesis";
-  if (what == "diagnose" || what == "repair") return "repair";
-  if (what == "optimize") return "optimisation";
-  return what.empty() ? "other" : what;
+// The phase an LLM purpose or an evaluation belongs to.
+std::string llm_phase(LlmPurpose p) {
+  switch (p) {
+    case LlmPurpose::synthesize:
+    case LlmPurpose::restart: return "synthesis";
+    case LlmPurpose::diagnose:
+    case LlmPurpose::repair: return "repair";
+    case LlmPurpose::optimize: return "optimisation";
+  }
+  return "other";
 }
 
-std::string eval_phase(const std::string& label) {
-  if (label.rfind("tune", 0) == 0) return "tuning";
-  if (label.find("-repair") != std::string::npos) return "repair";
-  if (label.rfind("step", 0) == 0) return "optimisation";
+std::string eval_phase(const AttemptLabel& l) {
+  if (l.stage == AttemptStage::tune) return "tuning";
+  if (l.repair > 0) return "repair";
+  if (l.stage == AttemptStage::step) return "optimisation";
   return "synthesis";
-}
-
-// "step12-repair1" -> 12; 0 for synthesis and restarts.
-int step_of(const std::string& label) {
-  if (label.rfind("step", 0) != 0) return 0;
-  int n = 0;
-  for (std::size_t i = 4; i < label.size() && label[i] >= '0' && label[i] <= '9'; ++i) n = n * 10 + (label[i] - '0');
-  return n;
 }
 
 const std::vector<std::string>& phase_order() {
@@ -55,39 +50,6 @@ std::string text_of(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
-
-class Reader {
- public:
-  Reader(fs::path dir, const LoadedLog& log) : dir_(std::move(dir)), log_(log) {}
-
-  Error bad(std::size_t i, const std::string& why) const {
-    return Error{fmt::format("{}:{}: the logged {} event cannot be read ({}); the log is damaged or was edited",
-                             (dir_ / "events.jsonl").string(), log_.lines.at(i), log_.events.at(i).value("type", "?"),
-                             why)};
-  }
-  Result<const json*> field(std::size_t i, const char* key, json::value_t kind) const {
-    const json& e = log_.events.at(i);
-    auto it = e.find(key);
-    if (it == e.end() || it->type() != kind) {
-      json want(kind);
-      return bad(i, fmt::format("its \"{}\" is {} where {} was expected", key,
-                                it == e.end() ? "missing" : it->type_name(), want.type_name()));
-    }
-    return &*it;
-  }
-  std::string text(std::size_t i, const char* key) const { return text_of(log_.events.at(i), key); }
-  // A number in event i's `obj` (the event itself or a part of it); `fallback` when absent.
-  Result<double> number(std::size_t i, const json& obj, const char* key, double fallback = 0) const {
-    auto it = obj.find(key);
-    if (it == obj.end() || it->is_null()) return fallback;
-    if (!it->is_number()) return bad(i, fmt::format("its \"{}\" is {} where a number was expected", key, it->type_name()));
-    return it->get<double>();
-  }
-
- private:
-  fs::path dir_;
-  const LoadedLog& log_;
-};
 
 // When the run was claimed: the marker's "created" (UTC, whole seconds), so the describe phase before
 // the first event has a duration too. nullopt for runs made before the marker, or an unreadable one.
@@ -123,15 +85,6 @@ void attach_source(const fs::path& dir, int artifact, Attempt& a, std::vector<st
 
 }  // namespace
 
-std::string_view to_string(AttemptFate f) {
-  switch (f) {
-    case AttemptFate::accepted: return "accepted";
-    case AttemptFate::rolled_back: return "rolled back";
-    case AttemptFate::failed: return "failed";
-  }
-  return "?";
-}
-
 const Attempt* RunView::attempt(int index) const {
   if (index < 1 || index > static_cast<int>(attempts.size())) return nullptr;
   return &attempts[index - 1];
@@ -149,20 +102,17 @@ Result<RunView> load_run_view(const fs::path& dir) {
                                dir.string(), kRunMarkerFile)};
     case RunDirKind::cutegen_run: break;
   }
-  auto loaded = load_event_log(dir / "events.jsonl");
-  if (!loaded) return loaded.error();
-  const LoadedLog& log = *loaded;
-  if (log.events.empty())
+  auto log = read_run_log(dir / "events.jsonl");
+  if (!log) return Error{log.error().message};
+  if (log->events.empty())
     return Error{fmt::format("{} has no events: the run stopped before it described the problem, so there is "
                              "nothing to report",
                              dir.string())};
-  for (std::size_t i = 0; i < log.events.size(); ++i) {
-    const json& v = log.events[i].value("v", json(1));
-    if (v != kRunViewLogFormat)
-      return Error{fmt::format("{}:{} was written by another cutegen (run log format {}; this one reads format {}): "
-                               "report it with the cutegen that made it (its config.json names the version)",
-                               (dir / "events.jsonl").string(), log.lines[i], v.dump(), kRunViewLogFormat)};
-  }
+  const RunHistory history = run_history(log->events);
+  if (!history.problem)
+    return Error{fmt::format("{}/events.jsonl has no problem description: the run stopped before the judge described "
+                             "the problem, so there is nothing to report",
+                             dir.string())};
 
   RunView view;
   view.dir = dir.lexically_normal();  // "runs/relu/" names the run "relu", not ""
@@ -183,215 +133,86 @@ Result<RunView> load_run_view(const fs::path& dir) {
     view.notes.push_back("config.json is missing: the LLM, precision and profiling policy are unknown");
   }
 
-  Reader r(dir, log);
+  // What the run did, as its history reads it.
+  const ProblemInfo& problem = *history.problem;
+  view.problem = problem.facts;
+  s.problem_name = problem.facts.name;
+  s.workload_class = problem.facts.workload_class;
+  s.baselines = problem.baselines;
+  s.floor = problem.floor;
+  s.example_shown = history.example_shown;
+  if (history.seed_passed) s.seed_pattern = seed_pattern.empty() ? "(the seed)" : seed_pattern;
+  s.failed_seed = history.failed_seed;
+  s.syntheses = history.syntheses;
+  if (history.stop) {
+    s.stop_reason = history.stop->reason;
+    s.stop_detail = history.stop->detail;
+    view.finished = true;
+  }
+  for (const HistoryAttempt& h : history.attempts) {
+    Attempt a{.index = h.index, .label = h.label.text(), .of = h.label, .step = h.label.step,
+              .tuning = h.label.stage == AttemptStage::tune, .evaluation = h.evaluation, .fate = h.fate,
+              .source_sha256 = h.source_sha256};
+    attach_source(dir, h.artifact, a, view.notes);
+    view.attempts.push_back(std::move(a));
+  }
+  for (const HistoryStep& h : history.steps) {
+    s.history.push_back(h.record);
+    view.steps.push_back(StepView{.record = h.record, .attempts = h.attempts, .base = h.base});
+  }
+  for (const HistoryProfile& p : history.profiles) {
+    view.profiles.push_back({.first_step = p.first_step, .kernel = p.kernel, .summary = p.summary});
+    if (!view.first_profiled_step) view.first_profiled_step = p.first_step;
+  }
+  view.best_attempt = history.best;
+  if (const HistoryAttempt* b = history.best_attempt()) s.best = b->evaluation;
+
+  // Costs and times per phase: each LLM answer's usage, and the wall time between events, given to
+  // the event that ended it.
   std::map<std::string, PhaseCost> phases;
   for (const auto& p : phase_order()) phases[p].phase = p;
   std::string last_phase = "describe";
   std::optional<double> first_t, prev_t;
   // The marker is written when the run claims its directory, before the judge describes the problem;
   // a resumed run keeps its first marker, so only a time before the first event is believed.
-  if (auto created = run_created(dir); created && !log.events.empty()) {
-    const json& t0 = log.events.front().value("t", json());
-    if (t0.is_number() && *created <= t0.get<double>()) first_t = prev_t = created;
-  }
-  int artifact = 0;
-  std::optional<int> best;
-  std::vector<int> ever_best;  // every attempt that was the best kernel at some point
-  // Profiles are logged just before the optimise prompt that carries them; the next step decision
-  // names the step.
-  std::vector<std::size_t> pending_profiles;
-
-  for (std::size_t i = 0; i < log.events.size(); ++i) {
-    const json& e = log.events[i];
-    const std::string type = e.value("type", "");
-    const std::string key = r.text(i, "key");
-    std::optional<double> t;
-    if (auto it = e.find("t"); it != e.end() && it->is_number()) t = it->get<double>();
+  if (auto created = run_created(dir); created && log->events.front().t && *created <= *log->events.front().t)
+    first_t = prev_t = created;
+  for (const LoggedEvent& logged : log->events) {
+    const std::optional<double>& t = logged.t;
     double gap = t && prev_t ? std::max(0.0, *t - *prev_t) : 0;
     if (t) {
       if (!first_t) first_t = t;
       prev_t = t;
     }
     std::string phase = last_phase;
-
-    if (type == "problem") {
-      auto p = r.field(i, "problem", json::value_t::object);
-      if (!p) return p.error();
-      const json& pj = **p;
-      auto facts = ProblemFacts::from_json(pj.value("facts", json()));
-      if (!facts) return r.bad(i, facts.error().message);
-      auto baselines = Baselines::from_json(pj.value("baselines", json::object()));
-      if (!baselines) return r.bad(i, baselines.error().message);
-      view.problem = *facts;
-      s.problem_name = facts->name;
-      s.workload_class = facts->workload_class;
-      s.baselines = *baselines;
-      if (pj.contains("roofline")) {
-        auto floor = Floor::from_json(pj["roofline"]);
-        if (!floor) return r.bad(i, floor.error().message);
-        s.floor = *floor;
-      }
+    if (std::holds_alternative<ProblemEvent>(logged.event)) {
       phase = "describe";
-    } else if (type == "llm") {
-      auto resp = r.field(i, "response", json::value_t::object);
-      if (!resp) return resp.error();
-      phase = llm_phase(r.text(i, "what"));
+    } else if (const auto* l = std::get_if<LlmEvent>(&logged.event)) {
+      phase = llm_phase(l->purpose);
       PhaseCost& pc = phases[phase];
-      pc.phase = phase;
+      const Usage& u = l->response.usage;
       ++pc.llm_calls;
       ++s.llm_calls;
-      const json& response = **resp;
-      const json no_usage = json::object();
-      const json& usage = response.contains("usage") && response["usage"].is_object() ? response["usage"] : no_usage;
-      auto input = r.number(i, usage, "input_tokens");
-      auto output = r.number(i, usage, "output_tokens");
-      // Logs written before prompt caching was reported have no cached count: none was cached then.
-      double cached = 0;
-      if (usage.contains("cached_input_tokens")) {
-        auto c = r.number(i, usage, "cached_input_tokens");
-        if (!c) return c.error();
-        cached = *c;
-      }
-      auto cost = r.number(i, e, "cost_usd");
-      auto latency = r.number(i, response, "latency_s");
-      for (const auto* n : {&input, &output, &cost, &latency})
-        if (!*n) return n->error();
-      const long long tokens = static_cast<long long>(*input) + static_cast<long long>(*output);
-      pc.tokens += tokens;
-      pc.cost_usd += *cost;
-      pc.llm_seconds += *latency;
-      s.tokens += tokens;
-      s.input_tokens += static_cast<long long>(*input);
-      s.cached_input_tokens += static_cast<long long>(cached);
-      s.cost_usd += *cost;
-      ++artifact;
-    } else if (type == "eval") {
-      auto ev = r.field(i, "evaluation", json::value_t::object);
-      if (!ev) return ev.error();
-      auto evaluation = Evaluation::from_json(**ev);
-      if (!evaluation) return r.bad(i, evaluation.error().message);
-      ++artifact;
-      Attempt a;
-      a.index = static_cast<int>(view.attempts.size()) + 1;
-      a.label = r.text(i, "what");
-      a.step = step_of(a.label);
-      a.evaluation = std::move(*evaluation);
-      a.source_sha256 = key;
-      a.fate = a.evaluation.passed() ? AttemptFate::accepted : AttemptFate::failed;  // steps: settled by their decision
-      attach_source(dir, artifact, a, view.notes);
-      phase = eval_phase(a.label);
+      pc.tokens += u.total();
+      pc.cost_usd += l->cost_usd;
+      pc.llm_seconds += l->response.latency_s;
+      s.tokens += u.total();
+      s.input_tokens += u.input_tokens;
+      s.cached_input_tokens += u.cached_input_tokens;
+      s.cost_usd += l->cost_usd;
+    } else if (const auto* e = std::get_if<EvalEvent>(&logged.event)) {
+      phase = eval_phase(e->label);
       ++phases[phase].evaluations;
-      view.attempts.push_back(std::move(a));
-    } else if (type == "tune") {
-      // A tuning of the best kernel's knobs (agent/loop_tune.cpp): its chosen kernel, when it was
-      // judged in full, is an attempt; the `tune<N>` decision after it says whether it was kept.
-      auto tune = r.field(i, "tune", json::value_t::object);
-      if (!tune) return tune.error();
-      ++artifact;
+    } else if (const auto* tune = std::get_if<TuneEvent>(&logged.event)) {
       phase = "tuning";
-      const json& tj = **tune;
-      const json& table = tj.contains("table") && tj["table"].is_object() ? tj["table"] : json::object();
-      for (const auto& row : table.value("variants", json::array()))
-        if (row.is_object() && row.contains("verdict")) ++phases[phase].evaluations;
-      if (tj.contains("evaluation") && !tj["evaluation"].is_null()) {
-        auto evaluation = Evaluation::from_json(tj["evaluation"]);
-        if (!evaluation) return r.bad(i, evaluation.error().message);
-        Attempt a;
-        a.index = static_cast<int>(view.attempts.size()) + 1;
-        a.label = r.text(i, "what");
-        a.tuning = true;
-        a.step = a.label.size() > 4 ? std::atoi(a.label.c_str() + 4) : 0;  // "tune3" follows step 3
-        a.evaluation = std::move(*evaluation);
-        a.source_sha256 = sha256_hex(text_of(tj, "source"));
-        a.fate = AttemptFate::rolled_back;  // settled by the tune decision
-        attach_source(dir, artifact, a, view.notes);
-        ++phases[phase].evaluations;
-        view.attempts.push_back(std::move(a));
-      }
-    } else if (type == "profile") {
-      if (auto sum = r.field(i, "summary", json::value_t::string); !sum) return sum.error();
-      pending_profiles.push_back(i);
+      phases[phase].evaluations += tune->variants_screened() + (tune->evaluation ? 1 : 0);
+    } else if (std::holds_alternative<ProfileEvent>(logged.event)) {
       phase = "profiling";
-    } else if (type == "decision") {
-      if (key == "example") {
-        s.example_shown = r.text(i, "file");
-      } else if (key == "seed") {
-        // --start seed: the seed is the first best kernel when it passed (docs/seed.md).
-        if (r.text(i, "outcome") == "correct" && !view.attempts.empty() && view.attempts.back().evaluation.passed()) {
-          best = view.attempts.back().index;
-          ever_best.push_back(*best);
-          s.seed_pattern = seed_pattern.empty() ? "(the seed)" : seed_pattern;
-        }
-        // The seed's evaluation is the one just before its decision: how it failed, for the stop line.
-        if (r.text(i, "outcome") == "failed" && !view.attempts.empty() && view.attempts.back().label == "seed" &&
-            !view.attempts.back().evaluation.passed())
-          s.failed_seed = view.attempts.back().evaluation;
-      } else if (key.rfind("synthesis", 0) == 0) {
-        ++s.syntheses;
-        if (r.text(i, "outcome") == "correct" && !view.attempts.empty() && view.attempts.back().evaluation.passed()) {
-          best = view.attempts.back().index;
-          ever_best.push_back(*best);
-        }
-      } else if (key.rfind("step", 0) == 0) {
-        auto rec = StepRecord::from_json(e);
-        if (!rec) return r.bad(i, rec.error().message);
-        StepView step{.record = *rec, .base = best};
-        for (auto& a : view.attempts)
-          if (a.step == rec->n && a.label.rfind("step", 0) == 0) step.attempts.push_back(a.index);
-        if (!step.attempts.empty()) {
-          Attempt& last = view.attempts[step.attempts.back() - 1];
-          if (rec->outcome == StepOutcome::slower && last.evaluation.passed()) last.fate = AttemptFate::rolled_back;
-          if (rec->outcome == StepOutcome::accepted && last.evaluation.passed()) best = last.index;
-        }
-        for (std::size_t p : pending_profiles) {
-          ProfileShown shown{.first_step = rec->n, .kernel = step.base, .summary = r.text(p, "summary")};
-          view.profiles.push_back(std::move(shown));
-          if (!view.first_profiled_step) view.first_profiled_step = rec->n;
-        }
-        pending_profiles.clear();
-        s.history.push_back(*rec);
-        view.steps.push_back(std::move(step));
-      } else if (key.rfind("tune", 0) == 0) {
-        auto rec = StepRecord::from_json(e);
-        if (!rec) return r.bad(i, rec.error().message);
-        StepView step{.record = *rec, .base = best};
-        if (!view.attempts.empty() && view.attempts.back().label == key) {
-          Attempt& tuned = view.attempts.back();
-          step.attempts.push_back(tuned.index);
-          if (rec->outcome == StepOutcome::accepted && tuned.evaluation.passed()) {
-            tuned.fate = AttemptFate::accepted;
-            best = tuned.index;
-            ever_best.push_back(*best);
-          }
-        }
-        s.history.push_back(*rec);
-        view.steps.push_back(std::move(step));
-      } else if (key == "stop") {
-        s.stop_reason = r.text(i, "reason");
-        s.stop_detail = r.text(i, "detail");
-        view.finished = true;
-      }
     }
     phases[phase].seconds += gap;
     last_phase = phase;
   }
-  if (!view.problem)
-    return Error{fmt::format("{}/events.jsonl has no problem description: the run stopped before the judge described "
-                             "the problem, so there is nothing to report",
-                             dir.string())};
   if (first_t && prev_t) view.wall_seconds = *prev_t - *first_t;
-  // A synthesis attempt that passed but whose decision is not logged (the run was cut short) never
-  // became the best; every failing evaluation stays `failed`.
-  for (auto& a : view.attempts)
-    if (a.step == 0 && !a.tuning && a.evaluation.passed() &&
-        std::find(ever_best.begin(), ever_best.end(), a.index) == ever_best.end())
-      a.fate = AttemptFate::rolled_back;
-  for (auto& step : view.steps)
-    for (int idx : step.attempts)
-      if (idx != step.attempts.back() && view.attempts[idx - 1].evaluation.passed())
-        view.attempts[idx - 1].fate = AttemptFate::rolled_back;
-  view.best_attempt = best;
-  if (best) s.best = view.attempts[*best - 1].evaluation;
 
   // Each step's change against the kernel it started from.
   for (auto& step : view.steps) {

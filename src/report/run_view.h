@@ -2,8 +2,9 @@
 // A finished (or interrupted) run as the reports see it, read from its directory: the event log
 // (events.jsonl, the run's source of truth) and config.json, plus the kernel sources the step
 // directories hold for people. report.md and the HTML page are both rendered from this one view, so a
-// number cannot differ between them. Everything is typed (the evaluation and step records); the JSON
-// keys are read here only.
+// number cannot differ between them. Which kernels were accepted, rolled back or failed is the run's
+// history (runlog/run_history.h), the same reading `--resume` checks its replay against; this view
+// adds what only people need: costs and times per phase, the kernels' text and the steps' diffs.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -13,29 +14,20 @@
 #include "common/result.h"
 #include "common/step_record.h"
 #include "report/run_report.h"
+#include "runlog/run_history.h"
 
 namespace cutegen {
-
-// The run-log format this view reads (agent/journal.h's Journal::kFormat; the CLI asserts they agree).
-inline constexpr int kRunViewLogFormat = 2;
-
-// What became of one evaluated kernel.
-enum class AttemptFate {
-  accepted,     // became the best kernel (a first correct kernel, or a step kept for being faster)
-  rolled_back,  // correct but not faster than the best: the next step started from the best again
-  failed,       // not correct (its verdict says how)
-};
-std::string_view to_string(AttemptFate f);
 
 // One evaluation the judge made, in log order.
 struct Attempt {
   int index = 0;              // 1-based, in the order of the log
-  std::string label;          // the loop's label: synthesis, restart, step3, step3-repair1, tune3 (the kernel
-                              // tuning chose after step 3), ...
+  std::string label;          // the loop's label: synthesis, restart, step3, step3-repair1, step3-c2, tune3 (the
+                              // kernel tuning chose after step 3), ...
+  AttemptLabel of;            // the same, typed
   int step = 0;               // the optimisation step it belongs to (or a tuning follows); 0 for synthesis and restarts
   bool tuning = false;        // the kernel a tuning of the knobs chose, judged in full
   Evaluation evaluation;
-  AttemptFate fate = AttemptFate::failed;
+  AttemptFate fate = AttemptFate::failed;  // as the run's history settles it
   std::string source_sha256;  // the kernel's hash (the log's key for it)
   std::string kernel_file;    // relative path of its kernel.cu in the run directory; "" if not there
   std::optional<std::string> source;  // that file's text, when its hash matches the log
@@ -88,7 +80,7 @@ struct RunView {
 };
 
 // Reads a run directory. Error (one line): not a directory, not a cutegen run, no events, a log of
-// another format, or an event that does not read back (naming events.jsonl:LINE).
+// a format this cutegen does not read, or an event that does not read back (naming events.jsonl:LINE).
 Result<RunView> load_run_view(const std::filesystem::path& dir);
 
 }  // namespace cutegen

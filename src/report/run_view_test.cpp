@@ -57,7 +57,7 @@ TEST(RunView, ReadsTheFixtureRunsStory) {
   EXPECT_EQ(s.profile_policy, "2");
   EXPECT_EQ(v->precision, "strict");
   EXPECT_EQ(s.stop_reason, "steps");
-  EXPECT_EQ(s.example_shown, "attacks/honest/relu_vec.cu");
+  EXPECT_EQ(s.example_shown, "examples/kernels/elementwise.cu");
   EXPECT_EQ(s.syntheses, 1);
   EXPECT_EQ(s.llm_calls, 9);
   EXPECT_DOUBLE_EQ(*s.baselines.eager->median_ms(), 0.5573);
@@ -168,7 +168,8 @@ TEST(RunView, ADamagedEventNamesItsLine) {
   });
   v = load_run_view(cost.run());
   ASSERT_FALSE(v.ok());
-  EXPECT_NE(v.error().message.find("events.jsonl:3: the logged llm event cannot be read (its \"output_tokens\" is string"),
+  EXPECT_NE(v.error().message.find("events.jsonl:3: the logged llm event cannot be read (its response does not read "
+                                   "back: usage.output_tokens must be a non-negative integer)"),
             std::string::npos)
       << v.error().message;
 }
@@ -176,7 +177,7 @@ TEST(RunView, ADamagedEventNamesItsLine) {
 TEST(RunView, AnUnfinishedRunIsShownSoFar) {
   RunCopy copy;
   std::string text = *read_file(copy.run() / "events.jsonl");
-  text = text.substr(0, text.find("{\"key\":\"stop\""));
+  text = text.substr(0, text.find("{\"decision\":\"stop\""));
   ASSERT_TRUE(write_file_atomic(copy.run() / "events.jsonl", text).ok());
   auto v = load_run_view(copy.run());
   ASSERT_TRUE(v.ok()) << v.error().message;
@@ -201,10 +202,17 @@ TEST(RunView, AMissingOrAlteredKernelLosesItsDiffWithANote) {
 }
 
 TEST(RunView, ARunThatStartedFromTheSeedSaysSo) {
-  // The fixture's first kernel, relabelled as --start seed logs it.
+  // The fixture's first correct kernel, relabelled as --start seed logs it.
   RunCopy copy;
   copy.edit_events([](nlohmann::json& e) {
-    if (e.value("type", "") == "decision" && e.value("key", "") == "synthesis1") e["key"] = "seed";
+    if (e.value("type", "") == "eval" && e.value("what", "") == "synthesis-repair1") {
+      e["what"] = e["attempt"]["stage"] = "seed";
+      e["attempt"]["repair"] = 0;
+    }
+    if (e.value("type", "") == "decision" && e.value("key", "") == "synthesis1") {
+      e["key"] = e["decision"] = "seed";
+      e.erase("attempt");
+    }
   });
   auto config = nlohmann::json::parse(*read_file(copy.run() / "config.json"));
   config["seed_pattern"] = "relu(x)";
@@ -237,13 +245,14 @@ TEST(RunView, AFailedSeedsEvaluationIsWhatTheStopLineQuotes) {
     }
   ASSERT_TRUE(seed_eval.is_object());
   seed_eval["what"] = "seed";
+  seed_eval["attempt"]["stage"] = "seed";
   seed_eval["evaluation"]["verdict"] = "mismatch";
   seed_eval["evaluation"]["reason"] = "trial 3 (scaled inputs) failed: mismatch";
   seed_eval["evaluation"].erase("time");
-  nlohmann::json seed_decision = {{"type", "decision"}, {"key", "seed"}, {"outcome", "failed"}, {"verdict", "mismatch"},
-                                  {"v", 2}, {"t", seed_eval["t"]}};
-  nlohmann::json stop = {{"type", "decision"}, {"key", "stop"}, {"reason", "seed_failed"},
-                         {"detail", "cumprod(x, dim=1)"}, {"v", 2}, {"t", seed_eval["t"]}};
+  nlohmann::json seed_decision = {{"type", "decision"}, {"key", "seed"}, {"decision", "seed"}, {"outcome", "failed"},
+                                  {"verdict", "mismatch"}, {"v", 3}, {"t", seed_eval["t"]}};
+  nlohmann::json stop = {{"type", "decision"}, {"key", "stop"}, {"decision", "stop"}, {"reason", "seed_failed"},
+                         {"detail", "cumprod(x, dim=1)"}, {"v", 3}, {"t", seed_eval["t"]}};
   std::string out;
   for (const auto& e : {events.at(0), events.at(1), seed_eval, seed_decision, stop}) out += dump_json(e) + "\n";
   ASSERT_TRUE(write_file_atomic(copy.run() / "events.jsonl", out).ok());

@@ -313,6 +313,13 @@ Result<fs::path> Judge::fresh_work_dir(const std::string& what) {
   return make_unique_dir(options_.work_dir, what + "-");
 }
 
+void record_compile_failure(const CompileOutcome& compiled, Evaluation& e) {
+  e.verdict = compiled.verdict == CompileVerdict::rejected ? Verdict::rejected : Verdict::compile_error;
+  e.reason = compiled.verdict == CompileVerdict::rejected ? compiled.violations.front().message
+                                                          : compile_failure_reason(compiled);
+  e.evidence = compiled.feedback();
+}
+
 EvalOptions screening_options(EvalOptions full) {
   full.trials = 1;
   full.warmup = std::min(full.warmup, 3);
@@ -343,10 +350,7 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
   report.compile = *compiled;
   report.precision = options_.precision;
   if (!compiled->ok()) {
-    report.verdict = compiled->verdict == CompileVerdict::rejected ? Verdict::rejected : Verdict::compile_error;
-    report.reason = compiled->verdict == CompileVerdict::rejected ? compiled->violations.front().message
-                                                                   : compile_failure_reason(*compiled);
-    report.evidence = compiled->feedback();
+    record_compile_failure(*compiled, report);
     report.seconds = since(t0);
     return report;
   }

@@ -62,6 +62,11 @@ struct EvalOptions {
 // the audits stay. Pure.
 EvalOptions screening_options(EvalOptions full);
 
+// A kernel that did not compile (or was rejected by the static checks) as the judge records it: the
+// verdict, the first reason and the compiler's feedback as evidence. Shared with the loop's compile of
+// a step's candidates, so their failures read as the judge's own would.
+void record_compile_failure(const CompileOutcome& compiled, Evaluation& e);
+
 // The judge's full report: the evaluation record (common/evaluation.h), which the loop, the prompts,
 // the profile summary and the reports read, plus the judge's own account of how it got there.
 struct EvalReport : Evaluation {

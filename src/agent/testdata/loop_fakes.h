@@ -2,6 +2,9 @@
 // Fakes for the loop's tests: a scripted LLM that checks which kind of prompt it was sent, a
 // prompter whose prompts name their kind, an evaluator driven by markers in the kernel source, and
 // a profiler that counts its calls.
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -20,25 +23,47 @@
 namespace cutegen::testing {
 
 // Each scripted answer names the prompt kind it expects ("synthesis", "diagnose", "repair", ...);
-// the backend fails the call (an Error naming both) when the loop asks something else.
+// the backend fails the call (an Error naming both) when the loop asks something else. Answers are
+// given in order, except that one added with `for_text` goes to the first request whose last message
+// contains that text: a step's candidates are asked at once, in no fixed order.
 class ScriptedLlm : public LlmBackend {
  public:
   struct Turn {
     std::string expect_kind;
     std::string answer;
     FinishReason finish = FinishReason::stop;
+    std::string for_text;
   };
   void add(std::string kind, std::string answer, FinishReason finish = FinishReason::stop) {
-    turns_.push_back({std::move(kind), std::move(answer), finish});
+    turns_.push_back({std::move(kind), std::move(answer), finish, ""});
+  }
+  void add_for(std::string for_text, std::string kind, std::string answer) {
+    turns_.push_back({std::move(kind), std::move(answer), FinishReason::stop, std::move(for_text)});
   }
   std::string kind() const override { return "scripted"; }
   std::string model() const override { return "scripted-model"; }
   Result<LlmResponse> complete(const LlmRequest& request) override {
+    // With rendezvous > 1 each call of rendezvous_kind waits (at most 5 s) until that many were in
+    // flight together, so a test shows calls were made at once rather than by luck.
+    const std::string kind_asked = first_user_line(request.messages).substr(0, first_user_line(request.messages).find(' '));
+    if (rendezvous > 1 && kind_asked == rendezvous_kind) {
+      std::unique_lock lock(rendezvous_mu_);
+      max_in_flight = std::max(max_in_flight, ++in_flight_);
+      if (in_flight_ >= rendezvous) rendezvous_reached_ = true;
+      rendezvous_cv_.notify_all();
+      rendezvous_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return rendezvous_reached_; });
+      --in_flight_;
+    }
     std::lock_guard lock(mu_);
     requests.push_back(request);
     if (turns_.empty()) return Error{"scripted LLM: no answer left for: " + first_user_line(request.messages)};
-    Turn t = turns_.front();
-    turns_.pop_front();
+    const std::string& last = request.messages.back().text;
+    auto it = std::find_if(turns_.begin(), turns_.end(), [&](const Turn& t) {
+      return !t.for_text.empty() && last.find(t.for_text) != std::string::npos;
+    });
+    if (it == turns_.end()) it = turns_.begin();
+    Turn t = *it;
+    turns_.erase(it);
     // The prompt kind is the first user message's first word (see FakePrompter).
     std::string asked = first_user_line(request.messages);
     asked = asked.substr(0, asked.find(' '));
@@ -53,8 +78,15 @@ class ScriptedLlm : public LlmBackend {
   }
   size_t remaining() const { return turns_.size(); }
   std::vector<LlmRequest> requests;
+  int rendezvous = 0;
+  std::string rendezvous_kind = "optimize";
+  int max_in_flight = 0;  // of rendezvous_kind calls, when rendezvous > 1
 
  private:
+  std::mutex rendezvous_mu_;
+  std::condition_variable rendezvous_cv_;
+  int in_flight_ = 0;
+  bool rendezvous_reached_ = false;
   std::mutex mu_;
   std::deque<Turn> turns_;
 };
@@ -65,6 +97,15 @@ class FakePrompter : public Prompter {
   Result<std::string> system_prompt(const ProblemInfo&) override { return std::string("rules"); }
   std::string example_shown(const ProblemInfo& p) override {
     return "library/" + std::string(to_string(p.facts.workload_class)) + ".cu";
+  }
+  std::vector<std::string> menu_items(const ProblemInfo&) override {
+    return {"1. fuse", "2. vectorize", "3. unroll", "4. grid shape", "5. streaming stores"};
+  }
+  Result<std::string> candidate_share(const ProblemInfo&, const CandidateAsk& ask) override {
+    std::string s = "\ncandidate " + std::to_string(ask.candidate) + " of " + std::to_string(ask.candidates) + ": " +
+                    ask.item + "; siblings:";
+    for (const auto& i : ask.siblings) s += " [" + i + "]";
+    return s;
   }
   Result<std::string> synthesis(const ProblemInfo& p) override { return "synthesis " + p.name(); }
   Result<std::string> restart(const ProblemInfo& p, const std::vector<FailedAttempt>& failures) override {
@@ -118,6 +159,36 @@ class MarkerEvaluator : public Evaluator {
   Result<std::string> fingerprint() override { return "problem-" + workload_class + problem_version; }
   Result<Evaluation> evaluate(const std::string& source, const std::string&) override {
     ++evaluations;
+    return judge(source, /*screening=*/false);
+  }
+  // The compile alone: a "// VERDICT: compile_error|rejected <reason>" kernel fails it, every other one
+  // compiles. Counts how many run at once; with compile_rendezvous > 1 each waits (at most 5 s) until
+  // that many were in flight together, so a test shows they ran in parallel rather than by luck.
+  Result<std::optional<Evaluation>> compile(const std::string& source, const std::string&) override {
+    {
+      std::unique_lock lock(compile_mu_);
+      ++compiles;
+      max_compiles_in_flight = std::max(max_compiles_in_flight, ++compiles_in_flight_);
+      if (compiles_in_flight_ >= compile_rendezvous) rendezvous_reached_ = true;
+      compile_cv_.notify_all();
+      compile_cv_.wait_for(lock, std::chrono::seconds(5), [this] { return rendezvous_reached_; });
+      --compiles_in_flight_;
+    }
+    auto e = judge(source, false);
+    if (!e) return e.error();
+    if (e->verdict == Verdict::compile_error || e->verdict == Verdict::rejected) return std::optional<Evaluation>(*e);
+    return std::optional<Evaluation>{};
+  }
+  // As evaluate(), with "// SCREEN: <ms>" as the screened time when the kernel has one.
+  Result<Evaluation> screen(const std::string& source, const std::string&) override {
+    ++screens;
+    auto e = judge(source, true);
+    if (!e) return e.error();
+    if (auto pos = source.find("// SCREEN: "); e->passed() && pos != std::string::npos)
+      e->time->stats.median_ms = std::stod(source.substr(pos + 11, source.find('\n', pos) - pos - 11));
+    return e;
+  }
+  Result<Evaluation> judge(const std::string& source, bool screening) {
     if (fail_tool) return Error{"worker died"};
     Evaluation e;
     auto marker = [&](const std::string& name) -> std::optional<std::string> {
@@ -140,7 +211,7 @@ class MarkerEvaluator : public Evaluator {
     e.baselines.eager = BaselineTime{TimeStats{.median_ms = 2.0}, ""};
     e.baselines.compile = BaselineTime{TimeStats{.median_ms = 1.8}, ""};
     e.floor = Floor{.floor_ms = 0.5, .bound = "memory"};
-    if (!library_dir.empty()) {
+    if (!library_dir.empty() && !screening) {
       auto lib = build(source);
       if (!lib) return lib.error();
       e.library = lib->path;
@@ -164,11 +235,21 @@ class MarkerEvaluator : public Evaluator {
   std::string problem_version;  // changes the fingerprint, as an edited problem file would
   int describes = 0;
   int evaluations = 0;
+  int screens = 0;
+  int compiles = 0;
+  int max_compiles_in_flight = 0;
+  int compile_rendezvous = 0;
   bool fail_tool = false;
   std::filesystem::path library_dir;
   std::string toolchain;  // part of the compile key, as nvcc's version is
   int rebuilds = 0;
   bool fail_rebuild = false;
+
+ private:
+  std::mutex compile_mu_;
+  std::condition_variable compile_cv_;
+  int compiles_in_flight_ = 0;
+  bool rendezvous_reached_ = false;
 };
 
 class CountingProfiler : public ProfileSource {

@@ -185,6 +185,13 @@ class FixtureJudge : public Evaluator {
   Result<Library> rebuild_library(const std::string&, const std::string&) override {
     return Error{"the fixture judge builds no libraries"};
   }
+  // The fixture run has one candidate per step: no compile or screening alone.
+  Result<std::optional<Evaluation>> compile(const std::string&, const std::string&) override {
+    return Error{"the fixture judge has no compile of its own"};
+  }
+  Result<Evaluation> screen(const std::string&, const std::string&) override {
+    return Error{"the fixture judge has no screening"};
+  }
 };
 
 // The summary the profile stage writes for the H200 capture of a vectorized relu_tiles.

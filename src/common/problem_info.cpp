@@ -1,4 +1,4 @@
-#include "agent/evaluator.h"
+#include "common/problem_info.h"
 
 #include <fmt/format.h>
 
