@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "agent/loop.h"
-#include "agent/loop_fakes.h"
+#include "agent/testdata/loop_fakes.h"
 #include "common/fs.h"
 #include "common/test_helpers.h"
 #include "report/run_page.h"

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/loop.h"
-#include "agent/loop_fakes.h"
+#include "agent/testdata/loop_fakes.h"
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "common/test_helpers.h"

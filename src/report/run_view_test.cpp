@@ -57,7 +57,7 @@ TEST(RunView, ReadsTheFixtureRunsStory) {
   EXPECT_EQ(s.profile_policy, "2");
   EXPECT_EQ(v->precision, "strict");
   EXPECT_EQ(s.stop_reason, "steps");
-  EXPECT_EQ(s.example_shown, "examples/kernels/elementwise.cu");
+  EXPECT_EQ(s.example_shown, "library/elementwise.cu");
   EXPECT_EQ(s.syntheses, 1);
   EXPECT_EQ(s.llm_calls, 9);
   EXPECT_DOUBLE_EQ(*s.baselines.eager->median_ms(), 0.5573);

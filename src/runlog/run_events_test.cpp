@@ -61,7 +61,7 @@ std::vector<RunEvent> one_of_each() {
       CompileEvent{"sha4", {.stage = AttemptStage::step, .step = 3, .candidate = 3}, compile_failure},
       CompileEvent{"sha5", {.stage = AttemptStage::step, .step = 3, .candidate = 2}, std::nullopt},
       ScreenEvent{"sha5", {.stage = AttemptStage::step, .step = 3, .candidate = 2}, passing(0.9)},
-      ExampleDecision{"examples/kernels/elementwise.cu"},
+      ExampleDecision{"library/elementwise.cu"},
       SeedDecision{.passed = false, .verdict = Verdict::compile_error},
       SynthesisDecision{.attempt = 2, .correct = false, .summary = "mismatch after 4 repair rounds"},
       StepDecision{step},

@@ -64,7 +64,7 @@ TEST(RunHistory, ReadsAFormat3Log) {
   auto log = read_run_log(kV3);
   ASSERT_TRUE(log.ok()) << log.error().message;
   for (const auto& e : log->events) EXPECT_EQ(e.format, 3);
-  expect_the_relu_run(run_history(log->events), "examples/kernels/elementwise.cu");
+  expect_the_relu_run(run_history(log->events), "library/elementwise.cu");
 }
 
 TEST(RunHistory, AnUnfinishedRunHasNoStopAndItsUndecidedKernelIsNotTheBest) {
