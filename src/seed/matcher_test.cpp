@@ -127,6 +127,21 @@ TEST(Matcher, TheWorkersNoteIsTheReason) {
   EXPECT_EQ(m.reason, "clamp: clamp's min is a tensor, not a number");
 }
 
+// A known op whose arguments the worker could not bind has none in the graph: no route may read the absent
+// `dim` as None (a mean over several dimensions, as the worker once refused them, was a loss of everything).
+TEST(Matcher, AnOpTheWorkerCouldNotBindIsRefusedBeforeAnyRoute) {
+  json mean = tensor({{"id", 1}, {"name", "mean"}, {"op", "mean"}, {"args", {ref(0)}}, {"known", false},
+                      {"note", "mean over 2 dimensions at once"}},
+                     {64, 1});
+  auto m = match(graph_of({input_of(0, "x"), mean}, {ref(1)}, 1));
+  ASSERT_FALSE(m.matched());
+  EXPECT_EQ(m.no_seed_line(), "no seed for this operator graph: mean (mean: mean over 2 dimensions at once)");
+  json unnoted = mean;
+  unnoted.erase("note");
+  EXPECT_EQ(match(graph_of({input_of(0, "x"), unnoted}, {ref(1)}, 1)).reason,
+            "mean: the worker could not read its arguments");
+}
+
 TEST(Matcher, BroadcastingIsTheBroadcastSeedsOrRefusedWithTheOperand) {
   json bias = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {128});
   auto m = match(graph_of({input_of(0, "x"), bias, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));

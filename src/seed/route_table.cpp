@@ -38,16 +38,19 @@ bool is_convolution(Op op) { return op == Op::conv || op == Op::conv_transpose; 
 bool is_dim_reduction(Op op) { return is_reduction(op) || op == Op::logsumexp; }
 bool is_norm_or_reduction(Op op) { return is_norm_module(op) || op == Op::norm || is_dim_reduction(op); }
 
-// forward() returns a reduction (or the getitem of max/min's (values, indices) pair).
+// forward() returns a reduction (or the getitem of max/min's (values, indices) pair), maybe through views.
 bool ends_in_reduction(const MatchContext& c) {
-  return c.output && (is_dim_reduction(c.output->op.op()) || c.output->op == Op::getitem);
+  if (!c.output) return false;
+  const Node& out = through_views(c.graph, *c.output);
+  return is_dim_reduction(out.op.op()) || out.op == Op::getitem;
 }
 
 // ... of everything: its dim given as None.
 bool reduces_everything(const MatchContext& c) {
   if (!ends_in_reduction(c)) return false;
-  auto dim = c.output->params.find("dim");
-  return dim != c.output->params.end() && std::holds_alternative<std::monostate>(dim->second);
+  const Node& out = through_views(c.graph, *c.output);
+  auto dim = out.params.find("dim");
+  return dim != out.params.end() && std::holds_alternative<std::monostate>(dim->second);
 }
 
 Claim decide_if(bool mine) { return mine ? Claim::decide : Claim::skip; }
