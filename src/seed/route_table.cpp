@@ -141,9 +141,21 @@ Claim claim_loss(const MatchContext& c) {
   return reduces_everything(c) ? Claim::decide : Claim::last_resort;
 }
 
-// Operands of other shapes than the output: an unsqueeze, or the shapes the pointwise chain refused.
+// A view of an input or parameter (`p.view(1, -1, 1, 1, 1)`): an operand in the shape it is used at.
+bool views_a_leaf(const OpGraph& g) {
+  for (int id : reachable(g)) {
+    const Node& n = g.node(id);
+    if (!is_view_op(n)) continue;
+    const Node& viewed = through_views(g, n);
+    if (&viewed != &n && (viewed.op == Op::input || viewed.op == Op::param)) return true;
+  }
+  return false;
+}
+
+// Operands of other shapes than the output: an unsqueeze, a view of a leaf, or the shapes the pointwise chain
+// refused.
 Claim claim_broadcast(const MatchContext& c) {
-  return decide_if(c.has(Op::unsqueeze) || pointwise_refuses_broadcasting(c.graph));
+  return decide_if(c.has(Op::unsqueeze) || views_a_leaf(c.graph) || pointwise_refuses_broadcasting(c.graph));
 }
 
 // The routes in the order they are tried. The walk (match_seed, seed.cpp) asks each row's claim: a route
