@@ -57,8 +57,9 @@ ROWWISE = {
     "softmax": [("dim", None), ("_stacklevel", 3), ("dtype", None)],
     "log_softmax": [("dim", None), ("_stacklevel", 3), ("dtype", None)],
 }
-# Reductions over one dimension (`dim` None: over everything): one tensor operand. `max`/`min` with a dim
-# return torch's (values, indices) pair, read by a `getitem`; with a second tensor they are maximum/minimum.
+# Reductions over a dimension (`dim` None: over everything; a list: several at once, MULTI_DIM): one tensor
+# operand. `max`/`min` with a dim return torch's (values, indices) pair, read by a `getitem`; with a second
+# tensor they are maximum/minimum.
 REDUCE = {
     "sum": [("dim", None), ("keepdim", False), ("dtype", None)],
     "mean": [("dim", None), ("keepdim", False), ("dtype", None)],
@@ -69,6 +70,8 @@ REDUCE = {
     "norm": [("p", "fro"), ("dim", None), ("keepdim", False), ("out", None), ("dtype", None)],
     "logsumexp": [("dim", _REQUIRED), ("keepdim", False)],
 }
+# The reductions torch lets take several dimensions at once (`dim=(2, 3)`): their `dim` is then a list.
+MULTI_DIM = {"sum", "mean", "amax", "amin", "logsumexp"}
 # Loss functions: (input, target), then scalar parameters (a tensor `weight` is refused as a tensor).
 _LEGACY = [("size_average", None), ("reduce", None)]
 LOSS = {
@@ -327,6 +330,8 @@ class _Normaliser:
                 entry = self.pool_module(node)
             elif name == "conv":
                 entry = self.conv_module(node)
+            elif name == "adaptive_avg_pool":
+                entry = self.adaptive_avg_pool(node)
             elif name == "linear":
                 entry = self.linear(node)
             elif name in _SPECIAL:
@@ -394,6 +399,33 @@ class _Normaliser:
             params["count_include_pad"] = bool(sub.count_include_pad)
             params["divisor_override"] = getattr(sub, "divisor_override", None)  # AvgPool1d has none
         return {"op": name, "args": [self.operand(node.args[0])], "params": params}
+
+    def adaptive_avg_pool(self, node: fx.Node) -> dict:
+        """nn.AdaptiveAvgPool1d..3d or F.adaptive_avg_pool1d..3d to output size 1 (a global average pool): the
+        mean over the pooled dimensions, the last `dims` of the input, with keepdim -- the same values in the
+        same shape, so every route that takes a mean takes it. Any other output size is refused."""
+        if node.op == "call_module":
+            if len(node.args) != 1 or node.kwargs:
+                raise _Unsupported("an adaptive pooling module expects one operand")
+            dims = _ADAPTIVE_AVG_POOLS[type(self.gm.get_submodule(node.target))]
+            source, size = node.args[0], self.gm.get_submodule(node.target).output_size
+        else:
+            dims = _ADAPTIVE_AVG_POOL_FUNCTIONS[node.target]
+            bound = dict(zip(("input", "output_size"), node.args), **node.kwargs)
+            if len(node.args) > 2 or set(bound) != {"input", "output_size"}:
+                raise _Unsupported(f"adaptive_avg_pool{dims}d expects (input, output_size)")
+            source, size = bound["input"], bound["output_size"]
+        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * dims
+        if len(sizes) != dims or any(s != 1 or type(s) is not int for s in sizes):
+            raise _Unsupported(f"adaptive_avg_pool{dims}d to output size {size!r} (only 1, a global average, is "
+                               "traced: as a mean)")
+        meta = source.meta.get("tensor_meta") if isinstance(source, fx.Node) else None
+        if not isinstance(meta, TensorMetadata):
+            raise _Unsupported(f"adaptive_avg_pool{dims}d of something that is not a tensor")
+        rank = len(meta.shape)
+        pooled = list(range(rank - dims, rank))
+        return {"op": "mean", "args": [self.operand(source)],
+                "params": {"dim": pooled[0] if dims == 1 else pooled, "keepdim": True, "dtype": None}}
 
     def conv_module(self, node: fx.Node) -> dict:
         """nn.Conv1d..3d: conv(x, weight[, bias]) with the window per dimension as k0, s0, p0, d0, k1, ...,
@@ -474,6 +506,8 @@ class _Normaliser:
         """(name, inplace, parameter table, parameters read from a module) or None."""
         if node.op == "call_function" and node.target in _FUNCTIONS:
             name, inplace = _FUNCTIONS[node.target]
+        elif node.op == "call_function" and node.target in _ADAPTIVE_AVG_POOL_FUNCTIONS:
+            name, inplace = "adaptive_avg_pool", False
         elif node.op == "call_function" and node.target is getattr:
             name, inplace = "getattr", False
         elif node.op == "call_method" and isinstance(node.target, str):
@@ -487,6 +521,8 @@ class _Normaliser:
             sub = self.gm.get_submodule(node.target)
             if type(sub) in _POOLS:
                 return "pool", False, [], None
+            if type(sub) in _ADAPTIVE_AVG_POOLS:
+                return "adaptive_avg_pool", False, [], None
             if type(sub) in _CONVS:
                 return "conv", False, [], None  # conv_module names it conv or conv_transpose
             if isinstance(sub, nn.Linear):
@@ -530,12 +566,18 @@ class _Normaliser:
         params.pop("_stacklevel", None)  # F.softmax's warning depth: nothing to do with the result
         for key in ("dim", "dims"):  # sum(x, dim=(1,)), flip(x, [1]): one dimension is still one
             if isinstance(params.get(key), (list, tuple)):
-                if len(params[key]) != 1:
-                    raise _Unsupported(f"{name} over {len(params[key])} dimensions at once")
-                params[key] = params[key][0]
+                dims = list(params[key])
+                if len(dims) == 1:
+                    params[key] = dims[0]
+                elif key == "dim" and name in MULTI_DIM and dims and all(type(d) is int for d in dims):
+                    params[key] = dims  # a list of several: the C++ side refuses where it reads one dimension
+                else:
+                    raise _Unsupported(f"{name} over {len(dims)} dimensions at once")
         for pname, value in params.items():
             if isinstance(value, fx.Node):
                 raise _Unsupported(f"{name}'s {pname} is a tensor, not a number")
+            if pname == "dim" and isinstance(value, list):
+                continue  # the dimensions of a MULTI_DIM reduction, checked above
             if value is not None and not isinstance(value, (bool, int, float, str)):
                 raise _Unsupported(f"{name}'s {pname} is a {type(value).__name__}")
             if isinstance(value, float) and not math.isfinite(value):
@@ -577,6 +619,10 @@ _NORMS = {canonical for _, canonical, _ in _NORM_MODULES}
 _CONVS = {nn.Conv1d: ("conv", 1), nn.Conv2d: ("conv", 2), nn.Conv3d: ("conv", 3),
           nn.ConvTranspose1d: ("conv_transpose", 1), nn.ConvTranspose2d: ("conv_transpose", 2),
           nn.ConvTranspose3d: ("conv_transpose", 3)}
+# Adaptive average pooling, traced as a mean when its output size is 1: the pooled dimensions.
+_ADAPTIVE_AVG_POOLS = {nn.AdaptiveAvgPool1d: 1, nn.AdaptiveAvgPool2d: 2, nn.AdaptiveAvgPool3d: 3}
+_ADAPTIVE_AVG_POOL_FUNCTIONS = {F.adaptive_avg_pool1d: 1, F.adaptive_avg_pool2d: 2, F.adaptive_avg_pool3d: 3,
+                                torch.adaptive_avg_pool1d: 1}
 _POOLS = {nn.MaxPool1d: ("max_pool", 1), nn.MaxPool2d: ("max_pool", 2), nn.MaxPool3d: ("max_pool", 3),
           nn.AvgPool1d: ("avg_pool", 1), nn.AvgPool2d: ("avg_pool", 2), nn.AvgPool3d: ("avg_pool", 3)}
 

@@ -590,3 +590,78 @@ class Model(nn.Module):
     assert indices["params"] == {"index": 1} and indices["dtype"] == "int64"
     lse = [n for n in nodes if n["op"] == "logsumexp"]
     assert [n["params"] for n in lse] == [{"dim": 1, "keepdim": True}, {"dim": 1, "keepdim": False}]
+
+
+def test_reductions_over_several_dimensions_keep_the_list(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(2, 3, 4, 5)]
+
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        a = torch.mean(x, dim=(2, 3), keepdim=True)
+        b = x.sum([1, -1])
+        c = torch.logsumexp(x, dim=(0, 1))
+        d = torch.amax(x, (1, 2, 3))
+        e = torch.flip(x, (1, 2))
+        return a, b, c, d, e
+''', footer)
+    nodes = by_name(graph)
+    assert (nodes["mean"]["op"], nodes["mean"]["params"]) == ("mean", {"dim": [2, 3], "keepdim": True, "dtype": None})
+    assert nodes["mean"]["shape"] == [2, 3, 1, 1]
+    assert (nodes["sum_1"]["params"]["dim"], nodes["sum_1"]["shape"]) == ([1, -1], [2, 4])
+    assert nodes["logsumexp"]["params"]["dim"] == [0, 1]
+    assert nodes["amax"]["params"]["dim"] == [1, 2, 3]
+    # Other ops with several dimensions stay refused, with the reason.
+    assert (nodes["flip"]["known"], nodes["flip"]["note"]) == (False, "flip over 2 dimensions at once")
+
+
+def test_global_average_pooling_is_a_mean_over_the_pooled_dimensions(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(2, 3, 4, 5, 6)]
+
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gap3 = nn.AdaptiveAvgPool3d((1, 1, 1))
+        self.gap1 = nn.AdaptiveAvgPool1d(1)
+        self.pool2 = nn.AdaptiveAvgPool3d(2)
+
+    def forward(self, x):
+        a = self.gap3(x)
+        x4 = x.flatten(1, 2)
+        b = F.adaptive_avg_pool2d(x4, 1)
+        c = F.adaptive_avg_pool2d(x4, output_size=(1, 1))
+        d = self.gap1(x.flatten(2))
+        e = self.pool2(x)
+        f = F.adaptive_avg_pool2d(x4, (1, 2))
+        return a, b, c, d, e, f
+''', footer)
+    nodes = by_name(graph)
+    a = nodes["gap3"]
+    assert (a["op"], a["params"], a["shape"]) == ("mean", {"dim": [2, 3, 4], "keepdim": True, "dtype": None},
+                                                  [2, 3, 1, 1, 1])
+    b = nodes["adaptive_avg_pool2d"]
+    assert (b["op"], b["params"]["dim"], b["shape"]) == ("mean", [2, 3], [2, 12, 1, 1])
+    assert b["args"] == [{"ref": nodes["flatten"]["id"]}]
+    assert nodes["adaptive_avg_pool2d_1"]["params"]["dim"] == [2, 3]
+    d = nodes["gap1"]
+    assert (d["op"], d["params"], d["shape"]) == ("mean", {"dim": 2, "keepdim": True, "dtype": None}, [2, 3, 1])
+    # Any other output size is not a mean: refused with the reason.
+    e = nodes["pool2"]
+    assert (e["op"], e["known"]) == ("adaptive_avg_pool", False)
+    assert e["note"] == "adaptive_avg_pool3d to output size 2 (only 1, a global average, is traced: as a mean)"
+    f = nodes["adaptive_avg_pool2d_2"]
+    assert (f["known"], f["note"]) == (False, "adaptive_avg_pool2d to output size (1, 2) (only 1, a global average, "
+                                              "is traced: as a mean)")

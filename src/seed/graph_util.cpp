@@ -40,6 +40,26 @@ Result<const Node*> single_output(const OpGraph& g) {
   return &g.node(*g.outputs[0].ref);
 }
 
+bool is_view_op(const Node& n) {
+  // Spelled as the worker traces them: unsqueeze is normalised; the others keep torch's spelling.
+  static const std::set<std::string, std::less<>> kViews = {
+      "Tensor.squeeze", "torch.squeeze", "Tensor.view", "Tensor.reshape", "torch.reshape",
+      "Tensor.flatten", "torch.flatten"};
+  return n.op == Op::unsqueeze || kViews.count(n.op.spelling()) > 0;
+}
+
+const Node& through_views(const OpGraph& g, const Node& n) {
+  const Node* v = &n;
+  while (is_view_op(*v) && v->type && v->type->contiguous && !v->args.empty() && v->args[0].ref) {
+    const Node& src = g.node(*v->args[0].ref);
+    if (!src.type || !src.type->contiguous || src.type->dtype != v->type->dtype ||
+        product(src.type->shape, 0, src.type->shape.size()) != product(v->type->shape, 0, v->type->shape.size()))
+      break;
+    v = &src;
+  }
+  return *v;
+}
+
 namespace {
 
 std::vector<int> walk_back(const OpGraph& g, std::vector<int> stack, bool (*stop_at)(const Node&)) {
@@ -80,12 +100,54 @@ std::string plain_input(const OpGraph& g, const Operand& o, const std::string& w
   return "";
 }
 
-std::optional<int64_t> dim_of(const Node& n, std::size_t rank, const char* key) {
-  const double* d = number(n, key);
-  if (!d) return std::nullopt;
-  auto v = static_cast<int64_t>(*d);
+namespace {
+
+int64_t normalised_dim(int64_t v, std::size_t rank) {
   if (v < 0) v += static_cast<int64_t>(rank);
   return v >= 0 && v < static_cast<int64_t>(std::max<std::size_t>(rank, 1)) ? v : -1;
+}
+
+const DimList* dim_list(const Node& n, const char* key) {
+  auto it = n.params.find(key);
+  return it == n.params.end() ? nullptr : std::get_if<DimList>(&it->second);
+}
+
+}  // namespace
+
+std::optional<int64_t> dim_of(const Node& n, std::size_t rank, const char* key) {
+  if (const DimList* list = dim_list(n, key)) {
+    // Not None: a route reading one dimension must not take a list for "everything".
+    return list->size() == 1 ? normalised_dim(list->front(), rank) : -1;
+  }
+  const double* d = number(n, key);
+  if (!d) return std::nullopt;
+  return normalised_dim(static_cast<int64_t>(*d), rank);
+}
+
+std::optional<std::vector<int64_t>> dims_of(const Node& n, std::size_t rank) {
+  std::vector<int64_t> dims;
+  if (const DimList* list = dim_list(n, "dim")) {
+    for (int64_t d : *list) dims.push_back(normalised_dim(d, rank));
+  } else if (auto one = dim_of(n, rank)) {
+    dims.push_back(*one);
+  } else {
+    return std::nullopt;
+  }
+  std::sort(dims.begin(), dims.end());
+  return dims;
+}
+
+std::size_t dim_count(const Node& n) {
+  if (const DimList* list = dim_list(n, "dim")) return list->size();
+  return is_none(n, "dim") ? 0 : 1;
+}
+
+std::string param_text(const ParamValue& v) {
+  if (std::holds_alternative<std::monostate>(v)) return "None";
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "True" : "False";
+  if (const double* d = std::get_if<double>(&v)) return fmt::format("{}", *d);
+  if (const DimList* dims = std::get_if<DimList>(&v)) return fmt::format("({})", fmt::join(*dims, ", "));
+  return fmt::format("'{}'", std::get<std::string>(v));
 }
 
 std::string shape_text(const std::vector<int64_t>& s) {
@@ -118,9 +180,7 @@ std::string text_of(const OpGraph& g, const Operand& o) {
       const double* d = std::get_if<double>(&v);
       if ((b && !*b) || (d && *d == 0)) continue;
     }
-    if (const double* d = std::get_if<double>(&v)) parts.push_back(fmt::format("{}={}", k, *d));
-    else if (const bool* b = std::get_if<bool>(&v)) parts.push_back(fmt::format("{}={}", k, *b ? "True" : "False"));
-    else parts.push_back(fmt::format("{}='{}'", k, std::get<std::string>(v)));
+    parts.push_back(fmt::format("{}={}", k, param_text(v)));
   }
   return fmt::format("{}({})", n.op, fmt::join(parts, ", "));
 }

@@ -23,6 +23,11 @@ bool flag(const Node& n, const char* key);
 int64_t product(const std::vector<int64_t>& s, std::size_t from, std::size_t to);
 // The one tensor forward() returns, or why there is not one.
 Result<const Node*> single_output(const OpGraph& g);
+// A view (unsqueeze, squeeze, view, reshape, flatten): it changes only how contiguous values are indexed.
+bool is_view_op(const Node& n);
+// `n` seen through views: while n is a view, of its dtype and element count, of a contiguous value, that value
+// -- the same values in the same order. `n` itself when it is no such view.
+const Node& through_views(const OpGraph& g, const Node& n);
 // Nodes the outputs depend on, ascending (= execution order).
 std::vector<int> reachable(const OpGraph& g);
 // Node `root` and the nodes it depends on, ascending; with `stop_at`, not looking behind a node it is true
@@ -31,8 +36,16 @@ std::vector<int> depends_on(const OpGraph& g, int root, bool (*stop_at)(const No
 // "" when the operand is a contiguous fp32 tensor forward() argument (or, with `params`, a parameter);
 // else the reason it is not.
 std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params = false);
-// A dimension argument normalised to [0, rank); nullopt for None, -1 when out of range.
+// A dimension argument normalised to [0, rank); nullopt for None, -1 when out of range or a list of several
+// dimensions (dims_of reads those; a route that reads one dimension refuses -1).
 std::optional<int64_t> dim_of(const Node& n, std::size_t rank, const char* key = "dim");
+// A reduction's dimensions normalised to [0, rank), ascending: one for a number, several for a list (`dim=(2, 3)`);
+// nullopt for None (everything). A dimension out of range is -1 (first, after the sort).
+std::optional<std::vector<int64_t>> dims_of(const Node& n, std::size_t rank);
+// How many dimensions the `dim` parameter names: 0 for None, 1 for a number, the length of a list.
+std::size_t dim_count(const Node& n);
+// A parameter's value as Python writes it: None, True, 0.5, 'tanh', (2, 3).
+std::string param_text(const ParamValue& v);
 // A shape as people read it: "4096x393216", or "a 0-d tensor".
 std::string shape_text(const std::vector<int64_t>& s);
 // An input or parameter as the contract names it: a parameter by its module path (`conv.bias`), else fx's name.

@@ -127,6 +127,21 @@ TEST(Matcher, TheWorkersNoteIsTheReason) {
   EXPECT_EQ(m.reason, "clamp: clamp's min is a tensor, not a number");
 }
 
+// A known op whose arguments the worker could not bind has none in the graph: no route may read the absent
+// `dim` as None (a mean over several dimensions, as the worker once refused them, was a loss of everything).
+TEST(Matcher, AnOpTheWorkerCouldNotBindIsRefusedBeforeAnyRoute) {
+  json mean = tensor({{"id", 1}, {"name", "mean"}, {"op", "mean"}, {"args", {ref(0)}}, {"known", false},
+                      {"note", "mean over 2 dimensions at once"}},
+                     {64, 1});
+  auto m = match(graph_of({input_of(0, "x"), mean}, {ref(1)}, 1));
+  ASSERT_FALSE(m.matched());
+  EXPECT_EQ(m.no_seed_line(), "no seed for this operator graph: mean (mean: mean over 2 dimensions at once)");
+  json unnoted = mean;
+  unnoted.erase("note");
+  EXPECT_EQ(match(graph_of({input_of(0, "x"), unnoted}, {ref(1)}, 1)).reason,
+            "mean: the worker could not read its arguments");
+}
+
 TEST(Matcher, BroadcastingIsTheBroadcastSeedsOrRefusedWithTheOperand) {
   json bias = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {128});
   auto m = match(graph_of({input_of(0, "x"), bias, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
@@ -138,6 +153,33 @@ TEST(Matcher, BroadcastingIsTheBroadcastSeedsOrRefusedWithTheOperand) {
   auto refused = match(graph_of({input_of(0, "x"), odd, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));
   ASSERT_FALSE(refused.matched());
   EXPECT_EQ(refused.reason, "b does not broadcast to the output");
+}
+
+// x - p.view(1, -1, 1, 1) (KernelBench level 2's 89 after its softmax): the parameter's values in the view's shape,
+// broadcast over the rest; a view of a computed value is no leaf.
+TEST(Matcher, AViewOfAParameterIsABroadcastOperandInTheViewsShape) {
+  json p = tensor({{"id", 1}, {"name", "p"}, {"op", "param"}, {"index", 1}}, {16});
+  json view = tensor({{"id", 2}, {"name", "view"}, {"op", "Tensor.view"}, {"args", {ref(1)}}, {"known", false}},
+                     {1, 16, 1, 1});
+  json x = tensor({{"id", 0}, {"name", "x"}, {"op", "input"}, {"index", 0}}, {4, 16, 5, 6});
+  json sub = tensor({{"id", 3}, {"name", "sub"}, {"op", "sub"}, {"args", {ref(0), ref(2)}}, {"params", {{"alpha", 1}}}},
+                    {4, 16, 5, 6});
+  auto m = match(graph_of({x, p, view, sub}, {ref(3)}, 1, {"p"}));
+  ASSERT_TRUE(m.plan_as<BroadcastPlan>()) << m.reason;
+  const BroadcastPlan& plan = *m.plan_as<BroadcastPlan>();
+  EXPECT_EQ(plan.inputs, (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan.sizes, (std::vector<int64_t>{4 * 16 * 5 * 6, 16}));
+  EXPECT_EQ(plan.strides, (std::vector<std::vector<int64_t>>{{16 * 5 * 6, 5 * 6, 6, 1}, {0, 1, 0, 0}}));
+  EXPECT_EQ(m.description(), "broadcast pointwise chain y = sub(x, Tensor.view(p))");
+  // The view of a relu of p is a computed operand: not taken.
+  json relu = tensor({{"id", 2}, {"name", "relu"}, {"op", "relu"}, {"args", {ref(1)}}}, {16});
+  json view_of_relu = view;
+  view_of_relu["id"] = 3;
+  view_of_relu["args"] = {ref(2)};
+  json sub2 = sub;
+  sub2["id"] = 4;
+  sub2["args"] = {ref(0), ref(3)};
+  EXPECT_FALSE(match(graph_of({x, p, relu, view_of_relu, sub2}, {ref(4)}, 1, {"p"})).matched());
 }
 
 TEST(Matcher, MixedAndIntegerDtypesAreRefused) {

@@ -48,7 +48,15 @@ Result<ParamValue> param_value(const json& v, const std::string& where) {
     if (auto n = number(v)) return ParamValue{*n};
     return ParamValue{v.get<std::string>()};
   }
-  return bad(where + " is not a scalar");
+  if (v.is_array() && !v.empty()) {
+    DimList dims;
+    for (const json& d : v) {
+      if (!d.is_number_integer()) return bad(where + " is a list with an entry that is not an integer");
+      dims.push_back(d.get<int64_t>());
+    }
+    return ParamValue{std::move(dims)};
+  }
+  return bad(where + " is neither a scalar nor a non-empty list of integers");
 }
 
 template <class T>

@@ -22,8 +22,10 @@ struct Operand {
   bool is_ref() const { return ref.has_value(); }
 };
 
-// A scalar parameter bound by name (`negative_slope`, `approximate`, `min`); null when left as None.
-using ParamValue = std::variant<std::monostate, bool, double, std::string>;
+// A scalar parameter bound by name (`negative_slope`, `approximate`, `min`); null when left as None. A list of
+// integers is the dimensions of a reduction over several at once (`dim=(2, 3)`): dims_of (graph_util.h) reads it.
+using DimList = std::vector<int64_t>;
+using ParamValue = std::variant<std::monostate, bool, double, std::string, DimList>;
 
 struct TensorType {
   std::string dtype;           // the contract's names: float32, float16, ...

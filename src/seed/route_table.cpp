@@ -38,16 +38,19 @@ bool is_convolution(Op op) { return op == Op::conv || op == Op::conv_transpose; 
 bool is_dim_reduction(Op op) { return is_reduction(op) || op == Op::logsumexp; }
 bool is_norm_or_reduction(Op op) { return is_norm_module(op) || op == Op::norm || is_dim_reduction(op); }
 
-// forward() returns a reduction (or the getitem of max/min's (values, indices) pair).
+// forward() returns a reduction (or the getitem of max/min's (values, indices) pair), maybe through views.
 bool ends_in_reduction(const MatchContext& c) {
-  return c.output && (is_dim_reduction(c.output->op.op()) || c.output->op == Op::getitem);
+  if (!c.output) return false;
+  const Node& out = through_views(c.graph, *c.output);
+  return is_dim_reduction(out.op.op()) || out.op == Op::getitem;
 }
 
 // ... of everything: its dim given as None.
 bool reduces_everything(const MatchContext& c) {
   if (!ends_in_reduction(c)) return false;
-  auto dim = c.output->params.find("dim");
-  return dim != c.output->params.end() && std::holds_alternative<std::monostate>(dim->second);
+  const Node& out = through_views(c.graph, *c.output);
+  auto dim = out.params.find("dim");
+  return dim != out.params.end() && std::holds_alternative<std::monostate>(dim->second);
 }
 
 Claim decide_if(bool mine) { return mine ? Claim::decide : Claim::skip; }
@@ -138,9 +141,21 @@ Claim claim_loss(const MatchContext& c) {
   return reduces_everything(c) ? Claim::decide : Claim::last_resort;
 }
 
-// Operands of other shapes than the output: an unsqueeze, or the shapes the pointwise chain refused.
+// A view of an input or parameter (`p.view(1, -1, 1, 1, 1)`): an operand in the shape it is used at.
+bool views_a_leaf(const OpGraph& g) {
+  for (int id : reachable(g)) {
+    const Node& n = g.node(id);
+    if (!is_view_op(n)) continue;
+    const Node& viewed = through_views(g, n);
+    if (&viewed != &n && (viewed.op == Op::input || viewed.op == Op::param)) return true;
+  }
+  return false;
+}
+
+// Operands of other shapes than the output: an unsqueeze, a view of a leaf, or the shapes the pointwise chain
+// refused.
 Claim claim_broadcast(const MatchContext& c) {
-  return decide_if(c.has(Op::unsqueeze) || pointwise_refuses_broadcasting(c.graph));
+  return decide_if(c.has(Op::unsqueeze) || views_a_leaf(c.graph) || pointwise_refuses_broadcasting(c.graph));
 }
 
 // The routes in the order they are tried. The walk (match_seed, seed.cpp) asks each row's claim: a route

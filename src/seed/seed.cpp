@@ -29,6 +29,16 @@ SeedMatch match_seed(const OpGraph& graph) {
     if (!is_leaf(op.op()) && std::find(ops.begin(), ops.end(), op.spelling()) == ops.end()) ops.push_back(op.spelling());
   }
   m.ops = ops.empty() ? "identity" : fmt::format("{}", fmt::join(ops, ", "));
+  // An op the seed knows by name whose arguments the worker could not bind (`known: false`, its parameters
+  // absent) is refused before any route reads it: a route would take an absent `dim` for None -- a mean over
+  // two dimensions read as the mean of everything.
+  for (int id : reachable(graph)) {
+    const Node& n = graph.node(id);
+    if (n.known || n.op == Op::other) continue;
+    m.reason = n.note.empty() ? fmt::format("{}: the worker could not read its arguments", n.op)
+                              : fmt::format("{}: {}", n.op, n.note);
+    return m;
+  }
   // The walk over the table: a route that claims the graph is tried and the first plan wins; a refusal is the
   // answer as its claim says (route.h: Claim).
   const MatchContext context = match_context(graph);

@@ -549,6 +549,118 @@ TEST(ReduceMatcher, LogsumexpOverADimensionIsTheTemplatesPairedReduction) {
                         "double s"));
 }
 
+// torch.<op>(x, dim=dims, keepdim=True) of an (N, C, D, H, W) input: several dimensions at once, as a global
+// average pool traces (KernelBench level 2's 8, 42, 67, 77, 96 after their convolutions).
+json reduce_over(const std::string& op, const std::vector<int64_t>& dims, const std::vector<int64_t>& shape = {4, 6, 3, 5, 7}) {
+  std::vector<int64_t> reduced = shape;
+  for (int64_t d : dims) reduced[static_cast<std::size_t>(d < 0 ? d + static_cast<int64_t>(shape.size()) : d)] = 1;
+  json params = {{"dim", dims}, {"keepdim", true}};
+  if (op == "sum" || op == "mean") params["dtype"] = nullptr;
+  return graph({input(0, "x", shape), node(1, op, {ref(0)}, params, reduced)}, 1, 1);
+}
+
+TEST(ReduceMatcher, AdjacentDimensionsMergeIntoOneExtent) {
+  // The spatial dims of a global average pool: the rows of a CTA each (inner = 1).
+  auto gap = match(reduce_over("mean", {2, 3, 4}));
+  ASSERT_TRUE(gap.plan_as<ReducePlan>()) << gap.reason;
+  const ReducePlan& p = *gap.plan_as<ReducePlan>();
+  EXPECT_EQ((std::vector<int64_t>{p.outer, p.extent, p.inner}), (std::vector<int64_t>{4 * 6, 3 * 5 * 7, 1}));
+  EXPECT_EQ((std::vector<int>{p.dim, p.merged}), (std::vector<int>{2, 3}));
+  EXPECT_EQ(p.kernel, ReduceKernel::reduce_template);
+  EXPECT_EQ(p.kernel_reason, "over 3 dimensions at once: the library's reduce_dim reduces one dimension");
+  EXPECT_EQ(gap.description(), "reduction y = mean(x, dim=(2, 3, 4), keepdim=True)");
+  const std::string src = generate_reduce_kernel(p, CommentText("gap.py"));
+  EXPECT_TRUE(contains(src, "//   y = mean(x, dim=(2, 3, 4), keepdim=True)\n// over dims 2-4, next to each other in "
+                            "memory: reduced as one dimension of their product's extent\n//\n"))
+      << src;
+  EXPECT_TRUE(contains(src, "constexpr int64_t kOuter = 24;\nconstexpr int64_t kExtent = 105;\nconstexpr int64_t "
+                            "kInner = 1;"))
+      << src;
+  EXPECT_TRUE(contains(src, "static_cast<float>(a.v / double(kExtent))")) << src;  // the mean of all 105
+  EXPECT_FALSE(contains(src, "{{")) << src;
+  // Middle dimensions, negative and out of order as written: columns (inner > 1); any reduction that takes a list.
+  auto middle = match(reduce_over("amax", {-3, 1}));
+  ASSERT_TRUE(middle.plan_as<ReducePlan>()) << middle.reason;
+  const ReducePlan& q = *middle.plan_as<ReducePlan>();
+  EXPECT_EQ(q.op, ReduceOp::max);
+  EXPECT_EQ((std::vector<int64_t>{q.outer, q.extent, q.inner}), (std::vector<int64_t>{4, 6 * 3, 5 * 7}));
+  EXPECT_EQ(q.dim, 1);
+  auto lse = match(reduce_over("logsumexp", {0, 1}));
+  ASSERT_TRUE(lse.plan_as<ReducePlan>()) << lse.reason;
+  EXPECT_EQ((std::vector<int64_t>{lse.plan_as<ReducePlan>()->outer, lse.plan_as<ReducePlan>()->extent,
+                                  lse.plan_as<ReducePlan>()->inner}),
+            (std::vector<int64_t>{1, 24, 105}));
+  // One dimension stays as it was: no merge line in the kernel.
+  ASSERT_TRUE(match(sum_dim1()).plan_as<ReducePlan>());
+  EXPECT_EQ(match(sum_dim1()).plan_as<ReducePlan>()->merged, 1);
+  EXPECT_FALSE(contains(generate_reduce_kernel(*match(sum_dim1()).plan_as<ReducePlan>(), CommentText("sum.py")),
+                        "next to each other"));
+}
+
+TEST(ReduceMatcher, AViewOfTheReductionIsItsValues) {
+  // F.adaptive_avg_pool2d(x, 1).squeeze(-1).squeeze(-1) (KernelBench level 2's 67 after its convolution).
+  json squeezed = graph({input(0, "x", {8, 16, 9, 7}),
+                         node(1, "mean", {ref(0)}, {{"dim", {2, 3}}, {"keepdim", true}, {"dtype", nullptr}},
+                              {8, 16, 1, 1}),
+                         node(2, "Tensor.squeeze", {ref(1)}, json::object(), {8, 16, 1}),
+                         node(3, "Tensor.squeeze", {ref(2)}, json::object(), {8, 16})},
+                        3, 1);
+  squeezed["nodes"][2]["known"] = false;
+  squeezed["nodes"][3]["known"] = false;
+  auto m = match(squeezed);
+  ASSERT_TRUE(m.plan_as<ReducePlan>()) << m.reason;
+  const ReducePlan& p = *m.plan_as<ReducePlan>();
+  EXPECT_EQ((std::vector<int64_t>{p.outer, p.extent, p.inner}), (std::vector<int64_t>{128, 63, 1}));
+  EXPECT_EQ(m.description(), "reduction y = Tensor.squeeze(Tensor.squeeze(mean(x, dim=(2, 3), keepdim=True)))");
+  // A view that is not the same values (another element count, another dtype) is not looked through.
+  json other = squeezed;
+  other["nodes"][3]["dtype"] = "int32";
+  EXPECT_FALSE(match(other).matched());
+}
+
+TEST(ReduceMatcher, DimensionsApartInMemoryAreRefusedNamingTheOp) {
+  auto apart = match(reduce_over("sum", {1, 3}));
+  EXPECT_FALSE(apart.matched());
+  EXPECT_EQ(apart.reason, "sum over dims (1, 3), which are not adjacent in memory (the reduction seed merges "
+                          "adjacent dimensions into one)");
+  EXPECT_EQ(match(reduce_over("mean", {0, -1})).reason,
+            "mean over dims (0, 4), which are not adjacent in memory (the reduction seed merges adjacent dimensions "
+            "into one)");
+}
+
+// Routes that read one dimension refuse a list rather than read it as None (everything).
+TEST(ReduceMatcher, RoutesOfOneDimensionRefuseSeveral) {
+  // x / mean(x, dim=(2, 3), keepdim=True): the norm seed's pattern, but over two dimensions.
+  json norm = graph({input(0, "x", {4, 6, 5, 7}),
+                     node(1, "mean", {ref(0)}, {{"dim", {2, 3}}, {"keepdim", true}, {"dtype", nullptr}}, {4, 6, 1, 1}),
+                     node(2, "div", {ref(0), ref(1)}, json::object(), {4, 6, 5, 7})},
+                    2, 1);
+  EXPECT_EQ(match(norm).reason, "mean over 2 dimensions at once (the norm seed reduces one, or everything)");
+  // A product's row reduction over both of its dimensions.
+  json rows = product(64, 32, 16);
+  rows["nodes"].push_back(node(3, "sum", {ref(2)}, {{"dim", {0, 1}}, {"keepdim", false}, {"dtype", nullptr}}, {}));
+  rows["outputs"] = {ref(3)};
+  const SeedMatch m = match(rows);
+  EXPECT_FALSE(m.matched());
+  EXPECT_TRUE(contains(m.reason, "over 2 dimensions at once")) << m.reason;
+}
+
+TEST(OpGraphJson, AListOfDimensionsIsReadAndNothingElseIs) {
+  auto g = OpGraph::from_json(reduce_over("mean", {2, -1}));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(std::get<DimList>(g->node(1).params.at("dim")), (DimList{2, -1}));
+  EXPECT_EQ(dims_of(g->node(1), 5), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(dim_of(g->node(1), 5), -1);  // not None: a route reading one dimension refuses it
+  EXPECT_EQ(dim_count(g->node(1)), 2u);
+  EXPECT_EQ(param_text(g->node(1).params.at("dim")), "(2, -1)");
+  json floats = reduce_over("mean", {2, 3});
+  floats["nodes"][1]["params"]["dim"] = {2.5, 3};
+  auto bad = OpGraph::from_json(floats);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "the worker's trace answer is malformed: nodes[1].params.dim is a list with an "
+                                 "entry that is not an integer");
+}
+
 TEST(NormMatcher, RmsNormIsAScaledColumnNormWithTheTracedOpsAroundTheMean) {
   auto m = match(rms_norm());
   ASSERT_TRUE(m.plan_as<NormPlan>()) << m.reason;

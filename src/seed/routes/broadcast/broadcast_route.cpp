@@ -22,7 +22,8 @@ Result<BroadcastPlan> match_broadcast(const OpGraph& g) {
   }
   BroadcastPlan plan{.shape = out->type->shape, .num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size())};
   const std::size_t rank = plan.shape.size();
-  // Leaves: inputs and unsqueezes of inputs, each with the shape it is used at.
+  // Leaves: inputs and parameters, and views of them (`b.unsqueeze(1)`, `p.view(1, -1, 1, 1, 1)`: the same
+  // contiguous values in another shape), each with the shape it is used at.
   std::map<int, std::string> leaves;
   std::map<int, std::pair<const Node*, std::vector<int64_t>>> leaf_data;
   std::set<int> seen;
@@ -36,6 +37,9 @@ Result<BroadcastPlan> match_broadcast(const OpGraph& g) {
     if (n.op == Op::input || n.op == Op::param) data = &n;
     if (n.op == Op::unsqueeze && n.args.size() == 1 && n.args[0].ref && g.node(*n.args[0].ref).op == Op::input) {
       data = &g.node(*n.args[0].ref);
+    } else if (is_view_op(n)) {
+      const Node& viewed = through_views(g, n);
+      if (viewed.op == Op::input || viewed.op == Op::param) data = &viewed;
     }
     if (data) {
       if (data->scalar || !data->type || data->type->dtype != "float32" || !data->type->contiguous || !n.type) {

@@ -160,6 +160,61 @@ TEST(ConvThen, TwoStepsOfOneRouteGetTheirOwnKnobs) {
       << "step 3 reads only its own knob";
 }
 
+// KernelBench level 2's 67 at a small size: F.adaptive_avg_pool2d(gelu(conv(x)), 1).squeeze(-1).squeeze(-1), the
+// pooling traced as a mean over (2, 3) with keepdim.
+json conv_gelu_global_average() {
+  json g = conv_gelu_groupnorm();
+  g["nodes"][7] = node(7, "mean", {ref(6)}, {{"dim", {2, 3}}, {"keepdim", true}, {"dtype", nullptr}}, {8, 16, 1, 1});
+  g["nodes"].push_back(node(8, "Tensor.squeeze", {ref(7)}, json::object(), {8, 16, 1}));
+  g["nodes"].push_back(node(9, "Tensor.squeeze", {ref(8)}, json::object(), {8, 16}));
+  g["nodes"][8]["known"] = false;
+  g["nodes"][9]["known"] = false;
+  g["outputs"] = {ref(9)};
+  return g;
+}
+
+TEST(ConvThen, AGlobalAveragePoolIsOneReductionOverTheMergedSpatialDims) {
+  auto m = match(conv_gelu_global_average());
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  const ConvThenPlan& p = plan_of(m);
+  EXPECT_TRUE(p.head.has_epilogue());  // gelu in the convolution's store
+  ASSERT_EQ(p.steps.size(), 1u);       // the squeezes are how the output holds the means: no step of their own
+  ASSERT_EQ(p.steps[0].seed->route(), "reduce");
+  const auto* reduce = dynamic_cast<const TypedPlan<ReducePlan>*>(p.steps[0].seed.get());
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ((std::vector<int64_t>{reduce->plan().outer, reduce->plan().extent, reduce->plan().inner}),
+            (std::vector<int64_t>{8 * 16, 16 * 18, 1}));
+  EXPECT_EQ(p.steps[0].shape, (std::vector<int64_t>{8, 16}));
+  auto src = m.plan->emit(CommentText("conv_gap.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "constexpr int64_t kOutputShape[] = {8, 16};")) << *src;
+  EXPECT_TRUE(contains(*src, "// over dims 2-3, next to each other in memory")) << *src;
+  // Then a max pooling before it and a clamp after it (KernelBench 96's shape): three steps.
+  json pooled = conv_gelu_groupnorm();
+  pooled["nodes"][7] = node(7, "max_pool", {ref(6)},
+                            {{"dims", 2}, {"k0", 2}, {"k1", 2}, {"s0", 2}, {"s1", 2}, {"p0", 0}, {"p1", 0},
+                             {"d0", 1}, {"d1", 1}, {"ceil_mode", false}, {"return_indices", false}},
+                            {8, 16, 8, 9});
+  pooled["nodes"].push_back(
+      node(8, "mean", {ref(7)}, {{"dim", {2, 3}}, {"keepdim", true}, {"dtype", nullptr}}, {8, 16, 1, 1}));
+  pooled["nodes"].push_back(node(9, "clamp", {ref(8)}, {{"min", 0.0}, {"max", 1.0}}, {8, 16, 1, 1}));
+  pooled["outputs"] = {ref(9)};
+  auto three = match(pooled);
+  ASSERT_TRUE(three.plan_as<ConvThenPlan>()) << three.reason;
+  ASSERT_EQ(plan_of(three).steps.size(), 3u);
+  EXPECT_EQ(plan_of(three).steps[0].seed->route(), "pool");
+  EXPECT_EQ(plan_of(three).steps[1].seed->route(), "reduce");
+  EXPECT_EQ(plan_of(three).steps[2].seed->route(), "pointwise");
+  // Spatial dims and the batch, apart in memory: the rest's refusal names the op.
+  json apart = conv_gelu_global_average();
+  apart["nodes"][7]["params"]["dim"] = {0, 2, 3};
+  apart["nodes"][7]["shape"] = {1, 16, 1, 1};
+  apart["nodes"][8]["shape"] = {1, 16, 1};
+  apart["nodes"][9]["shape"] = {1, 16};
+  EXPECT_EQ(match(apart).reason, "after the convolution: mean over dims (0, 2, 3), which are not adjacent in memory "
+                                 "(the reduction seed merges adjacent dimensions into one)");
+}
+
 TEST(ConvThen, WhatDoesNotSplitSaysWhy) {
   // The norm reads x again (a residual of the input): x's position carries y in the second seed.
   json residual = conv_gelu_groupnorm();
@@ -203,5 +258,33 @@ TEST(SeedCompile, ConvThenSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspace) 
   // y and the norm's result (73,728 bytes each), then the convolution's tables and the steps' parts.
   EXPECT_GT(workspace_bytes(in, 5, &y, 1), size_t{2} * 8 * 16 * 16 * 18 * 4);
   EXPECT_EQ(workspace_bytes(in, 4, &y, 1), 0u);
+#endif
+}
+
+// The global average pool after a convolution (KernelBench level 2's 67): the reduce template over merged
+// dimensions, writing the squeezed output, chained after the library convolution.
+TEST(SeedCompile, ConvThenGlobalAveragePoolSeedBuildsAndPassesEveryStaticCheck) {
+  CUTEGEN_SLOW_COMPILE_TEST("the library convolution and a reduction over merged dims, a few minutes of nvcc");
+  auto m = match(conv_gelu_global_average());
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  auto src = m.plan->emit(CommentText("conv_gap.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
+  auto out = compiler.compile(*src, "conv_gap_seed.cu");
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+#ifdef CUTEGEN_CUDA_LIB_DIR
+  HostOnlyLibrary lib(out->library);
+  ASSERT_TRUE(lib.error.empty()) << lib.error;
+  auto workspace_bytes = lib.workspace_bytes();
+  ASSERT_NE(workspace_bytes, nullptr);
+  // The model's GroupNorm parameters stay contract inputs (conv_gelu_groupnorm's), unread.
+  const cutegen_tensor in[5] = {fp32(kThenIn), fp32({16, 4, 3, 3}), fp32({16}), fp32({16}), fp32({16})};
+  const cutegen_tensor y = fp32({8, 16});
+  // y (the convolution's result) first; the mean writes the output itself.
+  EXPECT_GE(workspace_bytes(in, 5, &y, 1), size_t{8} * 16 * 16 * 18 * 4);
+  const cutegen_tensor keepdim = fp32({8, 16, 1, 1});  // not the traced output shape: refused, not written wrong
+  EXPECT_EQ(workspace_bytes(in, 5, &keepdim, 1), 0u);
 #endif
 }

@@ -77,12 +77,13 @@ std::string column_stride(const OpGraph& g, const Node& t, int64_t n, std::size_
 bool is_product(const Node& n) { return n.op == Op::linear || n.op == Op::matmul; }
 
 // A reduction over one dimension: the node whose value is the result (a getitem of torch.max's pair), the op,
-// the reduced value and the dimension (-1: over everything).
+// the reduced value and the dimension (-1: over everything, or over `several` dimensions at once).
 struct RowReduction {
   int node = 0;
   RowReduce op = RowReduce::none;
   int input = 0;
   int64_t dim = -1;
+  std::size_t several = 0;  // a list of dimensions (`dim=(0, 1)`): how many; 0 otherwise
 };
 
 std::optional<RowReduction> row_reduction(const OpGraph& g, const Node& n) {
@@ -109,7 +110,9 @@ std::optional<RowReduction> row_reduction(const OpGraph& g, const Node& n) {
                            : op == Op::max  ? RowReduce::max
                            : op == Op::min  ? RowReduce::min
                                             : RowReduce::logsumexp;
-  return RowReduction{.node = n.id, .op = reduce, .input = x.id, .dim = dim ? *dim : -1};
+  const std::size_t count = dim_count(*src);
+  return RowReduction{.node = n.id, .op = reduce, .input = x.id, .dim = dim ? *dim : -1,
+                      .several = count > 1 ? count : 0};
 }
 
 // The graph with every reduction over dimensions of size 1 made an identity: KernelBench 18 takes the max,
@@ -264,6 +267,11 @@ Result<GemmPlan> match_gemm_epilogue(const OpGraph& graph) {
   }
   if (red) {
     const auto& s = prod.type->shape;
+    if (red->several) {
+      return Error{fmt::format("{} over {} dimensions at once of the {} product (the epilogue seed reduces each row, "
+                               "the last dim)",
+                               row_reduce_name(red->op), red->several, shape_text(s))};
+    }
     if (red->dim != static_cast<int64_t>(s.size()) - 1) {
       return Error{fmt::format("{} over dim {} of the {} product (the epilogue seed reduces each row, the last dim)",
                            row_reduce_name(red->op), red->dim, shape_text(s))};

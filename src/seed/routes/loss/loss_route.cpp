@@ -47,7 +47,8 @@ Result<LossPlan> match_loss(const OpGraph& g) {
   std::vector<int> roots;  // the chains the element formula reads
   if (out->op == Op::mean || out->op == Op::sum) {
     if (!is_none(*out, "dim")) {
-      return Error{fmt::format("{} over one dimension of a computed value (a fused prologue is future work)", out->op)};
+      return Error{fmt::format("{} over {} of a computed value (a fused prologue is future work)", out->op,
+                               dim_count(*out) > 1 ? fmt::format("{} dimensions", dim_count(*out)) : "one dimension")};
     }
     if (!is_none(*out, "dtype")) {
       return Error{fmt::format("{} with a dtype argument", out->op)};

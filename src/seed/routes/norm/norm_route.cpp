@@ -174,6 +174,10 @@ Result<NormPlan> match_norm(const OpGraph& g) {
   if (!post) return post.error();
   plan.post_result = *post;
   auto dim = dim_of(r, shape.size());
+  if (dim_count(r) > 1) {
+    return Error{fmt::format("{} over {} dimensions at once (the norm seed reduces one, or everything)", r.op,
+                             dim_count(r))};
+  }
   if (!dim) {
     plan.mode = NormMode::all;
     plan.extent = product(shape, 0, shape.size());

@@ -15,13 +15,6 @@ namespace {
 
 bool float_dtype(const std::string& d) { return d == "float32" || d == "float16" || d == "bfloat16"; }
 
-std::string param_text(const ParamValue& v) {
-  if (std::holds_alternative<std::monostate>(v)) return "None";
-  if (const bool* b = std::get_if<bool>(&v)) return *b ? "True" : "False";
-  if (const double* d = std::get_if<double>(&v)) return fmt::format("{}", *d);
-  return fmt::format("'{}'", std::get<std::string>(v));
-}
-
 // `op(a, b, key=value)`, arguments spelled by `spell`.
 template <class Spell>
 std::string call_text(const Node& n, Spell spell) {

@@ -22,6 +22,8 @@ std::string library_reduce_refusal(const ReducePlan& p) {
   if (p.op == ReduceOp::prod || p.op == ReduceOp::logsumexp)
     return fmt::format("{}: the library's reduce_dim computes sum, mean, max, min, argmax, argmin", reduce_op_name(p.op));
   if (p.dim < 0) return "over every element, not one dimension: the library's reduce_dim reduces one dimension";
+  if (p.merged > 1)
+    return fmt::format("over {} dimensions at once: the library's reduce_dim reduces one dimension", p.merged);
   if (p.num_contract_inputs != 1 || p.input != 0)
     return "the reduced tensor is not the contract's only input (the library kernel reads inputs[0] alone)";
   return "";

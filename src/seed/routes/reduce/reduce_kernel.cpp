@@ -60,6 +60,11 @@ std::string generate_reduce_kernel(const ReducePlan& plan, const CommentText& pr
   std::string text = kReduceTemplate;
   replace_placeholder(text, "PROBLEM", problem.str());
   replace_placeholder(text, "PATTERN", plan.pattern);
+  replace_placeholder(text, "MERGED",
+                      plan.merged > 1 ? fmt::format("// over dims {}-{}, next to each other in memory: reduced as one "
+                                                    "dimension of their product's extent\n",
+                                                    plan.dim, plan.dim + plan.merged - 1)
+                                      : "");
   replace_placeholder(text, "OP", std::string(reduce_op_name(plan.op)));
   replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
   replace_placeholder(text, "INPUT", std::to_string(plan.input));

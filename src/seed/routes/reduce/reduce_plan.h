@@ -1,6 +1,7 @@
 #pragma once
 // The reduction route's plan (reduce_route.h): y[o, i] = op over r of x[o, r, i], the input viewed as
-// (outer, extent, inner) around the reduced dimension (a reduction over everything is outer = inner = 1).
+// (outer, extent, inner) around the reduced dimension (a reduction over everything is outer = inner = 1; over
+// several adjacent dimensions, extent is their product).
 // inner == 1 is a row per CTA, inner > 1 a thread per output walking the column (coalesced across threads).
 #include <cstdint>
 #include <string>
@@ -23,7 +24,8 @@ struct ReducePlan {
   int num_contract_inputs = 0;
   int input = 0;
   std::string pattern;  // sum(x, dim=1, keepdim=True)
-  int dim = -1;         // the reduced dimension of the input as traced; -1: everything (one row)
+  int dim = -1;         // the reduced dimension of the input as traced (the first of `merged`); -1: everything
+  int merged = 1;       // how many adjacent dimensions from `dim` on the extent merges (`dim=(2, 3)`: 2)
   // Decided once by the matcher: the library kernel unless library_reduce_refusal (library_reduce.h) has a
   // reason against the plan, kept in kernel_reason.
   ReduceKernel kernel = ReduceKernel::reduce_template;

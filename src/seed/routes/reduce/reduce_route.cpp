@@ -3,6 +3,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "seed/graph_util.h"
 #include "seed/routes/reduce/library_reduce.h"
@@ -56,7 +57,9 @@ std::string_view reduce_op_name(ReduceOp op) {
 Result<ReducePlan> match_reduce(const OpGraph& g) {
   auto output = single_output(g);
   if (!output) return output.error();
-  const Node* out = *output;
+  // A view of the reduction (`.squeeze(-1)` after a global average pool) is the same values: the kernels check
+  // only the output's element count and contiguity.
+  const Node* out = &through_views(g, **output);
   const Node* src = nullptr;
   const std::optional<ReduceOp> found = reduce_op_of(g, *out, src);
   if (!found || src->args.size() != 1) {
@@ -74,16 +77,25 @@ Result<ReducePlan> match_reduce(const OpGraph& g) {
                   .out_dtype = op == ReduceOp::argmax || op == ReduceOp::argmin ? "int64" : "float32",
                   .num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size()),
                   .input = x.index};
-  auto dim = dim_of(*src, shape.size());
-  if (dim && *dim < 0) {
+  const auto dims = dims_of(*src, shape.size());
+  if (dims && dims->front() < 0) {
     return Error{fmt::format("{} over a dimension the {}-d input does not have", src->op, shape.size())};
   }
-  if (dim && !shape.empty()) {
-    const auto d = static_cast<std::size_t>(*dim);
-    plan.outer = product(shape, 0, d);
-    plan.extent = shape[d];
-    plan.inner = product(shape, d + 1, shape.size());
-    plan.dim = static_cast<int>(d);
+  // Several dimensions next to each other in memory are one of their product's extent: (outer, extent, inner).
+  for (std::size_t i = 1; dims && i < dims->size(); ++i) {
+    if ((*dims)[i] != (*dims)[i - 1] + 1) {
+      return Error{fmt::format("{} over dims ({}), which are not adjacent in memory (the reduction seed merges "
+                               "adjacent dimensions into one)",
+                               src->op, fmt::join(*dims, ", "))};
+    }
+  }
+  if (dims && !shape.empty()) {
+    const auto first = static_cast<std::size_t>(dims->front()), last = static_cast<std::size_t>(dims->back());
+    plan.outer = product(shape, 0, first);
+    plan.extent = product(shape, first, last + 1);
+    plan.inner = product(shape, last + 1, shape.size());
+    plan.dim = static_cast<int>(first);
+    plan.merged = static_cast<int>(dims->size());
   } else if (op == ReduceOp::sum || op == ReduceOp::mean) {
     // Everything into one number: the loss seed splits that over CTAs, where this one would use one.
     return Error{fmt::format("{} of everything is the loss seed's", reduce_op_name(op))};

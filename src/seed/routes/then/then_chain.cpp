@@ -55,15 +55,6 @@ std::string take_includes(std::string& text) {
   return includes;
 }
 
-// The ops a cut may look through: they change only how contiguous values are indexed. Spelled as the worker
-// traces them (unsqueeze is normalised; the others keep torch's spelling).
-bool is_view_op(const Node& n) {
-  static const std::set<std::string, std::less<>> kViews = {
-      "Tensor.squeeze", "torch.squeeze", "Tensor.view", "Tensor.reshape", "torch.reshape",
-      "Tensor.flatten", "torch.flatten"};
-  return n.op == Op::unsqueeze || kViews.count(n.op.spelling()) > 0;
-}
-
 bool contiguous_fp32(const Node& n) {
   return n.type && n.type->dtype == "float32" && n.type->contiguous;
 }
