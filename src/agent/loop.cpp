@@ -133,9 +133,9 @@ Result<Loop::Answer> Loop::call_llm(const std::string& purpose, const std::vecto
 }
 
 template <class T>
-Result<Loop::Asked<T>> Loop::ask(const std::string& purpose, const std::string& prompt,
+Result<Loop::Asked<T>> Loop::ask(const std::string& purpose, PromptKind kind, const std::string& prompt,
                                  const std::function<Result<T>(const Answer&)>& use) {
-  std::vector<Message> messages = request_messages(system_prompt_, prompt);
+  std::vector<Message> messages = request_messages(system_prompts_.at(kind), prompt);
   Asked<T> out;
   for (int attempt = 0; attempt <= options_.answer_retries; ++attempt) {
     auto answer = call_llm(purpose, messages);
@@ -277,7 +277,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
     status_.phase = LoopPhase::repair;
     auto diag_prompt = prompter_.diagnose(problem_, source, *last, context);
     if (!diag_prompt) return diag_prompt.error();
-    auto diagnosis = ask<std::string>("diagnose", *diag_prompt, [](const Answer& a) -> Result<std::string> {
+    auto diagnosis = ask<std::string>("diagnose", PromptKind::diagnose, *diag_prompt, [](const Answer& a) -> Result<std::string> {
       auto d = parse_diagnosis_answer(a.text, answer_end(a.truncated));
       if (!d) return d.error();
       return d->summary();
@@ -288,7 +288,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const st
 
     auto repair_prompt = prompter_.repair(problem_, source, *last, *diagnosis->value, context);
     if (!repair_prompt) return repair_prompt.error();
-    auto repaired = ask<std::string>("repair", *repair_prompt, [&source](const Answer& a) -> Result<std::string> {
+    auto repaired = ask<std::string>("repair", PromptKind::repair, *repair_prompt, [&source](const Answer& a) -> Result<std::string> {
       auto edits = parse_edit_answer(a.text, answer_end(a.truncated));
       if (!edits) return edits.error();
       auto applied = apply_edits(source, edits->blocks);
@@ -316,7 +316,8 @@ Result<std::optional<Candidate>> Loop::synthesize(const std::vector<FailedAttemp
   bool restart = !failures.empty();
   auto prompt = restart ? prompter_.restart(problem_, failures) : prompter_.synthesis(problem_);
   if (!prompt) return prompt.error();
-  auto written = ask<std::string>(restart ? "restart" : "synthesize", *prompt, [](const Answer& a) -> Result<std::string> {
+  const PromptKind kind = restart ? PromptKind::restart : PromptKind::synthesis;
+  auto written = ask<std::string>(restart ? "restart" : "synthesize", kind, *prompt, [](const Answer& a) -> Result<std::string> {
     auto whole = parse_whole_file_answer(a.text, answer_end(a.truncated));
     if (!whole) return whole.error();
     return whole->source;
@@ -356,7 +357,7 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
     std::string source, idea;  // the edited kernel and its OPTIMIZATION name; empty when declined
     std::string declined;      // the NO_FURTHER_CHANGE reason
   };
-  auto edited = ask<Proposal>("optimize", *prompt, [&base](const Answer& a) -> Result<Proposal> {
+  auto edited = ask<Proposal>("optimize", PromptKind::optimize, *prompt, [&base](const Answer& a) -> Result<Proposal> {
     auto answer = parse_optimize_answer(a.text, answer_end(a.truncated));
     if (!answer) return answer.error();
     if (answer->declined()) return Proposal{"", "", answer->decline_reason};
@@ -485,9 +486,11 @@ Result<LoopResult> Loop::run() {
   auto info = describe();
   if (!info) return info.error();
   problem_ = *info;
-  auto system = prompter_.system_prompt(problem_);
-  if (!system) return system.error();
-  system_prompt_ = *system;
+  for (PromptKind kind : kAllPromptKinds) {
+    auto system = prompter_.system_prompt(problem_, kind);
+    if (!system) return system.error();
+    system_prompts_[kind] = *system;
+  }
   // Which example kernel the first prompts show is part of the run's record: a first kernel that
   // looks like the example is read in that light (suite results especially).
   if (!options_.seed_only) result.example_shown = prompter_.example_shown(problem_);  // no prompt shows one

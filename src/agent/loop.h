@@ -110,7 +110,7 @@ class Loop {
     std::string unusable;  // why the last answer could not be used
   };
   template <class T>
-  Result<Asked<T>> ask(const std::string& purpose, const std::string& prompt,
+  Result<Asked<T>> ask(const std::string& purpose, PromptKind kind, const std::string& prompt,
                        const std::function<Result<T>(const Answer&)>& use);
   Result<Answer> call_llm(const std::string& purpose, const std::vector<Message>& messages);
 
@@ -157,7 +157,9 @@ class Loop {
   LoopObserver observer_;
 
   ProblemInfo problem_;
-  std::string system_prompt_;
+  // The system message of each kind of request, built once at the start: a broken prompt file stops the
+  // run before the first call, and each kind's calls share its bytes as a cacheable prefix.
+  std::map<PromptKind, std::string> system_prompts_;
   std::optional<Candidate> best_;
   std::vector<StepRecord> history_;
   // Profile summaries by kernel source hash: a step that is rolled back leaves the best unchanged,
