@@ -156,10 +156,10 @@ Result<Loop::Asked<T>> Loop::converse(LlmPurpose purpose, std::vector<Message> m
 }
 
 template <class T>
-Result<Loop::Asked<T>> Loop::ask(LlmPurpose purpose, const std::string& prompt,
+Result<Loop::Asked<T>> Loop::ask(LlmPurpose purpose, PromptKind kind, const std::string& prompt,
                                  const std::function<Result<T>(const Answer&)>& use) {
   return converse<T>(
-      purpose, request_messages(system_prompt_, prompt),
+      purpose, request_messages(system_prompts_.at(kind), prompt),
       [this, purpose](const std::vector<Message>& m) { return call_llm(purpose, m); }, use,
       [this](const std::string& line) { report(line); });
 }
@@ -270,7 +270,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const At
     status_.phase = LoopPhase::repair;
     auto diag_prompt = prompter_.diagnose(problem_, source, *last, context);
     if (!diag_prompt) return diag_prompt.error();
-    auto diagnosis = ask<std::string>(LlmPurpose::diagnose, *diag_prompt, [](const Answer& a) -> Result<std::string> {
+    auto diagnosis = ask<std::string>(LlmPurpose::diagnose, PromptKind::diagnose, *diag_prompt, [](const Answer& a) -> Result<std::string> {
       auto d = parse_diagnosis_answer(a.text, answer_end(a.truncated));
       if (!d) return d.error();
       return d->summary();
@@ -281,7 +281,7 @@ Result<std::optional<Candidate>> Loop::make_correct(std::string source, const At
 
     auto repair_prompt = prompter_.repair(problem_, source, *last, *diagnosis->value, context);
     if (!repair_prompt) return repair_prompt.error();
-    auto repaired = ask<std::string>(LlmPurpose::repair, *repair_prompt, [&source](const Answer& a) -> Result<std::string> {
+    auto repaired = ask<std::string>(LlmPurpose::repair, PromptKind::repair, *repair_prompt, [&source](const Answer& a) -> Result<std::string> {
       auto edits = parse_edit_answer(a.text, answer_end(a.truncated));
       if (!edits) return edits.error();
       auto applied = apply_edits(source, edits->blocks);
@@ -309,7 +309,8 @@ Result<std::optional<Candidate>> Loop::synthesize(const std::vector<FailedAttemp
   bool restart = !failures.empty();
   auto prompt = restart ? prompter_.restart(problem_, failures) : prompter_.synthesis(problem_);
   if (!prompt) return prompt.error();
-  auto written = ask<std::string>(restart ? LlmPurpose::restart : LlmPurpose::synthesize, *prompt, [](const Answer& a) -> Result<std::string> {
+  const PromptKind kind = restart ? PromptKind::restart : PromptKind::synthesis;
+  auto written = ask<std::string>(restart ? LlmPurpose::restart : LlmPurpose::synthesize, kind, *prompt, [](const Answer& a) -> Result<std::string> {
     auto whole = parse_whole_file_answer(a.text, answer_end(a.truncated));
     if (!whole) return whole.error();
     return whole->source;
@@ -357,7 +358,7 @@ Result<StepRecord> Loop::optimize_step(int step, int streak) {
                                    options_.max_steps);
   if (!prompt) return prompt.error();
   const std::string base = best_->source;
-  auto edited = ask<Proposal>(LlmPurpose::optimize, *prompt,
+  auto edited = ask<Proposal>(LlmPurpose::optimize, PromptKind::optimize, *prompt,
                               [this, &base](const Answer& a) { return read_optimize_answer(a, base); });
   if (!edited) return edited.error();
   if (!edited->value) {
@@ -482,9 +483,11 @@ Result<LoopResult> Loop::run() {
   auto info = describe();
   if (!info) return info.error();
   problem_ = *info;
-  auto system = prompter_.system_prompt(problem_);
-  if (!system) return system.error();
-  system_prompt_ = *system;
+  for (PromptKind kind : kAllPromptKinds) {
+    auto system = prompter_.system_prompt(problem_, kind);
+    if (!system) return system.error();
+    system_prompts_[kind] = *system;
+  }
   // Which example kernel the first prompts show is part of the run's record: a first kernel that
   // looks like the example is read in that light (suite results especially).
   if (!options_.seed_only) result.example_shown = prompter_.example_shown(problem_);  // no prompt shows one

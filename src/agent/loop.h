@@ -124,7 +124,7 @@ class Loop {
     std::string unusable;  // why the last answer could not be used
   };
   template <class T>
-  Result<Asked<T>> ask(LlmPurpose purpose, const std::string& prompt,
+  Result<Asked<T>> ask(LlmPurpose purpose, PromptKind kind, const std::string& prompt,
                        const std::function<Result<T>(const Answer&)>& use);
   // The same conversation over any way of calling: `call` answers one request, `say` takes the
   // progress lines (a step's candidates converse on threads of their own and say them afterwards).
@@ -210,7 +210,9 @@ class Loop {
   LoopObserver observer_;
 
   ProblemInfo problem_;
-  std::string system_prompt_;
+  // The system message of each kind of request, built once at the start: a broken prompt file stops the
+  // run before the first call, and each kind's calls share its bytes as a cacheable prefix.
+  std::map<PromptKind, std::string> system_prompts_;
   std::optional<Candidate> best_;
   std::vector<StepRecord> history_;
   // Profile summaries by kernel source hash: a step that is rolled back leaves the best unchanged,

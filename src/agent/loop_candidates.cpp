@@ -190,7 +190,7 @@ Result<StepRecord> Loop::optimize_with_candidates(int step, int streak) {
     std::string text = *prompt;
     while (!text.empty() && text.back() == '\n') text.pop_back();
     share->erase(0, std::min(share->size(), share->find_first_not_of('\n')));
-    requests.push_back(request_messages(system_prompt_, text + "\n\n" + *share));
+    requests.push_back(request_messages(system_prompts_.at(PromptKind::optimize), text + "\n\n" + *share));
   }
   report(fmt::format("step {}: {} candidates at once ({})", step, n, joined(items)));
   auto asked = ask_candidates(requests, base);

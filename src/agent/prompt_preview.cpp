@@ -21,12 +21,6 @@ Evaluation failure(const PreviewInputs& in) {
 
 }  // namespace
 
-Result<PromptKind> parse_prompt_kind(std::string_view name) {
-  for (PromptKind k : kAllPromptKinds)
-    if (to_string(k) == name) return k;
-  return Error{fmt::format("unknown prompt kind '{}' (expected synthesis, diagnose, repair, optimize or restart)", name)};
-}
-
 Status check_preview_inputs(const PreviewInputs& in) {
   const bool needs_kernel =
       in.kind == PromptKind::diagnose || in.kind == PromptKind::repair || in.kind == PromptKind::optimize;
@@ -43,7 +37,7 @@ Status check_preview_inputs(const PreviewInputs& in) {
 Result<std::vector<Message>> preview_conversation(Prompter& prompter, const ProblemInfo& problem,
                                                   const PreviewInputs& in) {
   if (auto ok = check_preview_inputs(in); !ok.ok()) return ok.error();
-  auto system = prompter.system_prompt(problem);
+  auto system = prompter.system_prompt(problem, in.kind);
   if (!system) return system.error();
   Result<std::string> prompt = Error{"internal: no prompt built"};
   switch (in.kind) {

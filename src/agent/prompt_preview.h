@@ -32,7 +32,4 @@ Status check_preview_inputs(const PreviewInputs& in);
 Result<std::vector<Message>> preview_conversation(Prompter& prompter, const ProblemInfo& problem,
                                                   const PreviewInputs& in);
 
-// "synthesis", "diagnose", ...: the kind of prompt, or an error listing the kinds.
-Result<PromptKind> parse_prompt_kind(std::string_view name);
-
 }  // namespace cutegen

@@ -40,7 +40,7 @@ TEST(PromptPreview, TheConversationIsTheLoopsWithLabelledPlaceholders) {
   auto messages = preview_conversation(*prompter, p, {.kind = PromptKind::optimize, .kernel = "int x;\n"});
   ASSERT_TRUE(messages.ok()) << messages.error().message;
   ASSERT_EQ(messages->size(), 2u);
-  auto system = prompter->system_prompt(p);
+  auto system = prompter->system_prompt(p, PromptKind::optimize);
   ASSERT_TRUE(system.ok());
   auto prompt = prompter->optimize(p, "int x;\n", Evaluation{}, {},
                                    "[measured on the GPU at run time: the Nsight Compute summary of the best kernel]", 1, 8);

@@ -4,6 +4,8 @@
 // 8-step run on a KernelBench-size softmax (synthesis, one diagnose + repair, eight optimise steps).
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "agent/template_prompter.h"
@@ -87,10 +89,11 @@ Evaluation compile_failure() {
   return e;
 }
 
-std::vector<Message> conversation(TemplatePrompter& prompter, const ProblemInfo& problem, const std::string& prompt) {
-  auto system = prompter.system_prompt(problem);
+std::vector<Message> conversation(TemplatePrompter& prompter, const ProblemInfo& problem, PromptKind kind,
+                                  const std::string& prompt) {
+  auto system = prompter.system_prompt(problem, kind);
   EXPECT_TRUE(system.ok()) << system.error().message;
-  return request_messages(*system, prompt);
+  return request_messages(system.ok() ? *system : std::string(), prompt);
 }
 
 StepRecord step(int n, bool accepted) {
@@ -107,15 +110,16 @@ long long pointwise_optimize_tokens(TemplatePrompter& prompter) {
   auto prompt = prompter.optimize(p, source_file("attacks/honest/relu_vec.cu"), passing(0.50),
                                   {step(1, true), step(2, false)}, sample_profile(), 3, 8);
   EXPECT_TRUE(prompt.ok()) << prompt.error().message;
-  return estimate_tokens(conversation(prompter, p, *prompt));
+  return estimate_tokens(conversation(prompter, p, PromptKind::optimize, *prompt));
 }
 
 struct RunTokens {
   long long total = 0;
-  long long first_call = 0;
-  // The system message of every call after the first: what a provider's prompt cache serves while the
-  // run's calls come within its lifetime (Anthropic: 5 minutes, refreshed by each hit).
+  // The system message of every call after the first of its kind: what a provider's prompt cache
+  // serves while the run's calls come within its lifetime (Anthropic: 5 minutes, refreshed by each hit).
   long long cacheable = 0;
+  std::map<PromptKind, long long> by_kind;  // all of each kind's calls, both messages
+  std::string calls;                        // one line per call: kind, system and user tokens
 };
 
 // The 8-step softmax run: synthesis, a compile error diagnosed and repaired, eight optimise steps (the
@@ -124,23 +128,30 @@ RunTokens softmax_run_tokens(TemplatePrompter& prompter) {
   const ProblemInfo p = softmax_problem();
   const std::string kernel = source_file("library/softmax_split_rows.cu");
   RunTokens t;
-  auto add = [&](const Result<std::string>& prompt) {
+  std::map<PromptKind, std::string> seen;  // each kind's system message, as the provider last saw it
+  auto add = [&](PromptKind kind, const Result<std::string>& prompt) {
     EXPECT_TRUE(prompt.ok()) << (prompt.ok() ? "" : prompt.error().message);
     if (!prompt.ok()) return;
-    const auto messages = conversation(prompter, p, *prompt);
-    long long n = estimate_tokens(messages);
-    if (t.total == 0) t.first_call = n;
-    else t.cacheable += estimate_tokens({messages.front()});
-    t.total += n;
+    const auto messages = conversation(prompter, p, kind, *prompt);
+    const long long system = estimate_tokens({messages.front()}), user = estimate_tokens({messages.back()});
+    auto [at, first] = seen.emplace(kind, messages.front().text);
+    if (!first) {
+      EXPECT_EQ(at->second, messages.front().text) << to_string(kind) << ": the fixed prefix changed within the run";
+      t.cacheable += system;
+    }
+    t.total += system + user;
+    t.by_kind[kind] += system + user;
+    t.calls += fmt::format("  {:<9} system ~{:>5}  user ~{:>5}\n", to_string(kind), system, user);
   };
-  add(prompter.synthesis(p));
-  add(prompter.diagnose(p, kernel, compile_failure(), {}));
-  add(prompter.repair(p, kernel, compile_failure(), "DIAGNOSIS: line 42 slices a rank-2 tensor with three "
-                                                    "coordinates.\nLOCATION: line 42.\nFIX: slice with two.",
-                      {}));
+  add(PromptKind::synthesis, prompter.synthesis(p));
+  add(PromptKind::diagnose, prompter.diagnose(p, kernel, compile_failure(), {}));
+  add(PromptKind::repair, prompter.repair(p, kernel, compile_failure(),
+                                          "DIAGNOSIS: line 42 slices a rank-2 tensor with three coordinates.\n"
+                                          "LOCATION: line 42.\nFIX: slice with two.",
+                                          {}));
   std::vector<StepRecord> history;
   for (int s = 1; s <= 8; ++s) {
-    add(prompter.optimize(p, kernel, passing(3.4), history, s >= 3 ? sample_profile() : "", s, 8));
+    add(PromptKind::optimize, prompter.optimize(p, kernel, passing(3.4), history, s >= 3 ? sample_profile() : "", s, 8));
     history.push_back(step(s, s % 2 == 1));
   }
   return t;
@@ -154,52 +165,79 @@ using namespace prompt_size;
 // test: ..."): the rules, guide and contract after the kernel, the full guide for every class.
 constexpr long long kPointwiseOptimiseBefore = 11530;
 constexpr long long kSoftmaxRunBefore = 145241;
+// And with one system message for every call of a run (rules, class guide, menu, problem): the
+// numbers issue 36 set the 60k target against.
+constexpr long long kPointwiseOptimiseOneSystem = 8645;
+constexpr long long kSoftmaxRunOneSystem = 135603;
 
 TEST(PromptSize, ReportsTheInputTokensOfAPointwiseOptimiseCallAndAnEightStepSoftmaxRun) {
   auto prompter = TemplatePrompter::create();
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
+  auto paper = TemplatePrompter::create({.show_example = false});
+  ASSERT_TRUE(paper.ok()) << paper.error().message;
   const long long pointwise = pointwise_optimize_tokens(**prompter);
   const RunTokens softmax = softmax_run_tokens(**prompter);
-  std::printf("pointwise optimise call: ~%lld input tokens (before: ~%lld)\n", pointwise, kPointwiseOptimiseBefore);
-  std::printf("8-step softmax run: ~%lld input tokens over 11 calls (before: ~%lld); ~%lld of them (%.0f%%) a "
-              "repeated system message a prompt cache serves\n",
-              softmax.total, kSoftmaxRunBefore, softmax.cacheable, 100.0 * softmax.cacheable / softmax.total);
-  // The pointwise call lost the TMA, wgmma, cluster and GEMM material of the guide and the repeated
-  // contract: a quarter of its size at least.
-  EXPECT_LT(pointwise * 4, kPointwiseOptimiseBefore * 3);
-  EXPECT_LT(softmax.total, kSoftmaxRunBefore);
-  EXPECT_GT(softmax.cacheable * 2, softmax.total) << "most of a run's input is the cacheable system message";
+  const RunTokens scratch = softmax_run_tokens(**paper);
+  std::printf("pointwise optimise call: ~%lld input tokens (one system message: ~%lld; before: ~%lld)\n", pointwise,
+              kPointwiseOptimiseOneSystem, kPointwiseOptimiseBefore);
+  std::printf("8-step softmax run: ~%lld input tokens over 11 calls (one system message: ~%lld; before: ~%lld); ~%lld "
+              "of them (%.0f%%) a repeated system message a prompt cache serves\n%s",
+              softmax.total, kSoftmaxRunOneSystem, kSoftmaxRunBefore, softmax.cacheable,
+              100.0 * softmax.cacheable / softmax.total, softmax.calls.c_str());
+  std::printf("the same run with --examples none (the paper's setting): ~%lld input tokens, ~%lld (%.0f%%) cached\n",
+              scratch.total, scratch.cacheable, 100.0 * scratch.cacheable / scratch.total);
+  // An optimise call carries the menu, not the CuTe guide, and the rules an edit can break.
+  EXPECT_LT(pointwise * 4, kPointwiseOptimiseOneSystem * 3);
+  // Issue 36's target is 60k; the floor under these prompts is analysed in docs/prompts.md. What this
+  // holds: the run stays 30% below the one-system-message layout.
+  EXPECT_LT(softmax.total * 10, kSoftmaxRunOneSystem * 7);
+  EXPECT_LT(scratch.total, softmax.total) << "the paper's setting shows no library kernel";
+  EXPECT_GT(softmax.cacheable, 0);
 }
 
-// The fixed part first: every call of one problem's run starts with the same bytes — the system
-// message, whole — in the text the exec backend's command reads and in the messages an API receives.
-TEST(PromptCache, SuccessiveCallsForOneProblemShareTheSystemMessageAsAPrefix) {
+// The fixed part first: every call of one kind in a problem's run starts with the same bytes — that
+// kind's system message, whole — in the text the exec backend's command reads and in the messages an
+// API receives.
+TEST(PromptCache, SuccessiveCallsOfOneKindShareItsSystemMessageAsAPrefix) {
   auto prompter = TemplatePrompter::create();
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
+  auto& pr = **prompter;
   const ProblemInfo p = relu_problem();
   const std::string kernel = source_file("attacks/honest/relu_vec.cu");
-  auto system = (*prompter)->system_prompt(p);
-  ASSERT_TRUE(system.ok()) << system.error().message;
-  std::vector<std::vector<Message>> calls;
-  for (const auto& prompt : {(*prompter)->synthesis(p), (*prompter)->optimize(p, kernel, prompt_size::passing(0.5), {}, "", 1, 8),
-                             (*prompter)->optimize(p, kernel, prompt_size::passing(0.49), {step(1, true)}, sample_profile(), 2, 8),
-                             (*prompter)->diagnose(p, kernel, compile_failure(), {})}) {
-    ASSERT_TRUE(prompt.ok()) << prompt.error().message;
-    calls.push_back(conversation(**prompter, p, *prompt));
-  }
+  Evaluation mismatch;
+  mismatch.verdict = Verdict::mismatch;
+  mismatch.reason = "4096 of 268435456 elements bad";
+  const std::map<PromptKind, std::vector<Result<std::string>>> calls = {
+      {PromptKind::synthesis, {pr.synthesis(p), pr.synthesis(p)}},
+      {PromptKind::restart, {pr.restart(p, {{"no usable kernel", std::nullopt}}),
+                             pr.restart(p, {{"no usable kernel", std::nullopt}, {"mismatch", mismatch}})}},
+      {PromptKind::diagnose, {pr.diagnose(p, kernel, compile_failure(), {}), pr.diagnose(p, kernel, mismatch, {})}},
+      {PromptKind::repair, {pr.repair(p, kernel, compile_failure(), "DIAGNOSIS: a\nFIX: b", {}),
+                            pr.repair(p, kernel, mismatch, "DIAGNOSIS: c\nFIX: d", {})}},
+      {PromptKind::optimize, {pr.optimize(p, kernel, prompt_size::passing(0.5), {}, "", 1, 8),
+                              pr.optimize(p, kernel, prompt_size::passing(0.49), {step(1, true)}, sample_profile(), 2, 8)}}};
   auto common_prefix = [](const std::string& a, const std::string& b) {
     std::size_t n = 0;
     while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
     return n;
   };
-  for (std::size_t i = 1; i < calls.size(); ++i) {
-    ASSERT_EQ(calls[i].front().role, Role::system);
-    EXPECT_TRUE(calls[i].front().cache_prefix) << "the system message is marked as the cacheable prefix";
-    EXPECT_FALSE(calls[i].back().cache_prefix);
-    EXPECT_EQ(calls[i].front().text, *system);
-    const std::string previous = render_as_text(calls[i - 1]), current = render_as_text(calls[i]);
-    EXPECT_GE(common_prefix(previous, current), system->size()) << "call " << i;
+  for (const auto& [kind, prompts] : calls) {
+    auto system = pr.system_prompt(p, kind);
+    ASSERT_TRUE(system.ok()) << system.error().message;
+    std::vector<std::vector<Message>> sent;
+    for (const auto& prompt : prompts) {
+      ASSERT_TRUE(prompt.ok()) << prompt.error().message;
+      sent.push_back(conversation(pr, p, kind, *prompt));
+    }
+    for (std::size_t i = 1; i < sent.size(); ++i) {
+      ASSERT_EQ(sent[i].front().role, Role::system);
+      EXPECT_TRUE(sent[i].front().cache_prefix) << "the system message is marked as the cacheable prefix";
+      EXPECT_FALSE(sent[i].back().cache_prefix);
+      EXPECT_EQ(sent[i].front().text, *system) << to_string(kind);
+      if (kind != PromptKind::synthesis)  // a synthesis asked again is the same request
+        EXPECT_NE(sent[i].back().text, sent[i - 1].back().text) << to_string(kind) << ": the calls differ after it";
+      const std::string previous = render_as_text(sent[i - 1]), current = render_as_text(sent[i]);
+      EXPECT_GE(common_prefix(previous, current), system->size()) << to_string(kind) << " call " << i;
+    }
   }
-  // The fixed part is the bulk of a pointwise optimise call: caching it is worth the trouble.
-  EXPECT_GT(system->size() * 2, render_as_text(calls[1]).size());
 }

@@ -10,6 +10,7 @@
 #include "common/result.h"
 #include "common/step_record.h"
 #include "llm/llm_types.h"
+#include "prompt/prompt_files.h"
 
 namespace cutegen {
 
@@ -40,9 +41,10 @@ struct CandidateAsk {
 class Prompter {
  public:
   virtual ~Prompter() = default;
-  // The system message of every request for this problem: the same text in every call of the run
-  // (the rules, the guide, the menu, the problem), so the providers' prompt caches can serve it.
-  virtual Result<std::string> system_prompt(const ProblemInfo& problem) = 0;
+  // The system message of every request of one kind for this problem: the same text in every call of
+  // that kind through the run (the rules that apply, the kind's guide or menu, the problem), so the
+  // providers' prompt caches can serve it.
+  virtual Result<std::string> system_prompt(const ProblemInfo& problem, PromptKind kind) = 0;
   // The example kernel the synthesis and restart prompts show for this problem ("" for none), so the
   // run can record it: a first kernel that resembles the example is read in that light.
   virtual std::string example_shown(const ProblemInfo& problem) = 0;

@@ -93,10 +93,10 @@ TemplatePrompter::TemplatePrompter(PromptLibrary library, PromptSettings setting
   options_.gpu_placeholders = settings_.gpu_placeholders;
 }
 
-Result<std::string> TemplatePrompter::system_prompt(const ProblemInfo& problem) {
+Result<std::string> TemplatePrompter::system_prompt(const ProblemInfo& problem, PromptKind kind) {
   auto brief = problem_brief(problem, settings_);
   if (!brief) return brief.error();
-  return build_system_prompt(library_, *brief, options_);
+  return build_system_prompt(library_, *brief, kind, options_);
 }
 
 std::string TemplatePrompter::example_shown(const ProblemInfo& problem) {

@@ -24,7 +24,7 @@ class TemplatePrompter : public Prompter {
   static Result<std::unique_ptr<TemplatePrompter>> create(PromptSettings settings = {});
   TemplatePrompter(PromptLibrary library, PromptSettings settings);
 
-  Result<std::string> system_prompt(const ProblemInfo& problem) override;
+  Result<std::string> system_prompt(const ProblemInfo& problem, PromptKind kind) override;
   std::string example_shown(const ProblemInfo& problem) override;
   Result<std::string> synthesis(const ProblemInfo& problem) override;
   Result<std::string> restart(const ProblemInfo& problem, const std::vector<FailedAttempt>& failures) override;

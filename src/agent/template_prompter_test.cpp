@@ -79,7 +79,7 @@ TEST(TemplatePrompter, EveryPromptRendersFromTheRepositoryFiles) {
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
   auto& p = **prompter;
   auto problem = linear_problem();
-  auto system = p.system_prompt(problem);
+  auto system = p.system_prompt(problem, PromptKind::synthesis);
   ASSERT_TRUE(system.ok()) << system.error().message;
   EXPECT_NE(system->find("cutegen_forward"), std::string::npos);
   EXPECT_NE(system->find("(128, 256)"), std::string::npos) << "the problem is in the system message";
@@ -150,14 +150,14 @@ TEST(TemplatePrompter, PromptsForLayerNormTellTheTruth) {
       {.n = 1, .idea = "one block per row", .outcome = StepOutcome::accepted, .time_ms = 0.1124, .speedup = 1.314},
       {.n = 2, .idea = "two-pass with a combining kernel", .outcome = StepOutcome::undone, .verdict = Verdict::mismatch,
        .note = "trial 2 (signed inputs) failed: mismatch", .evidence = "output 0: 8192 of 33554432 elements bad"}};
-  auto system = p.system_prompt(problem);
+  auto system = p.system_prompt(problem, PromptKind::optimize);
   auto synthesis = p.synthesis(problem);
   auto repair = p.repair(problem, "int x;\n", failed, "DIAGNOSIS: d\nFIX: f", {});
   auto optimize = p.optimize(problem, "int x;\n", passing(0.1124), history, "", 3, 8);
   auto restart = p.restart(problem, {{"mismatch after 4 repair rounds: trial 2 failed", failed}});
   ASSERT_TRUE(system.ok()) << system.error().message;
   // The init inputs from the worker, and the eps nn.LayerNorm(hidden) relies on, in the system message
-  // every call carries.
+  // (every kind's carries the problem).
   EXPECT_TRUE(contains(*system, "get_init_inputs(): [8192], so the model is Model(hidden=8192).")) << *system;
   EXPECT_FALSE(contains(*system, "get_init_inputs(): none"));
   EXPECT_TRUE(contains(*system, "nn.LayerNorm: eps=1e-05")) << *system;

@@ -18,7 +18,7 @@ const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
   static const std::map<PromptKind, std::vector<std::string>> table = {
       {PromptKind::synthesis, {"problem_name", "example"}},
       {PromptKind::diagnose,
-       {"debug_guide", "problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "situation",
+       {"problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "situation",
         "attempts", "numbered_kernel_block"}},
       {PromptKind::repair,
        {"problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "diagnosis", "attempts",
@@ -34,7 +34,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& shared_table
   static const std::map<std::string, std::vector<std::string>, std::less<>> table = {
       {"rules", {"arch", "precision_rule"}},
       {"system",
-       {"rules", "cute_guide", "menu", "problem_name", "workload_class", "gpu", "reference_block", "tensor_table",
+       {"rules", "references", "problem_name", "workload_class", "gpu", "reference_block", "tensor_table",
         "cost_summary"}},
       {"example", {"example_file", "example_why", "example_block"}},
       {"candidate", {"candidate", "candidates", "item", "siblings"}},
@@ -320,14 +320,43 @@ std::string clip_evidence(std::string_view text, std::size_t max_lines, std::siz
 
 // ---- builders ---------------------------------------------------------------------------------------
 
-Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& p, const PromptOptions& o) {
-  auto rules = lib.rules().render({{"arch", or_unknown(p.arch, "the GPU's architecture")},
-                                   {"precision_rule", format_precision_rule(p.precision, problem_dtype(p))}});
+Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass workload, PromptKind kind) {
+  switch (kind) {
+    case PromptKind::synthesis:
+    case PromptKind::restart: return lib.cute_guide(workload);
+    case PromptKind::diagnose: {
+      auto errors = compile_errors_section(lib.cute_guide(workload));
+      if (!errors) return errors.error();
+      return lib.debug_guide() + "\n" + *errors;
+    }
+    case PromptKind::repair: return compile_errors_section(lib.cute_guide(workload));
+    case PromptKind::optimize: return lib.menu(workload);
+  }
+  return Error{"internal: unknown prompt kind"};
+}
+
+Result<std::string> compile_errors_section(std::string_view guide) {
+  constexpr std::string_view kHeading = "## Common compile errors";
+  std::size_t at = guide.find(kHeading);
+  if (at == std::string_view::npos || (at > 0 && guide[at - 1] != '\n'))
+    return Error{fmt::format("the CuTe guide has no section '{}' (the diagnose and repair prompts show it)", kHeading)};
+  std::size_t end = guide.find("\n## ", at + kHeading.size());
+  std::string section(guide.substr(at, end == std::string_view::npos ? std::string_view::npos : end + 1 - at));
+  return section.substr(1);  // "# Common compile errors": a section of its own here, not the guide's
+}
+
+Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& p, PromptKind kind,
+                                        const PromptOptions& o) {
+  auto rendered = lib.rules().render({{"arch", or_unknown(p.arch, "the GPU's architecture")},
+                                      {"precision_rule", format_precision_rule(p.precision, problem_dtype(p))}});
+  if (!rendered) return rendered.error();
+  auto rules = rules_for_kind(*rendered, kind, lib.rules().origin());
   if (!rules) return rules.error();
+  auto references = system_references(lib, p.workload, kind);
+  if (!references) return references.error();
   std::string gpu = p.gpu.empty() && o.gpu_placeholders ? gpu_placeholder("the GPU's name") : or_unknown(p.gpu);
   return lib.system().render({{"rules", *rules},
-                              {"cute_guide", lib.cute_guide(p.workload)},
-                              {"menu", lib.menu(p.workload)},
+                              {"references", *references},
                               {"problem_name", problem_name(p)},
                               {"workload_class", std::string(to_string(p.workload))},
                               {"gpu", gpu},
@@ -354,8 +383,7 @@ Result<std::string> build_diagnose_prompt(const PromptLibrary& lib, const Diagno
       situation += "\nIts changes to the last correct kernel:\n" +
                    fenced(clip_evidence(in.change_diff, o.max_evidence_lines * 2, o.max_evidence_chars), "diff");
   }
-  PromptValues v = {{"debug_guide", lib.debug_guide()},
-                    {"problem_name", problem_name(in.problem)},
+  PromptValues v = {{"problem_name", problem_name(in.problem)},
                     {"failure_kind", std::string(to_string(in.failure.kind))},
                     {"verdict", to_string(in.failure.verdict)},
                     {"failure_reason", one_line(or_unknown(in.failure.reason, "(no reason given)"), 400)},
@@ -485,6 +513,16 @@ Status check_prompt_library(const PromptLibrary& lib) {
   for (auto [t, name] : {std::pair{&lib.rules(), "rules"}, std::pair{&lib.system(), "system"},
                          std::pair{&lib.example_intro(), "example"}, std::pair{&lib.candidate_share(), "candidate"}})
     if (auto s = check_template(*t, shared_placeholders(name), name); !s.ok()) return s;
+  // The rules' kind markers and the guide's compile-error section, checked now rather than at the
+  // first request of the kind that needs them.
+  PromptValues any;
+  for (const std::string& name : shared_placeholders("rules")) any[name] = "";
+  auto rules = lib.rules().render(any);
+  if (!rules) return rules.error();
+  for (PromptKind k : kAllPromptKinds)
+    if (auto r = rules_for_kind(*rules, k, lib.rules().origin()); !r) return r.error();
+  for (WorkloadClass c : all_workload_classes())
+    if (auto e = compile_errors_section(lib.cute_guide(c)); !e) return e.error();
   return ok_status();
 }
 

@@ -3,15 +3,16 @@
 // (prompt_inputs.h). The texts are in prompts/*.md; this code only computes the pieces that depend
 // on the data (tables, numbers, clipped evidence, the bounded history) and fills the placeholders.
 //
-// Every request is the system message, then one user message. The system message (build_system_prompt)
-// is the same, byte for byte, in every call of one problem's run — the rules with the run's arch and
-// precision rule, the CuTe guide trimmed to the workload class, the class's optimisation menu, the
-// problem with its costs — so the providers' prompt caches serve it after the first call. The user
-// message holds what changes:
+// Every request is a system message, then one user message. The system message (build_system_prompt)
+// is fixed per kind of request: byte for byte the same in every call of that kind through one
+// problem's run — the rules that kind's answer can break (arch and precision rule filled in), the
+// reference that kind needs (the CuTe guide trimmed to the class to write a kernel, the debugging guide
+// to diagnose, the class's menu to optimise), the problem with its costs — so the providers' prompt
+// caches serve it from the kind's second call on. The user message holds what changes:
 //
 //   synthesis  first kernel: the library kernel chosen for the problem (example_choice.h) with why it
 //              was chosen, as a reference for idioms (none with --examples none). Answer: a whole file.
-//   diagnose   the debugging guide, a failing kernel with line numbers and the condensed evidence; for a
+//   diagnose   a failing kernel with line numbers and the condensed evidence; for a
 //              step that broke the kernel, what it tried and its diff. Answer: DIAGNOSIS / LOCATION /
 //              FIX notes, no code (parse_diagnosis_answer).
 //   repair     the diagnosis and the kernel (numbered when the diagnosis cites lines). Answer:
@@ -48,9 +49,17 @@ struct PromptOptions {
   bool gpu_placeholders = false;
 };
 
-// The system message: prompts/system.md with the rules, the class's guide and menu, and the problem.
-Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& problem,
+// The system message of one kind of request: prompts/system.md with the rules that kind's answer can
+// break (rules_for_kind), its reference material (system_references) and the problem. The same bytes in
+// every request of that kind through the run, so a provider's prompt cache serves it.
+Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& problem, PromptKind kind,
                                         const PromptOptions& options = {});
+// What each kind needs besides the rules: synthesis and restart the CuTe guide of the class (they write
+// the kernel); diagnose the debugging guide and the guide's compile errors; repair those compile errors;
+// optimize the class's menu.
+Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass workload, PromptKind kind);
+// The guide's "## Common compile errors" section, as a top-level section of its own.
+Result<std::string> compile_errors_section(std::string_view guide);
 
 Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const SynthesisInput& in,
                                            const PromptOptions& options = {});

@@ -134,9 +134,10 @@ void expect_complete(const std::string& prompt, const std::string& what) {
   EXPECT_FALSE(contains(prompt, "# Optimisation menu")) << what << " repeats the menu";
 }
 
-// What the LLM reads in one call: the system message (rules, guide, menu, the problem), then the prompt.
-std::string whole(const ProblemBrief& p, const std::string& prompt, const PromptOptions& o = {}) {
-  auto system = build_system_prompt(library(), p, o);
+// What the LLM reads in one call: the kind's system message (rules, its guide or menu, the problem),
+// then the prompt.
+std::string whole(PromptKind kind, const ProblemBrief& p, const std::string& prompt, const PromptOptions& o = {}) {
+  auto system = build_system_prompt(library(), p, kind, o);
   EXPECT_TRUE(system.ok()) << system.error().message;
   return (system.ok() ? *system : std::string()) + "\n\n" + prompt;
 }
@@ -226,7 +227,7 @@ TEST(PromptBuild, SynthesisWithItsSystemMessageHasProblemShapesContractRulesAndE
   auto r = build_synthesis_prompt(library(), {sample_gemm()});
   ASSERT_TRUE(r.ok()) << r.error().message;
   expect_complete(*r, "synthesis");
-  const std::string p = whole(sample_gemm(), *r);
+  const std::string p = whole(PromptKind::synthesis, sample_gemm(), *r);
   EXPECT_EQ(occurrences(p, "## The contract"), 1) << "the contract once";
   EXPECT_TRUE(contains(p, "typedef struct cutegen_tensor {")) << "the descriptor is part of it";
   EXPECT_TRUE(contains(p, library().cute_guide(WorkloadClass::gemm)));
@@ -258,7 +259,7 @@ TEST(PromptBuild, SynthesisForElementwiseUsesItsExampleAndSaysWhatIsUnknown) {
   EXPECT_TRUE(contains(*r, "# A reference for CuTe idioms (elementwise.cu)")) << *r;
   EXPECT_TRUE(contains(*r, "This is the library's elementwise kernel: generic over a device functor"));
   EXPECT_TRUE(contains(*r, library().example("elementwise.cu").source));
-  const std::string w = whole(sample_elementwise(), *r);
+  const std::string w = whole(PromptKind::synthesis, sample_elementwise(), *r);
   EXPECT_TRUE(contains(w, "| inputs[1] | negative_slope | forward() scalar argument (host value) | scalar = 0.01 | float64 |"))
       << w;
   EXPECT_TRUE(contains(w, "Roofline floor: not available"));
@@ -276,7 +277,7 @@ TEST(PromptBuild, WithoutExamplesNoLibraryKernelIsShown) {
     expect_complete(*r, "no example");
     EXPECT_FALSE(contains(*r, "# A reference for CuTe idioms")) << *r;
     EXPECT_TRUE(contains(*r, "No library kernel is shown in this run (--examples none)")) << *r;
-    const std::string w = whole(sample_gemm(), *r, o);
+    const std::string w = whole(PromptKind::synthesis, sample_gemm(), *r, o);
     for (std::string_view file : example_files())
       EXPECT_FALSE(contains(w, library().example(file).source)) << file << " is in the conversation";
   }
@@ -343,7 +344,8 @@ TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
   EXPECT_TRUE(contains(p, "      3 | // the current kernel\n")) << p;
   EXPECT_TRUE(contains(p, "wrong result (verdict `mismatch`): max abs error 3.2e-02"));
   EXPECT_TRUE(contains(p, "first bad indices: (17,4)"));
-  EXPECT_TRUE(p.starts_with(library().debug_guide())) << "first: successive diagnoses share it as a prefix";
+  EXPECT_FALSE(contains(p, library().debug_guide())) << "the guide is in the diagnose system message, cached";
+  EXPECT_TRUE(contains(whole(PromptKind::diagnose, sample_gemm(), p), library().debug_guide()));
   EXPECT_TRUE(contains(p, "`DIAGNOSIS:`"));
   EXPECT_TRUE(contains(p, "Do not write code"));
   EXPECT_TRUE(contains(p, "None: this is the first diagnosis"));
@@ -378,7 +380,7 @@ TEST(PromptBuild, RepairQuotesKernelVerbatimAndAsksForEditsOnly) {
   expect_complete(*r, "repair");
   EXPECT_TRUE(contains(*r, "# The current kernel\n```cuda\n" + kKernel + "```")) << "no line numbers: edits quote this text";
   EXPECT_TRUE(contains(*r, "DIAGNOSIS: B is read transposed."));
-  EXPECT_TRUE(contains(whole(sample_gemm(), *r), "<<<<<<< SEARCH")) << "the edit format comes with the rules";
+  EXPECT_TRUE(contains(whole(PromptKind::repair, sample_gemm(), *r), "<<<<<<< SEARCH")) << "the edit format comes with the rules";
   EXPECT_TRUE(contains(*r, "`CHANGES:`"));
 
   // A diagnosis that cites lines gets the kernel with the same numbers as the diagnose prompt's.
@@ -411,8 +413,8 @@ TEST(PromptBuild, OptimizeHasMenuHistoryPerformanceAndProfileState) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string& p = *r;
   expect_complete(p, "optimize");
-  EXPECT_TRUE(contains(whole(in.problem, p), library().menu(WorkloadClass::gemm)));
-  EXPECT_FALSE(contains(whole(in.problem, p), library().menu(WorkloadClass::elementwise)));
+  EXPECT_TRUE(contains(whole(PromptKind::optimize, in.problem, p), library().menu(WorkloadClass::gemm)));
+  EXPECT_FALSE(contains(whole(PromptKind::optimize, in.problem, p), library().menu(WorkloadClass::elementwise)));
   EXPECT_TRUE(contains(p, "step 13 of 20"));
   EXPECT_TRUE(contains(p, "Current best kernel (below): 4.1 ms, 50.0% of speed-of-light (the roofline floor above)"))
       << p;
@@ -444,7 +446,7 @@ TEST(PromptBuild, RestartIsSynthesisWithTheFailureHistory) {
   EXPECT_TRUE(contains(*r, "Reason: 5 repair rounds did not fix a mismatch"));
   EXPECT_TRUE(contains(*r, "step 12: idea number 12"));  // restart_prompt labels come from the records' kind
   EXPECT_TRUE(contains(*r, "first bad indices"));
-  EXPECT_TRUE(contains(whole(in.problem, *r), "| inputs[0] | A | forward() argument | (4096, 4096) | float32 |"));
+  EXPECT_TRUE(contains(whole(PromptKind::restart, in.problem, *r), "| inputs[0] | A | forward() argument | (4096, 4096) | float32 |"));
   EXPECT_TRUE(contains(*r, "This is the library's strict-fp32 GEMM")) << *r;
   EXPECT_TRUE(contains(*r, library().example("gemm_sm90_3xtf32.cu").source));
 }
@@ -481,12 +483,45 @@ TEST(PromptBuild, EveryTemplateRendersForEveryWorkloadClass) {
       ASSERT_TRUE(r.ok()) << to_string(c) << ": " << r.error().message;
       expect_complete(*r, std::string(to_string(c)));
     }
-    auto system = build_system_prompt(library(), p);
-    ASSERT_TRUE(system.ok()) << to_string(c) << ": " << system.error().message;
-    EXPECT_FALSE(contains(*system, "{{")) << to_string(c);
-    EXPECT_FALSE(contains(*system, "<!--")) << to_string(c) << ": a template header or guide marker is left";
-    EXPECT_TRUE(contains(*system, library().menu(c))) << to_string(c);
-    EXPECT_TRUE(contains(*system, library().cute_guide(c))) << to_string(c);
+    for (PromptKind k : kAllPromptKinds) {
+      const std::string what = fmt::format("{} {}", to_string(c), to_string(k));
+      auto system = build_system_prompt(library(), p, k);
+      ASSERT_TRUE(system.ok()) << what << ": " << system.error().message;
+      EXPECT_FALSE(contains(*system, "{{")) << what;
+      EXPECT_FALSE(contains(*system, "<!--")) << what << ": a template header or guide marker is left";
+      // Each kind its own reference: the menu to optimise, the guide to write a kernel.
+      EXPECT_EQ(contains(*system, library().menu(c)), k == PromptKind::optimize) << what;
+      EXPECT_EQ(contains(*system, library().cute_guide(c)), k == PromptKind::synthesis || k == PromptKind::restart)
+          << what;
+      EXPECT_EQ(contains(*system, library().debug_guide()), k == PromptKind::diagnose) << what;
+      EXPECT_EQ(contains(*system, "\n# Common compile errors"), k == PromptKind::diagnose || k == PromptKind::repair)
+          << what;
+    }
+  }
+}
+
+// Each kind carries the rules its answer can break and its own answer format: the whole contract to
+// write a kernel or mend one, less what a correct kernel already shows to optimise one.
+TEST(PromptBuild, EachKindGetsTheRulesItsAnswerCanBreakAndItsAnswerFormat) {
+  auto system = [](PromptKind k) {
+    auto s = build_system_prompt(library(), sample_gemm(), k);
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    return s.ok() ? *s : std::string();
+  };
+  for (PromptKind k : kAllPromptKinds) {
+    const std::string s = system(k), what(to_string(k));
+    for (const char* everywhere : {"# Rules for every cutegen kernel", "## Forbidden", "## CuTe must really be used",
+                                   "## Correct first, and honestly", "## Precision: strict", "cutegen_forward_ws",
+                                   "filled with NaN before every call", "## Answer format"})
+      EXPECT_TRUE(contains(s, everywhere)) << what << " lacks " << everywhere;
+    const bool writes = k == PromptKind::synthesis || k == PromptKind::restart;
+    const bool mends = k == PromptKind::diagnose || k == PromptKind::repair;
+    EXPECT_EQ(contains(s, "typedef struct cutegen_tensor {"), writes || mends) << what;
+    EXPECT_EQ(contains(s, "Exactly one entry point:"), writes || mends) << what;
+    EXPECT_EQ(contains(s, "## Knobs: expose tile sizes"), writes || k == PromptKind::optimize) << what;
+    EXPECT_EQ(contains(s, "## Answer: a whole file"), writes) << what;
+    EXPECT_EQ(contains(s, "<<<<<<< SEARCH"), k == PromptKind::repair || k == PromptKind::optimize) << what;
+    EXPECT_EQ(contains(s, "NO_FURTHER_CHANGE: "), k == PromptKind::optimize) << what;
   }
 }
 
@@ -598,23 +633,26 @@ TEST(PromptLibrary, MismatchedTemplateIsReportedAtStartup) {
 // The system message states the rules as the run applies them: the arch it compiles for, the
 // precision policy in force, and the CuTe check as the judge makes it.
 TEST(PromptTruth, TheSystemMessageCarriesTheRulesOfThisRun) {
-  ProblemBrief p = sample_gemm();
-  auto system = build_system_prompt(library(), p);
-  ASSERT_TRUE(system.ok()) << system.error().message;
-  EXPECT_TRUE(contains(*system, "# Rules for every cutegen kernel"));
-  EXPECT_TRUE(contains(*system, "one `-gencode` for `sm_90a`"));
-  EXPECT_TRUE(contains(*system, "## Precision: strict"));
-  EXPECT_FALSE(contains(*system, "is rejected by name, whatever the other kernels do")) << "the check is per kernel";
-  EXPECT_TRUE(contains(*system, "a kernel with no CuTe access is\n  rejected, the message naming the kernel"));
-  EXPECT_TRUE(contains(*system, "second, unoptimised compile"));
-  p.arch = "sm_100a";
-  p.precision = Precision::tf32;
-  system = build_system_prompt(library(), p);
-  ASSERT_TRUE(system.ok()) << system.error().message;
-  EXPECT_TRUE(contains(*system, "one `-gencode` for `sm_100a`"));
-  EXPECT_FALSE(contains(*system, "sm_90a`,")) << "no architecture but the run's";
-  EXPECT_TRUE(contains(*system, "## Precision: tf32 (the user opted in)"));
-  EXPECT_FALSE(contains(*system, "Plain TF32 (one MMA on rounded operands) is 70 to 1000 times less accurate"));
+  for (PromptKind k : kAllPromptKinds) {
+    const std::string what(to_string(k));
+    ProblemBrief p = sample_gemm();
+    auto system = build_system_prompt(library(), p, k);
+    ASSERT_TRUE(system.ok()) << system.error().message;
+    EXPECT_TRUE(contains(*system, "# Rules for every cutegen kernel")) << what;
+    EXPECT_TRUE(contains(*system, "one `-gencode` for `sm_90a`")) << what;
+    EXPECT_TRUE(contains(*system, "## Precision: strict")) << what;
+    EXPECT_FALSE(contains(*system, "is rejected by name, whatever the other kernels do")) << "the check is per kernel";
+    EXPECT_TRUE(contains(*system, "a kernel with no CuTe access is\n  rejected, the message naming the kernel")) << what;
+    EXPECT_TRUE(contains(*system, "second, unoptimised compile")) << what;
+    p.arch = "sm_100a";
+    p.precision = Precision::tf32;
+    system = build_system_prompt(library(), p, k);
+    ASSERT_TRUE(system.ok()) << system.error().message;
+    EXPECT_TRUE(contains(*system, "one `-gencode` for `sm_100a`")) << what;
+    EXPECT_FALSE(contains(*system, "sm_90a`,")) << "no architecture but the run's";
+    EXPECT_TRUE(contains(*system, "## Precision: tf32 (the user opted in)")) << what;
+    EXPECT_FALSE(contains(*system, "Plain TF32 (one MMA on rounded operands) is 70 to 1000 times less accurate"));
+  }
 }
 
 // `cutegen prompt` has no GPU: the measurements a run would show are labelled placeholders.
@@ -622,7 +660,7 @@ TEST(PromptBuild, GpuPlaceholdersAreLabelledWhereARunHasMeasurements) {
   PromptOptions o;
   o.gpu_placeholders = true;
   ProblemBrief p = sample_elementwise();
-  auto system = build_system_prompt(library(), p, o);
+  auto system = build_system_prompt(library(), p, PromptKind::optimize, o);
   ASSERT_TRUE(system.ok()) << system.error().message;
   EXPECT_TRUE(contains(*system, "GPU: [measured on the GPU at run time: the GPU's name]")) << *system;
   EXPECT_TRUE(contains(*system, "Roofline floor on this GPU: [measured on the GPU at run time: the roofline floor"))
@@ -704,13 +742,14 @@ TEST(PromptTruth, EveryCallShowsTheReferenceOnceInTheSystemMessage) {
   OptimizeInput opt{p, kKernel, 0.1, 1, 8, {}, ""};
   RepairInput repair{p, kKernel, sample_failure(FailureKind::wrong_result), "DIAGNOSIS: x\nFIX: y\n", {}};
   RestartInput restart{p, "why", {}, std::nullopt};
-  for (auto [what, r] : {std::pair{"synthesis", build_synthesis_prompt(library(), {p})},
-                         std::pair{"repair", build_repair_prompt(library(), repair)},
-                         std::pair{"optimize", build_optimize_prompt(library(), opt)},
-                         std::pair{"restart", build_restart_prompt(library(), restart)}}) {
+  for (auto [kind, r] : {std::pair{PromptKind::synthesis, build_synthesis_prompt(library(), {p})},
+                         std::pair{PromptKind::repair, build_repair_prompt(library(), repair)},
+                         std::pair{PromptKind::optimize, build_optimize_prompt(library(), opt)},
+                         std::pair{PromptKind::restart, build_restart_prompt(library(), restart)}}) {
+    const std::string what(to_string(kind));
     ASSERT_TRUE(r.ok()) << what << ": " << r.error().message;
     EXPECT_FALSE(contains(*r, "self.norm = nn.LayerNorm(hidden)")) << what << " repeats the reference";
-    const std::string w = whole(p, *r);
+    const std::string w = whole(kind, p, *r);
     EXPECT_TRUE(contains(w, "```python\n" + p.reference_source)) << what << " lacks the reference module";
     EXPECT_EQ(occurrences(w, "self.norm = nn.LayerNorm(hidden)"), 1) << what << ": the reference once";
     EXPECT_TRUE(contains(w, "Model(hidden=8192)")) << what;
@@ -721,7 +760,7 @@ TEST(PromptTruth, TheOptimisePromptShowsEachBaselineAndTheFloorOnce) {
   OptimizeInput in{sample_layernorm(), kKernel, 0.1124, 2, 8, {}, ""};
   auto r = build_optimize_prompt(library(), in);
   ASSERT_TRUE(r.ok()) << r.error().message;
-  const std::string w = whole(in.problem, *r);
+  const std::string w = whole(PromptKind::optimize, in.problem, *r);
   EXPECT_EQ(occurrences(w, "0.2341 ms"), 1) << w;  // eager
   EXPECT_EQ(occurrences(w, "0.1877 ms"), 1) << w;  // torch.compile
   EXPECT_EQ(occurrences(w, "0.0562 ms"), 1) << w;  // the floor
@@ -762,7 +801,7 @@ TEST(PromptTruth, TheOptimisePromptOffersADecline) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(contains(*r, "`NO_FURTHER_CHANGE:`")) << *r;
   EXPECT_TRUE(contains(*r, "without spending an evaluation")) << *r;
-  EXPECT_TRUE(contains(whole(in.problem, *r), "NO_FURTHER_CHANGE: ")) << "the answer format is in the rules";
+  EXPECT_TRUE(contains(whole(PromptKind::optimize, in.problem, *r), "NO_FURTHER_CHANGE: ")) << "the answer format is in the rules";
 }
 
 TEST(PromptTruth, RestartLabelsEachSynthesisAttemptByWhatHappened) {

@@ -1,6 +1,7 @@
 #include "prompt/prompt_files.h"
 
 #include <cstdlib>
+#include <functional>
 #include <stdexcept>
 #include <system_error>
 #include <vector>
@@ -96,7 +97,8 @@ Result<PromptPaths> locate_prompt_paths() {
   return paths;
 }
 
-Result<std::string> guide_for_class(std::string_view guide, WorkloadClass workload, std::string_view origin) {
+Result<std::string> keep_marked_blocks(std::string_view guide, const std::function<Result<bool>(std::string_view)>& wants,
+                                       std::string_view origin) {
   constexpr std::string_view kOpen = "<!-- for:", kClose = "-->";
   std::vector<std::string_view> lines;
   for (std::size_t pos = 0; pos < guide.size();) {
@@ -123,9 +125,9 @@ Result<std::string> guide_for_class(std::string_view guide, WorkloadClass worklo
       std::size_t q = names.find(' ', p);
       if (q == std::string_view::npos) q = names.size();
       if (q > p) {
-        auto c = parse_workload_class(names.substr(p, q - p));
-        if (!c.ok()) return Error{fmt::format("{}:{}: {}", origin, i + 1, c.error().message)};
-        wanted = wanted || *c == workload;
+        auto w = wants(names.substr(p, q - p));
+        if (!w.ok()) return Error{fmt::format("{}:{}: {}", origin, i + 1, w.error().message)};
+        wanted = wanted || *w;
       }
       p = q + 1;
     }
@@ -150,6 +152,34 @@ Result<std::string> guide_for_class(std::string_view guide, WorkloadClass worklo
     i = wanted ? first : j;
   }
   return out;
+}
+
+Result<std::string> guide_for_class(std::string_view guide, WorkloadClass workload, std::string_view origin) {
+  return keep_marked_blocks(
+      guide,
+      [workload](std::string_view name) -> Result<bool> {
+        auto c = parse_workload_class(name);
+        if (!c.ok()) return c.error();
+        return *c == workload;
+      },
+      origin);
+}
+
+Result<std::string> rules_for_kind(std::string_view rules, PromptKind kind, std::string_view origin) {
+  return keep_marked_blocks(
+      rules,
+      [kind](std::string_view name) -> Result<bool> {
+        auto k = parse_prompt_kind(name);
+        if (!k.ok()) return k.error();
+        return *k == kind;
+      },
+      origin);
+}
+
+Result<PromptKind> parse_prompt_kind(std::string_view name) {
+  for (PromptKind k : kAllPromptKinds)
+    if (to_string(k) == name) return k;
+  return Error{fmt::format("unknown prompt kind '{}' (expected synthesis, diagnose, repair, optimize or restart)", name)};
 }
 
 std::string_view to_string(PromptKind k) {

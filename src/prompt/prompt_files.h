@@ -11,6 +11,7 @@
 // before the first LLM call rather than in the middle of it.
 #include <array>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -39,6 +40,7 @@ inline constexpr std::array<PromptKind, 5> kAllPromptKinds = {PromptKind::synthe
                                                               PromptKind::repair, PromptKind::optimize,
                                                               PromptKind::restart};
 std::string_view to_string(PromptKind k);
+Result<PromptKind> parse_prompt_kind(std::string_view name);  // error lists the names
 
 struct ExampleKernel {
   std::string file;    // "gemm_sm90_3xtf32.cu"
@@ -51,6 +53,12 @@ struct ExampleKernel {
 // So a pointwise problem's prompts carry no TMA, wgmma or cluster material. `origin` names the file in
 // errors: a marker naming an unknown class, or not followed by a section or an item.
 Result<std::string> guide_for_class(std::string_view guide, WorkloadClass workload, std::string_view origin);
+// The same markers in the rules, naming prompt kinds (`<!-- for: synthesis restart -->`): each kind of
+// request carries the rules its answer can break and its own answer format, no more.
+Result<std::string> rules_for_kind(std::string_view rules, PromptKind kind, std::string_view origin);
+// The filter both use: `wants` says whether a name in a marker keeps its block (an Error for an unknown name).
+Result<std::string> keep_marked_blocks(std::string_view text, const std::function<Result<bool>(std::string_view)>& wants,
+                                       std::string_view origin);
 
 class PromptLibrary {
  public:

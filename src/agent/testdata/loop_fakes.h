@@ -94,7 +94,9 @@ class ScriptedLlm : public LlmBackend {
 // Prompts are "<kind> ..." plus what the loop put in them, so tests can check the content.
 class FakePrompter : public Prompter {
  public:
-  Result<std::string> system_prompt(const ProblemInfo&) override { return std::string("rules"); }
+  Result<std::string> system_prompt(const ProblemInfo&, PromptKind kind) override {
+    return "rules for " + std::string(to_string(kind));
+  }
   std::string example_shown(const ProblemInfo& p) override {
     return "library/" + std::string(to_string(p.facts.workload_class)) + ".cu";
   }
