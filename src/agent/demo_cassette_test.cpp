@@ -12,7 +12,7 @@
 #include "common/process.h"
 #include "llm/backend_factory.h"
 #include "llm/curl_transport.h"
-#include "llm/fake_backend.h"
+#include "llm/testdata/fake_backend.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;

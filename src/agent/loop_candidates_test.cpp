@@ -8,7 +8,7 @@
 #include "agent/loop.h"
 #include "agent/testdata/loop_fakes.h"
 #include "common/fs.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "report/run_page.h"
 #include "report/run_report.h"
 #include "report/run_view.h"

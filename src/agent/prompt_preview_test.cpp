@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "agent/template_prompter.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 using cutegen::testing::contains;

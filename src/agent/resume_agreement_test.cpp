@@ -7,7 +7,7 @@
 #include "agent/testdata/loop_fakes.h"
 #include "common/fs.h"
 #include "common/sha256.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "report/run_view.h"
 
 using namespace cutegen;

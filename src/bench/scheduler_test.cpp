@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 using namespace cutegen::bench;

@@ -16,7 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "common/child_registry.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 using cutegen::testing::contains;

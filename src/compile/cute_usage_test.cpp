@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "common/fake_process_runner.h"
+#include "common/testdata/fake_process_runner.h"
 #include "common/fs.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 

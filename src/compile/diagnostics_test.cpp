@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "common/fs.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 

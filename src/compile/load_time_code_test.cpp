@@ -8,7 +8,7 @@
 
 #include "common/fs.h"
 #include "common/process.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 // The ELF logic on small shared objects that g++ builds the way nvcc's host compile does (-O3 -fPIC,
 // linked with crti/crtbeginS like every kernel.so), in a second or two each: no nvcc. The real nvcc

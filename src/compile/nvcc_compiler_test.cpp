@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "common/build_identity.h"
-#include "common/fake_process_runner.h"
+#include "common/testdata/fake_process_runner.h"
 #include "common/fs.h"
 #include "common/locations.h"
 #include "common/slow_compile_tests.h"

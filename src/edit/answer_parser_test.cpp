@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 

@@ -1,5 +1,5 @@
 #include "edit/apply_edits.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "edit/text_lines.h"
 
 #include <gtest/gtest.h>

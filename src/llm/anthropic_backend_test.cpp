@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "llm/test_support.h"
+#include "llm/testdata/test_support.h"
 
 using namespace cutegen;
 using namespace cutegen::testing;

@@ -8,7 +8,7 @@
 
 #include "common/fs.h"
 #include "llm/llm_client.h"
-#include "llm/test_support.h"
+#include "llm/testdata/test_support.h"
 
 using namespace cutegen;
 using namespace cutegen::testing;

@@ -7,7 +7,7 @@
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "llm/request_key.h"
-#include "llm/test_support.h"
+#include "llm/testdata/test_support.h"
 
 using namespace cutegen;
 using namespace cutegen::testing;

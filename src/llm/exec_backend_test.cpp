@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "common/fake_process_runner.h"
-#include "llm/test_support.h"
+#include "common/testdata/fake_process_runner.h"
+#include "llm/testdata/test_support.h"
 
 using namespace cutegen;
 using namespace cutegen::testing;

@@ -1,4 +1,4 @@
-#include "llm/fake_backend.h"
+#include "llm/testdata/fake_backend.h"
 
 #include <gtest/gtest.h>
 

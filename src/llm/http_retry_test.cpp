@@ -5,7 +5,7 @@
 #include <atomic>
 #include <ctime>
 
-#include "llm/test_support.h"
+#include "llm/testdata/test_support.h"
 
 using namespace cutegen;
 using namespace cutegen::testing;

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "llm/cassette.h"
-#include "llm/test_support.h"
+#include "llm/testdata/test_support.h"
 
 using namespace cutegen;
 using namespace cutegen::testing;

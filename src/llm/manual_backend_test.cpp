@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "common/fs.h"
-#include "llm/test_support.h"
+#include "llm/testdata/test_support.h"
 
 using namespace cutegen;
 using namespace cutegen::testing;

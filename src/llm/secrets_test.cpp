@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "llm/llm_client.h"
-#include "llm/test_support.h"
+#include "llm/testdata/test_support.h"
 
 using namespace cutegen;
 using namespace cutegen::testing;

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/fake_process_runner.h"
+#include "common/testdata/fake_process_runner.h"
 #include "common/fs.h"
 
 using namespace cutegen;

@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "common/fs.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 

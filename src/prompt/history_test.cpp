@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <optional>
 
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 
 using namespace cutegen;
 

@@ -8,7 +8,7 @@
 
 #include "common/fs.h"
 #include "common/json_text.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "report/run_report.h"
 
 using namespace cutegen;

@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "report/testdata/synthetic_suite.h"
 
 using namespace cutegen;

@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "run/reference_worker.h"
 
 using namespace cutegen;

@@ -29,7 +29,7 @@
 
 #include "common/fs.h"
 #include "common/process.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "sandbox/landlock.h"
 #include "sandbox/sandbox_command.h"
 

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "common/fs.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "store/run_files.h"
 
 using namespace cutegen;

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "seed/seed.h"
 #include "seed/testdata/all_routes.h"
 

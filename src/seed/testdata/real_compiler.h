@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "common/process.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "compile/nvcc_compiler.h"
 
 namespace cutegen::seed::testing {

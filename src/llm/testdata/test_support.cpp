@@ -1,4 +1,4 @@
-#include "llm/test_support.h"
+#include "llm/testdata/test_support.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/process.h"
-#include "common/test_helpers.h"
+#include "common/testdata/test_helpers.h"
 #include "llm/backend_factory.h"
 #include "llm/hooks.h"
 #include "llm/curl_transport.h"
@@ -33,7 +33,7 @@ void set_test_environment();
 // True when `text` contains either secret.
 bool contains_secret(const std::string& text);
 
-// A fresh directory (TempDir, common/test_helpers.h), removed afterwards. Before that it scans every
+// A fresh directory (TempDir, common/testdata/test_helpers.h), removed afterwards. Before that it scans every
 // file under it and fails the current test if one contains a secret.
 class SecretScannedDir {
  public:
