@@ -142,6 +142,17 @@ TEST(Matcher, AnOpTheWorkerCouldNotBindIsRefusedBeforeAnyRoute) {
             "mean: the worker could not read its arguments");
 }
 
+// A dropout (training mode, a module's default) is random on every call: the reason names it, not the
+// softmax or norm a route stopped at after it (KernelBench level 2, 66 and 83).
+TEST(Matcher, ADropoutIsRefusedAsRandom) {
+  for (const char* spelling : {"nn.Dropout", "dropout"}) {
+    auto m = match(graph_of({input_of(0, "x"), op(1, spelling, {ref(0)}), op(2, "relu", {ref(1)})}, {ref(2)}, 2));
+    ASSERT_FALSE(m.matched()) << spelling;
+    EXPECT_EQ(m.reason, std::string(spelling) + ": a random mask on every call in training mode (a module's "
+                                                 "default); the seeds are deterministic kernels");
+  }
+}
+
 TEST(Matcher, BroadcastingIsTheBroadcastSeedsOrRefusedWithTheOperand) {
   json bias = tensor({{"id", 1}, {"name", "b"}, {"op", "input"}, {"index", 1}}, {128});
   auto m = match(graph_of({input_of(0, "x"), bias, op(2, "add", {ref(0), ref(1)})}, {ref(2)}, 2));

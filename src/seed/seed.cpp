@@ -39,6 +39,17 @@ SeedMatch match_seed(const OpGraph& graph) {
                               : fmt::format("{}: {}", n.op, n.note);
     return m;
   }
+  // A dropout draws a fresh random mask on every call in training mode (an nn.Module's default, and how
+  // KernelBench builds its models): no kernel computes that reference, so say so rather than what a route
+  // happened to stop at after it.
+  for (int id : reachable(graph)) {
+    const std::string& spelling = graph.node(id).op.spelling();
+    if (spelling == "nn.Dropout" || spelling == "dropout") {
+      m.reason = fmt::format("{}: a random mask on every call in training mode (a module's default); the seeds "
+                             "are deterministic kernels", spelling);
+      return m;
+    }
+  }
   // The walk over the table: a route that claims the graph is tried and the first plan wins; a refusal is the
   // answer as its claim says (route.h: Claim).
   const MatchContext context = match_context(graph);
