@@ -5,9 +5,11 @@ the same seed with `#define CIG_TMA 1` in front; both judged by `cutegen eval --
 problem and path: verdict, the judge's median ms, speedup over eager and torch.compile. The variants are
 compiled in parallel first (CUTLASS's SM90 convolution takes minutes of nvcc).
 
-Usage: scripts/gpu_conv_tma.py --cutegen build-gpu/cutegen --out DIR [PROBLEM ...]
+Usage: scripts/gpu_conv_tma.py --cutegen build-gpu/cutegen --out DIR [--tma-only] [--stop-after S] [PROBLEM ...]
   (default problems: the project's dense forward convolutions, then those in $KERNELBENCH_DIR's level 1
   given as KB:N, e.g. KB:63)
+--tma-only judges only the TMA variants (the gather kernel's numbers are in benchmarks/results.md);
+--stop-after S starts no evaluation after S seconds, so that one device call ends with its lines printed.
 Exit status: 0 when every TMA variant that was judged passed.
 """
 import argparse
@@ -17,6 +19,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT = ["problems/conv2d_3x3.py", "problems/conv2d_bias_relu.py", "problems/conv1d_strided_dilated.py",
@@ -38,8 +41,11 @@ def main():
     ap.add_argument("--cutegen", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--jobs", type=int, default=6, help="parallel compiles")
+    ap.add_argument("--tma-only", action="store_true", help="judge only the CIG_TMA 1 variants")
+    ap.add_argument("--stop-after", type=float, default=0, help="start no evaluation after this many seconds (0: none)")
     ap.add_argument("problems", nargs="*")
     args = ap.parse_args()
+    start = time.monotonic()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pairs = []  # (problem, kernel path, label)
@@ -52,12 +58,15 @@ def main():
             continue
         tma = out / f"{problem.stem}.tma.cu"
         tma.write_text("#define CIG_TMA 1\n" + seed.read_text())
-        pairs += [(problem, seed, "gather"), (problem, tma, "tma")]
+        pairs += ([] if args.tma_only else [(problem, seed, "gather")]) + [(problem, tma, "tma")]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         compiled = list(pool.map(lambda p: subprocess.run(["nice", "-n", "19", args.cutegen, "compile", str(p[1])],
                                                           capture_output=True, text=True), pairs))
     failed = False
     for (problem, kernel, label), c in zip(pairs, compiled):
+        if args.stop_after and time.monotonic() - start > args.stop_after:
+            print(f"stopped after {args.stop_after:.0f} s, before {problem.stem} {label}")
+            break
         if c.returncode != 0:
             print(f"{problem.stem} {label}: COMPILE FAIL {c.stderr.strip()[-400:]}")
             failed |= label == "tma"
