@@ -108,6 +108,8 @@ using namespace cute;
 #define CIG_TMA_PROMOTE 2
 #endif
 // cutegen:require CIG_TMA_TILE_M * CIG_TMA_TILE_N <= 8192
+// The TMA path's knobs change nothing while it is off: variants that differ only there are one kernel.
+// cutegen:require CIG_TMA == 1 || (CIG_TMA_TILE_M == 64 && CIG_TMA_TILE_N == 128 && CIG_TMA_PROMOTE == 2)
 
 namespace conv_ig {
 
