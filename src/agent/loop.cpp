@@ -347,15 +347,18 @@ bool Loop::decline_hands_over_to_profile() const {
   return profiler_ && options_.profile.mode() != ProfilePolicy::Mode::never && !profile_shown_;
 }
 
-Result<StepRecord> Loop::optimize_step(int step, int streak) {
-  if (options_.candidates > 1) return optimize_with_candidates(step, streak);  // loop_candidates.cpp
+Result<std::string> Loop::begin_optimize_step(int step, int streak) {
   status_.phase = LoopPhase::optimize;
   status_.step = step;
-  StepRecord rec{.kind = StepKind::optimization, .n = step};
   auto profile = profile_summary(step, streak);
   if (!profile) return profile.error();
-  auto prompt = prompter_.optimize(problem_, best_->source, best_->evaluation, history_, *profile, step,
-                                   options_.max_steps);
+  return prompter_.optimize(problem_, best_->source, best_->evaluation, history_, *profile, step, options_.max_steps);
+}
+
+Result<StepRecord> Loop::optimize_step(int step, int streak) {
+  if (options_.candidates > 1) return optimize_with_candidates(step, streak);  // loop_candidates.cpp
+  StepRecord rec{.kind = StepKind::optimization, .n = step};
+  auto prompt = begin_optimize_step(step, streak);
   if (!prompt) return prompt.error();
   const std::string base = best_->source;
   auto edited = ask<Proposal>(LlmPurpose::optimize, PromptKind::optimize, *prompt,

@@ -186,6 +186,8 @@ class Loop {
   };
   Result<std::vector<Checked>> compile_and_screen(int step, const std::vector<std::pair<int, std::string>>& sources);
   Result<std::string> profile_summary(int step, int non_improving_streak);
+  // Optimisation step `step` begins: the phase shown, and its prompt (with the profile where due).
+  Result<std::string> begin_optimize_step(int step, int non_improving_streak);
   // Tunes the best kernel's knobs (when it declares any and tuning is on) and records it in history_
   // as a tuning step after `after_step`; a faster tuned variant becomes the best.
   Status tune_best(int after_step);

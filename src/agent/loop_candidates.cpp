@@ -167,13 +167,8 @@ Result<std::vector<Loop::Checked>> Loop::compile_and_screen(int step, const std:
 }
 
 Result<StepRecord> Loop::optimize_with_candidates(int step, int streak) {
-  status_.phase = LoopPhase::optimize;
-  status_.step = step;
   StepRecord rec{.kind = StepKind::optimization, .n = step};
-  auto profile = profile_summary(step, streak);
-  if (!profile) return profile.error();
-  auto prompt = prompter_.optimize(problem_, best_->source, best_->evaluation, history_, *profile, step,
-                                   options_.max_steps);
+  auto prompt = begin_optimize_step(step, streak);
   if (!prompt) return prompt.error();
   const std::string base = best_->source;
   const int n = options_.candidates;
