@@ -27,6 +27,24 @@ class RealCompiler {
   Result<CompileOutcome> compile(const std::string& source, const std::string& name) {
     return compiler_->compile({source, name});
   }
+  // The source through the compile stage, which must build it and pass every check: its outcome, or nullopt
+  // after the failure is recorded (ASSERT_TRUE(out) then stops the test).
+  std::optional<CompileOutcome> build_ok(const std::string& source, const std::string& name) {
+    if (!ready()) {
+      ADD_FAILURE() << "no compiler: the toolchain probe failed";
+      return std::nullopt;
+    }
+    auto out = compile(source, name);
+    if (!out.ok()) {
+      ADD_FAILURE() << out.error().message;
+      return std::nullopt;
+    }
+    if (out->verdict != CompileVerdict::ok) {
+      ADD_FAILURE() << out->feedback() << "\n" << out->log;
+      return std::nullopt;
+    }
+    return std::move(*out);
+  }
 
  private:
   ::cutegen::testing::TempDir dir_;  // its own fresh cache, removed afterwards

@@ -39,10 +39,8 @@ TEST(LibraryConvTma, TheKnobExistsAndIsOffByDefault) {
 TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
   CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution, minutes of nvcc; the GPU check judges it");
   RealCompiler compiler;
-  ASSERT_TRUE(compiler.ready());
-  auto out = compiler.compile("#define CIG_TMA 1\n" + library_conv(), "conv_tma.cu");
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+  auto out = compiler.build_ok("#define CIG_TMA 1\n" + library_conv(), "conv_tma.cu");
+  ASSERT_TRUE(out);
 #ifndef CUTEGEN_CUDA_LIB_DIR
   GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
 #else

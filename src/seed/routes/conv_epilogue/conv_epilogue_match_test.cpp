@@ -295,10 +295,8 @@ TEST(SeedCompile, ConvEpilogueSeedBuildsPassesEveryStaticCheckAndChecksItsOperan
   auto src = emit_conv(*m.plan_as<ConvPlan>(), CommentText("twice.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   RealCompiler compiler;
-  ASSERT_TRUE(compiler.ready());
-  auto out = compiler.compile(*src, "conv_epilogue_seed.cu");
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+  auto out = compiler.build_ok(*src, "conv_epilogue_seed.cu");
+  ASSERT_TRUE(out);
 #ifndef CUTEGEN_CUDA_LIB_DIR
   GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
 #else
@@ -328,10 +326,8 @@ TEST(SeedCompile, SeparableConvSeedBuildsAndPassesEveryStaticCheck) {
   auto src = emit_separable_conv(*m.plan_as<SeparableConvPlan>(), CommentText("sep.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   RealCompiler compiler;
-  ASSERT_TRUE(compiler.ready());
-  auto out = compiler.compile(*src, "separable_seed.cu");
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+  auto out = compiler.build_ok(*src, "separable_seed.cu");
+  ASSERT_TRUE(out);
 #ifdef CUTEGEN_CUDA_LIB_DIR
   HostOnlyLibrary lib(out->library);
   ASSERT_TRUE(lib.error.empty()) << lib.error;

@@ -244,10 +244,8 @@ TEST(SeedCompile, ConvThenSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspace) 
   auto src = m.plan->emit(CommentText("conv_gn_scale.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   RealCompiler compiler;
-  ASSERT_TRUE(compiler.ready());
-  auto out = compiler.compile(*src, "conv_then_seed.cu");
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+  auto out = compiler.build_ok(*src, "conv_then_seed.cu");
+  ASSERT_TRUE(out);
 #ifdef CUTEGEN_CUDA_LIB_DIR
   HostOnlyLibrary lib(out->library);
   ASSERT_TRUE(lib.error.empty()) << lib.error;
@@ -270,10 +268,8 @@ TEST(SeedCompile, ConvThenGlobalAveragePoolSeedBuildsAndPassesEveryStaticCheck) 
   auto src = m.plan->emit(CommentText("conv_gap.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   RealCompiler compiler;
-  ASSERT_TRUE(compiler.ready());
-  auto out = compiler.compile(*src, "conv_gap_seed.cu");
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+  auto out = compiler.build_ok(*src, "conv_gap_seed.cu");
+  ASSERT_TRUE(out);
 #ifdef CUTEGEN_CUDA_LIB_DIR
   HostOnlyLibrary lib(out->library);
   ASSERT_TRUE(lib.error.empty()) << lib.error;

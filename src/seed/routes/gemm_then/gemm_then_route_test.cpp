@@ -236,10 +236,8 @@ TEST(SeedCompile, GemmThenSeedWithTwoLibraryGemmsBuildsAndSizesItsWorkspace) {
   auto src = m.plan->emit(CommentText("two_linears.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   RealCompiler compiler;
-  ASSERT_TRUE(compiler.ready());
-  auto out = compiler.compile(*src, "gemm_then_seed.cu");
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+  auto out = compiler.build_ok(*src, "gemm_then_seed.cu");
+  ASSERT_TRUE(out);
 #ifdef CUTEGEN_CUDA_LIB_DIR
   HostOnlyLibrary lib(out->library);
   ASSERT_TRUE(lib.error.empty()) << lib.error;
@@ -271,8 +269,6 @@ TEST(SeedCompile, GemmThenSeedThroughViewsBuilds) {
   auto src = m.plan->emit(CommentText("pool_max.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   RealCompiler compiler;
-  ASSERT_TRUE(compiler.ready());
-  auto out = compiler.compile(*src, "gemm_then_views.cu");
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
+  auto out = compiler.build_ok(*src, "gemm_then_views.cu");
+  ASSERT_TRUE(out);
 }
