@@ -2,7 +2,7 @@
 """Checks attacks/manifest.json without a GPU.
 
 Always: the manifest's shape (known fields, verdicts from the judge's closed set, files that exist,
-`static` only with `rejected`, `min_ms` only with `pass`, one entry per attacks/*.cu, no two attacks
+`static` only with `rejected`, `min_ms` only with `pass`, one entry per attack kernel under attacks/, no two attacks
 with one file stem, at least 40 attacks and 8 honest kernels). With --cutegen: compiles kernels with
 `cutegen compile --json` and requires the verdict the manifest implies: `ok` for honest kernels and
 runtime attacks, `rejected` for static ones (--compile picks which: honest, static, all; the compile
@@ -35,6 +35,8 @@ VIOLATIONS = {"forbidden-import", "forbidden-library", "load-time-code", "librar
               "entry-point-mismatch", "arch-conditional", "no-device-code", "unreadable-device-code",
               "embedded-device-code", "cute-not-built", "raw-stores"}
 MIN_ATTACKS, MIN_HONEST = 40, 8
+# The suite's honest kernels: every other .cu under attacks/ is an attack.
+HONEST_FOLDERS = {"honest", "controls"}
 
 
 def check_entry(entry, fields, where, errors):
@@ -99,8 +101,10 @@ def check_manifest(manifest):
             errors.append(f"{where}: file stem {stem!r} is also attacks[{stems[stem]}]'s (results are named by stem)")
         stems.setdefault(stem, i)
     listed = {entry.get("kernel") for entry in attacks}
-    for path in sorted((ROOT / "attacks").glob("*.cu")):
+    for path in sorted((ROOT / "attacks").rglob("*.cu")):
         rel = path.relative_to(ROOT).as_posix()
+        if path.parent.name in HONEST_FOLDERS:
+            continue
         if rel not in listed:
             errors.append(f"{rel}: not in the manifest (every attack kernel needs an expected verdict)")
     # attacks/honest/ holds the suite's own honest kernels (the library's are in library/): each must be run.
