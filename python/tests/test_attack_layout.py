@@ -1,7 +1,7 @@
 """attacks/check_manifest.py's layout rules (the attack_manifest test): every attack names the docs/judge.md
 section it tests in `guarantee`, lives in that guarantee's folder under attacks/, and every numbered
-guarantee of docs/judge.md has a folder with attacks. The cases run check_layout on the real manifest and
-judge.md, then on small changes of them."""
+guarantee of docs/judge.md has a folder with attacks; and attacks/README.md's folder table says the same.
+The cases run check_layout on the real manifest and judge.md, then on small changes of them."""
 import importlib.util
 import json
 import pathlib
@@ -84,3 +84,17 @@ def test_an_unlisted_kernel_in_a_guarantee_folder_fails_as_a_flat_one_did(tmp_pa
     listed = dict(entry("attacks/timing/listed.cu", TIMING), problem="problems/relu.py", expect="tampering")
     assert check_manifest.check_manifest({"honest": [], "attacks": [listed]}) == [
         "attacks/timing/unlisted.cu: not in the manifest (every attack kernel needs an expected verdict)"]
+
+
+def test_the_readme_lists_every_folder_with_its_guarantee():
+    readme = (ROOT / "attacks" / "README.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in readme.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].startswith("`") and cells[0].endswith("/`"):
+            rows[cells[0].strip("`/")] = cells[1]
+    assert set(rows) == set(check_manifest.GUARANTEE_FOLDERS)
+    # The README's numbers are judge.md's own: "5. Only CuTe, ...", or no number for an unnumbered section.
+    numbers = {m.group(2): (m.group(1) or "") for m in check_manifest.HEADING.finditer(JUDGE)}
+    for folder, title in check_manifest.GUARANTEE_FOLDERS.items():
+        assert rows[folder].startswith(numbers[title] + title), (folder, rows[folder], numbers[title] + title)
