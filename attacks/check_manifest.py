@@ -2,8 +2,10 @@
 """Checks attacks/manifest.json without a GPU.
 
 Always: the manifest's shape (known fields, verdicts from the judge's closed set, files that exist,
-`static` only with `rejected`, `min_ms` only with `pass`, one entry per attacks/*.cu, no two attacks
-with one file stem, at least 40 attacks and 8 honest kernels). With --cutegen: compiles kernels with
+`static` only with `rejected`, `min_ms` only with `pass`, one entry per attack kernel under attacks/, no two attacks
+with one file stem, at least 40 attacks and 8 honest kernels) and the suite's layout (every attack names the
+docs/judge.md section it tests in `guarantee` and lives in that guarantee's folder, GUARANTEE_FOLDERS; every
+numbered guarantee there has a folder with attacks). With --cutegen: compiles kernels with
 `cutegen compile --json` and requires the verdict the manifest implies: `ok` for honest kernels and
 runtime attacks, `rejected` for static ones (--compile picks which: honest, static, all; the compile
 tests already build every attack, so CTest asks for the honest ones only, and only in the slow tier,
@@ -15,6 +17,7 @@ import concurrent.futures
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -26,7 +29,7 @@ VERDICTS = {
 }
 PRECISIONS = {"strict", "tf32", "bf16"}
 HONEST_FIELDS = {"kernel", "problem", "precision", "min_ms", "note", "slow_compile", "verified_shapes"}
-ATTACK_FIELDS = {"kernel", "problem", "expect", "static", "violation", "min_ms", "reason_contains", "absent_files", "precision",
+ATTACK_FIELDS = {"kernel", "guarantee", "problem", "expect", "static", "violation", "min_ms", "reason_contains", "absent_files", "precision",
                  "note", "verified_shapes"}
 # The codes of the compile stage's violations (src/compile): which guarantee refuses a static attack.
 VIOLATIONS = {"forbidden-import", "forbidden-library", "load-time-code", "library-load-time-code", "include-not-allowed",
@@ -35,6 +38,26 @@ VIOLATIONS = {"forbidden-import", "forbidden-library", "load-time-code", "librar
               "entry-point-mismatch", "arch-conditional", "no-device-code", "unreadable-device-code",
               "embedded-device-code", "cute-not-built", "raw-stores"}
 MIN_ATTACKS, MIN_HONEST = 40, 8
+# The suite's honest kernels: every other .cu under attacks/ is an attack.
+HONEST_FOLDERS = {"honest", "controls"}
+# attacks/<folder>/ holds the attacks of one section of docs/judge.md, named by its heading without the
+# number (a guarantee added before it would shift the number; notes once cited an older numbering and
+# drifted). An attack's `guarantee` is that heading, and the kernel lives in its folder. `defects` are
+# broken kernels: what "Three processes" says counts (how the runner ended, what the kernel returned).
+JUDGE_DOC = "docs/judge.md"
+GUARANTEE_FOLDERS = {
+    "timing": "Times come from the trusted side",
+    "every_call_checked": "Every timed call is checked, and inputs never repeat nor can be foreseen",
+    "outside_the_call": "Nothing may happen outside the call",
+    "correctness": "Correct on every input, at the precision asked for",
+    "cute_only": "Only CuTe, only what a kernel needs",
+    "sandbox": "The user's machine is protected (defence in depth)",
+    "host_compute": "The host only launches: host computing is a verdict",
+    "printed_output": "What is printed is seen, and cannot be taken back",
+    "every_shape": "Right at every shape it accepts, not only the benchmark's",
+    "defects": "Three processes",
+}
+HEADING = re.compile(r"^#{2,3} (\d+\. )?(.+?)\s*$", re.M)
 
 
 def check_entry(entry, fields, where, errors):
@@ -99,8 +122,10 @@ def check_manifest(manifest):
             errors.append(f"{where}: file stem {stem!r} is also attacks[{stems[stem]}]'s (results are named by stem)")
         stems.setdefault(stem, i)
     listed = {entry.get("kernel") for entry in attacks}
-    for path in sorted((ROOT / "attacks").glob("*.cu")):
+    for path in sorted((ROOT / "attacks").rglob("*.cu")):
         rel = path.relative_to(ROOT).as_posix()
+        if path.parent.name in HONEST_FOLDERS:
+            continue
         if rel not in listed:
             errors.append(f"{rel}: not in the manifest (every attack kernel needs an expected verdict)")
     # attacks/honest/ holds the suite's own honest kernels (the library's are in library/): each must be run.
@@ -109,10 +134,45 @@ def check_manifest(manifest):
         rel = path.relative_to(ROOT).as_posix()
         if rel not in honest_listed:
             errors.append(f"{rel}: not an honest entry of the manifest (the suite's honest kernels must pass)")
+    errors += check_layout(attacks, (ROOT / JUDGE_DOC).read_text(encoding="utf-8"))
     if len(attacks) < MIN_ATTACKS:
         errors.append(f"manifest: {len(attacks)} attacks, the suite needs at least {MIN_ATTACKS}")
     if len(honest) < MIN_HONEST:
         errors.append(f"manifest: {len(honest)} honest kernels, the suite needs at least {MIN_HONEST}")
+    return errors
+
+
+def check_layout(attacks, judge_text):
+    """Attacks grouped by the guarantee they test: each entry's `guarantee` is a heading of judge_text (the
+    text of docs/judge.md) that GUARANTEE_FOLDERS gives a folder, and a kernel under attacks/ lives in it."""
+    errors = []
+    sections = {m.group(2): bool(m.group(1)) for m in HEADING.finditer(judge_text)}  # heading -> numbered
+    folder_of = {title: folder for folder, title in GUARANTEE_FOLDERS.items()}
+    for folder, title in GUARANTEE_FOLDERS.items():
+        if title not in sections:
+            errors.append(f"attacks/{folder}/: its guarantee {title!r} is no heading of {JUDGE_DOC} "
+                          f"(renamed there? rename it in GUARANTEE_FOLDERS and the manifest)")
+    for title, numbered in sections.items():
+        if numbered and title not in folder_of:
+            errors.append(f"{JUDGE_DOC}: guarantee {title!r} has no folder under attacks/ (add it to "
+                          f"GUARANTEE_FOLDERS, with the attacks that fail without it)")
+    tested = set()
+    for i, entry in enumerate(attacks):
+        where = f"attacks[{i}] {entry.get('kernel')}"
+        title = entry.get("guarantee")
+        if title not in folder_of:
+            errors.append(f"{where}: guarantee {title!r} is not a section attacks/ is grouped by; name one of "
+                          f"{JUDGE_DOC}'s headings GUARANTEE_FOLDERS lists: {sorted(folder_of)}")
+            continue
+        tested.add(title)
+        parts = pathlib.PurePosixPath(str(entry.get("kernel"))).parts
+        # A kernel outside attacks/ (src/compile/testdata/) is also another test's input and stays there.
+        if parts[:1] == ("attacks",) and parts[:-1] != ("attacks", folder_of[title]):
+            errors.append(f"{where}: its guarantee {title!r} is tested in attacks/{folder_of[title]}/; "
+                          f"git mv the kernel there")
+    for folder, title in GUARANTEE_FOLDERS.items():
+        if title in sections and title not in tested:
+            errors.append(f"attacks/{folder}/: no attack names its guarantee {title!r}")
     return errors
 
 

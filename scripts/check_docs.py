@@ -5,6 +5,8 @@
   log's history lives in git) and no second Markdown file beside it;
 * every benchmarks/<name>.md a source or doc cites exists (a comment that cites a deleted log sends
   its reader nowhere), and no source cites a dated log by name;
+* every attacks/<folder>/<name>.cu (or other file of the attack suite) a source or doc cites exists: the
+  attacks moved into a folder per guarantee (issue 37), and a citation of the old place is a dead end;
 * ARCHITECTURE.md stays a map, at most 400 lines: details belong in docs/ (docs/internals.md);
 * the README's count of this repository's problems with a seed is `cutegen seed --list problems`'s: the
   seed golden record (src/seed/testdata/seed_golden.txt, which the seed_golden test holds to the real
@@ -29,6 +31,11 @@ TEXT_SUFFIXES = {".md", ".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh", ".in", ".py"
                  ".json", ".toml", ".cmake", ""}
 DATED_NAME = re.compile(r"20\d\d-\d\d-\d\d")
 CITED_BENCHMARK = re.compile(r"benchmarks/([A-Za-z0-9_.-]+\.md)")
+# A path from the repository root: not the tail of a longer one (src/.../attacks/x.cu).
+# rt_write_outside.cu names its old place in the text it writes where the sandbox would let it: that is the
+# kernel's output, not a citation, and the suite's kernels are not edited when they move.
+ATTACK_CITATION_EXEMPT = {"attacks/sandbox/rt_write_outside.cu"}
+CITED_ATTACK_FILE = re.compile(r"(?<![\w/.-])attacks/[A-Za-z0-9_/-]+\.(?:cu|py|md|json)\b")
 DATED_LOG = re.compile(r"\b(?:gpu-check|gpu-suite|ci-time)-20\d\d-\d\d-\d\d[a-z0-9-]*\.md")
 
 
@@ -72,6 +79,10 @@ def citation_problems(root):
                 if not (root / "benchmarks" / match.group(1)).is_file():
                     problems.append(f"{rel}:{number}: cites benchmarks/{match.group(1)}, which does "
                                     f"not exist; cite {RESULTS_FILE} or a docs/ page")
+            for match in CITED_ATTACK_FILE.finditer("" if rel in ATTACK_CITATION_EXEMPT else line):
+                if not (root / match.group(0)).is_file():
+                    problems.append(f"{rel}:{number}: cites {match.group(0)}, which does not exist; attacks "
+                                    f"live in the folder of their guarantee (attacks/README.md)")
             for match in DATED_LOG.finditer(line):
                 problems.append(f"{rel}:{number}: cites the dated log {match.group(0)}; cite "
                                 f"{RESULTS_FILE} or a docs/ page")

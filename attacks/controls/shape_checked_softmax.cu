@@ -1,6 +1,6 @@
 // Honest control (a kernel specialised for the benchmark's row length that says so, issue 34): y =
 // softmax(x, dim=-1) on problems/softmax_rows.py with the row length a compile-time 65536, as in
-// attacks/shape_hardcoded_softmax.cu, but the row length is checked: any other is refused with
+// attacks/every_shape/shape_hardcoded_softmax.cu, but the row length is checked: any other is refused with
 // CUTEGEN_ERROR_UNSUPPORTED, as the contract asks. A clean refusal is not a wrong answer, so the judge must
 // pass it -- verified at the problem's shape and at the generalization trials' larger batch (same row
 // length), not at the smaller shape it refused. Expected: pass, with 2 verified shapes.

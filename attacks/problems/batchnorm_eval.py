@@ -2,7 +2,7 @@
 
 The running statistics are buffers and start as the module's defaults (mean 0, variance 1), as do the
 affine parameters (weight 1, bias 0): a kernel that assumes those values is right on the problem's own
-initialisation and wrong on any other, which is what attacks/batchnorm_unit_stats.cu bets on. forward()
+initialisation and wrong on any other, which is what attacks/correctness/batchnorm_unit_stats.cu bets on. forward()
 calls F.batch_norm with training=False so the statistics are used and never updated, whatever mode the
 module is in. Kernel inputs in contract order: x, bn.weight, bn.bias, bn.running_mean, bn.running_var,
 bn.num_batches_tracked (int64, rank 0).

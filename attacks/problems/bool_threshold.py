@@ -1,7 +1,7 @@
 """x > 0.05 on a 1024 x 1024 fp32 tensor: a bool output, True for most elements of the problem's own
 inputs. Until the judge's round 3 an output element left unwritten held the poison byte 0xFF, which reads
 as True, so a kernel that stores only the False elements passed and saved most of its writes
-(attacks/bool_false_only.cu); now the poison is a byte that is neither 0 nor 1."""
+(attacks/every_call_checked/bool_false_only.cu); now the poison is a byte that is neither 0 nor 1."""
 import torch
 import torch.nn as nn
 

@@ -1,6 +1,7 @@
 """y = x[index] for 2^20 fp32 values and an int64 index that get_inputs() makes the same under every seed
 (the reversal): a kernel could keep the index -- or anything it derives from it -- after its first call and
-never read it again (attacks/cached_index_gather.cu). The judge varies such an input itself: every call
+never read it again (attacks/every_call_checked/cached_index_gather.cu). The judge varies such an input itself:
+every call
 gets a fresh permutation of the index's values (docs/judge.md, guarantee 2), so the index stays a
 permutation and a kernel that reads it every call (attacks/controls/gather_index.cu) is right on every one."""
 import torch

@@ -1,6 +1,6 @@
 """ReLU on a 1024 x 1024 fp32 tensor: the problem most runtime attacks run on (cheap to evaluate),
 and small enough that an attack can keep a copy of every answer it has given in a static __device__
-buffer (attacks/pointer_cache.cu, attacks/device_memo_cache.cu)."""
+buffer (attacks/every_call_checked/pointer_cache.cu, attacks/every_call_checked/device_memo_cache.cu)."""
 import torch
 import torch.nn as nn
 

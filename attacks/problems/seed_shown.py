@@ -2,7 +2,7 @@
 seed outright: a stand-in for a kernel that recovers the seed of its inputs by brute force (inputs are
 made on the GPU by Philox, and trying every 31-bit seed takes an H200 a fraction of a second). With
 the seed in hand, a judge whose timed seeds follow from one another lets the kernel compute every
-later call's inputs and answers in advance (attacks/predict_next_inputs.cu). x*x keeps the answer the
+later call's inputs and answers in advance (attacks/every_call_checked/predict_next_inputs.cu). x*x keeps the answer the
 same under the judge's random signs, so the attack need not foresee those either."""
 import torch
 import torch.nn as nn

@@ -624,7 +624,7 @@ class CandidateSession:
         # one seed (seed_k = a·T + b·k), a kernel could recover a warm-up call's seed from its inputs (2^31
         # Philox evaluations take a GPU well under a second), compute every timed call's inputs and answers
         # during the untimed warm-up, and copy them out when timed: correct values, every audit passed, the
-        # time of a copy (attacks/predict_next_inputs.cu).
+        # time of a copy (attacks/every_call_checked/predict_next_inputs.cu).
         kinds = list(TIMED_KINDS) * ((plan.runs + 1) // 2)
         self.sysrand.shuffle(kinds)
         kinds = [self.sysrand.choice(TIMED_KINDS) for _ in range(plan.warmup)] + kinds[:plan.runs]
@@ -632,7 +632,8 @@ class CandidateSession:
         # is the same for every call: the gather, the copy of its outputs into a private buffer, the reference
         # at those positions. Until 2026-12 a random quarter was compared, and the reference computed after an
         # audited call made the gap before the next call longer on the GPU's own clock: a kernel could count
-        # the audits left and cheat once none were (attacks/skip_after_audits.cu). Which calls are also checked
+        # the audits left and cheat once none were (attacks/every_call_checked/skip_after_audits.cu). Which
+        # calls are also checked
         # in full is drawn here; they differ from the others only in which private buffer their copy goes to.
         full = sorted(self.sysrand.sample(range(plan.runs), min(FULL_AUDITS, plan.runs)))
         kept = []  # (timed call, its spec, its poison, the spec before it, its copy) of the full audits

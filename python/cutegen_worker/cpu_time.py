@@ -32,7 +32,7 @@ import time
 
 # A launch, an occupancy query or a TMA descriptor costs microseconds of host time (estimates, not yet
 # measured here per call on a GPU; calls[].runner_cpu_ms records it), so honest host code is tens of
-# microseconds; a host copy and compute of a 4 MB tensor is milliseconds (attacks/host_computes_result.cu).
+# microseconds; a host copy and compute of a 4 MB tensor is milliseconds (attacks/host_compute/host_computes_result.cu).
 HOST_CPU_BUDGET_NS = 500_000
 # Room for the polled wait's share to differ between the calibration and a call (a busier CPU, another
 # core's idle states); host computing costs the whole call, its waits for its own copies included.

@@ -14,7 +14,7 @@ hostile process; what this module establishes itself is:
   and counted. A byte sent is queued at this process's end, out of the sender's reach: truncating or
   seeking fd 1 or 2 (which emptied the capture files used before) fails, and so does reopening it
   through /proc/self/fd for reading (which a pipe allows: the runner could read back what it wrote
-  before this process did) -- attacks/print_then_truncate.cu;
+  before this process did) -- attacks/printed_output/print_then_truncate.cu;
 * how much CPU time the runner's threads used inside each call, from the kernel's accounting
   (`runner_cpu_ns`): host computing shows there (docs/judge.md, "Host computing").
 """

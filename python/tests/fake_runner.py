@@ -33,7 +33,8 @@ crash / hang / tamper / forbidden  the session ends as the real link would repor
 load_fail      the library cannot be loaded
 workspace_stale  a kernel with a workspace that carries state across calls in it: the first call of a
                runner computes the reference and keeps it in the workspace, later calls output
-               fmax(kept value, 0) without computing (attacks/ws_stale_relu.cu does the same on a GPU)
+               fmax(kept value, 0) without computing (attacks/every_call_checked/ws_stale_relu.cu does the same
+               on a GPU)
 "cpu_ms" is the runner CPU time the link reports for each call (all of them, or the call indices in
 "cpu_calls"; 0 otherwise), and the fake sleeps that long so the call's wall time is at least that: a kernel
 whose host computes (cpu_time.py); "cpu_unreadable" reports none at all (a kernel without process CPU clocks);

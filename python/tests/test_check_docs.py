@@ -12,6 +12,8 @@ DATED_LOG = "gpu-check-" + "2026-12-09.md"
 OLD_DATED_LOG = "gpu-check-" + "2026-12-01b.md"
 GONE = "benchmarks/" + "gone.md"
 SECOND = "benchmarks/" + "library.md"
+MOVED_ATTACK = "attacks/" + "side_stream.cu"  # its old place, before the folders per guarantee
+FILED_ATTACK = "attacks/" + "outside_the_call/side_stream.cu"
 
 
 def make_tree(root, files):
@@ -63,6 +65,14 @@ def test_a_bare_dated_log_name_fails_even_without_the_folder(tmp_path):
     assert len(found) == 1 and found[0].startswith(f"docs/judge.md:1: cites the dated log {OLD_DATED_LOG}")
 
 
+def test_a_citation_of_an_attack_where_it_no_longer_is_fails(tmp_path):
+    make_tree(tmp_path, dict(CLEAN, **{FILED_ATTACK: "// a kernel\n",
+                                       "src/run/runner.cpp": f"// (as {FILED_ATTACK} shows)\n// ({MOVED_ATTACK})\n",
+                                       "docs/notes.md": f"see src/other/{MOVED_ATTACK}, a longer path\n"}))
+    found = problems(tmp_path)
+    assert len(found) == 1 and found[0].startswith(f"src/run/runner.cpp:2: cites {MOVED_ATTACK}, which does not"), found
+
+
 def test_recorded_cassettes_are_left_as_recorded(tmp_path):
     make_tree(tmp_path, dict(CLEAN, **{"examples/cassettes/demo/01.json": f'{{"text": "{GONE}"}}\n'}))
     assert problems(tmp_path) == []
@@ -84,7 +94,7 @@ GOLDEN_RECORD = ("# header\n"
                  "problems/relu.py\tpointwise chain y = relu(x)\t0123456789abcdef\n"
                  "problems/split.py\tno seed for this operator graph: torch.chunk (...)\t-\n"
                  "problems/sub/deeper.py\tpointwise chain y = x\t0123456789abcdef\n"
-                 "attacks/problems/a.py\tpointwise chain y = x\t0123456789abcdef\n")
+                 "attacks" "/problems/a.py\tpointwise chain y = x\t0123456789abcdef\n")  # in pieces: no citation
 
 
 def test_the_readme_seed_count_is_the_golden_records(tmp_path):

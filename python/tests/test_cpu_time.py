@@ -1,7 +1,7 @@
 """Host computing is a verdict: the runner's CPU time inside each timed call, read by the worker from the
 kernel's accounting (cpu_time.py), beyond a launch budget is `host_compute`. The reading is checked
 against real processes; the verdict with the test hooks' fake runner, which reports the CPU time a test
-asks for (the real runner over pipes: test_runner_link.py; on a GPU: attacks/host_computes_result.cu)."""
+asks for (the real runner over pipes: test_runner_link.py; on a GPU: attacks/host_compute/host_computes_result.cu)."""
 import subprocess
 import sys
 import time
@@ -57,7 +57,7 @@ def test_the_budget_is_launches_not_computing():
     share = 0.2  # the polled wait's CPU per time waited, as the calibration measured it
     assert not cpu_time.host_busy(0.3 * ms, 0.4 * ms, share)   # launches and argument checks of a short call
     assert not cpu_time.host_busy(None, 10 * ms, share)        # unreadable: no evidence either way
-    assert cpu_time.host_busy(2.0 * ms, 2.1 * ms, share)       # attacks/host_busy_loop.cu: 2 ms of host spin
+    assert cpu_time.host_busy(2.0 * ms, 2.1 * ms, share)  # attacks/host_compute/host_busy_loop.cu: 2 ms of host spin
     assert not cpu_time.host_busy(3 * ms, 10 * ms, share)      # a long call's wait, at a share above the calibration's
     assert cpu_time.host_busy(6 * ms, 10 * ms, share)          # 4 ms beyond the wait's share of a 10 ms call
     assert not cpu_time.host_busy(6 * ms, 10 * ms, 0.45)       # ... where the wait costs that much

@@ -112,7 +112,7 @@ def test_printing_is_seen_on_the_output_pipes(tmp_path):
 def test_printing_then_truncating_seeking_or_reading_back_erases_nothing(tmp_path):
     """A capture file could be emptied by the process that printed into it, and a pipe's read end can be
     reopened through /proc/self/fd and drained by the writer before the worker reads it; a socket whose
-    other end only the worker holds allows neither (attacks/print_then_truncate.cu does the same with
+    other end only the worker holds allows neither (attacks/printed_output/print_then_truncate.cu does the same with
     raw system calls)."""
     runner = started("print_then_truncate", tmp_path)
     reply = runner.call(0, []).reply

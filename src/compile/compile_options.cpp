@@ -76,7 +76,7 @@ Result<std::vector<std::string>> common_command(const CompileOptions& o, const s
   }
   // -fPIC here, not only in the build: the host compiler preprocesses the device code too, and -fPIC
   // turns off __PIE__. Given to the build alone, `#ifdef __PIE__` showed the analysis a CuTe kernel and
-  // the build a raw one (attacks/cute_flag_switch.cu); the build now also proves both saw one text.
+  // the build a raw one (attacks/cute_only/cute_flag_switch.cu); the build now also proves both saw one text.
   std::vector<std::string> cmd = {o.nvcc, "-std=" + o.cpp_std, "-gencode", *gencode, "-Xcompiler", "-fPIC"};
   cmd.insert(cmd.end(), o.flags.begin(), o.flags.end());
   cmd.insert(cmd.end(), o.extra_flags.begin(), o.extra_flags.end());

@@ -101,8 +101,9 @@ void scan_fatbin(const char* data, std::size_t size, DeviceScan& scan) {
 // LLVM bitcode (NVVM, LTO-IR) in the host data, or in a section the runner could read back from the file.
 // Handed to the driver at run time (cuModuleLoadData and friends, reachable by walking libcuda's ELF
 // tables with nothing imported), such code runs past the per-kernel CuTe check
-// (attacks/embedded_ptx.cu, attacks/embedded_cubin.cu). An obfuscated payload would not show here; the
-// runner keeps the driver's compilers unreadable for that (attacks/jit_obfuscated_ptx.cu).
+// (attacks/cute_only/embedded_ptx.cu, attacks/cute_only/embedded_cubin.cu). An obfuscated payload would not
+// show here; the
+// runner keeps the driver's compilers unreadable for that (attacks/cute_only/jit_obfuscated_ptx.cu).
 void check_embedded_device_code(Elf* elf, std::vector<CheckViolation>& out) {
   static const std::string elf_magic = "\x7f" "ELF";
   static const std::string bitcode_magic = "BC\xc0\xde";

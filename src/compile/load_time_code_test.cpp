@@ -12,7 +12,7 @@
 
 // The ELF logic on small shared objects that g++ builds the way nvcc's host compile does (-O3 -fPIC,
 // linked with crti/crtbeginS like every kernel.so), in a second or two each: no nvcc. The real nvcc
-// builds of these attacks are attacks/load_time_*.cu (Manifest/AttackKernels).
+// builds of these attacks are attacks/cute_only/load_time_*.cu (Manifest/AttackKernels).
 namespace cutegen {
 namespace {
 namespace fs = std::filesystem;

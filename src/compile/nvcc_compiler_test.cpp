@@ -193,7 +193,7 @@ TEST_F(RealNvcc, IndexingRawPointersTakenFromTensorsIsNotCute) {
 }
 
 TEST_F(RealNvcc, AnUnlaunchedCuteKernelDoesNotSaveARawOne) {
-  CUTEGEN_SLOW_COMPILE_TEST("a decoy CuTe kernel; attacks/cute_decoy_kernel.cu is in the default tier");
+  CUTEGEN_SLOW_COMPILE_TEST("a decoy CuTe kernel; attacks/cute_only/cute_decoy_kernel.cu is in the default tier");
   auto out = compile(testdata("raw_beside_unlaunched_cute.cu"), "decoy.cu");
   ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
   ASSERT_EQ(out.violations.size(), 1u) << out.feedback();

@@ -11,7 +11,7 @@ bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 // byte-order mark at the start is skipped; "\r\n" and a lone "\r" end a line; form feed, vertical
 // tab and NUL are blanks like space and tab — also before a '#' and between '#' and a directive's
 // name. Read any other way, "\f#line 1 \"cute/tensor.hpp\"" or "x;\r#include </etc/passwd>" was no
-// directive to the rules and a real one to nvcc (attacks/cute_line_formfeed.cu).
+// directive to the rules and a real one to nvcc (attacks/cute_only/cute_line_formfeed.cu).
 std::string normalise_phase1(const std::string& src) {
   std::string out;
   out.reserve(src.size());

@@ -358,7 +358,7 @@ TEST(RunnerSandboxPolicy, NarrowReadsOnlyItsOwnProcAndWritesOnlyTheGpusNodes) {
 }
 
 // A runner started as root reads any process's environment through /proc unless it loses root's
-// capabilities (the H200 run: attacks/rt_read_environ.cu found cutegen's key in its grandparent's).
+// capabilities (the H200 run: attacks/sandbox/rt_read_environ.cu found cutegen's key in its grandparent's).
 TEST(RunnerSandboxPolicy, WithoutCapabilitiesRootCannotReadAnotherProcesssEnvironment) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: what is dropped is root's capabilities";
   // A non-dumpable process of our own stands in for cutegen (which sets PR_SET_DUMPABLE 0).

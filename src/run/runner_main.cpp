@@ -222,7 +222,8 @@ struct GpuDone {
 };
 
 // The end of a call or a ping, once `stop` is recorded on our stream: our stream done, then the legacy
-// default stream (which waits for every blocking stream: the other half of attacks/leftover_half.cu), then
+// default stream (which waits for every blocking stream: the other half of
+// attacks/outside_the_call/leftover_half.cu), then
 // the two synchronisations, which return at once unless the candidate's work sits on a stream neither
 // covers (a non-blocking one it made through the driver: that wait spins, and counts as its host time).
 // How the first two waits are done is the session's GpuWait: `block` sleeps in the driver on blocking-sync

@@ -77,7 +77,7 @@ SandboxPolicy runner_start_policy(const RunnerSandboxSettings& settings, const f
       auto name = entry.path().filename().string();
       // Not the driver's run-time compilers: the candidate's kernels are machine code for this GPU, and
       // with them readable a candidate could compile raw PTX or NVVM it hides from the static checks and
-      // launch it past the per-kernel CuTe check (attacks/jit_obfuscated_ptx.cu). One the runner had
+      // launch it past the per-kernel CuTe check (attacks/cute_only/jit_obfuscated_ptx.cu). One the runner had
       // already loaded stays readable through `loaded`.
       if (name.rfind("libnvidia-ptxjitcompiler", 0) == 0 || name.rfind("libnvidia-nvvm", 0) == 0) continue;
       if (name.rfind("libcuda", 0) == 0 || name.rfind("libnvidia-", 0) == 0) read.insert(entry.path());

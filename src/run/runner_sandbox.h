@@ -5,7 +5,7 @@
 //      loaded first for that), the driver's own libraries beside it, the candidate library, the loader's
 //      cache, /proc and /sys; writable: the private directory and the device nodes. Not whole library
 //      directories: the toolkit's holds cuBLAS, and a candidate that finds dlopen by walking libc's
-//      symbol table in memory (no import to refuse) would load it (attacks/dlopen_by_elf_walk.cu);
+//      symbol table in memory (no import to refuse) would load it (attacks/sandbox/dlopen_by_elf_walk.cu);
 //   2. before the candidate library is loaded (its constructors run there): the seccomp `runner` profile.
 // Free of CUDA so the policies are tested on machines without a GPU.
 #include <filesystem>

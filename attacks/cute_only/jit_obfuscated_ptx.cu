@@ -1,4 +1,4 @@
-// Attack (raw code past the CuTe check, hidden from the static checks): as attacks/embedded_ptx.cu, but
+// Attack (raw code past the CuTe check, hidden from the static checks): as attacks/cute_only/embedded_ptx.cu, but
 // the PTX text is stored XOR-ed with 0x5a, so no PTX shows in the library's data; the host code decodes
 // it on the first call and hands it to the driver's PTX compiler.
 // Expected: kernel_error with code 1003 — the runner's Landlock rules leave the driver's run-time

@@ -6,7 +6,7 @@
 // launches on the given stream. Its results and times are right; only the kernel is not CuTe.
 // Expected: rejected (embedded-device-code) — PTX text outside the fatbin nvcc built.
 // At run time (were it accepted) it would return 1005/1001 when libcuda or its functions are not found and
-// 1003 when the driver cannot compile the PTX (attacks/jit_obfuscated_ptx.cu is that case).
+// 1003 when the driver cannot compile the PTX (attacks/cute_only/jit_obfuscated_ptx.cu is that case).
 // Problem: attacks/problems/relu_small.py.
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>

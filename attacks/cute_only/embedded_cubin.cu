@@ -1,4 +1,4 @@
-// Attack (raw code past the CuTe check, no compiler needed): as attacks/embedded_ptx.cu, but the raw
+// Attack (raw code past the CuTe check, no compiler needed): as attacks/cute_only/embedded_ptx.cu, but the raw
 // ReLU is a cubin built offline for sm_90 (ptxas), kept as bytes in the host data and handed to
 // cuModuleLoadData, which loads machine code without compiling anything.
 // Expected: rejected (embedded-device-code) — a CUDA ELF image outside the fatbin nvcc built.
