@@ -102,12 +102,22 @@ using namespace cute;
 #ifndef CIG_TMA_TILE_N
 #define CIG_TMA_TILE_N 128
 #endif
-// k-tiles (32 of the tripled K each) per promotion into the main accumulator: 2 = every 64, as the GEMM.
+// k-tiles (128 bytes of K' each: 32 TF32 or 64 bf16 values) per promotion into the main accumulator:
+// 2 = every 64 TF32 terms, as the GEMM.
 // cutegen:knob CIG_TMA_PROMOTE in {1, 2, 4}
 #ifndef CIG_TMA_PROMOTE
 #define CIG_TMA_PROMOTE 2
 #endif
 // cutegen:require CIG_TMA_TILE_M * CIG_TMA_TILE_N <= 8192
+// The TMA path's operands for a run's precision policy (docs/kernel-contract.md, "Precision"); not a knob, since the judge's
+// policy decides which are allowed: 0 strict (3xTF32: fp32 accuracy, the default), 1 tf32 (one TF32
+// product per term: a third of the channels, for `--precision tf32`), 2 bf16 (bf16 operands, fp32
+// accumulation, for `--precision bf16`). The gather kernel stays 3xTF32 under every policy (more exact
+// than any of them asks), and so do the convolutions the TMA path does not take.
+#ifndef CIG_PRECISION
+#define CIG_PRECISION 0
+#endif
+static_assert(CIG_PRECISION >= 0 && CIG_PRECISION <= 2, "CIG_PRECISION: 0 strict, 1 tf32, 2 bf16");
 // The TMA path's knobs change nothing while it is off: variants that differ only there are one kernel.
 // cutegen:require CIG_TMA == 1 || (CIG_TMA_TILE_M == 64 && CIG_TMA_TILE_N == 128 && CIG_TMA_PROMOTE == 2)
 
@@ -811,8 +821,11 @@ namespace conv_ig {
 namespace tma_path {
 
 constexpr int kDims = kSpec.dims;
-constexpr int kChannelTile = 32;  // TF32 values of K' per k-tile: one 128-byte swizzle row
-using Tf32 = cutlass::tfloat32_t;  // the packed operands hold exact TF32 values: TMA copies them as bits
+// The packed operands' type: TF32 values held as fp32 bits (TMA copies them as they are), or bf16.
+using Operand = cute::conditional_t<CIG_PRECISION == 2, cutlass::bfloat16_t, cutlass::tfloat32_t>;
+constexpr int kChannelTile = 128 / int(sizeof(Operand));  // K' per k-tile: one 128-byte swizzle row
+constexpr int kAlign = 16 / int(sizeof(Operand));         // elements per 16-byte TMA access
+constexpr int kParts = CIG_PRECISION == 0 ? 3 : 1;        // the channel copies one term needs (3xTF32: 3)
 using LayoutNxC = cute::conditional_t<
     kDims == 1, cutlass::layout::TensorNWC,
     cute::conditional_t<kDims == 2, cutlass::layout::TensorNHWC, cutlass::layout::TensorNDHWC>>;
@@ -827,8 +840,8 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
 
 using MainloopBase = typename cutlass::conv::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, cutlass::conv::Operator::kFprop,
-    Tf32, LayoutNxC, 4,  // the packed input, N(D)(H)W x C'
-    Tf32, LayoutNxC, 4,  // the packed weight, K x taps x C'
+    Operand, LayoutNxC, kAlign,  // the packed input, N(D)(H)W x C'
+    Operand, LayoutNxC, kAlign,  // the packed weight, K x taps x C'
     float, TileShape, ClusterShape,
     cutlass::conv::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>,
     cutlass::conv::KernelImplicitTmaWarpSpecializedSm90>::CollectiveOp;
@@ -911,8 +924,8 @@ ProblemShape problem_shape(const Geometry& g, int c_packed, int images) {
   return ProblemShape(cutlass::conv::Mode::kCrossCorrelation, act, flt, pad, pad, stride, dilation, 1);
 }
 
-typename ConvKernel::Arguments arguments(const ProblemShape& shape, const float* x_packed, const float* w_packed,
-                                         float* d) {
+typename ConvKernel::Arguments arguments(const ProblemShape& shape, const Operand* x_packed,
+                                         const Operand* w_packed, float* d) {
   typename ConvKernel::StrideC stride_c{};
   typename ConvKernel::StrideD stride_d{};
   // D's output positions step by its packed N(D)(H)W strides, innermost first; its channels are mode 1 (unit).
@@ -923,8 +936,8 @@ typename ConvKernel::Arguments arguments(const ProblemShape& shape, const float*
   typename ConvKernel::Arguments args{};
   args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
   args.problem_shape = shape;
-  args.mainloop.ptr_A = reinterpret_cast<const Tf32*>(x_packed);
-  args.mainloop.ptr_B = reinterpret_cast<const Tf32*>(w_packed);
+  args.mainloop.ptr_A = x_packed;
+  args.mainloop.ptr_B = w_packed;
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
   args.epilogue.ptr_C = nullptr;
@@ -946,13 +959,13 @@ struct Layout3 {
 Layout3 layout_for(const Geometry& g) {
   Layout3 l;
   if (kSpec.transposed || g.groups != 1 || g.cin_g < 8 || g.cout_g % 4 != 0 || g.n > 65535) return l;
-  l.c_packed = static_cast<int>(round_up(3 * int64_t(g.cin_g), kChannelTile));
-  const int64_t image_in = round_up(int64_t(g.in_vol) * l.c_packed * 4, 256),
+  l.c_packed = static_cast<int>(round_up(kParts * int64_t(g.cin_g), kChannelTile));
+  const int64_t image_in = round_up(int64_t(g.in_vol) * l.c_packed * int64_t(sizeof(Operand)), 256),
                 image_out = round_up(g.out_vol * g.cout_g * 4, 256);
   l.batch_chunk = static_cast<int>(std::clamp<int64_t>(kChunkBytes / (image_in + image_out), 1, g.n));
   if (int64_t(l.batch_chunk) * g.out_vol > INT32_MAX || int64_t(g.in_vol) * g.cin_g > INT32_MAX) return l;
   l.w_packed = 0;
-  l.x_packed = round_up(int64_t(g.cout_g) * g.ker_vol * l.c_packed * 4, 256);
+  l.x_packed = round_up(int64_t(g.cout_g) * g.ker_vol * l.c_packed * int64_t(sizeof(Operand)), 256);
   l.d = l.x_packed + l.batch_chunk * image_in;
   l.total = l.d + l.batch_chunk * image_out;
   if (l.total > (size_t(4) << 30)) return l;  // the harness's workspace ceiling (docs/kernel-contract.md)
@@ -964,10 +977,17 @@ Layout3 layout_for(const Geometry& g) {
   return l;
 }
 
-// x (N, C, P) -> (N, P, C') as [big | small | big | 0], through a 32 x 32 shared tile so that the read
-// (along P) and the writes (along C) both coalesce. blockIdx: (P tile, C tile, image).
+// v as the packed operand: fp32 bits rounded to TF32 (to nearest: tf32_bits), or bf16 (to nearest).
+__device__ __forceinline__ Operand to_operand(float v) {
+  if constexpr (CIG_PRECISION == 2) return Operand(v);
+  else return Operand::bitcast(tf32_bits(v));
+}
+
+// x (N, C, P) -> (N, P, C'): strict [big | small | big | 0] (C' = 3C rounded up), tf32 and bf16 [x | 0],
+// through a 32 x 32 shared tile so that the read (along P) and the writes (along C) both coalesce.
+// blockIdx: (P tile, C tile, image).
 __global__ void __launch_bounds__(256) pack_input(const float* __restrict__ x, int C, int64_t P, int c_packed,
-                                                  float* __restrict__ out) {
+                                                  Operand* __restrict__ out) {
   const int64_t n = blockIdx.z;
   Tensor mX = make_tensor(make_gmem_ptr(x + n * C * P), make_shape(C, P), make_stride(P, _1{}));
   Tensor mO = make_tensor(make_gmem_ptr(out + n * P * c_packed), make_shape(P, c_packed),
@@ -990,20 +1010,22 @@ __global__ void __launch_bounds__(256) pack_input(const float* __restrict__ x, i
     const int c = c0 + lane;
     if (c < C) {
       const float v = sT(lane, row + 8 * i);
-      const float big = __uint_as_float(tf32_bits(v));
-      const float small = __uint_as_float(tf32_bits(v - big));  // v - big is exact
-      mO(p, c) = big;
-      mO(p, C + c) = small;
-      mO(p, 2 * C + c) = big;
+      mO(p, c) = to_operand(v);
+      if constexpr (kParts == 3) {
+        const float big = __uint_as_float(tf32_bits(v));
+        mO(p, C + c) = to_operand(v - big);  // the small part: v - big is exact
+        mO(p, 2 * C + c) = to_operand(big);
+      }
     }
     if (blockIdx.y == 0)
-      for (int z = 3 * C + lane; z < c_packed; z += 32) mO(p, z) = 0.0f;  // the channel padding
+      for (int z = kParts * C + lane; z < c_packed; z += 32) mO(p, z) = Operand(0.0f);  // the channel padding
   }
 }
 
-// w (K, C, taps) -> (K, taps, C') as [big | big | small | 0]: each output row is one (k, tap).
+// w (K, C, taps) -> (K, taps, C'): strict [big | big | small | 0], tf32 and bf16 [w | 0]: each output row
+// is one (k, tap).
 __global__ void __launch_bounds__(256) pack_weight(const float* __restrict__ w, int K, int C, int taps,
-                                                   int c_packed, float* __restrict__ out) {
+                                                   int c_packed, Operand* __restrict__ out) {
   Tensor mW = make_tensor(make_gmem_ptr(w), make_shape(K, C, taps), make_stride(int64_t(C) * taps, taps, _1{}));
   Tensor mO = make_tensor(make_gmem_ptr(out), make_shape(K, taps, c_packed),
                           make_stride(int64_t(taps) * c_packed, c_packed, _1{}));
@@ -1012,11 +1034,11 @@ __global__ void __launch_bounds__(256) pack_weight(const float* __restrict__ w, 
     const int j = static_cast<int>(i % c_packed);
     const int64_t row = i / c_packed;
     const int tap = static_cast<int>(row % taps), k = static_cast<int>(row / taps);
-    float r = 0.0f;
-    if (j < 3 * C) {
+    Operand r = Operand(0.0f);
+    if (j < kParts * C) {
       const float v = mW(k, j % C, tap);
       const float big = __uint_as_float(tf32_bits(v));
-      r = j < 2 * C ? big : __uint_as_float(tf32_bits(v - big));
+      r = j < 2 * C ? to_operand(v) : to_operand(v - big);  // kParts 1: j < C, the value itself
     }
     mO(k, tap, j) = r;
   }
@@ -1054,8 +1076,8 @@ __global__ void __launch_bounds__(256) unpack_output(const float* __restrict__ d
 
 int forward(const Geometry& g, const Layout3& l, const float* x, const float* w, const float* bias,
             const EpilogueInputs& ep, float* y, char* ws, cudaStream_t stream) {
-  float* w_packed = reinterpret_cast<float*>(ws + l.w_packed);
-  float* x_packed = reinterpret_cast<float*>(ws + l.x_packed);
+  Operand* w_packed = reinterpret_cast<Operand*>(ws + l.w_packed);
+  Operand* x_packed = reinterpret_cast<Operand*>(ws + l.x_packed);
   float* d = reinterpret_cast<float*>(ws + l.d);
   const int64_t p_in = g.in_vol, p_out = g.out_vol;
   const int64_t w_total = int64_t(g.cout_g) * g.ker_vol * l.c_packed;

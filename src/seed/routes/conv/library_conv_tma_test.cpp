@@ -78,5 +78,41 @@ TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
 #endif
 }
 
+// The other precision policies (CIG_PRECISION 1: tf32, 2: bf16) pack each channel once: problems/
+// conv2d_3x3.py's 64 channels stay 64 (one 128-byte row of bf16; two of TF32), so the packed input is a
+// third of the strict path's (bf16: a sixth), and 20 channels round up to 32 (TF32) or 64 (bf16). What the
+// TMA path leaves to the gather kernel is the same under every policy.
+TEST(SeedCompile, LibraryConvTmaPathPacksOncePerChannelUnderTf32AndBf16) {
+  CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution twice, minutes of nvcc each; the GPU check judges it");
+  for (const int policy : {1, 2}) {
+    SCOPED_TRACE("CIG_PRECISION " + std::to_string(policy));
+    RealCompiler compiler;
+    auto out = compiler.build_ok("#define CIG_TMA 1\n#define CIG_PRECISION " + std::to_string(policy) + "\n" +
+                                     library_conv(),
+                                 "conv_tma_policy.cu");
+    ASSERT_TRUE(out);
+#ifndef CUTEGEN_CUDA_LIB_DIR
+    GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+#else
+    using testing::fp32;
+    testing::HostOnlyLibrary lib(out->library);
+    ASSERT_TRUE(lib.error.empty()) << lib.error;
+    auto workspace_bytes = lib.workspace_bytes();
+    ASSERT_NE(workspace_bytes, nullptr);
+    auto plan = [&](cutegen_tensor x, cutegen_tensor w, cutegen_tensor y) {
+      const cutegen_tensor in[2] = {x, w};
+      return workspace_bytes(in, 2, &y, 1);
+    };
+    const size_t bytes = policy == 2 ? 2 : 4;
+    EXPECT_EQ(plan(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})),
+              size_t{8} * 256 * 256 * 64 * bytes + size_t{128} * 9 * 64 * bytes + size_t{8} * 256 * 256 * 128 * 4);
+    const size_t c_packed = policy == 2 ? 64 : 32;
+    EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({32, 20, 3, 3}), fp32({2, 32, 12, 12})),
+              size_t{2} * 144 * c_packed * bytes + size_t{32} * 9 * c_packed * bytes + size_t{2} * 144 * 32 * 4);
+    EXPECT_EQ(plan(fp32({2, 3, 12, 12}), fp32({32, 3, 3, 3}), fp32({2, 32, 12, 12})), size_t{32} * 16 + 2 * 32 * 64 * 4);
+#endif
+  }
+}
+
 }  // namespace
 }  // namespace cutegen::seed
