@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/profile_policy.h"
 #include "agent/template_prompter.h"
 #include "common/fs.h"
 
@@ -42,17 +43,11 @@ ProblemInfo relu_problem() {
   return p;
 }
 
-// KernelBench level 1, 23_Softmax: 4096 rows of 393216 fp32 values.
+// KernelBench level 1's softmax at its size (problems/softmax_large.py): 4096 rows of 393216 fp32 values.
 ProblemInfo softmax_problem() {
   ProblemInfo p;
-  p.source =
-      "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    \"\"\"\n    Simple model that performs a "
-      "Softmax activation.\n    \"\"\"\n    def __init__(self):\n        super(Model, self).__init__()\n\n    def "
-      "forward(self, x: torch.Tensor) -> torch.Tensor:\n        \"\"\"\n        Applies Softmax activation to the "
-      "input tensor.\n        \"\"\"\n        return torch.softmax(x, dim=1)\n\nbatch_size = 4096\ndim = 393216\n\n"
-      "def get_inputs():\n    x = torch.rand(batch_size, dim)\n    return [x]\n\ndef get_init_inputs():\n    return "
-      "[]  # No special initialization inputs needed\n";
-  p.facts = *ProblemFacts::from_json(nlohmann::json::parse(R"({"name": "23_Softmax", "workload_class": "reduction",
+  p.source = source_file("problems/softmax_large.py");
+  p.facts = *ProblemFacts::from_json(nlohmann::json::parse(R"({"name": "softmax_large", "workload_class": "reduction",
     "inputs": [{"name": "x", "kind": "tensor", "dtype": "float32", "shape": [4096, 393216]}],
     "params": [], "outputs": [{"kind": "tensor", "dtype": "float32", "shape": [4096, 393216]}],
     "aten_ops": ["aten::_softmax"], "dtype": "float32",
@@ -96,11 +91,12 @@ std::vector<Message> conversation(TemplatePrompter& prompter, const ProblemInfo&
   return request_messages(system.ok() ? *system : std::string(), prompt);
 }
 
-StepRecord step(int n, bool accepted) {
+// Step n of a run whose first kernel took `first_ms`: accepted steps gain 3% each, rejected ones are slower.
+StepRecord step(int n, bool accepted, double first_ms = 3.4) {
   StepRecord r{.kind = StepKind::optimization, .n = n};
   r.idea = fmt::format("{}. a menu item applied to the row loop, with a knob for its width", n);
   r.outcome = accepted ? StepOutcome::accepted : StepOutcome::slower;
-  r.time_ms = accepted ? 3.4 - 0.1 * n : 3.6;
+  r.time_ms = first_ms * (accepted ? 1.0 - 0.03 * n : 1.05);
   return r;
 }
 
@@ -122,11 +118,26 @@ struct RunTokens {
   std::string calls;                        // one line per call: kind, system and user tokens
 };
 
-// The 8-step softmax run: synthesis, a compile error diagnosed and repaired, eight optimise steps (the
-// profile from step 3, the reduction class's first profiled step), the history growing by a step each.
-RunTokens softmax_run_tokens(TemplatePrompter& prompter) {
-  const ProblemInfo p = softmax_problem();
-  const std::string kernel = source_file("library/softmax_split_rows.cu");
+// One of the issue's two 8-step runs: a problem, the kernel that stands in for the LLM's, its first time.
+struct TokenRun {
+  std::string name;
+  ProblemInfo problem;
+  std::string kernel;
+  double first_ms = 0;
+};
+
+// The demo problem (problems/relu.py, examples/cassettes/relu-demo) with a vectorised kernel, and
+// KernelBench's softmax at its size with a two-pass split-row kernel.
+std::vector<TokenRun> issue_runs() {
+  return {{"demo (relu)", relu_problem(), source_file("attacks/honest/relu_vec.cu"), 0.55},
+          {"KernelBench-size softmax", softmax_problem(), source_file("library/softmax_split_rows.cu"), 3.4}};
+}
+
+// An 8-step run: synthesis, a compile error diagnosed and repaired, eight optimise steps (the profile
+// from the step the automatic profiling policy releases it: 1 for elementwise, 3 for a reduction),
+// every second step accepted, the history growing by a step each.
+RunTokens run_tokens(TemplatePrompter& prompter, const TokenRun& run) {
+  const ProblemInfo& p = run.problem;
   RunTokens t;
   std::map<PromptKind, std::string> seen;  // each kind's system message, as the provider last saw it
   auto add = [&](PromptKind kind, const Result<std::string>& prompt) {
@@ -144,15 +155,26 @@ RunTokens softmax_run_tokens(TemplatePrompter& prompter) {
     t.calls += fmt::format("  {:<9} system ~{:>5}  user ~{:>5}\n", to_string(kind), system, user);
   };
   add(PromptKind::synthesis, prompter.synthesis(p));
-  add(PromptKind::diagnose, prompter.diagnose(p, kernel, compile_failure(), {}));
-  add(PromptKind::repair, prompter.repair(p, kernel, compile_failure(),
+  add(PromptKind::diagnose, prompter.diagnose(p, run.kernel, compile_failure(), {}));
+  add(PromptKind::repair, prompter.repair(p, run.kernel, compile_failure(),
                                           "DIAGNOSIS: line 42 slices a rank-2 tensor with three coordinates.\n"
                                           "LOCATION: line 42.\nFIX: slice with two.",
                                           {}));
+  const ProfilePolicy policy;
+  const std::string workload(to_string(p.facts.workload_class));
   std::vector<StepRecord> history;
+  double best = run.first_ms;
+  int streak = 0;
   for (int s = 1; s <= 8; ++s) {
-    add(PromptKind::optimize, prompter.optimize(p, kernel, passing(3.4), history, s >= 3 ? sample_profile() : "", s, 8));
-    history.push_back(step(s, s % 2 == 1));
+    const std::string profile = policy.should_profile(workload, s, streak) ? sample_profile() : "";
+    add(PromptKind::optimize, prompter.optimize(p, run.kernel, passing(best), history, profile, s, 8));
+    history.push_back(step(s, s % 2 == 1, run.first_ms));
+    if (history.back().outcome == StepOutcome::accepted) {
+      best = *history.back().time_ms;
+      streak = 0;
+    } else {
+      ++streak;
+    }
   }
   return t;
 }
@@ -170,29 +192,35 @@ constexpr long long kSoftmaxRunBefore = 145241;
 constexpr long long kPointwiseOptimiseOneSystem = 8645;
 constexpr long long kSoftmaxRunOneSystem = 135603;
 
-TEST(PromptSize, ReportsTheInputTokensOfAPointwiseOptimiseCallAndAnEightStepSoftmaxRun) {
+TEST(PromptSize, ReportsTheInputTokensOfAPointwiseOptimiseCall) {
   auto prompter = TemplatePrompter::create();
   ASSERT_TRUE(prompter.ok()) << prompter.error().message;
-  auto paper = TemplatePrompter::create({.show_example = false});
-  ASSERT_TRUE(paper.ok()) << paper.error().message;
   const long long pointwise = pointwise_optimize_tokens(**prompter);
-  const RunTokens softmax = softmax_run_tokens(**prompter);
-  const RunTokens scratch = softmax_run_tokens(**paper);
   std::printf("pointwise optimise call: ~%lld input tokens (one system message: ~%lld; before: ~%lld)\n", pointwise,
               kPointwiseOptimiseOneSystem, kPointwiseOptimiseBefore);
-  std::printf("8-step softmax run: ~%lld input tokens over 11 calls (one system message: ~%lld; before: ~%lld); ~%lld "
-              "of them (%.0f%%) a repeated system message a prompt cache serves\n%s",
-              softmax.total, kSoftmaxRunOneSystem, kSoftmaxRunBefore, softmax.cacheable,
-              100.0 * softmax.cacheable / softmax.total, softmax.calls.c_str());
-  std::printf("the same run with --examples none (the paper's setting): ~%lld input tokens, ~%lld (%.0f%%) cached\n",
-              scratch.total, scratch.cacheable, 100.0 * scratch.cacheable / scratch.total);
   // An optimise call carries the menu, not the CuTe guide, and the rules an edit can break.
   EXPECT_LT(pointwise * 4, kPointwiseOptimiseOneSystem * 3);
-  // Issue 36's target is 60k; the floor under these prompts is analysed in docs/prompts.md. What this
-  // holds: the run stays 30% below the one-system-message layout.
-  EXPECT_LT(softmax.total * 10, kSoftmaxRunOneSystem * 7);
-  EXPECT_LT(scratch.total, softmax.total) << "the paper's setting shows no library kernel";
-  EXPECT_GT(softmax.cacheable, 0);
+}
+
+// Issue 36's target: an 8-step run on the demo problem and on a KernelBench-size softmax within 60k
+// input tokens each, with the library kernel shown at synthesis (the default) and without it (the
+// paper's setting). The cached share is what a provider's prompt cache serves of them.
+constexpr long long kEightStepRunTarget = 60000;
+
+TEST(PromptSize, EightStepRunsOfTheDemoAndAKernelBenchSoftmaxStayWithinTheTarget) {
+  for (const bool show_example : {true, false}) {
+    auto prompter = TemplatePrompter::create({.show_example = show_example});
+    ASSERT_TRUE(prompter.ok()) << prompter.error().message;
+    for (const TokenRun& run : issue_runs()) {
+      const RunTokens t = run_tokens(**prompter, run);
+      std::printf("8-step %s run, %s: ~%lld input tokens over 11 calls; ~%lld (%.0f%%) a repeated system message a "
+                  "prompt cache serves\n%s",
+                  run.name.c_str(), show_example ? "library kernel shown" : "--examples none", t.total, t.cacheable,
+                  100.0 * t.cacheable / t.total, t.calls.c_str());
+      EXPECT_LE(t.total, kEightStepRunTarget) << run.name << (show_example ? "" : " with --examples none");
+      EXPECT_GT(t.cacheable, 0) << run.name;
+    }
+  }
 }
 
 // The fixed part first: every call of one kind in a problem's run starts with the same bytes — that

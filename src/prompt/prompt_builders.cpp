@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "prompt/menu_items.h"
 #include "prompt/torch_defaults.h"
 
 namespace cutegen {
@@ -24,7 +25,7 @@ const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
        {"problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "diagnosis", "attempts",
         "kernel_heading", "kernel_block"}},
       {PromptKind::optimize,
-       {"problem_name", "step", "max_steps", "performance", "history", "profile", "kernel_block"}},
+       {"problem_name", "step", "max_steps", "performance", "history", "profile", "menu_item", "kernel_block"}},
       {PromptKind::restart, {"problem_name", "why", "failure_history", "last_failure", "example"}},
   };
   return table;
@@ -37,7 +38,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& shared_table
        {"rules", "references", "problem_name", "workload_class", "gpu", "reference_block", "tensor_table",
         "cost_summary"}},
       {"example", {"example_file", "example_why", "example_block"}},
-      {"candidate", {"candidate", "candidates", "item", "siblings"}},
+      {"candidate", {"candidate", "candidates", "item", "item_text", "siblings"}},
   };
   return table;
 }
@@ -330,9 +331,30 @@ Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass wo
       return lib.debug_guide() + "\n" + *errors;
     }
     case PromptKind::repair: return compile_errors_section(lib.cute_guide(workload));
-    case PromptKind::optimize: return lib.menu(workload);
+    case PromptKind::optimize: return optimize_menu_index(lib.menu(workload));
   }
   return Error{"internal: unknown prompt kind"};
+}
+
+std::string optimize_menu_index(std::string_view menu) {
+  Menu parsed = parse_menu(menu);
+  // Said before the item lines, so the LLM knows where the rest of each item is.
+  parsed.intro += "\nThe items, one line each: when each helps and the profile signals that point to it. Each "
+                  "request shows the full text of one item (how to apply it, what it measured, the metrics behind "
+                  "its signals): the one its step comes to in this order.\n";
+  return menu_index(parsed);
+}
+
+std::string menu_item_in_full(std::string_view menu, int step) {
+  const Menu parsed = parse_menu(menu);
+  std::vector<std::string> names;
+  for (const MenuItem& it : parsed.items) names.push_back(it.name);
+  const auto walk = items_for_step(names, step, 1);
+  const MenuItem* item = walk.empty() ? nullptr : find_item(parsed, walk.front());
+  if (!item) return "(the menu has no numbered items)";
+  std::string text = item->text;
+  while (!text.empty() && text.back() == '\n') text.pop_back();  // the template puts the blank line after it
+  return text;
 }
 
 Result<std::string> compile_errors_section(std::string_view guide) {
@@ -449,6 +471,7 @@ Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const Optimi
                     {"performance", perf},
                     {"history", format_history(in.history, o.history, "No optimisation steps yet: this is the first.")},
                     {"profile", profile},
+                    {"menu_item", menu_item_in_full(lib.menu(p.workload), in.step)},
                     {"kernel_block", fenced(in.kernel, "cuda")}};
   return render(lib, PromptKind::optimize, v);
 }
@@ -476,6 +499,9 @@ Result<std::string> build_candidate_share(const PromptLibrary& lib, const Candid
   auto text = lib.candidate_share().render({{"candidate", std::to_string(in.candidate)},
                                             {"candidates", std::to_string(in.candidates)},
                                             {"item", in.item},
+                                            {"item_text", in.item_text.empty() ? std::string("(its full text is in this "
+                                                                                             "step's request above)")
+                                                                               : in.item_text},
                                             {"siblings", siblings.empty() ? "no other item" : siblings}});
   if (!text) return text;
   // A block of its own: the loop puts it after the optimize prompt, a blank line between.

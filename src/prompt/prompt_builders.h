@@ -58,6 +58,12 @@ Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemB
 // the kernel); diagnose the debugging guide and the guide's compile errors; repair those compile errors;
 // optimize the class's menu.
 Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass workload, PromptKind kind);
+// What the optimize system message carries of the class's menu: its introduction and one line per item
+// (menu_index), so eight steps do not each carry the whole menu.
+std::string optimize_menu_index(std::string_view menu);
+// The full text of the item step `step` comes to in the menu's order (items_for_step with one
+// candidate), which the optimize request shows.
+std::string menu_item_in_full(std::string_view menu, int step);
 // The guide's "## Common compile errors" section, as a top-level section of its own.
 Result<std::string> compile_errors_section(std::string_view guide);
 

@@ -3,6 +3,8 @@
 // LLM in the system message, and that the problem's facts appear where they should.
 #include "prompt/prompt_builders.h"
 
+#include "prompt/menu_items.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -413,8 +415,14 @@ TEST(PromptBuild, OptimizeHasMenuHistoryPerformanceAndProfileState) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string& p = *r;
   expect_complete(p, "optimize");
-  EXPECT_TRUE(contains(whole(PromptKind::optimize, in.problem, p), library().menu(WorkloadClass::gemm)));
-  EXPECT_FALSE(contains(whole(PromptKind::optimize, in.problem, p), library().menu(WorkloadClass::elementwise)));
+  // The class's menu: its index in the system message, the item step 13 comes to (13 mod 9 = item 4) in full.
+  const std::string w = whole(PromptKind::optimize, in.problem, p);
+  const Menu gemm = parse_menu(library().menu(WorkloadClass::gemm));
+  EXPECT_TRUE(contains(w, menu_index(gemm).substr(0, 200)));
+  for (const MenuItem& item : gemm.items) EXPECT_TRUE(contains(w, item.index_line)) << item.name;
+  EXPECT_TRUE(contains(p, "# The menu item this step comes to in the menu's order\n" + gemm.items[3].text)) << p;
+  EXPECT_FALSE(contains(w, gemm.items[2].text)) << "only one item in full";
+  EXPECT_FALSE(contains(w, parse_menu(library().menu(WorkloadClass::elementwise)).items[0].index_line));
   EXPECT_TRUE(contains(p, "step 13 of 20"));
   EXPECT_TRUE(contains(p, "Current best kernel (below): 4.1 ms, 50.0% of speed-of-light (the roofline floor above)"))
       << p;
@@ -490,7 +498,7 @@ TEST(PromptBuild, EveryTemplateRendersForEveryWorkloadClass) {
       EXPECT_FALSE(contains(*system, "{{")) << what;
       EXPECT_FALSE(contains(*system, "<!--")) << what << ": a template header or guide marker is left";
       // Each kind its own reference: the menu to optimise, the guide to write a kernel.
-      EXPECT_EQ(contains(*system, library().menu(c)), k == PromptKind::optimize) << what;
+      EXPECT_EQ(contains(*system, optimize_menu_index(library().menu(c))), k == PromptKind::optimize) << what;
       EXPECT_EQ(contains(*system, library().cute_guide(c)), k == PromptKind::synthesis || k == PromptKind::restart)
           << what;
       EXPECT_EQ(contains(*system, library().debug_guide()), k == PromptKind::diagnose) << what;
