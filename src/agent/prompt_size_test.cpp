@@ -58,14 +58,69 @@ ProblemInfo softmax_problem() {
   return p;
 }
 
-// A profile summary of the size the profile stage writes (about 30 lines).
-std::string sample_profile() {
+// Profile summaries as the profile stage writes them (profile_summary.h). relu's is the H200 summary
+// of the demo's relu_tiles recorded in src/report/testdata/relu-run; the softmax's has the same
+// format for the split-row kernel's two passes (it reads the input twice: excess traffic).
+std::string relu_profile() {
+  return "Nsight Compute profile: 1 kernel, 2 launches over 2 calls; 555.7 us kernel time per call (clocks unlocked, "
+         "caches flushed per launch)\n"
+         "Roofline: 0.5427 ms per call measured vs floor 0.4994 ms (memory-bound problem) -> 92% of speed of light\n"
+         "DRAM: 3828 GB/s achieved over all kernels; the calibrated peak is 4300 GB/s\n"
+         "Kernel 1 of 1: relu_tiles - 2 launches (1/call), 555.7 us each, 100% of GPU time; grid (1056, 1, 1) x block "
+         "(256, 1, 1)\n"
+         "  throughput: SM 7.7%, memory 79.5% of peak (DRAM 79.5%: 2.13 GB per launch at 3828 GB/s)\n"
+         "  caches: L1 hit 0.0%, L2 hit 50.9%\n"
+         "  occupancy: achieved 80.8% of theoretical 100.0%; 30 regs/thread; blocks/SM allowed by regs 8, smem 32, "
+         "warps 8, max blocks 32\n"
+         "  shared memory per block: 0 B static + 0 B dynamic\n"
+         "  pipes (of active cycles): tensor 0.0%, FMA 0.2%\n"
+         "  global loads: 16.0 B/thread, 16.0 sectors/request (ideal 16); stores: 16.0 B/thread, 16.0 "
+         "sectors/request (ideal 16)\n"
+         "  top stalls (warps per issue cycle): long_scoreboard 135.12, lg_throttle 112.63, wait 1.18\n"
+         "Signals:\n"
+         "- near the roofline: 92% of speed of light (0.5427 ms vs floor 0.4994 ms); further gains are small\n"
+         "- [relu_tiles] memory-bound on DRAM: memory throughput 79.5% of peak (DRAM 79.5%) vs SM 7.7%\n"
+         "- [relu_tiles] stalls dominated by long_scoreboard: 135.12 of 250.64 stalled warps per issue (54%): "
+         "waiting for global/local memory (L1TEX) results\n";
+}
+
+std::string softmax_profile() {
   std::string s =
-      "Nsight Compute profile: 2 kernels, 2 launches over 1 call; 3.41 ms kernel time per call (clocks unlocked, "
-      "caches flushed per launch)\nRoofline: 12.9 GB moved, 8.05 GFLOP; floor 2.68 ms (memory-bound); 78.6% of "
-      "speed-of-light\n";
-  for (int i = 0; i < 28; ++i)
-    s += fmt::format("  line {} of the kernel detail: throughput, caches, occupancy, pipes, access widths\n", i);
+      "Nsight Compute profile: 2 kernels, 2 launches over 1 call; 5.612 ms kernel time per call (clocks unlocked, "
+      "caches flushed per launch)\n"
+      "Roofline: 5.71 ms per call measured vs floor 2.68 ms (memory-bound problem) -> 47% of speed of light\n"
+      "DRAM: 3443 GB/s achieved over all kernels; the calibrated peak is 4300 GB/s\n";
+  struct K {
+    const char *n, *name, *ms, *share, *sm, *dram, *gb, *rate, *l2, *regs, *smem, *fma, *store, *stalls;
+  };
+  for (const K& k : {K{"1", "normalize", "3.805 ms", "68%", "21.4%", "81.7%", "12.9 GB", "3390", "3.1%", "32", "0 B", "4.1%",
+                       "16.0 B/thread, 16.0 sectors/request (ideal 16)", "long_scoreboard 98.40, lg_throttle 61.22, wait 2.05"},
+                     K{"2", "chunk_stats", "1.807 ms", "32%", "24.9%", "85.1%", "6.44 GB", "3566", "0.4%", "38", "128 B",
+                       "6.3%", "4.0 B/thread, 1.0 sectors/request (ideal 1)",
+                       "long_scoreboard 120.77, barrier 14.02, lg_throttle 9.81"}}) {
+    s += fmt::format("Kernel {} of 2: {} - 1 launch (1/call), {} each, {} of GPU time; grid (48, 4096, 1) x block (256, "
+                     "1, 1)\n",
+                     k.n, k.name, k.ms, k.share);
+    s += fmt::format("  throughput: SM {}, memory {} of peak (DRAM {}: {} per launch at {} GB/s)\n", k.sm, k.dram, k.dram,
+                     k.gb, k.rate);
+    s += fmt::format("  caches: L1 hit 0.0%, L2 hit {}\n", k.l2);
+    s += fmt::format("  occupancy: achieved 86.2% of theoretical 100.0%; {} regs/thread; blocks/SM allowed by regs 6, "
+                     "smem 32, warps 8, max blocks 32\n",
+                     k.regs);
+    s += fmt::format("  shared memory per block: {} static + 0 B dynamic\n", k.smem);
+    s += fmt::format("  pipes (of active cycles): tensor 0.0%, FMA {}\n", k.fma);
+    s += fmt::format("  global loads: 16.0 B/thread, 16.0 sectors/request (ideal 16); stores: {}\n", k.store);
+    s += fmt::format("  top stalls (warps per issue cycle): {}\n", k.stalls);
+  }
+  s += "Signals:\n"
+       "- excess DRAM traffic: 19.3 GB moved per call, 1.5x the 12.9 GB the problem must move (inputs read again, or "
+       "intermediates round-tripping through memory)\n"
+       "- [normalize] memory-bound on DRAM: memory throughput 81.7% of peak (DRAM 81.7%) vs SM 21.4%\n"
+       "- [normalize] stalls dominated by long_scoreboard: 98.40 of 170.11 stalled warps per issue (58%): waiting for "
+       "global/local memory (L1TEX) results\n"
+       "- [chunk_stats] memory-bound on DRAM: memory throughput 85.1% of peak (DRAM 85.1%) vs SM 24.9%\n"
+       "- [chunk_stats] stalls dominated by long_scoreboard: 120.77 of 152.30 stalled warps per issue (79%): waiting "
+       "for global/local memory (L1TEX) results\n";
   return s;
 }
 
@@ -104,7 +159,7 @@ StepRecord step(int n, bool accepted, double first_ms = 3.4) {
 long long pointwise_optimize_tokens(TemplatePrompter& prompter) {
   const ProblemInfo p = relu_problem();
   auto prompt = prompter.optimize(p, source_file("attacks/honest/relu_vec.cu"), passing(0.50),
-                                  {step(1, true), step(2, false)}, sample_profile(), 3, 8);
+                                  {step(1, true), step(2, false)}, relu_profile(), 3, 8);
   EXPECT_TRUE(prompt.ok()) << prompt.error().message;
   return estimate_tokens(conversation(prompter, p, PromptKind::optimize, *prompt));
 }
@@ -123,14 +178,16 @@ struct TokenRun {
   std::string name;
   ProblemInfo problem;
   std::string kernel;
+  std::string profile;  // what the profile stage would write about the kernel
   double first_ms = 0;
 };
 
 // The demo problem (problems/relu.py, examples/cassettes/relu-demo) with a vectorised kernel, and
 // KernelBench's softmax at its size with a two-pass split-row kernel.
 std::vector<TokenRun> issue_runs() {
-  return {{"demo (relu)", relu_problem(), source_file("attacks/honest/relu_vec.cu"), 0.55},
-          {"KernelBench-size softmax", softmax_problem(), source_file("library/softmax_split_rows.cu"), 3.4}};
+  return {{"demo (relu)", relu_problem(), source_file("attacks/honest/relu_vec.cu"), relu_profile(), 0.55},
+          {"KernelBench-size softmax", softmax_problem(), source_file("library/softmax_split_rows.cu"),
+           softmax_profile(), 5.7}};
 }
 
 // An 8-step run: synthesis, a compile error diagnosed and repaired, eight optimise steps (the profile
@@ -166,7 +223,7 @@ RunTokens run_tokens(TemplatePrompter& prompter, const TokenRun& run) {
   double best = run.first_ms;
   int streak = 0;
   for (int s = 1; s <= 8; ++s) {
-    const std::string profile = policy.should_profile(workload, s, streak) ? sample_profile() : "";
+    const std::string profile = policy.should_profile(workload, s, streak) ? run.profile : "";
     add(PromptKind::optimize, prompter.optimize(p, run.kernel, passing(best), history, profile, s, 8));
     history.push_back(step(s, s % 2 == 1, run.first_ms));
     if (history.back().outcome == StepOutcome::accepted) {
@@ -243,7 +300,7 @@ TEST(PromptCache, SuccessiveCallsOfOneKindShareItsSystemMessageAsAPrefix) {
       {PromptKind::repair, {pr.repair(p, kernel, compile_failure(), "DIAGNOSIS: a\nFIX: b", {}),
                             pr.repair(p, kernel, mismatch, "DIAGNOSIS: c\nFIX: d", {})}},
       {PromptKind::optimize, {pr.optimize(p, kernel, prompt_size::passing(0.5), {}, "", 1, 8),
-                              pr.optimize(p, kernel, prompt_size::passing(0.49), {step(1, true)}, sample_profile(), 2, 8)}}};
+                              pr.optimize(p, kernel, prompt_size::passing(0.49), {step(1, true)}, relu_profile(), 2, 8)}}};
   auto common_prefix = [](const std::string& a, const std::string& b) {
     std::size_t n = 0;
     while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
