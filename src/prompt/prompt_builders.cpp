@@ -114,13 +114,18 @@ std::string sci(double v) { return fmt::format("{:.0e}", v); }
 // ---- pieces -----------------------------------------------------------------------------------------
 
 std::string number_lines(std::string_view source) {
+  // As wide as the last number and no wider: the listing goes to the diagnosis and to the repair, and a
+  // fixed 5-digit column cost ~5 bytes a line in both.
+  std::size_t lines = static_cast<std::size_t>(std::count(source.begin(), source.end(), '\n'));
+  if (!source.empty() && source.back() != '\n') ++lines;
+  const std::size_t width = std::to_string(std::max<std::size_t>(lines, 1)).size();
   std::string out;
   int n = 0;
   for (std::size_t pos = 0; pos < source.size();) {
     std::size_t nl = source.find('\n', pos);
     std::string_view line = source.substr(pos, (nl == std::string_view::npos ? source.size() : nl) - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out += fmt::format("  {:>5} | {}\n", ++n, line);
+    out += fmt::format("{:>{}} | {}\n", ++n, width, line);
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
   }

@@ -92,7 +92,8 @@ Result<PromptLibrary> load_prompt_library();
 
 // ---- pieces, exposed for the loop's reports and for tests -------------------------------------------
 
-// "    12 | code" per line (the numbering the edit errors use too), for prompts that refer to lines.
+// " 12 | code" per line, the numbers as wide as the last one, for prompts that refer to lines (the
+// edit parser strips such numbers when an answer copies them into a SEARCH).
 std::string number_lines(std::string_view source);
 // Whether a diagnosis refers to the kernel by line number ("line 24", "lines 30-41", "L24"): the
 // repair prompt then shows the kernel with the same numbers.

@@ -343,7 +343,7 @@ TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string& p = *r;
   expect_complete(p, "diagnose");
-  EXPECT_TRUE(contains(p, "      3 | // the current kernel\n")) << p;
+  EXPECT_TRUE(contains(p, "\n3 | // the current kernel\n")) << p;
   EXPECT_TRUE(contains(p, "wrong result (verdict `mismatch`): max abs error 3.2e-02"));
   EXPECT_TRUE(contains(p, "first bad indices: (17,4)"));
   EXPECT_FALSE(contains(p, library().debug_guide())) << "the guide is in the diagnose system message, cached";
@@ -536,8 +536,12 @@ TEST(PromptBuild, EachKindGetsTheRulesItsAnswerCanBreakAndItsAnswerFormat) {
 // ---- pieces -----------------------------------------------------------------------------------------
 
 TEST(PromptPieces, NumberLines) {
-  EXPECT_EQ(number_lines("a\r\nb\n"), "      1 | a\n      2 | b\n");
-  EXPECT_EQ(number_lines("x"), "      1 | x\n");
+  EXPECT_EQ(number_lines("a\r\nb\n"), "1 | a\n2 | b\n");
+  EXPECT_EQ(number_lines("x"), "1 | x\n");
+  std::string twelve;
+  for (int i = 0; i < 12; ++i) twelve += "l\n";
+  EXPECT_EQ(number_lines(twelve).substr(0, 14), " 1 | l\n 2 | l\n") << "as wide as the last number";
+  EXPECT_NE(number_lines(twelve).find("\n12 | l\n"), std::string::npos);
   EXPECT_EQ(number_lines(""), "");
 }
 
