@@ -127,8 +127,10 @@ std::vector<std::string> item_signals(std::string_view item_text) {
     std::size_t cut = std::min(quote.find(':'), quote.find(" ..."));
     if (cut != std::string::npos) quote.erase(cut);
     while (!quote.empty() && quote.back() == ' ') quote.pop_back();
-    // A metric (`dram__bytes`) is not a signal.
-    if (quote.empty() || quote.find("__") != std::string::npos) continue;
+    // A metric (`dram__bytes`) is not a signal, nor a bare stall name (`barrier` in "stalls on
+    // `wait`/`barrier`"), which reads as nothing on its own; the item's full text keeps both.
+    if (quote.empty() || quote.find("__") != std::string::npos || quote.find_first_of(" -") == std::string::npos)
+      continue;
     if (std::find(out.begin(), out.end(), quote) == out.end()) out.push_back(quote);
   }
   return out;

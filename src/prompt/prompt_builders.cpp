@@ -266,7 +266,9 @@ PrecisionTolerance precision_tolerance(Precision precision, std::string_view dty
   return {1e-4, 1e-4, 1e-6};
 }
 
-std::string format_precision_rule(Precision precision, std::string_view dtype) {
+bool has_matrix_products(WorkloadClass c) { return c != WorkloadClass::elementwise && c != WorkloadClass::reduction; }
+
+std::string format_precision_rule(Precision precision, std::string_view dtype, bool matrix_products) {
   const bool half = dtype == "float16" || dtype == "bfloat16";
   const PrecisionTolerance t = precision_tolerance(precision, dtype);
   const std::string policy = precision == Precision::strict ? "strict"
@@ -286,6 +288,11 @@ std::string format_precision_rule(Precision precision, std::string_view dtype) {
     out += fmt::format("The problem's data is {}: arithmetic in {} with fp32 accumulation of sums and dot products "
                        "is what these bounds are set for; these bounds hold whatever --precision says.",
                        dtype, dtype);
+  } else if (!matrix_products) {
+    // What the tensor-core policies allow concerns matrix products; an elementwise or reduction
+    // problem has none, and its prompts carry no MMA material either (guide_for_class).
+    out += "fp32 arithmetic passes in any order of summation; fp16 or bf16 arithmetic on fp32 data fails";
+    out += precision == Precision::strict ? "." : " (this policy's bounds are for matrix products, which this problem has none of).";
   } else if (precision == Precision::tf32) {
     out += "fp32 matrix products may use TF32 tensor-core MMAs (operands rounded to TF32) with fp32 accumulation; "
            "the bounds above are set for that. Everything else is computed in fp32; fp16 or bf16 arithmetic on fp32 "
@@ -344,9 +351,8 @@ Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass wo
 std::string optimize_menu_index(std::string_view menu) {
   Menu parsed = parse_menu(menu);
   // Said before the item lines, so the LLM knows where the rest of each item is.
-  parsed.intro += "\nThe items, one line each: when each helps and the profile signals that point to it. Each "
-                  "request shows the full text of one item (how to apply it, what it measured, the metrics behind "
-                  "its signals): the one its step comes to in this order.\n";
+  parsed.intro += "\nOne line per item: when it helps, the profile signals that point to it. Each request shows "
+                  "one item in full (how, what it measured, the metrics): the one its step comes to in this order.\n";
   return menu_index(parsed);
 }
 
@@ -375,7 +381,8 @@ Result<std::string> compile_errors_section(std::string_view guide) {
 Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& p, PromptKind kind,
                                         const PromptOptions& o) {
   auto rendered = lib.rules().render({{"arch", or_unknown(p.arch, "the GPU's architecture")},
-                                      {"precision_rule", format_precision_rule(p.precision, problem_dtype(p))}});
+                                      {"precision_rule", format_precision_rule(p.precision, problem_dtype(p),
+                                                                                has_matrix_products(p.workload))}});
   if (!rendered) return rendered.error();
   auto rules = rules_for_kind(*rendered, kind, lib.rules().origin());
   if (!rules) return rules.error();

@@ -117,8 +117,11 @@ struct PrecisionTolerance {
 inline constexpr double kTorchErrorFactor = 5.0;
 PrecisionTolerance precision_tolerance(Precision precision, std::string_view problem_dtype);
 // The rules' precision section: the policy in force and the comparison the judge makes, with the
-// tolerances of python/cutegen_worker/compare.py for this policy and the problem's dtype.
-std::string format_precision_rule(Precision precision, std::string_view problem_dtype);
+// tolerances of python/cutegen_worker/compare.py for this policy and the problem's dtype. What the
+// policy allows on tensor cores (3xTF32, TF32, bf16 MMAs) is said only for a problem with matrix
+// products (has_matrix_products: not elementwise or reduction work).
+std::string format_precision_rule(Precision precision, std::string_view problem_dtype, bool matrix_products = true);
+bool has_matrix_products(WorkloadClass c);
 // At most `max_lines` lines and `max_chars` characters, with a note saying how much was left out.
 std::string clip_evidence(std::string_view text, std::size_t max_lines, std::size_t max_chars);
 // What choose_example() needs from the brief; an empty dtype is derived from the tensors (the least

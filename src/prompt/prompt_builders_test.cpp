@@ -575,6 +575,18 @@ TEST(PromptTruth, ThePrecisionRuleIsTheComparisonTheJudgeMakes) {
   EXPECT_TRUE(contains(half, "float32 reference")) << half;
   EXPECT_TRUE(contains(half, "2e-02 * max|ref| + 2e-02 * |ref|")) << half;
   EXPECT_FALSE(contains(half, "Plain TF32")) << half;
+  // No matrix product, no tensor-core material: fp32 arithmetic, whatever the policy.
+  for (Precision policy : {Precision::strict, Precision::tf32, Precision::bf16}) {
+    const std::string pointwise = format_precision_rule(policy, "float32", false);
+    EXPECT_TRUE(contains(pointwise, "fp32 arithmetic passes in any order of summation; fp16 or bf16 arithmetic on "
+                                    "fp32 data fails"))
+        << pointwise;
+    EXPECT_FALSE(contains(pointwise, "MMA")) << pointwise;
+    EXPECT_TRUE(contains(pointwise, "Accumulate sums")) << pointwise;
+  }
+  EXPECT_TRUE(contains(format_precision_rule(Precision::tf32, "float32", false), "bounds are for matrix products"));
+  EXPECT_FALSE(has_matrix_products(WorkloadClass::reduction));
+  EXPECT_TRUE(has_matrix_products(WorkloadClass::other)) << "a matrix product may hide in other work";
 }
 
 // The numbers in the rule are compare.py's: POLICIES, _HALF_PROBLEMS and TORCH_ERROR_FACTOR, read from
