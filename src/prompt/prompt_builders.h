@@ -7,8 +7,8 @@
 // is fixed per kind of request: byte for byte the same in every call of that kind through one
 // problem's run — the rules that kind's answer can break (arch and precision rule filled in), the
 // reference that kind needs (the CuTe guide trimmed to the class to write a kernel, the debugging guide
-// to diagnose, the class's menu to optimise), the problem with its costs — so the providers' prompt
-// caches serve it from the kind's second call on. The user message holds what changes:
+// to diagnose, the index of the class's menu to optimise), the problem with its costs — so the
+// providers' prompt caches serve it from the kind's second call on. The user message holds what changes:
 //
 //   synthesis  first kernel: the library kernel chosen for the problem (example_choice.h) with why it
 //              was chosen, as a reference for idioms (none with --examples none). Answer: a whole file.
@@ -18,7 +18,8 @@
 //   repair     the diagnosis and the kernel (numbered when the diagnosis cites lines). Answer:
 //              SEARCH/REPLACE edits only.
 //   optimize   the best time against the floor and the baselines, the bounded history, a profile
-//              summary once the profiling policy releases it, the kernel. Answer: edits only, or
+//              summary once the profiling policy releases it, the menu item the step comes to in
+//              full, the kernel. Answer: edits only, or
 //              NO_FURTHER_CHANGE with a reason.
 //   restart    synthesis again, with what failed before. Answer: a whole file.
 //
@@ -56,7 +57,7 @@ Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemB
                                         const PromptOptions& options = {});
 // What each kind needs besides the rules: synthesis and restart the CuTe guide of the class (they write
 // the kernel); diagnose the debugging guide and the guide's compile errors; repair those compile errors;
-// optimize the class's menu.
+// optimize the index of the class's menu (optimize_menu_index).
 Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass workload, PromptKind kind);
 // What the optimize system message carries of the class's menu: its introduction and one line per item
 // (menu_index), so eight steps do not each carry the whole menu.
