@@ -176,7 +176,7 @@ Result<StepRecord> Loop::optimize_with_candidates(int step, int streak) {
   if (items.empty()) items.assign(n, "the menu item the evidence points to");  // a menu without numbered items
   std::vector<std::vector<Message>> requests;
   for (int k = 0; k < n; ++k) {
-    CandidateAsk ask{.candidate = k + 1, .candidates = n, .item = items[k]};
+    CandidateAsk ask{.step = step, .candidate = k + 1, .candidates = n, .item = items[k]};
     for (int j = 0; j < n; ++j)
       if (j != k) ask.siblings.push_back(items[j]);
     auto share = prompter_.candidate_share(problem_, ask);

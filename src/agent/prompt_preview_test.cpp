@@ -72,7 +72,7 @@ TEST(PromptPreview, DiagnoseOfABrokenStepShowsItsDiffAndRepairItsDiagnosis) {
                                      {.kind = PromptKind::repair, .kernel = "int x;\n", .diagnosis = "FIX: line 1"});
   ASSERT_TRUE(repair.ok()) << repair.error().message;
   EXPECT_TRUE(contains(repair->back().text, "FIX: line 1"));
-  EXPECT_TRUE(contains(repair->back().text, "      1 | int x;")) << "the diagnosis cites a line: numbered";
+  EXPECT_TRUE(contains(repair->back().text, "1 | int x;")) << "the diagnosis cites a line: numbered";
 }
 
 TEST(PromptPreview, WrongInputsAreOneLineErrors) {

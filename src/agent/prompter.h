@@ -32,6 +32,7 @@ struct FailedAttempt {
 // One request of an optimisation step with several candidates (--candidates N): the menu item it is
 // asked to apply and the ones the other requests take.
 struct CandidateAsk {
+  int step = 1;       // the optimisation step (the optimize request shows the item its step comes to in full)
   int candidate = 1;  // 1-based
   int candidates = 1;
   std::string item;

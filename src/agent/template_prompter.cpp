@@ -181,8 +181,15 @@ std::vector<std::string> TemplatePrompter::menu_items(const ProblemInfo& problem
   return cutegen::menu_items(library_.menu(problem.facts.workload_class));
 }
 
-Result<std::string> TemplatePrompter::candidate_share(const ProblemInfo&, const CandidateAsk& ask) {
-  return build_candidate_share(library_, {ask.candidate, ask.candidates, ask.item, ask.siblings});
+Result<std::string> TemplatePrompter::candidate_share(const ProblemInfo& problem, const CandidateAsk& ask) {
+  // The candidate's item in full, unless it is the one the step's optimize request already shows.
+  const std::string& menu = library_.menu(problem.facts.workload_class);
+  const Menu parsed = parse_menu(menu);
+  const MenuItem* item = find_item(parsed, ask.item);
+  std::string text = item ? item->text : std::string("(no menu item has this name: choose by the menu's lines in the system message)");
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  if (item && menu_item_in_full(menu, ask.step) == text) text.clear();
+  return build_candidate_share(library_, {ask.candidate, ask.candidates, ask.item, text, ask.siblings});
 }
 
 }  // namespace cutegen

@@ -207,3 +207,27 @@ TEST(TemplatePrompter, FailureEvidenceCarriesTheTypedVerdict) {
   EXPECT_EQ(failure_evidence(Evaluation{.verdict = Verdict::result_reuse})->verdict, Verdict::result_reuse);
   EXPECT_FALSE(failure_evidence(Evaluation{.verdict = Verdict::pass}).ok());
 }
+
+// With --candidates, each request applies its own item: its share carries that item's full text,
+// except when the step's optimize request (the same for every candidate) shows that item already.
+TEST(TemplatePrompter, ACandidatesShareCarriesItsItemInFullUnlessTheRequestShowsIt) {
+  auto made = TemplatePrompter::create();
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  TemplatePrompter& p = **made;
+  const ProblemInfo problem = layernorm_problem();
+  const auto items = p.menu_items(problem);
+  ASSERT_GE(items.size(), 4u);
+  auto optimize = p.optimize(problem, "int x;\n", passing(0.1), {}, "", 2, 8);
+  ASSERT_TRUE(optimize.ok()) << optimize.error().message;
+  EXPECT_TRUE(contains(*optimize, "\n" + items[1].substr(0, 3) + "**")) << "step 2 shows item 2 in full:\n" << *optimize;
+  auto second = p.candidate_share(problem, {.step = 2, .candidate = 1, .candidates = 2, .item = items[1],
+                                            .siblings = {items[3]}});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_TRUE(contains(*second, "Your item in full:\n(its full text is in this step's request above)")) << *second;
+  auto fourth = p.candidate_share(problem, {.step = 2, .candidate = 2, .candidates = 2, .item = items[3],
+                                            .siblings = {items[1]}});
+  ASSERT_TRUE(fourth.ok()) << fourth.error().message;
+  EXPECT_TRUE(contains(*fourth, "Your item in full:\n" + items[3].substr(0, 3) + "**")) << *fourth;
+  EXPECT_TRUE(contains(*fourth, "- When it helps:")) << *fourth;
+  EXPECT_FALSE(contains(*optimize, items[3].substr(0, 3) + "**")) << "one item in full per request";
+}

@@ -163,7 +163,7 @@ std::optional<std::pair<std::string, std::string>> note_label_line(std::string_v
   return std::pair{label, std::string(trim_whitespace(rest))};
 }
 
-// Listings in prompts number their lines ("     12 | code"); LLMs sometimes copy those numbers into a
+// Listings in prompts number their lines ("12 | code", as wide as the last number); LLMs sometimes copy those numbers into a
 // SEARCH. When every line of a SEARCH carries such a prefix and the numbers run consecutively, the
 // prefix is the listing's, not code (a C++ line like "1 | 2;" would not come with a consecutive run),
 // so it is removed from SEARCH and from the REPLACE lines that carry it too.

@@ -12,7 +12,7 @@
 //   =======
 //   replacement lines (empty to delete)
 //   >>>>>>> REPLACE
-// A SEARCH whose every line carries a consecutive listing number ("     12 | code", as prompts number
+// A SEARCH whose every line carries a consecutive listing number ("12 | code", as prompts number
 // kernels) has those numbers removed, in SEARCH and in the REPLACE lines that carry them.
 //
 // Note convention: outside code fences and edit blocks, a line that starts with an upper-case label

@@ -461,6 +461,15 @@ TEST(AnswerParseEdits, ListingNumbersCopiedIntoSearchAreRemoved) {
   EXPECT_EQ(r->blocks[0].replace, "  for (int k = 0; k < k_tiles; ++k) {\n\n    copy(tArA, tAsA);\n");
 }
 
+// The listings number lines only as wide as the last number (number_lines): " 9 | ", "10 | ".
+TEST(AnswerParseEdits, NarrowListingNumbersCopiedIntoSearchAreRemoved) {
+  auto r = parse_edit_answer("<<<<<<< SEARCH\n 9 |   int a = 0;\n10 |   int b = a;\n=======\n 9 |   int a = 1;\n"
+                             "10 |   int b = a;\n>>>>>>> REPLACE\n");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->blocks[0].search, "  int a = 0;\n  int b = a;\n");
+  EXPECT_EQ(r->blocks[0].replace, "  int a = 1;\n  int b = a;\n");
+}
+
 TEST(AnswerParseEdits, CodeThatMerelyLooksNumberedIsKept) {
   // Not consecutive, and a real expression: left alone.
   auto r = parse_edit_answer("<<<<<<< SEARCH\n  1 | 2;\n  5 | 6;\n=======\n  1 | 4;\n>>>>>>> REPLACE\n");

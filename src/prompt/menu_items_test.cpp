@@ -40,3 +40,48 @@ TEST(MenuItems, TheCandidateShareNamesItsItemAndItsSiblings) {
             std::string::npos)
       << *text;
 }
+
+// The optimize system message carries the index, each request the full text of one item: the two
+// together must lose nothing of the menu, and the index must still say when each item helps and which
+// profile signals point to it.
+TEST(MenuItems, TheIndexHasALinePerItemAndTheItemsHoldTheWholeMenu) {
+  auto lib = load_prompt_library();
+  ASSERT_TRUE(lib.ok()) << lib.error().message;
+  auto without_blank_lines = [](std::string s) {
+    std::string out;
+    for (std::size_t pos = 0; pos < s.size();) {
+      std::size_t nl = s.find('\n', pos);
+      std::string line = s.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+      if (line.find_first_not_of(' ') != std::string::npos) out += line + "\n";
+      if (nl == std::string::npos) break;
+      pos = nl + 1;
+    }
+    return out;
+  };
+  for (WorkloadClass c : all_workload_classes()) {
+    const std::string& text = lib->menu(c);
+    const Menu menu = parse_menu(text);
+    ASSERT_EQ(menu.items.size(), menu_items(text).size()) << to_string(c);
+    std::string whole = menu.intro;
+    for (const MenuItem& it : menu.items) whole += it.text;
+    whole += menu.outro;
+    EXPECT_EQ(without_blank_lines(whole), without_blank_lines(text)) << to_string(c);
+    const std::string index = menu_index(menu);
+    EXPECT_LT(index.size() * 3, text.size() * 2) << to_string(c) << ":\n" << index;
+    for (const MenuItem& it : menu.items) {
+      EXPECT_NE(index.find(it.index_line), std::string::npos) << it.name;
+      EXPECT_NE(it.index_line.find(" When it helps: "), std::string::npos) << to_string(c) << ": " << it.index_line;
+      EXPECT_TRUE(it.index_line.find(" Signals: `") != std::string::npos ||
+                  it.index_line.find(" In a profile: ") != std::string::npos)
+          << to_string(c) << ": " << it.index_line;
+      EXPECT_EQ(it.index_line.find('\n'), std::string::npos) << it.index_line;
+    }
+  }
+  const Menu reduction = parse_menu(lib->menu(WorkloadClass::reduction));
+  EXPECT_EQ(item_signals(reduction.items[2].text),
+            (std::vector<std::string>{"memory-bound on DRAM", "latency-bound", "stalls dominated by long_scoreboard",
+                                      "narrow global loads"}));
+  EXPECT_EQ(reduction.items[0].index_line,
+            "1. **Read the input once.** When it helps: the kernel reads each row two or three times (max, sum, "
+            "normalise). Signals: `excess DRAM traffic`.");
+}

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "prompt/menu_items.h"
 #include "prompt/torch_defaults.h"
 
 namespace cutegen {
@@ -24,7 +25,7 @@ const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
        {"problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "diagnosis", "attempts",
         "kernel_heading", "kernel_block"}},
       {PromptKind::optimize,
-       {"problem_name", "step", "max_steps", "performance", "history", "profile", "kernel_block"}},
+       {"problem_name", "step", "max_steps", "performance", "history", "profile", "menu_item", "kernel_block"}},
       {PromptKind::restart, {"problem_name", "why", "failure_history", "last_failure", "example"}},
   };
   return table;
@@ -37,7 +38,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& shared_table
        {"rules", "references", "problem_name", "workload_class", "gpu", "reference_block", "tensor_table",
         "cost_summary"}},
       {"example", {"example_file", "example_why", "example_block"}},
-      {"candidate", {"candidate", "candidates", "item", "siblings"}},
+      {"candidate", {"candidate", "candidates", "item", "item_text", "siblings"}},
   };
   return table;
 }
@@ -113,13 +114,18 @@ std::string sci(double v) { return fmt::format("{:.0e}", v); }
 // ---- pieces -----------------------------------------------------------------------------------------
 
 std::string number_lines(std::string_view source) {
+  // As wide as the last number and no wider: the listing goes to the diagnosis and to the repair, and a
+  // fixed 5-digit column cost ~5 bytes a line in both.
+  std::size_t lines = static_cast<std::size_t>(std::count(source.begin(), source.end(), '\n'));
+  if (!source.empty() && source.back() != '\n') ++lines;
+  const std::size_t width = std::to_string(std::max<std::size_t>(lines, 1)).size();
   std::string out;
   int n = 0;
   for (std::size_t pos = 0; pos < source.size();) {
     std::size_t nl = source.find('\n', pos);
     std::string_view line = source.substr(pos, (nl == std::string_view::npos ? source.size() : nl) - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out += fmt::format("  {:>5} | {}\n", ++n, line);
+    out += fmt::format("{:>{}} | {}\n", ++n, width, line);
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
   }
@@ -260,7 +266,9 @@ PrecisionTolerance precision_tolerance(Precision precision, std::string_view dty
   return {1e-4, 1e-4, 1e-6};
 }
 
-std::string format_precision_rule(Precision precision, std::string_view dtype) {
+bool has_matrix_products(WorkloadClass c) { return c != WorkloadClass::elementwise && c != WorkloadClass::reduction; }
+
+std::string format_precision_rule(Precision precision, std::string_view dtype, bool matrix_products) {
   const bool half = dtype == "float16" || dtype == "bfloat16";
   const PrecisionTolerance t = precision_tolerance(precision, dtype);
   const std::string policy = precision == Precision::strict ? "strict"
@@ -280,6 +288,11 @@ std::string format_precision_rule(Precision precision, std::string_view dtype) {
     out += fmt::format("The problem's data is {}: arithmetic in {} with fp32 accumulation of sums and dot products "
                        "is what these bounds are set for; these bounds hold whatever --precision says.",
                        dtype, dtype);
+  } else if (!matrix_products) {
+    // What the tensor-core policies allow concerns matrix products; an elementwise or reduction
+    // problem has none, and its prompts carry no MMA material either (guide_for_class).
+    out += "fp32 arithmetic passes in any order of summation; fp16 or bf16 arithmetic on fp32 data fails";
+    out += precision == Precision::strict ? "." : " (this policy's bounds are for matrix products, which this problem has none of).";
   } else if (precision == Precision::tf32) {
     out += "fp32 matrix products may use TF32 tensor-core MMAs (operands rounded to TF32) with fp32 accumulation; "
            "the bounds above are set for that. Everything else is computed in fp32; fp16 or bf16 arithmetic on fp32 "
@@ -330,9 +343,29 @@ Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass wo
       return lib.debug_guide() + "\n" + *errors;
     }
     case PromptKind::repair: return compile_errors_section(lib.cute_guide(workload));
-    case PromptKind::optimize: return lib.menu(workload);
+    case PromptKind::optimize: return optimize_menu_index(lib.menu(workload));
   }
   return Error{"internal: unknown prompt kind"};
+}
+
+std::string optimize_menu_index(std::string_view menu) {
+  Menu parsed = parse_menu(menu);
+  // Said before the item lines, so the LLM knows where the rest of each item is.
+  parsed.intro += "\nOne line per item: when it helps, the profile signals that point to it. Each request shows "
+                  "one item in full (how, what it measured, the metrics): the one its step comes to in this order.\n";
+  return menu_index(parsed);
+}
+
+std::string menu_item_in_full(std::string_view menu, int step) {
+  const Menu parsed = parse_menu(menu);
+  std::vector<std::string> names;
+  for (const MenuItem& it : parsed.items) names.push_back(it.name);
+  const auto walk = items_for_step(names, step, 1);
+  const MenuItem* item = walk.empty() ? nullptr : find_item(parsed, walk.front());
+  if (!item) return "(the menu has no numbered items)";
+  std::string text = item->text;
+  while (!text.empty() && text.back() == '\n') text.pop_back();  // the template puts the blank line after it
+  return text;
 }
 
 Result<std::string> compile_errors_section(std::string_view guide) {
@@ -348,7 +381,8 @@ Result<std::string> compile_errors_section(std::string_view guide) {
 Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& p, PromptKind kind,
                                         const PromptOptions& o) {
   auto rendered = lib.rules().render({{"arch", or_unknown(p.arch, "the GPU's architecture")},
-                                      {"precision_rule", format_precision_rule(p.precision, problem_dtype(p))}});
+                                      {"precision_rule", format_precision_rule(p.precision, problem_dtype(p),
+                                                                                has_matrix_products(p.workload))}});
   if (!rendered) return rendered.error();
   auto rules = rules_for_kind(*rendered, kind, lib.rules().origin());
   if (!rules) return rules.error();
@@ -449,6 +483,7 @@ Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const Optimi
                     {"performance", perf},
                     {"history", format_history(in.history, o.history, "No optimisation steps yet: this is the first.")},
                     {"profile", profile},
+                    {"menu_item", menu_item_in_full(lib.menu(p.workload), in.step)},
                     {"kernel_block", fenced(in.kernel, "cuda")}};
   return render(lib, PromptKind::optimize, v);
 }
@@ -476,6 +511,9 @@ Result<std::string> build_candidate_share(const PromptLibrary& lib, const Candid
   auto text = lib.candidate_share().render({{"candidate", std::to_string(in.candidate)},
                                             {"candidates", std::to_string(in.candidates)},
                                             {"item", in.item},
+                                            {"item_text", in.item_text.empty() ? std::string("(its full text is in this "
+                                                                                             "step's request above)")
+                                                                               : in.item_text},
                                             {"siblings", siblings.empty() ? "no other item" : siblings}});
   if (!text) return text;
   // A block of its own: the loop puts it after the optimize prompt, a blank line between.

@@ -7,8 +7,8 @@
 // is fixed per kind of request: byte for byte the same in every call of that kind through one
 // problem's run — the rules that kind's answer can break (arch and precision rule filled in), the
 // reference that kind needs (the CuTe guide trimmed to the class to write a kernel, the debugging guide
-// to diagnose, the class's menu to optimise), the problem with its costs — so the providers' prompt
-// caches serve it from the kind's second call on. The user message holds what changes:
+// to diagnose, the index of the class's menu to optimise), the problem with its costs — so the
+// providers' prompt caches serve it from the kind's second call on. The user message holds what changes:
 //
 //   synthesis  first kernel: the library kernel chosen for the problem (example_choice.h) with why it
 //              was chosen, as a reference for idioms (none with --examples none). Answer: a whole file.
@@ -18,7 +18,8 @@
 //   repair     the diagnosis and the kernel (numbered when the diagnosis cites lines). Answer:
 //              SEARCH/REPLACE edits only.
 //   optimize   the best time against the floor and the baselines, the bounded history, a profile
-//              summary once the profiling policy releases it, the kernel. Answer: edits only, or
+//              summary once the profiling policy releases it, the menu item the step comes to in
+//              full, the kernel. Answer: edits only, or
 //              NO_FURTHER_CHANGE with a reason.
 //   restart    synthesis again, with what failed before. Answer: a whole file.
 //
@@ -56,8 +57,14 @@ Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemB
                                         const PromptOptions& options = {});
 // What each kind needs besides the rules: synthesis and restart the CuTe guide of the class (they write
 // the kernel); diagnose the debugging guide and the guide's compile errors; repair those compile errors;
-// optimize the class's menu.
+// optimize the index of the class's menu (optimize_menu_index).
 Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass workload, PromptKind kind);
+// What the optimize system message carries of the class's menu: its introduction and one line per item
+// (menu_index), so eight steps do not each carry the whole menu.
+std::string optimize_menu_index(std::string_view menu);
+// The full text of the item step `step` comes to in the menu's order (items_for_step with one
+// candidate), which the optimize request shows.
+std::string menu_item_in_full(std::string_view menu, int step);
 // The guide's "## Common compile errors" section, as a top-level section of its own.
 Result<std::string> compile_errors_section(std::string_view guide);
 
@@ -86,7 +93,8 @@ Result<PromptLibrary> load_prompt_library();
 
 // ---- pieces, exposed for the loop's reports and for tests -------------------------------------------
 
-// "    12 | code" per line (the numbering the edit errors use too), for prompts that refer to lines.
+// " 12 | code" per line, the numbers as wide as the last one, for prompts that refer to lines (the
+// edit parser strips such numbers when an answer copies them into a SEARCH).
 std::string number_lines(std::string_view source);
 // Whether a diagnosis refers to the kernel by line number ("line 24", "lines 30-41", "L24"): the
 // repair prompt then shows the kernel with the same numbers.
@@ -110,8 +118,11 @@ struct PrecisionTolerance {
 inline constexpr double kTorchErrorFactor = 5.0;
 PrecisionTolerance precision_tolerance(Precision precision, std::string_view problem_dtype);
 // The rules' precision section: the policy in force and the comparison the judge makes, with the
-// tolerances of python/cutegen_worker/compare.py for this policy and the problem's dtype.
-std::string format_precision_rule(Precision precision, std::string_view problem_dtype);
+// tolerances of python/cutegen_worker/compare.py for this policy and the problem's dtype. What the
+// policy allows on tensor cores (3xTF32, TF32, bf16 MMAs) is said only for a problem with matrix
+// products (has_matrix_products: not elementwise or reduction work).
+std::string format_precision_rule(Precision precision, std::string_view problem_dtype, bool matrix_products = true);
+bool has_matrix_products(WorkloadClass c);
 // At most `max_lines` lines and `max_chars` characters, with a note saying how much was left out.
 std::string clip_evidence(std::string_view text, std::size_t max_lines, std::size_t max_chars);
 // What choose_example() needs from the brief; an empty dtype is derived from the tensors (the least

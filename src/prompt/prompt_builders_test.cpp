@@ -3,6 +3,8 @@
 // LLM in the system message, and that the problem's facts appear where they should.
 #include "prompt/prompt_builders.h"
 
+#include "prompt/menu_items.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -341,7 +343,7 @@ TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string& p = *r;
   expect_complete(p, "diagnose");
-  EXPECT_TRUE(contains(p, "      3 | // the current kernel\n")) << p;
+  EXPECT_TRUE(contains(p, "\n3 | // the current kernel\n")) << p;
   EXPECT_TRUE(contains(p, "wrong result (verdict `mismatch`): max abs error 3.2e-02"));
   EXPECT_TRUE(contains(p, "first bad indices: (17,4)"));
   EXPECT_FALSE(contains(p, library().debug_guide())) << "the guide is in the diagnose system message, cached";
@@ -413,8 +415,14 @@ TEST(PromptBuild, OptimizeHasMenuHistoryPerformanceAndProfileState) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::string& p = *r;
   expect_complete(p, "optimize");
-  EXPECT_TRUE(contains(whole(PromptKind::optimize, in.problem, p), library().menu(WorkloadClass::gemm)));
-  EXPECT_FALSE(contains(whole(PromptKind::optimize, in.problem, p), library().menu(WorkloadClass::elementwise)));
+  // The class's menu: its index in the system message, the item step 13 comes to (13 mod 9 = item 4) in full.
+  const std::string w = whole(PromptKind::optimize, in.problem, p);
+  const Menu gemm = parse_menu(library().menu(WorkloadClass::gemm));
+  EXPECT_TRUE(contains(w, menu_index(gemm).substr(0, 200)));
+  for (const MenuItem& item : gemm.items) EXPECT_TRUE(contains(w, item.index_line)) << item.name;
+  EXPECT_TRUE(contains(p, "# The menu item this step comes to in the menu's order\n" + gemm.items[3].text)) << p;
+  EXPECT_FALSE(contains(w, gemm.items[2].text)) << "only one item in full";
+  EXPECT_FALSE(contains(w, parse_menu(library().menu(WorkloadClass::elementwise)).items[0].index_line));
   EXPECT_TRUE(contains(p, "step 13 of 20"));
   EXPECT_TRUE(contains(p, "Current best kernel (below): 4.1 ms, 50.0% of speed-of-light (the roofline floor above)"))
       << p;
@@ -490,7 +498,7 @@ TEST(PromptBuild, EveryTemplateRendersForEveryWorkloadClass) {
       EXPECT_FALSE(contains(*system, "{{")) << what;
       EXPECT_FALSE(contains(*system, "<!--")) << what << ": a template header or guide marker is left";
       // Each kind its own reference: the menu to optimise, the guide to write a kernel.
-      EXPECT_EQ(contains(*system, library().menu(c)), k == PromptKind::optimize) << what;
+      EXPECT_EQ(contains(*system, optimize_menu_index(library().menu(c))), k == PromptKind::optimize) << what;
       EXPECT_EQ(contains(*system, library().cute_guide(c)), k == PromptKind::synthesis || k == PromptKind::restart)
           << what;
       EXPECT_EQ(contains(*system, library().debug_guide()), k == PromptKind::diagnose) << what;
@@ -528,8 +536,12 @@ TEST(PromptBuild, EachKindGetsTheRulesItsAnswerCanBreakAndItsAnswerFormat) {
 // ---- pieces -----------------------------------------------------------------------------------------
 
 TEST(PromptPieces, NumberLines) {
-  EXPECT_EQ(number_lines("a\r\nb\n"), "      1 | a\n      2 | b\n");
-  EXPECT_EQ(number_lines("x"), "      1 | x\n");
+  EXPECT_EQ(number_lines("a\r\nb\n"), "1 | a\n2 | b\n");
+  EXPECT_EQ(number_lines("x"), "1 | x\n");
+  std::string twelve;
+  for (int i = 0; i < 12; ++i) twelve += "l\n";
+  EXPECT_EQ(number_lines(twelve).substr(0, 14), " 1 | l\n 2 | l\n") << "as wide as the last number";
+  EXPECT_NE(number_lines(twelve).find("\n12 | l\n"), std::string::npos);
   EXPECT_EQ(number_lines(""), "");
 }
 
@@ -563,6 +575,18 @@ TEST(PromptTruth, ThePrecisionRuleIsTheComparisonTheJudgeMakes) {
   EXPECT_TRUE(contains(half, "float32 reference")) << half;
   EXPECT_TRUE(contains(half, "2e-02 * max|ref| + 2e-02 * |ref|")) << half;
   EXPECT_FALSE(contains(half, "Plain TF32")) << half;
+  // No matrix product, no tensor-core material: fp32 arithmetic, whatever the policy.
+  for (Precision policy : {Precision::strict, Precision::tf32, Precision::bf16}) {
+    const std::string pointwise = format_precision_rule(policy, "float32", false);
+    EXPECT_TRUE(contains(pointwise, "fp32 arithmetic passes in any order of summation; fp16 or bf16 arithmetic on "
+                                    "fp32 data fails"))
+        << pointwise;
+    EXPECT_FALSE(contains(pointwise, "MMA")) << pointwise;
+    EXPECT_TRUE(contains(pointwise, "Accumulate sums")) << pointwise;
+  }
+  EXPECT_TRUE(contains(format_precision_rule(Precision::tf32, "float32", false), "bounds are for matrix products"));
+  EXPECT_FALSE(has_matrix_products(WorkloadClass::reduction));
+  EXPECT_TRUE(has_matrix_products(WorkloadClass::other)) << "a matrix product may hide in other work";
 }
 
 // The numbers in the rule are compare.py's: POLICIES, _HALF_PROBLEMS and TORCH_ERROR_FACTOR, read from

@@ -113,6 +113,7 @@ struct CandidateShareInput {
   int candidate = 1;                  // 1-based
   int candidates = 1;
   std::string item;                   // "3. Enough bytes in flight per SM"
+  std::string item_text;              // its full text; "" when the optimize request above shows it already
   std::vector<std::string> siblings;  // the other requests' items, in candidate order
 };
 
