@@ -41,25 +41,12 @@ std::vector<std::string> defined_macros(const std::string& text) {
 
 void rename_shared_macros(std::string& text, int step, std::set<std::string>& defined) {
   for (const std::string& name : defined_macros(text))
-    if (defined.count(name))
+    // NDEBUG is no knob: renamed, a library GEMM step after a part that defines it only under a condition (the
+    // library convolution's CIG_TMA path) would include CUTLASS's headers with their asserts on, and ptxas then
+    // serialises every wgmma (docs/library.md).
+    if (defined.count(name) && name != "NDEBUG")
       text = std::regex_replace(text, std::regex("\\b" + name + "\\b"), fmt::format("S{}_{}", step, name));
   for (const std::string& name : defined_macros(text)) defined.insert(name);
-}
-
-// The text's #include lines, moved out (they go before namespace seed_step<i>: a header first included
-// inside a namespace would declare everything there).
-std::string take_includes(std::string& text) {
-  std::string includes, rest;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find('\n', at);
-    end = end == std::string::npos ? text.size() : end + 1;
-    const std::string_view line(text.data() + at, end - at);
-    (line.starts_with("#include") ? includes : rest).append(line);
-    at = end;
-  }
-  text = std::move(rest);
-  return includes;
 }
 
 }  // namespace
@@ -100,7 +87,7 @@ std::string then_file_scope_refusal(const std::vector<ThenStep>& parts, bool hea
 
 namespace {
 
-// A part's kernel placed in the chained file: in namespace `ns` with its #include lines moved in front and its
+// A part's kernel placed in the chained file: in namespace `ns` after its prelude (through its last #include) and its
 // entry points renamed `<prefix>forward...`, or, when it includes headers after code, at the file's scope as it is,
 // its entry points renamed `<file_prefix>forward...` so that they differ from every other part's. `call` is how
 // the chain names them. Error: not exactly one contract entry point.
@@ -125,8 +112,24 @@ Result<PlacedPart> place_part(std::string text, std::string_view route, const st
     part.text = std::move(text);
     part.call = "::" + file_prefix;
   } else {
-    const std::string includes = take_includes(text);
-    part.text = fmt::format("{0}namespace {1} {{\n{2}}}  // namespace {1}\n", includes, ns, text);
+    // Its prelude -- comments and preprocessor lines through its last #include, the `#define NDEBUG` that must
+    // precede CUTLASS's headers among them -- stays in front of the namespace, in its order: a header first
+    // included inside a namespace would declare everything there.
+    auto split = split_prelude(text, route, seed_file);
+    if (!split) return split.error();
+    int open = 0;  // a conditional the prelude leaves open would take the namespace's lines into it
+    for (std::size_t at = 0; at < split->prelude.size();) {
+      std::size_t end = split->prelude.find('\n', at);
+      end = end == std::string::npos ? split->prelude.size() : end + 1;
+      const std::string_view line(split->prelude.data() + at, end - at);
+      open += line.starts_with("#if") ? 1 : line.starts_with("#endif") ? -1 : 0;
+      at = end;
+    }
+    if (open != 0)
+      return Error{fmt::format("the {} route's kernel leaves a conditional open around its #include lines, which {} "
+                               "keeps in front of the namespace it puts the kernel in",
+                               route, seed_file)};
+    part.text = fmt::format("{0}namespace {1} {{\n{2}}}  // namespace {1}\n", split->prelude, ns, split->body);
     part.call = ns + "::" + prefix;
   }
   return part;

@@ -87,9 +87,9 @@ struct ThenHead {
 };
 
 // The head of a chain that is one of the table's seeds (prologue_then: the first step before a convolution or a
-// product), its text in namespace seed_head (its #include lines in front) with its entry points made static
-// (head_forward, or head_forward_ws with head_workspace_bytes), called with the problem's own inputs. `what`
-// names it in the chain's comments. Error: a seed without exactly one contract entry point.
+// product), placed as a step is (below) but in namespace seed_head, its entry points static as head_forward, or
+// head_forward_ws with head_workspace_bytes; the chain calls it with the problem's own inputs. Error: a seed
+// without exactly one contract entry point.
 Result<ThenHead> then_head_of(const ThenStep& first, const CommentText& problem, std::string_view seed_file);
 
 // The file's parts around the chain: the header comment (already filled in), the chain's namespace and the
@@ -117,11 +117,12 @@ bool includes_after_code(const std::string& text);
 bool then_part_needs_file_scope(const MatchedPlan& seed);
 std::string then_file_scope_refusal(const std::vector<ThenStep>& parts, bool head_file_scope);
 
-// The chained file: the head, each step's seed in namespace seed_step<i> (its #include lines moved in front,
-// its entry points static, its knobs renamed S<i>_NAME where an earlier part defines the same macro), and the
-// entry points that run them in order through the workspace. A step that includes headers after its code (the
-// library convolution after a prologue) goes at the file's scope instead, its entry points static as
-// step<i>_forward...; the file holds one such part (then_file_scope_parts counts them for the matchers).
+// The chained file: the head, each step's seed in namespace seed_step<i> (its prelude -- through its last #include,
+// as split_prelude splits it -- in front, its entry points static, its knobs renamed S<i>_NAME where an earlier
+// part defines the same macro), and the entry points that run them in order through the workspace. A step that
+// includes headers after its code (the library convolution after a prologue) goes at the file's scope instead, its
+// entry points static as step<i>_forward...; the file holds one such part (then_file_scope_refusal is the
+// matchers' check).
 Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, const std::vector<ThenStep>& steps,
                                    const CommentText& problem);
 // The judge's workspace cap for the problem the graph traces (python/cutegen_worker/memory.py): 8x the bytes
