@@ -68,8 +68,10 @@ Result<PrologueThenPlan> match_prologue_then(const OpGraph& g, SecondSeedMatcher
                              g.node(computed[0]).op, g.node(computed[1]).op)};
   const Node& c = g.node(computed[0]);
   plan.product_input = c.op.spelling();
-  if (!c.type || c.type->dtype != "float32" || !out.type || g.num_inputs < 1)
-    return Error{fmt::format("the {}'s input ({}) is not a float32 tensor", plan.product_noun, c.op)};
+  if (!out.type || g.num_inputs < 1) return Error{"no forward input, or an output without a tensor type"};
+  if (!c.type || c.type->dtype != "float32")
+    return Error{fmt::format("the {}'s input ({}) is not a float32 tensor (a chain's results are)", plan.product_noun,
+                             c.op)};
   const std::vector<int> reach = reachable(g);
   if (!is_cut(g, reach, c))
     return Error{fmt::format("the ops from the {0} on read forward input 0 or values computed before its input ({1}) "

@@ -302,3 +302,15 @@ TEST(SeedCompile, PrologueThenSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspa
   EXPECT_EQ(workspace_bytes(other_batch, 5, &half, 1), 0u) << "the intermediates are sized for the traced call";
 #endif
 }
+
+// The library GEMM as the second part, after a pointwise seed in seed_head: its prelude (NDEBUG, CUTLASS's
+// headers) in front of its namespace.
+TEST(SeedCompile, PrologueThenLibraryGemmAfterAnActivationBuilds) {
+  CUTEGEN_SLOW_COMPILE_TEST("a pointwise seed and a CUTLASS SM90 GEMM with an epilogue in one file, minutes of nvcc");
+  auto m = match(gelu_linear_relu());
+  ASSERT_TRUE(m.plan_as<PrologueThenPlan>()) << m.reason;
+  auto src = m.plan->emit(CommentText("gelu_linear.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.build_ok(*src, "prologue_then_gemm.cu"));
+}
