@@ -21,7 +21,8 @@ using namespace cutegen::seed::testing;
 
 namespace {
 
-const std::vector<int64_t> kPrologueIn = {4, 16, 18, 20}, kProloguePooled = {4, 16, 9, 10}, kPrologueOut = {4, 24, 9, 10};
+const std::vector<int64_t> kPrologueIn = {4, 16, 18, 20}, kProloguePooled = {4, 16, 9, 10},
+                           kPrologueOut = {4, 24, 9, 10};
 
 json prologue_pool_params(bool average) {
   // As the worker traces a pooling module: its window per dimension, a dilation of 1 for an average one too.
@@ -294,7 +295,8 @@ TEST(SeedCompile, PrologueThenSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspa
   // convolution's tap table and split weights) once.
   const size_t intermediates = size_t{2} * 23040;
   EXPECT_GT(workspace_bytes(in, 5, &y, 1), intermediates);
-  EXPECT_LE(workspace_bytes(in, 5, &y, 1), intermediates + size_t(prologue_plan_of(m).parts.size()) * (size_t{1} << 20));
+  const size_t parts = prologue_plan_of(m).parts.size();
+  EXPECT_LE(workspace_bytes(in, 5, &y, 1), intermediates + parts * (size_t{1} << 20));
   EXPECT_EQ(workspace_bytes(in, 4, &y, 1), 0u);
   const cutegen_tensor other_batch[5] = {fp32({2, 16, 18, 20}), fp32({16}), fp32({16}), fp32({24, 16, 3, 3}),
                                          fp32({24})};

@@ -87,8 +87,8 @@ std::string then_file_scope_refusal(const std::vector<ThenStep>& parts, bool hea
 
 namespace {
 
-// A part's kernel placed in the chained file: in namespace `ns` after its prelude (through its last #include) and its
-// entry points renamed `<prefix>forward...`, or, when it includes headers after code, at the file's scope as it is,
+// A part's kernel placed in the chained file: in namespace `ns` after its prelude (through its last #include), its
+// entry points renamed `<prefix>forward...`; or, when it includes headers after code, at the file's scope as it is,
 // its entry points renamed `<file_prefix>forward...` so that they differ from every other part's. `call` is how
 // the chain names them. Error: not exactly one contract entry point.
 struct PlacedPart {
@@ -160,10 +160,6 @@ std::string step_code(const std::string& what, const std::string& out_decl, cons
       fmt::arg("forward_call", forward_call),
       fmt::arg("grow", shared ? "    if (part > scratch) scratch = part;\n" : "    used += part;\n"));
 }
-
-}  // namespace
-
-namespace {
 
 bool is_chain(const MatchedPlan& seed) {
   return dynamic_cast<const TypedPlan<ConvThenPlan>*>(&seed) || dynamic_cast<const TypedPlan<GemmThenPlan>*>(&seed) ||
@@ -431,8 +427,8 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
     step_kernels += fmt::format(
         "// ---------------------------------------------------------------------------------------------------------\n"
         "// Step {0}: the {1} route's seed, reading the previous result as its forward input 0{2}.\n{3}",
-        i + 1, step.seed->route(), placed->file_scope ? " (at the file's scope: it includes headers after its code)" : "",
-        placed->text);
+        i + 1, step.seed->route(),
+        placed->file_scope ? " (at the file's scope: it includes headers after its code)" : "", placed->text);
     const std::string in = fmt::format("in{}", i + 1);
     std::string out_decl =
         fmt::format("    const StepInputs {0}(inputs, intermediate(query ? nullptr : base + kOffset{1}, {2}));\n", in,
