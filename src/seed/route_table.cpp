@@ -19,6 +19,7 @@
 #include "seed/routes/pointwise/pointwise_route.h"
 #include "seed/routes/pointwise_conv/pointwise_conv_route.h"
 #include "seed/routes/pool/pool_route.h"
+#include "seed/routes/prologue_then/prologue_then_route.h"
 #include "seed/routes/reduce/reduce_route.h"
 #include "seed/routes/row_softmax/row_softmax_route.h"
 #include "seed/routes/scan/scan_route.h"
@@ -116,6 +117,17 @@ constexpr RouteDef<GemmThenPlan> kGemmThenRoute{"gemm_then", match_gemm_then_in_
 constexpr RouteDef<ConvThenPlan> kConvThenRoute{"conv_then", match_conv_then_in_table, conv_then_description,
                                                 conv_then_pattern, emit_conv_then};
 
+// A convolution or product that is not the first operator (a pooling, a norm, an activation before it): the
+// steps before it, it and the steps after it are each the table's seed. It decides: no other route takes a
+// product of a computed value (each reads its product's operands as the problem's tensors), and its refusal names
+// what stopped the chain. Its walks are over smaller graphs (the part before the product, the part from it on),
+// so a walk that comes back to it ends, as conv_then's and gemm_then's do.
+Claim claim_prologue_then(const MatchContext& c) { return decide_if(product_of_computed_value(c.graph) != nullptr); }
+Result<PrologueThenPlan> match_prologue_then_in_table(const OpGraph& g) { return match_prologue_then(g, &second_seed); }
+constexpr RouteDef<PrologueThenPlan> kPrologueThenRoute{"prologue_then", match_prologue_then_in_table,
+                                                        prologue_then_description, prologue_then_pattern,
+                                                        emit_prologue_then};
+
 Claim claim_scan(const MatchContext& c) { return decide_if(c.has(Op::cumsum) || c.has(Op::cumprod)); }
 
 Claim claim_cross_entropy(const MatchContext& c) { return decide_if(c.has(Op::cross_entropy)); }
@@ -166,6 +178,7 @@ Claim claim_broadcast(const MatchContext& c) {
 constexpr Route kRoutes[] = {
     route<kPointwiseRoute>(claim_pointwise),
     route<kRowSoftmaxRoute>(claim_row_softmax),
+    route<kPrologueThenRoute>(claim_prologue_then),
     route<kGemmRoute>(claim_gemm),
     route<kGemmEpilogueRoute>(claim_gemm_epilogue),
     route<kGemmThenRoute>(claim_gemm_then),

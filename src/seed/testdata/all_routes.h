@@ -25,6 +25,7 @@
 #include "seed/routes/pointwise_conv/pointwise_conv_route.h"
 #include "seed/routes/pool/pool_kernel.h"
 #include "seed/routes/pool/pool_route.h"
+#include "seed/routes/prologue_then/prologue_then_route.h"
 #include "seed/routes/reduce/library_reduce.h"
 #include "seed/routes/reduce/reduce_kernel.h"
 #include "seed/routes/reduce/reduce_route.h"

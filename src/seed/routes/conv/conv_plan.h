@@ -35,7 +35,8 @@ struct ConvPlan {
   bool has_bias = false;
   // Contract positions of the convolved input, the weight and the bias (-1: none), and how many inputs the
   // contract passes; the emitter sets the kernel's kInputs line from them. 0 inputs: the library's own
-  // reading, (x, weight[, bias]) at 0, 1, 2, which the plain conv route requires and leaves as it is.
+  // reading, (x, weight[, bias]) at 0, 1, 2, which the plain conv route leaves as it is where the problem's
+  // inputs are just those.
   int x_input = 0, weight_input = 1, bias_input = -1;
   int num_contract_inputs = 0;
   std::vector<ConvEpilogueOperand> operands;

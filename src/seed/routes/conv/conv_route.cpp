@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "seed/graph_util.h"
@@ -99,12 +101,13 @@ Result<ConvPlan> match_conv(const OpGraph& g) {
   if (!output) return output.error();
   auto plan = conv_plan_of(g, **output);
   if (!plan) return plan.error();
-  // The library kernel's own reading: inputs[0] = x, inputs[1] = weight, inputs[2] = bias.
+  // The library kernel's own reading is inputs[0] = x, inputs[1] = weight, inputs[2] = bias, which the file keeps
+  // as it is; elsewhere in the contract (a step of a chain, whose problem has more parameters) the seed sets its
+  // kInputs line, as the epilogue route does.
   const int contract_inputs = g.num_inputs + static_cast<int>(g.params.size());
   if (plan->x_input != 0 || plan->weight_input != 1 || (plan->has_bias && plan->bias_input != 2) ||
       contract_inputs != (plan->has_bias ? 3 : 2))
-    return Error{"the convolution's input, weight and bias are not the contract's inputs 0, 1 and 2 (the library "
-                 "convolution reads them there)"};
+    plan->num_contract_inputs = contract_inputs;
   return plan;
 }
 
@@ -115,6 +118,26 @@ std::string conv_description(const ConvPlan& plan) {
 std::string conv_pattern(const ConvPlan& plan) {
   return (plan.has_epilogue() ? "library conv_implicit_gemm + epilogue: " : "library conv_implicit_gemm: ") +
          plan.pattern;
+}
+
+int64_t conv_workspace_bound(const ConvPlan& p) {
+  constexpr int64_t kTapBytes = 16, kBK = 32, kLargestTileN = 128;
+  auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
+  const bool transposed = p.kind == ConvPlan::Kind::transposed;
+  int64_t phases = 1, taps = 1;
+  for (int d = 0; d < 3; ++d) {
+    // A transposed convolution's phase r along d takes the taps k with k * dilation = r + p (mod stride): one in
+    // every stride / gcd(stride, dilation).
+    const int64_t step = transposed ? p.stride[d] / std::gcd(p.stride[d], p.dilation[d]) : 1;
+    phases *= transposed ? p.stride[d] : 1;
+    taps *= (p.kernel[d] + step - 1) / step;
+  }
+  const int64_t groups = std::max<int64_t>(p.groups, 1);
+  const int64_t kmax = round_up(std::max<int64_t>(taps * (p.in_channels / groups), 1), kBK);
+  const int64_t cout_pad = round_up(p.out_channels / groups, kLargestTileN);
+  const int64_t table = round_up(phases * kmax * kTapBytes, 256);
+  const int64_t weights = round_up(groups * phases * kmax * cout_pad * 4, 256);
+  return table + 2 * weights;  // the big and the small parts
 }
 
 std::string conv_spec_line(const ConvPlan& p) {

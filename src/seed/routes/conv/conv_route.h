@@ -20,6 +20,11 @@ Result<std::string> emit_conv(const ConvPlan& plan, const CommentText& problem);
 Result<std::string> conv_library_text(const ConvPlan& plan);
 // The kSpec line the plan gives the library kernel (tests read it).
 std::string conv_spec_line(const ConvPlan& plan);
+// At least the workspace the library convolution asks for this plan on its default gather path (the tap table and
+// the weight split into TF32 parts, library/conv_implicit_gemm.cu's `layout`), from the module's geometry alone:
+// every phase counted with the most taps one can have, the output channels padded to the largest CIG_TILE_N. The
+// CIG_TMA variant's packed copies are more; the judge refuses that variant where they exceed its cap.
+int64_t conv_workspace_bound(const ConvPlan& plan);
 
 inline constexpr RouteDef<ConvPlan> kConvRoute{"conv", match_conv, conv_description, conv_pattern, emit_conv};
 

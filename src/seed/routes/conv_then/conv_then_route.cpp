@@ -108,11 +108,11 @@ Result<ConvThenPlan> match_conv_then(const OpGraph& g, SecondSeedMatcher second)
   }
   // One seed for the rest, or up to kMaxThenSteps, split where the rest reads one value (instance_norm, then a
   // division; a GroupNorm, then a mean).
-  auto whole = second(after);
-  auto steps = whole ? std::optional<std::vector<ThenStep>>(std::vector<ThenStep>{
-                           {.seed = *whole, .shape = plan.output_shape, .bytes = 0}})
-                     : steps_for(after, second, kMaxThenSteps);
-  if (!steps) return Error{fmt::format("after the convolution: {}", whole.error().message)};
+  // steps_for tries the rest whole first; a seed that is no step (a chain itself) is cut instead, as gemm_then's.
+  auto steps = steps_for(after, second, kMaxThenSteps);
+  if (!steps) return Error{fmt::format("after the convolution: {}", no_steps_reason(after, second, kMaxThenSteps))};
+  if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/true); !why.empty())
+    return Error{fmt::format("after the convolution: {}", why)};
   plan.steps = std::move(*steps);
   int64_t intermediates = plan.head_bytes;
   for (const auto& s : plan.steps) intermediates += s.bytes;
@@ -163,7 +163,8 @@ Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& 
                             .size_call = "conv_workspace_bytes(inputs, kNumInputs, &out, 1)",
                             .forward_call = "conv_forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)",
                             .shape = plan.head_shape,
-                            .bytes = plan.head_bytes};
+                            .bytes = plan.head_bytes,
+                            .file_scope = true};
   return emit_then_file(file, chain_head, plan.steps, problem);
 }
 

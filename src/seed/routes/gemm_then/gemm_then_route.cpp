@@ -20,19 +20,6 @@ constexpr const char* kGemmThenHeader =
 #include "seed/gemm_then_kernel.inc"
     ;
 constexpr const char* kGemmThenSeedFile = "src/seed/routes/gemm_then/gemm_then_route.cpp";
-// What a step other than a library GEMM may ask for its own workspace -- a norm's or a loss's partials, a few
-// doubles per CTA -- in the match's check of the cap; the chain's workspace query gives the exact size, and the
-// judge refuses a request over the cap before anything runs.
-constexpr int64_t kStepScratchAllowance = int64_t{1} << 20;
-
-// A step's own workspace as far as the plan tells: a library GEMM's split operands, else the allowance.
-int64_t step_scratch(const ThenStep& step) {
-  if (const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(step.seed.get());
-      gemm && gemm->plan().kernel == GemmKernel::library)
-    return library_gemm_workspace_bytes(gemm->plan());
-  return kStepScratchAllowance;
-}
-
 // Why the rest (the graph after the cut) cannot be a next seed's problem, or "".
 std::string rest_reads_input_zero(const OpGraph& g, const OpGraph& after, int split) {
   for (int id : reachable(after)) {
@@ -73,13 +60,12 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
     }
     auto steps = steps_for(after, second, kMaxThenSteps);
     if (!steps) {
-      if (!rest_reason) {
-        auto whole = second(after);
-        const std::string why = !whole                                 ? whole.error().message
-                                : !then_step_refusal(**whole).empty() ? then_step_refusal(**whole)
-                                                                       : fmt::format("more than {} steps", kMaxThenSteps);
-        rest_reason = fmt::format("after the matrix product: {}", why);
-      }
+      if (!rest_reason)
+        rest_reason = fmt::format("after the matrix product: {}", no_steps_reason(after, second, kMaxThenSteps));
+      continue;
+    }
+    if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/false); !why.empty()) {
+      if (!rest_reason) rest_reason = fmt::format("after the matrix product: {}", why);
       continue;
     }
     GemmThenPlan plan{.head = std::move(*head),
@@ -95,7 +81,7 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
     int64_t intermediates = plan.head_bytes, scratch = library_gemm_workspace_bytes(plan.head);
     for (const ThenStep& s : plan.steps) {
       intermediates += s.bytes;
-      scratch = std::max(scratch, step_scratch(s));
+      scratch = std::max(scratch, then_step_scratch(*s.seed));
     }
     if (const int64_t cap = judge_workspace_cap(g); intermediates + scratch > cap)
       return Error{fmt::format("the product's and the steps' results ({} bytes) and the largest part's workspace ({} "

@@ -10,7 +10,14 @@
 
 #include "seed/graph_util.h"
 #include "seed/plan_parts.h"
+#include "seed/routes/conv/conv_plan.h"
+#include "seed/routes/conv/conv_route.h"
+#include "seed/routes/conv_then/conv_then_plan.h"
 #include "seed/routes/gemm/gemm_plan.h"
+#include "seed/routes/gemm/library_gemm.h"
+#include "seed/routes/gemm_then/gemm_then_plan.h"
+#include "seed/routes/prologue_then/prologue_then_plan.h"
+#include "seed/routes/separable_conv/separable_conv_plan.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -34,25 +41,98 @@ std::vector<std::string> defined_macros(const std::string& text) {
 
 void rename_shared_macros(std::string& text, int step, std::set<std::string>& defined) {
   for (const std::string& name : defined_macros(text))
-    if (defined.count(name))
+    // NDEBUG is no knob: renamed, a library GEMM step after a part that defines it only under a condition (the
+    // library convolution's CIG_TMA path) would include CUTLASS's headers with their asserts on, and ptxas then
+    // serialises every wgmma (docs/library.md).
+    if (defined.count(name) && name != "NDEBUG")
       text = std::regex_replace(text, std::regex("\\b" + name + "\\b"), fmt::format("S{}_{}", step, name));
   for (const std::string& name : defined_macros(text)) defined.insert(name);
 }
 
-// The text's #include lines, moved out (they go before namespace seed_step<i>: a header first included
-// inside a namespace would declare everything there).
-std::string take_includes(std::string& text) {
-  std::string includes, rest;
-  std::size_t at = 0;
-  while (at < text.size()) {
+}  // namespace
+
+// The library convolution includes CUTLASS's headers in the middle, under CIG_TMA, closing its own namespace
+// around them: moved in front, such an #include would leave its #if and the defines before it behind, so the text
+// goes at the file's scope as it is.
+bool includes_after_code(const std::string& text) {
+  bool code = false;
+  for (std::size_t at = 0; at < text.size();) {
     std::size_t end = text.find('\n', at);
     end = end == std::string::npos ? text.size() : end + 1;
     const std::string_view line(text.data() + at, end - at);
-    (line.starts_with("#include") ? includes : rest).append(line);
+    if (line.starts_with("#include") && code) return true;
+    if (!(line == "\n" || line.starts_with("//") || line.starts_with("#"))) code = true;
     at = end;
   }
-  text = std::move(rest);
-  return includes;
+  return false;
+}
+
+bool then_part_needs_file_scope(const MatchedPlan& seed) {
+  return dynamic_cast<const TypedPlan<ConvPlan>*>(&seed) || dynamic_cast<const TypedPlan<SeparableConvPlan>*>(&seed);
+}
+
+std::string then_file_scope_refusal(const std::vector<ThenStep>& parts, bool head_file_scope) {
+  bool taken = head_file_scope;
+  for (const ThenStep& p : parts) {
+    if (!then_part_needs_file_scope(*p.seed)) continue;
+    if (taken)
+      return fmt::format("two library convolutions in one chain (the {} route's seed is the second): the "
+                         "convolution's text includes CUTLASS's headers after its code, at the file's scope, which "
+                         "holds one",
+                         p.seed->route());
+    taken = true;
+  }
+  return "";
+}
+
+namespace {
+
+// A part's kernel placed in the chained file: in namespace `ns` after its prelude (through its last #include), its
+// entry points renamed `<prefix>forward...`; or, when it includes headers after code, at the file's scope as it is,
+// its entry points renamed `<file_prefix>forward...` so that they differ from every other part's. `call` is how
+// the chain names them. Error: not exactly one contract entry point.
+struct PlacedPart {
+  std::string text;
+  std::string call;  // "seed_step2::second_", "::step2_"
+  StaticEntries entries;
+  bool file_scope = false;
+};
+
+Result<PlacedPart> place_part(std::string text, std::string_view route, const std::string& ns,
+                              const std::string& prefix, const std::string& file_prefix, std::string_view seed_file) {
+  PlacedPart part;
+  part.file_scope = includes_after_code(text);
+  part.entries = make_entries_static(text, part.file_scope ? file_prefix : prefix);
+  if (part.entries.forward == part.entries.forward_ws || part.entries.forward_ws != part.entries.workspace_bytes ||
+      text.find("extern \"C\"") != std::string::npos)
+    return Error{fmt::format("the {} route's kernel does not have exactly one entry point of the contract "
+                             "(cutegen_forward, or cutegen_forward_ws with cutegen_workspace_bytes) as {} expects",
+                             route, seed_file)};
+  if (part.file_scope) {
+    part.text = std::move(text);
+    part.call = "::" + file_prefix;
+  } else {
+    // Its prelude -- comments and preprocessor lines through its last #include, the `#define NDEBUG` that must
+    // precede CUTLASS's headers among them -- stays in front of the namespace, in its order: a header first
+    // included inside a namespace would declare everything there.
+    auto split = split_prelude(text, route, seed_file);
+    if (!split) return split.error();
+    int open = 0;  // a conditional the prelude leaves open would take the namespace's lines into it
+    for (std::size_t at = 0; at < split->prelude.size();) {
+      std::size_t end = split->prelude.find('\n', at);
+      end = end == std::string::npos ? split->prelude.size() : end + 1;
+      const std::string_view line(split->prelude.data() + at, end - at);
+      open += line.starts_with("#if") ? 1 : line.starts_with("#endif") ? -1 : 0;
+      at = end;
+    }
+    if (open != 0)
+      return Error{fmt::format("the {} route's kernel leaves a conditional open around its #include lines, which {} "
+                               "keeps in front of the namespace it puts the kernel in",
+                               route, seed_file)};
+    part.text = fmt::format("{0}namespace {1} {{\n{2}}}  // namespace {1}\n", split->prelude, ns, split->body);
+    part.call = ns + "::" + prefix;
+  }
+  return part;
 }
 
 bool contiguous_fp32(const Node& n) {
@@ -81,15 +161,34 @@ std::string step_code(const std::string& what, const std::string& out_decl, cons
       fmt::arg("grow", shared ? "    if (part > scratch) scratch = part;\n" : "    used += part;\n"));
 }
 
+bool is_chain(const MatchedPlan& seed) {
+  return dynamic_cast<const TypedPlan<ConvThenPlan>*>(&seed) || dynamic_cast<const TypedPlan<GemmThenPlan>*>(&seed) ||
+         dynamic_cast<const TypedPlan<PrologueThenPlan>*>(&seed);
+}
+
 }  // namespace
 
 std::string then_step_refusal(const MatchedPlan& seed) {
+  if (is_chain(seed))
+    return fmt::format("the {} route's seed is a chain itself (a chain's steps are single seeds, cut where one value "
+                       "crosses)",
+                       seed.route());
   if (const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(&seed);
       gemm && (gemm->plan().kernel == GemmKernel::tiled || gemm->plan().kernel == GemmKernel::split_k))
-    return fmt::format("the product after the first is not on the library GEMM ({}): a chain's products are the "
+    return fmt::format("a product in a chain is not on the library GEMM ({}): a chain's products are the "
                        "library's 3xTF32 GEMM or a GEMV",
                        gemm->plan().kernel_reason);
   return "";
+}
+
+int64_t then_step_scratch(const MatchedPlan& seed) {
+  if (const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(&seed);
+      gemm && gemm->plan().kernel == GemmKernel::library)
+    return library_gemm_workspace_bytes(gemm->plan());
+  if (const auto* conv = dynamic_cast<const TypedPlan<ConvPlan>*>(&seed)) return conv_workspace_bound(conv->plan());
+  if (const auto* separable = dynamic_cast<const TypedPlan<SeparableConvPlan>*>(&seed))
+    return separable->plan().intermediate_bytes + conv_workspace_bound(separable->plan().second);
+  return kStepScratchAllowance;
 }
 
 int64_t round_up_to(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
@@ -193,6 +292,14 @@ std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatch
   return std::nullopt;
 }
 
+std::string no_steps_reason(const OpGraph& g, SecondSeedMatcher second, int max_steps) {
+  auto whole = second(g);
+  if (!whole) return whole.error().message;
+  // A chain is refused as one step only to be cut into its parts: when none are found, there were too many.
+  if (std::string why = then_step_refusal(**whole); !why.empty() && !is_chain(**whole)) return why;
+  return fmt::format("more than {} steps", max_steps);
+}
+
 Result<SeedText> split_prelude(const std::string& text, std::string_view route, std::string_view seed_file) {
   std::size_t end = 0;  // just after the last #include line
   for (std::size_t at = 0; at < text.size();) {
@@ -251,6 +358,26 @@ std::string then_step_lines(const std::vector<ThenStep>& steps) {
   return lines;
 }
 
+Result<ThenHead> then_head_of(const ThenStep& first, const CommentText& problem, std::string_view seed_file) {
+  auto text = first.seed->emit(problem);
+  if (!text) return text.error();
+  auto placed = place_part(std::move(*text), first.seed->route(), "seed_head", "head_", "head_", seed_file);
+  if (!placed) return placed.error();
+  const std::string& call = placed->call;
+  ThenHead head{.kernel = std::move(placed->text),
+                .what = fmt::format("part 1: {} -> y", first.seed->route()),
+                .shape = first.shape,
+                .read_shape = first.read_shape,
+                .bytes = first.bytes,
+                .file_scope = placed->file_scope};
+  // A seed without a workspace gets a placeholder part of 256 bytes, as a step does: the walk stays uniform.
+  head.size_call = placed->entries.forward_ws ? call + "workspace_bytes(inputs, kNumInputs, &out, 1)" : "size_t{1}";
+  head.forward_call = placed->entries.forward_ws
+                          ? call + "forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)"
+                          : call + "forward(inputs, kNumInputs, &out, 1, stream)";
+  return head;
+}
+
 Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, const std::vector<ThenStep>& steps,
                                    const CommentText& problem) {
   std::string step_kernels, shapes, chain;
@@ -274,6 +401,7 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
     at += steps[i].bytes;
   }
   std::set<std::string> defined;  // the macros the file defines so far: the head's, then each step's
+  bool file_scope_taken = head.file_scope;  // a part at the file's scope (not in a namespace of its own): one at most
   for (const std::string& name : defined_macros(head.kernel)) defined.insert(name);
   if (file.shared_scratch)
     chain += "  size_t scratch = 0;  // the largest part's workspace: each part's starts after the intermediates\n";
@@ -286,19 +414,21 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
     const std::string ns = fmt::format("seed_step{}", i + 1);
     auto text = step.seed->emit(problem);
     if (!text) return text.error();
-    const StaticEntries entries = make_entries_static(*text, "second_");
-    if (entries.forward == entries.forward_ws || entries.forward_ws != entries.workspace_bytes ||
-        text->find("extern \"C\"") != std::string::npos)
-      return Error{fmt::format("the {} route's kernel does not have exactly one entry point of the contract "
-                               "(cutegen_forward, or cutegen_forward_ws with cutegen_workspace_bytes) as {} expects",
-                               step.seed->route(), file.seed_file)};
     rename_shared_macros(*text, static_cast<int>(i + 1), defined);
-    const std::string includes = take_includes(*text);
+    auto placed = place_part(std::move(*text), step.seed->route(), ns, "second_", fmt::format("step{}_", i + 1),
+                             file.seed_file);
+    if (!placed) return placed.error();
+    if (placed->file_scope && file_scope_taken)
+      return Error{fmt::format("two parts of the chain (the {} route's, step {}, and one before it) include headers "
+                               "after their code and need the file's scope, which holds one ({})",
+                               step.seed->route(), i + 1, file.seed_file)};
+    file_scope_taken = file_scope_taken || placed->file_scope;
+    const StaticEntries& entries = placed->entries;
     step_kernels += fmt::format(
         "// ---------------------------------------------------------------------------------------------------------\n"
-        "// Step {0}: the {1} route's seed, reading the previous result as its forward input 0.\n{2}namespace {3} {{\n"
-        "{4}}}  // namespace {3}\n",
-        i + 1, step.seed->route(), includes, ns, *text);
+        "// Step {0}: the {1} route's seed, reading the previous result as its forward input 0{2}.\n{3}",
+        i + 1, step.seed->route(),
+        placed->file_scope ? " (at the file's scope: it includes headers after its code)" : "", placed->text);
     const std::string in = fmt::format("in{}", i + 1);
     std::string out_decl =
         fmt::format("    const StepInputs {0}(inputs, intermediate(query ? nullptr : base + kOffset{1}, {2}));\n", in,
@@ -310,14 +440,14 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
       out = "&out";
     }
     const std::string num_out = last ? "num_outputs" : "1";
+    const std::string& call = placed->call;
     const std::string size_call =
-        entries.forward_ws ? fmt::format("{}::second_workspace_bytes({}.t, kNumInputs, {}, {})", ns, in, out, num_out)
+        entries.forward_ws ? fmt::format("{}workspace_bytes({}.t, kNumInputs, {}, {})", call, in, out, num_out)
                            : std::string("size_t{1}");  // none: a placeholder part of 256 bytes keeps the walk uniform
     const std::string forward_call =
         entries.forward_ws
-            ? fmt::format("{}::second_forward_ws({}.t, kNumInputs, {}, {}, base + used, part, stream)", ns, in, out,
-                          num_out)
-            : fmt::format("{}::second_forward({}.t, kNumInputs, {}, {}, stream)", ns, in, out, num_out);
+            ? fmt::format("{}forward_ws({}.t, kNumInputs, {}, {}, base + used, part, stream)", call, in, out, num_out)
+            : fmt::format("{}forward({}.t, kNumInputs, {}, {}, stream)", call, in, out, num_out);
     chain += step_code(fmt::format("step {}: {}", i + 1, step.seed->route()), out_decl, size_call, forward_call,
                        file.shared_scratch);
   }

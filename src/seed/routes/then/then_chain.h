@@ -38,8 +38,16 @@ using SecondSeedMatcher = Result<std::shared_ptr<const MatchedPlan>> (*)(const O
 
 // "" when a seed can be a step of the chain, else why not: its kernel must have one contract entry point (the
 // tiled GEMM's text has two, one compiled out) -- and a product after the head is on the library GEMM, not a
-// CUDA-core one.
+// CUDA-core one; and it is no chain itself (conv_then, gemm_then, prologue_then): a chain's parts are the
+// routes' single seeds, cut where one value crosses, so kMaxThenSteps bounds the whole file.
 std::string then_step_refusal(const MatchedPlan& seed);
+
+// What a part asks for its own workspace as far as its plan tells, for the match's check of the judge's cap (the
+// chain's workspace query gives the exact size, and the judge refuses a request over the cap before anything
+// runs): a library GEMM's split operands; the library convolution's tap table and split weights
+// (conv_workspace_bound); else kStepScratchAllowance -- a norm's or a loss's partials, a few doubles per CTA.
+inline constexpr int64_t kStepScratchAllowance = int64_t{1} << 20;
+int64_t then_step_scratch(const MatchedPlan& seed);
 
 // The graph the next seed sees: `g` with node `split` made forward input 0 (y), a contiguous fp32 tensor of
 // the node's shape.
@@ -60,6 +68,9 @@ int64_t result_bytes(const std::vector<int64_t>& shape);
 // -- the latest that works -- with the steps before it and one seed after it: the fewest steps there are, at
 // most `max_steps`. nullopt: none.
 std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps);
+// Why steps_for found none: the table's reason for the whole graph, or why its seed is no step
+// (then_step_refusal), or that the cuts need more than `max_steps` steps.
+std::string no_steps_reason(const OpGraph& g, SecondSeedMatcher second, int max_steps);
 
 // The head of a chained file as its route emits it: the kernel text (its contract entry points made static
 // functions), what the chain calls to size and run it, and how the generated comments name it.
@@ -70,7 +81,16 @@ struct ThenHead {
   std::vector<int64_t> shape;       // y as the head writes it
   std::vector<int64_t> read_shape;  // y as step 1 reads it; empty: as `shape`
   int64_t bytes = 0;                // y's bytes rounded up to 256
+  // Its text is at the file's scope, not in a namespace of its own (the library convolution, which includes
+  // CUTLASS's headers after its code): no step may be so too.
+  bool file_scope = false;
 };
+
+// The head of a chain that is one of the table's seeds (prologue_then: the first step before a convolution or a
+// product), placed as a step is (below) but in namespace seed_head, its entry points static as head_forward, or
+// head_forward_ws with head_workspace_bytes; the chain calls it with the problem's own inputs. Error: a seed
+// without exactly one contract entry point.
+Result<ThenHead> then_head_of(const ThenStep& first, const CommentText& problem, std::string_view seed_file);
 
 // The file's parts around the chain: the header comment (already filled in), the chain's namespace and the
 // head's names in its comments ("the convolution": "The convolution, then the next seeds", "(which only the
@@ -89,9 +109,20 @@ struct ThenFile {
   bool shared_scratch = false;
 };
 
-// The chained file: the head, each step's seed in namespace seed_step<i> (its #include lines moved in front,
-// its entry points static, its knobs renamed S<i>_NAME where an earlier part defines the same macro), and the
-// entry points that run them in order through the workspace.
+// Whether a kernel text includes a header after a line of code, and so goes at the chained file's scope.
+bool includes_after_code(const std::string& text);
+// What the matchers can tell of that before emitting: a part whose seed is the library convolution (the conv,
+// conv_epilogue and separable_conv routes'). "" when the parts fit one file -- at most one such part, none when
+// the head is one (`head_file_scope`: conv_then's) -- else why not.
+bool then_part_needs_file_scope(const MatchedPlan& seed);
+std::string then_file_scope_refusal(const std::vector<ThenStep>& parts, bool head_file_scope);
+
+// The chained file: the head, each step's seed in namespace seed_step<i> (its prelude -- through its last #include,
+// as split_prelude splits it -- in front, its entry points static, its knobs renamed S<i>_NAME where an earlier
+// part defines the same macro), and the entry points that run them in order through the workspace. A step that
+// includes headers after its code (the library convolution after a prologue) goes at the file's scope instead, its
+// entry points static as step<i>_forward...; the file holds one such part (then_file_scope_refusal is the
+// matchers' check).
 Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, const std::vector<ThenStep>& steps,
                                    const CommentText& problem);
 // The judge's workspace cap for the problem the graph traces (python/cutegen_worker/memory.py): 8x the bytes
