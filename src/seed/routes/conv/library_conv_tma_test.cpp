@@ -24,7 +24,8 @@ std::string library_conv() {
   return text.ok() ? *text : std::string();
 }
 
-// The knob is there for `cutegen tune` and off by default: the path has not been judged on a GPU yet.
+// The knob is there for `cutegen tune` and off by default: the chained seeds size their workspace for the
+// gather kernel (conv_workspace_bound), not for the path's packed buffers.
 TEST(LibraryConvTma, TheKnobExistsAndIsOffByDefault) {
   const std::string src = library_conv();
   EXPECT_NE(src.find("// cutegen:knob CIG_TMA in {0, 1}\n#ifndef CIG_TMA\n#define CIG_TMA 0\n#endif"), std::string::npos);
