@@ -105,6 +105,13 @@ Result<std::shared_ptr<const MatchedPlan>> match_with(const OpGraph& g) {
 
 }  // namespace detail
 
+// A matched plan of route `Def` made from a plan by hand: a chain that changes a choice on one of its parts' plans
+// (then_chain.h, the convolution's path) makes the part again from the changed plan.
+template <const auto& Def>
+std::shared_ptr<const MatchedPlan> matched_plan(typename std::remove_cvref_t<decltype(Def)>::Plan plan) {
+  return std::make_shared<const detail::PlanOf<Def>>(std::move(plan));
+}
+
 // The row for route `Def` (an inline constexpr RouteDef of the route's header) with its claim.
 template <const auto& Def>
 constexpr Route route(Claim (*claim)(const MatchContext&)) {

@@ -262,7 +262,20 @@ TEST(ConvRoute, DenseAndGroupedConvolutionsAreTheLibraryConvolution) {
   EXPECT_TRUE(contains(*src, "extern \"C\" int cutegen_forward_ws("));
   auto knobs = parse_knobs(*src);
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
-  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=0 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2");
+  // A dense layer of 64 channels whose packed copies fit the judge's cap: the TMA-im2col path, the library's default.
+  EXPECT_EQ(d.path, ConvPlan::Path::tma_im2col) << d.path_reason;
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=1 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2");
+  EXPECT_FALSE(contains(*src, "#define CIG_TMA 0"));
+  // A grouped one is the gather kernel's: the seed sets the knob's default to 0 and says why.
+  const ConvPlan& g = *grouped.plan_as<ConvPlan>();
+  EXPECT_EQ(g.path, ConvPlan::Path::gather);
+  auto grouped_src = emit_conv(g, CommentText("grouped.py"));
+  ASSERT_TRUE(grouped_src.ok()) << grouped_src.error().message;
+  EXPECT_TRUE(contains(*grouped_src, "#define CIG_TMA 0  // set by the seed: groups=8 (the TMA path takes dense layers)"))
+      << g.path_reason;
+  auto grouped_knobs = parse_knobs(*grouped_src);
+  ASSERT_TRUE(grouped_knobs.ok()) << grouped_knobs.error().message;
+  EXPECT_TRUE(contains(grouped_knobs->describe(grouped_knobs->defaults()), "CIG_TMA=0"));
 }
 
 // nn.ConvTranspose3d(32, 64, (3, 5, 5), stride=2, padding=(1, 2, 2), output_padding=1, groups=4, bias=False)

@@ -27,7 +27,14 @@ struct ConvEpilogueOperand {
 // `result` through `epilogue`'s statements over y and the operands e0, e1, ... before it is stored.
 struct ConvPlan {
   enum class Kind { forward, transposed };
+  // The library kernel's two paths (its CIG_TMA knob, which the seed sets): CUTLASS's SM90 implicit-GEMM
+  // convolution over TMA-im2col loads of a packed copy of the input, for dense forward layers; and the gather
+  // kernel, for everything else and wherever the packed copies would not fit the judge's workspace cap.
+  enum class Path { tma_im2col, gather };
   Kind kind = Kind::forward;
+  Path path = Path::gather;
+  std::string path_reason;  // why the gather kernel, where it is ("groups=4: the TMA path takes dense layers")
+  std::vector<int64_t> input_shape, output_shape;  // x's (N, C, spatial...) and the convolution's
   int dims = 2;
   int64_t groups = 1, in_channels = 1, out_channels = 1;
   int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, padding[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};

@@ -4,12 +4,16 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <numeric>
 #include <vector>
 
 #include "seed/graph_util.h"
 #include "seed/library_text.h"
+#include "seed/plan_parts.h"
 #include "seed/window.h"
+#include "seed/workspace_cap.h"
 
 namespace cutegen::seed {
 namespace {
@@ -82,6 +86,9 @@ Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv) {
     if (!b) return b.error();
     bias = *b;
   }
+  plan.input_shape = x.type->shape;
+  plan.output_shape = conv.type->shape;
+  choose_conv_path(plan, judge_workspace_cap(g));  // callers with more in the workspace choose again
   plan.x_input = x.index;
   plan.weight_input = (*weight)->index;
   plan.bias_input = bias ? bias->index : -1;
@@ -120,7 +127,7 @@ std::string conv_pattern(const ConvPlan& plan) {
          plan.pattern;
 }
 
-int64_t conv_workspace_bound(const ConvPlan& p) {
+int64_t conv_gather_workspace_bytes(const ConvPlan& p) {
   constexpr int64_t kTapBytes = 16, kBK = 32, kLargestTileN = 128;
   auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
   const bool transposed = p.kind == ConvPlan::Kind::transposed;
@@ -138,6 +145,61 @@ int64_t conv_workspace_bound(const ConvPlan& p) {
   const int64_t table = round_up(phases * kmax * kTapBytes, 256);
   const int64_t weights = round_up(groups * phases * kmax * cout_pad * 4, 256);
   return table + 2 * weights;  // the big and the small parts
+}
+
+Result<int64_t> conv_tma_workspace_bytes(const ConvPlan& p) {
+  // The path's own checks (tma_path::layout_for), in its order; CUTLASS's can_implement is the run's to make.
+  const int64_t groups = std::max<int64_t>(p.groups, 1), cin_g = p.in_channels / groups,
+                cout_g = p.out_channels / groups;
+  if (p.kind == ConvPlan::Kind::transposed) return Error{"a transposed convolution (the TMA path takes forward ones)"};
+  if (groups != 1) return Error{fmt::format("groups={} (the TMA path takes dense layers)", groups)};
+  if (cin_g < 8)
+    return Error{fmt::format("{} input channels (the TMA path packs at least 8: fewer would be mostly padding)", cin_g)};
+  if (cout_g % 4 != 0)
+    return Error{fmt::format("{} output channels (the TMA path's NHWK rows need a multiple of 4)", cout_g)};
+  const std::size_t rank = static_cast<std::size_t>(p.dims) + 2;
+  if (p.input_shape.size() != rank || p.output_shape.size() != rank)
+    return Error{"the convolution's input or output shape is not in the trace"};
+  const int64_t n = p.input_shape[0];
+  if (n > 65535) return Error{fmt::format("a batch of {} (the TMA path's grid holds 65535 images)", n)};
+  auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
+  const int64_t in_vol = product(p.input_shape, 2, rank), out_vol = product(p.output_shape, 2, rank);
+  const int64_t ker_vol = p.kernel[0] * p.kernel[1] * p.kernel[2];
+  constexpr int64_t kParts = 3, kChannelTile = 32, kOperandBytes = 4, kChunkBytes = int64_t{1} << 30;
+  const int64_t c_packed = round_up(kParts * cin_g, kChannelTile);
+  const int64_t image_in = round_up(in_vol * c_packed * kOperandBytes, 256), image_out = round_up(out_vol * cout_g * 4, 256);
+  const int64_t chunk = std::clamp<int64_t>(kChunkBytes / (image_in + image_out), 1, n);
+  if (chunk * out_vol > INT32_MAX || in_vol * cin_g > INT32_MAX)
+    return Error{"an image too large for the TMA path's 32-bit coordinates"};
+  const int64_t total = round_up(cout_g * ker_vol * c_packed * kOperandBytes, 256) + chunk * (image_in + image_out);
+  if (total > kWorkspaceCeiling)
+    return Error{fmt::format("the TMA path's packed copies ({} bytes) pass the judge's ceiling", total)};
+  return total;
+}
+
+int64_t conv_workspace_bound(const ConvPlan& p) {
+  const int64_t gather = conv_gather_workspace_bytes(p);
+  if (p.path == ConvPlan::Path::gather) return gather;
+  auto tma = conv_tma_workspace_bytes(p);
+  return tma ? std::max(gather, *tma) : gather;
+}
+
+void choose_conv_path(ConvPlan& p, int64_t budget) {
+  auto tma = conv_tma_workspace_bytes(p);
+  if (!tma) {
+    p.path = ConvPlan::Path::gather;
+    p.path_reason = tma.error().message;
+    return;
+  }
+  if (const int64_t need = std::max(*tma, conv_gather_workspace_bytes(p)); need > budget) {
+    p.path = ConvPlan::Path::gather;
+    p.path_reason = fmt::format("the TMA path's packed copies ({} bytes) would not fit what the judge's workspace cap "
+                                "leaves for the convolution ({} bytes)",
+                                need, std::max<int64_t>(budget, 0));
+    return;
+  }
+  p.path = ConvPlan::Path::tma_im2col;
+  p.path_reason.clear();
 }
 
 std::string conv_spec_line(const ConvPlan& p) {
@@ -207,6 +269,12 @@ Result<std::string> conv_library_text(const ConvPlan& plan) {
     return s.error();
   if (plan.num_contract_inputs != 0)
     if (auto s = set_epilogue(library, plan); !s) return s.error();
+  if (plan.path == ConvPlan::Path::gather)
+    if (auto s = replace_library_line(library, "#define CIG_TMA 1",
+                                      "#define CIG_TMA 0  // set by the seed: " + plan.path_reason, kLibraryFile,
+                                      "src/seed/routes/conv/conv_route.cpp");
+        !s)
+      return s.error();
   return library;
 }
 

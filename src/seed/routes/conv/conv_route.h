@@ -2,6 +2,7 @@
 // The conv route (docs/seed.md, "Convolutions"): every forward convolution the depthwise and pointwise
 // routes leave, and every transposed one, as the library's implicit-GEMM convolution with its kSpec line
 // set from the module.
+#include "common/result.h"
 #include "seed/route.h"
 #include "seed/routes/conv/conv_plan.h"
 
@@ -20,11 +21,20 @@ Result<std::string> emit_conv(const ConvPlan& plan, const CommentText& problem);
 Result<std::string> conv_library_text(const ConvPlan& plan);
 // The kSpec line the plan gives the library kernel (tests read it).
 std::string conv_spec_line(const ConvPlan& plan);
-// At least the workspace the library convolution asks for this plan on its default gather path (the tap table and
-// the weight split into TF32 parts, library/conv_implicit_gemm.cu's `layout`), from the module's geometry alone:
-// every phase counted with the most taps one can have, the output channels padded to the largest CIG_TILE_N. The
-// CIG_TMA variant's packed copies are more; the judge refuses that variant where they exceed its cap.
+// At least the workspace the library convolution's gather kernel asks for this plan (the tap table and the weight
+// split into TF32 parts, library/conv_implicit_gemm.cu's `layout`), from the module's geometry alone: every phase
+// counted with the most taps one can have, the output channels padded to the largest CIG_TILE_N.
+int64_t conv_gather_workspace_bytes(const ConvPlan& plan);
+// The workspace the TMA-im2col path asks for the plan's shapes under the strict policy, whose packed copies are the
+// largest (library/conv_implicit_gemm.cu's `tma_path::layout_for`: the packed weight, then one chunk of images'
+// packed input and NHWK output), or why the path does not take the convolution.
+Result<int64_t> conv_tma_workspace_bytes(const ConvPlan& plan);
+// At least the workspace the seed's kernel asks for: on the TMA path the larger of the two (the path's shape
+// checks that only CUTLASS can make at run time send a convolution to the gather kernel).
 int64_t conv_workspace_bound(const ConvPlan& plan);
+// Sets plan.path: the TMA-im2col path where it takes the convolution and its workspace fits `budget` bytes (what
+// the judge's cap leaves beside the rest of the seed's workspace), else the gather kernel, with the reason.
+void choose_conv_path(ConvPlan& plan, int64_t budget);
 
 inline constexpr RouteDef<ConvPlan> kConvRoute{"conv", match_conv, conv_description, conv_pattern, emit_conv};
 

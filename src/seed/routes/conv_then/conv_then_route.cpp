@@ -121,6 +121,11 @@ Result<ConvThenPlan> match_conv_then(const OpGraph& g, SecondSeedMatcher second)
     return Error{fmt::format("the convolution's and the steps' results ({} bytes) do not fit the judge's workspace "
                              "cap ({} bytes) with the convolution's tables",
                              intermediates, kWorkspaceCeiling)};
+  // Each part's workspace follows the one before (the chain's `used` grows): the convolution's path is chosen for
+  // what the problem's cap leaves beside the results and the steps' own.
+  int64_t steps_scratch = 0;
+  for (const auto& s : plan.steps) steps_scratch += then_step_scratch(*s.seed);
+  choose_conv_path(plan.head, judge_workspace_cap(g) - intermediates - steps_scratch);
   return plan;
 }
 

@@ -79,10 +79,9 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
       if (n.op == Op::input && n.index == 0 && n.type) plan.input_shape = n.type->shape;
     if (plan.input_shape.empty()) return Error{"forward input 0 has no tensor type in the trace"};
     int64_t intermediates = plan.head_bytes, scratch = library_gemm_workspace_bytes(plan.head);
-    for (const ThenStep& s : plan.steps) {
-      intermediates += s.bytes;
-      scratch = std::max(scratch, then_step_scratch(*s.seed));
-    }
+    for (const ThenStep& s : plan.steps) intermediates += s.bytes;
+    fit_convolution_parts(plan.steps, intermediates, judge_workspace_cap(g));
+    for (const ThenStep& s : plan.steps) scratch = std::max(scratch, then_step_scratch(*s.seed));
     if (const int64_t cap = judge_workspace_cap(g); intermediates + scratch > cap)
       return Error{fmt::format("the product's and the steps' results ({} bytes) and the largest part's workspace ({} "
                                "bytes) do not fit the judge's workspace cap for this problem ({} bytes)",

@@ -110,10 +110,9 @@ Result<PrologueThenPlan> match_prologue_then(const OpGraph& g, SecondSeedMatcher
   if (plan.input_shape.empty()) return Error{"forward input 0 has no tensor type in the trace"};
   // The parts run one after another on the stream, so they share one scratch region after the intermediates.
   int64_t intermediates = 0, scratch = 0;
-  for (const ThenStep& p : plan.parts) {
-    intermediates += p.bytes;
-    scratch = std::max(scratch, then_step_scratch(*p.seed));
-  }
+  for (const ThenStep& p : plan.parts) intermediates += p.bytes;
+  fit_convolution_parts(plan.parts, intermediates, judge_workspace_cap(g));
+  for (const ThenStep& p : plan.parts) scratch = std::max(scratch, then_step_scratch(*p.seed));
   if (const int64_t cap = judge_workspace_cap(g); intermediates + scratch > cap)
     return Error{fmt::format("the steps' results ({} bytes) and the largest part's workspace ({} bytes) around the "
                              "{} do not fit the judge's workspace cap for this problem ({} bytes)",

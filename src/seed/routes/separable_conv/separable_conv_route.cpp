@@ -12,6 +12,7 @@
 #include "seed/routes/depthwise_conv/depthwise_conv_kernel.h"
 #include "seed/routes/depthwise_conv/depthwise_conv_route.h"
 #include "seed/template_text.h"
+#include "seed/workspace_cap.h"
 
 namespace cutegen::seed {
 namespace {
@@ -61,6 +62,7 @@ Result<SeparableConvPlan> match_separable_conv(const OpGraph& g) {
     return Error{fmt::format("the depthwise convolution's output ({} bytes) does not fit the judge's workspace cap "
                              "({} bytes) with the library convolution's tables",
                              plan.intermediate_bytes, kWorkspaceCeiling)};
+  choose_conv_path(plan.second, judge_workspace_cap(g) - plan.intermediate_bytes);  // the intermediate comes first
   plan.pattern = fmt::format("{}, y = {}", plan.second.pattern, plan.depthwise.pattern);
   return plan;
 }

@@ -12,12 +12,14 @@
 #include "seed/plan_parts.h"
 #include "seed/routes/conv/conv_plan.h"
 #include "seed/routes/conv/conv_route.h"
+#include "seed/routes/conv_epilogue/conv_epilogue_route.h"
 #include "seed/routes/conv_then/conv_then_plan.h"
 #include "seed/routes/gemm/gemm_plan.h"
 #include "seed/routes/gemm/library_gemm.h"
 #include "seed/routes/gemm_then/gemm_then_plan.h"
 #include "seed/routes/prologue_then/prologue_then_plan.h"
 #include "seed/routes/separable_conv/separable_conv_plan.h"
+#include "seed/routes/separable_conv/separable_conv_route.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -191,6 +193,43 @@ int64_t then_step_scratch(const MatchedPlan& seed) {
   return kStepScratchAllowance;
 }
 
+namespace {
+
+// The part made again with its convolution on the gather kernel, or nullptr when it has none on the TMA path.
+std::shared_ptr<const MatchedPlan> on_gather_kernel(const MatchedPlan& seed, int64_t budget) {
+  auto regather = [&](ConvPlan conv) {
+    const int64_t need = conv_workspace_bound(conv);
+    conv.path = ConvPlan::Path::gather;
+    conv.path_reason = fmt::format("the chain's results leave {} bytes of the judge's workspace cap, less than the "
+                                   "TMA path's packed copies ({} bytes)",
+                                   std::max<int64_t>(budget, 0), need);
+    return conv;
+  };
+  if (const auto* conv = dynamic_cast<const TypedPlan<ConvPlan>*>(&seed);
+      conv && conv->plan().path == ConvPlan::Path::tma_im2col) {
+    if (seed.route() == kConvEpilogueRoute.name) return matched_plan<kConvEpilogueRoute>(regather(conv->plan()));
+    if (seed.route() == kConvRoute.name) return matched_plan<kConvRoute>(regather(conv->plan()));
+  }
+  if (const auto* separable = dynamic_cast<const TypedPlan<SeparableConvPlan>*>(&seed);
+      separable && separable->plan().second.path == ConvPlan::Path::tma_im2col) {
+    SeparableConvPlan plan = separable->plan();
+    plan.second = regather(plan.second);
+    return matched_plan<kSeparableConvRoute>(std::move(plan));
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void fit_convolution_parts(std::vector<ThenStep>& parts, int64_t intermediates, int64_t cap) {
+  // The parts share one region, as large as the largest part's workspace: each part on the TMA path that asks
+  // more than the cap leaves goes to the gather kernel; moving one that asks less would not help.
+  const int64_t budget = cap - intermediates;
+  for (ThenStep& p : parts)
+    if (then_step_scratch(*p.seed) > budget)
+      if (auto gather = on_gather_kernel(*p.seed, budget)) p.seed = std::move(gather);
+}
+
 int64_t round_up_to(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 int64_t result_bytes(const std::vector<int64_t>& shape) {
@@ -333,22 +372,6 @@ StaticEntries make_entries_static(std::string& text, const std::string& prefix) 
   e.workspace_bytes =
       rename("extern \"C\" size_t cutegen_workspace_bytes(", "static size_t " + prefix + "workspace_bytes(");
   return e;
-}
-
-int64_t judge_workspace_cap(const OpGraph& g) {
-  constexpr int64_t kFactor = 8, kFloor = int64_t{16} << 20;
-  auto bytes = [](const Node& n) -> int64_t {
-    if (!n.type || n.scalar) return 0;
-    const std::string& d = n.type->dtype;
-    const int64_t size = d == "float64" || d == "int64" ? 8 : d == "float16" || d == "bfloat16" ? 2 : d == "bool" ? 1 : 4;
-    return product(n.type->shape, 0, n.type->shape.size()) * size;
-  };
-  int64_t io = 0;
-  for (const Node& n : g.nodes)
-    if (n.op == Op::input || n.op == Op::param) io += bytes(n);
-  for (const Operand& o : g.outputs)
-    if (o.ref) io += bytes(g.node(*o.ref));
-  return std::min(kWorkspaceCeiling, std::max(kFloor, kFactor * io));
 }
 
 std::string then_step_lines(const std::vector<ThenStep>& steps) {

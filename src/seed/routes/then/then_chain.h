@@ -15,6 +15,7 @@
 #include "seed/comment_text.h"
 #include "seed/op_graph.h"
 #include "seed/route.h"
+#include "seed/workspace_cap.h"
 
 namespace cutegen::seed {
 
@@ -48,6 +49,11 @@ std::string then_step_refusal(const MatchedPlan& seed);
 // (conv_workspace_bound); else kStepScratchAllowance -- a norm's or a loss's partials, a few doubles per CTA.
 inline constexpr int64_t kStepScratchAllowance = int64_t{1} << 20;
 int64_t then_step_scratch(const MatchedPlan& seed);
+// For the chains whose parts share one scratch region after the intermediates (gemm_then, prologue_then): each part
+// whose library convolution is on its TMA-im2col path and asks more than `cap` leaves after the intermediates is
+// made again on the gather kernel (ConvPlan::Path), whose tables are small. What still does not fit is the
+// caller's to refuse.
+void fit_convolution_parts(std::vector<ThenStep>& parts, int64_t intermediates, int64_t cap);
 
 // The graph the next seed sees: `g` with node `split` made forward input 0 (y), a contiguous fp32 tensor of
 // the node's shape.
@@ -125,9 +131,6 @@ std::string then_file_scope_refusal(const std::vector<ThenStep>& parts, bool hea
 // matchers' check).
 Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, const std::vector<ThenStep>& steps,
                                    const CommentText& problem);
-// The judge's workspace cap for the problem the graph traces (python/cutegen_worker/memory.py): 8x the bytes
-// of its inputs, parameters and output, at least 16 MiB, at most kWorkspaceCeiling.
-int64_t judge_workspace_cap(const OpGraph& g);
 // "//   step 1: <pattern>\n" per step: the header's list.
 std::string then_step_lines(const std::vector<ThenStep>& steps);
 
