@@ -6,9 +6,11 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/fs.h"
 #include "common/slow_compile_tests.h"
+#include "seed/routes/conv/conv_route.h"
 #include "seed/testdata/host_library.h"
 #include "seed/testdata/real_compiler.h"
 
@@ -55,6 +57,26 @@ TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
     const cutegen_tensor in[2] = {x, w};
     return workspace_bytes(in, 2, &y, 1);
   };
+  // The seed's planning (conv_tma_workspace_bytes, which chains size their workspace by) asks what the built
+  // kernel asks, for the layers the path takes.
+  auto seed_plan = [](std::vector<int64_t> x, int64_t filters, std::vector<int64_t> y) {
+    ConvPlan p;
+    p.in_channels = x[1];
+    p.out_channels = filters;
+    p.kernel[1] = p.kernel[2] = 3;
+    p.padding[1] = p.padding[2] = 1;
+    p.input_shape = std::move(x);
+    p.output_shape = std::move(y);
+    auto bytes = conv_tma_workspace_bytes(p);
+    EXPECT_TRUE(bytes.ok()) << bytes.error().message;
+    return bytes.ok() ? static_cast<size_t>(*bytes) : size_t{0};
+  };
+  EXPECT_EQ(plan(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})),
+            seed_plan({8, 64, 256, 256}, 128, {8, 128, 256, 256}));
+  EXPECT_EQ(plan(fp32({16, 16, 1024, 1024}), fp32({128, 16, 3, 3}), fp32({16, 128, 1024, 1024})),
+            seed_plan({16, 16, 1024, 1024}, 128, {16, 128, 1024, 1024}));
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({32, 20, 3, 3}), fp32({2, 32, 12, 12})),
+            seed_plan({2, 20, 12, 12}, 32, {2, 32, 12, 12}));
   // problems/conv2d_3x3.py: 8 x 64 x 256 x 256, 128 filters of 3x3, padding 1 (the library's own kSpec).
   const size_t packed_x = size_t{8} * 256 * 256 * 192 * 4, packed_w = size_t{128} * 9 * 192 * 4,
                nhwk = size_t{8} * 256 * 256 * 128 * 4;
