@@ -1,5 +1,5 @@
-"""scripts/gpu_conv_tma.py's plumbing on the CPU, against a stand-in cutegen: every seed judged with and
-without `#define CIG_TMA 1` in front, --tma-only and --stop-after, and the exit status (a TMA variant that
+"""scripts/gpu_conv_tma.py's plumbing on the CPU, against a stand-in cutegen: every seed judged with
+`#define CIG_TMA 0` and with `#define CIG_TMA 1` in front, --tma-only and --stop-after, and the exit status (a TMA variant that
 fails makes it 1). What the variants compute is the GPU's to say (scripts/gpu-check --stages conv-tma)."""
 import json
 import os
@@ -50,6 +50,9 @@ def test_both_variants_of_every_seed_are_judged_and_the_tma_one_has_the_define(t
                      "conv2d_bias_relu tma: pass 1.0 ms, vs eager 1.5, vs compile None "]
     tma = (tmp_path / "out" / "conv2d_3x3.tma.cu").read_text()
     assert tma == "#define CIG_TMA 1\n// seed of conv2d_3x3\n"
+    # The seed itself may take either path: the gather variant pins the knob too.
+    gather = (tmp_path / "out" / "conv2d_3x3.gather.cu").read_text()
+    assert gather == "#define CIG_TMA 0\n// seed of conv2d_3x3\n"
     assert sum(line.startswith("compile ") for line in log) == 4
     assert sum(line.startswith("eval ") for line in log) == 4
 
