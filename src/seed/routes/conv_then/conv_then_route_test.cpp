@@ -8,6 +8,7 @@
 
 #include "common/slow_compile_tests.h"
 #include "seed/graph_util.h"
+#include "seed/routes/conv/conv_plan.h"
 #include "seed/routes/conv_then/conv_then_route.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
@@ -213,6 +214,42 @@ TEST(ConvThen, AGlobalAveragePoolIsOneReductionOverTheMergedSpatialDims) {
   apart["nodes"][9]["shape"] = {1, 16};
   EXPECT_EQ(match(apart).reason, "after the convolution: mean over dims (0, 2, 3), which are not adjacent in memory "
                                  "(the reduction seed merges adjacent dimensions into one)");
+}
+
+// mean(gelu(conv(x)), dims (2, 3)) for an (n, c, h, w) input and k filters of 3x3: the convolution's result is the
+// chain's intermediate while the output is small, so the judge's cap (8x the inputs' and output's bytes) is tight.
+json conv_gelu_mean(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w) {
+  const std::vector<int64_t> y = {n, k, h - 2, w - 2};
+  return graph({input(0, "x", {n, c, h, w}), param(1, "conv_weight", 1, {k, c, 3, 3}), param(2, "conv_bias", 2, {k}),
+                node(3, "conv", {ref(0), ref(1), ref(2)}, then_conv_params(static_cast<int>(c), static_cast<int>(k)), y),
+                node(4, "gelu", {ref(3)}, {{"approximate", "none"}}, y),
+                node(5, "mean", {ref(4)}, {{"dim", {2, 3}}, {"keepdim", true}, {"dtype", nullptr}}, {n, k, 1, 1})},
+               5, 1, {"conv.weight", "conv.bias"});
+}
+
+// The head's path is chosen for the whole chain: the TMA-im2col path where its packed copies fit beside the
+// results and the steps' workspaces, the gather kernel (said in the kernel's text) where only its small tables
+// do, and a refusal where not even they do.
+TEST(ConvThen, TheConvolutionsPathIsChosenForTheWholeChainsWorkspace) {
+  auto small = match(conv_gelu_mean(8, 16, 16, 18, 20));
+  ASSERT_TRUE(small.plan_as<ConvThenPlan>()) << small.reason;
+  EXPECT_EQ(plan_of(small).head.path, ConvPlan::Path::tma_im2col) << plan_of(small).head.path_reason;
+  // 64 images of 16 x 64 x 64 into 128 channels: y is 126 MB of the 135 MB cap, the packed copies 193 MB.
+  auto tight = match(conv_gelu_mean(64, 16, 128, 64, 64));
+  ASSERT_TRUE(tight.plan_as<ConvThenPlan>()) << tight.reason;
+  const ConvPlan& head = plan_of(tight).head;
+  EXPECT_EQ(head.path, ConvPlan::Path::gather);
+  EXPECT_TRUE(head.path_reason.starts_with("the TMA path's packed copies (193363968 bytes) would not fit what the "
+                                           "judge's workspace cap leaves for the convolution"))
+      << head.path_reason;
+  auto src = tight.plan->emit(CommentText("tight.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "#define CIG_TMA 0  // set by the seed: the TMA path's packed copies")) << *src;
+  // 512 filters: y alone (504 MB) passes the cap.
+  auto over = match(conv_gelu_mean(64, 16, 512, 64, 64));
+  EXPECT_FALSE(over.plan_as<ConvThenPlan>());
+  EXPECT_TRUE(over.reason.starts_with("the convolution's and the steps' results and workspaces (")) << over.reason;
+  EXPECT_TRUE(contains(over.reason, "do not fit the judge's workspace cap for this problem")) << over.reason;
 }
 
 TEST(ConvThen, WhatDoesNotSplitSaysWhy) {
