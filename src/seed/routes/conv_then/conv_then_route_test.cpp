@@ -9,6 +9,7 @@
 #include "common/slow_compile_tests.h"
 #include "seed/graph_util.h"
 #include "seed/routes/conv/conv_plan.h"
+#include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_then/conv_then_route.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
@@ -319,5 +320,35 @@ TEST(SeedCompile, ConvThenGlobalAveragePoolSeedBuildsAndPassesEveryStaticCheck) 
   EXPECT_GE(workspace_bytes(in, 5, &y, 1), size_t{8} * 16 * 16 * 18 * 4);
   const cutegen_tensor keepdim = fp32({8, 16, 1, 1});  // not the traced output shape: refused, not written wrong
   EXPECT_EQ(workspace_bytes(in, 5, &keepdim, 1), 0u);
+#endif
+}
+
+// A chain whose head is on the TMA-im2col path: the library file's CUTLASS convolution at the file's scope
+// beside the reduction's seed, built through the real compile stage; the chain's workspace query covers y, the
+// path's packed copies (conv_tma_workspace_bytes, which the match planned with) and the step's part.
+TEST(SeedCompile, ConvThenWithTheTmaPathBuildsAndAsksWhatTheMatchPlanned) {
+  CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution in a chain, minutes of nvcc; the GPU check judges it");
+  auto m = match(conv_gelu_mean(8, 16, 16, 18, 20));
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  const ConvPlan& head = plan_of(m).head;
+  ASSERT_EQ(head.path, ConvPlan::Path::tma_im2col) << head.path_reason;
+  auto src = m.plan->emit(CommentText("conv_mean_tma.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_FALSE(contains(*src, "#define CIG_TMA 0"));
+  RealCompiler compiler;
+  auto out = compiler.build_ok(*src, "conv_mean_tma_seed.cu");
+  ASSERT_TRUE(out);
+#ifdef CUTEGEN_CUDA_LIB_DIR
+  HostOnlyLibrary lib(out->library);
+  ASSERT_TRUE(lib.error.empty()) << lib.error;
+  auto workspace_bytes = lib.workspace_bytes();
+  ASSERT_NE(workspace_bytes, nullptr);
+  const cutegen_tensor in[3] = {fp32({8, 16, 18, 20}), fp32({16, 16, 3, 3}), fp32({16})};
+  const cutegen_tensor y = fp32({8, 16, 1, 1});
+  auto tma = conv_tma_workspace_bytes(head);
+  ASSERT_TRUE(tma.ok()) << tma.error().message;
+  const size_t asked = workspace_bytes(in, 3, &y, 1);
+  EXPECT_GE(asked, static_cast<size_t>(plan_of(m).head_bytes + *tma));
+  EXPECT_LE(asked, static_cast<size_t>(plan_of(m).head_bytes + conv_workspace_bound(head) + kStepScratchAllowance));
 #endif
 }
