@@ -29,6 +29,8 @@ import os
 import statistics
 import time
 
+import torch
+
 from .errors import BusyError, RequestError
 from . import gpu_probe
 from .gpu_probe import ProbeError
@@ -165,8 +167,8 @@ class ShareCheck:
         loop = {pid: pct for pid, pct in loop.items() if pct > 0}
         # The idle window costs a sample period or two: not spent once the timed calls already showed a user.
         idle = self._idle_percent() if not any(p >= BUSY_PERCENT for p in loop.values()) else None
-        named_pids = [pid for pid, _ in others] + [pid for pid in loop if pid not in dict(others)]
         used = dict(others)
+        named_pids = list(used) + [pid for pid in loop if pid not in used]
         named = [(pid, used.get(pid), self.name_of(pid)) for pid in
                  sorted(named_pids, key=lambda p: (-loop.get(p, 0), -(used.get(p) or 0)))]
         self.checks.append({"moment": moment, "pid_view": view, "others": [
@@ -257,6 +259,5 @@ def for_device(device):
         return None
     if switch() == "off":
         return ShareCheck(None, off=True)
-    import torch
     probe, why = gpu_probe.open_probe(device.index if device.index is not None else torch.cuda.current_device())
     return ShareCheck(probe, unavailable=why)

@@ -123,6 +123,8 @@ class Nvml:
         kind, count = ctypes.c_uint(), ctypes.c_uint(0)
         args = (handle, ctypes.c_uint(sampling_type), ctypes.c_ulonglong(last_seen_us), ctypes.byref(kind))
         self._call("nvmlDeviceGetSamples", *args, ctypes.byref(count), None)
+        if count.value == 0:
+            return kind.value, []
         samples = (Sample * count.value)()
         self._call("nvmlDeviceGetSamples", *args, ctypes.byref(count), samples)
         return kind.value, samples[:count.value]
