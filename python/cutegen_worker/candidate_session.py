@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import audit, compare, cpu_time, cpu_wait, inputs, memory, params as params_mod, runner_link, shape_configs
+from . import (audit, compare, cpu_time, cpu_wait, gpu_share, inputs, memory, params as params_mod, runner_link,
+               shape_configs)
 from .errors import ProblemError, RequestError
 from .shared_buffers import SharedArena
 from .staging import CallSpec, Slot
@@ -34,6 +35,9 @@ VERDICTS = ("pass", "load_failed", "kernel_error", "cuda_error", "crash", "timeo
             "unwritten", "nondeterministic", "input_mutated", "hidden_work", "result_reuse", "forbidden_call",
             "tampering", "host_compute", "shape_specific")
 CALIBRATION_ROUNDS = 16
+# The verdicts that rest on the session's times, which another program's work on the GPU distorts: after
+# these the GPU is checked for other users again (gpu_share.py) before the verdict stands.
+TIMED_VERDICTS = ("pass", "hidden_work")
 # The input kinds a timed call draws (_timed_calls); calibration rounds stage them in turn, so the limits a
 # call's probes are held to come from the same staging work as the call's own: on the H200 the probe before
 # a call read 0.05 ms more after a signed set was staged than after a problem set, and calibrated on problem
@@ -185,6 +189,7 @@ class Record:
     time: dict = None
     calls: list = field(default_factory=list)  # per timed call: kind, wall_ms, overrun_ms, event_ms
     workspace: dict = None  # {"bytes", "cap_bytes"} for a kernel with a workspace
+    gpu_share: dict = None  # what the checks for other users of the GPU found or could not (gpu_share.py)
     refused: bool = False  # the session ended on the kernel declining its shapes (Stop.refused)
 
     def to_dict(self) -> dict:
@@ -193,6 +198,8 @@ class Record:
                "time": self.time, "calls": self.calls, "workspace": self.workspace}
         if self.refused:
             out["refused"] = True
+        if self.gpu_share is not None:
+            out["gpu_share"] = self.gpu_share
         return out
 
 
@@ -290,34 +297,53 @@ class CandidateSession:
         self.make_link = make_link
         self.link = None
         self.previous = None  # the last staged call's spec (to name result reuse)
+        # Other users of the GPU (gpu_share.py): checked around the timed calls, where no code of the candidate
+        # can have work on the GPU. None on the CPU (tests) and in a session that times nothing.
+        self.share = gpu_share.for_device(problem.device) if timed else None
+        self.runner_pids = []  # every runner this session started: the judge's own processes on the GPU
+        self.timed_since_us = None  # when the timed calls began, on the clock NVML stamps its samples with
 
     # ---- the whole session ------------------------------------------------------------------------
     def run(self) -> dict:
         try:
             try:
-                self.link = self.make_link(self.plan, self.slot, self.problem)
-                self._start()
-                self._trials()
-                if self.timed:
-                    self._timed_calls()
-                end = self.link.close()
-                self.record.runner["end"] = end.describe()
-                if end.timed_out or end.signal or end.exit_code != 0:
-                    raise Stop("crash", f"the runner process did not exit cleanly after its last call ({end.describe()})")
-                if printed := self.link.printed():
-                    raise Stop("printed_output", printed)
-            except runner_link.LinkError as exc:
-                raise self._stop_for_link(exc)
-        except Stop as stop:
-            self.record.verdict, self.record.reason, self.record.failed_check = stop.verdict, stop.reason, stop.failed_check
-            self.record.refused = stop.refused
+                try:
+                    self.link = self.make_link(self.plan, self.slot, self.problem)
+                    self._start()
+                    self._trials()
+                    if self.timed:
+                        self._timed_calls()
+                    end = self.link.close()
+                    self.record.runner["end"] = end.describe()
+                    if end.timed_out or end.signal or end.exit_code != 0:
+                        raise Stop("crash", f"the runner process did not exit cleanly after its last call ({end.describe()})")
+                    if printed := self.link.printed():
+                        raise Stop("printed_output", printed)
+                except runner_link.LinkError as exc:
+                    raise self._stop_for_link(exc)
+            except Stop as stop:
+                self.record.verdict, self.record.reason, self.record.failed_check = stop.verdict, stop.reason, stop.failed_check
+                self.record.refused = stop.refused
+            finally:
+                if self.link is not None and "end" not in self.record.runner:
+                    self.record.runner["end"] = self.link.kill().describe()
+            self._check_share_after()
         finally:
-            if self.link is not None and "end" not in self.record.runner:
-                self.record.runner["end"] = self.link.kill().describe()
             # Nothing of ours may still hold a shared buffer when the arena frees them.
             self.link = self.slot = self.secret_out = self.secret_in = self.copies = None
             self.arena.release()
         return self.record.to_dict()
+
+    def _check_share_after(self):
+        """With the runner gone (the only point after which no work of the candidate can be on the GPU), a
+        verdict that rests on the times stands only if no other program worked on the GPU meanwhile: else
+        GpuBusy, and cutegen measures again. Whatever the candidate left running cannot pass for another
+        user here, nor can its context: it has exited."""
+        if self.share is None:
+            return
+        if self.timed_since_us is not None and self.record.verdict in TIMED_VERDICTS:
+            self.share.check("checked after the timed calls, the runner gone", self.runner_pids, self.timed_since_us)
+        self.record.gpu_share = self.share.record()
 
     def _stop_for_link(self, exc: runner_link.LinkError) -> Stop:
         end = exc.end.describe() if exc.end else ""
@@ -375,6 +401,7 @@ class CandidateSession:
     def _start_runner(self) -> dict:
         """Setup, calibration and `load` of the current runner; its load reply."""
         self.phase = "starting the runner"
+        self.runner_pids.append(self.link.pid)
         # Start and load times are recorded so the sandbox's cost can be measured as an A/B
         # (benchmarks/sandbox_overhead_gpu.sh): the runner applies its sandbox in these two phases.
         t0 = time.perf_counter_ns()
@@ -386,6 +413,12 @@ class CandidateSession:
         if self.timed:
             self.phase = "calibration (before the kernel was loaded)"
             self._calibrate()
+            if self.share is not None and not self.share.checks and self.plan.runs > 0:
+                # The runner has run only the harness's code, and every ping of the calibration waited for the
+                # GPU: the judge launches nothing while the GPU's utilisation is sampled.
+                self.phase = "checking for other users of the GPU"
+                self.clock.sync()
+                self.share.check("checked before the kernel was loaded", self.runner_pids)
         self.phase = "loading the kernel library"
         t0 = time.perf_counter_ns()
         ready = self.link.load(self.slot.example_scalars).reply
@@ -636,6 +669,7 @@ class CandidateSession:
         # calls are also checked
         # in full is drawn here; they differ from the others only in which private buffer their copy goes to.
         full = sorted(self.sysrand.sample(range(plan.runs), min(FULL_AUDITS, plan.runs)))
+        self.timed_since_us = gpu_share.now_us()
         kept = []  # (timed call, its spec, its poison, the spec before it, its copy) of the full audits
         walls = {"problem": [], "signed": []}
         events = []

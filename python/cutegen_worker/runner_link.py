@@ -134,6 +134,11 @@ class SubprocessRunner:
                 os.close(fd)
         self._stdin = self.proc.stdin.fileno()
 
+    @property
+    def pid(self) -> int:
+        """The runner's process: one of the judge's own on the GPU (gpu_share.py)."""
+        return self.proc.pid
+
     # ---- lifecycle ----------------------------------------------------------------------------
     def start(self) -> dict:
         """The runner's first line, once its CUDA context and the shared buffers are set up and before

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import compare, cpu_wait
+from . import compare, cpu_wait, gpu_share
+from .errors import BusyError
 from .reference import disable_tf32
 
 MODES = ("eager", "compile")
@@ -170,9 +171,25 @@ def _set_precision(precision: str) -> None:
 
 def _error(exc: Exception) -> dict:
     # A baseline torch cannot build or run is a fact to report, not a failed request.
-    # Out of memory and a busy CPU may not happen next time: such errors are not cached.
+    # Out of memory and a busy machine (CPU or GPU) may not happen next time: such errors are not cached.
     return {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:1500]}",
-            "transient": isinstance(exc, (torch.OutOfMemoryError, cpu_wait.CpuBusy))}
+            "transient": isinstance(exc, (torch.OutOfMemoryError, BusyError))}
+
+
+def measure_alone(fn, input_sets: list, settings: Settings, clock, device) -> dict:
+    """measure(), between two checks that no other program works on the GPU (gpu_share.py): another
+    process's kernels would slow the baseline and inflate every speedup reported against it, and a
+    baseline is cached. The worker is the only process of the judge's here (no runner)."""
+    share = gpu_share.for_device(device)
+    if share is None:
+        return measure(fn, input_sets, settings, clock)
+    clock.sync()
+    share.check("checked before the baseline was timed", ())
+    since = gpu_share.now_us()
+    result = measure(fn, input_sets, settings, clock)
+    clock.sync()
+    share.check("checked after the baseline was timed", (), since)
+    return result
 
 
 @dataclass
@@ -208,13 +225,13 @@ def _time_mode(problem, mode: str, input_sets: list, settings: Settings, clock,
     _set_precision(settings.precision)
     try:
         if mode == "eager":
-            return measure(problem.model, input_sets, settings, clock)
+            return measure_alone(problem.model, input_sets, settings, clock, problem.device)
         if prepared is None or prepared.problem is not problem or prepared.precision != settings.precision:
             prepared = compile_model(problem, input_sets[0], settings.precision)
             _set_precision(settings.precision)  # compile_model leaves TF32 off
         if prepared.error is not None:
             return dict(prepared.error)
-        return measure(prepared.compiled, input_sets, settings, clock)
+        return measure_alone(prepared.compiled, input_sets, settings, clock, problem.device)
     except Exception as exc:
         return _error(exc)
     finally:

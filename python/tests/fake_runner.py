@@ -105,6 +105,8 @@ def fake_link_factory(session, spec):
 
 
 class FakeRunner:
+    pid = None  # played inside the worker: no process of its own on the GPU
+
     def __init__(self, problem, slot, spec: dict, index: int = 0, benchmark=None):
         self.problem, self.slot, self.spec, self.index = problem, slot, spec, index
         # At a shape other than the benchmark's (a generalization trial), the spec's other_shapes behaviour.

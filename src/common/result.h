@@ -15,7 +15,8 @@ enum class ErrorKind {
   cannot_resume,     // a run log that does not fit this run: resuming again will not help
   truncated_repeatedly,  // answers keep being cut off at the token limit: asking again would repeat it
   problem_file,      // the problem file is at fault (it does not import, build or run): fix the file
-  machine_busy,      // the CPU was too busy to measure on (the judge's processes waited for it): later, or with less beside
+  machine_busy,      // the CPU was too busy to measure on (the judge's processes waited for it), or another program
+                     // worked on the GPU: later, or with less beside
 };
 
 struct Error {

@@ -109,6 +109,30 @@ Evaluation EvalReport::record() const {
   return e;
 }
 
+// What the first refused attempt's line says was too busy ("the GPU was too busy to time on"), the part
+// before its first colon; the CPU's wording for a record that kept no reason.
+static std::string busy_cause(const nlohmann::json& session) {
+  const auto& reasons = session.value("busy_reasons", nlohmann::json::array());
+  if (reasons.empty() || !reasons[0].is_string()) return "the CPU was too busy to time on";
+  auto line = reasons[0].get<std::string>();
+  return line.substr(0, line.find(':'));
+}
+
+// The worker checks that no other program works on the GPU around the timed calls (docs/judge.md, "A shared
+// GPU is neither a verdict nor a number"); a WARNING line where it could not (status partial or unavailable)
+// or was turned off, "" otherwise (checked, or no GPU at all).
+static std::string gpu_share_warning(const nlohmann::json& session) {
+  const auto& share = session.value("gpu_share", nlohmann::json());
+  if (!share.is_object()) return "";
+  auto status = share.value("status", "checked");
+  if (status == "checked") return "";
+  auto note = share.value("note", "");
+  if (status == "off")
+    return "  WARNING   timed with CUTEGEN_GPU_SHARE_CHECK=off: another program's work on the GPU was not looked for\n";
+  return fmt::format("  WARNING   another program's work on the GPU could not be ruled out{}: {}\n",
+                     status == "partial" ? " in full" : "", note.empty() ? "no reason given" : note);
+}
+
 std::string EvalReport::summary() const {
   // A compile failure never loads the problem, so there may be no metadata at all.
   std::string name = problem ? problem->name : "problem";
@@ -116,6 +140,8 @@ std::string EvalReport::summary() const {
   if (!passed()) {
     s = fmt::format("FAIL {}: {} ({})\n", name, to_string(verdict), reason);
     if (!evidence.empty() && evidence != reason + "\n") s += evidence;
+    // Another program's work on the GPU reads as hidden work: where it could not be ruled out, say so.
+    if (verdict == Verdict::hidden_work) s += gpu_share_warning(session);
     return s;
   }
   auto audits = session.value("audits", nlohmann::json::object());
@@ -129,7 +155,7 @@ std::string EvalReport::summary() const {
     if (time->span_median_ms) s += fmt::format("; GPU span {:.4g} ms", *time->span_median_ms);
     s += "\n";
     if (int busy = session.value("busy_retries", 0); busy > 0)
-      s += fmt::format("  NOTE      timed again {} time(s): the CPU was too busy the first time\n", busy);
+      s += fmt::format("  NOTE      timed again {} time(s): {} the first time\n", busy, busy_cause(session));
     if (time->disturbed_calls > 0)
       s += fmt::format("  NOTE      in {} of the timed calls a process waited for a CPU (a busy machine): they count in "
                        "the time, which errs high\n", time->disturbed_calls);
@@ -175,6 +201,7 @@ std::string EvalReport::summary() const {
   } else if (host != "checked") {
     s += "  WARNING   the runner's CPU time could not be read on this machine: host computing was not judged\n";
   }
+  s += gpu_share_warning(session);
   if (problem && !problem->reference_note.empty()) s += fmt::format("  note      {}\n", problem->reference_note);
   if (seconds > 0) {
     std::string parts;
@@ -203,6 +230,7 @@ Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
                     {"calibration", record.value("calibration", nlohmann::json::object())},
                     {"audits", record.value("audits", nlohmann::json::object())},
                     {"calls", record.value("calls", nlohmann::json::array())}};
+  if (const auto& share = record.value("gpu_share", nlohmann::json()); share.is_object()) report.session["gpu_share"] = share;
   const auto& failed = record.value("failed_check", nlohmann::json());
   if (failed.is_number_integer() && failed.get<int>() >= 0 && failed.get<std::size_t>() < report.checks.size())
     report.evidence = report.reason + "\n" + describe_check(report.checks[failed.get<std::size_t>()]);
@@ -413,8 +441,10 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
   // A busy machine is no fact about the kernel: measure again once the load may have passed, each time
   // a whole new session (fresh runner, calibration, trials and timed calls).
   int retries = 0;
+  nlohmann::json busy_reasons = nlohmann::json::array();  // the worker's line for each refused attempt
   for (auto pause : options_.busy_retry_pauses) {
     if (record || record.error().kind != ErrorKind::machine_busy) break;
+    busy_reasons.push_back(record.error().message);
     if (options_.on_busy_retry)
       options_.on_busy_retry(fmt::format("{}; measuring again in {} s (attempt {} of {})", record.error().message,
                                          pause.count(), retries + 2, options_.busy_retry_pauses.size() + 1));
@@ -428,7 +458,10 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
     return record.error();
   }
   auto applied = apply_session_record(*record, report);
-  if (retries > 0) report.session["busy_retries"] = retries;
+  if (retries > 0) {
+    report.session["busy_retries"] = retries;
+    report.session["busy_reasons"] = busy_reasons;
+  }
   return applied;
 }
 

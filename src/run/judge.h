@@ -46,8 +46,9 @@ struct EvalOptions {
   // one kernel. A screened evaluation says so in its record ("screening": true) and its time is never
   // reported as a result: the variant chosen is evaluated again in full.
   bool screening = false;
-  // A session the worker refused because the CPU was too busy to time on (docs/judge.md) is run again
-  // after each of these pauses; after the last, the evaluation fails with the worker's line.
+  // A session the worker refused because the CPU was too busy to time on, or another program worked on the
+  // GPU (docs/judge.md), is run again after each of these pauses; after the last, the evaluation fails with
+  // the worker's line.
   std::vector<std::chrono::seconds> busy_retry_pauses{std::chrono::seconds(10), std::chrono::seconds(30)};
   // Told before each of those pauses (the worker's line, the pause, which attempt comes next), so a
   // user watching a long evaluation sees why it is waiting. Null: nothing is said.

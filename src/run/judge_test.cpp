@@ -70,6 +70,7 @@ nlohmann::json failing_check() {
 struct Scenario {
   nlohmann::json record = passing_record(2.0);
   int busy_answers = 0;  // evaluate_candidate answers the worker's `busy` error this many times first
+  std::string busy_message = "the CPU was too busy to time on: in 9 of 10 calibration rounds ...";
   std::vector<nlohmann::json> requests;  // every evaluate_candidate request
   nlohmann::json baseline_request;
 };
@@ -111,7 +112,7 @@ class JudgeTest : public ::testing::Test {
         s.requests.push_back(args);
         if (s.busy_answers > 0) {
           --s.busy_answers;
-          return Error{"the CPU was too busy to time on: in 9 of 10 calibration rounds ...", ErrorKind::machine_busy};
+          return Error{s.busy_message, ErrorKind::machine_busy};
         }
         return s.record;
       }
@@ -714,7 +715,8 @@ TEST_F(JudgeTest, ABusyMachineIsMeasuredAgainThenAnErrorNotAVerdict) {
   std::sort(counted.begin(), counted.end());
   std::sort(recorded.begin(), recorded.end());
   EXPECT_EQ(recorded, counted);
-  EXPECT_NE(r->summary().find("timed again 1 time(s)"), std::string::npos) << r->summary();
+  EXPECT_NE(r->summary().find("timed again 1 time(s): the CPU was too busy to time on the first time"), std::string::npos)
+      << r->summary();
   // The user watching is told why it waits (a minute, on a loaded machine, is long enough to look hung).
   ASSERT_EQ(busy_notes_.size(), 1u);
   EXPECT_NE(busy_notes_[0].find("too busy to time on"), std::string::npos) << busy_notes_[0];
@@ -731,4 +733,67 @@ TEST_F(JudgeTest, ABusyMachineIsMeasuredAgainThenAnErrorNotAVerdict) {
   EXPECT_NE(busy.error().message.find("(tried 3 times)"), std::string::npos) << busy.error().message;
   ASSERT_EQ(busy_notes_.size(), 2u);
   EXPECT_NE(busy_notes_[1].find("(attempt 3 of 3)"), std::string::npos) << busy_notes_[1];
+}
+
+// Another program's work on the GPU (python/cutegen_worker/gpu_share.py) is the same kind of refusal: measured
+// again, then an error of the machine's kind naming what was found, never a verdict; the note says which.
+TEST_F(JudgeTest, AGpuAnotherProgramWorksOnIsMeasuredAgainThenAnError) {
+  const std::string gpu = "the GPU was too busy to time on: process 1234 (python) holds 20.1 GiB and the GPU was 97% "
+                          "busy while the judge was idle (checked before the kernel was loaded). Time on a GPU no "
+                          "other program uses, or once the other work is done";
+  Scenario once;
+  once.busy_answers = 1;
+  once.busy_message = gpu;
+  auto r = evaluate(once);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::pass);
+  EXPECT_NE(r->summary().find("timed again 1 time(s): the GPU was too busy to time on the first time"), std::string::npos)
+      << r->summary();
+  EXPECT_EQ(r->record().details.at("session").at("busy_reasons"), nlohmann::json::array({gpu}));
+  ASSERT_EQ(busy_notes_.size(), 1u);
+  EXPECT_NE(busy_notes_[0].find("process 1234 (python) holds 20.1 GiB"), std::string::npos) << busy_notes_[0];
+
+  Scenario always;
+  always.busy_answers = 100;
+  always.busy_message = gpu;
+  auto busy = evaluate(always);
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().kind, ErrorKind::machine_busy);
+  EXPECT_EQ(busy.error().message, gpu + " (tried 3 times)");
+}
+
+// What the worker could not check for other users of the GPU is said where a time or hidden work is reported;
+// a check that ran says nothing.
+TEST_F(JudgeTest, AGpuShareCheckThatCouldNotRunIsWarned) {
+  auto with_share = [](nlohmann::json record, const std::string& status) {
+    record["gpu_share"] = {{"status", status}, {"source", "nvidia-smi"}, {"checks", nlohmann::json::array()},
+                           {"note", "nvidia-smi gives no timestamped utilisation samples"}};
+    return record;
+  };
+  for (const char* status : {"checked", "partial", "unavailable", "off"}) {
+    Scenario s;
+    s.record = with_share(passing_record(1.0), status);
+    auto r = evaluate(s);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    auto said = r->summary();
+    EXPECT_EQ(r->record().details.at("session").at("gpu_share").at("status"), status);
+    const bool warned = said.find("could not be ruled out") != std::string::npos;
+    EXPECT_EQ(warned, std::string(status) == "partial" || std::string(status) == "unavailable") << said;
+    EXPECT_EQ(said.find("could not be ruled out in full") != std::string::npos, std::string(status) == "partial") << said;
+    EXPECT_EQ(said.find("no timestamped utilisation samples") != std::string::npos, warned) << said;
+    EXPECT_EQ(said.find("CUTEGEN_GPU_SHARE_CHECK=off") != std::string::npos, std::string(status) == "off") << said;
+  }
+  // Hidden work is what another program's kernels look like: the failure says the check was incomplete.
+  // A wrong answer is wrong on any GPU, and says nothing of it.
+  for (const char* verdict : {"hidden_work", "mismatch"}) {
+    Scenario s;
+    s.record = with_share(passing_record(1.0), "unavailable");
+    s.record["verdict"] = verdict;
+    s.record["reason"] = "each call took 3.000 ms by the worker's clock";
+    s.record["time"] = nullptr;
+    auto r = evaluate(s);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    auto said = r->summary();
+    EXPECT_EQ(said.find("could not be ruled out") != std::string::npos, std::string(verdict) == "hidden_work") << said;
+  }
 }
