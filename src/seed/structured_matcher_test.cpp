@@ -626,14 +626,9 @@ TEST(ReduceMatcher, DimensionsApartInMemoryAreRefusedNamingTheOp) {
             "into one)");
 }
 
-// Routes that read one dimension refuse a list rather than read it as None (everything).
+// Routes that read one dimension refuse a list rather than read it as None (everything). (The norm seed merges
+// adjacent ones, as the reduction does: norm_centring_test.cpp.)
 TEST(ReduceMatcher, RoutesOfOneDimensionRefuseSeveral) {
-  // x / mean(x, dim=(2, 3), keepdim=True): the norm seed's pattern, but over two dimensions.
-  json norm = graph({input(0, "x", {4, 6, 5, 7}),
-                     node(1, "mean", {ref(0)}, {{"dim", {2, 3}}, {"keepdim", true}, {"dtype", nullptr}}, {4, 6, 1, 1}),
-                     node(2, "div", {ref(0), ref(1)}, json::object(), {4, 6, 5, 7})},
-                    2, 1);
-  EXPECT_EQ(match(norm).reason, "mean over 2 dimensions at once (the norm seed reduces one, or everything)");
   // A product's row reduction over both of its dimensions.
   json rows = product(64, 32, 16);
   rows["nodes"].push_back(node(3, "sum", {ref(2)}, {{"dim", {0, 1}}, {"keepdim", false}, {"dtype", nullptr}}, {}));
@@ -667,7 +662,7 @@ TEST(NormMatcher, RmsNormIsAScaledColumnNormWithTheTracedOpsAroundTheMean) {
   EXPECT_EQ(p.mode, NormMode::columns);
   EXPECT_EQ((std::vector<int64_t>{p.outer, p.extent, p.inner}), (std::vector<int64_t>{112, 64, 262144}));
   EXPECT_TRUE(p.mean);
-  EXPECT_TRUE(p.divide);
+  EXPECT_EQ(p.combine, NormCombine::divide);
   ASSERT_EQ(p.pre.size(), 1u);
   EXPECT_EQ(p.pre[0].expr, "(x0 * x0)");  // pow(x, 2) as ATen special-cases it
   EXPECT_EQ(p.pre_result, "p1");
