@@ -10,6 +10,7 @@
 #include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
 #include "seed/routes/conv/conv_route.h"
+#include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
 #include "seed/testdata/host_library.h"
@@ -629,13 +630,17 @@ TEST(ReduceMatcher, DimensionsApartInMemoryAreRefusedNamingTheOp) {
 // Routes that read one dimension refuse a list rather than read it as None (everything). (The norm seed merges
 // adjacent ones, as the reduction does: norm_centring_test.cpp.)
 TEST(ReduceMatcher, RoutesOfOneDimensionRefuseSeveral) {
-  // A product's row reduction over both of its dimensions.
+  // A product's row reduction over both of its dimensions: the epilogue route refuses it by name (the table then
+  // chains the product on the tiled GEMM and the sum of everything after it).
   json rows = product(64, 32, 16);
   rows["nodes"].push_back(node(3, "sum", {ref(2)}, {{"dim", {0, 1}}, {"keepdim", false}, {"dtype", nullptr}}, {}));
   rows["outputs"] = {ref(3)};
-  const SeedMatch m = match(rows);
-  EXPECT_FALSE(m.matched());
-  EXPECT_TRUE(contains(m.reason, "over 2 dimensions at once")) << m.reason;
+  auto g = OpGraph::from_json(rows);
+  ASSERT_TRUE(g.ok());
+  auto epilogue = match_gemm_epilogue(*g);
+  ASSERT_FALSE(epilogue.ok());
+  EXPECT_TRUE(contains(epilogue.error().message, "over 2 dimensions at once")) << epilogue.error().message;
+  EXPECT_EQ(match(rows).route(), "gemm_then");
 }
 
 TEST(OpGraphJson, AListOfDimensionsIsReadAndNothingElseIs) {
