@@ -10,6 +10,7 @@
 #include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
 #include "seed/routes/conv/conv_route.h"
+#include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
 #include "seed/testdata/host_library.h"
@@ -639,21 +640,20 @@ TEST(ReduceMatcher, DimensionsApartInMemoryAreRefusedNamingTheOp) {
             "into one)");
 }
 
-// Routes that read one dimension refuse a list rather than read it as None (everything).
+// Routes that read one dimension refuse a list rather than read it as None (everything). (The norm seed merges
+// adjacent ones, as the reduction does: norm_centring_test.cpp.)
 TEST(ReduceMatcher, RoutesOfOneDimensionRefuseSeveral) {
-  // x / mean(x, dim=(2, 3), keepdim=True): the norm seed's pattern, but over two dimensions.
-  json norm = graph({input(0, "x", {4, 6, 5, 7}),
-                     node(1, "mean", {ref(0)}, {{"dim", {2, 3}}, {"keepdim", true}, {"dtype", nullptr}}, {4, 6, 1, 1}),
-                     node(2, "div", {ref(0), ref(1)}, json::object(), {4, 6, 5, 7})},
-                    2, 1);
-  EXPECT_EQ(match(norm).reason, "mean over 2 dimensions at once (the norm seed reduces one, or everything)");
-  // A product's row reduction over both of its dimensions.
+  // A product's row reduction over both of its dimensions: the epilogue route refuses it by name (the table then
+  // chains the product on the tiled GEMM and the sum of everything after it).
   json rows = product(64, 32, 16);
   rows["nodes"].push_back(node(3, "sum", {ref(2)}, {{"dim", {0, 1}}, {"keepdim", false}, {"dtype", nullptr}}, {}));
   rows["outputs"] = {ref(3)};
-  const SeedMatch m = match(rows);
-  EXPECT_FALSE(m.matched());
-  EXPECT_TRUE(contains(m.reason, "over 2 dimensions at once")) << m.reason;
+  auto g = OpGraph::from_json(rows);
+  ASSERT_TRUE(g.ok());
+  auto epilogue = match_gemm_epilogue(*g);
+  ASSERT_FALSE(epilogue.ok());
+  EXPECT_TRUE(contains(epilogue.error().message, "over 2 dimensions at once")) << epilogue.error().message;
+  EXPECT_EQ(match(rows).route(), "gemm_then");
 }
 
 TEST(OpGraphJson, AListOfDimensionsIsReadAndNothingElseIs) {
@@ -680,7 +680,7 @@ TEST(NormMatcher, RmsNormIsAScaledColumnNormWithTheTracedOpsAroundTheMean) {
   EXPECT_EQ(p.mode, NormMode::columns);
   EXPECT_EQ((std::vector<int64_t>{p.outer, p.extent, p.inner}), (std::vector<int64_t>{112, 64, 262144}));
   EXPECT_TRUE(p.mean);
-  EXPECT_TRUE(p.divide);
+  EXPECT_EQ(p.combine, NormCombine::divide);
   ASSERT_EQ(p.pre.size(), 1u);
   EXPECT_EQ(p.pre[0].expr, "(x0 * x0)");  // pow(x, 2) as ATen special-cases it
   EXPECT_EQ(p.pre_result, "p1");

@@ -97,6 +97,18 @@ std::string gemm_norm_enum(GemmNorm norm) {
   return norm == GemmNorm::group ? "kGroupNorm" : norm == GemmNorm::batch ? "kBatchNorm" : "kNoNorm";
 }
 
+bool tiled_gemm_uses_workspace(const GemmPlan& plan) {
+  // The template: SEED_WORKSPACE is (SEED_ROW_REDUCE || GEMM_SPLIT_K > 1), and GEMM_SPLIT_K is 1 unless split_k.
+  return plan.reduce != RowReduce::none || plan.kernel == GemmKernel::split_k;
+}
+
+int64_t tiled_gemm_workspace_bound(const GemmPlan& plan) {
+  if (plan.reduce == RowReduce::none) return 0;
+  constexpr int64_t kPartialBytes = 16;  // the template's Partial: two doubles
+  constexpr int64_t kSmallestBn = 32;    // GEMM_BN's smallest value: the most column tiles
+  return kPartialBytes * plan.m * ((plan.n + kSmallestBn - 1) / kSmallestBn);
+}
+
 std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& problem) {
   std::string text = kGemmTemplate;
   std::string mask_text;

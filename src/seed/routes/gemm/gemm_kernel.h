@@ -12,6 +12,14 @@ namespace cutegen::seed {
 
 std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& problem);
 
+// Which of the template's two contract entry points a build of the plan keeps (its SEED_WORKSPACE): true for
+// cutegen_forward_ws with cutegen_workspace_bytes (a row reduction's partials, split K's slices), false for
+// cutegen_forward. A chain that calls the text's entry points calls that one (gemm_then's tiled head).
+bool tiled_gemm_uses_workspace(const GemmPlan& plan);
+// The most workspace the template asks for the plan over its knobs (GEMM_BN's smallest tile for a row
+// reduction's partials), in bytes; 0 without one. Split K's slices are not bounded here (no chain takes it).
+int64_t tiled_gemm_workspace_bound(const GemmPlan& plan);
+
 // The texts the library GEMM's epilogue seed (library_gemm_epilogue.h) shares with this template: the body of
 // `epilogue(y, n, cols)` (post_side false) or `post(s, n, cols)` (true) -- the column operands that side reads,
 // each loaded once, then one statement per op of forward() -- and the Reduce / Norm enumerators of the plan.

@@ -9,7 +9,8 @@
 
 namespace cutegen::seed {
 
-// A matrix product on the library's 3xTF32 GEMM, with what the gemm_epilogue route fuses into its store (a
+// A matrix product on the library's 3xTF32 GEMM or, where that does not take it, the seed's tiled GEMM (head.kernel),
+// with what the gemm_epilogue route fuses into its store (a
 // pointwise epilogue, a row reduction or a norm), whose result y is then the input of one to kMaxThenSteps more
 // seeds, any routes' (a softmax over the rows, a pooling of the rows, a second product, a reduction ...): the
 // GEMM writes y into the workspace, the next seed reads it there as its forward input 0 and writes its own

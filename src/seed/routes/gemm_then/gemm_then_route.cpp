@@ -9,6 +9,7 @@
 
 #include "seed/graph_util.h"
 #include "seed/plan_parts.h"
+#include "seed/routes/gemm/gemm_kernel.h"
 #include "seed/routes/gemm/library_gemm.h"
 #include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
 #include "seed/template_text.h"
@@ -32,6 +33,23 @@ std::string rest_reads_input_zero(const OpGraph& g, const OpGraph& after, int sp
   return "";
 }
 
+bool on_library_gemm(const GemmPlan& head) { return head.kernel == GemmKernel::library; }
+
+// The head's own workspace, as far as its plan tells (the match's check of the judge's cap).
+int64_t head_workspace_bytes(const GemmPlan& head) {
+  return on_library_gemm(head) ? library_gemm_workspace_bytes(head) : tiled_gemm_workspace_bound(head);
+}
+
+// The header's sentence on the kernel that writes y.
+std::string head_kernel_text(const GemmPlan& head) {
+  if (on_library_gemm(head))
+    return "The library's 3xTF32 GEMM\n"
+           "// (library/gemm_sm90_3xtf32.cu, with the epilogue the gemm_epilogue route fuses into its store)";
+  return "The seed's tiled GEMM\n"
+         "// (gemm_kernel.cu.in: strict fp32 on CUDA cores, for a product the library GEMM does not take, with the\n"
+         "// epilogue the gemm_epilogue route fuses into its store)";
+}
+
 }  // namespace
 
 Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second) {
@@ -41,7 +59,8 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
   if (g.num_inputs < 1 || !out.type) return Error{"no forward input, or an output without a tensor type"};
   const std::vector<int> reach = reachable(g);
   // The reason: what stopped the rest after the largest head on the library GEMM, else gemm_epilogue's own for
-  // the whole graph (a product too small for the library GEMM keeps that route's answer).
+  // the whole graph (a product on the tiled GEMM that does not chain keeps that route's answer, as it did before
+  // the tiled GEMM could be a head: it names what the epilogue cannot fuse).
   std::optional<std::string> rest_reason;
   for (auto it = reach.rbegin(); it != reach.rend(); ++it) {
     const Node& c = g.node(*it);
@@ -52,20 +71,25 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
     OpGraph head_graph = g;
     head_graph.outputs = {Operand{.ref = stored.id}};
     auto head = match_gemm_epilogue(head_graph);
-    if (!head || head->kernel != GemmKernel::library) continue;  // a small product: gemm_epilogue's reason stands
+    // The library GEMM, or the tiled one where the library's refuses the product (too few tiles, split operands
+    // over the judge's cap: KernelBench level 2's 55) -- the kernel gemm_epilogue gives the head alone. Not a
+    // GEMV or split K: a plain product without an epilogue, which a head with a step after it seldom is.
+    if (!head || (head->kernel != GemmKernel::library && head->kernel != GemmKernel::tiled)) continue;
+    auto note = [&, library = on_library_gemm(*head)](std::string why) {
+      if (library && !rest_reason) rest_reason = std::move(why);
+    };
     const OpGraph after = graph_after(g, c.id);
     if (auto why = rest_reads_input_zero(g, after, c.id); !why.empty()) {
-      if (!rest_reason) rest_reason = why;
+      note(why);
       continue;
     }
     auto steps = steps_for(after, second, kMaxThenSteps);
     if (!steps) {
-      if (!rest_reason)
-        rest_reason = fmt::format("after the matrix product: {}", no_steps_reason(after, second, kMaxThenSteps));
+      note(fmt::format("after the matrix product: {}", no_steps_reason(after, second, kMaxThenSteps)));
       continue;
     }
     if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/false); !why.empty()) {
-      if (!rest_reason) rest_reason = fmt::format("after the matrix product: {}", why);
+      note(fmt::format("after the matrix product: {}", why));
       continue;
     }
     GemmThenPlan plan{.head = std::move(*head),
@@ -78,7 +102,7 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
     for (const Node& n : g.nodes)
       if (n.op == Op::input && n.index == 0 && n.type) plan.input_shape = n.type->shape;
     if (plan.input_shape.empty()) return Error{"forward input 0 has no tensor type in the trace"};
-    int64_t intermediates = plan.head_bytes, scratch = library_gemm_workspace_bytes(plan.head);
+    int64_t intermediates = plan.head_bytes, scratch = head_workspace_bytes(plan.head);
     for (const ThenStep& s : plan.steps) intermediates += s.bytes;
     fit_convolution_parts(plan.steps, intermediates, judge_workspace_cap(g));
     for (const ThenStep& s : plan.steps) scratch = std::max(scratch, then_step_scratch(*s.seed));
@@ -96,23 +120,32 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
 std::string gemm_then_description(const GemmThenPlan& plan) {
   std::vector<std::string> steps;
   for (const auto& s : plan.steps) steps.push_back(s.seed->description());
-  return fmt::format("matrix product (the library's 3xTF32 GEMM), then {}: y = {}", fmt::join(steps, ", then "),
-                     plan.head.pattern);
+  return fmt::format("matrix product ({}), then {}: y = {}",
+                     on_library_gemm(plan.head) ? "the library's 3xTF32 GEMM" : "the tiled GEMM",
+                     fmt::join(steps, ", then "), plan.head.pattern);
 }
 
 std::string gemm_then_pattern(const GemmThenPlan& plan) {
   std::vector<std::string> steps;
   for (const auto& s : plan.steps) steps.push_back(s.seed->pattern());
-  return fmt::format("library 3xTF32 GEMM, then {}; y = {}", fmt::join(steps, ", then "), plan.head.pattern);
+  return fmt::format("{}, then {}; y = {}", on_library_gemm(plan.head) ? "library 3xTF32 GEMM" : "tiled GEMM",
+                     fmt::join(steps, ", then "), plan.head.pattern);
 }
 
 Result<std::string> emit_gemm_then(const GemmThenPlan& plan, const CommentText& problem) {
   auto head = emit_gemm(plan.head, problem);
   if (!head) return head.error();
   const StaticEntries entries = make_entries_static(*head, "gemm_");
-  if (entries.forward || !entries.forward_ws || !entries.workspace_bytes || head->find("extern \"C\"") != std::string::npos)
-    return Error{fmt::format("the library GEMM's seed does not have exactly the entry points cutegen_forward_ws and "
-                             "cutegen_workspace_bytes as {} expects",
+  // The library GEMM's text has cutegen_forward_ws and cutegen_workspace_bytes; the tiled GEMM's has all three,
+  // one way compiled out (SEED_WORKSPACE), and the chain calls the one its build keeps.
+  const bool library = on_library_gemm(plan.head);
+  const bool workspace = library || tiled_gemm_uses_workspace(plan.head);
+  if (entries.forward != !library || !entries.forward_ws || !entries.workspace_bytes ||
+      head->find("extern \"C\"") != std::string::npos)
+    return Error{fmt::format("the {} GEMM's seed does not have exactly the entry points {} as {} expects",
+                             library ? "library" : "tiled",
+                             library ? "cutegen_forward_ws and cutegen_workspace_bytes"
+                                     : "cutegen_forward, and cutegen_forward_ws with cutegen_workspace_bytes",
                              kGemmThenSeedFile)};
   // In a namespace of its own: a step that is a library GEMM too defines the same functions, and an unqualified
   // call with cutegen_tensor arguments would find the head's by argument-dependent lookup in the file's scope.
@@ -121,6 +154,7 @@ Result<std::string> emit_gemm_then(const GemmThenPlan& plan, const CommentText& 
   std::string header = kGemmThenHeader;
   replace_placeholder(header, "STEP_COUNT", std::to_string(plan.steps.size()));
   replace_placeholder(header, "HEAD_PATTERN", plan.head.pattern);
+  replace_placeholder(header, "HEAD_KERNEL_TEXT", head_kernel_text(plan.head));
   replace_placeholder(header, "HEAD_SHAPE", shape_text(plan.head_shape));
   replace_placeholder(header, "STEP_LINES", then_step_lines(plan.steps));
   const ThenFile file{.header = header,
@@ -134,9 +168,13 @@ Result<std::string> emit_gemm_then(const GemmThenPlan& plan, const CommentText& 
   const ThenHead chain_head{.kernel = parts->prelude + "namespace seed_head {\n" + parts->body +
                                       "}  // namespace seed_head\n",
                             .what = "the matrix product -> y",
-                            .size_call = "seed_head::gemm_workspace_bytes(inputs, kNumInputs, &out, 1)",
+                            // Without a workspace, a placeholder part of 256 bytes, as then_head_of gives one.
+                            .size_call = workspace ? "seed_head::gemm_workspace_bytes(inputs, kNumInputs, &out, 1)"
+                                                   : "size_t{1}",
                             .forward_call =
-                                "seed_head::gemm_forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)",
+                                workspace
+                                    ? "seed_head::gemm_forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)"
+                                    : "seed_head::gemm_forward(inputs, kNumInputs, &out, 1, stream)",
                             .shape = plan.head_shape,
                             .read_shape = plan.head_read_shape,
                             .bytes = plan.head_bytes};

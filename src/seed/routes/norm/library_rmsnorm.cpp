@@ -33,7 +33,7 @@ std::optional<std::string> eps_of(const NormPlan& p) {
 
 std::string library_rmsnorm_refusal(const NormPlan& p) {
   const bool squares = p.pre.size() == 1 && p.pre[0].expr == "(x0 * x0)" && p.pre_result == p.pre[0].value;
-  if (p.kind != NormKind::scaled || !p.mean || !p.divide || !squares || !eps_of(p))
+  if (p.kind != NormKind::scaled || !p.mean || p.combine != NormCombine::divide || !squares || !eps_of(p))
     return "not x / sqrt(mean(x * x) + eps): the library's channel RMSNorm computes only that";
   if (p.mode != NormMode::columns || p.dim != 1)
     return "not over dimension 1 with positions after it: the library's channel RMSNorm reduces (N, C, *) over C";

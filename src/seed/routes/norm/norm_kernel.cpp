@@ -31,6 +31,32 @@ std::string mode_text(const NormPlan& p) {
   return fmt::format("the whole tensor ({} values) is one group, split over CTAs.", p.extent);
 }
 
+// How a scaled norm's element meets d, as a constant of the kernel and the expression apply() returns. Divide and
+// multiply keep the text they had before subtract and add were taken, so those seeds are unchanged.
+std::string combine_constant(const NormPlan& p) {
+  if (p.combine == NormCombine::divide || p.combine == NormCombine::multiply)
+    return fmt::format("constexpr bool kDivide = {};  // scaled: y = x / d, else x * d",
+                       p.combine == NormCombine::divide ? "true" : "false");
+  return fmt::format("constexpr bool kSubtract = {};  // scaled: y = x - d, else x + d",
+                     p.combine == NormCombine::subtract ? "true" : "false");
+}
+
+std::string scaled_apply(const NormPlan& p) {
+  if (p.combine == NormCombine::divide || p.combine == NormCombine::multiply)
+    return "kDivide ? x / c.scale : x * c.scale";
+  return "kSubtract ? x - c.scale : x + c.scale";
+}
+
+std::string combine_symbol(NormCombine c) {
+  switch (c) {
+    case NormCombine::divide: return "/";
+    case NormCombine::multiply: return "*";
+    case NormCombine::subtract: return "-";
+    case NormCombine::add: return "+";
+  }
+  return "";
+}
+
 std::string mode_enum(NormMode mode) {
   if (mode == NormMode::rows) return "kRows";
   if (mode == NormMode::columns) return "kColumns";
@@ -47,7 +73,7 @@ std::string generate_norm_kernel(const NormPlan& plan, const CommentText& proble
                      (plan.weight_input >= 0 ? " * weight[ch]" : "") + (plan.bias_input >= 0 ? " + bias[ch]" : "") +
                      "."
                : fmt::format("s = the {} of pre(x) over each group, d = post(s), y = x {} d.", plan.mean ? "mean" : "sum",
-                             plan.divide ? "/" : "*");
+                             combine_symbol(plan.combine));
   std::string text = kNormTemplate;
   replace_placeholder(text, "PROBLEM", problem.str());
   replace_placeholder(text, "PATTERN", plan.pattern);
@@ -63,7 +89,8 @@ std::string generate_norm_kernel(const NormPlan& plan, const CommentText& proble
   replace_placeholder(text, "MEAN_VAR", mean_var ? "true" : "false");
   replace_placeholder(text, "EPS", fmt::format("{}", plan.eps));
   replace_placeholder(text, "MEAN", plan.mean ? "true" : "false");
-  replace_placeholder(text, "DIVIDE", plan.divide ? "true" : "false");
+  replace_placeholder(text, "COMBINE_CONSTANT", combine_constant(plan));
+  replace_placeholder(text, "SCALED_APPLY", scaled_apply(plan));
   replace_placeholder(text, "WEIGHT_INPUT", std::to_string(plan.weight_input));
   replace_placeholder(text, "BIAS_INPUT", std::to_string(plan.bias_input));
   replace_placeholder(text, "CH_GROUPS", std::to_string(plan.ch_groups));

@@ -12,8 +12,12 @@ namespace cutegen::seed {
 
 //   mean_var: y = (x - mean) * rsqrt(var + eps) [* w[ch]] [+ b[ch]] (LayerNorm, GroupNorm, InstanceNorm,
 //             BatchNorm with batch statistics; biased variance as torch's forward uses).
-//   scaled:   s = sum or mean over the group of pre(x); d = post(s); y = x / d or x * d (RMS, L1, L2, Frobenius).
+//   scaled:   s = sum or mean over the group of pre(x); d = post(s); y = x / d or x * d (RMS, L1, L2, Frobenius),
+//             or y = x - d or x + d (x - mean(x): the centring half of a norm).
 enum class NormKind { mean_var, scaled };
+
+// How a scaled norm's element meets its group's value d.
+enum class NormCombine { divide, multiply, subtract, add };
 
 // Groups: rows (contiguous runs of `extent`), columns (x viewed as (outer, extent, inner), one group per
 // (o, i)), channels (x as (outer, extent, inner) = (N, C, HW), one group per c over N x HW) or all (one
@@ -36,13 +40,15 @@ struct NormPlan {
   std::string pre_result = "x0";
   std::vector<PointwiseStep> post;     // from s to post_result
   std::string post_result = "s";
-  bool divide = true;                  // y = x / d, else x * d
+  NormCombine combine = NormCombine::divide;  // y = x / d, x * d, x - d or x + d
   // mean_var affine: the channel of element l of group g is (g % ch_groups) * ch_per_group + l / ch_hw
   int weight_input = -1, bias_input = -1;
   int64_t ch_groups = 1, ch_per_group = 1, ch_hw = 1;
   int num_contract_inputs = 0;
   int input = 0;
-  int dim = -1;  // scaled rows/columns: the reduced dimension of the input as traced (else -1)
+  // scaled rows/columns: the reduced dimension of the input as traced; -1 otherwise, and for several adjacent
+  // dimensions merged into one extent (no library kernel reads those).
+  int dim = -1;
   std::string pattern;
   // Decided once by the matcher: the library kernel unless library_rmsnorm_refusal (library_rmsnorm.h) has a
   // reason against the plan, kept in kernel_reason.

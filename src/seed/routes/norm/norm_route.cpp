@@ -1,8 +1,10 @@
 #include "seed/routes/norm/norm_route.h"
 
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "seed/graph_util.h"
 #include "seed/routes/norm/library_rmsnorm.h"
@@ -16,6 +18,15 @@ NormPlan with_kernel(NormPlan plan) {
   plan.kernel_reason = library_rmsnorm_refusal(plan);
   plan.kernel = plan.kernel_reason.empty() ? NormKernel::library_channel_rmsnorm : NormKernel::norm_template;
   return plan;
+}
+
+// The scaled kind's last op: x / d, x * d, x - d or x + d.
+std::optional<NormCombine> combine_of(Op op) {
+  if (op == Op::div) return NormCombine::divide;
+  if (op == Op::mul) return NormCombine::multiply;
+  if (op == Op::sub) return NormCombine::subtract;
+  if (op == Op::add) return NormCombine::add;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -110,8 +121,16 @@ Result<NormPlan> match_norm(const OpGraph& g) {
     plan.pattern = text_of(g, g.outputs[0]);
     return with_kernel(std::move(plan));
   }
-  if ((out->op != Op::div && out->op != Op::mul) || out->args.size() != 2 || !out->args[0].ref || !out->args[1].ref) {
-    return Error{fmt::format("the output is {}, not a normalisation (x / f(reduce(g(x))) or a norm module)", out->op)};
+  const std::optional<NormCombine> combine = combine_of(out->op.op());
+  if (!combine || out->args.size() != 2 || !out->args[0].ref || !out->args[1].ref) {
+    return Error{fmt::format("the output is {}, not a normalisation (x / f(reduce(g(x))), x - f(reduce(g(x))) or a "
+                             "norm module)",
+                             out->op)};
+  }
+  if (out->op == Op::add || out->op == Op::sub) {
+    // x + alpha * d: torch's alpha scales the second operand.
+    const double* alpha = number(*out, "alpha");
+    if (alpha && *alpha != 1) return Error{fmt::format("{} with alpha={} (the norm seed takes alpha=1)", out->op, *alpha)};
   }
   if (auto why = plain_input(g, out->args[0], "the normalised tensor"); !why.empty()) return Error{why};
   const Node& x = g.node(*out->args[0].ref);
@@ -146,7 +165,7 @@ Result<NormPlan> match_norm(const OpGraph& g) {
   plan.kind = NormKind::scaled;
   plan.input = x.index;
   plan.mean = r.op == Op::mean;
-  plan.divide = out->op == Op::div;
+  plan.combine = *combine;
   auto pre = emit_chain(g, *r.args[0].ref, {{x.id, "x0"}}, "p", plan.pre);
   if (!pre) return pre.error();
   plan.pre_result = *pre;
@@ -173,25 +192,34 @@ Result<NormPlan> match_norm(const OpGraph& g) {
   auto post = emit_chain(g, *out->args[1].ref, {{r.id, stat}}, "q", plan.post);
   if (!post) return post.error();
   plan.post_result = *post;
-  auto dim = dim_of(r, shape.size());
-  if (dim_count(r) > 1) {
-    return Error{fmt::format("{} over {} dimensions at once (the norm seed reduces one, or everything)", r.op,
-                             dim_count(r))};
-  }
-  if (!dim) {
+  const auto dims = dims_of(r, shape.size());
+  if (!dims) {
     plan.mode = NormMode::all;
     plan.extent = product(shape, 0, shape.size());
   } else {
-    if (*dim < 0 || !flag(r, "keepdim")) {
-      return Error{fmt::format("{} over dim {} without keepdim=True does not broadcast back over its input", r.op,
-                           *dim)};
+    const std::string named = dims->size() == 1 ? fmt::format("dim {}", dims->front())
+                                                : fmt::format("dims ({})", fmt::join(*dims, ", "));
+    if (dims->empty() || dims->front() < 0) {
+      return Error{fmt::format("{} over a dimension the {}-d input does not have", r.op, shape.size())};
     }
-    const auto d = static_cast<std::size_t>(*dim);
-    plan.outer = product(shape, 0, d);
-    plan.extent = shape[d];
-    plan.inner = product(shape, d + 1, shape.size());
+    if (!flag(r, "keepdim")) {
+      return Error{fmt::format("{} over {} without keepdim=True does not broadcast back over its input", r.op, named)};
+    }
+    // Several dimensions next to each other in memory are one group of their product's extent, as the reduction
+    // route merges them (x - x.mean(dim=(2, 3, 4), keepdim=True): a row of D x H x W values per (n, c)).
+    for (std::size_t i = 1; i < dims->size(); ++i) {
+      if ((*dims)[i] != (*dims)[i - 1] + 1) {
+        return Error{fmt::format("{} over {}, which are not adjacent in memory (the norm seed merges adjacent "
+                                 "dimensions into one)",
+                                 r.op, named)};
+      }
+    }
+    const auto first = static_cast<std::size_t>(dims->front()), last = static_cast<std::size_t>(dims->back());
+    plan.outer = product(shape, 0, first);
+    plan.extent = product(shape, first, last + 1);
+    plan.inner = product(shape, last + 1, shape.size());
     plan.mode = plan.inner == 1 ? NormMode::rows : NormMode::columns;
-    plan.dim = static_cast<int>(d);
+    plan.dim = dims->size() == 1 ? static_cast<int>(first) : -1;
   }
   const Node& divisor = g.node(*out->args[1].ref);
   if (!divisor.type || divisor.type->shape != r.type->shape) {
