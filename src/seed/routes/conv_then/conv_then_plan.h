@@ -26,6 +26,10 @@ struct ConvThenPlan {
   // with others is refused (the intermediates are sized for these).
   std::vector<int64_t> input_shape, output_shape;
   std::string head_pattern;         // relu(y) + bias, y = conv2d(x, ...)
+  // 0: one pass over the traced call. Else the chain runs in batch / batch_chunk passes of batch_chunk images
+  // (then/batch_passes.h), its head and steps planned for one pass (head_shape and the steps' shapes hold
+  // batch_chunk images) while input_shape and output_shape stay the traced ones.
+  int64_t batch = 0, batch_chunk = 0;
 };
 
 }  // namespace cutegen::seed

@@ -13,6 +13,7 @@
 #include "seed/pointwise_ops.h"
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
+#include "seed/routes/then/batch_passes.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -45,9 +46,8 @@ std::set<int> pointwise_after(const OpGraph& g, const Node& root, const std::vec
   return head;
 }
 
-}  // namespace
-
-Result<ConvThenPlan> match_conv_then(const OpGraph& g, SecondSeedMatcher second) {
+// The chain for the graph as traced, its convolution's path not yet chosen for the chain's workspace.
+Result<ConvThenPlan> plan_conv_then(const OpGraph& g, SecondSeedMatcher second) {
   auto output = single_output(g);
   if (!output) return output.error();
   const Node& out = **output;
@@ -114,25 +114,65 @@ Result<ConvThenPlan> match_conv_then(const OpGraph& g, SecondSeedMatcher second)
   if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/true); !why.empty())
     return Error{fmt::format("after the convolution: {}", why)};
   plan.steps = std::move(*steps);
-  int64_t intermediates = plan.head_bytes;
-  for (const auto& s : plan.steps) intermediates += s.bytes;
-  constexpr int64_t kConvolutionShare = int64_t{64} << 20;  // the library convolution's tap table and split weights
-  if (intermediates > kWorkspaceCeiling - kConvolutionShare)
-    return Error{fmt::format("the convolution's and the steps' results ({} bytes) do not fit the judge's workspace "
-                             "cap ({} bytes) with the convolution's tables",
-                             intermediates, kWorkspaceCeiling)};
-  // Each part's workspace follows the one before (the chain's `used` grows): the convolution's path is chosen for
-  // what the problem's cap leaves beside the results and the steps' own.
+  return plan;  // the caller checks the results against the judge's cap (in passes over the batch if need be)
+}
+
+int64_t results_bytes(const ConvThenPlan& plan) {
+  int64_t bytes = plan.head_bytes;
+  for (const auto& s : plan.steps) bytes += s.bytes;
+  return bytes;
+}
+
+// Each part's workspace follows the one before (the chain's `used` grows): the convolution's path is chosen for
+// what the problem's cap leaves beside the results and the steps' own. The parts' workspaces are upper bounds
+// (the chain asks each part's own size at run time), so they choose the path but refuse nothing.
+void choose_head_path(ConvThenPlan& plan, int64_t cap) {
   int64_t steps_scratch = 0;
   for (const auto& s : plan.steps) steps_scratch += then_step_scratch(*s.seed);
-  // The parts' workspaces here are upper bounds (the chain asks each part's own size at run time), so they choose
-  // the path but refuse nothing: only results that alone pass the cap are sure to be refused at load.
+  choose_conv_path(plan.head, cap - results_bytes(plan) - steps_scratch);
+}
+
+// The chain in passes of the largest divisor of the batch whose results fit `cap`, planned for a graph traced at
+// that batch; or why it cannot run so.
+Result<ConvThenPlan> in_batch_passes(const OpGraph& g, SecondSeedMatcher second, int64_t cap) {
+  if (std::string why = batch_mixing_reason(g); !why.empty()) return Error{why};
+  if (auto out = single_output(g); !out || !(*out)->type || (*out)->type->dtype != "float32")
+    return Error{"the output is not one float32 tensor (a pass moves along it as fp32)"};
+  int64_t batch = 0;  // batch_mixing_reason found forward input 0 with a batch dimension
+  for (const Node& n : g.nodes)
+    if (n.op == Op::input && n.index == 0) batch = n.type->shape.at(0);
+  for (int64_t images = batch / 2; images >= 1; --images) {
+    if (batch % images != 0) continue;
+    auto pass = plan_conv_then(graph_with_batch(g, images), second);
+    if (!pass) return Error{fmt::format("at {} images a pass: {}", images, pass.error().message)};
+    if (results_bytes(*pass) > cap) continue;
+    pass->batch = batch;
+    pass->batch_chunk = images;
+    return pass;
+  }
+  return Error{"not even one image's results fit"};
+}
+
+}  // namespace
+
+Result<ConvThenPlan> match_conv_then(const OpGraph& g, SecondSeedMatcher second) {
+  auto plan = plan_conv_then(g, second);
+  if (!plan) return plan.error();
   const int64_t cap = judge_workspace_cap(g);
-  choose_conv_path(plan.head, cap - intermediates - steps_scratch);
-  if (intermediates > cap)
-    return Error{fmt::format("the convolution's and the steps' results ({} bytes) do not fit the judge's workspace "
-                             "cap for this problem ({} bytes)",
-                             intermediates, cap)};
+  const int64_t results = results_bytes(*plan);
+  if (results > cap) {
+    // Only results that alone pass the cap are sure to be refused at load: then the batch goes in passes.
+    auto passes = in_batch_passes(g, second, cap);
+    if (!passes)
+      return Error{fmt::format("the convolution's and the steps' results ({} bytes) do not fit the judge's workspace "
+                               "cap for this problem ({} bytes), and the chain cannot run in passes over the batch: {}",
+                               results, cap, passes.error().message)};
+    // The passes read and write the traced tensors in place: the call's shapes stay the traced ones.
+    passes->input_shape = plan->input_shape;
+    passes->output_shape = plan->output_shape;
+    plan = std::move(passes);
+  }
+  choose_head_path(*plan, cap);
   return plan;
 }
 
@@ -169,7 +209,9 @@ Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& 
                       .seed_file = kConvThenSeedFile,
                       .num_contract_inputs = plan.num_contract_inputs,
                       .input_shape = plan.input_shape,
-                      .output_shape = plan.output_shape};
+                      .output_shape = plan.output_shape,
+                      .batch = plan.batch,
+                      .batch_chunk = plan.batch_chunk};
   const ThenHead chain_head{.kernel = std::move(*head),
                             .what = "the convolution -> y",
                             .size_call = "conv_workspace_bytes(inputs, kNumInputs, &out, 1)",

@@ -475,6 +475,51 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
                        file.shared_scratch);
   }
   if (file.shared_scratch) chain += "  used += scratch;\n";
+  if (file.batch_chunk > 0) {
+    // The parts become one pass's function, after the shapes it reads; run() calls it once per pass, each on its
+    // own images of forward input 0 and of the output, through the same intermediates.
+    shapes += fmt::format(
+        "\n// The traced batch runs in passes of kBatchChunk images (docs/seed.md: the results of the whole batch\n"
+        "// would pass the judge's workspace cap, and every op treats each image on its own): the shapes above are\n"
+        "// one pass's.\n"
+        "constexpr int64_t kBatch = {0}, kBatchChunk = {1};\n"
+        "\n"
+        "// Forward input 0 and the output of the pass that starts at image `first`: the same tensors, moved along\n"
+        "// their batch dimension (both are fp32: the matcher checked).\n"
+        "struct BatchPass {{\n"
+        "  cutegen_tensor in[kNumInputs];\n"
+        "  cutegen_tensor out;\n"
+        "  BatchPass(const cutegen_tensor* inputs, const cutegen_tensor* outputs, int64_t first) {{\n"
+        "    for (int i = 0; i < kNumInputs; ++i) in[i] = inputs[i];\n"
+        "    in[0] = images(inputs[0], first);\n"
+        "    out = images(outputs[0], first);\n"
+        "  }}\n"
+        "  static cutegen_tensor images(cutegen_tensor t, int64_t first) {{\n"
+        "    if (t.data) t.data = static_cast<char*>(t.data) + first * t.stride[0] * int64_t(sizeof(float));\n"
+        "    t.shape[0] = kBatchChunk;\n"
+        "    return t;\n"
+        "  }}\n"
+        "}};\n"
+        "\n"
+        "// One pass: each part in order, as run() would call them for the whole batch.\n"
+        "int run_pass(const cutegen_tensor* inputs, const cutegen_tensor* outputs, int32_t num_outputs, char* base,\n"
+        "             bool query, size_t workspace_bytes, size_t& used, cudaStream_t stream) {{\n"
+        "  size_t part = 0;\n"
+        "{2}"
+        "  return CUTEGEN_OK;\n"
+        "}}\n",
+        file.batch, file.batch_chunk, chain);
+    chain =
+        "  (void)part;\n"
+        "  for (int64_t first = 0; first < kBatch; first += kBatchChunk) {  // one after another on the stream\n"
+        "    const BatchPass pass(inputs, outputs, first);\n"
+        "    used = kIntermediateBytes;\n"
+        "    if (int rc = run_pass(pass.in, &pass.out, num_outputs, base, query, workspace_bytes, used, stream);\n"
+        "        rc != CUTEGEN_OK)\n"
+        "      return rc;\n"
+        "    if (query) break;  // every pass asks the same\n"
+        "  }\n";
+  }
   std::string text = file.header + kThenChainTemplate;
   replace_placeholder(text, "PROBLEM", problem.str());
   replace_placeholder(text, "NAMESPACE", file.chain_namespace);

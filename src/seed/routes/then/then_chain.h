@@ -113,6 +113,9 @@ struct ThenFile {
   // one after another on the stream, so a part's scratch is dead once it returns, and the chain asks for the
   // largest part's instead of their sum -- two library GEMMs (KernelBench level 2's 45) fit the judge's cap so.
   bool shared_scratch = false;
+  // 0: one pass. Else the chain's parts run batch / batch_chunk times, each pass on batch_chunk images of forward
+  // input 0 and of the output (then/batch_passes.h): the parts and the intermediates are one pass's.
+  int64_t batch = 0, batch_chunk = 0;
 };
 
 // Whether a kernel text includes a header after a line of code, and so goes at the chained file's scope.
