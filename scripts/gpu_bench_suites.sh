@@ -6,7 +6,7 @@
 #  2. lanes: an exec-backed suite (scripts/bench_exec_llm.py answers with the honest example kernels)
 #     of seven problems on one GPU, then on two (when there are two): tasks per hour, recorded;
 #  3. kill -9 of the scheduler mid-suite, then the same command: finishes, no evaluation done twice;
-#  4. seeds-kb (not in the default parts): `bench <level1> --llm none`, issue 16's acceptance run — each
+#  4. seeds-kb (not in the default parts): `bench <level1> --llm none` (SEEDS_LEVEL=2: level 2), each
 #     problem with a seed judged and exported, the rest recorded with the one line why not.
 # Usage: scripts/gpu_bench_suites.sh CUTEGEN OUT
 #   SUITES_PARTS  which parts, comma-separated (default all): baselines-own,baselines-kb,lanes,kill9
@@ -22,7 +22,7 @@
 #   KB_FILTER     only these KernelBench tasks (bench --filter, e.g. 19-32: the tasks the comparison checks)
 #   KB_TIMEOUT_S  stop the KernelBench baselines after this long (the suite is resumable: the same
 #                 command with the same OUT continues where it stopped; default: no limit)
-#   SEEDS_FILTER, SEEDS_JOBS (default 8: tasks in flight; a waiting task keeps only its CUDA context on
+#   SEEDS_LEVEL (1 or 2, default 1), SEEDS_FILTER, SEEDS_JOBS (default 8: tasks in flight; a waiting task keeps only its CUDA context on
 #                 the GPU), SEEDS_TUNE (never|auto, default never), SEEDS_TIMEOUT_S (stop after this long,
 #                 resumable: carry OUT/suites/seeds-kb into the next device call and run the same command)
 set -uo pipefail
@@ -46,11 +46,12 @@ if part baselines-own; then
 fi
 
 if part seeds-kb && [[ -n "${KERNELBENCH_DIR:-}" ]]; then
-  echo "-- the seed path on KernelBench level 1 (--llm none, tune ${SEEDS_TUNE:-never})"
+  level="${SEEDS_LEVEL:-1}"
+  echo "-- the seed path on KernelBench level $level (--llm none, tune ${SEEDS_TUNE:-never})"
   start=$(date +%s)
   limit=()
   [[ -n "${SEEDS_TIMEOUT_S:-}" ]] && limit=(timeout --signal=INT "$SEEDS_TIMEOUT_S")
-  "${limit[@]}" "$cutegen" bench "$KERNELBENCH_DIR/KernelBench/level1" ${SEEDS_FILTER:+--filter "$SEEDS_FILTER"} \
+  "${limit[@]}" "$cutegen" bench "$KERNELBENCH_DIR/KernelBench/level$level" ${SEEDS_FILTER:+--filter "$SEEDS_FILTER"} \
     --llm none --tune "${SEEDS_TUNE:-never}" -j "${SEEDS_JOBS:-8}" --out "$out/suites/seeds-kb" --quiet \
     >"$out/suites/seeds-kb.md" 2>"$out/suites/seeds-kb.err"
   rc=$?
