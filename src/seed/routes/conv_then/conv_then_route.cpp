@@ -132,17 +132,27 @@ void choose_head_path(ConvThenPlan& plan, int64_t cap) {
   choose_conv_path(plan.head, cap - results_bytes(plan) - steps_scratch);
 }
 
+const std::vector<int64_t>& input0_shape(const OpGraph& g) {
+  for (const Node& n : g.nodes)
+    if (n.op == Op::input && n.index == 0 && n.type) return n.type->shape;
+  static const std::vector<int64_t> none;
+  return none;
+}
+
 // The chain in passes of the largest divisor of the batch whose results fit `cap`, planned for a graph traced at
 // that batch; or why it cannot run so.
 Result<ConvThenPlan> in_batch_passes(const OpGraph& g, SecondSeedMatcher second, int64_t cap) {
   if (std::string why = batch_mixing_reason(g); !why.empty()) return Error{why};
-  if (auto out = single_output(g); !out || !(*out)->type || (*out)->type->dtype != "float32")
+  auto out = single_output(g);
+  if (!out || !(*out)->type || (*out)->type->dtype != "float32")
     return Error{"the output is not one float32 tensor (a pass moves along it as fp32)"};
-  int64_t batch = 0;  // batch_mixing_reason found forward input 0 with a batch dimension
-  for (const Node& n : g.nodes)
-    if (n.op == Op::input && n.index == 0) batch = n.type->shape.at(0);
+  const std::vector<int64_t>& x = input0_shape(g);  // batch_mixing_reason found it with a batch dimension
+  const std::vector<int64_t>& y = (*out)->type->shape;
+  const int64_t batch = x.at(0), in_row = product(x, 1, x.size()), out_row = product(y, 1, y.size());
   for (int64_t images = batch / 2; images >= 1; --images) {
-    if (batch % images != 0) continue;
+    // Every pass starts 16-byte aligned in x and in the output, as the whole tensors do: the parts may load and
+    // store four floats at a time.
+    if (batch % images != 0 || images * in_row % 4 != 0 || images * out_row % 4 != 0) continue;
     auto pass = plan_conv_then(graph_with_batch(g, images), second);
     if (!pass) return Error{fmt::format("at {} images a pass: {}", images, pass.error().message)};
     if (results_bytes(*pass) > cap) continue;
@@ -150,7 +160,7 @@ Result<ConvThenPlan> in_batch_passes(const OpGraph& g, SecondSeedMatcher second,
     pass->batch_chunk = images;
     return pass;
   }
-  return Error{"not even one image's results fit"};
+  return Error{"no pass of whole images whose results fit starts 16-byte aligned"};
 }
 
 }  // namespace

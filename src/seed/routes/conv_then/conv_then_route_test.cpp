@@ -276,6 +276,13 @@ TEST(ConvThen, ResultsOverTheCapRunInPassesOverTheBatch) {
   auto one_pass = small.plan->emit(CommentText("small.py"));
   ASSERT_TRUE(one_pass.ok()) << one_pass.error().message;
   EXPECT_FALSE(contains(*one_pass, "run_pass"));
+  // Each pass starts 16-byte aligned in x and in the output: 9 means per image, so passes of 4 images (36
+  // floats) where the batch is 8, and none where it is 6 (3, 2 or 1 images: 27, 18 or 9 floats).
+  auto eight = match(conv_gelu_mean(8, 1, 9, 300, 300));
+  ASSERT_TRUE(eight.plan_as<ConvThenPlan>()) << eight.reason;
+  EXPECT_EQ(plan_of(eight).batch_chunk, 4);
+  auto six = match(conv_gelu_mean(6, 1, 9, 300, 300));
+  EXPECT_TRUE(contains(six.reason, "no pass of whole images whose results fit starts 16-byte aligned")) << six.reason;
   // A softmax over the batch before the mean mixes the images: no passes, and the refusal says why.
   json mixing = conv_gelu_mean(64, 16, 512, 64, 64);
   mixing["nodes"][5] = node(5, "softmax", {ref(4)}, {{"dim", 0}}, {64, 512, 62, 62});
