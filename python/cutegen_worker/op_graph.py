@@ -83,6 +83,12 @@ LOSS = {
     "cross_entropy": [("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
                       ("reduction", "mean"), ("label_smoothing", 0.0)],
 }
+# The triplet margin loss: (anchor, positive, negative), then its scalar parameters (F.triplet_margin_loss's order).
+# torch.triplet_margin_loss, whose reduction is an enum number, is not traced: it stays torch's spelling.
+TRIPLET = {
+    "triplet_margin_loss": [("margin", 1.0), ("p", 2.0), ("eps", 1e-6), ("swap", False)] + _LEGACY
+    + [("reduction", "mean")],
+}
 # Scans over one dimension.
 SCAN = {"cumsum": [("dim", _REQUIRED), ("dtype", None)], "cumprod": [("dim", _REQUIRED), ("dtype", None)]}
 # Layout and matrix ops: operands, then scalar parameters.
@@ -114,7 +120,9 @@ _FUNCTIONS.update({
     torch.matmul: ("matmul", False), torch.mm: ("matmul", False), torch.bmm: ("matmul", False),
     operator.matmul: ("matmul", False), torch.transpose: ("transpose", False), torch.swapaxes: ("transpose", False),
     torch.t: ("t", False), torch.einsum: ("einsum", False), operator.getitem: ("getitem", False),
-    F.linear: ("linear", False),
+    F.linear: ("linear", False), F.triplet_margin_loss: ("triplet_margin_loss", False),
+    torch.cat: ("cat", False), torch.concat: ("cat", False), torch.concatenate: ("cat", False),
+    torch.narrow: ("narrow", False), torch.zeros_like: ("zeros_like", False),
     operator.add: ("add", False), operator.sub: ("sub", False), operator.mul: ("mul", False),
     operator.truediv: ("div", False), operator.pow: ("pow", False), operator.neg: ("neg", False),
     operator.abs: ("abs", False), operator.iadd: ("add", True), operator.isub: ("sub", True),
@@ -142,6 +150,8 @@ _MODULES = [
     (nn.SmoothL1Loss, "smooth_l1_loss", {"reduction": "reduction", "beta": "beta"}),
     (nn.HuberLoss, "huber_loss", {"reduction": "reduction", "delta": "delta"}),
     (nn.KLDivLoss, "kl_div", {"reduction": "reduction", "log_target": "log_target"}),
+    (nn.TripletMarginLoss, "triplet_margin_loss",
+     {"margin": "margin", "p": "p", "eps": "eps", "swap": "swap", "reduction": "reduction"}),
 ]
 # Normalisation modules -> (canonical op, {param: attribute}); their weight and bias become param operands.
 _NORM_MODULES = [
@@ -326,6 +336,9 @@ class _Normaliser:
                 entry = self.bind(node, "maximum" if name == "max" else "minimum", [], inplace, None, operands=2)
             elif name in BINARY or name in LOSS or name == "matmul":
                 entry = self.bind(node, name, params, inplace, module_params, operands=2)
+            elif name in TRIPLET:
+                entry = self.bind(node, name, params, inplace, module_params, operands=3,
+                                  operand_names=("anchor", "positive", "negative"))
             elif name == "pool":
                 entry = self.pool_module(node)
             elif name == "conv":
@@ -482,6 +495,43 @@ class _Normaliser:
             return {"op": "transpose", "args": [self.operand(source)], "params": {"dim0": -2, "dim1": -1}}
         raise _Unsupported(f"the attribute {attr!r}" + (f" of a {rank}-d tensor" if attr == "T" else ""))
 
+    def cat(self, node: fx.Node) -> dict:
+        """torch.cat (concat, concatenate) of a list of tensors along `dim`: the tensors are its operands."""
+        bound = dict(zip(("tensors", "dim"), node.args), **node.kwargs)
+        if len(node.args) > 2 or not set(bound) <= {"tensors", "dim"} or "tensors" not in bound:
+            raise _Unsupported("cat expects (tensors, dim)")
+        tensors, dim = bound["tensors"], bound.get("dim", 0)
+        if not isinstance(tensors, (list, tuple)) or not all(isinstance(t, fx.Node) for t in tensors):
+            raise _Unsupported("cat of something that is not a list of tensors")
+        if type(dim) is not int:
+            raise _Unsupported(f"cat's dim is {dim!r}, not a number")
+        return {"op": "cat", "args": [self.operand(t) for t in tensors], "params": {"dim": dim}}
+
+    def narrow(self, node: fx.Node) -> dict:
+        """torch.narrow / Tensor.narrow(dim, start, length). A length computed from a size (`x.size(d) - 1`) is
+        traced as an fx node: the narrowed extent is the node's own size along dim, so it is read from there."""
+        bound = dict(zip(("input", "dim", "start", "length"), node.args), **node.kwargs)
+        if len(node.args) > 4 or set(bound) != {"input", "dim", "start", "length"}:
+            raise _Unsupported("narrow expects (input, dim, start, length)")
+        dim, start, length = bound["dim"], bound["start"], bound["length"]
+        if type(dim) is not int or type(start) is not int:
+            raise _Unsupported("narrow's dim and start must be numbers written in forward()")
+        meta = node.meta.get("tensor_meta")
+        if isinstance(length, fx.Node) and isinstance(meta, TensorMetadata) and -len(meta.shape) <= dim < len(meta.shape):
+            length = int(meta.shape[dim])
+        if type(length) is not int:
+            raise _Unsupported("narrow's length is not a number")
+        return {"op": "narrow", "args": [self.operand(bound["input"])],
+                "params": {"dim": dim, "start": start, "length": length}}
+
+    def zeros_like(self, node: fx.Node) -> dict:
+        """torch.zeros_like(t, ...): zeros of t's shape; the node's own type (dtype included) says all of it, and
+        its operand is kept only to show where the shape came from."""
+        if len(node.args) != 1 or not isinstance(node.args[0], fx.Node) \
+                or not set(node.kwargs) <= {"dtype", "device", "layout", "requires_grad", "memory_format"}:
+            raise _Unsupported("zeros_like expects one tensor")
+        return {"op": "zeros_like", "args": [self.operand(node.args[0])], "params": {}}
+
     def t(self, node: fx.Node) -> dict:
         if len(node.args) != 1:
             raise _Unsupported("t expects one operand")
@@ -514,7 +564,7 @@ class _Normaliser:
             base = node.target[:-1] if node.target.endswith("_") and not node.target.startswith("_") else node.target
             base = _METHOD_ALIASES.get(base, base)
             if not _table(base) and base not in UNARY and base not in BINARY and base not in ROWWISE \
-                    and base not in REDUCE and base not in MATRIX and base != "t":
+                    and base not in REDUCE and base not in MATRIX and base not in ("t", "narrow"):
                 return None
             name, inplace = base, node.target.endswith("_")
         elif node.op == "call_module":
@@ -537,11 +587,12 @@ class _Normaliser:
             return None
         return name, inplace, _table(name), None
 
-    def bind(self, node, name, table, inplace, module_params, operands=1) -> dict:
+    def bind(self, node, name, table, inplace, module_params, operands=1,
+             operand_names=("input", "self", "other", "exponent")) -> dict:
         args, kwargs = list(node.args), dict(node.kwargs)
-        names = {"input", "self", "other", "exponent"}
+        names = set(operand_names)
         ops = args[:operands]
-        for key in ("input", "self", "other", "exponent"):
+        for key in operand_names:
             if key in kwargs and len(ops) < operands:
                 ops.append(kwargs.pop(key))
         if len(ops) != operands:
@@ -606,14 +657,15 @@ def _window(name: str, dims: int, window: dict) -> dict:
 
 
 def _table(name: str) -> list:
-    for table in (UNARY, BINARY, ROWWISE, REDUCE, MATRIX, LOSS, SCAN):
+    for table in (UNARY, BINARY, ROWWISE, REDUCE, MATRIX, LOSS, TRIPLET, SCAN):
         if name in table:
             return table[name]
     return []
 
 
 _SPECIAL = {"getitem": _Normaliser.getitem, "getattr": _Normaliser.attribute_access, "t": _Normaliser.t,
-            "einsum": _Normaliser.einsum}
+            "einsum": _Normaliser.einsum, "cat": _Normaliser.cat, "narrow": _Normaliser.narrow,
+            "zeros_like": _Normaliser.zeros_like}
 _NORMS = {canonical for _, canonical, _ in _NORM_MODULES}
 # Convolutions (not transposed ones): their window per dimension, like a pooling's.
 _CONVS = {nn.Conv1d: ("conv", 1), nn.Conv2d: ("conv", 2), nn.Conv3d: ("conv", 3),

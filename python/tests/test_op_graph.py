@@ -403,6 +403,72 @@ class Model(nn.Module):
     assert nodes["cumprod"]["params"]["dim"] == -1
 
 
+def test_the_triplet_margin_loss_binds_its_parameters_in_both_forms(tmp_path):
+    footer = '''
+def get_inputs():
+    return [torch.rand(4, 8), torch.rand(4, 8), torch.rand(4, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.loss_fn = nn.TripletMarginLoss(margin=0.5, p=3, eps=1e-5, swap=True, reduction="sum")
+
+    def forward(self, a, p, n):
+        return (self.loss_fn(a, p, n), F.triplet_margin_loss(a, p, negative=n, margin=2.0),
+                torch.triplet_margin_loss(a, p, n, 1.0, 2.0, 1e-6, False, 1))
+''', footer)
+    nodes = by_name(graph)
+    module = nodes["loss_fn"]
+    assert (module["op"], module["args"]) == ("triplet_margin_loss", [{"ref": 0}, {"ref": 1}, {"ref": 2}])
+    assert module["params"] == {"margin": 0.5, "p": 3.0, "eps": 1e-5, "swap": True, "reduction": "sum"}
+    assert (module["shape"], module["dtype"]) == ([], "float32")
+    functional = nodes["triplet_margin_loss"]
+    assert functional["args"] == [{"ref": 0}, {"ref": 1}, {"ref": 2}]
+    assert functional["params"] == {"margin": 2.0, "p": 2.0, "eps": 1e-6, "swap": False, "size_average": None,
+                                    "reduce": None, "reduction": "mean"}
+    # torch's own op takes the reduction as an enum number: it keeps its spelling rather than be misread.
+    assert (nodes["triplet_margin_loss_1"]["op"], nodes["triplet_margin_loss_1"]["known"]) == \
+        ("torch.triplet_margin_loss", False)
+
+
+def test_an_exclusive_cumsum_traces_cat_narrow_and_zeros_like(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        cumsum = torch.cumsum(x.narrow(dim=1, start=0, length=x.size(1) - 1), dim=1)
+        a = torch.cat((torch.zeros_like(x.select(1, 0).unsqueeze(1)), cumsum), dim=1)
+        b = torch.narrow(torch.concat([torch.zeros_like(x[:, :1]), x], -1), 1, -9, 8)
+        return a, b
+''')
+    nodes = by_name(graph)
+    # The length x.size(1) - 1 is an fx node: the narrowed extent is read from the node's own shape.
+    assert (nodes["narrow"]["op"], nodes["narrow"]["args"], nodes["narrow"]["params"]) == \
+        ("narrow", [{"ref": 0}], {"dim": 1, "start": 0, "length": 7})
+    zeros = nodes["zeros_like"]
+    assert (zeros["op"], zeros["params"], zeros["shape"]) == ("zeros_like", {}, [4, 1])
+    cat = nodes["cat"]
+    assert (cat["op"], cat["params"], cat["shape"]) == ("cat", {"dim": 1}, [4, 8])
+    assert cat["args"] == [{"ref": zeros["id"]}, {"ref": nodes["cumsum"]["id"]}]
+    assert (nodes["concat"]["op"], nodes["concat"]["params"]) == ("cat", {"dim": -1})
+    assert nodes["narrow_1"]["params"] == {"dim": 1, "start": -9, "length": 8}
+
+
+def test_narrow_with_a_computed_start_is_noted(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, x):
+        return x.narrow(1, x.size(1) - 2, 2)
+''')
+    narrow = by_name(graph)["narrow"]
+    assert (narrow["op"], narrow["known"]) == ("narrow", False)
+    assert "start" in narrow["note"]
+
+
 def test_pooling_modules_give_their_window_per_dimension(tmp_path):
     footer = '''
 def get_inputs():

@@ -27,9 +27,9 @@ enum class Op : std::uint8_t {
   // normalisations: the modules, and torch.norm
   layer_norm, group_norm, instance_norm, batch_norm, norm,
   // losses
-  mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div, cross_entropy,
-  // scans
-  cumsum, cumprod, flip,
+  mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div, cross_entropy, triplet_margin_loss,
+  // scans, and what an exclusive scan is written with (torch.cat of zeros and a narrowed cumsum)
+  cumsum, cumprod, flip, cat, narrow, zeros_like,
   // windows
   max_pool, avg_pool, conv, conv_transpose,
   // shapes

@@ -24,6 +24,7 @@
 #include "seed/routes/row_softmax/row_softmax_route.h"
 #include "seed/routes/scan/scan_route.h"
 #include "seed/routes/separable_conv/separable_conv_route.h"
+#include "seed/routes/triplet_loss/triplet_loss_route.h"
 #include "seed/window.h"
 
 namespace cutegen::seed {
@@ -131,6 +132,7 @@ constexpr RouteDef<PrologueThenPlan> kPrologueThenRoute{"prologue_then", match_p
 Claim claim_scan(const MatchContext& c) { return decide_if(c.has(Op::cumsum) || c.has(Op::cumprod)); }
 
 Claim claim_cross_entropy(const MatchContext& c) { return decide_if(c.has(Op::cross_entropy)); }
+Claim claim_triplet_loss(const MatchContext& c) { return decide_if(c.has(Op::triplet_margin_loss)); }
 
 // Norms and reductions: a graph that does not end in a reduction is a normalisation or nothing (the
 // reduction and loss matchers take only graphs that end in one). A loss function is the loss route's.
@@ -191,6 +193,7 @@ constexpr Route kRoutes[] = {
     route<kConvThenRoute>(claim_conv_then),
     route<kScanRoute>(claim_scan),
     route<kCrossEntropyRoute>(claim_cross_entropy),
+    route<kTripletLossRoute>(claim_triplet_loss),
     route<kNormRoute>(claim_norm),
     route<kReduceRoute>(claim_reduce),
     route<kLossRoute>(claim_loss),

@@ -34,4 +34,6 @@
 #include "seed/routes/row_softmax/row_softmax_route.h"
 #include "seed/routes/scan/scan_kernel.h"
 #include "seed/routes/scan/scan_route.h"
+#include "seed/routes/triplet_loss/triplet_loss_kernel.h"
+#include "seed/routes/triplet_loss/triplet_loss_route.h"
 #include "seed/routes/separable_conv/separable_conv_route.h"

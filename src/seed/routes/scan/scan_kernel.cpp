@@ -20,9 +20,17 @@ std::string generate_scan_kernel(const ScanPlan& plan, const CommentText& proble
   replace_placeholder(text, "PROBLEM", problem.str());
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "OP", sum ? "cumsum" : "cumprod");
-  replace_placeholder(text, "REVERSE_TEXT", plan.reverse ? ", from the end of the dimension to its start" : "");
+  replace_placeholder(text, "REVERSE_TEXT", plan.reverse     ? ", from the end of the dimension to its start"
+                                            : plan.exclusive ? ", exclusive: position p holds the sum of the positions "
+                                                               "before it, position 0 zero"
+                                                             : "");
   replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
   std::string loads, body;
+  if (plan.exclusive) {
+    // The scanned value at position p of the dimension is x's at p - 1 (kInner elements before); at 0, the identity.
+    loads = fmt::format("  if ((e / kInner) % kExtent == 0) return {};  // exclusive: nothing before position 0\n"
+                        "  e -= kInner;\n", sum ? "0.f" : "1.f");
+  }
   std::vector<std::string> inputs, dtypes, names;
   for (std::size_t k = 0; k < plan.inputs.size(); ++k) {
     const bool is_bool = plan.dtypes[k] == "bool";

@@ -9,12 +9,14 @@
 namespace cutegen::seed {
 
 // y = the inclusive cumsum or cumprod of x over one dimension (reverse: from the end, as
-// flip(cumsum(flip(x, d), d), d) computes it), x viewed as (outer, extent, inner) around it.
+// flip(cumsum(flip(x, d), d), d) computes it), x viewed as (outer, extent, inner) around it. Exclusive (a cumsum
+// only, exclusive_scan.h): position p of the dimension scans x's position p - 1, position 0 the identity.
 enum class ScanOp { cumsum, cumprod };
 
 struct ScanPlan {
   ScanOp op = ScanOp::cumsum;
   bool reverse = false;
+  bool exclusive = false;
   int64_t outer = 1, extent = 1, inner = 1;
   int num_contract_inputs = 0;
   // What is scanned: a pointwise chain (steps, result) of same-shape operands x0, x1, ... (float32, or

@@ -9,6 +9,7 @@
 
 #include "seed/graph_util.h"
 #include "seed/pointwise_ops.h"
+#include "seed/routes/scan/exclusive_scan.h"
 #include "seed/routes/scan/scan_kernel.h"
 
 namespace cutegen::seed {
@@ -28,7 +29,13 @@ Result<ScanPlan> match_scan(const OpGraph& g) {
     flip_dim = *d;
     return &g.node(*n.args[0].ref);
   };
-  if (out->op == Op::flip) {
+  std::optional<int> exclusive_source;  // x of an exclusive cumsum written with torch.cat
+  if (out->op == Op::cat) {
+    auto exclusive = match_exclusive_cat(g, *out);
+    if (!exclusive) return exclusive.error();
+    scan = exclusive->scan;
+    exclusive_source = exclusive->source;
+  } else if (out->op == Op::flip) {
     scan = flip_of(*out);
     if (!scan) {
       return Error{"a flip of other than one dimension"};
@@ -42,6 +49,21 @@ Result<ScanPlan> match_scan(const OpGraph& g) {
     return Error{fmt::format("{} with a dtype argument", scan->op)};
   }
   Operand source = scan->args[0];
+  if (exclusive_source) {
+    source = Operand{.ref = *exclusive_source};
+    plan.exclusive = true;
+  } else if (!plan.reverse && source.ref && scan->type) {
+    // cumsum of x shifted one position along its dim: the exclusive cumsum of x.
+    auto d = dim_of(*scan, scan->type->shape.size());
+    auto shifted = d ? shifted_source(g, g.node(*source.ref), *d) : std::nullopt;
+    if (shifted && scan->op == Op::cumprod) {
+      return Error{"a cumprod of a value shifted by zeros (the seed's exclusive scan is a cumsum)"};
+    }
+    if (shifted) {
+      source = Operand{.ref = *shifted};
+      plan.exclusive = true;
+    }
+  }
   if (plan.reverse) {
     const Node* inner = source.ref ? flip_of(g.node(*source.ref)) : nullptr;
     if (!inner) {
@@ -114,7 +136,9 @@ Result<ScanPlan> match_scan(const OpGraph& g) {
 }
 
 
-std::string scan_description(const ScanPlan& plan) { return "scan y = " + plan.pattern; }
+std::string scan_description(const ScanPlan& plan) {
+  return (plan.exclusive ? "exclusive scan y = " : "scan y = ") + plan.pattern;
+}
 
 std::string scan_pattern(const ScanPlan& plan) { return plan.pattern; }
 
