@@ -97,7 +97,8 @@ Status match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan) {
     plan.a_batch_stride = a[r - 2] * a[r - 1];
     plan.b_batch_stride = b[r - 2] * b[r - 1];
   } else {
-    return Error{"a broadcast batched matrix product (the seed has (B, M, K) @ (B, K, N) and (..., M, K) @ (K, N))"};
+    return Error{"a broadcast batched matrix product (the seed has (..., M, K) @ (..., K, N) with the same leading "
+                 "dimensions and (..., M, K) @ (K, N))"};
   }
   return ok_status();
 }

@@ -43,6 +43,9 @@ int64_t head_workspace_bytes(const GemmPlan& head) {
 
 // The header's sentence on the kernel that writes y.
 std::string head_kernel_text(const GemmPlan& head) {
+  if (on_library_gemm(head) && !head.has_epilogue() && head.columns.empty())
+    return "The library's 3xTF32 GEMM\n"
+           "// (library/gemm_sm90_3xtf32.cu, the product alone: the plain GEMM route's seed, nothing fused)";
   if (on_library_gemm(head))
     return "The library's 3xTF32 GEMM\n"
            "// (library/gemm_sm90_3xtf32.cu, with the epilogue the gemm_epilogue route fuses into its store)";
