@@ -121,6 +121,7 @@ _FUNCTIONS.update({
     operator.matmul: ("matmul", False), torch.transpose: ("transpose", False), torch.swapaxes: ("transpose", False),
     torch.t: ("t", False), torch.einsum: ("einsum", False), operator.getitem: ("getitem", False),
     F.linear: ("linear", False), F.triplet_margin_loss: ("triplet_margin_loss", False),
+    F.scaled_dot_product_attention: ("scaled_dot_product_attention", False),
     torch.cat: ("cat", False), torch.concat: ("cat", False), torch.concatenate: ("cat", False),
     torch.narrow: ("narrow", False), torch.zeros_like: ("zeros_like", False),
     operator.add: ("add", False), operator.sub: ("sub", False), operator.mul: ("mul", False),
@@ -552,6 +553,30 @@ class _Normaliser:
                 return {"op": "matmul", "args": [self.operand(v) for v in operands], "params": {}}
         raise _Unsupported(f"einsum {equation!r} is not a matrix product")
 
+    def attention(self, node: fx.Node) -> dict:
+        """F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa) as
+        one op: query, key and value (and a tensor attn_mask, flagged by `has_attn_mask`) as operands, the rest
+        bound by name with torch's defaults. The trace says what forward() called; which arguments the seed
+        lowers into products and a softmax is the C++ side's decision (src/seed/attention_lowering.h)."""
+        names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+        if len(node.args) > len(names) or set(node.kwargs) - set(names):
+            raise _Unsupported("scaled_dot_product_attention got an unexpected argument")
+        bound = dict(zip(names, node.args), **node.kwargs)
+        operands = [bound.get(k) for k in ("query", "key", "value")]
+        if not all(isinstance(v, fx.Node) for v in operands):
+            raise _Unsupported("scaled_dot_product_attention of something that is not a tensor")
+        mask = bound.get("attn_mask")
+        if mask is not None and not isinstance(mask, fx.Node):
+            raise _Unsupported(f"scaled_dot_product_attention's attn_mask is a {type(mask).__name__}")
+        params = {"has_attn_mask": mask is not None}
+        for pname, default in (("dropout_p", 0.0), ("is_causal", False), ("scale", None), ("enable_gqa", False)):
+            value = bound.get(pname, default)
+            if value is not None and not isinstance(value, (bool, int, float)):
+                raise _Unsupported(f"scaled_dot_product_attention's {pname} is a {type(value).__name__}, not a number")
+            params[pname] = value if not isinstance(value, float) or math.isfinite(value) else str(value)
+        args = [self.operand(v) for v in operands + ([mask] if mask is not None else [])]
+        return {"op": "scaled_dot_product_attention", "args": args, "params": params}
+
     def canonical(self, node: fx.Node):
         """(name, inplace, parameter table, parameters read from a module) or None."""
         if node.op == "call_function" and node.target in _FUNCTIONS:
@@ -665,7 +690,7 @@ def _table(name: str) -> list:
 
 _SPECIAL = {"getitem": _Normaliser.getitem, "getattr": _Normaliser.attribute_access, "t": _Normaliser.t,
             "einsum": _Normaliser.einsum, "cat": _Normaliser.cat, "narrow": _Normaliser.narrow,
-            "zeros_like": _Normaliser.zeros_like}
+            "zeros_like": _Normaliser.zeros_like, "scaled_dot_product_attention": _Normaliser.attention}
 _NORMS = {canonical for _, canonical, _ in _NORM_MODULES}
 # Convolutions (not transposed ones): their window per dimension, like a pooling's.
 _CONVS = {nn.Conv1d: ("conv", 1), nn.Conv2d: ("conv", 2), nn.Conv3d: ("conv", 3),

@@ -731,3 +731,34 @@ class Model(nn.Module):
     f = nodes["adaptive_avg_pool2d_2"]
     assert (f["known"], f["note"]) == (False, "adaptive_avg_pool2d to output size (1, 2) (only 1, a global average, "
                                               "is traced: as a mean)")
+
+
+ATTENTION_FOOTER = '''
+def get_inputs():
+    return [torch.rand(2, 3, 16, 8), torch.rand(2, 3, 16, 8), torch.rand(2, 3, 16, 8), torch.rand(16, 16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_scaled_dot_product_attention_is_one_op_with_its_arguments_bound(tmp_path):
+    graph = trace(tmp_path, '''
+class Model(nn.Module):
+    def forward(self, q, k, v, m):
+        a = F.scaled_dot_product_attention(q, k, v)
+        b = F.scaled_dot_product_attention(q, k, v, m, 0.1, scale=0.5)
+        return a, b
+''', ATTENTION_FOOTER)
+    assert graph["traced"]
+    a, b = ops(graph)
+    assert a["op"] == b["op"] == "scaled_dot_product_attention"
+    assert a["args"] == [{"ref": 0}, {"ref": 1}, {"ref": 2}]
+    assert a["params"] == {"has_attn_mask": False, "dropout_p": 0.0, "is_causal": False, "scale": None,
+                           "enable_gqa": False}
+    assert a["shape"] == [2, 3, 16, 8]
+    # a tensor mask is an operand (the C++ lowering refuses it by name); the numbers keep their values
+    assert b["args"] == [{"ref": 0}, {"ref": 1}, {"ref": 2}, {"ref": 3}]
+    assert b["params"] == {"has_attn_mask": True, "dropout_p": 0.1, "is_causal": False, "scale": 0.5,
+                           "enable_gqa": False}

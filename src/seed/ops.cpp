@@ -20,6 +20,7 @@ constexpr std::pair<Op, std::string_view> kOpSpellings[] = {
     {Op::transpose, "transpose"},
     {Op::triu, "triu"},
     {Op::tril, "tril"},
+    {Op::scaled_dot_product_attention, "scaled_dot_product_attention"},
     {Op::softmax, "softmax"},
     {Op::log_softmax, "log_softmax"},
     {Op::logsumexp, "logsumexp"},

@@ -20,6 +20,8 @@ enum class Op : std::uint8_t {
   add, sub, mul, div, identity,
   // matrix products and what wraps them
   matmul, linear, transpose, triu, tril,
+  // attention: lowered to the products and a softmax before any route reads the graph (attention_lowering.h)
+  scaled_dot_product_attention,
   // rows
   softmax, log_softmax, logsumexp,
   // reductions over a dimension (max/min with a dim give a (values, indices) pair read by getitem)

@@ -72,9 +72,12 @@ Claim claim_row_softmax(const MatchContext& c) {
 // A product alone (maybe under triu/tril) is the plain GEMM's; anything else on it an epilogue's, or, what the
 // epilogue refuses, the product with its epilogue and then more seeds (gemm_then), whose refusal is the answer:
 // the rest's reason after the product, or the epilogue's own when no split leaves the product on the library GEMM.
+// A product of a product's computed result (attention lowered: softmax(Q @ K^T * s) @ V) is gemm_then's, the first
+// product its head.
 Claim claim_gemm(const MatchContext& c) {
-  return decide_if(c.has_any(is_product) &&
-                   (c.output_is(Op::matmul) || c.output_is(Op::triu) || c.output_is(Op::tril)));
+  int products = 0;
+  for (Op op : c.ops) products += is_product(op) ? 1 : 0;
+  return decide_if(products == 1 && (c.output_is(Op::matmul) || c.output_is(Op::triu) || c.output_is(Op::tril)));
 }
 Claim claim_gemm_epilogue(const MatchContext& c) { return c.has_any(is_product) ? Claim::attempt : Claim::skip; }
 Claim claim_gemm_then(const MatchContext& c) { return decide_if(c.has_any(is_product)); }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "seed/attention_lowering.h"
 #include "seed/graph_util.h"
 #include "seed/route_table.h"
 
@@ -17,18 +18,45 @@ std::string SeedMatch::no_seed_line() const {
   return fmt::format("no seed for this operator graph: {} ({})", ops, reason);
 }
 
-SeedMatch match_seed(const OpGraph& graph) {
-  SeedMatch m;
-  if (!graph.traced) {
-    m.reason = graph.reason;
-    return m;
-  }
+namespace {
+
+// The graph's ops the output depends on, in order, each once: "torch.matmul, relu".
+std::string ops_line(const OpGraph& graph) {
   std::vector<std::string> ops;
   for (int id : reachable(graph)) {
     const OpName& op = graph.node(id).op;
     if (!is_leaf(op.op()) && std::find(ops.begin(), ops.end(), op.spelling()) == ops.end()) ops.push_back(op.spelling());
   }
-  m.ops = ops.empty() ? "identity" : fmt::format("{}", fmt::join(ops, ", "));
+  return ops.empty() ? "identity" : fmt::format("{}", fmt::join(ops, ", "));
+}
+
+SeedMatch match_lowered(const OpGraph& graph);
+
+}  // namespace
+
+SeedMatch match_seed(const OpGraph& traced) {
+  if (!traced.traced) return SeedMatch{.reason = traced.reason};
+  // Ops the table does not know by name but computes from ones it does (attention) are rewritten first, so the
+  // routes decide their kernel as they decide any graph's; the line names the ops forward() called.
+  auto lowered = lower_attention(traced);
+  if (!lowered) return SeedMatch{.ops = ops_line(traced), .reason = lowered.error().message};
+  if (!lowered->lowered) return match_lowered(traced);
+  SeedMatch m = match_lowered(lowered->graph);
+  m.ops = ops_line(traced);
+  if (m.matched())
+    m.lowering = kAttentionLoweredText;
+  else
+    m.reason = fmt::format("attention lowered to a batched product with key transposed, a scale, a row softmax and "
+                           "a product with value: {}",
+                           m.reason);
+  return m;
+}
+
+namespace {
+
+SeedMatch match_lowered(const OpGraph& graph) {
+  SeedMatch m;
+  m.ops = ops_line(graph);
   // An op the seed knows by name whose arguments the worker could not bind (`known: false`, its parameters
   // absent) is refused before any route reads it: a route would take an absent `dim` for None -- a mean over
   // two dimensions read as the mean of everything.
@@ -67,6 +95,8 @@ SeedMatch match_seed(const OpGraph& graph) {
   }
   return m;
 }
+
+}  // namespace
 
 Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name) {
   SeedOutcome out{.match = match_seed(graph)};

@@ -17,6 +17,9 @@ struct SeedMatch {
   std::shared_ptr<const MatchedPlan> plan;  // the matched route's plan; null when no route took the graph
   std::string ops;     // the graph's ops the output depends on, in order: "torch.matmul, relu"
   std::string reason;  // why there is no seed (set when nothing matched)
+  // What the graph was rewritten to before the walk ("attention (... lowered to ...): "), said before the route's
+  // line; "" when it was not.
+  std::string lowering;
 
   bool matched() const { return plan != nullptr; }
   // The route's name ("pointwise", "gemm_epilogue", ...); "" when nothing matched.
@@ -28,7 +31,7 @@ struct SeedMatch {
     return typed ? &typed->plan() : nullptr;
   }
   // "pointwise chain y = mul(x, sigmoid(x))", "row softmax y = softmax(x, dim=1)"; "" when nothing matched.
-  std::string description() const { return plan ? plan->description() : ""; }
+  std::string description() const { return plan ? lowering + plan->description() : ""; }
   std::string pattern() const { return plan ? plan->pattern() : ""; }  // the right-hand side, with the kernel
   // "no seed for this operator graph: <ops> (<reason>)"
   std::string no_seed_line() const;

@@ -799,7 +799,18 @@ TEST(GemmMatcher, TransposedOperandsBatchesAndMasks) {
                                2, 2));
   EXPECT_FALSE(broadcast.matched());
   EXPECT_EQ(broadcast.reason,
-            "a broadcast batched matrix product (the seed has (B, M, K) @ (B, K, N) and (..., M, K) @ (K, N))");
+            "a broadcast batched matrix product (the seed has (..., M, K) @ (..., K, N) with the same leading "
+            "dimensions and (..., M, K) @ (K, N))");
+  // Two leading dimensions are one batch of their product on the tiled GEMM (the library GEMM batches one).
+  auto heads = match(graph({input(0, "A", {2, 3, 8, 16}), input(1, "B", {2, 3, 16, 32}),
+                            node(2, "matmul", {ref(0), ref(1)}, json::object(), {2, 3, 8, 32})},
+                           2, 2));
+  ASSERT_TRUE(heads.plan_as<GemmPlan>()) << heads.reason;
+  const GemmPlan& hp = *heads.plan_as<GemmPlan>();
+  EXPECT_EQ((std::vector<int64_t>{hp.batch, hp.m, hp.n, hp.k, hp.a_batch_stride, hp.b_batch_stride}),
+            (std::vector<int64_t>{6, 8, 32, 16, 8 * 16, 16 * 32}));
+  EXPECT_FALSE(hp.batched_matrices);
+  EXPECT_EQ(hp.kernel, GemmKernel::tiled);
 }
 
 TEST(ScanMatcher, ACatOfZerosAndANarrowedCumsumIsAnExclusiveScan) {

@@ -86,14 +86,19 @@ Status match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan) {
     }
     plan.m = product(a, 0, a.size() - 1);  // (..., M, K) @ (K, N): the batch folds into M
     plan.folds_into_m = a.size() > 2 && sides[1].x->type->shape.size() == 2 && fp32_product;
-  } else if (a.size() == 3 && b.size() == 3 && a[0] == b[0]) {
-    plan.batch = a[0];
-    plan.m = a[1];
-    plan.batched_matrices = fp32_product && mm.type->shape.size() == 3;
-    plan.a_batch_stride = a[1] * a[2];
-    plan.b_batch_stride = b[1] * b[2];
+  } else if (a.size() == b.size() && a.size() >= 3 && std::equal(a.begin(), a.end() - 2, b.begin())) {
+    // (..., M, K) @ (..., K, N) with the same leading dimensions: contiguous operands are one run of matrices each,
+    // which the tiled GEMM walks as one batch. The library kernel's batch is one leading dimension (its Matrix
+    // view of (L, M, K)), so only a rank-3 product is `batched_matrices`.
+    const std::size_t r = a.size();
+    plan.batch = product(a, 0, r - 2);
+    plan.m = a[r - 2];
+    plan.batched_matrices = fp32_product && r == 3 && mm.type->shape.size() == 3;
+    plan.a_batch_stride = a[r - 2] * a[r - 1];
+    plan.b_batch_stride = b[r - 2] * b[r - 1];
   } else {
-    return Error{"a broadcast batched matrix product (the seed has (B, M, K) @ (B, K, N) and (..., M, K) @ (K, N))"};
+    return Error{"a broadcast batched matrix product (the seed has (..., M, K) @ (..., K, N) with the same leading "
+                 "dimensions and (..., M, K) @ (K, N))"};
   }
   return ok_status();
 }

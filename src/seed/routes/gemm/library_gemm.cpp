@@ -67,14 +67,13 @@ std::string library_gemm_refusal(const GemmPlan& p) {
   const bool epilogue = p.has_epilogue() || !p.columns.empty();
   if (p.mask != GemmMask::none)
     return fmt::format("the product is under {} (the library kernel has no mask)", gemm_mask_name(p.mask));
+  if (p.batch > 1 && !p.batched_matrices)
+    return "a batch that is not (L, M, K) @ (L, K, N) with a contiguous fp32 (L, M, N) product (the library kernel "
+           "batches over one leading dimension)";
   if (!(p.batch == 1 && (p.matrices || p.folds_into_m)) && !(p.batch > 1 && p.batched_matrices))
     return "not two rank-2 operands (or a left operand whose leading dimensions fold into M, or a batch of "
            "(L, M, K) @ (L, K, N)) and a contiguous fp32 product";
   if (epilogue && p.batch != 1) return "a batched product with an epilogue (the epilogue seed plans one product)";
-  // The epilogue seed reads the operands at the plan's positions; the library file as it is, inputs[0] @ inputs[1].
-  if (!epilogue && (p.num_contract_inputs != 2 || p.a_input != 0 || p.b_input != 1))
-    return "the operands are not the contract's inputs 0 and 1 in that order (the library kernel computes "
-           "inputs[0] @ inputs[1])";
   if (p.m > kMaxExtent || p.n > kMaxExtent || p.k > kMaxExtent)
     return fmt::format("M, N or K above {} (the library kernel's int32 sizes)", kMaxExtent);
   if (library_gemm_workspace_bytes(p) > kWorkspaceCeiling)
@@ -90,9 +89,25 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& plan, const Com
   return generate_library_gemm_kernel(plan, problem, kLibrary);
 }
 
+Status set_library_inputs(const GemmPlan& p, std::string& library, const char* seed_file) {
+  if (p.num_contract_inputs == 2 && p.a_input == 0 && p.b_input == 1) return ok_status();  // the file as it is
+  return replace_library_lines(
+      library,
+      {{"  if (num_inputs != 2 || num_outputs != 1) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;",
+        fmt::format("  if (num_inputs != {} || num_outputs != 1) return p.status = CUTEGEN_ERROR_BAD_ARGUMENTS, p;  "
+                    "// set by the seed: the problem's inputs",
+                    p.num_contract_inputs)},
+       {"  const cutegen_tensor &a = inputs[0], &b = inputs[1], &c = outputs[0];",
+        fmt::format("  const cutegen_tensor &a = inputs[{}], &b = inputs[{}], &c = outputs[0];  // set by the seed: "
+                    "where A and B are among them",
+                    p.a_input, p.b_input)}},
+      "library/gemm_sm90_3xtf32.cu", seed_file);
+}
+
 Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const CommentText& problem,
                                                  std::string library) {
   if (auto s = set_library_transposes(p, library, "src/seed/routes/gemm/library_gemm.cpp"); !s) return s.error();
+  if (auto s = set_library_inputs(p, library, "src/seed/routes/gemm/library_gemm.cpp"); !s) return s.error();
   const std::string header = fmt::format(
       "// Seed kernel for {0}, written by cutegen without an LLM (docs/seed.md):\n"
       "// a plain fp32 matrix product\n"

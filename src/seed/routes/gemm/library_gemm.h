@@ -19,9 +19,7 @@ inline constexpr long kLibraryGemmMinTiles = 66;
 
 // "" when the plan is a product the library kernel takes and fills the GPU with: no mask; two rank-2 fp32
 // operands, a left operand of higher rank whose leading dimensions fold into M, or (without an epilogue) a
-// batch (L, M, K) @ (L, K, N) (the library's Matrix views); without an epilogue the contract's inputs 0 and 1
-// in that order (the library file as it is reads inputs[0] @ inputs[1]; the epilogue seed,
-// library_gemm_epilogue.h, reads them where the plan says); sizes within int32 / 4; its workspace within the
+// batch (L, M, K) @ (L, K, N) (the library's Matrix views); sizes within int32 / 4; its workspace within the
 // judge's 4 GiB cap; at least kLibraryGemmMinTiles output tiles. Else why not. The same tile rule holds with
 // an epilogue: the split pre-pass and a persistent kernel over fewer tiles than half the SMs lose to the tiled
 // GEMM's many small CTAs, and an epilogue changes neither side of that.
@@ -37,6 +35,9 @@ int64_t library_gemm_tiles(const GemmPlan& plan);
 // "(M, K) row-major" or "(K, M) row-major (transposed in forward())": how the header names an operand.
 std::string library_operand_layout(bool transposed, const char* plain, const char* swapped);
 // The library file's kTransA / kTransB lines set from the plan; an Error when the file lost one of them.
+// (The plain seed also sets where A and B are among the contract's inputs when they are not inputs 0 and 1 of
+// two -- a product that is a step of a chain reads a later forward input: attention's weights @ value -- by
+// rewriting the two lines of make_plan that read them; the epilogue seed's own entry points read them so.)
 Status set_library_transposes(const GemmPlan& plan, std::string& library, const char* seed_file);
 
 // The candidate: a header saying what and why, then the library source with kTransA / kTransB set from

@@ -10,6 +10,7 @@
 #include "seed/graph_util.h"
 #include "seed/plan_parts.h"
 #include "seed/routes/gemm/gemm_kernel.h"
+#include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm/library_gemm.h"
 #include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
 #include "seed/template_text.h"
@@ -42,6 +43,9 @@ int64_t head_workspace_bytes(const GemmPlan& head) {
 
 // The header's sentence on the kernel that writes y.
 std::string head_kernel_text(const GemmPlan& head) {
+  if (on_library_gemm(head) && !head.has_epilogue() && head.columns.empty())
+    return "The library's 3xTF32 GEMM\n"
+           "// (library/gemm_sm90_3xtf32.cu, the product alone: the plain GEMM route's seed, nothing fused)";
   if (on_library_gemm(head))
     return "The library's 3xTF32 GEMM\n"
            "// (library/gemm_sm90_3xtf32.cu, with the epilogue the gemm_epilogue route fuses into its store)";
@@ -71,6 +75,24 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
     OpGraph head_graph = g;
     head_graph.outputs = {Operand{.ref = stored.id}};
     auto head = match_gemm_epilogue(head_graph);
+    // A batched product with nothing fused (attention's q @ k^T) the epilogue route leaves to the plain GEMM route,
+    // whose library GEMM takes a batch: the head then, as the product alone would be seeded.
+    if (!head)
+      if (auto plain = match_gemm(head_graph); plain && plain->batch > 1) {
+        if (plain->kernel == GemmKernel::library)
+          head = std::move(*plain);
+        else if (!rest_reason) {
+          // Where the batch is the blocker, whether its split operands would fit once it were one: the next blocker.
+          const int64_t split = library_gemm_workspace_bytes(*plain);
+          rest_reason = fmt::format(
+              "the batched matrix product y = {} is not on the library GEMM ({}){}", plain->pattern,
+              library_gemm_refusal(*plain),
+              split > kWorkspaceCeiling ? fmt::format(", and its split operands would need {} bytes of workspace, above "
+                                                      "the judge's 4 GiB",
+                                                      split)
+                                        : "");
+        }
+      }
     // The library GEMM, or the tiled one where the library's refuses the product (too few tiles, split operands
     // over the judge's cap: KernelBench level 2's 55) -- the kernel gemm_epilogue gives the head alone. Not a
     // GEMV or split K: a plain product without an epilogue, which a head with a step after it seldom is.
