@@ -122,9 +122,13 @@ std::string conv_description(const ConvPlan& plan) {
   return (plan.has_epilogue() ? "convolution with a pointwise epilogue: out = " : "convolution y = ") + plan.pattern;
 }
 
+std::string conv_kernel_name(const ConvPlan& plan) {
+  return plan.path == ConvPlan::Path::tma_im2col ? "library conv_implicit_gemm (TMA im2col)"
+                                                 : "library conv_implicit_gemm (gather)";
+}
+
 std::string conv_pattern(const ConvPlan& plan) {
-  return (plan.has_epilogue() ? "library conv_implicit_gemm + epilogue: " : "library conv_implicit_gemm: ") +
-         plan.pattern;
+  return conv_kernel_name(plan) + (plan.has_epilogue() ? " + epilogue: " : ": ") + plan.pattern;
 }
 
 int64_t conv_gather_workspace_bytes(const ConvPlan& p) {

@@ -15,6 +15,9 @@ Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv);
 // "convolution y = conv2d(...)"; with an epilogue "convolution with a pointwise epilogue ..."
 std::string conv_description(const ConvPlan& plan);
 std::string conv_pattern(const ConvPlan& plan);
+// "library conv_implicit_gemm (TMA im2col)" or "... (gather)": the kernel and the path the seed sets, as bench's
+// seed column and a chain's part lines name it.
+std::string conv_kernel_name(const ConvPlan& plan);
 Result<std::string> emit_conv(const ConvPlan& plan, const CommentText& problem);
 // The library file with the lines the plan sets (kSpec; kInputs and the epilogue where the plan has them), no
 // header: emit_conv's kernel, and the second half of a separable convolution's (separable_conv_route.h).

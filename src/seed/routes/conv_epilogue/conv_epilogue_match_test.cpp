@@ -54,7 +54,8 @@ TEST(ConvEpilogueMatcher, APerChannelVectorAndAnActivationAreTheConvolutionsEpil
   EXPECT_EQ(p.operands[0].reads, ConvEpilogueOperand::Reads::channel);
   EXPECT_EQ(m.description(), "convolution with a pointwise epilogue: out = add(relu(y), bias), y = conv2d(x, "
                              "conv_weight, conv_bias, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1)");
-  EXPECT_EQ(m.pattern().rfind("library conv_implicit_gemm + epilogue: add(relu(y), bias)", 0), 0u) << m.pattern();
+  // 4 input channels: the gather kernel, which the pattern names (bench's seed column).
+  EXPECT_EQ(m.pattern().rfind("library conv_implicit_gemm (gather) + epilogue: add(relu(y), bias)", 0), 0u) << m.pattern();
 
   auto src = emit_conv(p, CommentText("conv_relu_bias.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;

@@ -195,7 +195,8 @@ std::string conv_then_description(const ConvThenPlan& plan) {
 std::string conv_then_pattern(const ConvThenPlan& plan) {
   std::vector<std::string> steps;
   for (const auto& s : plan.steps) steps.push_back(s.seed->pattern());
-  return fmt::format("library conv_implicit_gemm, then {}; y = {}", fmt::join(steps, ", then "), plan.head_pattern);
+  return fmt::format("{}, then {}; y = {}", conv_kernel_name(plan.head), fmt::join(steps, ", then "),
+                     plan.head_pattern);
 }
 
 Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& problem) {

@@ -145,7 +145,7 @@ TEST(PrologueThen, TheFirstPartIsInItsNamespaceAndTheConvolutionAtTheFilesScope)
   EXPECT_TRUE(contains(*src, "constexpr int64_t kOutputShape[] = {4, 24, 9, 10};")) << *src;
   // The parts share one scratch region after the intermediates (they run one after another on the stream).
   EXPECT_TRUE(contains(*src, "  used += scratch;")) << *src;
-  EXPECT_TRUE(contains(*src, "//   part 2: library conv_implicit_gemm + epilogue: ")) << *src;
+  EXPECT_TRUE(contains(*src, "//   part 2: library conv_implicit_gemm (TMA im2col) + epilogue: ")) << *src;
 }
 
 TEST(PrologueThen, TwoStepsBeforeTheConvolution) {

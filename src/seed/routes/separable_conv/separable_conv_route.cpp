@@ -72,7 +72,7 @@ std::string separable_conv_description(const SeparableConvPlan& plan) {
 }
 
 std::string separable_conv_pattern(const SeparableConvPlan& plan) {
-  return "depthwise + library conv_implicit_gemm: " + plan.pattern;
+  return "depthwise + " + conv_kernel_name(plan.second) + ": " + plan.pattern;
 }
 
 Result<std::string> emit_separable_conv(const SeparableConvPlan& plan, const CommentText& problem) {
