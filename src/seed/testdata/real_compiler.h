@@ -9,6 +9,7 @@
 #include "common/process.h"
 #include "common/testdata/test_helpers.h"
 #include "compile/nvcc_compiler.h"
+#include "seed/testdata/host_library.h"
 
 namespace cutegen::seed::testing {
 
@@ -52,5 +53,32 @@ class RealCompiler {
   CompileOptions options_;
   std::optional<NvccCompiler> compiler_;
 };
+
+// A seed built through the real compile stage (every check passed) and, where CMake found the CUDA toolkit's
+// libraries, its host code loaded on this CPU: the slow-tier seed tests' common start. Without those libraries
+// `workspace_bytes` stays nullptr and the test ends after the build (its host half sits in #ifdef
+// CUTEGEN_CUDA_LIB_DIR).
+struct BuiltSeed {
+#ifdef CUTEGEN_CUDA_LIB_DIR
+  std::optional<HostOnlyLibrary> lib;
+  HostOnlyLibrary::WorkspaceBytes workspace_bytes = nullptr;
+#endif
+};
+
+inline ::testing::AssertionResult build_and_load(const std::string& source, const std::string& name, BuiltSeed& seed) {
+  RealCompiler compiler;
+  auto out = compiler.build_ok(source, name);  // records the compile stage's diagnostics on failure
+  if (!out) return ::testing::AssertionFailure() << name << " did not build (the failure above says why)";
+#ifdef CUTEGEN_CUDA_LIB_DIR
+  // Loaded while the compiler's cache, which holds the library file, still exists.
+  seed.lib.emplace(out->library);
+  if (!seed.lib->error.empty()) return ::testing::AssertionFailure() << seed.lib->error;
+  seed.workspace_bytes = seed.lib->workspace_bytes();
+  if (!seed.workspace_bytes) return ::testing::AssertionFailure() << name << " has no cutegen_workspace_bytes";
+#else
+  (void)seed;
+#endif
+  return ::testing::AssertionSuccess();
+}
 
 }  // namespace cutegen::seed::testing

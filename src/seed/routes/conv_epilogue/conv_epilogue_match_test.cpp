@@ -328,14 +328,10 @@ TEST(SeedCompile, SeparableConvSeedBuildsAndPassesEveryStaticCheck) {
   ASSERT_TRUE(m.plan_as<SeparableConvPlan>()) << m.reason;
   auto src = emit_separable_conv(*m.plan_as<SeparableConvPlan>(), CommentText("sep.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
-  RealCompiler compiler;
-  auto out = compiler.build_ok(*src, "separable_seed.cu");
-  ASSERT_TRUE(out);
+  BuiltSeed seed;
+  ASSERT_TRUE(build_and_load(*src, "separable_seed.cu", seed));
 #ifdef CUTEGEN_CUDA_LIB_DIR
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  auto workspace_bytes = seed.workspace_bytes;
   const cutegen_tensor in[4] = {fp32({2, 4, 10, 14}), fp32({4, 1, 3, 3}), fp32({12, 4, 1, 1}), fp32({12})};
   const cutegen_tensor y = fp32({2, 12, 10, 14});
   // The intermediate (4608 bytes), then the library's table (32 rows of K x 16 bytes) and split weight

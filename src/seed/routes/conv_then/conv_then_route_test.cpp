@@ -14,6 +14,7 @@
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
 #include "seed/testdata/host_library.h"
+#include "seed/testdata/kernel_text.h"
 #include "seed/testdata/real_compiler.h"
 
 using namespace cutegen;
@@ -96,11 +97,7 @@ TEST(ConvThen, ANormThenAPointwiseTailIsTwoSeedsAfterTheConvolution) {
   EXPECT_TRUE(contains(*src, "namespace seed_step1 {")) << *src;
   EXPECT_TRUE(contains(*src, "namespace seed_step2 {")) << *src;
   EXPECT_TRUE(contains(*src, "static int conv_forward_ws(")) << *src;
-  const auto first = src->find("extern \"C\"");
-  ASSERT_NE(first, std::string::npos);
-  EXPECT_TRUE(src->substr(first).starts_with("extern \"C\" size_t cutegen_workspace_bytes(")) << src->substr(first, 60);
-  EXPECT_EQ(src->find("extern \"C\"", src->find("extern \"C\"", first + 1) + 1), std::string::npos)
-      << "two contract entry points, the chain's";
+  EXPECT_TRUE(exports_only_the_workspace_pair(*src));
   // The intermediates: y at 0, the norm's result after it; step 2 reads it as its forward input 0.
   EXPECT_TRUE(contains(*src, "constexpr int64_t kShape0[] = {8, 16, 16, 18};  // y")) << *src;
   EXPECT_TRUE(contains(*src, fmt::format("constexpr size_t kOffset1 = {};", 8 * 16 * 16 * 18 * 4))) << *src;
@@ -324,14 +321,10 @@ TEST(SeedCompile, ConvThenSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspace) 
   ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
   auto src = m.plan->emit(CommentText("conv_gn_scale.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
-  RealCompiler compiler;
-  auto out = compiler.build_ok(*src, "conv_then_seed.cu");
-  ASSERT_TRUE(out);
+  BuiltSeed seed;
+  ASSERT_TRUE(build_and_load(*src, "conv_then_seed.cu", seed));
 #ifdef CUTEGEN_CUDA_LIB_DIR
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  auto workspace_bytes = seed.workspace_bytes;
   const cutegen_tensor in[5] = {fp32(kThenIn), fp32({16, 4, 3, 3}), fp32({16}), fp32({16}), fp32({16})};
   const cutegen_tensor y = fp32(kThenOut);
   // y and the norm's result (73,728 bytes each), then the convolution's tables and the steps' parts.
@@ -348,14 +341,10 @@ TEST(SeedCompile, ConvThenGlobalAveragePoolSeedBuildsAndPassesEveryStaticCheck) 
   ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
   auto src = m.plan->emit(CommentText("conv_gap.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
-  RealCompiler compiler;
-  auto out = compiler.build_ok(*src, "conv_gap_seed.cu");
-  ASSERT_TRUE(out);
+  BuiltSeed seed;
+  ASSERT_TRUE(build_and_load(*src, "conv_gap_seed.cu", seed));
 #ifdef CUTEGEN_CUDA_LIB_DIR
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  auto workspace_bytes = seed.workspace_bytes;
   // The model's GroupNorm parameters stay contract inputs (conv_gelu_groupnorm's), unread.
   const cutegen_tensor in[5] = {fp32(kThenIn), fp32({16, 4, 3, 3}), fp32({16}), fp32({16}), fp32({16})};
   const cutegen_tensor y = fp32({8, 16});
@@ -378,14 +367,10 @@ TEST(SeedCompile, ConvThenWithTheTmaPathBuildsAndAsksWhatTheMatchPlanned) {
   auto src = m.plan->emit(CommentText("conv_mean_tma.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   EXPECT_FALSE(contains(*src, "#define CIG_TMA 0"));
-  RealCompiler compiler;
-  auto out = compiler.build_ok(*src, "conv_mean_tma_seed.cu");
-  ASSERT_TRUE(out);
+  BuiltSeed seed;
+  ASSERT_TRUE(build_and_load(*src, "conv_mean_tma_seed.cu", seed));
 #ifdef CUTEGEN_CUDA_LIB_DIR
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  auto workspace_bytes = seed.workspace_bytes;
   const cutegen_tensor in[3] = {fp32({8, 16, 18, 20}), fp32({16, 16, 3, 3}), fp32({16})};
   const cutegen_tensor y = fp32({8, 16, 1, 1});
   auto tma = conv_tma_workspace_bytes(head);
@@ -406,14 +391,10 @@ TEST(SeedCompile, ConvThenInPassesOverTheBatchBuildsAndAsksOnePassesWorkspace) {
   ASSERT_EQ(plan_of(m).batch_chunk, 16);
   auto src = m.plan->emit(CommentText("conv_mean_passes.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
-  RealCompiler compiler;
-  auto out = compiler.build_ok(*src, "conv_mean_passes_seed.cu");
-  ASSERT_TRUE(out);
+  BuiltSeed seed;
+  ASSERT_TRUE(build_and_load(*src, "conv_mean_passes_seed.cu", seed));
 #ifdef CUTEGEN_CUDA_LIB_DIR
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  auto workspace_bytes = seed.workspace_bytes;
   const cutegen_tensor in[3] = {fp32({64, 16, 64, 64}), fp32({512, 16, 3, 3}), fp32({512})};
   const cutegen_tensor y = fp32({64, 512, 1, 1});
   const size_t asked = workspace_bytes(in, 3, &y, 1);

@@ -12,6 +12,7 @@
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
 #include "seed/testdata/host_library.h"
+#include "seed/testdata/kernel_text.h"
 #include "seed/testdata/real_compiler.h"
 
 using namespace cutegen;
@@ -146,10 +147,7 @@ TEST(GemmThen, ASecondLinearIsAStepOnTheLibraryGemmToo) {
   // The headers and the `#define NDEBUG` before them stay in the file's scope, before the head's namespace.
   EXPECT_LT(src->find("#include <cutlass/cutlass.h>"), src->find("namespace seed_head {")) << *src;
   EXPECT_LT(src->find("#define NDEBUG"), src->find("#include <cutlass/cutlass.h>")) << *src;
-  const auto first = src->find("extern \"C\"");
-  ASSERT_NE(first, std::string::npos);
-  EXPECT_TRUE(src->substr(first).starts_with("extern \"C\" size_t cutegen_workspace_bytes(")) << src->substr(first, 60);
-  EXPECT_EQ(src->find("extern \"C\"", src->find("extern \"C\"", first + 1) + 1), std::string::npos);
+  EXPECT_TRUE(exports_only_the_workspace_pair(*src));
   // The second GEMM's knobs are its own.
   EXPECT_TRUE(contains(*src, "#define GX_TILE_M ")) << *src;
   EXPECT_TRUE(contains(*src, "#define S1_GX_TILE_M ")) << *src;
@@ -237,14 +235,10 @@ TEST(SeedCompile, GemmThenSeedWithTwoLibraryGemmsBuildsAndSizesItsWorkspace) {
   ASSERT_TRUE(m.plan_as<GemmThenPlan>()) << m.reason;
   auto src = m.plan->emit(CommentText("two_linears.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
-  RealCompiler compiler;
-  auto out = compiler.build_ok(*src, "gemm_then_seed.cu");
-  ASSERT_TRUE(out);
+  BuiltSeed seed;
+  ASSERT_TRUE(build_and_load(*src, "gemm_then_seed.cu", seed));
 #ifdef CUTEGEN_CUDA_LIB_DIR
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  auto workspace_bytes = seed.workspace_bytes;
   const cutegen_tensor in[5] = {fp32({kThenM, kThenK}), fp32({kThenN, kThenK}), fp32({kThenN}), fp32({kThenN2, kThenN}),
                                 fp32({kThenN2})};
   const cutegen_tensor y = fp32({kThenM});

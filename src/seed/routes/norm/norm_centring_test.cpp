@@ -192,14 +192,10 @@ TEST(SeedCompile, ConvTransposeBatchNormCentringChainBuildsAndPassesEveryStaticC
   ASSERT_TRUE(src.ok()) << src.error().message;
   // The second norm step's knobs are its own.
   EXPECT_TRUE(contains(*src, "#define S2_NORM_THREADS")) << *src;
-  RealCompiler compiler;
-  auto out = compiler.build_ok(*src, "conv_transpose_bn_centre.cu");
-  ASSERT_TRUE(out);
+  BuiltSeed seed;
+  ASSERT_TRUE(build_and_load(*src, "conv_transpose_bn_centre.cu", seed));
 #ifdef CUTEGEN_CUDA_LIB_DIR
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  auto workspace_bytes = seed.workspace_bytes;
   cutegen_tensor in[8] = {fp32(kCentreIn), fp32({4, 8, 3, 3, 3}), fp32({8}), fp32({8}), fp32({8}),
                           fp32({8}),       fp32({8}),              fp32({})};
   const cutegen_tensor y = fp32(kCentreOut);

@@ -12,6 +12,7 @@
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
 #include "seed/testdata/host_library.h"
+#include "seed/testdata/kernel_text.h"
 #include "seed/testdata/real_compiler.h"
 
 using namespace cutegen;
@@ -136,10 +137,7 @@ TEST(PrologueThen, TheFirstPartIsInItsNamespaceAndTheConvolutionAtTheFilesScope)
   EXPECT_TRUE(contains(*src, "::step1_forward_ws(in1.t, kNumInputs, outputs, num_outputs, base + used, part, stream)"))
       << *src;
   // The only contract entry points are the chain's.
-  const auto first = src->find("extern \"C\"");
-  ASSERT_NE(first, std::string::npos);
-  EXPECT_TRUE(src->substr(first).starts_with("extern \"C\" size_t cutegen_workspace_bytes(")) << src->substr(first, 60);
-  EXPECT_EQ(src->find("extern \"C\"", src->find("extern \"C\"", first + 1) + 1), std::string::npos);
+  EXPECT_TRUE(exports_only_the_workspace_pair(*src));
   EXPECT_TRUE(contains(*src, "constexpr int64_t kShape0[] = {4, 16, 9, 10};  // y")) << *src;
   EXPECT_TRUE(contains(*src, "constexpr int64_t kInputShape[] = {4, 16, 18, 20};")) << *src;
   EXPECT_TRUE(contains(*src, "constexpr int64_t kOutputShape[] = {4, 24, 9, 10};")) << *src;
@@ -281,14 +279,10 @@ TEST(SeedCompile, PrologueThenSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspa
   ASSERT_TRUE(m.plan_as<PrologueThenPlan>()) << m.reason;
   auto src = m.plan->emit(CommentText("pool_norm_conv.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
-  RealCompiler compiler;
-  auto out = compiler.build_ok(*src, "prologue_then_seed.cu");
-  ASSERT_TRUE(out);
+  BuiltSeed seed;
+  ASSERT_TRUE(build_and_load(*src, "prologue_then_seed.cu", seed));
 #ifdef CUTEGEN_CUDA_LIB_DIR
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  auto workspace_bytes = seed.workspace_bytes;
   const cutegen_tensor in[5] = {fp32(kPrologueIn), fp32({16}), fp32({16}), fp32({24, 16, 3, 3}), fp32({24})};
   const cutegen_tensor y = fp32(kPrologueOut);
   // The pooled values and the norm's result (23,040 bytes each), then the largest part's scratch (the
