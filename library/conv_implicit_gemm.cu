@@ -111,6 +111,13 @@ using namespace cute;
 #define CIG_TMA_PROMOTE 2
 #endif
 // cutegen:require CIG_TMA_TILE_M * CIG_TMA_TILE_N <= 8192
+// Images per chunk of the TMA path's packed copies (below, Layout3); 0 lets the path choose about 1 GiB of
+// them. Not a knob: a seed whose other buffers leave less of the judge's workspace cap sets the number that
+// fits, rather than leave the convolution to the gather kernel.
+#ifndef CIG_TMA_CHUNK_IMAGES
+#define CIG_TMA_CHUNK_IMAGES 0
+#endif
+static_assert(CIG_TMA_CHUNK_IMAGES >= 0, "CIG_TMA_CHUNK_IMAGES: images per chunk, 0 for about 1 GiB");
 // The TMA path's operands for a run's precision policy (docs/kernel-contract.md, "Precision"); not a knob, since the judge's
 // policy decides which are allowed: 0 strict (3xTF32: fp32 accuracy, the default), 1 tf32 (one TF32
 // product per term: a third of the channels, for `--precision tf32`), 2 bf16 (bf16 operands, fp32
@@ -804,8 +811,16 @@ Workspace layout(const Geometry& g) {
 // k-tiles' products (64 of K' by default) into the main accumulator with a round-to-nearest fp32 add,
 // as the GEMM's promotion mainloop does (benchmarks/gemm_3xtf32_error_model.py models it).
 //
-// Limits (then the gather kernel runs): groups 1, forward only, C >= 8 (below, most of C' is padding),
-// K % 4 == 0 (16-byte rows for the TMA store), and what CUTLASS's TMA im2col can address (its
+// Transposed convolutions of stride 1 take the path as forward ones: ConvTranspose with stride 1, padding p
+// and dilation d is the forward convolution of the same input with the window flipped in every dimension,
+// the weight's two channel dimensions swapped, and padding d (k - 1) - p in front and that plus the
+// output_padding behind (output o reads input i = o + p - k d; with t = k - 1 - k' that is o - (d (k - 1) - p)
+// + t d). pack_weight reads the (C, K, taps) weight flipped; nothing else changes. A strided transposed
+// convolution would read most taps as zeros here (the phases of the gather kernel skip them), and one whose
+// padding passes d (k - 1) would crop, so both stay on the gather kernel.
+//
+// Limits (then the gather kernel runs): groups 1, forward or stride-1 transposed, C >= 8 (below, most of C'
+// is padding), K % 4 == 0 (16-byte rows for the TMA store), and what CUTLASS's TMA im2col can address (its
 // can_implement: padding, filter extent and corner ranges per dimension; M and the batch in int32).
 #if CIG_TMA
 }  // namespace conv_ig (reopened below): CUTLASS's headers go at file scope
@@ -906,24 +921,38 @@ struct PromotingMainloop : MainloopBase {
 using ProblemShape = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, kDims>;
 using ConvKernel = cutlass::conv::kernel::ConvUniversal<ProblemShape, PromotingMainloop, CollectiveEpilogue>;
 
+// The forward convolution's padding in front of dimension d (D, H, W) and behind it: the module's for a
+// forward convolution; for a stride-1 transposed one d (k - 1) - p in front, and behind that plus the
+// output_padding (the output's extent beyond in + d (k - 1) - 2p). Negative where the transposed
+// convolution's padding passes d (k - 1) (layout_for keeps those on the gather kernel).
+int pad_front(const Geometry& g, int d) {
+  return kSpec.transposed ? kSpec.dilation[d] * (g.ker[d] - 1) - kSpec.padding[d] : kSpec.padding[d];
+}
+int pad_back(const Geometry& g, int d) {
+  if (!kSpec.transposed) return kSpec.padding[d];
+  const int extra = g.out[d] - (g.in[d] + kSpec.dilation[d] * (g.ker[d] - 1) - 2 * kSpec.padding[d]);
+  return pad_front(g, d) + extra;
+}
+
 // The problem as CUTLASS sees it for `images` images: NDHWC extents in the tensor's own order (no D for 2-d,
 // no D, H for 1-d).
 ProblemShape problem_shape(const Geometry& g, int c_packed, int images) {
   typename ProblemShape::TensorExtent act{}, flt{};
-  typename ProblemShape::ShapePadding pad{}, stride{}, dilation{};
+  typename ProblemShape::ShapePadding front{}, back{}, stride{}, dilation{};
   act[0] = images;
   flt[0] = g.cout_g;
   for (int i = 0; i < kDims; ++i) {
     const int d = 3 - kDims + i;  // Geometry keeps (D, H, W), 1 in the dimensions the convolution lacks
     act[1 + i] = g.in[d];
     flt[1 + i] = g.ker[d];
-    pad[i] = kSpec.padding[d];
+    front[i] = pad_front(g, d);
+    back[i] = pad_back(g, d);
     stride[i] = kSpec.stride[d];
     dilation[i] = kSpec.dilation[d];
   }
   act[kDims + 1] = c_packed;
   flt[kDims + 1] = c_packed;
-  return ProblemShape(cutlass::conv::Mode::kCrossCorrelation, act, flt, pad, pad, stride, dilation, 1);
+  return ProblemShape(cutlass::conv::Mode::kCrossCorrelation, act, flt, front, back, stride, dilation, 1);
 }
 
 typename ConvKernel::Arguments arguments(const ProblemShape& shape, const Operand* x_packed,
@@ -951,7 +980,8 @@ typename ConvKernel::Arguments arguments(const ProblemShape& shape, const Operan
 
 // Where the path's buffers are in the workspace, or ok = false: this convolution stays on the gather kernel.
 // The packed input and the NHWK output are for `batch_chunk` images: a call runs the images in chunks
-// through them, so that the workspace stays near kChunkBytes (KernelBench 55's would be 5.4 GB whole).
+// through them, so that the workspace stays near kChunkBytes (KernelBench 55's would be 5.4 GB whole), or
+// CIG_TMA_CHUNK_IMAGES images where that is set.
 constexpr int64_t kChunkBytes = int64_t(1) << 30;
 struct Layout3 {
   bool ok = false;
@@ -960,11 +990,14 @@ struct Layout3 {
 };
 Layout3 layout_for(const Geometry& g) {
   Layout3 l;
-  if (kSpec.transposed || g.groups != 1 || g.cin_g < 8 || g.cout_g % 4 != 0 || g.n > 65535) return l;
+  if (g.groups != 1 || g.cin_g < 8 || g.cout_g % 4 != 0 || g.n > 65535) return l;
+  for (int d = 0; d < 3; ++d)
+    if (kSpec.transposed && (kSpec.stride[d] != 1 || pad_front(g, d) < 0)) return l;
   l.c_packed = static_cast<int>(round_up(kParts * int64_t(g.cin_g), kChannelTile));
   const int64_t image_in = round_up(int64_t(g.in_vol) * l.c_packed * int64_t(sizeof(Operand)), 256),
                 image_out = round_up(g.out_vol * g.cout_g * 4, 256);
-  l.batch_chunk = static_cast<int>(std::clamp<int64_t>(kChunkBytes / (image_in + image_out), 1, g.n));
+  const int64_t images = CIG_TMA_CHUNK_IMAGES > 0 ? CIG_TMA_CHUNK_IMAGES : kChunkBytes / (image_in + image_out);
+  l.batch_chunk = static_cast<int>(std::clamp<int64_t>(images, 1, g.n));
   if (int64_t(l.batch_chunk) * g.out_vol > INT32_MAX || int64_t(g.in_vol) * g.cin_g > INT32_MAX) return l;
   l.w_packed = 0;
   l.x_packed = round_up(int64_t(g.cout_g) * g.ker_vol * l.c_packed * int64_t(sizeof(Operand)), 256);
@@ -1025,10 +1058,15 @@ __global__ void __launch_bounds__(256) pack_input(const float* __restrict__ x, i
 }
 
 // w (K, C, taps) -> (K, taps, C'): strict [big | big | small | 0], tf32 and bf16 [w | 0]: each output row
-// is one (k, tap).
+// is one (k, tap). A stride-1 transposed convolution's weight is (C, K, taps), read with its window flipped:
+// flipping every dimension of the window reverses the row-major tap index.
 __global__ void __launch_bounds__(256) pack_weight(const float* __restrict__ w, int K, int C, int taps,
                                                    int c_packed, Operand* __restrict__ out) {
-  Tensor mW = make_tensor(make_gmem_ptr(w), make_shape(K, C, taps), make_stride(int64_t(C) * taps, taps, _1{}));
+  // (k, c, tap) -> w[k][c][tap], or w[c][k][taps - 1 - tap] from the last tap of w[0][0] on.
+  const int64_t tap_stride = kSpec.transposed ? -1 : 1;
+  Tensor mW = make_tensor(make_gmem_ptr(w + (kSpec.transposed ? taps - 1 : 0)), make_shape(K, C, taps),
+                          kSpec.transposed ? make_stride(int64_t(taps), int64_t(K) * taps, tap_stride)
+                                           : make_stride(int64_t(C) * taps, int64_t(taps), tap_stride));
   Tensor mO = make_tensor(make_gmem_ptr(out), make_shape(K, taps, c_packed),
                           make_stride(int64_t(taps) * c_packed, c_packed, _1{}));
   const int64_t total = int64_t(K) * taps * c_packed;

@@ -6,7 +6,7 @@ problem and path: verdict, the judge's median ms, speedup over eager and torch.c
 compiled in parallel first (CUTLASS's SM90 convolution takes minutes of nvcc).
 
 Usage: scripts/gpu_conv_tma.py --cutegen build-gpu/cutegen --out DIR [--tma-only] [--stop-after S] [PROBLEM ...]
-  (default problems: the project's dense forward convolutions, then those in $KERNELBENCH_DIR's level 1
+  (default problems: the project's dense forward and stride-1 transposed convolutions, then those in $KERNELBENCH_DIR's level 1
   given as KB:N, e.g. KB:63)
 --tma-only judges only the TMA variants (the gather kernel's numbers are in benchmarks/results.md);
 --stop-after S starts no evaluation after S seconds, so that one device call ends with its lines printed.
@@ -23,7 +23,8 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT = ["problems/conv2d_3x3.py", "problems/conv2d_bias_relu.py", "problems/conv1d_strided_dilated.py",
-           "problems/conv2d_output_used_twice.py", "problems/conv3d_scale_tanh_sigmoid.py"]
+           "problems/conv2d_output_used_twice.py", "problems/conv3d_scale_tanh_sigmoid.py",
+           "problems/conv_transpose1d_dilated.py", "problems/conv_transpose2d_stride1_padded.py"]
 
 
 def resolve(problem):

@@ -51,9 +51,23 @@ TEST(ConvPath, WhatThePathDoesNotTakeSaysWhy) {
     auto bytes = conv_tma_workspace_bytes(p);
     return bytes ? std::string("taken") : bytes.error().message;
   };
+  // Stride 1: the forward convolution with the window flipped (padding 1 of a 3x3 window: 1 in front).
   ConvPlan transposed = conv2d_3x3();
   transposed.kind = ConvPlan::Kind::transposed;
-  EXPECT_EQ(refusal(transposed), "a transposed convolution (the TMA path takes forward ones)");
+  EXPECT_EQ(refusal(transposed), "taken");
+  EXPECT_EQ(*conv_tma_workspace_bytes(transposed), *conv_tma_workspace_bytes(conv2d_3x3()));
+  ConvPlan strided = transposed;
+  strided.stride[2] = 2;
+  strided.output_shape = {8, 128, 256, 511};
+  EXPECT_EQ(refusal(strided),
+            "a transposed convolution of stride (1, 2) (the TMA path takes forward ones and transposed ones of stride 1)");
+  ConvPlan cropped = transposed;
+  cropped.padding[1] = 3;
+  cropped.output_shape = {8, 128, 252, 256};
+  EXPECT_EQ(refusal(cropped), "a transposed convolution whose padding (3, 1) passes dilation x (kernel - 1) (the TMA "
+                              "path would have to crop)");
+  cropped.dilation[1] = 2;  // d (k - 1) = 4: padding 3 is 1 in front
+  EXPECT_EQ(refusal(cropped), "taken");
   ConvPlan grouped = conv2d_3x3();
   grouped.groups = 4;
   EXPECT_EQ(refusal(grouped), "groups=4 (the TMA path takes dense layers)");
@@ -70,16 +84,47 @@ TEST(ConvPath, WhatThePathDoesNotTakeSaysWhy) {
   EXPECT_EQ(refusal(untyped), "the convolution's input or output shape is not in the trace");
 }
 
-TEST(ConvPath, TheGatherKernelWhereThePackedCopiesWouldNotFitTheBudget) {
+// conv2d_3x3's buffers: the packed weight (128 x 9 x 192 floats), then per image the packed input (65536 x 192)
+// and the NHWK output (65536 x 128).
+constexpr int64_t kPackedWeight = int64_t{128} * 9 * 192 * 4, kPerImage = int64_t{65536} * (192 + 128) * 4;
+
+TEST(ConvPath, FewerImagesPerChunkWhereTheLibrarysChunkWouldNotFitTheBudget) {
   ConvPlan p = conv2d_3x3();
   const int64_t need = *conv_tma_workspace_bytes(p);
+  EXPECT_EQ(need, kPackedWeight + 8 * kPerImage);
   choose_conv_path(p, need);
   EXPECT_EQ(p.path, ConvPlan::Path::tma_im2col);
+  EXPECT_EQ(p.tma_chunk_images, 0);  // the library's own chunk: all 8 images
   EXPECT_TRUE(p.path_reason.empty());
   choose_conv_path(p, need - 1);
+  EXPECT_EQ(p.path, ConvPlan::Path::tma_im2col);
+  EXPECT_EQ(p.tma_chunk_images, 7);
+  EXPECT_EQ(*conv_tma_workspace_bytes(p), kPackedWeight + 7 * kPerImage);
+  EXPECT_EQ(conv_workspace_bound(p), kPackedWeight + 7 * kPerImage);
+  auto src = emit_conv(p, CommentText("conv2d_3x3.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_NE(src->find("#define CIG_TMA_CHUNK_IMAGES 7  // set by the seed: as many images' packed copies as fit"),
+            std::string::npos);
+  EXPECT_EQ(src->find("#define CIG_TMA 0"), std::string::npos);
+  // Choosing again for a larger budget goes back to the library's own chunk.
+  choose_conv_path(p, need);
+  EXPECT_EQ(p.tma_chunk_images, 0);
+}
+
+TEST(ConvPath, TheGatherKernelWhereNotOneImagesPackedCopiesFitTheBudget) {
+  ConvPlan p = conv2d_3x3();
+  choose_conv_path(p, kPackedWeight + kPerImage);
+  EXPECT_EQ(p.path, ConvPlan::Path::tma_im2col);
+  EXPECT_EQ(p.tma_chunk_images, 1);
+  choose_conv_path(p, kPackedWeight + kPerImage - 1);
   EXPECT_EQ(p.path, ConvPlan::Path::gather);
-  EXPECT_EQ(p.path_reason, "the TMA path's packed copies (671973376 bytes) would not fit what the judge's workspace "
-                           "cap leaves for the convolution (671973375 bytes)");
+  EXPECT_EQ(p.path_reason, "the TMA path's packed copies of one image (84770816 bytes with the packed weight) would "
+                           "not fit what the judge's workspace cap leaves for the convolution (84770815 bytes)");
+  auto src = emit_conv(p, CommentText("conv2d_3x3.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_NE(src->find("#define CIG_TMA 0  // set by the seed: the TMA path's packed copies of one image"),
+            std::string::npos);
+  EXPECT_NE(src->find("#define CIG_TMA_CHUNK_IMAGES 0\n"), std::string::npos);
   ConvPlan grouped = conv2d_3x3();
   grouped.groups = 2;
   choose_conv_path(grouped, kWorkspaceCeiling);
@@ -87,26 +132,41 @@ TEST(ConvPath, TheGatherKernelWhereThePackedCopiesWouldNotFitTheBudget) {
   EXPECT_EQ(grouped.path_reason, "groups=2 (the TMA path takes dense layers)");
 }
 
-// A chain whose parts share one scratch region: the part whose TMA workspace passes what the cap leaves goes to
-// the gather kernel, made again as its own route's plan; a part that fits keeps the path.
-TEST(ConvPath, AChainMovesOnlyThePartsThatDoNotFitToTheGatherKernel) {
+// A chain whose parts share one scratch region: the part whose TMA workspace passes what the cap leaves is made
+// again as its own route's plan, with fewer images per chunk, or on the gather kernel where not one image's
+// packed copies fit; a part that fits keeps its plan.
+TEST(ConvPath, AChainRefitsOnlyThePartsThatDoNotFit) {
   ConvPlan large = conv2d_3x3(), small = conv2d_3x3();
   large.path = small.path = ConvPlan::Path::tma_im2col;
   small.input_shape = {1, 64, 32, 32};
   small.output_shape = {1, 128, 32, 32};
-  std::vector<ThenStep> parts{{.seed = matched_plan<kConvEpilogueRoute>(large)}, {.seed = matched_plan<kConvRoute>(small)}};
-  const int64_t intermediates = int64_t{64} << 20, cap = int64_t{256} << 20;
-  fit_convolution_parts(parts, intermediates, cap);
-  const auto* first = dynamic_cast<const TypedPlan<ConvPlan>*>(parts[0].seed.get());
-  const auto* second = dynamic_cast<const TypedPlan<ConvPlan>*>(parts[1].seed.get());
-  ASSERT_TRUE(first && second);
+  auto parts_of = [&] {
+    return std::vector<ThenStep>{{.seed = matched_plan<kConvEpilogueRoute>(large)},
+                                 {.seed = matched_plan<kConvRoute>(small)}};
+  };
+  auto conv_of = [](const ThenStep& s) {
+    const auto* typed = dynamic_cast<const TypedPlan<ConvPlan>*>(s.seed.get());
+    EXPECT_TRUE(typed);
+    return typed ? typed->plan() : ConvPlan{};
+  };
+  const int64_t intermediates = int64_t{64} << 20;
+  std::vector<ThenStep> parts = parts_of();
+  fit_convolution_parts(parts, intermediates, int64_t{256} << 20);  // 192 MiB left: two images per chunk
   EXPECT_EQ(parts[0].seed->route(), "conv_epilogue");
-  EXPECT_EQ(first->plan().path, ConvPlan::Path::gather);
-  EXPECT_EQ(first->plan().path_reason, "the chain's results leave 201326592 bytes of the judge's workspace cap, less "
-                                       "than the TMA path's packed copies (671973376 bytes)");
+  EXPECT_EQ(conv_of(parts[0]).path, ConvPlan::Path::tma_im2col);
+  EXPECT_EQ(conv_of(parts[0]).tma_chunk_images, 2);
+  EXPECT_LE(then_step_scratch(*parts[0].seed) + intermediates, int64_t{256} << 20);
   EXPECT_EQ(parts[1].seed->route(), "conv");
-  EXPECT_EQ(second->plan().path, ConvPlan::Path::tma_im2col);
-  EXPECT_LE(then_step_scratch(*parts[0].seed) + intermediates, cap);
+  EXPECT_EQ(conv_of(parts[1]).path, ConvPlan::Path::tma_im2col);
+  EXPECT_EQ(conv_of(parts[1]).tma_chunk_images, 0);
+
+  parts = parts_of();
+  fit_convolution_parts(parts, intermediates, intermediates + (int64_t{50} << 20));  // 50 MiB: not one image
+  EXPECT_EQ(parts[0].seed->route(), "conv_epilogue");
+  EXPECT_EQ(conv_of(parts[0]).path, ConvPlan::Path::gather);
+  EXPECT_TRUE(conv_of(parts[0]).path_reason.starts_with("the TMA path's packed copies of one image"))
+      << conv_of(parts[0]).path_reason;
+  EXPECT_EQ(conv_of(parts[1]).path, ConvPlan::Path::tma_im2col);
 }
 
 }  // namespace

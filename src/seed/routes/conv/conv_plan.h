@@ -28,12 +28,16 @@ struct ConvEpilogueOperand {
 struct ConvPlan {
   enum class Kind { forward, transposed };
   // The library kernel's two paths (its CIG_TMA knob, which the seed sets): CUTLASS's SM90 implicit-GEMM
-  // convolution over TMA-im2col loads of a packed copy of the input, for dense forward layers; and the gather
-  // kernel, for everything else and wherever the packed copies would not fit the judge's workspace cap.
+  // convolution over TMA-im2col loads of a packed copy of the input, for dense forward layers and stride-1
+  // transposed ones; and the gather kernel, for everything else and wherever even one image's packed copies
+  // would not fit the judge's workspace cap.
   enum class Path { tma_im2col, gather };
   Kind kind = Kind::forward;
   Path path = Path::gather;
   std::string path_reason;  // why the gather kernel, where it is ("groups=4: the TMA path takes dense layers")
+  // On the TMA path: images per chunk of its packed copies where the library's own choice (about 1 GiB) would
+  // not fit the workspace the judge's cap leaves (the kernel's CIG_TMA_CHUNK_IMAGES); 0: the library's.
+  int64_t tma_chunk_images = 0;
   std::vector<int64_t> input_shape, output_shape;  // x's (N, C, spatial...) and the convolution's
   int dims = 2;
   int64_t groups = 1, in_channels = 1, out_channels = 1;

@@ -151,11 +151,34 @@ int64_t conv_gather_workspace_bytes(const ConvPlan& p) {
   return table + 2 * weights;  // the big and the small parts
 }
 
-Result<int64_t> conv_tma_workspace_bytes(const ConvPlan& p) {
-  // The path's own checks (tma_path::layout_for), in its order; CUTLASS's can_implement is the run's to make.
+namespace {
+
+// The TMA path's buffers (tma_path::Layout3): the packed weight, and per image the packed input and the NHWK
+// output, each rounded to 256 bytes; strict sizes (the policy whose packed copies are the largest).
+struct TmaBuffers {
+  int64_t weight = 0, image_in = 0, image_out = 0, images = 0, out_vol = 0;
+};
+constexpr int64_t kTmaChunkBytes = int64_t{1} << 30;  // the library's kChunkBytes
+
+// The path's own checks (tma_path::layout_for), in its order; CUTLASS's can_implement is the run's to make.
+Result<TmaBuffers> tma_buffers(const ConvPlan& p) {
   const int64_t groups = std::max<int64_t>(p.groups, 1), cin_g = p.in_channels / groups,
                 cout_g = p.out_channels / groups;
-  if (p.kind == ConvPlan::Kind::transposed) return Error{"a transposed convolution (the TMA path takes forward ones)"};
+  if (p.kind == ConvPlan::Kind::transposed) {
+    // A stride-1 transposed convolution is a forward one with the window flipped and padding d (k - 1) - p in
+    // front (the library's pad_front); strided ones would multiply by zeros there, and a padding past d (k - 1)
+    // would crop.
+    for (int d = 0; d < 3; ++d) {
+      if (p.stride[d] != 1)
+        return Error{fmt::format("a transposed convolution of stride {} (the TMA path takes forward ones and "
+                                 "transposed ones of stride 1)",
+                                 per_dim(p.stride, p.dims))};
+      if (p.padding[d] > p.dilation[d] * (p.kernel[d] - 1))
+        return Error{fmt::format("a transposed convolution whose padding {} passes dilation x (kernel - 1) (the TMA "
+                                 "path would have to crop)",
+                                 per_dim(p.padding, p.dims))};
+    }
+  }
   if (groups != 1) return Error{fmt::format("groups={} (the TMA path takes dense layers)", groups)};
   if (cin_g < 8)
     return Error{fmt::format("{} input channels (the TMA path packs at least 8: fewer would be mostly padding)", cin_g)};
@@ -168,14 +191,31 @@ Result<int64_t> conv_tma_workspace_bytes(const ConvPlan& p) {
   if (n > 65535) return Error{fmt::format("a batch of {} (the TMA path's grid holds 65535 images)", n)};
   auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
   const int64_t in_vol = product(p.input_shape, 2, rank), out_vol = product(p.output_shape, 2, rank);
+  if (in_vol * cin_g > INT32_MAX) return Error{"an image too large for the TMA path's 32-bit coordinates"};
   const int64_t ker_vol = p.kernel[0] * p.kernel[1] * p.kernel[2];
-  constexpr int64_t kParts = 3, kChannelTile = 32, kOperandBytes = 4, kChunkBytes = int64_t{1} << 30;
+  constexpr int64_t kParts = 3, kChannelTile = 32, kOperandBytes = 4;
   const int64_t c_packed = round_up(kParts * cin_g, kChannelTile);
-  const int64_t image_in = round_up(in_vol * c_packed * kOperandBytes, 256), image_out = round_up(out_vol * cout_g * 4, 256);
-  const int64_t chunk = std::clamp<int64_t>(kChunkBytes / (image_in + image_out), 1, n);
-  if (chunk * out_vol > INT32_MAX || in_vol * cin_g > INT32_MAX)
-    return Error{"an image too large for the TMA path's 32-bit coordinates"};
-  const int64_t total = round_up(cout_g * ker_vol * c_packed * kOperandBytes, 256) + chunk * (image_in + image_out);
+  return TmaBuffers{.weight = round_up(cout_g * ker_vol * c_packed * kOperandBytes, 256),
+                    .image_in = round_up(in_vol * c_packed * kOperandBytes, 256),
+                    .image_out = round_up(out_vol * cout_g * 4, 256),
+                    .images = n,
+                    .out_vol = out_vol};
+}
+
+// Images per chunk, as the library counts them: the plan's CIG_TMA_CHUNK_IMAGES, or about 1 GiB of them.
+int64_t chunk_images(const ConvPlan& p, const TmaBuffers& b) {
+  const int64_t images = p.tma_chunk_images > 0 ? p.tma_chunk_images : kTmaChunkBytes / (b.image_in + b.image_out);
+  return std::clamp<int64_t>(images, 1, b.images);
+}
+
+}  // namespace
+
+Result<int64_t> conv_tma_workspace_bytes(const ConvPlan& p) {
+  auto b = tma_buffers(p);
+  if (!b) return b.error();
+  const int64_t chunk = chunk_images(p, *b);
+  if (chunk * b->out_vol > INT32_MAX) return Error{"an image too large for the TMA path's 32-bit coordinates"};
+  const int64_t total = b->weight + chunk * (b->image_in + b->image_out);
   if (total > kWorkspaceCeiling)
     return Error{fmt::format("the TMA path's packed copies ({} bytes) pass the judge's ceiling", total)};
   return total;
@@ -189,21 +229,29 @@ int64_t conv_workspace_bound(const ConvPlan& p) {
 }
 
 void choose_conv_path(ConvPlan& p, int64_t budget) {
+  p.tma_chunk_images = 0;
   auto tma = conv_tma_workspace_bytes(p);
   if (!tma) {
     p.path = ConvPlan::Path::gather;
     p.path_reason = tma.error().message;
     return;
   }
-  if (const int64_t need = std::max(*tma, conv_gather_workspace_bytes(p)); need > budget) {
-    p.path = ConvPlan::Path::gather;
-    p.path_reason = fmt::format("the TMA path's packed copies ({} bytes) would not fit what the judge's workspace cap "
-                                "leaves for the convolution ({} bytes)",
-                                need, std::max<int64_t>(budget, 0));
-    return;
-  }
   p.path = ConvPlan::Path::tma_im2col;
   p.path_reason.clear();
+  const int64_t gather = conv_gather_workspace_bytes(p);
+  if (std::max(*tma, gather) <= budget) return;
+  // Fewer images per chunk: as many as fit beside the packed weight (the gather kernel's bound must fit too,
+  // since CUTLASS may still send the shape there at run time).
+  const TmaBuffers b = *tma_buffers(p);
+  const int64_t fit = (budget - b.weight) / (b.image_in + b.image_out);
+  if (fit >= 1 && gather <= budget) {
+    p.tma_chunk_images = fit;
+    return;
+  }
+  p.path = ConvPlan::Path::gather;
+  p.path_reason = fmt::format("the TMA path's packed copies of one image ({} bytes with the packed weight) would not "
+                              "fit what the judge's workspace cap leaves for the convolution ({} bytes)",
+                              std::max(b.weight + b.image_in + b.image_out, gather), std::max<int64_t>(budget, 0));
 }
 
 std::string conv_spec_line(const ConvPlan& p) {
@@ -273,6 +321,15 @@ Result<std::string> conv_library_text(const ConvPlan& plan) {
     return s.error();
   if (plan.num_contract_inputs != 0)
     if (auto s = set_epilogue(library, plan); !s) return s.error();
+  if (plan.path == ConvPlan::Path::tma_im2col && plan.tma_chunk_images > 0)
+    if (auto s = replace_library_line(
+            library, "#define CIG_TMA_CHUNK_IMAGES 0",
+            fmt::format("#define CIG_TMA_CHUNK_IMAGES {}  // set by the seed: as many images' packed copies as fit "
+                        "what the judge's workspace cap leaves for the convolution",
+                        plan.tma_chunk_images),
+            kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
+        !s)
+      return s.error();
   if (plan.path == ConvPlan::Path::gather)
     if (auto s = replace_library_line(library, "#define CIG_TMA 1",
                                       "#define CIG_TMA 0  // set by the seed: " + plan.path_reason, kLibraryFile,

@@ -102,6 +102,67 @@ TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
 #endif
 }
 
+// A stride-1 transposed convolution takes the path as the forward convolution with the window flipped: here a
+// 3 x 3 window, padding 1, dilation 2 along W (2 in front of W, and 2 plus the output_padding behind), one image
+// per chunk (CIG_TMA_CHUNK_IMAGES, as a seed sets it where the cap leaves little). The built kernel's host
+// planning asks what the seed's planning asks; three input channels stay on the gather kernel.
+TEST(SeedCompile, LibraryConvTmaPathTakesStrideOneTransposedConvolutions) {
+  CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution, minutes of nvcc; the GPU check judges it");
+  std::string src = library_conv();
+  const std::string forward_spec = "constexpr ConvSpec kSpec = {2, false, 1, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}};";
+  const auto at = src.find(forward_spec);
+  ASSERT_NE(at, std::string::npos) << "the library's kSpec line changed";
+  src.replace(at, forward_spec.size(), "constexpr ConvSpec kSpec = {2, true, 1, {1, 1, 1}, {0, 1, 1}, {1, 1, 2}};");
+  RealCompiler compiler;
+  auto out = compiler.build_ok("#define CIG_TMA 1\n#define CIG_TMA_CHUNK_IMAGES 1\n" + src, "conv_tma_transposed.cu");
+  ASSERT_TRUE(out);
+#ifndef CUTEGEN_CUDA_LIB_DIR
+  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+#else
+  using testing::fp32;
+  testing::HostOnlyLibrary lib(out->library);
+  ASSERT_TRUE(lib.error.empty()) << lib.error;
+  auto workspace_bytes = lib.workspace_bytes();
+  ASSERT_NE(workspace_bytes, nullptr);
+  auto plan = [&](cutegen_tensor x, cutegen_tensor w, cutegen_tensor y) {
+    const cutegen_tensor in[2] = {x, w};
+    return workspace_bytes(in, 2, &y, 1);
+  };
+  auto seed_plan = [](std::vector<int64_t> x, std::vector<int64_t> y) {
+    ConvPlan p;
+    p.kind = ConvPlan::Kind::transposed;
+    p.in_channels = x[1];
+    p.out_channels = y[1];
+    p.kernel[1] = p.kernel[2] = 3;
+    p.padding[1] = p.padding[2] = 1;
+    p.dilation[2] = 2;
+    p.tma_chunk_images = 1;
+    p.input_shape = std::move(x);
+    p.output_shape = std::move(y);
+    auto bytes = conv_tma_workspace_bytes(p);
+    EXPECT_TRUE(bytes.ok()) << bytes.error().message;
+    return bytes.ok() ? static_cast<size_t>(*bytes) : size_t{0};
+  };
+  // 20 channels (C' = 64), 32 filters; W: 12 + 2 x 2 - 2 = 14 outputs. The packed weight, then one image's
+  // packed input and NHWK output.
+  const size_t packed_w = size_t{32} * 9 * 64 * 4, packed_x = size_t{144} * 64 * 4;
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({20, 32, 3, 3}), fp32({2, 32, 12, 14})),
+            packed_w + packed_x + size_t{12} * 14 * 32 * 4);
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({20, 32, 3, 3}), fp32({2, 32, 12, 14})),
+            seed_plan({2, 20, 12, 12}, {2, 32, 12, 14}));
+  // output_padding 1 along W: 15 outputs, one more column behind.
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({20, 32, 3, 3}), fp32({2, 32, 12, 15})),
+            packed_w + packed_x + size_t{12} * 15 * 32 * 4);
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({20, 32, 3, 3}), fp32({2, 32, 12, 15})),
+            seed_plan({2, 20, 12, 12}, {2, 32, 12, 15}));
+  // 3 input channels: the gather kernel (one phase of 9 taps, K = 27 -> kmax 32; a 64-wide tile): its table and
+  // split weight.
+  EXPECT_EQ(plan(fp32({2, 3, 12, 12}), fp32({3, 32, 3, 3}), fp32({2, 32, 12, 14})), size_t{32} * 16 + 2 * 32 * 64 * 4);
+  // A forward convolution's weight (filters first) is not this kernel's: refused.
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({32, 20, 3, 3}), fp32({2, 32, 12, 14})), 0u);
+#endif
+}
+
 // The other precision policies (CIG_PRECISION 1: tf32, 2: bf16) pack each channel once: problems/
 // conv2d_3x3.py's 64 channels stay 64 (one 128-byte row of bf16; two of TF32), so the packed input is a
 // third of the strict path's (bf16: a sixth), and 20 channels round up to 32 (TF32) or 64 (bf16). What the

@@ -226,23 +226,34 @@ json conv_gelu_mean(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w) {
 }
 
 // The head's path is chosen for the whole chain: the TMA-im2col path where its packed copies fit beside the
-// results and the steps' workspaces, the gather kernel (said in the kernel's text) where only its small tables
-// do, and a refusal where not even they do.
+// results and the steps' workspaces -- in chunks of fewer images where the library's own chunk would not --, the
+// gather kernel (said in the kernel's text) where not one image's packed copies fit, and a refusal where not even
+// the gather kernel's tables do.
 TEST(ConvThen, TheConvolutionsPathIsChosenForTheWholeChainsWorkspace) {
   auto small = match(conv_gelu_mean(8, 16, 16, 18, 20));
   ASSERT_TRUE(small.plan_as<ConvThenPlan>()) << small.reason;
   EXPECT_EQ(plan_of(small).head.path, ConvPlan::Path::tma_im2col) << plan_of(small).head.path_reason;
-  // 64 images of 16 x 64 x 64 into 128 channels: y is 126 MB of the 135 MB cap, the packed copies 193 MB.
+  EXPECT_EQ(plan_of(small).head.tma_chunk_images, 0);
+  // 64 images of 16 x 64 x 64 into 128 channels: y is 126 MB of the 135 MB cap; an image's packed copies are 3 MB.
   auto tight = match(conv_gelu_mean(64, 16, 128, 64, 64));
   ASSERT_TRUE(tight.plan_as<ConvThenPlan>()) << tight.reason;
-  const ConvPlan& head = plan_of(tight).head;
-  EXPECT_EQ(head.path, ConvPlan::Path::gather);
-  EXPECT_TRUE(head.path_reason.starts_with("the TMA path's packed copies (193363968 bytes) would not fit what the "
-                                           "judge's workspace cap leaves for the convolution"))
-      << head.path_reason;
+  const ConvPlan& chunked = plan_of(tight).head;
+  EXPECT_EQ(chunked.path, ConvPlan::Path::tma_im2col) << chunked.path_reason;
+  EXPECT_GE(chunked.tma_chunk_images, 1);
+  EXPECT_LT(chunked.tma_chunk_images, 64);
   auto src = tight.plan->emit(CommentText("tight.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
-  EXPECT_TRUE(contains(*src, "#define CIG_TMA 0  // set by the seed: the TMA path's packed copies")) << *src;
+  EXPECT_TRUE(contains(*src, fmt::format("#define CIG_TMA_CHUNK_IMAGES {}  // set by the seed", chunked.tma_chunk_images)))
+      << *src;
+  // 8 such images: the cap leaves about 1 MB beside y.
+  auto tighter = match(conv_gelu_mean(8, 16, 128, 64, 64));
+  ASSERT_TRUE(tighter.plan_as<ConvThenPlan>()) << tighter.reason;
+  const ConvPlan& head = plan_of(tighter).head;
+  EXPECT_EQ(head.path, ConvPlan::Path::gather);
+  EXPECT_TRUE(head.path_reason.starts_with("the TMA path's packed copies of one image (")) << head.path_reason;
+  src = tighter.plan->emit(CommentText("tighter.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "#define CIG_TMA 0  // set by the seed: the TMA path's packed copies of one image")) << *src;
 }
 
 // Results that alone pass the cap: the chain runs in passes over the batch when every op treats each image on

@@ -195,25 +195,22 @@ int64_t then_step_scratch(const MatchedPlan& seed) {
 
 namespace {
 
-// The part made again with its convolution on the gather kernel, or nullptr when it has none on the TMA path.
-std::shared_ptr<const MatchedPlan> on_gather_kernel(const MatchedPlan& seed, int64_t budget) {
-  auto regather = [&](ConvPlan conv) {
-    const int64_t need = conv_workspace_bound(conv);
-    conv.path = ConvPlan::Path::gather;
-    conv.path_reason = fmt::format("the chain's results leave {} bytes of the judge's workspace cap, less than the "
-                                   "TMA path's packed copies ({} bytes)",
-                                   std::max<int64_t>(budget, 0), need);
+// The part made again with its convolution's path chosen for `budget` (fewer images per chunk of the TMA path's
+// packed copies, or the gather kernel), or nullptr when it has no convolution on the TMA path.
+std::shared_ptr<const MatchedPlan> fitted_to(const MatchedPlan& seed, int64_t budget) {
+  auto refit = [&](ConvPlan conv) {
+    choose_conv_path(conv, budget);
     return conv;
   };
   if (const auto* conv = dynamic_cast<const TypedPlan<ConvPlan>*>(&seed);
       conv && conv->plan().path == ConvPlan::Path::tma_im2col) {
-    if (seed.route() == kConvEpilogueRoute.name) return matched_plan<kConvEpilogueRoute>(regather(conv->plan()));
-    if (seed.route() == kConvRoute.name) return matched_plan<kConvRoute>(regather(conv->plan()));
+    if (seed.route() == kConvEpilogueRoute.name) return matched_plan<kConvEpilogueRoute>(refit(conv->plan()));
+    if (seed.route() == kConvRoute.name) return matched_plan<kConvRoute>(refit(conv->plan()));
   }
   if (const auto* separable = dynamic_cast<const TypedPlan<SeparableConvPlan>*>(&seed);
       separable && separable->plan().second.path == ConvPlan::Path::tma_im2col) {
     SeparableConvPlan plan = separable->plan();
-    plan.second = regather(plan.second);
+    plan.second = refit(plan.second);
     return matched_plan<kSeparableConvRoute>(std::move(plan));
   }
   return nullptr;
@@ -223,11 +220,12 @@ std::shared_ptr<const MatchedPlan> on_gather_kernel(const MatchedPlan& seed, int
 
 void fit_convolution_parts(std::vector<ThenStep>& parts, int64_t intermediates, int64_t cap) {
   // The parts share one region, as large as the largest part's workspace: each part on the TMA path that asks
-  // more than the cap leaves goes to the gather kernel; moving one that asks less would not help.
+  // more than the cap leaves takes fewer images per chunk, or the gather kernel; refitting one that asks less
+  // would not help.
   const int64_t budget = cap - intermediates;
   for (ThenStep& p : parts)
     if (then_step_scratch(*p.seed) > budget)
-      if (auto gather = on_gather_kernel(*p.seed, budget)) p.seed = std::move(gather);
+      if (auto fitted = fitted_to(*p.seed, budget)) p.seed = std::move(fitted);
 }
 
 int64_t round_up_to(int64_t v, int64_t to) { return (v + to - 1) / to * to; }

@@ -51,8 +51,8 @@ inline constexpr int64_t kStepScratchAllowance = int64_t{1} << 20;
 int64_t then_step_scratch(const MatchedPlan& seed);
 // For the chains whose parts share one scratch region after the intermediates (gemm_then, prologue_then): each part
 // whose library convolution is on its TMA-im2col path and asks more than `cap` leaves after the intermediates is
-// made again on the gather kernel (ConvPlan::Path), whose tables are small. What still does not fit is the
-// caller's to refuse.
+// made again with its path chosen for what is left (choose_conv_path: fewer images per chunk of the packed
+// copies, or the gather kernel, whose tables are small). What still does not fit is the caller's to refuse.
 void fit_convolution_parts(std::vector<ThenStep>& parts, int64_t intermediates, int64_t cap);
 
 // The graph the next seed sees: `g` with node `split` made forward input 0 (y), a contiguous fp32 tensor of
