@@ -17,7 +17,6 @@
 #include "seed/routes/loss/loss_route.h"
 #include "seed/routes/norm/norm_route.h"
 #include "seed/routes/pointwise/pointwise_route.h"
-#include "seed/routes/pointwise_conv/pointwise_conv_route.h"
 #include "seed/routes/pool/pool_route.h"
 #include "seed/routes/prologue_then/prologue_then_route.h"
 #include "seed/routes/reduce/reduce_route.h"
@@ -86,12 +85,9 @@ Claim claim_pool(const MatchContext& c) {
   return decide_if((c.has(Op::max_pool) || c.has(Op::avg_pool)) && !has_convolution(c));
 }
 
-// A dense 1x1 convolution is a batched GEMM; one with groups = channels has the depthwise window kernel;
-// what either refuses -- any other dense or grouped convolution, and every transposed one -- is the library
-// convolution's, whose refusal is the answer. A convolution followed by other ops is the epilogue's.
-Claim claim_pointwise_conv(const MatchContext& c) {
-  return c.has(Op::conv) && is_dense_convolution(c.graph) ? Claim::attempt : Claim::skip;
-}
+// A convolution with groups = channels has the depthwise window kernel; what it refuses -- every dense or
+// other grouped convolution, 1x1 ones included, and every transposed one -- is the library convolution's,
+// whose refusal is the answer. A convolution followed by other ops is the epilogue's.
 Claim claim_depthwise_conv(const MatchContext& c) { return c.has(Op::conv) ? Claim::attempt : Claim::skip; }
 // A convolution of a convolution (KernelBench's depthwise-separable one): two launches through the workspace.
 Claim claim_separable_conv(const MatchContext& c) {
@@ -188,7 +184,6 @@ constexpr Route kRoutes[] = {
     route<kGemmEpilogueRoute>(claim_gemm_epilogue),
     route<kGemmThenRoute>(claim_gemm_then),
     route<kPoolRoute>(claim_pool),
-    route<kPointwiseConvRoute>(claim_pointwise_conv),
     route<kDepthwiseConvRoute>(claim_depthwise_conv),
     route<kSeparableConvRoute>(claim_separable_conv),
     route<kConvRoute>(claim_conv),

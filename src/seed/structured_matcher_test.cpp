@@ -403,21 +403,22 @@ json pointwise_conv(int k = 1, bool bias = false) {
                {"pw.weight"});
 }
 
-TEST(PointwiseConvMatcher, A1x1ConvolutionIsABatchedGemmWithTheWeightShared) {
+// A 1x1 convolution is the library convolution's, on its gather kernel (the TMA path's packed copies would
+// move three times the bytes for one tap), with or without a bias; so is a wider window, on the TMA path.
+TEST(ConvRoute, A1x1ConvolutionTakesTheLibraryConvolutionsGatherKernel) {
   auto m = match(pointwise_conv());
-  ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
-  const auto& p = *m.plan_as<GemmPlan>();
-  EXPECT_EQ((std::vector<int64_t>{p.batch, p.m, p.n, p.k, p.a_batch_stride, p.b_batch_stride}),
-            (std::vector<int64_t>{16, 128, 32 * 48, 64, 0, 64 * 32 * 48}));
-  EXPECT_EQ((std::vector<int>{p.a_input, p.b_input}), (std::vector<int>{1, 0}));
-  EXPECT_FALSE(p.a_transposed || p.b_transposed || p.has_epilogue());
-  std::string src = generate_gemm_kernel(p, CommentText("pw.py"));
-  EXPECT_TRUE(contains(src, "constexpr int64_t kABatchStride = 0, kBBatchStride = 98304;")) << src;
-  // The shared weight is checked as one matrix, not one per batch element.
-  EXPECT_TRUE(contains(src, "(kABatchStride ? kBatch : 1) * kM * kK")) << src;
-  EXPECT_FALSE(contains(src, "{{")) << src;
-  // What the batched GEMM refuses is the library convolution's: a wider window, a 1x1 with a bias.
-  EXPECT_TRUE(match(pointwise_conv(3)).plan_as<ConvPlan>()) << match(pointwise_conv(3)).reason;
+  ASSERT_TRUE(m.plan_as<ConvPlan>()) << m.reason;
+  EXPECT_EQ(m.route(), "conv");
+  const ConvPlan& p = *m.plan_as<ConvPlan>();
+  EXPECT_EQ(p.path, ConvPlan::Path::gather);
+  EXPECT_EQ(p.path_reason, "a 1x1 window (the gather kernel reads each input once in place; the TMA path's packed "
+                           "copies would move about three times the bytes for one tap)");
+  auto src = m.plan->emit(CommentText("pw.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "#define CIG_TMA 0  // set by the seed: a 1x1 window")) << *src;
+  auto wide = match(pointwise_conv(3));
+  ASSERT_TRUE(wide.plan_as<ConvPlan>()) << wide.reason;
+  EXPECT_EQ(wide.plan_as<ConvPlan>()->path, ConvPlan::Path::tma_im2col) << wide.plan_as<ConvPlan>()->path_reason;
   json with_bias = pointwise_conv(1, true);
   json conv = with_bias["nodes"][2];
   conv["id"] = 3;

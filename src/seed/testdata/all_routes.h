@@ -22,7 +22,6 @@
 #include "seed/routes/norm/norm_route.h"
 #include "seed/routes/pointwise/pointwise_kernel.h"
 #include "seed/routes/pointwise/pointwise_route.h"
-#include "seed/routes/pointwise_conv/pointwise_conv_route.h"
 #include "seed/routes/pool/pool_kernel.h"
 #include "seed/routes/pool/pool_route.h"
 #include "seed/routes/prologue_then/prologue_then_route.h"

@@ -180,6 +180,12 @@ Result<TmaBuffers> tma_buffers(const ConvPlan& p) {
     }
   }
   if (groups != 1) return Error{fmt::format("groups={} (the TMA path takes dense layers)", groups)};
+  // One tap: each input is read once, in place, by the gather kernel; the TMA path would write and read it
+  // three times over and pass the output through NHWK as well, for as little math per byte as a
+  // convolution has (KernelBench 87: about 56 GB moved against 17 GB).
+  if (p.kernel[0] * p.kernel[1] * p.kernel[2] == 1)
+    return Error{"a 1x1 window (the gather kernel reads each input once in place; the TMA path's packed copies would "
+                 "move about three times the bytes for one tap)"};
   if (cin_g < 8)
     return Error{fmt::format("{} input channels (the TMA path packs at least 8: fewer would be mostly padding)", cin_g)};
   if (cout_g % 4 != 0)

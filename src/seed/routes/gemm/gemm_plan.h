@@ -1,5 +1,5 @@
 #pragma once
-// The matrix-product routes' plan (gemm_route.h, gemm_epilogue_route.h, pointwise_conv_route.h share it, its
+// The matrix-product routes' plan (gemm_route.h and gemm_epilogue_route.h share it, its
 // texts and its emitter): C[b] = A[b] @ B[b] in fp32, with what runs on the product before it is stored.
 #include <cstdint>
 #include <string>

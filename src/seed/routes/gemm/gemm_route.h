@@ -2,7 +2,7 @@
 // The matrix-product route (docs/seed.md, "Matrix products"): a matmul of forward inputs or parameters, each
 // optionally transposed in its last two dimensions (2-D, bmm, a batch folded into M, matrix-vector),
 // optionally under triu/tril. Its plan, texts and emitter are shared with the routes whose products carry an
-// epilogue (gemm_epilogue) or are 1x1 convolutions (pointwise_conv). Which kernel computes a plan -- the
+// epilogue (gemm_epilogue). Which kernel computes a plan -- the
 // library's 3xTF32 GEMM, a GEMV, split K or the tiled template -- is decided once (gemm_kernel_choice.h).
 #include "seed/route.h"
 #include "seed/routes/gemm/gemm_plan.h"
