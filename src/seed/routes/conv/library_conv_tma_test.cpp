@@ -26,6 +26,22 @@ std::string library_conv() {
   return text.ok() ? *text : std::string();
 }
 
+// The built library's host planning on this CPU: its cutegen_workspace_bytes for (x, weight) -> y.
+#ifdef CUTEGEN_CUDA_LIB_DIR
+struct ConvHostPlanning {
+  testing::HostOnlyLibrary lib;
+  testing::HostOnlyLibrary::WorkspaceBytes workspace_bytes = nullptr;
+  std::string error;
+  explicit ConvHostPlanning(const fs::path& library) : lib(library), workspace_bytes(lib.workspace_bytes()) {
+    error = !lib.error.empty() ? lib.error : workspace_bytes ? "" : "the library has no cutegen_workspace_bytes";
+  }
+  size_t operator()(cutegen_tensor x, cutegen_tensor w, cutegen_tensor y) const {
+    const cutegen_tensor in[2] = {x, w};
+    return workspace_bytes(in, 2, &y, 1);
+  }
+};
+#endif
+
 // The path is the library's default (judged on the H200, benchmarks/results.md); the seed sets 0 where the
 // convolution is not the path's or its packed copies would not fit (conv_path_test.cpp), and `cutegen tune`
 // may try either.
@@ -49,14 +65,8 @@ TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
   GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
 #else
   using testing::fp32;
-  testing::HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
-  auto plan = [&](cutegen_tensor x, cutegen_tensor w, cutegen_tensor y) {
-    const cutegen_tensor in[2] = {x, w};
-    return workspace_bytes(in, 2, &y, 1);
-  };
+  const ConvHostPlanning plan(out->library);
+  ASSERT_TRUE(plan.error.empty()) << plan.error;
   // The seed's planning (conv_tma_workspace_bytes, which chains size their workspace by) asks what the built
   // kernel asks, for the layers the path takes.
   auto seed_plan = [](std::vector<int64_t> x, int64_t filters, std::vector<int64_t> y) {
@@ -120,14 +130,8 @@ TEST(SeedCompile, LibraryConvTmaPathTakesStrideOneTransposedConvolutions) {
   GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
 #else
   using testing::fp32;
-  testing::HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
-  auto plan = [&](cutegen_tensor x, cutegen_tensor w, cutegen_tensor y) {
-    const cutegen_tensor in[2] = {x, w};
-    return workspace_bytes(in, 2, &y, 1);
-  };
+  const ConvHostPlanning plan(out->library);
+  ASSERT_TRUE(plan.error.empty()) << plan.error;
   auto seed_plan = [](std::vector<int64_t> x, std::vector<int64_t> y) {
     ConvPlan p;
     p.kind = ConvPlan::Kind::transposed;
@@ -180,14 +184,8 @@ TEST(SeedCompile, LibraryConvTmaPathPacksOncePerChannelUnderTf32AndBf16) {
     GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
 #else
     using testing::fp32;
-    testing::HostOnlyLibrary lib(out->library);
-    ASSERT_TRUE(lib.error.empty()) << lib.error;
-    auto workspace_bytes = lib.workspace_bytes();
-    ASSERT_NE(workspace_bytes, nullptr);
-    auto plan = [&](cutegen_tensor x, cutegen_tensor w, cutegen_tensor y) {
-      const cutegen_tensor in[2] = {x, w};
-      return workspace_bytes(in, 2, &y, 1);
-    };
+    const ConvHostPlanning plan(out->library);
+    ASSERT_TRUE(plan.error.empty()) << plan.error;
     const size_t bytes = policy == 2 ? 2 : 4;
     EXPECT_EQ(plan(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})),
               size_t{8} * 256 * 256 * 64 * bytes + size_t{128} * 9 * 64 * bytes + size_t{8} * 256 * 256 * 128 * 4);
