@@ -129,7 +129,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   std::optional<RunSeed> seed;
   if (*no_llm) {
     if (args.loop.start == "scratch") return fail("--start scratch needs an LLM to write the first kernel: give --llm");
-    auto s = seed_for_run("auto", args.problem, "");
+    auto s = seed_for_run("auto", args.problem, "", parse_precision(args.judge.precision).value());
     if (!s) return fail(s.error().message);
     if (s->source.empty()) {
       (void)fail(s->note + "; give --llm");
@@ -173,7 +173,7 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   // With an LLM, traced once the GPU is known to be there: a start that cannot run costs no tracing.
   if (!seed) {
     // --start seed without one ends as a run without an LLM does (kExitNoSeed); auto lets the LLM start.
-    auto s = seed_for_run(args.loop.start == "seed" ? "auto" : args.loop.start, args.problem, "");
+    auto s = seed_for_run(args.loop.start == "seed" ? "auto" : args.loop.start, args.problem, "", eo.precision);
     if (!s) return give_up(s.error().message);
     if (args.loop.start == "seed" && s->source.empty()) {
       (void)give_up(s->note + "; use --start scratch");

@@ -20,6 +20,7 @@ struct SeedArgs {
   std::string problem;
   std::string out;
   std::string list;
+  std::string precision = to_string(kDefaultPrecision);
 };
 
 // KernelBench names start with their number: 2_ before 10_.
@@ -52,7 +53,7 @@ int run_list(const SeedArgs& args) {
   if (!worker) return fail(worker.error().message);
   int matched = 0;
   for (const auto& p : problems) {
-    auto outcome = worker->seed(p);
+    auto outcome = worker->seed(p, parse_precision(args.precision).value());
     std::string line;
     if (!outcome) {
       line = "error: " + outcome.error().message;
@@ -81,7 +82,7 @@ int run_seed(const SeedArgs& args) {
   if (args.problem.empty()) return fail("give a problem file, or --list DIR");
   auto worker = TraceWorker::start();
   if (!worker) return fail(worker.error().message);
-  auto outcome = worker->seed(args.problem);
+  auto outcome = worker->seed(args.problem, parse_precision(args.precision).value());
   if (!outcome) return fail(outcome.error().message);
   if (!outcome->found()) {
     (void)fail(outcome->match.no_seed_line());
@@ -110,6 +111,12 @@ void add_seed_command(CLI::App& app, const GlobalOptions&, int& exit_code) {
                   "as <problem>.cu");
   cmd->add_option("--list", a->list, "trace every .py problem in DIR and print, per problem, its seed or why none")
       ->check(CLI::ExistingDirectory);
+  cmd->add_option("--precision", a->precision,
+                  "the policy the seed will be judged under, as `optimize --precision`: strict (fp32 accuracy), tf32 "
+                  "or bf16; a looser one lets the library convolution's TMA path run one TF32 or bf16 product per "
+                  "term")
+      ->check(CLI::IsMember(precision_names()))
+      ->capture_default_str();
   cmd->callback([&exit_code, a] { exit_code = run_seed(*a); });
 }
 

@@ -10,13 +10,13 @@ namespace {
 
 // Asks the worker to trace the problem (`trace`, no GPU needed), then the seed stage to match and generate.
 // Error: the worker failed or the problem file is broken (its message says what to fix).
-Result<seed::SeedOutcome> seed_for_problem(ReferenceWorker& worker, const fs::path& problem) {
+Result<seed::SeedOutcome> seed_for_problem(ReferenceWorker& worker, const fs::path& problem, Precision precision) {
   // Tracing runs on meta tensors: seconds, whatever the problem's size (a CPU fallback can be slower).
   auto answer = worker.call("trace", {{"problem", fs::absolute(problem).string()}}, std::chrono::seconds(300));
   if (!answer) return answer.error();
   auto graph = seed::OpGraph::from_json(*answer);
   if (!graph) return graph.error();
-  return seed::seed_from_graph(*graph, problem.filename().string());
+  return seed::seed_from_graph(*graph, problem.filename().string(), precision);
 }
 
 }  // namespace
@@ -40,8 +40,8 @@ TraceWorker::~TraceWorker() {
   fs::remove_all(dir_, ec);  // a temporary directory left behind is harmless; nothing to tell
 }
 
-Result<seed::SeedOutcome> TraceWorker::seed(const fs::path& problem) {
-  auto outcome = seed_for_problem(*worker_, problem);
+Result<seed::SeedOutcome> TraceWorker::seed(const fs::path& problem, Precision precision) {
+  auto outcome = seed_for_problem(*worker_, problem, precision);
   if (!outcome) {
     worker_.reset();
     auto fresh = PythonWorker::start({.log_path = dir_ / "worker.log"});
@@ -59,11 +59,12 @@ Result<ProblemFacts> TraceWorker::describe(const fs::path& problem) {
   return ProblemFacts::from_json(*answer);
 }
 
-Result<RunSeed> seed_for_run(const std::string& start, const std::string& problem, const std::string& hint) {
+Result<RunSeed> seed_for_run(const std::string& start, const std::string& problem, const std::string& hint,
+                             Precision precision) {
   if (start == "scratch") return RunSeed{};
   auto worker = TraceWorker::start();
   if (!worker) return worker.error();
-  auto outcome = worker->seed(problem);
+  auto outcome = worker->seed(problem, precision);
   if (!outcome) return outcome.error();
   if (!outcome->found()) {
     if (start == "seed") return Error{outcome->match.no_seed_line() + "; " + hint};

@@ -18,9 +18,9 @@ class TraceWorker {
   TraceWorker(TraceWorker&&) = default;
   TraceWorker& operator=(TraceWorker&&) = default;
   ~TraceWorker();
-  // The seed for `problem`; a failed call starts a fresh worker for the next one (a problem file can
-  // take its worker down with it).
-  Result<seed::SeedOutcome> seed(const std::filesystem::path& problem);
+  // The seed for `problem` under the run's precision policy; a failed call starts a fresh worker for the next
+  // one (a problem file can take its worker down with it).
+  Result<seed::SeedOutcome> seed(const std::filesystem::path& problem, Precision precision = kDefaultPrecision);
   // The problem's arguments, parameters, outputs and constructor arguments, built on meta tensors (the
   // worker's `describe`): what `cutegen export PROBLEM KERNEL` exports for.
   Result<ProblemFacts> describe(const std::filesystem::path& problem);
@@ -39,6 +39,7 @@ struct RunSeed {
   std::string description;  // "pointwise chain y = relu(x)"
   std::string note;     // auto without a seed: the no-seed line
 };
-Result<RunSeed> seed_for_run(const std::string& start, const std::string& problem, const std::string& hint);
+Result<RunSeed> seed_for_run(const std::string& start, const std::string& problem, const std::string& hint,
+                             Precision precision);
 
 }  // namespace cutegen::cli

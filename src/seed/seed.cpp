@@ -98,14 +98,32 @@ SeedMatch match_lowered(const OpGraph& graph) {
 
 }  // namespace
 
-Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name) {
+Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name, Precision precision) {
   SeedOutcome out{.match = match_seed(graph)};
   if (!out.match.matched()) return out;
   // The one place the problem's name is made safe for the kernel's comments.
   auto source = out.match.plan->emit(CommentText(problem_name));
   if (!source) return source.error();
   out.source = std::move(*source);
+  set_precision_lines(out.source, precision);
   return out;
+}
+
+int set_precision_lines(std::string& source, Precision precision) {
+  if (precision == Precision::strict) return 0;
+  // The library file's default line (library/conv_implicit_gemm.cu), whole: a seed embeds the file once per
+  // convolution of its chain.
+  constexpr std::string_view kConvDefault = "\n#define CIG_PRECISION 0\n";
+  const std::string line = fmt::format(
+      "\n#define CIG_PRECISION {}  // set by the seed: the run's --precision {} (the TMA path's products)\n",
+      precision == Precision::tf32 ? 1 : 2, to_string(precision));
+  int set = 0;
+  for (std::size_t at = source.find(kConvDefault); at != std::string::npos;
+       at = source.find(kConvDefault, at + line.size())) {
+    source.replace(at, kConvDefault.size(), line);
+    ++set;
+  }
+  return set;
 }
 
 }  // namespace cutegen::seed

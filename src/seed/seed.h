@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/evaluation.h"
 #include "common/result.h"
 #include "seed/op_graph.h"
 #include "seed/route.h"
@@ -47,8 +48,16 @@ struct SeedOutcome {
 };
 
 // Matches the graph and generates the kernel for what matched; `problem_name` (the problem's file name) is
-// written into the kernel's comments escaped (comment_text.h). Error: a library kernel the seed instantiates
-// no longer has the lines it sets (a cutegen bug the unit tests catch).
-Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name);
+// written into the kernel's comments escaped (comment_text.h). Under a looser `precision` than strict, the
+// library kernels that have a policy line take the run's (set_precision_lines). Error: a library kernel the
+// seed instantiates no longer has the lines it sets (a cutegen bug the unit tests catch).
+Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name,
+                                    Precision precision = kDefaultPrecision);
+
+// Every copy of a library kernel's precision-policy line in `source` set to `precision` (strict leaves the
+// source as it is): today the library convolution's `CIG_PRECISION`, whose TMA path then runs one TF32 or bf16
+// product per term instead of 3xTF32 (its gather kernel stays 3xTF32, more exact than either policy asks).
+// Returns how many lines it set.
+int set_precision_lines(std::string& source, Precision precision);
 
 }  // namespace cutegen::seed

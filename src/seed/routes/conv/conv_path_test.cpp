@@ -6,6 +6,7 @@
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
 #include "seed/routes/then/then_chain.h"
+#include "seed/seed.h"
 
 namespace cutegen::seed {
 namespace {
@@ -167,6 +168,26 @@ TEST(ConvPath, AChainRefitsOnlyThePartsThatDoNotFit) {
   EXPECT_TRUE(conv_of(parts[0]).path_reason.starts_with("the TMA path's packed copies of one image"))
       << conv_of(parts[0]).path_reason;
   EXPECT_EQ(conv_of(parts[1]).path, ConvPlan::Path::tma_im2col);
+}
+
+// The run's precision policy reaches every copy of the library convolution a seed embeds (a chain can hold
+// several); strict leaves the file's own line.
+TEST(ConvPrecision, EveryEmbeddedConvolutionTakesTheRunsPolicy) {
+  auto one = emit_conv(conv2d_3x3(), CommentText("conv2d_3x3.py"));
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  const std::string two = *one + *one;
+  std::string strict = two, tf32 = two, bf16 = two;
+  EXPECT_EQ(set_precision_lines(strict, Precision::strict), 0);
+  EXPECT_EQ(strict, two);
+  EXPECT_EQ(set_precision_lines(tf32, Precision::tf32), 2);
+  EXPECT_EQ(tf32.find("\n#define CIG_PRECISION 0\n"), std::string::npos);
+  EXPECT_NE(tf32.find("\n#define CIG_PRECISION 1  // set by the seed: the run's --precision tf32 (the TMA path's "
+                      "products)\n"),
+            std::string::npos);
+  EXPECT_EQ(set_precision_lines(bf16, Precision::bf16), 2);
+  EXPECT_NE(bf16.find("\n#define CIG_PRECISION 2  // set by the seed: the run's --precision bf16"), std::string::npos);
+  std::string again = tf32;
+  EXPECT_EQ(set_precision_lines(again, Precision::tf32), 0);  // nothing left to set
 }
 
 }  // namespace
