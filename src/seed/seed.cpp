@@ -10,6 +10,8 @@
 #include "seed/attention_lowering.h"
 #include "seed/graph_util.h"
 #include "seed/route_table.h"
+#include "seed/routes/gemm/gemm_route.h"
+#include "seed/routes/gemm/library_gemm.h"
 
 namespace cutegen::seed {
 
@@ -98,9 +100,25 @@ SeedMatch match_lowered(const OpGraph& graph) {
 
 }  // namespace
 
+namespace {
+
+// A plain product on the library GEMM takes the looser policy's GEMM where that file takes the product
+// (library_gemm_precision_refusal): the match is made again from the plan with that choice.
+void retarget_for_precision(SeedMatch& m, Precision precision) {
+  if (precision == Precision::strict || m.route() != kGemmRoute.name) return;
+  const GemmPlan* plan = m.plan_as<GemmPlan>();
+  if (!plan || !library_gemm_precision_refusal(*plan, precision).empty()) return;
+  GemmPlan looser = *plan;
+  looser.library_precision = precision;
+  m.plan = matched_plan<kGemmRoute>(std::move(looser));
+}
+
+}  // namespace
+
 Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name, Precision precision) {
   SeedOutcome out{.match = match_seed(graph)};
   if (!out.match.matched()) return out;
+  retarget_for_precision(out.match, precision);
   // The one place the problem's name is made safe for the kernel's comments.
   auto source = out.match.plan->emit(CommentText(problem_name));
   if (!source) return source.error();

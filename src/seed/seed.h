@@ -48,9 +48,10 @@ struct SeedOutcome {
 };
 
 // Matches the graph and generates the kernel for what matched; `problem_name` (the problem's file name) is
-// written into the kernel's comments escaped (comment_text.h). Under a looser `precision` than strict, the
-// library kernels that have a policy line take the run's (set_precision_lines). Error: a library kernel the
-// seed instantiates no longer has the lines it sets (a cutegen bug the unit tests catch).
+// written into the kernel's comments escaped (comment_text.h). Under a looser `precision` than strict, a plain
+// product on the library GEMM takes that policy's GEMM (library_gemm.h) and the library kernels that have a
+// policy line take the run's (set_precision_lines). Error: a library kernel the seed instantiates no longer has
+// the lines it sets (a cutegen bug the unit tests catch).
 Result<SeedOutcome> seed_from_graph(const OpGraph& graph, const std::string& problem_name,
                                     Precision precision = kDefaultPrecision);
 

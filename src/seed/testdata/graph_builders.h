@@ -60,12 +60,12 @@ inline json product(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = 
   return graph(nodes, id, 2);
 }
 
-// The generated seed of a graph; fails the test when there is none.
-inline std::string seed_source(const json& g) {
+// The generated seed of a graph under a precision policy; fails the test when there is none.
+inline std::string seed_source(const json& g, Precision precision = Precision::strict) {
   auto parsed = OpGraph::from_json(g);
   EXPECT_TRUE(parsed.ok());
   if (!parsed.ok()) return "";
-  auto seed = seed_from_graph(*parsed, "mm.py");
+  auto seed = seed_from_graph(*parsed, "mm.py", precision);
   EXPECT_TRUE(seed.ok()) << seed.error().message;
   if (!seed.ok()) return "";
   EXPECT_TRUE(seed->found()) << seed->match.reason;

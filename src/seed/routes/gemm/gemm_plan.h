@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/evaluation.h"
 #include "seed/plan_parts.h"
 
 namespace cutegen::seed {
@@ -79,6 +80,10 @@ struct GemmPlan {
   // (gemm_kernel_choice.h) from the shapes, with `kernel_reason` saying why (for a tiled plan, why each other
   // kernel refused it).
   GemmKernel kernel = GemmKernel::tiled;
+  // On the library kernel: which file, by the run's precision policy -- the 3xTF32 GEMM (strict), or for a plain
+  // product the TF32 or bf16 GEMM (library_gemm.h: library_gemm_precision_refusal); set after matching by the
+  // seed stage (seed_from_graph), which alone knows the policy.
+  Precision library_precision = Precision::strict;
   int64_t split_k = 1;  // split_k: the default number of K slices (the GEMM_SPLIT_K knob's default)
   std::string kernel_reason;
   bool has_epilogue() const { return !epilogue.empty() || reduce != RowReduce::none || norm != GemmNorm::none; }

@@ -130,7 +130,7 @@ std::string gemm_description(const GemmPlan& plan) {
         return "matrix product with an epilogue and a row reduction (the library's 3xTF32 GEMM) y = " + plan.pattern;
       if (plan.has_epilogue() || !plan.columns.empty())
         return "matrix product with an epilogue (the library's 3xTF32 GEMM) y = " + plan.pattern;
-      return "matrix product (the library's 3xTF32 GEMM) y = " + plan.pattern;
+      return fmt::format("matrix product (the library's {}) y = {}", library_gemm_name(plan).substr(8), plan.pattern);
     case GemmKernel::gemv: return "matrix-vector product (GEMV) y = " + plan.pattern;
     case GemmKernel::split_k: return fmt::format("matrix product (split K x {}) y = {}", plan.split_k, plan.pattern);
     case GemmKernel::tiled: break;
@@ -143,7 +143,7 @@ std::string gemm_description(const GemmPlan& plan) {
 
 std::string gemm_pattern(const GemmPlan& plan) {
   switch (plan.kernel) {
-    case GemmKernel::library: return "library 3xTF32 GEMM: " + plan.pattern;
+    case GemmKernel::library: return std::string(library_gemm_name(plan)) + ": " + plan.pattern;
     case GemmKernel::gemv: return "GEMV: " + plan.pattern;
     case GemmKernel::split_k: return fmt::format("split-K x{} GEMM: {}", plan.split_k, plan.pattern);
     case GemmKernel::tiled: break;

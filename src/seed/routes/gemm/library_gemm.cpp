@@ -14,6 +14,23 @@ namespace {
 constexpr const char* kLibrary =
 #include "seed/gemm_sm90_3xtf32.inc"
     ;
+// The GEMMs of the looser policies (library_gemm_precision_refusal), with the same kTransA / kTransB and input
+// lines as the 3xTF32 file.
+constexpr const char* kLibraryTf32 =
+#include "seed/gemm_sm90_tf32.inc"
+    ;
+constexpr const char* kLibraryBf16 =
+#include "seed/gemm_sm90_bf16.inc"
+    ;
+
+const char* library_file(const GemmPlan& p) {
+  switch (p.library_precision) {
+    case Precision::tf32: return "library/gemm_sm90_tf32.cu";
+    case Precision::bf16: return "library/gemm_sm90_bf16.cu";
+    case Precision::strict: break;
+  }
+  return "library/gemm_sm90_3xtf32.cu";
+}
 
 constexpr int64_t kTile = 128;                     // GX_TILE_M = GX_TILE_N by default
 constexpr int64_t kMaxExtent = INT32_MAX / 4;      // make_plan's limit on M, N and K
@@ -26,9 +43,58 @@ std::string layout(bool transposed, const char* plain, const char* swapped) {
   return library_operand_layout(transposed, plain, swapped);
 }
 
+// Why a looser policy's GEMM, in the header's words.
+std::string precision_note(const GemmPlan& p) {
+  switch (p.library_precision) {
+    case Precision::tf32:
+      return "// The run's --precision tf32 allows one TF32 product per term, so the seed takes the TF32 GEMM instead:\n"
+             "// 0.385 ms on 4096^3 on the H200, 3.6x the 3xTF32 GEMM (benchmarks/results.md, \"GEMM\").\n";
+    case Precision::bf16:
+      return "// The run's --precision bf16 allows bf16 operands with fp32 accumulation, so the seed takes the bf16\n"
+             "// GEMM instead (a pre-pass rounds A and B): 0.287 ms on 4096^3 on the H200 (benchmarks/results.md).\n";
+    case Precision::strict: break;
+  }
+  return "";
+}
+
 }  // namespace
 
 const char* library_gemm_text() { return kLibrary; }
+
+const char* library_gemm_text(const GemmPlan& p) {
+  switch (p.library_precision) {
+    case Precision::tf32: return kLibraryTf32;
+    case Precision::bf16: return kLibraryBf16;
+    case Precision::strict: break;
+  }
+  return kLibrary;
+}
+
+std::string_view library_gemm_name(const GemmPlan& p) {
+  switch (p.library_precision) {
+    case Precision::tf32: return "library TF32 GEMM";
+    case Precision::bf16: return "library bf16 GEMM";
+    case Precision::strict: break;
+  }
+  return "library 3xTF32 GEMM";
+}
+
+std::string library_gemm_precision_refusal(const GemmPlan& p, Precision precision) {
+  if (precision == Precision::strict) return "the strict policy (the 3xTF32 GEMM is the library's fp32-accurate one)";
+  if (p.kernel != GemmKernel::library) return "not on the library GEMM";
+  if (p.has_epilogue() || !p.columns.empty()) return "a product with an epilogue (only the 3xTF32 GEMM fuses one)";
+  if (p.mask != GemmMask::none || p.batch != 1 || !p.matrices)
+    return "not two rank-2 matrices and a rank-2 product (the TF32 and bf16 GEMMs take no batch or mask)";
+  if (precision == Precision::tf32 && p.n % 4 != 0)
+    return fmt::format("N = {} (the TF32 GEMM stores 16-byte rows: N a multiple of 4)", p.n);
+  // The bf16 file's operand layouts are compile-time (kTransA, kTransB); for fp32 inputs only A @ B has been
+  // judged (benchmarks/results.md, "GEMM"), so a transposed operand keeps the 3xTF32 GEMM.
+  if (precision == Precision::bf16 && (p.a_transposed || p.b_transposed))
+    return "a transposed operand (the bf16 GEMM's fp32 path is judged for A @ B only)";
+  if (precision == Precision::bf16 && (p.m % 8 != 0 || p.n % 8 != 0 || p.k % 8 != 0))
+    return fmt::format("(M, N, K) = ({}, {}, {}) (the bf16 GEMM's TMA rows: multiples of 8)", p.m, p.n, p.k);
+  return "";
+}
 
 // make_plan's workspace: A' (M x 3Kp) and B' (Np x 3Kp) in fp32 per matrix of the batch, Kp = K and Np = N
 // rounded up to 4, and when N % 4 != 0 the padded output (M x Np), each rounded up to 256 bytes; CUTLASS's
@@ -60,7 +126,7 @@ Status set_library_transposes(const GemmPlan& p, std::string& library, const cha
                                                        layout(p.a_transposed, "(M, K)", "(K, M)"))},
        {"constexpr bool kTransB = false;", fmt::format("constexpr bool kTransB = {};  // set by the seed: B is {}", b,
                                                        layout(p.b_transposed, "(K, N)", "(N, K)"))}},
-      "library/gemm_sm90_3xtf32.cu", seed_file);
+      library_file(p), seed_file);
 }
 
 std::string library_gemm_refusal(const GemmPlan& p) {
@@ -86,7 +152,7 @@ std::string library_gemm_refusal(const GemmPlan& p) {
 }
 
 Result<std::string> generate_library_gemm_kernel(const GemmPlan& plan, const CommentText& problem) {
-  return generate_library_gemm_kernel(plan, problem, kLibrary);
+  return generate_library_gemm_kernel(plan, problem, library_gemm_text(plan));
 }
 
 Status set_library_inputs(const GemmPlan& p, std::string& library, const char* seed_file) {
@@ -101,7 +167,7 @@ Status set_library_inputs(const GemmPlan& p, std::string& library, const char* s
         fmt::format("  const cutegen_tensor &a = inputs[{}], &b = inputs[{}], &c = outputs[0];  // set by the seed: "
                     "where A and B are among them",
                     p.a_input, p.b_input)}},
-      "library/gemm_sm90_3xtf32.cu", seed_file);
+      library_file(p), seed_file);
 }
 
 Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const CommentText& problem,
@@ -115,18 +181,20 @@ Result<std::string> generate_library_gemm_kernel(const GemmPlan& p, const Commen
       "// {10}(M, N, K) = ({2}, {3}, {4}) when traced{9}. A is read as {5},\n"
       "// B as {6}.\n"
       "//\n"
-      "// The kernel is the library's 3xTF32 GEMM, library/gemm_sm90_3xtf32.cu, as it is below but for\n"
+      "// The kernel is the library's {11}, {12}, as it is below but for\n"
       "// kTransA and kTransB, which the seed sets from the graph (the library otherwise tells a transposed\n"
       "// operand from the shapes, and a square A.T @ B has the shapes of A @ B). Chosen over the seed's own\n"
       "// GEMM (src/seed/routes/gemm/gemm_kernel.cu.in, CUDA-core FMA: 0.3x eager PyTorch on an H200 at\n"
       "// 4096^3) because this product fits it -- sizes within int32, its workspace within the judge's cap -- and has {7} output tiles\n"
       "// of 128x128, enough to fill the GPU (>= {8}, half an H200's 132 SMs); there the library kernel ran\n"
       "// 4096^3 in 1.39 ms, 2.0x eager, at strict fp32 accuracy (benchmarks/results.md).\n"
+      "{13}"
       "//\n",
       problem.str(), p.pattern, p.m, p.n, p.k, layout(p.a_transposed, "(M, K)", "(K, M)"),
       layout(p.b_transposed, "(K, N)", "(N, K)"), tiles(p), kLibraryGemmMinTiles,
       p.folds_into_m ? ", A's leading dimensions folded into M" : "",
-      p.batch > 1 ? fmt::format("a batch of {} products, each ", p.batch) : "");
+      p.batch > 1 ? fmt::format("a batch of {} products, each ", p.batch) : "", library_gemm_name(p).substr(8),
+      library_file(p), precision_note(p));
   return header + library;
 }
 

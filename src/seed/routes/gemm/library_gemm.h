@@ -5,6 +5,7 @@
 // the library kernel in 1.39 ms (2.0x eager) at strict fp32 accuracy (benchmarks/results.md).
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "seed/comment_text.h"
@@ -25,11 +26,22 @@ inline constexpr long kLibraryGemmMinTiles = 66;
 // GEMM's many small CTAs, and an epilogue changes neither side of that.
 std::string library_gemm_refusal(const GemmPlan& plan);
 
+// "" when a plan on the library kernel can take the GEMM of a looser `precision` policy instead of the 3xTF32
+// one: the TF32 GEMM (library/gemm_sm90_tf32.cu, one TF32 product per term) or the bf16 GEMM
+// (library/gemm_sm90_bf16.cu, operands rounded to bf16, fp32 accumulation), each a plain product of two rank-2
+// fp32 matrices with no epilogue, mask or batch, and sizes their TMA rows take (tf32: N a multiple of 4; bf16: M,
+// N and K multiples of 8, and neither operand transposed). Else why not (strict: always a reason).
+std::string library_gemm_precision_refusal(const GemmPlan& plan, Precision precision);
+// "library 3xTF32 GEMM", "library TF32 GEMM" or "library bf16 GEMM": the file the plan's library_precision picks.
+std::string_view library_gemm_name(const GemmPlan& plan);
+
 // The library kernel's workspace for the plan's product (the split operands, a padded output when N % 4 != 0,
 // a row reduction's (M, N) values), in bytes.
 int64_t library_gemm_workspace_bytes(const GemmPlan& plan);
 // The library file's text (library/gemm_sm90_3xtf32.cu, compiled in).
 const char* library_gemm_text();
+// The library file the plan's library_precision picks, as compiled in.
+const char* library_gemm_text(const GemmPlan& plan);
 // The plan's output tiles of 128 x 128 (the library's default GX_TILE_M x GX_TILE_N), over the batch.
 int64_t library_gemm_tiles(const GemmPlan& plan);
 // "(M, K) row-major" or "(K, M) row-major (transposed in forward())": how the header names an operand.

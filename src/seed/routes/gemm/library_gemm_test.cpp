@@ -49,6 +49,58 @@ TEST(LibraryGemmRoute, A4096CubedProductIsTheLibrary3xTf32Gemm) {
   EXPECT_FALSE(contains(src, "GEMM_BM")) << "the seed GEMM's template";
 }
 
+// Under a looser policy a plain product takes that policy's GEMM: one TF32 product per term (the TF32 GEMM), or
+// bf16 operands with fp32 accumulation (the bf16 GEMM), with the same kTransA / kTransB lines set; what those
+// files do not take keeps the 3xTF32 GEMM, which every policy accepts.
+TEST(LibraryGemmRoute, ALooserPolicysPlainProductTakesThatPolicysGemm) {
+  auto m = match(product(4096, 4096, 4096, false, true));
+  ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
+  const GemmPlan& plan = *m.plan_as<GemmPlan>();
+  EXPECT_EQ(library_gemm_precision_refusal(plan, Precision::tf32), "");
+  EXPECT_EQ(library_gemm_precision_refusal(plan, Precision::bf16),
+            "a transposed operand (the bf16 GEMM's fp32 path is judged for A @ B only)");
+  EXPECT_FALSE(library_gemm_precision_refusal(plan, Precision::strict).empty());
+  const std::string tf32 = seed_source(product(4096, 4096, 4096, false, true), Precision::tf32);
+  EXPECT_TRUE(contains(tf32, "the library's TF32 GEMM, library/gemm_sm90_tf32.cu")) << tf32.substr(0, 2500);
+  EXPECT_TRUE(contains(tf32, "The run's --precision tf32 allows one TF32 product per term")) << tf32.substr(0, 2500);
+  EXPECT_TRUE(contains(tf32, "namespace gemm_sm90_tf32"));
+  EXPECT_TRUE(contains(tf32, "constexpr bool kTransB = true;  // set by the seed: B is (N, K) row-major"));
+  EXPECT_FALSE(contains(tf32, "namespace gemm_sm90_3xtf32"));
+  EXPECT_TRUE(contains(seed_source(product(4096, 4096, 4096, false, true), Precision::bf16),
+                       "namespace gemm_sm90_3xtf32"));
+  const std::string bf16 = seed_source(product(4096, 4096, 4096), Precision::bf16);
+  EXPECT_TRUE(contains(bf16, "the library's bf16 GEMM, library/gemm_sm90_bf16.cu")) << bf16.substr(0, 2500);
+  EXPECT_TRUE(contains(bf16, "constexpr bool kTransB = false;  // set by the seed: B is (K, N) row-major"));
+  EXPECT_TRUE(check_source_rules(tf32).empty());
+  EXPECT_TRUE(check_source_rules(bf16).empty());
+  // The seed's description and bench's column name the file.
+  auto graph = OpGraph::from_json(product(4096, 4096, 4096));
+  ASSERT_TRUE(graph.ok());
+  auto seeded = seed_from_graph(*graph, "mm.py", Precision::tf32);
+  ASSERT_TRUE(seeded.ok()) << seeded.error().message;
+  EXPECT_EQ(seeded->match.description(), "matrix product (the library's TF32 GEMM) y = matmul(A, B)");
+  EXPECT_EQ(seeded->match.pattern(), "library TF32 GEMM: matmul(A, B)");
+  // Strict is the 3xTF32 GEMM, byte for byte what the seed wrote before policies reached it.
+  EXPECT_EQ(seed_source(product(4096, 4096, 4096)), seed_source(product(4096, 4096, 4096), Precision::strict));
+
+  // KernelBench 8's N = 5921: the TF32 GEMM's rows would not be 16 bytes, so the 3xTF32 GEMM stays.
+  auto odd = match(product(8205, 5921, 2949));
+  ASSERT_TRUE(odd.plan_as<GemmPlan>());
+  EXPECT_EQ(library_gemm_precision_refusal(*odd.plan_as<GemmPlan>(), Precision::tf32),
+            "N = 5921 (the TF32 GEMM stores 16-byte rows: N a multiple of 4)");
+  EXPECT_EQ(library_gemm_precision_refusal(*odd.plan_as<GemmPlan>(), Precision::bf16),
+            "(M, N, K) = (8205, 5921, 2949) (the bf16 GEMM's TMA rows: multiples of 8)");
+  EXPECT_TRUE(contains(seed_source(product(8205, 5921, 2949), Precision::tf32), "namespace gemm_sm90_3xtf32"));
+  // An epilogue stays on the 3xTF32 GEMM, which alone fuses one.
+  json relu = product(4096, 4096, 4096);
+  relu["nodes"].push_back(node(3, "relu", {ref(2)}, json::object(), {4096, 4096}));
+  relu["outputs"] = {ref(3)};
+  auto with_epilogue = match(relu);
+  ASSERT_TRUE(with_epilogue.plan_as<GemmPlan>()) << with_epilogue.reason;
+  EXPECT_EQ(library_gemm_precision_refusal(*with_epilogue.plan_as<GemmPlan>(), Precision::tf32),
+            "a product with an epilogue (only the 3xTF32 GEMM fuses one)");
+}
+
 // Square operands: the shapes cannot say which is transposed, so the seed's constants must.
 TEST(LibraryGemmRoute, TransposedSquareOperandsSetKTransAAndKTransB) {
   struct Case {
