@@ -88,14 +88,14 @@ std::vector<int> depends_on(const OpGraph& g, int root, bool (*stop_at)(const No
   return walk_back(g, {root}, stop_at);
 }
 
-std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params) {
+std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params,
+                        std::string_view dtype) {
   if (!o.ref) return fmt::format("{} is a number, not a tensor", what);
   const Node& x = g.node(*o.ref);
   if (!(x.op == Op::input || (params && x.op == Op::param)) || x.scalar)
     return fmt::format("{} is computed ({}), not a forward input (a fused prologue is future work)", what, x.op);
   if (!x.type) return fmt::format("{} has no tensor type in the trace", what);
-  if (x.type->dtype != "float32")
-    return fmt::format("{} is {} (this seed is float32)", what, x.type->dtype);
+  if (x.type->dtype != dtype) return fmt::format("{} is {} (this seed is {})", what, x.type->dtype, dtype);
   if (!x.type->contiguous) return fmt::format("{} is not contiguous", what);
   return "";
 }

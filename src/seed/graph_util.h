@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -33,9 +34,10 @@ std::vector<int> reachable(const OpGraph& g);
 // Node `root` and the nodes it depends on, ascending; with `stop_at`, not looking behind a node it is true
 // for (the epilogue matchers' view: what a product's or a convolution's epilogue reads besides it).
 std::vector<int> depends_on(const OpGraph& g, int root, bool (*stop_at)(const Node&) = nullptr);
-// "" when the operand is a contiguous fp32 tensor forward() argument (or, with `params`, a parameter);
-// else the reason it is not.
-std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params = false);
+// "" when the operand is a contiguous tensor forward() argument (or, with `params`, a parameter) of `dtype`
+// (fp32 unless said); else the reason it is not.
+std::string plain_input(const OpGraph& g, const Operand& o, const std::string& what, bool params = false,
+                        std::string_view dtype = "float32");
 // A dimension argument normalised to [0, rank); nullopt for None, -1 when out of range or a list of several
 // dimensions (dims_of reads those; a route that reads one dimension refuses -1).
 std::optional<int64_t> dim_of(const Node& n, std::size_t rank, const char* key = "dim");

@@ -84,6 +84,8 @@ struct GemmPlan {
   // product the TF32 or bf16 GEMM (library_gemm.h: library_gemm_precision_refusal); set after matching by the
   // seed stage (seed_from_graph), which alone knows the policy.
   Precision library_precision = Precision::strict;
+  // bf16 operands and product (match_gemm): the library's bf16 GEMM is the plan's kernel; every other plan is fp32.
+  bool bf16 = false;
   int64_t split_k = 1;  // split_k: the default number of K slices (the GEMM_SPLIT_K knob's default)
   std::string kernel_reason;
   bool has_epilogue() const { return !epilogue.empty() || reduce != RowReduce::none || norm != GemmNorm::none; }

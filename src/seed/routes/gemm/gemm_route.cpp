@@ -34,7 +34,7 @@ std::string_view row_reduce_name(RowReduce reduce) {
   return "";
 }
 
-Status match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan) {
+Status match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan, std::string_view dtype) {
   if (mm.op != Op::matmul || mm.args.size() != 2) {
     return Error{fmt::format("the output is {}, not a matrix product of inputs", mm.op)};
   }
@@ -58,7 +58,8 @@ Status match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan) {
       sides[i].transposed = true;
       o = t.args[0];
     }
-    if (auto why = plain_input(g, o, i == 0 ? "the left operand" : "the right operand", true); !why.empty()) return Error{why};
+    if (auto why = plain_input(g, o, i == 0 ? "the left operand" : "the right operand", true, dtype); !why.empty())
+      return Error{why};
     sides[i].x = &g.node(*o.ref);
   }
   auto a = sides[0].x->type->shape, b = sides[1].x->type->shape;
@@ -70,7 +71,7 @@ Status match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan) {
   if (b.size() == 1) b.push_back(1);  // matrix @ vector: a one-column matrix, the same memory
   plan.a_transposed = sides[0].transposed;
   plan.b_transposed = sides[1].transposed;
-  const bool fp32_product = mm.type && mm.type->dtype == "float32" && mm.type->contiguous;
+  const bool fp32_product = mm.type && mm.type->dtype == dtype && mm.type->contiguous;
   plan.matrices = sides[0].x->type->shape.size() == 2 && sides[1].x->type->shape.size() == 2 && fp32_product &&
                   mm.type->shape.size() == 2;
   plan.a_input = sides[0].x->index;
@@ -103,6 +104,34 @@ Status match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan) {
   return ok_status();
 }
 
+namespace {
+
+bool is_bf16_product(const Node& mm) { return mm.op == Op::matmul && mm.type && mm.type->dtype == "bfloat16"; }
+
+// A bf16 product: the library's bf16 GEMM (library/gemm_sm90_bf16.cu: bf16 in and out, fp32 accumulation), the
+// seed's one kernel for it -- every other GEMM kernel of the seed is fp32 -- in the layouts it was judged in on the
+// H200 (A @ B and A @ B.T, benchmarks/results.md "GEMM") and at sizes its TMA rows take.
+Result<GemmPlan> match_bf16_gemm(const OpGraph& g, const Node& mm, GemmPlan plan) {
+  if (plan.mask != GemmMask::none)
+    return Error{fmt::format("a bf16 product under {} (the bf16 GEMM has no mask)", gemm_mask_name(plan.mask))};
+  if (auto s = match_matmul(g, mm, plan, "bfloat16"); !s) return s.error();
+  if (!plan.matrices)
+    return Error{"a bf16 product that is not two rank-2 matrices (the bf16 GEMM takes no batch or vector)"};
+  if (plan.a_transposed)
+    return Error{"a bf16 product with its left operand transposed (the bf16 GEMM is judged for A @ B and A @ B.T)"};
+  if (plan.m % 8 != 0 || plan.n % 8 != 0 || plan.k % 8 != 0)
+    return Error{fmt::format("a bf16 product of (M, N, K) = ({}, {}, {}) (the bf16 GEMM's TMA rows: multiples of 8)",
+                             plan.m, plan.n, plan.k)};
+  plan.bf16 = true;
+  plan.kernel = GemmKernel::library;
+  plan.library_precision = Precision::bf16;
+  plan.kernel_reason = "bf16 operands: the library's bf16 GEMM (the seed's other GEMMs are fp32)";
+  plan.pattern = text_of(g, g.outputs[0]);
+  return plan;
+}
+
+}  // namespace
+
 Result<GemmPlan> match_gemm(const OpGraph& g) {
   auto output = single_output(g);
   if (!output) return output.error();
@@ -115,6 +144,7 @@ Result<GemmPlan> match_gemm(const OpGraph& g) {
     plan.diagonal = d ? static_cast<int64_t>(*d) : 0;
     mm = &g.node(*out->args[0].ref);
   }
+  if (is_bf16_product(*mm)) return match_bf16_gemm(g, *mm, std::move(plan));
   if (auto s = match_matmul(g, *mm, plan); !s) return s.error();
   plan.pattern = text_of(g, g.outputs[0]);
   choose_gemm_kernel(plan);

@@ -13,7 +13,7 @@ namespace cutegen::seed {
 Result<GemmPlan> match_gemm(const OpGraph& g);
 // The operands of one matmul node (inputs or parameters, each optionally transposed in its last two
 // dimensions) into plan's shapes and positions; an Error when the seed GEMM cannot take them.
-Status match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan);
+Status match_matmul(const OpGraph& g, const Node& mm, GemmPlan& plan, std::string_view dtype = "float32");
 
 // "matrix product (the library's 3xTF32 GEMM) y = ...", "matrix product with an epilogue y = ..."
 std::string gemm_description(const GemmPlan& plan);

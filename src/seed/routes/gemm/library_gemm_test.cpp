@@ -101,6 +101,33 @@ TEST(LibraryGemmRoute, ALooserPolicysPlainProductTakesThatPolicysGemm) {
             "a product with an epilogue (only the 3xTF32 GEMM fuses one)");
 }
 
+// bf16 operands: the library's bf16 GEMM, the seed's one kernel for them, in the layouts judged on the H200 (A @ B,
+// A @ B.T) and at sizes its TMA rows take; anything else says why.
+json bf16_product(int64_t m, int64_t n, int64_t k, bool ta = false, bool tb = false) {
+  json g = product(m, n, k, ta, tb);
+  for (auto& n : g["nodes"]) n["dtype"] = "bfloat16";
+  return g;
+}
+
+TEST(LibraryGemmRoute, ABf16ProductIsTheLibraryBf16Gemm) {
+  auto nt = match(bf16_product(4096, 8192, 2048, false, true));
+  ASSERT_TRUE(nt.plan_as<GemmPlan>()) << nt.reason;
+  EXPECT_TRUE(nt.plan_as<GemmPlan>()->bf16);
+  EXPECT_EQ(nt.description(), "matrix product (the library's bf16 GEMM) y = matmul(A, transpose(B, dim0=-2, dim1=-1))");
+  const std::string src = seed_source(bf16_product(4096, 8192, 2048, false, true));
+  EXPECT_TRUE(contains(src, "// a plain bf16 matrix product")) << src.substr(0, 2500);
+  EXPECT_TRUE(contains(src, "the library's bf16 GEMM, library/gemm_sm90_bf16.cu")) << src.substr(0, 2500);
+  EXPECT_FALSE(contains(src, "Chosen over the seed's own")) << "the seed's other GEMMs are fp32";
+  EXPECT_TRUE(contains(src, "constexpr bool kTransB = true;  // set by the seed: B is (N, K) row-major"));
+  EXPECT_TRUE(check_source_rules(src).empty());
+  // Under any policy: the bf16 GEMM is their kernel.
+  EXPECT_EQ(seed_source(bf16_product(4096, 8192, 2048, false, true), Precision::tf32), src);
+  EXPECT_EQ(match(bf16_product(4096, 4096, 4096, true)).reason,
+            "a bf16 product with its left operand transposed (the bf16 GEMM is judged for A @ B and A @ B.T)");
+  EXPECT_EQ(match(bf16_product(100, 64, 64)).reason,
+            "a bf16 product of (M, N, K) = (100, 64, 64) (the bf16 GEMM's TMA rows: multiples of 8)");
+}
+
 // Square operands: the shapes cannot say which is transposed, so the seed's constants must.
 TEST(LibraryGemmRoute, TransposedSquareOperandsSetKTransAAndKTransB) {
   struct Case {
