@@ -127,6 +127,15 @@ static_assert(CIG_TMA_CHUNK_IMAGES >= 0, "CIG_TMA_CHUNK_IMAGES: images per chunk
 #define CIG_PRECISION 0
 #endif
 static_assert(CIG_PRECISION >= 0 && CIG_PRECISION <= 2, "CIG_PRECISION: 0 strict, 1 tf32, 2 bf16");
+// The tensors' type, which the problem decides (not a knob; a seed sets it): 0 fp32, 1 bf16 -- the input,
+// weight, bias and output in bf16, as a bf16 model runs nn.Conv*. The TMA path then packs bf16 operands (as
+// CIG_PRECISION 2, whatever that says), accumulates in fp32, applies the bias and the epilogue in fp32 and
+// rounds the result once. The gather kernel reads fp32 only: a bf16 convolution the TMA path does not take is
+// refused (CUTEGEN_ERROR_UNSUPPORTED at planning), and so is one with epilogue operands.
+#ifndef CIG_IO_BF16
+#define CIG_IO_BF16 0
+#endif
+static_assert(CIG_IO_BF16 == 0 || CIG_IO_BF16 == 1, "CIG_IO_BF16: 0 fp32 tensors, 1 bf16 tensors");
 // The TMA path's knobs change nothing while it is off: variants that differ only there are one kernel.
 // cutegen:require CIG_TMA == 1 || (CIG_TMA_TILE_M == 64 && CIG_TMA_TILE_N == 128 && CIG_TMA_PROMOTE == 2)
 
@@ -149,6 +158,9 @@ struct ConvInputs {
   int num_inputs, x, weight, bias;
 };
 constexpr ConvInputs kInputs = {0, 0, 1, 2};
+// The tensors' element type (CIG_IO_BF16) and its contract dtype.
+using Io = cute::conditional_t<CIG_IO_BF16 == 1, cutlass::bfloat16_t, float>;
+constexpr cutegen_dtype kIoDtype = CIG_IO_BF16 ? CUTEGEN_BFLOAT16 : CUTEGEN_FLOAT32;
 
 // The epilogue: what each output value y -- the convolution plus its bias, in fp32 -- of output channel `ch`
 // becomes before it is stored at offset `at` of the output. The library's own is the identity; the seed's
@@ -715,7 +727,8 @@ int plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor*
   const int rank = kSpec.dims + 2;
   if (x.rank != rank || w.rank != rank || y.rank != rank) return CUTEGEN_ERROR_BAD_ARGUMENTS;
   for (const cutegen_tensor* t : {&x, &w, &y})
-    if (t->dtype != CUTEGEN_FLOAT32 || !cutegen::is_contiguous(*t)) return CUTEGEN_ERROR_UNSUPPORTED;
+    if (t->dtype != kIoDtype || !cutegen::is_contiguous(*t)) return CUTEGEN_ERROR_UNSUPPORTED;
+  if (CIG_IO_BF16 && kNumEpilogueOperands > 0) return CUTEGEN_ERROR_UNSUPPORTED;  // operands are read as fp32
   const int64_t groups = kSpec.groups, cin = x.shape[1], cout = y.shape[1];
   if (groups < 1 || cin % groups || cout % groups || y.shape[0] != x.shape[0]) return CUTEGEN_ERROR_BAD_ARGUMENTS;
   const int64_t cin_g = cin / groups, cout_g = cout / groups;
@@ -723,7 +736,7 @@ int plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor*
   if (w.shape[0] != w0 || w.shape[1] != w1) return CUTEGEN_ERROR_BAD_ARGUMENTS;
   if (const int at = bias_input(num_inputs); at >= 0) {
     const cutegen_tensor& b = inputs[at];
-    if (b.rank != 1 || b.shape[0] != cout || b.dtype != CUTEGEN_FLOAT32) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+    if (b.rank != 1 || b.shape[0] != cout || b.dtype != kIoDtype) return CUTEGEN_ERROR_BAD_ARGUMENTS;
   }
   for (int i = 0; i < kNumEpilogueOperands; ++i) {
     const EpilogueOperand& o = kEpilogueOperands[i];
@@ -839,10 +852,12 @@ namespace tma_path {
 
 constexpr int kDims = kSpec.dims;
 // The packed operands' type: TF32 values held as fp32 bits (TMA copies them as they are), or bf16.
-using Operand = cute::conditional_t<CIG_PRECISION == 2, cutlass::bfloat16_t, cutlass::tfloat32_t>;
+// The policy the packed operands follow: the run's, or bf16 for bf16 tensors.
+constexpr int kPolicy = CIG_IO_BF16 ? 2 : CIG_PRECISION;
+using Operand = cute::conditional_t<kPolicy == 2, cutlass::bfloat16_t, cutlass::tfloat32_t>;
 constexpr int kChannelTile = 128 / int(sizeof(Operand));  // K' per k-tile: one 128-byte swizzle row
 constexpr int kAlign = 16 / int(sizeof(Operand));         // elements per 16-byte TMA access
-constexpr int kParts = CIG_PRECISION == 0 ? 3 : 1;        // the channel copies one term needs (3xTF32: 3)
+constexpr int kParts = kPolicy == 0 ? 3 : 1;        // the channel copies one term needs (3xTF32: 3)
 using LayoutNxC = cute::conditional_t<
     kDims == 1, cutlass::layout::TensorNWC,
     cute::conditional_t<kDims == 2, cutlass::layout::TensorNHWC, cutlass::layout::TensorNDHWC>>;
@@ -1014,14 +1029,14 @@ Layout3 layout_for(const Geometry& g) {
 
 // v as the packed operand: fp32 bits rounded to TF32 (to nearest: tf32_bits), or bf16 (to nearest).
 __device__ __forceinline__ Operand to_operand(float v) {
-  if constexpr (CIG_PRECISION == 2) return Operand(v);
+  if constexpr (kPolicy == 2) return Operand(v);
   else return Operand::bitcast(tf32_bits(v));
 }
 
 // x (N, C, P) -> (N, P, C'): strict [big | small | big | 0] (C' = 3C rounded up), tf32 and bf16 [x | 0],
 // through a 32 x 32 shared tile so that the read (along P) and the writes (along C) both coalesce.
 // blockIdx: (P tile, C tile, image).
-__global__ void __launch_bounds__(256) pack_input(const float* __restrict__ x, int C, int64_t P, int c_packed,
+__global__ void __launch_bounds__(256) pack_input(const Io* __restrict__ x, int C, int64_t P, int c_packed,
                                                   Operand* __restrict__ out) {
   const int64_t n = blockIdx.z;
   Tensor mX = make_tensor(make_gmem_ptr(x + n * C * P), make_shape(C, P), make_stride(P, _1{}));
@@ -1035,7 +1050,7 @@ __global__ void __launch_bounds__(256) pack_input(const float* __restrict__ x, i
   for (int i = 0; i < 4; ++i) {
     const int c = c0 + row + 8 * i;
     const int64_t p = p0 + lane;
-    sT(row + 8 * i, lane) = (c < C && p < P) ? mX(c, p) : 0.0f;
+    sT(row + 8 * i, lane) = (c < C && p < P) ? float(mX(c, p)) : 0.0f;
   }
   __syncthreads();
   CUTE_UNROLL
@@ -1060,7 +1075,7 @@ __global__ void __launch_bounds__(256) pack_input(const float* __restrict__ x, i
 // w (K, C, taps) -> (K, taps, C'): strict [big | big | small | 0], tf32 and bf16 [w | 0]: each output row
 // is one (k, tap). A stride-1 transposed convolution's weight is (C, K, taps), read with its window flipped:
 // flipping every dimension of the window reverses the row-major tap index.
-__global__ void __launch_bounds__(256) pack_weight(const float* __restrict__ w, int K, int C, int taps,
+__global__ void __launch_bounds__(256) pack_weight(const Io* __restrict__ w, int K, int C, int taps,
                                                    int c_packed, Operand* __restrict__ out) {
   // (k, c, tap) -> w[k][c][tap], or w[c][k][taps - 1 - tap] from the last tap of w[0][0] on.
   const int64_t tap_stride = kSpec.transposed ? -1 : 1;
@@ -1076,7 +1091,7 @@ __global__ void __launch_bounds__(256) pack_weight(const float* __restrict__ w, 
     const int tap = static_cast<int>(row % taps), k = static_cast<int>(row / taps);
     Operand r = Operand(0.0f);
     if (j < kParts * C) {
-      const float v = mW(k, j % C, tap);
+      const float v = float(mW(k, j % C, tap));
       const float big = __uint_as_float(tf32_bits(v));
       r = j < 2 * C ? to_operand(v) : to_operand(v - big);  // kParts 1: j < C, the value itself
     }
@@ -1087,8 +1102,8 @@ __global__ void __launch_bounds__(256) pack_weight(const float* __restrict__ w, 
 // d (images, P, K) -> y (N, K, P) from image n0 on: the bias and the epilogue applied, through a 32 x 32
 // shared tile.
 __global__ void __launch_bounds__(256) unpack_output(const float* __restrict__ d, int K, int64_t P, int n0,
-                                                     const float* __restrict__ bias, const EpilogueInputs ep,
-                                                     float* __restrict__ y) {
+                                                     const Io* __restrict__ bias, const EpilogueInputs ep,
+                                                     Io* __restrict__ y) {
   const int64_t n = n0 + int64_t(blockIdx.z);
   Tensor mD = make_tensor(make_gmem_ptr(d + int64_t(blockIdx.z) * P * K), make_shape(P, K), make_stride(int64_t(K), _1{}));
   Tensor mY = make_tensor(make_gmem_ptr(y + n * K * P), make_shape(K, P), make_stride(P, _1{}));
@@ -1110,12 +1125,12 @@ __global__ void __launch_bounds__(256) unpack_output(const float* __restrict__ d
     if (k >= K || p >= P) continue;
     const float v = sT(lane, row + 8 * i);
     const int64_t at = (n * K + k) * P + p;  // the output element's offset, as the epilogue is told
-    mY(k, p) = epilogue(bias ? v + bias[k] : v, k, at, ep);
+    mY(k, p) = Io(epilogue(bias ? v + float(bias[k]) : v, k, at, ep));  // bf16 tensors: rounded once, here
   }
 }
 
-int forward(const Geometry& g, const Layout3& l, const float* x, const float* w, const float* bias,
-            const EpilogueInputs& ep, float* y, char* ws, cudaStream_t stream) {
+int forward(const Geometry& g, const Layout3& l, const Io* x, const Io* w, const Io* bias, const EpilogueInputs& ep,
+            Io* y, char* ws, cudaStream_t stream) {
   Operand* w_packed = reinterpret_cast<Operand*>(ws + l.w_packed);
   Operand* x_packed = reinterpret_cast<Operand*>(ws + l.x_packed);
   float* d = reinterpret_cast<float*>(ws + l.d);
@@ -1160,33 +1175,39 @@ extern "C" size_t cutegen_workspace_bytes(const cutegen_tensor* inputs, int32_t 
   // The shapes alone decide the path, so the size asked here is the size the call uses.
   if (const tma_path::Layout3 l = tma_path::layout_for(g); l.ok) return l.total;
 #endif
-  return layout(g).total;
+  return CIG_IO_BF16 ? 0 : layout(g).total;  // bf16 tensors: the TMA path or nothing
 }
 
 extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs,
                                   int32_t num_outputs, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   Geometry g{};
   if (int rc = plan(inputs, num_inputs, outputs, num_outputs, g); rc != CUTEGEN_OK) return rc;
-  const Workspace ws = layout(g);
   if (g.n == 0 || g.out_vol == 0 || g.cout_g == 0) return CUTEGEN_OK;
   char* base = static_cast<char*>(workspace);
+  const int bias_at = bias_input(num_inputs);
+  EpilogueInputs ep{};
+  for (int i = 0; i < kNumEpilogueOperands; ++i)
+    ep.p[i] = static_cast<const float*>(inputs[kEpilogueOperands[i].input].data);
+#if CIG_TMA
+  if (const tma_path::Layout3 l = tma_path::layout_for(g); l.ok) {
+    if (workspace_bytes < l.total) return CUTEGEN_ERROR_BAD_ARGUMENTS;
+    return tma_path::forward(g, l, static_cast<const Io*>(inputs[kInputs.x].data),
+                             static_cast<const Io*>(inputs[kInputs.weight].data),
+                             bias_at >= 0 ? static_cast<const Io*>(inputs[bias_at].data) : nullptr, ep,
+                             static_cast<Io*>(outputs[0].data), base, stream);
+  }
+#endif
+#if CIG_IO_BF16
+  return CUTEGEN_ERROR_UNSUPPORTED;  // bf16 tensors: the gather kernel reads fp32 only
+#else
+  const Workspace ws = layout(g);
   Tap* table = reinterpret_cast<Tap*>(base + ws.table);
   float* big = reinterpret_cast<float*>(base + ws.big);
   float* small = reinterpret_cast<float*>(base + ws.small);
   const float* x = static_cast<const float*>(inputs[kInputs.x].data);
   const float* w = static_cast<const float*>(inputs[kInputs.weight].data);
-  const int bias_at = bias_input(num_inputs);
   const float* bias = bias_at >= 0 ? static_cast<const float*>(inputs[bias_at].data) : nullptr;
-  EpilogueInputs ep{};
-  for (int i = 0; i < kNumEpilogueOperands; ++i)
-    ep.p[i] = static_cast<const float*>(inputs[kEpilogueOperands[i].input].data);
   float* y = static_cast<float*>(outputs[0].data);
-#if CIG_TMA
-  if (const tma_path::Layout3 l = tma_path::layout_for(g); l.ok) {
-    if (workspace_bytes < l.total) return CUTEGEN_ERROR_BAD_ARGUMENTS;
-    return tma_path::forward(g, l, x, w, bias, ep, y, base, stream);
-  }
-#endif
   if (workspace_bytes < ws.total) return CUTEGEN_ERROR_BAD_ARGUMENTS;
 
   const int64_t table_entries = int64_t(g.phases) * g.kmax;
@@ -1214,4 +1235,5 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
     return static_cast<int>(e);
   kernel<<<grid, threads, smem_bytes, stream>>>(g, x, table, big, small, bias, ep, y, mma);
   return static_cast<int>(cudaGetLastError());
+#endif
 }

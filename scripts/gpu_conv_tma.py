@@ -24,7 +24,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT = ["problems/conv2d_3x3.py", "problems/conv2d_bias_relu.py", "problems/conv1d_strided_dilated.py",
            "problems/conv2d_output_used_twice.py", "problems/conv3d_scale_tanh_sigmoid.py",
-           "problems/conv_transpose1d_dilated.py", "problems/conv_transpose2d_stride1_padded.py"]
+           "problems/conv_transpose1d_dilated.py", "problems/conv_transpose2d_stride1_padded.py",
+           "problems/conv2d_bf16.py"]
 
 
 def resolve(problem):

@@ -403,6 +403,33 @@ json pointwise_conv(int k = 1, bool bias = false) {
                {"pw.weight"});
 }
 
+// A bf16 module's convolution: the library convolution with bf16 tensors on its TMA path (CIG_IO_BF16), or no
+// seed where that path does not take it -- the gather kernel reads fp32 only.
+TEST(ConvRoute, ABf16ConvolutionTakesTheTmaPathWithBf16Tensors) {
+  json g = pointwise_conv(3);
+  for (auto& n : g["nodes"]) n["dtype"] = "bfloat16";
+  auto m = match(g);
+  ASSERT_TRUE(m.plan_as<ConvPlan>()) << m.reason;
+  EXPECT_TRUE(m.plan_as<ConvPlan>()->bf16);
+  EXPECT_EQ(m.plan_as<ConvPlan>()->path, ConvPlan::Path::tma_im2col);
+  auto src = m.plan->emit(CommentText("bf16.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "#define CIG_IO_BF16 1  // set by the seed: the module's tensors are bf16")) << *src;
+  // A 1x1 window is no reason against the only path bf16 tensors have.
+  json one = pointwise_conv(1);
+  for (auto& n : one["nodes"]) n["dtype"] = "bfloat16";
+  EXPECT_TRUE(match(one).plan_as<ConvPlan>()) << match(one).reason;
+  // Three input channels: the TMA path refuses them, and there is no fp32-only fallback for bf16.
+  json rgb = pointwise_conv(3);
+  for (auto& n : rgb["nodes"]) n["dtype"] = "bfloat16";
+  rgb["nodes"][0]["shape"] = {16, 3, 32, 48};
+  rgb["nodes"][1]["shape"] = {128, 3, 3, 3};
+  rgb["nodes"][2]["params"]["in_channels"] = 3;
+  EXPECT_EQ(match(rgb).reason, "a bf16 convolution the TMA path does not take: 3 input channels (the TMA path packs "
+                               "at least 8: fewer would be mostly padding) (the library convolution reads bf16 tensors "
+                               "on that path only)");
+}
+
 // A 1x1 convolution is the library convolution's, on its gather kernel (the TMA path's packed copies would
 // move three times the bytes for one tap), with or without a bias; so is a wider window, on the TMA path.
 TEST(ConvRoute, A1x1ConvolutionTakesTheLibraryConvolutionsGatherKernel) {

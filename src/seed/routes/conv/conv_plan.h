@@ -38,6 +38,9 @@ struct ConvPlan {
   // On the TMA path: images per chunk of its packed copies where the library's own choice (about 1 GiB) would
   // not fit the workspace the judge's cap leaves (the kernel's CIG_TMA_CHUNK_IMAGES); 0: the library's.
   int64_t tma_chunk_images = 0;
+  // The input, weight, bias and output are bf16 (the kernel's CIG_IO_BF16): the TMA path with bf16 operands, or no
+  // seed. Only the plain conv route makes such plans.
+  bool bf16 = false;
   std::vector<int64_t> input_shape, output_shape;  // x's (N, C, spatial...) and the convolution's
   int dims = 2;
   int64_t groups = 1, in_channels = 1, out_channels = 1;

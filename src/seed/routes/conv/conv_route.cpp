@@ -27,13 +27,14 @@ constexpr const char* kLibraryFile = "library/conv_implicit_gemm.cu";
 constexpr const char* kSpecLine = "constexpr ConvSpec kSpec = {2, false, 1, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}};";
 constexpr int64_t kMaxWindow = 16;  // the library kernel's tap tables hold 16 taps per dimension
 
-// The parameter at args[at] of the convolution: a contiguous fp32 model parameter, or why not.
-Result<const Node*> conv_param(const OpGraph& g, const Node& conv, std::size_t at, const char* what) {
+// The parameter at args[at] of the convolution: a contiguous model parameter of `dtype`, or why not.
+Result<const Node*> conv_param(const OpGraph& g, const Node& conv, std::size_t at, const char* what,
+                               std::string_view dtype) {
   if (at >= conv.args.size() || !conv.args[at].ref || g.node(*conv.args[at].ref).op != Op::param)
     return Error{fmt::format("the convolution's {} is not one of the model's parameters", what)};
   const Node& p = g.node(*conv.args[at].ref);
-  if (!p.type || p.type->dtype != "float32" || !p.type->contiguous)
-    return Error{fmt::format("the convolution's {} is not a contiguous float32 parameter", what)};
+  if (!p.type || p.type->dtype != dtype || !p.type->contiguous)
+    return Error{fmt::format("the convolution's {} is not a contiguous {} parameter", what, dtype)};
   return &p;
 }
 
@@ -41,12 +42,14 @@ std::string triple(const int64_t v[3]) { return fmt::format("{{{}, {}, {}}}", v[
 
 }  // namespace
 
-Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv) {
+Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv, bool take_bf16) {
   if ((conv.op != Op::conv && conv.op != Op::conv_transpose) || conv.args.size() < 2 || !conv.type)
     return Error{fmt::format("the output is {}, not a convolution of an input", conv.op)};
-  if (auto why = plain_input(g, conv.args[0], "the convolved tensor"); !why.empty()) return Error{why};
-  const Node& x = g.node(*conv.args[0].ref);
   ConvPlan plan;
+  plan.bf16 = take_bf16 && conv.type->dtype == "bfloat16";
+  const std::string_view dtype = plan.bf16 ? "bfloat16" : "float32";
+  if (auto why = plain_input(g, conv.args[0], "the convolved tensor", false, dtype); !why.empty()) return Error{why};
+  const Node& x = g.node(*conv.args[0].ref);
   plan.kind = conv.op == Op::conv_transpose ? ConvPlan::Kind::transposed : ConvPlan::Kind::forward;
   const double* dims = number(conv, "dims");
   const double* groups = number(conv, "groups");
@@ -59,11 +62,11 @@ Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv) {
   plan.in_channels = static_cast<int64_t>(*in_channels);
   plan.out_channels = static_cast<int64_t>(*out_channels);
   plan.has_bias = flag(conv, "has_bias");
-  if (!x.type || x.type->dtype != "float32" || !x.type->contiguous ||
+  if (!x.type || x.type->dtype != dtype || !x.type->contiguous ||
       x.type->shape.size() != static_cast<std::size_t>(plan.dims) + 2)
-    return Error{fmt::format("a convolution of a {} {}-d input (the library convolution takes a contiguous float32 "
+    return Error{fmt::format("a convolution of a {} {}-d input (the library convolution takes a contiguous {} "
                              "(N, C, spatial...))",
-                             x.type ? x.type->dtype : "untyped", x.type ? x.type->shape.size() : 0)};
+                             x.type ? x.type->dtype : "untyped", x.type ? x.type->shape.size() : 0, dtype)};
   if (auto s = read_window(conv, plan.dims, plan.kernel, plan.stride, plan.padding, plan.dilation, "the convolution");
       !s)
     return s.error();
@@ -78,11 +81,11 @@ Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv) {
       return Error{fmt::format("a convolution window of {} taps in one dimension (the library convolution holds at "
                                "most {})",
                                k, kMaxWindow)};
-  auto weight = conv_param(g, conv, 1, "weight");
+  auto weight = conv_param(g, conv, 1, "weight", dtype);
   if (!weight) return weight.error();
   const Node* bias = nullptr;
   if (plan.has_bias) {
-    auto b = conv_param(g, conv, 2, "bias");
+    auto b = conv_param(g, conv, 2, "bias", dtype);
     if (!b) return b.error();
     bias = *b;
   }
@@ -106,8 +109,12 @@ Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv) {
 Result<ConvPlan> match_conv(const OpGraph& g) {
   auto output = single_output(g);
   if (!output) return output.error();
-  auto plan = conv_plan_of(g, **output);
+  auto plan = conv_plan_of(g, **output, /*take_bf16=*/true);
   if (!plan) return plan.error();
+  if (plan->bf16 && plan->path != ConvPlan::Path::tma_im2col)
+    return Error{fmt::format("a bf16 convolution the TMA path does not take: {} (the library convolution reads bf16 "
+                             "tensors on that path only)",
+                             plan->path_reason)};
   // The library kernel's own reading is inputs[0] = x, inputs[1] = weight, inputs[2] = bias, which the file keeps
   // as it is; elsewhere in the contract (a step of a chain, whose problem has more parameters) the seed sets its
   // kInputs line, as the epilogue route does.
@@ -183,7 +190,7 @@ Result<TmaBuffers> tma_buffers(const ConvPlan& p) {
   // One tap: each input is read once, in place, by the gather kernel; the TMA path would write and read it
   // three times over and pass the output through NHWK as well, for as little math per byte as a
   // convolution has (KernelBench 87: about 56 GB moved against 17 GB).
-  if (p.kernel[0] * p.kernel[1] * p.kernel[2] == 1)
+  if (p.kernel[0] * p.kernel[1] * p.kernel[2] == 1 && !p.bf16)
     return Error{"a 1x1 window (the gather kernel reads each input once in place; the TMA path's packed copies would "
                  "move about three times the bytes for one tap)"};
   if (cin_g < 8)
@@ -199,10 +206,11 @@ Result<TmaBuffers> tma_buffers(const ConvPlan& p) {
   const int64_t in_vol = product(p.input_shape, 2, rank), out_vol = product(p.output_shape, 2, rank);
   if (in_vol * cin_g > INT32_MAX) return Error{"an image too large for the TMA path's 32-bit coordinates"};
   const int64_t ker_vol = p.kernel[0] * p.kernel[1] * p.kernel[2];
-  constexpr int64_t kParts = 3, kChannelTile = 32, kOperandBytes = 4;
-  const int64_t c_packed = round_up(kParts * cin_g, kChannelTile);
-  return TmaBuffers{.weight = round_up(cout_g * ker_vol * c_packed * kOperandBytes, 256),
-                    .image_in = round_up(in_vol * c_packed * kOperandBytes, 256),
+  // Strict: three TF32 copies of each channel in 128-byte rows of 32; bf16 tensors: one bf16 copy, rows of 64.
+  const int64_t parts = p.bf16 ? 1 : 3, channel_tile = p.bf16 ? 64 : 32, operand_bytes = p.bf16 ? 2 : 4;
+  const int64_t c_packed = round_up(parts * cin_g, channel_tile);
+  return TmaBuffers{.weight = round_up(cout_g * ker_vol * c_packed * operand_bytes, 256),
+                    .image_in = round_up(in_vol * c_packed * operand_bytes, 256),
                     .image_out = round_up(out_vol * cout_g * 4, 256),
                     .images = n,
                     .out_vol = out_vol};
@@ -327,6 +335,12 @@ Result<std::string> conv_library_text(const ConvPlan& plan) {
     return s.error();
   if (plan.num_contract_inputs != 0)
     if (auto s = set_epilogue(library, plan); !s) return s.error();
+  if (plan.bf16)
+    if (auto s = replace_library_line(library, "#define CIG_IO_BF16 0",
+                                      "#define CIG_IO_BF16 1  // set by the seed: the module's tensors are bf16",
+                                      kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
+        !s)
+      return s.error();
   if (plan.path == ConvPlan::Path::tma_im2col && plan.tma_chunk_images > 0)
     if (auto s = replace_library_line(
             library, "#define CIG_TMA_CHUNK_IMAGES 0",

@@ -11,7 +11,9 @@ namespace cutegen::seed {
 Result<ConvPlan> match_conv(const OpGraph& g);
 // The plan of convolution node `conv` -- its geometry, its tensors' contract positions and its pattern -- or
 // why the library convolution does not take it (a convolution of a computed value, a window too large, ...).
-Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv);
+// With `take_bf16`, a convolution whose tensors are all bf16 too (ConvPlan::bf16: the TMA path's only; the caller
+// refuses it elsewhere), for the plain conv route; every other caller's plans are fp32.
+Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv, bool take_bf16 = false);
 // "convolution y = conv2d(...)"; with an epilogue "convolution with a pointwise epilogue ..."
 std::string conv_description(const ConvPlan& plan);
 std::string conv_pattern(const ConvPlan& plan);

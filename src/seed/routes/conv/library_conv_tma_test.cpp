@@ -167,6 +167,43 @@ TEST(SeedCompile, LibraryConvTmaPathTakesStrideOneTransposedConvolutions) {
 #endif
 }
 
+// bf16 tensors (CIG_IO_BF16 1, as the seed sets for a bf16 module): the TMA path packs one bf16 copy of each
+// channel (20 channels round up to a 64-wide row), the NHWK output stays fp32; fp32 tensors are not this
+// kernel's, and what the TMA path does not take has no gather kernel to fall back to.
+TEST(SeedCompile, LibraryConvTmaPathTakesBf16Tensors) {
+  CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution, minutes of nvcc; the GPU check judges it");
+  RealCompiler compiler;
+  auto out = compiler.build_ok("#define CIG_IO_BF16 1\n" + library_conv(), "conv_tma_bf16.cu");
+  ASSERT_TRUE(out);
+#ifndef CUTEGEN_CUDA_LIB_DIR
+  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+#else
+  using testing::fp32;
+  auto bf16 = [](std::vector<int64_t> shape) {
+    cutegen_tensor t = fp32(std::move(shape));
+    t.dtype = CUTEGEN_BFLOAT16;
+    return t;
+  };
+  const ConvHostPlanning plan(out->library);
+  ASSERT_TRUE(plan.error.empty()) << plan.error;
+  const size_t expected = size_t{32} * 9 * 64 * 2 + 2 * (size_t{144} * 64 * 2 + size_t{144} * 32 * 4);
+  EXPECT_EQ(plan(bf16({2, 20, 12, 12}), bf16({32, 20, 3, 3}), bf16({2, 32, 12, 12})), expected);
+  ConvPlan p;
+  p.bf16 = true;
+  p.in_channels = 20;
+  p.out_channels = 32;
+  p.kernel[1] = p.kernel[2] = 3;
+  p.padding[1] = p.padding[2] = 1;
+  p.input_shape = {2, 20, 12, 12};
+  p.output_shape = {2, 32, 12, 12};
+  auto seed_bytes = conv_tma_workspace_bytes(p);
+  ASSERT_TRUE(seed_bytes.ok()) << seed_bytes.error().message;
+  EXPECT_EQ(static_cast<size_t>(*seed_bytes), expected);
+  EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({32, 20, 3, 3}), fp32({2, 32, 12, 12})), 0u);
+  EXPECT_EQ(plan(bf16({2, 3, 12, 12}), bf16({32, 3, 3, 3}), bf16({2, 32, 12, 12})), 0u);
+#endif
+}
+
 // The other precision policies (CIG_PRECISION 1: tf32, 2: bf16) pack each channel once: problems/
 // conv2d_3x3.py's 64 channels stay 64 (one 128-byte row of bf16; two of TF32), so the packed input is a
 // third of the strict path's (bf16: a sixth), and 20 channels round up to 32 (TF32) or 64 (bf16). What the
