@@ -430,6 +430,39 @@ TEST(ConvRoute, ABf16ConvolutionTakesTheTmaPathWithBf16Tensors) {
                                "on that path only)");
 }
 
+// A bf16 convolution with activations after it: the epilogue in fp32 on the TMA path, rounded once; an epilogue
+// operand (read as fp32 by the kernel) or a step after it (the chain's intermediates are fp32) says why not.
+TEST(ConvEpilogueRoute, ABf16ConvolutionTakesActivationsButNoOperands) {
+  auto bf16 = [](json g) {
+    for (auto& n : g["nodes"]) n["dtype"] = "bfloat16";
+    return g;
+  };
+  json relu = pointwise_conv(3);
+  relu["nodes"].push_back(node(3, "relu", {ref(2)}, json::object(), {16, 128, 30, 46}));
+  relu["outputs"] = {ref(3)};
+  auto m = match(bf16(relu));
+  ASSERT_TRUE(m.plan_as<ConvPlan>()) << m.reason;
+  EXPECT_EQ(m.route(), "conv_epilogue");
+  EXPECT_TRUE(m.plan_as<ConvPlan>()->bf16);
+  auto src = m.plan->emit(CommentText("bf16_relu.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "#define CIG_IO_BF16 1")) << *src;
+  json plus = pointwise_conv(3);
+  plus["nodes"].push_back(param(3, "shift", 2, {128, 1, 1}));
+  plus["nodes"].push_back(node(4, "add", {ref(2), ref(3)}, json::object(), {16, 128, 30, 46}));
+  plus["outputs"] = {ref(4)};
+  plus["params"] = {"pw.weight", "shift"};
+  EXPECT_EQ(match(bf16(plus)).reason, "a bf16 convolution's epilogue reading shift (the library convolution reads "
+                                      "epilogue operands as fp32: a bf16 epilogue takes activations and numbers only)");
+  json pooled = pointwise_conv(3);
+  pooled["nodes"].push_back(
+      node(3, "mean", {ref(2)}, {{"dim", {2, 3}}, {"keepdim", true}, {"dtype", nullptr}}, {16, 128, 1, 1}));
+  pooled["outputs"] = {ref(3)};
+  EXPECT_EQ(match(bf16(pooled)).reason, "a bf16 convolution followed by other steps (the chain's "
+                                        "intermediates are fp32; a bf16 convolution has a seed alone or with a "
+                                        "pointwise epilogue)");
+}
+
 // A 1x1 convolution is the library convolution's, on its gather kernel (the TMA path's packed copies would
 // move three times the bytes for one tap), with or without a bias; so is a wider window, on the TMA path.
 TEST(ConvRoute, A1x1ConvolutionTakesTheLibraryConvolutionsGatherKernel) {

@@ -73,15 +73,26 @@ Result<ConvPlan> match_conv_epilogue(const OpGraph& g) {
                                "fuses pointwise ops; a norm, reduction or pooling after a convolution has no seed yet)",
                                n.op)};
   }
-  auto plan = conv_plan_of(g, conv);
+  auto plan = conv_plan_of(g, conv, /*take_bf16=*/true);
   if (!plan) return plan.error();
   const auto& shape = conv.type->shape;
-  if (!out.type || out.type->shape != shape || out.type->dtype != "float32")
-    return Error{fmt::format("the output is {} while the convolution is {} float32: the epilogue seed computes one "
+  const std::string_view dtype = plan->bf16 ? "bfloat16" : "float32";
+  if (!out.type || out.type->shape != shape || out.type->dtype != dtype)
+    return Error{fmt::format("the output is {} while the convolution is {} {}: the epilogue seed computes one "
                              "value per output element of the convolution",
                              out.type ? fmt::format("{} {}", shape_text(out.type->shape), out.type->dtype)
                                       : "not a tensor",
-                             shape_text(shape))};
+                             shape_text(shape), dtype)};
+  // A bf16 module's epilogue runs in fp32 on the TMA path and the result is rounded once; the kernel reads its
+  // operands as fp32, so a bf16 epilogue takes none (activations and the module's numbers only).
+  if (plan->bf16 && plan->path != ConvPlan::Path::tma_im2col)
+    return Error{fmt::format("a bf16 convolution the TMA path does not take: {} (the library convolution reads bf16 "
+                             "tensors on that path only)",
+                             plan->path_reason)};
+  if (plan->bf16 && !leaves.empty())
+    return Error{fmt::format("a bf16 convolution's epilogue reading {} (the library convolution reads epilogue "
+                             "operands as fp32: a bf16 epilogue takes activations and numbers only)",
+                             contract_name(g, g.node(leaves.front())))};
   plan->num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size());
   // The graph as people read the epilogue: the convolution is y ("add(relu(y), bias)").
   OpGraph shown = g;

@@ -26,14 +26,14 @@ constexpr const char* kConvThenSeedFile = "src/seed/routes/conv_then/conv_then_r
 
 bool is_conv_node(const Node& n) { return n.op == Op::conv || n.op == Op::conv_transpose; }
 
-// `root` and every op after it that is pointwise, has root's shape and float32, and reads only that set and
+// `root` and every op after it that is pointwise, has root's shape and dtype, and reads only that set and
 // leaves (inputs, parameters, constants): after a convolution, what conv_epilogue fuses into its store.
 std::set<int> pointwise_after(const OpGraph& g, const Node& root, const std::vector<int>& reach) {
   std::set<int> head{root.id};
   for (int id : reach) {
     const Node& n = g.node(id);
     if (id <= root.id || !n.known || pointwise_arity(n.op.spelling()) == 0 || !n.type ||
-        n.type->shape != root.type->shape || n.type->dtype != "float32")
+        n.type->shape != root.type->shape || n.type->dtype != root.type->dtype)
       continue;
     bool reads_head = false, only_head_and_leaves = true;
     for (const Operand& a : n.args) {
@@ -83,6 +83,10 @@ Result<ConvThenPlan> plan_conv_then(const OpGraph& g, SecondSeedMatcher second) 
   head_graph.outputs = {Operand{.ref = split}};
   auto head_plan = match_conv_epilogue(head_graph);
   if (!head_plan) return Error{fmt::format("the convolution: {}", head_plan.error().message)};
+  // The chain's intermediates are fp32, which a bf16 module's convolution does not write.
+  if (head_plan->bf16)
+    return Error{"a bf16 convolution followed by other steps (the chain's intermediates are fp32; a bf16 convolution "
+                 "has a seed alone or with a pointwise epilogue)"};
   plan.head = *head_plan;
   // conv_epilogue's pattern is "<epilogue>, y = <convolution>"; without an epilogue, the convolution alone.
   plan.head_pattern = head_plan->pattern;
