@@ -393,8 +393,8 @@ TEST(ConvRoute, WhatTheLibraryConvolutionCannotTakeSaysWhy) {
   EXPECT_EQ(match(after).route(), "conv_epilogue") << match(after).reason;
 }
 
-// nn.Conv2d(64, 128, kernel_size=1, bias=False) of (16, 64, 32, 48): KernelBench's 87 at a small size.
-json pointwise_conv(int k = 1, bool bias = false) {
+// nn.Conv2d(64, 128, kernel_size=k, bias=False) of (16, 64, 32, 48): with k = 1 KernelBench's 87 at a small size.
+json dense_conv(int k = 1, bool bias = false) {
   json conv = node(2, "conv", {ref(0), ref(1)},
                    {{"dims", 2}, {"groups", 1}, {"in_channels", 64}, {"out_channels", 128}, {"has_bias", bias},
                     {"k0", k}, {"k1", k}, {"s0", 1}, {"s1", 1}, {"p0", 0}, {"p1", 0}, {"d0", 1}, {"d1", 1}},
@@ -406,7 +406,7 @@ json pointwise_conv(int k = 1, bool bias = false) {
 // A bf16 module's convolution: the library convolution with bf16 tensors on its TMA path (CIG_IO_BF16), or no
 // seed where that path does not take it -- the gather kernel reads fp32 only.
 TEST(ConvRoute, ABf16ConvolutionTakesTheTmaPathWithBf16Tensors) {
-  json g = pointwise_conv(3);
+  json g = dense_conv(3);
   for (auto& n : g["nodes"]) n["dtype"] = "bfloat16";
   auto m = match(g);
   ASSERT_TRUE(m.plan_as<ConvPlan>()) << m.reason;
@@ -416,11 +416,11 @@ TEST(ConvRoute, ABf16ConvolutionTakesTheTmaPathWithBf16Tensors) {
   ASSERT_TRUE(src.ok()) << src.error().message;
   EXPECT_TRUE(contains(*src, "#define CIG_IO_BF16 1  // set by the seed: the module's tensors are bf16")) << *src;
   // A 1x1 window is no reason against the only path bf16 tensors have.
-  json one = pointwise_conv(1);
+  json one = dense_conv(1);
   for (auto& n : one["nodes"]) n["dtype"] = "bfloat16";
   EXPECT_TRUE(match(one).plan_as<ConvPlan>()) << match(one).reason;
   // Three input channels: the TMA path refuses them, and there is no fp32-only fallback for bf16.
-  json rgb = pointwise_conv(3);
+  json rgb = dense_conv(3);
   for (auto& n : rgb["nodes"]) n["dtype"] = "bfloat16";
   rgb["nodes"][0]["shape"] = {16, 3, 32, 48};
   rgb["nodes"][1]["shape"] = {128, 3, 3, 3};
@@ -437,7 +437,7 @@ TEST(ConvEpilogueRoute, ABf16ConvolutionTakesActivationsButNoOperands) {
     for (auto& n : g["nodes"]) n["dtype"] = "bfloat16";
     return g;
   };
-  json relu = pointwise_conv(3);
+  json relu = dense_conv(3);
   relu["nodes"].push_back(node(3, "relu", {ref(2)}, json::object(), {16, 128, 30, 46}));
   relu["outputs"] = {ref(3)};
   auto m = match(bf16(relu));
@@ -447,14 +447,14 @@ TEST(ConvEpilogueRoute, ABf16ConvolutionTakesActivationsButNoOperands) {
   auto src = m.plan->emit(CommentText("bf16_relu.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   EXPECT_TRUE(contains(*src, "#define CIG_IO_BF16 1")) << *src;
-  json plus = pointwise_conv(3);
+  json plus = dense_conv(3);
   plus["nodes"].push_back(param(3, "shift", 2, {128, 1, 1}));
   plus["nodes"].push_back(node(4, "add", {ref(2), ref(3)}, json::object(), {16, 128, 30, 46}));
   plus["outputs"] = {ref(4)};
   plus["params"] = {"pw.weight", "shift"};
   EXPECT_EQ(match(bf16(plus)).reason, "a bf16 convolution's epilogue reading shift (the library convolution reads "
                                       "epilogue operands as fp32: a bf16 epilogue takes activations and numbers only)");
-  json pooled = pointwise_conv(3);
+  json pooled = dense_conv(3);
   pooled["nodes"].push_back(
       node(3, "mean", {ref(2)}, {{"dim", {2, 3}}, {"keepdim", true}, {"dtype", nullptr}}, {16, 128, 1, 1}));
   pooled["outputs"] = {ref(3)};
@@ -466,7 +466,7 @@ TEST(ConvEpilogueRoute, ABf16ConvolutionTakesActivationsButNoOperands) {
 // A 1x1 convolution is the library convolution's, on its gather kernel (the TMA path's packed copies would
 // move three times the bytes for one tap), with or without a bias; so is a wider window, on the TMA path.
 TEST(ConvRoute, A1x1ConvolutionTakesTheLibraryConvolutionsGatherKernel) {
-  auto m = match(pointwise_conv());
+  auto m = match(dense_conv());
   ASSERT_TRUE(m.plan_as<ConvPlan>()) << m.reason;
   EXPECT_EQ(m.route(), "conv");
   const ConvPlan& p = *m.plan_as<ConvPlan>();
@@ -476,10 +476,10 @@ TEST(ConvRoute, A1x1ConvolutionTakesTheLibraryConvolutionsGatherKernel) {
   auto src = m.plan->emit(CommentText("pw.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   EXPECT_TRUE(contains(*src, "#define CIG_TMA 0  // set by the seed: a 1x1 window")) << *src;
-  auto wide = match(pointwise_conv(3));
+  auto wide = match(dense_conv(3));
   ASSERT_TRUE(wide.plan_as<ConvPlan>()) << wide.reason;
   EXPECT_EQ(wide.plan_as<ConvPlan>()->path, ConvPlan::Path::tma_im2col) << wide.plan_as<ConvPlan>()->path_reason;
-  json with_bias = pointwise_conv(1, true);
+  json with_bias = dense_conv(1, true);
   json conv = with_bias["nodes"][2];
   conv["id"] = 3;
   conv["args"] = {ref(0), ref(1), ref(2)};
