@@ -111,6 +111,14 @@ using namespace cute;
 #define CIG_TMA_PROMOTE 2
 #endif
 // cutegen:require CIG_TMA_TILE_M * CIG_TMA_TILE_N <= 8192
+// Its shared-memory stages: 0 fills shared memory (CUTLASS's carve-out: one CTA, so one consumer warpgroup
+// issuing wgmma, per SM -- CUTLASS 4.2's SM90 convolution has no cooperative or ping-pong schedule); a few
+// stages (24 KB each at the default tile) leave room for a second CTA, and with it a second warpgroup to
+// keep the tensor cores busy while the first waits. For `cutegen tune` to measure; 0 is what was judged.
+// cutegen:knob CIG_TMA_STAGES in {0, 3, 4, 5}
+#ifndef CIG_TMA_STAGES
+#define CIG_TMA_STAGES 0
+#endif
 // Images per chunk of the TMA path's packed copies (below, Layout3); 0 lets the path choose about 1 GiB of
 // them. Not a knob: a seed whose other buffers leave less of the judge's workspace cap sets the number that
 // fits, rather than leave the convolution to the gather kernel.
@@ -137,7 +145,7 @@ static_assert(CIG_PRECISION >= 0 && CIG_PRECISION <= 2, "CIG_PRECISION: 0 strict
 #endif
 static_assert(CIG_IO_BF16 == 0 || CIG_IO_BF16 == 1, "CIG_IO_BF16: 0 fp32 tensors, 1 bf16 tensors");
 // The TMA path's knobs change nothing while it is off: variants that differ only there are one kernel.
-// cutegen:require CIG_TMA == 1 || (CIG_TMA_TILE_M == 64 && CIG_TMA_TILE_N == 128 && CIG_TMA_PROMOTE == 2)
+// cutegen:require CIG_TMA == 1 || (CIG_TMA_TILE_M == 64 && CIG_TMA_TILE_N == 128 && CIG_TMA_PROMOTE == 2 && CIG_TMA_STAGES == 0)
 
 namespace conv_ig {
 
@@ -875,7 +883,10 @@ using MainloopBase = typename cutlass::conv::collective::CollectiveBuilder<
     Operand, LayoutNxC, kAlign,  // the packed input, N(D)(H)W x C'
     Operand, LayoutNxC, kAlign,  // the packed weight, K x taps x C'
     float, TileShape, ClusterShape,
-    cutlass::conv::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>,
+    cute::conditional_t<CIG_TMA_STAGES == 0,
+                        cutlass::conv::collective::StageCountAutoCarveout<
+                            static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>,
+                        cutlass::conv::collective::StageCount<(CIG_TMA_STAGES == 0 ? 2 : CIG_TMA_STAGES)>>,
     cutlass::conv::KernelImplicitTmaWarpSpecializedSm90>::CollectiveOp;
 
 // The collective's consumer with promotion: each k-tile's wgmmas accumulate into `chunk`, which is added

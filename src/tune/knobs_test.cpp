@@ -256,8 +256,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // (columns, groups) with columns * groups <= 1024: 5 + 4 + 3 + 2, x loads in flight x row threads
                       LibraryKnobs{"reduce_dim.cu", 4, 14u * 3u * 3u},
                       // gather: (tile N, wgmma, stages) without 128 x 4 stages under wgmma = 7; the TMA path: off
-                      // (its knobs at their defaults: one kernel) or on with M x N <= 8192 (3) x promotion (3)
-                      LibraryKnobs{"conv_implicit_gemm.cu", 7, 7u * (1u + 3u * 3u)}),
+                      // (its knobs at their defaults: one kernel) or on with M x N <= 8192 (3) x promotion (3) x
+                      // stages (4)
+                      LibraryKnobs{"conv_implicit_gemm.cu", 8, 7u * (1u + 3u * 3u * 4u)}),
     [](const ::testing::TestParamInfo<LibraryKnobs>& info) {
       std::string name = info.param.file;
       return name.substr(0, name.find('.'));  // the file stem: letters, digits and '_'
