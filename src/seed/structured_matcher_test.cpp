@@ -269,8 +269,8 @@ TEST(ConvRoute, DenseAndGroupedConvolutionsAreTheLibraryConvolution) {
   EXPECT_EQ(d.kind, ConvPlan::Kind::forward);
   // (D, H, W), right-aligned: the 2-d window's H and W, D left at stride 1, padding 0, dilation 1.
   EXPECT_EQ(conv_spec_line(d), "constexpr ConvSpec kSpec = {2, false, 1, {1, 2, 1}, {0, 1, 2}, {1, 1, 2}};");
-  EXPECT_EQ(dense.description(), "convolution y = conv2d(x, dw_weight, dw_bias, stride=(2, 1), padding=(1, 2), "
-                                 "dilation=(1, 2), groups=1)");
+  EXPECT_EQ(dense.description(), "convolution (the library's implicit-GEMM convolution, TMA im2col) y = conv2d(x, "
+                                 "dw_weight, dw_bias, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=1)");
   auto grouped = match(depthwise_conv(8));
   ASSERT_TRUE(grouped.plan_as<ConvPlan>()) << grouped.reason;
   EXPECT_EQ(grouped.plan_as<ConvPlan>()->groups, 8);
@@ -335,8 +335,9 @@ TEST(ConvRoute, ATransposedConvolutionSetsItsSpecAndSaysItsOutputPadding) {
   const ConvPlan& p = *m.plan_as<ConvPlan>();
   EXPECT_EQ(p.kind, ConvPlan::Kind::transposed);
   EXPECT_EQ(conv_spec_line(p), "constexpr ConvSpec kSpec = {3, true, 4, {2, 2, 2}, {1, 2, 2}, {1, 1, 1}};");
-  EXPECT_EQ(m.description(), "convolution y = conv_transpose3d(x, up_weight, stride=(2, 2, 2), padding=(1, 2, 2), "
-                             "output_padding=(1, 1, 1), dilation=(1, 1, 1), groups=4)");
+  EXPECT_EQ(m.description(), "convolution (the library's implicit-GEMM convolution, gather) y = conv_transpose3d(x, "
+                             "up_weight, stride=(2, 2, 2), padding=(1, 2, 2), output_padding=(1, 1, 1), "
+                             "dilation=(1, 1, 1), groups=4)");
   EXPECT_TRUE(match(transposed_conv(true)).plan_as<ConvPlan>()->has_bias);
 }
 

@@ -126,7 +126,11 @@ Result<ConvPlan> match_conv(const OpGraph& g) {
 }
 
 std::string conv_description(const ConvPlan& plan) {
-  return (plan.has_epilogue() ? "convolution with a pointwise epilogue: out = " : "convolution y = ") + plan.pattern;
+  // The path in words, as the GEMM seeds name their kernel: which one ran is what a timing is read against.
+  const std::string path = plan.path == ConvPlan::Path::tma_im2col ? "TMA im2col" : "gather";
+  return fmt::format("{} (the library's implicit-GEMM convolution, {}{}){} {}",
+                     plan.has_epilogue() ? "convolution with a pointwise epilogue" : "convolution", path,
+                     plan.bf16 ? ", bf16" : "", plan.has_epilogue() ? ": out =" : " y =", plan.pattern);
 }
 
 std::string conv_kernel_name(const ConvPlan& plan) {

@@ -52,8 +52,9 @@ TEST(ConvEpilogueMatcher, APerChannelVectorAndAnActivationAreTheConvolutionsEpil
   ASSERT_EQ(p.operands.size(), 1u);
   EXPECT_EQ(p.operands[0].input, 1);
   EXPECT_EQ(p.operands[0].reads, ConvEpilogueOperand::Reads::channel);
-  EXPECT_EQ(m.description(), "convolution with a pointwise epilogue: out = add(relu(y), bias), y = conv2d(x, "
-                             "conv_weight, conv_bias, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1)");
+  EXPECT_EQ(m.description(), "convolution with a pointwise epilogue (the library's implicit-GEMM convolution, gather): "
+                             "out = add(relu(y), bias), y = conv2d(x, conv_weight, conv_bias, stride=(1, 1), "
+                             "padding=(0, 0), dilation=(1, 1), groups=1)");
   // 4 input channels: the gather kernel, which the pattern names (bench's seed column).
   EXPECT_EQ(m.pattern().rfind("library conv_implicit_gemm (gather) + epilogue: add(relu(y), bias)", 0), 0u) << m.pattern();
 

@@ -110,7 +110,8 @@ TEST(PrologueThen, APoolingThenAConvolutionIsTwoSeedsThroughTheWorkspace) {
   EXPECT_EQ((std::vector<int>{conv->plan().x_input, conv->plan().weight_input, conv->plan().bias_input}),
             (std::vector<int>{0, 1, 2}));
   EXPECT_TRUE(m.description().starts_with("pooling y = avg_pool2d(x, kernel=(2, 2)")) << m.description();
-  EXPECT_TRUE(contains(m.description(), ", then convolution with a pointwise epilogue: out = mul(hardswish(y), 0.5), "
+  EXPECT_TRUE(contains(m.description(), ", then convolution with a pointwise epilogue (the library's implicit-GEMM convolution, "
+                                        "TMA im2col): out = mul(hardswish(y), 0.5), "
                                         "y = conv2d(y, conv_weight, conv_bias"))
       << m.description();
 }
