@@ -126,11 +126,12 @@ using namespace cute;
 #define CIG_TMA_CHUNK_IMAGES 0
 #endif
 static_assert(CIG_TMA_CHUNK_IMAGES >= 0, "CIG_TMA_CHUNK_IMAGES: images per chunk, 0 for about 1 GiB");
-// The TMA path's operands for a run's precision policy (docs/kernel-contract.md, "Precision"); not a knob, since the judge's
+// The operands for a run's precision policy (docs/kernel-contract.md, "Precision"); not a knob, since the judge's
 // policy decides which are allowed: 0 strict (3xTF32: fp32 accuracy, the default), 1 tf32 (one TF32
 // product per term: a third of the channels, for `--precision tf32`), 2 bf16 (bf16 operands, fp32
-// accumulation, for `--precision bf16`). The gather kernel stays 3xTF32 under every policy (more exact
-// than any of them asks), and so do the convolutions the TMA path does not take.
+// accumulation, for `--precision bf16`). The gather kernel's mma.sync mainloop runs one TF32 product per
+// term under both looser policies (A and the weight rounded to TF32: the small parts are neither loaded nor
+// multiplied); its wgmma variant (CIG_WGMMA 1) stays 3xTF32, more exact than either asks.
 #ifndef CIG_PRECISION
 #define CIG_PRECISION 0
 #endif
@@ -169,6 +170,11 @@ constexpr ConvInputs kInputs = {0, 0, 1, 2};
 // The tensors' element type (CIG_IO_BF16) and its contract dtype.
 using Io = cute::conditional_t<CIG_IO_BF16 == 1, cutlass::bfloat16_t, float>;
 constexpr cutegen_dtype kIoDtype = CIG_IO_BF16 ? CUTEGEN_BFLOAT16 : CUTEGEN_FLOAT32;
+// The policy the kernels follow: the run's (CIG_PRECISION), or bf16 for bf16 tensors. Under strict every
+// product is 3xTF32 (big x big + big x small + small x big); under a looser one the gather kernel's mma.sync
+// mainloop keeps only big x big.
+constexpr int kPolicy = CIG_IO_BF16 ? 2 : CIG_PRECISION;
+constexpr bool kSplitTf32 = kPolicy == 0;
 
 // The epilogue: what each output value y -- the convolution plus its bias, in fp32 -- of output channel `ch`
 // becomes before it is stored at offset `at` of the output. The library's own is the identity; the seed's
@@ -628,8 +634,8 @@ __global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
       const float* src = gather.source(g, kt * BK + kl, x, ok);
       SM80_CP_ASYNC_CACHEALWAYS_ZFILL<float>::copy(*src, sA[kl * kLdA + a_m], ok);
     }
-    // B big then B small: BK rows of BN floats each, 16 bytes a copy.
-    constexpr int kVecPerRow = BN / 4, kVecs = 2 * BK * kVecPerRow;
+    // B big then B small: BK rows of BN floats each, 16 bytes a copy (the big part alone under a looser policy).
+    constexpr int kVecPerRow = BN / 4, kVecs = (kSplitTf32 ? 2 : 1) * BK * kVecPerRow;
     CUTE_UNROLL
     for (int v = tid; v < kVecs; v += kThreads) {
       const int part = v / (BK * kVecPerRow), row = v / kVecPerRow % BK, col = v % kVecPerRow * 4;
@@ -683,7 +689,7 @@ __global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
         const float v = sa(i);
         const uint32_t hi = tf32_bits(v);
         a_big(i) = cutlass::tfloat32_t::bitcast(hi);
-        a_small(i) = cutlass::tfloat32_t::bitcast(tf32_bits(v - __uint_as_float(hi)));
+        if constexpr (kSplitTf32) a_small(i) = cutlass::tfloat32_t::bitcast(tf32_bits(v - __uint_as_float(hi)));
       }
       Tensor sb_big = tCsB_big(_, _, kb);
       Tensor sb_small = tCsB_small(_, _, kb);
@@ -692,10 +698,12 @@ __global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
       CUTE_UNROLL
       for (int i = 0; i < size(sb_big); ++i) {
         b_big(i) = cutlass::tfloat32_t::bitcast(__float_as_uint(sb_big(i)));
-        b_small(i) = cutlass::tfloat32_t::bitcast(__float_as_uint(sb_small(i)));
+        if constexpr (kSplitTf32) b_small(i) = cutlass::tfloat32_t::bitcast(__float_as_uint(sb_small(i)));
       }
-      gemm(mma, a_small, b_big, part);  // the small terms first
-      gemm(mma, a_big, b_small, part);
+      if constexpr (kSplitTf32) {
+        gemm(mma, a_small, b_big, part);  // the small terms first
+        gemm(mma, a_big, b_small, part);
+      }
       gemm(mma, a_big, b_big, part);
     }
     CUTE_UNROLL
@@ -860,8 +868,7 @@ namespace tma_path {
 
 constexpr int kDims = kSpec.dims;
 // The packed operands' type: TF32 values held as fp32 bits (TMA copies them as they are), or bf16.
-// The policy the packed operands follow: the run's, or bf16 for bf16 tensors.
-constexpr int kPolicy = CIG_IO_BF16 ? 2 : CIG_PRECISION;
+// The packed operands follow kPolicy (bf16 for bf16 tensors).
 using Operand = cute::conditional_t<kPolicy == 2, cutlass::bfloat16_t, cutlass::tfloat32_t>;
 constexpr int kChannelTile = 128 / int(sizeof(Operand));  // K' per k-tile: one 128-byte swizzle row
 constexpr int kAlign = 16 / int(sizeof(Operand));         // elements per 16-byte TMA access
