@@ -184,7 +184,8 @@ std::string gemm_pattern(const GemmPlan& plan) {
 Result<std::string> emit_gemm(const GemmPlan& plan, const CommentText& problem) {
   switch (plan.kernel) {
     case GemmKernel::library:
-      if (plan.has_epilogue() || !plan.columns.empty()) return generate_library_gemm_epilogue_kernel(plan, problem);
+      if (plan.has_epilogue() || !plan.columns.empty() || plan.mask != GemmMask::none)
+        return generate_library_gemm_epilogue_kernel(plan, problem);
       return generate_library_gemm_kernel(plan, problem);
     case GemmKernel::gemv: return generate_gemv_kernel(plan, problem);
     case GemmKernel::tiled:

@@ -135,9 +135,13 @@ Status set_library_transposes(const GemmPlan& p, std::string& library, const cha
 }
 
 std::string library_gemm_refusal(const GemmPlan& p) {
-  const bool epilogue = p.has_epilogue() || !p.columns.empty();
-  if (p.mask != GemmMask::none)
-    return fmt::format("the product is under {} (the library kernel has no mask)", gemm_mask_name(p.mask));
+  const bool epilogue = p.has_epilogue() || !p.columns.empty() || p.mask != GemmMask::none;
+  // A mask is an epilogue that stores 0 off its triangle (library_gemm_epilogue_prelude.cu.in), for a plain
+  // product of matrices.
+  if (p.mask != GemmMask::none && (p.batch != 1 || !p.matrices || p.reduce != RowReduce::none || p.norm != GemmNorm::none))
+    return fmt::format("the product is under {} with a batch, a reduction or a norm (the library kernel masks one "
+                       "plain product of matrices)",
+                       gemm_mask_name(p.mask));
   if (p.batch > 1 && !p.batched_matrices)
     return "a batch that is not (L, M, K) @ (L, K, N) with a contiguous fp32 (L, M, N) product (the library kernel "
            "batches over one leading dimension)";

@@ -58,6 +58,8 @@ std::string fill(std::string text, const GemmPlan& p) {
   replace_placeholder(text, "NORM", gemm_norm_enum(p.norm));
   replace_placeholder(text, "NORM_GROUPS", std::to_string(p.norm_groups));
   replace_placeholder(text, "NORM_EPS", fmt::format("{}", p.norm_eps));
+  replace_placeholder(text, "MASK", p.mask == GemmMask::triu ? "1" : p.mask == GemmMask::tril ? "2" : "0");
+  replace_placeholder(text, "DIAGONAL", std::to_string(p.diagonal));
   return text;
 }
 
@@ -103,6 +105,8 @@ Result<std::string> generate_library_gemm_epilogue_kernel(const GemmPlan& p, con
     return s.error();
   const std::string kind = p.reduce != RowReduce::none ? " and a row reduction"
                            : p.norm != GemmNorm::none  ? " and a norm"
+                           : p.mask != GemmMask::none  ? fmt::format(" (the {} mask: 0 where it drops an element)",
+                                                                     gemm_mask_name(p.mask))
                                                        : "";
   const std::string header = fmt::format(
       "// Seed kernel for {0}, written by cutegen without an LLM (docs/seed.md):\n"

@@ -237,20 +237,49 @@ TEST(LibraryGemmRoute, OperandsAtOtherContractPositionsAreReadWhereTheyAre) {
   EXPECT_FALSE(contains(plain, "where A and B are among them"));
 }
 
+// KernelBench 14 and 15: triu / tril of a large product. The mask is the library GEMM's fused epilogue (0 off
+// the triangle, from each element's row and column), not the seed's CUDA-core GEMM (0.61-0.64x eager there).
+TEST(LibraryGemmRoute, ATriangularMaskIsTheLibraryGemmsEpilogue) {
+  for (const char* op : {"triu", "tril"}) {
+    SCOPED_TRACE(op);
+    json g = product(4096, 4096, 4096);
+    g["nodes"].push_back(node(3, op, {ref(2)}, {{"diagonal", std::string(op) == "triu" ? 1 : -2}}, {4096, 4096}));
+    g["outputs"] = {ref(3)};
+    auto m = match(g);
+    ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
+    EXPECT_EQ(m.plan_as<GemmPlan>()->kernel, GemmKernel::library) << m.plan_as<GemmPlan>()->kernel_reason;
+    EXPECT_EQ(library_gemm_refusal(*m.plan_as<GemmPlan>()), "");
+    const std::string src = seed_source(g);
+    EXPECT_TRUE(contains(src, fmt::format("constexpr int kMask = {};", std::string(op) == "triu" ? 1 : 2))) << src.substr(0, 3000);
+    EXPECT_TRUE(contains(src, fmt::format("constexpr int64_t kDiagonal = {};", std::string(op) == "triu" ? 1 : -2)));
+    EXPECT_TRUE(contains(src, fmt::format("a fp32 matrix product with an epilogue (the {} mask", op))) << src.substr(0, 1500);
+    EXPECT_TRUE(contains(src, "seed_epilogue::SeedEpilogue>::CollectiveOp;  // set by the seed"));
+    EXPECT_FALSE(contains(src, "GEMM_BM")) << "the seed GEMM's template";
+    EXPECT_TRUE(check_source_rules(src).empty());
+  }
+  // Without a mask the epilogue keeps every element: the constant folds the test away.
+  json relu = product(4096, 4096, 4096);
+  relu["nodes"].push_back(node(3, "relu", {ref(2)}, json::object(), {4096, 4096}));
+  relu["outputs"] = {ref(3)};
+  EXPECT_TRUE(contains(seed_source(relu), "constexpr int kMask = 0;"));
+}
+
 TEST(LibraryGemmRoute, OtherProductsKeepTheSeedGemmAndSayWhy) {
   struct Case {
     const char* what;
     json g;
     const char* reason;  // a part of library_gemm_refusal's answer
   };
-  // The triu variant of the 4096^3 product (its epilogue variants take the library GEMM with the epilogue fused:
-  // library_gemm_epilogue_test.cpp).
-  json triu = product(4096, 4096, 4096);
-  triu["nodes"].push_back(node(3, "triu", {ref(2)}, {{"diagonal", 0}}, {4096, 4096}));
-  triu["outputs"] = {ref(3)};
+  // A batch under tril: the library kernel masks one plain product of matrices.
+  json tril = product(64, 64, 64);
+  tril["nodes"][0]["shape"] = {8, 64, 64};
+  tril["nodes"][1]["shape"] = {8, 64, 64};
+  tril["nodes"][2]["shape"] = {8, 64, 64};
+  tril["nodes"].push_back(node(3, "tril", {ref(2)}, {{"diagonal", 0}}, {8, 64, 64}));
+  tril["outputs"] = {ref(3)};
   for (const auto& c : {Case{"KernelBench 6: M = N = 256, K = 524288", product(256, 256, 524288),
                              "4 output tiles of 128x128, fewer than 66"},
-                        Case{"under triu", triu, "under triu"}}) {
+                        Case{"a batch under tril", tril, "under tril with a batch"}}) {
     SCOPED_TRACE(c.what);
     auto m = match(c.g);
     ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
