@@ -197,9 +197,10 @@ check "seed of a bmm is the library GEMM's batch" \
 check "seed of a bmm says what matched" \
   grep -q "^seed: matrix product (the library's 3xTF32 GEMM) y = matmul(a, b)$" "$d/seed.err"
 out=$("$cutegen" seed "$src/problems/matmul_tril_tn.py" 2>"$d/seed.err"); rc=$?
-check "seed of a masked product is the seed GEMM" test $rc -eq 0 -a "$(grep -c 'gemm_kernel<<<' <<<"$out")" -eq 1
+check "seed of a masked product is the library GEMM with the mask in its epilogue" \
+  test $rc -eq 0 -a "$(grep -c '^constexpr int kMask = 2;' <<<"$out")" -eq 1
 check "seed of a masked product says what matched" \
-  grep -q '^seed: matrix product y = tril(matmul(transpose(a, dim0=-2, dim1=-1), b), diagonal=0)$' "$d/seed.err"
+  grep -q "^seed: matrix product (the library's 3xTF32 GEMM) y = tril(matmul(transpose(a, dim0=-2, dim1=-1), b), diagonal=0)$" "$d/seed.err"
 out=$("$cutegen" seed --list "$src/problems" 2>&1); rc=$?
 check "seed --list lists every problem" test $rc -eq 0 -a "$(grep -c '\.py: ' <<<"$out")" -eq "$(ls "$src"/problems/*.py | wc -l)"
 check "seed --list shows softmax_rows' seed" \
