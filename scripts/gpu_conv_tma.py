@@ -5,11 +5,14 @@ kernel, on a machine with an NVIDIA GPU. For each problem: the seed cutegen writ
 problem and path: verdict, the judge's median ms, speedup over eager and torch.compile. The variants are
 compiled in parallel first (CUTLASS's SM90 convolution takes minutes of nvcc).
 
-Usage: scripts/gpu_conv_tma.py --cutegen build-gpu/cutegen --out DIR [--tma-only] [--stop-after S] [PROBLEM ...]
+Usage: scripts/gpu_conv_tma.py --cutegen build-gpu/cutegen --out DIR [--tma-only] [--stop-after S] [--precision P]
+                                [PROBLEM ...]
   (default problems: the project's dense forward and stride-1 transposed convolutions, then those in $KERNELBENCH_DIR's level 1
   given as KB:N, e.g. KB:63)
 --tma-only judges only the TMA variants (the gather kernel's numbers are in benchmarks/results.md);
---stop-after S starts no evaluation after S seconds, so that one device call ends with its lines printed.
+--stop-after S starts no evaluation after S seconds, so that one device call ends with its lines printed;
+--precision P (tf32, bf16) seeds and judges under that policy (`cutegen seed --precision`, `cutegen eval --precision`:
+the seed then sets CIG_PRECISION, docs/seed.md "Which precision").
 Exit status: 0 when every TMA variant that was judged passed.
 """
 import argparse
@@ -45,6 +48,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=6, help="parallel compiles")
     ap.add_argument("--tma-only", action="store_true", help="judge only the CIG_TMA 1 variants")
     ap.add_argument("--stop-after", type=float, default=0, help="start no evaluation after this many seconds (0: none)")
+    ap.add_argument("--precision", default="strict", choices=["strict", "tf32", "bf16"],
+                    help="the policy both the seed and the judge use")
     ap.add_argument("problems", nargs="*")
     args = ap.parse_args()
     start = time.monotonic()
@@ -54,7 +59,8 @@ def main():
     for name in args.problems or DEFAULT:
         problem = resolve(name)
         seed = out / f"{problem.stem}.cu"
-        got = subprocess.run([args.cutegen, "seed", str(problem), "--out", str(seed)], capture_output=True, text=True)
+        got = subprocess.run([args.cutegen, "seed", str(problem), "--out", str(seed), "--precision", args.precision],
+                             capture_output=True, text=True)
         if got.returncode != 0:
             print(f"{problem.stem}: no seed: {got.stderr.strip().splitlines()[-1:]}")
             continue
@@ -77,7 +83,8 @@ def main():
             failed |= label == "tma"
             continue
         report = kernel.with_suffix(".json")
-        subprocess.run([args.cutegen, "eval", str(problem), str(kernel), "--json", str(report)],
+        subprocess.run([args.cutegen, "eval", str(problem), str(kernel), "--json", str(report), "--precision",
+                        args.precision],
                        capture_output=True, text=True, timeout=900)
         r = json.loads(report.read_text()) if report.exists() else {}
         t, s = r.get("time") or {}, r.get("speedup") or {}

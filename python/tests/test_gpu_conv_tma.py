@@ -72,3 +72,16 @@ def test_tma_only_and_stop_after(tmp_path):
     stopped, log2 = run(again, "--stop-after", "0.001")  # seeding and compiling alone take longer
     assert "stopped after" in stopped.stdout
     assert not any(line.startswith("eval ") for line in log2)
+
+
+def test_the_precision_policy_reaches_both_the_seed_and_the_judge(tmp_path):
+    proc, log = run(tmp_path, "--tma-only", "--precision", "tf32")
+    assert proc.returncode == 0, proc.stderr
+    seeds = [line for line in log if line.startswith("seed ")]
+    evals = [line for line in log if line.startswith("eval ")]
+    assert len(seeds) == 2 and all(line.endswith("--precision tf32") for line in seeds), seeds
+    assert len(evals) == 2 and all(line.endswith("--precision tf32") for line in evals), evals
+    default = tmp_path / "default"
+    default.mkdir()
+    _, log2 = run(default, "--tma-only")  # without --precision: strict, the judge's default, said outright
+    assert all(line.endswith("--precision strict") for line in log2 if line.startswith(("seed ", "eval ")))
