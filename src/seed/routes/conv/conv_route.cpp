@@ -111,10 +111,7 @@ Result<ConvPlan> match_conv(const OpGraph& g) {
   if (!output) return output.error();
   auto plan = conv_plan_of(g, **output, /*take_bf16=*/true);
   if (!plan) return plan.error();
-  if (plan->bf16 && plan->path != ConvPlan::Path::tma_im2col)
-    return Error{fmt::format("a bf16 convolution the TMA path does not take: {} (the library convolution reads bf16 "
-                             "tensors on that path only)",
-                             plan->path_reason)};
+  if (auto why = bf16_path_refusal(*plan); !why.empty()) return Error{why};
   // The library kernel's own reading is inputs[0] = x, inputs[1] = weight, inputs[2] = bias, which the file keeps
   // as it is; elsewhere in the contract (a step of a chain, whose problem has more parameters) the seed sets its
   // kInputs line, as the epilogue route does.
@@ -131,6 +128,13 @@ std::string conv_description(const ConvPlan& plan) {
   return fmt::format("{} (the library's implicit-GEMM convolution, {}{}){} {}",
                      plan.has_epilogue() ? "convolution with a pointwise epilogue" : "convolution", path,
                      plan.bf16 ? ", bf16" : "", plan.has_epilogue() ? ": out =" : " y =", plan.pattern);
+}
+
+std::string bf16_path_refusal(const ConvPlan& plan) {
+  if (!plan.bf16 || plan.path == ConvPlan::Path::tma_im2col) return "";
+  return fmt::format("a bf16 convolution the TMA path does not take: {} (the library convolution reads bf16 tensors "
+                     "on that path only)",
+                     plan.path_reason);
 }
 
 std::string conv_kernel_name(const ConvPlan& plan) {

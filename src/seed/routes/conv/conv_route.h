@@ -20,6 +20,9 @@ std::string conv_pattern(const ConvPlan& plan);
 // "library conv_implicit_gemm (TMA im2col)" or "... (gather)": the kernel and the path the seed sets, as bench's
 // seed column and a chain's part lines name it.
 std::string conv_kernel_name(const ConvPlan& plan);
+// "" unless the plan is a bf16 convolution left off the TMA path, which the library convolution cannot run (its
+// gather kernel reads fp32): then why, for the conv and conv_epilogue routes' refusal.
+std::string bf16_path_refusal(const ConvPlan& plan);
 Result<std::string> emit_conv(const ConvPlan& plan, const CommentText& problem);
 // The library file with the lines the plan sets (kSpec; kInputs and the epilogue where the plan has them), no
 // header: emit_conv's kernel, and the second half of a separable convolution's (separable_conv_route.h).

@@ -85,10 +85,7 @@ Result<ConvPlan> match_conv_epilogue(const OpGraph& g) {
                              shape_text(shape), dtype)};
   // A bf16 module's epilogue runs in fp32 on the TMA path and the result is rounded once; the kernel reads its
   // operands as fp32, so a bf16 epilogue takes none (activations and the module's numbers only).
-  if (plan->bf16 && plan->path != ConvPlan::Path::tma_im2col)
-    return Error{fmt::format("a bf16 convolution the TMA path does not take: {} (the library convolution reads bf16 "
-                             "tensors on that path only)",
-                             plan->path_reason)};
+  if (auto why = bf16_path_refusal(*plan); !why.empty()) return Error{why};
   if (plan->bf16 && !leaves.empty())
     return Error{fmt::format("a bf16 convolution's epilogue reading {} (the library convolution reads epilogue "
                              "operands as fp32: a bf16 epilogue takes activations and numbers only)",

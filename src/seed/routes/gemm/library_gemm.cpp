@@ -23,14 +23,24 @@ constexpr const char* kLibraryBf16 =
 #include "seed/gemm_sm90_bf16.inc"
     ;
 
-const char* library_file(const GemmPlan& p) {
+// The library file a plan's policy picks: its text, its path and its name (library_gemm_name).
+struct LibraryFile {
+  const char* text;
+  const char* path;
+  std::string_view name;
+};
+const LibraryFile& file_for(const GemmPlan& p) {
+  static const LibraryFile kStrict{kLibrary, "library/gemm_sm90_3xtf32.cu", "library 3xTF32 GEMM"},
+      kTf32{kLibraryTf32, "library/gemm_sm90_tf32.cu", "library TF32 GEMM"},
+      kBf16{kLibraryBf16, "library/gemm_sm90_bf16.cu", "library bf16 GEMM"};
   switch (p.library_precision) {
-    case Precision::tf32: return "library/gemm_sm90_tf32.cu";
-    case Precision::bf16: return "library/gemm_sm90_bf16.cu";
+    case Precision::tf32: return kTf32;
+    case Precision::bf16: return kBf16;
     case Precision::strict: break;
   }
-  return "library/gemm_sm90_3xtf32.cu";
+  return kStrict;
 }
+const char* library_file(const GemmPlan& p) { return file_for(p).path; }
 
 constexpr int64_t kTile = 128;                     // GX_TILE_M = GX_TILE_N by default
 constexpr int64_t kMaxExtent = INT32_MAX / 4;      // make_plan's limit on M, N and K
@@ -65,23 +75,9 @@ std::string precision_note(const GemmPlan& p) {
 
 const char* library_gemm_text() { return kLibrary; }
 
-const char* library_gemm_text(const GemmPlan& p) {
-  switch (p.library_precision) {
-    case Precision::tf32: return kLibraryTf32;
-    case Precision::bf16: return kLibraryBf16;
-    case Precision::strict: break;
-  }
-  return kLibrary;
-}
+const char* library_gemm_text(const GemmPlan& p) { return file_for(p).text; }
 
-std::string_view library_gemm_name(const GemmPlan& p) {
-  switch (p.library_precision) {
-    case Precision::tf32: return "library TF32 GEMM";
-    case Precision::bf16: return "library bf16 GEMM";
-    case Precision::strict: break;
-  }
-  return "library 3xTF32 GEMM";
-}
+std::string_view library_gemm_name(const GemmPlan& p) { return file_for(p).name; }
 
 std::string library_gemm_precision_refusal(const GemmPlan& p, Precision precision) {
   if (precision == Precision::strict) return "the strict policy (the 3xTF32 GEMM is the library's fp32-accurate one)";
