@@ -147,6 +147,24 @@ static_assert(CIG_PRECISION >= 0 && CIG_PRECISION <= 2, "CIG_PRECISION: 0 strict
 static_assert(CIG_IO_BF16 == 0 || CIG_IO_BF16 == 1, "CIG_IO_BF16: 0 fp32 tensors, 1 bf16 tensors");
 // The TMA path's knobs change nothing while it is off: variants that differ only there are one kernel.
 // cutegen:require CIG_TMA == 1 || (CIG_TMA_TILE_M == 64 && CIG_TMA_TILE_N == 128 && CIG_TMA_PROMOTE == 2 && CIG_TMA_STAGES == 0)
+// The direct path for few-channel layers (below, "The direct path"): FP32 FMA on the CUDA cores instead of the
+// gather kernel, where a phase's K (taps x input channels of a group) is at most 128 -- a 3-channel image under
+// a 3x3x3 window has 81. 1 runs such shapes there (others still on the gather kernel); the seed sets it for
+// layers of fewer than 8 input channels, which the TMA path does not take. fp32 products and sums: exact under
+// every policy, no TF32 split.
+// cutegen:knob CIG_DIRECT in {0, 1}
+#ifndef CIG_DIRECT
+#define CIG_DIRECT 0
+#endif
+// Output channels per CTA on the direct path (16 per thread): the seed sets the smallest that covers a group's
+// channels, so a 16-channel layer does not compute 48 columns of padding.
+// cutegen:knob CIG_DIRECT_TILE_N in {16, 32, 64}
+#ifndef CIG_DIRECT_TILE_N
+#define CIG_DIRECT_TILE_N 64
+#endif
+// cutegen:require CIG_DIRECT == 1 || CIG_DIRECT_TILE_N == 64
+// cutegen:require CIG_DIRECT == 0 || (CIG_TMA == 0 && CIG_WGMMA == 0)
+static_assert(!(CIG_DIRECT && CIG_IO_BF16), "CIG_DIRECT: the direct path reads fp32 tensors");
 
 namespace conv_ig {
 
@@ -309,21 +327,18 @@ __global__ void prepare_taps(Geometry g, Tap* table) {
 
 __device__ __forceinline__ uint32_t tf32_bits(float x) { return (__float_as_uint(x) + 0x1000u) & 0xffffe000u; }
 
-// B as TF32 big and small parts, zero in the K and channel padding: B[group][phase][j][k] (K-major rows,
-// what wgmma reads) or B[group][phase][k][j] (rows of channels, what the mma.sync path copies).
-__global__ void prepare_weight(Geometry g, const float* __restrict__ w, float* big, float* small) {
-  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+// Element i of the re-laid weight B[group][phase][k][j] (k_major: B[group][phase][j][k]): the weight of the k-th
+// (tap, channel) for output channel j, 0 in the K and channel padding.
+__device__ __forceinline__ float weight_element(const Geometry& g, const float* __restrict__ w, int64_t i,
+                                                bool k_major) {
   const int64_t per_group = int64_t(g.phases) * g.kmax * g.cout_pad;
-  if (i >= per_group * g.groups) return;
   Tensor gW = make_tensor(make_gmem_ptr(w), make_shape(int64_t(g.groups) * g.cin_g * g.cout_g * g.ker_vol));
-  Tensor gBig = make_tensor(make_gmem_ptr(big), make_shape(per_group * g.groups));
-  Tensor gSmall = make_tensor(make_gmem_ptr(small), make_shape(per_group * g.groups));
   const int grp = static_cast<int>(i / per_group);
   const int64_t rest = i % per_group;
   const int phase = static_cast<int>(rest / (int64_t(g.kmax) * g.cout_pad));
   const int64_t in_phase = rest % (int64_t(g.kmax) * g.cout_pad);
-  const int k = static_cast<int>(CIG_WGMMA ? in_phase % g.kmax : in_phase / g.cout_pad);
-  const int j = static_cast<int>(CIG_WGMMA ? in_phase / g.kmax : in_phase % g.cout_pad);
+  const int k = static_cast<int>(k_major ? in_phase % g.kmax : in_phase / g.cout_pad);
+  const int j = static_cast<int>(k_major ? in_phase / g.kmax : in_phase % g.cout_pad);
   int c, kidx[3], e[3];
   float v = 0.f;
   if (j < g.cout_g && decode_k(g, phase, k, c, kidx, e)) {
@@ -334,6 +349,18 @@ __global__ void prepare_weight(Geometry g, const float* __restrict__ w, float* b
                            : ((int64_t(grp) * g.cout_g + j) * g.cin_g + c) * g.ker_vol + tap;
     v = gW(at);
   }
+  return v;
+}
+
+// B as TF32 big and small parts, zero in the K and channel padding: B[group][phase][j][k] (K-major rows,
+// what wgmma reads) or B[group][phase][k][j] (rows of channels, what the mma.sync path copies).
+__global__ void prepare_weight(Geometry g, const float* __restrict__ w, float* big, float* small) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  const int64_t per_group = int64_t(g.phases) * g.kmax * g.cout_pad;
+  if (i >= per_group * g.groups) return;
+  Tensor gBig = make_tensor(make_gmem_ptr(big), make_shape(per_group * g.groups));
+  Tensor gSmall = make_tensor(make_gmem_ptr(small), make_shape(per_group * g.groups));
+  const float v = weight_element(g, w, i, CIG_WGMMA);
   const uint32_t hi = tf32_bits(v);
   gBig(i) = __uint_as_float(hi);
   gSmall(i) = __uint_as_float(tf32_bits(v - __uint_as_float(hi)));
@@ -712,6 +739,105 @@ __global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
   cp_async_wait<0>();
 
   store_outputs(g, w, acc, tCcC, bias, ep, y);
+}
+#endif
+
+#if CIG_DIRECT
+// --- the direct path (CIG_DIRECT 1): FP32 FMA on the CUDA cores, for few-channel layers ---
+// Why: where a phase's K (taps x input channels of a group) is a few k-tiles -- a 3-channel image under a
+// 3x3x3 window has 81, under (3, 3, 1) 27 -- the gather kernel spends its time filling and draining its
+// pipeline and splitting values into TF32 parts around one to three k-tiles of MMAs (KernelBench 59: 0.46x
+// cuDNN, 54: 0.58x), and its 64 channel columns are three quarters padding for level 2's 16-channel layers.
+// Here each thread keeps 4 output positions x 16 output channels in registers and walks its phase's K once:
+// per k one tap entry and 16 weights from shared memory (the same for the whole warp: broadcasts), one input
+// value per position (a warp's lanes hold 32 consecutive positions: one coalesced load, which the window's
+// other taps then find in L1), and 64 FMAs. The tap table and the positions' bounds tests are the gather
+// kernel's (Gather::source), so padding, stride, dilation and a transposed layer's phases work as there.
+// Accuracy: fp32 products summed in fp32 over at most 128 terms, as cuDNN's fp32 kernels do.
+constexpr int kDirectPositions = 4, kDirectChannels = 16;
+constexpr int kDirectTileN = CIG_DIRECT_TILE_N;
+constexpr int kDirectWarpsN = kDirectTileN / kDirectChannels;       // warps side by side over the channels
+constexpr int kDirectWarpsM = kThreads / 32 / kDirectWarpsN;        // and over the positions
+constexpr int kDirectTileM = kDirectWarpsM * 32 * kDirectPositions;  // 512 positions at 16 channels, 128 at 64
+constexpr int kDirectMaxK = 128;  // a phase's K at most (host-checked): its taps and weight rows fit shared memory
+static_assert(kDirectTileN % kDirectChannels == 0 && BN % kDirectTileN == 0 && kDirectWarpsM >= 1,
+              "CIG_DIRECT_TILE_N: a multiple of 16 that divides the weight's channel padding");
+static_assert(kDirectPositions == 4, "the position list below is written out for 4");
+
+// The weight as it is (fp32), re-laid B[group][phase][k][j] as the mma.sync path reads it.
+__global__ void prepare_weight_direct(Geometry g, const float* __restrict__ w, float* out) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  const int64_t total = int64_t(g.groups) * g.phases * g.kmax * g.cout_pad;
+  if (i >= total) return;
+  Tensor gOut = make_tensor(make_gmem_ptr(out), make_shape(total));
+  gOut(i) = weight_element(g, w, i, /*k_major=*/false);
+}
+
+__global__ void __launch_bounds__(kThreads, 2)
+    conv_direct_kernel(Geometry g, const float* __restrict__ x, const Tap* __restrict__ table,
+                       const float* __restrict__ weight, const float* __restrict__ bias, const EpilogueInputs ep,
+                       float* __restrict__ y) {
+  CtaWork w(g);
+  w.m0 = blockIdx.x * kDirectTileM;  // this path's tile, not the gather kernel's
+  w.n0 = blockIdx.y * kDirectTileN;
+  if (w.empty()) return;
+  const int k_count = phase_taps(g, w.phase) * g.cin_g;  // <= g.kmax <= kDirectMaxK
+
+  // The phase's tap entries and the CTA's columns of its weight rows: (k, j) with j contiguous.
+  __shared__ Tap s_taps[kDirectMaxK];
+  __shared__ __align__(16) float s_weight[kDirectMaxK * kDirectTileN];
+  Tensor sT = make_tensor(make_smem_ptr(s_taps), make_shape(Int<kDirectMaxK>{}));
+  Tensor sW = make_tensor(make_smem_ptr(s_weight), make_layout(Shape<Int<kDirectMaxK>, Int<kDirectTileN>>{}, LayoutRight{}));
+  Tensor gT = make_tensor(make_gmem_ptr(table + int64_t(w.phase) * g.kmax), make_shape(g.kmax));
+  Tensor gW = make_tensor(make_gmem_ptr(weight + (int64_t(w.grp) * g.phases + w.phase) * g.kmax * int64_t(g.cout_pad)),
+                          make_shape(g.kmax, g.cout_pad), make_stride(int64_t(g.cout_pad), _1{}));
+  for (int i = threadIdx.x; i < k_count; i += kThreads) sT(i) = gT(i);
+  for (int i = threadIdx.x; i < k_count * kDirectTileN; i += kThreads)
+    sW(i / kDirectTileN, i % kDirectTileN) = gW(i / kDirectTileN, w.n0 + i % kDirectTileN);
+  __syncthreads();
+
+  // Thread (warp, lane): channels j0.. of the tile, positions m_first + 32 i.
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int j0 = (warp % kDirectWarpsN) * kDirectChannels;
+  const int m_first = (warp / kDirectWarpsN) * 32 * kDirectPositions + lane;
+  const Gather at[kDirectPositions] = {Gather(g, w, x, table, m_first), Gather(g, w, x, table, m_first + 32),
+                                       Gather(g, w, x, table, m_first + 64), Gather(g, w, x, table, m_first + 96)};
+  Tensor acc = make_tensor<float>(Shape<Int<kDirectPositions>, Int<kDirectChannels>>{});
+  clear(acc);
+  for (int k = 0; k < k_count; ++k) {
+    const Tap t = sT(k);
+    float v[kDirectPositions];
+    CUTE_UNROLL
+    for (int i = 0; i < kDirectPositions; ++i) {
+      bool ok;
+      const float* src = at[i].source(g, t, x, ok);  // a valid address either way: load, then select
+      const float loaded = __ldg(src);
+      v[i] = ok ? loaded : 0.0f;
+    }
+    CUTE_UNROLL
+    for (int j = 0; j < kDirectChannels; ++j) {
+      const float wj = sW(k, j0 + j);
+      CUTE_UNROLL
+      for (int i = 0; i < kDirectPositions; ++i) acc(i, j) = fmaf(v[i], wj, acc(i, j));
+    }
+  }
+
+  // epilogue(acc (+ bias)) to y: a warp's lanes store 32 consecutive positions of one channel plane.
+  Tensor gY = make_tensor(make_gmem_ptr(y), make_shape(int64_t(g.n) * g.groups * g.cout_g * g.out_vol));
+  CUTE_UNROLL
+  for (int i = 0; i < kDirectPositions; ++i) {
+    const int m = w.m0 + m_first + 32 * i;
+    if (m >= w.m_count) continue;
+    const int64_t first = w.output_offset(g, m, w.grp * g.cout_g);  // the offset is linear in the channel
+    CUTE_UNROLL
+    for (int j = 0; j < kDirectChannels; ++j) {
+      const int jj = w.n0 + j0 + j;
+      if (jj >= g.cout_g) continue;
+      const int ch = w.grp * g.cout_g + jj;
+      const int64_t out_at = first + int64_t(jj) * g.out_vol;
+      gY(out_at) = epilogue(bias ? acc(i, j) + bias[ch] : acc(i, j), ch, out_at, ep);
+    }
+  }
 }
 #endif
 
@@ -1230,6 +1356,17 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
 
   const int64_t table_entries = int64_t(g.phases) * g.kmax;
   prepare_taps<<<static_cast<unsigned>((table_entries + 255) / 256), 256, 0, stream>>>(g, table);
+#if CIG_DIRECT
+  if (g.kmax <= kDirectMaxK) {  // larger K: the gather kernel below, whose MMAs then pay for its pipeline
+    const int64_t weights = int64_t(g.groups) * g.phases * g.kmax * g.cout_pad;
+    prepare_weight_direct<<<static_cast<unsigned>((weights + 255) / 256), 256, 0, stream>>>(g, w, big);
+    const dim3 grid(static_cast<unsigned>((int64_t(g.mmax) + kDirectTileM - 1) / kDirectTileM),
+                    static_cast<unsigned>((g.cout_g + kDirectTileN - 1) / kDirectTileN),
+                    static_cast<unsigned>(g.groups * g.phases));
+    conv_direct_kernel<<<grid, kThreads, 0, stream>>>(g, x, table, big, bias, ep, y);
+    return static_cast<int>(cudaGetLastError());
+  }
+#endif
   const int64_t weights = int64_t(g.groups) * g.phases * g.kmax * g.cout_pad;
   prepare_weight<<<static_cast<unsigned>((weights + 255) / 256), 256, 0, stream>>>(g, w, big, small);
 

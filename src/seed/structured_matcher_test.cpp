@@ -290,7 +290,7 @@ TEST(ConvRoute, DenseAndGroupedConvolutionsAreTheLibraryConvolution) {
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
   // A dense layer of 64 channels whose packed copies fit the judge's cap: the TMA-im2col path, the library's default.
   EXPECT_EQ(d.path, ConvPlan::Path::tma_im2col) << d.path_reason;
-  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=1 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=0");
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=1 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=0 CIG_DIRECT=0 CIG_DIRECT_TILE_N=64");
   EXPECT_FALSE(contains(*src, "#define CIG_TMA 0"));
   // A grouped one is the gather kernel's: the seed sets the knob's default to 0 and says why.
   const ConvPlan& g = *grouped.plan_as<ConvPlan>();
@@ -377,6 +377,57 @@ TEST(SeedCompile, ConvSeedBuildsPassesEveryStaticCheckAndPlansItsGeometry) {
   EXPECT_EQ(plan(fp32({4, 32, 7, 8, 9}), w, fp32({4, 64, 15, 16, 18})), 0u);
   EXPECT_EQ(plan(fp32({4, 32, 7, 8, 9}), fp32({32, 32, 3, 5, 5}), fp32({4, 64, 14, 16, 18})), 0u);
   EXPECT_EQ(plan(fp32({4, 32, 7, 8}), fp32({32, 16, 3, 5}), fp32({4, 64, 14, 16})), 0u);
+#endif
+}
+
+// nn.Conv3d(3, 16, 3, padding=1) of (2, 3, 8, 9, 10): an image's 3 channels under a 3x3x3 window, K = 81 --
+// the direct path (KernelBench level 2's many 3-channel heads).
+json few_channel_conv() {
+  json params = {{"dims", 3}, {"groups", 1}, {"in_channels", 3}, {"out_channels", 16}, {"has_bias", true}};
+  for (int i = 0; i < 3; ++i) {
+    params[fmt::format("k{}", i)] = 3;
+    params[fmt::format("s{}", i)] = 1;
+    params[fmt::format("p{}", i)] = 1;
+    params[fmt::format("d{}", i)] = 1;
+  }
+  return graph({input(0, "x", {2, 3, 8, 9, 10}), param(1, "conv_weight", 1, {16, 3, 3, 3, 3}),
+                param(2, "conv_bias", 2, {16}), node(3, "conv", {ref(0), ref(1), ref(2)}, params, {2, 16, 8, 9, 10})},
+               3, 1, {"conv.weight", "conv.bias"});
+}
+
+// The direct path's seed through the real compile stage, then the library's host planning: the gather kernel's
+// layout (the tap table and the weight's two halves, of which the direct path fills the first), for any batch
+// and size with K per phase up to 128.
+TEST(SeedCompile, DirectPathSeedBuildsPassesEveryStaticCheckAndPlansItsGeometry) {
+  CUTEGEN_SLOW_COMPILE_TEST("the library convolution's direct path, about 15 s of nvcc; scripts/gpu-check judges it");
+  auto m = match(few_channel_conv());
+  ASSERT_TRUE(m.plan_as<ConvPlan>()) << m.reason;
+  const ConvPlan& plan = *m.plan_as<ConvPlan>();
+  ASSERT_EQ(plan.path, ConvPlan::Path::direct) << plan.path_reason;
+  EXPECT_EQ(plan.direct_tile_n, 16);
+  auto src = emit_conv(plan, CommentText("few.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "#define CIG_DIRECT 1  // set by the seed: 3 input channels a group, K = 81 per phase"));
+  RealCompiler compiler;
+  auto out = compiler.build_ok(*src, "direct_seed.cu");
+  ASSERT_TRUE(out);
+#ifndef CUTEGEN_CUDA_LIB_DIR
+  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+#else
+  HostOnlyLibrary lib(out->library);
+  ASSERT_TRUE(lib.error.empty()) << lib.error;
+  auto workspace_bytes = lib.workspace_bytes();
+  ASSERT_NE(workspace_bytes, nullptr);
+  auto ask = [&](cutegen_tensor x, cutegen_tensor y) {
+    const cutegen_tensor in[3] = {x, fp32({16, 3, 3, 3, 3}), fp32({16})};
+    return workspace_bytes(in, 3, &y, 1);
+  };
+  // K 81 -> 96 (three k-tiles of 32); 16 channels padded to the gather kernel's 64.
+  const size_t table = 96 * 16, weight = size_t{96} * 64 * 4;
+  EXPECT_EQ(ask(fp32({2, 3, 8, 9, 10}), fp32({2, 16, 8, 9, 10})), table + 2 * weight);
+  EXPECT_EQ(ask(fp32({5, 3, 4, 17, 6}), fp32({5, 16, 4, 17, 6})), table + 2 * weight);
+  EXPECT_LE(table + 2 * weight, size_t(conv_workspace_bound(plan)));
+  EXPECT_EQ(ask(fp32({2, 3, 8, 9, 10}), fp32({2, 16, 9, 9, 10})), 0u);  // not this window's output size
 #endif
 }
 

@@ -1,6 +1,7 @@
-// The library convolution's path choice (ConvPlan::Path, the kernel's CIG_TMA knob): which convolutions the
-// TMA-im2col path takes, what its packed copies ask of the workspace, and how the seed falls back to the gather
-// kernel where they would not fit the judge's cap -- alone, or as a part of a chain.
+// The library convolution's path choice (ConvPlan::Path, the kernel's CIG_TMA and CIG_DIRECT knobs): which
+// convolutions the TMA-im2col path and the direct path take, what the TMA path's packed copies ask of the
+// workspace, and how the seed falls back to the gather kernel where they would not fit the judge's cap -- alone,
+// or as a part of a chain.
 #include <gtest/gtest.h>
 
 #include "seed/routes/conv/conv_route.h"
@@ -131,6 +132,67 @@ TEST(ConvPath, TheGatherKernelWhereNotOneImagesPackedCopiesFitTheBudget) {
   choose_conv_path(grouped, kWorkspaceCeiling);
   EXPECT_EQ(grouped.path, ConvPlan::Path::gather);
   EXPECT_EQ(grouped.path_reason, "groups=2 (the TMA path takes dense layers)");
+}
+
+// Few input channels and a short K: the direct path (FP32 FMA), with the channel tile that covers a group's
+// output channels; more channels or a longer K stay on the gather kernel, each saying why.
+TEST(ConvPath, TheDirectPathTakesFewChannelLayersWithAShortK) {
+  // KernelBench 59's layer: 3 -> 64 channels, a (3, 3, 1) window: K = 27.
+  ConvPlan few;
+  few.dims = 3;
+  few.in_channels = 3;
+  few.out_channels = 64;
+  few.kernel[0] = few.kernel[1] = 3;
+  few.input_shape = {16, 3, 256, 256, 10};
+  few.output_shape = {16, 64, 254, 254, 10};
+  choose_conv_path(few, kWorkspaceCeiling);
+  EXPECT_EQ(few.path, ConvPlan::Path::direct);
+  EXPECT_EQ(few.direct_tile_n, 64);
+  EXPECT_EQ(conv_phase_k(few), 27);
+  EXPECT_EQ(few.path_reason, "3 input channels (the TMA path packs at least 8: fewer would be mostly padding)");
+  EXPECT_EQ(conv_workspace_bound(few), conv_gather_workspace_bytes(few));  // the gather kernel's layout
+  auto src = emit_conv(few, CommentText("59.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_NE(src->find("#define CIG_TMA 0  // set by the seed: 3 input channels"), std::string::npos);
+  EXPECT_NE(src->find("#define CIG_DIRECT 1  // set by the seed: 3 input channels a group, K = 27 per phase"),
+            std::string::npos);
+  EXPECT_NE(src->find("#define CIG_DIRECT_TILE_N 64  // set by the seed: 64 output channels a group"),
+            std::string::npos);
+  EXPECT_EQ(conv_kernel_name(few), "library conv_implicit_gemm (direct)");
+
+  // 16 and 24 output channels: the 16- and 32-wide tiles.
+  ConvPlan narrow = few;
+  narrow.out_channels = 16;
+  choose_conv_path(narrow, kWorkspaceCeiling);
+  EXPECT_EQ(narrow.direct_tile_n, 16);
+  narrow.out_channels = 24;
+  choose_conv_path(narrow, kWorkspaceCeiling);
+  EXPECT_EQ(narrow.direct_tile_n, 32);
+
+  // A stride-2 transposed layer: each phase's K is its own taps (2 x 2 x 2 of 3 x 3 x 3) x 3 channels = 24.
+  ConvPlan phases = few;
+  phases.kind = ConvPlan::Kind::transposed;
+  phases.kernel[2] = 3;
+  phases.stride[0] = phases.stride[1] = phases.stride[2] = 2;
+  EXPECT_EQ(conv_phase_k(phases), 24);
+  choose_conv_path(phases, kWorkspaceCeiling);
+  EXPECT_EQ(phases.path, ConvPlan::Path::direct);
+
+  // K past 128 (a (3, 5, 7) window: 315) and 8 channels or more stay on the gather kernel.
+  ConvPlan long_k = few;
+  long_k.kernel[0] = 3;
+  long_k.kernel[1] = 5;
+  long_k.kernel[2] = 7;
+  EXPECT_EQ(direct_path_refusal(long_k),
+            "K = 315 per phase (taps x channels; the direct path keeps at most 128 in shared memory)");
+  choose_conv_path(long_k, kWorkspaceCeiling);
+  EXPECT_EQ(long_k.path, ConvPlan::Path::gather);
+  ConvPlan grouped = conv2d_3x3();
+  grouped.groups = 2;
+  EXPECT_EQ(direct_path_refusal(grouped), "32 input channels a group (the direct path is for fewer than 8)");
+  ConvPlan bf16 = few;
+  bf16.bf16 = true;
+  EXPECT_EQ(direct_path_refusal(bf16), "bf16 tensors (the direct path reads fp32)");
 }
 
 // A chain whose parts share one scratch region: the part whose TMA workspace passes what the cap leaves is made

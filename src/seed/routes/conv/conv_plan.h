@@ -27,17 +27,21 @@ struct ConvEpilogueOperand {
 // `result` through `epilogue`'s statements over y and the operands e0, e1, ... before it is stored.
 struct ConvPlan {
   enum class Kind { forward, transposed };
-  // The library kernel's two paths (its CIG_TMA knob, which the seed sets): CUTLASS's SM90 implicit-GEMM
-  // convolution over TMA-im2col loads of a packed copy of the input, for dense forward layers and stride-1
-  // transposed ones; and the gather kernel, for everything else and wherever even one image's packed copies
-  // would not fit the judge's workspace cap.
-  enum class Path { tma_im2col, gather };
+  // The library kernel's paths (its CIG_TMA and CIG_DIRECT knobs, which the seed sets): CUTLASS's SM90
+  // implicit-GEMM convolution over TMA-im2col loads of a packed copy of the input, for dense forward layers and
+  // stride-1 transposed ones; the direct path (FP32 FMA) for layers of fewer than 8 input channels whose K per
+  // phase is at most 128; and the gather kernel, for everything else and wherever even one image's packed
+  // copies would not fit the judge's workspace cap.
+  enum class Path { tma_im2col, gather, direct };
   Kind kind = Kind::forward;
   Path path = Path::gather;
-  std::string path_reason;  // why the gather kernel, where it is ("groups=4: the TMA path takes dense layers")
+  std::string path_reason;  // why not the TMA path, where it is not ("groups=4: the TMA path takes dense layers")
   // On the TMA path: images per chunk of its packed copies where the library's own choice (about 1 GiB) would
   // not fit the workspace the judge's cap leaves (the kernel's CIG_TMA_CHUNK_IMAGES); 0: the library's.
   int64_t tma_chunk_images = 0;
+  // On the direct path: output channels per CTA (CIG_DIRECT_TILE_N), the smallest of 16, 32, 64 that covers a
+  // group's channels.
+  int direct_tile_n = 64;
   // The input, weight, bias and output are bf16 (the kernel's CIG_IO_BF16): the TMA path with bf16 operands, or no
   // seed. Only the plain conv route makes such plans.
   bool bf16 = false;

@@ -124,7 +124,7 @@ Result<ConvPlan> match_conv(const OpGraph& g) {
 
 std::string conv_description(const ConvPlan& plan) {
   // The path in words, as the GEMM seeds name their kernel: which one ran is what a timing is read against.
-  const std::string path = plan.path == ConvPlan::Path::tma_im2col ? "TMA im2col" : "gather";
+  const std::string path = conv_path_name(plan.path);
   return fmt::format("{} (the library's implicit-GEMM convolution, {}{}){} {}",
                      plan.has_epilogue() ? "convolution with a pointwise epilogue" : "convolution", path,
                      plan.bf16 ? ", bf16" : "", plan.has_epilogue() ? ": out =" : " y =", plan.pattern);
@@ -137,27 +137,53 @@ std::string bf16_path_refusal(const ConvPlan& plan) {
                      plan.path_reason);
 }
 
+std::string conv_path_name(ConvPlan::Path path) {
+  switch (path) {
+    case ConvPlan::Path::tma_im2col: return "TMA im2col";
+    case ConvPlan::Path::gather: return "gather";
+    case ConvPlan::Path::direct: return "direct";
+  }
+  return "";
+}
+
 std::string conv_kernel_name(const ConvPlan& plan) {
-  return plan.path == ConvPlan::Path::tma_im2col ? "library conv_implicit_gemm (TMA im2col)"
-                                                 : "library conv_implicit_gemm (gather)";
+  return fmt::format("library conv_implicit_gemm ({})", conv_path_name(plan.path));
 }
 
 std::string conv_pattern(const ConvPlan& plan) {
   return conv_kernel_name(plan) + (plan.has_epilogue() ? " + epilogue: " : ": ") + plan.pattern;
 }
 
-int64_t conv_gather_workspace_bytes(const ConvPlan& p) {
-  constexpr int64_t kTapBytes = 16, kBK = 32, kLargestTileN = 128;
-  auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
-  const bool transposed = p.kind == ConvPlan::Kind::transposed;
+namespace {
+
+// The phases of the gather kernel (a transposed convolution's stride per dimension, 1 forward) and the most
+// taps one of them has.
+struct PhaseTaps {
   int64_t phases = 1, taps = 1;
+};
+PhaseTaps phase_taps(const ConvPlan& p) {
+  const bool transposed = p.kind == ConvPlan::Kind::transposed;
+  PhaseTaps t;
   for (int d = 0; d < 3; ++d) {
     // A transposed convolution's phase r along d takes the taps k with k * dilation = r + p (mod stride): one in
     // every stride / gcd(stride, dilation).
     const int64_t step = transposed ? p.stride[d] / std::gcd(p.stride[d], p.dilation[d]) : 1;
-    phases *= transposed ? p.stride[d] : 1;
-    taps *= (p.kernel[d] + step - 1) / step;
+    t.phases *= transposed ? p.stride[d] : 1;
+    t.taps *= (p.kernel[d] + step - 1) / step;
   }
+  return t;
+}
+
+}  // namespace
+
+int64_t conv_phase_k(const ConvPlan& p) {
+  return phase_taps(p).taps * (p.in_channels / std::max<int64_t>(p.groups, 1));
+}
+
+int64_t conv_gather_workspace_bytes(const ConvPlan& p) {
+  constexpr int64_t kTapBytes = 16, kBK = 32, kLargestTileN = 128;
+  auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
+  const auto [phases, taps] = phase_taps(p);
   const int64_t groups = std::max<int64_t>(p.groups, 1);
   const int64_t kmax = round_up(std::max<int64_t>(taps * (p.in_channels / groups), 1), kBK);
   const int64_t cout_pad = round_up(p.out_channels / groups, kLargestTileN);
@@ -245,17 +271,30 @@ Result<int64_t> conv_tma_workspace_bytes(const ConvPlan& p) {
 
 int64_t conv_workspace_bound(const ConvPlan& p) {
   const int64_t gather = conv_gather_workspace_bytes(p);
-  if (p.path == ConvPlan::Path::gather) return gather;
+  if (p.path != ConvPlan::Path::tma_im2col) return gather;  // the direct path uses the gather kernel's layout
   auto tma = conv_tma_workspace_bytes(p);
   return tma ? std::max(gather, *tma) : gather;
+}
+
+std::string direct_path_refusal(const ConvPlan& p) {
+  if (p.bf16) return "bf16 tensors (the direct path reads fp32)";
+  const int64_t cin_g = p.in_channels / std::max<int64_t>(p.groups, 1);
+  if (cin_g >= 8) return fmt::format("{} input channels a group (the direct path is for fewer than 8)", cin_g);
+  const int64_t k = conv_phase_k(p);
+  if (k > kDirectMaxK)
+    return fmt::format("K = {} per phase (taps x channels; the direct path keeps at most {} in shared memory)", k,
+                       kDirectMaxK);
+  return "";
 }
 
 void choose_conv_path(ConvPlan& p, int64_t budget) {
   p.tma_chunk_images = 0;
   auto tma = conv_tma_workspace_bytes(p);
   if (!tma) {
-    p.path = ConvPlan::Path::gather;
     p.path_reason = tma.error().message;
+    p.path = direct_path_refusal(p).empty() ? ConvPlan::Path::direct : ConvPlan::Path::gather;
+    const int64_t cout_g = p.out_channels / std::max<int64_t>(p.groups, 1);
+    p.direct_tile_n = cout_g <= 16 ? 16 : cout_g <= 32 ? 32 : 64;
     return;
   }
   p.path = ConvPlan::Path::tma_im2col;
@@ -358,12 +397,26 @@ Result<std::string> conv_library_text(const ConvPlan& plan) {
             kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
         !s)
       return s.error();
-  if (plan.path == ConvPlan::Path::gather)
+  if (plan.path != ConvPlan::Path::tma_im2col)
     if (auto s = replace_library_line(library, "#define CIG_TMA 1",
                                       "#define CIG_TMA 0  // set by the seed: " + plan.path_reason, kLibraryFile,
                                       "src/seed/routes/conv/conv_route.cpp");
         !s)
       return s.error();
+  if (plan.path == ConvPlan::Path::direct) {
+    const int64_t groups = std::max<int64_t>(plan.groups, 1);
+    if (auto s = replace_library_lines(
+            library,
+            {{"#define CIG_DIRECT 0",
+              fmt::format("#define CIG_DIRECT 1  // set by the seed: {} input channels a group, K = {} per phase",
+                          plan.in_channels / groups, conv_phase_k(plan))},
+             {"#define CIG_DIRECT_TILE_N 64",
+              fmt::format("#define CIG_DIRECT_TILE_N {}  // set by the seed: {} output channels a group",
+                          plan.direct_tile_n, plan.out_channels / groups)}},
+            kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
+        !s)
+      return s.error();
+  }
   return library;
 }
 

@@ -17,8 +17,8 @@ Result<ConvPlan> conv_plan_of(const OpGraph& g, const Node& conv, bool take_bf16
 // "convolution y = conv2d(...)"; with an epilogue "convolution with a pointwise epilogue ..."
 std::string conv_description(const ConvPlan& plan);
 std::string conv_pattern(const ConvPlan& plan);
-// "library conv_implicit_gemm (TMA im2col)" or "... (gather)": the kernel and the path the seed sets, as bench's
-// seed column and a chain's part lines name it.
+// "library conv_implicit_gemm (TMA im2col)", "... (gather)" or "... (direct)": the kernel and the path the seed
+// sets, as bench's seed column and a chain's part lines name it.
 std::string conv_kernel_name(const ConvPlan& plan);
 // "" unless the plan is a bf16 convolution left off the TMA path, which the library convolution cannot run (its
 // gather kernel reads fp32): then why, for the conv and conv_epilogue routes' refusal.
@@ -41,8 +41,19 @@ Result<int64_t> conv_tma_workspace_bytes(const ConvPlan& plan);
 // checks that only CUTLASS can make at run time send a convolution to the gather kernel).
 int64_t conv_workspace_bound(const ConvPlan& plan);
 // Sets plan.path: the TMA-im2col path where it takes the convolution and its workspace fits `budget` bytes (what
-// the judge's cap leaves beside the rest of the seed's workspace), else the gather kernel, with the reason.
+// the judge's cap leaves beside the rest of the seed's workspace), else the direct path where it takes it (few
+// input channels), else the gather kernel; path_reason says why not the TMA path.
 void choose_conv_path(ConvPlan& plan, int64_t budget);
+// The largest K of the convolution's phases (taps of the phase x input channels of a group): what the gather
+// kernel's k-tiles and the direct path's shared memory hold.
+int64_t conv_phase_k(const ConvPlan& plan);
+// The library's kDirectMaxK: the direct path keeps a phase's K in shared memory up to this.
+inline constexpr int64_t kDirectMaxK = 128;
+// Why the direct path (FP32 FMA, library/conv_implicit_gemm.cu's CIG_DIRECT) does not take the convolution, or ""
+// when it does: fp32 tensors, fewer than 8 input channels a group, and K per phase at most kDirectMaxK.
+std::string direct_path_refusal(const ConvPlan& plan);
+// "TMA im2col", "gather" or "direct".
+std::string conv_path_name(ConvPlan::Path path);
 
 inline constexpr RouteDef<ConvPlan> kConvRoute{"conv", match_conv, conv_description, conv_pattern, emit_conv};
 

@@ -52,11 +52,11 @@ TEST(ConvEpilogueMatcher, APerChannelVectorAndAnActivationAreTheConvolutionsEpil
   ASSERT_EQ(p.operands.size(), 1u);
   EXPECT_EQ(p.operands[0].input, 1);
   EXPECT_EQ(p.operands[0].reads, ConvEpilogueOperand::Reads::channel);
-  EXPECT_EQ(m.description(), "convolution with a pointwise epilogue (the library's implicit-GEMM convolution, gather): "
+  EXPECT_EQ(m.description(), "convolution with a pointwise epilogue (the library's implicit-GEMM convolution, direct): "
                              "out = add(relu(y), bias), y = conv2d(x, conv_weight, conv_bias, stride=(1, 1), "
                              "padding=(0, 0), dilation=(1, 1), groups=1)");
-  // 4 input channels: the gather kernel, which the pattern names (bench's seed column).
-  EXPECT_EQ(m.pattern().rfind("library conv_implicit_gemm (gather) + epilogue: add(relu(y), bias)", 0), 0u) << m.pattern();
+  // 4 input channels and a 3x3 window: the direct path, which the pattern names (bench's seed column).
+  EXPECT_EQ(m.pattern().rfind("library conv_implicit_gemm (direct) + epilogue: add(relu(y), bias)", 0), 0u) << m.pattern();
 
   auto src = emit_conv(p, CommentText("conv_relu_bias.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
@@ -75,7 +75,7 @@ TEST(ConvEpilogueMatcher, APerChannelVectorAndAnActivationAreTheConvolutionsEpil
   EXPECT_FALSE(contains(*src, "constexpr ConvInputs kInputs = {0, 0, 1, 2};")) << *src;
   auto knobs = parse_knobs(*src);
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
-  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=0 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=0");
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=0 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=0 CIG_DIRECT=1 CIG_DIRECT_TILE_N=16");
 }
 
 TEST(ConvEpilogueMatcher, ThePlainConvolutionSeedKeepsTheLibrarysOwnReadingAndNoEpilogue) {
@@ -280,7 +280,7 @@ TEST(SeparableConvMatcher, AConvolutionOfADepthwiseOneIsTwoLaunchesThroughTheWor
   EXPECT_FALSE(contains(*src, "{{PROBLEM}}")) << *src;
   auto knobs = parse_knobs(*src);
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
-  EXPECT_EQ(knobs->describe(knobs->defaults()), "DW_THREADS=256 CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=0 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=0");
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "DW_THREADS=256 CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=0 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=0 CIG_DIRECT=1 CIG_DIRECT_TILE_N=16");
   // The first convolution dense: no seed, and the reason names the depthwise route's refusal.
   auto dense = match(separable(1));
   EXPECT_FALSE(dense.matched());
