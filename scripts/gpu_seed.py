@@ -9,8 +9,8 @@ transposed operand under tril: the seed GEMM; 4096^3 and a both-transposed 2048x
 split over CTAs; GEMM epilogues: nn.Linear + constants + tanh GELU, a bias-free Linear on a 3-d
 input with its own bias parameter, swish and a residual, a matmul with a transposed weight and a 0-d
 parameter, a row logsumexp and a row mean after the epilogue), a loss with a broadcast operand, a reverse scan, max/average pooling (dilation, ceil_mode,
-count_include_pad=False), a depthwise convolution (asymmetric window, stride, padding, dilation, bias), a 1x1 convolution (the GEMM with a
-shared weight), a chain with broadcast operands, cross entropy with int64 targets and a masked (bool) cumsum. Each must match its seed, pass the full judge, export best/, and
+count_include_pad=False), a depthwise convolution (asymmetric window, stride, padding, dilation, bias), a 1x1 convolution (the library convolution's
+gather kernel), 3-channel layers on the library convolution's direct path (forward, and transposed with phases), a chain with broadcast operands, cross entropy with int64 targets and a masked (bool) cumsum. Each must match its seed, pass the full judge, export best/, and
 best/<op>_op.py (the op over best/kernel.so) must agree with the reference Model (float tolerance: the seed computes in fp32, or
 double for statistics, and rounds once, where eager rounds after every op).
 Tuning is off (`--tune never`): it costs minutes of GPU time per seed; SEED_TUNE=auto tunes as `optimize` does."""
@@ -28,7 +28,7 @@ PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
             "sum_dim", "argmax_dim", "min_dim", "rmsnorm", "frobenius_norm", "groupnorm", "batchnorm_train",
             "softmax_large", "log_softmax_large", "softmax_mid_rows", "tensor3d_matmul", "rmsnorm_large",
             "bmm", "matmul_tril_tn", "matmul_square", "matmul_trans_both", "matvec", "matmul_long_k", "hinge_loss", "cumsum_reverse", "pooling", "avg_pool_exclude_pad", "depthwise_conv2d",
-            "pointwise_conv2d",
+            "pointwise_conv2d", "conv3d_rgb", "conv_transpose3d_rgb",
             "row_scale_bias", "cross_entropy", "masked_cumsum",
             "linear_gelu_scale", "linear_bias_swish_residual", "matmul_weight_t_min", "linear_swish_logsumexp",
             "linear_tanh_row_mean", "linear_bias_mish_tc", "matmul_scale_residual_tc", "linear_clamp_chain_tc"]
@@ -42,6 +42,8 @@ PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
 # any of these kernels would pass the judge in another's place, so only this line shows that each route was
 # the one judged.
 SEED_LINE = {"matmul_square": "matrix product (the library's 3xTF32 GEMM) y = ",
+             "conv3d_rgb": "convolution (the library's implicit-GEMM convolution, direct) y = ",
+             "conv_transpose3d_rgb": "convolution (the library's implicit-GEMM convolution, direct) y = ",
              "matmul_trans_both": "matrix product (the library's 3xTF32 GEMM) y = ",
              "tensor3d_matmul": "matrix product (the library's 3xTF32 GEMM) y = ",
              "softmax_large": "row softmax (the library's ticket softmax) y = ",
