@@ -356,12 +356,9 @@ TEST(SeedCompile, ConvSeedBuildsPassesEveryStaticCheckAndPlansItsGeometry) {
   auto out = compiler.build_ok(*src, "conv_seed.cu");
   ASSERT_TRUE(out);
 #ifndef CUTEGEN_CUDA_LIB_DIR
-  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+  GTEST_SKIP() << kNoHostCuda;
 #else
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  CUTEGEN_HOST_WORKSPACE_BYTES(workspace_bytes, out->library);
   auto plan = [&](cutegen_tensor x, cutegen_tensor w, cutegen_tensor y) {
     const cutegen_tensor in[3] = {x, w, fp32({64})};
     return workspace_bytes(in, 3, &y, 1);
@@ -412,12 +409,9 @@ TEST(SeedCompile, DirectPathSeedBuildsPassesEveryStaticCheckAndPlansItsGeometry)
   auto out = compiler.build_ok(*src, "direct_seed.cu");
   ASSERT_TRUE(out);
 #ifndef CUTEGEN_CUDA_LIB_DIR
-  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+  GTEST_SKIP() << kNoHostCuda;
 #else
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  CUTEGEN_HOST_WORKSPACE_BYTES(workspace_bytes, out->library);
   auto ask = [&](cutegen_tensor x, cutegen_tensor y) {
     const cutegen_tensor in[3] = {x, fp32({16, 3, 3, 3, 3}), fp32({16})};
     return workspace_bytes(in, 3, &y, 1);

@@ -10,6 +10,10 @@
 
 namespace cutegen::seed::testing {
 
+// Why a test's host-planning half is skipped where CMake found no CUDA toolkit to load a library with.
+inline constexpr const char* kNoHostCuda =
+    "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+
 #ifdef CUTEGEN_CUDA_LIB_DIR
 // A built kernel library loaded on a machine that may have no GPU driver: the toolkit's libcudart, and the
 // driver's libcuda or else the toolkit's stub of it (its SONAME, libcuda.so.1, then satisfies the library's
@@ -31,6 +35,14 @@ struct HostOnlyLibrary {
     return handle ? reinterpret_cast<WorkspaceBytes>(dlsym(handle, "cutegen_workspace_bytes")) : nullptr;
   }
 };
+
+// Declares `name`, the built library's cutegen_workspace_bytes, loaded with HostOnlyLibrary (which stays
+// loaded: nothing closes it); the test fails where the library does not load or has no such function.
+#define CUTEGEN_HOST_WORKSPACE_BYTES(name, library)                              \
+  const ::cutegen::seed::testing::HostOnlyLibrary name##_library(library);       \
+  ASSERT_TRUE(name##_library.error.empty()) << name##_library.error;             \
+  const ::cutegen::seed::testing::HostOnlyLibrary::WorkspaceBytes name = name##_library.workspace_bytes(); \
+  ASSERT_NE(name, nullptr)
 
 inline cutegen_tensor fp32(std::vector<int64_t> shape, std::vector<int64_t> stride = {}) {
   cutegen_tensor t{};

@@ -62,7 +62,7 @@ TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
   auto out = compiler.build_ok("#define CIG_TMA 1\n" + library_conv(), "conv_tma.cu");
   ASSERT_TRUE(out);
 #ifndef CUTEGEN_CUDA_LIB_DIR
-  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+  GTEST_SKIP() << testing::kNoHostCuda;
 #else
   using testing::fp32;
   const ConvHostPlanning plan(out->library);
@@ -127,7 +127,7 @@ TEST(SeedCompile, LibraryConvTmaPathTakesStrideOneTransposedConvolutions) {
   auto out = compiler.build_ok("#define CIG_TMA 1\n#define CIG_TMA_CHUNK_IMAGES 1\n" + src, "conv_tma_transposed.cu");
   ASSERT_TRUE(out);
 #ifndef CUTEGEN_CUDA_LIB_DIR
-  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+  GTEST_SKIP() << testing::kNoHostCuda;
 #else
   using testing::fp32;
   const ConvHostPlanning plan(out->library);
@@ -176,7 +176,7 @@ TEST(SeedCompile, LibraryConvTmaPathTakesBf16Tensors) {
   auto out = compiler.build_ok("#define CIG_IO_BF16 1\n" + library_conv(), "conv_tma_bf16.cu");
   ASSERT_TRUE(out);
 #ifndef CUTEGEN_CUDA_LIB_DIR
-  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+  GTEST_SKIP() << testing::kNoHostCuda;
 #else
   using testing::fp32;
   auto bf16 = [](std::vector<int64_t> shape) {
@@ -218,7 +218,7 @@ TEST(SeedCompile, LibraryConvTmaPathPacksOncePerChannelUnderTf32AndBf16) {
                                  "conv_tma_policy.cu");
     ASSERT_TRUE(out);
 #ifndef CUTEGEN_CUDA_LIB_DIR
-    GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+    GTEST_SKIP() << testing::kNoHostCuda;
 #else
     using testing::fp32;
     const ConvHostPlanning plan(out->library);

@@ -302,12 +302,9 @@ TEST(SeedCompile, ConvEpilogueSeedBuildsPassesEveryStaticCheckAndChecksItsOperan
   auto out = compiler.build_ok(*src, "conv_epilogue_seed.cu");
   ASSERT_TRUE(out);
 #ifndef CUTEGEN_CUDA_LIB_DIR
-  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+  GTEST_SKIP() << kNoHostCuda;
 #else
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  CUTEGEN_HOST_WORKSPACE_BYTES(workspace_bytes, out->library);
   const cutegen_tensor y = fp32({8, 16, 16, 18});
   auto plan = [&](cutegen_tensor x2, cutegen_tensor bias, int32_t count = 5) {
     const cutegen_tensor in[5] = {fp32({8, 4, 18, 20}), x2, fp32({16, 4, 3, 3}), fp32({16}), bias};

@@ -251,12 +251,9 @@ TEST(SeedCompile, LibraryGemmEpilogueSeedBuildsPassesEveryStaticCheckAndPlans) {
   ASSERT_TRUE(out.ok()) << out.error().message;
   ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
 #ifndef CUTEGEN_CUDA_LIB_DIR
-  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+  GTEST_SKIP() << kNoHostCuda;
 #else
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  CUTEGEN_HOST_WORKSPACE_BYTES(workspace_bytes, out->library);
   // The contract's order: x, bias, scale, fc.weight.
   auto plan = [&](cutegen_tensor x, cutegen_tensor bias, cutegen_tensor scale, cutegen_tensor w, cutegen_tensor y) {
     const cutegen_tensor in[4] = {x, bias, scale, w};

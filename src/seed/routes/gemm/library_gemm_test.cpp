@@ -345,12 +345,9 @@ TEST(SeedCompile, LibraryGemmSeedBuildsPassesEveryStaticCheckAndPlansFoldedProdu
   ASSERT_TRUE(out.ok()) << out.error().message;
   ASSERT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log;
 #ifndef CUTEGEN_CUDA_LIB_DIR
-  GTEST_SKIP() << "the host-planning half needs the CUDA toolkit's headers and libraries, which CMake did not find";
+  GTEST_SKIP() << kNoHostCuda;
 #else
-  HostOnlyLibrary lib(out->library);
-  ASSERT_TRUE(lib.error.empty()) << lib.error;
-  auto workspace_bytes = lib.workspace_bytes();
-  ASSERT_NE(workspace_bytes, nullptr);
+  CUTEGEN_HOST_WORKSPACE_BYTES(workspace_bytes, out->library);
   auto plan = [&](cutegen_tensor a, cutegen_tensor b, cutegen_tensor c) {
     const cutegen_tensor in[2] = {a, b};
     return workspace_bytes(in, 2, &c, 1);

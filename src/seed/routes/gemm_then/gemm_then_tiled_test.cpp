@@ -140,10 +140,7 @@ TEST(SeedCompile, GemmThenTiledHeadSeedsBuildAndSizeTheirWorkspace) {
     auto out = compiler.build_ok(*src, "gemm_then_tiled.cu");
     ASSERT_TRUE(out);
 #ifdef CUTEGEN_CUDA_LIB_DIR
-    HostOnlyLibrary lib(out->library);
-    ASSERT_TRUE(lib.error.empty()) << lib.error;
-    auto workspace_bytes = lib.workspace_bytes();
-    ASSERT_NE(workspace_bytes, nullptr);
+    CUTEGEN_HOST_WORKSPACE_BYTES(workspace_bytes, out->library);
     const cutegen_tensor in[3] = {fp32({16, 64}), fp32({64, 64}), fp32({64})};
     const cutegen_tensor y = fp32({16});
     // y (16 x 64), the pooled rows (16 x 32), the row sums, and the parts' placeholders.
@@ -161,10 +158,7 @@ TEST(SeedCompile, GemmThenTiledHeadSeedsBuildAndSizeTheirWorkspace) {
     auto out = compiler.build_ok(*src, "gemm_then_tiled_reduce.cu");
     ASSERT_TRUE(out);
 #ifdef CUTEGEN_CUDA_LIB_DIR
-    HostOnlyLibrary lib(out->library);
-    ASSERT_TRUE(lib.error.empty()) << lib.error;
-    auto workspace_bytes = lib.workspace_bytes();
-    ASSERT_NE(workspace_bytes, nullptr);
+    CUTEGEN_HOST_WORKSPACE_BYTES(workspace_bytes, out->library);
     const cutegen_tensor in[3] = {fp32({12, 40}), fp32({12, 72}), fp32({72, 40})};
     const cutegen_tensor y = fp32({12, 72});
     // y (12 x 1, 256 bytes) and the GEMM's partials: 12 rows x 2 column tiles of the default GEMM_BN, 64.
