@@ -53,6 +53,7 @@ int run_compile(const GlobalOptions& global, const CompileArgs& args) {
     print_safe(stdout, "{}: {} [{}; {}]\n", name, to_string(outcome->verdict), options.arch, timing);
     if (outcome->ok()) print_safe(stdout, "library: {}\n", outcome->library.string());
     else print_safe(stdout, "{}", outcome->feedback());
+    for (const auto& w : outcome->performance_warnings()) print_safe(stderr, "warning: ptxas: {}\n", w);
   }
   if (outcome->ok()) return 0;
   std::string reason = to_string(outcome->verdict);

@@ -44,6 +44,8 @@ struct CompileOutcome {
   bool ok() const { return verdict == CompileVerdict::ok; }
   // What the LLM (and a person) needs to fix the candidate: the condensed diagnostic or the violations.
   std::string feedback() const;
+  // ptxas's performance-loss notes on a build that succeeded (serialised wgmma above all): from the log.
+  std::vector<std::string> performance_warnings() const;
   nlohmann::json to_json() const;
 };
 

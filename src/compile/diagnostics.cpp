@@ -165,6 +165,19 @@ std::string source_line(const std::vector<std::string>& src, int line) {
 
 }  // namespace
 
+std::vector<std::string> performance_warnings(const std::string& log) {
+  static const std::regex warning(R"(^ptxas\s+(?:info|warning)\s*:\s*(\(C\d+\) Potential Performance Loss: .*?)\s*$)");
+  static const std::regex mangled(R"((_Z\w{58})\w+)");
+  std::vector<std::string> out;
+  for (const auto& line : split_lines(log)) {
+    std::smatch m;
+    if (!std::regex_match(line, m, warning)) continue;
+    std::string text = std::regex_replace(m[1].str(), mangled, "$1...");
+    if (std::find(out.begin(), out.end(), text) == out.end()) out.push_back(std::move(text));
+  }
+  return out;
+}
+
 CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string& candidate_name,
                                       const std::string& source, int max_errors) {
   CondensedDiagnostic out;

@@ -29,6 +29,12 @@ struct CondensedDiagnostic {
 CondensedDiagnostic condense_nvcc_log(const std::string& log, const std::string& candidate_name,
                                       const std::string& source, int max_errors = 5);
 
+// ptxas's "Potential Performance Loss" notes (printed as `ptxas info`) in a log that built: each once, the kernel's mangled name
+// cut to its first 60 characters. C7510 ("wgmma.mma_async instructions are serialized ... crossing function
+// boundary") is the costly one: every wgmma then waits for the one before, typically because an assert or a
+// call sits in the mainloop -- the library convolution ran that way until NDEBUG came before its headers.
+std::vector<std::string> performance_warnings(const std::string& log);
+
 // What nvcc's log may quote: the candidate (by the name nvcc was given) and headers under `roots`.
 struct QuotableFiles {
   std::string candidate;

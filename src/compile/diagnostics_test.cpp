@@ -192,3 +192,22 @@ TEST(RedactNvccLog, ALinkBeneathAnAllowedRootDoesNotMakeItsTargetQuotable) {
   EXPECT_EQ(redacted.find("root:x"), std::string::npos) << redacted;
   EXPECT_NE(redacted.find("a real header's report"), std::string::npos) << redacted;
 }
+
+// ptxas prints the serialised-wgmma note as `ptxas info`, with the kernel's whole mangled name; the library
+// convolution shipped with one unnoticed (its NDEBUG came after cute/tensor.hpp).
+TEST(PerformanceWarnings, SerialisedWgmmaIsFoundOnceWithTheKernelNameShortened) {
+  const std::string name = "_ZN7cutlass13device_kernelINS_4conv6kernel13ConvUniversalINS1_16ConvProblemShapeILNS1_8Op"
+                           "eratorE0ELi2EEEN7conv_ig8tma_path17PromotingMainloopEEEvNT_6ParamsE";
+  const std::string note = "ptxas info    : (C7510) Potential Performance Loss: wgmma.mma_async instructions are "
+                           "serialized due to wgmma pipeline crossing function boundary at a function call in the "
+                           "function '" + name + "'";
+  const std::string log = "ptxas info    : Used 150 registers\n" + note + "\n" + note + "\r\n" +
+                          "candidate.cu(12): warning #177-D: variable \"x\" was declared but never referenced\n";
+  auto found = performance_warnings(log);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].rfind("(C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized", 0), 0u)
+      << found[0];
+  EXPECT_NE(found[0].find(name.substr(0, 60) + "..."), std::string::npos) << found[0];
+  EXPECT_EQ(found[0].find(name), std::string::npos) << "the whole mangled name was kept";
+  EXPECT_TRUE(performance_warnings("ptxas info    : Used 150 registers\n").empty());
+}

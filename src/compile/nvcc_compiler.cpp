@@ -124,6 +124,10 @@ std::string CompileOutcome::feedback() const {
   return "";
 }
 
+std::vector<std::string> CompileOutcome::performance_warnings() const {
+  return ok() ? cutegen::performance_warnings(log) : std::vector<std::string>{};
+}
+
 nlohmann::json CompileOutcome::to_json() const {
   nlohmann::json j;
   j["verdict"] = to_string(verdict);
@@ -137,6 +141,7 @@ nlohmann::json CompileOutcome::to_json() const {
   j["violations"] = nlohmann::json::array();
   for (const auto& v : violations) j["violations"].push_back({{"code", v.code}, {"message", v.message}});
   j["feedback"] = feedback();
+  j["performance_warnings"] = performance_warnings();
   j["errors"] = nlohmann::json::array();
   for (const auto& e : diagnostic.errors)
     j["errors"].push_back({{"message", e.message}, {"line", e.candidate_line}, {"origin", e.origin}, {"via", e.via},

@@ -145,3 +145,22 @@ TEST(SourceRules, ExamplesAndHonestTestKernelsPass) {
     EXPECT_TRUE(v.empty()) << f << "\n" << all(v);
   }
 }
+
+// A file that issues wgmma must define NDEBUG before its first #include: an assert expanded in any header's
+// device code (CuTe's TMA traits, CUTLASS's fast_math.h) is a call, and ptxas then serialises every wgmma of
+// the kernel -- no error, only a "Potential Performance Loss" note. The library convolution defined it after
+// cute/tensor.hpp and ran its TMA path that way for a week of measurements.
+TEST(SourceRules, WgmmaLibraryFilesDefineNdebugBeforeAnyHeader) {
+  int checked = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(CUTEGEN_SOURCE_DIR) / "library")) {
+    auto text = read_file(e.path());
+    ASSERT_TRUE(text.ok()) << e.path();
+    if (text->find("GMMA") == std::string::npos && text->find("collective_builder") == std::string::npos) continue;
+    ++checked;
+    const auto define = text->find("#define NDEBUG");
+    const auto include = text->find("#include");
+    ASSERT_NE(include, std::string::npos) << e.path();
+    EXPECT_LT(define, include) << e.path() << ": #define NDEBUG must come before the first #include";
+  }
+  EXPECT_GE(checked, 4) << "the GEMMs and the convolution issue wgmma";
+}
