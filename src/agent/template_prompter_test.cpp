@@ -231,3 +231,20 @@ TEST(TemplatePrompter, ACandidatesShareCarriesItsItemInFullUnlessTheRequestShows
   EXPECT_TRUE(contains(*fourth, "- When it helps:")) << *fourth;
   EXPECT_FALSE(contains(*optimize, items[3].substr(0, 3) + "**")) << "one item in full per request";
 }
+
+// The judge keeps the compile outcome in the evaluation's details; ptxas's serialised-wgmma note there reaches the
+// optimize request even while profiles are withheld.
+TEST(TemplatePrompter, TheBestKernelsPtxasPerformanceNoteIsInTheOptimizeRequest) {
+  auto made = TemplatePrompter::create();
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  TemplatePrompter& p = **made;
+  Evaluation best = passing(0.1);
+  auto plain = p.optimize(layernorm_problem(), "int x;\n", best, {}, "", 2, 8);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_FALSE(contains(*plain, "ptxas")) << *plain;
+  best.details["compile"]["performance_warnings"] = {"(C7510) Potential Performance Loss: wgmma serialized"};
+  auto noted = p.optimize(layernorm_problem(), "int x;\n", best, {}, "", 2, 8);
+  ASSERT_TRUE(noted.ok()) << noted.error().message;
+  EXPECT_TRUE(contains(*noted, "- ptxas, building the best kernel: (C7510) Potential Performance Loss: wgmma serialized"))
+      << *noted;
+}

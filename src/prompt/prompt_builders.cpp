@@ -471,6 +471,9 @@ Result<std::string> build_optimize_prompt(const PromptLibrary& lib, const Optimi
   };
   perf += versus("PyTorch eager", p.eager_ms);
   perf += versus("torch.compile", p.compile_ms);
+  for (const auto& note : in.compiler_notes)
+    perf += fmt::format("- ptxas, building the best kernel: {} (a cost with no error: for an assert in the "
+                        "mainloop, `#define NDEBUG` before every #include)\n", note);
   perf.pop_back();
   std::string profile =
       in.profile_summary.empty()

@@ -440,6 +440,13 @@ TEST(PromptBuild, OptimizeHasMenuHistoryPerformanceAndProfileState) {
   EXPECT_TRUE(contains(*profiled, "```text\ndram__throughput 91%\nsm__pipe_tensor_op 12%\n```"));
   EXPECT_TRUE(contains(*profiled, "- Against PyTorch eager: the best kernel is 2.61x faster."));
   EXPECT_FALSE(contains(*profiled, "withheld"));
+  EXPECT_FALSE(contains(*profiled, "ptxas"));
+
+  in.compiler_notes = {"(C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized"};
+  auto noted = build_optimize_prompt(library(), in);
+  ASSERT_TRUE(noted.ok()) << noted.error().message;
+  EXPECT_TRUE(contains(*noted, "- ptxas, building the best kernel: (C7510) Potential Performance Loss: "
+                               "wgmma.mma_async instructions are serialized (a cost with no error")) << *noted;
 }
 
 TEST(PromptBuild, RestartIsSynthesisWithTheFailureHistory) {

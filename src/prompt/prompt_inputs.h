@@ -106,6 +106,9 @@ struct OptimizeInput {
   int max_steps = 0;
   std::vector<StepRecord> history;   // every optimisation step so far; the formatter bounds it
   std::string profile_summary;       // "" while profiling is withheld (delayed-profiling policy)
+  // ptxas's performance-loss notes on the best kernel's build (serialised wgmma): shown whatever the
+  // profiling policy, since no profile says why each wgmma waits for the one before.
+  std::vector<std::string> compiler_notes;
 };
 
 // One request of a step with several candidates: which menu item it applies, which the others take.

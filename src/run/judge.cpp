@@ -181,6 +181,7 @@ std::string EvalReport::summary() const {
   if (workspace_bytes) s += fmt::format("  workspace {} bytes, poisoned before every call\n", workspace_bytes);
   if (generalization) s += shapes_line(*generalization);
   if (!roofline_warning.empty()) s += fmt::format("  WARNING   {}\n", roofline_warning);
+  for (const auto& w : compile.performance_warnings()) s += fmt::format("  WARNING   ptxas: {}\n", w);
   if (auto sandbox = session.value("runner", nlohmann::json::object()).value("sandbox", "full"); sandbox != "full")
     s += fmt::format("  WARNING   the runner ran with CUTEGEN_RUNNER_SANDBOX={} (not the whole sandbox)\n", sandbox);
   // The timing experiments' switches (docs/judge.md, "Known limits"): a time taken under one is not the
