@@ -39,6 +39,10 @@ struct ConvPlan {
   // On the TMA path: images per chunk of its packed copies where the library's own choice (about 1 GiB) would
   // not fit the workspace the judge's cap leaves (the kernel's CIG_TMA_CHUNK_IMAGES); 0: the library's.
   int64_t tma_chunk_images = 0;
+  // On the TMA path: [big | small] operand pairs (CIG_TMA_PAIRED) where the input channels fill whole 32-channel
+  // blocks, and a 64-wide output tile (CIG_TMA_TILE_N) where a group has at most 64 output channels.
+  bool tma_paired = false;
+  int tma_tile_n = 128;
   // On the direct path: output channels per CTA (CIG_DIRECT_TILE_N), the smallest of 16, 32, 64 that covers a
   // group's channels.
   int direct_tile_n = 64;
