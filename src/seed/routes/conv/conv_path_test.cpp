@@ -111,7 +111,11 @@ TEST(ConvPath, PairsWhereTheChannelsFillBlocksOf32AndNarrowTilesForFewOutputs) {
   EXPECT_EQ(narrow.tma_tile_n, 64);
   auto src = emit_conv(narrow, CommentText("narrow.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_EQ(narrow.tma_stages, 4);
+  EXPECT_EQ(p.tma_stages, 0);
   EXPECT_NE(src->find("#define CIG_TMA_TILE_N 64  // set by the seed: 64 output channels"), std::string::npos);
+  EXPECT_NE(src->find("#define CIG_TMA_STAGES 4  // set by the seed: room for three CTAs of the 64-wide tile per SM"),
+            std::string::npos);
   EXPECT_NE(src->find("#define CIG_TMA_PAIRED 0\n"), std::string::npos);
   ConvPlan grouped = conv2d_3x3();  // off the TMA path, neither is set
   grouped.groups = 2;
@@ -119,6 +123,7 @@ TEST(ConvPath, PairsWhereTheChannelsFillBlocksOf32AndNarrowTilesForFewOutputs) {
   EXPECT_EQ(grouped.path, ConvPlan::Path::gather);
   EXPECT_FALSE(grouped.tma_paired);
   EXPECT_EQ(grouped.tma_tile_n, 128);
+  EXPECT_EQ(grouped.tma_stages, 0);
 }
 
 TEST(ConvPath, FewerImagesPerChunkWhereTheLibrarysChunkWouldNotFitTheBudget) {

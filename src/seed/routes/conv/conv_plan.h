@@ -43,6 +43,9 @@ struct ConvPlan {
   // blocks, and a 64-wide output tile (CIG_TMA_TILE_N) where a group has at most 64 output channels.
   bool tma_paired = false;
   int tma_tile_n = 128;
+  // Shared-memory stages there (CIG_TMA_STAGES): 0 fills shared memory (one CTA per SM); 4 where the 64-wide
+  // tile's ~73 registers a thread let three CTAs, so three consumer warpgroups, share an SM.
+  int tma_stages = 0;
   // On the direct path: output channels per CTA (CIG_DIRECT_TILE_N), the smallest of 16, 32, 64 that covers a
   // group's channels.
   int direct_tile_n = 64;

@@ -296,12 +296,16 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
   const int64_t cin_g = p.in_channels / std::max<int64_t>(p.groups, 1),
                 cout_g = p.out_channels / std::max<int64_t>(p.groups, 1);
   p.tma_paired = !p.bf16 && cin_g % 32 == 0;
-  // A 128-wide tile over 64 output channels multiplies as many zeros as weights.
+  // A 128-wide tile over 64 output channels multiplies as many zeros as weights; with 4 stages three CTAs share
+  // an SM. KernelBench 57 (64 -> 64, H100): 40.92 ms at 128 wide (paired: 27.07), 14.84 at 64, 13.10 with 4
+  // stages; 65: 6.98 against 6.55.
   p.tma_tile_n = cout_g <= 64 ? 64 : 128;
+  p.tma_stages = p.tma_tile_n == 64 ? 4 : 0;
   auto tma = conv_tma_workspace_bytes(p);
   if (!tma) {
     p.tma_paired = false;
     p.tma_tile_n = 128;
+    p.tma_stages = 0;
     p.path_reason = tma.error().message;
     p.path = direct_path_refusal(p).empty() ? ConvPlan::Path::direct : ConvPlan::Path::gather;
     p.direct_tile_n = cout_g <= 16 ? 16 : cout_g <= 32 ? 32 : 64;
@@ -322,6 +326,7 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
   p.path = ConvPlan::Path::gather;
   p.tma_paired = false;
   p.tma_tile_n = 128;
+  p.tma_stages = 0;
   p.path_reason = fmt::format("the TMA path's packed copies of one image ({} bytes with the packed weight) would not "
                               "fit what the judge's workspace cap leaves for the convolution ({} bytes)",
                               std::max(b.weight + b.image_in + b.image_out, gather), std::max<int64_t>(budget, 0));
@@ -421,6 +426,14 @@ Result<std::string> conv_library_text(const ConvPlan& plan) {
     if (auto s = replace_library_line(library, "#define CIG_TMA_TILE_N 128",
                                       fmt::format("#define CIG_TMA_TILE_N {}  // set by the seed: {} output channels",
                                                   plan.tma_tile_n, plan.out_channels / std::max<int64_t>(plan.groups, 1)),
+                                      kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
+        !s)
+      return s.error();
+  if (plan.path == ConvPlan::Path::tma_im2col && plan.tma_stages != 0)
+    if (auto s = replace_library_line(library, "#define CIG_TMA_STAGES 0",
+                                      fmt::format("#define CIG_TMA_STAGES {}  // set by the seed: room for three CTAs "
+                                                  "of the {}-wide tile per SM",
+                                                  plan.tma_stages, plan.tma_tile_n),
                                       kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
         !s)
       return s.error();
