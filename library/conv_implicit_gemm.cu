@@ -147,6 +147,14 @@ using namespace cute;
 #define CIG_TMA_PAIRED 0
 #endif
 // cutegen:require CIG_TMA_PAIRED == 0 || CIG_TMA_STAGES == 0 || CIG_TMA_STAGES >= 4
+// The output: 0 stores NHWK tiles with CUTLASS's TMA epilogue into the workspace, then a pass transposes them to
+// NCHW with the bias and the epilogue (the output written, read and written again); 1 stores each accumulator
+// straight to its NCHW place with the bias and the epilogue applied (NchwStore below): no NHWK buffer, one write.
+// A warp's stores cover 8 consecutive positions of 4 channels, whole 32-byte sectors. Not yet judged on a GPU.
+// cutegen:knob CIG_TMA_NCHW in {0, 1}
+#ifndef CIG_TMA_NCHW
+#define CIG_TMA_NCHW 0
+#endif
 // Images per chunk of the TMA path's packed copies (below, Layout3); 0 lets the path choose about 1 GiB of
 // them. Not a knob: a seed whose other buffers leave less of the judge's workspace cap sets the number that
 // fits, rather than leave the convolution to the gather kernel.
@@ -174,7 +182,7 @@ static_assert(CIG_PRECISION >= 0 && CIG_PRECISION <= 2, "CIG_PRECISION: 0 strict
 #endif
 static_assert(CIG_IO_BF16 == 0 || CIG_IO_BF16 == 1, "CIG_IO_BF16: 0 fp32 tensors, 1 bf16 tensors");
 // The TMA path's knobs change nothing while it is off: variants that differ only there are one kernel.
-// cutegen:require CIG_TMA == 1 || (CIG_TMA_TILE_M == 64 && CIG_TMA_TILE_N == 128 && CIG_TMA_PROMOTE == 2 && CIG_TMA_STAGES == 0 && CIG_TMA_CLUSTER_M == 1 && CIG_TMA_PAIRED == 0)
+// cutegen:require CIG_TMA == 1 || (CIG_TMA_TILE_M == 64 && CIG_TMA_TILE_N == 128 && CIG_TMA_PROMOTE == 2 && CIG_TMA_STAGES == 0 && CIG_TMA_CLUSTER_M == 1 && CIG_TMA_PAIRED == 0 && CIG_TMA_NCHW == 0)
 // The direct path for few-channel layers (below, "The direct path"): FP32 FMA on the CUDA cores instead of the
 // gather kernel, where a phase's K (taps x input channels of a group) is at most 128 -- a 3-channel image under
 // a 3x3x3 window has 81. 1 runs such shapes there (others still on the gather kernel); the seed sets it for
@@ -1012,6 +1020,8 @@ Workspace layout(const Geometry& g) {
 #include <cutlass/conv/convnd_problem_shape.hpp>
 #include <cutlass/conv/kernel/conv_universal.hpp>
 #include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/epilogue/collective/detail.hpp>
+#include <cutlass/fast_math.h>
 #include <cutlass/util/packed_stride.hpp>
 namespace conv_ig {
 namespace tma_path {
@@ -1031,11 +1041,78 @@ using LayoutNxC = cute::conditional_t<
 using TileShape = Shape<Int<CIG_TMA_TILE_M>, Int<CIG_TMA_TILE_N>, Shape<Int<kChannelTile>>>;
 using ClusterShape = Shape<Int<CIG_TMA_CLUSTER_M>, _1, _1>;
 
-using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+using NhwkEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, float, float,
     void, LayoutNxC, 4,  // no C source: D = the convolution
     float, LayoutNxC, 4, cutlass::epilogue::TmaWarpSpecialized>::CollectiveOp;
+
+// CIG_TMA_NCHW: an operator-style epilogue (CUTLASS's Sm90TmaWarpSpecializedAdapter runs it in the consumer
+// warpgroup after the mainloop) that writes each accumulator to y (N, K, spatial) at its NCHW place, the bias and
+// the epilogue applied: GEMM row m is image m / out_vol of the chunk (FastDivmod) at position m % out_vol, GEMM
+// column k the output channel. The M extent CUTLASS passes is the chunk's images x out_vol (linearised im2col).
+struct NchwStore {
+  using ElementC = void;
+  using ElementD = Io;
+  using ElementAccumulator = float;
+  using StrideC = cute::Stride<int64_t, cute::_1, int64_t>;
+  using StrideD = StrideC;
+  using GmemTiledCopyC = void;
+  using GmemTiledCopyD = void;
+  struct SharedStorage {};
+  using TensorStorage = SharedStorage;
+  struct Arguments {
+    Io* y = nullptr;           // the whole output; images from n0 on
+    const Io* bias = nullptr;
+    EpilogueInputs ep{};
+    cutlass::FastDivmod out_vol{};  // positions per image
+    int cout = 0, n0 = 0;
+  };
+  using Params = Arguments;
+  template <class Shape>
+  static constexpr Params to_underlying_arguments(Shape const&, Arguments const& args, void*) { return args; }
+  template <class Shape>
+  static size_t get_workspace_size(Shape const&, Arguments const&) { return 0; }
+  template <class Shape>
+  static cutlass::Status initialize_workspace(Shape const&, Arguments const&, void*, cudaStream_t,
+                                              cutlass::CudaHostAdapter* = nullptr) {
+    return cutlass::Status::kSuccess;
+  }
+  template <class Shape>
+  static bool can_implement(Shape const&, Arguments const&) { return true; }  // any shape the mainloop takes
+
+  CUTLASS_HOST_DEVICE NchwStore(Params const& p) : params(p) {}
+  CUTLASS_DEVICE bool is_source_needed() { return false; }
+
+  template <class ProblemShapeMNKL, class BlockShapeMNK, class BlockCoordMNKL, class FrgEngine, class FrgLayout,
+            class TiledMma, class ResidueMNK>
+  CUTLASS_DEVICE void operator()(ProblemShapeMNKL problem_shape_mnkl, BlockShapeMNK blk_shape_mnk,
+                                 BlockCoordMNKL blk_coord_mnkl, cute::Tensor<FrgEngine, FrgLayout> const& accumulators,
+                                 TiledMma tiled_mma, ResidueMNK, int thread_idx, char*) {
+    const int M = static_cast<int>(cute::size<0>(problem_shape_mnkl));  // int32: layout_for checks
+    const int N = static_cast<int>(cute::size<1>(problem_shape_mnkl));
+    const int m0 = static_cast<int>(cute::get<0>(blk_coord_mnkl)) * int(cute::size<0>(blk_shape_mnk));
+    const int k0 = static_cast<int>(cute::get<1>(blk_coord_mnkl)) * int(cute::size<1>(blk_shape_mnk));
+    auto thread_mma = tiled_mma.get_thread_slice(thread_idx);
+    Tensor coords = thread_mma.partition_C(
+        make_identity_tensor(make_shape(cute::size<0>(blk_shape_mnk), cute::size<1>(blk_shape_mnk))));
+    CUTE_UNROLL
+    for (int i = 0; i < size(accumulators); ++i) {
+      const int m = m0 + int(get<0>(coords(i))), k = k0 + int(get<1>(coords(i)));
+      if (m >= M || k >= N) continue;
+      int image, position;
+      params.out_vol(image, position, m);
+      const int64_t at = (int64_t(params.n0 + image) * params.cout + k) * int64_t(params.out_vol.divisor) + position;
+      const float v = accumulators(i);
+      params.y[at] = Io(epilogue(params.bias ? v + float(params.bias[k]) : v, k, at, params.ep));
+    }
+  }
+
+  Params params;
+};
+using CollectiveEpilogue =
+    cute::conditional_t<CIG_TMA_NCHW == 1, cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<NchwStore>,
+                        NhwkEpilogue>;
 
 using MainloopBase = typename cutlass::conv::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, cutlass::conv::Operator::kFprop,
@@ -1201,7 +1278,17 @@ ProblemShape problem_shape(const Geometry& g, int c_packed, int images) {
 }
 
 typename ConvKernel::Arguments arguments(const ProblemShape& shape, const Operand* x_packed,
-                                         const Operand* w_packed, float* d) {
+                                         const Operand* w_packed, [[maybe_unused]] float* d,
+                                         [[maybe_unused]] const NchwStore::Arguments& nchw = {}) {
+#if CIG_TMA_NCHW
+  typename ConvKernel::Arguments args{};
+  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
+  args.problem_shape = shape;
+  args.mainloop.ptr_A = x_packed;
+  args.mainloop.ptr_B = w_packed;
+  args.epilogue = nchw;
+  return args;
+#else
   typename ConvKernel::StrideC stride_c{};
   typename ConvKernel::StrideD stride_d{};
   // D's output positions step by its packed N(D)(H)W strides, innermost first; its channels are mode 1 (unit).
@@ -1221,6 +1308,7 @@ typename ConvKernel::Arguments arguments(const ProblemShape& shape, const Operan
   args.epilogue.ptr_D = d;
   args.epilogue.dD = stride_d;
   return args;
+#endif
 }
 
 // Where the path's buffers are in the workspace, or ok = false: this convolution stays on the gather kernel.
@@ -1248,7 +1336,9 @@ Layout3 layout_for(const Geometry& g) {
   l.w_packed = 0;
   l.x_packed = round_up(int64_t(g.cout_g) * g.ker_vol * l.c_packed * int64_t(sizeof(Operand)), 256);
   l.d = l.x_packed + l.batch_chunk * image_in;
-  l.total = l.d + l.batch_chunk * image_out;
+  // CIG_TMA_NCHW stores to y: no NHWK buffer (the chunk stays the one counted with it, so the workspace is never
+  // more than the seed planned).
+  l.total = l.d + (CIG_TMA_NCHW == 1 ? 0 : l.batch_chunk * image_out);
   if (l.total > (size_t(4) << 30)) return l;  // the harness's workspace ceiling (docs/kernel-contract.md)
   // Every chunk is the full one but perhaps the last: both shapes must be CUTLASS's to take.
   for (const int images : {l.batch_chunk, g.n % l.batch_chunk})
@@ -1412,15 +1502,19 @@ int forward(const Geometry& g, const Layout3& l, const Io* x, const Io* w, const
     pack_input<<<dim3(static_cast<unsigned>((p_in + 31) / 32), static_cast<unsigned>((g.cin_g + 31) / 32),
                       static_cast<unsigned>(images)),
                  256, 0, stream>>>(x + int64_t(n0) * g.cin_g * p_in, g.cin_g, p_in, l.c_packed, x_packed);
+    NchwStore::Arguments nchw{};
+    if constexpr (CIG_TMA_NCHW == 1)
+      nchw = {y, bias, ep, cutlass::FastDivmod(static_cast<int>(p_out)), g.cout_g, n0};
     const typename ConvKernel::Arguments args =
-        arguments(problem_shape(g, l.c_packed, images), x_packed, w_packed, d);
+        arguments(problem_shape(g, l.c_packed, images), x_packed, w_packed, d, nchw);
     if (!ConvKernel::can_implement(args)) return CUTEGEN_ERROR_UNSUPPORTED;
     // CUTLASS's own workspace is 0 bytes for this kernel; the TMA descriptors are encoded here, per chunk.
     const typename ConvKernel::Params params = ConvKernel::to_underlying_arguments(args, nullptr);
     if (cudaError_t e = launch(params, smem, stream); e != cudaSuccess) return static_cast<int>(e);
-    unpack_output<<<dim3(static_cast<unsigned>((p_out + 31) / 32), static_cast<unsigned>((g.cout_g + 31) / 32),
-                         static_cast<unsigned>(images)),
-                    256, 0, stream>>>(d, g.cout_g, p_out, n0, bias, ep, y);
+    if constexpr (CIG_TMA_NCHW == 0)
+      unpack_output<<<dim3(static_cast<unsigned>((p_out + 31) / 32), static_cast<unsigned>((g.cout_g + 31) / 32),
+                           static_cast<unsigned>(images)),
+                      256, 0, stream>>>(d, g.cout_g, p_out, n0, bias, ep, y);
   }
   return static_cast<int>(cudaGetLastError());
 }

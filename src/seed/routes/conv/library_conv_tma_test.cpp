@@ -116,6 +116,44 @@ TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
 // 3 x 3 window, padding 1, dilation 2 along W (2 in front of W, and 2 plus the output_padding behind), one image
 // per chunk (CIG_TMA_CHUNK_IMAGES, as a seed sets it where the cap leaves little). The built kernel's host
 // planning asks what the seed's planning asks; three input channels stay on the gather kernel.
+// The seed's TMA choices as the built kernel sizes them: with [big | small] pairs (CIG_TMA_PAIRED 1) a 64-channel
+// layer packs C' = 128 instead of 192, and the seed's plan (tma_paired) asks the same; with the NCHW store
+// (CIG_TMA_NCHW 1) the NHWK buffer is gone, so the kernel asks less than the seed planned (its chunk unchanged).
+TEST(SeedCompile, LibraryConvTmaPathPairsAndStoresNchwAsPlanned) {
+  CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution, minutes of nvcc; the GPU check judges it");
+  RealCompiler compiler;
+  auto paired = compiler.build_ok("#define CIG_TMA 1\n#define CIG_TMA_PAIRED 1\n" + library_conv(), "conv_paired.cu");
+  ASSERT_TRUE(paired);
+  auto nchw = compiler.build_ok("#define CIG_TMA 1\n#define CIG_TMA_PAIRED 1\n#define CIG_TMA_NCHW 1\n" + library_conv(),
+                                "conv_nchw.cu");
+  ASSERT_TRUE(nchw);
+#ifndef CUTEGEN_CUDA_LIB_DIR
+  GTEST_SKIP() << testing::kNoHostCuda;
+#else
+  using testing::fp32;
+  const size_t packed_x = size_t{8} * 256 * 256 * 128 * 4, packed_w = size_t{128} * 9 * 128 * 4,
+               nhwk = size_t{8} * 256 * 256 * 128 * 4;
+  ConvPlan p;
+  p.in_channels = 64;
+  p.out_channels = 128;
+  p.kernel[1] = p.kernel[2] = 3;
+  p.padding[1] = p.padding[2] = 1;
+  p.input_shape = {8, 64, 256, 256};
+  p.output_shape = {8, 128, 256, 256};
+  choose_conv_path(p, kWorkspaceCeiling);
+  ASSERT_TRUE(p.tma_paired);
+  auto planned = conv_tma_workspace_bytes(p);
+  ASSERT_TRUE(planned.ok()) << planned.error().message;
+  EXPECT_EQ(static_cast<size_t>(*planned), packed_x + packed_w + nhwk);
+  const ConvHostPlanning with_pairs(paired->library);
+  ASSERT_TRUE(with_pairs.error.empty()) << with_pairs.error;
+  EXPECT_EQ(with_pairs(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})), *planned);
+  const ConvHostPlanning storing_nchw(nchw->library);
+  ASSERT_TRUE(storing_nchw.error.empty()) << storing_nchw.error;
+  EXPECT_EQ(storing_nchw(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})), packed_x + packed_w);
+#endif
+}
+
 TEST(SeedCompile, LibraryConvTmaPathTakesStrideOneTransposedConvolutions) {
   CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution, minutes of nvcc; the GPU check judges it");
   std::string src = library_conv();
