@@ -26,6 +26,18 @@ std::string library_conv() {
   return text.ok() ? *text : std::string();
 }
 
+// The seed's plan of a 3x3 layer with padding 1 (the library's own kSpec) from x to y, before its path is chosen.
+ConvPlan plan_3x3(std::vector<int64_t> x, int64_t filters, std::vector<int64_t> y) {
+  ConvPlan p;
+  p.in_channels = x[1];
+  p.out_channels = filters;
+  p.kernel[1] = p.kernel[2] = 3;
+  p.padding[1] = p.padding[2] = 1;
+  p.input_shape = std::move(x);
+  p.output_shape = std::move(y);
+  return p;
+}
+
 // The built library's host planning on this CPU: its cutegen_workspace_bytes for (x, weight) -> y.
 #ifdef CUTEGEN_CUDA_LIB_DIR
 struct ConvHostPlanning {
@@ -70,14 +82,7 @@ TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
   // The seed's planning (conv_tma_workspace_bytes, which chains size their workspace by) asks what the built
   // kernel asks, for the layers the path takes.
   auto seed_plan = [](std::vector<int64_t> x, int64_t filters, std::vector<int64_t> y) {
-    ConvPlan p;
-    p.in_channels = x[1];
-    p.out_channels = filters;
-    p.kernel[1] = p.kernel[2] = 3;
-    p.padding[1] = p.padding[2] = 1;
-    p.input_shape = std::move(x);
-    p.output_shape = std::move(y);
-    auto bytes = conv_tma_workspace_bytes(p);
+    auto bytes = conv_tma_workspace_bytes(plan_3x3(std::move(x), filters, std::move(y)));
     EXPECT_TRUE(bytes.ok()) << bytes.error().message;
     return bytes.ok() ? static_cast<size_t>(*bytes) : size_t{0};
   };
@@ -133,13 +138,7 @@ TEST(SeedCompile, LibraryConvTmaPathPairsAndStoresNchwAsPlanned) {
   using testing::fp32;
   const size_t packed_x = size_t{8} * 256 * 256 * 128 * 4, packed_w = size_t{128} * 9 * 128 * 4,
                nhwk = size_t{8} * 256 * 256 * 128 * 4;
-  ConvPlan p;
-  p.in_channels = 64;
-  p.out_channels = 128;
-  p.kernel[1] = p.kernel[2] = 3;
-  p.padding[1] = p.padding[2] = 1;
-  p.input_shape = {8, 64, 256, 256};
-  p.output_shape = {8, 128, 256, 256};
+  ConvPlan p = plan_3x3({8, 64, 256, 256}, 128, {8, 128, 256, 256});
   choose_conv_path(p, kWorkspaceCeiling);
   ASSERT_TRUE(p.tma_paired);
   auto planned = conv_tma_workspace_bytes(p);
@@ -226,14 +225,8 @@ TEST(SeedCompile, LibraryConvTmaPathTakesBf16Tensors) {
   ASSERT_TRUE(plan.error.empty()) << plan.error;
   const size_t expected = size_t{32} * 9 * 64 * 2 + 2 * (size_t{144} * 64 * 2 + size_t{144} * 32 * 4);
   EXPECT_EQ(plan(bf16({2, 20, 12, 12}), bf16({32, 20, 3, 3}), bf16({2, 32, 12, 12})), expected);
-  ConvPlan p;
+  ConvPlan p = plan_3x3({2, 20, 12, 12}, 32, {2, 32, 12, 12});
   p.bf16 = true;
-  p.in_channels = 20;
-  p.out_channels = 32;
-  p.kernel[1] = p.kernel[2] = 3;
-  p.padding[1] = p.padding[2] = 1;
-  p.input_shape = {2, 20, 12, 12};
-  p.output_shape = {2, 32, 12, 12};
   auto seed_bytes = conv_tma_workspace_bytes(p);
   ASSERT_TRUE(seed_bytes.ok()) << seed_bytes.error().message;
   EXPECT_EQ(static_cast<size_t>(*seed_bytes), expected);
