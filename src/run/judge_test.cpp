@@ -475,6 +475,23 @@ TEST_F(JudgeTest, AKernelRightOnlyAtItsOwnShapeFailsWithTheShapeInTheEvidence) {
   EXPECT_NE(r->evidence.find("12 of 1000 elements bad"), std::string::npos) << r->evidence;
 }
 
+// A kernel whose build ptxas noted as slowed (serialised wgmma) still passes; the summary says so and the record
+// keeps the note for the optimize request.
+TEST_F(JudgeTest, PtxasPerformanceNotesOnThePassingBuildAreAWarningAndInTheRecord) {
+  compiler_.outcome.log = "ptxas info    : (C7510) Potential Performance Loss: wgmma.mma_async instructions are "
+                          "serialized due to wgmma pipeline crossing function boundary at a function call in the "
+                          "function 'k'\n";
+  Scenario s;
+  auto r = evaluate(s);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->verdict, Verdict::pass) << r->reason;
+  EXPECT_NE(r->summary().find("  WARNING   ptxas: (C7510) Potential Performance Loss: wgmma.mma_async"),
+            std::string::npos) << r->summary();
+  const auto notes = r->record().details["compile"]["performance_warnings"];
+  ASSERT_EQ(notes.size(), 1u) << notes;
+  EXPECT_EQ(notes[0].get<std::string>().rfind("(C7510)", 0), 0u);
+}
+
 TEST(JudgeShapes, TheSummaryLineSaysWhyOnlyTheProblemsOwnShapeIsVerified) {
   Generalization off{.asked = 0, .verified = {VerifiedShape{}}};
   EXPECT_NE(shapes_line(off).find("--generalize 0"), std::string::npos);
