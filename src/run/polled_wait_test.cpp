@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <chrono>
@@ -22,19 +23,26 @@ long long thread_cpu_ns() {
 // the time waited, so host code shows beside it (the worker measures the share on every machine before
 // judging, python/cutegen_worker/cpu_time.py; a spinning wait costs all of it). The share printed here was
 // 20-50 % on a loaded two-core virtual machine, where a sleep's system call costs 12-15 us of CPU.
+// The best of three waits counts: under ctest -j on two cores one 100 ms window was measured at 96% (the fresh-clone
+// CI of d2892dd), while a spinning wait costs all of it every time.
 TEST(PolledWait, WaitingCostsLittleCpuTime) {
   tighten_timer_slack();
-  const long long cpu0 = thread_cpu_ns();
-  const auto wall0 = std::chrono::steady_clock::now();
-  const auto until = wall0 + std::chrono::milliseconds(100);
-  long sleeps = wait_polling([&] { return std::chrono::steady_clock::now() >= until; });
-  const long long cpu = thread_cpu_ns() - cpu0;
-  const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0).count();
-  EXPECT_GE(wall, 100000000LL);
-  EXPECT_GT(sleeps, 10);  // it did sleep between polls
-  EXPECT_LT(cpu, wall * 3 / 4) << "the polled wait used " << cpu << " ns of CPU in " << wall << " ns";
-  std::printf("polled wait: %.1f%% of the time waited in CPU, %ld polls in %.1f ms\n", 100.0 * cpu / wall, sleeps,
-              wall / 1e6);
+  double best_share = 1e9;
+  for (int attempt = 0; attempt < 3 && best_share >= 0.75; ++attempt) {
+    const long long cpu0 = thread_cpu_ns();
+    const auto wall0 = std::chrono::steady_clock::now();
+    const auto until = wall0 + std::chrono::milliseconds(100);
+    long sleeps = wait_polling([&] { return std::chrono::steady_clock::now() >= until; });
+    const long long cpu = thread_cpu_ns() - cpu0;
+    const auto wall =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0).count();
+    EXPECT_GE(wall, 100000000LL);
+    EXPECT_GT(sleeps, 10);  // it did sleep between polls
+    best_share = std::min(best_share, static_cast<double>(cpu) / static_cast<double>(wall));
+    std::printf("polled wait: %.1f%% of the time waited in CPU, %ld polls in %.1f ms\n", 100.0 * cpu / wall, sleeps,
+                wall / 1e6);
+  }
+  EXPECT_LT(best_share, 0.75) << "the polled wait used " << 100 * best_share << "% of the time waited in CPU, three times";
 }
 
 // And the reply still leaves soon after the work is done: the polls are short (a long sleep would add
