@@ -173,10 +173,7 @@ Result<std::string> TemplatePrompter::optimize(const ProblemInfo& problem, const
                                                const std::string& profile_summary, int step, int max_steps) {
   auto brief = problem_brief(problem, settings_);
   if (!brief) return brief.error();
-  OptimizeInput in{*brief, kernel, best.median_ms(), step, max_steps, history, profile_summary, {}};
-  if (best.details.is_object() && best.details.contains("compile"))
-    for (const auto& note : best.details["compile"].value("performance_warnings", nlohmann::json::array()))
-      if (note.is_string()) in.compiler_notes.push_back(note.get<std::string>());
+  OptimizeInput in{*brief, kernel, best.median_ms(), step, max_steps, history, profile_summary, best.compiler_notes};
   return build_optimize_prompt(library_, in, options_);
 }
 

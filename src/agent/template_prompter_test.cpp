@@ -232,8 +232,8 @@ TEST(TemplatePrompter, ACandidatesShareCarriesItsItemInFullUnlessTheRequestShows
   EXPECT_FALSE(contains(*optimize, items[3].substr(0, 3) + "**")) << "one item in full per request";
 }
 
-// The judge keeps the compile outcome in the evaluation's details; ptxas's serialised-wgmma note there reaches the
-// optimize request even while profiles are withheld.
+// ptxas's serialised-wgmma note on the best kernel's build (the evaluation's compiler_notes) reaches the optimize
+// request even while profiles are withheld.
 TEST(TemplatePrompter, TheBestKernelsPtxasPerformanceNoteIsInTheOptimizeRequest) {
   auto made = TemplatePrompter::create();
   ASSERT_TRUE(made.ok()) << made.error().message;
@@ -242,7 +242,7 @@ TEST(TemplatePrompter, TheBestKernelsPtxasPerformanceNoteIsInTheOptimizeRequest)
   auto plain = p.optimize(layernorm_problem(), "int x;\n", best, {}, "", 2, 8);
   ASSERT_TRUE(plain.ok()) << plain.error().message;
   EXPECT_FALSE(contains(*plain, "ptxas")) << *plain;
-  best.details["compile"]["performance_warnings"] = {"(C7510) Potential Performance Loss: wgmma serialized"};
+  best.compiler_notes = {"(C7510) Potential Performance Loss: wgmma serialized"};
   auto noted = p.optimize(layernorm_problem(), "int x;\n", best, {}, "", 2, 8);
   ASSERT_TRUE(noted.ok()) << noted.error().message;
   EXPECT_TRUE(contains(*noted, "- ptxas, building the best kernel: (C7510) Potential Performance Loss: wgmma serialized"))

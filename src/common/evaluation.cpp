@@ -584,7 +584,7 @@ namespace {
 constexpr std::string_view kTypedKeys[] = {"verdict",  "reason",           "evidence", "precision",
                                            "problem",  "time",             "baselines", "roofline",
                                            "roofline_warning", "library",  "compile_key", "speedup",
-                                           "sol_pct",  "workspace_bytes", "generalization"};
+                                           "sol_pct",  "workspace_bytes", "generalization", "compiler_notes"};
 
 bool typed_key(std::string_view key) {
   for (auto k : kTypedKeys)
@@ -631,6 +631,7 @@ nlohmann::json Evaluation::to_json() const {
   if (!library.empty()) j["library"] = library;
   if (!compile_key.empty()) j["compile_key"] = compile_key;
   if (workspace_bytes) j["workspace_bytes"] = workspace_bytes;
+  if (!compiler_notes.empty()) j["compiler_notes"] = compiler_notes;
   if (generalization) j["generalization"] = generalization->to_json();
   return j;
 }
@@ -656,6 +657,12 @@ Result<Evaluation> Evaluation::from_json(const nlohmann::json& j) {
   CG_TRY(r.text("compile_key", e.compile_key));
   CG_TRY(r.number("workspace_bytes", e.workspace_bytes));  // absent: none (and every record before v2)
   const json* child = nullptr;
+  CG_TRY(r.child("compiler_notes", json::value_t::array, child));  // absent: none
+  if (child)
+    for (const auto& note : *child) {
+      if (!note.is_string()) return Error{"the evaluation's compiler_notes must be strings"};
+      e.compiler_notes.push_back(note.get<std::string>());
+    }
   CG_TRY(r.child("problem", json::value_t::object, child));
   if (child) {
     auto facts = ProblemFacts::from_json(*child);

@@ -217,6 +217,9 @@ struct Evaluation {
   std::string library;                  // the built kernel library, when it compiled
   std::string compile_key;              // the compile key it was built under
   uint64_t workspace_bytes = 0;         // the workspace the kernel asked for (contract v2); 0: none
+  // ptxas's performance-loss notes on the kernel's build (CompileOutcome::performance_warnings: serialised
+  // wgmma above all), for the summary and the optimize request.
+  std::vector<std::string> compiler_notes;
   // The kernel at other shapes of the problem, once it passed at its own; absent when it did not (and in
   // records from before the trials). Its `verified` list is what an export may call the kernel on.
   std::optional<Generalization> generalization;

@@ -181,7 +181,7 @@ std::string EvalReport::summary() const {
   if (workspace_bytes) s += fmt::format("  workspace {} bytes, poisoned before every call\n", workspace_bytes);
   if (generalization) s += shapes_line(*generalization);
   if (!roofline_warning.empty()) s += fmt::format("  WARNING   {}\n", roofline_warning);
-  for (const auto& w : compile.performance_warnings()) s += fmt::format("  WARNING   ptxas: {}\n", w);
+  for (const auto& w : compiler_notes) s += fmt::format("  WARNING   ptxas: {}\n", w);
   if (auto sandbox = session.value("runner", nlohmann::json::object()).value("sandbox", "full"); sandbox != "full")
     s += fmt::format("  WARNING   the runner ran with CUTEGEN_RUNNER_SANDBOX={} (not the whole sandbox)\n", sandbox);
   // The timing experiments' switches (docs/judge.md, "Known limits"): a time taken under one is not the
@@ -390,6 +390,7 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
     report.problem = *meta;
     report.library = compiled->library.string();
     report.compile_key = compiled->key;
+    report.compiler_notes = compiled->performance_warnings();
     // Fresh, recorded seeds: a kernel tuned to one input set cannot pass by luck of the draw.
     std::mt19937_64 rng = trial_rng(options_.seed);
     if (auto r = timed(report, "session", [&] { return run_session(*compiled, rng, report); }); !r) return r.error();

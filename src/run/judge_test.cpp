@@ -487,9 +487,13 @@ TEST_F(JudgeTest, PtxasPerformanceNotesOnThePassingBuildAreAWarningAndInTheRecor
   EXPECT_EQ(r->verdict, Verdict::pass) << r->reason;
   EXPECT_NE(r->summary().find("  WARNING   ptxas: (C7510) Potential Performance Loss: wgmma.mma_async"),
             std::string::npos) << r->summary();
-  const auto notes = r->record().details["compile"]["performance_warnings"];
-  ASSERT_EQ(notes.size(), 1u) << notes;
-  EXPECT_EQ(notes[0].get<std::string>().rfind("(C7510)", 0), 0u);
+  const Evaluation record = r->record();
+  ASSERT_EQ(record.compiler_notes.size(), 1u);
+  EXPECT_EQ(record.compiler_notes[0].rfind("(C7510)", 0), 0u);
+  // Through the journal's JSON and back.
+  auto back = Evaluation::from_json(record.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->compiler_notes, record.compiler_notes);
 }
 
 TEST(JudgeShapes, TheSummaryLineSaysWhyOnlyTheProblemsOwnShapeIsVerified) {

@@ -24,7 +24,7 @@ long long thread_cpu_ns() {
 // judging, python/cutegen_worker/cpu_time.py; a spinning wait costs all of it). The share printed here was
 // 20-50 % on a loaded two-core virtual machine, where a sleep's system call costs 12-15 us of CPU.
 // The best of three waits counts: under ctest -j on two cores one 100 ms window was measured at 96% (the fresh-clone
-// CI of d2892dd), while a spinning wait costs all of it every time.
+// CI of b746f7c), while a spinning wait costs all of it every time.
 TEST(PolledWait, WaitingCostsLittleCpuTime) {
   tighten_timer_slack();
   double best_share = 1e9;

@@ -1,8 +1,8 @@
 #pragma once
 // Seeds that are library kernels themselves (library_gemm.cpp, library_softmax.cpp) take the example file
 // as it is and set a constant or two from the graph by replacing their exact lines.
-#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -28,7 +28,7 @@ inline Status replace_library_line(std::string& text, const std::string& line, c
 struct LibraryLine {
   std::string line, with;
 };
-inline Status replace_library_lines(std::string& text, std::initializer_list<LibraryLine> lines,
+inline Status replace_library_lines(std::string& text, const std::vector<LibraryLine>& lines,
                                     const char* library_file, const char* seed_file) {
   for (const LibraryLine& l : lines)
     if (auto s = replace_library_line(text, l.line, l.with, library_file, seed_file); !s) return s;

@@ -390,6 +390,35 @@ Status set_epilogue(std::string& library, const ConvPlan& plan) {
 
 }  // namespace
 
+namespace {
+
+// The TMA path's knobs the plan sets (choose_conv_path), each line saying why.
+std::vector<LibraryLine> tma_path_lines(const ConvPlan& plan) {
+  const int64_t groups = std::max<int64_t>(plan.groups, 1);
+  std::vector<LibraryLine> lines;
+  if (plan.tma_chunk_images > 0)
+    lines.push_back({"#define CIG_TMA_CHUNK_IMAGES 0",
+                     fmt::format("#define CIG_TMA_CHUNK_IMAGES {}  // set by the seed: as many images' packed copies as "
+                                 "fit what the judge's workspace cap leaves for the convolution",
+                                 plan.tma_chunk_images)});
+  if (plan.tma_paired)
+    lines.push_back({"#define CIG_TMA_PAIRED 0",
+                     fmt::format("#define CIG_TMA_PAIRED 1  // set by the seed: {} input channels, whole blocks of 32",
+                                 plan.in_channels / groups)});
+  if (plan.tma_tile_n != 128)
+    lines.push_back({"#define CIG_TMA_TILE_N 128",
+                     fmt::format("#define CIG_TMA_TILE_N {}  // set by the seed: {} output channels", plan.tma_tile_n,
+                                 plan.out_channels / groups)});
+  if (plan.tma_stages != 0)
+    lines.push_back({"#define CIG_TMA_STAGES 0",
+                     fmt::format("#define CIG_TMA_STAGES {}  // set by the seed: room for three CTAs of the {}-wide "
+                                 "tile per SM",
+                                 plan.tma_stages, plan.tma_tile_n)});
+  return lines;
+}
+
+}  // namespace
+
 Result<std::string> conv_library_text(const ConvPlan& plan) {
   std::string library = kLibrary;
   if (auto s = replace_library_line(library, kSpecLine,
@@ -405,36 +434,8 @@ Result<std::string> conv_library_text(const ConvPlan& plan) {
                                       kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
         !s)
       return s.error();
-  if (plan.path == ConvPlan::Path::tma_im2col && plan.tma_chunk_images > 0)
-    if (auto s = replace_library_line(
-            library, "#define CIG_TMA_CHUNK_IMAGES 0",
-            fmt::format("#define CIG_TMA_CHUNK_IMAGES {}  // set by the seed: as many images' packed copies as fit "
-                        "what the judge's workspace cap leaves for the convolution",
-                        plan.tma_chunk_images),
-            kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
-        !s)
-      return s.error();
-  if (plan.path == ConvPlan::Path::tma_im2col && plan.tma_paired)
-    if (auto s = replace_library_line(library, "#define CIG_TMA_PAIRED 0",
-                                      fmt::format("#define CIG_TMA_PAIRED 1  // set by the seed: {} input channels, "
-                                                  "whole blocks of 32",
-                                                  plan.in_channels / std::max<int64_t>(plan.groups, 1)),
-                                      kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
-        !s)
-      return s.error();
-  if (plan.path == ConvPlan::Path::tma_im2col && plan.tma_tile_n != 128)
-    if (auto s = replace_library_line(library, "#define CIG_TMA_TILE_N 128",
-                                      fmt::format("#define CIG_TMA_TILE_N {}  // set by the seed: {} output channels",
-                                                  plan.tma_tile_n, plan.out_channels / std::max<int64_t>(plan.groups, 1)),
-                                      kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
-        !s)
-      return s.error();
-  if (plan.path == ConvPlan::Path::tma_im2col && plan.tma_stages != 0)
-    if (auto s = replace_library_line(library, "#define CIG_TMA_STAGES 0",
-                                      fmt::format("#define CIG_TMA_STAGES {}  // set by the seed: room for three CTAs "
-                                                  "of the {}-wide tile per SM",
-                                                  plan.tma_stages, plan.tma_tile_n),
-                                      kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
+  if (plan.path == ConvPlan::Path::tma_im2col)
+    if (auto s = replace_library_lines(library, tma_path_lines(plan), kLibraryFile, "src/seed/routes/conv/conv_route.cpp");
         !s)
       return s.error();
   if (plan.path != ConvPlan::Path::tma_im2col)
