@@ -2,8 +2,8 @@
 """A seed's knob values against each other on a machine with an NVIDIA GPU: the A/B behind a seed default.
 
 For each PROBLEM: the kernel `cutegen seed` writes, and one copy of it per variant with the variant's `#define`s in
-front (each knob's `#ifndef` then takes the variant's value); every copy compiled in parallel (CUTLASS kernels take
-a minute of nvcc each), then ONE `cutegen eval PROBLEM COPIES...` per problem, so eager PyTorch and torch.compile
+front (each knob's `#ifndef` then takes the variant's value); the copies compiled in parallel (CUTLASS kernels take
+a minute of nvcc each) while the GPU judges the problems already built: ONE `cutegen eval PROBLEM COPIES...` per problem, so eager PyTorch and torch.compile
 are timed once and every variant is judged on the same card in the same worker. One line per problem and variant:
 verdict, the judge's median ms, speedup over eager and torch.compile, SOL, and ptxas's performance notes if the
 build had any (a serialised wgmma is a result too). Everything is also written to OUT/ab.json.
@@ -127,11 +127,14 @@ def main():
             copy.write_text(variants[name] + seed.read_text())
             copies.append((name, copy))
         plan.append((problem, copies))
-    every = [c for _, copies in plan for c in copies]
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        built = dict(zip([c for _, c in every], pool.map(
-            lambda c: subprocess.run(["nice", "-n", "19", args.cutegen, "compile", str(c[1])], capture_output=True,
-                                     text=True), every)))
+    # Compiles are queued in the problems' order and each evaluation starts once its own copies are built, so
+    # the GPU judges the first problems while nvcc builds the rest. The compiles run at nice 19 on --jobs
+    # processes (two nvcc each): leave the judge's two timing threads a CPU each, or it refuses to time ("too
+    # busy", docs/judge.md) and retries.
+    pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
+    built = {copy: pool.submit(subprocess.run, ["nice", "-n", "19", args.cutegen, "compile", str(copy)],
+                               capture_output=True, text=True)
+             for _, copies in plan for _, copy in copies}
     for problem, copies in plan:
         if args.stop_after and time.monotonic() - start > args.stop_after:
             print(f"stopped after {args.stop_after:.0f} s, before {problem.stem}")
@@ -139,8 +142,9 @@ def main():
             break
         kernels = []
         for name, copy in copies:
-            if built[copy].returncode != 0:
-                print(f"{problem.stem} {name}: does not build: {(built[copy].stderr.strip().splitlines() or [''])[-1][:200]}")
+            got = built[copy].result()
+            if got.returncode != 0:
+                print(f"{problem.stem} {name}: does not build: {(got.stderr.strip().splitlines() or [''])[-1][:200]}")
                 failed = True
             else:
                 kernels.append(copy)
@@ -158,6 +162,7 @@ def main():
             print(line(problem.stem, name, r), flush=True)
             failed |= r.get("verdict") != "pass"
             results.append({"problem": str(problem), "variant": name, "defines": variants[name], "report": r})
+    pool.shutdown(wait=False, cancel_futures=True)
     (out / "ab.json").write_text(json.dumps(results, indent=1))
     return 1 if failed else 0
 

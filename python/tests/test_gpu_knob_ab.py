@@ -15,14 +15,22 @@ SCRIPT = ROOT / "scripts" / "gpu_knob_ab.py"
 # (a directory for several, the file itself for one, as cutegen eval does) whose time depends on the defines, and
 # a mismatch for a copy that defines WRONG. Every command is logged.
 FAKE = r'''#!/usr/bin/env python3
-import json, os, pathlib, sys
+import json, os, pathlib, sys, time
 args = sys.argv[1:]
 with open(os.environ["FAKE_LOG"], "a") as log:
     log.write(" ".join(args) + "\n")
 if args[0] == "seed":
     pathlib.Path(args[args.index("--out") + 1]).write_text("// seed of " + pathlib.Path(args[1]).stem + "\n")
 elif args[0] == "compile":
-    sys.exit(1 if "BROKEN" in pathlib.Path(args[1]).read_text() else 0)
+    text = pathlib.Path(args[1]).read_text()
+    if "HOLD" in text:  # a long build: done only once some evaluation has started (10 s at most)
+        for _ in range(100):
+            if any(l.startswith("eval ") for l in open(os.environ["FAKE_LOG"])):
+                break
+            time.sleep(0.1)
+        with open(os.environ["FAKE_LOG"], "a") as log:
+            log.write("built " + args[1] + "\n")
+    sys.exit(1 if "BROKEN" in text else 0)
 elif args[0] == "eval":
     kernels = [a for a in args[2:args.index("--json")]]
     target = pathlib.Path(args[args.index("--json") + 1])
@@ -81,6 +89,16 @@ def test_a_variant_that_fails_or_does_not_build_fails_the_run(tmp_path):
     assert "conv2d_3x3 ok: pass 1 ms" in lines[1]
     assert lines[2] == ("conv2d_3x3 wrong: mismatch 2 ms, eager 1.5x, compile 1.25x, SOL 40%; "
                         "3 of 100 elements differ")
+
+
+def test_a_problem_is_judged_while_later_problems_still_compile(tmp_path):
+    proc, log = run(tmp_path, "--variant", "seed=", "--variant", "long=HOLD=1", "problems/conv2d_3x3.py:seed",
+                    "problems/conv2d_bias_relu.py:long")
+    assert proc.returncode == 0, proc.stderr
+    first_eval = next(i for i, l in enumerate(log) if l.startswith("eval ") and "conv2d_3x3" in l)
+    built = next(i for i, l in enumerate(log) if l.startswith("built "))
+    assert first_eval < built, "the first problem waited for every compile"
+    assert [l.split()[1] for l in log if l.startswith("eval ")][1].endswith("conv2d_bias_relu.py")
 
 
 def test_bad_arguments_say_why_in_one_line(tmp_path):
