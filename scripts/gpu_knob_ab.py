@@ -162,8 +162,11 @@ def main():
             print(line(problem.stem, name, r), flush=True)
             failed |= r.get("verdict") != "pass"
             results.append({"problem": str(problem), "variant": name, "defines": variants[name], "report": r})
-    pool.shutdown(wait=False, cancel_futures=True)
     (out / "ab.json").write_text(json.dumps(results, indent=1))
+    if not all(f.done() for f in built.values()):  # stopped early: exit now, not after the builds under way
+        sys.stdout.flush()
+        os._exit(1)
+    pool.shutdown()
     return 1 if failed else 0
 
 

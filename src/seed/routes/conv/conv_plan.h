@@ -40,11 +40,11 @@ struct ConvPlan {
   // not fit the workspace the judge's cap leaves (the kernel's CIG_TMA_CHUNK_IMAGES); 0: the library's.
   int64_t tma_chunk_images = 0;
   // On the TMA path: [big | small] operand pairs (CIG_TMA_PAIRED) where the input channels fill whole 32-channel
-  // blocks, and a 64-wide output tile (CIG_TMA_TILE_N) where a group has at most 64 output channels.
+  // blocks, and the narrowest output tile (CIG_TMA_TILE_N: 16, 32, 64 or 128) that covers a group's channels.
   bool tma_paired = false;
   int tma_tile_n = 128;
-  // Shared-memory stages there (CIG_TMA_STAGES): 0 fills shared memory (one CTA per SM); 4 where the 64-wide
-  // tile's ~73 registers a thread let three CTAs, so three consumer warpgroups, share an SM.
+  // Shared-memory stages there (CIG_TMA_STAGES): 0 fills shared memory (one CTA per SM); 4 where a tile of 64 or
+  // fewer (~73 registers a thread at 64) lets three or more CTAs, so consumer warpgroups, share an SM.
   int tma_stages = 0;
   // On the direct path: output channels per CTA (CIG_DIRECT_TILE_N), the smallest of 16, 32, 64 that covers a
   // group's channels.
