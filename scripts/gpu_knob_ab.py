@@ -81,7 +81,7 @@ def line(problem, name, r):
     return (f"{problem} {name}: {r.get('verdict', 'no report')} {fmt(t.get('median_ms'), ' ms')}, "
             f"eager {fmt(s.get('eager'), 'x')}, compile {fmt(s.get('compile'), 'x')}, SOL {fmt(r.get('sol_pct'), '%')}"
             + (f"; ptxas: {notes[0][:120]}" if notes else "")
-            + (f"; {r['reason'].splitlines()[0][:160]}" if r.get("verdict") not in (None, "pass") and r.get("reason") else ""))
+            + (f"; {r['reason'].splitlines()[0][:160]}" if r.get("verdict") != "pass" and r.get("reason") else ""))
 
 
 def main():
@@ -151,14 +151,16 @@ def main():
         if not kernels:
             continue
         target = out / f"{problem.stem}.eval"
-        subprocess.run([args.cutegen, "eval", str(problem), *map(str, kernels), "--json", str(target), "--precision",
-                        args.precision, "--runs", str(args.runs), "--trials", str(args.trials)],
-                       capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        ran = subprocess.run([args.cutegen, "eval", str(problem), *map(str, kernels), "--json", str(target),
+                              "--precision", args.precision, "--runs", str(args.runs), "--trials", str(args.trials)],
+                             capture_output=True, text=True, stdin=subprocess.DEVNULL)
         judged = reports(target, kernels)
+        # No report: eval stopped before judging (its one-line reason is the last of its error output).
+        why = (ran.stderr.strip().splitlines() or [f"exit {ran.returncode}"])[-1]
         for name, copy in copies:
             if copy not in kernels:
                 continue
-            r = judged.get(copy, {})
+            r = judged.get(copy, {"reason": why})
             print(line(problem.stem, name, r), flush=True)
             failed |= r.get("verdict") != "pass"
             results.append({"problem": str(problem), "variant": name, "defines": variants[name], "report": r})

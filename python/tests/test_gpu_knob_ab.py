@@ -32,6 +32,8 @@ elif args[0] == "compile":
             log.write("built " + args[1] + "\n")
     sys.exit(1 if "BROKEN" in text else 0)
 elif args[0] == "eval":
+    if "refused" in args[1]:
+        sys.exit("cutegen: the CPU was too busy to time on (tried 3 times)")
     kernels = [a for a in args[2:args.index("--json")]]
     target = pathlib.Path(args[args.index("--json") + 1])
     for k in kernels:
@@ -99,6 +101,15 @@ def test_a_problem_is_judged_while_later_problems_still_compile(tmp_path):
     built = next(i for i, l in enumerate(log) if l.startswith("built "))
     assert first_eval < built, "the first problem waited for every compile"
     assert [l.split()[1] for l in log if l.startswith("eval ")][1].endswith("conv2d_bias_relu.py")
+
+
+def test_an_eval_that_ends_without_a_report_says_why(tmp_path):
+    problem = tmp_path / "refused.py"
+    problem.write_text("")
+    proc, _ = run(tmp_path, str(problem))
+    assert proc.returncode == 1
+    assert proc.stdout.strip() == ("refused seed: no report -, eager -, compile -, SOL -; "
+                                   "cutegen: the CPU was too busy to time on (tried 3 times)")
 
 
 def test_bad_arguments_say_why_in_one_line(tmp_path):
