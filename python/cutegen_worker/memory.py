@@ -16,6 +16,7 @@ import torch
 
 from . import audit
 from .errors import BusyError, ProblemError
+from . import shared_buffers
 from .shared_buffers import PAGE_BYTES
 
 GIB = float(1 << 30)
@@ -95,25 +96,35 @@ class GpuMemoryBusy(BusyError):
 
 
 def others_hold_bytes() -> int:
-    """Device memory of the current CUDA device that neither is free nor is this process's torch cache:
-    other processes' (and this process's context). 0 without CUDA."""
+    """Device memory of the current CUDA device that is neither free, nor this process's torch cache, nor
+    its shared buffers (cuMemAlloc'd outside the cache): other processes' (and this process's context).
+    0 without CUDA."""
     if not torch.cuda.is_available() or not torch.cuda.is_initialized():
         return 0
     free, total = torch.cuda.mem_get_info()
-    return max(0, total - free - torch.cuda.memory_reserved())
+    return max(0, total - free - torch.cuda.memory_reserved() - shared_buffers.live_bytes())
 
 
 def out_of_memory_error(path: str, what: str, exc: BaseException):
-    """A GpuMemoryBusy for CUDA running out of memory in the user's code while other processes hold
-    more than a context's worth of it (another task's problem, another user's job); None otherwise
-    (then it is the problem's own size, its error)."""
+    """For CUDA running out of memory in the user's code: a GpuMemoryBusy while other processes hold more
+    than a context's worth of it (another task's problem, another user's job); a ProblemError naming the
+    judge's own buffers while they are live (the session keeps the inputs and outputs it shares with the
+    runner beside the reference's work: the problem is too large to judge on this GPU, though it may run
+    in PyTorch); None otherwise (then it is the problem's own size, its error)."""
     if not isinstance(exc, torch.cuda.OutOfMemoryError):
         return None
     held = others_hold_bytes()
-    if held <= CONTEXT_RESERVE_BYTES:
+    if held > CONTEXT_RESERVE_BYTES:
+        return GpuMemoryBusy(f"{path}: {what} ran out of GPU memory while other processes held {held / GIB:.1f} GiB "
+                             "of it (nvidia-smi lists them); run again when they are done")
+    own = shared_buffers.live_bytes()
+    if own == 0:
         return None
-    return GpuMemoryBusy(f"{path}: {what} ran out of GPU memory while other processes held {held / GIB:.1f} GiB of it "
-                         "(nvidia-smi lists them); run again when they are done")
+    total = torch.cuda.mem_get_info()[1] if torch.cuda.is_available() and torch.cuda.is_initialized() else 0
+    of = f" of the GPU's {total / GIB:.1f} GiB" if total else ""
+    return ProblemError(f"{path}: {what} ran out of GPU memory while the judge's buffers shared with the kernel held "
+                        f"{own / GIB:.1f} GiB{of}: judging this problem needs a GPU with more memory (its inputs, "
+                        "two output sets and the reference's work side by side)")
 
 
 def check_fits(path: str, estimate: dict, device: torch.device, audit_copies: bool = True) -> None:

@@ -32,6 +32,15 @@ from .errors import WorkerError
 PAGE_BYTES = 2 << 20
 
 
+# Bytes of this process's live shared buffers: device memory outside torch's cache that is the worker's own,
+# which memory.others_hold_bytes must not count as another process's.
+_live_bytes = 0
+
+
+def live_bytes() -> int:
+    return _live_bytes
+
+
 def _round_to_page(nbytes: int) -> int:
     return max(1, -(-nbytes // PAGE_BYTES)) * PAGE_BYTES
 
@@ -43,6 +52,8 @@ class _DeviceAllocation:
         self.driver, self.ordinal = driver, ordinal
         self.nbytes = _round_to_page(nbytes)
         self.ptr = driver.alloc(ordinal, self.nbytes)
+        global _live_bytes
+        _live_bytes += self.nbytes
         self.handle = driver.ipc_handle(ordinal, self.ptr)
         # Read by torch.as_tensor: the block as a flat byte array; torch keeps this object alive
         # as long as any tensor views the memory.
@@ -55,6 +66,8 @@ class _DeviceAllocation:
         try:
             torch.cuda.synchronize(self.ordinal)  # no kernel may still use the block
             self.driver.free(self.ordinal, self.ptr)
+            global _live_bytes
+            _live_bytes -= self.nbytes
         except Exception as exc:  # __del__ cannot raise; a failed free leaks device memory, say so
             print(f"cutegen-worker: freeing a shared buffer failed: {exc}", file=sys.stderr)
 

@@ -69,3 +69,56 @@ def test_running_out_of_memory_others_hold_is_the_machines_fault(monkeypatch):
     # Any other exception stays the problem's.
     monkeypatch.setattr(memory, "others_hold_bytes", lambda: 55 * GIB)
     assert isinstance(problem_loader.user_code_error("p.py", "forward()", ValueError("x"), "fix"), ProblemError)
+
+
+def fake_cuda(monkeypatch, free_bytes, total_bytes, reserved_bytes):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (free_bytes, total_bytes))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda *a: reserved_bytes)
+
+
+def test_the_judges_own_shared_buffers_are_not_other_processes(monkeypatch):
+    """KernelBench 76 on an H100 (80 GB), 2026-12-05: the reference ran out of memory while the worker's own
+    shared buffers (cuMemAlloc'd beside torch's cache: the inputs and two output sets, 20 GiB) held the rest, and
+    the judge called it "other processes held 20.0 GiB" -- a busy machine, to retry later, when the session
+    simply needs more memory than that GPU has."""
+    from cutegen_worker import problem_loader, shared_buffers
+    fake_cuda(monkeypatch, free_bytes=1 * GIB, total_bytes=80 * GIB, reserved_bytes=58 * GIB)
+    monkeypatch.setattr(shared_buffers, "live_bytes", lambda: 20 * GIB)
+    assert memory.others_hold_bytes() == 1 * GIB  # the context and nothing else
+    oom = torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 11.00 GiB.")
+    own = problem_loader.user_code_error("p.py", "forward()", oom, "fix forward()")
+    assert isinstance(own, ProblemError) and own.kind == "problem"
+    assert str(own) == ("p.py: forward() ran out of GPU memory while the judge's buffers shared with the kernel held "
+                        "20.0 GiB of the GPU's 80.0 GiB: judging this problem needs a GPU with more memory (its "
+                        "inputs, two output sets and the reference's work side by side)")
+    # Another process's 30 GiB beside them is still the machine's: busy, and only its share is named.
+    fake_cuda(monkeypatch, free_bytes=1 * GIB, total_bytes=80 * GIB, reserved_bytes=29 * GIB)
+    busy = problem_loader.user_code_error("p.py", "forward()", oom, "fix forward()")
+    assert isinstance(busy, memory.GpuMemoryBusy) and "other processes held 30.0 GiB" in str(busy)
+
+
+def test_shared_buffers_count_their_live_bytes_until_freed(monkeypatch):
+    from cutegen_worker import shared_buffers
+
+    class Driver:
+        def __init__(self):
+            self.freed = []
+
+        def alloc(self, ordinal, nbytes):
+            return 4096
+
+        def ipc_handle(self, ordinal, ptr):
+            return b"h" * 64
+
+        def free(self, ordinal, ptr):
+            self.freed.append(ptr)
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    before = shared_buffers.live_bytes()
+    driver = Driver()
+    block = shared_buffers._DeviceAllocation(driver, 0, 3 << 20)  # rounded up to whole 2 MiB pages
+    assert shared_buffers.live_bytes() == before + (4 << 20)
+    del block
+    assert driver.freed == [4096] and shared_buffers.live_bytes() == before
