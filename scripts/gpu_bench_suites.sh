@@ -24,7 +24,8 @@
 #                 command with the same OUT continues where it stopped; default: no limit)
 #   SEEDS_LEVEL (1 or 2, default 1), SEEDS_FILTER, SEEDS_JOBS (default 8: tasks in flight; a waiting task keeps only its CUDA context on
 #                 the GPU), SEEDS_TUNE (never|auto, default never), SEEDS_TIMEOUT_S (stop after this long,
-#                 resumable: carry OUT/suites/seeds-kb into the next device call and run the same command)
+#                 resumable: carry OUT/suites/seeds-kb into the next device call and run the same command),
+#                 SEEDS_ARGS (more bench options, e.g. "--runs 30 --trials 2": a level's sweep in less device time)
 set -uo pipefail
 cutegen="$1"
 out="$2"
@@ -61,8 +62,9 @@ if part seeds-kb && [[ -n "${KERNELBENCH_DIR:-}" ]]; then
   start=$(date +%s)
   limit=()
   [[ -n "${SEEDS_TIMEOUT_S:-}" ]] && limit=(timeout --signal=INT "$SEEDS_TIMEOUT_S")
+  # shellcheck disable=SC2086  # SEEDS_ARGS is a list of options
   "${limit[@]}" "$cutegen" bench "$KERNELBENCH_DIR/KernelBench/level$level" ${SEEDS_FILTER:+--filter "$SEEDS_FILTER"} \
-    --llm none --tune "${SEEDS_TUNE:-never}" -j "${SEEDS_JOBS:-8}" --out "$out/suites/seeds-kb" --quiet \
+    --llm none --tune "${SEEDS_TUNE:-never}" -j "${SEEDS_JOBS:-8}" ${SEEDS_ARGS:-} --out "$out/suites/seeds-kb" --quiet \
     >"$out/suites/seeds-kb.md" 2>"$out/suites/seeds-kb.err"
   rc=$?
   echo "took $(( $(date +%s) - start )) s (exit $rc)"; "$cutegen" bench status "$out/suites/seeds-kb" | head -12
