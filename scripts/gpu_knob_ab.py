@@ -6,7 +6,8 @@ front (each knob's `#ifndef` then takes the variant's value); the copies compile
 a minute of nvcc each) while the GPU judges the problems already built: ONE `cutegen eval PROBLEM COPIES...` per problem, so eager PyTorch and torch.compile
 are timed once and every variant is judged on the same card in the same worker. One line per problem and variant:
 verdict, the judge's median ms, speedup over eager and torch.compile, SOL, and ptxas's performance notes if the
-build had any (a serialised wgmma is a result too). Everything is also written to OUT/ab.json.
+build had any (a serialised wgmma is a result too); then, per variant judged on two or more problems, how many
+passed and the geometric mean of their speedups. Everything is also written to OUT/ab.json.
 
 Usage: scripts/gpu_knob_ab.py --cutegen CUTEGEN --out DIR [--variant NAME=K=V[,K=V...]]... [--precision P]
                               [--runs N] [--trials N] [--jobs N] [--stop-after S] PROBLEM[:NAME[,NAME...]] ...
@@ -21,6 +22,7 @@ Example (the conv path choice): --variant gather=CIG_TMA=0 --variant tma=CIG_TMA
 import argparse
 import concurrent.futures
 import json
+import math
 import os
 import pathlib
 import re
@@ -82,6 +84,24 @@ def line(problem, name, r):
             f"eager {fmt(s.get('eager'), 'x')}, compile {fmt(s.get('compile'), 'x')}, SOL {fmt(r.get('sol_pct'), '%')}"
             + (f"; ptxas: {notes[0][:120]}" if notes else "")
             + (f"; {r['reason'].splitlines()[0][:160]}" if r.get("verdict") != "pass" and r.get("reason") else ""))
+
+
+def summary(results, variants):
+    """A line per variant judged on several problems: how many passed, and the geometric means of their speedups
+    (the figure a seed table quotes)."""
+    lines = []
+    for name in variants:
+        mine = [r["report"] for r in results if r["variant"] == name]
+        if len(mine) < 2:
+            continue
+        passed = [r for r in mine if r.get("verdict") == "pass"]
+        means = []
+        for key in ("eager", "compile"):
+            xs = [(r.get("speedup") or {}).get(key) for r in passed]
+            xs = [x for x in xs if x]
+            means.append(f"{math.exp(sum(map(math.log, xs)) / len(xs)):.3g}x {key} over {len(xs)}" if xs else f"no {key}")
+        lines.append(f"{name}: {len(passed)} of {len(mine)} passed; geometric mean {', '.join(means)}")
+    return lines
 
 
 def main():
@@ -164,6 +184,8 @@ def main():
             print(line(problem.stem, name, r), flush=True)
             failed |= r.get("verdict") != "pass"
             results.append({"problem": str(problem), "variant": name, "defines": variants[name], "report": r})
+    for text in summary(results, variants):
+        print(text)
     (out / "ab.json").write_text(json.dumps(results, indent=1))
     if not all(f.done() for f in built.values()):  # stopped early: exit now, not after the builds under way
         sys.stdout.flush()

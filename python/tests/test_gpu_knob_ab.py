@@ -39,7 +39,7 @@ elif args[0] == "eval":
     for k in kernels:
         text = pathlib.Path(k).read_text()
         report = {"verdict": "mismatch" if "WRONG" in text else "pass", "reason": "3 of 100 elements differ",
-                  "time": {"median_ms": 1.0 + text.count("#define")}, "speedup": {"eager": 1.5, "compile": 1.25},
+                  "time": {"median_ms": 1.0 + text.count("#define")}, "speedup": {"eager": 6.0 if pathlib.Path(k).name.startswith("relu.") else 1.5, "compile": 1.25},
                   "sol_pct": 40.0, "compile": {"performance_warnings": ["(C7510) serialised"] if "SLOW" in text else []}}
         if len(kernels) == 1:
             target.write_text(json.dumps(report))
@@ -69,7 +69,8 @@ def test_every_variant_of_a_problem_is_judged_in_one_eval_with_its_defines_in_fr
         "conv2d_3x3 seed: pass 1 ms, eager 1.5x, compile 1.25x, SOL 40%",
         "conv2d_3x3 pair: pass 3 ms, eager 1.5x, compile 1.25x, SOL 40%",
         "conv2d_3x3 slow: pass 2 ms, eager 1.5x, compile 1.25x, SOL 40%; ptxas: (C7510) serialised",
-        "conv2d_bias_relu seed: pass 1 ms, eager 1.5x, compile 1.25x, SOL 40%"]
+        "conv2d_bias_relu seed: pass 1 ms, eager 1.5x, compile 1.25x, SOL 40%",
+        "seed: 2 of 2 passed; geometric mean 1.5x eager over 2, 1.25x compile over 2"]
     pair = (tmp_path / "out" / "conv2d_3x3.pair.cu").read_text()
     assert pair == "#define CIG_TMA_PAIRED 1\n#define CIG_TMA_STAGES 4\n// seed of conv2d_3x3\n"
     assert (tmp_path / "out" / "conv2d_3x3.seed.cu").read_text() == "// seed of conv2d_3x3\n"
@@ -110,6 +111,16 @@ def test_an_eval_that_ends_without_a_report_says_why(tmp_path):
     assert proc.returncode == 1
     assert proc.stdout.strip() == ("refused seed: no report -, eager -, compile -, SOL -; "
                                    "cutegen: the CPU was too busy to time on (tried 3 times)")
+
+
+def test_the_summary_counts_failures_and_averages_the_passing_speedups(tmp_path):
+    proc, _ = run(tmp_path, "--variant", "seed=", "--variant", "wrong=WRONG=1", "problems/conv2d_3x3.py",
+                  "problems/relu.py:seed", "problems/conv2d_bias_relu.py:wrong")
+    assert proc.returncode == 1
+    # 1.5x and 6x: a geometric mean of 3x (the arithmetic one would be 3.75x).
+    assert proc.stdout.splitlines()[-2:] == [
+        "seed: 2 of 2 passed; geometric mean 3x eager over 2, 1.25x compile over 2",
+        "wrong: 0 of 2 passed; geometric mean no eager, no compile"]
 
 
 def test_bad_arguments_say_why_in_one_line(tmp_path):
