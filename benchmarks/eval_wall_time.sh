@@ -2,7 +2,7 @@
 # Wall time of `cutegen eval` for a candidate on a large problem (default: the ReLU example on the
 # 6.4 GB ReLU), with a cold compile cache and then a warm one; the JSON reports give the kernel's own
 # time, so the harness overhead is wall time minus what the kernel runs.
-# Usage: eval_wall_time.sh CUTEGEN OUT_DIR [PROBLEM KERNEL [NAME]]
+# Usage: eval_wall_time.sh CUTEGEN OUT_DIR [PROBLEM KERNEL [NAME]]   (EVAL_ARGS: more eval options, e.g. --generalize 2)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cutegen="$1"; out="$2"; mkdir -p "$out"
@@ -13,7 +13,7 @@ cache="$(mktemp -d)"
 for label in cold cached; do
   start=$(date +%s.%N)
   CUTEGEN_CACHE_DIR="$cache" "$cutegen" eval "$problem" "$kernel" \
-    --trials 1 --runs 50 --seed 7 --no-baselines --json "$out/eval_${name}_$label.json" >"$out/eval_${name}_$label.log" 2>&1 \
+    --trials 1 --runs 50 --seed 7 --no-baselines ${EVAL_ARGS:-} --json "$out/eval_${name}_$label.json" >"$out/eval_${name}_$label.log" 2>&1 \
     || { echo "eval ($label) failed:"; tail -5 "$out/eval_${name}_$label.log"; }
   end=$(date +%s.%N)
   python3 - "$label" "$start" "$end" "$out/eval_${name}_$label.json" <<'PY'

@@ -2,7 +2,7 @@
 # The cost of the judge's redesign (docs/judge.md) on a KernelBench-size problem: `cutegen eval` of the
 # row-softmax example on a 4096 x 393216 fp32 softmax (6.4 GB per tensor), by an old and a new build,
 # same flags, each with a cold and then a warm compile cache (eval_wall_time.sh).
-# Usage: judge_overhead.sh NEW_CUTEGEN OLD_CUTEGEN OUT_DIR
+# Usage: judge_overhead.sh NEW_CUTEGEN OLD_CUTEGEN OUT_DIR   (the new one twice: without and with --generalize 2)
 # OLD_CUTEGEN: a build of the commit before the redesign (scripts/gpu-check --stages overhead builds one
 # from .old-judge/, which scripts/export-old-judge fills).
 set -euo pipefail
@@ -10,8 +10,10 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 new="$1"; old="$2"; out="$3"; mkdir -p "$out"
 problem="$root/problems/softmax_large.py"
 kernel="$root/attacks/honest/softmax_rows.cu"
-for which in old new; do
-  bin="$old"; [[ $which == new ]] && bin="$new"
-  echo "== $which judge ($bin)"
-  "$root/benchmarks/eval_wall_time.sh" "$bin" "$out/$which" "$problem" "$kernel" softmax_large
+for which in old new new-generalize; do
+  bin="$old"; [[ $which == new* ]] && bin="$new"
+  # The generalization trials (the new judge only): the two other shapes issue 34 asks the default to run.
+  args=""; [[ $which == new-generalize ]] && args="--generalize 2"
+  echo "== $which judge ($bin${args:+ $args})"
+  EVAL_ARGS="$args" "$root/benchmarks/eval_wall_time.sh" "$bin" "$out/$which" "$problem" "$kernel" softmax_large
 done
