@@ -96,13 +96,46 @@ class GpuMemoryBusy(BusyError):
 
 
 def others_hold_bytes() -> int:
-    """Device memory of the current CUDA device that is neither free, nor this process's torch cache, nor
-    its shared buffers (cuMemAlloc'd outside the cache): other processes' (and this process's context).
-    0 without CUDA."""
+    """Device memory of the current CUDA device that other programs hold: by the driver's process list
+    where it names them (listed_others_bytes), else what is neither free, nor this process's torch cache,
+    nor its shared buffers (cuMemAlloc'd outside the cache) -- which then includes this process's context
+    and its runners' (CONTEXT_RESERVE_BYTES allows for one). 0 without CUDA."""
     if not torch.cuda.is_available() or not torch.cuda.is_initialized():
         return 0
+    listed = listed_others_bytes(torch.cuda.current_device())
+    if listed is not None:
+        return listed
     free, total = torch.cuda.mem_get_info()
     return max(0, total - free - torch.cuda.memory_reserved() - shared_buffers.live_bytes())
+
+
+def listed_others_bytes(index: int, probe=None):
+    """What the driver's process list says every process but this worker and those it started hold on
+    device `index`. The runners are the judge's own: on an H100 (2026-12-05) the worker's and its runner's
+    contexts, 1.2 GiB together, read as "other processes" by the arithmetic above, so a KernelBench-size
+    softmax that ran out of memory was retried as a busy machine three times and then given up. None when
+    the list cannot say: no NVML or nvidia-smi, another PID namespace's numbers (this worker not among
+    them), or a process listed without its memory."""
+    from . import gpu_probe, gpu_share  # imported here: gpu_share's checks import this module's errors' users
+    if probe is None:
+        probe = gpu_probe.open_probe(index)[0]
+    if probe is None:
+        return None
+    try:
+        listed = probe.processes()
+    except gpu_probe.ProbeError:
+        return None
+    own = os.getpid()
+    if own not in {pid for pid, _ in listed}:
+        return None
+    held = 0
+    for pid, used in listed:
+        if pid == own or gpu_share.descends_from(pid, own):
+            continue
+        if used is None:
+            return None
+        held += used
+    return held
 
 
 def out_of_memory_error(path: str, what: str, exc: BaseException):

@@ -76,6 +76,8 @@ def fake_cuda(monkeypatch, free_bytes, total_bytes, reserved_bytes):
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (free_bytes, total_bytes))
     monkeypatch.setattr(torch.cuda, "memory_reserved", lambda *a: reserved_bytes)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(memory, "listed_others_bytes", lambda index: None)  # no driver list: the arithmetic
 
 
 def test_the_judges_own_shared_buffers_are_not_other_processes(monkeypatch):
@@ -122,3 +124,50 @@ def test_shared_buffers_count_their_live_bytes_until_freed(monkeypatch):
     assert shared_buffers.live_bytes() == before + (4 << 20)
     del block
     assert driver.freed == [4096] and shared_buffers.live_bytes() == before
+
+
+class ListingProbe:
+    """The driver's process list as gpu_probe's probes give it: (pid, bytes or None)."""
+
+    def __init__(self, listed):
+        self.listed = listed
+
+    def processes(self):
+        return self.listed
+
+
+def test_the_judges_runners_are_not_other_processes_by_the_drivers_list():
+    """An H100 (80 GB), 2026-12-05: the KernelBench-size softmax ran out of memory while the worker's and its
+    runner's contexts held 1.2 GiB, which the arithmetic (used - torch's cache - shared buffers) called "other
+    processes": above the one context it allows, so a busy machine, retried three times and given up. By the
+    driver's list, the worker and every process it started are the judge's own."""
+    import os
+    import subprocess
+    child = subprocess.Popen(["sleep", "30"])  # stands in for a runner: the worker's child
+    try:
+        own = os.getpid()
+        probe = ListingProbe([(own, 700 << 20), (child.pid, 600 << 20)])
+        assert memory.listed_others_bytes(0, probe) == 0
+        stranger = 1  # init: never the worker's descendant
+        probe = ListingProbe([(own, 700 << 20), (child.pid, 600 << 20), (stranger, 30 * GIB)])
+        assert memory.listed_others_bytes(0, probe) == 30 * GIB
+        # A process listed without its memory: the list cannot say, the arithmetic answers.
+        assert memory.listed_others_bytes(0, ListingProbe([(own, 1), (stranger, None)])) is None
+        # Another PID namespace's numbers (this worker not among them): nobody can be told apart.
+        assert memory.listed_others_bytes(0, ListingProbe([(stranger, 5 * GIB)])) is None
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_out_of_memory_beside_only_the_judges_own_processes_is_no_busy_machine(monkeypatch):
+    """With the list saying no one else holds memory, running out beside the shared buffers is the problem's
+    size on this GPU (a ProblemError, a note inside a generalization trial), not a busy machine."""
+    from cutegen_worker import problem_loader, shared_buffers
+    fake_cuda(monkeypatch, free_bytes=1 * GIB, total_bytes=80 * GIB, reserved_bytes=57 * GIB)
+    monkeypatch.setattr(shared_buffers, "live_bytes", lambda: 20 * GIB)
+    monkeypatch.setattr(memory, "listed_others_bytes", lambda index: 0)
+    assert memory.others_hold_bytes() == 0  # the arithmetic alone would say 2 GiB: two contexts
+    oom = torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 6.00 GiB.")
+    own = problem_loader.user_code_error("p.py", "forward()", oom, "fix forward()")
+    assert isinstance(own, ProblemError) and "needs a GPU with more memory" in str(own)
