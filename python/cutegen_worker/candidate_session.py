@@ -278,11 +278,13 @@ class _Clock:
 
 
 class CandidateSession:
-    def __init__(self, problem, plan: Plan, make_link, timed: bool = True):
+    def __init__(self, problem, plan: Plan, make_link, timed: bool = True, copies_on: str = "device"):
         """`timed`: calibrate and run the plan's timed calls; a generalization trial (generalize.py) runs only
-        its correctness trials, so it needs neither the calibration nor the private copies of timed outputs."""
+        its correctness trials, so it needs neither the calibration nor the private copies of timed outputs.
+        `copies_on`: where those copies live, "device" or "host" (memory.place_audit_copies)."""
         self.problem, self.plan, self.timed = problem, plan, timed
         self.record = Record()
+        self.record.audits["copies"] = copies_on
         self.arena = SharedArena(problem.device)
         self.slot = Slot(self.arena, problem)
         self.clock = _Clock(problem.device)
@@ -290,8 +292,13 @@ class CandidateSession:
         # Private copies of output set 0 (never exported to the runner): every timed call's outputs are
         # copied into one of them right after the gather -- the last one, or, for a call chosen for a full
         # audit, one that is kept until the check after the loop (_timed_calls).
+        # On the host (pinned, so each copy is one DMA) where the device cannot hold them beside the session:
+        # every timed call's copy goes there alike, so the gap after a call still tells nothing.
+        on_host = copies_on == "host"
+        pinned = on_host and problem.device.type == "cuda"
         with torch.no_grad():
-            self.copies = [[torch.empty_like(o) for o in self.slot.outputs[0]]
+            self.copies = [[torch.empty(o.shape, dtype=o.dtype, device="cpu", pin_memory=pinned) if on_host
+                            else torch.empty_like(o) for o in self.slot.outputs[0]]
                            for _ in range(FULL_AUDITS + 1 if timed else 0)]
         self.sysrand = secrets_mod.SystemRandom()
         self.make_link = make_link
@@ -786,6 +793,7 @@ class CandidateSession:
         for k, spec, pattern, previous, copy in kept:
             self.phase = f"the full check of timed call {k}"
             self.record.audits["full"] += 1
+            copy = [c.to(self.problem.device) for c in copy]  # a host copy is compared where the reference is
             staged = self.slot.regenerate(self.problem, spec)
             report = self._check_full(staged, [(0, copy, pattern)], label={"timed_call": k}, check_inputs=False)
             if not report["pass"]:

@@ -14,7 +14,7 @@ import os
 
 import torch
 
-from . import audit
+from . import audit, gpu_probe, gpu_share
 from .errors import BusyError, ProblemError
 from . import shared_buffers
 from .shared_buffers import PAGE_BYTES
@@ -87,6 +87,11 @@ def estimates(forward_inputs, params, outputs, check_workspace: int, device: tor
 
 # What a device's own contexts and fragmentation keep from a session even on an otherwise empty GPU.
 CONTEXT_RESERVE_BYTES = 1 << 30
+# The runner a session starts: another process, with its own CUDA context and buffers (the calibration's
+# ping sweep, its stream's events), none of it in the estimate, and all of it allocated after the check.
+RUNNER_RESERVE_BYTES = 1 << 30
+# Host memory left to everything else when the private copies of timed outputs go there.
+HOST_MARGIN_BYTES = 4 << 30
 
 
 class GpuMemoryBusy(BusyError):
@@ -116,7 +121,6 @@ def listed_others_bytes(index: int, probe=None):
     softmax that ran out of memory was retried as a busy machine three times and then given up. None when
     the list cannot say: no NVML or nvidia-smi, another PID namespace's numbers (this worker not among
     them), or a process listed without its memory."""
-    from . import gpu_probe, gpu_share  # imported here: gpu_share's checks import this module's errors' users
     if probe is None:
         probe = gpu_probe.open_probe(index)[0]
     if probe is None:
@@ -162,11 +166,13 @@ def out_of_memory_error(path: str, what: str, exc: BaseException):
 
 def check_fits(path: str, estimate: dict, device: torch.device, audit_copies: bool = True) -> None:
     """Raises before allocating when a runner session (its slot, one staged call, one check's
-    workspace and, unless `audit_copies` is false, the private copies of timed outputs) cannot fit in
-    the device's free memory: the problem's fault when it could not fit on this device at all, the
-    machine's when other processes hold the memory."""
+    workspace, the runner's own context and, unless `audit_copies` is false, the private copies of
+    timed outputs) cannot fit in the device's free memory: the problem's fault when it could not fit on
+    this device at all, the machine's when other processes hold the memory."""
     free, total = device_memory(device)
     need = estimate["slot_bytes"] + estimate["staged_bytes"] + estimate["check_workspace_bytes"]
+    if device.type == "cuda":
+        need += RUNNER_RESERVE_BYTES
     if audit_copies:
         need += estimate.get("audit_copies_bytes", 0)
     if need <= free:
@@ -178,9 +184,37 @@ def check_fits(path: str, estimate: dict, device: torch.device, audit_copies: bo
             "they are done")
     raise ProblemError(
         f"{path}: judging a kernel needs {need / GIB:.1f} GiB of {device} memory (the shared inputs, parameters and "
-        f"two output sets, a staged copy of the inputs, the reference's workspace and private copies of timed "
-        f"outputs) but {free / GIB:.1f} GiB is "
+        f"two output sets, a staged copy of the inputs, the reference's workspace"
+        f"{' and private copies of timed outputs' if audit_copies else ''}) but {free / GIB:.1f} GiB is "
         "free; make the problem's tensors smaller")
+
+
+def host_memory_available() -> int:
+    pages = os.sysconf("SC_AVPHYS_PAGES")
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def place_audit_copies(path: str, estimate: dict, device: torch.device) -> str:
+    """Where a timed session keeps its private copies of timed outputs (candidate_session.py): "device"
+    when the whole session fits on the GPU; "host" (pinned memory) when only those copies do not -- a
+    KernelBench-size softmax (6 GiB tensors, a float64 reference) ran out of an H100's 80 GB with
+    them on the device (2026-12-05), and they are 18 GiB of it; otherwise raises as check_fits does.
+    The copies are written after every timed call alike, so where they live is the same for every call."""
+    try:
+        check_fits(path, estimate, device)
+        return "device"
+    except (ProblemError, GpuMemoryBusy):
+        if device.type != "cuda":
+            raise
+    check_fits(path, estimate, device, audit_copies=False)  # not even without them: its error
+    copies = estimate.get("audit_copies_bytes", 0)
+    available = host_memory_available()
+    if copies + HOST_MARGIN_BYTES > available:
+        raise ProblemError(
+            f"{path}: judging a kernel on this GPU needs its private copies of timed outputs ({copies / GIB:.1f} GiB) "
+            f"in host memory, and {available / GIB:.1f} GiB is available; free host memory or use a GPU with more "
+            "memory")
+    return "host"
 
 
 def workspace_cap(estimate: dict, device: torch.device, slot_allocated: bool) -> tuple:

@@ -252,12 +252,12 @@ class Session:
                                    "through python/tests/fake_runner_worker.py")
             make_link = self.fake_links(req["fake_runner"])
         self.release_prepared()
-        memory.check_fits(problem.path, problem.metadata["memory"], problem.device)
+        copies_on = memory.place_audit_copies(problem.path, problem.metadata["memory"], problem.device)
         # The candidate's runner must not have reached this process (own_state.py); checked whatever the
         # session's end, and fatal: the worker stops after answering.
         before = own_state.snapshot()
         try:
-            record = candidate_session.CandidateSession(problem, plan, make_link).run()
+            record = candidate_session.CandidateSession(problem, plan, make_link, copies_on=copies_on).run()
             if record["verdict"] == "pass":
                 # Only a kernel right at the problem's own shape is tried at others (generalize.py).
                 record["generalization"] = generalize.run(self, problem, plan, make_link, record)

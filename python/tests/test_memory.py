@@ -171,3 +171,51 @@ def test_out_of_memory_beside_only_the_judges_own_processes_is_no_busy_machine(m
     oom = torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 6.00 GiB.")
     own = problem_loader.user_code_error("p.py", "forward()", oom, "fix forward()")
     assert isinstance(own, ProblemError) and "needs a GPU with more memory" in str(own)
+
+
+def test_the_runners_own_context_is_counted_on_a_gpu(monkeypatch):
+    """The runner is another process with a context and buffers of its own, started after the check: a
+    session that fits only without them ran out of memory mid-way (an H100, 2026-12-05)."""
+    monkeypatch.setattr(memory, "device_memory", lambda device: (11 * GIB, 80 * GIB))
+    memory.check_fits("p.py", ESTIMATE, torch.device("cpu"))  # 11 GiB: fits on the CPU, no runner context
+    with pytest.raises(memory.GpuMemoryBusy) as error:
+        memory.check_fits("p.py", ESTIMATE, torch.device("cuda", 0))
+    assert "needs 12.0 GiB" in str(error.value)
+
+
+COPIES = dict(ESTIMATE, audit_copies_bytes=6 * GIB)  # 11 GiB without the copies, 12 with the runner
+
+
+def test_private_copies_stay_on_the_device_when_the_session_fits(monkeypatch):
+    monkeypatch.setattr(memory, "device_memory", lambda device: (18 * GIB, 80 * GIB))
+    assert memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0)) == "device"
+
+
+def test_private_copies_go_to_the_host_when_only_they_do_not_fit(monkeypatch):
+    """KernelBench's softmax at its size on an H100: the session fits, its three 6 GiB copies do not."""
+    monkeypatch.setattr(memory, "device_memory", lambda device: (13 * GIB, 13 * GIB + GIB // 2))
+    monkeypatch.setattr(memory, "host_memory_available", lambda: 100 * GIB)
+    assert memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0)) == "host"
+    # Without room on the host either: one line that says which memory is short.
+    monkeypatch.setattr(memory, "host_memory_available", lambda: 8 * GIB)
+    with pytest.raises(ProblemError) as error:
+        memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0))
+    assert "6.0 GiB" in str(error.value) and "host memory" in str(error.value)
+    # Not even without the copies: the session's own error, the copies left out of its sum.
+    monkeypatch.setattr(memory, "device_memory", lambda device: (10 * GIB, 10 * GIB + GIB // 2))
+    with pytest.raises(ProblemError) as error:
+        memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0))
+    assert "needs 12.0 GiB" in str(error.value) and "private copies" not in str(error.value)
+
+
+def test_private_copies_on_the_host_still_audit_every_timed_call(worker, small, monkeypatch):
+    """Where the copies live changes nothing the kernel could see or get away with: the session passes an
+    honest runner, records where they were, and still fails a runner wrong on one timed call."""
+    from test_every_call_checked import ONE_TRIAL, evaluate
+    monkeypatch.setattr(memory, "place_audit_copies", lambda path, estimate, device: "host")
+    honest = evaluate(worker, problem_path("relu"))
+    assert honest["verdict"] == "pass", honest["reason"]
+    assert honest["audits"]["copies"] == "host" and honest["audits"]["full"] == 2
+    before = 2 * len(ONE_TRIAL) + 1
+    wrong = evaluate(worker, problem_path("relu"), mode="zeros", only=[before + 3])
+    assert wrong["verdict"] == "mismatch" and wrong["reason"].startswith("timed call 3 "), wrong["reason"]
