@@ -14,7 +14,7 @@ import os
 
 import torch
 
-from . import audit, gpu_probe, gpu_share
+from . import audit, gpu_probe, gpu_share, runner_link
 from .errors import BusyError, ProblemError
 from . import shared_buffers
 from .shared_buffers import PAGE_BYTES
@@ -103,15 +103,17 @@ class GpuMemoryBusy(BusyError):
 def others_hold_bytes() -> int:
     """Device memory of the current CUDA device that other programs hold: by the driver's process list
     where it names them (listed_others_bytes), else what is neither free, nor this process's torch cache,
-    nor its shared buffers (cuMemAlloc'd outside the cache) -- which then includes this process's context
-    and its runners' (CONTEXT_RESERVE_BYTES allows for one). 0 without CUDA."""
+    nor its shared buffers (cuMemAlloc'd outside the cache), nor RUNNER_RESERVE_BYTES per runner still
+    running -- which then still includes this process's own context (CONTEXT_RESERVE_BYTES allows for
+    it). 0 without CUDA."""
     if not torch.cuda.is_available() or not torch.cuda.is_initialized():
         return 0
     listed = listed_others_bytes(torch.cuda.current_device())
     if listed is not None:
         return listed
     free, total = torch.cuda.mem_get_info()
-    return max(0, total - free - torch.cuda.memory_reserved() - shared_buffers.live_bytes())
+    own = torch.cuda.memory_reserved() + shared_buffers.live_bytes() + RUNNER_RESERVE_BYTES * runner_link.live_runners()
+    return max(0, total - free - own)
 
 
 def listed_others_bytes(index: int, probe=None):

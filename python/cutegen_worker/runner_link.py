@@ -26,6 +26,7 @@ import signal
 import socket
 import subprocess
 import time
+import weakref
 from dataclasses import dataclass
 
 from . import cpu_time, cpu_wait
@@ -104,6 +105,15 @@ class PrintedOutput:
                 "output")
 
 
+_RUNNERS = weakref.WeakSet()  # every SubprocessRunner made (live_runners)
+
+
+def live_runners() -> int:
+    """Runner processes of this worker still running: their CUDA contexts and buffers are the judge's own
+    device memory (memory.others_hold_bytes)."""
+    return sum(1 for runner in list(_RUNNERS) if runner.proc.poll() is None)
+
+
 class SubprocessRunner:
     """cutegen-runner --serve SESSION --reply-fd N, in a session of its own (killed as a group)."""
 
@@ -133,6 +143,7 @@ class SubprocessRunner:
             for fd in (reply_w, out_w, err_w):
                 os.close(fd)
         self._stdin = self.proc.stdin.fileno()
+        _RUNNERS.add(self)
 
     @property
     def pid(self) -> int:

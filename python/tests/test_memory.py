@@ -219,3 +219,28 @@ def test_private_copies_on_the_host_still_audit_every_timed_call(worker, small, 
     before = 2 * len(ONE_TRIAL) + 1
     wrong = evaluate(worker, problem_path("relu"), mode="zeros", only=[before + 3])
     assert wrong["verdict"] == "mismatch" and wrong["reason"].startswith("timed call 3 "), wrong["reason"]
+
+
+def test_without_the_drivers_list_a_running_runner_is_still_the_judges_own(monkeypatch):
+    """Where the driver names no processes, the arithmetic leaves out a runner's worth per runner still running:
+    the H100's 1.2 GiB (the worker's context and its runner's) is then under the one context allowed."""
+    from cutegen_worker import runner_link, shared_buffers
+    mib = 1 << 20
+    fake_cuda(monkeypatch, free_bytes=1 * GIB, total_bytes=80 * GIB, reserved_bytes=57 * GIB + 800 * mib)
+    monkeypatch.setattr(shared_buffers, "live_bytes", lambda: 20 * GIB)
+    monkeypatch.setattr(runner_link, "live_runners", lambda: 0)
+    assert memory.others_hold_bytes() == 1248 * mib  # over one context: would read as another process's
+    monkeypatch.setattr(runner_link, "live_runners", lambda: 1)
+    assert memory.others_hold_bytes() == 224 * mib
+
+
+def test_a_runner_counts_as_live_until_it_exits():
+    import sys
+    from cutegen_worker import runner_link
+    before = runner_link.live_runners()
+    runner = runner_link.SubprocessRunner([sys.executable, "-c", "import time; time.sleep(30)"], "/tmp", {}, 1.0)
+    try:
+        assert runner_link.live_runners() == before + 1
+    finally:
+        runner.kill()
+    assert runner_link.live_runners() == before
