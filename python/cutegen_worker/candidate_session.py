@@ -766,12 +766,14 @@ class CandidateSession:
                 continue
             out_dtype = self.slot.outputs[0][i].dtype
             ref, scale = compare.expected_and_scale(ref, out_dtype)
+            ref_sq = compare.finite_sq_sum(ref)  # the whole output's norm: the samples' rel-L2 estimates the full one
             floor = compare.tolerance(self.plan.precision, self.problem.dtype, out_dtype)
             positions = self.secret_out.positions(i)
             torch_sample = compare.as_numbers(native).reshape(-1).index_select(0, positions.to(native.device)).cpu()
-            torch_report = audit.compare_samples(torch_sample, ref, positions, floor, scale)
+            torch_report = audit.compare_samples(torch_sample, ref, positions, floor, scale, ref_sq_sum=ref_sq)
             tol = compare.with_torch_error(floor, torch_report)
-            report = audit.compare_samples(got, ref, positions, tol, scale, poison=self.slot.output_patterns[0])
+            report = audit.compare_samples(got, ref, positions, tol, scale, poison=self.slot.output_patterns[0],
+                                           ref_sq_sum=ref_sq)
             if not report["pass"]:
                 # Floating poison was looked for right after the call (_completion); what is left here for
                 # an integer or bool output is its poison at a position where the answer differs.

@@ -108,6 +108,17 @@ def max_abs_finite(ref: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> float:
     return 0.0 if best is None else float(best)  # the one host sync
 
 
+def finite_sq_sum(ref: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> float:
+    """The sum of squares of ref's finite elements: the denominator of a rel-L2 over all of it."""
+    total = None
+    flat = as_numbers(ref).reshape(-1)
+    for start in range(0, flat.numel(), chunk):
+        part = flat[start:start + chunk].to(torch.float64)
+        part = torch.where(torch.isfinite(part), part, 0.0)
+        total = (part * part).sum() if total is None else total + (part * part).sum()
+    return 0.0 if total is None else float(total)  # the one host sync
+
+
 def _unravel(flat_index: int, shape) -> list:
     index = []
     for size in reversed(list(shape)):

@@ -183,3 +183,47 @@ def test_expected_and_scale_is_expected_values_and_its_scale(dtype):
         got, scale = compare.expected_and_scale(ref, dtype)
         assert scale == compare.max_abs_finite(want)
         assert torch.equal(torch.nan_to_num(got, nan=7.0), torch.nan_to_num(want, nan=7.0))
+
+
+# ---- the timed calls' sampled comparison (audit.compare_samples) -------------------------------------------
+def _wide_softmax_row(n=100003, seed=0):
+    """A softmax over n logits of randn x 30 in float64: a few elements carry the row, most are tiny."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.softmax(torch.randn(n, generator=g, dtype=torch.float64) * 30.0, dim=0)
+
+
+def test_a_sample_estimates_the_whole_outputs_rel_l2_where_a_few_elements_carry_it():
+    """An honest softmax whose exp is 2e-6 off on its small values (an approximate exp at x - max of -25) and
+    right near the max: every element in its bound, the whole output's rel-L2 far under 1.5e-6. The 2048
+    positions almost never hold the large values, and their own ratio was the small values' relative error:
+    the judge failed one timed call in 25-50 of such a kernel on an H100 (softmax_odd_rows, 2026-12-05)."""
+    from cutegen_worker import audit
+    ref = _wide_softmax_row()
+    got = torch.where(ref < ref.max() * 1e-3, ref * (1 + 2e-6), ref).to(torch.float32)
+    tol = compare.Tolerance(atol=1e-4, rtol=1e-4, rel_l2_limit=1e-6)
+    full = compare.compare(got, ref, tol, compare.max_abs_finite(ref))
+    assert full["pass"] and full["rel_l2_err"] < 1e-7
+    positions = torch.randperm(ref.numel(), generator=torch.Generator().manual_seed(1))[:2048]
+    sample = got.index_select(0, positions)
+    ratio = audit.compare_samples(sample, ref, positions, tol, compare.max_abs_finite(ref))
+    assert not ratio["pass"] and ratio["rel_l2_err"] > 1.5e-6  # the old statistic: a false mismatch
+    fair = audit.compare_samples(sample, ref, positions, tol, compare.max_abs_finite(ref),
+                                 ref_sq_sum=compare.finite_sq_sum(ref))
+    assert fair["pass"] and fair["rel_l2_err"] < 1.5e-6 and fair["sample_rel_l2_err"] == ratio["rel_l2_err"]
+
+
+def test_a_sample_still_fails_a_kernel_wrong_everywhere_by_more_than_the_limit():
+    """The estimate is the whole output's rel-L2 in expectation: a uniform 1e-5 relative error (ten times the
+    limit) on a spread output fails the sampled check as it fails the full one. (On an output a few elements
+    carry, an error only the small values have is what the full check forgives too; one on the few large
+    values a 2048-position sample rarely sees either way: the trials and the two full audits check every
+    element.)"""
+    from cutegen_worker import audit
+    g = torch.Generator().manual_seed(2)
+    ref = torch.randn(1 << 20, generator=g, dtype=torch.float64)
+    got = (ref * (1 + 1e-5)).to(torch.float32)
+    positions = torch.randperm(ref.numel(), generator=g)[:2048]
+    report = audit.compare_samples(got.index_select(0, positions), ref, positions,
+                                   compare.Tolerance(atol=1e-4, rtol=1e-4, rel_l2_limit=1e-6),
+                                   compare.max_abs_finite(ref), ref_sq_sum=compare.finite_sq_sum(ref))
+    assert not report["pass"] and 5e-6 < report["rel_l2_err"] < 2e-5, report["rel_l2_err"]
