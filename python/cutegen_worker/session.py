@@ -319,8 +319,9 @@ class Session:
 
     def op_prepare_baselines(self, req: dict) -> dict:
         """torch.compile of the loaded problem, kept for the next time_baselines with the same
-        settings: the CPU-heavy part of the baselines, done before the caller takes the GPU's lock.
-        Nothing is compiled when the compile mode is not asked for or its result is cached."""
+        settings: the CPU-heavy part of the baselines. cutegen bench sends it holding the GPU's lock all
+        the same: the first run autotunes on the GPU (worker-protocol.md). Nothing is compiled when the
+        compile mode is not asked for or its result is cached."""
         problem, modes, settings, _, seed = self._baseline_request(req, "prepare_baselines")
         self.prepared_compile = None
         if "compile" not in modes:

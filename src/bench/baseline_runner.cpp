@@ -6,6 +6,7 @@
 
 #include "common/evaluation.h"
 #include "common/fs.h"
+#include "common/terminal_text.h"
 #include "run/roofline.h"
 
 namespace cutegen::bench {
@@ -14,6 +15,12 @@ using namespace std::chrono_literals;
 
 BaselineTaskRunner::BaselineTaskRunner(BaselineRunnerOptions options, int slots, WorkerFactory factory)
     : options_(std::move(options)), factory_(std::move(factory)), slots_(static_cast<size_t>(std::max(1, slots))) {}
+
+BaselineTaskRunner::~BaselineTaskRunner() {
+  for (auto& slot : slots_)
+    if (auto ended = end_worker_holding(std::move(slot.worker), slot.lock.get()); !ended)
+      print_safe(stderr, "bench: a reference worker was ended without the GPU's lock: {}\n", ended.error().message);
+}
 
 TaskRun BaselineTaskRunner::run(const ProblemTask& task, const Lane& lane, int slot_index) {
   TaskRun out;
@@ -40,13 +47,8 @@ TaskRun BaselineTaskRunner::run(const ProblemTask& task, const Lane& lane, int s
     rec.verdict = TaskVerdict::measured;
     return out;
   }
-  if (s.error().kind == ErrorKind::problem_file) {
-    rec.verdict = TaskVerdict::problem_error;
-  } else {
-    // The worker may be gone or wedged (a GPU fault kills its context): a fresh one for the next task.
-    rec.verdict = TaskVerdict::crashed;
-    slot.worker.reset();
-  }
+  // measure() ended the worker of a crashed task while it still held the GPU.
+  rec.verdict = s.error().kind == ErrorKind::problem_file ? TaskVerdict::problem_error : TaskVerdict::crashed;
   std::string msg = s.error().message;
   rec.detail = msg.substr(0, msg.find('\n'));
   return out;
@@ -68,9 +70,12 @@ Status BaselineTaskRunner::measure(const ProblemTask& task, const Lane& lane, Sl
   // The slot's worker keeps nothing on the GPU into another slot's turn: an idle worker with a
   // KernelBench problem loaded held up to 55 GiB of an H200 (worker-protocol.md, `release_gpu`).
   auto released = worker.call("release_gpu", nlohmann::json::object(), 120s);
-  if (!measured) return measured;
-  if (!released) return released.error();
-  return ok_status();
+  Status s = !measured ? measured : !released ? Status(released.error()) : ok_status();
+  // A worker that failed but for its problem may be gone or wedged (a GPU fault kills its context): it
+  // ends here, before the GPU goes to another slot, since its exit tears that context down on the GPU;
+  // the next task starts a fresh one.
+  if (!s && s.error().kind != ErrorKind::problem_file) slot.worker.reset();
+  return s;
 }
 
 Status BaselineTaskRunner::measure_holding_gpu(const ProblemTask& task, const Lane& lane, ReferenceWorker& worker,

@@ -30,6 +30,8 @@ class BaselineTaskRunner final : public TaskRunner {
  public:
   using WorkerFactory = std::function<Result<std::unique_ptr<ReferenceWorker>>(int slot)>;
   BaselineTaskRunner(BaselineRunnerOptions options, int slots, WorkerFactory factory);
+  // Each slot's worker ends holding its lane's lock (end_worker_holding): other suites may share the GPU.
+  ~BaselineTaskRunner() override;
   TaskRun run(const ProblemTask& task, const Lane& lane, int slot) override;
 
  private:

@@ -10,6 +10,7 @@
 #include <optional>
 #include <atomic>
 #include <algorithm>
+#include <functional>
 #include <thread>
 
 #include "common/file_lock.h"
@@ -18,6 +19,21 @@
 namespace cutegen::bench {
 namespace {
 namespace fs = std::filesystem;
+
+// A worker that says when it ends: the real one's process exit, which tears its CUDA context down on the GPU.
+class EndTellingWorker final : public ReferenceWorker {
+ public:
+  EndTellingWorker(FakeReferenceWorker::Handler answer, std::function<void()> on_end)
+      : answer_(std::move(answer)), on_end_(std::move(on_end)) {}
+  ~EndTellingWorker() override { on_end_(); }
+  Result<nlohmann::json> call(const std::string& op, nlohmann::json args, std::chrono::seconds) override {
+    return answer_(op, args);
+  }
+
+ private:
+  FakeReferenceWorker::Handler answer_;
+  std::function<void()> on_end_;
+};
 
 class BaselineRunnerTest : public ::testing::Test {
  protected:
@@ -41,6 +57,16 @@ class BaselineRunnerTest : public ::testing::Test {
     o.cache_root = dir_ / "cache";
     return BaselineTaskRunner(o, 1, [answer](int) -> Result<std::unique_ptr<ReferenceWorker>> {
       return std::unique_ptr<ReferenceWorker>(std::make_unique<FakeReferenceWorker>(answer));
+    });
+  }
+
+  // A runner whose workers append to `ends`, as each one ends, whether the lane's lock was held then.
+  BaselineTaskRunner runner_telling_ends(FakeReferenceWorker::Handler answer, std::vector<bool>& ends) {
+    BaselineRunnerOptions o;
+    o.cache_root = dir_ / "cache";
+    return BaselineTaskRunner(o, 1, [this, answer, &ends](int) -> Result<std::unique_ptr<ReferenceWorker>> {
+      return std::unique_ptr<ReferenceWorker>(
+          std::make_unique<EndTellingWorker>(answer, [this, &ends] { ends.push_back(lock_is_held()); }));
     });
   }
 
@@ -129,6 +155,43 @@ TEST_F(BaselineRunnerTest, APrepareFailureIsACrashedTaskWithTheWorkersLine) {
   TaskRun run = r.run(ProblemTask{"relu", dir_ / "relu.py", std::nullopt}, lane_, 0);
   EXPECT_EQ(run.record.verdict, TaskVerdict::crashed);
   EXPECT_EQ(run.record.detail, "worker died: CUDA error: an illegal memory access");
+}
+
+// A worker's exit tears down its CUDA context on the GPU: it must not fall in another slot's (or another
+// suite's) timed runs any more than the load that made the context may.
+TEST_F(BaselineRunnerTest, ACrashedWorkerEndsHoldingTheGpu) {
+  std::vector<bool> ends;  // per worker ended: whether the lane's lock was held then
+  auto r = runner_telling_ends([](const std::string& op, const nlohmann::json&) -> Result<nlohmann::json> {
+    if (op == "time_baselines") return Error{"reference worker is gone (the process stopped reading its input)"};
+    return answer(op);
+  }, ends);
+  TaskRun run = r.run(ProblemTask{"relu", dir_ / "relu.py", std::nullopt}, lane_, 0);
+  EXPECT_EQ(run.record.verdict, TaskVerdict::crashed);
+  EXPECT_EQ(ends, std::vector<bool>{true}) << "the crashed worker was not ended holding the GPU";
+  EXPECT_FALSE(lock_is_held()) << "the lock outlives the task";
+}
+
+TEST_F(BaselineRunnerTest, TheWorkersEndHoldingTheGpuWhenTheSuiteEnds) {
+  std::vector<bool> ends;
+  {
+    auto r = runner_telling_ends([](const std::string& op, const nlohmann::json&) { return answer(op); }, ends);
+    TaskRun run = r.run(ProblemTask{"relu", dir_ / "relu.py", std::nullopt}, lane_, 0);
+    EXPECT_EQ(run.record.verdict, TaskVerdict::measured) << run.record.detail;
+    EXPECT_TRUE(ends.empty()) << "a slot's worker stays between tasks";
+  }
+  EXPECT_EQ(ends, std::vector<bool>{true}) << "the slot's worker was not ended holding the GPU";
+  EXPECT_FALSE(lock_is_held());
+}
+
+TEST_F(BaselineRunnerTest, AProblemErrorKeepsTheWorker) {
+  std::vector<bool> ends;
+  auto r = runner_telling_ends([](const std::string& op, const nlohmann::json&) -> Result<nlohmann::json> {
+    if (op == "load") return Error{"relu.py:3: get_inputs() raised ValueError", ErrorKind::problem_file};
+    return answer(op);
+  }, ends);
+  TaskRun run = r.run(ProblemTask{"relu", dir_ / "relu.py", std::nullopt}, lane_, 0);
+  EXPECT_EQ(run.record.verdict, TaskVerdict::problem_error);
+  EXPECT_TRUE(ends.empty()) << "the problem was at fault, not the worker";
 }
 
 }  // namespace

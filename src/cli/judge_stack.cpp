@@ -102,8 +102,17 @@ Result<std::unique_ptr<JudgeStack>> make_judge_stack(const GlobalOptions& global
   options.runner = runner_path();
   options.work_dir = work_dir;
   options.cache_root = cache_root();
+  stack->device_lock = options.device_lock;
   stack->judge = std::make_unique<Judge>(*stack->compiler, *stack->worker, options);
   return stack;
+}
+
+JudgeStack::~JudgeStack() {
+  judge.reset();  // it refers to the worker
+  // The worker's exit is a task's last GPU work: without the lock it could fall in the timed calls of
+  // another task on the same GPU (cutegen bench -j N), whose probes would charge the delay to that kernel.
+  if (auto ended = end_worker_holding(std::move(worker), device_lock); !ended)
+    print_safe(stderr, "note: the reference worker was ended without the GPU's lock: {}\n", ended.error().message);
 }
 
 }  // namespace cutegen::cli

@@ -36,6 +36,14 @@ struct JudgeStack {
   std::unique_ptr<PythonWorker> worker;
   std::unique_ptr<Judge> judge;
   std::filesystem::path work_dir;  // runner job/result files and the worker log
+  DeviceLock* device_lock = nullptr;  // the judge's (EvalOptions::device_lock); must outlive the stack
+
+  JudgeStack() = default;
+  JudgeStack(const JudgeStack&) = delete;
+  JudgeStack& operator=(const JudgeStack&) = delete;
+  // Ends the worker holding `device_lock`, as the judge holds it around the load that made the worker's
+  // CUDA context: the context's teardown is GPU work too (end_worker_holding).
+  ~JudgeStack();
 };
 
 // Fails with one line when there is no GPU, nvcc is missing or the worker cannot start.

@@ -3,7 +3,8 @@
 //  * FileLock::try_lock — a task of a suite, which at most one scheduler may run (cutegen bench);
 //  * DeviceLock — a GPU's measurements, which must never overlap (timing and profiling are exclusive
 //    per GPU while compiles and LLM calls of other tasks go on). A process holds it only while the
-//    judge measures; it is reentrant within the process and records how long it was held.
+//    judge measures, and while its reference worker ends (the CUDA context's teardown is GPU work); it
+//    is reentrant within the process and records how long it was held.
 // The flock, not the file, is the lock: a process that dies (kill -9) releases it with its
 // descriptors, so a crash never leaves a lock stuck. Descriptors are O_CLOEXEC: no child keeps one.
 #include <chrono>

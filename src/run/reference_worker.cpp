@@ -86,4 +86,12 @@ Result<nlohmann::json> PythonWorker::call(const std::string& op, nlohmann::json 
   }
 }
 
+Status end_worker_holding(std::unique_ptr<ReferenceWorker> worker, DeviceLock* lock) {
+  if (!worker) return ok_status();
+  auto gpu = hold_device(lock);
+  worker.reset();  // PythonWorker's destructor returns once the process has exited
+  if (!gpu) return gpu.error();
+  return ok_status();
+}
+
 }  // namespace cutegen

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/file_lock.h"
 #include "common/line_process.h"
 #include "common/result.h"
 
@@ -62,5 +63,11 @@ class FakeReferenceWorker final : public ReferenceWorker {
 };
 
 std::filesystem::path default_worker_package_dir();
+
+// Ends `worker` holding `lock` (null: no lock) until its process has exited. The exit tears down the CUDA
+// context the worker's first `load` created (release_gpu keeps it), which the driver does on the GPU: on a
+// GPU shared with other tasks (cutegen bench) that is GPU work like the load, so it waits its turn rather
+// than land in another task's timed calls. Error: the lock could not be taken; the worker is ended anyway.
+Status end_worker_holding(std::unique_ptr<ReferenceWorker> worker, DeviceLock* lock);
 
 }  // namespace cutegen

@@ -1,15 +1,21 @@
 // What a problem file sees when the real reference worker (python/cutegen_worker, on the CPU) imports
 // it the way every cutegen command starts it: no API key, a private HOME, no network (issue 32: problem
-// files were imported unconfined, and `bench DIR` imports every file of a downloaded directory).
+// files were imported unconfined, and `bench DIR` imports every file of a downloaded directory). Then how
+// a worker ends on a GPU shared with other tasks (end_worker_holding).
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <functional>
+#include <optional>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/file_lock.h"
 #include "common/fs.h"
 #include "run/reference_worker.h"
 
@@ -95,4 +101,79 @@ TEST_F(ProblemFileConfinement, TheNetworkOpensOnlyWhenAskedFor) {
   ASSERT_TRUE(s.is_object()) << s;
   EXPECT_EQ(s["tcp"], "connected") << "the probe reaches the listener when allowed, so its refusal above is the filter's";
   EXPECT_EQ(s["keys"], nlohmann::json::array()) << "keys stay out regardless";
+}
+
+// Ending a worker tears down the CUDA context its first `load` made, on the GPU: on a GPU shared with other
+// tasks (cutegen bench) it happens holding the device lock, never beside another task's measurement.
+namespace {
+
+// A worker that says when it ends (its process's exit, in the real one).
+class EndTellingWorker final : public ReferenceWorker {
+ public:
+  explicit EndTellingWorker(std::function<void()> on_end) : on_end_(std::move(on_end)) {}
+  ~EndTellingWorker() override { on_end_(); }
+  Result<nlohmann::json> call(const std::string&, nlohmann::json, std::chrono::seconds) override {
+    return nlohmann::json::object();
+  }
+
+ private:
+  std::function<void()> on_end_;
+};
+
+class EndWorkerHolding : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-end-worker-");
+    ASSERT_TRUE(dir.ok());
+    dir_ = *dir;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // Another process's view of the lock (flock on another descriptor): whether someone holds it now.
+  bool held() const {
+    auto probe = FileLock::try_lock(lock_file());
+    EXPECT_TRUE(probe.ok());
+    return probe.ok() && !probe->held();
+  }
+  fs::path lock_file() const { return dir_ / "GPU-fake.lock"; }
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(EndWorkerHolding, TheWorkerEndsWhileTheLockIsHeld) {
+  DeviceLock lock(lock_file());
+  std::optional<bool> held_at_end;
+  auto ended = end_worker_holding(std::make_unique<EndTellingWorker>([&] { held_at_end = held(); }), &lock);
+  ASSERT_TRUE(ended.ok()) << ended.error().message;
+  ASSERT_TRUE(held_at_end.has_value()) << "the worker was not ended";
+  EXPECT_TRUE(*held_at_end) << "the worker ended (its CUDA context torn down) without the GPU's lock";
+  EXPECT_FALSE(held()) << "the lock outlives the worker's end";
+  EXPECT_GT(lock.held_seconds(), 0.0);
+}
+
+TEST_F(EndWorkerHolding, AnotherTasksMeasurementIsWaitedFor) {
+  auto taken = FileLock::try_lock(lock_file());
+  ASSERT_TRUE(taken.ok() && taken->held());
+  std::optional<FileLock> other(std::move(*taken));  // another task, measuring
+  std::atomic<bool> measuring{true};
+  std::thread done([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    measuring = false;
+    other->release();
+  });
+  DeviceLock lock(lock_file());
+  std::optional<bool> during_measurement;
+  auto ended = end_worker_holding(std::make_unique<EndTellingWorker>([&] { during_measurement = measuring.load(); }), &lock);
+  done.join();
+  ASSERT_TRUE(ended.ok()) << ended.error().message;
+  ASSERT_TRUE(during_measurement.has_value());
+  EXPECT_FALSE(*during_measurement) << "the worker ended while another task measured on the GPU";
+  EXPECT_GT(lock.waited_seconds(), 0.05);
+}
+
+TEST_F(EndWorkerHolding, WithoutALockTheWorkerEndsAtOnce) {
+  bool ended_worker = false;
+  EXPECT_TRUE(end_worker_holding(std::make_unique<EndTellingWorker>([&] { ended_worker = true; }), nullptr).ok());
+  EXPECT_TRUE(ended_worker);
+  EXPECT_TRUE(end_worker_holding(nullptr, nullptr).ok()) << "no worker: nothing to end";
 }
