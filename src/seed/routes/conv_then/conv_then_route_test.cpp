@@ -11,6 +11,9 @@
 #include "seed/routes/conv/conv_plan.h"
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_then/conv_then_route.h"
+#include "seed/routes/norm/norm_route.h"
+#include "seed/routes/pointwise/pointwise_route.h"
+#include "seed/routes/row_softmax/row_softmax_route.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
 #include "seed/testdata/host_library.h"
@@ -81,17 +84,65 @@ TEST(ConvThen, TheSecondSeedSeesTheConvolutionsResultAsForwardInputZero) {
   EXPECT_EQ(match_seed(after).route(), "norm");
 }
 
-TEST(ConvThen, ANormThenAPointwiseTailIsTwoSeedsAfterTheConvolution) {
+// A pointwise tail after the norm is no seed of its own: the norm's store writes it (store_epilogue.h), so the
+// chain has one step, no intermediate after y, and the norm's kernel ends in the tail's own statement.
+TEST(ConvThen, APointwiseTailAfterANormIsFoldedIntoTheNormsStore) {
   auto m = match(conv_gelu_groupnorm(/*scale=*/true));
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  const ConvThenPlan& p = plan_of(m);
+  ASSERT_EQ(p.steps.size(), 1u);  // was two seeds: the norm, then the pointwise * 2
+  EXPECT_EQ(p.steps[0].seed->route(), "norm");
+  EXPECT_EQ(p.steps[0].shape, kThenOut);
+  EXPECT_EQ(p.steps[0].bytes, 0);  // it writes the output, as the pointwise step did
+  const auto* norm = dynamic_cast<const TypedPlan<NormPlan>*>(p.steps[0].seed.get());
+  ASSERT_NE(norm, nullptr);
+  ASSERT_TRUE(norm->plan().epilogue);
+  EXPECT_EQ(norm->plan().epilogue->value_names, (std::vector<std::string>{"x0"}));
+  EXPECT_TRUE(norm->plan().epilogue->operands.empty());
+  EXPECT_TRUE(contains(m.description(), "then normalisation y = group_norm(y, gn_weight, gn_bias, affine=True, "
+                                        "eps=1e-05, num_groups=4), then pointwise chain y = mul(y, 2) (folded into its "
+                                        "store): y = "))
+      << m.description();
+
+  auto src = m.plan->emit(CommentText("conv_gn_scale.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "namespace seed_step1 {")) << *src;
+  EXPECT_FALSE(contains(*src, "namespace seed_step2 {")) << *src;
+  EXPECT_FALSE(contains(*src, "pointwise_kernel")) << *src;
+  EXPECT_FALSE(contains(*src, "constexpr size_t kOffset1")) << *src;  // y is the only intermediate
+  EXPECT_TRUE(exports_only_the_workspace_pair(*src));
+  // The tail's statement, in the norm's namespace, wraps every store of the norm.
+  EXPECT_TRUE(contains(*src, "  const float x0 = __fadd_rn(v, -0.f);  // the seed's value\n"
+                             "  const float v8 = (x0 * 2.f);  // mul(x0, 2)\n"
+                             "  return v8;\n"))
+      << *src;
+  EXPECT_TRUE(contains(*src, "element(gY, g, t) = store_epilogue(ep, apply(v[u], c, gW, gB, channel(g, t)), "
+                             "&element(gY, g, t) - y);"))
+      << *src;
+  EXPECT_TRUE(contains(*src, "group_apply_kernel<<<grid, kThreads, 0, stream>>>(x, y, partials, w, b, channels, ep);"))
+      << *src;
+  EXPECT_FALSE(contains(*src, "{{EPILOGUE") || contains(*src, "{{STORE(")) << *src;  // every placeholder filled
+}
+
+// Two steps that do not fold (a norm, then a pooling): each in its own namespace, the second reading the first's
+// result from the workspace.
+TEST(ConvThen, ANormThenAPoolingAreTwoSeedsAfterTheConvolution) {
+  json g = conv_gelu_groupnorm();
+  g["nodes"].push_back(node(8, "max_pool", {ref(7)},
+                            {{"dims", 2}, {"k0", 2}, {"k1", 2}, {"s0", 2}, {"s1", 2}, {"p0", 0}, {"p1", 0},
+                             {"d0", 1}, {"d1", 1}, {"ceil_mode", false}, {"return_indices", false}},
+                            {8, 16, 8, 9}));
+  g["outputs"] = {ref(8)};
+  auto m = match(g);
   ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
   const ConvThenPlan& p = plan_of(m);
   ASSERT_EQ(p.steps.size(), 2u);
   EXPECT_EQ(p.steps[0].seed->route(), "norm");
   EXPECT_EQ(p.steps[0].shape, kThenOut);
   EXPECT_EQ(p.steps[0].bytes, 8 * 16 * 16 * 18 * 4);
-  EXPECT_EQ(p.steps[1].seed->route(), "pointwise");
+  EXPECT_EQ(p.steps[1].seed->route(), "pool");
 
-  auto src = m.plan->emit(CommentText("conv_gn_scale.py"));
+  auto src = m.plan->emit(CommentText("conv_gn_pool.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   // Each step in its own namespace, its entry points static; the only contract entry points are the chain's.
   EXPECT_TRUE(contains(*src, "namespace seed_step1 {")) << *src;
@@ -110,27 +161,112 @@ TEST(ConvThen, ANormThenAPointwiseTailIsTwoSeedsAfterTheConvolution) {
     ASSERT_LT(open, close);
     EXPECT_EQ(src->substr(open, close - open).find("#include"), std::string::npos) << step;
   }
+  // Without a folded step the norm's and the pooling's kernels are their routes' seeds as they are.
+  EXPECT_FALSE(contains(*src, "store_epilogue")) << *src;
 }
 
-// KernelBench level 2's 85 at a small size, without its last clamp: GroupNorm, * 2, max_pool: three seeds after
-// the convolution (the norm, the pointwise scale, the pooling), each reading the one before as its input 0.
-TEST(ConvThen, ANormAPointwiseStepAndAPoolingAreThreeSeeds) {
-  json g = conv_gelu_groupnorm(/*scale=*/true);
-  g["nodes"].push_back(node(9, "max_pool", {ref(8)},
-                            {{"dims", 2}, {"k0", 2}, {"k1", 2}, {"s0", 2}, {"s1", 2}, {"p0", 0}, {"p1", 0},
+// KernelBench level 2's 85 at a small size: conv -> GroupNorm -> * scale (a per-channel parameter) -> max_pool ->
+// clamp. Four seeds after the convolution before pointwise steps were folded (the norm, the broadcast scale, the
+// pooling, the clamp); now two, one kernel fewer for each folded step: the scale in the norm's store, reading the
+// parameter at the element's channel, and the clamp in the pooling's store.
+json conv_groupnorm_scale_maxpool_clamp() {
+  json g = conv_gelu_groupnorm();
+  g["nodes"].push_back(param(8, "scale", 5, {16, 1, 1}));
+  g["nodes"].push_back(node(9, "mul", {ref(7), ref(8)}, json::object(), kThenOut));
+  g["nodes"].push_back(node(10, "max_pool", {ref(9)},
+                            {{"dims", 2}, {"k0", 4}, {"k1", 4}, {"s0", 4}, {"s1", 4}, {"p0", 0}, {"p1", 0},
                              {"d0", 1}, {"d1", 1}, {"ceil_mode", false}, {"return_indices", false}},
-                            {8, 16, 8, 9}));
-  g["outputs"] = {ref(9)};
+                            {8, 16, 4, 4}));
+  g["nodes"].push_back(node(11, "clamp", {ref(10)}, {{"min", 0.0}, {"max", 1.0}}, {8, 16, 4, 4}));
+  g["params"].push_back("scale");
+  g["outputs"] = {ref(11)};
+  return g;
+}
+
+TEST(ConvThen, EachPointwiseStepIsFoldedIntoTheStoreOfTheStepBeforeIt) {
+  auto m = match(conv_groupnorm_scale_maxpool_clamp());
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  const ConvThenPlan& p = plan_of(m);
+  ASSERT_EQ(p.steps.size(), 2u);
+  EXPECT_EQ(p.steps[0].seed->route(), "norm");
+  EXPECT_EQ(p.steps[0].shape, kThenOut);
+  EXPECT_EQ(p.steps[0].bytes, 8 * 16 * 16 * 18 * 4);  // the scaled values, which the pooling reads
+  EXPECT_EQ(p.steps[1].seed->route(), "pool");
+  EXPECT_EQ(p.steps[1].shape, (std::vector<int64_t>{8, 16, 4, 4}));
+  EXPECT_EQ(p.steps[1].bytes, 0);
+  const auto* norm = dynamic_cast<const TypedPlan<NormPlan>*>(p.steps[0].seed.get());
+  ASSERT_NE(norm, nullptr);
+  ASSERT_TRUE(norm->plan().epilogue);
+  ASSERT_EQ(norm->plan().epilogue->operands.size(), 1u);
+  const EpilogueOperand& scale = norm->plan().epilogue->operands[0];
+  EXPECT_EQ(scale.input, 5);
+  EXPECT_EQ(scale.size, 16);
+  EXPECT_EQ(scale.strides, (std::vector<int64_t>{0, 1, 0, 0}));
+  EXPECT_TRUE(contains(m.description(), "then broadcast pointwise chain y = mul(y, scale) (folded into its store), "
+                                        "then pooling y = max_pool2d(y, kernel=(4, 4), stride=(4, 4), padding=(0, 0), "
+                                        "dilation=(1, 1)), then pointwise chain y = clamp(y, max=1, min=0) (folded into "
+                                        "its store): y = "))
+      << m.description();
+
+  auto src = m.plan->emit(CommentText("conv_gn_scale_pool_clamp.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_FALSE(contains(*src, "// Step 3:")) << *src;
+  EXPECT_FALSE(contains(*src, "broadcast_kernel")) << *src;
+  EXPECT_FALSE(contains(*src, "constexpr size_t kOffset2")) << *src;  // y and the scaled norm: two intermediates
+  // The scale at the element's channel: e / (16 * 18) % 16 of an (8, 16, 16, 18) result.
+  EXPECT_TRUE(contains(*src, "  const float x1 = make_tensor(make_gmem_ptr(ep.x1), "
+                             "make_layout(make_shape(int64_t{16})))(e / 288 % 16);  // scale\n"
+                             "  const float v9 = (x0 * x1);  // mul(y, scale)\n"))
+      << *src;
+  EXPECT_TRUE(contains(*src, "  ep.x1 = cutegen::data_as<const float>(inputs[5], CUTEGEN_FLOAT32);\n")) << *src;
+  // The clamp in the pooling's store, with the pointwise table's helpers, which the pooling's template lacks.
+  const auto step2 = src->find("namespace seed_step2 {");
+  ASSERT_NE(step2, std::string::npos);
+  const std::string pool = src->substr(step2);
+  EXPECT_TRUE(contains(pool, "  const float v11 = clamp_hi(clamp_lo(x0, 0.f), 1.f);  // clamp(x0, max=1, min=0)\n"))
+      << pool;
+  EXPECT_TRUE(contains(pool, "__device__ __forceinline__ float clamp_lo(float v, float lo)")) << pool;
+  EXPECT_TRUE(contains(pool, "      gY(ow, oh, od, plane) = store_epilogue(ep, best, t);\n")) << pool;
+  EXPECT_TRUE(contains(pool, "(x, y, ep);")) << pool;
+  EXPECT_FALSE(contains(*src, "{{EPILOGUE") || contains(*src, "{{STORE(")) << *src;  // every placeholder filled
+}
+
+// What stays a kernel of its own: a step that broadcasts the previous result (its element e is not the previous
+// element e), and a step after a library kernel, whose file is read as it is.
+TEST(ConvThen, APointwiseStepThatBroadcastsThePreviousResultStaysASeedOfItsOwn) {
+  json g = conv_gelu_groupnorm();
+  g["nodes"][7] = node(7, "mean", {ref(6)}, {{"dim", 1}, {"keepdim", true}, {"dtype", nullptr}}, {8, 1, 16, 18});
+  g["nodes"][4] = param(4, "bias", 4, {16, 1, 1});
+  g["nodes"].push_back(node(8, "add", {ref(7), ref(4)}, {{"alpha", 1}}, kThenOut));
+  g["outputs"] = {ref(8)};
   auto m = match(g);
   ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
   const ConvThenPlan& p = plan_of(m);
-  ASSERT_EQ(p.steps.size(), 3u);
-  EXPECT_EQ(p.steps[0].seed->route(), "norm");
-  EXPECT_EQ(p.steps[1].seed->route(), "pointwise");
-  EXPECT_EQ(p.steps[2].seed->route(), "pool");
-  EXPECT_EQ(p.steps[1].bytes, 8 * 16 * 16 * 18 * 4);  // an intermediate, as the norm's is
-  EXPECT_EQ(p.steps[2].bytes, 0);
-  EXPECT_EQ(p.steps[2].shape, (std::vector<int64_t>{8, 16, 8, 9}));
+  ASSERT_EQ(p.steps.size(), 2u);
+  EXPECT_EQ(p.steps[0].seed->route(), "reduce");
+  EXPECT_EQ(p.steps[1].seed->route(), "broadcast");
+  EXPECT_FALSE(contains(m.description(), "folded")) << m.description();
+
+  RowSoftmaxPlan softmax{.shape = {4, 65536}, .num_contract_inputs = 1, .pattern = "softmax(y, dim=1)", .dim = 1,
+                         .outer = 4, .extent = 65536, .inner = 1, .kernel = SoftmaxKernel::library_cluster};
+  PointwisePlan scale{.dtype = "float32", .shape = {4, 65536}, .num_contract_inputs = 1, .tensor_inputs = {0},
+                      .tensor_names = {"y"}, .steps = {{"v2", "(x0 * 2.f)", "mul(x0, 2)"}}, .result = "v2",
+                      .pattern = "mul(y, 2)"};
+  std::vector<ThenStep> steps = {
+      {.seed = matched_plan<kRowSoftmaxRoute>(softmax), .shape = {4, 65536}, .bytes = 4 * 65536 * 4},
+      {.seed = matched_plan<kPointwiseRoute>(scale), .shape = {4, 65536}, .bytes = 0}};
+  fold_pointwise_steps(steps);
+  EXPECT_EQ(steps.size(), 2u) << "the library's cluster softmax takes no folded step";
+  softmax.kernel = SoftmaxKernel::row_template;
+  steps[0].seed = matched_plan<kRowSoftmaxRoute>(softmax);
+  fold_pointwise_steps(steps);
+  ASSERT_EQ(steps.size(), 1u) << "the row template does";
+  EXPECT_EQ(steps[0].bytes, 0);
+  EXPECT_EQ(steps[0].seed->pattern(), "softmax(y, dim=1), then mul(y, 2) (folded into its store)");
+  auto text = steps[0].seed->emit(CommentText("softmax_scale.py"));
+  ASSERT_TRUE(text.ok()) << text.error().message;
+  EXPECT_TRUE(contains(*text, "frag(i) = store_epilogue(ep, expf(frag(i) - row.max) * inv, r * n + c * kVec + i);"))
+      << *text;
 }
 
 // Two steps of one route (KernelBench level 2's 72: two average poolings): the second's knobs are renamed, so
@@ -188,7 +324,6 @@ TEST(ConvThen, AGlobalAveragePoolIsOneReductionOverTheMergedSpatialDims) {
   ASSERT_TRUE(src.ok()) << src.error().message;
   EXPECT_TRUE(contains(*src, "constexpr int64_t kOutputShape[] = {8, 16};")) << *src;
   EXPECT_TRUE(contains(*src, "// over dims 2-3, next to each other in memory")) << *src;
-  // Then a max pooling before it and a clamp after it (KernelBench 96's shape): three steps.
   json pooled = conv_gelu_groupnorm();
   pooled["nodes"][7] = node(7, "max_pool", {ref(6)},
                             {{"dims", 2}, {"k0", 2}, {"k1", 2}, {"s0", 2}, {"s1", 2}, {"p0", 0}, {"p1", 0},
@@ -200,10 +335,15 @@ TEST(ConvThen, AGlobalAveragePoolIsOneReductionOverTheMergedSpatialDims) {
   pooled["outputs"] = {ref(9)};
   auto three = match(pooled);
   ASSERT_TRUE(three.plan_as<ConvThenPlan>()) << three.reason;
-  ASSERT_EQ(plan_of(three).steps.size(), 3u);
+  // Then a max pooling before it and a clamp after it (KernelBench 96's shape): two steps, the clamp folded into the
+  // mean's store (it was a third).
+  ASSERT_EQ(plan_of(three).steps.size(), 2u);
   EXPECT_EQ(plan_of(three).steps[0].seed->route(), "pool");
   EXPECT_EQ(plan_of(three).steps[1].seed->route(), "reduce");
-  EXPECT_EQ(plan_of(three).steps[2].seed->route(), "pointwise");
+  EXPECT_EQ(plan_of(three).steps[1].shape, (std::vector<int64_t>{8, 16, 1, 1}));
+  EXPECT_TRUE(
+      plan_of(three).steps[1].seed->pattern().ends_with(", then clamp(y, max=1, min=0) (folded into its store)"))
+      << plan_of(three).steps[1].seed->pattern();
   // Spatial dims and the batch, apart in memory: the rest's refusal names the op.
   json apart = conv_gelu_global_average();
   apart["nodes"][7]["params"]["dim"] = {0, 2, 3};
@@ -327,7 +467,7 @@ TEST(ConvThen, WhatDoesNotSplitSaysWhy) {
 }
 
 TEST(SeedCompile, ConvThenSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspace) {
-  CUTEGEN_SLOW_COMPILE_TEST("the library convolution, a GroupNorm and a pointwise seed, a few minutes of nvcc");
+  CUTEGEN_SLOW_COMPILE_TEST("the library convolution, a GroupNorm with a pointwise step in its store, minutes of nvcc");
   auto m = match(conv_gelu_groupnorm(/*scale=*/true));
   ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
   auto src = m.plan->emit(CommentText("conv_gn_scale.py"));
@@ -338,8 +478,12 @@ TEST(SeedCompile, ConvThenSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspace) 
   auto workspace_bytes = seed.workspace_bytes;
   const cutegen_tensor in[5] = {fp32(kThenIn), fp32({16, 4, 3, 3}), fp32({16}), fp32({16}), fp32({16})};
   const cutegen_tensor y = fp32(kThenOut);
-  // y and the norm's result (73,728 bytes each), then the convolution's tables and the steps' parts.
-  EXPECT_GT(workspace_bytes(in, 5, &y, 1), size_t{2} * 8 * 16 * 16 * 18 * 4);
+  // y (147,456 bytes), then the convolution's tables and the norm's partials. The * 2 is in the norm's store, so the
+  // norm writes the output: no second intermediate (there was one, the norm's result, before steps were folded).
+  const size_t y_bytes = size_t{8} * 16 * 16 * 18 * 4;
+  const size_t asked = workspace_bytes(in, 5, &y, 1);
+  EXPECT_GT(asked, y_bytes);
+  EXPECT_LT(asked, 2 * y_bytes);
   EXPECT_EQ(workspace_bytes(in, 4, &y, 1), 0u);
 #endif
 }
@@ -416,4 +560,70 @@ TEST(SeedCompile, ConvThenInPassesOverTheBatchBuildsAndAsksOnePassesWorkspace) {
   const cutegen_tensor other_y = fp32({32, 512, 1, 1});
   EXPECT_EQ(workspace_bytes(other_batch, 3, &other_y, 1), 0u);
 #endif
+}
+
+// The folded steps through the real compile stage (KernelBench level 2's 85 at a small size): the norm's and the
+// pooling's templates with their store epilogues -- the scale read at the element's channel, the clamp with the
+// helpers the pooling's epilogue brings -- build and pass every check, and the chain asks for y and the scaled
+// norm's result (no third intermediate: the clamp is written into the output by the pooling).
+TEST(SeedCompile, ConvThenWithFoldedPointwiseStepsBuildsAndSizesItsWorkspace) {
+  CUTEGEN_SLOW_COMPILE_TEST("the library convolution, a norm and a pooling with folded steps, a few minutes of nvcc");
+  auto m = match(conv_groupnorm_scale_maxpool_clamp());
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  ASSERT_EQ(plan_of(m).steps.size(), 2u);
+  auto src = m.plan->emit(CommentText("conv_gn_scale_pool_clamp.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  BuiltSeed seed;
+  ASSERT_TRUE(build_and_load(*src, "conv_folded_seed.cu", seed));
+#ifdef CUTEGEN_CUDA_LIB_DIR
+  auto workspace_bytes = seed.workspace_bytes;
+  const cutegen_tensor in[6] = {fp32(kThenIn), fp32({16, 4, 3, 3}), fp32({16}), fp32({16}), fp32({16}),
+                                fp32({16, 1, 1})};
+  const cutegen_tensor y = fp32({8, 16, 4, 4});
+  EXPECT_GE(workspace_bytes(in, 6, &y, 1), size_t{2} * 8 * 16 * 16 * 18 * 4);
+  const cutegen_tensor unpooled = fp32(kThenOut);  // not the traced output: refused, not written wrong
+  EXPECT_EQ(workspace_bytes(in, 6, &unpooled, 1), 0u);
+#endif
+}
+
+// A softmax over the channels with a per-channel bias after it, then a mean over the spatial dims with a tanh after
+// it (KernelBench level 2's 91 and 10 in one chain): the strided softmax's and the reduction's templates with their
+// store epilogues, through the real compile stage.
+json conv_softmax_bias_mean_tanh() {
+  json g = conv_gelu_groupnorm();
+  g["nodes"][4] = param(4, "bias", 4, {16, 1, 1});
+  g["nodes"][7] = node(7, "softmax", {ref(6)}, {{"dim", 1}, {"dtype", nullptr}}, kThenOut);
+  g["nodes"].push_back(node(8, "add", {ref(7), ref(4)}, {{"alpha", 1}}, kThenOut));
+  g["nodes"].push_back(
+      node(9, "mean", {ref(8)}, {{"dim", {2, 3}}, {"keepdim", true}, {"dtype", nullptr}}, {8, 16, 1, 1}));
+  g["nodes"].push_back(node(10, "tanh", {ref(9)}, json::object(), {8, 16, 1, 1}));
+  g["outputs"] = {ref(10)};
+  return g;
+}
+
+TEST(ConvThen, ASoftmaxAndAReductionTakeTheirPointwiseStepsInTheirStores) {
+  auto m = match(conv_softmax_bias_mean_tanh());
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  const ConvThenPlan& p = plan_of(m);
+  ASSERT_EQ(p.steps.size(), 2u);  // was four: the softmax, the bias, the mean, the tanh
+  EXPECT_EQ(p.steps[0].seed->route(), "row_softmax");
+  EXPECT_EQ(p.steps[1].seed->route(), "reduce");
+  auto src = m.plan->emit(CommentText("conv_softmax_bias_mean_tanh.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "gY(i, r, o) = store_epilogue(ep, expf(v - acc.max) * inv, "
+                             "(o * kExtent + r) * kInner + i);"))
+      << *src;
+  EXPECT_TRUE(contains(*src, "(e / 288 % 16);  // bias\n")) << *src;
+  EXPECT_TRUE(contains(*src, "    if (threadIdx.x == 0) gY(o) = store_epilogue(ep, finish(acc), o);\n")) << *src;
+  EXPECT_TRUE(contains(*src, "  const float v10 = tanhf(x0);  // tanh(x0)\n")) << *src;
+}
+
+TEST(SeedCompile, ConvThenWithASoftmaxAndAReductionTakingFoldedStepsBuilds) {
+  CUTEGEN_SLOW_COMPILE_TEST("the library convolution, a strided softmax and a reduction with folded steps, minutes");
+  auto m = match(conv_softmax_bias_mean_tanh());
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  auto src = m.plan->emit(CommentText("conv_softmax_bias_mean_tanh.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  BuiltSeed seed;
+  ASSERT_TRUE(build_and_load(*src, "conv_softmax_mean_folded_seed.cu", seed));
 }

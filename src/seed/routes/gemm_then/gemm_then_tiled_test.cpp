@@ -58,15 +58,14 @@ TEST(GemmThenTiled, AProductTooSmallForTheLibraryGemmIsChainedOnTheTiledOne) {
   EXPECT_EQ(p.head.kernel, GemmKernel::tiled);
   EXPECT_EQ(p.head_shape, (std::vector<int64_t>{16, 64}));
   EXPECT_EQ(p.head_read_shape, (std::vector<int64_t>{16, 1, 64}));  // the pooling reads y unsqueezed
-  ASSERT_EQ(p.steps.size(), 3u);
+  ASSERT_EQ(p.steps.size(), 2u);  // the scale is folded into the sum's store
   EXPECT_EQ(p.steps[0].seed->route(), "pool");
   EXPECT_EQ(p.steps[0].read_shape, (std::vector<int64_t>{16, 32}));  // the sum reads it squeezed
   EXPECT_EQ(p.steps[1].seed->route(), "reduce");
-  EXPECT_EQ(p.steps[2].seed->route(), "pointwise");
   EXPECT_EQ(m.description(),
             "matrix product (the tiled GEMM), then pooling y = max_pool1d(y, kernel=2, stride=2, padding=0, "
-            "dilation=1), then reduction y = sum(y, dim=1), then pointwise chain y = mul(y, 0.5): y = linear(x, "
-            "fc_weight, fc_bias)");
+            "dilation=1), then reduction y = sum(y, dim=1), then pointwise chain y = mul(y, 0.5) (folded into its "
+            "store): y = linear(x, fc_weight, fc_bias)");
   EXPECT_TRUE(m.pattern().starts_with("tiled GEMM, then ")) << m.pattern();
 
   auto src = m.plan->emit(CommentText("linear_pool_sum.py"));
@@ -93,9 +92,9 @@ TEST(GemmThenTiled, KernelBench55sProductOverTheLibrarysWorkspaceIsTheTiledHead)
   EXPECT_EQ(p.head.kernel, GemmKernel::tiled);
   EXPECT_TRUE(contains(p.head.kernel_reason, "workspace")) << p.head.kernel_reason;
   EXPECT_EQ(p.head_bytes, int64_t{128} * 32768 * 4);
-  ASSERT_EQ(p.steps.size(), 3u);
+  ASSERT_EQ(p.steps.size(), 2u);
   EXPECT_EQ(p.steps[0].bytes, int64_t{128} * 16384 * 4);  // the pooled rows
-  EXPECT_EQ(p.steps[1].bytes, 512);                       // the row sums, rounded up to 256
+  EXPECT_EQ(p.steps[1].bytes, 0);                         // the scaled row sums: the output
 }
 
 TEST(GemmThenTiled, ATiledHeadWithARowReductionCallsItsWorkspaceEntryPoint) {

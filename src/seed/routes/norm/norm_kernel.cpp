@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "seed/store_epilogue.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -100,6 +101,7 @@ std::string generate_norm_kernel(const NormPlan& plan, const CommentText& proble
   replace_placeholder(text, "PRE_RESULT", plan.pre_result);
   replace_placeholder(text, "POST_BODY", statements(plan.post));
   replace_placeholder(text, "POST_RESULT", plan.post_result);
+  fill_store_epilogue(text, plan.epilogue);
   return text;
 }
 

@@ -2,11 +2,13 @@
 // The normalisation route's plan (norm_route.h): statistics of a group of elements, then every element
 // rewritten with them.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "seed/plan_parts.h"
+#include "seed/store_epilogue.h"
 
 namespace cutegen::seed {
 
@@ -54,6 +56,8 @@ struct NormPlan {
   // reason against the plan, kept in kernel_reason.
   NormKernel kernel = NormKernel::norm_template;
   std::string kernel_reason;
+  // A pointwise step after this seed in a chain, folded into its store (store_epilogue.h); none outside chains.
+  std::optional<StoreEpilogue> epilogue;
 };
 
 }  // namespace cutegen::seed

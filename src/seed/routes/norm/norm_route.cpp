@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "seed/graph_util.h"
+#include "seed/store_epilogue.h"
 #include "seed/routes/norm/library_rmsnorm.h"
 #include "seed/routes/norm/norm_kernel.h"
 
@@ -232,16 +233,20 @@ Result<NormPlan> match_norm(const OpGraph& g) {
 std::string norm_description(const NormPlan& plan) {
   return plan.kernel == NormKernel::library_channel_rmsnorm
              ? "normalisation (the library's channel RMSNorm) y = " + plan.pattern
-             : "normalisation y = " + plan.pattern;
+             : "normalisation y = " + plan.pattern + epilogue_description(plan.epilogue);
 }
 
 std::string norm_pattern(const NormPlan& plan) {
   return plan.kernel == NormKernel::library_channel_rmsnorm ? "library channel RMSNorm: " + plan.pattern
-                                                            : plan.pattern;
+                                                            : plan.pattern + epilogue_pattern(plan.epilogue);
 }
 
 Result<std::string> emit_norm(const NormPlan& plan, const CommentText& problem) {
-  if (plan.kernel == NormKernel::library_channel_rmsnorm) return generate_library_rmsnorm_kernel(plan, problem);
+  if (plan.kernel == NormKernel::library_channel_rmsnorm) {
+    // The library's file is read as it is: its store takes no folded step (then_chain.cpp folds none into it).
+    if (plan.epilogue) return Error{"a pointwise step folded into the library's channel RMSNorm"};
+    return generate_library_rmsnorm_kernel(plan, problem);
+  }
   return generate_norm_kernel(plan, problem);
 }
 

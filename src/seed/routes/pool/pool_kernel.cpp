@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "seed/store_epilogue.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -26,6 +27,7 @@ std::string generate_pool_kernel(const PoolPlan& plan, const CommentText& proble
   replace_window_placeholders(text, plan.in, plan.out, plan.kernel, plan.stride, plan.padding, plan.dilation);
   replace_placeholder(text, "COUNT_INCLUDE_PAD", plan.count_include_pad ? "true" : "false");
   replace_placeholder(text, "DIVISOR_OVERRIDE", std::to_string(plan.divisor_override));
+  fill_store_epilogue(text, plan.epilogue);
   return text;
 }
 

@@ -1,10 +1,12 @@
 #pragma once
 // The pool route's plan (pool_route.h).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "seed/plan_parts.h"
+#include "seed/store_epilogue.h"
 
 namespace cutegen::seed {
 
@@ -21,6 +23,8 @@ struct PoolPlan {
   int num_contract_inputs = 0;
   int input = 0;
   std::string pattern;
+  // A pointwise step after this seed in a chain, folded into its store (store_epilogue.h); none outside chains.
+  std::optional<StoreEpilogue> epilogue;
 };
 
 }  // namespace cutegen::seed

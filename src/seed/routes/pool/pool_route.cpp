@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "seed/graph_util.h"
+#include "seed/store_epilogue.h"
 #include "seed/window.h"
 #include "seed/routes/pool/pool_kernel.h"
 
@@ -57,9 +58,11 @@ Result<PoolPlan> match_pool(const OpGraph& g) {
 }
 
 
-std::string pool_description(const PoolPlan& plan) { return "pooling y = " + plan.pattern; }
+std::string pool_description(const PoolPlan& plan) {
+  return "pooling y = " + plan.pattern + epilogue_description(plan.epilogue);
+}
 
-std::string pool_pattern(const PoolPlan& plan) { return plan.pattern; }
+std::string pool_pattern(const PoolPlan& plan) { return plan.pattern + epilogue_pattern(plan.epilogue); }
 
 Result<std::string> emit_pool(const PoolPlan& plan, const CommentText& problem) { return generate_pool_kernel(plan, problem); }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "seed/store_epilogue.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -80,6 +81,7 @@ std::string generate_reduce_kernel(const ReducePlan& plan, const CommentText& pr
   const bool lse = plan.op == ReduceOp::logsumexp;
   replace_placeholder(text, "ACC_FIELDS", lse ? "\n  double s = 1.0;  // logsumexp: the sum of exp(x - v)" : "");
   replace_placeholder(text, "SHUFFLE_FIELDS", lse ? ", __shfl_xor_sync(0xffffffffu, a.s, offset)" : "");
+  fill_store_epilogue(text, plan.epilogue);
   return text;
 }
 

@@ -4,8 +4,11 @@
 // several adjacent dimensions, extent is their product).
 // inner == 1 is a row per CTA, inner > 1 a thread per output walking the column (coalesced across threads).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "seed/store_epilogue.h"
 
 namespace cutegen::seed {
 
@@ -30,6 +33,9 @@ struct ReducePlan {
   // reason against the plan, kept in kernel_reason.
   ReduceKernel kernel = ReduceKernel::reduce_template;
   std::string kernel_reason;
+  // A pointwise step after this seed in a chain, folded into its store (store_epilogue.h); none outside chains
+  // (the template only, of a float32 result).
+  std::optional<StoreEpilogue> epilogue;
 };
 
 }  // namespace cutegen::seed

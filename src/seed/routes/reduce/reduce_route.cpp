@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "seed/graph_util.h"
+#include "seed/store_epilogue.h"
 #include "seed/routes/reduce/library_reduce.h"
 #include "seed/routes/reduce/reduce_kernel.h"
 
@@ -112,16 +113,21 @@ Result<ReducePlan> match_reduce(const OpGraph& g) {
 }
 
 std::string reduce_description(const ReducePlan& plan) {
-  return plan.kernel == ReduceKernel::library_reduce_dim ? "reduction (the library's reduce_dim) y = " + plan.pattern
-                                                         : "reduction y = " + plan.pattern;
+  if (plan.kernel == ReduceKernel::library_reduce_dim) return "reduction (the library's reduce_dim) y = " + plan.pattern;
+  return "reduction y = " + plan.pattern + epilogue_description(plan.epilogue);
 }
 
 std::string reduce_pattern(const ReducePlan& plan) {
-  return plan.kernel == ReduceKernel::library_reduce_dim ? "library reduce_dim: " + plan.pattern : plan.pattern;
+  return plan.kernel == ReduceKernel::library_reduce_dim ? "library reduce_dim: " + plan.pattern
+                                                         : plan.pattern + epilogue_pattern(plan.epilogue);
 }
 
 Result<std::string> emit_reduce(const ReducePlan& plan, const CommentText& problem) {
-  if (plan.kernel == ReduceKernel::library_reduce_dim) return generate_library_reduce_kernel(plan, problem);
+  if (plan.kernel == ReduceKernel::library_reduce_dim) {
+    // The library's file is read as it is: its store takes no folded step (then_chain.cpp folds none into it).
+    if (plan.epilogue) return Error{"a pointwise step folded into the library's reduce_dim"};
+    return generate_library_reduce_kernel(plan, problem);
+  }
   return generate_reduce_kernel(plan, problem);
 }
 

@@ -1,5 +1,6 @@
 #include "seed/routes/row_softmax/row_softmax_kernel.h"
 
+#include "seed/store_epilogue.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -38,6 +39,7 @@ void fill_softmax_common(std::string& text, const RowSoftmaxPlan& plan, const Co
 std::string generate_row_softmax_kernel(const RowSoftmaxPlan& plan, const CommentText& problem) {
   std::string text = kRowSoftmaxTemplate;
   fill_softmax_common(text, plan, problem, "frag(i)", "row");
+  fill_store_epilogue(text, plan.epilogue);
   return text;
 }
 
@@ -48,6 +50,7 @@ std::string generate_strided_softmax_kernel(const RowSoftmaxPlan& plan, const Co
   replace_placeholder(text, "OUTER", std::to_string(plan.outer));
   replace_placeholder(text, "EXTENT", std::to_string(plan.extent));
   replace_placeholder(text, "INNER", std::to_string(plan.inner));
+  fill_store_epilogue(text, plan.epilogue);
   return text;
 }
 

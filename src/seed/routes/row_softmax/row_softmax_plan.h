@@ -1,8 +1,11 @@
 #pragma once
 // The row-softmax route's plan (row_softmax_route.h).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "seed/store_epilogue.h"
 
 namespace cutegen::seed {
 
@@ -26,6 +29,9 @@ struct RowSoftmaxPlan {
   // chooses; over another, the strided kernel.
   SoftmaxKernel kernel = SoftmaxKernel::row_template;
   std::string kernel_reason;
+  // A pointwise step after this seed in a chain, folded into its store (store_epilogue.h); none outside chains
+  // (the row and strided templates only).
+  std::optional<StoreEpilogue> epilogue;
 };
 
 }  // namespace cutegen::seed

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "seed/graph_util.h"
+#include "seed/store_epilogue.h"
 
 #include "seed/routes/row_softmax/library_softmax.h"
 #include "seed/routes/row_softmax/row_softmax_kernel.h"
@@ -69,25 +70,28 @@ std::string row_softmax_description(const RowSoftmaxPlan& plan) {
   switch (plan.kernel) {
     case SoftmaxKernel::library_ticket: return "row softmax (the library's ticket softmax) y = " + plan.pattern;
     case SoftmaxKernel::library_cluster: return "row softmax (the library's cluster softmax) y = " + plan.pattern;
-    case SoftmaxKernel::strided_template: return "softmax over a strided dimension y = " + plan.pattern;
+    case SoftmaxKernel::strided_template:
+      return "softmax over a strided dimension y = " + plan.pattern + epilogue_description(plan.epilogue);
     case SoftmaxKernel::row_template: break;
   }
-  return "row softmax y = " + plan.pattern;
+  return "row softmax y = " + plan.pattern + epilogue_description(plan.epilogue);
 }
 
 std::string row_softmax_pattern(const RowSoftmaxPlan& plan) {
   switch (plan.kernel) {
     case SoftmaxKernel::library_ticket: return "library ticket softmax: " + plan.pattern;
     case SoftmaxKernel::library_cluster: return "library cluster softmax: " + plan.pattern;
-    case SoftmaxKernel::strided_template: return "strided softmax: " + plan.pattern;
+    case SoftmaxKernel::strided_template: return "strided softmax: " + plan.pattern + epilogue_pattern(plan.epilogue);
     case SoftmaxKernel::row_template: break;
   }
-  return plan.pattern;
+  return plan.pattern + epilogue_pattern(plan.epilogue);
 }
 
 Result<std::string> emit_row_softmax(const RowSoftmaxPlan& plan, const CommentText& problem) {
   if (plan.kernel == SoftmaxKernel::row_template) return generate_row_softmax_kernel(plan, problem);
   if (plan.kernel == SoftmaxKernel::strided_template) return generate_strided_softmax_kernel(plan, problem);
+  // The library's files are read as they are: their stores take no folded step (then_chain.cpp folds none into them).
+  if (plan.epilogue) return Error{"a pointwise step folded into the library's softmax"};
   return generate_library_softmax_kernel(plan, problem);
 }
 

@@ -10,6 +10,7 @@
 
 #include "seed/graph_util.h"
 #include "seed/plan_parts.h"
+#include "seed/routes/broadcast/broadcast_route.h"
 #include "seed/routes/conv/conv_plan.h"
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
@@ -17,9 +18,15 @@
 #include "seed/routes/gemm/gemm_plan.h"
 #include "seed/routes/gemm/library_gemm.h"
 #include "seed/routes/gemm_then/gemm_then_plan.h"
+#include "seed/routes/norm/norm_route.h"
+#include "seed/routes/pointwise/pointwise_route.h"
+#include "seed/routes/pool/pool_route.h"
 #include "seed/routes/prologue_then/prologue_then_plan.h"
+#include "seed/routes/reduce/reduce_route.h"
+#include "seed/routes/row_softmax/row_softmax_route.h"
 #include "seed/routes/separable_conv/separable_conv_plan.h"
 #include "seed/routes/separable_conv/separable_conv_route.h"
+#include "seed/store_epilogue.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -319,13 +326,130 @@ std::optional<std::vector<ThenStep>> steps_within(const OpGraph& g, SecondSeedMa
   return std::nullopt;
 }
 
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+// A pointwise or broadcast step's chain as the store epilogue of the seed before it, or why it is none: the
+// previous result (its forward input 0) must be read element for element -- not broadcast -- so that output
+// element e is the chain of the previous seed's element e; its other tensors keep their own indexing.
+Result<StoreEpilogue> as_store_epilogue(const MatchedPlan& step) {
+  StoreEpilogue ep;
+  if (const auto* pw = dynamic_cast<const TypedPlan<PointwisePlan>*>(&step)) {
+    const PointwisePlan& p = pw->plan();
+    if (p.dtype != "float32") return Error{"a half-precision pointwise step"};
+    ep.shape = p.shape;
+    for (std::size_t k = 0; k < p.tensor_inputs.size(); ++k) {
+      const std::string value = fmt::format("x{}", k);
+      if (p.tensor_inputs[k] == 0)
+        ep.value_names.push_back(value);
+      else
+        ep.operands.push_back({.input = p.tensor_inputs[k],
+                               .name = p.tensor_names[k],
+                               .value = value,
+                               .size = product(p.shape, 0, p.shape.size()),
+                               .strides = row_major_strides(p.shape)});
+    }
+    ep.scalars = p.scalars;
+    ep.steps = p.steps;
+    ep.result = p.result;
+    ep.description = pointwise_description(p);
+    ep.pattern = pointwise_pattern(p);
+  } else if (const auto* bc = dynamic_cast<const TypedPlan<BroadcastPlan>*>(&step)) {
+    const BroadcastPlan& p = bc->plan();
+    ep.shape = p.shape;
+    const int64_t numel = product(p.shape, 0, p.shape.size());
+    for (std::size_t k = 0; k < p.inputs.size(); ++k) {
+      const std::string value = fmt::format("x{}", k);
+      if (p.inputs[k] == 0) {
+        if (p.sizes[k] != numel || epilogue_offset(p.shape, p.strides[k], "e") != "e")
+          return Error{"the step broadcasts the previous result"};
+        ep.value_names.push_back(value);
+      } else {
+        ep.operands.push_back(
+            {.input = p.inputs[k], .name = p.names[k], .value = value, .size = p.sizes[k], .strides = p.strides[k]});
+      }
+    }
+    ep.steps = p.steps;
+    ep.result = p.result;
+    ep.description = broadcast_description(p);
+    ep.pattern = broadcast_pattern(p);
+  } else {
+    return Error{"not a pointwise step"};
+  }
+  if (ep.value_names.empty()) return Error{"the step does not read the previous result"};
+  return ep;
+}
+
+// `seed` with `epilogue` folded into its store, or nullptr where its store takes none. The templates of the norm,
+// the pooling, the reduction (of a float32 result) and the softmax write each element once, in a store the
+// epilogue wraps. Not the library kernels (the channel RMSNorm, reduce_dim, the ticket and cluster softmax): their
+// files are read as they are, so such a step stays a kernel of its own. Nor the other routes: a product or a
+// convolution takes its pointwise tail in its own epilogue (the head, conv_epilogue, gemm_epilogue), and the other
+// seeds are no steps before a pointwise one on level 2.
+std::shared_ptr<const MatchedPlan> with_store_epilogue(const MatchedPlan& seed, StoreEpilogue epilogue) {
+  if (const auto* norm = dynamic_cast<const TypedPlan<NormPlan>*>(&seed);
+      norm && norm->plan().kernel == NormKernel::norm_template && !norm->plan().epilogue) {
+    NormPlan plan = norm->plan();
+    plan.epilogue = std::move(epilogue);
+    return matched_plan<kNormRoute>(std::move(plan));
+  }
+  if (const auto* pool = dynamic_cast<const TypedPlan<PoolPlan>*>(&seed); pool && !pool->plan().epilogue) {
+    PoolPlan plan = pool->plan();
+    plan.epilogue = std::move(epilogue);
+    return matched_plan<kPoolRoute>(std::move(plan));
+  }
+  if (const auto* reduce = dynamic_cast<const TypedPlan<ReducePlan>*>(&seed);
+      reduce && reduce->plan().kernel == ReduceKernel::reduce_template && reduce->plan().out_dtype == "float32" &&
+      !reduce->plan().epilogue) {
+    ReducePlan plan = reduce->plan();
+    plan.epilogue = std::move(epilogue);
+    return matched_plan<kReduceRoute>(std::move(plan));
+  }
+  if (const auto* softmax = dynamic_cast<const TypedPlan<RowSoftmaxPlan>*>(&seed);
+      softmax &&
+      (softmax->plan().kernel == SoftmaxKernel::row_template ||
+       softmax->plan().kernel == SoftmaxKernel::strided_template) &&
+      !softmax->plan().epilogue) {
+    RowSoftmaxPlan plan = softmax->plan();
+    plan.epilogue = std::move(epilogue);
+    return matched_plan<kRowSoftmaxRoute>(std::move(plan));
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+void fold_pointwise_steps(std::vector<ThenStep>& steps) {
+  for (std::size_t i = 1; i < steps.size();) {
+    std::shared_ptr<const MatchedPlan> folded;
+    if (auto epilogue = as_store_epilogue(*steps[i].seed);
+        epilogue && product(epilogue->shape, 0, epilogue->shape.size()) ==
+                        product(steps[i - 1].shape, 0, steps[i - 1].shape.size()))
+      folded = with_store_epilogue(*steps[i - 1].seed, std::move(*epilogue));
+    if (!folded) {
+      ++i;
+      continue;
+    }
+    // The seed before now writes what the pointwise step wrote, where it wrote it (an intermediate, or the output).
+    steps[i - 1] = ThenStep{.seed = std::move(folded),
+                            .shape = steps[i].shape,
+                            .bytes = steps[i].bytes,
+                            .read_shape = steps[i].read_shape};
+    steps.erase(steps.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
 
 std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps) {
   // The fewest steps first: each costs a store and a read of its result, so a route that takes two ops at once
-  // (a mean of a hardtanh) beats a cut between them.
+  // (a mean of a hardtanh) beats a cut between them. Then each pointwise step goes into the store before it.
   for (int steps = 1; steps <= max_steps; ++steps)
-    if (auto found = steps_within(g, second, steps)) return found;
+    if (auto found = steps_within(g, second, steps)) {
+      fold_pointwise_steps(*found);
+      return found;
+    }
   return std::nullopt;
 }
 

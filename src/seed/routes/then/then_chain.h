@@ -72,8 +72,13 @@ int64_t result_bytes(const std::vector<int64_t>& shape);
 // The steps that compute `g` (forward input 0 the previous result), each a seed then_step_refusal accepts: one
 // route's seed for the whole, or a cut
 // -- the latest that works -- with the steps before it and one seed after it: the fewest steps there are, at
-// most `max_steps`. nullopt: none.
+// most `max_steps`, then folded (fold_pointwise_steps). nullopt: none.
 std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps);
+// Each pointwise or broadcast step that reads the result before it element for element, after a seed whose store
+// takes an epilogue (the norm, pooling, reduction and softmax templates; store_epilogue.h), folded into that store:
+// the seed writes the step's result where the step wrote it, and the step, its kernel and the intermediate between
+// them are gone. Other steps stay as they are (a library kernel's store, a step that broadcasts the result).
+void fold_pointwise_steps(std::vector<ThenStep>& steps);
 // Why steps_for found none: the table's reason for the whole graph, or why its seed is no step
 // (then_step_refusal), or that the cuts need more than `max_steps` steps.
 std::string no_steps_reason(const OpGraph& g, SecondSeedMatcher second, int max_steps);
