@@ -192,6 +192,8 @@ TEST(PrologueThen, ALibraryGemmAfterAnActivation) {
   const auto ndebug = src->find("#define NDEBUG");
   ASSERT_NE(ndebug, std::string::npos) << *src;
   EXPECT_LT(ndebug, src->find("#include <cutlass/cutlass.h>")) << "NDEBUG before CUTLASS's headers";
+  // And before the pointwise head's CuTe: its asserts, compiled in there, would serialise the GEMM's wgmmas.
+  EXPECT_LT(ndebug, src->find("#include <cute/tensor.hpp>")) << "NDEBUG before every header";
   EXPECT_LT(src->find("#include <cutlass/cutlass.h>"), step) << "the headers outside the step's namespace";
 }
 

@@ -654,8 +654,16 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
   replace_placeholder(text, "SHAPES", shapes);
   replace_placeholder(text, "INTERMEDIATE_BYTES", std::to_string(at));
   replace_placeholder(text, "CHAIN", chain);
-  // The kernels last: their text is not searched for placeholders.
-  replace_placeholder(text, "HEAD_KERNEL", head.kernel);
+  // The kernels last: their text is not searched for placeholders. A later part that defines NDEBUG before
+  // CUTLASS's headers (the library GEMM's prelude) needs it before the head's headers too: the head includes
+  // CuTe first, and CuTe's asserts, compiled in there, reach the GEMM's mainloop through the same headers --
+  // ptxas then serialises every wgmma ("wgmma pipeline crossing function boundary": a pointwise head before
+  // the library GEMM, SeedCompile.PrologueThenLibraryGemmAfterAnActivationBuilds).
+  const bool later_ndebug = step_kernels.find("#define NDEBUG") != std::string::npos;
+  replace_placeholder(text, "HEAD_KERNEL",
+                      later_ndebug ? "#ifndef NDEBUG\n#define NDEBUG  // a later part's: before every header\n#endif\n" +
+                                         head.kernel
+                                   : head.kernel);
   replace_placeholder(text, "STEP_KERNELS", step_kernels);
   return text;
 }
