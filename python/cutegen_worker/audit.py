@@ -85,7 +85,7 @@ def compare_samples(got: torch.Tensor, ref_full: torch.Tensor, positions: torch.
                     scale: float, poison: int = None, ref_sq_sum: float = None) -> dict:
     """The compare() report of the gathered values against the reference at the same positions, its rel-L2
     an estimate of the whole output's: the squared error at the positions, scaled to the whole output, over
-    the whole reference's squared norm (`ref_sq_sum`, compare.finite_sq_sum of ref_full; without it, the
+    the whole reference's squared norm (`ref_sq_sum`, compare.finite_magnitude's second value; without it, the
     samples' own ratio). The limit gets 50 % room for the estimate.
 
     Why not the samples' own ratio: where an output's magnitude sits in a few elements -- a softmax over
@@ -99,13 +99,11 @@ def compare_samples(got: torch.Tensor, ref_full: torch.Tensor, positions: torch.
     report = compare.compare(got.reshape(-1), ref, loose, scale, poison=poison)
     if ref_sq_sum is None or not got.is_floating_point():
         return report
-    sample = ref.to(torch.float64)
-    sample_sq = float(torch.where(torch.isfinite(sample), sample, 0.0).square().sum())
-    sq_diff = report["rel_l2_err"] ** 2 * sample_sq if sample_sq > 0 else None
-    if sq_diff is None or report["rel_l2_err"] == float("inf"):
-        return report  # no finite reference at the positions: the ratio's verdict stands
-    estimate = ((sq_diff * ref_full.numel() / max(1, positions.numel())) / ref_sq_sum) ** 0.5 if ref_sq_sum > 0 \
-        else (0.0 if sq_diff == 0 else float("inf"))
+    # Non-finite mismatches are bad elements already (compare); the estimate is over the finite pairs.
+    g, r = got.reshape(-1).to(torch.float64), ref.to(torch.float64)
+    sq_diff = float(torch.where(torch.isfinite(g) & torch.isfinite(r), g - r, 0.0).square().sum())
+    scaled = sq_diff * ref_full.numel() / max(1, positions.numel())
+    estimate = (scaled / ref_sq_sum) ** 0.5 if ref_sq_sum > 0 else (0.0 if scaled == 0 else float("inf"))
     report["sample_rel_l2_err"] = report["rel_l2_err"]
     report["rel_l2_err"] = estimate
     report["pass"] = report["bad_count"] == 0 and estimate <= loose.rel_l2_limit

@@ -765,8 +765,7 @@ class CandidateSession:
             if got is None:
                 continue
             out_dtype = self.slot.outputs[0][i].dtype
-            ref, scale = compare.expected_and_scale(ref, out_dtype)
-            ref_sq = compare.finite_sq_sum(ref)  # the whole output's norm: the samples' rel-L2 estimates the full one
+            ref, scale, ref_sq = compare.expected_scale_and_norm(ref, out_dtype)  # the norm: see compare_samples
             floor = compare.tolerance(self.plan.precision, self.problem.dtype, out_dtype)
             positions = self.secret_out.positions(i)
             torch_sample = compare.as_numbers(native).reshape(-1).index_select(0, positions.to(native.device)).cpu()

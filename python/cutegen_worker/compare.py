@@ -84,39 +84,44 @@ def expected_values(ref: torch.Tensor, output_dtype: torch.dtype) -> torch.Tenso
     return torch.where(overflow, rounded.to(ref.dtype), ref)
 
 
-def expected_and_scale(ref: torch.Tensor, output_dtype: torch.dtype) -> tuple:
-    """(expected_values(ref, output_dtype), its max_abs_finite): the scale is looked at first, and when no
-    finite reference value reaches the output dtype's largest value nothing can overflow, so the reference
-    is the expected values as it is -- sparing the rounded copy of a whole output that expected_values makes
-    to find overflows (a sixth of a check's memory traffic on a 6 GB output, and it runs after every timed
-    call)."""
-    scale = max_abs_finite(ref)
+def expected_scale_and_norm(ref: torch.Tensor, output_dtype: torch.dtype) -> tuple:
+    """(expected_values(ref, output_dtype), its max_abs_finite, the sum of squares of its finite values): the
+    scale is looked at first, and when no finite reference value reaches the output dtype's largest value
+    nothing can overflow, so the reference is the expected values as it is -- sparing the rounded copy of a
+    whole output that expected_values makes to find overflows (a sixth of a check's memory traffic on a 6 GB
+    output, and it runs after every timed call). The norm comes from the same pass (a timed call's sampled
+    rel-L2 is measured against it: audit.compare_samples)."""
+    scale, norm = finite_magnitude(ref)
     if not output_dtype.is_floating_point or not ref.is_floating_point() or scale < torch.finfo(output_dtype).max:
-        return ref, scale
+        return ref, scale, norm
     expected = expected_values(ref, output_dtype)
-    return expected, max_abs_finite(expected)
+    return (expected, *finite_magnitude(expected))
 
 
-def max_abs_finite(ref: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> float:
-    """The `scale` of the element test: the largest finite |ref|."""
-    best = None
-    flat = ref.reshape(-1)
-    for start in range(0, flat.numel(), chunk):
-        part = flat[start:start + chunk].to(torch.float64).abs()
-        part_max = torch.where(torch.isfinite(part), part, 0.0).max()
-        best = part_max if best is None else torch.maximum(best, part_max)
-    return 0.0 if best is None else float(best)  # the one host sync
+def expected_and_scale(ref: torch.Tensor, output_dtype: torch.dtype) -> tuple:
+    """expected_scale_and_norm without the norm."""
+    return expected_scale_and_norm(ref, output_dtype)[:2]
 
 
-def finite_sq_sum(ref: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> float:
-    """The sum of squares of ref's finite elements: the denominator of a rel-L2 over all of it."""
-    total = None
+def finite_magnitude(ref: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> tuple:
+    """(the largest finite |ref|, the sum of squares of ref's finite values), in one pass over it."""
+    best = total = None
     flat = as_numbers(ref).reshape(-1)
     for start in range(0, flat.numel(), chunk):
         part = flat[start:start + chunk].to(torch.float64)
         part = torch.where(torch.isfinite(part), part, 0.0)
-        total = (part * part).sum() if total is None else total + (part * part).sum()
-    return 0.0 if total is None else float(total)  # the one host sync
+        part_max, part_sq = part.abs().max(), (part * part).sum()
+        best = part_max if best is None else torch.maximum(best, part_max)
+        total = part_sq if total is None else total + part_sq
+    if best is None:
+        return 0.0, 0.0
+    best, total = torch.stack([best, total]).tolist()  # the one host sync
+    return best, total
+
+
+def max_abs_finite(ref: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> float:
+    """The `scale` of the element test: the largest finite |ref|."""
+    return finite_magnitude(ref, chunk)[0]
 
 
 def _unravel(flat_index: int, shape) -> list:
