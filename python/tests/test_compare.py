@@ -227,3 +227,15 @@ def test_a_sample_still_fails_a_kernel_wrong_everywhere_by_more_than_the_limit()
                                    compare.Tolerance(atol=1e-4, rtol=1e-4, rel_l2_limit=1e-6),
                                    compare.max_abs_finite(ref), ref_sq_sum=compare.finite_magnitude(ref)[1])
     assert not report["pass"] and 5e-6 < report["rel_l2_err"] < 2e-5, report["rel_l2_err"]
+
+
+def test_a_kernel_imprecise_only_on_timed_calls_is_still_caught_at_the_first(worker, small):
+    """The attack the per-call estimate must still reject: right (the reference) on the correctness trials and
+    warm-up, TF32-rounded (~5e-4 relative, hundreds of times strict's limit) on every timed call. The samples'
+    estimate of the whole output's rel-L2 catches it at the first timed call, as the positions' own ratio did."""
+    from conftest import problem_path
+    from test_every_call_checked import ONE_TRIAL, evaluate
+    before = 2 * len(ONE_TRIAL) + 1  # the trial's two runs and the warm-up
+    result = evaluate(worker, problem_path("relu"), mode="tf32", after=before)
+    assert result["verdict"] == "mismatch", (result["verdict"], result["reason"])
+    assert result["reason"].startswith("timed call 0 "), result["reason"]
