@@ -21,44 +21,41 @@ long long thread_cpu_ns() {
   return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec;
 }
 
-// The property the host_compute verdict rests on: waiting for the GPU costs the runner less CPU time than
-// the time waited, so host code shows beside it (the worker measures the share on every machine before
-// judging, python/cutegen_worker/cpu_time.py; a spinning wait costs all of it). On two-core virtual machines
-// the share is 20-65% in most 100 ms windows, where a sleep's system call costs 12-15 us of CPU, but some
-// windows read 80-99% with only a few hundred of ~3000 sleeps giving the CPU up (the 10 us timer fires
-// before the thread has left), and more of them with other tests beside it. So the test runs alone (RUN_SERIAL,
-// src/CMakeLists.txt) and its best of five windows counts: under 90% of the time, with the CPU given up (a
-// voluntary context switch) for at least a quarter of the polls -- a spin makes none.
-TEST(PolledWait, WaitingCostsLittleCpuTime) {
+// The property the host_compute verdict rests on is that waiting for the GPU costs the runner less CPU time
+// than the time waited, so host code shows beside it. How much less is the machine's: on two-core virtual
+// machines 20-65% in most 100 ms windows, but 90-99.9% on an idle one, where the 10 us timer fires before the
+// thread has left the CPU (a fresh-clone CI run, 2026-12-05: 3200 polls, 5 voluntary switches). So the worker
+// measures that share on every machine before judging and turns the check off where the wait is costly
+// (python/cutegen_worker/cpu_time.py, `costly_wait`); a CPU share here would be a timed test of the machine.
+// What the code itself guarantees, anywhere: it sleeps between polls, never spins -- every poll lasts at least
+// the period (clock_nanosleep's promise), so a 100 ms wait makes at most 100 ms / period polls, where a spin
+// makes millions. The share and the switches are printed for whoever reads the log.
+TEST(PolledWait, WaitingSleepsBetweenPolls) {
   tighten_timer_slack();
   auto voluntary_switches = [] {
     rusage u{};
     getrusage(RUSAGE_THREAD, &u);
     return u.ru_nvcsw;
   };
-  bool quiet = false;
-  double best_share = 1e9;
-  for (int attempt = 0; attempt < 5 && !quiet; ++attempt) {
-    const long switches0 = voluntary_switches();
-    const long long cpu0 = thread_cpu_ns();
-    const auto wall0 = std::chrono::steady_clock::now();
-    const auto until = wall0 + std::chrono::milliseconds(100);
-    long sleeps = wait_polling([&] { return std::chrono::steady_clock::now() >= until; });
-    const long long cpu = thread_cpu_ns() - cpu0;
-    const long switches = voluntary_switches() - switches0;
-    const auto wall =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0).count();
-    EXPECT_GE(wall, 100000000LL);
-    EXPECT_GT(sleeps, 10);
-    const double share = static_cast<double>(cpu) / static_cast<double>(wall);
-    best_share = std::min(best_share, share);
-    quiet = share < 0.9 && switches >= sleeps / 4;
-    std::printf("polled wait: %.1f%% of the time waited in CPU, %ld polls, %ld voluntary switches in %.1f ms\n",
-                100.0 * share, sleeps, switches, wall / 1e6);
-  }
-  EXPECT_TRUE(quiet) << "in five windows the polled wait never gave the CPU up for a quarter of its polls while "
-                        "using under 90% of the time waited (best: "
-                     << 100 * best_share << "%)";
+  const long switches0 = voluntary_switches();
+  const long long cpu0 = thread_cpu_ns();
+  const auto wall0 = std::chrono::steady_clock::now();
+  const auto until = wall0 + std::chrono::milliseconds(100);
+  long polls = 0;
+  const long sleeps = wait_polling([&] {
+    ++polls;
+    return std::chrono::steady_clock::now() >= until;
+  });
+  const long long cpu = thread_cpu_ns() - cpu0;
+  const long switches = voluntary_switches() - switches0;
+  const auto wall =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall0).count();
+  EXPECT_GE(wall, 100000000LL);
+  EXPECT_GT(sleeps, 10);
+  EXPECT_EQ(polls, sleeps + 1) << "one sleep after every poll that was not the last";
+  EXPECT_LE(sleeps, wall / kGpuPollPeriod.count()) << "polls closer than the period: the wait did not sleep";
+  std::printf("polled wait: %.1f%% of the time waited in CPU, %ld polls, %ld voluntary switches in %.1f ms\n",
+              100.0 * static_cast<double>(cpu) / static_cast<double>(wall), sleeps, switches, wall / 1e6);
 }
 
 // And the reply still leaves soon after the work is done: the polls are short (a long sleep would add
