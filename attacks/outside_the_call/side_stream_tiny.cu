@@ -5,6 +5,8 @@
 // however the two interleave. Expected: pass with a time of at least 0.035 ms — the supervisor's clock
 // (and the probe/gather overrun) charges GPU work on any stream to the call.
 // Problem: attacks/problems/relu_small.py (a ~5 us kernel, so 40 us is most of the call).
+// The spin counts SM cycles, not %globaltimer: 80,000 cycles are at least 40 us at any Hopper clock up to
+// 2 GHz, whatever the global timer's rate on the machine (benchmarks/globaltimer_rate.cu).
 // --- ReLU attack scaffolding (each candidate must be a single file) ---
 #include <cutegen/kernel.h>
 
@@ -44,11 +46,8 @@ inline unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::min<in
 // --- end of scaffolding ---
 
 namespace attack {
-__device__ __forceinline__ uint64_t globaltimer_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+// At least 40 us at 2 GHz, the highest SM clock of an H100 or H200; longer at any lower clock.
+constexpr long long kSpinCycles = 80000;
 
 __global__ void relu(const float* x, float* y, int64_t n) {
   auto gx = flat(x, n);
@@ -59,8 +58,8 @@ __global__ void relu(const float* x, float* y, int64_t n) {
 
 // The hidden piece: 40 us of GPU time, then the first 1 % of the output again (the values relu writes).
 __global__ void hidden_piece(const float* x, float* y, int64_t n) {
-  const uint64_t start = globaltimer_ns();
-  while (globaltimer_ns() - start < 40000) {
+  const long long start = clock64();
+  while (clock64() - start < kSpinCycles) {
   }
   auto gx = flat(x, n);
   auto gy = flat(y, n);
