@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "seed/routes/gemm/folded_gemm_kernel.h"
 #include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm/library_gemm.h"
 
@@ -69,6 +70,15 @@ int64_t split_k_slices(const GemmPlan& p) {
 
 void choose_gemm_kernel(GemmPlan& p) {
   p.split_k = 1;
+  // First: a reduction that can be moved through the product needs no product at all.
+  if (folded_gemm_refusal(p).empty()) {
+    p.kernel = GemmKernel::folded;
+    p.kernel_reason = fmt::format(
+        "the {} over each row of an affine function of the product is A times B folded with the function's "
+        "per-column coefficients (linearity): a matrix-vector product of {} x {} instead of a {} x {} x {} GEMM",
+        row_reduce_name(p.reduce), p.m, p.k, p.m, p.n, p.k);
+    return;
+  }
   const std::string gemv = gemv_refusal(p);
   if (gemv.empty()) {
     p.kernel = GemmKernel::gemv;

@@ -26,7 +26,10 @@ struct ColumnOperand {
 //   gemv     a memory-bound matrix-vector kernel (gemv_kernel.cu.in): a plain product with N == 1 or M == 1;
 //   split_k  the tiled GEMM with K split over CTAs and the slices summed by a second kernel: a plain product
 //            with few output tiles and a long K.
-enum class GemmKernel { tiled, library, gemv, split_k };
+//   folded   no product at all: the sum or mean over each row of an affine function of the product is, by
+//            linearity, A times B folded with the function's per-column coefficients (folded_gemm_kernel.h),
+//            a matrix-vector product.
+enum class GemmKernel { tiled, library, gemv, split_k, folded };
 
 // triu/tril of the product: elements outside set to zero.
 enum class GemmMask { none, triu, tril };
@@ -67,6 +70,10 @@ struct GemmPlan {
   double norm_eps = 1e-5;
   std::vector<PointwiseStep> post;
   std::string post_result = "s";
+  // Every op from the product's element to `result` is affine in it (additions, subtractions, and
+  // multiplications and divisions by values that do not depend on the product): the matcher's finding, which
+  // lets a row sum or mean be folded through the product (GemmKernel::folded).
+  bool affine_epilogue = false;
   std::string pattern;
   // A, B and the product are all rank 2: no batch, none folded into M, no vector (match_matmul).
   bool matrices = false;

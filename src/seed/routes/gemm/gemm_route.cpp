@@ -7,6 +7,7 @@
 #include "seed/graph_util.h"
 #include "seed/routes/gemm/gemm_kernel.h"
 #include "seed/routes/gemm/gemm_kernel_choice.h"
+#include "seed/routes/gemm/folded_gemm_kernel.h"
 #include "seed/routes/gemm/gemv_kernel.h"
 #include "seed/routes/gemm/library_gemm.h"
 #include "seed/routes/gemm/library_gemm_epilogue.h"
@@ -163,6 +164,9 @@ std::string gemm_description(const GemmPlan& plan) {
       return fmt::format("matrix product (the library's {}) y = {}", library_gemm_name(plan).substr(8), plan.pattern);
     case GemmKernel::gemv: return "matrix-vector product (GEMV) y = " + plan.pattern;
     case GemmKernel::split_k: return fmt::format("matrix product (split K x {}) y = {}", plan.split_k, plan.pattern);
+    case GemmKernel::folded:
+      return fmt::format("row {} of an affine epilogue, folded through the product (a GEMV) y = {}",
+                         row_reduce_name(plan.reduce), plan.pattern);
     case GemmKernel::tiled: break;
   }
   if (!plan.has_epilogue()) return "matrix product y = " + plan.pattern;
@@ -176,6 +180,7 @@ std::string gemm_pattern(const GemmPlan& plan) {
     case GemmKernel::library: return std::string(library_gemm_name(plan)) + ": " + plan.pattern;
     case GemmKernel::gemv: return "GEMV: " + plan.pattern;
     case GemmKernel::split_k: return fmt::format("split-K x{} GEMM: {}", plan.split_k, plan.pattern);
+    case GemmKernel::folded: return "folded GEMV: " + plan.pattern;
     case GemmKernel::tiled: break;
   }
   return plan.pattern;
@@ -188,6 +193,7 @@ Result<std::string> emit_gemm(const GemmPlan& plan, const CommentText& problem) 
         return generate_library_gemm_epilogue_kernel(plan, problem);
       return generate_library_gemm_kernel(plan, problem);
     case GemmKernel::gemv: return generate_gemv_kernel(plan, problem);
+    case GemmKernel::folded: return generate_folded_gemm_kernel(plan, problem);
     case GemmKernel::tiled:
     case GemmKernel::split_k: break;
   }

@@ -269,6 +269,70 @@ TEST(GemmEpilogueReduceMatcher, NearMisses) {
   EXPECT_TRUE(contains(epilogue_refusal(all), "sum over dim -1 of the 4x6 product")) << epilogue_refusal(all);
 }
 
+// A row sum or mean of an affine function of the product is folded through it (GemmKernel::folded): the product
+// is never formed. Only additions, subtractions, negations, identities and multiplications / true divisions by
+// values that do not depend on the product are affine.
+TEST(GemmEpilogueReduceMatcher, ARowSumOfAnAffineEpilogueIsFoldedThroughTheProduct) {
+  auto kernel_of = [](const json& g) {
+    auto m = match(g);
+    EXPECT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
+    return m.plan_as<GemmPlan>() ? m.plan_as<GemmPlan>()->kernel : GemmKernel::tiled;
+  };
+  // sum((fc(x) - y) * 2 / 3): y is a (4, 6) input -- not a column operand, so not the epilogue's at all; use a
+  // per-column parameter instead: sum(neg(fc(x) * b) / 3 + 1) with b a (6,) parameter.
+  json affine = graph({input(0, "x", {4, 8}), param(1, "b", 1, {6}), param(2, "fc_weight", 2, {6, 8}),
+                       linear(3, {ref(0), ref(2)}, {4, 6}), node(4, "mul", {ref(3), ref(1)}, json::object(), {4, 6}),
+                       node(5, "neg", {ref(4)}, json::object(), {4, 6}),
+                       node(6, "div", {ref(5), num(3)}, {{"rounding_mode", nullptr}}, {4, 6}),
+                       node(7, "add", {ref(6), num(1)}, {{"alpha", 2}}, {4, 6}),
+                       node(8, "sum", {ref(7)}, {{"dim", 1}, {"keepdim", true}, {"dtype", nullptr}}, {4, 1})},
+                      8, 1, {"b", "fc.weight"});
+  EXPECT_EQ(kernel_of(affine), GemmKernel::folded);
+  auto m = match(affine);
+  ASSERT_TRUE(m.plan_as<GemmPlan>());
+  EXPECT_TRUE(contains(m.plan_as<GemmPlan>()->kernel_reason, "linearity")) << m.plan_as<GemmPlan>()->kernel_reason;
+  EXPECT_TRUE(contains(m.description(), "row sum of an affine epilogue, folded through the product")) << m.description();
+  // Not affine: the product times itself, a division by the product, an activation, a floor division.
+  json squared = affine;
+  squared["nodes"][4] = node(4, "mul", {ref(3), ref(3)}, json::object(), {4, 6});
+  EXPECT_NE(kernel_of(squared), GemmKernel::folded);
+  json over = affine;
+  over["nodes"][6] = node(6, "div", {num(3), ref(5)}, {{"rounding_mode", nullptr}}, {4, 6});
+  EXPECT_NE(kernel_of(over), GemmKernel::folded);
+  json activation = affine;
+  activation["nodes"][5] = node(5, "sigmoid", {ref(4)}, json::object(), {4, 6});
+  EXPECT_NE(kernel_of(activation), GemmKernel::folded);
+  json floor_division = affine;
+  floor_division["nodes"][6] = node(6, "div", {ref(5), num(3)}, {{"rounding_mode", "floor"}}, {4, 6});
+  EXPECT_NE(match(floor_division).route(), "gemm_epilogue");  // no seed folds or fuses a floor division
+  // A max over each row is no sum: not folded, even of an affine epilogue.
+  json row_max = affine;
+  row_max["nodes"][8] = node(8, "amax", {ref(7)}, {{"dim", 1}, {"keepdim", true}}, {4, 1});
+  EXPECT_NE(kernel_of(row_max), GemmKernel::folded);
+}
+
+TEST(GemmEpilogueKernel, TheFoldedSeedEvaluatesTheEpilogueInDoubleForItsCoefficients) {
+  json g = graph({input(0, "x", {4, 8}), param(1, "w", 1, {8, 6}), param(2, "shift", 2, {6}),
+                  node(3, "matmul", {ref(0), ref(1)}, json::object(), {4, 6}),
+                  node(4, "sub", {ref(3), ref(2)}, {{"alpha", 1}}, {4, 6}),
+                  node(5, "mean", {ref(4)}, {{"dim", -1}, {"keepdim", false}, {"dtype", nullptr}}, {4}),
+                  node(6, "mul", {ref(5), num(2)}, json::object(), {4})},
+                 6, 1, {"w", "shift"});
+  auto m = match(g);
+  ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
+  ASSERT_EQ(m.plan_as<GemmPlan>()->kernel, GemmKernel::folded);
+  auto src = m.plan->emit(CommentText("affine_mean.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "constexpr bool kBTransposed = false;")) << *src;  // w given (K, N): fold_rows_kernel
+  EXPECT_TRUE(contains(*src, "constexpr bool kMean = true;")) << *src;
+  EXPECT_TRUE(contains(*src, "  const double c0 = cols.p[0][n];  // shift[n]\n"
+                             "  const double v4 = (y - c0);")) << *src;
+  EXPECT_TRUE(contains(*src, "  const float q6 = (s * 2.f);")) << *src;
+  EXPECT_TRUE(contains(*src, "extern \"C\" int cutegen_forward_ws(")) << *src;
+  EXPECT_FALSE(contains(*src, "extern \"C\" int cutegen_forward(")) << *src;
+  EXPECT_FALSE(contains(*src, "{{")) << *src;
+}
+
 TEST(GemmEpilogueNormMatcher, AGroupNormOrBatchNormThenPointwiseWithColumnOperands) {
   auto gn = match(linear_groupnorm_swish());
   ASSERT_TRUE(gn.plan_as<GemmPlan>()) << gn.reason;

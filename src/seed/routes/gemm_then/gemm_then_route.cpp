@@ -9,6 +9,7 @@
 
 #include "seed/graph_util.h"
 #include "seed/plan_parts.h"
+#include "seed/routes/gemm/folded_gemm_kernel.h"
 #include "seed/routes/gemm/gemm_kernel.h"
 #include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm/library_gemm.h"
@@ -38,11 +39,23 @@ bool on_library_gemm(const GemmPlan& head) { return head.kernel == GemmKernel::l
 
 // The head's own workspace, as far as its plan tells (the match's check of the judge's cap).
 int64_t head_workspace_bytes(const GemmPlan& head) {
+  if (head.kernel == GemmKernel::folded) return folded_gemm_workspace_bytes(head);
   return on_library_gemm(head) ? library_gemm_workspace_bytes(head) : tiled_gemm_workspace_bound(head);
+}
+
+// What the description and pattern call the head's kernel.
+std::string_view head_kernel_name(const GemmPlan& head, bool short_form) {
+  if (head.kernel == GemmKernel::folded) return short_form ? "folded GEMV" : "folded through the product: a GEMV";
+  if (on_library_gemm(head)) return short_form ? "library 3xTF32 GEMM" : "the library's 3xTF32 GEMM";
+  return short_form ? "tiled GEMM" : "the tiled GEMM";
 }
 
 // The header's sentence on the kernel that writes y.
 std::string head_kernel_text(const GemmPlan& head) {
+  if (head.kernel == GemmKernel::folded)
+    return "The folded GEMV\n"
+           "// (folded_gemm_kernel.cu.in: the row's sum or mean of an affine epilogue moved through the product by\n"
+           "// linearity, so the product itself is never formed)";
   if (on_library_gemm(head) && !head.has_epilogue() && head.columns.empty())
     return "The library's 3xTF32 GEMM\n"
            "// (library/gemm_sm90_3xtf32.cu, the product alone: the plain GEMM route's seed, nothing fused)";
@@ -96,7 +109,9 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
     // The library GEMM, or the tiled one where the library's refuses the product (too few tiles, split operands
     // over the judge's cap: KernelBench level 2's 55) -- the kernel gemm_epilogue gives the head alone. Not a
     // GEMV or split K: a plain product without an epilogue, which a head with a step after it seldom is.
-    if (!head || (head->kernel != GemmKernel::library && head->kernel != GemmKernel::tiled)) continue;
+    if (!head || (head->kernel != GemmKernel::library && head->kernel != GemmKernel::tiled &&
+                  head->kernel != GemmKernel::folded))
+      continue;
     auto note = [&, library = on_library_gemm(*head)](std::string why) {
       if (library && !rest_reason) rest_reason = std::move(why);
     };
@@ -142,15 +157,14 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
 std::string gemm_then_description(const GemmThenPlan& plan) {
   std::vector<std::string> steps;
   for (const auto& s : plan.steps) steps.push_back(s.seed->description());
-  return fmt::format("matrix product ({}), then {}: y = {}",
-                     on_library_gemm(plan.head) ? "the library's 3xTF32 GEMM" : "the tiled GEMM",
+  return fmt::format("matrix product ({}), then {}: y = {}", head_kernel_name(plan.head, false),
                      fmt::join(steps, ", then "), plan.head.pattern);
 }
 
 std::string gemm_then_pattern(const GemmThenPlan& plan) {
   std::vector<std::string> steps;
   for (const auto& s : plan.steps) steps.push_back(s.seed->pattern());
-  return fmt::format("{}, then {}; y = {}", on_library_gemm(plan.head) ? "library 3xTF32 GEMM" : "tiled GEMM",
+  return fmt::format("{}, then {}; y = {}", head_kernel_name(plan.head, true),
                      fmt::join(steps, ", then "), plan.head.pattern);
 }
 
@@ -160,13 +174,14 @@ Result<std::string> emit_gemm_then(const GemmThenPlan& plan, const CommentText& 
   const StaticEntries entries = make_entries_static(*head, "gemm_");
   // The library GEMM's text has cutegen_forward_ws and cutegen_workspace_bytes; the tiled GEMM's has all three,
   // one way compiled out (SEED_WORKSPACE), and the chain calls the one its build keeps.
-  const bool library = on_library_gemm(plan.head);
-  const bool workspace = library || tiled_gemm_uses_workspace(plan.head);
-  if (entries.forward != !library || !entries.forward_ws || !entries.workspace_bytes ||
+  // The folded GEMV's likewise has only the workspace pair.
+  const bool ws_only = on_library_gemm(plan.head) || plan.head.kernel == GemmKernel::folded;
+  const bool workspace = ws_only || tiled_gemm_uses_workspace(plan.head);
+  if (entries.forward != !ws_only || !entries.forward_ws || !entries.workspace_bytes ||
       head->find("extern \"C\"") != std::string::npos)
-    return Error{fmt::format("the {} GEMM's seed does not have exactly the entry points {} as {} expects",
-                             library ? "library" : "tiled",
-                             library ? "cutegen_forward_ws and cutegen_workspace_bytes"
+    return Error{fmt::format("the {} seed does not have exactly the entry points {} as {} expects",
+                             head_kernel_name(plan.head, true),
+                             ws_only ? "cutegen_forward_ws and cutegen_workspace_bytes"
                                      : "cutegen_forward, and cutegen_forward_ws with cutegen_workspace_bytes",
                              kGemmThenSeedFile)};
   // In a namespace of its own: a step that is a library GEMM too defines the same functions, and an unqualified

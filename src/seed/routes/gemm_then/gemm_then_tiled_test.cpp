@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include "seed/routes/gemm/folded_gemm_kernel.h"
+
 #include <fmt/format.h>
 
 #include "common/slow_compile_tests.h"
+#include "seed/routes/gemm/folded_gemm_kernel.h"
 #include "seed/routes/gemm/gemm_kernel.h"
 #include "seed/routes/gemm_then/gemm_then_route.h"
 #include "seed/testdata/graph_builders.h"
@@ -39,12 +42,15 @@ json linear_maxpool_sum_scale(int64_t m, int64_t k, int64_t n) {
 
 // mean(fc(x), dim=1, keepdim=True) + z: the row mean fused into the tiled GEMM (its partials in the workspace),
 // then a broadcast step reading forward input z. x (m, k), z (m, n).
-json linear_row_mean_plus(int64_t m, int64_t k, int64_t n) {
+// mean(act(fc(x)), dim=1, keepdim=True) + z, act a relu (the mean cannot move through it: the tiled GEMM with
+// its partials) or an identity (an affine epilogue: the mean folded through the product, a GEMV).
+json linear_row_mean_plus(int64_t m, int64_t k, int64_t n, bool relu = true) {
   return graph({input(0, "x", {m, k}), input(1, "z", {m, n}), param(2, "fc_weight", 2, {n, k}),
                 node(3, "linear", {ref(0), ref(2)}, {{"has_bias", false}}, {m, n}),
-                node(4, "mean", {ref(3)}, {{"dim", 1}, {"keepdim", true}, {"dtype", nullptr}}, {m, 1}),
-                node(5, "add", {ref(4), ref(1)}, {{"alpha", 1}}, {m, n})},
-               5, 2, {"fc.weight"});
+                node(4, relu ? "relu" : "identity", {ref(3)}, json::object(), {m, n}),
+                node(5, "mean", {ref(4)}, {{"dim", 1}, {"keepdim", true}, {"dtype", nullptr}}, {m, 1}),
+                node(6, "add", {ref(5), ref(1)}, {{"alpha", 1}}, {m, n})},
+               6, 2, {"fc.weight"});
 }
 
 const GemmThenPlan& tiled_then_plan(const SeedMatch& m) { return *m.plan_as<GemmThenPlan>(); }
@@ -112,9 +118,31 @@ TEST(GemmThenTiled, ATiledHeadWithARowReductionCallsItsWorkspaceEntryPoint) {
   auto src = m.plan->emit(CommentText("row_mean_plus.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   EXPECT_TRUE(contains(*src, "#define SEED_ROW_REDUCE 1")) << *src;
+  EXPECT_TRUE(contains(*src, "  const float v4 = (y < 0.f ? 0.f : y);  // relu(")) << *src;
   EXPECT_TRUE(contains(*src, "    part = seed_head::gemm_workspace_bytes(inputs, kNumInputs, &out, 1);\n")) << *src;
   EXPECT_TRUE(contains(*src, "seed_head::gemm_forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)"))
       << *src;
+}
+
+TEST(GemmThenTiled, AnAffineHeadWithARowMeanIsFoldedAndCalledThroughItsWorkspace) {
+  // KernelBench 51's shape: the row mean of the product alone is moved through it (a GEMV), then broadcast.
+  auto m = match(linear_row_mean_plus(12, 40, 72, false));
+  ASSERT_TRUE(m.plan_as<GemmThenPlan>()) << m.reason;
+  const GemmThenPlan& p = tiled_then_plan(m);
+  EXPECT_EQ(p.head.kernel, GemmKernel::folded);
+  EXPECT_EQ(p.head.reduce, RowReduce::mean);
+  EXPECT_EQ(p.head_shape, (std::vector<int64_t>{12, 1}));
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_EQ(p.steps[0].seed->route(), "broadcast");
+  EXPECT_TRUE(contains(m.description(), "matrix product (folded through the product: a GEMV), then ")) << m.description();
+  // a[72], b[72], c, w[40] and the partial sums of 64 slices of N (the most; K = 40 is one CTA's columns).
+  EXPECT_EQ(folded_gemm_workspace_bytes(p.head), 8 * (2 * 72 + 1 + 40 + 64 * 40));
+  auto src = m.plan->emit(CommentText("row_mean_plus.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "constexpr bool kMean = true;")) << *src;
+  EXPECT_TRUE(contains(*src, "seed_head::gemm_forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)"))
+      << *src;
+  EXPECT_FALSE(contains(*src, "{{")) << *src;
 }
 
 TEST(GemmThenTiled, ATiledProductWhoseRestDoesNotChainKeepsTheEpiloguesReason) {

@@ -15,6 +15,7 @@
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
 #include "seed/routes/conv_then/conv_then_plan.h"
+#include "seed/routes/gemm/folded_gemm_kernel.h"
 #include "seed/routes/gemm/gemm_plan.h"
 #include "seed/routes/gemm/library_gemm.h"
 #include "seed/routes/gemm_then/gemm_then_plan.h"
@@ -194,6 +195,9 @@ int64_t then_step_scratch(const MatchedPlan& seed) {
   if (const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(&seed);
       gemm && gemm->plan().kernel == GemmKernel::library)
     return library_gemm_workspace_bytes(gemm->plan());
+  if (const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(&seed);
+      gemm && gemm->plan().kernel == GemmKernel::folded)
+    return folded_gemm_workspace_bytes(gemm->plan());
   if (const auto* conv = dynamic_cast<const TypedPlan<ConvPlan>*>(&seed)) return conv_workspace_bound(conv->plan());
   if (const auto* separable = dynamic_cast<const TypedPlan<SeparableConvPlan>*>(&seed))
     return separable->plan().intermediate_bytes + conv_workspace_bound(separable->plan().second);
