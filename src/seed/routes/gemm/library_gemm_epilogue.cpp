@@ -66,7 +66,7 @@ std::string fill(std::string text, const GemmPlan& p) {
 std::string what_follows(const GemmPlan& p) {
   if (p.reduce != RowReduce::none)
     return fmt::format(
-        "// The {} over each row is a second kernel, a warp per row over the epilogue's values, which the GEMM\n"
+        "// The {} over each row is a second kernel, a CTA per row over the epilogue's values, which the GEMM\n"
         "// stores in an (M, N) buffer in the workspace: M x N x 8 bytes of traffic more than partial reductions in\n"
         "// the GEMM's epilogue would move (the fused form the seed's tiled GEMM has), small beside the product.\n",
         row_reduce_name(p.reduce));
