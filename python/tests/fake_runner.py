@@ -69,7 +69,7 @@ from cutegen_worker.runner_link import Exchange, LinkError, RunnerEnd
 OTHER_SHAPES = ("same", "wrong", "refuse", "no_workspace", "crash", "print")
 MODES = ("reference", "native", "tf32", "positive_tf32", "zeros", "nan", "none", "partial", "stale", "own_params",
          "identity", "perturb", "zero_output", "mutate_input", "mutate_param", "print", "rc", "cuda_error", "crash",
-         "hang", "tamper", "forbidden", "load_fail", "workspace_stale", "unwritten_true", "cached_ints")
+         "hang", "tamper", "forbidden", "load_fail", "workspace_stale", "unwritten_true", "cached_ints", "noisy")
 WORKSPACE_SEEN = []  # (runner index, call index, poisoned, the fill's pattern) per call of a fake with a workspace; tests read it
 
 
@@ -288,6 +288,12 @@ class FakeRunner:
             elif mode == "perturb":
                 delta = self.spec.get("deltas", [self.spec.get("delta", 1.0)] * 2)[output_set]
                 outputs[0].view(-1)[self.spec.get("flat_index", 0)] += delta
+            elif mode == "noisy":  # the reference with a relative error of about spec["noise"] per element
+                g = torch.Generator().manual_seed(self.calls)
+                for out in outputs:
+                    if out.is_floating_point():
+                        noise = torch.randn(out.shape, generator=g, dtype=torch.float64) * self.spec["noise"]
+                        out.copy_((out.to(torch.float64) * (1 + noise.to(out.device))).to(out.dtype))
             elif mode == "zero_output":
                 outputs[self.spec.get("output", 0)].zero_()
             elif mode == "unwritten_true":

@@ -99,6 +99,75 @@ def test_a_kernel_wrong_on_one_call_checked_in_full_is_caught_there(worker, smal
         assert check["outputs"][0]["first_bad"][0]["index"] == [12345 // 1024, 12345 % 1024]
 
 
+# ---- the screen: PyTorch's own result first, the float64 reference where it does not settle a call -----------
+# Trials as `cutegen eval` plans them: one with the module's own parameters, then random ones of each timed kind
+# (the screen's rel-L2 limit comes from the trials with random parameters, as every timed call has).
+SCREEN_TRIALS = [{"seed": 1, "kind": "problem", "params": "own"}, {"seed": 2, "kind": "problem", "params": "random"},
+                 {"seed": 3, "kind": "signed", "params": "random"}]
+SCREEN_FIRST_TIMED = 2 * len(SCREEN_TRIALS) + 1  # the trials' two runs each, then one warm-up call
+
+
+def test_calls_well_within_their_bounds_are_settled_by_pytorchs_own_result(worker, small, monkeypatch):
+    """The float64 reference is not computed after any timed call of an honest kernel: PyTorch's result in the
+    problem's dtype settles each (the float64 forward of a transposed 3-d convolution took ~0.7 s per call on
+    an H100). What a call is compared with is still the answer, at every call."""
+    inside = []  # the fake kernel computes its answer with the reference too: not the worker's work
+    real_call = FakeRunner.call
+
+    def call(self, output_set, scalars):
+        inside.append(True)
+        try:
+            return real_call(self, output_set, scalars)
+        finally:
+            inside.pop()
+
+    monkeypatch.setattr(FakeRunner, "call", call)
+    worker.load(problem_path("softmax_rows"))
+    reference = worker.session.problem.reference
+    computed = []
+    real = reference.compute
+    monkeypatch.setattr(reference, "compute", lambda *a, **k: (inside or computed.append(1)) and None or real(*a, **k))
+    result = worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
+                         trials=SCREEN_TRIALS, warmup=1, runs=8, precision="strict", call_timeout_s=10.0,
+                         work_dir="/tmp/cutegen-test-work", fake_runner={"mode": "reference"})
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["audits"]["sampled"] == 8 and result["audits"]["screened"] == 8, result["audits"]
+    # The trials' three checks and the two full audits; none for the eight timed calls.
+    assert len(computed) == len(SCREEN_TRIALS) + 2, len(computed)
+
+
+def test_without_a_trial_of_random_parameters_every_call_takes_the_exact_check(worker, small):
+    result = evaluate(worker, problem_path("relu"), runs=6)
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["audits"].get("screened", 0) == 0 and result["audits"]["sampled"] == 6
+
+
+def test_a_kernel_near_its_bound_takes_the_exact_check_and_passes(worker, small):
+    """0.875e-6 of rel-L2 is over the screen's half (0.75e-6 with the estimate's room) and within the exact
+    limit (ReLU is exact in PyTorch, so the strict floor, 1e-6: 1.5e-6 for the estimate at the positions, 1e-6
+    for the two calls checked in full): every call falls through to the float64 reference, and passes there."""
+    worker.load(problem_path("relu"))
+    runs = 6
+    result = worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
+                         trials=SCREEN_TRIALS, warmup=1, runs=runs, precision="strict", call_timeout_s=10.0,
+                         work_dir="/tmp/cutegen-test-work",
+                         fake_runner={"mode": "noisy", "noise": 0.875e-6,
+                                      "only": list(range(SCREEN_FIRST_TIMED, SCREEN_FIRST_TIMED + runs))})
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["audits"]["sampled"] == runs and result["audits"].get("screened", 0) == 0, result["audits"]
+
+
+def test_a_kernel_beyond_its_bound_on_one_call_fails_there_through_the_exact_check(worker, small):
+    worker.load(problem_path("relu"))
+    result = worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
+                         trials=SCREEN_TRIALS, warmup=1, runs=6, precision="strict", call_timeout_s=10.0,
+                         work_dir="/tmp/cutegen-test-work",
+                         fake_runner={"mode": "noisy", "noise": 4e-6, "only": [SCREEN_FIRST_TIMED + 3]})
+    assert result["verdict"] == "mismatch", result["reason"]
+    assert result["reason"].startswith("timed call 3 "), result["reason"]
+    assert result["audits"]["screened"] == 3, result["audits"]
+
+
 # ---- 2. every output dtype poisoned so an unwritten element is caught ------------------------------------
 BOOL_OUTPUT = """
 import torch

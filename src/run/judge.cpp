@@ -145,8 +145,11 @@ std::string EvalReport::summary() const {
     return s;
   }
   auto audits = session.value("audits", nlohmann::json::object());
-  s = fmt::format("PASS {}  [{} full checks, {} of {} timed calls compared]\n", name, checks.size(),
-                  audits.value("sampled", 0), audits.value("timed_calls", 0));
+  s = fmt::format("PASS {}  [{} full checks, {} of {} timed calls compared{}]\n", name, checks.size(),
+                  audits.value("sampled", 0), audits.value("timed_calls", 0),
+                  audits.value("screened", 0) > 0
+                      ? fmt::format(", {} of them settled by PyTorch's own result", audits.value("screened", 0))
+                      : "");
   if (time) {
     const auto& st = time->stats;
     s += fmt::format("  time      {:.4g} ms median (min {:.4g}, IQR {:.3g}, {} calls on {} inputs, the slower)", st.median_ms,

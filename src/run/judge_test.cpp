@@ -43,7 +43,7 @@ nlohmann::json passing_record(double median_ms) {
           {"checks", {{{"trial", 0}, {"kind", "problem"}, {"pass", true}, {"reason", "ok"}}}},
           {"runner", {{"end", "exit code 0"}}},
           {"calibration", {{"ping_ms", 0.02}}},
-          {"audits", {{"timed_calls", 100}, {"sampled", 27}, {"full", 2}, {"positions", 2048}}},
+          {"audits", {{"timed_calls", 100}, {"sampled", 27}, {"screened", 25}, {"full", 2}, {"positions", 2048}}},
           {"calls", nlohmann::json::array()},
           {"time", {{"median_ms", median_ms}, {"iqr_ms", 0.01}, {"min_ms", median_ms}, {"max_ms", median_ms},
                     {"runs", 50}, {"slower_kind", "signed"},
@@ -156,7 +156,9 @@ TEST_F(JudgeTest, PassingKernelGetsTheWorkersTimeSpeedupsAndSol) {
   EXPECT_NEAR(j["sol_pct"].get<double>(), 100 * r->floor->floor_ms / 2.0, 1e-9);
   auto summary = r->summary();
   EXPECT_NE(summary.find("PASS relu"), std::string::npos);
-  EXPECT_NE(summary.find("27 of 100 timed calls compared"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("27 of 100 timed calls compared, 25 of them settled by PyTorch's own result]"),
+            std::string::npos)
+      << summary;
   EXPECT_NE(summary.find("on signed inputs"), std::string::npos) << summary;
   EXPECT_NE(summary.find("events 1.98 ms; GPU span 1.99 ms"), std::string::npos) << summary;
   // The floor's basis, so the SOL can be checked: 8 MB at the fake calibration's 4000 GB/s.
