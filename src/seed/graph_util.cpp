@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <variant>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -238,6 +239,37 @@ Result<std::string> emit_chain(const OpGraph& g, int root, const std::map<int, s
     values[id] = value;
   }
   return values.at(root);
+}
+
+bool affine_in(const OpGraph& g, int source, int root) {
+  std::map<int, bool> depends;  // memo: does the node's value depend on `source`?
+  auto dep = [&](auto&& self, int id) -> bool {
+    if (id == source) return true;
+    if (auto it = depends.find(id); it != depends.end()) return it->second;
+    bool d = false;
+    for (const auto& a : g.node(id).args) d = d || (a.ref && self(self, *a.ref));
+    depends[id] = d;
+    return d;
+  };
+  auto arg_dep = [&](const Operand& a) { return a.ref && dep(dep, *a.ref); };
+  std::set<int> seen;
+  std::vector<int> stack{root};
+  while (!stack.empty()) {
+    const int id = stack.back();
+    stack.pop_back();
+    if (id == source || !seen.insert(id).second || !dep(dep, id)) continue;
+    const Node& n = g.node(id);
+    const std::string_view op = n.op.spelling();
+    auto rounding = n.params.find("rounding_mode");
+    const bool true_division = rounding == n.params.end() || std::holds_alternative<std::monostate>(rounding->second);
+    const bool ok = n.op == Op::add || n.op == Op::sub || n.op == Op::identity || op == "neg" ||
+                    (n.op == Op::mul && n.args.size() == 2 && !(arg_dep(n.args[0]) && arg_dep(n.args[1]))) ||
+                    (n.op == Op::div && n.args.size() == 2 && !arg_dep(n.args[1]) && true_division);
+    if (!ok) return false;
+    for (const auto& a : n.args)
+      if (a.ref) stack.push_back(*a.ref);
+  }
+  return true;
 }
 
 }  // namespace cutegen::seed

@@ -60,4 +60,11 @@ std::string text_of(const OpGraph& g, const Operand& o);
 Result<std::string> emit_chain(const OpGraph& g, int root, const std::map<int, std::string>& leaves,
                                const std::string& prefix, std::vector<PointwiseStep>& steps);
 
+// Whether node `root` is an affine function of node `source`'s value, element by element: every node between them
+// an addition or subtraction (any alpha), a multiplication with one factor that does not depend on `source`, a true
+// division of a `source`-dependent value by one that does not, a negation or an identity. Then a sum of it over
+// any dimensions can be moved through a linear `source` (a product: GemmKernel::folded; a convolution: the
+// conv_fold route). Anything else -- a view, an activation, the value squared -- is not.
+bool affine_in(const OpGraph& g, int source, int root);
+
 }  // namespace cutegen::seed

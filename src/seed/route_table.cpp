@@ -9,6 +9,7 @@
 #include "seed/routes/cross_entropy/cross_entropy_route.h"
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
+#include "seed/routes/conv_fold/conv_fold_route.h"
 #include "seed/routes/conv_then/conv_then_route.h"
 #include "seed/routes/depthwise_conv/depthwise_conv_route.h"
 #include "seed/routes/gemm/gemm_route.h"
@@ -101,6 +102,12 @@ Claim claim_conv(const MatchContext& c) { return decide_if(c.output_is(Op::conv)
 // answer.
 Claim claim_conv_epilogue(const MatchContext& c) { return has_convolution(c) ? Claim::attempt : Claim::skip; }
 Claim claim_conv_then(const MatchContext& c) { return decide_if(has_convolution(c)); }
+// A convolution whose pointwise ops are summed or averaged over every spatial dimension (a global average
+// pooling): tried before the epilogue and conv_then routes, which take the graph when it is not linear enough to
+// fold (an activation before the pooling, a strided forward convolution, ...).
+Claim claim_conv_fold(const MatchContext& c) {
+  return has_convolution(c) && (c.has(Op::sum) || c.has(Op::mean)) ? Claim::attempt : Claim::skip;
+}
 
 // conv_then's and gemm_then's next seeds: the walk over this table (match_seed) for the graph after the head,
 // which has the head's convolution or product no more, so a walk that comes back to a *_then route does so on a
@@ -111,6 +118,9 @@ Result<std::shared_ptr<const MatchedPlan>> second_seed(const OpGraph& after) {
   return m.plan;
 }
 Result<ConvThenPlan> match_conv_then_in_table(const OpGraph& g) { return match_conv_then(g, &second_seed); }
+Result<ConvFoldPlan> match_conv_fold_in_table(const OpGraph& g) { return match_conv_fold(g, &second_seed); }
+constexpr RouteDef<ConvFoldPlan> kConvFoldRoute{"conv_fold", match_conv_fold_in_table, conv_fold_description,
+                                                conv_fold_pattern, emit_conv_fold};
 Result<GemmThenPlan> match_gemm_then_in_table(const OpGraph& g) { return match_gemm_then(g, &second_seed); }
 constexpr RouteDef<GemmThenPlan> kGemmThenRoute{"gemm_then", match_gemm_then_in_table, gemm_then_description,
                                                 gemm_then_pattern, emit_gemm_then};
@@ -187,6 +197,7 @@ constexpr Route kRoutes[] = {
     route<kDepthwiseConvRoute>(claim_depthwise_conv),
     route<kSeparableConvRoute>(claim_separable_conv),
     route<kConvRoute>(claim_conv),
+    route<kConvFoldRoute>(claim_conv_fold),
     route<kConvEpilogueRoute>(claim_conv_epilogue),
     route<kConvThenRoute>(claim_conv_then),
     route<kScanRoute>(claim_scan),

@@ -24,27 +24,6 @@ constexpr const char* kConvThenHeader =
     ;
 constexpr const char* kConvThenSeedFile = "src/seed/routes/conv_then/conv_then_route.cpp";
 
-bool is_conv_node(const Node& n) { return n.op == Op::conv || n.op == Op::conv_transpose; }
-
-// `root` and every op after it that is pointwise, has root's shape and dtype, and reads only that set and
-// leaves (inputs, parameters, constants): after a convolution, what conv_epilogue fuses into its store.
-std::set<int> pointwise_after(const OpGraph& g, const Node& root, const std::vector<int>& reach) {
-  std::set<int> head{root.id};
-  for (int id : reach) {
-    const Node& n = g.node(id);
-    if (id <= root.id || !n.known || pointwise_arity(n.op.spelling()) == 0 || !n.type ||
-        n.type->shape != root.type->shape || n.type->dtype != root.type->dtype)
-      continue;
-    bool reads_head = false, only_head_and_leaves = true;
-    for (const Operand& a : n.args) {
-      if (!a.ref) continue;
-      if (head.count(*a.ref)) reads_head = true;
-      else if (!is_leaf(g.node(*a.ref).op.op())) only_head_and_leaves = false;
-    }
-    if (reads_head && only_head_and_leaves) head.insert(id);
-  }
-  return head;
-}
 
 // The chain for the graph as traced, its convolution's path not yet chosen for the chain's workspace.
 Result<ConvThenPlan> plan_conv_then(const OpGraph& g, SecondSeedMatcher second) {

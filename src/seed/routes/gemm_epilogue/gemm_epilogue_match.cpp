@@ -133,41 +133,6 @@ OpGraph without_trivial_reductions(const OpGraph& g) {
   return out;
 }
 
-// Whether `root` is an affine function of the product `prod`'s element: every node between them an addition or
-// subtraction (any alpha), a multiplication with one factor that does not depend on the product, a true division
-// of a product-dependent value by one that does not, a negation or an identity. Then a row sum of it can be moved
-// through the product (GemmKernel::folded). Anything else -- a view, an activation, a product squared -- is not.
-bool affine_in_product(const OpGraph& g, int prod, int root) {
-  std::map<int, bool> depends;  // memo: does the node's value depend on the product?
-  auto dep = [&](auto&& self, int id) -> bool {
-    if (id == prod) return true;
-    if (auto it = depends.find(id); it != depends.end()) return it->second;
-    bool d = false;
-    for (const auto& a : g.node(id).args) d = d || (a.ref && self(self, *a.ref));
-    depends[id] = d;
-    return d;
-  };
-  auto arg_dep = [&](const Operand& a) { return a.ref && dep(dep, *a.ref); };
-  std::set<int> seen;
-  std::vector<int> stack{root};
-  while (!stack.empty()) {
-    const int id = stack.back();
-    stack.pop_back();
-    if (id == prod || !seen.insert(id).second || !dep(dep, id)) continue;
-    const Node& n = g.node(id);
-    const std::string_view op = n.op.spelling();
-    auto rounding = n.params.find("rounding_mode");
-    const bool true_division = rounding == n.params.end() || std::holds_alternative<std::monostate>(rounding->second);
-    const bool ok = n.op == Op::add || n.op == Op::sub || n.op == Op::identity || op == "neg" ||
-                    (n.op == Op::mul && n.args.size() == 2 && !(arg_dep(n.args[0]) && arg_dep(n.args[1]))) ||
-                    (n.op == Op::div && n.args.size() == 2 && !arg_dep(n.args[1]) && true_division);
-    if (!ok) return false;
-    for (const auto& a : n.args)
-      if (a.ref) stack.push_back(*a.ref);
-  }
-  return true;
-}
-
 // GroupNorm / training-mode BatchNorm of the (M, N) epilogue, its weight and bias, then the pointwise chain
 // from it to the output (`post`, which may read more column operands but not the product again).
 Status match_norm_after(const OpGraph& g, const Node& norm, const Node& out, const Node& prod, GemmPlan& plan) {
@@ -345,7 +310,7 @@ Result<GemmPlan> match_gemm_epilogue(const OpGraph& graph) {
   }
   if (red) {
     plan.reduce = red->op;
-    plan.affine_epilogue = affine_in_product(g, prod.id, root.id);
+    plan.affine_epilogue = affine_in(g, prod.id, root.id);
     auto post = emit_chain(g, out->id, {{red->node, "s"}}, "q", plan.post);
     if (!post) {
       return Error{fmt::format("after the {}: {}", row_reduce_name(red->op), post.error().message)};

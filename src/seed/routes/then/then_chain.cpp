@@ -10,6 +10,7 @@
 
 #include "seed/graph_util.h"
 #include "seed/plan_parts.h"
+#include "seed/pointwise_ops.h"
 #include "seed/routes/broadcast/broadcast_route.h"
 #include "seed/routes/conv/conv_plan.h"
 #include "seed/routes/conv/conv_route.h"
@@ -243,6 +244,26 @@ int64_t round_up_to(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 int64_t result_bytes(const std::vector<int64_t>& shape) {
   return round_up_to(product(shape, 0, shape.size()) * 4, 256);
+}
+
+bool is_conv_node(const Node& n) { return n.op == Op::conv || n.op == Op::conv_transpose; }
+
+std::set<int> pointwise_after(const OpGraph& g, const Node& root, const std::vector<int>& reach) {
+  std::set<int> head{root.id};
+  for (int id : reach) {
+    const Node& n = g.node(id);
+    if (id <= root.id || !n.known || pointwise_arity(n.op.spelling()) == 0 || !n.type ||
+        n.type->shape != root.type->shape || n.type->dtype != root.type->dtype)
+      continue;
+    bool reads_head = false, only_head_and_leaves = true;
+    for (const Operand& a : n.args) {
+      if (!a.ref) continue;
+      if (head.count(*a.ref)) reads_head = true;
+      else if (!is_leaf(g.node(*a.ref).op.op())) only_head_and_leaves = false;
+    }
+    if (reads_head && only_head_and_leaves) head.insert(id);
+  }
+  return head;
 }
 
 OpGraph graph_after(const OpGraph& g, int split) {

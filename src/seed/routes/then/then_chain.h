@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,13 @@ void fit_convolution_parts(std::vector<ThenStep>& parts, int64_t intermediates, 
 // The graph the next seed sees: `g` with node `split` made forward input 0 (y), a contiguous fp32 tensor of
 // the node's shape.
 OpGraph graph_after(const OpGraph& g, int split);
+
+// A convolution's node (nn.Conv*d or nn.ConvTranspose*d).
+bool is_conv_node(const Node& n);
+// `root` and every op after it that is pointwise, has root's shape and dtype, and reads only that set and
+// leaves (inputs, parameters, constants): after a convolution, what conv_epilogue fuses into its store (the
+// head of conv_then's chain, and what conv_fold moves a reduction through).
+std::set<int> pointwise_after(const OpGraph& g, const Node& root, const std::vector<int>& reach);
 // Whether `c` splits `g`: every op after it reads nothing before it but `c` itself and leaves -- and not
 // forward input 0 either, whose position carries c's value in the graph after the cut.
 bool is_cut(const OpGraph& g, const std::vector<int>& reach, const Node& c);
