@@ -794,11 +794,12 @@ class CandidateSession:
 
         First a screen: PyTorch's own result in the problem's dtype (TF32 off, `native`) at the same positions,
         each output held to half of its bounds (_screen_tolerances says which, and why the screen passes
-        nothing the exact check would fail). A call it does not pass -- a kernel near its bound, or wrong -- takes the exact check
-        at once: the float64 reference, the bound made from PyTorch's error on this call's own inputs, as every
-        call did before 2026-12-05 (the float64 forward of a transposed 3-d convolution took ~0.7 s per call on
-        an H100, most of a session's time). So the work after a call is the same for every call the screen
-        passes, and differs only where the kernel's own values at positions drawn afresh for that call decide."""
+        nothing the exact check would fail). A call it does not pass -- a kernel near its bound, or wrong --
+        takes the exact check at once: the float64 reference, the bound made from PyTorch's error on this call's
+        own inputs, as every call did before 2026-12-05 (the float64 forward of a transposed 3-d convolution
+        took ~0.7 s per call on an H100, most of a session's time). So the work after a call is the same for
+        every call the screen passes, and differs only where the kernel's own values at positions drawn afresh
+        for that call decide."""
         self.record.audits["sampled"] += 1
         natives = self.problem.reference.native(staged.inputs, staged.params)
         screen = self._screen_tolerances(staged.spec.kind)
