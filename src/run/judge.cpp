@@ -530,12 +530,16 @@ Status Judge::place_on_roofline(EvalReport& report) {
   report.floor = roofline_floor(*c, problem.min_bytes, written_bytes(problem), problem.flops, problem.dtype,
                                 to_string(options_.precision));
   // Faster than the physics allows: the time is the worker's own, so it is the floor's model of the
-  // problem that is wrong (bytes counted that need not move, say). Never printed as a record.
+  // problem that does not fit the kernel -- it counts forward()'s operations as written, and a kernel may
+  // compute the same function with less (the seeds' folds move a row sum through a product, a global average
+  // pooling through a convolution), or bytes are counted that need not move. Never printed as a record.
   double t = report.median_ms();
   if (t > 0 && report.floor->floor_ms > 0 && t < 0.95 * report.floor->floor_ms)
     report.roofline_warning = fmt::format(
-        "the kernel took {:.4g} ms, below the physical floor of {:.4g} ms ({}-bound): the floor's count of bytes or "
-        "FLOPs is wrong for this problem, so no SOL% is given", t, report.floor->floor_ms, report.floor->bound);
+        "the kernel took {:.4g} ms, below the physical floor of {:.4g} ms ({}-bound) of forward()'s operations as "
+        "written: the kernel computes the same function with less work (an algebraic rewrite, such as a sum moved "
+        "through a product by linearity) or the floor's count of bytes or FLOPs is wrong for this problem, so no "
+        "SOL% is given", t, report.floor->floor_ms, report.floor->bound);
   return ok_status();
 }
 
