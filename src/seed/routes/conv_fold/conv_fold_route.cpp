@@ -258,12 +258,7 @@ Result<std::string> emit_conv_fold(const ConvFoldPlan& plan, const CommentText& 
                              kConvFoldSeedFile)};
   auto parts = split_prelude(kernel, "conv_fold", kConvFoldSeedFile);
   if (!parts) return parts.error();
-  std::string header = kConvFoldChainHeader;
-  replace_placeholder(header, "STEP_COUNT", std::to_string(plan.steps.size()));
-  replace_placeholder(header, "HEAD_PATTERN", plan.pattern);
-  replace_placeholder(header, "HEAD_SHAPE", shape_text(plan.reduced_shape));
-  replace_placeholder(header, "STEP_LINES", then_step_lines(plan.steps));
-  const ThenFile file{.header = header,
+  const ThenFile file{.header = then_header(kConvFoldChainHeader, plan.steps, plan.pattern, plan.reduced_shape),
                       .chain_namespace = "conv_fold",
                       .head_noun = "folded convolution",
                       .seed_file = kConvFoldSeedFile,
@@ -271,15 +266,10 @@ Result<std::string> emit_conv_fold(const ConvFoldPlan& plan, const CommentText& 
                       .input_shape = plan.input_shape,
                       .output_shape = plan.output_shape,
                       .shared_scratch = true};
-  const ThenHead chain_head{.kernel = parts->prelude + "namespace seed_head {\n" + parts->body +
-                                      "}  // namespace seed_head\n",
-                            .what = "the folded convolution's reduction -> y",
-                            .size_call = "seed_head::fold_workspace_bytes(inputs, kNumInputs, &out, 1)",
-                            .forward_call =
-                                "seed_head::fold_forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)",
-                            .shape = plan.reduced_shape,
-                            .bytes = result_bytes(plan.reduced_shape)};
-  return emit_then_file(file, chain_head, plan.steps, problem);
+  return emit_then_file(file,
+                        namespaced_head(*parts, "fold_", true, "the folded convolution's reduction -> y",
+                                        plan.reduced_shape, result_bytes(plan.reduced_shape)),
+                        plan.steps, problem);
 }
 
 }  // namespace cutegen::seed

@@ -24,7 +24,6 @@ constexpr const char* kConvThenHeader =
     ;
 constexpr const char* kConvThenSeedFile = "src/seed/routes/conv_then/conv_then_route.cpp";
 
-
 // The chain for the graph as traced, its convolution's path not yet chosen for the chain's workspace.
 Result<ConvThenPlan> plan_conv_then(const OpGraph& g, SecondSeedMatcher second) {
   auto output = single_output(g);
@@ -192,12 +191,7 @@ Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& 
           "library/conv_implicit_gemm.cu", kConvThenSeedFile);
       !s)
     return s.error();
-  std::string header = kConvThenHeader;
-  replace_placeholder(header, "STEP_COUNT", std::to_string(plan.steps.size()));
-  replace_placeholder(header, "HEAD_PATTERN", plan.head_pattern);
-  replace_placeholder(header, "HEAD_SHAPE", shape_text(plan.head_shape));
-  replace_placeholder(header, "STEP_LINES", then_step_lines(plan.steps));
-  const ThenFile file{.header = header,
+  const ThenFile file{.header = then_header(kConvThenHeader, plan.steps, plan.head_pattern, plan.head_shape),
                       .chain_namespace = "conv_then",
                       .head_noun = "convolution",
                       .seed_file = kConvThenSeedFile,

@@ -72,16 +72,7 @@ std::string generate_folded_gemm_kernel(const GemmPlan& plan, const CommentText&
   replace_placeholder(text, "K", std::to_string(plan.k));
   replace_placeholder(text, "B_TRANSPOSED", plan.b_transposed ? "true" : "false");
   replace_placeholder(text, "MEAN", plan.reduce == RowReduce::mean ? "true" : "false");
-  std::vector<std::string> inputs, strides;
-  for (const auto& c : plan.columns) {
-    inputs.push_back(std::to_string(c.input));
-    strides.push_back(std::to_string(c.stride));
-  }
-  inputs.push_back("-1");  // the unused entry
-  strides.push_back("0");
-  replace_placeholder(text, "NUM_COLUMNS", std::to_string(plan.columns.size()));
-  replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
-  replace_placeholder(text, "COLUMN_STRIDES", fmt::format("{}", fmt::join(strides, ", ")));
+  fill_column_operands(text, plan);
   replace_placeholder(text, "EPILOGUE_BODY", double_epilogue_body(plan));
   replace_placeholder(text, "POST_BODY", gemm_epilogue_body(plan, true));
   return text;

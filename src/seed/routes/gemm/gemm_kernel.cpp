@@ -97,6 +97,19 @@ std::string gemm_norm_enum(GemmNorm norm) {
   return norm == GemmNorm::group ? "kGroupNorm" : norm == GemmNorm::batch ? "kBatchNorm" : "kNoNorm";
 }
 
+void fill_column_operands(std::string& text, const GemmPlan& plan) {
+  std::vector<std::string> inputs, strides;
+  for (const auto& c : plan.columns) {
+    inputs.push_back(std::to_string(c.input));
+    strides.push_back(std::to_string(c.stride));
+  }
+  inputs.push_back("-1");  // the unused entry
+  strides.push_back("0");
+  replace_placeholder(text, "NUM_COLUMNS", std::to_string(plan.columns.size()));
+  replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
+  replace_placeholder(text, "COLUMN_STRIDES", fmt::format("{}", fmt::join(strides, ", ")));
+}
+
 bool tiled_gemm_uses_workspace(const GemmPlan& plan) {
   // The template: SEED_WORKSPACE is (SEED_ROW_REDUCE || GEMM_SPLIT_K > 1), and GEMM_SPLIT_K is 1 unless split_k.
   return plan.reduce != RowReduce::none || plan.kernel == GemmKernel::split_k;
@@ -135,18 +148,9 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& proble
   replace_placeholder(text, "B_BATCH_STRIDE", std::to_string(plan.b_batch_stride));
   replace_placeholder(text, "MASK", plan.mask == GemmMask::triu ? "1" : plan.mask == GemmMask::tril ? "2" : "0");
   replace_placeholder(text, "DIAGONAL", std::to_string(plan.diagonal));
-  std::vector<std::string> inputs, strides;
-  for (const auto& c : plan.columns) {
-    inputs.push_back(std::to_string(c.input));
-    strides.push_back(std::to_string(c.stride));
-  }
-  inputs.push_back("-1");  // the unused entry
-  strides.push_back("0");
   replace_placeholder(text, "NORM_PASS", gemm_norm_pass_text());
   replace_placeholder(text, "EPILOGUE_TEXT", epilogue_text(plan));
-  replace_placeholder(text, "NUM_COLUMNS", std::to_string(plan.columns.size()));
-  replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
-  replace_placeholder(text, "COLUMN_STRIDES", fmt::format("{}", fmt::join(strides, ", ")));
+  fill_column_operands(text, plan);
   replace_placeholder(text, "EPILOGUE_BODY", gemm_epilogue_body(plan, false));
   replace_placeholder(text, "REDUCE", gemm_reduce_enum(plan.reduce));
   replace_placeholder(text, "ROW_REDUCE", plan.reduce == RowReduce::none ? "0" : "1");

@@ -25,6 +25,10 @@ int64_t tiled_gemm_workspace_bound(const GemmPlan& plan);
 // each loaded once, then one statement per op of forward() -- and the Reduce / Norm enumerators of the plan.
 std::string gemm_epilogue_body(const GemmPlan& plan, bool post_side);
 std::string gemm_reduce_enum(RowReduce reduce);
+// Fills the templates' column-operand placeholders from the plan: {{NUM_COLUMNS}}, and {{COLUMN_INPUTS}} and
+// {{COLUMN_STRIDES}}, each array with one unused entry so that none is empty (the tiled, library and folded
+// GEMM templates declare them alike).
+void fill_column_operands(std::string& text, const GemmPlan& plan);
 std::string gemm_norm_enum(GemmNorm norm);
 
 }  // namespace cutegen::seed

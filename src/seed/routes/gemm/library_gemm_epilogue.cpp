@@ -35,13 +35,6 @@ constexpr const char* kForwardEntry = "extern \"C\" int cutegen_forward_ws(";
 constexpr const char* kArgumentsLine = "  Gemm::Arguments args = arguments(p, a, b, d);";
 
 std::string fill(std::string text, const GemmPlan& p) {
-  std::vector<std::string> inputs, strides;
-  for (const auto& c : p.columns) {
-    inputs.push_back(std::to_string(c.input));
-    strides.push_back(std::to_string(c.stride));
-  }
-  inputs.push_back("-1");  // the unused entry
-  strides.push_back("0");
   replace_placeholder(text, "NORM_PASS", gemm_norm_pass_text());
   replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(p.num_contract_inputs));
   replace_placeholder(text, "A_INPUT", std::to_string(p.a_input));
@@ -49,9 +42,7 @@ std::string fill(std::string text, const GemmPlan& p) {
   replace_placeholder(text, "M", std::to_string(p.m));
   replace_placeholder(text, "N", std::to_string(p.n));
   replace_placeholder(text, "K", std::to_string(p.k));
-  replace_placeholder(text, "NUM_COLUMNS", std::to_string(p.columns.size()));
-  replace_placeholder(text, "COLUMN_INPUTS", fmt::format("{}", fmt::join(inputs, ", ")));
-  replace_placeholder(text, "COLUMN_STRIDES", fmt::format("{}", fmt::join(strides, ", ")));
+  fill_column_operands(text, p);
   replace_placeholder(text, "EPILOGUE_BODY", gemm_epilogue_body(p, false));
   replace_placeholder(text, "REDUCE", gemm_reduce_enum(p.reduce));
   replace_placeholder(text, "POST_BODY", gemm_epilogue_body(p, true));

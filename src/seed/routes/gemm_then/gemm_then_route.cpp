@@ -184,16 +184,11 @@ Result<std::string> emit_gemm_then(const GemmThenPlan& plan, const CommentText& 
                              ws_only ? "cutegen_forward_ws and cutegen_workspace_bytes"
                                      : "cutegen_forward, and cutegen_forward_ws with cutegen_workspace_bytes",
                              kGemmThenSeedFile)};
-  // In a namespace of its own: a step that is a library GEMM too defines the same functions, and an unqualified
-  // call with cutegen_tensor arguments would find the head's by argument-dependent lookup in the file's scope.
+  // In a namespace of its own (namespaced_head): a step that is a library GEMM too defines the same functions.
   auto parts = split_prelude(*head, "gemm_epilogue", kGemmThenSeedFile);
   if (!parts) return parts.error();
-  std::string header = kGemmThenHeader;
-  replace_placeholder(header, "STEP_COUNT", std::to_string(plan.steps.size()));
-  replace_placeholder(header, "HEAD_PATTERN", plan.head.pattern);
+  std::string header = then_header(kGemmThenHeader, plan.steps, plan.head.pattern, plan.head_shape);
   replace_placeholder(header, "HEAD_KERNEL_TEXT", head_kernel_text(plan.head));
-  replace_placeholder(header, "HEAD_SHAPE", shape_text(plan.head_shape));
-  replace_placeholder(header, "STEP_LINES", then_step_lines(plan.steps));
   const ThenFile file{.header = header,
                       .chain_namespace = "gemm_then",
                       .head_noun = "matrix product",
@@ -202,19 +197,9 @@ Result<std::string> emit_gemm_then(const GemmThenPlan& plan, const CommentText& 
                       .input_shape = plan.input_shape,
                       .output_shape = plan.output_shape,
                       .shared_scratch = true};
-  const ThenHead chain_head{.kernel = parts->prelude + "namespace seed_head {\n" + parts->body +
-                                      "}  // namespace seed_head\n",
-                            .what = "the matrix product -> y",
-                            // Without a workspace, a placeholder part of 256 bytes, as then_head_of gives one.
-                            .size_call = workspace ? "seed_head::gemm_workspace_bytes(inputs, kNumInputs, &out, 1)"
-                                                   : "size_t{1}",
-                            .forward_call =
-                                workspace
-                                    ? "seed_head::gemm_forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)"
-                                    : "seed_head::gemm_forward(inputs, kNumInputs, &out, 1, stream)",
-                            .shape = plan.head_shape,
-                            .read_shape = plan.head_read_shape,
-                            .bytes = plan.head_bytes};
+  ThenHead chain_head = namespaced_head(*parts, "gemm_", workspace, "the matrix product -> y", plan.head_shape,
+                                        plan.head_bytes);
+  chain_head.read_shape = plan.head_read_shape;
   return emit_then_file(file, chain_head, plan.steps, problem);
 }
 

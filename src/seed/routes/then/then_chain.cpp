@@ -266,6 +266,31 @@ std::set<int> pointwise_after(const OpGraph& g, const Node& root, const std::vec
   return head;
 }
 
+ThenHead namespaced_head(const SeedText& parts, const std::string& prefix, bool workspace, std::string what,
+                         std::vector<int64_t> shape, int64_t bytes) {
+  return ThenHead{.kernel = parts.prelude + "namespace seed_head {\n" + parts.body + "}  // namespace seed_head\n",
+                  .what = std::move(what),
+                  // Without a workspace, a placeholder part of 256 bytes, as then_head_of gives one.
+                  .size_call = workspace ? fmt::format("seed_head::{}workspace_bytes(inputs, kNumInputs, &out, 1)", prefix)
+                                         : "size_t{1}",
+                  .forward_call =
+                      workspace
+                          ? fmt::format("seed_head::{}forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)",
+                                        prefix)
+                          : fmt::format("seed_head::{}forward(inputs, kNumInputs, &out, 1, stream)", prefix),
+                  .shape = std::move(shape),
+                  .bytes = bytes};
+}
+
+std::string then_header(std::string header, const std::vector<ThenStep>& steps, const std::string& head_pattern,
+                        const std::vector<int64_t>& head_shape) {
+  replace_placeholder(header, "STEP_COUNT", std::to_string(steps.size()));
+  replace_placeholder(header, "HEAD_PATTERN", head_pattern);
+  replace_placeholder(header, "HEAD_SHAPE", shape_text(head_shape));
+  replace_placeholder(header, "STEP_LINES", then_step_lines(steps));
+  return header;
+}
+
 OpGraph graph_after(const OpGraph& g, int split) {
   OpGraph after = g;
   Node& y = after.nodes[static_cast<std::size_t>(split)];

@@ -114,6 +114,11 @@ Result<ThenHead> then_head_of(const ThenStep& first, const CommentText& problem,
 // The file's parts around the chain: the header comment (already filled in), the chain's namespace and the
 // head's names in its comments ("the convolution": "The convolution, then the next seeds", "(which only the
 // convolution reads)").
+// A chain file's header: its route's template with {{STEP_COUNT}}, {{HEAD_PATTERN}}, {{HEAD_SHAPE}} and
+// {{STEP_LINES}} filled in (the route's own placeholders, if any, are its to fill).
+std::string then_header(std::string header, const std::vector<ThenStep>& steps, const std::string& head_pattern,
+                        const std::vector<int64_t>& head_shape);
+
 struct ThenFile {
   std::string header;
   std::string chain_namespace;  // conv_then, gemm_then
@@ -157,6 +162,13 @@ struct SeedText {
   std::string prelude, body;
 };
 Result<SeedText> split_prelude(const std::string& text, std::string_view route, std::string_view seed_file);
+
+// A chain's head made of a seed's text (split by split_prelude, its entry points made static `<prefix>...` by
+// make_entries_static): the prelude, then the body in namespace seed_head -- a step that is the same route defines
+// the same functions, and an unqualified call would find the head's by argument-dependent lookup. The chain calls
+// `<prefix>forward_ws` with `<prefix>workspace_bytes`, or (no workspace) `<prefix>forward` with a placeholder part.
+ThenHead namespaced_head(const SeedText& parts, const std::string& prefix, bool workspace, std::string what,
+                         std::vector<int64_t> shape, int64_t bytes);
 
 // The contract entry points of a kernel text, renamed to static functions `<prefix>forward`,
 // `<prefix>forward_ws` and `<prefix>workspace_bytes`; which the text had.
