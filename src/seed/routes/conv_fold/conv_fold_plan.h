@@ -16,7 +16,7 @@ namespace cutegen::seed {
 // the positions, where B(n, c, t) is the sum of the input plane (n, c) over the box of input positions that tap t
 // carries into the output: per spatial dimension a contiguous interval (a transposed convolution of any stride,
 // padding and dilation; a forward one of stride 1). Those intervals cut each dimension into a few segments; one
-// CTA per input plane sums each box of segments once, and a second kernel combines them with the weights.
+// CTA per input plane sums each box of segments once, and a second kernel (a warp per output) weighs them.
 struct ConvFoldPlan {
   ConvPlan conv;                         // the convolution and the affine epilogue (conv_epilogue's plan)
   bool mean = false;                     // else a sum
