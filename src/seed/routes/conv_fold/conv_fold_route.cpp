@@ -150,11 +150,9 @@ Result<ConvFoldPlan> match_conv_fold(const OpGraph& g, SecondSeedMatcher second)
   if (!output) return output.error();
   const Node& out = **output;
   const std::vector<int> reach = reachable(g);
-  std::vector<int> convolutions;
-  for (int id : reach)
-    if (is_conv_node(g.node(id))) convolutions.push_back(id);
-  if (convolutions.size() != 1) return Error{"not one convolution"};
-  const Node& conv = g.node(convolutions[0]);
+  const Node* only = only_convolution(g, reach);
+  if (!only) return Error{"not one convolution"};
+  const Node& conv = *only;
   if (!conv.type) return Error{"the convolution has no tensor type in the trace"};
   const std::set<int> head = pointwise_after(g, conv, reach);
   if (head.count(out.id)) return Error{"no reduction after the convolution's pointwise ops"};

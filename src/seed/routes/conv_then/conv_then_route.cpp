@@ -30,14 +30,12 @@ Result<ConvThenPlan> plan_conv_then(const OpGraph& g, SecondSeedMatcher second) 
   if (!output) return output.error();
   const Node& out = **output;
   const std::vector<int> reach = reachable(g);
-  std::vector<int> convolutions;
-  for (int id : reach)
-    if (is_conv_node(g.node(id))) convolutions.push_back(id);
-  if (convolutions.size() != 1) {  // conv_epilogue's reason says how many
+  const Node* only = only_convolution(g, reach);
+  if (!only) {  // conv_epilogue's reason says how many
     auto epilogue = match_conv_epilogue(g);
     return epilogue ? Error{"not one convolution"} : epilogue.error();
   }
-  const Node& conv = g.node(convolutions[0]);
+  const Node& conv = *only;
   if (!conv.type) return Error{"the convolution has no tensor type in the trace"};
   const std::set<int> head = pointwise_after(g, conv, reach);
   // An output inside the head is a convolution with a pointwise epilogue: conv_epilogue's, whose refusal says why.

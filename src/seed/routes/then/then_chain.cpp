@@ -248,6 +248,16 @@ int64_t result_bytes(const std::vector<int64_t>& shape) {
 
 bool is_conv_node(const Node& n) { return n.op == Op::conv || n.op == Op::conv_transpose; }
 
+const Node* only_convolution(const OpGraph& g, const std::vector<int>& reach) {
+  const Node* found = nullptr;
+  for (int id : reach)
+    if (is_conv_node(g.node(id))) {
+      if (found) return nullptr;
+      found = &g.node(id);
+    }
+  return found;
+}
+
 std::set<int> pointwise_after(const OpGraph& g, const Node& root, const std::vector<int>& reach) {
   std::set<int> head{root.id};
   for (int id : reach) {

@@ -62,6 +62,8 @@ OpGraph graph_after(const OpGraph& g, int split);
 
 // A convolution's node (nn.Conv*d or nn.ConvTranspose*d).
 bool is_conv_node(const Node& n);
+// The one convolution among `reach` (reachable(g)), or nullptr when there are none or several.
+const Node* only_convolution(const OpGraph& g, const std::vector<int>& reach);
 // `root` and every op after it that is pointwise, has root's shape and dtype, and reads only that set and
 // leaves (inputs, parameters, constants): after a convolution, what conv_epilogue fuses into its store (the
 // head of conv_then's chain, and what conv_fold moves a reduction through).
