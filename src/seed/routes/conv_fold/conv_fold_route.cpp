@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "seed/graph_util.h"
+#include "seed/signed_div.h"
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
 #include "seed/template_text.h"
@@ -24,9 +25,6 @@ constexpr const char* kConvFoldChainHeader =
 constexpr const char* kConvFoldSeedFile = "src/seed/routes/conv_fold/conv_fold_route.cpp";
 // Boxes of segments per input plane: each is a double of every thread's registers in the sums kernel.
 constexpr int kMaxBoxes = 27;
-
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t ceil_div_signed(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 // The spatial dimensions of a rank-r tensor: 2 .. r-1.
 bool reduces_every_spatial_dim(const OpGraph& g, const Node& r) {

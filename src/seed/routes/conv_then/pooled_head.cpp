@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "seed/graph_util.h"
+#include "seed/signed_div.h"
 #include "seed/template_text.h"
 #include "seed/window.h"
 
@@ -39,8 +40,19 @@ std::vector<std::vector<int>> folded_taps(int64_t k, int64_t stride, int64_t dil
   return taps;
 }
 
+std::vector<std::vector<int>> folded_transposed_taps(int64_t k, int64_t stride, int64_t dilation, int64_t padding,
+                                                     int64_t& r_min) {
+  r_min = ceil_div_signed(padding - (k - 1) * dilation, stride);
+  const int64_t r_max = ceil_div_signed(padding, stride);
+  std::vector<std::vector<int>> taps(static_cast<std::size_t>(r_max - r_min + 1));
+  for (int64_t t = 0; t < k; ++t)
+    taps[static_cast<std::size_t>(ceil_div_signed(padding - t * dilation, stride) - r_min)].push_back(static_cast<int>(t));
+  return taps;
+}
+
 Result<PooledHead> match_pooled_head(const OpGraph& g, const Node& conv, int split, const ConvPlan& head) {
-  if (head.kind != ConvPlan::Kind::forward) return Error{"a transposed convolution (the fold takes forward ones)"};
+  const bool transposed = head.kind == ConvPlan::Kind::transposed;
+  if (transposed && head.groups != 1) return Error{"a grouped transposed convolution"};
   if (head.bf16) return Error{"a bf16 convolution"};
   const Node* pool = nullptr;
   int readers = 0;
@@ -72,8 +84,25 @@ Result<PooledHead> match_pooled_head(const OpGraph& g, const Node& conv, int spl
   if (flag(*pool, "ceil_mode")) return Error{"the pooling's ceil_mode (its last windows are partial)"};
   if (const double* divisor = number(*pool, "divisor_override"); divisor && *divisor != 0)
     return Error{"the pooling's divisor_override"};
+  p.transposed = transposed;
   for (int d = 0; d < 3; ++d) {
-    p.taps[static_cast<std::size_t>(d)] = folded_taps(head.kernel[d], head.stride[d], head.dilation[d], p.pool_kernel[d]);
+    if (transposed) {
+      if (p.pool_kernel[d] != head.stride[d] || p.pool_stride[d] != head.stride[d])
+        return Error{"a transposed convolution whose stride is not the pooling's window and stride"};
+      int64_t r_min = 0;
+      p.taps[static_cast<std::size_t>(d)] =
+          folded_transposed_taps(head.kernel[d], head.stride[d], head.dilation[d], head.padding[d], r_min);
+      const int64_t r_max = r_min + static_cast<int64_t>(p.taps[static_cast<std::size_t>(d)].size()) - 1;
+      const int a = d - (3 - head.dims);  // the tensors' spatial index of slot d, < 0 where they have none
+      const int64_t in = a < 0 ? 1 : head.input_shape.at(static_cast<std::size_t>(2 + a));
+      const int64_t pooled = a < 0 ? 1 : pool->type->shape.at(static_cast<std::size_t>(2 + a));
+      if (r_min > 0 || in - r_min - r_max != pooled)
+        return Error{"the transposed convolution's pooled positions are not a forward convolution's whole output"};
+      p.padding[d] = -r_min;
+    } else {
+      p.taps[static_cast<std::size_t>(d)] = folded_taps(head.kernel[d], head.stride[d], head.dilation[d], p.pool_kernel[d]);
+      p.padding[d] = head.padding[d];
+    }
     if (static_cast<int64_t>(p.taps[static_cast<std::size_t>(d)].size()) > kLibraryMaxTaps)
       return Error{fmt::format("the folded kernel would have {} taps in a dimension (the library convolution takes 16)",
                                p.taps[static_cast<std::size_t>(d)].size())};
@@ -85,10 +114,13 @@ Result<PooledHead> match_pooled_head(const OpGraph& g, const Node& conv, int spl
 
 ConvPlan folded_conv_plan(const ConvPlan& head, const PooledHead& p, const std::vector<int64_t>& pooled_shape) {
   ConvPlan f = head;
+  f.kind = ConvPlan::Kind::forward;
   for (int d = 0; d < 3; ++d) {
     f.kernel[d] = static_cast<int64_t>(p.taps[static_cast<std::size_t>(d)].size());
-    f.stride[d] = head.stride[d] * p.pool_stride[d];
+    f.stride[d] = p.transposed ? 1 : head.stride[d] * p.pool_stride[d];
     f.dilation[d] = 1;
+    f.padding[d] = p.padding[d];
+    f.output_padding[d] = 0;
   }
   f.output_shape = pooled_shape;
   f.pattern = fmt::format("{} of {}", p.pool_pattern, head.pattern);
@@ -103,8 +135,10 @@ int64_t folded_weight_bytes(const ConvPlan& folded) {
 
 std::string pooled_head_text(const ConvPlan& original, const ConvPlan& folded, const PooledHead& p) {
   std::string text = kPooledHeadText;
+  // A transposed convolution's weight is (C_in, C_out, taps...); the folded one is a forward convolution's.
   std::vector<int64_t> orig{original.out_channels, original.in_channels / original.groups};
   std::vector<int64_t> fold = orig;
+  if (p.transposed) orig = {original.in_channels, original.out_channels};
   for (int d = 3 - p.dims; d < 3; ++d) {
     orig.push_back(original.kernel[d]);
     fold.push_back(folded.kernel[d]);
@@ -119,6 +153,9 @@ std::string pooled_head_text(const ConvPlan& original, const ConvPlan& folded, c
   replace_placeholder(text, "FOLDED_SHAPE", join_ints(fold));
   replace_placeholder(text, "PLANES", std::to_string(orig[0] * orig[1]));
   replace_placeholder(text, "WINDOW", std::to_string(window));
+  replace_placeholder(text, "TRANSPOSED", p.transposed ? "true" : "false");
+  replace_placeholder(text, "COUT", std::to_string(original.out_channels));
+  replace_placeholder(text, "CIN_G", std::to_string(original.in_channels / original.groups));
   for (int d = 0; d < 3; ++d) {
     const auto [first, taps] = tap_tables(p.taps[static_cast<std::size_t>(d)]);
     replace_placeholder(text, fmt::format("K{}", d), std::to_string(original.kernel[d]));

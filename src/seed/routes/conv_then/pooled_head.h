@@ -9,6 +9,10 @@
 // exactly the pooled one. So the library convolution runs on W', computed per call into the workspace from the
 // weight, at the pooled output's size: the unpooled result (KernelBench level 2's 65: 4.8 GB) is never stored, and
 // each pooled value costs k'^dims taps instead of (kp k)^dims (65: 36 instead of 144).
+// A transposed convolution with window = pool stride = its stride s (per dimension) folds too: pooled position q
+// gathers input i = q + r for each tap t, r_t = ceil((pad - t d) / s), so it is a forward convolution of stride 1
+// with W'[r - r_min] = 1/s * sum of W[t] over the taps with r_t = r and padding -r_min -- taken where r_min <= 0 and
+// that convolution's output is exactly the pooled size (KernelBench level 2's 50: k 3, s 2, pad 1 gives 2 taps).
 #include <array>
 #include <cstdint>
 #include <string>
@@ -27,6 +31,10 @@ struct PooledHead {
   // Per slot (D, H, W): for each tap u of the folded kernel, the original taps t it gathers (a missing dimension:
   // one tap gathering tap 0).
   std::array<std::vector<std::vector<int>>, 3> taps;
+  // A transposed convolution's fold: its weight is (C_in, C_out, taps...), the folded one (C_out, C_in, taps...),
+  // stride 1 and these paddings.
+  bool transposed = false;
+  int64_t padding[3] = {0, 0, 0};
   std::string pool_pattern;  // avg_pool2d(y, kernel=(4, 4), stride=(4, 4))
 };
 
@@ -34,8 +42,14 @@ struct PooledHead {
 // u = j s + t d for some window position j in [0, kp), in ascending order.
 std::vector<std::vector<int>> folded_taps(int64_t k, int64_t stride, int64_t dilation, int64_t pool_kernel);
 
+// A transposed convolution's folded taps in one dimension when the pooling's window and stride are its stride:
+// for u in [0, r_max - r_min], the taps t with ceil((pad - t d) / s) = r_min + u; `r_min` is set.
+std::vector<std::vector<int>> folded_transposed_taps(int64_t k, int64_t stride, int64_t dilation, int64_t padding,
+                                                     int64_t& r_min);
+
 // Whether the head's value `split` -- the convolution `conv`, then the pointwise ops of `head` (its conv_epilogue
-// plan) -- is read by nothing but an average pooling that folds into the weights: a forward fp32 convolution, ops
+// plan) -- is read by nothing but an average pooling that folds into the weights: an fp32 convolution (a transposed
+// one of groups 1 under the conditions above), ops
 // affine in it whose operands are per channel or single numbers, an avg_pool over all its spatial dimensions
 // without padding, ceil_mode or divisor_override, and a folded kernel of at most 16 taps per dimension (the
 // library convolution's). Error: why not.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <random>
 
 #include "common/slow_compile_tests.h"
@@ -60,6 +61,57 @@ std::vector<double> folded_conv(const std::vector<double>& x, const std::vector<
   return z;
 }
 
+// One dimension of a transposed convolution (output_padding `op`), then a pooling whose window and stride are its
+// stride, as PyTorch computes them, in double.
+std::vector<double> transposed_then_pool(const std::vector<double>& x, const std::vector<double>& w, int64_t s,
+                                         int64_t pad, int64_t d, int64_t op) {
+  const int64_t k = static_cast<int64_t>(w.size()), n = static_cast<int64_t>(x.size());
+  const int64_t out = (n - 1) * s - 2 * pad + d * (k - 1) + 1 + op;
+  std::vector<double> y(static_cast<std::size_t>(out));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t t = 0; t < k; ++t)
+      if (const int64_t o = i * s + t * d - pad; o >= 0 && o < out) y[o] += w[t] * x[i];
+  std::vector<double> z(static_cast<std::size_t>(out / s));
+  for (std::size_t q = 0; q < z.size(); ++q) {
+    for (int64_t j = 0; j < s; ++j) z[q] += y[q * s + j];
+    z[q] /= static_cast<double>(s);
+  }
+  return z;
+}
+
+// ... and through the fold: a forward convolution of stride 1 with padding -r_min; nullopt where it does not apply.
+std::optional<std::vector<double>> transposed_folded(const std::vector<double>& x, const std::vector<double>& w,
+                                                     int64_t s, int64_t pad, int64_t d) {
+  int64_t r_min = 0;
+  const auto taps = folded_transposed_taps(static_cast<int64_t>(w.size()), s, d, pad, r_min);
+  if (r_min > 0) return std::nullopt;
+  const int64_t kf = static_cast<int64_t>(taps.size()), n = static_cast<int64_t>(x.size()), padding = -r_min;
+  std::vector<double> z(static_cast<std::size_t>(std::max<int64_t>(n + 2 * padding - kf + 1, 0)));
+  for (std::size_t q = 0; q < z.size(); ++q)
+    for (int64_t u = 0; u < kf; ++u)
+      for (int t : taps[static_cast<std::size_t>(u)])
+        if (const int64_t i = static_cast<int64_t>(q) + u - padding; i >= 0 && i < n) z[q] += w[t] * x[i] / static_cast<double>(s);
+  return z;
+}
+
+// A transposed convolution (3 -> 8 channels, 3 x 3, stride 2, padding 1), a per-channel scale, a 2 x 2 average
+// pooling and a sigmoid: KernelBench level 2's 50 in two dimensions at a small size.
+json transposed_pool_sigmoid(int64_t output_padding = 0) {
+  const std::vector<int64_t> in = {4, 3, 8, 10};
+  const std::vector<int64_t> y = {4, 8, 15 + output_padding, 19 + output_padding};
+  const std::vector<int64_t> z = {4, 8, y[2] / 2, y[3] / 2};
+  json conv_params = {{"dims", 2}, {"groups", 1}, {"in_channels", 3}, {"out_channels", 8}, {"has_bias", true},
+                      {"k0", 3}, {"k1", 3}, {"s0", 2}, {"s1", 2}, {"p0", 1}, {"p1", 1}, {"d0", 1}, {"d1", 1},
+                      {"o0", output_padding}, {"o1", output_padding}};
+  json pool = {{"dims", 2}, {"k0", 2}, {"k1", 2}, {"s0", 2}, {"s1", 2}, {"p0", 0}, {"p1", 0}, {"d0", 1}, {"d1", 1},
+               {"ceil_mode", false}, {"count_include_pad", true}, {"divisor_override", nullptr}};
+  return graph({input(0, "x", in), param(1, "conv_weight", 1, {3, 8, 3, 3}), param(2, "conv_bias", 2, {8}),
+                param(3, "scale", 3, {8, 1, 1}), node(4, "conv_transpose", {ref(0), ref(1), ref(2)}, conv_params, y),
+                node(5, "mul", {ref(4), ref(3)}, json::object(), y), node(6, "avg_pool", {ref(5)}, pool, z),
+                node(7, "sigmoid", {ref(6)}, json::object(), z)},
+               7, 1, {"conv.weight", "conv.bias", "scale"});
+}
+
 // A forward convolution of `k` channels, then `between` (an op on it or none), then an average pooling, then a
 // sigmoid: KernelBench level 2's 65 at a small size.
 json conv_pool_sigmoid(const std::string& between = "mul", const json& pool_params = json::object()) {
@@ -107,6 +159,61 @@ TEST(PooledHead, FoldedTapsComputeThePoolingOfTheConvolution) {
                 ++geometries;
               }
   EXPECT_GT(geometries, 500);
+}
+
+TEST(PooledHead, FoldedTransposedTapsComputeThePoolingOfTheTransposedConvolution) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  int folded = 0, refused = 0;
+  for (int64_t n : {7, 16, 31})
+    for (int64_t k : {1, 2, 3, 4, 5})
+      for (int64_t s : {1, 2, 3})
+        for (int64_t d : {1, 2})
+          for (int64_t pad : {0, 1, 2, 3})
+            for (int64_t op = 0; op < s && op < d + (s > 1 ? 1 : 0); ++op) {
+              if ((n - 1) * s - 2 * pad + d * (k - 1) + 1 + op < s) continue;
+              std::vector<double> x(static_cast<std::size_t>(n)), w(static_cast<std::size_t>(k));
+              for (auto& v : x) v = value(rng);
+              for (auto& v : w) v = value(rng);
+              const auto want = transposed_then_pool(x, w, s, pad, d, op);
+              const auto got = transposed_folded(x, w, s, pad, d);
+              // The route folds only where the forward convolution's whole output is the pooled one.
+              if (!got || got->size() != want.size()) {
+                ++refused;
+                continue;
+              }
+              const std::string where = fmt::format("n={} k={} s={} d={} pad={} op={}", n, k, s, d, pad, op);
+              for (std::size_t q = 0; q < want.size(); ++q) ASSERT_NEAR((*got)[q], want[q], 1e-12) << where << " q=" << q;
+              ++folded;
+            }
+  EXPECT_GT(folded, 100);
+  EXPECT_GT(refused, 10);
+  // KernelBench level 2's 50 per dimension: 3 taps, stride 2, padding 1 -> folded taps {1, 2} and {0} (r 0 and 1).
+  int64_t r_min = 7;
+  EXPECT_EQ(folded_transposed_taps(3, 2, 1, 1, r_min), (std::vector<std::vector<int>>{{1, 2}, {0}}));
+  EXPECT_EQ(r_min, 0);
+}
+
+TEST(PooledHead, ATransposedConvolutionWhoseStrideIsTheWindowFoldsToAForwardOne) {
+  auto m = match(transposed_pool_sigmoid());
+  ASSERT_TRUE(m.plan_as<ConvThenPlan>()) << m.reason;
+  const ConvThenPlan& p = pooled_plan_of(m);
+  ASSERT_TRUE(p.pooled.has_value()) << m.description();
+  EXPECT_TRUE(p.pooled->transposed);
+  EXPECT_EQ(p.head.kind, ConvPlan::Kind::forward);
+  EXPECT_EQ((std::vector<int64_t>{p.head.kernel[2], p.head.stride[2], p.head.padding[2], p.head.dilation[2]}),
+            (std::vector<int64_t>{2, 1, 0, 1}));
+  EXPECT_EQ(p.head_shape, (std::vector<int64_t>{4, 8, 7, 9}));
+  auto src = m.plan->emit(CommentText("transposed_pool_sigmoid.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "constexpr bool kTransposed = true;")) << *src;
+  EXPECT_TRUE(contains(*src, "constexpr int64_t kOrigShape[kRank] = { 3, 8, 3, 3 };")) << *src;
+  EXPECT_TRUE(contains(*src, "constexpr int64_t kFoldedShape[kRank] = { 8, 3, 2, 2 };")) << *src;
+  EXPECT_TRUE(contains(*src, "{2, false, 1, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}}")) << *src;  // kSpec: forward, stride 1
+  // With output_padding 1 the pooled positions reach one past the forward convolution's output: the pooling stays.
+  auto padded = match(transposed_pool_sigmoid(1));
+  ASSERT_TRUE(padded.plan_as<ConvThenPlan>()) << padded.reason;
+  EXPECT_FALSE(pooled_plan_of(padded).pooled.has_value());
 }
 
 TEST(PooledHead, EachFoldedTapGathersTheTapsItsWindowPositionsReach) {
@@ -182,10 +289,13 @@ TEST(PooledHead, TheMatchSaysWhyItDoesNotFold) {
   ASSERT_TRUE(wide.ok());
   EXPECT_EQ(match_pooled_head(*wide, wide->node(4), 5, p.head).error().message,
             "the folded kernel would have 17 taps in a dimension (the library convolution takes 16)");
+  // A transposed convolution folds only where its stride is the pooling's window and stride (here 1 and 4).
+  auto affine = OpGraph::from_json(conv_pool_sigmoid());
+  ASSERT_TRUE(affine.ok());
   ConvPlan transposed = p.head;
   transposed.kind = ConvPlan::Kind::transposed;
-  EXPECT_EQ(match_pooled_head(*g, g->node(4), 5, transposed).error().message,
-            "a transposed convolution (the fold takes forward ones)");
+  EXPECT_EQ(match_pooled_head(*affine, affine->node(4), 5, transposed).error().message,
+            "a transposed convolution whose stride is not the pooling's window and stride");
 }
 
 TEST(SeedCompile, PooledHeadSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspace) {
