@@ -198,17 +198,17 @@ TEST(PrologueThen, ALibraryGemmAfterAnActivation) {
 }
 
 TEST(PrologueThen, WhatCannotBeChainedSaysWhy) {
-  // The convolution's result is added to x: forward input 0's position carries the pooled values after the cut.
-  json residual = pool_conv_hardswish();
-  residual["nodes"][0]["shape"] = kPrologueOut;
-  residual["nodes"][3]["shape"] = kPrologueOut;  // a pooling that keeps the shape (as far as this test needs)
-  residual["nodes"][4]["params"]["in_channels"] = 24;
-  residual["nodes"][1]["shape"] = json::array({24, 24, 3, 3});
-  residual["nodes"].push_back(node(7, "add", {ref(6), ref(0)}, {{"alpha", 1}}, kPrologueOut));
-  residual["outputs"] = {ref(7)};
-  EXPECT_TRUE(match(residual).reason.starts_with("the ops from the convolution on read forward input 0 or values "
-                                                 "computed before its input (avg_pool) too"))
-      << match(residual).reason;
+  // The convolution's result is added to a value the part before it computes but does not keep: x * 2, inside the
+  // one pointwise part relu(x * 2).
+  json unkept = graph({input(0, "x", kPrologueOut), param(1, "conv_weight", 1, {24, 24, 3, 3}),
+                       param(2, "conv_bias", 2, {24}), node(3, "mul", {ref(0), num(2.0)}, json::object(), kPrologueOut),
+                       node(4, "relu", {ref(3)}, json::object(), kPrologueOut),
+                       node(5, "conv", {ref(4), ref(1), ref(2)}, prologue_conv_params(24, 24), kPrologueOut),
+                       node(6, "add", {ref(5), ref(3)}, {{"alpha", 1}}, kPrologueOut)},
+                      6, 1, {"conv.weight", "conv.bias"});
+  EXPECT_EQ(match(unkept).reason, "the ops from the convolution on read values computed before its input (relu) that "
+                                  "no step before the convolution keeps")
+      << match(unkept).reason;
   // After the convolution, an op no route seeds: the rest's reason, naming the op.
   json unknown = pool_conv_hardswish();
   unknown["nodes"][5] = node(5, "Tensor.frobnicate", {ref(4)}, json::object(), kPrologueOut);
