@@ -119,7 +119,7 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
     if (!head || (head->kernel != GemmKernel::library && head->kernel != GemmKernel::tiled &&
                   head->kernel != GemmKernel::folded))
       continue;
-    auto note = [&, library = on_library_gemm(*head)](std::string why) {
+    auto note = [&, library = on_library_gemm(*head) || head->kernel == GemmKernel::folded](std::string why) {
       if (library && !rest_reason) rest_reason = std::move(why);
     };
     auto rest = rest_after_head(g, c.id, "matrix product");

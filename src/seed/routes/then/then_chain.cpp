@@ -377,21 +377,24 @@ Result<std::shared_ptr<const MatchedPlan>> chainable(const OpGraph& g, SecondSee
 namespace {
 
 // steps_for's search within `max_steps`: the latest cut first. `extra_reads`: whether the rest after a cut may read
-// more than the value at the cut and leaves other than forward input 0 (cut_reads).
+// more than the value at the cut and leaves other than forward input 0 (cut_reads). `keep`: values before g's output
+// that a later step reads again, so that the steps must end at each (store it) -- cuts there, not one seed over it.
 std::optional<std::vector<ThenStep>> steps_within(const OpGraph& g, SecondSeedMatcher second, int max_steps,
-                                                  const ChainStart& start, bool extra_reads) {
+                                                  const ChainStart& start, bool extra_reads,
+                                                  const std::set<int>& keep = {}) {
   auto output = single_output(g);
   if (!output || !(*output)->type) return std::nullopt;
   const std::vector<int64_t> out_shape = (*output)->type->shape;
   const int out_id = (*output)->id;
-  if (auto whole = chainable(g, second))
-    return std::vector<ThenStep>{{.seed = *whole,
-                                  .shape = out_shape,
-                                  .bytes = 0,
-                                  .extra_reads = start.extras,
-                                  .previous = start.input0,
-                                  .stored = out_id,
-                                  .read = out_id}};
+  if (keep.empty())
+    if (auto whole = chainable(g, second))
+      return std::vector<ThenStep>{{.seed = *whole,
+                                    .shape = out_shape,
+                                    .bytes = 0,
+                                    .extra_reads = start.extras,
+                                    .previous = start.input0,
+                                    .stored = out_id,
+                                    .read = out_id}};
   if (max_steps < 2) return std::nullopt;
   const std::vector<int> reach = reachable(g);
   for (auto it = reach.rbegin(); it != reach.rend(); ++it) {
@@ -404,11 +407,23 @@ std::optional<std::vector<ThenStep>> steps_within(const OpGraph& g, SecondSeedMa
     // A view at the cut is how the next seed reads the stored value; the steps before store the value viewed.
     const Node& stored = g.node(stored_value(g, c));
     if (is_leaf(stored.op.op())) continue;  // views of y (or of a parameter): nothing to compute before them
+    // What the steps before must store: what the rest reads again, and what g must keep that comes before c (a
+    // value after it would be inside the one seed after the cut).
+    std::set<int> keep_before(cut->stored_by_before.begin(), cut->stored_by_before.end());
+    bool kept = true;
+    for (int id : keep)
+      if (id != stored.id && id != c.id) {
+        kept = kept && id < c.id;
+        keep_before.insert(id);
+      }
+    keep_before.erase(stored.id);
+    keep_before.erase(c.id);
+    if (!kept) continue;
     auto last = chainable(graph_after(g, c.id, cut->nodes), second);
     if (!last) continue;
     OpGraph before = g;
     before.outputs = {Operand{.ref = stored.id}};
-    auto steps = steps_within(before, second, max_steps - 1, start, extra_reads);
+    auto steps = steps_within(before, second, max_steps - 1, start, extra_reads, keep_before);
     if (!steps) continue;
     steps->back().bytes = result_bytes(stored.type->shape);  // an intermediate now, not the output
     if (stored.id != c.id) steps->back().read_shape = c.type->shape;
