@@ -1,6 +1,7 @@
 #include "seed/routes/prologue_then/prologue_then_route.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -98,7 +99,9 @@ Result<PrologueThenPlan> match_prologue_then(const OpGraph& g, SecondSeedMatcher
   OpGraph before = g;
   before.outputs = {Operand{.ref = stored.id}};
   const ChainStart problem_inputs{.input0 = forward_input0(g), .num_forward = g.num_inputs};
-  auto prologue = steps_for(before, second, kMaxThenSteps, problem_inputs);
+  // The prologue's steps store what the product's part and those after it read again.
+  const std::set<int> keep(cut->stored_by_before.begin(), cut->stored_by_before.end());
+  auto prologue = steps_for(before, second, kMaxThenSteps, problem_inputs, keep);
   if (!prologue)
     return Error{fmt::format("before the {}: {}", plan.product_noun, no_steps_reason(before, second, kMaxThenSteps))};
   prologue->back().bytes = result_bytes(stored.type->shape);  // an intermediate, not the output

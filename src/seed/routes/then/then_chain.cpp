@@ -372,10 +372,6 @@ Result<std::shared_ptr<const MatchedPlan>> chainable(const OpGraph& g, SecondSee
   return seed;
 }
 
-}  // namespace
-
-namespace {
-
 // steps_for's search within `max_steps`: the latest cut first. `extra_reads`: whether the rest after a cut may read
 // more than the value at the cut and leaves other than forward input 0 (cut_reads). `keep`: values before g's output
 // that a later step reads again, so that the steps must end at each (store it) -- cuts there, not one seed over it.
@@ -618,14 +614,14 @@ void fold_pointwise_steps(std::vector<ThenStep>& steps, const ChainStart& start)
 }
 
 std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps,
-                                               const ChainStart& start) {
+                                               const ChainStart& start, const std::set<int>& keep) {
   // The fewest steps first: each costs a store and a read of its result, so a route that takes two ops at once
   // (a mean of a hardtanh) beats a cut between them. Then each pointwise step goes into the store before it.
   // Extra reads only where no chain without them is found: they cost reads of their own, and a graph that chained
   // without them keeps its chain.
   for (const bool extra_reads : {false, true})
     for (int steps = extra_reads ? 2 : 1; steps <= max_steps; ++steps)  // one step reads g whole either way
-      if (auto found = steps_within(g, second, steps, start, extra_reads)) {
+      if (auto found = steps_within(g, second, steps, start, extra_reads, keep)) {
         fold_pointwise_steps(*found, start);
         return found;
       }
@@ -714,7 +710,7 @@ Result<std::string> extra_read_value(const ExtraRead& r, const ChainLayout& layo
                      r.viewed ? read_as[static_cast<std::size_t>(r.value)] : fmt::format("kShape{}", r.value));
 }
 
-// What an extra read is, for the file's comments: "the problem's forward input 0 (x)", "y, the convolution's result".
+// What an extra read is, for the file's comments: "the problem's forward input 0", "y, the convolution's result".
 std::string extra_read_text(const ExtraRead& r, const std::string& head_noun) {
   if (r.input == 0) return "the problem's forward input 0";
   if (r.input > 0) return fmt::format("the problem's input {}", r.input);
@@ -737,9 +733,10 @@ std::string step_inputs_text(const ThenFile& file, const std::vector<ThenStep>& 
   const bool extra = has_extra_reads(steps);
   std::string text;
   if (plain && !extra)
-    text = fmt::format("// A next seed's inputs: the problem's, with the previous result in place of forward input 0 (which only the\n"
-                       "// {} reads).\n",
-                       file.head_noun);
+    text = fmt::format(
+        "// A next seed's inputs: the problem's, with the previous result in place of forward input 0 (which only the\n"
+        "// {} reads).\n",
+        file.head_noun);
   else if (plain)
     text = "// A next seed's inputs: the problem's, with the previous result in place of forward input 0.\n";
   if (plain)
@@ -835,7 +832,7 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
     std::string out_decl;
     std::string count = "kNumInputs";
     if (step.extra_reads.empty()) {
-      out_decl = fmt::format("    const StepInputs {0}({1}, {2});\n", in, "inputs", previous);
+      out_decl = fmt::format("    const StepInputs {}(inputs, {});\n", in, previous);
     } else {
       std::vector<std::string> values, what;
       for (const ExtraRead& r : step.extra_reads) {

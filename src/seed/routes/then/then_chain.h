@@ -94,10 +94,11 @@ int64_t result_bytes(const std::vector<int64_t>& shape);
 // most `max_steps`, then folded (fold_pointwise_steps). nullopt: none.
 // Only where no chain of cuts after which the ops read one value (and leaves) computes g, cuts after which they
 // also read g's forward input 0 or a value an earlier step stores are tried, the same way: each such value is an
-// extra read of the step after the cut (ThenStep::extra_reads; `start` says what g's own inputs are). So a graph
-// that chained without them keeps its chain.
+// extra read of the step after the cut (ThenStep::extra_reads; `start` says what g's own inputs are), and the steps
+// before it end at the value (they store it). So a graph that chained without them keeps its chain. `keep`: values
+// of g before its output that the steps must store likewise, for a part after g that reads them again.
 std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps,
-                                               const ChainStart& start = {});
+                                               const ChainStart& start = {}, const std::set<int>& keep = {});
 // Each pointwise or broadcast step that reads the result before it element for element, after a seed whose store
 // takes an epilogue (the norm, pooling, reduction and softmax templates; store_epilogue.h), folded into that store:
 // the seed writes the step's result where the step wrote it, and the step, its kernel and the intermediate between
