@@ -209,7 +209,8 @@ TEST(GemmThen, WhatDoesNotChainSaysWhy) {
   // The rest reads a value computed from x before the product (not x itself, nor an identity of it): no value
   // splits the graph, so the epilogue's own reason stands, naming that value's op.
   json twice = graph({input(0, "x", {kThenM, kThenN}), param(1, "fc_weight", 1, {kThenN, kThenN}),
-                      param(2, "fc_bias", 2, {kThenN}), node(3, "mul", {ref(0), num(2.0)}, json::object(), {kThenM, kThenN}),
+                      param(2, "fc_bias", 2, {kThenN}),
+                      node(3, "mul", {ref(0), num(2.0)}, json::object(), {kThenM, kThenN}),
                       then_linear(4, {ref(0), ref(1), ref(2)}, {kThenM, kThenN}),
                       node(5, "gelu", {ref(4)}, {{"approximate", "none"}}, {kThenM, kThenN}),
                       node(6, "softmax", {ref(5)}, {{"dim", 1}, {"dtype", nullptr}}, {kThenM, kThenN}),

@@ -197,6 +197,8 @@ TEST(PrologueThen, ALibraryGemmAfterAnActivation) {
   EXPECT_LT(src->find("#include <cutlass/cutlass.h>"), step) << "the headers outside the step's namespace";
 }
 
+namespace {
+
 // relu(x * 2) into a convolution whose result is added to x * 2 again: a value before the product that its part reads
 // again, so the prologue ends there -- two pointwise parts, x * 2 stored -- and the convolution's epilogue reads it.
 json prologue_residual(bool contiguous = true) {
@@ -211,6 +213,8 @@ json prologue_residual(bool contiguous = true) {
                 node(6, "add", {ref(5), ref(3)}, {{"alpha", 1}}, {4, 24, 10, 10})},
                6, 1, {"conv.weight", "conv.bias"});
 }
+
+}  // namespace
 
 TEST(PrologueThen, AValueBeforeTheProductReadAgainEndsAPrologueStep) {
   auto m = match(prologue_residual());

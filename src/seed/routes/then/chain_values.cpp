@@ -28,7 +28,8 @@ Result<ChainRest> rest_after_head(const OpGraph& g, int split, std::string_view 
 
 bool stored_by(const std::vector<ThenStep>& steps, const std::vector<int>& nodes) {
   return std::all_of(nodes.begin(), nodes.end(), [&](int node) {
-    return std::any_of(steps.begin(), steps.end(), [&](const ThenStep& s) { return s.stored == node || s.read == node; });
+    return std::any_of(steps.begin(), steps.end(),
+                       [&](const ThenStep& s) { return s.stored == node || s.read == node; });
   });
 }
 

@@ -39,7 +39,8 @@ namespace {
 json xr_linear_mean_residual(int64_t m = 64, int64_t k = 96, int64_t n = 80) {
   return graph({input(0, "x", {m, k}), node(1, "identity", {ref(0)}, json::object(), {m, k}),
                 node(2, "identity", {ref(1)}, json::object(), {m, k}), param(3, "gemm_weight", 2, {n, k}),
-                param(4, "gemm_bias", 3, {n}), node(5, "linear", {ref(0), ref(3), ref(4)}, {{"has_bias", true}}, {m, n}),
+                param(4, "gemm_bias", 3, {n}),
+                node(5, "linear", {ref(0), ref(3), ref(4)}, {{"has_bias", true}}, {m, n}),
                 param(6, "subtract", 1, {n}), node(7, "sub", {ref(5), ref(6)}, {{"alpha", 1}}, {m, n}),
                 node(8, "mean", {ref(7)}, {{"dim", 1}, {"keepdim", true}, {"dtype", nullptr}}, {m, 1}),
                 node(9, "logsumexp", {ref(8)}, {{"dim", 1}, {"keepdim", true}}, {m, 1}),
@@ -355,6 +356,8 @@ TEST(ChainExtraReads, AStepFoldsWhereItsExtraReadIsTheSeedsOwnInputAndNotOverAVa
   EXPECT_EQ(later.size(), 3u);
 }
 
+namespace {
+
 // A chain searched with a stand-in for the route table: it seeds relu, sigmoid and add alone (each a pointwise plan
 // of no interest here) and relu then sigmoid together, nothing else.
 Result<std::shared_ptr<const MatchedPlan>> xr_stand_in_table(const OpGraph& g) {
@@ -366,6 +369,8 @@ Result<std::shared_ptr<const MatchedPlan>> xr_stand_in_table(const OpGraph& g) {
   return std::shared_ptr<const MatchedPlan>(
       matched_plan<kPointwiseRoute>(PointwisePlan{.dtype = "float32", .pattern = fmt::format("{}", *ops.begin())}));
 }
+
+}  // namespace
 
 TEST(ChainExtraReads, AComputedValueReadAgainMustBeOneAnEarlierStepStores) {
   // sigmoid(relu(y)) + relu(y): the add reads relu(y) again, which only a step that ends there stores.

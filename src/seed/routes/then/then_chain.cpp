@@ -751,9 +751,10 @@ std::string step_inputs_text(const ThenFile& file, const std::vector<ThenStep>& 
   if (plain) text += "\n";
   return text + fmt::format(
       "// The inputs of a next seed that reads more than the previous result and the problem's inputs, in its graph's\n"
-      "// order: the previous result, the problem's forward inputs after the first, the kExtra values it reads besides\n"
-      "// (the problem's forward input 0, an earlier result of the chain: docs/seed.md), then the problem's\n"
-      "// parameters and buffers. An earlier result stays where it is in the workspace: no part writes over it.\n"
+      "// order: the previous result, the problem's forward inputs after the first, the kExtra values it reads\n"
+      "// besides (the problem's forward input 0, an earlier result of the chain: docs/seed.md), then the\n"
+      "// problem's parameters and buffers. An earlier result stays where it is in the workspace: no part writes\n"
+      "// over it.\n"
       "constexpr int kNumForward = {};  // the problem's forward() arguments\n"
       "template <int kExtra>\n"
       "struct StepInputsWith {{\n"
