@@ -33,7 +33,7 @@ PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
             "linear_gelu_scale", "linear_bias_swish_residual", "matmul_weight_t_min", "linear_swish_logsumexp",
             "linear_tanh_row_mean", "linear_bias_mish_tc", "matmul_scale_residual_tc", "linear_clamp_chain_tc",
             "matmul_affine_row_mean", "linear_sub_row_sum", "conv_transpose2d_scale_global_mean",
-            "linear_mean_gelu_residual", "conv2d_groupnorm_residual_lse"]
+            "conv2d_scale_avgpool_sigmoid", "linear_mean_gelu_residual", "conv2d_groupnorm_residual_lse"]
 
 # Problems whose `seed:` line must name a particular route (docs/seed.md): the large plain products take
 # the library's 3xTF32 GEMM, the matrix-vector product the GEMV, the long-K product the seed GEMM with K split,
@@ -68,6 +68,7 @@ SEED_LINE = {"matmul_square": "matrix product (the library's 3xTF32 GEMM) y = ",
              "matmul_affine_row_mean": "row mean of an affine epilogue, folded through the product (a GEMV) y = ",
              "linear_sub_row_sum": "row sum of an affine epilogue, folded through the product (a GEMV) y = ",
              "conv_transpose2d_scale_global_mean": "mean of a convolution over every spatial dimension, folded through it",
+             "conv2d_scale_avgpool_sigmoid": "convolution with the average pooling folded into its weights, then ",
              "linear_bias_swish_residual": "matrix product with an epilogue y = "}
 
 

@@ -2,11 +2,13 @@
 // The conv_then route's plan (conv_then_route.h).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "seed/route.h"
 #include "seed/routes/conv/conv_plan.h"
+#include "seed/routes/conv_then/pooled_head.h"
 #include "seed/routes/then/then_chain.h"
 
 namespace cutegen::seed {
@@ -31,6 +33,10 @@ struct ConvThenPlan {
   // (then/batch_passes.h), its head and steps planned for one pass (head_shape and the steps' shapes hold
   // batch_chunk images) while input_shape and output_shape stay the traced ones.
   int64_t batch = 0, batch_chunk = 0;
+  // An average pooling right after the head folded into its weights (pooled_head.h): `head` is then the folded
+  // convolution (its output the pooled tensor, y), `traced` the convolution as traced, whose weight the head folds.
+  std::optional<PooledHead> pooled;
+  ConvPlan traced;
 };
 
 }  // namespace cutegen::seed

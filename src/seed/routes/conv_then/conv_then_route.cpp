@@ -25,6 +25,26 @@ constexpr const char* kConvThenHeader =
     ;
 constexpr const char* kConvThenSeedFile = "src/seed/routes/conv_then/conv_then_route.cpp";
 
+// The steps after the head, whose result is node `cut` of `g`: the rest of the graph with it as forward input 0 --
+// and, where the rest reads forward input 0 too, that input after the problem's forward inputs (rest_after_head).
+Status add_steps(const OpGraph& g, int cut, SecondSeedMatcher second, ConvThenPlan& plan) {
+  auto rest = rest_after_head(g, cut, "convolution");
+  if (!rest) return rest.error();
+  const OpGraph& after = rest->graph;
+  // One seed for the rest, or up to kMaxThenSteps, split where the rest reads one value (instance_norm, then a
+  // division; a GroupNorm, then a mean), or, where it must, one value and y again (a residual of y: KernelBench
+  // level 2's 92).
+  // steps_for tries the rest whole first; a seed that is no step (a chain itself) is cut instead, as gemm_then's.
+  auto steps = steps_for(after, second, kMaxThenSteps, rest->start);
+  if (!steps) return Error{fmt::format("after the convolution: {}", no_steps_reason(after, second, kMaxThenSteps))};
+  if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/true); !why.empty())
+    return Error{fmt::format("after the convolution: {}", why)};
+  if (auto resolved = resolve_extra_reads(g, cut, cut, *steps); !resolved) return resolved.error();
+  plan.steps = std::move(*steps);
+  plan.num_forward_inputs = g.num_inputs;
+  return ok_status();
+}
+
 // The chain for the graph as traced, its convolution's path not yet chosen for the chain's workspace.
 Result<ConvThenPlan> plan_conv_then(const OpGraph& g, SecondSeedMatcher second) {
   auto output = single_output(g);
@@ -80,20 +100,20 @@ Result<ConvThenPlan> plan_conv_then(const OpGraph& g, SecondSeedMatcher second) 
   if (g.num_inputs < 1 || plan.head.x_input != 0)
     return Error{"the convolution does not read forward input 0 (the next seed reads the convolution's result in "
                  "its place)"};
-  auto rest = rest_after_head(g, split, "convolution");
-  if (!rest) return rest.error();
-  const OpGraph& after = rest->graph;
-  // One seed for the rest, or up to kMaxThenSteps, split where the rest reads one value (instance_norm, then a
-  // division; a GroupNorm, then a mean), or, where it must, one value and y again (a residual of y: KernelBench
-  // level 2's 92).
-  // steps_for tries the rest whole first; a seed that is no step (a chain itself) is cut instead, as gemm_then's.
-  auto steps = steps_for(after, second, kMaxThenSteps, rest->start);
-  if (!steps) return Error{fmt::format("after the convolution: {}", no_steps_reason(after, second, kMaxThenSteps))};
-  if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/true); !why.empty())
-    return Error{fmt::format("after the convolution: {}", why)};
-  if (auto resolved = resolve_extra_reads(g, split, split, *steps); !resolved) return resolved.error();
-  plan.steps = std::move(*steps);
-  plan.num_forward_inputs = g.num_inputs;
+  // An average pooling right after the head folds into the convolution's weights when the rest after it chains:
+  // the pooled value is then the head's result (pooled_head.h). Else the pooling is a step like any other.
+  if (auto pooled = match_pooled_head(g, conv, split, plan.head); pooled) {
+    const Node& pool = g.node(pooled->pool);
+    ConvThenPlan folded = plan;
+    folded.traced = plan.head;
+    folded.head = folded_conv_plan(plan.head, *pooled, pool.type->shape);
+    folded.head_pattern = fmt::format("{} of {}", pooled->pool_pattern, plan.head_pattern);
+    folded.head_shape = pool.type->shape;
+    folded.head_bytes = result_bytes(pool.type->shape);
+    folded.pooled = std::move(*pooled);
+    if (add_steps(g, folded.pooled->pool, second, folded).ok()) return folded;
+  }
+  if (auto s = add_steps(g, split, second, plan); !s) return s.error();
   return plan;  // the caller checks the results against the judge's cap (in passes over the batch if need be)
 }
 
@@ -109,7 +129,8 @@ int64_t results_bytes(const ConvThenPlan& plan) {
 void choose_head_path(ConvThenPlan& plan, int64_t cap) {
   int64_t steps_scratch = 0;
   for (const auto& s : plan.steps) steps_scratch += then_step_scratch(*s.seed);
-  choose_conv_path(plan.head, cap - results_bytes(plan) - steps_scratch);
+  const int64_t folded_weight = plan.pooled ? folded_weight_bytes(plan.head) : 0;
+  choose_conv_path(plan.head, cap - results_bytes(plan) - steps_scratch - folded_weight);
 }
 
 const std::vector<int64_t>& input0_shape(const OpGraph& g) {
@@ -169,14 +190,16 @@ Result<ConvThenPlan> match_conv_then(const OpGraph& g, SecondSeedMatcher second)
 std::string conv_then_description(const ConvThenPlan& plan) {
   std::vector<std::string> steps;
   for (const auto& s : plan.steps) steps.push_back(s.seed->description());
-  return fmt::format("convolution, then {}: y = {}", fmt::join(steps, ", then "), plan.head_pattern);
+  return fmt::format("convolution{}, then {}: y = {}",
+                     plan.pooled ? " with the average pooling folded into its weights" : "", fmt::join(steps, ", then "),
+                     plan.head_pattern);
 }
 
 std::string conv_then_pattern(const ConvThenPlan& plan) {
   std::vector<std::string> steps;
   for (const auto& s : plan.steps) steps.push_back(s.seed->pattern());
-  return fmt::format("{}, then {}; y = {}", conv_kernel_name(plan.head), fmt::join(steps, ", then "),
-                     plan.head_pattern);
+  return fmt::format("{}{}, then {}; y = {}", conv_kernel_name(plan.head), plan.pooled ? " on pooled weights" : "",
+                     fmt::join(steps, ", then "), plan.head_pattern);
 }
 
 Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& problem) {
@@ -199,10 +222,13 @@ Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& 
                       .output_shape = plan.output_shape,
                       .batch = plan.batch,
                       .batch_chunk = plan.batch_chunk};
+  // A pooled head: the folded weight's kernel and the two functions that call the convolution on it, after its text.
+  if (plan.pooled) *head += pooled_head_text(plan.traced, plan.head, *plan.pooled);
+  const std::string entry = plan.pooled ? "pooled" : "conv";
   const ThenHead chain_head{.kernel = std::move(*head),
-                            .what = "the convolution -> y",
-                            .size_call = "conv_workspace_bytes(inputs, kNumInputs, &out, 1)",
-                            .forward_call = "conv_forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)",
+                            .what = plan.pooled ? "the convolution on pooled weights -> y" : "the convolution -> y",
+                            .size_call = entry + "_workspace_bytes(inputs, kNumInputs, &out, 1)",
+                            .forward_call = entry + "_forward_ws(inputs, kNumInputs, &out, 1, base + used, part, stream)",
                             .shape = plan.head_shape,
                             .bytes = plan.head_bytes,
                             .file_scope = true};

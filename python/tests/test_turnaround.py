@@ -1,0 +1,84 @@
+"""benchmarks/turnaround.py (the loop's per-step wall time, issue 36) and its stand-in LLM: the run-log reading
+on a recorded run and on a step with several candidates, and the stub's answers to the loop's own prompt texts."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+BENCH = os.path.join(ROOT, "benchmarks")
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(BENCH, f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+turnaround = load("turnaround")
+
+
+def test_step_walls_on_a_recorded_run():
+    path = os.path.join(ROOT, "src", "report", "testdata", "relu-run", "events.jsonl")
+    events = [json.loads(line) for line in open(path)]
+    walls = turnaround.step_walls(events)
+    assert [w["step"] for w in walls] == [1, 2, 3, 4]
+    # Step 1: the optimize answer at ...398.749, the decision at ...426.269; its evaluation's phases.
+    assert abs(walls[0]["wall_s"] - 27.52) < 1e-3
+    assert walls[0]["llm_answers"] == 1 and walls[0]["outcome"] == "accepted"
+    assert walls[0]["compile_s"] == 14.2 and walls[0]["session_s"] == 7.9
+    # Step 3 broke the kernel: no full evaluation's phases, and its diagnosis and repair are in its wall.
+    assert walls[2]["compile_s"] is None and abs(walls[2]["wall_s"] - (1796047611.445 - 1796047541.38)) < 1e-3
+
+
+def test_a_step_with_several_candidates_counts_from_its_last_answer():
+    events = [{"type": "llm", "what": "optimize", "t": 100.0 + i} for i in range(4)]
+    events += [{"type": "compile", "t": 110.0}, {"type": "screen", "t": 115.0},
+               {"type": "eval", "what": "step1", "t": 120.0, "evaluation": {"phase_seconds": {"compile": 9.0, "session": 4.0}}},
+               {"type": "decision", "decision": "step", "kind": "optimization", "step": 1, "outcome": "slower", "t": 121.0},
+               {"type": "decision", "decision": "step", "kind": "tuning", "step": 1, "t": 130.0}]
+    walls = turnaround.step_walls(events)
+    assert len(walls) == 1  # the tuning decision is no optimisation step
+    assert walls[0]["wall_s"] == 121.0 - 103.0 and walls[0]["llm_answers"] == 4 and walls[0]["compile_s"] == 9.0
+
+
+def test_table_reports_the_ratio_to_one_candidate():
+    results = {"relu_large": {1: [{"wall_s": 10.0, "compile_s": 6.0, "session_s": 3.0}] * 3,
+                              4: [{"wall_s": 14.0, "compile_s": 6.5, "session_s": 3.0}] * 3}}
+    md = turnaround.table(results, [1, 4])
+    assert "| relu_large | 10.0 (6.0 / 3.0) | 14.0 (6.5 / 3.0) | 1.40 |" in md
+
+
+def stub(conversation, kernel):
+    return subprocess.run([sys.executable, os.path.join(BENCH, "turnaround_llm.py")], input=conversation, text=True,
+                          capture_output=True, env=dict(os.environ, TURNAROUND_KERNEL=kernel))
+
+
+def user_turn(template):
+    # The loop's own wording (prompts/*.md), so a change there that the stub no longer recognises fails here.
+    return "=== system ===\nrules\n=== user ===\n" + open(os.path.join(ROOT, "prompts", template)).read()
+
+
+def test_stub_answers_synthesis_with_the_kernel_and_optimisation_with_a_fresh_edit():
+    kernel = os.path.join(ROOT, "attacks", "honest", "relu_vec.cu")
+    source = open(kernel).read()
+    first = stub(user_turn("synthesis.md"), kernel)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.count("```") == 2 and source in first.stdout
+    edits = [stub(user_turn("optimize.md"), kernel) for _ in range(2)]
+    for e in edits:
+        assert e.returncode == 0, e.stderr
+        search = e.stdout.split("<<<<<<< SEARCH\n", 1)[1].split("\n=======\n", 1)[0]
+        assert source.count(search + "\n") == 1  # matches exactly one place of the kernel
+        assert "OPTIMIZATION:" in e.stdout and "EXPECTED:" in e.stdout
+    assert edits[0].stdout != edits[1].stdout  # each proposal is a new source: a compile-cache miss
+
+
+def test_stub_refuses_a_repair_and_a_missing_kernel():
+    kernel = os.path.join(ROOT, "attacks", "honest", "relu_vec.cu")
+    assert stub(user_turn("repair.md"), kernel).returncode != 0
+    missing = stub(user_turn("synthesis.md"), "/nonexistent.cu")
+    assert missing.returncode == 2 and "TURNAROUND_KERNEL" in missing.stderr
