@@ -10,7 +10,7 @@ split over CTAs; GEMM epilogues: nn.Linear + constants + tanh GELU, a bias-free 
 input with its own bias parameter, swish and a residual, a matmul with a transposed weight and a 0-d
 parameter, a row logsumexp and a row mean after the epilogue), a loss with a broadcast operand, a reverse scan, max/average pooling (dilation, ceil_mode,
 count_include_pad=False), a depthwise convolution (asymmetric window, stride, padding, dilation, bias), a 1x1 convolution (the library convolution's
-gather kernel), 3-channel layers on the library convolution's direct path (forward, and transposed with phases), a chain with broadcast operands, cross entropy with int64 targets and a masked (bool) cumsum. Each must match its seed, pass the full judge, export best/, and
+gather kernel), 3-channel layers on the library convolution's direct path (forward, and transposed with phases), a chain with broadcast operands, cross entropy with int64 targets, a masked (bool) cumsum, and chains whose steps read x or the convolution's result again. Each must match its seed, pass the full judge, export best/, and
 best/<op>_op.py (the op over best/kernel.so) must agree with the reference Model (float tolerance: the seed computes in fp32, or
 double for statistics, and rounds once, where eager rounds after every op).
 Tuning is off (`--tune never`): it costs minutes of GPU time per seed; SEED_TUNE=auto tunes as `optimize` does."""
@@ -33,7 +33,7 @@ PROBLEMS = ["relu", "pointwise_chain", "softplus_tanh_fp16", "softmax_rows",
             "linear_gelu_scale", "linear_bias_swish_residual", "matmul_weight_t_min", "linear_swish_logsumexp",
             "linear_tanh_row_mean", "linear_bias_mish_tc", "matmul_scale_residual_tc", "linear_clamp_chain_tc",
             "matmul_affine_row_mean", "linear_sub_row_sum", "conv_transpose2d_scale_global_mean",
-            "conv2d_scale_avgpool_sigmoid"]
+            "conv2d_scale_avgpool_sigmoid", "linear_mean_gelu_residual", "conv2d_groupnorm_residual_lse"]
 
 # Problems whose `seed:` line must name a particular route (docs/seed.md): the large plain products take
 # the library's 3xTF32 GEMM, the matrix-vector product the GEMV, the long-K product the seed GEMM with K split,

@@ -29,6 +29,7 @@ struct ConvFoldPlan {
   std::vector<int64_t> reduced_shape;    // the reduction's result: (N, C, 1...) or (N, C)
   std::vector<ThenStep> steps;           // the rest of forward() after the reduction; none when it is the output
   int num_contract_inputs = 0;
+  int num_forward_inputs = 0;            // the problem's forward() arguments: where a step's extra reads go
   std::vector<int64_t> input_shape, output_shape;
   std::string pattern;                   // mean over (2, 3) of <epilogue>, y = conv_transpose2d(...)
   int segments() const {

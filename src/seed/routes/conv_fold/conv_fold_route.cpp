@@ -10,6 +10,7 @@
 #include "seed/signed_div.h"
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
+#include "seed/routes/then/chain_values.h"
 #include "seed/template_text.h"
 #include "seed/workspace_cap.h"
 
@@ -203,17 +204,16 @@ Result<ConvFoldPlan> match_conv_fold(const OpGraph& g, SecondSeedMatcher second)
   std::string of = c->pattern;
   if (!c->has_epilogue() && of.starts_with("y, y = ")) of.erase(0, 7);
   plan.pattern = fmt::format("{} over every spatial dimension of {}", plan.mean ? "mean" : "sum", of);
+  plan.num_forward_inputs = g.num_inputs;
   if (r.id != out.id) {
-    const OpGraph after = graph_after(g, r.id);
-    for (int id : reachable(after)) {
-      const Node& n = after.node(id);
-      if (id != r.id && n.op == Op::input && (n.index == 0 || n.scalar))
-        return Error{fmt::format("the ops after the reduction read forward input {} too", contract_name(g, n))};
-    }
-    auto steps = steps_for(after, second, kMaxThenSteps);
+    auto rest = rest_after_head(g, r.id, "reduction");
+    if (!rest) return rest.error();
+    const OpGraph& after = rest->graph;
+    auto steps = steps_for(after, second, kMaxThenSteps, rest->start);
     if (!steps) return Error{fmt::format("after the reduction: {}", no_steps_reason(after, second, kMaxThenSteps))};
     if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/false); !why.empty())
       return Error{fmt::format("after the reduction: {}", why)};
+    if (auto resolved = resolve_extra_reads(g, r.id, r.id, *steps); !resolved) return resolved.error();
     plan.steps = std::move(*steps);
   }
   int64_t results = result_bytes(plan.reduced_shape), scratch = 8 * plan.segments() * c->input_shape[0] * c->in_channels;
@@ -259,6 +259,7 @@ Result<std::string> emit_conv_fold(const ConvFoldPlan& plan, const CommentText& 
                       .head_noun = "folded convolution",
                       .seed_file = kConvFoldSeedFile,
                       .num_contract_inputs = plan.num_contract_inputs,
+                      .num_forward_inputs = plan.num_forward_inputs,
                       .input_shape = plan.input_shape,
                       .output_shape = plan.output_shape,
                       .shared_scratch = true};

@@ -24,6 +24,7 @@ struct ConvThenPlan {
   int64_t head_bytes = 0;           // y's bytes rounded up to 256
   std::vector<ThenStep> steps;      // one to kMaxThenSteps
   int num_contract_inputs = 0;
+  int num_forward_inputs = 0;       // the problem's forward() arguments: where a step's extra reads go
   // The traced shapes of forward input 0 and of the output: every step's shapes follow from them, so a call
   // with others is refused (the intermediates are sized for these).
   std::vector<int64_t> input_shape, output_shape;

@@ -14,6 +14,7 @@
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
 #include "seed/routes/then/batch_passes.h"
+#include "seed/routes/then/chain_values.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -24,24 +25,23 @@ constexpr const char* kConvThenHeader =
     ;
 constexpr const char* kConvThenSeedFile = "src/seed/routes/conv_then/conv_then_route.cpp";
 
-// The steps after the head, whose result is node `cut` of `g`: the rest of the graph with it as forward input 0.
+// The steps after the head, whose result is node `cut` of `g`: the rest of the graph with it as forward input 0 --
+// and, where the rest reads forward input 0 too, that input after the problem's forward inputs (rest_after_head).
 Status add_steps(const OpGraph& g, int cut, SecondSeedMatcher second, ConvThenPlan& plan) {
-  const OpGraph after = graph_after(g, cut);
-  for (int id : reachable(after)) {
-    const Node& n = after.node(id);
-    if (id != cut && n.op == Op::input && (n.index == 0 || n.scalar))
-      return Error{fmt::format("the ops after the convolution read forward input {} too (the next seed reads only "
-                               "the convolution's result, parameters and other inputs)",
-                               contract_name(g, n))};
-  }
+  auto rest = rest_after_head(g, cut, "convolution");
+  if (!rest) return rest.error();
+  const OpGraph& after = rest->graph;
   // One seed for the rest, or up to kMaxThenSteps, split where the rest reads one value (instance_norm, then a
-  // division; a GroupNorm, then a mean).
+  // division; a GroupNorm, then a mean), or, where it must, one value and y again (a residual of y: KernelBench
+  // level 2's 92).
   // steps_for tries the rest whole first; a seed that is no step (a chain itself) is cut instead, as gemm_then's.
-  auto steps = steps_for(after, second, kMaxThenSteps);
+  auto steps = steps_for(after, second, kMaxThenSteps, rest->start);
   if (!steps) return Error{fmt::format("after the convolution: {}", no_steps_reason(after, second, kMaxThenSteps))};
   if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/true); !why.empty())
     return Error{fmt::format("after the convolution: {}", why)};
+  if (auto resolved = resolve_extra_reads(g, cut, cut, *steps); !resolved) return resolved.error();
   plan.steps = std::move(*steps);
+  plan.num_forward_inputs = g.num_inputs;
   return ok_status();
 }
 
@@ -95,7 +95,8 @@ Result<ConvThenPlan> plan_conv_then(const OpGraph& g, SecondSeedMatcher second) 
   if (!x.type || !out.type) return Error{"the convolved input or the output has no tensor type in the trace"};
   plan.input_shape = x.type->shape;
   plan.output_shape = out.type->shape;
-  // The next seeds read y where forward input 0 was; only the convolution may read that input.
+  // The next seeds read y where forward input 0 was; a step that reads that input too gets it after the problem's
+  // forward inputs (rest_after_head).
   if (g.num_inputs < 1 || plan.head.x_input != 0)
     return Error{"the convolution does not read forward input 0 (the next seed reads the convolution's result in "
                  "its place)"};
@@ -216,6 +217,7 @@ Result<std::string> emit_conv_then(const ConvThenPlan& plan, const CommentText& 
                       .head_noun = "convolution",
                       .seed_file = kConvThenSeedFile,
                       .num_contract_inputs = plan.num_contract_inputs,
+                      .num_forward_inputs = plan.num_forward_inputs,
                       .input_shape = plan.input_shape,
                       .output_shape = plan.output_shape,
                       .batch = plan.batch,

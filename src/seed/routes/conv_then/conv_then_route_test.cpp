@@ -445,13 +445,16 @@ TEST(ConvThen, ResultsOverTheCapRunInPassesOverTheBatch) {
 }
 
 TEST(ConvThen, WhatDoesNotSplitSaysWhy) {
-  // The norm reads x again (a residual of the input): x's position carries y in the second seed.
-  json residual = conv_gelu_groupnorm();
-  residual["nodes"].push_back(node(8, "add", {ref(7), ref(0)}, {{"alpha", 1}}, kThenOut));
-  residual["outputs"] = {ref(8)};
-  residual["nodes"][0]["shape"] = json::array({8, 16, 16, 18});
-  EXPECT_TRUE(match(residual).reason.starts_with("the ops after the convolution read forward input x too"))
-      << match(residual).reason;
+  // The rest reads a Python number passed to forward(): a chain passes its steps tensors.
+  json scalar = conv_gelu_groupnorm();
+  scalar["nodes"].push_back({{"id", 8}, {"name", "s"}, {"op", "input"}, {"index", 1}, {"scalar", true},
+                             {"dtype", "float64"}});
+  scalar["nodes"].push_back(node(9, "mul", {ref(7), ref(8)}, json::object(), kThenOut));
+  scalar["outputs"] = {ref(9)};
+  scalar["num_inputs"] = 2;
+  for (int p = 1; p <= 4; ++p) scalar["nodes"][p]["index"] = p + 1;
+  EXPECT_TRUE(match(scalar).reason.starts_with("the ops after the convolution read forward input s too"))
+      << match(scalar).reason;
   // The rest reads two values of the head: the convolution and its gelu.
   json two_values = conv_gelu_groupnorm();
   two_values["nodes"].push_back(node(8, "add", {ref(7), ref(5)}, {{"alpha", 1}}, kThenOut));

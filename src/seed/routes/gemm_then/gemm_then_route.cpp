@@ -14,6 +14,7 @@
 #include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm/library_gemm.h"
 #include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
+#include "seed/routes/then/chain_values.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -23,16 +24,16 @@ constexpr const char* kGemmThenHeader =
 #include "seed/gemm_then_kernel.inc"
     ;
 constexpr const char* kGemmThenSeedFile = "src/seed/routes/gemm_then/gemm_then_route.cpp";
-// Why the rest (the graph after the cut) cannot be a next seed's problem, or "".
-std::string rest_reads_input_zero(const OpGraph& g, const OpGraph& after, int split) {
-  for (int id : reachable(after)) {
-    const Node& n = after.node(id);
-    if (id != split && n.op == Op::input && (n.index == 0 || n.scalar))
-      return fmt::format("the ops after the matrix product read forward input {} too (the next seed reads only the "
-                         "product's result, parameters and other inputs)",
-                         contract_name(g, n));
-  }
-  return "";
+
+// Whether the head's result can be `c`: the ops after it read only c and leaves -- with `input0`, forward input 0 too,
+// directly or through identities (original_x = x.clone().detach()), which rest_after_head passes the steps.
+bool head_cut(const OpGraph& g, const std::vector<int>& reach, const Node& c, bool input0) {
+  const std::vector<int> across = reads_across(g, reach, c);
+  if (across.empty()) return !input0;  // tried in the first pass
+  return input0 && std::all_of(across.begin(), across.end(), [&](int id) {
+           const Node& base = identity_base(g, g.node(id));
+           return base.op == Op::input && base.index == 0;
+         });
 }
 
 bool on_library_gemm(const GemmPlan& head) { return head.kernel == GemmKernel::library; }
@@ -79,10 +80,16 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
   // the whole graph (a product on the tiled GEMM that does not chain keeps that route's answer, as it did before
   // the tiled GEMM could be a head: it names what the epilogue cannot fuse).
   std::optional<std::string> rest_reason;
-  for (auto it = reach.rbegin(); it != reach.rend(); ++it) {
-    const Node& c = g.node(*it);
+  // The cuts, latest first: those after which the rest reads only y and leaves, then those after which it reads
+  // forward input 0 again too (a residual of the input: KernelBench level 2's 51), so that a graph that chained
+  // before the rest could read it keeps its head.
+  std::vector<int> cuts;
+  for (const bool input0 : {false, true})
+    for (auto it = reach.rbegin(); it != reach.rend(); ++it)
+      if (head_cut(g, reach, g.node(*it), input0)) cuts.push_back(*it);
+  for (int id : cuts) {
+    const Node& c = g.node(id);
     if (is_leaf(c.op.op()) || c.id == out.id || !c.type || c.type->dtype != "float32") continue;
-    if (!is_cut(g, reach, c)) continue;
     const Node& stored = g.node(stored_value(g, c));
     if (is_leaf(stored.op.op())) continue;
     OpGraph head_graph = g;
@@ -112,15 +119,16 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
     if (!head || (head->kernel != GemmKernel::library && head->kernel != GemmKernel::tiled &&
                   head->kernel != GemmKernel::folded))
       continue;
-    auto note = [&, library = on_library_gemm(*head)](std::string why) {
+    auto note = [&, library = on_library_gemm(*head) || head->kernel == GemmKernel::folded](std::string why) {
       if (library && !rest_reason) rest_reason = std::move(why);
     };
-    const OpGraph after = graph_after(g, c.id);
-    if (auto why = rest_reads_input_zero(g, after, c.id); !why.empty()) {
-      note(why);
+    auto rest = rest_after_head(g, c.id, "matrix product");
+    if (!rest) {
+      note(rest.error().message);
       continue;
     }
-    auto steps = steps_for(after, second, kMaxThenSteps);
+    const OpGraph& after = rest->graph;
+    auto steps = steps_for(after, second, kMaxThenSteps, rest->start);
     if (!steps) {
       note(fmt::format("after the matrix product: {}", no_steps_reason(after, second, kMaxThenSteps)));
       continue;
@@ -129,11 +137,16 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
       note(fmt::format("after the matrix product: {}", why));
       continue;
     }
+    if (auto resolved = resolve_extra_reads(g, stored.id, c.id, *steps); !resolved) {
+      note(resolved.error().message);
+      continue;
+    }
     GemmThenPlan plan{.head = std::move(*head),
                       .head_shape = stored.type->shape,
                       .head_bytes = result_bytes(stored.type->shape),
                       .steps = std::move(*steps),
                       .num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size()),
+                      .num_forward_inputs = g.num_inputs,
                       .output_shape = out.type->shape};
     if (stored.id != c.id) plan.head_read_shape = c.type->shape;
     for (const Node& n : g.nodes)
@@ -194,6 +207,7 @@ Result<std::string> emit_gemm_then(const GemmThenPlan& plan, const CommentText& 
                       .head_noun = "matrix product",
                       .seed_file = kGemmThenSeedFile,
                       .num_contract_inputs = plan.num_contract_inputs,
+                      .num_forward_inputs = plan.num_forward_inputs,
                       .input_shape = plan.input_shape,
                       .output_shape = plan.output_shape,
                       .shared_scratch = true};

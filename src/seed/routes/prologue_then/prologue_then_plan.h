@@ -22,6 +22,7 @@ struct PrologueThenPlan {
   std::string product_noun;      // "convolution", "transposed convolution", "linear", "matrix product"
   std::string product_input;     // the op whose result it reads: "avg_pool"
   int num_contract_inputs = 0;
+  int num_forward_inputs = 0;    // the problem's forward() arguments: where a part's extra reads go
   // The traced shapes of forward input 0 and of the output: every part's shapes follow from them, so a call with
   // others is refused (the intermediates are sized for these).
   std::vector<int64_t> input_shape, output_shape;

@@ -1,12 +1,14 @@
 #include "seed/routes/prologue_then/prologue_then_route.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "seed/graph_util.h"
+#include "seed/routes/then/chain_values.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -43,6 +45,13 @@ std::vector<int> computed_operands(const OpGraph& g, const Node& n) {
   return computed;
 }
 
+// The node of forward input 0, or -1.
+int forward_input0(const OpGraph& g) {
+  for (const Node& n : g.nodes)
+    if (n.op == Op::input && n.index == 0) return n.id;
+  return -1;
+}
+
 }  // namespace
 
 const Node* product_of_computed_value(const OpGraph& g) {
@@ -73,9 +82,12 @@ Result<PrologueThenPlan> match_prologue_then(const OpGraph& g, SecondSeedMatcher
     return Error{fmt::format("the {}'s input ({}) is not a float32 tensor (a chain's results are)", plan.product_noun,
                              c.op)};
   const std::vector<int> reach = reachable(g);
-  if (!is_cut(g, reach, c))
-    return Error{fmt::format("the ops from the {0} on read forward input 0 or values computed before its input ({1}) "
-                             "too: no value splits the graph before the {0}",
+  // What the ops from the product on read besides its input and leaves: forward input 0 (a residual of the input)
+  // and values the prologue stores are extra reads of the parts after it.
+  const std::optional<CutReads> cut = cut_reads(g, reads_across(g, reach, c));
+  if (!cut)
+    return Error{fmt::format("the ops from the {0} on read a Python number or a value computed before its input ({1}) "
+                             "that is not contiguous float32: no value splits the graph before the {0}",
                              plan.product_noun, c.op)};
   const Node& stored = g.node(stored_value(g, c));
   if (is_leaf(stored.op.op()))
@@ -86,16 +98,25 @@ Result<PrologueThenPlan> match_prologue_then(const OpGraph& g, SecondSeedMatcher
   // problem's inputs. At most kMaxThenSteps parts, so that at least the product's follows.
   OpGraph before = g;
   before.outputs = {Operand{.ref = stored.id}};
-  auto prologue = steps_for(before, second, kMaxThenSteps);
+  const ChainStart problem_inputs{.input0 = forward_input0(g), .num_forward = g.num_inputs};
+  // The prologue's steps store what the product's part and those after it read again.
+  const std::set<int> keep(cut->stored_by_before.begin(), cut->stored_by_before.end());
+  auto prologue = steps_for(before, second, kMaxThenSteps, problem_inputs, keep);
   if (!prologue)
     return Error{fmt::format("before the {}: {}", plan.product_noun, no_steps_reason(before, second, kMaxThenSteps))};
   prologue->back().bytes = result_bytes(stored.type->shape);  // an intermediate, not the output
   if (stored.id != c.id) prologue->back().read_shape = c.type->shape;
+  prologue->back().stored = stored.id;
+  prologue->back().read = c.id;
+  if (!stored_by(*prologue, cut->stored_by_before))
+    return Error{fmt::format("the ops from the {0} on read values computed before its input ({1}) that no step before "
+                             "the {0} keeps",
+                             plan.product_noun, c.op)};
   // The rest, from the product on, with its input as forward input 0: the product's seed (with the epilogue its
   // route fuses) and what follows, in the parts the prologue leaves of 1 + kMaxThenSteps.
-  const OpGraph after = graph_after(g, c.id);
+  const OpGraph after = graph_after(g, c.id, cut->nodes);
   const int budget = kMaxThenSteps + 1 - static_cast<int>(prologue->size());
-  auto rest = steps_for(after, second, budget);
+  auto rest = steps_for(after, second, budget, {.input0 = c.id, .extras = cut->reads, .num_forward = g.num_inputs});
   if (!rest)
     return Error{fmt::format("the {} of {}: {}", plan.product_noun, c.op, no_steps_reason(after, second, budget))};
   if (std::string why = then_file_scope_refusal(*rest, /*head_file_scope=*/false); !why.empty())
@@ -103,6 +124,12 @@ Result<PrologueThenPlan> match_prologue_then(const OpGraph& g, SecondSeedMatcher
   plan.product_part = prologue->size();
   plan.parts = std::move(*prologue);
   plan.parts.insert(plan.parts.end(), rest->begin(), rest->end());
+  // Part 1 is the file's head, chain value 0; the values the later parts read again are the parts' results.
+  if (auto resolved = resolve_extra_reads(g, plan.parts[0].stored, plan.parts[0].read,
+                                          std::span<ThenStep>(plan.parts).subspan(1));
+      !resolved)
+    return resolved.error();
+  plan.num_forward_inputs = g.num_inputs;
   plan.num_contract_inputs = g.num_inputs + static_cast<int>(g.params.size());
   plan.output_shape = out.type->shape;
   for (const Node& n : g.nodes)
@@ -151,6 +178,7 @@ Result<std::string> emit_prologue_then(const PrologueThenPlan& plan, const Comme
                       .head_noun = "first step",
                       .seed_file = kPrologueThenSeedFile,
                       .num_contract_inputs = plan.num_contract_inputs,
+                      .num_forward_inputs = plan.num_forward_inputs,
                       .input_shape = plan.input_shape,
                       .output_shape = plan.output_shape,
                       .shared_scratch = true};

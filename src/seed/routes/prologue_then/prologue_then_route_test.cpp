@@ -197,18 +197,49 @@ TEST(PrologueThen, ALibraryGemmAfterAnActivation) {
   EXPECT_LT(src->find("#include <cutlass/cutlass.h>"), step) << "the headers outside the step's namespace";
 }
 
+namespace {
+
+// relu(x * 2) into a convolution whose result is added to x * 2 again: a value before the product that its part reads
+// again, so the prologue ends there -- two pointwise parts, x * 2 stored -- and the convolution's epilogue reads it.
+json prologue_residual(bool contiguous = true) {
+  json twice = node(3, contiguous ? "mul" : "transpose", {ref(0)},
+                    contiguous ? json::object() : json{{"dim0", 2}, {"dim1", 3}}, {4, 24, 10, 10});
+  if (contiguous) twice["args"] = {ref(0), num(2.0)};
+  twice["contiguous"] = contiguous;
+  return graph({input(0, "x", {4, 24, 10, 10}), param(1, "conv_weight", 1, {24, 24, 3, 3}),
+                param(2, "conv_bias", 2, {24}), twice, node(4, "relu", {ref(contiguous ? 3 : 0)}, json::object(),
+                                                            {4, 24, 10, 10}),
+                node(5, "conv", {ref(4), ref(1), ref(2)}, prologue_conv_params(24, 24), {4, 24, 10, 10}),
+                node(6, "add", {ref(5), ref(3)}, {{"alpha", 1}}, {4, 24, 10, 10})},
+               6, 1, {"conv.weight", "conv.bias"});
+}
+
+}  // namespace
+
+TEST(PrologueThen, AValueBeforeTheProductReadAgainEndsAPrologueStep) {
+  auto m = match(prologue_residual());
+  ASSERT_TRUE(m.plan_as<PrologueThenPlan>()) << m.route() << ": " << m.reason;
+  const PrologueThenPlan& p = prologue_plan_of(m);
+  ASSERT_EQ(p.parts.size(), 3u);
+  EXPECT_EQ(p.product_part, 2u);
+  EXPECT_EQ(p.parts[0].stored, 3);  // x * 2, kept for the convolution's part
+  ASSERT_EQ(p.parts[2].extra_reads.size(), 1u);
+  EXPECT_EQ(p.parts[2].extra_reads[0].value, 0);  // chain value 0: part 1's result
+  auto src = m.plan->emit(CommentText("prologue_residual.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "    // read besides the previous result: y, the first step's result\n"
+                             "    const cutegen_tensor extra2[] = {intermediate(query ? nullptr : base + kOffset0, "
+                             "kShape0)};\n"))
+      << *src;
+  EXPECT_TRUE(exports_only_the_workspace_pair(*src));
+}
+
 TEST(PrologueThen, WhatCannotBeChainedSaysWhy) {
-  // The convolution's result is added to x: forward input 0's position carries the pooled values after the cut.
-  json residual = pool_conv_hardswish();
-  residual["nodes"][0]["shape"] = kPrologueOut;
-  residual["nodes"][3]["shape"] = kPrologueOut;  // a pooling that keeps the shape (as far as this test needs)
-  residual["nodes"][4]["params"]["in_channels"] = 24;
-  residual["nodes"][1]["shape"] = json::array({24, 24, 3, 3});
-  residual["nodes"].push_back(node(7, "add", {ref(6), ref(0)}, {{"alpha", 1}}, kPrologueOut));
-  residual["outputs"] = {ref(7)};
-  EXPECT_TRUE(match(residual).reason.starts_with("the ops from the convolution on read forward input 0 or values "
-                                                 "computed before its input (avg_pool) too"))
-      << match(residual).reason;
+  // The convolution's result is added to x's transpose, computed before its input and not contiguous: the chain
+  // keeps contiguous fp32 values only.
+  EXPECT_EQ(match(prologue_residual(/*contiguous=*/false)).reason,
+            "the ops from the convolution on read a Python number or a value computed before its input (relu) that is "
+            "not contiguous float32: no value splits the graph before the convolution");
   // After the convolution, an op no route seeds: the rest's reason, naming the op.
   json unknown = pool_conv_hardswish();
   unknown["nodes"][5] = node(5, "Tensor.frobnicate", {ref(4)}, json::object(), kPrologueOut);

@@ -28,6 +28,7 @@
 #include "seed/routes/row_softmax/row_softmax_route.h"
 #include "seed/routes/separable_conv/separable_conv_plan.h"
 #include "seed/routes/separable_conv/separable_conv_route.h"
+#include "seed/routes/then/chain_values.h"
 #include "seed/store_epilogue.h"
 #include "seed/template_text.h"
 
@@ -301,37 +302,51 @@ std::string then_header(std::string header, const std::vector<ThenStep>& steps, 
   return header;
 }
 
-OpGraph graph_after(const OpGraph& g, int split) {
+namespace {
+
+// Node `n` of `after` made a forward input at `index`: a contiguous fp32 tensor of its shape, computed no more.
+void make_input(Node& n, const TensorType& type, int index) {
+  n.op = Op::input;
+  n.known = true;
+  n.note.clear();
+  n.args.clear();
+  n.params.clear();
+  n.inplace = false;
+  n.index = index;
+  n.scalar = false;
+  n.type = TensorType{.dtype = "float32", .shape = type.shape, .contiguous = true};
+}
+
+}  // namespace
+
+OpGraph graph_after(const OpGraph& g, int split, const std::vector<int>& extras) {
   OpGraph after = g;
   Node& y = after.nodes[static_cast<std::size_t>(split)];
   const TensorType type = *g.node(split).type;
-  y.op = Op::input;
   // "y", as the descriptions name the previous result, unless another forward input than the one y replaces has
   // that name (KernelBench level 2's 28 reads an input y after the product).
   bool taken = false;
   for (const Node& n : g.nodes) taken = taken || (n.op == Op::input && n.index != 0 && n.name == "y");
   y.name = taken ? "y_prev" : "y";
-  y.known = true;
-  y.note.clear();
-  y.args.clear();
-  y.params.clear();
-  y.inplace = false;
-  y.index = 0;
-  y.scalar = false;
-  y.type = TensorType{.dtype = "float32", .shape = type.shape, .contiguous = true};
-  return after;
-}
-
-bool is_cut(const OpGraph& g, const std::vector<int>& reach, const Node& c) {
-  for (int id : reach) {
-    if (id <= c.id) continue;
-    for (const Operand& a : g.node(id).args) {
-      if (!a.ref || *a.ref == c.id || *a.ref > c.id) continue;
-      const Node& r = g.node(*a.ref);
-      if (!is_leaf(r.op.op()) || (r.op == Op::input && r.index == 0)) return false;
-    }
+  make_input(y, type, 0);
+  if (extras.empty()) return after;
+  // The extras after g's forward inputs; its parameters and buffers after them.
+  const int count = static_cast<int>(extras.size());
+  for (Node& n : after.nodes)
+    if (n.op == Op::param || (n.op == Op::input && n.index >= g.num_inputs)) n.index += count;
+  for (int k = 0; k < count; ++k) {
+    Node& e = after.nodes[static_cast<std::size_t>(extras[static_cast<std::size_t>(k)])];
+    const Node& was = g.node(e.id);
+    // An earlier result read again keeps its name, but for the previous result's: "y0", the chain's first value,
+    // where it is the head's y.
+    if (e.name == y.name) e.name = "y0";
+    if (was.op == Op::input)
+      e.index = g.num_inputs + k;
+    else
+      make_input(e, *was.type, g.num_inputs + k);
   }
-  return true;
+  after.num_inputs = g.num_inputs + count;
+  return after;
 }
 
 int stored_value(const OpGraph& g, const Node& c) {
@@ -357,30 +372,70 @@ Result<std::shared_ptr<const MatchedPlan>> chainable(const OpGraph& g, SecondSee
   return seed;
 }
 
-// steps_for's search within `max_steps`: the latest cut first.
-std::optional<std::vector<ThenStep>> steps_within(const OpGraph& g, SecondSeedMatcher second, int max_steps) {
+// steps_for's search within `max_steps`: the latest cut first. `extra_reads`: whether the rest after a cut may read
+// more than the value at the cut and leaves other than forward input 0 (cut_reads). `keep`: values before g's output
+// that a later step reads again, so that the steps must end at each (store it) -- cuts there, not one seed over it.
+std::optional<std::vector<ThenStep>> steps_within(const OpGraph& g, SecondSeedMatcher second, int max_steps,
+                                                  const ChainStart& start, bool extra_reads,
+                                                  const std::set<int>& keep = {}) {
   auto output = single_output(g);
   if (!output || !(*output)->type) return std::nullopt;
   const std::vector<int64_t> out_shape = (*output)->type->shape;
-  if (auto whole = chainable(g, second)) return std::vector<ThenStep>{{.seed = *whole, .shape = out_shape, .bytes = 0}};
+  const int out_id = (*output)->id;
+  if (keep.empty())
+    if (auto whole = chainable(g, second))
+      return std::vector<ThenStep>{{.seed = *whole,
+                                    .shape = out_shape,
+                                    .bytes = 0,
+                                    .extra_reads = start.extras,
+                                    .previous = start.input0,
+                                    .stored = out_id,
+                                    .read = out_id}};
   if (max_steps < 2) return std::nullopt;
   const std::vector<int> reach = reachable(g);
   for (auto it = reach.rbegin(); it != reach.rend(); ++it) {
     const Node& c = g.node(*it);
-    if (is_leaf(c.op.op()) || c.id == (*output)->id || !c.type || c.type->dtype != "float32") continue;
-    if (!is_cut(g, reach, c)) continue;
+    if (is_leaf(c.op.op()) || c.id == out_id || !c.type || c.type->dtype != "float32") continue;
+    const std::vector<int> across = reads_across(g, reach, c);
+    if (!across.empty() && !extra_reads) continue;
+    const std::optional<CutReads> cut = cut_reads(g, across);
+    if (!cut) continue;
     // A view at the cut is how the next seed reads the stored value; the steps before store the value viewed.
     const Node& stored = g.node(stored_value(g, c));
     if (is_leaf(stored.op.op())) continue;  // views of y (or of a parameter): nothing to compute before them
-    auto last = chainable(graph_after(g, c.id), second);
+    // What the steps before must store: what the rest reads again, and what g must keep that comes before c (a
+    // value after it would be inside the one seed after the cut).
+    std::set<int> keep_before(cut->stored_by_before.begin(), cut->stored_by_before.end());
+    bool kept = true;
+    for (int id : keep)
+      if (id != stored.id && id != c.id) {
+        kept = kept && id < c.id;
+        keep_before.insert(id);
+      }
+    keep_before.erase(stored.id);
+    keep_before.erase(c.id);
+    if (!kept) continue;
+    auto last = chainable(graph_after(g, c.id, cut->nodes), second);
     if (!last) continue;
     OpGraph before = g;
     before.outputs = {Operand{.ref = stored.id}};
-    auto steps = steps_within(before, second, max_steps - 1);
+    auto steps = steps_within(before, second, max_steps - 1, start, extra_reads, keep_before);
     if (!steps) continue;
     steps->back().bytes = result_bytes(stored.type->shape);  // an intermediate now, not the output
     if (stored.id != c.id) steps->back().read_shape = c.type->shape;
-    steps->push_back({.seed = *last, .shape = out_shape, .bytes = 0});
+    steps->back().stored = stored.id;
+    steps->back().read = c.id;
+    // A computed value the rest reads again must be one the steps before store: nothing else stays in the workspace.
+    if (!stored_by(*steps, cut->stored_by_before)) continue;
+    std::vector<ExtraRead> reads = start.extras;
+    reads.insert(reads.end(), cut->reads.begin(), cut->reads.end());
+    steps->push_back({.seed = *last,
+                      .shape = out_shape,
+                      .bytes = 0,
+                      .extra_reads = std::move(reads),
+                      .previous = c.id,
+                      .stored = out_id,
+                      .read = out_id});
     return steps;
   }
   return std::nullopt;
@@ -482,12 +537,64 @@ std::shared_ptr<const MatchedPlan> with_store_epilogue(const MatchedPlan& seed, 
 
 }  // namespace
 
-void fold_pointwise_steps(std::vector<ThenStep>& steps) {
+namespace {
+
+bool same_reads(const std::vector<ExtraRead>& a, const std::vector<ExtraRead>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const ExtraRead& x, const ExtraRead& y) { return x.node == y.node; });
+}
+
+// The folded step's operands renumbered as inputs of the seed before it, whose extra reads differ: an operand that
+// is one of the problem's parameters or buffers moves by the difference in extra reads; one that is an extra read
+// becomes the seed's own input holding that value (the same extra read, or its forward input 0). False where the
+// seed reads no such input.
+bool renumber_operands(StoreEpilogue& ep, const ThenStep& seed, const ThenStep& step, int num_forward) {
+  if (num_forward < 1) return false;
+  const int own = static_cast<int>(seed.extra_reads.size()), theirs = static_cast<int>(step.extra_reads.size());
+  auto renumber = [&](int& input) {
+    if (input < num_forward) return true;  // forward inputs 1..: the problem's own, at the same position
+    if (input >= num_forward + theirs) {   // parameters and buffers
+      input += own - theirs;
+      return true;
+    }
+    const int node = step.extra_reads[static_cast<std::size_t>(input - num_forward)].node;
+    for (int k = 0; k < own; ++k)
+      if (seed.extra_reads[static_cast<std::size_t>(k)].node == node) {
+        input = num_forward + k;
+        return true;
+      }
+    if (node < 0 || node != seed.previous) return false;
+    input = 0;
+    return true;
+  };
+  for (EpilogueOperand& o : ep.operands)
+    if (!renumber(o.input)) return false;
+  for (ScalarOperand& s : ep.scalars)
+    if (!renumber(s.index)) return false;
+  return true;
+}
+
+// Whether a step after `at` reads the value steps[at - 1] writes again: folding `at` into it would lose that value.
+bool read_later(const std::vector<ThenStep>& steps, std::size_t at) {
+  const ThenStep& value = steps[at - 1];
+  for (std::size_t k = at + 1; k < steps.size(); ++k)
+    for (const ExtraRead& r : steps[k].extra_reads)
+      if (r.node >= 0 && (r.node == value.stored || r.node == value.read)) return true;
+  return false;
+}
+
+}  // namespace
+
+void fold_pointwise_steps(std::vector<ThenStep>& steps, const ChainStart& start) {
   for (std::size_t i = 1; i < steps.size();) {
     std::shared_ptr<const MatchedPlan> folded;
     if (auto epilogue = as_store_epilogue(*steps[i].seed);
-        epilogue && product(epilogue->shape, 0, epilogue->shape.size()) ==
-                        product(steps[i - 1].shape, 0, steps[i - 1].shape.size()))
+        epilogue &&
+        product(epilogue->shape, 0, epilogue->shape.size()) ==
+            product(steps[i - 1].shape, 0, steps[i - 1].shape.size()) &&
+        !read_later(steps, i) &&
+        (same_reads(steps[i - 1].extra_reads, steps[i].extra_reads) ||
+         renumber_operands(*epilogue, steps[i - 1], steps[i], start.num_forward)))
       folded = with_store_epilogue(*steps[i - 1].seed, std::move(*epilogue));
     if (!folded) {
       ++i;
@@ -497,19 +604,27 @@ void fold_pointwise_steps(std::vector<ThenStep>& steps) {
     steps[i - 1] = ThenStep{.seed = std::move(folded),
                             .shape = steps[i].shape,
                             .bytes = steps[i].bytes,
-                            .read_shape = steps[i].read_shape};
+                            .read_shape = steps[i].read_shape,
+                            .extra_reads = std::move(steps[i - 1].extra_reads),
+                            .previous = steps[i - 1].previous,
+                            .stored = steps[i].stored,
+                            .read = steps[i].read};
     steps.erase(steps.begin() + static_cast<std::ptrdiff_t>(i));
   }
 }
 
-std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps) {
+std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps,
+                                               const ChainStart& start, const std::set<int>& keep) {
   // The fewest steps first: each costs a store and a read of its result, so a route that takes two ops at once
   // (a mean of a hardtanh) beats a cut between them. Then each pointwise step goes into the store before it.
-  for (int steps = 1; steps <= max_steps; ++steps)
-    if (auto found = steps_within(g, second, steps)) {
-      fold_pointwise_steps(*found);
-      return found;
-    }
+  // Extra reads only where no chain without them is found: they cost reads of their own, and a graph that chained
+  // without them keeps its chain.
+  for (const bool extra_reads : {false, true})
+    for (int steps = extra_reads ? 2 : 1; steps <= max_steps; ++steps)  // one step reads g whole either way
+      if (auto found = steps_within(g, second, steps, start, extra_reads, keep)) {
+        fold_pointwise_steps(*found, start);
+        return found;
+      }
   return std::nullopt;
 }
 
@@ -583,11 +698,89 @@ Result<ThenHead> then_head_of(const ThenStep& first, const CommentText& problem,
   return head;
 }
 
+namespace {
+
+// How the chain passes an extra read: the problem's input, or the chain value's intermediate as stored or viewed.
+Result<std::string> extra_read_value(const ExtraRead& r, const ChainLayout& layout,
+                                     const std::vector<std::string>& read_as) {
+  if (r.input >= 0) return fmt::format("inputs[{}]", r.input);
+  if (r.value < 0 || static_cast<std::size_t>(r.value) >= layout.offsets.size())
+    return Error{fmt::format("an extra read of node {} is not resolved to an input or a chain value", r.node)};
+  return fmt::format("intermediate(query ? nullptr : base + kOffset{0}, {1})", r.value,
+                     r.viewed ? read_as[static_cast<std::size_t>(r.value)] : fmt::format("kShape{}", r.value));
+}
+
+// What an extra read is, for the file's comments: "the problem's forward input 0", "y, the convolution's result".
+std::string extra_read_text(const ExtraRead& r, const std::string& head_noun) {
+  if (r.input == 0) return "the problem's forward input 0";
+  if (r.input > 0) return fmt::format("the problem's input {}", r.input);
+  return r.value == 0 ? fmt::format("y, the {}'s result", head_noun) : fmt::format("step {}'s result", r.value);
+}
+
+// The step's kernel comment on what it reads besides the previous result: a line per value.
+std::string extra_reads_lines(const ThenStep& step, const ThenFile& file) {
+  std::string lines;
+  for (std::size_t k = 0; k < step.extra_reads.size(); ++k)
+    lines += fmt::format("//   its forward input {}: {}\n", file.num_forward_inputs + static_cast<int>(k),
+                         extra_read_text(step.extra_reads[k], file.head_noun));
+  return lines;
+}
+
+// The chain's StepInputs, for the steps that read the previous result and the problem's inputs, and StepInputsWith,
+// for those that read more (its text only where a step does, so that a chain without extra reads is as it was).
+std::string step_inputs_text(const ThenFile& file, const std::vector<ThenStep>& steps) {
+  const bool plain = std::any_of(steps.begin(), steps.end(), [](const ThenStep& s) { return s.extra_reads.empty(); });
+  const bool extra = has_extra_reads(steps);
+  std::string text;
+  if (plain && !extra)
+    text = fmt::format(
+        "// A next seed's inputs: the problem's, with the previous result in place of forward input 0 (which only the\n"
+        "// {} reads).\n",
+        file.head_noun);
+  else if (plain)
+    text = "// A next seed's inputs: the problem's, with the previous result in place of forward input 0.\n";
+  if (plain)
+    text += "struct StepInputs {\n"
+            "  cutegen_tensor t[kNumInputs];\n"
+            "  StepInputs(const cutegen_tensor* inputs, const cutegen_tensor& previous) {\n"
+            "    for (int i = 0; i < kNumInputs; ++i) t[i] = inputs[i];\n"
+            "    t[0] = previous;\n"
+            "  }\n"
+            "};\n";
+  if (!extra) return text;
+  if (plain) text += "\n";
+  return text + fmt::format(
+      "// The inputs of a next seed that reads more than the previous result and the problem's inputs, in its graph's\n"
+      "// order: the previous result, the problem's forward inputs after the first, the kExtra values it reads\n"
+      "// besides (the problem's forward input 0, an earlier result of the chain: docs/seed.md), then the\n"
+      "// problem's parameters and buffers. An earlier result stays where it is in the workspace: no part writes\n"
+      "// over it.\n"
+      "constexpr int kNumForward = {};  // the problem's forward() arguments\n"
+      "template <int kExtra>\n"
+      "struct StepInputsWith {{\n"
+      "  static constexpr int kCount = kNumInputs + kExtra;\n"
+      "  cutegen_tensor t[kCount];\n"
+      "  StepInputsWith(const cutegen_tensor* inputs, const cutegen_tensor& previous,\n"
+      "                 const cutegen_tensor (&extra)[kExtra]) {{\n"
+      "    t[0] = previous;\n"
+      "    for (int i = 1; i < kNumForward; ++i) t[i] = inputs[i];\n"
+      "    for (int k = 0; k < kExtra; ++k) t[kNumForward + k] = extra[k];\n"
+      "    for (int i = kNumForward; i < kNumInputs; ++i) t[kExtra + i] = inputs[i];\n"
+      "  }}\n"
+      "}};\n",
+      file.num_forward_inputs);
+}
+
+}  // namespace
+
 Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, const std::vector<ThenStep>& steps,
                                    const CommentText& problem) {
   std::string step_kernels, shapes, chain;
   // The intermediates: y (kShape0) at 0, step i's result (kShape<i>) after it; kView<i> where the next part
   // reads one through a view.
+  const ChainLayout layout = chain_layout(head.bytes, steps);
+  if (std::string why = overwritten_value(layout, steps); !why.empty())
+    return Error{fmt::format("the chain's workspace layout would lose a value: {} ({})", why, file.seed_file)};
   int64_t at = head.bytes;
   shapes += fmt::format("constexpr int64_t kShape0[] = {{{}}};  // y\n", fmt::join(head.shape, ", "));
   shapes += "constexpr size_t kOffset0 = 0;\n";
@@ -631,13 +824,30 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
     const StaticEntries& entries = placed->entries;
     step_kernels += fmt::format(
         "// ---------------------------------------------------------------------------------------------------------\n"
-        "// Step {0}: the {1} route's seed, reading the previous result as its forward input 0{2}.\n{3}",
+        "// Step {0}: the {1} route's seed, reading the previous result as its forward input 0{2}{3}\n{4}{5}",
         i + 1, step.seed->route(),
-        placed->file_scope ? " (at the file's scope: it includes headers after its code)" : "", placed->text);
+        placed->file_scope ? " (at the file's scope: it includes headers after its code)" : "",
+        step.extra_reads.empty() ? "." : ", and besides:", extra_reads_lines(step, file), placed->text);
     const std::string in = fmt::format("in{}", i + 1);
-    std::string out_decl =
-        fmt::format("    const StepInputs {0}(inputs, intermediate(query ? nullptr : base + kOffset{1}, {2}));\n", in,
-                    i, read_as[i]);
+    const std::string previous = fmt::format("intermediate(query ? nullptr : base + kOffset{}, {})", i, read_as[i]);
+    std::string out_decl;
+    std::string count = "kNumInputs";
+    if (step.extra_reads.empty()) {
+      out_decl = fmt::format("    const StepInputs {}(inputs, {});\n", in, previous);
+    } else {
+      std::vector<std::string> values, what;
+      for (const ExtraRead& r : step.extra_reads) {
+        auto value = extra_read_value(r, layout, read_as);
+        if (!value) return value.error();
+        values.push_back(*value);
+        what.push_back(extra_read_text(r, file.head_noun));
+      }
+      out_decl = fmt::format("    // read besides the previous result: {5}\n"
+                             "    const cutegen_tensor extra{0}[] = {{{1}}};\n"
+                             "    const StepInputsWith<{2}> {3}(inputs, {4}, extra{0});\n",
+                             i + 1, fmt::join(values, ", "), values.size(), in, previous, fmt::join(what, "; "));
+      count = in + ".kCount";
+    }
     std::string out = "outputs";
     if (!last) {
       out_decl += fmt::format(
@@ -647,12 +857,12 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
     const std::string num_out = last ? "num_outputs" : "1";
     const std::string& call = placed->call;
     const std::string size_call =
-        entries.forward_ws ? fmt::format("{}workspace_bytes({}.t, kNumInputs, {}, {})", call, in, out, num_out)
+        entries.forward_ws ? fmt::format("{}workspace_bytes({}.t, {}, {}, {})", call, in, count, out, num_out)
                            : std::string("size_t{1}");  // none: a placeholder part of 256 bytes keeps the walk uniform
     const std::string forward_call =
         entries.forward_ws
-            ? fmt::format("{}forward_ws({}.t, kNumInputs, {}, {}, base + used, part, stream)", call, in, out, num_out)
-            : fmt::format("{}forward({}.t, kNumInputs, {}, {}, stream)", call, in, out, num_out);
+            ? fmt::format("{}forward_ws({}.t, {}, {}, {}, base + used, part, stream)", call, in, count, out, num_out)
+            : fmt::format("{}forward({}.t, {}, {}, {}, stream)", call, in, count, out, num_out);
     chain += step_code(fmt::format("step {}: {}", i + 1, step.seed->route()), out_decl, size_call, forward_call,
                        file.shared_scratch);
   }
@@ -706,6 +916,7 @@ Result<std::string> emit_then_file(const ThenFile& file, const ThenHead& head, c
   replace_placeholder(text, "PROBLEM", problem.str());
   replace_placeholder(text, "NAMESPACE", file.chain_namespace);
   replace_placeholder(text, "HEAD_NOUN", file.head_noun);
+  replace_placeholder(text, "STEP_INPUTS", step_inputs_text(file, steps));
   replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(file.num_contract_inputs));
   shapes += fmt::format("constexpr int64_t kInputShape[] = {{{}}};  // forward input 0, as traced\n",
                         fmt::join(file.input_shape, ", "));

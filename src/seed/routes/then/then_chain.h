@@ -16,6 +16,7 @@
 #include "seed/comment_text.h"
 #include "seed/op_graph.h"
 #include "seed/route.h"
+#include "seed/routes/then/extra_reads.h"
 #include "seed/workspace_cap.h"
 
 namespace cutegen::seed {
@@ -33,6 +34,14 @@ struct ThenStep {
   std::vector<int64_t> shape;       // what this step writes: contiguous fp32
   int64_t bytes = 0;                // of that result, rounded up to 256 (0 for the last step: the output)
   std::vector<int64_t> read_shape;  // how the next step reads it; empty: as `shape`
+  // What its graph reads besides the previous result and the problem's inputs, in the order of its forward inputs
+  // after the problem's (the problem's parameters and buffers come after them). Empty for a step that reads only
+  // those: the chain then passes the problem's inputs with the previous result in place of forward input 0.
+  std::vector<ExtraRead> extra_reads;
+  // Nodes of the problem's graph (-1 where unknown): the value it reads as its forward input 0, the value it writes,
+  // and the value the next part reads (the written one, or a view of it). The chain's search matches a later step's
+  // extra read against these, and keeps a pointwise step that would fold away a value read later.
+  int previous = -1, stored = -1, read = -1;
 };
 
 // The table's walk over a graph: the plan of the first route that takes it, or the answer's reason.
@@ -57,8 +66,11 @@ int64_t then_step_scratch(const MatchedPlan& seed);
 void fit_convolution_parts(std::vector<ThenStep>& parts, int64_t intermediates, int64_t cap);
 
 // The graph the next seed sees: `g` with node `split` made forward input 0 (y), a contiguous fp32 tensor of
-// the node's shape.
-OpGraph graph_after(const OpGraph& g, int split);
+// the node's shape. Each of `extras` (ascending node ids: g's forward input 0, or a value computed before split that
+// the chain keeps) becomes a forward input after g's own, in order -- an input moved to its new position, a
+// computed value made an input as y is -- and g's parameters and buffers move up by as many: the contract's order
+// is the forward inputs, then the parameters, then the buffers (op_graph.h).
+OpGraph graph_after(const OpGraph& g, int split, const std::vector<int>& extras = {});
 
 // A convolution's node (nn.Conv*d or nn.ConvTranspose*d).
 bool is_conv_node(const Node& n);
@@ -68,9 +80,6 @@ const Node* only_convolution(const OpGraph& g, const std::vector<int>& reach);
 // leaves (inputs, parameters, constants): after a convolution, what conv_epilogue fuses into its store (the
 // head of conv_then's chain, and what conv_fold moves a reduction through).
 std::set<int> pointwise_after(const OpGraph& g, const Node& root, const std::vector<int>& reach);
-// Whether `c` splits `g`: every op after it reads nothing before it but `c` itself and leaves -- and not
-// forward input 0 either, whose position carries c's value in the graph after the cut.
-bool is_cut(const OpGraph& g, const std::vector<int>& reach, const Node& c);
 // The value a cut at `c` stores: c itself, or, when c is a view (unsqueeze, squeeze, view, reshape, flatten)
 // of a contiguous fp32 value, possibly of another view, the first value that is not one -- the view is then
 // only how the next seed reads the stored values. Returns c's id when c is no such view.
@@ -83,12 +92,21 @@ int64_t result_bytes(const std::vector<int64_t>& shape);
 // route's seed for the whole, or a cut
 // -- the latest that works -- with the steps before it and one seed after it: the fewest steps there are, at
 // most `max_steps`, then folded (fold_pointwise_steps). nullopt: none.
-std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps);
+// Only where no chain of cuts after which the ops read one value (and leaves) computes g, cuts after which they
+// also read g's forward input 0 or a value an earlier step stores are tried, the same way: each such value is an
+// extra read of the step after the cut (ThenStep::extra_reads; `start` says what g's own inputs are), and the steps
+// before it end at the value (they store it). So a graph that chained without them keeps its chain. `keep`: values
+// of g before its output that the steps must store likewise, for a part after g that reads them again.
+std::optional<std::vector<ThenStep>> steps_for(const OpGraph& g, SecondSeedMatcher second, int max_steps,
+                                               const ChainStart& start = {}, const std::set<int>& keep = {});
 // Each pointwise or broadcast step that reads the result before it element for element, after a seed whose store
 // takes an epilogue (the norm, pooling, reduction and softmax templates; store_epilogue.h), folded into that store:
 // the seed writes the step's result where the step wrote it, and the step, its kernel and the intermediate between
-// them are gone. Other steps stay as they are (a library kernel's store, a step that broadcasts the result).
-void fold_pointwise_steps(std::vector<ThenStep>& steps);
+// them are gone. Other steps stay as they are (a library kernel's store, a step that broadcasts the result). A step
+// with other extra reads than the seed before it folds where each value it reads is one that seed reads too (its
+// operands then read that seed's inputs; `start.num_forward` places them), and no step folds away a value that a
+// later step reads again.
+void fold_pointwise_steps(std::vector<ThenStep>& steps, const ChainStart& start = {});
 // Why steps_for found none: the table's reason for the whole graph, or why its seed is no step
 // (then_step_refusal), or that the cuts need more than `max_steps` steps.
 std::string no_steps_reason(const OpGraph& g, SecondSeedMatcher second, int max_steps);
@@ -127,6 +145,8 @@ struct ThenFile {
   std::string head_noun;        // convolution, matrix product
   std::string seed_file;        // the route's source, named when a step's kernel does not fit the chain
   int num_contract_inputs = 0;
+  // The problem's forward() arguments: where a step's extra reads go among its inputs (ThenStep::extra_reads).
+  int num_forward_inputs = 0;
   std::vector<int64_t> input_shape, output_shape;  // as traced: the call is refused with others
   // The parts' own workspaces (the head's tables or split operands, a step's partials) one after another
   // (false: conv_then's layout as judged), or all at one place after the intermediates (true): the parts run
