@@ -668,6 +668,15 @@ StaticEntries make_entries_static(std::string& text, const std::string& prefix) 
   e.forward = rename("extern \"C\" int cutegen_forward(", "static int " + prefix + "forward(");
   e.workspace_bytes =
       rename("extern \"C\" size_t cutegen_workspace_bytes(", "static size_t " + prefix + "workspace_bytes(");
+  // A call of its own entry points inside the part (a size check in its forward_ws) must stay the part's: in the
+  // chained file the contract's names are the chain's (KernelBench level 2's 44 asked the chain's whole workspace).
+  auto rename_calls = [&](const std::string& from, const std::string& to) {
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  if (e.workspace_bytes) rename_calls("cutegen_workspace_bytes(", prefix + "workspace_bytes(");
+  if (e.forward_ws) rename_calls("cutegen_forward_ws(", prefix + "forward_ws(");
+  if (e.forward) rename_calls("cutegen_forward(", prefix + "forward(");
   return e;
 }
 
