@@ -206,14 +206,8 @@ Result<ConvFoldPlan> match_conv_fold(const OpGraph& g, SecondSeedMatcher second)
   plan.pattern = fmt::format("{} over every spatial dimension of {}", plan.mean ? "mean" : "sum", of);
   plan.num_forward_inputs = g.num_inputs;
   if (r.id != out.id) {
-    auto rest = rest_after_head(g, r.id, "reduction");
-    if (!rest) return rest.error();
-    const OpGraph& after = rest->graph;
-    auto steps = steps_for(after, second, kMaxThenSteps, rest->start);
-    if (!steps) return Error{fmt::format("after the reduction: {}", no_steps_reason(after, second, kMaxThenSteps))};
-    if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/false); !why.empty())
-      return Error{fmt::format("after the reduction: {}", why)};
-    if (auto resolved = resolve_extra_reads(g, r.id, r.id, *steps); !resolved) return resolved.error();
+    auto steps = chain_steps_after(g, r.id, r.id, second, "reduction", /*head_file_scope=*/false);
+    if (!steps) return steps.error();
     plan.steps = std::move(*steps);
   }
   int64_t results = result_bytes(plan.reduced_shape), scratch = 8 * plan.segments() * c->input_shape[0] * c->in_channels;

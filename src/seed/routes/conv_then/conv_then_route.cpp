@@ -28,18 +28,8 @@ constexpr const char* kConvThenSeedFile = "src/seed/routes/conv_then/conv_then_r
 // The steps after the head, whose result is node `cut` of `g`: the rest of the graph with it as forward input 0 --
 // and, where the rest reads forward input 0 too, that input after the problem's forward inputs (rest_after_head).
 Status add_steps(const OpGraph& g, int cut, SecondSeedMatcher second, ConvThenPlan& plan) {
-  auto rest = rest_after_head(g, cut, "convolution");
-  if (!rest) return rest.error();
-  const OpGraph& after = rest->graph;
-  // One seed for the rest, or up to kMaxThenSteps, split where the rest reads one value (instance_norm, then a
-  // division; a GroupNorm, then a mean), or, where it must, one value and y again (a residual of y: KernelBench
-  // level 2's 92).
-  // steps_for tries the rest whole first; a seed that is no step (a chain itself) is cut instead, as gemm_then's.
-  auto steps = steps_for(after, second, kMaxThenSteps, rest->start);
-  if (!steps) return Error{fmt::format("after the convolution: {}", no_steps_reason(after, second, kMaxThenSteps))};
-  if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/true); !why.empty())
-    return Error{fmt::format("after the convolution: {}", why)};
-  if (auto resolved = resolve_extra_reads(g, cut, cut, *steps); !resolved) return resolved.error();
+  auto steps = chain_steps_after(g, cut, cut, second, "convolution", /*head_file_scope=*/true);
+  if (!steps) return steps.error();
   plan.steps = std::move(*steps);
   plan.num_forward_inputs = g.num_inputs;
   return ok_status();

@@ -122,23 +122,9 @@ Result<GemmThenPlan> match_gemm_then(const OpGraph& g, SecondSeedMatcher second)
     auto note = [&, library = on_library_gemm(*head) || head->kernel == GemmKernel::folded](std::string why) {
       if (library && !rest_reason) rest_reason = std::move(why);
     };
-    auto rest = rest_after_head(g, c.id, "matrix product");
-    if (!rest) {
-      note(rest.error().message);
-      continue;
-    }
-    const OpGraph& after = rest->graph;
-    auto steps = steps_for(after, second, kMaxThenSteps, rest->start);
+    auto steps = chain_steps_after(g, c.id, stored.id, second, "matrix product", /*head_file_scope=*/false);
     if (!steps) {
-      note(fmt::format("after the matrix product: {}", no_steps_reason(after, second, kMaxThenSteps)));
-      continue;
-    }
-    if (std::string why = then_file_scope_refusal(*steps, /*head_file_scope=*/false); !why.empty()) {
-      note(fmt::format("after the matrix product: {}", why));
-      continue;
-    }
-    if (auto resolved = resolve_extra_reads(g, stored.id, c.id, *steps); !resolved) {
-      note(resolved.error().message);
+      note(steps.error().message);
       continue;
     }
     GemmThenPlan plan{.head = std::move(*head),

@@ -26,6 +26,22 @@ Result<ChainRest> rest_after_head(const OpGraph& g, int split, std::string_view 
   return rest;
 }
 
+Result<std::vector<ThenStep>> chain_steps_after(const OpGraph& g, int split, int head_stored, SecondSeedMatcher second,
+                                                std::string_view noun, bool head_file_scope) {
+  auto rest = rest_after_head(g, split, noun);
+  if (!rest) return rest.error();
+  const OpGraph& after = rest->graph;
+  // One seed for the rest, or up to kMaxThenSteps, split where the rest reads one value (instance_norm, then a
+  // division; a GroupNorm, then a mean), or, where it must, one value and an earlier one again (a residual of y:
+  // KernelBench level 2's 92). steps_for tries the rest whole first; a seed that is no step (a chain itself) is cut.
+  auto steps = steps_for(after, second, kMaxThenSteps, rest->start);
+  if (!steps) return Error{fmt::format("after the {}: {}", noun, no_steps_reason(after, second, kMaxThenSteps))};
+  if (std::string why = then_file_scope_refusal(*steps, head_file_scope); !why.empty())
+    return Error{fmt::format("after the {}: {}", noun, why)};
+  if (auto resolved = resolve_extra_reads(g, head_stored, split, *steps); !resolved) return resolved.error();
+  return std::move(*steps);
+}
+
 bool stored_by(const std::vector<ThenStep>& steps, const std::vector<int>& nodes) {
   return std::all_of(nodes.begin(), nodes.end(), [&](int node) {
     return std::any_of(steps.begin(), steps.end(),

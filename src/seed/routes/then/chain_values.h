@@ -24,6 +24,13 @@ struct ChainRest {
 };
 Result<ChainRest> rest_after_head(const OpGraph& g, int split, std::string_view what);
 
+// The steps after a head whose result is node `split` (stored as node `head_stored`, read by step 1 as `split`):
+// the rest (rest_after_head), its steps (steps_for; one seed, or cuts), the file-scope check and the extra reads
+// resolved. Error, each naming the head ("after the convolution: ..."): why the rest gets no steps. `noun` names
+// the head's result: "convolution", "reduction", "matrix product".
+Result<std::vector<ThenStep>> chain_steps_after(const OpGraph& g, int split, int head_stored, SecondSeedMatcher second,
+                                                std::string_view noun, bool head_file_scope);
+
 // Whether `steps` store each of `nodes` (as the value a step writes, or the view of it the next part reads).
 bool stored_by(const std::vector<ThenStep>& steps, const std::vector<int>& nodes);
 
