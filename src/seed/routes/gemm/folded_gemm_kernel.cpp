@@ -64,12 +64,7 @@ std::string generate_folded_gemm_kernel(const GemmPlan& plan, const CommentText&
   replace_placeholder(text, "WHY", plan.kernel_reason);
   replace_placeholder(text, "REDUCE", std::string(row_reduce_name(plan.reduce)));
   replace_placeholder(text, "B_LAYOUT", plan.b_transposed ? "(N, K) row-major" : "(K, N) row-major");
-  replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
-  replace_placeholder(text, "A_INPUT", std::to_string(plan.a_input));
-  replace_placeholder(text, "B_INPUT", std::to_string(plan.b_input));
-  replace_placeholder(text, "M", std::to_string(plan.m));
-  replace_placeholder(text, "N", std::to_string(plan.n));
-  replace_placeholder(text, "K", std::to_string(plan.k));
+  fill_gemm_shape(text, plan);
   replace_placeholder(text, "B_TRANSPOSED", plan.b_transposed ? "true" : "false");
   replace_placeholder(text, "MEAN", plan.reduce == RowReduce::mean ? "true" : "false");
   fill_column_operands(text, plan);

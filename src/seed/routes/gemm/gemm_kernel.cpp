@@ -97,6 +97,15 @@ std::string gemm_norm_enum(GemmNorm norm) {
   return norm == GemmNorm::group ? "kGroupNorm" : norm == GemmNorm::batch ? "kBatchNorm" : "kNoNorm";
 }
 
+void fill_gemm_shape(std::string& text, const GemmPlan& plan) {
+  replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
+  replace_placeholder(text, "A_INPUT", std::to_string(plan.a_input));
+  replace_placeholder(text, "B_INPUT", std::to_string(plan.b_input));
+  replace_placeholder(text, "M", std::to_string(plan.m));
+  replace_placeholder(text, "N", std::to_string(plan.n));
+  replace_placeholder(text, "K", std::to_string(plan.k));
+}
+
 void fill_column_operands(std::string& text, const GemmPlan& plan) {
   std::vector<std::string> inputs, strides;
   for (const auto& c : plan.columns) {
@@ -135,13 +144,8 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& proble
   replace_placeholder(text, "MASK_TEXT", mask_text);
   replace_placeholder(text, "A_LAYOUT", plan.a_transposed ? "(K, M) row-major (transposed)" : "(M, K) row-major");
   replace_placeholder(text, "B_LAYOUT", plan.b_transposed ? "(N, K) row-major (transposed)" : "(K, N) row-major");
-  replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
-  replace_placeholder(text, "A_INPUT", std::to_string(plan.a_input));
-  replace_placeholder(text, "B_INPUT", std::to_string(plan.b_input));
   replace_placeholder(text, "BATCH", std::to_string(plan.batch));
-  replace_placeholder(text, "M", std::to_string(plan.m));
-  replace_placeholder(text, "N", std::to_string(plan.n));
-  replace_placeholder(text, "K", std::to_string(plan.k));
+  fill_gemm_shape(text, plan);
   replace_placeholder(text, "A_TRANSPOSED", plan.a_transposed ? "true" : "false");
   replace_placeholder(text, "B_TRANSPOSED", plan.b_transposed ? "true" : "false");
   replace_placeholder(text, "A_BATCH_STRIDE", std::to_string(plan.a_batch_stride));

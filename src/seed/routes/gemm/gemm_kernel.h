@@ -29,6 +29,9 @@ std::string gemm_reduce_enum(RowReduce reduce);
 // {{COLUMN_STRIDES}}, each array with one unused entry so that none is empty (the tiled, library and folded
 // GEMM templates declare them alike).
 void fill_column_operands(std::string& text, const GemmPlan& plan);
+// Fills the product's shape and operand placeholders, which the tiled, library and folded GEMM templates name
+// alike: {{NUM_CONTRACT_INPUTS}}, {{A_INPUT}}, {{B_INPUT}}, {{M}}, {{N}} and {{K}}.
+void fill_gemm_shape(std::string& text, const GemmPlan& plan);
 std::string gemm_norm_enum(GemmNorm norm);
 
 }  // namespace cutegen::seed

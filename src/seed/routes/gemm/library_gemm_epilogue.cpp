@@ -36,12 +36,7 @@ constexpr const char* kArgumentsLine = "  Gemm::Arguments args = arguments(p, a,
 
 std::string fill(std::string text, const GemmPlan& p) {
   replace_placeholder(text, "NORM_PASS", gemm_norm_pass_text());
-  replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(p.num_contract_inputs));
-  replace_placeholder(text, "A_INPUT", std::to_string(p.a_input));
-  replace_placeholder(text, "B_INPUT", std::to_string(p.b_input));
-  replace_placeholder(text, "M", std::to_string(p.m));
-  replace_placeholder(text, "N", std::to_string(p.n));
-  replace_placeholder(text, "K", std::to_string(p.k));
+  fill_gemm_shape(text, p);
   fill_column_operands(text, p);
   replace_placeholder(text, "EPILOGUE_BODY", gemm_epilogue_body(p, false));
   replace_placeholder(text, "REDUCE", gemm_reduce_enum(p.reduce));
