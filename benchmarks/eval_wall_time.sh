@@ -15,6 +15,8 @@ for label in cold cached; do
   CUTEGEN_CACHE_DIR="$cache" "$cutegen" eval "$problem" "$kernel" \
     --trials 1 --runs 50 --seed 7 --no-baselines ${EVAL_ARGS:-} --json "$out/eval_${name}_$label.json" >"$out/eval_${name}_$label.log" 2>&1 \
     || { echo "eval ($label) failed:"; tail -5 "$out/eval_${name}_$label.log"; }
+  # A failed verdict still writes its report; no report means the judge itself did not run.
+  [[ -s "$out/eval_${name}_$label.json" ]] || no_report=1
   end=$(date +%s.%N)
   python3 - "$label" "$start" "$end" "$out/eval_${name}_$label.json" <<'PY'
 import json, sys
@@ -29,3 +31,4 @@ print(f"{label}: wall {end - start:.1f} s, verdict {r.get('verdict')}, kernel me
 PY
 done
 rm -rf "$cache"
+[[ -z ${no_report:-} ]] || { echo "eval_wall_time: an evaluation wrote no report (see the logs in $out)" >&2; exit 1; }

@@ -16,6 +16,7 @@ docs/judge.md is the design; in short:
 6. the runner is told to quit and waited for.
 The first failure ends the session; its verdict word is one of VERDICTS.
 """
+import contextlib
 import math
 import os
 import secrets as secrets_mod
@@ -191,6 +192,8 @@ class Record:
     workspace: dict = None  # {"bytes", "cap_bytes"} for a kernel with a workspace
     gpu_share: dict = None  # what the checks for other users of the GPU found or could not (gpu_share.py)
     refused: bool = False  # the session ended on the kernel declining its shapes (Stop.refused)
+    # Where the session's wall time went (Phases), so a slow evaluation can be taken apart without a profiler.
+    phase_seconds: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         out = {"verdict": self.verdict, "reason": self.reason, "failed_check": self.failed_check,
@@ -200,7 +203,28 @@ class Record:
             out["refused"] = True
         if self.gpu_share is not None:
             out["gpu_share"] = self.gpu_share
+        if self.phase_seconds:
+            out["phase_seconds"] = {k: round(v, 6) for k, v in self.phase_seconds.items()}
         return out
+
+
+class Phases:
+    """Seconds spent per named part of a session, accumulated: `with phases("trials"):` around a part, or
+    `phases.add(name, ns)` for pieces timed inside a loop."""
+
+    def __init__(self, into: dict):
+        self.into = into
+
+    def add(self, name: str, ns: int) -> None:
+        self.into[name] = self.into.get(name, 0.0) + ns / 1e9
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        t0 = time.perf_counter_ns()
+        try:
+            yield
+        finally:
+            self.add(name, time.perf_counter_ns() - t0)
 
 
 def _ms(ns: float) -> float:
@@ -284,6 +308,7 @@ class CandidateSession:
         `copies_on`: where those copies live, "device" or "host" (memory.place_audit_copies)."""
         self.problem, self.plan, self.timed = problem, plan, timed
         self.record = Record()
+        self.phases = Phases(self.record.phase_seconds)
         self.record.audits["copies"] = copies_on
         self.arena = SharedArena(problem.device)
         self.slot = Slot(self.arena, problem)
@@ -321,11 +346,14 @@ class CandidateSession:
             try:
                 try:
                     self.link = self.make_link(self.plan, self.slot, self.problem)
-                    self._start()
-                    self._trials()
+                    with self.phases("runner_start"):  # setup, calibration, load (twice with a workspace)
+                        self._start()
+                    with self.phases("trials"):
+                        self._trials()
                     if self.timed:
                         self._timed_calls()
-                    end = self.link.close()
+                    with self.phases("runner_end"):
+                        end = self.link.close()
                     self.record.runner["end"] = end.describe()
                     if end.timed_out or end.signal or end.exit_code != 0:
                         raise Stop("crash", f"the runner process did not exit cleanly after its last call ({end.describe()})")
@@ -720,7 +748,10 @@ class CandidateSession:
             self.phase = f"timed call {k}" if timed else f"warm-up call {i}"
             spec = CallSpec(seed=self.sysrand.getrandbits(CALL_SEED_BITS), kind=kinds[i], params=params_mod.RANDOM)
             self._draw_positions()
+            t_stage = time.perf_counter_ns()
             staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
+            self.phases.add("timed_staging", time.perf_counter_ns() - t_stage)
+            t_call = time.perf_counter_ns()
             w0 = self.link.wait_ns()
             probe, before = self.clock.probe_marked("start")
             exchange = self._call(staged, 0)
@@ -736,6 +767,7 @@ class CandidateSession:
             # After the call's time and its gather are taken, so never charged to it.
             copy = full.index(k) if timed and k in full else len(self.copies) - 1
             self._copy_outputs(self.copies[copy])
+            self.phases.add("timed_calls", time.perf_counter_ns() - t_call)  # probes, call, gather, copy
             if not timed:
                 self.previous = spec
                 continue
@@ -766,12 +798,14 @@ class CandidateSession:
                                       "runner_cpu_ms": None if exchange.runner_cpu_ns is None else _ms(exchange.runner_cpu_ns),
                                       "host_busy": self.host_cpu == "checked" and cpu_time.host_busy(
                                           exchange.runner_cpu_ns, exchange.wall_ns, self.wait_share)})
-            self._compare_call(staged, got_out, k)
+            with self.phases("timed_compare"):
+                self._compare_call(staged, got_out, k)
             if timed and k in full:
                 kept.append((k, spec, self.slot.output_patterns[0], self.previous, self.copies[copy]))
             self.previous = spec
         self.record.audits["timed_calls"] = plan.runs
-        self._full_audits(kept)
+        with self.phases("full_audits"):
+            self._full_audits(kept)
         self._summarise(walls, events)
 
     def _completion(self, got_out: list, got_in: list, staged, k: int):

@@ -51,6 +51,17 @@ def test_an_exact_kernel_passes_with_a_complete_record(worker, small):
     assert audits["timed_calls"] == 12 and audits["sampled"] >= 4 and audits["full"] == 2
     assert len([c for c in result["checks"] if "timed_call" in c]) == 2  # the full audits' reports
     assert result["calibration"]["rounds"] > 0 and result["runner"]["end"] == "exit code 0"
+    # Where the session's time went: every part ran, and the parts fit inside the session.
+    phases = result["phase_seconds"]
+    assert set(phases) == {"runner_start", "trials", "timed_staging", "timed_calls", "timed_compare", "full_audits",
+                           "runner_end"}
+    assert all(v >= 0 for v in phases.values()) and phases["trials"] > 0 and phases["timed_calls"] > 0, phases
+
+
+def test_a_session_that_stops_early_times_only_the_parts_it_reached(worker, small):
+    result = evaluate(worker, "relu", mode="zeros")
+    assert result["verdict"] != "pass"
+    assert set(result["phase_seconds"]) == {"runner_start", "trials"}
 
 
 def test_timed_inputs_cannot_be_predicted_from_the_request_or_earlier_calls(worker, small):
