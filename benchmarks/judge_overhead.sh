@@ -12,8 +12,9 @@ problem="$root/problems/softmax_large.py"
 kernel="$root/attacks/honest/softmax_rows.cu"
 for which in old new new-generalize; do
   bin="$old"; [[ $which == new* ]] && bin="$new"
-  # The generalization trials (the new judge only): the two other shapes issue 34 asks the default to run.
-  args=""; [[ $which == new-generalize ]] && args="--generalize 2"
+  # The generalization trials (the new judge only; two by default since 2026-12-06): the new judge without
+  # them, then with them, so their cost is the difference.
+  args=""; [[ $which == new ]] && args="--generalize 0"; [[ $which == new-generalize ]] && args="--generalize 2"
   echo "== $which judge ($bin${args:+ $args})"
   EVAL_ARGS="$args" "$root/benchmarks/eval_wall_time.sh" "$bin" "$out/$which" "$problem" "$kernel" softmax_large
 done

@@ -19,7 +19,7 @@ struct JudgeArgs {
   std::string precision = to_string(kDefaultPrecision);
   int trials = 5;
   int runs = 100;
-  int generalize = 0;  // generalization trials: other shapes of the problem after a pass (0: none; see judge.h)
+  int generalize = kDefaultGeneralize;  // generalization trials: other shapes of the problem after a pass (judge.h)
   uint64_t seed = 0;
   int runner_timeout_s = 120;
   std::string arch;

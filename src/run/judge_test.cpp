@@ -96,7 +96,7 @@ class JudgeTest : public ::testing::Test {
     o.work_dir = dir_ / "work";
     o.cache_root = dir_ / "cache";
     o.seed = 42;
-    o.generalize = 2;  // as the GPU suite asks (the default is 0 until an H200 run has judged the suite with them)
+    o.generalize = 2;  // the default (kDefaultGeneralize), stated: the tests below count on two
     o.busy_retry_pauses = {std::chrono::seconds(0), std::chrono::seconds(0)};
     o.on_busy_retry = [this](const std::string& line) { busy_notes_.push_back(line); };
     return o;
@@ -222,7 +222,7 @@ TEST_F(JudgeTest, TheSessionRequestCarriesTheTrialPlanAndAFreshWorkDirectory) {
   EXPECT_EQ(req["runs"], 100);
   EXPECT_EQ(req["warmup"], 10);
   EXPECT_EQ(req["generalize"], 2);  // other shapes of the problem after a pass, as asked
-  EXPECT_EQ(EvalOptions{}.generalize, 0);  // off unless asked, until the H200 has judged the suite with them
+  EXPECT_EQ(EvalOptions{}.generalize, 2);  // on by default since the H200 judged the suite with them
   EXPECT_DOUBLE_EQ(req["call_timeout_s"].get<double>(), 120.0);
   // 2 problem trials (the first with the problem's own parameters) + signed + scaled, in some order.
   std::multiset<std::string> kinds;
