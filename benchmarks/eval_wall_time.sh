@@ -27,7 +27,8 @@ except OSError:
     r = {}
 ev = r.get("time") or (r.get("timing") or {}).get("event", {})  # the report before and after the judge's redesign
 print(f"{label}: wall {end - start:.1f} s, verdict {r.get('verdict')}, kernel median {ev.get('median_ms')} ms "
-      f"over {ev.get('runs')} runs, compile {r.get('compile', {}).get('total_seconds')} s, phases {r.get('phase_seconds')}")
+      f"over {ev.get('runs')} runs, compile {r.get('compile', {}).get('total_seconds')} s, phases {r.get('phase_seconds')}, "
+      f"session {(r.get('session') or {}).get('phase_seconds')}")
 PY
 done
 rm -rf "$cache"

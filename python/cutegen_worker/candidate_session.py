@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import (audit, compare, cpu_time, cpu_wait, gpu_share, inputs, memory, params as params_mod, runner_link,
-               shape_configs)
+from . import (audit, compare, cpu_time, cpu_wait, fused_compare, gpu_share, inputs, memory, params as params_mod,
+               runner_link, shape_configs)
 from .errors import ProblemError, RequestError
 from .shared_buffers import SharedArena
 from .staging import CallSpec, Slot
@@ -310,6 +310,9 @@ class CandidateSession:
         self.record = Record()
         self.phases = Phases(self.record.phase_seconds)
         self.record.audits["copies"] = copies_on
+        # Which engine ran the full checks' element test (fused_compare.py): a request error before any work
+        # when CUTEGEN_COMPARE names none.
+        self.record.audits["compare"] = fused_compare.engine()
         self.arena = SharedArena(problem.device)
         self.slot = Slot(self.arena, problem)
         self.clock = _Clock(problem.device)

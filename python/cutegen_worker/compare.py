@@ -19,12 +19,14 @@ rounding noise, which is the honest precision there.
 
 Everything runs in float64, a chunk at a time: a KernelBench-sized output is 6 GiB in fp32, and
 whole-tensor float64 temporaries of it would need several times that beside the shared buffers.
+`CUTEGEN_COMPARE=fused` runs the element test and the magnitude as one Triton kernel each on a GPU instead
+of ~25 eager operations per chunk (fused_compare.py): the same statistics, one read of each tensor.
 """
 from dataclasses import dataclass
 
 import torch
 
-from . import buffers
+from . import buffers, fused_compare
 from .errors import RequestError
 
 # (atol, rtol, rel-L2 floor) per policy; the floor applies where PyTorch itself is (nearly) exact.
@@ -105,6 +107,8 @@ def expected_and_scale(ref: torch.Tensor, output_dtype: torch.dtype) -> tuple:
 
 def finite_magnitude(ref: torch.Tensor, chunk: int = CHUNK_ELEMENTS) -> tuple:
     """(the largest finite |ref|, the sum of squares of ref's finite values), in one pass over it."""
+    if fused_compare.engine_for(ref, ref) == "fused":
+        return fused_compare.magnitude(ref.reshape(-1))
     best = total = None
     flat = as_numbers(ref).reshape(-1)
     for start in range(0, flat.numel(), chunk):
@@ -215,6 +219,8 @@ def as_numbers(t: torch.Tensor) -> torch.Tensor:
 
 
 def _accumulate(got, ref, tol, scale, chunk, poison=None):
+    if fused_compare.engine_for(got, ref) == "fused":
+        return _accumulate_fused(got, ref, tol, scale)
     acc = _Accumulator()
     got_flat, ref_flat = as_numbers(got).reshape(-1), as_numbers(ref).reshape(-1)
     is_float = got.is_floating_point()
@@ -235,6 +241,31 @@ def _accumulate(got, ref, tol, scale, chunk, poison=None):
         if count:
             g, r = chunk_at(start)
             acc.note_first_bad(_masks(g, r, tol, scale)[0], g, r, start, got.shape)
+    return acc
+
+
+def _accumulate_fused(got, ref, tol, scale):
+    """_accumulate's statistics from fused_compare's one pass (floating tensors on one GPU); the first bad
+    elements, when there are any, from an eager second look at the blocks that have them."""
+    acc = _Accumulator()
+    got_flat, ref_flat = got.reshape(-1), ref.reshape(-1)
+    counts, floats = fused_compare.compare_partials(got_flat, ref_flat, tol.atol * scale, tol.rtol, tol.abs_slack)
+    per_count = counts.sum(dim=0).to(torch.float64)
+    per_float = torch.stack([floats[:, 0].max(), floats[:, 1].max(), floats[:, 2].sum(), floats[:, 3].sum()])
+    values = torch.cat([per_count, per_float]).tolist()  # the one host sync
+    for name, value in zip(fused_compare.COUNTS, values):
+        setattr(acc, name, int(value))
+    for name, value in zip(fused_compare.FLOATS, values[len(fused_compare.COUNTS):]):
+        setattr(acc, name, value)
+    if acc.bad:
+        block = fused_compare.BLOCK
+        for index in torch.nonzero(counts[:, 0]).reshape(-1)[:FIRST_BAD_LIMIT].tolist():
+            start = index * block
+            g = got_flat[start:start + block].to(torch.float64)
+            r = ref_flat[start:start + block].to(torch.float64)
+            acc.note_first_bad(_masks(g, r, tol, scale)[0], g, r, start, got.shape)
+            if len(acc.first_bad) >= FIRST_BAD_LIMIT:
+                break
     return acc
 
 

@@ -10,6 +10,11 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import torch  # noqa: E402
 
+# Without a GPU, Triton's kernels (the fused comparison, test_fused_compare.py) run in its interpreter on CPU
+# tensors; Triton reads this when it is first imported, so it is set before anything imports it.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
 from cutegen_worker.protocol import Dispatcher  # noqa: E402
 from cutegen_worker.session import Session  # noqa: E402
 

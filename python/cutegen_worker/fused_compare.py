@@ -1,0 +1,138 @@
+"""The full check's element test and the reference's magnitude in one pass over the GPU's memory (Triton).
+
+compare.py states the test: per element, |got - ref| against atol * scale + rtol * |ref| + abs_slack in
+float64, NaN/Inf where the reference differs always bad, and the whole output's rel-L2. Eagerly that is
+about 25 PyTorch operations per 16 M-element chunk, each writing a float64 or bool temporary: on a
+KernelBench-size output (1.6 G elements) one comparison moves some 100 GB and a full check makes four
+(PyTorch's own result, both output sets, the two sets against each other). Here each is one kernel that
+reads `got` and `ref` once and writes per-block partial sums, counts and maxima, which PyTorch then
+reduces; the same statistics as compare._Accumulator, so the report and the verdict are the same.
+
+Which engine runs is `CUTEGEN_COMPARE`: `torch` (the eager chunks, the default until an A/B on the GPU has
+judged the suite with this one) or `fused`. The fused one takes floating tensors on one CUDA device,
+contiguous, of the same size; anything else (the CPU, integer and bool outputs, a reference in host
+memory) goes the eager way whatever the switch says, and `engine_for` says which one ran.
+
+The per-element rules are written once more here, in Triton, and python/tests/test_fused_compare.py holds
+them to compare.py's on every case of its table (Triton's interpreter on the CPU; the GPU test on a GPU).
+"""
+import os
+
+import torch
+
+from .errors import RequestError
+
+ENGINE_ENV = "CUTEGEN_COMPARE"
+ENGINES = ("torch", "fused")
+BLOCK = 4096  # elements per program: the partials of a 1.6 G-element output are 0.4 M rows
+
+# Partial rows: counts (int64) and sums/maxima (float64), in this order; compare._Accumulator's names.
+COUNTS = ("bad", "nonfinite_bad", "unwritten", "nan", "inf")
+FLOATS = ("max_abs", "max_rel", "sum_sq_diff", "sum_sq_ref")
+
+_kernels = None
+
+
+def engine() -> str:
+    value = os.environ.get(ENGINE_ENV, ENGINES[0])
+    if value not in ENGINES:
+        raise RequestError(f"{ENGINE_ENV}={value!r}: expected one of {', '.join(ENGINES)}")
+    return value
+
+
+def applies(got: torch.Tensor, ref: torch.Tensor) -> bool:
+    """Whether the fused kernels can take this pair (see the module's doc)."""
+    on_gpu = got.is_cuda or _interpreting()
+    return on_gpu and got.device == ref.device and got.is_floating_point() and ref.is_floating_point() \
+        and got.numel() == ref.numel() > 0 and got.is_contiguous() and ref.is_contiguous()
+
+
+def engine_for(got: torch.Tensor, ref: torch.Tensor) -> str:
+    return "fused" if engine() == "fused" and applies(got, ref) else "torch"
+
+
+def _interpreting() -> bool:
+    """Triton's interpreter (TRITON_INTERPRET=1) runs the kernels on CPU tensors: how the CPU tests run them."""
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def _load():
+    global _kernels
+    if _kernels is None:
+        _kernels = _build()
+    return _kernels
+
+
+def _build():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def compare_blocks(got_ptr, ref_ptr, bounds_ptr, counts_ptr, floats_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        inside = offs < n
+        # Lanes past the end read 0 against 0: finite, equal, counted nowhere.
+        g = tl.load(got_ptr + offs, mask=inside, other=0.0).to(tl.float64)
+        r = tl.load(ref_ptr + offs, mask=inside, other=0.0).to(tl.float64)
+        atol_scale = tl.load(bounds_ptr)  # float64: a Python float argument would arrive as float32
+        rtol = tl.load(bounds_ptr + 1)
+        slack = tl.load(bounds_ptr + 2)
+        g_nan = g != g
+        r_nan = r != r
+        g_fin = (g - g) == 0.0  # false for NaN and for either infinity
+        r_fin = (r - r) == 0.0
+        both = g_fin & r_fin
+        diff = tl.where(both, tl.abs(g - r), 0.0)
+        bound = atol_scale + rtol * tl.abs(r) + slack
+        same_nonfinite = (g_nan & r_nan) | ((both == 0) & (g == r))
+        nonfinite_bad = (both == 0) & (same_nonfinite == 0)
+        bad = (both & (diff > bound)) | nonfinite_bad
+        rel = tl.where(both & (r != 0.0), diff / tl.where(r != 0.0, tl.abs(r), 1.0), 0.0)
+        finite_ref = tl.where(r_fin, r, 0.0)
+        base = pid.to(tl.int64) * 5
+        tl.store(counts_ptr + base, tl.sum(bad.to(tl.int64), axis=0))
+        tl.store(counts_ptr + base + 1, tl.sum(nonfinite_bad.to(tl.int64), axis=0))
+        tl.store(counts_ptr + base + 2, tl.sum((g_nan & (r_nan == 0)).to(tl.int64), axis=0))
+        tl.store(counts_ptr + base + 3, tl.sum(g_nan.to(tl.int64), axis=0))
+        tl.store(counts_ptr + base + 4, tl.sum(((g_fin == 0) & (g_nan == 0)).to(tl.int64), axis=0))
+        fbase = pid.to(tl.int64) * 4
+        tl.store(floats_ptr + fbase, tl.max(diff, axis=0))
+        tl.store(floats_ptr + fbase + 1, tl.max(rel, axis=0))
+        tl.store(floats_ptr + fbase + 2, tl.sum(diff * diff, axis=0))
+        tl.store(floats_ptr + fbase + 3, tl.sum(finite_ref * finite_ref, axis=0))
+
+    @triton.jit
+    def magnitude_blocks(ref_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        r = tl.load(ref_ptr + offs, mask=offs < n, other=0.0).to(tl.float64)
+        r = tl.where((r - r) == 0.0, r, 0.0)
+        tl.store(out_ptr + pid.to(tl.int64) * 2, tl.max(tl.abs(r), axis=0))
+        tl.store(out_ptr + pid.to(tl.int64) * 2 + 1, tl.sum(r * r, axis=0))
+
+    return compare_blocks, magnitude_blocks
+
+
+def compare_partials(got: torch.Tensor, ref: torch.Tensor, atol_scale: float, rtol: float, slack: float):
+    """Per block of BLOCK elements: (counts [blocks, 5] int64, floats [blocks, 4] float64), rows as
+    COUNTS and FLOATS name them."""
+    compare_blocks, _ = _load()
+    n = got.numel()
+    blocks = (n + BLOCK - 1) // BLOCK
+    counts = torch.empty((blocks, len(COUNTS)), dtype=torch.int64, device=got.device)
+    floats = torch.empty((blocks, len(FLOATS)), dtype=torch.float64, device=got.device)
+    bounds = torch.tensor([atol_scale, rtol, slack], dtype=torch.float64, device=got.device)
+    compare_blocks[(blocks,)](got, ref, bounds, counts, floats, n, BLOCK=BLOCK)
+    return counts, floats
+
+
+def magnitude(ref: torch.Tensor) -> tuple:
+    """(the largest finite |ref|, the sum of squares of ref's finite values), as compare.finite_magnitude."""
+    _, magnitude_blocks = _load()
+    n = ref.numel()
+    blocks = (n + BLOCK - 1) // BLOCK
+    out = torch.empty((blocks, 2), dtype=torch.float64, device=ref.device)
+    magnitude_blocks[(blocks,)](ref, out, n, BLOCK=BLOCK)
+    best, total = torch.stack([out[:, 0].max(), out[:, 1].sum()]).tolist()  # the one host sync
+    return best, total
