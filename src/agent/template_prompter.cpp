@@ -59,6 +59,7 @@ Result<ProblemBrief> problem_brief(const ProblemInfo& problem, const PromptSetti
   b.precision = settings.precision;
   b.gpu = f.gpu;
   b.arch = settings.arch;
+  b.other_shapes = settings.other_shapes;
   b.min_bytes = f.min_bytes;
   b.flops = f.flops;
   if (problem.floor) {

@@ -5,6 +5,7 @@
 
 #include "agent/prompter.h"
 #include "prompt/prompt_builders.h"
+#include "run/judge.h"
 
 namespace cutegen {
 
@@ -16,6 +17,9 @@ struct PromptSettings {
   // or none (the paper's from-scratch setting).
   bool show_example = true;
   bool gpu_placeholders = false;  // `cutegen prompt`: labelled placeholders for what needs a GPU
+  // The judge's generalization trials in this run (--generalize): the rules say how many other shapes a passing
+  // kernel is run at, or that only the problem's own is judged.
+  int other_shapes = kDefaultGeneralize;
 };
 
 class TemplatePrompter : public Prompter {

@@ -204,7 +204,10 @@ int run_optimize(const GlobalOptions& global, const OptimizeArgs& args) {
   auto compile_options = resolve_compile_options(global, args.judge.arch);
   if (!compile_options) return give_up(compile_options.error().message);
   auto prompter = TemplatePrompter::create(
-      {.precision = eo.precision, .arch = compile_options->arch, .show_example = args.loop.examples == "library"});
+      {.precision = eo.precision,
+       .arch = compile_options->arch,
+       .show_example = args.loop.examples == "library",
+       .other_shapes = eo.generalize});
   if (!prompter) return give_up(prompter.error().message);
   NcuOptions ncu_options;
   NcuProfileProvider provider((*stack)->runner, ncu_options);

@@ -33,7 +33,7 @@ const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
 
 const std::map<std::string, std::vector<std::string>, std::less<>>& shared_table() {
   static const std::map<std::string, std::vector<std::string>, std::less<>> table = {
-      {"rules", {"arch", "precision_rule"}},
+      {"rules", {"arch", "precision_rule", "shapes_rule"}},
       {"system",
        {"rules", "references", "problem_name", "workload_class", "gpu", "reference_block", "tensor_table",
         "cost_summary"}},
@@ -378,11 +378,26 @@ Result<std::string> compile_errors_section(std::string_view guide) {
   return section.substr(1);  // "# Common compile errors": a section of its own here, not the guide's
 }
 
+std::string format_shapes_rule(int other_shapes) {
+  std::string rule = "- Handle the real shapes, partial tiles included (predicate them). ";
+  if (other_shapes > 0)
+    rule += fmt::format(
+        "A kernel that passes is then run at {} other size{} of the problem that `get_inputs()` sets (a batch, a "
+        "length: smaller odd ones, a larger batch{}): wrong results or a crash there fail it (`shape_specific`).",
+        other_shapes, other_shapes == 1 ? "" : "s", other_shapes >= 3 ? ", batch 1" : "");
+  else
+    rule += "This run judges the kernel at the problem's own shape only, which a user's model will not keep.";
+  return rule +
+         " Read every size from the descriptors; `CUTEGEN_ERROR_UNSUPPORTED` is for shapes you do not handle, "
+         "never the problem's own.";
+}
+
 Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& p, PromptKind kind,
                                         const PromptOptions& o) {
   auto rendered = lib.rules().render({{"arch", or_unknown(p.arch, "the GPU's architecture")},
                                       {"precision_rule", format_precision_rule(p.precision, problem_dtype(p),
-                                                                                has_matrix_products(p.workload))}});
+                                                                                has_matrix_products(p.workload))},
+                                      {"shapes_rule", format_shapes_rule(p.other_shapes)}});
   if (!rendered) return rendered.error();
   auto rules = rules_for_kind(*rendered, kind, lib.rules().origin());
   if (!rules) return rules.error();

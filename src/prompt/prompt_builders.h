@@ -122,6 +122,9 @@ PrecisionTolerance precision_tolerance(Precision precision, std::string_view pro
 // policy allows on tensor cores (3xTF32, TF32, bf16 MMAs) is said only for a problem with matrix
 // products (has_matrix_products: not elementwise or reduction work).
 std::string format_precision_rule(Precision precision, std::string_view problem_dtype, bool matrix_products = true);
+// The rules' item on shapes: how many other shapes the judge runs a passing kernel at (`other_shapes`, the run's
+// --generalize), or that this run judges the problem's own only.
+std::string format_shapes_rule(int other_shapes);
 bool has_matrix_products(WorkloadClass c);
 // At most `max_lines` lines and `max_chars` characters, with a note saying how much was left out.
 std::string clip_evidence(std::string_view text, std::size_t max_lines, std::size_t max_chars);

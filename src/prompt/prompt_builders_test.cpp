@@ -686,6 +686,25 @@ TEST(PromptTruth, TheSystemMessageCarriesTheRulesOfThisRun) {
   }
 }
 
+// The item on shapes says what the run's judge does: how many other shapes a passing kernel meets, or none.
+TEST(PromptTruth, TheShapesRuleIsTheRunsGeneralization) {
+  ProblemBrief p = sample_elementwise();
+  p.other_shapes = 2;
+  auto system = build_system_prompt(library(), p, PromptKind::synthesis);
+  ASSERT_TRUE(system.ok()) << system.error().message;
+  EXPECT_TRUE(contains(*system, "A kernel that passes is then run at 2 other sizes of the problem")) << *system;
+  EXPECT_TRUE(contains(*system, "(`shape_specific`)")) << *system;
+  EXPECT_FALSE(contains(*system, "batch 1")) << "two trials: smaller and larger";
+  EXPECT_FALSE(contains(*system, "{{shapes_rule}}"));
+  EXPECT_TRUE(contains(format_shapes_rule(3), "a larger batch, batch 1)"));
+  EXPECT_TRUE(contains(format_shapes_rule(1), "run at 1 other size of"));
+  p.other_shapes = 0;
+  system = build_system_prompt(library(), p, PromptKind::synthesis);
+  ASSERT_TRUE(system.ok()) << system.error().message;
+  EXPECT_TRUE(contains(*system, "This run judges the kernel at the problem's own shape only")) << *system;
+  EXPECT_FALSE(contains(*system, "shape_specific")) << *system;
+}
+
 // `cutegen prompt` has no GPU: the measurements a run would show are labelled placeholders.
 TEST(PromptBuild, GpuPlaceholdersAreLabelledWhereARunHasMeasurements) {
   PromptOptions o;

@@ -49,6 +49,7 @@ struct ProblemBrief {
   Precision precision = Precision::strict;
   std::string gpu;                    // e.g. "NVIDIA H200"
   std::string arch;                   // what the run compiles for, e.g. "sm_90a"
+  int other_shapes = 0;               // the judge's generalization trials after a pass (--generalize)
   uint64_t min_bytes = 0;             // bytes that must move (read + written), from the roofline model
   uint64_t flops = 0;                 // FLOPs that must be done
   std::optional<double> floor_ms;     // roofline floor on this GPU
