@@ -90,8 +90,10 @@ GATHER_ALLOWANCE_NS = 250_000
 # driver on blocking-sync events, so that its CPU time inside a call is its host code's and host computing can
 # be judged by it (cpu_time.py); "poll" with short sleeps (src/run/polled_wait.h), whose queries cost half the
 # time waited on the H200 (the check then turns itself off), kept for the A/B; "spin", the wait before both,
-# kept for the A/B of the reply latency on a GPU -- host computing is then not judged, and `eval` says so.
-RUNNER_WAITS = ("block", "poll", "spin")
+# kept for the A/B of the reply latency on a GPU -- host computing is then not judged, and `eval` says so;
+# "hybrid", an experiment: a spin of up to 0.1 ms, then asleep as "block" (a few-microsecond call pays no
+# wake-up; the long pings that measure the wait's CPU share include the spin, so host computing is judged).
+RUNNER_WAITS = ("block", "poll", "spin", "hybrid")
 
 
 def runner_wait() -> str:

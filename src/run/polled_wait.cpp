@@ -18,6 +18,14 @@ long wait_polling(const std::function<bool()>& done, std::chrono::nanoseconds pe
   return sleeps;
 }
 
+bool spin_until(const std::function<bool()>& done, std::chrono::nanoseconds budget) {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  do {
+    if (done()) return true;
+  } while (std::chrono::steady_clock::now() < deadline);
+  return done();
+}
+
 void tighten_timer_slack() { (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); }
 
 }  // namespace cutegen

@@ -21,6 +21,16 @@ inline constexpr std::chrono::microseconds kGpuPollPeriod{10};
 // Calls `done` until it returns true, sleeping `period` between calls. Returns how many times it slept.
 long wait_polling(const std::function<bool()>& done, std::chrono::nanoseconds period = kGpuPollPeriod);
 
+// How long the hybrid wait (CUTEGEN_RUNNER_WAIT=hybrid, run/runner_job.h) spins before it sleeps: a call (or a
+// ping) that ends within it is answered without the blocking wait's wake-up latency, which on an H100 charged a
+// 7 us kernel ~50 us more than the calibration's ping subtracted (benchmarks/results.md); past it the runner sleeps
+// in the driver as `block` does. Below the host-computing check's 0.5 ms floor, so no honest call is flagged
+// by the spin's CPU time (cpu_time.py), and the long pings that measure the wait's share include it.
+inline constexpr std::chrono::microseconds kHybridSpin{100};
+
+// Calls `done` back to back until it returns true or `budget` has passed; whether it returned true.
+bool spin_until(const std::function<bool()>& done, std::chrono::nanoseconds budget);
+
 // Sets this thread's timer slack to 1 ns: with the default 50 us, every sleep of wait_polling would
 // last at least that long, adding up to 50 us to every call's reply.
 void tighten_timer_slack();

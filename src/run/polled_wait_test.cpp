@@ -80,5 +80,20 @@ TEST(PolledWait, DoesNotSleepWhenAlreadyDone) {
   EXPECT_EQ(wait_polling([] { return true; }), 0);
 }
 
+// The hybrid wait's first part: done within the budget is noticed at once, never done gives up after it.
+TEST(SpinUntil, ReturnsAsSoonAsDoneAndGivesUpAfterTheBudget) {
+  int calls = 0;
+  EXPECT_TRUE(spin_until([&] { return ++calls == 3; }, std::chrono::seconds(10)));
+  EXPECT_EQ(calls, 3);
+  const auto start = std::chrono::steady_clock::now();
+  calls = 0;
+  EXPECT_FALSE(spin_until([&] { return ++calls < 0; }, std::chrono::milliseconds(20)));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(20));
+  EXPECT_LT(took, std::chrono::seconds(5));  // generous for a loaded CI machine
+  EXPECT_GT(calls, 1) << "it spins: many checks within the budget";
+  EXPECT_TRUE(spin_until([] { return true; }, std::chrono::nanoseconds(0))) << "a zero budget still looks once";
+}
+
 }  // namespace
 }  // namespace cutegen

@@ -106,7 +106,10 @@ Result<RunnerSession> parse_runner_session(const nlohmann::json& j) {
     if (wait == "block") s.wait = GpuWait::block;
     else if (wait == "poll") s.wait = GpuWait::poll;
     else if (wait == "spin") s.wait = GpuWait::spin;
-    else return Error{fmt::format("runner session: `wait` is {}, expected \"block\", \"poll\" or \"spin\"", wait.dump())};
+    else if (wait == "hybrid") s.wait = GpuWait::hybrid;
+    else
+      return Error{fmt::format("runner session: `wait` is {}, expected \"block\", \"poll\", \"spin\" or \"hybrid\"",
+                               wait.dump())};
   }
   return s;
 }

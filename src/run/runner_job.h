@@ -42,8 +42,10 @@ Result<nlohmann::json> runner_sandbox_preset(const std::string& name);
 // waited in CPU and the interrupt's wake-up added ~0.07 ms to a 3.5 ms call's round trip against the spin:
 // slower replies, never faster); `poll` with short sleeps (run/polled_wait.h), whose queries cost half the
 // time waited on the H200 -- above the share at which the worker turns the check off -- kept for the A/B;
-// `spin`, the wait before either existed (the worker then does not judge host computing).
-enum class GpuWait { block, poll, spin };
+// `spin`, the wait before either existed (the worker then does not judge host computing); `hybrid`, an
+// experiment for the A/B: spin for up to kHybridSpin (run/polled_wait.h), then sleep as `block` does, so a call
+// of a few microseconds is not charged the blocking wait's wake-up (docs/judge.md, "Known limits").
+enum class GpuWait { block, poll, spin, hybrid };
 
 struct RunnerSession {
   std::string library;
@@ -57,7 +59,7 @@ struct RunnerSession {
   // with it, so every buffer is still mapped before the sandbox closes (docs/judge.md).
   std::optional<TensorRef> workspace;
   RunnerSandboxSettings sandbox;
-  GpuWait wait = GpuWait::block;  // `wait`: "block" (also when absent), "poll" or "spin"
+  GpuWait wait = GpuWait::block;  // `wait`: "block" (also when absent), "poll", "spin" or "hybrid"
 };
 Result<RunnerSession> parse_runner_session(const nlohmann::json& j);
 

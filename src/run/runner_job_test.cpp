@@ -61,10 +61,13 @@ TEST(RunnerSession, TheGpuWaitIsBlockPollOrSpin) {
   EXPECT_EQ(parse_runner_session(j)->wait, GpuWait::poll);
   j["wait"] = "block";
   EXPECT_EQ(parse_runner_session(j)->wait, GpuWait::block);
+  j["wait"] = "hybrid";
+  EXPECT_EQ(parse_runner_session(j)->wait, GpuWait::hybrid);
   j["wait"] = "sleep";
   auto bad = parse_runner_session(j);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("expected \"block\", \"poll\" or \"spin\""), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("expected \"block\", \"poll\", \"spin\" or \"hybrid\""), std::string::npos)
+      << bad.error().message;
 }
 
 TEST(RunnerSession, RefusesWhatItCannotUse) {

@@ -246,6 +246,15 @@ GpuDone wait_for_gpu(const Cuda& c) {
         cudaEventRecord(c.legacy_done, cudaStreamLegacy) == cudaSuccess)
       wait_polling([&] { return cudaEventQuery(c.legacy_done) != cudaErrorNotReady; });
   }
+  if (c.wait == GpuWait::hybrid) {
+    // Both events at the same point of the legacy stream: the first is queried while spinning, the second
+    // (blocking-sync) slept on once the spin's budget is spent. Still one wait covering both streams.
+    if (cudaStreamWaitEvent(cudaStreamLegacy, c.stop, 0) == cudaSuccess &&
+        cudaEventRecord(c.legacy_done, cudaStreamLegacy) == cudaSuccess &&
+        cudaEventRecord(c.legacy_done_blocking, cudaStreamLegacy) == cudaSuccess &&
+        !spin_until([&] { return cudaEventQuery(c.legacy_done) != cudaErrorNotReady; }, kHybridSpin))
+      cudaEventSynchronize(c.legacy_done_blocking);
+  }
   GpuDone done;
   done.stream = cudaStreamSynchronize(c.stream);
   done.device = cudaDeviceSynchronize();
