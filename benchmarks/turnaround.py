@@ -33,20 +33,23 @@ DEFAULT_CASES = [
 def step_walls(events: list) -> list:
     """Per optimisation step of a run log (events.jsonl's lines, parsed): the step number, the seconds from
     the step's last LLM answer to its decision, how many LLM answers the step had, and the full evaluation's
-    compile and session seconds where the log has them. Steps without an LLM answer (none) are left out."""
-    steps, llm_t, llm_n, phases = [], None, 0, {}
+    compile and session seconds where the log has them, and the session's own phases (the worker's
+    `session.phase_seconds`: runner start, trials, the timed loop's parts, full audits). Steps without an LLM answer
+    (none) are left out."""
+    steps, llm_t, llm_n, phases, session = [], None, 0, {}, {}
     for e in events:
         kind = e.get("type")
         if kind == "llm" and e.get("what") == "optimize":
             llm_t, llm_n = e["t"], llm_n + 1
         elif kind == "eval" and str(e.get("what", "")).startswith("step"):
             phases = (e.get("evaluation") or {}).get("phase_seconds") or {}
+            session = ((e.get("evaluation") or {}).get("session") or {}).get("phase_seconds") or {}
         elif kind == "decision" and e.get("decision") == "step" and e.get("kind", "optimization") == "optimization":
             if llm_t is not None:
                 steps.append({"step": e.get("step"), "wall_s": e["t"] - llm_t, "llm_answers": llm_n,
                               "outcome": e.get("outcome"), "compile_s": phases.get("compile"),
-                              "session_s": phases.get("session")})
-            llm_t, llm_n, phases = None, 0, {}
+                              "session_s": phases.get("session"), "session_phases": session})
+            llm_t, llm_n, phases, session = None, 0, {}, {}
     return steps
 
 
@@ -73,6 +76,10 @@ def run_case(cutegen: str, problem: str, kernel: str, candidates: int, steps: in
     walls = step_walls(read_events(run_dir / "events.jsonl"))
     print(f"   {len(walls)} steps in {time.time() - start:.0f} s: "
           + ", ".join(f"{w['wall_s']:.1f} s" for w in walls), flush=True)
+    for w in walls:
+        if w["session_phases"]:
+            print(f"   step {w['step']} session: " + ", ".join(f"{k} {v:.2f} s" for k, v in w["session_phases"].items()),
+                  flush=True)
     return walls
 
 

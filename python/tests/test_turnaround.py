@@ -37,12 +37,15 @@ def test_step_walls_on_a_recorded_run():
 def test_a_step_with_several_candidates_counts_from_its_last_answer():
     events = [{"type": "llm", "what": "optimize", "t": 100.0 + i} for i in range(4)]
     events += [{"type": "compile", "t": 110.0}, {"type": "screen", "t": 115.0},
-               {"type": "eval", "what": "step1", "t": 120.0, "evaluation": {"phase_seconds": {"compile": 9.0, "session": 4.0}}},
+               {"type": "eval", "what": "step1", "t": 120.0,
+                "evaluation": {"phase_seconds": {"compile": 9.0, "session": 4.0},
+                               "session": {"phase_seconds": {"trials": 2.5, "timed_compare": 0.75}}}},
                {"type": "decision", "decision": "step", "kind": "optimization", "step": 1, "outcome": "slower", "t": 121.0},
                {"type": "decision", "decision": "step", "kind": "tuning", "step": 1, "t": 130.0}]
     walls = turnaround.step_walls(events)
     assert len(walls) == 1  # the tuning decision is no optimisation step
     assert walls[0]["wall_s"] == 121.0 - 103.0 and walls[0]["llm_answers"] == 4 and walls[0]["compile_s"] == 9.0
+    assert walls[0]["session_phases"] == {"trials": 2.5, "timed_compare": 0.75}  # where the session's 4 s went
 
 
 def test_table_reports_the_ratio_to_one_candidate():

@@ -63,8 +63,8 @@ void add_judge_options(CLI::App* cmd, JudgeArgs& a, const std::string& trials_wh
   cmd->add_option("--runs", a.runs, "timed calls, each on fresh inputs (half of them signed)")->check(CLI::Range(1, 100000))->capture_default_str();
   cmd->add_option("--generalize", a.generalize,
                   "generalization trials after a pass: the kernel at other shapes of the problem (smaller odd sizes, a "
-                  "larger batch, batch 1), each in a runner of its own; wrong results there fail it (shape_specific). "
-                  "0: only the problem's own shape is verified")
+                  "larger batch, batch 1 from the third trial on), each in a runner of its own; wrong results there "
+                  "fail it (shape_specific). 0: only the problem's own shape is verified")
       ->check(CLI::Range(0, 8))
       ->capture_default_str();
   cmd->add_option("--seed", a.seed,
