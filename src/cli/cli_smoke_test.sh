@@ -150,6 +150,11 @@ for c in eval profile optimize; do
     check "$c --help shows $o" grep -q -- "$o" <<<"$out"
   done
 done
+# Two other shapes by default where the verdict matters; none before a profile, which is about speed.
+for c in eval optimize; do
+  check "$c runs two other shapes by default" grep -q -- '--generalize INT:INT in \[0 - 8\]=2' <<<"$("$cutegen" $c --help)"
+done
+check "profile runs no other shapes by default" grep -q -- '--generalize INT:INT in \[0 - 8\]=0' <<<"$("$cutegen" profile --help)"
 err=$("$cutegen" optimize "$src/problems/relu.py" --llm "replay:$src/examples/cassettes/relu-demo" --profile-from sometimes 2>&1); rc=$?
 check "a bad --profile-from fails with one line naming the choices" test $rc -ne 0 -a "$(grep -c . <<<"$err")" -eq 1
 check "a bad --profile-from names the choices" grep -q 'auto, always, never' <<<"$err"

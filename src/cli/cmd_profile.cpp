@@ -24,7 +24,8 @@ struct ProfileArgs {
   std::string problem;
   std::string kernel;
   std::string json_path;
-  JudgeArgs judge{.trials = 1, .runs = 20};
+  // No other shapes: the profile is about speed at the problem's own shape (`cutegen eval` runs them).
+  JudgeArgs judge{.trials = 1, .runs = 20, .generalize = 0};
   int calls = 2;
   int launch_count = 50;
   int timeout_s = 600;
