@@ -544,7 +544,7 @@ class CandidateSession:
                                    "disturbed_rounds": len(rounds) - len(clean),
                                    "span_overhead_ms": _ms(self.span_overhead_ns), "kinds": list(TIMED_KINDS),
                                    "cpu_wait": "unavailable" if any(w is None for w in waits) else "schedstat",
-                                   "host_cpu": self.host_cpu, "wait_share": self.wait_share,
+                                   "host_cpu": self.host_cpu, "wait_share": self.wait_share, "runner_wait": runner_wait(),
                                    "runner_cpu_ms": _ms(statistics.median(cpus)) if None not in cpus else None}
 
     def _calibrate_wait_share(self, cpus: list):

@@ -194,6 +194,8 @@ std::string EvalReport::summary() const {
     s += fmt::format("  WARNING   timed with CUTEGEN_OVERRUN_CHECK={} (an experiment, not the default)\n", check);
   if (auto sweep = calibration.value("sweep", "own"); sweep != "own")
     s += fmt::format("  WARNING   calibrated with CUTEGEN_CALIBRATION_SWEEP={} (an experiment, not the default)\n", sweep);
+  if (calibration.value("runner_wait", "block") == "hybrid")
+    s += "  WARNING   timed with CUTEGEN_RUNNER_WAIT=hybrid (an experiment, not the default)\n";
   // Host computing is judged by the runner's CPU time (docs/judge.md); a session that could not is named.
   if (auto host = calibration.value("host_cpu", "checked"); host == "spin") {
     s += "  WARNING   timed with CUTEGEN_RUNNER_WAIT=spin (an experiment): host computing was not judged\n";
@@ -211,6 +213,22 @@ std::string EvalReport::summary() const {
     std::string parts;
     for (const auto& [phase, sec] : phase_seconds) parts += fmt::format("{}{} {:.1f}", parts.empty() ? "" : ", ", phase, sec);
     s += fmt::format("  eval      {:.1f} s wall ({})\n", seconds, parts);
+  }
+  // Where the worker's session went (its phase clock) and which engine ran the full checks' comparisons.
+  if (auto phases = session.value("phase_seconds", nlohmann::json::object()); phases.is_object() && !phases.empty()) {
+    // In the session's own order (JSON objects come back sorted by name), then anything a newer worker adds.
+    static const std::vector<std::string> kOrder = {"runner_start",  "trials",      "timed_staging", "timed_calls",
+                                                    "timed_compare", "full_audits", "runner_end"};
+    std::vector<std::string> names = kOrder;
+    for (const auto& [phase, sec] : phases.items())
+      if (std::find(kOrder.begin(), kOrder.end(), phase) == kOrder.end()) names.push_back(phase);
+    std::string parts;
+    for (const auto& phase : names)
+      if (auto it = phases.find(phase); it != phases.end() && it->is_number())
+        parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : ", ", phase, it->get<double>());
+    const std::string engine = audits.value("compare", "torch");
+    s += fmt::format("  session   {} s{}\n", parts,
+                     engine == "torch" ? "" : fmt::format(" (comparisons: CUTEGEN_COMPARE={})", engine));
   }
   return s;
 }
@@ -235,6 +253,9 @@ Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
                     {"audits", record.value("audits", nlohmann::json::object())},
                     {"calls", record.value("calls", nlohmann::json::array())}};
   if (const auto& share = record.value("gpu_share", nlohmann::json()); share.is_object()) report.session["gpu_share"] = share;
+  // The worker's phase clock (where the session's wall time went): evidence for the turnaround, kept with the rest.
+  if (const auto& phases = record.value("phase_seconds", nlohmann::json()); phases.is_object())
+    report.session["phase_seconds"] = phases;
   const auto& failed = record.value("failed_check", nlohmann::json());
   if (failed.is_number_integer() && failed.get<int>() >= 0 && failed.get<std::size_t>() < report.checks.size())
     report.evidence = report.reason + "\n" + describe_check(report.checks[failed.get<std::size_t>()]);

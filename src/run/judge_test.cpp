@@ -700,6 +700,24 @@ TEST_F(JudgeTest, TimingExperimentsAndBusyCallsAreNamedInTheSummary) {
   EXPECT_NE(text.find("CUTEGEN_OVERRUN_CHECK=gather"), std::string::npos) << text;
   EXPECT_NE(text.find("CUTEGEN_CALIBRATION_SWEEP=footprint"), std::string::npos) << text;
   EXPECT_NE(text.find("in 3 of the timed calls a process waited for a CPU"), std::string::npos) << text;
+  EXPECT_EQ(quiet->summary().find("CUTEGEN_RUNNER_WAIT=hybrid"), std::string::npos);
+  EXPECT_EQ(quiet->summary().find("  session "), std::string::npos) << "no phase clock in the record, no line";
+
+  // The hybrid wait is an experiment; the session's phase clock and a fused comparison are shown.
+  Scenario hybrid;
+  hybrid.record = passing_record(1.0);
+  hybrid.record["calibration"]["runner_wait"] = "hybrid";
+  hybrid.record["phase_seconds"] = {{"runner_start", 0.25}, {"trials", 3.5}};
+  hybrid.record["audits"]["compare"] = "fused";
+  auto h = evaluate(hybrid);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  const std::string said = h->summary();
+  EXPECT_NE(said.find("WARNING   timed with CUTEGEN_RUNNER_WAIT=hybrid (an experiment, not the default)"),
+            std::string::npos) << said;
+  EXPECT_NE(said.find("  session   runner_start 0.25, trials 3.50 s (comparisons: CUTEGEN_COMPARE=fused)"),
+            std::string::npos) << said;
+  // The clock is kept in the record's session, where benchmarks/turnaround.py and eval_wall_time.sh read it.
+  EXPECT_EQ(h->to_json().at("session").at("phase_seconds").at("trials"), 3.5);
 
   // The host-computing check off (the spinning wait's A/B) or unable to read the runner's CPU time.
   for (const char* host : {"spin", "unavailable", "costly_wait"}) {

@@ -130,6 +130,11 @@ TEST_F(JudgeWithRealWorker, OtherShapesOfTheProblemAreJudgedAndTheVerifiedOnesRe
   EXPECT_NE(honest->generalization->verified[1].inputs[0], honest->generalization->verified[0].inputs[0]);
   EXPECT_GT(honest->phase_seconds.at("generalize"), 0);
   EXPECT_NE(honest->summary().find("shapes    3 verified"), std::string::npos) << honest->summary();
+  // The worker's own phase clock reaches the record and the summary.
+  const auto& clock = honest->session.at("phase_seconds");
+  for (const char* part : {"runner_start", "trials", "timed_calls", "timed_compare", "full_audits", "runner_end"})
+    EXPECT_TRUE(clock.contains(part)) << part << " in " << clock.dump();
+  EXPECT_NE(honest->summary().find("  session   runner_start "), std::string::npos) << honest->summary();
 
   auto hard_coded = evaluate("relu.py", "reference", false, {{"other_shapes", "wrong"}}, 2);
   ASSERT_TRUE(hard_coded.ok()) << hard_coded.error().message;
