@@ -455,7 +455,8 @@ def test_calibration_sweeps_and_takes_the_round_trip_beyond_the_sweeps_own_time(
                          slot=SimpleNamespace(outputs=[None], inputs=[], params=[], stage=stage), problem=None,
                          sysrand=random.SystemRandom(), copies=[None],
                          _draw_positions=lambda: order.append("positions"),
-                         _copy_outputs=lambda into: order.append("copy"))
+                         _copy_outputs=lambda into: order.append("copy"),
+                         _warm_gather_on_cpu=lambda: None)  # the GPU's sequence: no warm-up gather there
     ns._calibrate_wait_share = lambda cpus: CandidateSession._calibrate_wait_share(ns, cpus)
     CandidateSession._calibrate(ns)
     assert sweeps == [setting or "own"] * CALIBRATION_ROUNDS
