@@ -225,23 +225,28 @@ def _accumulate(got, ref, tol, scale, chunk, poison=None):
     got_flat, ref_flat = as_numbers(got).reshape(-1), as_numbers(ref).reshape(-1)
     is_float = got.is_floating_point()
 
-    def chunk_at(start):
-        g = got_flat[start:start + chunk].to(torch.float64)
-        return g, ref_flat[start:start + chunk].to(device=g.device, dtype=torch.float64)
-
     for start in range(0, got.numel(), chunk):
         poisoned = None if is_float or poison is None else buffers.is_poison(got_flat[start:start + chunk], poison)
-        acc.add(*chunk_at(start), start, tol, scale, is_float, poisoned)
+        acc.add(*_chunk_at(got_flat, ref_flat, start, chunk), start, tol, scale, is_float, poisoned)
     acc.finish()
-    # The first bad elements, for the mismatch report: a second look at the chunks that have any,
-    # in order, until there are enough. Failures are the rare case; passing outputs skip this.
+    _note_first_bad(acc, got_flat, ref_flat, chunk, tol, scale, got.shape)
+    return acc
+
+
+def _chunk_at(got_flat, ref_flat, start, chunk):
+    g = got_flat[start:start + chunk].to(torch.float64)
+    return g, ref_flat[start:start + chunk].to(device=g.device, dtype=torch.float64)
+
+
+def _note_first_bad(acc, got_flat, ref_flat, chunk, tol, scale, shape):
+    """The first bad elements, for the mismatch report: a second look at the chunks (acc.chunk_bad: start, bad
+    count) that have any, in order, until there are enough. Failures are the rare case; passing outputs skip this."""
     for start, count in acc.chunk_bad:
         if len(acc.first_bad) >= FIRST_BAD_LIMIT:
             break
         if count:
-            g, r = chunk_at(start)
-            acc.note_first_bad(_masks(g, r, tol, scale)[0], g, r, start, got.shape)
-    return acc
+            g, r = _chunk_at(got_flat, ref_flat, start, chunk)
+            acc.note_first_bad(_masks(g, r, tol, scale)[0], g, r, start, shape)
 
 
 def _accumulate_fused(got, ref, tol, scale):
@@ -258,14 +263,11 @@ def _accumulate_fused(got, ref, tol, scale):
     for name, value in zip(fused_compare.FLOATS, values[len(fused_compare.COUNTS):]):
         setattr(acc, name, value)
     if acc.bad:
-        block = fused_compare.BLOCK
-        for index in torch.nonzero(counts[:, 0]).reshape(-1)[:FIRST_BAD_LIMIT].tolist():
-            start = index * block
-            g = got_flat[start:start + block].to(torch.float64)
-            r = ref_flat[start:start + block].to(torch.float64)
-            acc.note_first_bad(_masks(g, r, tol, scale)[0], g, r, start, got.shape)
-            if len(acc.first_bad) >= FIRST_BAD_LIMIT:
-                break
+        # The blocks with bad elements, at most as many as the report lists, as the eager path's chunks.
+        bad_blocks = torch.nonzero(counts[:, 0]).reshape(-1)[:FIRST_BAD_LIMIT]
+        acc.chunk_bad = [(index * fused_compare.BLOCK, count)
+                         for index, count in zip(bad_blocks.tolist(), counts[bad_blocks, 0].tolist())]
+        _note_first_bad(acc, got_flat, ref_flat, fused_compare.BLOCK, tol, scale, got.shape)
     return acc
 
 
