@@ -317,9 +317,9 @@ class CandidateSession:
         self.record = Record()
         self.phases = Phases(self.record.phase_seconds)
         self.record.audits["copies"] = copies_on
-        # Which engine ran the full checks' element test (fused_compare.py): a request error before any work
-        # when CUTEGEN_COMPARE names none.
-        self.record.audits["compare"] = fused_compare.engine()
+        # Which engine runs the full checks' element test for floating outputs on this device
+        # (fused_compare.py): a request error before any work when CUTEGEN_COMPARE names none.
+        self.record.audits["compare"] = fused_compare.engine_on(problem.device)
         self.arena = SharedArena(problem.device)
         self.slot = Slot(self.arena, problem)
         self.clock = _Clock(problem.device)

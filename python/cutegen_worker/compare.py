@@ -19,8 +19,8 @@ rounding noise, which is the honest precision there.
 
 Everything runs in float64, a chunk at a time: a KernelBench-sized output is 6 GiB in fp32, and
 whole-tensor float64 temporaries of it would need several times that beside the shared buffers.
-`CUTEGEN_COMPARE=fused` runs the element test and the magnitude as one Triton kernel each on a GPU instead
-of ~25 eager operations per chunk (fused_compare.py): the same statistics, one read of each tensor.
+On a GPU the element test and the magnitude run as one Triton kernel each instead of ~25 eager operations
+per chunk (fused_compare.py, unless CUTEGEN_COMPARE=torch): the same statistics, one read of each tensor.
 """
 from dataclasses import dataclass
 

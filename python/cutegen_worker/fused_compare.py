@@ -9,10 +9,12 @@ hundreds of GB, where the tensors themselves are 19 GB, and a full check makes f
 reads `got` and `ref` once and writes per-block partial sums, counts and maxima, which PyTorch then
 reduces; the same statistics as compare._Accumulator, so the report and the verdict are the same.
 
-Which engine runs is `CUTEGEN_COMPARE`: `torch` (the eager chunks, the default until an A/B on the GPU has
-judged the suite with this one) or `fused`. The fused one takes floating tensors on one CUDA device,
+Which engine runs is `CUTEGEN_COMPARE`: `fused` (the default since the GPU gave both engines the same reports,
+benchmarks/results.md) or `torch` (the eager chunks). The fused one takes floating tensors on one CUDA device,
 contiguous, of the same size; anything else (the CPU, integer and bool outputs, a reference in host
-memory) goes the eager way whatever the switch says, and `engine_for` says which one ran.
+memory) goes the eager way whatever the switch says, and `engine_for` says which one ran. Triton's
+interpreter takes CPU tensors only when a test asks for it by name (TRITON_INTERPRET=1 and CUTEGEN_COMPARE=fused):
+the CPU test suites would otherwise interpret every comparison.
 
 The per-element rules are written once more here, in Triton, and python/tests/test_fused_compare.py holds
 them to compare.py's on every case of its table (Triton's interpreter on the CPU, natively on a GPU), and
@@ -26,6 +28,7 @@ from .errors import RequestError
 
 ENGINE_ENV = "CUTEGEN_COMPARE"
 ENGINES = ("torch", "fused")
+DEFAULT_ENGINE = "fused"
 # Elements per program, and its warps: 8 values per thread, so the float64 temporaries stay in registers; the
 # partials of a 1.6 G-element output are 0.8 M rows (56 MB).
 BLOCK = 2048
@@ -41,7 +44,7 @@ _kernels = None
 
 
 def engine() -> str:
-    value = os.environ.get(ENGINE_ENV, ENGINES[0])
+    value = os.environ.get(ENGINE_ENV, DEFAULT_ENGINE)
     if value not in ENGINES:
         raise RequestError(f"{ENGINE_ENV}={value!r}: expected one of {', '.join(ENGINES)}")
     return value
@@ -49,9 +52,15 @@ def engine() -> str:
 
 def applies(got: torch.Tensor, ref: torch.Tensor) -> bool:
     """Whether the fused kernels can take this pair (see the module's doc)."""
-    on_gpu = got.is_cuda or _interpreting()
+    on_gpu = got.is_cuda or (_interpreting() and os.environ.get(ENGINE_ENV) == "fused")
     return on_gpu and got.device == ref.device and got.is_floating_point() and ref.is_floating_point() \
         and got.numel() == ref.numel() > 0 and got.is_contiguous() and ref.is_contiguous()
+
+
+def engine_on(device: torch.device) -> str:
+    """The engine a session on `device` runs for its floating outputs: what its record says."""
+    probe = torch.empty(1, device=device)
+    return engine_for(probe, probe)
 
 
 def engine_for(got: torch.Tensor, ref: torch.Tensor) -> str:
@@ -71,8 +80,12 @@ def _load():
 
 
 def _build():
-    import triton
-    import triton.language as tl
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError as exc:
+        raise RequestError(f"the fused comparison needs Triton, which this PyTorch cannot import ({exc}); install "
+                           f"the Triton that matches it, or set {ENGINE_ENV}=torch for the eager comparison") from exc
 
     @triton.jit
     def compare_blocks(got_ptr, ref_ptr, bounds_ptr, counts_ptr, floats_ptr, n, BLOCK: tl.constexpr):

@@ -136,6 +136,19 @@ def test_integer_bool_and_cpu_tensors_take_the_eager_way(monkeypatch):
     assert fused_compare.engine_for(x, x) == "torch"
 
 
+def test_the_default_is_fused_on_a_gpu_and_eager_on_the_cpu(monkeypatch):
+    """Unset, the switch means fused; the interpreter still takes CPU tensors only when a test names the engine,
+    so the CPU suites' comparisons stay eager (and their records say so)."""
+    monkeypatch.delenv(fused_compare.ENGINE_ENV, raising=False)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert fused_compare.engine() == "fused"
+    assert fused_compare.engine_on(torch.device("cpu")) == "torch"
+    if torch.cuda.is_available():
+        assert fused_compare.engine_on(torch.device("cuda")) == "fused"
+    monkeypatch.setenv(fused_compare.ENGINE_ENV, "fused")
+    assert fused_compare.engine_on(torch.device("cpu")) == "fused"
+
+
 def test_an_unknown_engine_is_a_request_error(monkeypatch):
     monkeypatch.setenv(fused_compare.ENGINE_ENV, "fast")
     with pytest.raises(RequestError, match="CUTEGEN_COMPARE='fast': expected one of torch, fused"):

@@ -226,9 +226,10 @@ std::string EvalReport::summary() const {
     for (const auto& phase : names)
       if (auto it = phases.find(phase); it != phases.end() && it->is_number())
         parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : ", ", phase, it->get<double>());
-    const std::string engine = audits.value("compare", "torch");
+    // Which engine compared the floating outputs: fused on a GPU unless CUTEGEN_COMPARE=torch, eager on the CPU.
+    const std::string engine = audits.value("compare", "");
     s += fmt::format("  session   {} s{}\n", parts,
-                     engine == "torch" ? "" : fmt::format(" (comparisons: CUTEGEN_COMPARE={})", engine));
+                     engine.empty() ? "" : fmt::format(" (comparisons: {})", engine == "torch" ? "eager" : engine));
   }
   return s;
 }
