@@ -4,6 +4,7 @@
 # same flags, each with a cold and then a warm compile cache (eval_wall_time.sh).
 # Usage: judge_overhead.sh NEW_CUTEGEN OLD_CUTEGEN OUT_DIR   (the new one three times: without the other shapes
 # under each comparison engine, then with --generalize 2 under each)
+# OVERHEAD_ROWS: some of the rows, in order (default all five).
 # OLD_CUTEGEN: a build of the commit before the redesign (scripts/gpu-check --stages overhead builds one
 # from .old-judge/, which scripts/export-old-judge fills).
 set -euo pipefail
@@ -11,7 +12,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 new="$1"; old="$2"; out="$3"; mkdir -p "$out"
 problem="$root/problems/softmax_large.py"
 kernel="$root/attacks/honest/softmax_rows.cu"
-for which in old new new-fused new-generalize new-fused-generalize; do
+for which in ${OVERHEAD_ROWS:-old new new-fused new-generalize new-fused-generalize}; do
   bin="$old"; [[ $which == new* ]] && bin="$new"
   # The generalization trials (the new judge only; two by default since 2026-12-06): the new judge without
   # them, then with them, so their cost is the difference.
