@@ -2,6 +2,7 @@
 as values, pristine inputs. The CUDA clock is exercised in test_gpu.py."""
 import json
 import os
+import time
 
 import pytest
 import torch
@@ -25,7 +26,7 @@ def baselines(worker, tmp_path, modes=("eager",), **fields):
 
 def test_eager_statistics(relu, tmp_path):
     result = baselines(relu, tmp_path)
-    assert set(result) == {"eager", "cached", "device", "clock"} and result["cached"] is False
+    assert set(result) == {"eager", "cached", "device", "clock", "seconds"} and result["cached"] is False
     # CPU times are labelled as such: wall clock, for tests and smoke runs.
     assert (result["device"], result["clock"]) == ("cpu", "wall")
     stats = result["eager"]
@@ -85,6 +86,21 @@ def test_a_compile_failure_is_a_value_and_is_cached(relu, tmp_path, monkeypatch)
     assert set(result["eager"]) == STAT_KEYS
     again = baselines(relu, tmp_path, modes=("eager", "compile"))
     assert again["cached"] is True and again["compile"] == result["compile"] and len(calls) == 1
+
+
+def test_what_measuring_each_mode_cost_is_in_the_answer_unless_cached(relu, tmp_path, monkeypatch):
+    """`seconds`: wall time per mode measured now; the compile mode's includes torch.compile's compile, which
+    `cutegen bench` pays holding the GPU. A cached answer measured nothing and has none."""
+    def slow_compile(model, **kwargs):
+        time.sleep(0.2)
+        return lambda *args: model(*args)
+
+    monkeypatch.setattr(torch, "compile", slow_compile)
+    result = baselines(relu, tmp_path, modes=("eager", "compile"))
+    assert set(result["seconds"]) == {"eager", "compile"}
+    assert result["seconds"]["compile"] >= 0.2 and 0 < result["seconds"]["eager"] < result["seconds"]["compile"]
+    again = baselines(relu, tmp_path, modes=("eager", "compile"))
+    assert again["cached"] is True and "seconds" not in again
 
 
 def test_an_out_of_memory_failure_is_not_cached(relu, tmp_path, monkeypatch):

@@ -14,6 +14,8 @@ Result<ProblemInfo> problem_info_from_report(const EvalReport& report, std::stri
   p.facts = *report.problem;
   p.baselines = report.baselines;
   p.floor = report.floor;
+  p.seconds = report.seconds;
+  p.phase_seconds = report.phase_seconds;
   return p;
 }
 

@@ -174,6 +174,7 @@ Result<ProblemInfo> Loop::describe() {
   report("describing the problem (metadata, eager and torch.compile baselines, roofline floor)");
   auto info = evaluator_.describe();
   if (!info) return info.error();
+  if (auto line = info->timing_summary(); !line.empty()) report(line);
   if (auto r = journal_.record(ProblemEvent{key, *info}); !r) return r.error();
   return info;
 }

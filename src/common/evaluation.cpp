@@ -353,6 +353,7 @@ nlohmann::json Baselines::to_json() const {
     else j[mode] = {{"error", (*b)->error}};
   }
   if (!j.empty()) j["cached"] = cached;
+  if (!seconds.empty()) j["seconds"] = seconds;
   return j;
 }
 
@@ -376,6 +377,13 @@ Result<Baselines> Baselines::from_json(const nlohmann::json& j) {
     }
     *b = t;
   }
+  const json* seconds = nullptr;
+  CG_TRY(r.child("seconds", json::value_t::object, seconds));
+  if (seconds)
+    for (const auto& [mode, s] : seconds->items()) {
+      if (!s.is_number()) return Error{fmt::format("the baselines answer's seconds.{} is not a number", mode)};
+      out.seconds[mode] = s.get<double>();
+    }
   return out;
 }
 

@@ -135,6 +135,9 @@ struct BaselineTime {
 struct Baselines {
   std::optional<BaselineTime> eager, compile;  // absent: not measured
   bool cached = false;                         // every mode came from the baseline cache
+  // Wall time per mode measured now (not served from the cache); "compile" includes torch.compile's own
+  // compile and its first, autotuning, run.
+  std::map<std::string, double> seconds;
 
   bool empty() const { return !eager && !compile; }
   nlohmann::json to_json() const;

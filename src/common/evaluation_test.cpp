@@ -7,6 +7,7 @@
 
 #include <type_traits>
 
+#include "common/problem_info.h"
 #include "common/step_record.h"
 
 namespace cutegen {
@@ -282,4 +283,42 @@ TEST(Evaluation, DisturbedBaselineRunsAreTypedAndOnlyWrittenWhenThereAreAny) {
   auto bad = cutegen::Baselines::from_json(nlohmann::json::parse(
       R"({"eager": {"median_ms": 3.0, "disturbed_runs": "three"}})"));
   EXPECT_FALSE(bad.ok());
+}
+
+// What measuring each baseline cost travels with it (cutegen bench holds the GPU for it), and a
+// description keeps its own time and phases through the run log; older records have neither.
+TEST(Evaluation, BaselineSecondsAndTheDescriptionsTimeRoundTrip) {
+  auto b = cutegen::Baselines::from_json(nlohmann::json::parse(R"({"cached": false,
+      "eager": {"median_ms": 3.0, "iqr_ms": 0.01, "min_ms": 2.9, "max_ms": 3.2, "runs": 30},
+      "compile": {"median_ms": 2.5, "iqr_ms": 0.01, "min_ms": 2.4, "max_ms": 2.6, "runs": 30},
+      "seconds": {"eager": 1.25, "compile": 6.5}})"));
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_DOUBLE_EQ(b->seconds.at("compile"), 6.5);
+  EXPECT_EQ(b->to_json()["seconds"]["eager"], 1.25);
+  EXPECT_FALSE(cutegen::Baselines::from_json(nlohmann::json::parse(R"({"seconds": {"eager": "slow"}})")).ok());
+  EXPECT_FALSE(cutegen::Baselines::from_json(nlohmann::json::parse(R"({"seconds": [1]})")).ok());
+
+  cutegen::ProblemInfo p;
+  p.source = "class Model: pass";
+  p.facts.name = "relu";
+  p.baselines = *b;
+  EXPECT_EQ(p.timing_summary(), "") << "an untimed description says nothing";
+  p.seconds = 9.04;
+  p.phase_seconds = {{"load", 1.2}, {"baselines", 7.75}, {"roofline", 0.04}};
+  EXPECT_EQ(p.timing_summary(), "described in 9.0 s: load 1.2, baselines 7.8 (compile 6.5, eager 1.2), roofline 0.0");
+  auto back = cutegen::ProblemInfo::from_json(p.to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_DOUBLE_EQ(back->seconds, 9.04);
+  EXPECT_EQ(back->phase_seconds, p.phase_seconds);
+  EXPECT_EQ(back->timing_summary(), p.timing_summary());
+  auto old = p.to_json();
+  old.erase("seconds");
+  old.erase("phase_seconds");
+  auto recorded_before = cutegen::ProblemInfo::from_json(old);
+  ASSERT_TRUE(recorded_before.ok()) << recorded_before.error().message;
+  EXPECT_EQ(recorded_before->seconds, 0);
+  auto bad = p.to_json();
+  bad["phase_seconds"]["load"] = "fast";
+  ASSERT_FALSE(cutegen::ProblemInfo::from_json(bad).ok());
+  EXPECT_NE(cutegen::ProblemInfo::from_json(bad).error().message.find("phase_seconds.load"), std::string::npos);
 }

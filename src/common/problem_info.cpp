@@ -4,9 +4,27 @@
 
 namespace cutegen {
 
+std::string ProblemInfo::timing_summary() const {
+  if (seconds <= 0) return "";
+  std::string parts;
+  for (const char* phase : {"load", "baselines", "roofline"}) {
+    auto it = phase_seconds.find(phase);
+    if (it == phase_seconds.end()) continue;
+    parts += fmt::format("{}{} {:.1f}", parts.empty() ? "" : ", ", phase, it->second);
+    if (std::string_view(phase) == "baselines" && !baselines.seconds.empty()) {
+      std::string modes;
+      for (const auto& [mode, s] : baselines.seconds) modes += fmt::format("{}{} {:.1f}", modes.empty() ? "" : ", ", mode, s);
+      parts += " (" + modes + ")";
+    }
+  }
+  return fmt::format("described in {:.1f} s{}{}", seconds, parts.empty() ? "" : ": ", parts);
+}
+
 nlohmann::json ProblemInfo::to_json() const {
   nlohmann::json j = {{"source", source}, {"facts", facts.to_json()}, {"baselines", baselines.to_json()}};
   if (floor) j["roofline"] = floor->to_json();
+  if (seconds > 0) j["seconds"] = seconds;
+  if (!phase_seconds.empty()) j["phase_seconds"] = phase_seconds;
   return j;
 }
 
@@ -28,6 +46,19 @@ Result<ProblemInfo> ProblemInfo::from_json(const nlohmann::json& j) {
     auto floor = Floor::from_json(j["roofline"]);
     if (!floor) return malformed(floor.error().message);
     p.floor = *floor;
+  }
+  // The time it took (absent from descriptions recorded before 2026-12-06).
+  if (j.contains("seconds")) {
+    if (!j["seconds"].is_number()) return malformed("\"seconds\" is not a number");
+    p.seconds = j["seconds"].get<double>();
+  }
+  if (j.contains("phase_seconds")) {
+    const auto& phases = j["phase_seconds"];
+    if (!phases.is_object()) return malformed("\"phase_seconds\" is not an object");
+    for (const auto& [phase, sec] : phases.items()) {
+      if (!sec.is_number()) return malformed(fmt::format("phase_seconds.{} is not a number", phase));
+      p.phase_seconds[phase] = sec.get<double>();
+    }
   }
   return p;
 }

@@ -313,14 +313,17 @@ Result<EvalReport> Judge::describe(const fs::path& problem) {
   auto t0 = std::chrono::steady_clock::now();
   return on_gpu([&]() -> Result<EvalReport> {
     EvalReport report;
-    auto meta = load_problem(problem);
+    // Where the description's time goes, all of it holding the GPU (cutegen bench serialises it across tasks):
+    // the problem's load, the baselines (torch.compile's compile and first run inside), the roofline.
+    auto meta = timed(report, "load", [&] { return load_problem(problem); });
     if (!meta) return meta.error();
     report.problem = *meta;
     report.precision = options_.precision;
     std::mt19937_64 rng = trial_rng(options_.seed);
     if (options_.baselines)
-      if (auto r = measure_baselines(report, rng() & 0x7fffffff); !r) return r.error();
-    if (auto r = place_on_roofline(report); !r) return r.error();
+      if (auto r = timed(report, "baselines", [&] { return measure_baselines(report, rng() & 0x7fffffff); }); !r)
+        return r.error();
+    if (auto r = timed(report, "roofline", [&] { return place_on_roofline(report); }); !r) return r.error();
     report.seconds = since(t0);
     return report;
   });

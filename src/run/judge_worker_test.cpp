@@ -98,6 +98,37 @@ TEST_F(JudgeWithRealWorker, AnExactKernelPassesWithTheWorkersTimeBaselinesAndFlo
   EXPECT_EQ(j["time"]["runs"], 4);  // 8 timed calls, 4 of each kind
 }
 
+// The description (the loop's first step, cutegen bench's serialised GPU time) says where its time went.
+TEST_F(JudgeWithRealWorker, TheDescriptionTimesItsPhasesAndEachBaseline) {
+  EvalOptions o;
+  o.device = "cpu";
+  o.runs = 4;
+  o.baselines = true;
+  o.runner = "/nonexistent/cutegen-runner";
+  o.work_dir = dir_ / "work";
+  o.cache_root = dir_ / "cache-describe";
+  ASSERT_TRUE(write_file_atomic(o.cache_root / "calibration/cpu.json",
+                                "{\"version\":" + std::to_string(kCalibrationVersion) +
+                                    R"(,"gpu":"cpu","hbm_gbps":20,"tflops":{"fp32":0.1,"tf32":0.1,"fp16":0.1,"bf16":0.1}})")
+                  .ok());
+  Judge judge(compiler_, *worker_, o);
+  auto r = judge.describe(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / "relu.py");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  for (const char* phase : {"load", "baselines", "roofline"}) {
+    ASSERT_TRUE(r->phase_seconds.contains(phase)) << phase;
+    EXPECT_GE(r->phase_seconds.at(phase), 0) << phase;
+  }
+  EXPECT_LE(r->phase_seconds.at("load") + r->phase_seconds.at("baselines"), r->seconds + 1e-9);
+  ASSERT_TRUE(r->baselines.seconds.contains("eager"));
+  EXPECT_GT(r->baselines.seconds.at("eager"), 0);
+  EXPECT_LE(r->baselines.seconds.at("eager"), r->phase_seconds.at("baselines"));
+  // Served from the cache the second time: nothing measured, no seconds.
+  auto again = judge.describe(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / "relu.py");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_TRUE(again->baselines.cached);
+  EXPECT_TRUE(again->baselines.seconds.empty());
+}
+
 TEST_F(JudgeWithRealWorker, AKernelIgnoringItsParametersFailsWithEvidence) {
   auto r = evaluate("layernorm.py", "own_params");
   ASSERT_TRUE(r.ok()) << r.error().message;
