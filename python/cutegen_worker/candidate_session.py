@@ -100,6 +100,11 @@ def runner_wait() -> str:
     return _experiment("CUTEGEN_RUNNER_WAIT", RUNNER_WAITS)
 
 
+def _spin_ns() -> int:
+    """The CPU every call's wait spends before it sleeps: the hybrid wait's spin, else none (cpu_time.py)."""
+    return cpu_time.HYBRID_SPIN_NS if runner_wait() == "hybrid" else 0
+
+
 def overrun_check() -> str:
     return _experiment("CUTEGEN_OVERRUN_CHECK", OVERRUN_CHECKS)
 
@@ -566,7 +571,7 @@ class CandidateSession:
             self.host_cpu = "unavailable"
             return
         longs = [self.link.ping(sweep="own", repeat=cpu_time.LONG_PING_REPEAT) for _ in range(cpu_time.WAIT_SHARE_PINGS)]
-        self.wait_share = cpu_time.wait_share([(p.runner_cpu_ns, p.wall_ns) for p in longs])
+        self.wait_share = cpu_time.wait_share([(p.runner_cpu_ns, p.wall_ns) for p in longs], _spin_ns())
         self.host_cpu = ("unavailable" if self.wait_share is None else
                          "costly_wait" if self.wait_share > cpu_time.MAX_WAIT_SHARE else "checked")
 
@@ -817,7 +822,7 @@ class CandidateSession:
                                       "disturbed": cpu_wait.disturbed(waited, probe + exchange.wall_ns + post + gather),
                                       "runner_cpu_ms": None if exchange.runner_cpu_ns is None else _ms(exchange.runner_cpu_ns),
                                       "host_busy": self.host_cpu == "checked" and cpu_time.host_busy(
-                                          exchange.runner_cpu_ns, exchange.wall_ns, self.wait_share)})
+                                          exchange.runner_cpu_ns, exchange.wall_ns, self.wait_share, _spin_ns())})
             with self.phases("timed_compare"):
                 self._compare_call(staged, got_out, k)
             if timed and k in full:

@@ -39,6 +39,10 @@ HOST_CPU_BUDGET_NS = 500_000
 HOST_CPU_FRACTION = 0.25
 # Above this share of the time waited, the polled wait itself is too costly to judge host work beside it.
 MAX_WAIT_SHARE = 0.5
+# CUTEGEN_RUNNER_WAIT=hybrid spins this long before it sleeps (kHybridSpin, src/run/polled_wait.h; a test holds
+# the two equal): every call and ping pays up to this much CPU first, whatever its length, so it is not part
+# of the share the sleeping wait costs per time waited.
+HYBRID_SPIN_NS = 100_000
 LONG_PING_REPEAT = 32  # memsets of the runner's 128 MiB buffer: 4 GiB, about 1.3 ms at an H200's bandwidth
 WAIT_SHARE_PINGS = 3
 CPUCLOCK_SCHED = 2  # the kernel's clock id layout (include/linux/posix-timers.h): ~pid << 3 | clock
@@ -63,18 +67,22 @@ def budget_ns(wall_ns: int) -> float:
     return max(HOST_CPU_BUDGET_NS, HOST_CPU_FRACTION * max(0, wall_ns))
 
 
-def excess_ns(cpu_ns: int, wall_ns: int, wait_share: float) -> float:
-    """The runner's CPU time in a call beyond what its polled wait costs over the call's round trip."""
-    return cpu_ns - wait_share * max(0, wall_ns)
+def excess_ns(cpu_ns: int, wall_ns: int, wait_share: float, spin_ns: int = 0) -> float:
+    """The runner's CPU time in a call beyond what its wait costs over the call's round trip: a spin of up to
+    `spin_ns` first (the hybrid wait), then `wait_share` of the rest."""
+    spun = min(spin_ns, max(0, wall_ns))
+    return cpu_ns - spun - wait_share * max(0, wall_ns - spun)
 
 
-def host_busy(cpu_ns, wall_ns: int, wait_share: float) -> bool:
-    return cpu_ns is not None and excess_ns(cpu_ns, wall_ns, wait_share) > budget_ns(wall_ns)
+def host_busy(cpu_ns, wall_ns: int, wait_share: float, spin_ns: int = 0) -> bool:
+    return cpu_ns is not None and excess_ns(cpu_ns, wall_ns, wait_share, spin_ns) > budget_ns(wall_ns)
 
 
-def wait_share(pings: list):
-    """The polled wait's CPU share from the long pings' (runner CPU ns, wall ns); None if unreadable."""
-    shares = sorted(cpu / wall for cpu, wall in pings if cpu is not None and wall > 0)
+def wait_share(pings: list, spin_ns: int = 0):
+    """The wait's CPU share per time waited from the long pings' (runner CPU ns, wall ns), less the spin of
+    up to `spin_ns` each begins with; None if unreadable."""
+    shares = sorted(max(0, cpu - min(spin_ns, wall)) / (wall - min(spin_ns, wall))
+                    for cpu, wall in pings if cpu is not None and wall > spin_ns)
     if not shares or len(shares) < len(pings):
         return None
     return shares[len(shares) // 2]

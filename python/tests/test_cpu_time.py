@@ -2,13 +2,15 @@
 kernel's accounting (cpu_time.py), beyond a launch budget is `host_compute`. The reading is checked
 against real processes; the verdict with the test hooks' fake runner, which reports the CPU time a test
 asks for (the real runner over pipes: test_runner_link.py; on a GPU: attacks/host_compute/host_computes_result.cu)."""
+import os
+import re
 import subprocess
 import sys
 import time
 
 import pytest
 
-from conftest import FAKE_RUNNER_FIRST_TIMED, evaluate_relu_with_fake_runner
+from conftest import FAKE_RUNNER_FIRST_TIMED, ROOT, evaluate_relu_with_fake_runner
 from cutegen_worker import cpu_time
 
 FIRST_TIMED = FAKE_RUNNER_FIRST_TIMED
@@ -69,6 +71,30 @@ def test_the_wait_share_is_the_median_long_ping_and_needs_every_reading():
     assert cpu_time.wait_share([(1, 10), (3, 10), (2, 10)]) == 0.2
     assert cpu_time.wait_share([(1, 10), (None, 10), (2, 10)]) is None
     assert cpu_time.wait_share([]) is None
+
+
+def test_the_hybrid_waits_spin_is_a_fixed_cost_not_part_of_the_share():
+    """Under CUTEGEN_RUNNER_WAIT=hybrid every call and ping first spins up to HYBRID_SPIN_NS. Counted into the
+    share, the long pings' 0.1 ms would be forgiven again per millisecond of a long call; taken out, the share
+    is the sleeping wait's and the spin is charged once."""
+    us, ms = 1_000, 1_000_000
+    spin, block = cpu_time.HYBRID_SPIN_NS, 0.13
+    ping = lambda wall: (int(spin + block * (wall - spin)), wall)  # noqa: E731
+    pings = [ping(1300 * us), ping(1310 * us), ping(1290 * us)]
+    assert cpu_time.wait_share(pings, spin) == pytest.approx(block, abs=1e-6)
+    naive = cpu_time.wait_share(pings)
+    assert naive > block + 0.05  # what the share would be with the spin in it
+    honest_10ms = spin + block * (10 * ms - spin)
+    assert not cpu_time.host_busy(honest_10ms, 10 * ms, block, spin)
+    # A 10 ms call with 2.6 ms of host work beside its wait: host-busy once the spin is not forgiven per ms...
+    assert cpu_time.host_busy(honest_10ms + 2.6 * ms, 10 * ms, block, spin)
+    # ... where the share measured with the spin in it would have let it through.
+    assert not cpu_time.host_busy(honest_10ms + 2.6 * ms, 10 * ms, naive)
+    # A call shorter than the spin spins all of it: no excess.
+    assert cpu_time.excess_ns(40 * us, 40 * us, block, spin) == 0
+    # The constant is the runner's (src/run/polled_wait.h).
+    header = open(os.path.join(ROOT, "src", "run", "polled_wait.h")).read()
+    assert re.search(r"kHybridSpin\{(\d+)\}", header).group(1) == str(spin // us)
 
 
 # ---- the verdict -----------------------------------------------------------------------------------------
