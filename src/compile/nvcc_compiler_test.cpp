@@ -183,6 +183,14 @@ TEST_P(HonestKernels, PassEveryStaticCheck) {
 INSTANTIATE_TEST_SUITE_P(Testdata, HonestKernels,
                          ::testing::Values("wgmma_gemm.cu"));
 
+// The prompts offer <cute/tensor_impl.hpp> to a kernel that uses no copy or MMA atom (half of nvcc's time), and
+// cutegen/kernel.h includes only that much: such a kernel builds, and its CuTe counts for the CuTe rule.
+TEST_F(RealNvcc, AKernelWithOnlyCutesTensorsBuildsAndPassesTheCuteRule) {
+  auto out = compile(example("relu_tensor_impl.cu"), "relu_tensor_impl.cu");
+  EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
+  EXPECT_TRUE(out.violations.empty()) << out.feedback();
+}
+
 TEST_F(RealNvcc, IndexingRawPointersTakenFromTensorsIsNotCute) {
   CUTEGEN_SLOW_COMPILE_TEST("raw pointers from tensors; the no-cute static attacks are in the default tier");
   auto out = compile(testdata("cute_data_pointer.cu"), "ptr.cu");
