@@ -25,6 +25,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_CASES = [
     "problems/relu_large.py=attacks/honest/relu_vec.cu",        # pointwise, KernelBench 19's size
+    "problems/relu_large.py=attacks/honest/relu_tensor_impl.cu",  # the same with CuTe's tensors alone (half the nvcc)
     "problems/softmax_large.py=library/softmax_ticket.cu",      # reduction, KernelBench 23's size
     "problems/matmul_square.py=library/gemm_sm90_3xtf32.cu",    # the CUTLASS GEMM, KernelBench 1's size
 ]
@@ -58,7 +59,7 @@ def read_events(path: pathlib.Path) -> list:
 
 
 def run_case(cutegen: str, problem: str, kernel: str, candidates: int, steps: int, out: pathlib.Path) -> list:
-    run_dir = out / f"{pathlib.Path(problem).stem}-c{candidates}"
+    run_dir = out / f"{pathlib.Path(problem).stem}-{pathlib.Path(kernel).stem}-c{candidates}"
     if run_dir.exists():
         raise SystemExit(f"turnaround: {run_dir} exists; give a new --out")
     llm = "exec:" + shlex.join([sys.executable, str(ROOT / "benchmarks" / "turnaround_llm.py")])
@@ -122,8 +123,8 @@ def main() -> int:
         problem, sep, kernel = case.partition("=")
         if not sep or not (ROOT / problem).is_file() or not (ROOT / kernel).is_file():
             raise SystemExit(f"turnaround: {case!r} is not PROBLEM=KERNEL with both files in the repository")
-        results[pathlib.Path(problem).stem] = {n: run_case(args.cutegen, problem, kernel, n, args.steps, args.out)
-                                               for n in counts}
+        name = f"{pathlib.Path(problem).stem} ({pathlib.Path(kernel).stem})"
+        results[name] = {n: run_case(args.cutegen, problem, kernel, n, args.steps, args.out) for n in counts}
         (args.out / "turnaround.json").write_text(json.dumps(results, indent=1))
     md = table(results, counts)
     (args.out / "turnaround.md").write_text(md)
