@@ -1,10 +1,12 @@
 // Example for the kernel contract: y = relu(x) for one contiguous fp32 tensor of any shape, written
 // with the plainest CuTe there is: both buffers as 1-D tensors and element access t(i) in a grid-stride
 // loop. Nothing vectorised or tiled (relu_vec.cu is the fast version); this is the floor of what counts
-// as using CuTe — a layout maps every index.
+// as using CuTe — a layout maps every index. It uses no copy or MMA atom, so it includes CuTe's tensors
+// alone, half of nvcc's time (benchmarks/results.md, "Compile times"): the control that the CuTe rule holds
+// for a kernel whose CuTe comes from tensor_impl.hpp.
 #include <cutegen/kernel.h>
 
-#include <cute/tensor.hpp>
+#include <cute/tensor_impl.hpp>
 
 using namespace cute;
 

@@ -186,7 +186,7 @@ INSTANTIATE_TEST_SUITE_P(Testdata, HonestKernels,
 // The prompts offer <cute/tensor_impl.hpp> to a kernel that uses no copy or MMA atom (half of nvcc's time), and
 // cutegen/kernel.h includes only that much: such a kernel builds, and its CuTe counts for the CuTe rule.
 TEST_F(RealNvcc, AKernelWithOnlyCutesTensorsBuildsAndPassesTheCuteRule) {
-  auto out = compile(example("relu_tensor_impl.cu"), "relu_tensor_impl.cu");
+  auto out = compile(example("relu_cute_1d.cu"), "relu_cute_1d.cu");
   EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
   EXPECT_TRUE(out.violations.empty()) << out.feedback();
 }
