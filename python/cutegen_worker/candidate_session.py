@@ -92,7 +92,7 @@ GATHER_ALLOWANCE_NS = 250_000
 # time waited on the H200 (the check then turns itself off), kept for the A/B; "spin", the wait before both,
 # kept for the A/B of the reply latency on a GPU -- host computing is then not judged, and `eval` says so;
 # "hybrid", an experiment: a spin of up to 0.1 ms, then asleep as "block" (a few-microsecond call pays no
-# wake-up; the long pings that measure the wait's CPU share include the spin, so host computing is judged).
+# wake-up; host computing is judged, the spin charged once per call and kept out of the share, _spin_ns).
 RUNNER_WAITS = ("block", "poll", "spin", "hybrid")
 
 

@@ -377,13 +377,21 @@ Result<Baselines> Baselines::from_json(const nlohmann::json& j) {
     }
     *b = t;
   }
-  const json* seconds = nullptr;
-  CG_TRY(r.child("seconds", json::value_t::object, seconds));
-  if (seconds)
-    for (const auto& [mode, s] : seconds->items()) {
-      if (!s.is_number()) return Error{fmt::format("the baselines answer's seconds.{} is not a number", mode)};
-      out.seconds[mode] = s.get<double>();
-    }
+  if (j.contains("seconds")) {
+    auto seconds = seconds_by_name(j["seconds"], "the baselines answer's seconds");
+    if (!seconds) return seconds.error();
+    out.seconds = std::move(*seconds);
+  }
+  return out;
+}
+
+Result<std::map<std::string, double>> seconds_by_name(const json& j, std::string_view what) {
+  if (!j.is_object()) return Error{fmt::format("{} is {} where an object was expected", what, j.type_name())};
+  std::map<std::string, double> out;
+  for (const auto& [name, s] : j.items()) {
+    if (!s.is_number()) return Error{fmt::format("{}.{} is not a number", what, name)};
+    out[name] = s.get<double>();
+  }
   return out;
 }
 

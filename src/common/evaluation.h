@@ -54,6 +54,8 @@ std::vector<std::string> precision_names();  // in all_precisions()'s order, for
 enum class WorkloadClass { gemm, elementwise, reduction, conv, attention, other };
 std::string_view to_string(WorkloadClass c);
 Result<WorkloadClass> parse_workload_class(std::string_view name);  // error lists the names
+// A JSON object of seconds by name (a phase clock, a time per mode); the error names `what`.KEY that is not a number.
+Result<std::map<std::string, double>> seconds_by_name(const nlohmann::json& j, std::string_view what);
 const std::vector<WorkloadClass>& all_workload_classes();
 
 // One input, parameter, buffer, output or constructor argument, as the worker describes it.

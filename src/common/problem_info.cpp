@@ -53,12 +53,9 @@ Result<ProblemInfo> ProblemInfo::from_json(const nlohmann::json& j) {
     p.seconds = j["seconds"].get<double>();
   }
   if (j.contains("phase_seconds")) {
-    const auto& phases = j["phase_seconds"];
-    if (!phases.is_object()) return malformed("\"phase_seconds\" is not an object");
-    for (const auto& [phase, sec] : phases.items()) {
-      if (!sec.is_number()) return malformed(fmt::format("phase_seconds.{} is not a number", phase));
-      p.phase_seconds[phase] = sec.get<double>();
-    }
+    auto phases = seconds_by_name(j["phase_seconds"], "phase_seconds");
+    if (!phases) return malformed(phases.error().message);
+    p.phase_seconds = std::move(*phases);
   }
   return p;
 }
