@@ -86,14 +86,16 @@ OVERRUN_CHECKS = ("probe", "gather")
 GATHER_ALLOWANCE_NS = 250_000
 
 
-# How the runner waits for the GPU at the end of a call (src/run/runner_job.h, GpuWait): "block", asleep in the
-# driver on blocking-sync events, so that its CPU time inside a call is its host code's and host computing can
-# be judged by it (cpu_time.py); "poll" with short sleeps (src/run/polled_wait.h), whose queries cost half the
-# time waited on the H200 (the check then turns itself off), kept for the A/B; "spin", the wait before both,
-# kept for the A/B of the reply latency on a GPU -- host computing is then not judged, and `eval` says so;
-# "hybrid", an experiment: a spin of up to 0.1 ms, then asleep as "block" (a few-microsecond call pays no
-# wake-up; host computing is judged, the spin charged once per call and kept out of the share, _spin_ns).
-RUNNER_WAITS = ("block", "poll", "spin", "hybrid")
+# How the runner waits for the GPU at the end of a call (src/run/runner_job.h, GpuWait): "hybrid" (the default),
+# a spin of up to 0.1 ms, then asleep in the driver on blocking-sync events, so that a few-microsecond call
+# pays no wake-up and the runner's CPU time inside a call is still its host code's (host computing is judged
+# by it, cpu_time.py; the spin is charged once per call and kept out of the share, _spin_ns); "block", asleep
+# from the start, the default before 2026-12-06 (on an H100 it charged relu_small's 6.5 us kernel 0.163 ms
+# against hybrid's 0.061, benchmarks/results.md); "poll" with short sleeps (src/run/polled_wait.h), whose
+# queries cost half the time waited on the H200 (the check then turns itself off), kept for the A/B; "spin",
+# the wait before all of them, kept for the A/B of the reply latency -- host computing is then not judged, and
+# `eval` says so.
+RUNNER_WAITS = ("hybrid", "block", "poll", "spin")
 
 
 def runner_wait() -> str:

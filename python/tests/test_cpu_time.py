@@ -142,14 +142,17 @@ def test_the_spinning_wait_turns_the_check_off_and_says_so(worker, small, monkey
     assert result["verdict"] == "pass", result["reason"]
     assert result["calibration"]["host_cpu"] == "spin" and "host_busy_calls" not in result["time"]
     monkeypatch.setenv("CUTEGEN_RUNNER_WAIT", "sleep")
-    with pytest.raises(Exception, match="CUTEGEN_RUNNER_WAIT='sleep': expected one of block, poll, spin"):
+    with pytest.raises(Exception, match="CUTEGEN_RUNNER_WAIT='sleep': expected one of hybrid, block, poll, spin"):
         evaluate(worker)
 
 
-def test_the_calibration_measures_the_polled_waits_share_and_discounts_it(worker, small):
+def test_the_calibration_measures_the_polled_waits_share_and_discounts_it(worker, small, monkeypatch):
     """The runner's wait for the GPU costs CPU too; measured on long pings before the load, it is taken off
     every call's CPU time. A kernel whose CPU time is 40 % of a long call is honest on a machine where the
-    wait costs 30 % of the time waited (40 of some 95 ms), and host computing where it costs 1 %."""
+    wait costs 30 % of the time waited (40 of some 95 ms), and host computing where it costs 1 %. Under the
+    blocking wait: the fake runner reports a share with no spin in it, which the default (hybrid) would take
+    its fixed spin out of (the hybrid test above)."""
+    monkeypatch.setenv("CUTEGEN_RUNNER_WAIT", "block")
     costly = evaluate(worker, cpu_ms=40.0, ms=50, wait_share=0.3)
     assert costly["verdict"] == "pass", costly["reason"]
     assert costly["calibration"]["wait_share"] == pytest.approx(0.3, abs=0.01)
@@ -186,7 +189,7 @@ def test_the_runner_session_file_asks_for_the_blocking_wait(tmp_path, monkeypatc
         def session_refs():
             return {"inputs": [], "params": [], "outputs": [[]]}
 
-    for setting, expected in ((None, "block"), ("poll", "poll"), ("spin", "spin")):
+    for setting, expected in ((None, "hybrid"), ("block", "block"), ("poll", "poll"), ("spin", "spin")):
         if setting:
             monkeypatch.setenv("CUTEGEN_RUNNER_WAIT", setting)
         link = candidate_session.default_link(Plan, Slot)

@@ -194,8 +194,9 @@ std::string EvalReport::summary() const {
     s += fmt::format("  WARNING   timed with CUTEGEN_OVERRUN_CHECK={} (an experiment, not the default)\n", check);
   if (auto sweep = calibration.value("sweep", "own"); sweep != "own")
     s += fmt::format("  WARNING   calibrated with CUTEGEN_CALIBRATION_SWEEP={} (an experiment, not the default)\n", sweep);
-  if (calibration.value("runner_wait", "block") == "hybrid")
-    s += "  WARNING   timed with CUTEGEN_RUNNER_WAIT=hybrid (an experiment, not the default)\n";
+  // Records from before 2026-12-06 name no wait: theirs was `block`, then the default.
+  if (calibration.contains("runner_wait") && calibration.value("runner_wait", "hybrid") == "block")
+    s += "  WARNING   timed with CUTEGEN_RUNNER_WAIT=block (the A/B setting, not the default: a wake-up per call)\n";
   // Host computing is judged by the runner's CPU time (docs/judge.md); a session that could not is named.
   if (auto host = calibration.value("host_cpu", "checked"); host == "spin") {
     s += "  WARNING   timed with CUTEGEN_RUNNER_WAIT=spin (an experiment): host computing was not judged\n";

@@ -37,14 +37,14 @@ Result<RunnerSandboxSettings> parse_sandbox_settings(const nlohmann::json& j);  
 Result<nlohmann::json> runner_sandbox_preset(const std::string& name);
 
 // How the runner waits for the GPU at the end of a call and a ping (CUTEGEN_RUNNER_WAIT in the worker's
-// environment): `block`, asleep in the driver on blocking-sync events, so that its CPU time inside a call is
-// its host code's and the worker can judge host computing by it (on the H200 the wait cost 13 % of the time
-// waited in CPU and the interrupt's wake-up added ~0.07 ms to a 3.5 ms call's round trip against the spin:
-// slower replies, never faster); `poll` with short sleeps (run/polled_wait.h), whose queries cost half the
-// time waited on the H200 -- above the share at which the worker turns the check off -- kept for the A/B;
-// `spin`, the wait before either existed (the worker then does not judge host computing); `hybrid`, an
-// experiment for the A/B: spin for up to kHybridSpin (run/polled_wait.h), then sleep as `block` does, so a call
-// of a few microseconds is not charged the blocking wait's wake-up (docs/judge.md, "Known limits").
+// environment): `hybrid` (the default), spin for up to kHybridSpin (run/polled_wait.h), then sleep as `block`
+// does, so a call of a few microseconds is not charged the blocking wait's wake-up and the runner's CPU time
+// inside a call stays its host code's (the worker judges host computing by it, the spin charged once); `block`,
+// asleep in the driver on blocking-sync events from the start (on the H200 the wait cost 13 % of the time
+// waited in CPU and the interrupt's wake-up added ~0.07 ms to a 3.5 ms call's round trip against the spin);
+// `poll` with short sleeps (run/polled_wait.h), whose queries cost half the time waited on the H200 -- above
+// the share at which the worker turns the check off -- kept for the A/B; `spin`, the wait before the others
+// existed (the worker then does not judge host computing). docs/judge.md, "Known limits".
 enum class GpuWait { block, poll, spin, hybrid };
 
 struct RunnerSession {
@@ -59,7 +59,7 @@ struct RunnerSession {
   // with it, so every buffer is still mapped before the sandbox closes (docs/judge.md).
   std::optional<TensorRef> workspace;
   RunnerSandboxSettings sandbox;
-  GpuWait wait = GpuWait::block;  // `wait`: "block" (also when absent), "poll", "spin" or "hybrid"
+  GpuWait wait = GpuWait::hybrid;  // `wait`: "hybrid" (also when absent), "block", "poll" or "spin"
 };
 Result<RunnerSession> parse_runner_session(const nlohmann::json& j);
 

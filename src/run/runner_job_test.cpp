@@ -47,7 +47,7 @@ TEST(RunnerSession, ParsesTheSlotWithScalarPlaceholders) {
   // The whole sandbox by default, narrow rules included.
   EXPECT_TRUE(s->sandbox.files && s->sandbox.syscalls && s->sandbox.deny_threads && s->sandbox.narrow);
   EXPECT_FALSE(s->sandbox.network);
-  EXPECT_EQ(s->wait, GpuWait::block);  // the wait the worker's host-computing check needs
+  EXPECT_EQ(s->wait, GpuWait::hybrid);  // the default: a short spin, then the sleep the host-computing check needs
 }
 
 TEST(RunnerSession, TheGpuWaitIsBlockPollOrSpin) {
