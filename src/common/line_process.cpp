@@ -94,9 +94,33 @@ Result<std::string> LineProcess::read_line(std::chrono::milliseconds timeout) {
     char buf[65536];
     ssize_t got = ::read(out_, buf, sizeof buf);
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return Error{"the process exited"};
+    if (got <= 0) return Error{how_it_ended(std::chrono::seconds(2))};
     buffer_.append(buf, static_cast<std::size_t>(got));
   }
+}
+
+std::string LineProcess::how_it_ended(std::chrono::milliseconds grace) {
+  if (pid_ <= 0) return "the process exited";
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  int status = 0;
+  pid_t got = 0;
+  while ((got = ::waitpid(pid_, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+    ::usleep(10'000);
+  if (got != pid_) return "the process closed its output";
+  // Reaped: what is left of its group (a worker's runners) goes now, while the group's id is surely ours.
+  ::kill(-pid_, SIGKILL);
+  unregister_child_group(pid_);
+  pid_ = -1;
+  if (WIFEXITED(status)) return fmt::format("the process exited with status {}", WEXITSTATUS(status));
+  if (!WIFSIGNALED(status)) return "the process ended";
+  const int sig = WTERMSIG(status);
+  const char* name = sigabbrev_np(sig);
+  std::string text = fmt::format("the process was killed by signal {} (SIG{})", sig, name ? name : "?");
+  // Nobody in cutegen sends SIGKILL to a worker that still answers: on Linux that is the out-of-memory killer.
+  if (sig == SIGKILL)
+    text += ": on Linux usually the out-of-memory killer (`dmesg` names it); the problem's tensors, its reference "
+            "and the judge's copies may not fit this machine's memory";
+  return text;
 }
 
 bool LineProcess::running() {

@@ -22,7 +22,8 @@ class LineProcess {
   ~LineProcess();
 
   Status write_line(const std::string& line);
-  // The next line without its newline; an Error on timeout (the child is then killed) or EOF.
+  // The next line without its newline; an Error on timeout (the child is then killed) or EOF, which says how
+  // the child ended when it has (its exit status, or the signal that killed it).
   Result<std::string> read_line(std::chrono::milliseconds timeout);
   bool running();
   void kill();  // SIGKILL to the child's process group, then reap
@@ -30,6 +31,9 @@ class LineProcess {
 
  private:
   LineProcess() = default;
+  // After EOF: waits up to `grace` for the child to end, reaps it and says how, e.g. "the process was killed
+  // by signal 9 (SIGKILL: ...)"; "the process closed its output" while it still runs.
+  std::string how_it_ended(std::chrono::milliseconds grace);
   pid_t pid_ = -1;
   int in_ = -1;
   int out_ = -1;

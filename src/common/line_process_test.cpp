@@ -41,10 +41,32 @@ TEST(LineProcess, ExitIsReportedAndStderrGoesToTheLogFile) {
   EXPECT_EQ(*first, "partial");
   auto eof = p->read_line(5s);
   ASSERT_FALSE(eof.ok());
-  EXPECT_NE(eof.error().message.find("exited"), std::string::npos);
+  EXPECT_EQ(eof.error().message, "the process exited with status 0");
   p->kill();
   auto text = read_file(log);
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(*text, "oops\n");
   std::filesystem::remove_all(*dir);
+}
+
+// A worker the kernel's out-of-memory killer ends (cutegen prompt on a KernelBench-size problem on a laptop)
+// left only "the process exited" and an empty log: the signal, and what usually sends it, are the message.
+TEST(LineProcess, AKilledChildIsNamedWithItsSignal) {
+  auto p = LineProcess::start({.argv = {"sh", "-c", "echo ready; read line; kill -9 $$"}}, "/dev/null");
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(*p->read_line(5s), "ready");
+  ASSERT_TRUE(p->write_line("go").ok());
+  auto eof = p->read_line(5s);
+  ASSERT_FALSE(eof.ok());
+  EXPECT_NE(eof.error().message.find("the process was killed by signal 9 (SIGKILL)"), std::string::npos)
+      << eof.error().message;
+  EXPECT_NE(eof.error().message.find("out-of-memory killer"), std::string::npos) << eof.error().message;
+  EXPECT_FALSE(p->running());
+  p->kill();  // nothing left to kill: no error, no wait
+
+  auto failed = LineProcess::start({.argv = {"sh", "-c", "exit 3"}}, "/dev/null");
+  ASSERT_TRUE(failed.ok());
+  auto gone = failed->read_line(5s);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().message, "the process exited with status 3");
 }

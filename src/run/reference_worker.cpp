@@ -52,7 +52,7 @@ PythonWorker::~PythonWorker() {
 
 std::string PythonWorker::log_tail() const {
   auto text = read_file(options_.log_path);
-  if (!text || text->empty()) return "";
+  if (!text || text->empty()) return "(nothing)";
   std::string t = *text;
   if (t.size() > 1500) t = "..." + t.substr(t.size() - 1500);
   return t;
