@@ -4,42 +4,73 @@ memory: the model and its inputs are built, and forward() run, on meta tensors. 
 run that way (a forward() that reads tensor values) is built and run on the CPU instead.
 
 `cutegen export PROBLEM KERNEL` reads it: the exports list the call the kernel is for and name the
-parameters they pass it (docs/export.md).
+parameters they pass it (docs/export.md). `cutegen prompt` reads `prompt_facts`: the same, with what `load`
+adds for a prompt (the operators, FLOPs, bytes, the reference's precision), so a KernelBench-size problem's
+prompt needs neither its gigabytes nor a GPU.
 """
 import os
 import sys
 
 import torch
 
-from . import problem_loader
+from . import metadata, problem_loader
 from .buffers import describe
 from .dtypes import dtype_name, problem_dtype
 from .errors import ProblemError
+from .reference import Reference
 
 
 def describe_problem(path: str) -> dict:
     module = problem_loader.import_problem(path)
     try:
-        return _describe(module, path)
+        return _describe(module, path)[0]
     finally:
         sys.modules.pop(module.__name__, None)
 
 
-def _describe(module, path: str) -> dict:
+def prompt_facts(path: str) -> dict:
+    """describe_problem's answer with the rest of the `load` answer's facts that a prompt shows: the operators
+    forward() ran (`aten_ops`, `workload_class`), its FLOPs and minimum bytes, the reference's precision and
+    why it is not upcast, the torch version; `gpu` is empty (there is none)."""
+    module = problem_loader.import_problem(path)
+    try:
+        facts, model, values, outputs, recorded = _describe(module, path)
+        named = [t for _, t in list(model.named_parameters()) + list(model.named_buffers())]
+        dtype = problem_dtype([v.dtype for v in values + named + outputs
+                               if isinstance(v, torch.Tensor) and v.is_floating_point()] or [o.dtype for o in outputs])
+        reference = Reference(model, path, dtype, values)  # tries the upcast model on the same tensors
+        facts.update({
+            "aten_ops": metadata.aten_ops(recorded),
+            "workload_class": metadata.workload_class(recorded),
+            "flops": metadata.total_flops(recorded),
+            "min_bytes": metadata.min_bytes(values, named, outputs),
+            "reference_dtype": reference.dtype_name(dtype),
+            "torch_version": torch.__version__,
+            "gpu": "",
+        })
+        if reference.note:
+            facts["reference_note"] = reference.note
+        return facts
+    finally:
+        sys.modules.pop(module.__name__, None)
+
+
+def _describe(module, path: str) -> tuple:
+    """(the description, the model, its inputs, its outputs, the ops its forward() ran)."""
     meta = torch.device("meta")
     try:
-        model, init_inputs, values, outputs = _build_and_run(module, path, meta)
+        model, init_inputs, values, outputs, recorded = _build_and_run(module, path, meta)
         ran_on = "meta"
     except ProblemError:
         # The problem's own errors surface here, from the CPU run, with its file and line.
-        model, init_inputs, values, outputs = _build_and_run(module, path, torch.device("cpu"))
+        model, init_inputs, values, outputs, recorded = _build_and_run(module, path, torch.device("cpu"))
         ran_on = "cpu"
     named = list(model.named_parameters()) + list(model.named_buffers())
     n_params = len(list(model.named_parameters()))
     input_names = problem_loader.forward_arg_names(model, len(values))
     floating = [v.dtype for v in values + [t for _, t in named] + outputs
                 if isinstance(v, torch.Tensor) and v.is_floating_point()]
-    return {
+    description = {
         "name": os.path.splitext(os.path.basename(path))[0],
         "inputs": [describe(v, n) for v, n in zip(values, input_names)],
         "params": [dict(describe(t, n), buffer=i >= n_params) for i, (n, t) in enumerate(named)],
@@ -48,10 +79,12 @@ def _describe(module, path: str) -> dict:
         "dtype": dtype_name(problem_dtype(floating or [o.dtype for o in outputs])),
         "ran_on": ran_on,
     }
+    return description, model, values, outputs, recorded
 
 
 def _build_and_run(module, path: str, device: torch.device):
-    """Model(*get_init_inputs()), get_inputs() and one forward() on `device`, under seed 0."""
+    """Model(*get_init_inputs()), get_inputs() and one forward() on `device`, under seed 0, with the ops the
+    forward() ran (as `load` records them)."""
     if device.type == "meta":
         with device:  # factories in __init__ and get_inputs() make meta tensors: no memory, no time
             model, init_inputs = problem_loader.build_model(module, path, device, 0)
@@ -59,5 +92,6 @@ def _build_and_run(module, path: str, device: torch.device):
     else:
         model, init_inputs = problem_loader.build_model(module, path, device, 0)
         values = problem_loader.call_get_inputs(module, path, 0, device, on_device=False)
-    outputs = problem_loader.run_forward(model, values, path)
-    return model, init_inputs, values, outputs
+    with metadata.OpRecorder() as recorder:
+        outputs = problem_loader.run_forward(model, values, path)
+    return model, init_inputs, values, outputs, recorder.ops

@@ -55,6 +55,7 @@ class Dispatcher:
             "calibrate": session.op_calibrate,
             "trace": session.op_trace,
             "describe": session.op_describe,
+            "prompt_facts": session.op_prompt_facts,
             "release_gpu": session.op_release_gpu,
             "shutdown": self._shutdown,
         }

@@ -240,6 +240,12 @@ class Session:
         path = _field(req, "problem", str, required=True)
         return problem_facts.describe_problem(os.path.abspath(path))
 
+    def op_prompt_facts(self, req: dict) -> dict:
+        """What `load` reports of a problem that a prompt shows (`cutegen prompt`), built on meta tensors
+        (problem_facts.py): no GPU, and not the problem's memory."""
+        path = _field(req, "problem", str, required=True)
+        return problem_facts.prompt_facts(os.path.abspath(path))
+
     # ---- the candidate ----------------------------------------------------------------------
     def op_evaluate_candidate(self, req: dict) -> dict:
         problem = self.need_problem()

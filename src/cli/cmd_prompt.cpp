@@ -34,8 +34,9 @@ struct PromptArgs {
   bool json = false;
 };
 
-// The problem's facts as the judge's `load` reports them, computed on the CPU. The GPU's name is the
-// CPU's there, so it is dropped: the prompt shows a placeholder.
+// The problem's facts as the judge's `load` reports them, from the worker's `prompt_facts`: built and run on
+// meta tensors (a KernelBench-size problem once needed its gigabytes on the CPU, and the out-of-memory
+// killer ended the worker on a 24 GiB machine). No GPU name: the prompt shows a placeholder.
 Result<ProblemInfo> describe_on_cpu(const fs::path& problem) {
   auto source = read_file(problem);
   if (!source) return source.error();
@@ -46,14 +47,13 @@ Result<ProblemInfo> describe_on_cpu(const fs::path& problem) {
     auto worker = PythonWorker::start({.log_path = *dir / "worker.log"});
     if (!worker) meta = worker.error();
     else
-      meta = (*worker)->call("load", {{"problem", fs::absolute(problem).string()}, {"device", "cpu"}, {"seed", 0}},
-                             std::chrono::seconds(600));
+      meta = (*worker)->call("prompt_facts", {{"problem", fs::absolute(problem).string()}}, std::chrono::seconds(600));
   }
   std::error_code ec;
   fs::remove_all(*dir, ec);  // a temporary directory left behind is harmless; nothing to tell
   if (!meta) return meta.error();
   auto facts = ProblemFacts::from_json(*meta);
-  if (!facts) return Error{"the worker's load answer: " + facts.error().message + " (a worker bug)"};
+  if (!facts) return Error{"the worker's prompt_facts answer: " + facts.error().message + " (a worker bug)"};
   ProblemInfo info;
   info.source = std::move(*source);
   info.facts = std::move(*facts);
