@@ -10,6 +10,7 @@ prompt needs neither its gigabytes nor a GPU.
 """
 import os
 import sys
+from typing import NamedTuple
 
 import torch
 
@@ -23,7 +24,7 @@ from .reference import Reference
 def describe_problem(path: str) -> dict:
     module = problem_loader.import_problem(path)
     try:
-        return _describe(module, path)[0]
+        return _describe(module, path).description
     finally:
         sys.modules.pop(module.__name__, None)
 
@@ -34,17 +35,15 @@ def prompt_facts(path: str) -> dict:
     why it is not upcast, the torch version; `gpu` is empty (there is none)."""
     module = problem_loader.import_problem(path)
     try:
-        facts, model, values, outputs, recorded = _describe(module, path)
-        named = [t for _, t in list(model.named_parameters()) + list(model.named_buffers())]
-        dtype = problem_dtype([v.dtype for v in values + named + outputs
-                               if isinstance(v, torch.Tensor) and v.is_floating_point()] or [o.dtype for o in outputs])
-        reference = Reference(model, path, dtype, values)  # tries the upcast model on the same tensors
+        d = _describe(module, path)
+        reference = Reference(d.model, path, d.dtype, d.values)  # tries the upcast model on the same tensors
+        facts = dict(d.description)
         facts.update({
-            "aten_ops": metadata.aten_ops(recorded),
-            "workload_class": metadata.workload_class(recorded),
-            "flops": metadata.total_flops(recorded),
-            "min_bytes": metadata.min_bytes(values, named, outputs),
-            "reference_dtype": reference.dtype_name(dtype),
+            "aten_ops": metadata.aten_ops(d.recorded),
+            "workload_class": metadata.workload_class(d.recorded),
+            "flops": metadata.total_flops(d.recorded),
+            "min_bytes": metadata.min_bytes(d.values, d.params, d.outputs),
+            "reference_dtype": reference.dtype_name(d.dtype),
             "torch_version": torch.__version__,
             "gpu": "",
         })
@@ -55,8 +54,17 @@ def prompt_facts(path: str) -> dict:
         sys.modules.pop(module.__name__, None)
 
 
-def _describe(module, path: str) -> tuple:
-    """(the description, the model, its inputs, its outputs, the ops its forward() ran)."""
+class Described(NamedTuple):
+    description: dict  # the `describe` answer
+    model: torch.nn.Module
+    values: list  # forward()'s arguments
+    params: list  # parameters, then buffers
+    outputs: list
+    recorded: list  # the ops forward() ran (metadata.OpRecorder)
+    dtype: torch.dtype  # the problem's least precise floating dtype
+
+
+def _describe(module, path: str) -> Described:
     meta = torch.device("meta")
     try:
         model, init_inputs, values, outputs, recorded = _build_and_run(module, path, meta)
@@ -68,18 +76,19 @@ def _describe(module, path: str) -> tuple:
     named = list(model.named_parameters()) + list(model.named_buffers())
     n_params = len(list(model.named_parameters()))
     input_names = problem_loader.forward_arg_names(model, len(values))
-    floating = [v.dtype for v in values + [t for _, t in named] + outputs
-                if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    params = [t for _, t in named]
+    floating = [v.dtype for v in values + params + outputs if isinstance(v, torch.Tensor) and v.is_floating_point()]
+    dtype = problem_dtype(floating or [o.dtype for o in outputs])
     description = {
         "name": os.path.splitext(os.path.basename(path))[0],
         "inputs": [describe(v, n) for v, n in zip(values, input_names)],
         "params": [dict(describe(t, n), buffer=i >= n_params) for i, (n, t) in enumerate(named)],
         "outputs": [describe(o) for o in outputs],
         "init_inputs": problem_loader.describe_init_inputs(type(model), init_inputs),
-        "dtype": dtype_name(problem_dtype(floating or [o.dtype for o in outputs])),
+        "dtype": dtype_name(dtype),
         "ran_on": ran_on,
     }
-    return description, model, values, outputs, recorded
+    return Described(description, model, values, params, outputs, recorded, dtype)
 
 
 def _build_and_run(module, path: str, device: torch.device):

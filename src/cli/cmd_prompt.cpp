@@ -37,7 +37,7 @@ struct PromptArgs {
 // The problem's facts as the judge's `load` reports them, from the worker's `prompt_facts`: built and run on
 // meta tensors (a KernelBench-size problem once needed its gigabytes on the CPU, and the out-of-memory
 // killer ended the worker on a 24 GiB machine). No GPU name: the prompt shows a placeholder.
-Result<ProblemInfo> describe_on_cpu(const fs::path& problem) {
+Result<ProblemInfo> describe_without_gpu(const fs::path& problem) {
   auto source = read_file(problem);
   if (!source) return source.error();
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-prompt-");
@@ -96,7 +96,7 @@ int run_prompt(const GlobalOptions& global, const PromptArgs& args) {
                                             .show_example = args.examples == "library",
                                             .gpu_placeholders = true});
   if (!prompter) return fail(prompter.error().message);
-  auto problem = describe_on_cpu(args.problem);
+  auto problem = describe_without_gpu(args.problem);
   if (!problem) return fail(problem.error().message);
   auto messages = preview_conversation(**prompter, *problem, in);
   if (!messages) return fail(messages.error().message);
