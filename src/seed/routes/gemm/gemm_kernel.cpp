@@ -15,6 +15,58 @@ namespace {
 constexpr const char* kGemmTemplate =
 #include "seed/gemm_kernel.inc"
     ;
+constexpr const char* kSkinnyKernel =
+#include "seed/skinny_gemm_kernel.inc"
+    ;
+
+// The template's text on the tiled CUDA-core GEMM, and what replaces it when the product is on the skinny
+// 3xTF32 kernel (the epilogue, row reduction and entry points are the same text for both).
+constexpr const char* kTiledKind = "a matrix product in\n// strict fp32 (no TF32), correct for any M, N, K";
+constexpr const char* kSkinnyKind = "a matrix product at\n// fp32 accuracy on Hopper's tensor cores (3xTF32), for few rows of A and a large weight";
+constexpr const char* kTiledTiling =
+    "\n"
+    "// a transposed operand is the same CuTe tensor with its strides swapped, and the tile loads walk the\n"
+    "// operand's contiguous dimension so a warp's loads stay coalesced either way. The classic shared-memory\n"
+    "// tiling: a BM x BN output tile per CTA, K in steps of BK staged through shared memory with predicated\n"
+    "// loads (zeros outside the matrix), a 16 x 16 thread grid with (BM/16) x (BN/16) outputs per thread\n"
+    "// (rows ty + 16 i, columns tx + 16 j, so neither the shared reads nor the stores conflict). Products\n"
+    "// accumulate in fp32 within a k-step and are added into a double accumulator after it, so a long K\n"
+    "// (half a million in KernelBench) stays within the judge's bound of PyTorch's own error.";
+constexpr const char* kSkinnyTiling =
+    "\n// the weight is split into TF32 big and small parts in shared memory as it streams, A once beforehand,\n"
+    "// and each weight element is read once per 128 rows of A (skinny::skinny_gemm_kernel below says how).";
+constexpr const char* kTiledNextSteps =
+    "// This is the seed, not the fast kernel: tensor cores (3xTF32), cp.async/TMA pipelines and swizzled\n"
+    "// shared memory are the optimisation steps that come after (library/gemm_*.cu).";
+constexpr const char* kSkinnyNextSteps =
+    "// Open steps: TMA for the copies, the weight split in registers (wgmma's register-sourced A), a second\n"
+    "// CTA per SM, split K for fewer than 132 tiles.";
+constexpr const char* kTiledInclude =
+    "#include <cute/tensor_impl.hpp>  // layouts and tensors: this kernel uses no copy or MMA atom (half the compile)";
+constexpr const char* kSkinnyInclude =
+    "#include <cute/tensor.hpp>  // wgmma and cp.async atoms (the skinny kernel)\n"
+    "#include <cutlass/arch/barrier.h>\n"
+    "#include <cutlass/arch/reg_reconfig.h>";
+// Before any header: an assert left in device code is a call, and ptxas then serialises every wgmma.
+constexpr const char* kSkinnyPrelude = "#ifndef NDEBUG\n#define NDEBUG\n#endif\n";
+constexpr const char* kTiledKnobs =
+    "// cutegen:knob GEMM_BM in {32, 64, 128}\n"
+    "#ifndef GEMM_BM\n"
+    "#define GEMM_BM 64\n"
+    "#endif\n"
+    "// cutegen:knob GEMM_BN in {32, 64, 128}\n"
+    "#ifndef GEMM_BN\n"
+    "#define GEMM_BN 64\n"
+    "#endif\n"
+    "// cutegen:knob GEMM_BK in {8, 16, 32}\n"
+    "#ifndef GEMM_BK\n"
+    "#define GEMM_BK 16\n"
+    "#endif\n"
+    "// Registers: (BM/16) x (BN/16) outputs per thread, each a float and a double.\n"
+    "// cutegen:require GEMM_BM * GEMM_BN <= 8192\n";
+constexpr const char* kSkinnyKnobs =
+    "// The tiled GEMM's tile (unused: the product is on the skinny kernel, whose 128 x 128 x 32 tile is fixed).\n"
+    "#define GEMM_BM 64\n#define GEMM_BN 64\n#define GEMM_BK 16\n";
 
 // The column operands `post_side` reads, each loaded once.
 std::string column_loads(const GemmPlan& plan, bool post_side) {
@@ -121,10 +173,11 @@ void fill_column_operands(std::string& text, const GemmPlan& plan) {
 
 bool tiled_gemm_uses_workspace(const GemmPlan& plan) {
   // The template: SEED_WORKSPACE is (SEED_ROW_REDUCE || GEMM_SPLIT_K > 1), and GEMM_SPLIT_K is 1 unless split_k.
-  return plan.reduce != RowReduce::none || plan.kernel == GemmKernel::split_k;
+  return plan.reduce != RowReduce::none || plan.kernel == GemmKernel::split_k || plan.kernel == GemmKernel::skinny;
 }
 
 int64_t tiled_gemm_workspace_bound(const GemmPlan& plan) {
+  if (plan.kernel == GemmKernel::skinny) return skinny_workspace_bytes(plan);
   if (plan.reduce == RowReduce::none) return 0;
   constexpr int64_t kPartialBytes = 16;  // the template's Partial: two doubles
   constexpr int64_t kSmallestBn = 32;    // GEMM_BN's smallest value: the most column tiles
@@ -139,6 +192,15 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& proble
         "\n// Then {}(., diagonal={}): elements outside it are written as zeros, and a tile wholly outside it\n"
         "// skips the product.",
         gemm_mask_name(plan.mask), plan.diagonal);
+  const bool skinny = plan.kernel == GemmKernel::skinny;
+  replace_placeholder(text, "SKINNY_PRELUDE", skinny ? kSkinnyPrelude : "");
+  replace_placeholder(text, "KIND_TEXT", skinny ? kSkinnyKind : kTiledKind);
+  replace_placeholder(text, "TILING_TEXT", skinny ? kSkinnyTiling : kTiledTiling);
+  replace_placeholder(text, "NEXT_STEPS_TEXT", skinny ? kSkinnyNextSteps : kTiledNextSteps);
+  replace_placeholder(text, "CUTE_INCLUDE", skinny ? kSkinnyInclude : kTiledInclude);
+  replace_placeholder(text, "TILE_KNOBS", skinny ? kSkinnyKnobs : kTiledKnobs);
+  replace_placeholder(text, "SKINNY", skinny ? "1" : "0");
+  replace_placeholder(text, "SKINNY_KERNEL", skinny ? kSkinnyKernel : "");
   replace_placeholder(text, "PROBLEM", problem.str());
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "MASK_TEXT", mask_text);
@@ -163,7 +225,10 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& proble
   replace_placeholder(text, "NORM_GROUPS", std::to_string(plan.norm_groups));
   replace_placeholder(text, "NORM_EPS", fmt::format("{}", plan.norm_eps));
   replace_placeholder(text, "SPLIT_K_TEXT", split_k_text(plan));
-  replace_placeholder(text, "SPLIT_K_KNOB_TEXT", plan.kernel == GemmKernel::split_k ? " and the number of K slices" : "");
+  replace_placeholder(text, "KNOBS_TEXT",
+                      skinny ? "// No knobs: the skinny kernel's tile and stages are fixed."
+                             : fmt::format("// Knobs (docs/tuning.md): the CTA tile{}.",
+                                           plan.kernel == GemmKernel::split_k ? " and the number of K slices" : ""));
   replace_placeholder(text, "SPLIT_K_KNOB", split_k_knob(plan));
   return text;
 }

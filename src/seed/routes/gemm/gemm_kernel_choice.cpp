@@ -59,6 +59,32 @@ std::string split_k_refusal(const GemmPlan& p) {
   return "";
 }
 
+std::string skinny_refusal(const GemmPlan& p) {
+  if (p.norm != GemmNorm::none) return "a norm after the product (the skinny kernel fuses pointwise ops and a row reduction)";
+  if (p.mask != GemmMask::none) return fmt::format("the product is under {} (the skinny kernel has no mask)", gemm_mask_name(p.mask));
+  if (p.batch != 1 || !p.matrices) return "not one product of rank-2 matrices";
+  if (p.a_transposed || !p.b_transposed)
+    return "not x @ W.T with x (M, K) and W (N, K) row-major (the skinny kernel streams K-contiguous rows of both)";
+  if (p.m > kSkinnyMaxRows)
+    return fmt::format("M = {} rows, above {}: the library GEMM's split copies are a small part of such a product", p.m,
+                       kSkinnyMaxRows);
+  if (p.k < kSkinnyMinK || p.k % 4 != 0)
+    return fmt::format("K = {}: the skinny kernel wants K >= {} and a multiple of 4 (16-byte rows)", p.k, kSkinnyMinK);
+  if (tiles(p, kLibraryTile) < kLibraryGemmMinTiles)
+    return fmt::format("{} output tiles of 128x128, fewer than {}: most of the GPU would idle", tiles(p, kLibraryTile),
+                       kLibraryGemmMinTiles);
+  if (skinny_workspace_bytes(p) > workspace_cap(p))
+    return fmt::format("A's split copies need {} bytes of workspace, above the judge's cap of {}", skinny_workspace_bytes(p),
+                       workspace_cap(p));
+  return "";
+}
+
+int64_t skinny_workspace_bytes(const GemmPlan& p) {
+  constexpr int64_t kPartialBytes = 16;  // the template's Partial: two doubles
+  const int64_t partials = p.reduce != RowReduce::none ? kPartialBytes * p.m * ceil_div(p.n, kLibraryTile) : 0;
+  return ceil_div(partials, 256) * 256 + 2 * 4 * p.m * p.k;
+}
+
 int64_t split_k_slices(const GemmPlan& p) {
   const int64_t most = std::max<int64_t>(2, std::min(kSplitKMax, p.k / kSplitKMinSlice));
   int64_t s = 2;
@@ -86,6 +112,15 @@ void choose_gemm_kernel(GemmPlan& p) {
                               : fmt::format("M = 1: each of the {} outputs is the vector A times a row of B (given (N, K))", p.n);
     return;
   }
+  const std::string skinny = skinny_refusal(p);
+  if (skinny.empty()) {
+    p.kernel = GemmKernel::skinny;
+    p.kernel_reason = fmt::format(
+        "M = {} rows against a {} x {} weight: the skinny 3xTF32 kernel splits the weight in shared memory as it "
+        "streams (the library GEMM would write three split copies of it first)",
+        p.m, p.n, p.k);
+    return;
+  }
   const std::string library = library_gemm_refusal(p);
   if (library.empty()) {
     p.kernel = GemmKernel::library;
@@ -103,7 +138,9 @@ void choose_gemm_kernel(GemmPlan& p) {
     return;
   }
   p.kernel = GemmKernel::tiled;
-  p.kernel_reason = fmt::format("not GEMV: {}; not the library GEMM: {}; not split K: {}", gemv, library, split);
+  p.kernel_reason =
+      fmt::format("not GEMV: {}; not the skinny kernel: {}; not the library GEMM: {}; not split K: {}", gemv, skinny,
+                  library, split);
 }
 
 }  // namespace cutegen::seed

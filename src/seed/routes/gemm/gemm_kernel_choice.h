@@ -31,11 +31,26 @@ std::string gemv_refusal(const GemmPlan& plan);
 // summed in a second kernel that stores the sum as it is).
 std::string split_k_refusal(const GemmPlan& plan);
 
+// The skinny 3xTF32 kernel takes products with at most this many rows of A: the library GEMM's pre-pass writes
+// three split copies of the weight, seven times its bytes of traffic, which a product of so few rows cannot
+// hide (KernelBench level 2's 68: 0.41x eager on an H100), and over 4 GiB of them for a 32768^2 weight (55, 56, 59).
+inline constexpr int64_t kSkinnyMaxRows = 256;
+// ... and a K at least this long, so the weight's stream, not the pre-pass and the launch, is the work.
+inline constexpr int64_t kSkinnyMinK = 512;
+
+// "" when the skinny 3xTF32 kernel takes the plan: one unbatched product of rank-2 matrices, A (M, K) as
+// given and B given (N, K) row-major (x @ W.T, nn.Linear), M <= kSkinnyMaxRows, K >= kSkinnyMinK and a
+// multiple of 4 (16-byte rows), at least kLibraryGemmMinTiles tiles of 128 x 128, and no mask or norm (an
+// epilogue and a row reduction it fuses). Else why not.
+std::string skinny_refusal(const GemmPlan& plan);
+// The skinny kernel's workspace for the plan: A's big and small copies and a row reduction's partials, in bytes.
+int64_t skinny_workspace_bytes(const GemmPlan& plan);
+
 // The default number of K slices for a split_k plan: the smallest power of two that gives the tiled GEMM's
 // default 64x64 tiles two CTAs per SM of an H200 (132 SMs), at most kSplitKMax and at most K / kSplitKMinSlice.
 int64_t split_k_slices(const GemmPlan& plan);
 
-// Sets plan.kernel (GEMV, then the library GEMM, then split K, else the tiled GEMM), plan.split_k and
+// Sets plan.kernel (the fold, GEMV, the skinny kernel, the library GEMM, split K, else the tiled GEMM), plan.split_k and
 // plan.kernel_reason.
 void choose_gemm_kernel(GemmPlan& plan);
 

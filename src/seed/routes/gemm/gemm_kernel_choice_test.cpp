@@ -166,6 +166,83 @@ TEST(GemmKernelChoice, OtherProductsDoNotTakeTheNewRoutesAndSayWhy) {
   EXPECT_EQ(n2.plan_as<GemmPlan>()->kernel, GemmKernel::split_k);
 }
 
+// KernelBench level 2's 68/59 shape: x (128, 16384) @ W.T with W (16384, 16384) given (N, K): the skinny kernel,
+// whose seed is the tiled template's file with the product on the 3xTF32 wgmma kernel.
+TEST(GemmKernelChoice, FewRowsAgainstALargeWeightTakeTheSkinnyKernel) {
+  auto m = match(with_relu(product(128, 16384, 16384, false, true)));
+  ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
+  const GemmPlan& p = *m.plan_as<GemmPlan>();
+  EXPECT_EQ(p.kernel, GemmKernel::skinny) << p.kernel_reason;
+  EXPECT_TRUE(contains(p.kernel_reason, "M = 128 rows against a 16384 x 16384 weight")) << p.kernel_reason;
+  EXPECT_EQ(m.pattern(), "skinny 3xTF32 GEMM: relu(matmul(A, transpose(B, dim0=-2, dim1=-1)))");
+  // A's two split copies in the workspace, no partials without a row reduction.
+  EXPECT_EQ(skinny_workspace_bytes(p), 2 * 4 * 128 * 16384);
+  const std::string src = seed_source(with_relu(product(128, 16384, 16384, false, true)));
+  EXPECT_FALSE(contains(src, "{{")) << src.substr(0, 3000);
+  // NDEBUG before any header (an assert would serialise the wgmmas), the full CuTe header, no tiled kernel.
+  EXPECT_LT(src.find("#define NDEBUG"), src.find("#include")) << src.substr(0, 3000);
+  EXPECT_TRUE(contains(src, "#define SEED_SKINNY 1"));
+  EXPECT_TRUE(contains(src, "#include <cute/tensor.hpp>"));
+  EXPECT_TRUE(contains(src, "skinny_gemm_kernel(const float* __restrict__ w"));
+  EXPECT_TRUE(contains(src, "#if !SEED_SKINNY\n// One (rows x kBK) tile"));
+  EXPECT_TRUE(contains(src, "kM = 128, kN = 16384, kK = 16384;"));
+  EXPECT_FALSE(contains(src, "cutegen:knob")) << "the tiled GEMM's knobs do nothing here";
+  EXPECT_TRUE(contains(src, "// No knobs: the skinny kernel's tile and stages are fixed."));
+  EXPECT_TRUE(check_source_rules(src).empty());
+  // The tiled plan of a near miss keeps its text: no skinny kernel, the tiled knobs.
+  const std::string tiled = seed_source(with_relu(product(4096, 2, 4096)));
+  EXPECT_TRUE(contains(tiled, "#define SEED_SKINNY 0"));
+  EXPECT_FALSE(contains(tiled, "skinny_gemm_kernel("));
+  EXPECT_FALSE(contains(tiled, "#define NDEBUG"));
+  EXPECT_TRUE(contains(tiled, "// cutegen:knob GEMM_BM in {32, 64, 128}"));
+  EXPECT_TRUE(contains(tiled, "// Knobs (docs/tuning.md): the CTA tile."));
+}
+
+TEST(GemmKernelChoice, TheSkinnyKernelRefusesWhatItDoesNotTakeAndSaysWhy) {
+  struct Case {
+    const char* what;
+    json g;
+    const char* reason;  // a part of skinny_refusal
+  };
+  json tril = product(128, 16384, 16384, false, true);
+  tril["nodes"].push_back(node(4, "tril", {ref(3)}, {{"diagonal", 0}}, {128, 16384}));
+  tril["outputs"] = {ref(4)};
+  for (const auto& c : {
+           Case{"M = 512", product(512, 16384, 16384, false, true), "M = 512 rows, above 256"},
+           Case{"W given (K, N)", product(128, 16384, 16384), "not x @ W.T"},
+           Case{"A transposed", product(128, 16384, 16384, true, true), "not x @ W.T"},
+           Case{"K = 4098", product(128, 16384, 4098, false, true), "K = 4098: the skinny kernel wants K >= 512 and a multiple of 4"},
+           Case{"K = 256", product(128, 16384, 256, false, true), "K = 256"},
+           Case{"N = 4096: 32 tiles", product(128, 4096, 16384, false, true), "32 output tiles of 128x128, fewer than 66"},
+           Case{"under tril", tril, "the product is under tril"}}) {
+    SCOPED_TRACE(c.what);
+    auto m = match(c.g);
+    ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
+    const GemmPlan& p = *m.plan_as<GemmPlan>();
+    EXPECT_NE(p.kernel, GemmKernel::skinny);
+    EXPECT_TRUE(contains(skinny_refusal(p), c.reason)) << skinny_refusal(p);
+  }
+}
+
+// The skinny seed through the real compile stage (source rules, nvcc for sm_90a, the CuTe check of its kernels),
+// plain and with a row reduction (its partials and the finishing kernel).
+TEST(SeedCompile, SkinnySeedBuildsAndPassesEveryStaticCheck) {
+  CUTEGEN_SLOW_COMPILE_TEST("the skinny 3xTF32 seed; gpu-check judges problems/linear_skinny_swish.py");
+  RealCompiler compiler;
+  ASSERT_TRUE(compiler.ready());
+  const json plain = with_relu(product(128, 16384, 8192, false, true));
+  json reduced = plain;
+  reduced["nodes"].push_back(node(5, "sum", {ref(4)}, {{"dim", 1}, {"keepdim", true}}, {128, 1}));
+  reduced["outputs"] = {ref(5)};
+  for (const json& g : {plain, reduced}) {
+    const std::string src = seed_source(g);
+    ASSERT_TRUE(contains(src, "#define SEED_SKINNY 1")) << src.substr(0, 2000);
+    auto out = compiler.compile(src, "skinny.cu");
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << "\n" << out->log << "\n" << src;
+  }
+}
+
 // Both new seeds through the real compile stage as the judge runs it (source rules, nvcc, library checks,
 // the CuTe check for every kernel: the GEMV's two instantiations, the split GEMM and its sum kernel), at
 // KernelBench 4's and 6's shapes.

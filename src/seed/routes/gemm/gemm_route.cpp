@@ -167,6 +167,12 @@ std::string gemm_description(const GemmPlan& plan) {
     case GemmKernel::folded:
       return fmt::format("row {} of an affine epilogue, folded through the product (a GEMV) y = {}",
                          row_reduce_name(plan.reduce), plan.pattern);
+    case GemmKernel::skinny:
+      if (plan.reduce != RowReduce::none)
+        return "matrix product with an epilogue and a row reduction (the skinny 3xTF32 kernel) y = " + plan.pattern;
+      if (plan.has_epilogue() || !plan.columns.empty())
+        return "matrix product with an epilogue (the skinny 3xTF32 kernel) y = " + plan.pattern;
+      return "matrix product (the skinny 3xTF32 kernel) y = " + plan.pattern;
     case GemmKernel::tiled: break;
   }
   if (!plan.has_epilogue()) return "matrix product y = " + plan.pattern;
@@ -181,6 +187,7 @@ std::string gemm_pattern(const GemmPlan& plan) {
     case GemmKernel::gemv: return "GEMV: " + plan.pattern;
     case GemmKernel::split_k: return fmt::format("split-K x{} GEMM: {}", plan.split_k, plan.pattern);
     case GemmKernel::folded: return "folded GEMV: " + plan.pattern;
+    case GemmKernel::skinny: return "skinny 3xTF32 GEMM: " + plan.pattern;
     case GemmKernel::tiled: break;
   }
   return plan.pattern;
@@ -195,6 +202,7 @@ Result<std::string> emit_gemm(const GemmPlan& plan, const CommentText& problem) 
     case GemmKernel::gemv: return generate_gemv_kernel(plan, problem);
     case GemmKernel::folded: return generate_folded_gemm_kernel(plan, problem);
     case GemmKernel::tiled:
+    case GemmKernel::skinny:
     case GemmKernel::split_k: break;
   }
   return generate_gemm_kernel(plan, problem);

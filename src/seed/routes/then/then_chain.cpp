@@ -186,7 +186,8 @@ std::string then_step_refusal(const MatchedPlan& seed) {
                        "crosses)",
                        seed.route());
   if (const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(&seed);
-      gemm && (gemm->plan().kernel == GemmKernel::tiled || gemm->plan().kernel == GemmKernel::split_k))
+      gemm && (gemm->plan().kernel == GemmKernel::tiled || gemm->plan().kernel == GemmKernel::split_k ||
+               gemm->plan().kernel == GemmKernel::skinny))
     return fmt::format("a product in a chain is not on the library GEMM ({}): a chain's products are the "
                        "library's 3xTF32 GEMM or a GEMV",
                        gemm->plan().kernel_reason);
