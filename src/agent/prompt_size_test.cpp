@@ -3,8 +3,11 @@
 // The shapes issue 36 measures: one optimise call for a pointwise problem, and 8-step runs (synthesis,
 // one diagnose + repair, eight optimise steps) on the demo problem and on a KernelBench-size softmax.
 // `build/src/agent_tests --gtest_filter='PromptSize*'` prints each call's system and user tokens.
+// CUTEGEN_PROMPT_SIZE_DUMP=DIR also writes each call's conversation to DIR, to read what was measured.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -172,6 +175,7 @@ struct RunTokens {
   long long cacheable = 0;
   std::map<PromptKind, long long> by_kind;  // all of each kind's calls, both messages
   std::string calls;                        // one line per call: kind, system and user tokens
+  int count = 0;                            // calls so far
 };
 
 // One of the issue's two 8-step runs: a problem, the kernel that stands in for the LLM's, its first time.
@@ -211,6 +215,11 @@ RunTokens run_tokens(TemplatePrompter& prompter, const TokenRun& run) {
     t.total += system + user;
     t.by_kind[kind] += system + user;
     t.calls += fmt::format("  {:<9} system ~{:>5}  user ~{:>5}\n", to_string(kind), system, user);
+    // CUTEGEN_PROMPT_SIZE_DUMP=DIR writes each call's conversation there, to read what was measured.
+    if (const char* dump = std::getenv("CUTEGEN_PROMPT_SIZE_DUMP")) {
+      std::ofstream(fmt::format("{}/{}-{:02}-{}.txt", dump, run.problem.facts.name, ++t.count, to_string(kind)))
+          << render_as_text(messages);
+    }
   };
   add(PromptKind::synthesis, prompter.synthesis(p));
   add(PromptKind::diagnose, prompter.diagnose(p, run.kernel, compile_failure(), {}));
@@ -265,11 +274,13 @@ TEST(PromptSize, ReportsTheInputTokensOfAPointwiseOptimiseCall) {
 // cache serves of them.
 constexpr long long kEightStepRunTarget = 60000;
 // Before issue 36's work, on this measure: demo ~66.1k, softmax ~91.8k (library kernel shown).
-// The softmax run does not reach the target: its kernel (~1.9k tokens) and the rules an edit can
-// break (~2.2k) in each of eight optimise calls, and a 7.6k-token library kernel at synthesis, leave
-// no room (docs/prompts.md has the arithmetic). These bounds hold what was reached.
-constexpr long long kSoftmaxRunBound = 80000;
-constexpr long long kSoftmaxRunBoundNoExamples = 72000;
+// The softmax run does not reach the target: each of its eight optimise calls carries the kernel the
+// edits quote (~1.9k tokens), the rules an edit can break (~2.1k), the menu index and item (~0.8k), the
+// problem (~0.4k) and, from step 3, the profile (~0.6k): ~49k for the eight; its synthesis, diagnosis
+// and repair take ~18k more, ~26k with the 7.6k-token library kernel shown (docs/prompts.md has the
+// arithmetic). These bounds hold what was reached.
+constexpr long long kSoftmaxRunBound = 76000;
+constexpr long long kSoftmaxRunBoundNoExamples = 68000;
 
 TEST(PromptSize, EightStepRunsOfTheDemoAndAKernelBenchSoftmaxStayWithinTheirBudgets) {
   for (const bool show_example : {true, false}) {

@@ -19,8 +19,8 @@ const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
   static const std::map<PromptKind, std::vector<std::string>> table = {
       {PromptKind::synthesis, {"problem_name", "example"}},
       {PromptKind::diagnose,
-       {"problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "situation",
-        "attempts", "numbered_kernel_block"}},
+       {"problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "verdict_meaning",
+        "situation", "attempts", "numbered_kernel_block"}},
       {PromptKind::repair,
        {"problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "diagnosis", "attempts",
         "kernel_heading", "kernel_block"}},
@@ -33,7 +33,7 @@ const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
 
 const std::map<std::string, std::vector<std::string>, std::less<>>& shared_table() {
   static const std::map<std::string, std::vector<std::string>, std::less<>> table = {
-      {"rules", {"arch", "precision_rule", "shapes_rule"}},
+      {"rules", {"arch", "precision_rule", "shapes_rule", "fresh_inputs_rule"}},
       {"system",
        {"rules", "references", "problem_name", "workload_class", "gpu", "reference_block", "tensor_table",
         "cost_summary"}},
@@ -340,7 +340,7 @@ Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass wo
     case PromptKind::diagnose: {
       auto errors = compile_errors_section(lib.cute_guide(workload));
       if (!errors) return errors.error();
-      return lib.debug_guide() + "\n" + *errors;
+      return debug_guide_for_system(lib.debug_guide()) + "\n" + *errors;
     }
     case PromptKind::repair: return compile_errors_section(lib.cute_guide(workload));
     case PromptKind::optimize: return optimize_menu_index(lib.menu(workload));
@@ -351,8 +351,8 @@ Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass wo
 std::string optimize_menu_index(std::string_view menu) {
   Menu parsed = parse_menu(menu);
   // Said before the item lines, so the LLM knows where the rest of each item is.
-  parsed.intro += "\nOne line per item: when it helps, the profile signals that point to it. Each request shows "
-                  "one item in full (how, what it measured, the metrics): the one its step comes to in this order.\n";
+  parsed.intro += "\nOne line per item: when it helps, the profile signals for it. Each request shows one item in "
+                  "full, the one its step comes to in this order.\n";
   return menu_index(parsed);
 }
 
@@ -378,6 +378,59 @@ Result<std::string> compile_errors_section(std::string_view guide) {
   return section.substr(1);  // "# Common compile errors": a section of its own here, not the guide's
 }
 
+namespace {
+constexpr std::string_view kVerdictSection = "## What each verdict usually means\n";
+
+// [begin, end) of the verdict section, or npos twice.
+std::pair<std::size_t, std::size_t> debug_verdict_section(std::string_view guide) {
+  std::size_t at = guide.find(kVerdictSection);
+  if (at == std::string_view::npos || (at > 0 && guide[at - 1] != '\n')) return {std::string_view::npos, std::string_view::npos};
+  std::size_t end = guide.find("\n## ", at + kVerdictSection.size());
+  return {at, end == std::string_view::npos ? guide.size() : end + 1};
+}
+
+bool verdict_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+}  // namespace
+
+std::string verdict_meaning(std::string_view guide, std::string_view verdict) {
+  auto [begin, end] = debug_verdict_section(guide);
+  if (begin == std::string_view::npos || verdict.empty()) return "";
+  const std::string_view section = guide.substr(begin, end - begin);
+  for (std::size_t item = section.find("\n- **"); item != std::string_view::npos;
+       item = section.find("\n- **", item + 1)) {
+    const std::size_t bold = item + 5, close = section.find("**", bold);
+    if (close == std::string_view::npos) break;
+    const std::string_view names = section.substr(bold, close - bold);
+    bool named = false;
+    for (std::size_t at = names.find(verdict); at != std::string_view::npos && !named; at = names.find(verdict, at + 1)) {
+      const std::size_t after = at + verdict.size();
+      named = (at == 0 || !verdict_word_char(names[at - 1])) && (after == names.size() || !verdict_word_char(names[after]));
+    }
+    if (!named) continue;
+    // The item runs to the next item or the end of the section; its continuation lines lose the
+    // indent that put them under the dash.
+    std::size_t next = section.find("\n- ", item + 1);
+    std::string_view text = section.substr(item + 3, (next == std::string_view::npos ? section.size() : next) - item - 3);
+    std::string out;
+    for (std::size_t pos = 0; pos < text.size();) {
+      std::size_t nl = text.find('\n', pos);
+      std::string_view line = text.substr(pos, (nl == std::string_view::npos ? text.size() : nl + 1) - pos);
+      if (pos > 0 && line.substr(0, 2) == "  ") line.remove_prefix(2);
+      out.append(line);
+      pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return out;
+  }
+  return "";
+}
+
+std::string debug_guide_for_system(std::string_view guide) {
+  auto [begin, end] = debug_verdict_section(guide);
+  if (begin == std::string_view::npos) return std::string(guide);
+  return std::string(guide.substr(0, begin)) + std::string(guide.substr(end));
+}
+
 std::string format_shapes_rule(int other_shapes) {
   std::string rule = "- Handle the real shapes, partial tiles included (predicate them). ";
   if (other_shapes > 0)
@@ -392,12 +445,32 @@ std::string format_shapes_rule(int other_shapes) {
          "never the problem's own.";
 }
 
+std::string format_fresh_inputs_rule(const ProblemBrief& p) {
+  auto any = [&](auto&& pred) { return std::any_of(p.inputs.begin(), p.inputs.end(), pred); };
+  const bool parameters =
+      any([](const TensorBrief& t) { return t.role == TensorRole::parameter || t.role == TensorRole::buffer; });
+  const bool integers = any([](const TensorBrief& t) {
+    return t.role != TensorRole::host_scalar && (t.dtype.rfind("int", 0) == 0 || t.dtype.rfind("uint", 0) == 0);
+  });
+  std::string rule = parameters
+                         ? "- Inputs and parameters (weights, biases, norm scales, buffers) are drawn afresh for every "
+                           "call, also signed and scaled by 100: right only on `torch.rand` data in [0, 1) or on a "
+                           "LayerNorm's initial weight 1 / bias 0 fails."
+                         : "- Inputs are drawn afresh for every call, also signed and scaled by 100: right only on "
+                           "`torch.rand` data in [0, 1) fails.";
+  if (integers)
+    rule += " Integer inputs built the same way every time (an `arange`, a fixed permutation) get a fresh "
+            "permutation of their values each call.";
+  return rule + " The time reported is the slower of the problem's own inputs and signed inputs.";
+}
+
 Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& p, PromptKind kind,
                                         const PromptOptions& o) {
   auto rendered = lib.rules().render({{"arch", or_unknown(p.arch, "the GPU's architecture")},
                                       {"precision_rule", format_precision_rule(p.precision, problem_dtype(p),
                                                                                 has_matrix_products(p.workload))},
-                                      {"shapes_rule", format_shapes_rule(p.other_shapes)}});
+                                      {"shapes_rule", format_shapes_rule(p.other_shapes)},
+                                      {"fresh_inputs_rule", format_fresh_inputs_rule(p)}});
   if (!rendered) return rendered.error();
   auto rules = rules_for_kind(*rendered, kind, lib.rules().origin());
   if (!rules) return rules.error();
@@ -437,6 +510,10 @@ Result<std::string> build_diagnose_prompt(const PromptLibrary& lib, const Diagno
                     {"verdict", to_string(in.failure.verdict)},
                     {"failure_reason", one_line(or_unknown(in.failure.reason, "(no reason given)"), 400)},
                     {"evidence_block", evidence_block(in.failure, o)},
+                    {"verdict_meaning", [&] {
+                       const std::string meaning = verdict_meaning(lib.debug_guide(), to_string(in.failure.verdict));
+                       return meaning.empty() ? std::string() : "What this verdict usually means:\n" + meaning + "\n";
+                     }()},
                     {"situation", situation},
                     {"attempts", format_history(in.attempts, o.history, "None: this is the first diagnosis of this failure.")},
                     {"numbered_kernel_block", fenced(number_lines(in.kernel), "text")}};

@@ -56,8 +56,9 @@ struct PromptOptions {
 Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& problem, PromptKind kind,
                                         const PromptOptions& options = {});
 // What each kind needs besides the rules: synthesis and restart the CuTe guide of the class (they write
-// the kernel); diagnose the debugging guide and the guide's compile errors; repair those compile errors;
-// optimize the index of the class's menu (optimize_menu_index).
+// the kernel); diagnose the debugging guide (less its list of verdicts, see verdict_meaning) and the
+// guide's compile errors; repair those compile errors; optimize the index of the class's menu
+// (optimize_menu_index).
 Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass workload, PromptKind kind);
 // What the optimize system message carries of the class's menu: its introduction and one line per item
 // (menu_index), so eight steps do not each carry the whole menu.
@@ -67,6 +68,12 @@ std::string optimize_menu_index(std::string_view menu);
 std::string menu_item_in_full(std::string_view menu, int step);
 // The guide's "## Common compile errors" section, as a top-level section of its own.
 Result<std::string> compile_errors_section(std::string_view guide);
+// prompts/debug_guide.md explains every failing verdict in its section "## What each verdict usually
+// means", one `- **verdict**: ...` item each (a test holds it to the verdict list). A diagnosis needs
+// only its own verdict's: the diagnose request carries that item (verdict_meaning, "" when none names
+// the verdict) and the diagnose system message the guide without the section (debug_guide_for_system).
+std::string verdict_meaning(std::string_view debug_guide, std::string_view verdict);
+std::string debug_guide_for_system(std::string_view debug_guide);
 
 Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const SynthesisInput& in,
                                            const PromptOptions& options = {});
@@ -125,6 +132,9 @@ std::string format_precision_rule(Precision precision, std::string_view problem_
 // The rules' item on shapes: how many other shapes the judge runs a passing kernel at (`other_shapes`, the run's
 // --generalize), or that this run judges the problem's own only.
 std::string format_shapes_rule(int other_shapes);
+// The rules' item on fresh inputs: every call's inputs are new, signed and scaled; what it says of
+// parameters and of integer inputs (the permutation of their values) only for a problem that has them.
+std::string format_fresh_inputs_rule(const ProblemBrief& problem);
 bool has_matrix_products(WorkloadClass c);
 // At most `max_lines` lines and `max_chars` characters, with a note saying how much was left out.
 std::string clip_evidence(std::string_view text, std::size_t max_lines, std::size_t max_chars);

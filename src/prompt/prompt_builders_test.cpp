@@ -346,8 +346,13 @@ TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
   EXPECT_TRUE(contains(p, "\n3 | // the current kernel\n")) << p;
   EXPECT_TRUE(contains(p, "wrong result (verdict `mismatch`): max abs error 3.2e-02"));
   EXPECT_TRUE(contains(p, "first bad indices: (17,4)"));
-  EXPECT_FALSE(contains(p, library().debug_guide())) << "the guide is in the diagnose system message, cached";
-  EXPECT_TRUE(contains(whole(PromptKind::diagnose, sample_gemm(), p), library().debug_guide()));
+  const std::string guide = debug_guide_for_system(library().debug_guide());
+  EXPECT_FALSE(contains(p, guide)) << "the guide is in the diagnose system message, cached";
+  EXPECT_TRUE(contains(whole(PromptKind::diagnose, sample_gemm(), p), guide));
+  // Of the guide's list of verdicts, the request carries its own verdict's item and the system message none.
+  EXPECT_TRUE(contains(p, "What this verdict usually means:\n**mismatch**: wrong values.")) << p;
+  EXPECT_FALSE(contains(p, "**unwritten**")) << p;
+  EXPECT_FALSE(contains(whole(PromptKind::diagnose, sample_gemm(), p), "## What each verdict usually means"));
   EXPECT_TRUE(contains(p, "`DIAGNOSIS:`"));
   EXPECT_TRUE(contains(p, "Do not write code"));
   EXPECT_TRUE(contains(p, "None: this is the first diagnosis"));
@@ -372,6 +377,27 @@ TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
       << *compile;
   EXPECT_TRUE(contains(*compile, "repair 1: moved cp_async_wait before the barrier -> compile error (compile_error)"))
       << *compile;
+}
+
+// Every failing verdict has its item in the debugging guide (python/tests/test_verdict_lists.py holds the
+// guide to the verdict list), and the diagnose request finds it by the verdict's word.
+TEST(PromptPieces, VerdictMeaningIsTheGuidesItemForThatVerdict) {
+  const std::string& guide = library().debug_guide();
+  for (int v = static_cast<int>(Verdict::compile_error); v <= static_cast<int>(kLastVerdict); ++v) {
+    const std::string word = to_string(static_cast<Verdict>(v));
+    const std::string meaning = verdict_meaning(guide, word);
+    EXPECT_TRUE(contains(meaning, word)) << word << ": " << meaning;
+    EXPECT_EQ(meaning.rfind("**", 0), 0u) << word << ": the item, less its dash";
+    EXPECT_FALSE(contains(meaning, "\n- ")) << word << ": one item only";
+  }
+  EXPECT_TRUE(contains(verdict_meaning(guide, "cuda_error"), "**crash / cuda_error (illegal address")) << "a group";
+  EXPECT_TRUE(contains(verdict_meaning(guide, "crash"), "leaves its\nbuffer")) << "continuation lines unindented";
+  EXPECT_EQ(verdict_meaning(guide, "pass"), "");
+  EXPECT_EQ(verdict_meaning(guide, "error"), "") << "whole words only";
+  const std::string system = debug_guide_for_system(guide);
+  EXPECT_FALSE(contains(system, "**mismatch**")) << system;
+  EXPECT_TRUE(contains(system, "## Reading a mismatch pattern")) << system;
+  EXPECT_TRUE(contains(system, "# Debugging a failing kernel")) << system;
 }
 
 TEST(PromptBuild, RepairQuotesKernelVerbatimAndAsksForEditsOnly) {
@@ -508,7 +534,7 @@ TEST(PromptBuild, EveryTemplateRendersForEveryWorkloadClass) {
       EXPECT_EQ(contains(*system, optimize_menu_index(library().menu(c))), k == PromptKind::optimize) << what;
       EXPECT_EQ(contains(*system, library().cute_guide(c)), k == PromptKind::synthesis || k == PromptKind::restart)
           << what;
-      EXPECT_EQ(contains(*system, library().debug_guide()), k == PromptKind::diagnose) << what;
+      EXPECT_EQ(contains(*system, debug_guide_for_system(library().debug_guide())), k == PromptKind::diagnose) << what;
       EXPECT_EQ(contains(*system, "\n# Common compile errors"), k == PromptKind::diagnose || k == PromptKind::repair)
           << what;
     }
@@ -703,6 +729,24 @@ TEST(PromptTruth, TheShapesRuleIsTheRunsGeneralization) {
   ASSERT_TRUE(system.ok()) << system.error().message;
   EXPECT_TRUE(contains(*system, "This run judges the kernel at the problem's own shape only")) << *system;
   EXPECT_FALSE(contains(*system, "shape_specific")) << *system;
+}
+
+// The item on fresh inputs names parameters and integer inputs where the problem has them.
+TEST(PromptTruth, TheFreshInputsRuleFitsTheProblemsTensors) {
+  const std::string relu = format_fresh_inputs_rule(sample_elementwise());
+  EXPECT_TRUE(contains(relu, "- Inputs are drawn afresh for every call, also signed and scaled by 100")) << relu;
+  EXPECT_FALSE(contains(relu, "LayerNorm")) << relu;
+  EXPECT_FALSE(contains(relu, "Integer inputs")) << relu;
+  EXPECT_TRUE(contains(relu, "The time reported is the slower of the problem's own inputs and signed inputs.")) << relu;
+  const std::string norm = format_fresh_inputs_rule(sample_layernorm());
+  EXPECT_TRUE(contains(norm, "Inputs and parameters (weights, biases, norm scales, buffers) are drawn afresh")) << norm;
+  EXPECT_TRUE(contains(norm, "LayerNorm's initial weight 1 / bias 0 fails")) << norm;
+  ProblemBrief gather = sample_elementwise();
+  gather.inputs.push_back({"index", TensorRole::forward_input, {16}, "int64", ""});
+  EXPECT_TRUE(contains(format_fresh_inputs_rule(gather), "get a fresh permutation of their values each call"));
+  auto system = build_system_prompt(library(), sample_layernorm(), PromptKind::optimize);
+  ASSERT_TRUE(system.ok()) << system.error().message;
+  EXPECT_TRUE(contains(*system, norm)) << *system;
 }
 
 // `cutegen prompt` has no GPU: the measurements a run would show are labelled placeholders.
