@@ -65,7 +65,7 @@ constexpr const char* kTiledKnobs =
     "// Registers: (BM/16) x (BN/16) outputs per thread, each a float and a double.\n"
     "// cutegen:require GEMM_BM * GEMM_BN <= 8192\n";
 constexpr const char* kSkinnyKnobs =
-    "// The tiled GEMM's tile (unused: the product is on the skinny kernel, whose 128 x 128 x 32 tile is fixed).\n"
+    "// The tiled GEMM's tile (unused: the product is on the skinny kernel, whose knobs are SK_TILE_K and SK_STAGES).\n"
     "#define GEMM_BM 64\n#define GEMM_BN 64\n#define GEMM_BK 16\n";
 
 // The column operands `post_side` reads, each loaded once.
@@ -226,7 +226,7 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& proble
   replace_placeholder(text, "NORM_EPS", fmt::format("{}", plan.norm_eps));
   replace_placeholder(text, "SPLIT_K_TEXT", split_k_text(plan));
   replace_placeholder(text, "KNOBS_TEXT",
-                      skinny ? "// No knobs: the skinny kernel's tile and stages are fixed."
+                      skinny ? "// Knobs (docs/tuning.md): the skinny kernel's k-tile and stages."
                              : fmt::format("// Knobs (docs/tuning.md): the CTA tile{}.",
                                            plan.kernel == GemmKernel::split_k ? " and the number of K slices" : ""));
   replace_placeholder(text, "SPLIT_K_KNOB", split_k_knob(plan));
