@@ -186,7 +186,7 @@ TEST(GemmKernelChoice, FewRowsAgainstALargeWeightTakeTheSkinnyKernel) {
   EXPECT_TRUE(contains(src, "skinny_gemm_kernel(const float* __restrict__ w"));
   EXPECT_TRUE(contains(src, "#if !SEED_SKINNY\n// One (rows x kBK) tile"));
   EXPECT_TRUE(contains(src, "kM = 128, kN = 16384, kK = 16384;"));
-  EXPECT_EQ(default_knobs(src), "SK_TILE_K=16 SK_STAGES=6") << "the tiled GEMM's knobs would do nothing here";
+  EXPECT_EQ(default_knobs(src), "SK_TILE_K=32 SK_STAGES=3") << "the tiled GEMM's knobs would do nothing here";
   EXPECT_TRUE(contains(src, "// Knobs (docs/tuning.md): the skinny kernel's k-tile and stages."));
   EXPECT_TRUE(check_source_rules(src).empty());
   // The tiled plan of a near miss keeps its text: no skinny kernel, the tiled knobs.
@@ -234,10 +234,10 @@ TEST(SeedCompile, SkinnySeedBuildsAndPassesEveryStaticCheck) {
   json reduced = plain;
   reduced["nodes"].push_back(node(5, "sum", {ref(4)}, {{"dim", 1}, {"keepdim", true}}, {128, 1}));
   reduced["outputs"] = {ref(5)};
-  // The reduction at the other k-tile: the 128-byte swizzle and 16 rows a split pass.
+  // The reduction at the other k-tile: the 64-byte swizzle and 32 rows a split pass, six stages.
   for (const json& g : {plain, reduced}) {
     std::string src = seed_source(g);
-    if (&g == &reduced) src = "#define SK_TILE_K 32\n#define SK_STAGES 3\n" + src;
+    if (&g == &reduced) src = "#define SK_TILE_K 16\n#define SK_STAGES 6\n" + src;
     ASSERT_TRUE(contains(src, "#define SEED_SKINNY 1")) << src.substr(0, 2000);
     auto out = compiler.compile(src, "skinny.cu");
     ASSERT_TRUE(out.ok()) << out.error().message;
