@@ -21,7 +21,7 @@ def last_user_turn(text: str) -> str:
 
 def answer(text: str, kernel_path: str) -> str:
     last = last_user_turn(text)
-    if "Make it faster with" in last:  # an optimisation step (each candidate of one is asked the same way)
+    if "faster with **exactly one**" in last:  # an optimisation step (each candidate of one is asked the same way)
         return (f"OPTIMIZATION: none: the same kernel as a new source, so the compiler and the judge run in full\n\n"
                 f"EXPECTED: the same time (this is the turnaround benchmark's stand-in LLM)\n\n"
                 f"<<<<<<< SEARCH\n{INCLUDE}\n=======\n{INCLUDE}\n"
