@@ -186,6 +186,8 @@ TEST(GemmKernelChoice, FewRowsAgainstALargeWeightTakeTheSkinnyKernel) {
   EXPECT_TRUE(contains(src, "skinny_gemm_kernel(const float* __restrict__ w"));
   EXPECT_TRUE(contains(src, "#if !SEED_SKINNY\n// One (rows x kBK) tile"));
   EXPECT_TRUE(contains(src, "kM = 128, kN = 16384, kK = 16384;"));
+  // A misaligned weight view is refused before any 16-byte copy could fault.
+  EXPECT_TRUE(contains(src, "if (reinterpret_cast<uintptr_t>(w) % 16 != 0 ||")) << src.substr(0, 3000);
   EXPECT_EQ(default_knobs(src), "SK_TILE_K=32 SK_STAGES=3") << "the tiled GEMM's knobs would do nothing here";
   EXPECT_TRUE(contains(src, "// Knobs (docs/tuning.md): the skinny kernel's k-tile and stages."));
   EXPECT_TRUE(check_source_rules(src).empty());
