@@ -188,7 +188,7 @@ TEST(GemmKernelChoice, FewRowsAgainstALargeWeightTakeTheSkinnyKernel) {
   EXPECT_TRUE(contains(src, "kM = 128, kN = 16384, kK = 16384;"));
   // A misaligned weight view is refused before any 16-byte copy could fault.
   EXPECT_TRUE(contains(src, "if (reinterpret_cast<uintptr_t>(w) % 16 != 0 ||")) << src.substr(0, 3000);
-  EXPECT_EQ(default_knobs(src), "SK_TILE_K=32 SK_STAGES=3") << "the tiled GEMM's knobs would do nothing here";
+  EXPECT_EQ(default_knobs(src), "SK_TILE_K=32 SK_STAGES=3 SK_TMA=0") << "the tiled GEMM's knobs would do nothing here";
   EXPECT_TRUE(contains(src, "// Knobs (docs/tuning.md): the skinny kernel's k-tile and stages."));
   EXPECT_TRUE(check_source_rules(src).empty());
   // The tiled plan of a near miss keeps its text: no skinny kernel, the tiled knobs.
@@ -236,10 +236,11 @@ TEST(SeedCompile, SkinnySeedBuildsAndPassesEveryStaticCheck) {
   json reduced = plain;
   reduced["nodes"].push_back(node(5, "sum", {ref(4)}, {{"dim", 1}, {"keepdim", true}}, {128, 1}));
   reduced["outputs"] = {ref(5)};
-  // The reduction at the other k-tile: the 64-byte swizzle and 32 rows a split pass, six stages.
-  for (const json& g : {plain, reduced}) {
-    std::string src = seed_source(g);
-    if (&g == &reduced) src = "#define SK_TILE_K 16\n#define SK_STAGES 6\n" + src;
+  // The reduction at the other k-tile (the 64-byte swizzle and 32 rows a split pass, six stages), and the plain
+  // product once more with its tiles arriving by TMA (SK_TMA: the descriptors, the `landed` barriers).
+  for (const auto& [g, knobs] : {std::pair{plain, ""}, std::pair{reduced, "#define SK_TILE_K 16\n#define SK_STAGES 6\n"},
+                                 std::pair{plain, "#define SK_TMA 1\n"}}) {
+    const std::string src = knobs + seed_source(g);
     ASSERT_TRUE(contains(src, "#define SEED_SKINNY 1")) << src.substr(0, 2000);
     auto out = compiler.compile(src, "skinny.cu");
     ASSERT_TRUE(out.ok()) << out.error().message;
