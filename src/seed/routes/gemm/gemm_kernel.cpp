@@ -179,9 +179,8 @@ bool tiled_gemm_uses_workspace(const GemmPlan& plan) {
 int64_t tiled_gemm_workspace_bound(const GemmPlan& plan) {
   if (plan.kernel == GemmKernel::skinny) return skinny_workspace_bytes(plan);
   if (plan.reduce == RowReduce::none) return 0;
-  constexpr int64_t kPartialBytes = 16;  // the template's Partial: two doubles
   constexpr int64_t kSmallestBn = 32;    // GEMM_BN's smallest value: the most column tiles
-  return kPartialBytes * plan.m * ((plan.n + kSmallestBn - 1) / kSmallestBn);
+  return kRowPartialBytes * plan.m * ((plan.n + kSmallestBn - 1) / kSmallestBn);
 }
 
 std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& problem) {

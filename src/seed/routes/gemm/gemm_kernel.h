@@ -3,6 +3,7 @@
 // (gemm_kernel.cu.in), with the operands' order, batch and triu/tril mask written in, and for the split_k
 // kernel (gemm_kernel_choice.h) K split over the grid's z. Kept apart from the library's fast GEMMs
 // (library/gemm_*.cu): the seed must be right for any shape.
+#include <cstdint>
 #include <string>
 
 #include "seed/comment_text.h"
@@ -11,6 +12,9 @@
 namespace cutegen::seed {
 
 std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& problem);
+
+// The template's Partial (two doubles): a row reduction's partial per (row, column tile) in the workspace.
+inline constexpr int64_t kRowPartialBytes = 16;
 
 // Which of the template's two contract entry points a build of the plan keeps (its SEED_WORKSPACE): true for
 // cutegen_forward_ws with cutegen_workspace_bytes (a row reduction's partials, split K's slices), false for

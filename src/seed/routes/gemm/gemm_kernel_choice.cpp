@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "seed/routes/gemm/folded_gemm_kernel.h"
+#include "seed/routes/gemm/gemm_kernel.h"
 #include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm/library_gemm.h"
 
@@ -80,8 +81,7 @@ std::string skinny_refusal(const GemmPlan& p) {
 }
 
 int64_t skinny_workspace_bytes(const GemmPlan& p) {
-  constexpr int64_t kPartialBytes = 16;  // the template's Partial: two doubles
-  const int64_t partials = p.reduce != RowReduce::none ? kPartialBytes * p.m * ceil_div(p.n, kLibraryTile) : 0;
+  const int64_t partials = p.reduce != RowReduce::none ? kRowPartialBytes * p.m * ceil_div(p.n, kLibraryTile) : 0;
   return ceil_div(partials, 256) * 256 + 2 * 4 * p.m * p.k;
 }
 
