@@ -368,25 +368,30 @@ std::string menu_item_in_full(std::string_view menu, int step) {
   return text;
 }
 
+namespace {
+// [begin, end) of a guide's `## ` section by its heading line: from the heading to the next `## ` heading (or the
+// end), or npos twice when the guide has no such heading at the start of a line.
+std::pair<std::size_t, std::size_t> guide_section(std::string_view guide, std::string_view heading) {
+  const std::size_t at = guide.find(heading);
+  if (at == std::string_view::npos || (at > 0 && guide[at - 1] != '\n')) return {std::string_view::npos, std::string_view::npos};
+  const std::size_t end = guide.find("\n## ", at + heading.size());
+  return {at, end == std::string_view::npos ? guide.size() : end + 1};
+}
+}  // namespace
+
 Result<std::string> compile_errors_section(std::string_view guide) {
   constexpr std::string_view kHeading = "## Common compile errors";
-  std::size_t at = guide.find(kHeading);
-  if (at == std::string_view::npos || (at > 0 && guide[at - 1] != '\n'))
+  auto [begin, end] = guide_section(guide, kHeading);
+  if (begin == std::string_view::npos)
     return Error{fmt::format("the CuTe guide has no section '{}' (the diagnose and repair prompts show it)", kHeading)};
-  std::size_t end = guide.find("\n## ", at + kHeading.size());
-  std::string section(guide.substr(at, end == std::string_view::npos ? std::string_view::npos : end + 1 - at));
-  return section.substr(1);  // "# Common compile errors": a section of its own here, not the guide's
+  return std::string(guide.substr(begin + 1, end - begin - 1));  // "# Common compile errors": a section of its own here
 }
 
 namespace {
 constexpr std::string_view kVerdictSection = "## What each verdict usually means\n";
 
-// [begin, end) of the verdict section, or npos twice.
 std::pair<std::size_t, std::size_t> debug_verdict_section(std::string_view guide) {
-  std::size_t at = guide.find(kVerdictSection);
-  if (at == std::string_view::npos || (at > 0 && guide[at - 1] != '\n')) return {std::string_view::npos, std::string_view::npos};
-  std::size_t end = guide.find("\n## ", at + kVerdictSection.size());
-  return {at, end == std::string_view::npos ? guide.size() : end + 1};
+  return guide_section(guide, kVerdictSection);
 }
 
 bool verdict_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
