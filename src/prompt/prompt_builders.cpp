@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "prompt/menu_items.h"
+#include "prompt/problem_source.h"
 #include "prompt/torch_defaults.h"
 
 namespace cutegen {
@@ -487,7 +488,7 @@ Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemB
                               {"problem_name", problem_name(p)},
                               {"workload_class", std::string(to_string(p.workload))},
                               {"gpu", gpu},
-                              {"reference_block", fenced(p.reference_source, "python")},
+                              {"reference_block", fenced(problem_source_for_prompt(p.reference_source), "python")},
                               {"tensor_table", format_tensor_table(p)},
                               {"cost_summary", format_cost_summary(p, o)}});
 }

@@ -4,6 +4,7 @@
 #include "prompt/prompt_builders.h"
 
 #include "prompt/menu_items.h"
+#include "prompt/problem_source.h"
 
 #include <gtest/gtest.h>
 
@@ -844,7 +845,9 @@ TEST(PromptTruth, EveryCallShowsTheReferenceOnceInTheSystemMessage) {
     ASSERT_TRUE(r.ok()) << what << ": " << r.error().message;
     EXPECT_FALSE(contains(*r, "self.norm = nn.LayerNorm(hidden)")) << what << " repeats the reference";
     const std::string w = whole(kind, p, *r);
-    EXPECT_TRUE(contains(w, "```python\n" + p.reference_source)) << what << " lacks the reference module";
+    EXPECT_TRUE(contains(w, "```python\n" + problem_source_for_prompt(p.reference_source)))
+        << what << " lacks the reference module";
+    EXPECT_FALSE(contains(w, "registered BEFORE the LayerNorm")) << what << ": the docstring's maintainer notes";
     EXPECT_EQ(occurrences(w, "self.norm = nn.LayerNorm(hidden)"), 1) << what << ": the reference once";
     EXPECT_TRUE(contains(w, "Model(hidden=8192)")) << what;
   }

@@ -39,7 +39,7 @@ struct TensorBrief {
 // Everything the synthesis prompt says about the problem; the other prompts reuse parts of it.
 struct ProblemBrief {
   std::string name;                   // e.g. "19_ReLU"
-  std::string reference_source;       // the problem .py file, verbatim
+  std::string reference_source;       // the problem .py file, verbatim (shown by problem_source_for_prompt)
   WorkloadClass workload = WorkloadClass::other;
   std::vector<std::string> aten_ops;  // what forward() runs ("aten::_softmax"): picks the library example
   std::string dtype;                  // the least precise floating dtype; "" = derive from the tensors
