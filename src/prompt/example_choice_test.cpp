@@ -37,8 +37,8 @@ TEST(ExampleChoice, TableOfProblemsAndTheKernelEachIsShown) {
       {"conv, bf16 data", facts(W::conv, {"aten::convolution"}, "bfloat16"), "gemm_sm90_bf16.cu"},
       {"attention, bf16 data", facts(W::attention, {"aten::_scaled_dot_product_efficient_attention"}, "bfloat16"),
        "gemm_sm90_bf16.cu"},
-      {"softmax", facts(W::reduction, {"aten::_softmax"}), "softmax_cluster.cu"},
-      {"log_softmax", facts(W::reduction, {"aten::_log_softmax"}), "log_softmax_cluster.cu"},
+      {"softmax", facts(W::reduction, {"aten::_softmax"}), "softmax_ticket.cu"},
+      {"log_softmax", facts(W::reduction, {"aten::_log_softmax"}), "log_softmax_ticket.cu"},
       {"layer_norm", facts(W::reduction, {"aten::native_layer_norm"}), "layernorm_rows_grid.cu"},
       {"group_norm", facts(W::reduction, {"aten::native_group_norm"}), "layernorm_rows_grid.cu"},
       {"fused rms_norm", facts(W::reduction, {"aten::_fused_rms_norm"}), "rmsnorm_channels.cu"},
@@ -63,8 +63,8 @@ TEST(ExampleChoice, TableOfProblemsAndTheKernelEachIsShown) {
 
 TEST(ExampleChoice, LogSoftmaxIsNotTakenForSoftmax) {
   // "log_softmax" contains "softmax": the op names are compared whole.
-  EXPECT_EQ(choose_example(facts(WorkloadClass::reduction, {"aten::_log_softmax"})).file, "log_softmax_cluster.cu");
-  EXPECT_EQ(choose_example(facts(WorkloadClass::reduction, {"aten::_softmax"})).file, "softmax_cluster.cu");
+  EXPECT_EQ(choose_example(facts(WorkloadClass::reduction, {"aten::_log_softmax"})).file, "log_softmax_ticket.cu");
+  EXPECT_EQ(choose_example(facts(WorkloadClass::reduction, {"aten::_softmax"})).file, "softmax_ticket.cu");
 }
 
 TEST(ExampleChoice, TheWhyLineNamesWhatTheKernelIsAndWhatItMeasured) {
@@ -79,7 +79,8 @@ TEST(ExampleChoice, TheWhyLineNamesWhatTheKernelIsAndWhatItMeasured) {
   auto attention = choose_example(facts(WorkloadClass::attention, {}));
   EXPECT_NE(attention.why.find("; shown because attention is two GEMMs"), std::string::npos) << attention.why;
   auto softmax = choose_example(facts(WorkloadClass::reduction, {"aten::_softmax"}));
-  EXPECT_NE(softmax.why.find("distributed shared memory"), std::string::npos) << softmax.why;
+  EXPECT_NE(softmax.why.find("chunks handed to every SM"), std::string::npos) << softmax.why;
+  EXPECT_NE(softmax.why.find("97.3% of the memory floor on KernelBench 23"), std::string::npos) << softmax.why;
 }
 
 TEST(ExampleChoice, EveryFileItCanChooseIsListedAndExists) {

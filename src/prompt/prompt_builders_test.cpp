@@ -306,8 +306,8 @@ TEST(PromptBuild, SynthesisShowsTheLibraryKernelOfTheProblem) {
   for (auto& t : bf16_data.inputs) t.dtype = "bfloat16";
   ProblemBrief relu = sample_elementwise();
   relu.aten_ops = {"aten::relu"};
-  for (const Case& c : {Case{"softmax", softmax, "softmax_cluster.cu", "distributed shared memory"},
-                        Case{"log_softmax", log_softmax, "log_softmax_cluster.cu", "row log-softmax"},
+  for (const Case& c : {Case{"softmax", softmax, "softmax_ticket.cu", "chunks handed to every SM"},
+                        Case{"log_softmax", log_softmax, "log_softmax_ticket.cu", "row log-softmax"},
                         Case{"layer norm", layernorm, "layernorm_rows_grid.cu", "LayerNorm for long rows"},
                         Case{"tf32 GEMM", tf32, "gemm_sm90_tf32.cu", "TF32 GEMM"},
                         Case{"bf16 GEMM", bf16_data, "gemm_sm90_bf16.cu", "bf16 GEMM"},
