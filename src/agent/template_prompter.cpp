@@ -187,7 +187,7 @@ Result<std::string> TemplatePrompter::candidate_share(const ProblemInfo& problem
   const std::string& menu = library_.menu(problem.facts.workload_class);
   const Menu parsed = parse_menu(menu);
   const MenuItem* item = find_item(parsed, ask.item);
-  std::string text = item ? item->text : std::string("(no menu item has this name: choose by the menu's lines in the system message)");
+  std::string text = item ? item->shown : std::string("(no menu item has this name: choose by the menu's lines in the system message)");
   while (!text.empty() && text.back() == '\n') text.pop_back();
   if (item && menu_item_in_full(menu, ask.step) == text) text.clear();
   return build_candidate_share(library_, {ask.candidate, ask.candidates, ask.item, text, ask.siblings});

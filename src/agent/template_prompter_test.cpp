@@ -228,7 +228,8 @@ TEST(TemplatePrompter, ACandidatesShareCarriesItsItemInFullUnlessTheRequestShows
                                             .siblings = {items[1]}});
   ASSERT_TRUE(fourth.ok()) << fourth.error().message;
   EXPECT_TRUE(contains(*fourth, "Your item in full:\n" + items[3].substr(0, 3) + "**")) << *fourth;
-  EXPECT_TRUE(contains(*fourth, "- When it helps:")) << *fourth;
+  EXPECT_TRUE(contains(*fourth, "- In a profile:")) << *fourth;
+  EXPECT_FALSE(contains(*fourth, "- When it helps:")) << "the system message's index line says it:\n" << *fourth;
   EXPECT_FALSE(contains(*optimize, items[3].substr(0, 3) + "**")) << "one item in full per request";
 }
 

@@ -61,6 +61,27 @@ std::string sub_item(std::string_view item_text, std::string_view label) {
   return collapse_space(out);
 }
 
+// `item_text` without its sub-item "- LABEL ...", continuation lines included.
+std::string without_sub_item(std::string_view item_text, std::string_view label) {
+  const auto lines = split_lines(item_text);
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string_view l = lines[i];
+    std::size_t at = l.find("- " + std::string(label));
+    if (at == std::string_view::npos || !blank(l.substr(0, at))) {
+      out += l;
+      continue;
+    }
+    while (i + 1 < lines.size()) {
+      std::string_view n = lines[i + 1];
+      std::size_t first = n.find_first_not_of(' ');
+      if (first == std::string_view::npos || first <= at || n.substr(first, 2) == "- ") break;
+      ++i;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Menu parse_menu(std::string_view text) {
@@ -95,7 +116,11 @@ Menu parse_menu(std::string_view text) {
     while (!name.empty() && (name.back() == '.' || name.back() == ' ')) name.pop_back();
     it.name = m[1].str() + ". " + name;
     it.index_line = m[1].str() + ". **" + name + ".**";
-    if (std::string when = sub_item(it.text, "When it helps:"); !when.empty()) it.index_line += " When it helps: " + when;
+    it.shown = it.text;
+    if (std::string when = sub_item(it.text, "When it helps:"); !when.empty()) {
+      it.index_line += " When it helps: " + when;
+      it.shown = without_sub_item(it.text, "When it helps:");  // the index line says it word for word
+    }
     std::string signals;
     for (const std::string& s : item_signals(it.text)) signals += (signals.empty() ? "" : ", ") + ("`" + s + "`");
     if (!signals.empty()) {

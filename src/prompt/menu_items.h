@@ -5,8 +5,9 @@
 //   - as an index (menu_index): the optimize system message lists every item in one line (its name,
 //     when it helps, the profile signals that point to it), so the eight steps of a run do not each
 //     carry the whole menu;
-//   - in full (MenuItem::text): the optimize request shows the full text of the item its step comes
-//     to in the menu's order (items_for_step), and a candidate's request the text of its own item.
+//   - in full (MenuItem::shown): the optimize request shows the full text of the item its step comes
+//     to in the menu's order (items_for_step), and a candidate's request the text of its own item --
+//     less its "When it helps" line, which the index in the same conversation says word for word.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@ struct MenuItem {
   std::string name;        // "3. Every byte in flight: 16-byte copies, many stages"
   std::string text;        // the item as the menu writes it, its "When it helps" and "In a profile" lines included
   std::string index_line;  // "3. **Name.** When it helps: ... Signals: `a`, `b`."
+  std::string shown;       // the text a request shows: `text` less the "When it helps" line its index line carries
 };
 
 struct Menu {

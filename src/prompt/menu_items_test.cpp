@@ -75,6 +75,11 @@ TEST(MenuItems, TheIndexHasALinePerItemAndTheItemsHoldTheWholeMenu) {
                   it.index_line.find(" In a profile: ") != std::string::npos)
           << to_string(c) << ": " << it.index_line;
       EXPECT_EQ(it.index_line.find('\n'), std::string::npos) << it.index_line;
+      // A request shows the item less the "When it helps" line the index says word for word, and only that.
+      EXPECT_EQ(it.shown.find("When it helps:"), std::string::npos) << it.name;
+      EXPECT_NE(it.shown.find("- In a profile:"), std::string::npos) << it.name;
+      EXPECT_TRUE(it.text.starts_with(it.shown.substr(0, it.shown.find("   - ")))) << it.name;
+      EXPECT_LT(it.text.size() - it.shown.size(), it.index_line.size()) << it.name;
     }
   }
   const Menu reduction = parse_menu(lib->menu(WorkloadClass::reduction));

@@ -364,7 +364,7 @@ std::string menu_item_in_full(std::string_view menu, int step) {
   const auto walk = items_for_step(names, step, 1);
   const MenuItem* item = walk.empty() ? nullptr : find_item(parsed, walk.front());
   if (!item) return "(the menu has no numbered items)";
-  std::string text = item->text;
+  std::string text = item->shown;
   while (!text.empty() && text.back() == '\n') text.pop_back();  // the template puts the blank line after it
   return text;
 }

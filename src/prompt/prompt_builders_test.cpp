@@ -447,8 +447,11 @@ TEST(PromptBuild, OptimizeHasMenuHistoryPerformanceAndProfileState) {
   const Menu gemm = parse_menu(library().menu(WorkloadClass::gemm));
   EXPECT_TRUE(contains(w, menu_index(gemm).substr(0, 200)));
   for (const MenuItem& item : gemm.items) EXPECT_TRUE(contains(w, item.index_line)) << item.name;
-  EXPECT_TRUE(contains(p, "# The menu item this step comes to in the menu's order\n" + gemm.items[3].text)) << p;
-  EXPECT_FALSE(contains(w, gemm.items[2].text)) << "only one item in full";
+  EXPECT_TRUE(contains(p, "# The menu item this step comes to in the menu's order\n" + gemm.items[3].shown)) << p;
+  EXPECT_FALSE(contains(w, gemm.items[2].shown)) << "only one item in full";
+  // Its "When it helps" line is said once, in the index line.
+  EXPECT_NE(gemm.items[3].shown, gemm.items[3].text);
+  EXPECT_FALSE(contains(p, "- When it helps:")) << p;
   EXPECT_FALSE(contains(w, parse_menu(library().menu(WorkloadClass::elementwise)).items[0].index_line));
   EXPECT_TRUE(contains(p, "step 13 of 20"));
   EXPECT_TRUE(contains(p, "Current best kernel (below): 4.1 ms, 50.0% of speed-of-light (the roofline floor above)"))
