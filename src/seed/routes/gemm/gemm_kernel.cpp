@@ -22,7 +22,7 @@ constexpr const char* kSkinnyKernel =
 // The template's text on the tiled CUDA-core GEMM, and what replaces it when the product is on the skinny
 // 3xTF32 kernel (the epilogue, row reduction and entry points are the same text for both).
 constexpr const char* kTiledKind = "a matrix product in\n// strict fp32 (no TF32), correct for any M, N, K";
-constexpr const char* kSkinnyKind = "a matrix product at\n// fp32 accuracy on Hopper's tensor cores (3xTF32), for few rows of A and a large weight";
+constexpr const char* kSkinnyKind = "a matrix product at\n// fp32 accuracy on Hopper's tensor cores (3xTF32), x @ W.T with the weight streamed";
 constexpr const char* kTiledTiling =
     "\n"
     "// a transposed operand is the same CuTe tensor with its strides swapped, and the tile loads walk the\n"
@@ -39,12 +39,12 @@ constexpr const char* kTiledNextSteps =
     "// This is the seed, not the fast kernel: tensor cores (3xTF32), cp.async/TMA pipelines and swizzled\n"
     "// shared memory are the optimisation steps that come after (library/gemm_*.cu).";
 constexpr const char* kSkinnyNextSteps =
-    "// Open steps: TMA for the copies, the weight split in registers (wgmma's register-sourced A), a second\n"
-    "// CTA per SM, split K for fewer than 132 tiles.";
+    "// Open steps: the weight split in registers (wgmma's register-sourced A), TMA multicast of the weight\n"
+    "// over a cluster of row tiles, a persistent schedule, split K for fewer than 132 tiles.";
 constexpr const char* kTiledInclude =
     "#include <cute/tensor_impl.hpp>  // layouts and tensors: this kernel uses no copy or MMA atom (half the compile)";
 constexpr const char* kSkinnyInclude =
-    "#include <cute/tensor.hpp>  // wgmma and cp.async atoms (the skinny kernel)\n"
+    "#include <cute/tensor.hpp>  // wgmma and TMA atoms (the skinny kernel)\n"
     "#include <cutlass/arch/barrier.h>\n"
     "#include <cutlass/arch/reg_reconfig.h>";
 // Before any header: an assert left in device code is a call, and ptxas then serialises every wgmma.
@@ -65,7 +65,7 @@ constexpr const char* kTiledKnobs =
     "// Registers: (BM/16) x (BN/16) outputs per thread, each a float and a double.\n"
     "// cutegen:require GEMM_BM * GEMM_BN <= 8192\n";
 constexpr const char* kSkinnyKnobs =
-    "// The tiled GEMM's tile (unused: the product is on the skinny kernel, whose knobs are SK_TILE_K and SK_STAGES).\n"
+    "// The tiled GEMM's tile (unused: the product is on the skinny kernel, whose knobs are SK_TILE_K, SK_STAGES and SK_GROUP_M).\n"
     "#define GEMM_BM 64\n#define GEMM_BN 64\n#define GEMM_BK 16\n";
 
 // The column operands `post_side` reads, each loaded once.

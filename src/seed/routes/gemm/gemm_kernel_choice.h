@@ -31,15 +31,19 @@ std::string gemv_refusal(const GemmPlan& plan);
 // summed in a second kernel that stores the sum as it is).
 std::string split_k_refusal(const GemmPlan& plan);
 
-// The skinny 3xTF32 kernel takes products with at most this many rows of A: the library GEMM's pre-pass writes
-// three split copies of the weight, seven times its bytes of traffic, which a product of so few rows cannot
-// hide (KernelBench level 2's 68: 0.41x eager on an H100), and over 4 GiB of them for a 32768^2 weight (55, 56, 59).
-inline constexpr int64_t kSkinnyMaxRows = 256;
-// ... and a K at least this long, so the weight's stream, not the pre-pass and the launch, is the work.
+// The skinny 3xTF32 kernel (named for the few-row products it was first written for; it takes any M) splits the
+// weight in shared memory as it streams, where the library GEMM's pre-pass writes three split copies of it, seven
+// times its bytes of traffic: a quarter of the library's time on level 2's 1024 x 8192 x 8192 on an H100, and
+// over 4 GiB of copies for a 32768^2 weight (55, 56, 59). A plain product (no epilogue) of more rows than this
+// stays on the library GEMM's own file: judged at 2x eager on level 1's plain products, and the kernel a chain's
+// products are (gemm_then, prologue_then).
+inline constexpr int64_t kSkinnyMaxPlainRows = 256;
+// It wants a K at least this long, so the weight's stream, not A's pre-pass and the launch, is the work.
 inline constexpr int64_t kSkinnyMinK = 512;
 
 // "" when the skinny 3xTF32 kernel takes the plan: one unbatched product of rank-2 matrices, A (M, K) as
-// given and B given (N, K) row-major (x @ W.T, nn.Linear), M <= kSkinnyMaxRows, K >= kSkinnyMinK and a
+// given and B given (N, K) row-major (x @ W.T, nn.Linear), M <= kSkinnyMaxPlainRows unless an epilogue follows,
+// K >= kSkinnyMinK and a
 // multiple of 4 (16-byte rows), at least kLibraryGemmMinTiles tiles of 128 x 128, and no mask or norm (an
 // epilogue and a row reduction it fuses). Else why not.
 std::string skinny_refusal(const GemmPlan& plan);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <tuple>
 
 #include "common/fs.h"
 #include "common/process.h"
@@ -173,8 +174,15 @@ TEST(GemmKernelChoice, FewRowsAgainstALargeWeightTakeTheSkinnyKernel) {
   ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
   const GemmPlan& p = *m.plan_as<GemmPlan>();
   EXPECT_EQ(p.kernel, GemmKernel::skinny) << p.kernel_reason;
-  EXPECT_TRUE(contains(p.kernel_reason, "M = 128 rows against a 16384 x 16384 weight")) << p.kernel_reason;
+  EXPECT_TRUE(contains(p.kernel_reason, "x @ W.T, M = 128 rows against a 16384 x 16384 weight")) << p.kernel_reason;
   EXPECT_EQ(m.pattern(), "skinny 3xTF32 GEMM: relu(matmul(A, transpose(B, dim0=-2, dim1=-1)))");
+  // Level 2's nn.Linear products (1024 x 8192 x 8192, 16384 x 4096 x 4096) too: the library GEMM's three split
+  // copies of the weight would cost a quarter of its time.
+  for (const auto& [mm, nn, kk] : {std::tuple{1024, 8192, 8192}, std::tuple{16384, 4096, 4096}}) {
+    auto tall = match(with_relu(product(mm, nn, kk, false, true)));
+    ASSERT_TRUE(tall.plan_as<GemmPlan>()) << tall.reason;
+    EXPECT_EQ(tall.plan_as<GemmPlan>()->kernel, GemmKernel::skinny) << tall.plan_as<GemmPlan>()->kernel_reason;
+  }
   // A's two split copies in the workspace, no partials without a row reduction.
   EXPECT_EQ(skinny_workspace_bytes(p), 2 * 4 * 128 * 16384);
   const std::string src = seed_source(with_relu(product(128, 16384, 16384, false, true)));
@@ -188,7 +196,10 @@ TEST(GemmKernelChoice, FewRowsAgainstALargeWeightTakeTheSkinnyKernel) {
   EXPECT_TRUE(contains(src, "kM = 128, kN = 16384, kK = 16384;"));
   // A misaligned weight view is refused before any 16-byte copy could fault.
   EXPECT_TRUE(contains(src, "if (reinterpret_cast<uintptr_t>(w) % 16 != 0 ||")) << src.substr(0, 3000);
-  EXPECT_EQ(default_knobs(src), "SK_TILE_K=32 SK_STAGES=3 SK_TMA=0") << "the tiled GEMM's knobs would do nothing here";
+  EXPECT_EQ(default_knobs(src), "SK_TILE_K=32 SK_STAGES=3 SK_GROUP_M=8") << "the tiled GEMM's knobs would do nothing here";
+  // The tiles arrive by TMA (a `landed` barrier per stage), never by the producer's cp.async.
+  EXPECT_TRUE(contains(src, "landed[s].init(1);"));
+  EXPECT_FALSE(contains(src, "cp_async")) << "the cp.async form ran at half the TMA form's speed";
   EXPECT_TRUE(contains(src, "// Knobs (docs/tuning.md): the skinny kernel's k-tile and stages."));
   EXPECT_TRUE(check_source_rules(src).empty());
   // The tiled plan of a near miss keeps its text: no skinny kernel, the tiled knobs.
@@ -210,7 +221,7 @@ TEST(GemmKernelChoice, TheSkinnyKernelRefusesWhatItDoesNotTakeAndSaysWhy) {
   tril["nodes"].push_back(node(4, "tril", {ref(3)}, {{"diagonal", 0}}, {128, 16384}));
   tril["outputs"] = {ref(4)};
   for (const auto& c : {
-           Case{"M = 512", product(512, 16384, 16384, false, true), "M = 512 rows, above 256"},
+           Case{"M = 512, plain", product(512, 16384, 16384, false, true), "a plain product of M = 512 rows, above 256"},
            Case{"W given (K, N)", product(128, 16384, 16384), "not x @ W.T"},
            Case{"A transposed", product(128, 16384, 16384, true, true), "not x @ W.T"},
            Case{"K = 4098", product(128, 16384, 4098, false, true), "K = 4098: the skinny kernel wants K >= 512 and a multiple of 4"},
@@ -236,10 +247,11 @@ TEST(SeedCompile, SkinnySeedBuildsAndPassesEveryStaticCheck) {
   json reduced = plain;
   reduced["nodes"].push_back(node(5, "sum", {ref(4)}, {{"dim", 1}, {"keepdim", true}}, {128, 1}));
   reduced["outputs"] = {ref(5)};
-  // The reduction at the other k-tile (the 64-byte swizzle and 32 rows a split pass, six stages), and the plain
-  // product once more with its tiles arriving by TMA (SK_TMA: the descriptors, the `landed` barriers).
+  // The reduction at the other k-tile (the 64-byte swizzle and 32 rows a split pass, six stages), and a product of
+  // many row tiles (KernelBench level 2's 1024 x 8192 x 8192) ungrouped: the raster's other end.
+  const json tall = with_relu(product(1024, 8192, 8192, false, true));
   for (const auto& [g, knobs] : {std::pair{plain, ""}, std::pair{reduced, "#define SK_TILE_K 16\n#define SK_STAGES 6\n"},
-                                 std::pair{plain, "#define SK_TMA 1\n"}}) {
+                                 std::pair{tall, "#define SK_GROUP_M 1\n"}}) {
     const std::string src = knobs + seed_source(g);
     ASSERT_TRUE(contains(src, "#define SEED_SKINNY 1")) << src.substr(0, 2000);
     auto out = compiler.compile(src, "skinny.cu");

@@ -27,7 +27,7 @@ struct ColumnOperand {
 //   split_k  the tiled GEMM with K split over CTAs and the slices summed by a second kernel: a plain product
 //            with few output tiles and a long K.
 //   skinny   the tiled GEMM's file with the product on a 3xTF32 wgmma kernel that splits the weight in shared
-//            memory (skinny_gemm_kernel.cu.in): few rows of A and a large weight given (N, K), nn.Linear's;
+//            memory (skinny_gemm_kernel.cu.in): x @ W.T with the weight given (N, K), nn.Linear's, any M;
 //   folded   no product at all: the sum or mean over each row of an affine function of the product is, by
 //            linearity, A times B folded with the function's per-column coefficients (folded_gemm_kernel.h),
 //            a matrix-vector product.

@@ -23,7 +23,8 @@ using namespace cutegen::seed::testing;
 namespace {
 
 // Large enough for the library GEMM: 8 x 16 = 128 output tiles of 128 x 128.
-constexpr int64_t kThenM = 1024, kThenK = 512, kThenN = 2048;
+// K = 508 (not a multiple of 4): the skinny kernel refuses these products, so the heads are the library GEMM's.
+constexpr int64_t kThenM = 1024, kThenK = 508, kThenN = 2048;
 
 // torch.max(x, dim)'s (values, indices) pair: the worker gives it no tensor type.
 json untyped(json n) {
@@ -48,8 +49,8 @@ json linear_gelu_softmax(int64_t m = kThenM) {
 
 // KernelBench level 2's 45: logsumexp(fc2(sigmoid(fc1(x))), dim=1), fc1 (kThenK -> kThenN), fc2 (kThenN -> kThenN2).
 constexpr int64_t kThenN2 = 1152;  // 8 x 9 = 72 output tiles: the library GEMM's too
-json two_linears_logsumexp() {
-  return graph({input(0, "x", {kThenM, kThenK}), param(1, "fc1_weight", 1, {kThenN, kThenK}), param(2, "fc1_bias", 2, {kThenN}),
+json two_linears_logsumexp(int64_t k = kThenK) {
+  return graph({input(0, "x", {kThenM, k}), param(1, "fc1_weight", 1, {kThenN, k}), param(2, "fc1_bias", 2, {kThenN}),
                 param(3, "fc2_weight", 3, {kThenN2, kThenN}), param(4, "fc2_bias", 4, {kThenN2}),
                 then_linear(5, {ref(0), ref(1), ref(2)}, {kThenM, kThenN}), node(6, "sigmoid", {ref(5)}, json::object(), {kThenM, kThenN}),
                 then_linear(7, {ref(6), ref(3), ref(4)}, {kThenM, kThenN2}),
@@ -162,6 +163,27 @@ TEST(GemmThen, ASecondLinearIsAStepOnTheLibraryGemmToo) {
 // x.unsqueeze(1) after the product, .squeeze(1) after the pooling: no step computes a view, each reads the
 // stored values through it. The gelu and the scale after the pooling are folded into its store (KernelBench 98), so
 // the pooling writes them as the squeezed view's values, which the row max reads.
+// KernelBench level 2's 45 (K a multiple of 4): the first product with its sigmoid on the skinny kernel as the head,
+// the second -- which the skinny kernel would take alone -- made again on the library GEMM, a chain's step.
+TEST(GemmThen, ASkinnyHeadAndASecondLinearOnTheLibraryGemm) {
+  auto m = match(two_linears_logsumexp(512));
+  ASSERT_TRUE(m.plan_as<GemmThenPlan>()) << m.reason;
+  const GemmThenPlan& p = gemm_then_plan_of(m);
+  EXPECT_EQ(p.head.kernel, GemmKernel::skinny) << p.head.kernel_reason;
+  ASSERT_EQ(p.steps.size(), 1u);
+  const auto* second = dynamic_cast<const TypedPlan<GemmPlan>*>(p.steps[0].seed.get());
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->plan().kernel, GemmKernel::library);
+  EXPECT_TRUE(contains(second->plan().kernel_reason, "a chain's step with 72 output tiles")) << second->plan().kernel_reason;
+  EXPECT_EQ(p.steps[0].seed->route(), "gemm_epilogue");
+  auto src = m.plan->emit(CommentText("two_linears.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "skinny_gemm_kernel(")) << src->substr(0, 3000);
+  // The step's knobs keep their names: the head has none of the library's to clash with.
+  EXPECT_TRUE(contains(*src, "#define GX_TILE_M ")) << src->substr(0, 3000);
+  EXPECT_FALSE(contains(*src, "{{"));
+}
+
 TEST(GemmThen, AViewAtACutIsHowTheNextStepReadsTheStoredValues) {
   auto m = match(linear_pool_gelu_max());
   ASSERT_TRUE(m.plan_as<GemmThenPlan>()) << m.reason;

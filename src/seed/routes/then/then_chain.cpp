@@ -18,7 +18,9 @@
 #include "seed/routes/conv_then/conv_then_plan.h"
 #include "seed/routes/gemm/folded_gemm_kernel.h"
 #include "seed/routes/gemm/gemm_plan.h"
+#include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm/library_gemm.h"
+#include "seed/routes/gemm_epilogue/gemm_epilogue_route.h"
 #include "seed/routes/gemm_then/gemm_then_plan.h"
 #include "seed/routes/norm/norm_route.h"
 #include "seed/routes/pointwise/pointwise_route.h"
@@ -365,10 +367,25 @@ int stored_value(const OpGraph& g, const Node& c) {
 
 namespace {
 
+// A product the skinny kernel took (its file is the tiled template's, which is no chain step) made again on the
+// library GEMM where that takes it: level 2's second nn.Linear with an epilogue, a Linear after a prologue.
+std::shared_ptr<const MatchedPlan> on_library_gemm(const std::shared_ptr<const MatchedPlan>& seed) {
+  const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(seed.get());
+  if (!gemm || gemm->plan().kernel != GemmKernel::skinny || !library_gemm_refusal(gemm->plan()).empty()) return seed;
+  GemmPlan plan = gemm->plan();
+  plan.kernel = GemmKernel::library;
+  plan.kernel_reason = fmt::format("a chain's step with {} output tiles of 128x128 (the skinny kernel is no chain step)",
+                                   (plan.m + 127) / 128 * ((plan.n + 127) / 128));
+  if (seed->route() == kGemmEpilogueRoute.name) return matched_plan<kGemmEpilogueRoute>(std::move(plan));
+  if (seed->route() == kGemmRoute.name) return matched_plan<kGemmRoute>(std::move(plan));
+  return seed;
+}
+
 // The table's plan for `g` when the chain can run it as a step.
 Result<std::shared_ptr<const MatchedPlan>> chainable(const OpGraph& g, SecondSeedMatcher second) {
   auto seed = second(g);
   if (!seed) return seed;
+  seed = on_library_gemm(*seed);
   if (std::string why = then_step_refusal(**seed); !why.empty()) return Error{why};
   return seed;
 }
