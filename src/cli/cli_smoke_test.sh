@@ -215,7 +215,7 @@ check "seed --list shows that rows too long for the ticket softmax take the clus
 check "seed --list counts the seeds" grep -Eq '^[0-9]+ of [0-9]+ problems have a seed$' <<<"$out"
 check "seed --list shows relu's seed" grep -q '^relu.py: pointwise chain y = relu(x)$' <<<"$out"
 check "seed --list shows a Linear + gelu's epilogue seed" \
-  grep -q "^matmul_bias_gelu.py: matrix product with an epilogue (the library's 3xTF32 GEMM) y = gelu(linear(x, fc_weight, fc_bias), approximate='none')$" <<<"$out"
+  grep -q "^matmul_bias_gelu.py: matrix product with an epilogue (the skinny 3xTF32 kernel) y = gelu(linear(x, fc_weight, fc_bias), approximate='none')$" <<<"$out"
 # A newline in a problem's file name (a name holds any byte but '/') stays inside the seed's comment (issue 32).
 evil="$d/evil"$'\n'"int x = 1;.py"
 cp "$src/problems/relu.py" "$evil"
