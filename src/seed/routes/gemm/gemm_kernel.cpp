@@ -225,7 +225,7 @@ std::string generate_gemm_kernel(const GemmPlan& plan, const CommentText& proble
   replace_placeholder(text, "NORM_EPS", fmt::format("{}", plan.norm_eps));
   replace_placeholder(text, "SPLIT_K_TEXT", split_k_text(plan));
   replace_placeholder(text, "KNOBS_TEXT",
-                      skinny ? "// Knobs (docs/tuning.md): the skinny kernel's k-tile and stages."
+                      skinny ? "// Knobs (docs/tuning.md): the skinny kernel's k-tile, stages and CTA groups."
                              : fmt::format("// Knobs (docs/tuning.md): the CTA tile{}.",
                                            plan.kernel == GemmKernel::split_k ? " and the number of K slices" : ""));
   replace_placeholder(text, "SPLIT_K_KNOB", split_k_knob(plan));

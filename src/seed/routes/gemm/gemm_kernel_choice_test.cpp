@@ -200,7 +200,7 @@ TEST(GemmKernelChoice, FewRowsAgainstALargeWeightTakeTheSkinnyKernel) {
   // The tiles arrive by TMA (a `landed` barrier per stage), never by the producer's cp.async.
   EXPECT_TRUE(contains(src, "landed[s].init(1);"));
   EXPECT_FALSE(contains(src, "cp_async")) << "the cp.async form ran at half the TMA form's speed";
-  EXPECT_TRUE(contains(src, "// Knobs (docs/tuning.md): the skinny kernel's k-tile and stages."));
+  EXPECT_TRUE(contains(src, "// Knobs (docs/tuning.md): the skinny kernel's k-tile, stages and CTA groups."));
   EXPECT_TRUE(check_source_rules(src).empty());
   // The tiled plan of a near miss keeps its text: no skinny kernel, the tiled knobs.
   const std::string tiled = seed_source(with_relu(product(4096, 2, 4096)));
