@@ -4,79 +4,13 @@
 #include <optional>
 #include <vector>
 
+#include "common/python_lines.h"
+
 namespace cutegen {
 // Named, not anonymous: the library builds as one unity translation unit.
 namespace python_docstrings {
 
-// One physical line, as the statement structure sees it.
-struct Line {
-  std::string_view text;  // without its '\n'
-  size_t begin = 0;       // offset in the source
-  bool code = false;      // starts a statement (not inside a string, brackets or a continuation), not blank or a comment
-  size_t indent = 0;      // columns, a tab to the next multiple of 8 as Python counts
-};
-
 bool blank(std::string_view s) { return s.find_first_not_of(" \t\f\r") == std::string_view::npos; }
-
-bool blank_or_comment(std::string_view s) {
-  size_t i = s.find_first_not_of(" \t\f\r");
-  return i == std::string_view::npos || s[i] == '#';
-}
-
-size_t indent_of(std::string_view line) {
-  size_t col = 0;
-  for (char c : line) {
-    if (c == ' ') ++col;
-    else if (c == '\t') col = (col / 8 + 1) * 8;
-    else if (c == '\f') col = 0;
-    else break;
-  }
-  return col;
-}
-
-// Strings (single and triple quoted; a backslash keeps the next character from closing one, raw or
-// not), brackets, comments and backslash continuations, tracked across lines.
-std::vector<Line> scan(std::string_view src) {
-  std::vector<Line> lines;
-  char quote = 0;  // the open string's quote character; 0 outside strings
-  bool triple = false, continued = false;
-  int depth = 0;
-  for (size_t pos = 0; pos < src.size();) {
-    size_t end = src.find('\n', pos);
-    if (end == std::string_view::npos) end = src.size();
-    Line line{src.substr(pos, end - pos), pos};
-    if (quote == 0 && depth == 0 && !continued && !blank_or_comment(line.text)) {
-      line.code = true;
-      line.indent = indent_of(line.text);
-    }
-    continued = false;
-    const std::string_view t = line.text;
-    for (size_t i = 0; i < t.size(); ++i) {
-      const char c = t[i];
-      if (quote) {
-        if (c == '\\') ++i;
-        else if (c == quote && (!triple || t.substr(i, 3) == std::string(3, quote))) quote = 0, i += triple ? 2 : 0;
-        continue;
-      }
-      if (c == '#') break;
-      if (c == '\'' || c == '"') {
-        quote = c;
-        triple = t.substr(i, 3) == std::string(3, c);
-        if (triple) i += 2;
-      } else if (c == '(' || c == '[' || c == '{') {
-        ++depth;
-      } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
-        --depth;
-      } else if (c == '\\' && i + 1 == t.size()) {
-        continued = true;
-      }
-    }
-    if (quote && !triple) quote = 0;  // an unterminated one-line string ends with its line (Python refuses it)
-    lines.push_back(line);
-    pos = end + 1;
-  }
-  return lines;
-}
 
 // `class ...`, `def ...` or `async def ...`: a statement whose body may start with a docstring.
 bool opens_block(std::string_view text) {
@@ -100,7 +34,7 @@ struct Docstring {
 };
 
 // The triple-quoted string `line` starts with, when it is the whole statement.
-std::optional<Docstring> docstring_at(std::string_view src, const Line& line) {
+std::optional<Docstring> docstring_at(std::string_view src, const PythonLine& line) {
   size_t i = line.text.find_first_not_of(" \t\f");
   if (line.text.find_first_of("rRuU", i) == i) ++i;  // a raw or unicode prefix; bytes are no docstring
   const std::string_view t = line.text.substr(i);
@@ -112,7 +46,7 @@ std::optional<Docstring> docstring_at(std::string_view src, const Line& line) {
   if (j >= src.size()) return std::nullopt;
   d.body_end = j;
   size_t line_end = src.find('\n', j + 3);
-  if (!blank_or_comment(src.substr(j + 3, line_end == std::string_view::npos ? line_end : line_end - j - 3)))
+  if (!python_blank_or_comment(src.substr(j + 3, line_end == std::string_view::npos ? line_end : line_end - j - 3)))
     return std::nullopt;  // `"""..."""` followed by more of an expression: not a docstring
   return d;
 }
@@ -148,11 +82,11 @@ std::optional<std::string> first_paragraph(std::string_view body, char quote) {
 
 std::string problem_source_for_prompt(std::string_view source) {
   using namespace python_docstrings;
-  const std::vector<Line> lines = scan(source);
+  const std::vector<PythonLine> lines = scan_python_lines(source);
   std::string out;
   size_t copied = 0;  // source[0, copied) is in `out`
-  const Line* previous = nullptr;  // the statement before, for whether this one starts a body
-  for (const Line& line : lines) {
+  const PythonLine* previous = nullptr;  // the statement before, for whether this one starts a body
+  for (const PythonLine& line : lines) {
     if (!line.code) continue;
     const bool starts_body =
         previous == nullptr || (opens_block(previous->text) && line.indent > previous->indent);

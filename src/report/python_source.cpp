@@ -2,85 +2,10 @@
 
 #include <vector>
 
+#include "common/python_lines.h"
+
 namespace cutegen {
 namespace {
-
-// One physical line, as the block structure sees it.
-struct PyLine {
-  std::string_view text;
-  bool starts_statement = false;  // not inside a string, brackets or a backslash continuation
-  bool code = false;              // starts a statement and is not blank or only a comment
-  size_t indent = 0;              // columns (a tab advances to the next multiple of 8, as Python does)
-};
-
-size_t indent_of(std::string_view line) {
-  size_t col = 0;
-  for (char c : line) {
-    if (c == ' ') ++col;
-    else if (c == '\t') col = (col / 8 + 1) * 8;
-    else if (c == '\f') col = 0;
-    else break;
-  }
-  return col;
-}
-
-bool blank_or_comment(std::string_view line) {
-  for (char c : line) {
-    if (c == '#' || c == '\r') return true;
-    if (c != ' ' && c != '\t' && c != '\f') return false;
-  }
-  return true;
-}
-
-// Tracks strings (single and triple quoted; a backslash always protects the next character from
-// closing one, raw or not), brackets and comments across lines.
-std::vector<PyLine> scan_lines(std::string_view src) {
-  std::vector<PyLine> lines;
-  char quote = 0;       // the open string's quote character, 0 outside strings
-  bool triple = false;
-  int depth = 0;
-  bool continued = false;
-  size_t pos = 0;
-  while (pos < src.size()) {
-    size_t end = src.find('\n', pos);
-    if (end == std::string_view::npos) end = src.size();
-    std::string_view text = src.substr(pos, end - pos);
-    PyLine line{text, quote == 0 && depth == 0 && !continued};
-    if (line.starts_statement && !blank_or_comment(text)) {
-      line.code = true;
-      line.indent = indent_of(text);
-    }
-    continued = false;
-    for (size_t i = 0; i < text.size(); ++i) {
-      char c = text[i];
-      if (quote) {
-        if (c == '\\') {
-          ++i;
-        } else if (c == quote) {
-          if (!triple) quote = 0;
-          else if (text.substr(i, 3) == std::string(3, quote)) quote = 0, i += 2;
-        }
-        continue;
-      }
-      if (c == '#') break;
-      if (c == '\'' || c == '"') {
-        quote = c;
-        triple = text.substr(i, 3) == std::string(3, c);
-        if (triple) i += 2;
-      } else if (c == '(' || c == '[' || c == '{') {
-        ++depth;
-      } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
-        --depth;
-      } else if (c == '\\' && i + 1 == text.size()) {
-        continued = true;
-      }
-    }
-    if (quote && !triple) quote = 0;  // an unterminated one-line string ends with its line (Python refuses it)
-    lines.push_back(line);
-    pos = end + 1;
-  }
-  return lines;
-}
 
 // `keyword name` followed by a character that cannot continue the name.
 bool opens(std::string_view text, std::string_view keyword, std::string_view name) {
@@ -107,7 +32,7 @@ bool starts_with_at(std::string_view text) {
 
 std::optional<MethodLines> find_method_lines(std::string_view source, std::string_view class_name,
                                              std::string_view method) {
-  auto lines = scan_lines(source);
+  auto lines = scan_python_lines(source);
   const int n = static_cast<int>(lines.size());
   int cls = -1;
   for (int i = 0; i < n && cls < 0; ++i)
