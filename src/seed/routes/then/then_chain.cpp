@@ -369,7 +369,7 @@ namespace {
 
 // A product the skinny kernel took (its file is the tiled template's, which is no chain step) made again on the
 // library GEMM where that takes it: level 2's second nn.Linear with an epilogue, a Linear after a prologue.
-std::shared_ptr<const MatchedPlan> on_library_gemm(const std::shared_ptr<const MatchedPlan>& seed) {
+std::shared_ptr<const MatchedPlan> as_chain_step(const std::shared_ptr<const MatchedPlan>& seed) {
   const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(seed.get());
   if (!gemm || gemm->plan().kernel != GemmKernel::skinny || !library_gemm_refusal(gemm->plan()).empty()) return seed;
   GemmPlan plan = gemm->plan();
@@ -385,7 +385,7 @@ std::shared_ptr<const MatchedPlan> on_library_gemm(const std::shared_ptr<const M
 Result<std::shared_ptr<const MatchedPlan>> chainable(const OpGraph& g, SecondSeedMatcher second) {
   auto seed = second(g);
   if (!seed) return seed;
-  seed = on_library_gemm(*seed);
+  seed = as_chain_step(*seed);
   if (std::string why = then_step_refusal(**seed); !why.empty()) return Error{why};
   return seed;
 }
