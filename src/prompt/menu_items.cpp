@@ -1,6 +1,7 @@
 #include "prompt/menu_items.h"
 
 #include <algorithm>
+#include <optional>
 #include <regex>
 
 namespace cutegen {
@@ -39,46 +40,45 @@ void trim_trailing_blank_lines(std::string& s) {
   if (!s.empty()) s += '\n';
 }
 
+// Where the sub-item "- LABEL ..." of an item stands: lines [first, last] (its continuation lines are
+// indented past the dash and are not another sub-item) and the column of its dash.
+struct SubItemLines {
+  std::size_t first = 0, last = 0, dash = 0;
+};
+
+std::optional<SubItemLines> find_sub_item(const std::vector<std::string_view>& lines, std::string_view label) {
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::size_t at = lines[i].find("- " + std::string(label));
+    if (at == std::string_view::npos || !blank(lines[i].substr(0, at))) continue;
+    SubItemLines found{i, i, at};
+    while (found.last + 1 < lines.size()) {
+      std::string_view n = lines[found.last + 1];
+      const std::size_t first = n.find_first_not_of(' ');
+      if (first == std::string_view::npos || first <= at || n.substr(first, 2) == "- ") break;
+      ++found.last;
+    }
+    return found;
+  }
+  return std::nullopt;
+}
+
 // The text of the sub-item "- LABEL ..." of an item, its continuation lines joined, or "".
 std::string sub_item(std::string_view item_text, std::string_view label) {
   const auto lines = split_lines(item_text);
-  std::string out;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    std::string_view l = lines[i];
-    std::size_t at = l.find("- " + std::string(label));
-    if (at == std::string_view::npos || !blank(l.substr(0, at))) continue;
-    out = std::string(l.substr(at + 2 + label.size()));
-    // Continuation lines are indented past the dash and are not another sub-item.
-    for (std::size_t j = i + 1; j < lines.size(); ++j) {
-      std::string_view n = lines[j];
-      std::size_t first = n.find_first_not_of(' ');
-      if (first == std::string_view::npos || first <= at || n.substr(first, 2) == "- ") break;
-      out += ' ';
-      out += n;
-    }
-    break;
-  }
+  const auto found = find_sub_item(lines, label);
+  if (!found) return "";
+  std::string out(lines[found->first].substr(found->dash + 2 + label.size()));
+  for (std::size_t j = found->first + 1; j <= found->last; ++j) out += ' ' + std::string(lines[j]);
   return collapse_space(out);
 }
 
 // `item_text` without its sub-item "- LABEL ...", continuation lines included.
 std::string without_sub_item(std::string_view item_text, std::string_view label) {
   const auto lines = split_lines(item_text);
+  const auto found = find_sub_item(lines, label);
   std::string out;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    std::string_view l = lines[i];
-    std::size_t at = l.find("- " + std::string(label));
-    if (at == std::string_view::npos || !blank(l.substr(0, at))) {
-      out += l;
-      continue;
-    }
-    while (i + 1 < lines.size()) {
-      std::string_view n = lines[i + 1];
-      std::size_t first = n.find_first_not_of(' ');
-      if (first == std::string_view::npos || first <= at || n.substr(first, 2) == "- ") break;
-      ++i;
-    }
-  }
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    if (!found || i < found->first || i > found->last) out += lines[i];
   return out;
 }
 
