@@ -95,7 +95,7 @@ int64_t split_k_slices(const GemmPlan& p) {
   return s;
 }
 
-void choose_gemm_kernel(GemmPlan& p) {
+void choose_gemm_kernel(GemmPlan& p, GemmRole role) {
   p.split_k = 1;
   // First: a reduction that can be moved through the product needs no product at all.
   if (folded_gemm_refusal(p).empty()) {
@@ -113,7 +113,8 @@ void choose_gemm_kernel(GemmPlan& p) {
                               : fmt::format("M = 1: each of the {} outputs is the vector A times a row of B (given (N, K))", p.n);
     return;
   }
-  const std::string skinny = skinny_refusal(p);
+  const std::string skinny =
+      role == GemmRole::chain_step ? "a chain's later step (the skinny kernel's file is no chain step)" : skinny_refusal(p);
   if (skinny.empty()) {
     p.kernel = GemmKernel::skinny;
     p.kernel_reason = fmt::format(

@@ -54,8 +54,12 @@ int64_t skinny_workspace_bytes(const GemmPlan& plan);
 // default 64x64 tiles two CTAs per SM of an H200 (132 SMs), at most kSplitKMax and at most K / kSplitKMinSlice.
 int64_t split_k_slices(const GemmPlan& plan);
 
-// Sets plan.kernel (the fold, GEMV, the skinny kernel, the library GEMM, split K, else the tiled GEMM), plan.split_k and
-// plan.kernel_reason.
-void choose_gemm_kernel(GemmPlan& plan);
+// Where the plan's kernel will run: alone (or as a chain's head), or as a later step of a chain, which the skinny
+// kernel's file (the tiled template's) cannot be.
+enum class GemmRole { alone, chain_step };
+
+// Sets plan.kernel (the fold, GEMV, the skinny kernel unless `role` is a chain step, the library GEMM, split K, else
+// the tiled GEMM), plan.split_k and plan.kernel_reason.
+void choose_gemm_kernel(GemmPlan& plan, GemmRole role = GemmRole::alone);
 
 }  // namespace cutegen::seed

@@ -174,7 +174,7 @@ TEST(GemmThen, ASkinnyHeadAndASecondLinearOnTheLibraryGemm) {
   const auto* second = dynamic_cast<const TypedPlan<GemmPlan>*>(p.steps[0].seed.get());
   ASSERT_NE(second, nullptr);
   EXPECT_EQ(second->plan().kernel, GemmKernel::library);
-  EXPECT_TRUE(contains(second->plan().kernel_reason, "a chain's step with 72 output tiles")) << second->plan().kernel_reason;
+  EXPECT_TRUE(contains(second->plan().kernel_reason, "a product with an epilogue with 72 output tiles")) << second->plan().kernel_reason;
   EXPECT_EQ(p.steps[0].seed->route(), "gemm_epilogue");
   auto src = m.plan->emit(CommentText("two_linears.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;

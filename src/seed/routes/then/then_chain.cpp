@@ -17,6 +17,7 @@
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
 #include "seed/routes/conv_then/conv_then_plan.h"
 #include "seed/routes/gemm/folded_gemm_kernel.h"
+#include "seed/routes/gemm/gemm_kernel_choice.h"
 #include "seed/routes/gemm/gemm_plan.h"
 #include "seed/routes/gemm/gemm_route.h"
 #include "seed/routes/gemm/library_gemm.h"
@@ -367,15 +368,14 @@ int stored_value(const OpGraph& g, const Node& c) {
 
 namespace {
 
-// A product the skinny kernel took (its file is the tiled template's, which is no chain step) made again on the
-// library GEMM where that takes it: level 2's second nn.Linear with an epilogue, a Linear after a prologue.
+// A product the skinny kernel took (its file is the tiled template's, which is no chain step) chosen again as a
+// chain's step: the library GEMM where that takes it (level 2's second nn.Linear with an epilogue, a Linear after a
+// prologue).
 std::shared_ptr<const MatchedPlan> as_chain_step(const std::shared_ptr<const MatchedPlan>& seed) {
   const auto* gemm = dynamic_cast<const TypedPlan<GemmPlan>*>(seed.get());
-  if (!gemm || gemm->plan().kernel != GemmKernel::skinny || !library_gemm_refusal(gemm->plan()).empty()) return seed;
+  if (!gemm || gemm->plan().kernel != GemmKernel::skinny) return seed;
   GemmPlan plan = gemm->plan();
-  plan.kernel = GemmKernel::library;
-  plan.kernel_reason = fmt::format("a chain's step with {} output tiles of 128x128 (the skinny kernel is no chain step)",
-                                   (plan.m + 127) / 128 * ((plan.n + 127) / 128));
+  choose_gemm_kernel(plan, GemmRole::chain_step);
   if (seed->route() == kGemmEpilogueRoute.name) return matched_plan<kGemmEpilogueRoute>(std::move(plan));
   if (seed->route() == kGemmRoute.name) return matched_plan<kGemmRoute>(std::move(plan));
   return seed;
