@@ -83,7 +83,16 @@ const std::map<std::string, Spec>& table() {
     m["sigmoid"] = unary([](auto& x) { return fmt::format("(1.f / (1.f + expf(-{})))", x); });
     m["tanh"] = unary([](auto& x) { return fmt::format("tanhf({})", x); });
     m["silu"] = unary([](auto& x) { return fmt::format("({0} / (1.f + expf(-{0})))", x); });
-    m["mish"] = unary([](auto& x) { return fmt::format("({0} * tanhf(log1pf(expf({0}))))", x); });
+    // tanh(log1p(e)) = n / (n + 2) with n = e (e + 2), e = exp(x): one exp and one division where
+    // log1pf, tanhf and expf cost ~60 instructions, which an epilogue repeats for every element of a thread's
+    // accumulators (the conv epilogue's SASS grew ~3x on mish(mish(y)), KernelBench level 2's task 4).
+    // No cancellation: for x -> -inf both n and the result go to 0 relatively exactly; from x = 20 on,
+    // tanh(softplus(x)) rounds to 1 in fp32 (and e * e would overflow from x = 44).
+    m["mish"] = unary([](auto& x) {
+      return fmt::format(
+          "([](float v) {{ const float e = expf(v), n = e * (e + 2.f); return v >= 20.f ? v : v * (n / (n + 2.f)); }}({}))",
+          x);
+    });
     m["softsign"] = unary([](auto& x) { return fmt::format("({0} / (1.f + fabsf({0})))", x); });
     m["logsigmoid"] = unary([](auto& x) { return fmt::format("(fminf({0}, 0.f) - log1pf(expf(-fabsf({0}))))", x); });
     m["tanhshrink"] = unary([](auto& x) { return fmt::format("({0} - tanhf({0}))", x); });

@@ -4,6 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 using namespace cutegen::seed;
 
@@ -45,7 +50,8 @@ TEST(PointwiseOps, Activations) {
   EXPECT_EQ(expr("sigmoid"), "(1.f / (1.f + expf(-x)))");
   EXPECT_EQ(expr("tanh"), "tanhf(x)");
   EXPECT_EQ(expr("silu"), "(x / (1.f + expf(-x)))");
-  EXPECT_EQ(expr("mish"), "(x * tanhf(log1pf(expf(x))))");
+  EXPECT_EQ(expr("mish"),
+            "([](float v) { const float e = expf(v), n = e * (e + 2.f); return v >= 20.f ? v : v * (n / (n + 2.f)); }(x))");
   EXPECT_EQ(expr("softsign"), "(x / (1.f + fabsf(x)))");
   EXPECT_EQ(expr("logsigmoid"), "(fminf(x, 0.f) - log1pf(expf(-fabsf(x))))");
   EXPECT_EQ(expr("tanhshrink"), "(x - tanhf(x))");
@@ -142,4 +148,43 @@ TEST(PointwiseOps, UnknownOpsAndWrongArityAreOneLineErrors) {
 TEST(PointwiseOps, EveryOpInTheTableIsCoveredByThisFile) {
   // A new op must get its expression test above; this count says when one was added without.
   EXPECT_EQ(pointwise_op_names().size(), 53u);
+}
+
+// mish's formula is not the definition's (one exp and a division, not exp, log1p and tanh), so its text is
+// compiled for the host and checked against x * tanh(log1p(exp(x))) in long double over fp32's range:
+// within 8 ulp wherever exp(x) is a normal float (below, any formula in fp32 loses digits with it), x itself
+// from 20 on, NaN and the infinities as the definition gives them.
+TEST(PointwiseOps, MishFormulaMatchesTheDefinitionInFloat) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("cutegen-mish-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream src(dir / "mish.cpp");
+    src << "#include <cmath>\n#include <cstdio>\n#include <math.h>\n"
+           "float mish(float x) { return " << expr("mish") << "; }\n"
+           "int main() {\n"
+           "  double worst = 0; float at = 0;\n"
+           "  for (float x = -87.f; x < 110.f; x = nextafterf(x, 200.f) + (fabsf(x) > 1e-3f ? fabsf(x) * 3e-6f : 1e-9f)) {\n"
+           "    long double r = (long double)x * tanhl(log1pl(expl((long double)x)));\n"
+           
+           "    double rel = (double)fabsl(((long double)mish(x) - r) / r);\n"
+           "    if (!(rel <= worst)) { worst = rel; at = x; }\n"
+           "  }\n"
+           "  printf(\"%.3e %.9g %d %d %d %.9g\\n\", worst, at, (int)std::isnan(mish(NAN)), (int)(mish(INFINITY) == INFINITY),\n"
+           "         (int)std::isnan(mish(-INFINITY)), mish(30.f));\n"
+           "}\n";
+  }
+  const std::string cmd = "c++ -O2 -std=c++20 -o " + (dir / "mish").string() + " " + (dir / "mish.cpp").string() +
+                          " && " + (dir / "mish").string() + " > " + (dir / "out.txt").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(dir / "out.txt");
+  double worst = 1, at = 0, at30 = 0;
+  int nan_in = 0, inf_in = 0, nan_neg_inf = 0;
+  in >> worst >> at >> nan_in >> inf_in >> nan_neg_inf >> at30;
+  fs::remove_all(dir);
+  EXPECT_LT(worst, 8 * 5.96e-8) << "worst relative error at x = " << at;
+  EXPECT_EQ(nan_in, 1);
+  EXPECT_EQ(inf_in, 1);
+  EXPECT_EQ(nan_neg_inf, 1);  // -inf * tanh(log1p(0)) = -inf * 0
+  EXPECT_EQ(at30, 30.0);
 }
