@@ -19,6 +19,9 @@ std::string statements(const std::vector<PointwiseStep>& steps) {
 }
 
 std::string mode_text(const NormPlan& p) {
+  if (p.mode == NormMode::rows && p.extent <= kNormWarpRowMax)
+    return fmt::format("{} contiguous runs of {} values, a warp per run (warp_rows_kernel).", p.outer * p.inner,
+                       p.extent);
   if (p.mode == NormMode::rows)
     return fmt::format("{} contiguous runs of {} values, each split over enough CTAs to fill the GPU.",
                        p.outer * p.inner, p.extent);
@@ -87,6 +90,7 @@ std::string generate_norm_kernel(const NormPlan& plan, const CommentText& proble
   replace_placeholder(text, "OUTER", std::to_string(plan.outer));
   replace_placeholder(text, "EXTENT", std::to_string(plan.extent));
   replace_placeholder(text, "INNER", std::to_string(plan.inner));
+  replace_placeholder(text, "WARP_ROW_MAX", std::to_string(kNormWarpRowMax));
   replace_placeholder(text, "MEAN_VAR", mean_var ? "true" : "false");
   replace_placeholder(text, "EPS", fmt::format("{}", plan.eps));
   replace_placeholder(text, "MEAN", plan.mean ? "true" : "false");

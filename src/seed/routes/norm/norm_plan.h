@@ -31,6 +31,10 @@ std::string_view norm_mode_name(NormMode mode);  // "rows", ...: as the template
 // route's template (norm_kernel.cu.in).
 enum class NormKernel { norm_template, library_channel_rmsnorm };
 
+// Rows of at most this many values get a warp each (the kernel's warp_rows_kernel); longer rows are split over
+// CTAs.
+constexpr int64_t kNormWarpRowMax = 1024;
+
 struct NormPlan {
   NormKind kind = NormKind::mean_var;
   NormMode mode = NormMode::rows;
