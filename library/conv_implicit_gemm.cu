@@ -124,13 +124,26 @@ using namespace cute;
 // Its shared-memory stages: 0 fills shared memory (CUTLASS's carve-out: one CTA, so one consumer warpgroup
 // issuing wgmma, per SM -- CUTLASS 4.2's SM90 convolution has no cooperative or ping-pong schedule); a few
 // stages leave room for a second CTA, and with it a second warpgroup to keep the tensor cores busy while the
-// first waits -- where registers allow: the 64 x 128 tile takes ~140 a thread (ptxas), 36K of the SM's 64K
-// for 256 threads, so one CTA per SM whatever the stages; the 64 x 64 tile's half-size accumulators may fit
-// two. For `cutegen tune` to measure; 0 is what was judged.
+// first waits or runs its epilogue -- where registers allow (CIG_TMA_MIN_CTAS below): a 64 x 128 tile's stage is
+// ~24.6 KB, so 4 stages (98 KB) let two CTAs share an SM; the 64 x 64 tile's half-size accumulators fit three.
+// 0 is the library's own default.
 // cutegen:knob CIG_TMA_STAGES in {0, 3, 4, 5}
 #ifndef CIG_TMA_STAGES
 #define CIG_TMA_STAGES 0
 #endif
+// The CTAs per SM the TMA path's kernel is compiled for (the second argument of CUTLASS's __launch_bounds__): 2
+// holds ptxas to 128 registers a thread, so two CTAs of 256 threads fit the SM's 64K registers beside each
+// other where the stages leave room. Without it the 64 x 128 tile took ~130-140 registers: one CTA per SM, so
+// no tensor-core work while that CTA's epilogue ran. KernelBench level 2's task 4 (conv, mish, mish) on an
+// H100: 15.16 ms at 4 stages and 1, 10.9 at 4 and 2; task 1 (conv, ReLU, bias) 5.585 -> 4.484 ms
+// (benchmarks/results.md, "Convolution").
+// cutegen:knob CIG_TMA_MIN_CTAS in {1, 2}
+#ifndef CIG_TMA_MIN_CTAS
+#define CIG_TMA_MIN_CTAS 1
+#endif
+static_assert(CIG_TMA_MIN_CTAS == 1 || CIG_TMA_MIN_CTAS == 2, "CIG_TMA_MIN_CTAS: 1 or 2 CTAs per SM");
+// Shared memory filled by one CTA leaves no room for a second.
+// cutegen:require CIG_TMA_MIN_CTAS == 1 || CIG_TMA_STAGES != 0
 // CTAs per cluster along M (output positions): 2 runs two neighbouring tiles as a cluster that loads each
 // k-tile of the packed weight once and multicasts it to both (TMA multicast). The weight tile is the larger
 // operand at the default 64 x 128 tile, and every tile reads all of it: KernelBench 55 reads ~58 GB of
@@ -186,7 +199,7 @@ static_assert(CIG_PRECISION >= 0 && CIG_PRECISION <= 2, "CIG_PRECISION: 0 strict
 #endif
 static_assert(CIG_IO_BF16 == 0 || CIG_IO_BF16 == 1, "CIG_IO_BF16: 0 fp32 tensors, 1 bf16 tensors");
 // The TMA path's knobs change nothing while it is off: variants that differ only there are one kernel.
-// cutegen:require CIG_TMA == 1 || (CIG_TMA_TILE_M == 64 && CIG_TMA_TILE_N == 128 && CIG_TMA_PROMOTE == 2 && CIG_TMA_STAGES == 0 && CIG_TMA_CLUSTER_M == 1 && CIG_TMA_PAIRED == 0 && CIG_TMA_NCHW == 1)
+// cutegen:require CIG_TMA == 1 || (CIG_TMA_TILE_M == 64 && CIG_TMA_TILE_N == 128 && CIG_TMA_PROMOTE == 2 && CIG_TMA_STAGES == 0 && CIG_TMA_CLUSTER_M == 1 && CIG_TMA_PAIRED == 0 && CIG_TMA_NCHW == 1 && CIG_TMA_MIN_CTAS == 1)
 // The direct path for few-channel layers (below, "The direct path"): FP32 FMA on the CUDA cores instead of the
 // gather kernel, where a phase's K (taps x input channels of a group) is at most 128 -- a 3-channel image under
 // a 3x3x3 window has 81. 1 runs such shapes there (others still on the gather kernel); the seed sets it for
@@ -1245,7 +1258,11 @@ struct PromotingMainloop : MainloopBase {
 };
 
 using ProblemShape = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, kDims>;
-using ConvKernel = cutlass::conv::kernel::ConvUniversal<ProblemShape, PromotingMainloop, CollectiveEpilogue>;
+using ConvKernelBase = cutlass::conv::kernel::ConvUniversal<ProblemShape, PromotingMainloop, CollectiveEpilogue>;
+// The kernel as launched: CUTLASS's device_kernel takes its __launch_bounds__ from these members.
+struct ConvKernel : ConvKernelBase {
+  static constexpr uint32_t MinBlocksPerMultiprocessor = CIG_TMA_MIN_CTAS;
+};
 
 // The forward convolution's padding in front of dimension d (D, H, W) and behind it: the module's for a
 // forward convolution; for a stride-1 transposed one d (k - 1) - p in front, and behind that plus the

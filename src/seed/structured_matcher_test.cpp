@@ -291,7 +291,7 @@ TEST(ConvRoute, DenseAndGroupedConvolutionsAreTheLibraryConvolution) {
   // A dense layer of 64 channels whose packed copies fit the judge's cap: the TMA-im2col path, the library's default,
   // with [big | small] pairs (64 input channels: whole blocks of 32) and a 64-wide tile (64 output channels).
   EXPECT_EQ(d.path, ConvPlan::Path::tma_im2col) << d.path_reason;
-  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=1 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=64 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=4 CIG_TMA_CLUSTER_M=1 CIG_TMA_PAIRED=1 CIG_TMA_NCHW=1 CIG_DIRECT=0 CIG_DIRECT_TILE_N=64");
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=1 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=64 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=4 CIG_TMA_MIN_CTAS=1 CIG_TMA_CLUSTER_M=1 CIG_TMA_PAIRED=1 CIG_TMA_NCHW=1 CIG_DIRECT=0 CIG_DIRECT_TILE_N=64");
   EXPECT_TRUE(contains(*src, "#define CIG_TMA_PAIRED 1  // set by the seed: 64 input channels, whole blocks of 32"));
   EXPECT_TRUE(contains(*src, "#define CIG_TMA_TILE_N 64  // set by the seed: 64 output channels"));
   EXPECT_FALSE(contains(*src, "#define CIG_TMA 0"));

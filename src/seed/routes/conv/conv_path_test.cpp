@@ -112,7 +112,25 @@ TEST(ConvPath, PairsWhereTheChannelsFillBlocksOf32AndNarrowTilesForFewOutputs) {
   auto src = emit_conv(narrow, CommentText("narrow.py"));
   ASSERT_TRUE(src.ok()) << src.error().message;
   EXPECT_EQ(narrow.tma_stages, 4);
-  EXPECT_EQ(p.tma_stages, 0);
+  EXPECT_EQ(narrow.tma_min_ctas, 1);
+  EXPECT_EQ(p.tma_stages, 4);  // the paired 128-wide tile: two CTAs per SM
+  EXPECT_EQ(p.tma_min_ctas, 2);
+  auto paired_src = emit_conv(p, CommentText("paired.py"));
+  ASSERT_TRUE(paired_src.ok()) << paired_src.error().message;
+  EXPECT_NE(paired_src->find("#define CIG_TMA_STAGES 4  // set by the seed: room for 2 CTAs of the 128-wide tile per SM"),
+            std::string::npos);
+  EXPECT_NE(paired_src->find("#define CIG_TMA_MIN_CTAS 2  // set by the seed: registers for 2 CTAs per SM"),
+            std::string::npos);
+  EXPECT_EQ(src->find("#define CIG_TMA_MIN_CTAS 2"), std::string::npos);
+  ConvPlan unpaired = conv2d_3x3();  // 16 input channels to 128 outputs: the 128-wide tile, not paired
+  unpaired.in_channels = 16;
+  unpaired.input_shape = {8, 16, 256, 256};
+  choose_conv_path(unpaired, kWorkspaceCeiling);
+  ASSERT_EQ(unpaired.path, ConvPlan::Path::tma_im2col) << unpaired.path_reason;
+  EXPECT_FALSE(unpaired.tma_paired);
+  EXPECT_EQ(unpaired.tma_tile_n, 128);
+  EXPECT_EQ(unpaired.tma_stages, 0);
+  EXPECT_EQ(unpaired.tma_min_ctas, 1);
   EXPECT_NE(src->find("#define CIG_TMA_TILE_N 64  // set by the seed: 64 output channels"), std::string::npos);
   EXPECT_NE(src->find("#define CIG_TMA_STAGES 4  // set by the seed: room for three or more CTAs of the 64-wide tile per SM"),
             std::string::npos);
@@ -125,7 +143,8 @@ TEST(ConvPath, PairsWhereTheChannelsFillBlocksOf32AndNarrowTilesForFewOutputs) {
     choose_conv_path(few, kWorkspaceCeiling);
     ASSERT_EQ(few.path, ConvPlan::Path::tma_im2col) << few.path_reason;
     EXPECT_EQ(few.tma_tile_n, tile) << channels << " output channels";
-    EXPECT_EQ(few.tma_stages, tile <= 64 ? 4 : 0) << channels << " output channels";
+    EXPECT_EQ(few.tma_stages, 4) << channels << " output channels";  // 64 input channels: 128 wide is paired
+    EXPECT_EQ(few.tma_min_ctas, tile == 128 ? 2 : 1) << channels << " output channels";
     few.bf16 = true;  // the narrower tiles were judged in strict only
     choose_conv_path(few, kWorkspaceCeiling);
     EXPECT_EQ(few.tma_tile_n, std::max(tile, 64)) << channels << " output channels, bf16";
@@ -137,6 +156,7 @@ TEST(ConvPath, PairsWhereTheChannelsFillBlocksOf32AndNarrowTilesForFewOutputs) {
   EXPECT_FALSE(grouped.tma_paired);
   EXPECT_EQ(grouped.tma_tile_n, 128);
   EXPECT_EQ(grouped.tma_stages, 0);
+  EXPECT_EQ(grouped.tma_min_ctas, 1);
 }
 
 TEST(ConvPath, FewerImagesPerChunkWhereTheLibrarysChunkWouldNotFitTheBudget) {

@@ -75,7 +75,7 @@ TEST(ConvEpilogueMatcher, APerChannelVectorAndAnActivationAreTheConvolutionsEpil
   EXPECT_FALSE(contains(*src, "constexpr ConvInputs kInputs = {0, 0, 1, 2};")) << *src;
   auto knobs = parse_knobs(*src);
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
-  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=0 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=0 CIG_TMA_CLUSTER_M=1 CIG_TMA_PAIRED=0 CIG_TMA_NCHW=1 CIG_DIRECT=1 CIG_DIRECT_TILE_N=16");
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=0 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=0 CIG_TMA_MIN_CTAS=1 CIG_TMA_CLUSTER_M=1 CIG_TMA_PAIRED=0 CIG_TMA_NCHW=1 CIG_DIRECT=1 CIG_DIRECT_TILE_N=16");
 }
 
 TEST(ConvEpilogueMatcher, ThePlainConvolutionSeedKeepsTheLibrarysOwnReadingAndNoEpilogue) {
@@ -280,7 +280,7 @@ TEST(SeparableConvMatcher, AConvolutionOfADepthwiseOneIsTwoLaunchesThroughTheWor
   EXPECT_FALSE(contains(*src, "{{PROBLEM}}")) << *src;
   auto knobs = parse_knobs(*src);
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
-  EXPECT_EQ(knobs->describe(knobs->defaults()), "DW_THREADS=256 CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=0 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=0 CIG_TMA_CLUSTER_M=1 CIG_TMA_PAIRED=0 CIG_TMA_NCHW=1 CIG_DIRECT=1 CIG_DIRECT_TILE_N=16");
+  EXPECT_EQ(knobs->describe(knobs->defaults()), "DW_THREADS=256 CIG_TILE_N=64 CIG_WGMMA=0 CIG_STAGES=3 CIG_TMA=0 CIG_TMA_TILE_M=64 CIG_TMA_TILE_N=128 CIG_TMA_PROMOTE=2 CIG_TMA_STAGES=0 CIG_TMA_MIN_CTAS=1 CIG_TMA_CLUSTER_M=1 CIG_TMA_PAIRED=0 CIG_TMA_NCHW=1 CIG_DIRECT=1 CIG_DIRECT_TILE_N=16");
   // The first convolution dense: no seed, and the reason names the depthwise route's refusal.
   auto dense = match(separable(1));
   EXPECT_FALSE(dense.matched());
