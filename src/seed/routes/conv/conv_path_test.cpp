@@ -129,8 +129,8 @@ TEST(ConvPath, PairsWhereTheChannelsFillBlocksOf32AndNarrowTilesForFewOutputs) {
   ASSERT_EQ(unpaired.path, ConvPlan::Path::tma_im2col) << unpaired.path_reason;
   EXPECT_FALSE(unpaired.tma_paired);
   EXPECT_EQ(unpaired.tma_tile_n, 128);
-  EXPECT_EQ(unpaired.tma_stages, 0);
-  EXPECT_EQ(unpaired.tma_min_ctas, 1);
+  EXPECT_EQ(unpaired.tma_stages, 4);
+  EXPECT_EQ(unpaired.tma_min_ctas, 2);
   EXPECT_NE(src->find("#define CIG_TMA_TILE_N 64  // set by the seed: 64 output channels"), std::string::npos);
   EXPECT_NE(src->find("#define CIG_TMA_STAGES 4  // set by the seed: room for three or more CTAs of the 64-wide tile per SM"),
             std::string::npos);
@@ -143,11 +143,12 @@ TEST(ConvPath, PairsWhereTheChannelsFillBlocksOf32AndNarrowTilesForFewOutputs) {
     choose_conv_path(few, kWorkspaceCeiling);
     ASSERT_EQ(few.path, ConvPlan::Path::tma_im2col) << few.path_reason;
     EXPECT_EQ(few.tma_tile_n, tile) << channels << " output channels";
-    EXPECT_EQ(few.tma_stages, 4) << channels << " output channels";  // 64 input channels: 128 wide is paired
+    EXPECT_EQ(few.tma_stages, 4) << channels << " output channels";
     EXPECT_EQ(few.tma_min_ctas, tile == 128 ? 2 : 1) << channels << " output channels";
     few.bf16 = true;  // the narrower tiles were judged in strict only
     choose_conv_path(few, kWorkspaceCeiling);
     EXPECT_EQ(few.tma_tile_n, std::max(tile, 64)) << channels << " output channels, bf16";
+    EXPECT_EQ(few.tma_min_ctas, 1) << channels << " output channels, bf16";
   }
   ConvPlan grouped = conv2d_3x3();  // off the TMA path, neither is set
   grouped.groups = 2;

@@ -46,8 +46,8 @@ struct ConvPlan {
   // Shared-memory stages there (CIG_TMA_STAGES): 0 fills shared memory (one CTA per SM); 4 where a tile of 64 or
   // fewer (~73 registers a thread at 64) lets three or more CTAs, so consumer warpgroups, share an SM.
   int tma_stages = 0;
-  // CTAs per SM the TMA path's kernel is compiled for (CIG_TMA_MIN_CTAS): 2, with 4 stages, at the paired 64 x 128
-  // tile, so that one CTA's epilogue runs beside another's mainloop.
+  // CTAs per SM the TMA path's kernel is compiled for (CIG_TMA_MIN_CTAS): 2, with 4 stages, at the 64 x 128 tile,
+  // so that one CTA's epilogue runs beside another's mainloop.
   int tma_min_ctas = 1;
   // On the direct path: output channels per CTA (CIG_DIRECT_TILE_N), the smallest of 16, 32, 64 that covers a
   // group's channels.

@@ -304,10 +304,11 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
   // 32. bf16 tensors keep 64 at the narrowest: the narrower tiles were judged in strict only.
   p.tma_tile_n = cout_g <= 16 && !p.bf16 ? 16 : cout_g <= 32 && !p.bf16 ? 32 : cout_g <= 64 ? 64 : 128;
   p.tma_stages = p.tma_tile_n <= 64 ? 4 : 0;
-  // The paired 64 x 128 tile: 4 stages and ptxas held to two CTAs' registers, so two share an SM. KernelBench
-  // level 2's 4 (64 -> 128 channels, H100): 15.16 ms at one CTA per SM, 10.9 at two; level 2's 1: 5.585 -> 4.484.
+  // The 64 x 128 tile: 4 stages and ptxas held to two CTAs' registers, so two share an SM. KernelBench level 2's 4
+  // (64 -> 128 channels, paired, H100): 15.16 ms at one CTA per SM, 10.9 at two; level 2's 1: 5.585 -> 4.484;
+  // level 1's 63 (16 -> 128, unpaired): 22.05 -> 17.59. bf16 tensors keep the carve-out: not measured there.
   p.tma_min_ctas = 1;
-  if (p.tma_tile_n == 128 && p.tma_paired) {
+  if (p.tma_tile_n == 128 && !p.bf16) {
     p.tma_stages = 4;
     p.tma_min_ctas = 2;
   }
