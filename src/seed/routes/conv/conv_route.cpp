@@ -291,6 +291,16 @@ std::string direct_path_refusal(const ConvPlan& p) {
   return "";
 }
 
+namespace {
+// Off the TMA path its knobs stay at the library's defaults.
+void clear_tma_knobs(ConvPlan& p) {
+  p.tma_paired = false;
+  p.tma_tile_n = 128;
+  p.tma_stages = 0;
+  p.tma_min_ctas = 1;
+}
+}  // namespace
+
 void choose_conv_path(ConvPlan& p, int64_t budget) {
   p.tma_chunk_images = 0;
   // KernelBench 55 (64 channels) on an H100: 12.50 ms unpaired, 10.60 paired; 63 (16 channels, where pairs
@@ -314,10 +324,7 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
   }
   auto tma = conv_tma_workspace_bytes(p);
   if (!tma) {
-    p.tma_paired = false;
-    p.tma_tile_n = 128;
-    p.tma_stages = 0;
-    p.tma_min_ctas = 1;
+    clear_tma_knobs(p);
     p.path_reason = tma.error().message;
     p.path = direct_path_refusal(p).empty() ? ConvPlan::Path::direct : ConvPlan::Path::gather;
     p.direct_tile_n = cout_g <= 16 ? 16 : cout_g <= 32 ? 32 : 64;
@@ -336,10 +343,7 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
     return;
   }
   p.path = ConvPlan::Path::gather;
-  p.tma_paired = false;
-  p.tma_tile_n = 128;
-  p.tma_stages = 0;
-  p.tma_min_ctas = 1;
+  clear_tma_knobs(p);
   p.path_reason = fmt::format("the TMA path's packed copies of one image ({} bytes with the packed weight) would not "
                               "fit what the judge's workspace cap leaves for the convolution ({} bytes)",
                               std::max(b.weight + b.image_in, gather), std::max<int64_t>(budget, 0));
