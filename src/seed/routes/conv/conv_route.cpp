@@ -426,15 +426,13 @@ std::vector<LibraryLine> tma_path_lines(const ConvPlan& plan) {
     lines.push_back({"#define CIG_TMA_TILE_N 128",
                      fmt::format("#define CIG_TMA_TILE_N {}  // set by the seed: {} output channels", plan.tma_tile_n,
                                  plan.out_channels / groups)});
-  if (plan.tma_stages != 0)
+  if (plan.tma_stages != 0) {
+    const std::string ctas = plan.tma_min_ctas > 1 ? std::to_string(plan.tma_min_ctas) : "three or more";
     lines.push_back({"#define CIG_TMA_STAGES 0",
-                     plan.tma_min_ctas > 1
-                         ? fmt::format("#define CIG_TMA_STAGES {}  // set by the seed: room for {} CTAs of the "
-                                       "{}-wide tile per SM",
-                                       plan.tma_stages, plan.tma_min_ctas, plan.tma_tile_n)
-                         : fmt::format("#define CIG_TMA_STAGES {}  // set by the seed: room for three or more CTAs of "
-                                       "the {}-wide tile per SM",
-                                       plan.tma_stages, plan.tma_tile_n)});
+                     fmt::format("#define CIG_TMA_STAGES {}  // set by the seed: room for {} CTAs of the {}-wide tile "
+                                 "per SM",
+                                 plan.tma_stages, ctas, plan.tma_tile_n)});
+  }
   if (plan.tma_min_ctas != 1)
     lines.push_back({"#define CIG_TMA_MIN_CTAS 1",
                      fmt::format("#define CIG_TMA_MIN_CTAS {}  // set by the seed: registers for {} CTAs per SM",

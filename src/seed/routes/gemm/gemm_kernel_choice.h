@@ -43,9 +43,8 @@ inline constexpr int64_t kSkinnyMinK = 512;
 
 // "" when the skinny 3xTF32 kernel takes the plan: one unbatched product of rank-2 matrices, A (M, K) as
 // given and B given (N, K) row-major (x @ W.T, nn.Linear), M <= kSkinnyMaxPlainRows unless an epilogue follows,
-// K >= kSkinnyMinK and a
-// multiple of 4 (16-byte rows), at least kLibraryGemmMinTiles tiles of 128 x 128, and no mask or norm (an
-// epilogue and a row reduction it fuses). Else why not.
+// K >= kSkinnyMinK and a multiple of 4 (16-byte rows), at least kLibraryGemmMinTiles tiles of 128 x 128, and no
+// mask or norm (an epilogue and a row reduction it fuses). Else why not.
 std::string skinny_refusal(const GemmPlan& plan);
 // The skinny kernel's workspace for the plan: A's big and small copies and a row reduction's partials, in bytes.
 int64_t skinny_workspace_bytes(const GemmPlan& plan);
