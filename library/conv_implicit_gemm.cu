@@ -209,9 +209,9 @@ static_assert(CIG_IO_BF16 == 0 || CIG_IO_BF16 == 1, "CIG_IO_BF16: 0 fp32 tensors
 #ifndef CIG_DIRECT
 #define CIG_DIRECT 0
 #endif
-// Output channels per CTA on the direct path (16 per thread): the seed sets the smallest that covers a group's
-// channels, so a 16-channel layer does not compute 48 columns of padding.
-// cutegen:knob CIG_DIRECT_TILE_N in {16, 32, 64}
+// Output channels per CTA on the direct path (16 per thread; 12 at 24): the seed sets the smallest that covers a
+// group's channels, so a 16-channel layer does not compute 48 columns of padding, nor a 24-channel one 8.
+// cutegen:knob CIG_DIRECT_TILE_N in {16, 24, 32, 64}
 #ifndef CIG_DIRECT_TILE_N
 #define CIG_DIRECT_TILE_N 64
 #endif
@@ -801,20 +801,32 @@ __global__ void __launch_bounds__(kThreads, BN == 64 ? 2 : 1)
 // 3x3x3 window has 81, under (3, 3, 1) 27 -- the gather kernel spends its time filling and draining its
 // pipeline and splitting values into TF32 parts around one to three k-tiles of MMAs (KernelBench 59: 0.46x
 // cuDNN, 54: 0.58x), and its 64 channel columns are three quarters padding for level 2's 16-channel layers.
-// Here each thread keeps 4 output positions x 16 output channels in registers and walks its phase's K once:
-// per k one tap entry and 16 weights from shared memory (the same for the whole warp: broadcasts), one input
-// value per position (a warp's lanes hold 32 consecutive positions: one coalesced load, which the window's
-// other taps then find in L1), and 64 FMAs. The tap table and the positions' bounds tests are the gather
+// Here each thread keeps 4 output positions x 16 output channels (12 on a 24-wide tile) in registers and walks
+// its phase's K once: per k one tap entry and 16 weights from shared memory (the same for the whole warp:
+// broadcasts), one input value per position (a warp's lanes hold 32 consecutive positions: one coalesced load,
+// which the window's other taps then find in L1), and 64 FMAs. The tap table and the positions' bounds tests are the gather
 // kernel's (Gather::source), so padding, stride, dilation and a transposed layer's phases work as there.
-// Accuracy: fp32 products summed in fp32 over at most 128 terms, as cuDNN's fp32 kernels do.
-constexpr int kDirectPositions = 4, kDirectChannels = 16;
+// Accuracy: fp32 products summed in fp32 over at most 256 terms, as cuDNN's fp32 kernels do.
+constexpr int kDirectPositions = 4;
 constexpr int kDirectTileN = CIG_DIRECT_TILE_N;
+constexpr int kDirectChannels = kDirectTileN == 24 ? 12 : 16;       // per thread
 constexpr int kDirectWarpsN = kDirectTileN / kDirectChannels;       // warps side by side over the channels
 constexpr int kDirectWarpsM = kThreads / 32 / kDirectWarpsN;        // and over the positions
-constexpr int kDirectTileM = kDirectWarpsM * 32 * kDirectPositions;  // 512 positions at 16 channels, 128 at 64
-constexpr int kDirectMaxK = 128;  // a phase's K at most (host-checked): its taps and weight rows fit shared memory
-static_assert(kDirectTileN % kDirectChannels == 0 && BN % kDirectTileN == 0 && kDirectWarpsM >= 1,
-              "CIG_DIRECT_TILE_N: a multiple of 16 that divides the weight's channel padding");
+constexpr int kDirectTileM = kDirectWarpsM * 32 * kDirectPositions;  // 512 positions at 16 or 24 channels, 128 at 64
+// A phase's K at most (host-checked): its taps and weight rows fit 48 KB of static shared memory. 256 from a
+// 32-wide tile down (a 3-channel image under a 4x4x4 window has 192: KernelBench level 2's 27).
+constexpr int kDirectMaxK = kDirectTileN <= 32 ? 256 : 128;
+// No padding and not transposed: every tap of an output position lies inside the input, so the loop needs no
+// bounds test (a position past M reads the tensor's first elements instead, and its sums are never stored).
+constexpr bool kDirectTapsInside = !kSpec.transposed && kSpec.padding[0] == 0 && kSpec.padding[1] == 0 &&
+                                   kSpec.padding[2] == 0;
+// k values whose inputs are loaded before any of their FMAs: 16 loads in flight a thread, not 4, so a warp waits
+// for memory once per 4 k instead of once per k (at 25% occupancy nothing else hides it). With the bounds tests
+// 2: at 4 their registers pushed ptxas past the 128 two CTAs an SM allow.
+constexpr int kDirectLoadsAhead = kDirectTapsInside ? 4 : 2;
+static_assert(kDirectTileN % kDirectChannels == 0 && kDirectChannels % 4 == 0 && kDirectWarpsM >= 1 &&
+                  kThreads % (32 * kDirectWarpsN) == 0,
+              "CIG_DIRECT_TILE_N: 16, 24, 32 or 64");
 static_assert(kDirectPositions == 4, "the position list below is written out for 4");
 
 // The weight as it is (fp32), re-laid B[group][phase][k][j] as the mma.sync path reads it.
@@ -836,7 +848,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   if (w.empty()) return;
   const int k_count = phase_taps(g, w.phase) * g.cin_g;  // <= g.kmax <= kDirectMaxK
 
-  // The phase's tap entries and the CTA's columns of its weight rows: (k, j) with j contiguous.
+  // The phase's tap entries and the CTA's columns of its weight rows: (k, j) with j contiguous. A 24-wide tile
+  // can reach past the weight's 64-channel padding (channels 64..71 of a 64-channel layer): zeros there.
   __shared__ Tap s_taps[kDirectMaxK];
   __shared__ __align__(16) float s_weight[kDirectMaxK * kDirectTileN];
   Tensor sT = make_tensor(make_smem_ptr(s_taps), make_shape(Int<kDirectMaxK>{}));
@@ -845,8 +858,10 @@ __global__ void __launch_bounds__(kThreads, 2)
   Tensor gW = make_tensor(make_gmem_ptr(weight + (int64_t(w.grp) * g.phases + w.phase) * g.kmax * int64_t(g.cout_pad)),
                           make_shape(g.kmax, g.cout_pad), make_stride(int64_t(g.cout_pad), _1{}));
   for (int i = threadIdx.x; i < k_count; i += kThreads) sT(i) = gT(i);
-  for (int i = threadIdx.x; i < k_count * kDirectTileN; i += kThreads)
-    sW(i / kDirectTileN, i % kDirectTileN) = gW(i / kDirectTileN, w.n0 + i % kDirectTileN);
+  for (int i = threadIdx.x; i < k_count * kDirectTileN; i += kThreads) {
+    const int k = i / kDirectTileN, j = w.n0 + i % kDirectTileN;
+    sW(k, i % kDirectTileN) = j < g.cout_pad ? gW(k, j) : 0.0f;
+  }
   __syncthreads();
 
   // Thread (warp, lane): channels j0.. of the tile, positions m_first + 32 i.
@@ -855,24 +870,49 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int m_first = (warp / kDirectWarpsN) * 32 * kDirectPositions + lane;
   const Gather at[kDirectPositions] = {Gather(g, w, x, table, m_first), Gather(g, w, x, table, m_first + 32),
                                        Gather(g, w, x, table, m_first + 64), Gather(g, w, x, table, m_first + 96)};
-  Tensor acc = make_tensor<float>(Shape<Int<kDirectPositions>, Int<kDirectChannels>>{});
-  clear(acc);
-  for (int k = 0; k < k_count; ++k) {
+  // Where the taps inside the input need no test: each position's first input element (x itself past M).
+  Tensor gRow = make_tensor<const float*>(Shape<Int<kDirectPositions>>{});
+  CUTE_UNROLL
+  for (int i = 0; i < kDirectPositions; ++i)
+    gRow(i) = w.m0 + m_first + 32 * i < w.m_count ? at[i].x_img + at[i].lin : x;
+  // The value tap entry k gives position i: a load, then (with padding) a select.
+  auto input_at = [&](int k, int i) {
     const Tap t = sT(k);
-    float v[kDirectPositions];
-    CUTE_UNROLL
-    for (int i = 0; i < kDirectPositions; ++i) {
+    if constexpr (kDirectTapsInside) {
+      return __ldg(gRow(i) + t.off);
+    } else {
       bool ok;
       const float* src = at[i].source(g, t, x, ok);  // a valid address either way: load, then select
       const float loaded = __ldg(src);
-      v[i] = ok ? loaded : 0.0f;
+      return ok ? loaded : 0.0f;
     }
+  };
+  Tensor acc = make_tensor<float>(Shape<Int<kDirectPositions>, Int<kDirectChannels>>{});
+  clear(acc);
+  auto multiply_add = [&](int k, const float* v) {
     CUTE_UNROLL
     for (int j = 0; j < kDirectChannels; ++j) {
       const float wj = sW(k, j0 + j);
       CUTE_UNROLL
       for (int i = 0; i < kDirectPositions; ++i) acc(i, j) = fmaf(v[i], wj, acc(i, j));
     }
+  };
+  int k = 0;
+  for (; k + kDirectLoadsAhead <= k_count; k += kDirectLoadsAhead) {
+    float v[kDirectLoadsAhead][kDirectPositions];
+    CUTE_UNROLL
+    for (int u = 0; u < kDirectLoadsAhead; ++u) {
+      CUTE_UNROLL
+      for (int i = 0; i < kDirectPositions; ++i) v[u][i] = input_at(k + u, i);
+    }
+    CUTE_UNROLL
+    for (int u = 0; u < kDirectLoadsAhead; ++u) multiply_add(k + u, v[u]);
+  }
+  for (; k < k_count; ++k) {
+    float v[kDirectPositions];
+    CUTE_UNROLL
+    for (int i = 0; i < kDirectPositions; ++i) v[i] = input_at(k, i);
+    multiply_add(k, v);
   }
 
   // epilogue(acc (+ bias)) to y: a warp's lanes store 32 consecutive positions of one channel plane.

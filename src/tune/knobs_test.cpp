@@ -259,9 +259,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // (its knobs at their defaults: one kernel) or on with M x N <= 8192 (7: M 64 or 128, N 16 to 128) x promotion (3) x
                       // cluster (2) x (stages (4) unpaired + stages but 3 (3) paired, each but 0 with 1 or 2 CTAs
                       // per SM) x the output store (2); the direct path (TMA off, mma.sync: tile N x stages = 4) x its
-                      // 3 channel tiles
+                      // 4 channel tiles
                       LibraryKnobs{"conv_implicit_gemm.cu", 14,
-                                   7u * (1u + 7u * 3u * 2u * ((1u + 3u * 2u) + (1u + 2u * 2u)) * 2u) + 4u * 3u}),
+                                   7u * (1u + 7u * 3u * 2u * ((1u + 3u * 2u) + (1u + 2u * 2u)) * 2u) + 4u * 4u}),
     [](const ::testing::TestParamInfo<LibraryKnobs>& info) {
       std::string name = info.param.file;
       return name.substr(0, name.find('.'));  // the file stem: letters, digits and '_'

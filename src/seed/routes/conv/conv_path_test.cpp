@@ -231,14 +231,19 @@ TEST(ConvPath, TheDirectPathTakesFewChannelLayersWithAShortK) {
             std::string::npos);
   EXPECT_EQ(conv_kernel_name(few), "library conv_implicit_gemm (direct)");
 
-  // 16 and 24 output channels: the 16- and 32-wide tiles.
+  // 16, 24 and 32 output channels: the 16-, 24- and 32-wide tiles (12 channels a thread at 24, no padding).
   ConvPlan narrow = few;
-  narrow.out_channels = 16;
-  choose_conv_path(narrow, kWorkspaceCeiling);
-  EXPECT_EQ(narrow.direct_tile_n, 16);
+  for (const auto& [channels, tile] : {std::pair{16, 16}, {17, 24}, {24, 24}, {25, 32}, {32, 32}, {33, 64}}) {
+    narrow.out_channels = channels;
+    choose_conv_path(narrow, kWorkspaceCeiling);
+    EXPECT_EQ(narrow.direct_tile_n, tile) << channels << " channels";
+  }
   narrow.out_channels = 24;
   choose_conv_path(narrow, kWorkspaceCeiling);
-  EXPECT_EQ(narrow.direct_tile_n, 32);
+  auto narrow_src = emit_conv(narrow, CommentText("24.py"));
+  ASSERT_TRUE(narrow_src.ok()) << narrow_src.error().message;
+  EXPECT_NE(narrow_src->find("#define CIG_DIRECT_TILE_N 24  // set by the seed: 24 output channels a group"),
+            std::string::npos);
 
   // A stride-2 transposed layer: each phase's K is its own taps (2 x 2 x 2 of 3 x 3 x 3) x 3 channels = 24.
   ConvPlan phases = few;
@@ -249,13 +254,27 @@ TEST(ConvPath, TheDirectPathTakesFewChannelLayersWithAShortK) {
   choose_conv_path(phases, kWorkspaceCeiling);
   EXPECT_EQ(phases.path, ConvPlan::Path::direct);
 
-  // K past 128 (a (3, 5, 7) window: 315) and 8 channels or more stay on the gather kernel.
+  // K up to 256 from a 32-wide tile down (a 4x4x4 window over 3 channels: 192, level 2's 27), up to 128 at 64
+  // output channels; past that, and at 8 channels or more, the gather kernel.
+  ConvPlan cube4 = few;
+  cube4.out_channels = 16;
+  cube4.kernel[0] = cube4.kernel[1] = cube4.kernel[2] = 4;
+  EXPECT_EQ(conv_phase_k(cube4), 192);
+  EXPECT_EQ(direct_path_refusal(cube4), "");
+  choose_conv_path(cube4, kWorkspaceCeiling);
+  EXPECT_EQ(cube4.path, ConvPlan::Path::direct);
+  cube4.out_channels = 64;
+  EXPECT_EQ(direct_path_refusal(cube4),
+            "K = 192 per phase (taps x channels; the direct path keeps at most 128 in shared memory at 64 output "
+            "channels)");
   ConvPlan long_k = few;
+  long_k.out_channels = 32;
   long_k.kernel[0] = 3;
   long_k.kernel[1] = 5;
   long_k.kernel[2] = 7;
   EXPECT_EQ(direct_path_refusal(long_k),
-            "K = 315 per phase (taps x channels; the direct path keeps at most 128 in shared memory)");
+            "K = 315 per phase (taps x channels; the direct path keeps at most 256 in shared memory at 32 output "
+            "channels)");
   choose_conv_path(long_k, kWorkspaceCeiling);
   EXPECT_EQ(long_k.path, ConvPlan::Path::gather);
   ConvPlan grouped = conv2d_3x3();

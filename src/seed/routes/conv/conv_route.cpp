@@ -280,14 +280,21 @@ int64_t conv_workspace_bound(const ConvPlan& p) {
   return tma ? std::max(gather, *tma) : gather;
 }
 
+int direct_tile_n(int64_t out_channels_per_group) {
+  const int64_t c = out_channels_per_group;
+  return c <= 16 ? 16 : c <= 24 ? 24 : c <= 32 ? 32 : 64;
+}
+
 std::string direct_path_refusal(const ConvPlan& p) {
   if (p.bf16) return "bf16 tensors (the direct path reads fp32)";
-  const int64_t cin_g = p.in_channels / std::max<int64_t>(p.groups, 1);
+  const int64_t groups = std::max<int64_t>(p.groups, 1), cin_g = p.in_channels / groups;
   if (cin_g >= 8) return fmt::format("{} input channels a group (the direct path is for fewer than 8)", cin_g);
+  const int tile_n = direct_tile_n(p.out_channels / groups);
   const int64_t k = conv_phase_k(p);
-  if (k > kDirectMaxK)
-    return fmt::format("K = {} per phase (taps x channels; the direct path keeps at most {} in shared memory)", k,
-                       kDirectMaxK);
+  if (k > direct_max_k(tile_n))
+    return fmt::format(
+        "K = {} per phase (taps x channels; the direct path keeps at most {} in shared memory at {} output channels)",
+        k, direct_max_k(tile_n), tile_n);
   return "";
 }
 
@@ -327,7 +334,7 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
     clear_tma_knobs(p);
     p.path_reason = tma.error().message;
     p.path = direct_path_refusal(p).empty() ? ConvPlan::Path::direct : ConvPlan::Path::gather;
-    p.direct_tile_n = cout_g <= 16 ? 16 : cout_g <= 32 ? 32 : 64;
+    p.direct_tile_n = direct_tile_n(cout_g);
     return;
   }
   p.path = ConvPlan::Path::tma_im2col;

@@ -47,10 +47,15 @@ void choose_conv_path(ConvPlan& plan, int64_t budget);
 // The largest K of the convolution's phases (taps of the phase x input channels of a group): what the gather
 // kernel's k-tiles and the direct path's shared memory hold.
 int64_t conv_phase_k(const ConvPlan& plan);
-// The library's kDirectMaxK: the direct path keeps a phase's K in shared memory up to this.
-inline constexpr int64_t kDirectMaxK = 128;
+// The direct path's tile (the library's CIG_DIRECT_TILE_N) for a group's output channels: the narrowest of 16,
+// 24, 32 and 64 that covers them.
+int direct_tile_n(int64_t out_channels_per_group);
+// The library's kDirectMaxK: the direct path keeps a phase's K in shared memory up to this, which depends on how
+// many of the weight's columns a tile holds there.
+inline constexpr int64_t direct_max_k(int tile_n) { return tile_n <= 32 ? 256 : 128; }
 // Why the direct path (FP32 FMA, library/conv_implicit_gemm.cu's CIG_DIRECT) does not take the convolution, or ""
-// when it does: fp32 tensors, fewer than 8 input channels a group, and K per phase at most kDirectMaxK.
+// when it does: fp32 tensors, fewer than 8 input channels a group, and K per phase at most direct_max_k of its
+// tile.
 std::string direct_path_refusal(const ConvPlan& plan);
 // "TMA im2col", "gather" or "direct".
 std::string conv_path_name(ConvPlan::Path path);
