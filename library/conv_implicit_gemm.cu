@@ -218,6 +218,16 @@ static_assert(CIG_IO_BF16 == 0 || CIG_IO_BF16 == 1, "CIG_IO_BF16: 0 fp32 tensors
 // cutegen:require CIG_DIRECT == 1 || CIG_DIRECT_TILE_N == 64
 // cutegen:require CIG_DIRECT == 0 || (CIG_TMA == 0 && CIG_WGMMA == 0)
 static_assert(!(CIG_DIRECT && CIG_IO_BF16), "CIG_DIRECT: the direct path reads fp32 tensors");
+// Statistics instead of the output (set by the seed's conv_stats route, never tuned): the direct path adds, per
+// (image, output channel), the sum and the sum of squares of the epilogue's values -- in double -- into the
+// (N, C, 2) double buffer that the output tensor's data points at (its shape stays the convolution's: the
+// geometry comes from it), which the caller zeroes. A norm whose statistics those are, followed by a mean over
+// the spatial dimensions, then needs y no more (src/seed/routes/conv_stats). Shapes the direct path does not
+// take are refused (CUTEGEN_ERROR_UNSUPPORTED).
+#ifndef CIG_STATS
+#define CIG_STATS 0
+#endif
+static_assert(CIG_STATS == 0 || (CIG_DIRECT == 1 && CIG_TMA == 0), "CIG_STATS: on the direct path only");
 
 namespace conv_ig {
 
@@ -915,6 +925,57 @@ __global__ void __launch_bounds__(kThreads, 2)
     multiply_add(k, v);
   }
 
+#if CIG_STATS
+  // epilogue(acc (+ bias)) summed per (image, channel): when the warp's 128 positions are all of one image, each
+  // lane's four values, then the warp's lanes in a fixed shuffle tree, then one atomic add a channel; else (an image's
+  // edge inside the warp, or positions past M) each value on its own.
+  Tensor gS = make_tensor(make_gmem_ptr(reinterpret_cast<double*>(y)),
+                          make_layout(make_shape(int64_t(g.n) * g.groups * g.cout_g, Int<2>{}), LayoutRight{}));
+  const int warp_first = w.m0 + m_first - lane, warp_last = warp_first + 32 * kDirectPositions - 1;
+  const bool one_image = warp_last < w.m_count && warp_first / w.q_vol == warp_last / w.q_vol;
+  int64_t first[kDirectPositions];
+  CUTE_UNROLL
+  for (int i = 0; i < kDirectPositions; ++i) {
+    const int m = w.m0 + m_first + 32 * i;
+    first[i] = m < w.m_count ? w.output_offset(g, m, w.grp * g.cout_g) : 0;
+  }
+  CUTE_UNROLL
+  for (int j = 0; j < kDirectChannels; ++j) {
+    const int jj = w.n0 + j0 + j;  // the same for the whole warp
+    if (jj >= g.cout_g) continue;
+    const int ch = w.grp * g.cout_g + jj;
+    if (one_image) {
+      double sum = 0, squares = 0;
+      CUTE_UNROLL
+      for (int i = 0; i < kDirectPositions; ++i) {
+        const int64_t out_at = first[i] + int64_t(jj) * g.out_vol;
+        const double v = epilogue(bias ? acc(i, j) + bias[ch] : acc(i, j), ch, out_at, ep);
+        sum += v;
+        squares += v * v;
+      }
+      CUTE_UNROLL
+      for (int offset = 16; offset > 0; offset /= 2) {
+        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+        squares += __shfl_xor_sync(0xffffffffu, squares, offset);
+      }
+      if (lane == 0) {
+        const int64_t row = int64_t(warp_first / w.q_vol) * g.groups * g.cout_g + ch;
+        atomicAdd(&gS(row, 0), sum);
+        atomicAdd(&gS(row, 1), squares);
+      }
+    } else {
+      CUTE_UNROLL
+      for (int i = 0; i < kDirectPositions; ++i) {
+        const int m = w.m0 + m_first + 32 * i;
+        if (m >= w.m_count) continue;
+        const double v = epilogue(bias ? acc(i, j) + bias[ch] : acc(i, j), ch, first[i] + int64_t(jj) * g.out_vol, ep);
+        const int64_t row = int64_t(m / w.q_vol) * g.groups * g.cout_g + ch;
+        atomicAdd(&gS(row, 0), v);
+        atomicAdd(&gS(row, 1), v * v);
+      }
+    }
+  }
+#else
   // epilogue(acc (+ bias)) to y: a warp's lanes store 32 consecutive positions of one channel plane.
   Tensor gY = make_tensor(make_gmem_ptr(y), make_shape(int64_t(g.n) * g.groups * g.cout_g * g.out_vol));
   CUTE_UNROLL
@@ -931,6 +992,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       gY(out_at) = epilogue(bias ? acc(i, j) + bias[ch] : acc(i, j), ch, out_at, ep);
     }
   }
+#endif
 }
 #endif
 
@@ -1632,6 +1694,7 @@ extern "C" int cutegen_forward_ws(const cutegen_tensor* inputs, int32_t num_inpu
   const int64_t table_entries = int64_t(g.phases) * g.kmax;
   prepare_taps<<<static_cast<unsigned>((table_entries + 255) / 256), 256, 0, stream>>>(g, table);
 #if CIG_DIRECT
+  if (CIG_STATS && g.kmax > kDirectMaxK) return CUTEGEN_ERROR_UNSUPPORTED;  // statistics: the direct path only
   if (g.kmax <= kDirectMaxK) {  // larger K: the gather kernel below, whose MMAs then pay for its pipeline
     const int64_t weights = int64_t(g.groups) * g.phases * g.kmax * g.cout_pad;
     prepare_weight_direct<<<static_cast<unsigned>((weights + 255) / 256), 256, 0, stream>>>(g, w, big);

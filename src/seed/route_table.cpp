@@ -10,6 +10,7 @@
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
 #include "seed/routes/conv_fold/conv_fold_route.h"
+#include "seed/routes/conv_stats/conv_stats_route.h"
 #include "seed/routes/conv_then/conv_then_route.h"
 #include "seed/routes/depthwise_conv/depthwise_conv_route.h"
 #include "seed/routes/gemm/gemm_route.h"
@@ -108,6 +109,15 @@ Claim claim_conv_then(const MatchContext& c) { return decide_if(has_convolution(
 Claim claim_conv_fold(const MatchContext& c) {
   return has_convolution(c) && (c.has(Op::sum) || c.has(Op::mean)) ? Claim::attempt : Claim::skip;
 }
+// A convolution, a norm, then a mean over its planes: the norm's statistics and the mean from sums the
+// convolution gathers in its epilogue (conv_stats). Tried after conv_fold (a mean of what is affine in the
+// convolution, no norm) and before the routes that store the convolution's result.
+Claim claim_conv_stats(const MatchContext& c) {
+  return has_convolution(c) && c.has(Op::mean) &&
+                 (c.has(Op::group_norm) || c.has(Op::instance_norm) || c.has(Op::batch_norm))
+             ? Claim::attempt
+             : Claim::skip;
+}
 
 // conv_then's and gemm_then's next seeds: the walk over this table (match_seed) for the graph after the head,
 // which has the head's convolution or product no more, so a walk that comes back to a *_then route does so on a
@@ -121,6 +131,9 @@ Result<ConvThenPlan> match_conv_then_in_table(const OpGraph& g) { return match_c
 Result<ConvFoldPlan> match_conv_fold_in_table(const OpGraph& g) { return match_conv_fold(g, &second_seed); }
 constexpr RouteDef<ConvFoldPlan> kConvFoldRoute{"conv_fold", match_conv_fold_in_table, conv_fold_description,
                                                 conv_fold_pattern, emit_conv_fold};
+Result<ConvStatsPlan> match_conv_stats_in_table(const OpGraph& g) { return match_conv_stats(g, &second_seed); }
+constexpr RouteDef<ConvStatsPlan> kConvStatsRoute{"conv_stats", match_conv_stats_in_table, conv_stats_description,
+                                                  conv_stats_pattern, emit_conv_stats};
 Result<GemmThenPlan> match_gemm_then_in_table(const OpGraph& g) { return match_gemm_then(g, &second_seed); }
 constexpr RouteDef<GemmThenPlan> kGemmThenRoute{"gemm_then", match_gemm_then_in_table, gemm_then_description,
                                                 gemm_then_pattern, emit_gemm_then};
@@ -198,6 +211,7 @@ constexpr Route kRoutes[] = {
     route<kSeparableConvRoute>(claim_separable_conv),
     route<kConvRoute>(claim_conv),
     route<kConvFoldRoute>(claim_conv_fold),
+    route<kConvStatsRoute>(claim_conv_stats),
     route<kConvEpilogueRoute>(claim_conv_epilogue),
     route<kConvThenRoute>(claim_conv_then),
     route<kScanRoute>(claim_scan),
