@@ -44,10 +44,12 @@
 
 #include <cooperative_groups.h>
 
+// cute/tensor.hpp first: the copy atoms below build on what it declares (cutegen/kernel.h includes only
+// cute/tensor_impl.hpp).
+#include <cute/tensor.hpp>
 #include <cute/arch/cluster_sm90.hpp>
 #include <cute/arch/copy_sm80.hpp>
 #include <cute/atom/copy_atom.hpp>
-#include <cute/tensor.hpp>
 
 // The largest cluster a row is spread over (shorter rows shrink it on their own, so smaller values
 // would only push 1.5 MB rows onto the streaming path). 16 is beyond the portable size (allowed on
