@@ -29,8 +29,8 @@ struct ConvPlan {
   enum class Kind { forward, transposed };
   // The library kernel's paths (its CIG_TMA and CIG_DIRECT knobs, which the seed sets): CUTLASS's SM90
   // implicit-GEMM convolution over TMA-im2col loads of a packed copy of the input, for dense forward layers and
-  // stride-1 transposed ones; the direct path (FP32 FMA) for layers of fewer than 8 input channels whose K per
-  // phase is at most 128; and the gather kernel, for everything else and wherever even one image's packed
+  // stride-1 transposed ones; the direct path (FP32 FMA) for layers of at most 8 input channels whose K per
+  // phase fits its shared memory (direct_max_k); and the gather kernel, for everything else and wherever even one image's packed
   // copies would not fit the judge's workspace cap.
   enum class Path { tma_im2col, gather, direct };
   Kind kind = Kind::forward;

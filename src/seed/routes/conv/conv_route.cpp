@@ -288,7 +288,7 @@ int direct_tile_n(int64_t out_channels_per_group) {
 std::string direct_path_refusal(const ConvPlan& p) {
   if (p.bf16) return "bf16 tensors (the direct path reads fp32)";
   const int64_t groups = std::max<int64_t>(p.groups, 1), cin_g = p.in_channels / groups;
-  if (cin_g >= 8) return fmt::format("{} input channels a group (the direct path is for fewer than 8)", cin_g);
+  if (cin_g > 8) return fmt::format("{} input channels a group (the direct path is for at most 8)", cin_g);
   const int tile_n = direct_tile_n(p.out_channels / groups);
   const int64_t k = conv_phase_k(p);
   if (k > direct_max_k(tile_n))
@@ -328,6 +328,16 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
   if (p.tma_tile_n == 128 && !p.bf16) {
     p.tma_stages = 4;
     p.tma_min_ctas = 2;
+  }
+  // 8 input channels a group, the fewest the TMA path packs: the direct path where it takes the layer. KernelBench
+  // level 2's 8 (8 -> 16 channels, 3x3x3, H100): 4.62 ms on the TMA path's 16-wide tile, 1.94 direct; 67 (8 -> 64,
+  // 3x3): 5.79 against 4.74 (benchmarks/results.md, "Convolution").
+  if (cin_g == 8 && direct_path_refusal(p).empty()) {
+    clear_tma_knobs(p);
+    p.path_reason = "8 input channels a group (the direct path is faster than the TMA path's 8-channel packing)";
+    p.path = ConvPlan::Path::direct;
+    p.direct_tile_n = direct_tile_n(cout_g);
+    return;
   }
   auto tma = conv_tma_workspace_bytes(p);
   if (!tma) {

@@ -54,7 +54,7 @@ int direct_tile_n(int64_t out_channels_per_group);
 // many of the weight's columns a tile holds there.
 inline constexpr int64_t direct_max_k(int tile_n) { return tile_n <= 32 ? 256 : 128; }
 // Why the direct path (FP32 FMA, library/conv_implicit_gemm.cu's CIG_DIRECT) does not take the convolution, or ""
-// when it does: fp32 tensors, fewer than 8 input channels a group, and K per phase at most direct_max_k of its
+// when it does: fp32 tensors, at most 8 input channels a group, and K per phase at most direct_max_k of its
 // tile.
 std::string direct_path_refusal(const ConvPlan& plan);
 // "TMA im2col", "gather" or "direct".

@@ -103,7 +103,7 @@ Result<ConvStatsPlan> match_conv_stats(const OpGraph& g, SecondSeedMatcher secon
     return Error{fmt::format("the convolution runs on the {} path (statistics are gathered on the direct path: {})",
                              conv_path_name(plan.conv.path),
                              plan.conv.path == ConvPlan::Path::gather ? direct_path_refusal(plan.conv)
-                                                                      : "fewer than 8 input channels a group")};
+                                                                      : "at most 8 input channels a group")};
   if (plan.conv.kind == ConvPlan::Kind::transposed) {
     const ConvPlan& c = plan.conv;
     for (int s = 0; s < 3; ++s) {

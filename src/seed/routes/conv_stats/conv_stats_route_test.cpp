@@ -139,7 +139,7 @@ TEST(ConvStats, AChainThatRanInPassesTakesTheWholeBatch) {
 TEST(ConvStats, WhatItDoesNotTakeStaysAChainAndSaysWhy) {
   EXPECT_EQ(match(conv_norm_mean(StatsNorm::group, true, false, /*in=*/16)).route(), "conv_then");
   EXPECT_EQ(stats_refusal(conv_norm_mean(StatsNorm::group, true, false, 16)),
-            "the convolution runs on the TMA im2col path (statistics are gathered on the direct path: fewer than 8 "
+            "the convolution runs on the TMA im2col path (statistics are gathered on the direct path: at most 8 "
             "input channels a group)");
   EXPECT_EQ(match(conv_norm_mean(StatsNorm::layer, false)).route(), "conv_then");
   EXPECT_EQ(stats_refusal(conv_norm_mean(StatsNorm::layer, false)),
