@@ -109,14 +109,11 @@ Claim claim_conv_then(const MatchContext& c) { return decide_if(has_convolution(
 Claim claim_conv_fold(const MatchContext& c) {
   return has_convolution(c) && (c.has(Op::sum) || c.has(Op::mean)) ? Claim::attempt : Claim::skip;
 }
-// A convolution, a norm, then a mean over its planes: the norm's statistics and the mean from sums the
-// convolution gathers in its epilogue (conv_stats). Tried after conv_fold (a mean of what is affine in the
-// convolution, no norm) and before the routes that store the convolution's result.
+// A convolution, maybe a norm, then a mean over its planes: the norm's statistics and the mean from sums the
+// convolution gathers in its epilogue (conv_stats). Tried after conv_fold (which takes a mean of what is affine in
+// the convolution without running it) and before the routes that store the convolution's result.
 Claim claim_conv_stats(const MatchContext& c) {
-  return has_convolution(c) && c.has(Op::mean) &&
-                 (c.has(Op::group_norm) || c.has(Op::instance_norm) || c.has(Op::batch_norm))
-             ? Claim::attempt
-             : Claim::skip;
+  return has_convolution(c) && c.has(Op::mean) ? Claim::attempt : Claim::skip;
 }
 
 // conv_then's and gemm_then's next seeds: the walk over this table (match_seed) for the graph after the head,

@@ -329,6 +329,17 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
     p.tma_stages = 4;
     p.tma_min_ctas = 2;
   }
+  auto tma = conv_tma_workspace_bytes(p);
+  // Fewer than 8 input channels a group (which the TMA path does not pack) on the direct path where it takes the
+  // layer, else the gather kernel. At 8 the direct path was measured against the TMA path only (below), so a layer
+  // the TMA path refuses keeps the gather kernel there.
+  if (!tma) {
+    clear_tma_knobs(p);
+    p.path_reason = tma.error().message;
+    p.path = cin_g < 8 && direct_path_refusal(p).empty() ? ConvPlan::Path::direct : ConvPlan::Path::gather;
+    p.direct_tile_n = direct_tile_n(cout_g);
+    return;
+  }
   // 8 input channels a group, the fewest the TMA path packs: the direct path where it takes the layer. KernelBench
   // level 2's 8 (8 -> 16 channels, 3x3x3, H100): 4.62 ms on the TMA path's 16-wide tile, 1.94 direct; 67 (8 -> 64,
   // 3x3): 5.79 against 4.74 (benchmarks/results.md, "Convolution").
@@ -336,14 +347,6 @@ void choose_conv_path(ConvPlan& p, int64_t budget) {
     clear_tma_knobs(p);
     p.path_reason = "8 input channels a group (the direct path is faster than the TMA path's 8-channel packing)";
     p.path = ConvPlan::Path::direct;
-    p.direct_tile_n = direct_tile_n(cout_g);
-    return;
-  }
-  auto tma = conv_tma_workspace_bytes(p);
-  if (!tma) {
-    clear_tma_knobs(p);
-    p.path_reason = tma.error().message;
-    p.path = direct_path_refusal(p).empty() ? ConvPlan::Path::direct : ConvPlan::Path::gather;
     p.direct_tile_n = direct_tile_n(cout_g);
     return;
   }

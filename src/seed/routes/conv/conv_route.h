@@ -54,8 +54,8 @@ int direct_tile_n(int64_t out_channels_per_group);
 // many of the weight's columns a tile holds there.
 inline constexpr int64_t direct_max_k(int tile_n) { return tile_n <= 32 ? 256 : 128; }
 // Why the direct path (FP32 FMA, library/conv_implicit_gemm.cu's CIG_DIRECT) does not take the convolution, or ""
-// when it does: fp32 tensors, at most 8 input channels a group, and K per phase at most direct_max_k of its
-// tile.
+// when it could: fp32 tensors, at most 8 input channels a group, and K per phase at most direct_max_k of its
+// tile. choose_conv_path takes it below 8 channels, and at 8 where the TMA path would take the layer.
 std::string direct_path_refusal(const ConvPlan& plan);
 // "TMA im2col", "gather" or "direct".
 std::string conv_path_name(ConvPlan::Path path);

@@ -8,13 +8,14 @@
 
 namespace cutegen::seed {
 
-// A convolution (with its pointwise epilogue) on the direct path, a GroupNorm, InstanceNorm or training-mode
-// BatchNorm of its result y, then the mean of the norm's result over y's spatial dimensions (one value per
-// (image, channel)) or over its channels too (one per image). The mean of a normalised plane is the
-// normalisation of the plane's mean, so the output follows from each (image, channel)'s sum and sum of squares
-// of y: the convolution gathers those in its epilogue and y is never stored.
+// A convolution (with its pointwise epilogue) on the direct path, maybe a GroupNorm, InstanceNorm or
+// training-mode BatchNorm of its result y, then the mean over y's spatial dimensions (one value per (image,
+// channel)) or over its channels too (one per image). The mean of a normalised plane is the normalisation of the
+// plane's mean, so the output follows from each (image, channel)'s sum and sum of squares of y: the convolution
+// gathers those in its epilogue and y is never stored.
 struct ConvStatsPlan {
   ConvPlan conv;                 // the convolution and its epilogue, on the direct path
+  bool has_norm = true;          // false: the mean of y itself (a global average pooling)
   bool batch_norm = false;       // statistics per channel over the batch; else per (image, channel group)
   int64_t norm_groups = 0;       // GroupNorm's groups; 0: InstanceNorm's one a channel
   double eps = 1e-5;

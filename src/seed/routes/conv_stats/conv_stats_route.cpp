@@ -73,20 +73,26 @@ Result<ConvStatsPlan> match_conv_stats(const OpGraph& g, SecondSeedMatcher secon
   auto chain = match_conv_then(g, second);
   if (!chain) return Error{fmt::format("as a chain: {}", chain.error().message)};
   if (chain->pooled) return Error{"an average pooling folds into the convolution instead"};
-  if (chain->steps.size() != 2) return Error{"the convolution is not followed by exactly a norm and a mean"};
+  if (chain->steps.empty() || chain->steps.size() > 2)
+    return Error{"the convolution is not followed by a mean, or by a norm and a mean"};
   for (const ThenStep& s : chain->steps)
     if (!s.extra_reads.empty()) return Error{"a step after the convolution reads an earlier value again"};
-  const NormPlan* norm = step_plan<NormPlan>(chain->steps[0]);
-  const ReducePlan* mean = step_plan<ReducePlan>(chain->steps[1]);
-  if (!norm || !mean)
+  const bool has_norm = chain->steps.size() == 2;
+  const NormPlan* norm = has_norm ? step_plan<NormPlan>(chain->steps[0]) : nullptr;
+  const ReducePlan* mean = step_plan<ReducePlan>(chain->steps.back());
+  if ((has_norm && !norm) || !mean) {
+    if (!has_norm) return Error{fmt::format("the step after the convolution is {}, not a mean", chain->steps[0].seed->route())};
     return Error{fmt::format("the steps after the convolution are {} and {}, not a norm and a mean",
                              chain->steps[0].seed->route(), chain->steps[1].seed->route())};
+  }
   ConvStatsPlan plan;
+  plan.has_norm = has_norm;
   plan.y_shape = chain->head_shape;
   if (plan.y_shape.size() < 3) return Error{"the convolution's result has no spatial dimension"};
   const int64_t images = plan.y_shape[0], channels = plan.y_shape[1],
                 positions = product(plan.y_shape, 2, plan.y_shape.size());
-  if (auto s = read_norm(*norm, images, channels, positions, plan); !s) return s.error();
+  if (norm)
+    if (auto s = read_norm(*norm, images, channels, positions, plan); !s) return s.error();
   if (auto s = read_mean(*mean, images, channels, positions, plan); !s) return s.error();
   plan.conv = chain->head;
   // A chain whose stored results pass the judge's cap runs in passes of a few images, its parts planned for one
@@ -99,11 +105,12 @@ Result<ConvStatsPlan> match_conv_stats(const OpGraph& g, SecondSeedMatcher secon
   plan.output_shape = chain->output_shape;
   // The statistics are the only result: the convolution's path is chosen for what the cap leaves beside them.
   choose_conv_path(plan.conv, judge_workspace_cap(g) - stats_bytes(plan));
-  if (plan.conv.path != ConvPlan::Path::direct)
+  if (plan.conv.path != ConvPlan::Path::direct) {
+    std::string why = direct_path_refusal(plan.conv);
+    if (why.empty()) why = plan.conv.path_reason;  // 8 channels a group on a layer the TMA path does not take
     return Error{fmt::format("the convolution runs on the {} path (statistics are gathered on the direct path: {})",
-                             conv_path_name(plan.conv.path),
-                             plan.conv.path == ConvPlan::Path::gather ? direct_path_refusal(plan.conv)
-                                                                      : "at most 8 input channels a group")};
+                             conv_path_name(plan.conv.path), why)};
+  }
   if (plan.conv.kind == ConvPlan::Kind::transposed) {
     const ConvPlan& c = plan.conv;
     for (int s = 0; s < 3; ++s) {
@@ -116,15 +123,22 @@ Result<ConvStatsPlan> match_conv_stats(const OpGraph& g, SecondSeedMatcher secon
   return plan;
 }
 
+namespace {
+// "mean(...) of group_norm(...)", or the mean alone
+std::string after_text(const ConvStatsPlan& plan) {
+  return plan.has_norm ? fmt::format("{} of {}", plan.mean_pattern, plan.norm_pattern) : plan.mean_pattern;
+}
+}  // namespace
+
 std::string conv_stats_description(const ConvStatsPlan& plan) {
   return fmt::format("convolution with each (image, channel)'s sum and sum of squares gathered in its epilogue, "
-                     "then {} of {} from them (the convolution's result is never stored): y = {}",
-                     plan.mean_pattern, plan.norm_pattern, plan.conv_pattern);
+                     "then {} from them (the convolution's result is never stored): y = {}",
+                     after_text(plan), plan.conv_pattern);
 }
 
 std::string conv_stats_pattern(const ConvStatsPlan& plan) {
-  return fmt::format("{} gathering statistics, then {} of {} from them; y = {}", conv_kernel_name(plan.conv),
-                     plan.mean_pattern, plan.norm_pattern, plan.conv_pattern);
+  return fmt::format("{} gathering statistics, then {} from them; y = {}", conv_kernel_name(plan.conv),
+                     after_text(plan), plan.conv_pattern);
 }
 
 Result<std::string> emit_conv_stats(const ConvStatsPlan& plan, const CommentText& problem) {
@@ -140,7 +154,8 @@ Result<std::string> emit_conv_stats(const ConvStatsPlan& plan, const CommentText
     return s.error();
   std::string t = kConvStatsTemplate;
   replace_placeholder(t, "PROBLEM", problem.str());
-  replace_placeholder(t, "NORM_PATTERN", plan.norm_pattern);
+  replace_placeholder(t, "NORM_PATTERN", plan.has_norm ? plan.norm_pattern : "y (no norm)");
+  replace_placeholder(t, "HAS_NORM", plan.has_norm ? "true" : "false");
   replace_placeholder(t, "MEAN_PATTERN", plan.mean_pattern);
   replace_placeholder(t, "CONV_PATTERN", plan.conv_pattern);
   replace_placeholder(t, "Y_SHAPE", shape_text(plan.y_shape));

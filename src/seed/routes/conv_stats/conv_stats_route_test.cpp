@@ -106,6 +106,28 @@ TEST(ConvStats, APointwiseHeadAndAMeanOverThePlanesAloneAreTakenToo) {
   EXPECT_EQ(p.output_shape, (std::vector<int64_t>{4, 16}));
 }
 
+// KernelBench level 2's 67 at a small size: a GELU, then the global average pool, with no norm between. conv_fold
+// cannot fold it (GELU is not affine); the sums alone give it.
+TEST(ConvStats, AMeanWithoutANormComesFromTheSumsAlone) {
+  json j = conv_norm_mean(StatsNorm::group, /*over_channels=*/false);
+  j["nodes"][5] = node(5, "conv", {ref(0), ref(1), ref(2)}, stats_conv_params(3, 16), kStatsY);
+  j["nodes"][6] = node(6, "gelu", {ref(5)}, {{"approximate", "none"}}, kStatsY);
+  j["nodes"][7] = node(7, "mean", {ref(6)}, {{"dim", {2, 3}}, {"keepdim", false}, {"dtype", nullptr}}, {4, 16});
+  j["outputs"] = {ref(7)};
+  auto m = match(j);
+  ASSERT_TRUE(m.plan_as<ConvStatsPlan>()) << m.reason;
+  const ConvStatsPlan& p = stats_plan_of(m);
+  EXPECT_FALSE(p.has_norm);
+  EXPECT_FALSE(p.over_channels);
+  EXPECT_TRUE(p.conv.has_epilogue());
+  EXPECT_TRUE(contains(m.description(), "gathered in its epilogue, then mean(y, dim=(2, 3)) from them (the "))
+      << m.description();
+  auto src = m.plan->emit(CommentText("conv_gelu_mean.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_TRUE(contains(*src, "constexpr bool kHasNorm = false;"));
+  EXPECT_TRUE(contains(*src, "  if (kHasNorm)\n    group_stats_kernel<<<"));
+}
+
 TEST(ConvStats, InstanceAndBatchNormsHaveTheirOwnStatisticsGroups) {
   auto in = match(conv_norm_mean(StatsNorm::instance, true));
   ASSERT_TRUE(in.plan_as<ConvStatsPlan>()) << in.reason;
@@ -139,8 +161,8 @@ TEST(ConvStats, AChainThatRanInPassesTakesTheWholeBatch) {
 TEST(ConvStats, WhatItDoesNotTakeStaysAChainAndSaysWhy) {
   EXPECT_EQ(match(conv_norm_mean(StatsNorm::group, true, false, /*in=*/16)).route(), "conv_then");
   EXPECT_EQ(stats_refusal(conv_norm_mean(StatsNorm::group, true, false, 16)),
-            "the convolution runs on the TMA im2col path (statistics are gathered on the direct path: at most 8 "
-            "input channels a group)");
+            "the convolution runs on the TMA im2col path (statistics are gathered on the direct path: 16 input "
+            "channels a group (the direct path is for at most 8))");
   EXPECT_EQ(match(conv_norm_mean(StatsNorm::layer, false)).route(), "conv_then");
   EXPECT_EQ(stats_refusal(conv_norm_mean(StatsNorm::layer, false)),
             "the norm's statistics are not per (image, group of channels) or per channel over the batch");
