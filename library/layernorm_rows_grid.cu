@@ -33,9 +33,11 @@
 
 #include <cuda/atomic>
 
+// cute/tensor.hpp first: the copy atoms below build on what it declares (cutegen/kernel.h includes only
+// cute/tensor_impl.hpp).
+#include <cute/tensor.hpp>
 #include <cute/arch/copy_sm80.hpp>
 #include <cute/atom/copy_atom.hpp>
-#include <cute/tensor.hpp>
 
 // cutegen:knob LN_THREADS in {256, 512, 1024}
 #ifndef LN_THREADS
