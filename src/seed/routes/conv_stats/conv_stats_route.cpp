@@ -67,6 +67,11 @@ int64_t stats_bytes(const ConvStatsPlan& p) {
 
 std::string slots_text(const int64_t (&v)[3]) { return fmt::format("{}, {}, {}", v[0], v[1], v[2]); }
 
+// "mean(...) of group_norm(...)", or the mean alone
+std::string after_text(const ConvStatsPlan& plan) {
+  return plan.has_norm ? fmt::format("{} of {}", plan.mean_pattern, plan.norm_pattern) : plan.mean_pattern;
+}
+
 }  // namespace
 
 Result<ConvStatsPlan> match_conv_stats(const OpGraph& g, SecondSeedMatcher second) {
@@ -80,11 +85,11 @@ Result<ConvStatsPlan> match_conv_stats(const OpGraph& g, SecondSeedMatcher secon
   const bool has_norm = chain->steps.size() == 2;
   const NormPlan* norm = has_norm ? step_plan<NormPlan>(chain->steps[0]) : nullptr;
   const ReducePlan* mean = step_plan<ReducePlan>(chain->steps.back());
-  if ((has_norm && !norm) || !mean) {
-    if (!has_norm) return Error{fmt::format("the step after the convolution is {}, not a mean", chain->steps[0].seed->route())};
+  if (!has_norm && !mean)
+    return Error{fmt::format("the step after the convolution is {}, not a mean", chain->steps[0].seed->route())};
+  if (has_norm && (!norm || !mean))
     return Error{fmt::format("the steps after the convolution are {} and {}, not a norm and a mean",
                              chain->steps[0].seed->route(), chain->steps[1].seed->route())};
-  }
   ConvStatsPlan plan;
   plan.has_norm = has_norm;
   plan.y_shape = chain->head_shape;
@@ -122,13 +127,6 @@ Result<ConvStatsPlan> match_conv_stats(const OpGraph& g, SecondSeedMatcher secon
   }
   return plan;
 }
-
-namespace {
-// "mean(...) of group_norm(...)", or the mean alone
-std::string after_text(const ConvStatsPlan& plan) {
-  return plan.has_norm ? fmt::format("{} of {}", plan.mean_pattern, plan.norm_pattern) : plan.mean_pattern;
-}
-}  // namespace
 
 std::string conv_stats_description(const ConvStatsPlan& plan) {
   return fmt::format("convolution with each (image, channel)'s sum and sum of squares gathered in its epilogue, "
