@@ -509,8 +509,8 @@ TEST(SeedCompile, ConvThenGlobalAveragePoolSeedBuildsAndPassesEveryStaticCheck) 
   ASSERT_TRUE(build_and_load(*src, "conv_gap_seed.cu", seed));
 #ifdef CUTEGEN_CUDA_LIB_DIR
   auto workspace_bytes = seed.workspace_bytes;
-  // The model's GroupNorm parameters stay contract inputs (conv_gelu_groupnorm's), unread.
-  const cutegen_tensor in[5] = {fp32(kThenIn), fp32({16, 4, 3, 3}), fp32({16}), fp32({16}), fp32({16})};
+  // The model's GroupNorm parameters stay contract inputs (conv_gelu_groupnorm's), unread; 16 input channels.
+  const cutegen_tensor in[5] = {fp32({8, 16, 18, 20}), fp32({16, 16, 3, 3}), fp32({16}), fp32({16}), fp32({16})};
   const cutegen_tensor y = fp32({8, 16});
   // y (the convolution's result) first; the mean writes the output itself.
   EXPECT_GE(workspace_bytes(in, 5, &y, 1), size_t{8} * 16 * 16 * 18 * 4);
