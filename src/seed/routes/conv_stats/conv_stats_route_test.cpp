@@ -213,3 +213,25 @@ TEST(SeedCompile, ConvStatsSeedBuildsPassesEveryStaticCheckAndSizesItsWorkspace)
   EXPECT_EQ(workspace_bytes(in8, 5, &out8, 1), asked + 1024 + 256);
 #endif
 }
+
+// Inside a larger chain (prologue_then: a convolution of a computed value) the parts are single seeds: the
+// convolution, the norm and the mean, each its own part, as before conv_stats existed -- not conv_stats's file,
+// whose library convolution must stay at the file's scope.
+TEST(ConvStats, InsideALargerChainThePartsStaySingleSeeds) {
+  const json affine = {{"eps", 1e-5}, {"affine", true}, {"has_weight", true}, {"has_bias", true}, {"num_groups", 4}};
+  const json j = graph(
+      json::array({input(0, "x", kStatsIn), param(1, "conv_weight", 1, {16, 3, 3, 3}), param(2, "conv_bias", 2, {16}),
+                   param(3, "norm_weight", 3, {16}), param(4, "norm_bias", 4, {16}),
+                   node(5, "relu", {ref(0)}, json::object(), kStatsIn),
+                   node(6, "conv", {ref(5), ref(1), ref(2)}, stats_conv_params(3, 16), kStatsY),
+                   node(7, "group_norm", {ref(6), ref(3), ref(4)}, affine, kStatsY),
+                   node(8, "mean", {ref(7)}, {{"dim", {1, 2, 3}}, {"keepdim", false}, {"dtype", nullptr}}, {4})}),
+      8, 1, {"conv.weight", "conv.bias", "norm.weight", "norm.bias"});
+  auto m = match(j);
+  ASSERT_TRUE(m.matched()) << m.reason;
+  EXPECT_EQ(m.route(), "prologue_then");
+  EXPECT_FALSE(contains(m.description(), "sum of squares gathered")) << m.description();
+  auto src = m.plan->emit(CommentText("relu_conv_gn_mean.py"));
+  ASSERT_TRUE(src.ok()) << src.error().message;
+  EXPECT_FALSE(contains(*src, "#define CIG_STATS 1"));
+}

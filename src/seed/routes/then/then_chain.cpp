@@ -15,6 +15,7 @@
 #include "seed/routes/conv/conv_plan.h"
 #include "seed/routes/conv/conv_route.h"
 #include "seed/routes/conv_epilogue/conv_epilogue_route.h"
+#include "seed/routes/conv_stats/conv_stats_plan.h"
 #include "seed/routes/conv_then/conv_then_plan.h"
 #include "seed/routes/gemm/folded_gemm_kernel.h"
 #include "seed/routes/gemm/gemm_kernel_choice.h"
@@ -176,9 +177,12 @@ std::string step_code(const std::string& what, const std::string& out_decl, cons
       fmt::arg("grow", shared ? "    if (part > scratch) scratch = part;\n" : "    used += part;\n"));
 }
 
+// conv_stats is conv_then's chain fused into one file (the convolution, its statistics, the output): inside a larger
+// chain it is cut into those parts as conv_then is, the way such graphs were seeded before it existed.
 bool is_chain(const MatchedPlan& seed) {
   return dynamic_cast<const TypedPlan<ConvThenPlan>*>(&seed) || dynamic_cast<const TypedPlan<GemmThenPlan>*>(&seed) ||
-         dynamic_cast<const TypedPlan<PrologueThenPlan>*>(&seed);
+         dynamic_cast<const TypedPlan<PrologueThenPlan>*>(&seed) ||
+         dynamic_cast<const TypedPlan<ConvStatsPlan>*>(&seed);
 }
 
 }  // namespace

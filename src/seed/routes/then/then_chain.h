@@ -49,7 +49,7 @@ using SecondSeedMatcher = Result<std::shared_ptr<const MatchedPlan>> (*)(const O
 
 // "" when a seed can be a step of the chain, else why not: its kernel must have one contract entry point (the
 // tiled GEMM's text has two, one compiled out) -- and a product after the head is on the library GEMM, not a
-// CUDA-core one; and it is no chain itself (conv_then, gemm_then, prologue_then): a chain's parts are the
+// CUDA-core one; and it is no chain itself (conv_then, gemm_then, prologue_then, conv_stats): a chain's parts are the
 // routes' single seeds, cut where one value crosses, so kMaxThenSteps bounds the whole file.
 std::string then_step_refusal(const MatchedPlan& seed);
 
