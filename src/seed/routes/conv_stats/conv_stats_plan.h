@@ -24,7 +24,6 @@ struct ConvStatsPlan {
   int num_contract_inputs = 0;
   std::vector<int64_t> y_shape;  // the convolution's output as traced
   std::vector<int64_t> output_shape;
-  int64_t output_padding[3] = {0, 0, 0};  // a transposed convolution's, per (D, H, W) slot, as traced
   std::string norm_pattern, mean_pattern, conv_pattern;
 };
 

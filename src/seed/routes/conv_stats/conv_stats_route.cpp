@@ -116,15 +116,6 @@ Result<ConvStatsPlan> match_conv_stats(const OpGraph& g, SecondSeedMatcher secon
     return Error{fmt::format("the convolution runs on the {} path (statistics are gathered on the direct path: {})",
                              conv_path_name(plan.conv.path), why)};
   }
-  if (plan.conv.kind == ConvPlan::Kind::transposed) {
-    const ConvPlan& c = plan.conv;
-    for (int s = 0; s < 3; ++s) {
-      const int d = s - (3 - c.dims);  // the tensor's spatial dimension of slot s, < 0 for a missing one
-      if (d < 0) continue;
-      const int64_t in = c.input_shape.at(2 + d), out = c.output_shape.at(2 + d);
-      plan.output_padding[s] = out - ((in - 1) * c.stride[s] - 2 * c.padding[s] + c.dilation[s] * (c.kernel[s] - 1) + 1);
-    }
-  }
   return plan;
 }
 
@@ -166,7 +157,7 @@ Result<std::string> emit_conv_stats(const ConvStatsPlan& plan, const CommentText
   replace_placeholder(t, "NORM_GROUPS", std::to_string(plan.norm_groups));
   replace_placeholder(t, "EPS", fmt::format("{:.17g}", plan.eps));
   replace_placeholder(t, "OVER_CHANNELS", plan.over_channels ? "true" : "false");
-  replace_placeholder(t, "OUTPUT_PADDING", slots_text(plan.output_padding));
+  replace_placeholder(t, "OUTPUT_PADDING", slots_text(plan.conv.output_padding));
   replace_placeholder(t, "LIBRARY", *conv);  // last: nothing else is looked for in the library's text
   return t;
 }
