@@ -94,7 +94,20 @@ def compare_samples(got: torch.Tensor, ref_full: torch.Tensor, positions: torch.
     whose exp is 1e-6 off at x - max = -25 (__expf) failed one timed call in 25-50 that way on an H100
     (2026-12-05), every element within its bound and the full rel-L2 far under its limit. Every element is
     still held to its own bound (atol against the output's scale, rtol against itself) as before."""
-    ref = compare.as_numbers(ref_full).reshape(-1).index_select(0, positions.to(ref_full.device)).cpu()
+    return compare_sampled(got, sample(ref_full, positions), ref_full.numel(), tol, scale, poison, ref_sq_sum)
+
+
+def sample(full: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """The values of `full` at `positions` (flat), on the host: all a sampled comparison needs of a whole tensor
+    besides its scale and norm -- so the tensor itself can be released before the next large one is made
+    (candidate_session._compare_call)."""
+    return compare.as_numbers(full).reshape(-1).index_select(0, positions.to(full.device)).cpu()
+
+
+def compare_sampled(got: torch.Tensor, ref: torch.Tensor, total: int, tol: compare.Tolerance, scale: float,
+                    poison: int = None, ref_sq_sum: float = None) -> dict:
+    """compare_samples from the reference's values already taken at the positions (`sample`) and its element
+    count `total`: the same report, bit for bit."""
     loose = compare.Tolerance(tol.atol, tol.rtol, tol.rel_l2_limit * 1.5, tol.abs_slack)
     report = compare.compare(got.reshape(-1), ref, loose, scale, poison=poison)
     if ref_sq_sum is None or not got.is_floating_point():
@@ -102,7 +115,7 @@ def compare_samples(got: torch.Tensor, ref_full: torch.Tensor, positions: torch.
     # Non-finite mismatches are bad elements already (compare); the estimate is over the finite pairs.
     g, r = got.reshape(-1).to(torch.float64), ref.to(torch.float64)
     sq_diff = float(torch.where(torch.isfinite(g) & torch.isfinite(r), g - r, 0.0).square().sum())
-    scaled = sq_diff * ref_full.numel() / max(1, positions.numel())
+    scaled = sq_diff * total / max(1, ref.numel())
     estimate = (scaled / ref_sq_sum) ** 0.5 if ref_sq_sum > 0 else (0.0 if scaled == 0 else float("inf"))
     report["sample_rel_l2_err"] = report["rel_l2_err"]
     report["rel_l2_err"] = estimate

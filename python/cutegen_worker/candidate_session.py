@@ -256,13 +256,23 @@ def _quantile(ordered: list, q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
+@dataclass
+class _NativeSample:
+    """What a timed call's comparisons need of one of PyTorch's own outputs (_native_samples)."""
+    values: torch.Tensor    # its values at the call's secret positions (host)
+    expected: torch.Tensor  # for the screen: compare.expected_scale_and_norm's values there, else None
+    scale: float            # ... and their scale,
+    norm: float             # ... and their sum of squares over the whole output,
+    total: int              # ... and the whole output's element count
+
+
 class _Clock:
     """The worker's own GPU work around a call: the L2 flush, the probe and synchronisation."""
 
     def __init__(self, device: torch.device):
         self.device = device
         cuda = device.type == "cuda"
-        self._flush = torch.empty((256 << 20) if cuda else (1 << 20), dtype=torch.uint8, device=device)
+        self._flush = torch.empty(memory.FLUSH_BYTES if cuda else (1 << 20), dtype=torch.uint8, device=device)
         self._probe = torch.zeros(1, device=device)
         self._n = 0
 
@@ -429,7 +439,8 @@ class CandidateSession:
         requested = _workspace_request(ready)
         if requested is None:
             return
-        cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True)
+        cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True,
+                                        copies=self.record.audits["copies"] if self.timed else "none")
         if requested > cap:
             # Refused, as a size of 0 is: at another shape than the problem's (generalize.py) the shape is then
             # not verified, as if the kernel had declined it.
@@ -611,6 +622,7 @@ class CandidateSession:
             self.slot.repoison_workspace()
             self._call(staged, 1)
             report = self._check_full(staged, self._slot_sets((0, 1)), label={"trial": index})
+            staged = None  # before the next trial's are made, or the diagnosis makes the previous call's
             if not report["pass"]:
                 raise self._failed(report, f"trial {index} ({spec.kind} inputs) failed")
             self.previous = spec
@@ -769,6 +781,10 @@ class CandidateSession:
         walls = {"problem": [], "signed": []}
         events = []
         for i in range(total):
+            # The last call's pristine values, and what was gathered of it, go before this call's are made,
+            # after every call alike: two staged sets side by side were 6 GiB more at a staging of
+            # KernelBench's softmax, which memory.check_fits counts once.
+            staged = got_out = got_in = None
             timed = i >= plan.warmup
             k = i - plan.warmup
             self.phase = f"timed call {k}" if timed else f"warm-up call {i}"
@@ -826,10 +842,14 @@ class CandidateSession:
                                       "host_busy": self.host_cpu == "checked" and cpu_time.host_busy(
                                           exchange.runner_cpu_ns, exchange.wall_ns, self.wait_share, _spin_ns())})
             with self.phases("timed_compare"):
-                self._compare_call(staged, got_out, k)
+                failed = self._compare_call(staged, got_out, k)
+            if failed is not None:
+                staged = None  # the diagnosis makes the previous call's values (_is_previous_answer)
+                raise self._failed(*failed)
             if timed and k in full:
                 kept.append((k, spec, self.slot.output_patterns[0], self.previous, self.copies[copy]))
             self.previous = spec
+        staged = got_out = got_in = None  # the last call's, before the full audits make theirs
         self.record.audits["timed_calls"] = plan.runs
         with self.phases("full_audits"):
             self._full_audits(kept)
@@ -851,7 +871,8 @@ class CandidateSession:
 
     def _compare_call(self, staged, got_out: list, k: int):
         """A timed call's gathered outputs against the reference at the same positions (every timed call:
-        the same work after each).
+        the same work after each). Returns None, or -- the call failed -- the arguments of the Stop to raise
+        (_failed), which the caller raises once it has let go of the call's staged values.
 
         First a screen: PyTorch's own result in the problem's dtype (TF32 off, `native`) at the same positions,
         each output held to half of its bounds (_screen_tolerances says which, and why the screen passes
@@ -860,24 +881,30 @@ class CandidateSession:
         own inputs, as every call did before 2026-12-05 (the float64 forward of a transposed 3-d convolution
         took ~0.7 s per call on an H100, most of a session's time). So the work after a call is the same for
         every call the screen passes, and differs only where the kernel's own values at positions drawn afresh
-        for that call decide."""
+        for that call decide.
+
+        Of PyTorch's result only what the comparisons read is kept (_native_samples: its values at the
+        positions, and the screen's scale and norm), and the whole outputs are released before the float64
+        reference runs: beside the reference's cast inputs and outputs they were another output's worth of
+        memory at the session's peak (KernelBench's softmax on an 80 GB H100 ran out of memory there)."""
         self.record.audits["sampled"] += 1
-        natives = self.problem.reference.native(staged.inputs, staged.params)
         screen = self._screen_tolerances(staged.spec.kind)
-        if screen is not None and self._within(got_out, natives, screen):
+        natives = self.problem.reference.native(staged.inputs, staged.params)
+        samples = self._native_samples(natives, got_out, screened=screen is not None)
+        del natives
+        if screen is not None and self._within(got_out, samples, screen):
             self.record.audits["screened"] = self.record.audits.get("screened", 0) + 1
-            return
+            return None
         label = f"timed call {k} ({staged.spec.kind} inputs)"
         refs = self.problem.reference.compute(staged.inputs, staged.params)
-        for i, (got, ref, native) in enumerate(zip(got_out, refs, natives)):
+        for i, (got, ref, native) in enumerate(zip(got_out, refs, samples)):
             if got is None:
                 continue
             out_dtype = self.slot.outputs[0][i].dtype
             ref, scale, ref_sq = compare.expected_scale_and_norm(ref, out_dtype)  # the norm: see compare_samples
             floor = compare.tolerance(self.plan.precision, self.problem.dtype, out_dtype)
             positions = self.secret_out.positions(i)
-            torch_sample = compare.as_numbers(native).reshape(-1).index_select(0, positions.to(native.device)).cpu()
-            torch_report = audit.compare_samples(torch_sample, ref, positions, floor, scale, ref_sq_sum=ref_sq)
+            torch_report = audit.compare_samples(native.values, ref, positions, floor, scale, ref_sq_sum=ref_sq)
             tol = compare.with_torch_error(floor, torch_report)
             report = audit.compare_samples(got, ref, positions, tol, scale, poison=self.slot.output_patterns[0],
                                            ref_sq_sum=ref_sq)
@@ -892,19 +919,36 @@ class CandidateSession:
                                                             torch={"rel_l2_err": torch_report["rel_l2_err"],
                                                                    "max_abs_err": torch_report["max_abs_err"]})]})
                 report.pop("pass")
-                raise self._failed(self.record.checks[-1], f"{label}, at the secretly chosen positions")
-        del refs, natives
+                return self.record.checks[-1], f"{label}, at the secretly chosen positions"
+        return None
 
-    def _within(self, got_out: list, natives: list, tols: list) -> bool:
-        """Every gathered output within `tols` of PyTorch's own result at the same positions (audit.compare_samples:
+    def _native_samples(self, natives: list, got_out: list, screened: bool) -> list:
+        """Per output of a timed call, what its comparisons need of PyTorch's own result (None where nothing
+        was gathered): its values at the call's secret positions, and, for the screen, the values expected
+        there (compare.expected_scale_and_norm of it, sampled) with their scale, norm and element count. The
+        same numbers the comparisons took from the whole tensors before, so the same reports, bit for bit."""
+        samples = []
+        for i, (got, native) in enumerate(zip(got_out, natives)):
+            if got is None:
+                samples.append(None)
+                continue
+            positions = self.secret_out.positions(i)
+            values, expected, scale, norm = audit.sample(native, positions), None, None, None
+            if screened:
+                full, scale, norm = compare.expected_scale_and_norm(native, self.slot.outputs[0][i].dtype)
+                expected = values if full is native else audit.sample(full, positions)
+                del full
+            samples.append(_NativeSample(values, expected, scale, norm, native.numel()))
+        return samples
+
+    def _within(self, got_out: list, samples: list, tols: list) -> bool:
+        """Every gathered output within `tols` of PyTorch's own result at the same positions (audit.compare_sampled:
         each element against its bound, the whole output's rel-L2 estimated from the positions)."""
-        for i, (got, native, tol) in enumerate(zip(got_out, natives, tols)):
+        for got, native, tol in zip(got_out, samples, tols):
             if got is None:
                 continue
-            out_dtype = self.slot.outputs[0][i].dtype
-            expected, scale, sq = compare.expected_scale_and_norm(native, out_dtype)
-            report = audit.compare_samples(got, expected, self.secret_out.positions(i), tol, scale,
-                                           poison=self.slot.output_patterns[0], ref_sq_sum=sq)
+            report = audit.compare_sampled(got, native.expected, native.total, tol, native.scale,
+                                           poison=self.slot.output_patterns[0], ref_sq_sum=native.norm)
             if not report["pass"]:
                 return False
         return True
@@ -919,6 +963,7 @@ class CandidateSession:
             copy = [c.to(self.problem.device) for c in copy]  # a host copy is compared where the reference is
             staged = self.slot.regenerate(self.problem, spec)
             report = self._check_full(staged, [(0, copy, pattern)], label={"timed_call": k}, check_inputs=False)
+            staged = None  # as after a trial
             if not report["pass"]:
                 raise self._failed(report, f"timed call {k} ({spec.kind} inputs)", outputs=copy, previous=previous)
 

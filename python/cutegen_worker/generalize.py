@@ -131,7 +131,7 @@ def _instantiate(session, problem, kind: str, originals: dict, base, seen: list,
             why = "every draw repeated a shape already tried"
         if not why:
             try:
-                memory.check_fits(problem.path, instance.metadata["memory"], problem.device, audit_copies=False)
+                memory.check_fits(problem.path, instance.metadata["memory"], problem.device, copies="none")
                 return instance, config, ""
             except WorkerError as exc:
                 why = str(exc)

@@ -1,10 +1,13 @@
 """How much memory judging a kernel needs, so the worker fails before it runs out.
 
-A runner session uses one slot of shared buffers (inputs, parameters, two output sets), keeps the
-staged values of the call being checked, needs a check's workspace (the reference and PyTorch's
-own result), and keeps private copies of a timed call's outputs (audit.FULL_AUDITS of them for the
-full audits, one more that the other calls are copied into). `load` reports the sizes; `evaluate_candidate` and `prepare_profile` refuse, before
-allocating, what cannot fit.
+A runner session holds, from start to end, one slot of shared buffers (inputs, parameters, two output
+sets), the L2 flush buffer and private copies of a timed call's outputs (audit.FULL_AUDITS of them for
+the full audits, one more that the other calls are copied into). Beside those, at any one time, it
+allocates at most one of: a check -- the staged values of the call being checked and the check's
+workspace (the reference's cast inputs and outputs, or the reference beside PyTorch's own result) --
+or the staging of the next call (get_inputs(), the signed transform, a parameter draw). `load` reports
+the sizes; `evaluate_candidate` and `prepare_profile` refuse, before allocating, what cannot fit
+(`session_bytes` is the sum).
 
 A kernel with a workspace (contract v2) asks for its size only once loaded, so that size is bounded
 instead: by a cap from the problem's size, and by what is free once the rest of the session is
@@ -67,8 +70,9 @@ class PeakMeter:
         return False
 
 
-def estimates(forward_inputs, params, outputs, check_workspace: int, device: torch.device) -> dict:
-    """The `memory` object of the load answer."""
+def estimates(forward_inputs, params, outputs, check_workspace: int, device: torch.device, staging: int = 0) -> dict:
+    """The `memory` object of the load answer. `check_workspace`, `staging`: the peaks of a check and of a staging
+    measured at load (session.py; 0 on the CPU)."""
     page = PAGE_BYTES if device.type == "cuda" else 1
     inputs_bytes, outputs_bytes = tensor_bytes(forward_inputs, page), tensor_bytes(outputs, page)
     free, total = device_memory(device)
@@ -79,6 +83,7 @@ def estimates(forward_inputs, params, outputs, check_workspace: int, device: tor
         "staged_bytes": private,
         "audit_copies_bytes": (audit.FULL_AUDITS + 1) * tensor_bytes(outputs),
         "check_workspace_bytes": int(check_workspace),
+        "staging_bytes": int(staging),
         "workspace_cap_bytes": min(WORKSPACE_CEILING, max(WORKSPACE_FLOOR, WORKSPACE_FACTOR * io_bytes)),
         "device_free_bytes": int(free),
         "device_total_bytes": int(total),
@@ -92,6 +97,45 @@ CONTEXT_RESERVE_BYTES = 1 << 30
 RUNNER_RESERVE_BYTES = 1 << 30
 # Host memory left to everything else when the private copies of timed outputs go there.
 HOST_MARGIN_BYTES = 4 << 30
+# The worker's buffer that flushes L2 before every timed call (candidate_session._Clock), held for a whole
+# candidate session on a GPU.
+FLUSH_BYTES = 256 << 20
+COPY_PLACES = ("device", "host", "none")
+
+
+def output_bytes(estimate: dict) -> int:
+    """One set of the outputs, as one private copy of them holds it."""
+    return estimate.get("audit_copies_bytes", 0) // (audit.FULL_AUDITS + 1)
+
+
+def transient_bytes(estimate: dict) -> int:
+    """The most a session allocates at any one time beside what it holds from start to end: a check (the staged
+    values of the call checked, and the check's workspace -- the reference's cast inputs and outputs, or the
+    reference beside PyTorch's own result and the comparison) or a staging (`staging_bytes`: get_inputs(), the
+    signed transform and a parameter draw, the set made included; measured on a GPU, else the set itself).
+    Nothing else is live then: a timed call's own PyTorch result is reduced to its values at the secret
+    positions before the float64 reference runs, and a call's staged values are released before the next
+    call's are made (candidate_session.py). Before, a timed call of KernelBench's softmax (6 GiB tensors) held
+    PyTorch's 6 GiB output beside its check, uncounted, and ran an 80 GB H100 out of memory."""
+    return max(estimate["staged_bytes"] + estimate["check_workspace_bytes"], estimate.get("staging_bytes", 0))
+
+
+def session_bytes(estimate: dict, device: torch.device, copies: str = "device") -> int:
+    """The peak device memory of a runner session: the slot, the larger of a check and a staging
+    (transient_bytes), on a GPU the flush buffer and RUNNER_RESERVE_BYTES for the runner, and the private copies
+    of timed outputs by where they are (`copies`): "device", all three; "host", one output set still -- a full
+    audit brings its copy back to the device beside its check (candidate_session._full_audits); "none" (a
+    session that times nothing, a profiling run), none."""
+    if copies not in COPY_PLACES:
+        raise ValueError(f"copies={copies!r}: expected one of {', '.join(COPY_PLACES)}")
+    need = estimate["slot_bytes"] + transient_bytes(estimate)
+    if device.type == "cuda":
+        need += FLUSH_BYTES + RUNNER_RESERVE_BYTES
+    if copies == "device":
+        need += estimate.get("audit_copies_bytes", 0)
+    elif copies == "host":
+        need += output_bytes(estimate)
+    return need
 
 
 class GpuMemoryBusy(BusyError):
@@ -166,17 +210,12 @@ def out_of_memory_error(path: str, what: str, exc: BaseException):
                         "two output sets and the reference's work side by side)")
 
 
-def check_fits(path: str, estimate: dict, device: torch.device, audit_copies: bool = True) -> None:
-    """Raises before allocating when a runner session (its slot, one staged call, one check's
-    workspace, the runner's own context and, unless `audit_copies` is false, the private copies of
-    timed outputs) cannot fit in the device's free memory: the problem's fault when it could not fit on
-    this device at all, the machine's when other processes hold the memory."""
+def check_fits(path: str, estimate: dict, device: torch.device, copies: str = "device") -> None:
+    """Raises before allocating when a runner session's peak (session_bytes, with the private copies of timed
+    outputs where `copies` says) cannot fit in the device's free memory: the problem's fault when it could not
+    fit on this device at all, the machine's when other processes hold the memory."""
     free, total = device_memory(device)
-    need = estimate["slot_bytes"] + estimate["staged_bytes"] + estimate["check_workspace_bytes"]
-    if device.type == "cuda":
-        need += RUNNER_RESERVE_BYTES
-    if audit_copies:
-        need += estimate.get("audit_copies_bytes", 0)
+    need = session_bytes(estimate, device, copies)
     if need <= free:
         return
     if need + CONTEXT_RESERVE_BYTES <= total:
@@ -184,11 +223,12 @@ def check_fits(path: str, estimate: dict, device: torch.device, audit_copies: bo
             f"{path}: judging a kernel needs {need / GIB:.1f} GiB of {device} memory and {free / GIB:.1f} of its "
             f"{total / GIB:.1f} GiB are free: other processes hold the rest (nvidia-smi lists them); run again when "
             "they are done")
+    copies_words = {"device": " and private copies of timed outputs",
+                    "host": " and the output set a full audit brings back from host memory", "none": ""}
     raise ProblemError(
         f"{path}: judging a kernel needs {need / GIB:.1f} GiB of {device} memory (the shared inputs, parameters and "
-        f"two output sets, a staged copy of the inputs, the reference's workspace"
-        f"{' and private copies of timed outputs' if audit_copies else ''}) but {free / GIB:.1f} GiB is "
-        "free; make the problem's tensors smaller")
+        f"two output sets, a staged copy of the inputs beside the reference's workspace"
+        f"{copies_words[copies]}) but {free / GIB:.1f} GiB is free; make the problem's tensors smaller")
 
 
 def host_memory_available() -> int:
@@ -201,14 +241,15 @@ def place_audit_copies(path: str, estimate: dict, device: torch.device) -> str:
     when the whole session fits on the GPU; "host" (pinned memory) when only those copies do not -- a
     KernelBench-size softmax (6 GiB tensors, a float64 reference) ran out of an H100's 80 GB with
     them on the device (2026-12-05), and they are 18 GiB of it; otherwise raises as check_fits does.
-    The copies are written after every timed call alike, so where they live is the same for every call."""
+    The copies are written after every timed call alike, so where they live is the same for every call.
+    (Each full audit still brings its copy back to the device for its check: session_bytes counts it.)"""
     try:
         check_fits(path, estimate, device)
         return "device"
     except (ProblemError, GpuMemoryBusy):
         if device.type != "cuda":
             raise
-    check_fits(path, estimate, device, audit_copies=False)  # not even without them: its error
+    check_fits(path, estimate, device, copies="host")  # not even with them on the host: its error
     copies = estimate.get("audit_copies_bytes", 0)
     available = host_memory_available()
     if copies + HOST_MARGIN_BYTES > available:
@@ -219,14 +260,17 @@ def place_audit_copies(path: str, estimate: dict, device: torch.device) -> str:
     return "host"
 
 
-def workspace_cap(estimate: dict, device: torch.device, slot_allocated: bool) -> tuple:
+def workspace_cap(estimate: dict, device: torch.device, slot_allocated: bool, copies: str = "device") -> tuple:
     """(cap, why): the most workspace a kernel may have now -- the problem's cap, or less when the
-    free memory minus the rest of the session (its slot and audit copies unless already allocated, one
-    staged call, one check's workspace) is smaller -- and the words that say which limit it is."""
+    free memory minus the rest of the session (its slot and audit copies unless already allocated, the
+    larger of a check and a staging: transient_bytes, a full audit's output set when the copies are on the
+    host) is smaller -- and the words that say which limit it is."""
     free, _ = device_memory(device)
-    rest = estimate["staged_bytes"] + estimate["check_workspace_bytes"]
+    rest = transient_bytes(estimate)
+    if copies == "host":
+        rest += output_bytes(estimate)
     if not slot_allocated:  # a candidate session allocates the private audit copies with its slot
-        rest += estimate["slot_bytes"] + estimate.get("audit_copies_bytes", 0)
+        rest += estimate["slot_bytes"] + (estimate.get("audit_copies_bytes", 0) if copies == "device" else 0)
     fits = max(0, free - rest)
     cap = estimate["workspace_cap_bytes"]
     if fits < cap:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from . import calibrate, candidate_session, compare, confinement, generalize, inputs, memory, metadata, op_graph, \
-    own_state, problem_facts, problem_loader, timing
+    own_state, params as params_mod, problem_facts, problem_loader, timing
 from .buffers import describe
 from .dtypes import dtype_name, problem_dtype
 from .errors import ProblemError, RequestError
@@ -180,6 +180,7 @@ class Session:
         reference = Reference(model, path, dtype, values)
         _restore(params, snapshot)
         workspace = self._measure_check_workspace(values, reference, outputs, device)
+        staging = self._measure_staging(source, params, seed, device)
         meta = {
             "name": os.path.splitext(os.path.basename(path))[0],
             "inputs": [describe(v, n) for v, n in zip(values, input_names)],
@@ -194,7 +195,7 @@ class Session:
             "reference_dtype": reference.dtype_name(dtype),
             "gpu": timing.device_name(device),
             "torch_version": torch.__version__,
-            "memory": memory.estimates(values, params, outputs, workspace, device),
+            "memory": memory.estimates(values, params, outputs, workspace, device, staging),
         }
         if reference.note:
             meta["reference_note"] = reference.note
@@ -220,6 +221,20 @@ class Session:
                 tol = compare.tolerance("strict", out.dtype, out.dtype)
                 compare.compare(out, ref, tol, compare.max_abs_finite(ref))
             del refs, natives
+        return meter.peak
+
+    @staticmethod
+    def _measure_staging(source, params, seed, device) -> int:
+        """Device memory staging one call takes at its peak, the set made included, measured by making one:
+        get_inputs() with whatever it allocates on the way, the signed transform (the kind that allocates the
+        most: the input, its signs and the result side by side) and a parameter draw. 0 on the CPU, where
+        nothing is measured (as for the check's workspace)."""
+        if device.type != "cuda":
+            return 0
+        with memory.PeakMeter(device) as meter:
+            made = source.generate(seed, "signed")
+            drawn = params_mod.values_for(params, params_mod.RANDOM, seed)
+            del made, drawn
         return meter.peak
 
     def need_problem(self) -> LoadedProblem:
@@ -280,7 +295,7 @@ class Session:
         workspace = _field(req, "workspace_bytes", int, 0)
         self.release_prepared()
         estimate = problem.metadata["memory"]
-        memory.check_fits(problem.path, estimate, problem.device, audit_copies=False)
+        memory.check_fits(problem.path, estimate, problem.device, copies="none")
         if workspace:
             cap, why = memory.workspace_cap(estimate, problem.device, slot_allocated=False)
             if not 0 < workspace <= cap:

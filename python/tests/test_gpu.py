@@ -156,6 +156,8 @@ def test_release_gpu_gives_back_the_problem_and_the_buffers(worker, full_size):
 def test_manifest_problems_at_full_size_with_the_judges_default_request(worker, full_size, name):
     meta = load_cuda(worker, name)
     assert meta["gpu"] == torch.cuda.get_device_name() and meta["memory"]["check_workspace_bytes"] > 0
+    # A signed set made: its input, signs and result side by side (memory.transient_bytes).
+    assert meta["memory"]["staging_bytes"] >= 2 * meta["memory"]["staged_bytes"]
     result = evaluate(worker, "native", DEFAULT_TRIALS)  # eager PyTorch, TF32 off: an honest kernel
     assert result["verdict"] == "pass", result["reason"]
     assert result["audits"]["full"] == 2 and result["audits"]["sampled"] >= 5

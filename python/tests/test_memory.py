@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from conftest import SMALL, WorkerError, problem_path
-from cutegen_worker import memory
+from cutegen_worker import candidate_session, memory
 from cutegen_worker.errors import ProblemError
 
 GIB = 1 << 30
@@ -175,25 +175,26 @@ def test_out_of_memory_beside_only_the_judges_own_processes_is_no_busy_machine(m
 
 def test_the_runners_own_context_is_counted_on_a_gpu(monkeypatch):
     """The runner is another process with a context and buffers of its own, started after the check: a
-    session that fits only without them ran out of memory mid-way (an H100, 2026-12-05)."""
+    session that fits only without them ran out of memory mid-way (an H100, 2026-12-05). (The 0.25 GiB beside
+    it: the worker's L2 flush buffer.)"""
     monkeypatch.setattr(memory, "device_memory", lambda device: (11 * GIB, 80 * GIB))
     memory.check_fits("p.py", ESTIMATE, torch.device("cpu"))  # 11 GiB: fits on the CPU, no runner context
     with pytest.raises(memory.GpuMemoryBusy) as error:
         memory.check_fits("p.py", ESTIMATE, torch.device("cuda", 0))
-    assert "needs 12.0 GiB" in str(error.value)
+    assert "needs 12.2 GiB" in str(error.value)
 
 
-COPIES = dict(ESTIMATE, audit_copies_bytes=6 * GIB)  # 11 GiB without the copies, 12 with the runner
+COPIES = dict(ESTIMATE, audit_copies_bytes=6 * GIB)  # 11 GiB without the copies, 12.25 with the runner and flush
 
 
 def test_private_copies_stay_on_the_device_when_the_session_fits(monkeypatch):
-    monkeypatch.setattr(memory, "device_memory", lambda device: (18 * GIB, 80 * GIB))
+    monkeypatch.setattr(memory, "device_memory", lambda device: (19 * GIB, 80 * GIB))
     assert memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0)) == "device"
 
 
 def test_private_copies_go_to_the_host_when_only_they_do_not_fit(monkeypatch):
     """KernelBench's softmax at its size on an H100: the session fits, its three 6 GiB copies do not."""
-    monkeypatch.setattr(memory, "device_memory", lambda device: (13 * GIB, 13 * GIB + GIB // 2))
+    monkeypatch.setattr(memory, "device_memory", lambda device: (15 * GIB, 15 * GIB + GIB // 2))
     monkeypatch.setattr(memory, "host_memory_available", lambda: 100 * GIB)
     assert memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0)) == "host"
     # Without room on the host either: one line that says which memory is short.
@@ -201,11 +202,78 @@ def test_private_copies_go_to_the_host_when_only_they_do_not_fit(monkeypatch):
     with pytest.raises(ProblemError) as error:
         memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0))
     assert "6.0 GiB" in str(error.value) and "host memory" in str(error.value)
-    # Not even without the copies: the session's own error, the copies left out of its sum.
+    # Not even with them on the host: the session's own error, with the one output set a full audit brings back
+    # to the device (12.25 + 2 GiB) and not the copies.
     monkeypatch.setattr(memory, "device_memory", lambda device: (10 * GIB, 10 * GIB + GIB // 2))
     with pytest.raises(ProblemError) as error:
         memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0))
-    assert "needs 12.0 GiB" in str(error.value) and "private copies" not in str(error.value)
+    assert "needs 14.2 GiB" in str(error.value) and "private copies of timed outputs" not in str(error.value)
+    assert "the output set a full audit brings back from host memory" in str(error.value)
+
+
+# KernelBench's softmax at its size (problems/softmax_large.py: 4096 x 393216 fp32, T = 6 GiB a tensor): what
+# load reports of it on an H100, and what each part of its peak is.
+T = 6 * GIB
+SOFTMAX_LARGE = {"slot_bytes": 3 * T,  # the input and two output sets (whole 2 MiB pages already)
+                 "staged_bytes": T,  # one call's pristine input
+                 "check_workspace_bytes": 4 * T,  # the float64 cast of the input and the float64 reference output
+                 "staging_bytes": 3 * T + T // 4,  # a signed set: the input drawn, its int8 bits, the signs, the result
+                 "audit_copies_bytes": 3 * T}  # three private copies of the output
+FLUSH, RUNNER = memory.FLUSH_BYTES, memory.RUNNER_RESERVE_BYTES
+
+
+def test_the_sum_is_what_a_session_holds_at_its_peak():
+    """Every part counted, once: held from start to end (the slot, the flush buffer, the private copies where
+    they are), the runner's context, and the larger of a check (the staged input beside the float64 reference's
+    cast input and output) and a staging. A timed call's own PyTorch output and the previous call's staged input
+    are no part of it: they are released before the reference runs and before the next call is staged
+    (test_the_float64_reference_runs_with_only_the_checked_calls_staged_values_beside_it, below)."""
+    cuda, cpu = torch.device("cuda", 0), torch.device("cpu")
+    held = 3 * T + FLUSH + RUNNER
+    assert memory.transient_bytes(SOFTMAX_LARGE) == T + 4 * T  # the check: 30 GiB (the staging's 19.5 is less)
+    assert memory.session_bytes(SOFTMAX_LARGE, cuda) == held + 5 * T + 3 * T  # 67.25 GiB, copies on the device
+    assert memory.session_bytes(SOFTMAX_LARGE, cuda, "host") == held + 5 * T + T  # a full audit's output back
+    assert memory.session_bytes(SOFTMAX_LARGE, cuda, "none") == held + 5 * T
+    assert memory.session_bytes(SOFTMAX_LARGE, cpu, "none") == 3 * T + 5 * T  # no runner context, no flush
+    # Where staging a call allocates more than a check (a large input reduced to a small output, or a reference
+    # in the problem's own precision), the staging is the peak.
+    staging_heavy = dict(SOFTMAX_LARGE, check_workspace_bytes=T // 2)
+    assert memory.transient_bytes(staging_heavy) == 3 * T + T // 4
+    assert memory.session_bytes(staging_heavy, cuda, "none") == held + 3 * T + T // 4
+    # Before load measured the staging (an older answer): the staged set itself at least.
+    older = {k: v for k, v in SOFTMAX_LARGE.items() if k != "staging_bytes"}
+    assert memory.transient_bytes(dict(older, check_workspace_bytes=0)) == T
+    with pytest.raises(ValueError):
+        memory.session_bytes(SOFTMAX_LARGE, cuda, "nowhere")
+
+
+def test_the_copies_go_to_the_host_exactly_when_the_device_cannot_hold_them(monkeypatch):
+    """The softmax's session with its copies: 67.25 GiB, which an 80 GB H100 (79.2 GiB, 78.7 free beside the
+    worker's context) holds now. Before, the estimate was 67 GiB while the session's peak was 73.25 (the timed
+    call's native output and the flush buffer were not counted), so the copies stayed on the device and the
+    float64 reference ran out of memory."""
+    monkeypatch.setattr(memory, "host_memory_available", lambda: 100 * GIB)
+    cuda = torch.device("cuda", 0)
+    with_copies = memory.session_bytes(SOFTMAX_LARGE, cuda)
+    assert with_copies == 67 * GIB + GIB // 4
+    for free, where in ((78 * GIB + 700 * (1 << 20), "device"), (with_copies, "device"), (with_copies - 1, "host"),
+                        (memory.session_bytes(SOFTMAX_LARGE, cuda, "host"), "host")):
+        monkeypatch.setattr(memory, "device_memory", lambda device, free=free: (free, 79 * GIB + GIB // 5))
+        assert memory.place_audit_copies("p.py", SOFTMAX_LARGE, cuda) == where, free
+    monkeypatch.setattr(memory, "device_memory",
+                        lambda device: (memory.session_bytes(SOFTMAX_LARGE, cuda, "host") - 1, 79 * GIB + GIB // 5))
+    with pytest.raises(memory.GpuMemoryBusy):  # not even so: the rest of an 80 GB GPU is held by others
+        memory.place_audit_copies("p.py", SOFTMAX_LARGE, cuda)
+
+
+def test_the_workspace_cap_leaves_room_for_the_sessions_peak(monkeypatch):
+    estimate = dict(SOFTMAX_LARGE, workspace_cap_bytes=4 * GIB)
+    monkeypatch.setattr(memory, "device_memory", lambda device: (32 * GIB, 80 * GIB))  # slot and copies allocated
+    cuda = torch.device("cuda", 0)
+    assert memory.workspace_cap(estimate, cuda, slot_allocated=True)[0] == 2 * GIB  # 32 - the check's 30
+    assert memory.workspace_cap(estimate, cuda, slot_allocated=True, copies="host")[0] == 0  # and an output set
+    heavy = dict(estimate, check_workspace_bytes=0, staging_bytes=31 * GIB)
+    assert memory.workspace_cap(heavy, cuda, slot_allocated=True)[0] == 1 * GIB  # 32 - the staging's 31
 
 
 def test_private_copies_on_the_host_still_audit_every_timed_call(worker, small, monkeypatch):
@@ -244,3 +312,139 @@ def test_a_runner_counts_as_live_until_it_exits():
     finally:
         runner.kill()
     assert runner_link.live_runners() == before
+
+
+# ---- what a session keeps alive at its peaks (candidate_session.py) -------------------------------------------
+class Lifetimes:
+    """Weak references to a session's large per-call tensors -- PyTorch's own outputs (`native`), the float64
+    reference's (`compute`), each staged set (Slot.stage, Slot.regenerate) -- and how many are alive at the
+    moments its memory peaks: when the worker runs the reference, and when it stages a set. What the fake runner
+    computes inside a call (with the reference too) is the kernel's, not the worker's, and is not counted."""
+
+    def __init__(self, monkeypatch, worker):
+        import weakref
+        from cutegen_worker import staging
+        from fake_runner import FakeRunner
+        problem = worker.session.problem
+        own = [id(p) for p in problem.params]  # a set with the problem's own parameters shares them: never freed
+        self.natives, self.refs, self.staged = [], [], []
+        self.at_reference, self.at_staging = [], []  # (natives, refs, staged sets alive) / staged sets alive
+        inside = []
+        track = lambda into, tensors: into.extend(weakref.ref(t) for t in tensors
+                                                  if isinstance(t, torch.Tensor) and id(t) not in own)
+        real_call = FakeRunner.call
+
+        def call(runner, *a, **k):
+            inside.append(True)
+            try:
+                return real_call(runner, *a, **k)
+            finally:
+                inside.pop()
+
+        reference = problem.reference
+        real_native, real_compute = reference.native, reference.compute
+
+        def native(*a, **k):
+            out = real_native(*a, **k)
+            if not inside:
+                track(self.natives, out)
+            return out
+
+        def compute(*a, **k):
+            if not inside:
+                self.at_reference.append(self.alive())
+            out = real_compute(*a, **k)
+            if not inside:
+                track(self.refs, out)
+            return out
+
+        def staging_of(real):
+            def make(slot, *a, **k):
+                self.at_staging.append(self.alive()[2])
+                staged = real(slot, *a, **k)
+                track(self.staged, list(staged.inputs) + list(staged.params))
+                return staged
+            return make
+
+        monkeypatch.setattr(FakeRunner, "call", call)
+        monkeypatch.setattr(reference, "native", native)
+        monkeypatch.setattr(reference, "compute", compute)
+        monkeypatch.setattr(staging.Slot, "stage", staging_of(staging.Slot.stage))
+        monkeypatch.setattr(staging.Slot, "regenerate", staging_of(staging.Slot.regenerate))
+
+    def alive(self) -> tuple:
+        return tuple(sum(r() is not None for r in refs) for refs in (self.natives, self.refs, self.staged))
+
+
+def evaluate_tracked(worker, monkeypatch, name, trials, runs=6, **fake):
+    from conftest import problem_path
+    worker.load(problem_path(name))
+    lifetimes = Lifetimes(monkeypatch, worker)
+    result = worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
+                         trials=trials, warmup=1, runs=runs, precision="strict", call_timeout_s=10.0,
+                         work_dir="/tmp/cutegen-test-work", fake_runner=dict(fake, mode=fake.get("mode", "reference")))
+    return result, lifetimes
+
+
+@pytest.mark.parametrize("path", ["exact", "screen_failed"])
+def test_the_float64_reference_runs_with_only_the_checked_calls_staged_values_beside_it(worker, small, monkeypatch,
+                                                                                       path):
+    """KernelBench's softmax on an 80 GB H100 ran out of memory in a timed call's float64 reference: PyTorch's own
+    6 GiB output, which the call had just been screened or compared with, was still held beside the reference's
+    12 GiB cast input and 12 GiB output. Now only what the comparisons need of it (values at the secret positions,
+    scale, norm) is kept, so whenever the worker runs the reference -- a timed call's exact check, with or without
+    a failed screen before it, a trial's or a full audit's check -- no native output, no earlier reference output
+    and no set but the one checked is alive."""
+    from test_every_call_checked import ONE_TRIAL, SCREEN_TRIALS
+    if path == "screen_failed":  # every timed call screened, none settled by it: the exact check after the screen
+        monkeypatch.setattr(candidate_session.CandidateSession, "_within", lambda self, *a: False)
+    trials = ONE_TRIAL if path == "exact" else SCREEN_TRIALS  # no trial of random parameters: no screen at all
+    result, lifetimes = evaluate_tracked(worker, monkeypatch, "softmax_rows", trials)
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["audits"]["sampled"] == 6 and "screened" not in result["audits"]
+    assert len(lifetimes.at_reference) == len(trials) + 6 + 2  # the trials, every timed call, the two full audits
+    assert set(lifetimes.at_reference) == {(0, 0, 1)}, lifetimes.at_reference
+
+
+def test_a_calls_staged_values_are_released_before_the_next_calls_are_made(worker, small, monkeypatch):
+    """Staging the next call while the last one's pristine input was still referenced held two sets side by side
+    (6 GiB more on KernelBench's softmax); now every staging -- calibration, trial, warm-up, timed, a full audit's
+    regenerated set -- finds none of the earlier ones alive."""
+    from test_every_call_checked import SCREEN_TRIALS
+    result, lifetimes = evaluate_tracked(worker, monkeypatch, "relu", SCREEN_TRIALS)
+    assert result["verdict"] == "pass", result["reason"]
+    stagings = candidate_session.CALIBRATION_ROUNDS + len(SCREEN_TRIALS) + 1 + 6 + 2
+    assert lifetimes.at_staging == [0] * stagings
+    assert lifetimes.alive() == (0, 0, 0)  # nothing of any call outlives the session
+
+
+@pytest.mark.parametrize("where", ["trial", "timed"])
+def test_a_failed_calls_diagnosis_runs_without_the_failed_calls_values(worker, small, monkeypatch, where):
+    """A failed check asks whether the output is the previous call's answer (result_reuse), making that call's
+    set and reference again: the failed call's own set and reference are released first, so the diagnosis needs
+    no more memory than a check."""
+    from test_every_call_checked import ONE_TRIAL
+    trials = ONE_TRIAL + [{"seed": 2, "kind": "problem", "params": "own"}]
+    # "stale" answers each call with the one before: wrong from the second trial on, or from the second timed
+    # call on when honest before the first timed call (the trials' two runs each and the warm-up).
+    after = 0 if where == "trial" else 2 * len(trials) + 1
+    result, lifetimes = evaluate_tracked(worker, monkeypatch, "relu", trials, mode="stale", after=after)
+    assert result["verdict"] == "result_reuse", result["reason"]
+    assert result["reason"].startswith("trial 1" if where == "trial" else "timed call 1"), result["reason"]
+    assert set(lifetimes.at_reference) == {(0, 0, 1)}, lifetimes.at_reference
+    assert set(lifetimes.at_staging) == {0}, lifetimes.at_staging
+
+
+def test_a_sampled_comparison_of_values_taken_first_is_the_same_report():
+    """The timed calls keep only PyTorch's values at the secret positions: compared from them, the report is the
+    one compared from the whole tensor, bit for bit."""
+    from cutegen_worker import audit, compare
+    torch.manual_seed(3)
+    full = torch.softmax(torch.randn(64, 1000, dtype=torch.float64) * 30, dim=-1)
+    positions = torch.sort(torch.randperm(full.numel())[:2048]).values
+    got = (full.reshape(-1)[positions] * (1 + 1e-7 * torch.randn(2048, dtype=torch.float64))).to(torch.float32)
+    tol = compare.Tolerance(1e-4, 1e-4, 1e-6, 1e-9)
+    scale, norm = compare.finite_magnitude(full)
+    whole = audit.compare_samples(got, full, positions, tol, scale, ref_sq_sum=norm)
+    taken = audit.compare_sampled(got, audit.sample(full, positions), full.numel(), tol, scale, ref_sq_sum=norm)
+    assert taken == whole and whole["total"] == 2048
