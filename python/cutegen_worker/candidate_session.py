@@ -391,6 +391,9 @@ class CandidateSession:
             except Stop as stop:
                 self.record.verdict, self.record.reason, self.record.failed_check = stop.verdict, stop.reason, stop.failed_check
                 self.record.refused = stop.refused
+            except ProblemError as exc:  # the problem's code failed in one of the judge's steps: say which
+                phase = getattr(self, "phase", "")
+                raise ProblemError(f"{exc} (the judge was at: {phase})" if phase else str(exc)) from exc
             finally:
                 if self.link is not None and "end" not in self.record.runner:
                     self.record.runner["end"] = self.link.kill().describe()

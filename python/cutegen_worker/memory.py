@@ -14,6 +14,7 @@ instead: by a cap from the problem's size, and by what is free once the rest of 
 counted (`workspace_cap`). A request over it is refused before anything is allocated for it.
 """
 import os
+import re
 
 import torch
 
@@ -206,8 +207,20 @@ def out_of_memory_error(path: str, what: str, exc: BaseException):
     total = torch.cuda.mem_get_info()[1] if torch.cuda.is_available() and torch.cuda.is_initialized() else 0
     of = f" of the GPU's {total / GIB:.1f} GiB" if total else ""
     return ProblemError(f"{path}: {what} ran out of GPU memory while the judge's buffers shared with the kernel held "
-                        f"{own / GIB:.1f} GiB{of}: judging this problem needs a GPU with more memory (its inputs, "
-                        "two output sets and the reference's work side by side)")
+                        f"{own / GIB:.1f} GiB{of}{_torch_side(exc)}: judging this problem needs a GPU with more memory "
+                        "(its inputs, two output sets and the reference's work side by side)")
+
+
+def _torch_side(exc: BaseException) -> str:
+    """What PyTorch asked for when it ran out, and what it held: which of the judge's steps needed the memory
+    (a float64 reference is twice an fp32 output) and whether fragmentation rather than use left it short."""
+    asked = re.search(r"Tried to allocate ([0-9.]+ [KMGT]?i?B)", str(exc))
+    held = ""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        held = (f"{torch.cuda.memory_allocated() / GIB:.1f} GiB allocated by PyTorch, "
+                f"{torch.cuda.memory_reserved() / GIB:.1f} GiB reserved")
+    parts = ([f"PyTorch asked for {asked.group(1)}"] if asked else []) + ([held] if held else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def check_fits(path: str, estimate: dict, device: torch.device, copies: str = "device") -> None:

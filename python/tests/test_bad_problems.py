@@ -157,6 +157,9 @@ def test_output_shape_that_depends_on_the_input_values(worker, tmp_path):
                           fake_runner={"mode": "reference"})
     assert (response["ok"], response["kind"]) == (False, "problem"), "some seed must give another number of elements"
     assert "output shapes must not depend on input values" in response["error"]
+    # ... and which of the judge's steps the problem's code failed in (an out-of-memory error names it too)
+    assert response["error"].endswith(" inputs))"), response["error"]
+    assert "(the judge was at: trial " in response["error"], response["error"]
 
 
 RANDOM_FORWARD = """

@@ -76,6 +76,7 @@ def fake_cuda(monkeypatch, free_bytes, total_bytes, reserved_bytes):
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (free_bytes, total_bytes))
     monkeypatch.setattr(torch.cuda, "memory_reserved", lambda *a: reserved_bytes)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda *a: reserved_bytes - 21 * GIB)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(memory, "listed_others_bytes", lambda index: None)  # no driver list: the arithmetic
 
@@ -93,8 +94,9 @@ def test_the_judges_own_shared_buffers_are_not_other_processes(monkeypatch):
     own = problem_loader.user_code_error("p.py", "forward()", oom, "fix forward()")
     assert isinstance(own, ProblemError) and own.kind == "problem"
     assert str(own) == ("p.py: forward() ran out of GPU memory while the judge's buffers shared with the kernel held "
-                        "20.0 GiB of the GPU's 80.0 GiB: judging this problem needs a GPU with more memory (its "
-                        "inputs, two output sets and the reference's work side by side)")
+                        "20.0 GiB of the GPU's 80.0 GiB (PyTorch asked for 11.00 GiB; 37.0 GiB allocated by PyTorch, "
+                        "58.0 GiB reserved): judging this problem needs a GPU with more memory (its inputs, two output "
+                        "sets and the reference's work side by side)")
     # Another process's 30 GiB beside them is still the machine's: busy, and only its share is named.
     fake_cuda(monkeypatch, free_bytes=1 * GIB, total_bytes=80 * GIB, reserved_bytes=29 * GIB)
     busy = problem_loader.user_code_error("p.py", "forward()", oom, "fix forward()")
