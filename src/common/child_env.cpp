@@ -30,10 +30,11 @@ bool env_name_allowed(std::string_view name) {
   // What nvcc (PATH, the host compiler, CUDA_*), Python + torch (locale, threads, torch.compile's
   // inductor/triton settings and its C compiler) and ncu need; nothing that points into the user's
   // accounts (SSH_AUTH_SOCK, DBUS_*, DISPLAY, XDG_*) and no NVCC_* flags (they would change compiled
-  // code behind the compile cache's key).
+  // code behind the compile cache's key). PYTORCH_CUDA_ALLOC_CONF: torch's allocator as the user tuned it
+  // (expandable segments where large blocks fragment), for the worker's reference and baselines.
   static const char* const exact[] = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME",
                                       "LD_LIBRARY_PATH", "CC", "CXX", "PYTHONHOME", "PYTHONUSERBASE",
-                                      "OMP_NUM_THREADS", "CUBLAS_WORKSPACE_CONFIG"};
+                                      "OMP_NUM_THREADS", "CUBLAS_WORKSPACE_CONFIG", "PYTORCH_CUDA_ALLOC_CONF"};
   for (const char* e : exact)
     if (name == e) return true;
   for (const char* p : {"LC_", "CUDA_", "NVIDIA_", "CUTEGEN_", "TORCH_", "TORCHINDUCTOR_", "TRITON_"})

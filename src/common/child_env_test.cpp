@@ -46,7 +46,7 @@ bool has_name(const std::vector<std::string>& env, const std::string& name) {
 TEST(EnvAllowList, KeepsWhatToolsNeed) {
   for (const char* name : {"PATH", "LANG", "LC_ALL", "TZ", "TERM", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
                            "CUDA_HOME", "NVIDIA_VISIBLE_DEVICES", "CUTEGEN_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR",
-                           "TRITON_CACHE_DIR", "CXX", "OMP_NUM_THREADS"})
+                           "TRITON_CACHE_DIR", "CXX", "OMP_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF"})
     EXPECT_TRUE(env_name_allowed(name)) << name;
 }
 
