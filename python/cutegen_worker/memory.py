@@ -19,7 +19,7 @@ import re
 import torch
 
 from . import audit, gpu_probe, gpu_share, runner_link
-from .errors import BusyError, ProblemError
+from .errors import BusyError, ProblemError, RequestError
 from . import shared_buffers
 from .shared_buffers import PAGE_BYTES
 
@@ -255,13 +255,19 @@ def place_audit_copies(path: str, estimate: dict, device: torch.device) -> str:
     KernelBench-size softmax (6 GiB tensors, a float64 reference) ran out of an H100's 80 GB with
     them on the device (2026-12-05), and they are 18 GiB of it; otherwise raises as check_fits does.
     The copies are written after every timed call alike, so where they live is the same for every call.
-    (Each full audit still brings its copy back to the device for its check: session_bytes counts it.)"""
-    try:
-        check_fits(path, estimate, device)
-        return "device"
-    except (ProblemError, GpuMemoryBusy):
-        if device.type != "cuda":
-            raise
+    (Each full audit still brings its copy back to the device for its check: session_bytes counts it.)
+    CUTEGEN_AUDIT_COPIES=host (an experiment's switch; `auto` is the default) puts them on the host on a GPU
+    whatever fits: what the rest of a session needs, and costs, with them there."""
+    where = os.environ.get("CUTEGEN_AUDIT_COPIES", "auto")
+    if where not in ("auto", "host"):
+        raise RequestError(f"CUTEGEN_AUDIT_COPIES={where!r}: expected auto or host")
+    if where == "auto" or device.type != "cuda":
+        try:
+            check_fits(path, estimate, device)
+            return "device"
+        except (ProblemError, GpuMemoryBusy):
+            if device.type != "cuda":
+                raise
     check_fits(path, estimate, device, copies="host")  # not even with them on the host: its error
     copies = estimate.get("audit_copies_bytes", 0)
     available = host_memory_available()

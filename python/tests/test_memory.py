@@ -4,7 +4,7 @@ import torch
 
 from conftest import SMALL, WorkerError, problem_path
 from cutegen_worker import candidate_session, memory
-from cutegen_worker.errors import ProblemError
+from cutegen_worker.errors import ProblemError, RequestError
 
 GIB = 1 << 30
 ESTIMATE = {"slot_bytes": 5 * GIB, "staged_bytes": 2 * GIB, "check_workspace_bytes": 4 * GIB}
@@ -191,6 +191,18 @@ COPIES = dict(ESTIMATE, audit_copies_bytes=6 * GIB)  # 11 GiB without the copies
 
 def test_private_copies_stay_on_the_device_when_the_session_fits(monkeypatch):
     monkeypatch.setattr(memory, "device_memory", lambda device: (19 * GIB, 80 * GIB))
+    assert memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0)) == "device"
+
+
+def test_private_copies_go_to_the_host_when_asked_whatever_fits(monkeypatch):
+    monkeypatch.setattr(memory, "device_memory", lambda device: (19 * GIB, 80 * GIB))
+    monkeypatch.setattr(memory, "host_memory_available", lambda: 100 * GIB)
+    monkeypatch.setenv("CUTEGEN_AUDIT_COPIES", "host")
+    assert memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0)) == "host"
+    monkeypatch.setenv("CUTEGEN_AUDIT_COPIES", "device")
+    with pytest.raises(RequestError, match="expected auto or host"):
+        memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0))
+    monkeypatch.setenv("CUTEGEN_AUDIT_COPIES", "auto")
     assert memory.place_audit_copies("p.py", COPIES, torch.device("cuda", 0)) == "device"
 
 
