@@ -30,7 +30,14 @@ def test_a_kernel_wrong_on_a_single_timed_call_is_caught_whichever_call_it_is(wo
     assert result["audits"]["sampled"] == wrong + 1
 
 
-def test_the_workers_work_between_timed_calls_is_the_same_after_every_call(worker, small, monkeypatch):
+# Trial plans under which every timed call takes one path: the screen (a trial of each timed kind; softmax_rows has
+# no parameters, so its own are drawn ones too), or the exact check (no trial of a timed kind).
+SCREENED_PLAN = [{"seed": 1, "kind": "problem", "params": "own"}, {"seed": 2, "kind": "signed", "params": "random"}]
+EXACT_PLAN = [{"seed": 1, "kind": "scaled", "params": "random", "scale": 4.0}]
+
+
+@pytest.mark.parametrize("plan", ["screened", "exact"])
+def test_the_workers_work_between_timed_calls_is_the_same_after_every_call(worker, small, monkeypatch, plan):
     """What the worker does between two timed calls is all a kernel can observe of its checks (the gap on the
     GPU's clock). Per gap: the same number of reference and native forward passes and one copy of the outputs
     of the same size -- whether or not the call before is one of the two checked in full, which are checked
@@ -62,17 +69,20 @@ def test_the_workers_work_between_timed_calls_is_the_same_after_every_call(worke
                             (inside or events.append((_name,))) and None or _real(*a, **k))
     runs = 10
     result = worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
-                         trials=ONE_TRIAL, warmup=0, runs=runs, precision="strict", call_timeout_s=10.0,
-                         work_dir="/tmp/cutegen-test-work", fake_runner={"mode": "reference"})
+                         trials=SCREENED_PLAN if plan == "screened" else EXACT_PLAN, warmup=0, runs=runs,
+                         precision="strict", call_timeout_s=10.0, work_dir="/tmp/cutegen-test-work",
+                         fake_runner={"mode": "reference"})
     assert result["verdict"] == "pass", result["reason"]
     assert result["audits"]["full"] == 2 and result["audits"]["sampled"] == runs
+    assert result["audits"].get("screened", 0) == (runs if plan == "screened" else 0), result["audits"]
     calls = [i for i, e in enumerate(events) if e == ("call",)]
     timed = calls[-runs:]
     gaps = [events[a + 1:b] for a, b in zip(timed, timed[1:])]
     shapes = {tuple(e if e[0] != "copy" else e[:2] for e in gap) for gap in gaps}
     assert len(shapes) == 1, shapes  # the same work, in the same order, after every timed call
     (shape,) = shapes
-    assert shape.count(("compute",)) == 1 and shape.count(("native",)) == 1 and sum(e[0] == "copy" for e in shape) == 1
+    assert shape.count(("compute",)) == (plan == "exact") and shape.count(("native",)) == 1
+    assert sum(e[0] == "copy" for e in shape) == 1
     # The two calls checked in full copied into buffers of their own, the others into one shared buffer.
     after = [events[a + 1:b] for a, b in zip(timed, timed[1:] + [len(events)])]
     targets = [next(e[2] for e in gap if e[0] == "copy") for gap in after]
@@ -137,9 +147,19 @@ def test_calls_well_within_their_bounds_are_settled_by_pytorchs_own_result(worke
 
 
 def test_without_a_trial_of_random_parameters_every_call_takes_the_exact_check(worker, small):
-    result = evaluate(worker, problem_path("relu"), runs=6)
+    """A problem with parameters: its own-parameter trial says nothing of calls with drawn ones."""
+    result = evaluate(worker, problem_path("layernorm"), runs=6,
+                      trials=[{"seed": 1, "kind": "problem", "params": "own"}])
     assert result["verdict"] == "pass", result["reason"]
     assert result["audits"].get("screened", 0) == 0 and result["audits"]["sampled"] == 6
+
+
+def test_a_problem_without_parameters_is_screened_after_its_own_parameter_trial(worker, small):
+    """ReLU has no parameters, so its one trial (all `--trials 1` plans of problem inputs) is a trial of drawn
+    parameters too: its calls of problem inputs are screened; the signed ones, with no trial of their kind, not."""
+    result = evaluate(worker, problem_path("relu"), runs=6, trials=[{"seed": 1, "kind": "problem", "params": "own"}])
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["audits"]["sampled"] == 6 and result["audits"]["screened"] == 3, result["audits"]
 
 
 def test_a_kernel_near_its_bound_takes_the_exact_check_and_passes(worker, small):
