@@ -409,10 +409,10 @@ def test_the_float64_reference_runs_with_only_the_checked_calls_staged_values_be
     scale, norm) is kept, so whenever the worker runs the reference -- a timed call's exact check, with or without
     a failed screen before it, a trial's or a full audit's check -- no native output, no earlier reference output
     and no set but the one checked is alive."""
-    from test_every_call_checked import ONE_TRIAL, SCREEN_TRIALS
+    from test_every_call_checked import EXACT_PLAN, SCREEN_TRIALS
     if path == "screen_failed":  # every timed call screened, none settled by it: the exact check after the screen
         monkeypatch.setattr(candidate_session.CandidateSession, "_within", lambda self, *a: False)
-    trials = ONE_TRIAL if path == "exact" else SCREEN_TRIALS  # no trial of random parameters: no screen at all
+    trials = EXACT_PLAN if path == "exact" else SCREEN_TRIALS  # no trial of a timed kind: no screen at all
     result, lifetimes = evaluate_tracked(worker, monkeypatch, "softmax_rows", trials)
     assert result["verdict"] == "pass", result["reason"]
     assert result["audits"]["sampled"] == 6 and "screened" not in result["audits"]
