@@ -4,6 +4,8 @@
 #include "run/judge.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
@@ -252,7 +254,9 @@ TEST_F(JudgeTest, CompileFailureNeverReachesTheWorker) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->verdict, Verdict::rejected);
   EXPECT_NE(r->reason.find("cublasSgemm_v2"), std::string::npos);
-  EXPECT_TRUE(worker_->ops.empty());
+  // The problem may have been loaded beside the build (no shared GPU here), the kernel never ran.
+  EXPECT_EQ(std::count(worker_->ops.begin(), worker_->ops.end(), "evaluate_candidate"), 0);
+  EXPECT_LE(worker_->ops.size(), 1u);
   // The report of a kernel that never reached the problem still renders.
   EXPECT_NE(r->summary().find("FAIL"), std::string::npos);
   EXPECT_EQ(r->to_json()["verdict"], "rejected");
@@ -580,6 +584,56 @@ TEST(JudgeReasons, ACompileFailureWithoutParsedErrorsQuotesNvccsLastLine) {
   EXPECT_EQ(compile_failure_reason(c), "nvcc failed: ptxas fatal   : Unresolved extern function 'helper'");
   c.log.clear();
   EXPECT_EQ(compile_failure_reason(c), "nvcc failed without output");
+}
+
+// One `cutegen eval` (no shared GPU): the worker loads the problem while the kernel builds, and a build that fails
+// still reports the compile error, not the load's. A second kernel finds the problem loaded.
+TEST(JudgeLoad, RunsBesideTheBuildWhenNoGpuIsShared) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-judge-load-");
+  ASSERT_TRUE(dir.ok());
+  std::atomic<bool> loaded{false};
+  struct WaitingCompiler final : public Compiler {
+    std::atomic<bool>* loaded = nullptr;
+    bool saw_load = false;
+    CompileOutcome outcome = built();
+    Result<CompileOutcome> compile(const CompileRequest&) override {
+      for (int i = 0; i < 500 && !loaded->load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      saw_load = loaded->load();
+      return outcome;
+    }
+  } compiler;
+  compiler.loaded = &loaded;
+  FakeReferenceWorker worker([&](const std::string& op, const nlohmann::json&) -> Result<nlohmann::json> {
+    if (op == "load") {
+      loaded = true;
+      return nlohmann::json{{"name", "relu"}, {"gpu", "Fake GPU"}, {"dtype", "float32"}, {"min_bytes", 8}};
+    }
+    if (op == "evaluate_candidate") return passing_record(1.0);
+    if (op == "calibrate") return nlohmann::json{{"gpu", "Fake GPU"}, {"hbm_gbps", 1000}, {"tflops", {{"fp32", 1}, {"tf32", 1}, {"fp16", 1}, {"bf16", 1}}}};
+    return Error{"unexpected op " + op};
+  });
+  EvalOptions o;
+  o.runner = "/fake/cutegen-runner";
+  o.work_dir = *dir / "work";
+  o.cache_root = *dir / "cache";
+  o.baselines = false;
+  Judge judge(compiler, worker, o);
+  auto r = judge.evaluate("problem.py", "// source", "k.cu");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(compiler.saw_load);  // the compile waited up to 5 s for a load that runs only after it otherwise
+  EXPECT_EQ(r->verdict, Verdict::pass) << r->reason;
+  ASSERT_TRUE(r->problem.has_value());
+  EXPECT_EQ(r->problem->name, "relu");
+  // The problem is loaded once: the next kernel's build finds nothing to load beside it.
+  compiler.outcome.verdict = CompileVerdict::compile_error;
+  compiler.outcome.log = "k.cu(3): error: identifier \"x\" is undefined";
+  loaded = false;
+  auto failed = judge.evaluate("problem.py", "// other source", "k2.cu");
+  ASSERT_TRUE(failed.ok()) << failed.error().message;
+  EXPECT_FALSE(compiler.saw_load);
+  EXPECT_EQ(failed->verdict, Verdict::compile_error);
+  EXPECT_EQ(std::count(worker.ops.begin(), worker.ops.end(), "load"), 1);
+  fs::remove_all(*dir);
 }
 
 // The device lock is held while the worker measures, never during the compile, so tasks sharing a
