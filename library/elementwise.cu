@@ -3,8 +3,10 @@
 // pointwise op, replace `Op` (and `Element`): the kernels below never name the operation.
 //
 // CuTe structure: the flat tensor is viewed as (kTile, num_tiles), kTile = threads * vector * unroll.
-// Each thread's slice of a tile is a static (vector, unroll) sub-tensor, so copy_aligned turns every
-// load and store into wide accesses (up to 128 bits each) with `unroll` independent loads in flight.
+// Each thread's slice of a tile is a static (vector, unroll) sub-tensor, recast to words of up to 128 bits,
+// so every load and store is a wide access with `unroll` independent loads in flight. No copy atom is
+// needed for that, so the file includes only <cute/tensor_impl.hpp>: CuTe's copy atoms bring its MMA
+// atoms with them, 4-5 s more of every compile (benchmarks/results.md, "Compile times").
 // Launch shape: one pass (a CTA per tile) or grid-stride over tiles with a few CTAs per SM. What is
 // left after the last whole tile, or a tensor not 16-byte aligned, goes through a scalar CuTe loop.
 //
@@ -12,7 +14,7 @@
 // `cutegen tune problems/relu.py library/elementwise.cu` tries them.
 #include <cutegen/kernel.h>
 
-#include <cute/tensor.hpp>
+#include <cute/tensor_impl.hpp>
 
 // cutegen:knob EW_THREADS in {128, 256, 512, 1024}
 #ifndef EW_THREADS
@@ -63,6 +65,10 @@ constexpr int kTile = kThreads * kVec * kUnroll;
 static_assert(kVec * sizeof(Element) % 16 == 0 || 16 % (kVec * sizeof(Element)) == 0,
               "EW_VEC elements must fill whole 16-byte accesses or a power-of-two part of one");
 
+// A thread's vector as one access: 16 bytes, or the whole vector where it is narrower.
+template <class T>
+using Word = uint_bit_t<(kVec * sizeof(T) * 8 < 128 ? kVec * sizeof(T) * 8 : 128)>;
+
 template <class T, class F>
 __global__ void __launch_bounds__(kThreads) map_tiles(const T* __restrict__ x, T* __restrict__ y, int64_t num_tiles, F op) {
   // (kTile, num_tiles): mode 0 is one tile, mode 1 picks the tile.
@@ -77,10 +83,15 @@ __global__ void __launch_bounds__(kThreads) map_tiles(const T* __restrict__ x, T
   for (int64_t t = blockIdx.x; t < num_tiles; t += gridDim.x) {
     Tensor tX = make_tensor(gX(_, t).data(), tv)(_, threadIdx.x, _);  // (kVec, kUnroll), static layout
     Tensor tY = make_tensor(gY(_, t).data(), tv)(_, threadIdx.x, _);
-    copy_aligned(tX, frag);
+    Tensor wFrag = recast<Word<T>>(frag);  // the same registers, as words
+    Tensor wX = recast<Word<T>>(tX);
+    CUTE_UNROLL
+    for (int i = 0; i < size(wFrag); ++i) wFrag(i) = wX(i);
     CUTE_UNROLL
     for (int i = 0; i < size(frag); ++i) frag(i) = op(frag(i));
-    copy_aligned(frag, tY);
+    Tensor wY = recast<Word<T>>(tY);
+    CUTE_UNROLL
+    for (int i = 0; i < size(wFrag); ++i) wY(i) = wFrag(i);
   }
 }
 
