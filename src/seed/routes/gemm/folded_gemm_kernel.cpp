@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "seed/routes/gemm/gemm_kernel.h"
+#include "seed/copy_words_text.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -60,6 +61,7 @@ int64_t folded_gemm_workspace_bytes(const GemmPlan& p) {
 std::string generate_folded_gemm_kernel(const GemmPlan& plan, const CommentText& problem) {
   std::string text = kFoldedTemplate;
   replace_placeholder(text, "PROBLEM", problem.str());
+  replace_placeholder(text, "COPY_WORDS", kCopyWordsText);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "WHY", plan.kernel_reason);
   replace_placeholder(text, "REDUCE", std::string(row_reduce_name(plan.reduce)));

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "seed/copy_words_text.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -20,6 +21,7 @@ std::string generate_gemv_kernel(const GemmPlan& plan, const CommentText& proble
   const bool rows_of_a = plan.n == 1 && !plan.a_transposed;
   std::string text = kGemvTemplate;
   replace_placeholder(text, "PROBLEM", problem.str());
+  replace_placeholder(text, "COPY_WORDS", kCopyWordsText);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "WHY", plan.kernel_reason);
   replace_placeholder(text, "MATRIX", rows_of_a ? "A, (M, K) row-major" : "B, given as (N, K) row-major");

@@ -5,6 +5,7 @@
 
 #include <regex>
 
+#include "seed/copy_words_text.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -85,6 +86,7 @@ std::string generate_pointwise_kernel(const PointwisePlan& plan, const CommentTe
 
   std::string text = kPointwiseTemplate;
   replace_placeholder(text, "PROBLEM", problem.str());
+  replace_placeholder(text, "COPY_WORDS", kCopyWordsText);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "NUM_TENSORS", std::to_string(plan.tensor_inputs.size()));
   replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));

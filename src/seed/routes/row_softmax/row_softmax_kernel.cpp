@@ -1,6 +1,7 @@
 #include "seed/routes/row_softmax/row_softmax_kernel.h"
 
 #include "seed/store_epilogue.h"
+#include "seed/copy_words_text.h"
 #include "seed/template_text.h"
 
 namespace cutegen::seed {
@@ -18,6 +19,7 @@ constexpr const char* kStridedSoftmaxTemplate =
 void fill_softmax_common(std::string& text, const RowSoftmaxPlan& plan, const CommentText& problem,
                          const std::string& value, const std::string& acc) {
   replace_placeholder(text, "PROBLEM", problem.str());
+  replace_placeholder(text, "COPY_WORDS", kCopyWordsText);
   replace_placeholder(text, "PATTERN", plan.pattern);
   replace_placeholder(text, "OP", plan.log ? "log_softmax" : "softmax");
   replace_placeholder(text, "NUM_CONTRACT_INPUTS", std::to_string(plan.num_contract_inputs));
