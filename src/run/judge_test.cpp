@@ -594,10 +594,11 @@ TEST(JudgeLoad, RunsBesideTheBuildWhenNoGpuIsShared) {
   std::atomic<bool> loaded{false};
   struct WaitingCompiler final : public Compiler {
     std::atomic<bool>* loaded = nullptr;
+    bool wait = true;  // for a load beside the build, up to 5 s
     bool saw_load = false;
     CompileOutcome outcome = built();
     Result<CompileOutcome> compile(const CompileRequest&) override {
-      for (int i = 0; i < 500 && !loaded->load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      for (int i = 0; wait && i < 500 && !loaded->load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       saw_load = loaded->load();
       return outcome;
     }
@@ -628,6 +629,7 @@ TEST(JudgeLoad, RunsBesideTheBuildWhenNoGpuIsShared) {
   compiler.outcome.verdict = CompileVerdict::compile_error;
   compiler.outcome.log = "k.cu(3): error: identifier \"x\" is undefined";
   loaded = false;
+  compiler.wait = false;  // the build returns at once; a load beside it would have set `loaded` by the check below
   auto failed = judge.evaluate("problem.py", "// other source", "k2.cu");
   ASSERT_TRUE(failed.ok()) << failed.error().message;
   EXPECT_FALSE(compiler.saw_load);
