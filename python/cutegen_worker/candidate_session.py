@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import (audit, compare, cpu_time, cpu_wait, fused_compare, gpu_share, inputs, memory, params as params_mod,
-               runner_link, shape_configs)
+from . import (audit, compare, cpu_time, cpu_wait, fused_compare, gpu_share, inputs, memory, memtrace,
+               params as params_mod, runner_link, shape_configs)
 from .errors import ProblemError, RequestError
 from .shared_buffers import SharedArena
 from .staging import CallSpec, Slot
@@ -392,7 +392,7 @@ class CandidateSession:
                 self.record.verdict, self.record.reason, self.record.failed_check = stop.verdict, stop.reason, stop.failed_check
                 self.record.refused = stop.refused
             except ProblemError as exc:  # the problem's code failed in one of the judge's steps: say which
-                phase = getattr(self, "phase", "")
+                phase = self.phase
                 raise ProblemError(f"{exc} (the judge was at: {phase})" if phase else str(exc)) from exc
             finally:
                 if self.link is not None and "end" not in self.record.runner:
@@ -431,10 +431,20 @@ class CandidateSession:
         return Stop("crash", f"{exc.message} ({self.phase})")
 
     # ---- start and calibration --------------------------------------------------------------------
-    phase = "starting the runner"
+    _phase = "starting the runner"
     overrun_check = "probe"  # set by each calibration from CUTEGEN_OVERRUN_CHECK
     host_cpu = "checked"  # set by each calibration: checked, spin, costly_wait or unavailable
     wait_share = 0.0  # set by each calibration: the runner's polled wait's CPU per time waited
+
+    @property
+    def phase(self) -> str:
+        """The judge's step now, named in errors; CUTEGEN_MEMORY_TRACE=1 logs the device memory at each change."""
+        return self._phase
+
+    @phase.setter
+    def phase(self, step: str):
+        memtrace.note(f"end of {self._phase}")
+        self._phase = step
 
     def _start(self):
         self.record.runner["sandbox"] = os.environ.get(SANDBOX_ENV, "full")
@@ -682,6 +692,7 @@ class CandidateSession:
             if check_inputs and now is not None and isinstance(original, torch.Tensor) and compare.mutated(now, original):
                 mutated.append(name)
         refs = problem.reference.compute(staged.inputs, staged.params)
+        memtrace.note(f"{self._phase}: the full check's reference")
         shapes = [tuple(r.shape) for r in refs]
         if shapes != problem.output_shapes:
             # The harness allocates the outputs from the shapes seen at load.
@@ -689,6 +700,7 @@ class CandidateSession:
                                f"{staged.spec.seed} but {problem.output_shapes} at load; output shapes must not "
                                "depend on input values")
         natives = problem.reference.native(staged.inputs, staged.params)
+        memtrace.note(f"{self._phase}: the full check's native result")
         reports, agree, r2r = [], True, 0.0
         for i, (ref, native) in enumerate(zip(refs, natives)):
             out_dtype = self.slot.outputs[0][i].dtype
@@ -709,6 +721,7 @@ class CandidateSession:
             if len(output_sets) == 2:
                 same, diff = compare.run_to_run(output_sets[0][1][i], output_sets[1][1][i], tol, scale)
                 agree, r2r = agree and same, max(r2r, diff)
+        memtrace.note(f"{self._phase}: the full check's comparisons")
         del refs, natives
         reason = _reason(reports, agree, mutated)
         for r in reports:
@@ -897,11 +910,13 @@ class CandidateSession:
         natives = self.problem.reference.native(staged.inputs, staged.params)
         samples = self._native_samples(natives, got_out, screened=screen is not None)
         del natives
+        memtrace.note(f"{self._phase}: the native result, sampled")
         if screen is not None and self._within(got_out, samples, screen):
             self.record.audits["screened"] = self.record.audits.get("screened", 0) + 1
             return None
         label = f"timed call {k} ({staged.spec.kind} inputs)"
         refs = self.problem.reference.compute(staged.inputs, staged.params)
+        memtrace.note(f"{self._phase}: the reference")
         for i, (got, ref, native) in enumerate(zip(got_out, refs, samples)):
             if got is None:
                 continue

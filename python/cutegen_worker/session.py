@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
-from . import calibrate, candidate_session, compare, confinement, generalize, inputs, memory, metadata, op_graph, \
-    own_state, params as params_mod, problem_facts, problem_loader, timing
+from . import calibrate, candidate_session, compare, confinement, generalize, inputs, memory, memtrace, metadata, \
+    op_graph, own_state, params as params_mod, problem_facts, problem_loader, timing
 from .buffers import describe
 from .dtypes import dtype_name, problem_dtype
 from .errors import ProblemError, RequestError
@@ -197,6 +197,7 @@ class Session:
             "torch_version": torch.__version__,
             "memory": memory.estimates(values, params, outputs, workspace, device, staging),
         }
+        memtrace.note_estimate(meta["memory"])
         if reference.note:
             meta["reference_note"] = reference.note
         if fixed := source.fixed_report(input_names):

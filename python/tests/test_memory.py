@@ -462,3 +462,29 @@ def test_a_sampled_comparison_of_values_taken_first_is_the_same_report():
     whole = audit.compare_samples(got, full, positions, tol, scale, ref_sq_sum=norm)
     taken = audit.compare_sampled(got, audit.sample(full, positions), full.numel(), tol, scale, ref_sq_sum=norm)
     assert taken == whole and whole["total"] == 2048
+
+
+def test_the_memory_trace_is_off_unless_asked_and_gives_the_estimate_in_gib(monkeypatch, capsys):
+    """CUTEGEN_MEMORY_TRACE=1 writes the load's estimate and, on a GPU, one line per judge step to stderr;
+    without it, nothing (the worker's log is read on failures, and a user never asked for these lines)."""
+    from cutegen_worker import memtrace
+    estimate = {"slot_bytes": 18 * GIB, "staged_bytes": 6 * GIB, "note": "not a size"}
+    monkeypatch.delenv(memtrace.ENV, raising=False)
+    memtrace.note_estimate(estimate)
+    memtrace.note("a step")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv(memtrace.ENV, "1")
+    memtrace.note_estimate(estimate)
+    assert capsys.readouterr().err == "memtrace estimate: slot_bytes 18.00, staged_bytes 6.00\n"
+
+
+def test_every_phase_change_is_a_trace_point(monkeypatch):
+    """The session's step is a property: each change is where the trace notes the step before it."""
+    from cutegen_worker import memtrace
+    seen = []
+    monkeypatch.setattr(memtrace, "note", seen.append)
+    session = candidate_session.CandidateSession.__new__(candidate_session.CandidateSession)
+    session.phase = "trial 0 (problem inputs)"
+    session.phase = "timed call 0"
+    assert seen == ["end of starting the runner", "end of trial 0 (problem inputs)"]
+    assert session.phase == "timed call 0"
