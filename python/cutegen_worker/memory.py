@@ -117,8 +117,9 @@ def transient_bytes(estimate: dict) -> int:
     Nothing else is live then: a timed call's own PyTorch result is reduced to its values at the secret
     positions before the float64 reference runs, and a call's staged values are released before the next
     call's are made (candidate_session.py). Before, a timed call of KernelBench's softmax (6 GiB tensors) held
-    PyTorch's 6 GiB output beside its check, uncounted, and ran an 80 GB H100 out of memory. (It still does
-    after that fix, 2026-12-06: something this count leaves out holds ~12 GiB more; docs/judge.md.)"""
+    PyTorch's 6 GiB output beside its check, uncounted, and ran an 80 GB H100 out of memory. (It still did after
+    that fix, 2026-12-06, with ~12 GiB to spare by this count: the allocator's fragmentation, which expandable
+    segments remove, allocator.py.)"""
     return max(estimate["staged_bytes"] + estimate["check_workspace_bytes"], estimate.get("staging_bytes", 0))
 
 

@@ -488,3 +488,30 @@ def test_every_phase_change_is_a_trace_point(monkeypatch):
     session.phase = "timed call 0"
     assert seen == ["end of starting the runner", "end of trial 0 (problem inputs)"]
     assert session.phase == "timed call 0"
+
+
+@pytest.mark.parametrize("conf, expected", [
+    ("", "expandable_segments:True"),
+    ("max_split_size_mb:128", "max_split_size_mb:128,expandable_segments:True"),
+    ("expandable_segments:False", "expandable_segments:False"),
+    ("garbage_collection_threshold:0.6, expandable_segments:True", "garbage_collection_threshold:0.6, expandable_segments:True"),
+])
+def test_the_worker_turns_expandable_segments_on_unless_the_user_chose(conf, expected):
+    """A long-lived tensor carved from a freed larger block leaves a hole no larger request can use: with
+    expandable segments freed memory serves any size. A user's own choice either way stands."""
+    from cutegen_worker import allocator
+    assert allocator.with_expandable_segments(conf) == expected
+
+
+def test_the_worker_process_runs_with_expandable_segments(tmp_path):
+    """`python -m cutegen_worker` sets it before torch is imported: the allocator reads it once."""
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "PYTORCH_CUDA_ALLOC_CONF"}
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    probe = ("import os, sys; import cutegen_worker.__main__; print(os.environ['PYTORCH_CUDA_ALLOC_CONF']); "
+             "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["expandable_segments:True", "False"]
