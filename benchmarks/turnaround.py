@@ -26,6 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEFAULT_CASES = [
     "problems/relu_large.py=attacks/honest/relu_vec.cu",        # pointwise, KernelBench 19's size
     "problems/relu_large.py=attacks/honest/relu_cute_1d.cu",    # a ReLU of CuTe's tensors alone (half the nvcc)
+    "problems/relu_large.py=library/elementwise.cu",            # the pointwise example the prompts show (no atoms)
     "problems/softmax_large.py=library/softmax_ticket.cu",      # reduction, KernelBench 23's size
     "problems/matmul_square.py=library/gemm_sm90_3xtf32.cu",    # the CUTLASS GEMM, KernelBench 1's size
 ]
