@@ -38,6 +38,7 @@ struct CompileOutcome {
   std::vector<CheckViolation> violations;   // for rejected
   std::vector<std::string> command;         // the nvcc command line that ran (or would run)
   double nvcc_seconds = 0;                  // of the original compile, also on a cache hit
+  std::string nvcc_steps;                   // "overlapped" or "in turn: <why>" (nvcc_plan.h)
   double check_seconds = 0;
   double total_seconds = 0;                 // this call, lookup included
 

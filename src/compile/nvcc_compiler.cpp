@@ -15,6 +15,7 @@
 #include "compile/device_code_match.h"
 #include "compile/host_assembly.h"
 #include "compile/library_checks.h"
+#include "compile/nvcc_plan.h"
 #include "compile/source_rules.h"
 #include "sandbox/sandbox_command.h"
 
@@ -135,6 +136,7 @@ nlohmann::json CompileOutcome::to_json() const {
   j["cache_hit"] = cache_hit;
   j["library"] = library.string();
   j["nvcc_seconds"] = nvcc_seconds;
+  j["nvcc_steps"] = nvcc_steps;
   j["check_seconds"] = check_seconds;
   j["total_seconds"] = total_seconds;
   j["command"] = command;
@@ -277,6 +279,62 @@ Result<CompileOutcome> NvccCompiler::compile(const CompileRequest& request) {
   return out;
 }
 
+Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std::vector<std::string>& argv,
+                                              const std::string& key, std::string& steps) {
+  const auto policy = sandbox_policy(staging);
+  auto plain = [&]() {
+    return runner_.run({.argv = sandbox_command(sandbox_, policy, argv), .timeout = options_.timeout, .cwd = staging,
+                        .private_dir = staging});
+  };
+  // nvcc's own steps, with the host front end beside the device compile (nvcc_plan.h). Where the plan is
+  // not the shape that relies on, nvcc runs them in turn, and the outcome says why.
+  auto dry = argv;
+  dry.emplace_back("--dryrun");
+  auto listed = runner_.run({.argv = sandbox_command(sandbox_, policy, dry), .timeout = std::chrono::seconds(60),
+                             .cwd = staging, .private_dir = staging});
+  if (!listed) return listed.error();
+  if (!listed->succeeded()) {
+    steps = fmt::format("in turn: nvcc --dryrun ended with {}", listed->describe_end());
+    return plain();
+  }
+  auto plan = parse_nvcc_dryrun(listed->err + listed->out);
+  auto build = plan ? overlapped_build(*plan, kBuildKeepDir) : Result<OverlappedBuild>(plan.error());
+  if (!build) {
+    steps = "in turn: " + build.error().message;
+    return plain();
+  }
+  const std::string id = module_id_for(kCandidateFile, key);
+  const std::string script = std::string(kBuildKeepDir) + "/nvcc-steps.sh";
+  if (auto w = write_file_atomic(staging / build->module_id_file, id); !w) return w.error();
+  if (auto w = write_file_atomic(staging / script, build->script); !w) return w.error();
+  auto proc = runner_.run({.argv = sandbox_command(sandbox_, policy, {"/bin/sh", script}), .timeout = options_.timeout,
+                           .cwd = staging, .private_dir = staging});
+  if (!proc || !proc->succeeded()) {
+    steps = "overlapped";
+    return proc;
+  }
+  // Both chains must have named the id they were given: the host stub registers device entities by it.
+  std::vector<std::string> foreign;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(staging / kBuildKeepDir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (!name.ends_with(".ptx") && !name.ends_with(".stub.c") && !name.ends_with(".cudafe1.cpp")) continue;
+    auto text = read_file(entry.path());
+    if (!text) return text.error();
+    for (auto& f : foreign_module_ids(*text, kCandidateFile, id)) foreign.push_back(std::move(f));
+  }
+  if (ec) return Error{fmt::format("cannot list {}: {}", (staging / kBuildKeepDir).string(), ec.message())};
+  if (foreign.empty()) {
+    steps = "overlapped";
+    return proc;
+  }
+  steps = fmt::format("in turn: this nvcc's steps named module id {} besides the one given", foreign.front());
+  fs::remove_all(staging / kBuildKeepDir, ec);
+  fs::create_directories(staging / kBuildKeepDir, ec);
+  if (ec) return Error{fmt::format("cannot recreate {}: {}", (staging / kBuildKeepDir).string(), ec.message())};
+  return plain();
+}
+
 Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const std::string& key) {
   CompileOutcome out;
   out.key = key;
@@ -328,10 +386,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
                                kAnalysisFile, options_.timeout, toolchain_.cutlass_include,
                                quotable_files(toolchain_, options_.nvcc));
     });
-    auto proc = runner_.run({.argv = sandbox_command(sandbox_, sandbox_policy(*staging), kept(*cmd, kBuildKeepDir)),
-                             .timeout = options_.timeout,
-                             .cwd = *staging,
-                             .private_dir = *staging});
+    auto proc = run_build(*staging, kept(*cmd, kBuildKeepDir), key, out.nvcc_steps);
     auto t1 = std::chrono::steady_clock::now();
     auto cute = analysis_future.get();
     if (!proc) {
@@ -416,7 +471,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
     }
   }
   stored = {{"verdict", to_string(out.verdict)}, {"log", out.log}, {"command", out.command},
-            {"nvcc_seconds", out.nvcc_seconds}, {"check_seconds", out.check_seconds},
+            {"nvcc_seconds", out.nvcc_seconds}, {"check_seconds", out.check_seconds}, {"nvcc_steps", out.nvcc_steps},
             {"violations", nlohmann::json::array()}};
   for (const auto& v : out.violations) stored["violations"].push_back({{"code", v.code}, {"message", v.message}});
   if (auto w = write_file_atomic(*staging / "outcome.json", dump_json(stored, 2)); !w) {
@@ -445,6 +500,7 @@ CompileOutcome NvccCompiler::from_cache(const nlohmann::json& stored, const Comp
   out.command = stored.value("command", std::vector<std::string>{});
   out.nvcc_seconds = stored.value("nvcc_seconds", 0.0);
   out.check_seconds = stored.value("check_seconds", 0.0);
+  out.nvcc_steps = stored.value("nvcc_steps", std::string());
   for (const auto& v : stored.value("violations", nlohmann::json::array()))
     out.violations.push_back({v.value("code", ""), v.value("message", "")});
   if (out.verdict == CompileVerdict::compile_error)

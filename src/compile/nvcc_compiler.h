@@ -52,6 +52,10 @@ class NvccCompiler final : public Compiler {
 
  private:
   Result<CompileOutcome> build(const CompileRequest& request, const std::string& key);
+  // Runs the build command `argv` (nvcc) in `staging`: its steps overlapped where nvcc_plan.h can, else
+  // nvcc itself. `steps` says which ("overlapped", or "in turn: " and why).
+  Result<ProcessResult> run_build(const std::filesystem::path& staging, const std::vector<std::string>& argv,
+                                  const std::string& key, std::string& steps);
   CompileOutcome from_cache(const nlohmann::json& stored, const CompileRequest& request, const std::string& key) const;
   // The CuTe check on the build (built_cute.h): nvdisasm on each of the library's cubins (`images`),
   // confined like nvcc, then the `kernels` the analysis found using CuTe against its `cute_sites`.

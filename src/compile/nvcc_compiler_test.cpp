@@ -1,5 +1,6 @@
 // These tests run the real nvcc (CI has the CUDA toolkit, no GPU) except where a fake runner is named.
 #include "compile/nvcc_compiler.h"
+#include "compile/nvcc_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -431,7 +432,7 @@ TEST(NvccCompilerFake, TimeoutsAreReportedAndNotCached) {
   auto second = c.compile({"__global__ void k() {}", "k.cu"});
   ASSERT_TRUE(second.ok());
   EXPECT_FALSE(second->cache_hit);
-  EXPECT_EQ(fake.calls().size(), 4u);  // each compile: the build and the analysis beside it
+  EXPECT_EQ(fake.calls().size(), 6u);  // each compile: nvcc --dryrun, the build and the analysis beside it
   fs::remove_all(*dir);
 }
 
@@ -453,7 +454,7 @@ TEST(NvccCompilerFake, CompileErrorsAreCachedAndMappedToTheDisplayName) {
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->cache_hit);
   EXPECT_NE(again->feedback().find("other.cu:2:"), std::string::npos) << again->feedback();
-  EXPECT_EQ(fake.calls().size(), 2u);  // the build and the analysis beside it, once
+  EXPECT_EQ(fake.calls().size(), 3u);  // nvcc --dryrun, the build and the analysis beside it, once
   fs::remove_all(*dir);
 }
 
@@ -466,10 +467,11 @@ TEST(NvccCompilerFake, NvccRunsInsideTheSandboxWithItsStagingDirectoryAsHome) {
   options.memory_limit_mb = 4096;
   NvccCompiler c(fake, options, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   ASSERT_TRUE(c.compile({"int x;\n", "k.cu"}).ok());
-  // Both compiles, the build and the CuTe analysis beside it, read the candidate: both are confined.
+  // Both compiles, the build and the CuTe analysis beside it, read the candidate: both are confined, and
+  // so is the build's `nvcc --dryrun` before it.
   auto calls = fake.calls();
-  ASSERT_EQ(calls.size(), 2u);
-  int builds = 0;
+  ASSERT_EQ(calls.size(), 3u);
+  int builds = 0, listings = 0;
   for (const auto& spec : calls) {
     const auto& argv = spec.argv;
     ASSERT_FALSE(argv.empty());
@@ -477,7 +479,9 @@ TEST(NvccCompilerFake, NvccRunsInsideTheSandboxWithItsStagingDirectoryAsHome) {
     auto dashdash = std::find(argv.begin(), argv.end(), "--");
     ASSERT_NE(dashdash, argv.end());
     EXPECT_EQ(*(dashdash + 1), "nvcc");  // the nvcc command follows unchanged
-    builds += std::find(dashdash, argv.end(), "kernel.so") != argv.end();  // the output follows -o
+    const bool listing = std::find(dashdash, argv.end(), "--dryrun") != argv.end();
+    listings += listing;
+    builds += !listing && std::find(dashdash, argv.end(), "kernel.so") != argv.end();  // the output follows -o
     std::vector<std::string> wrapper(argv.begin(), dashdash);
     auto after = [&](const std::string& option) {
       std::vector<std::string> values;
@@ -510,6 +514,7 @@ TEST(NvccCompilerFake, NvccRunsInsideTheSandboxWithItsStagingDirectoryAsHome) {
     }
   }
   EXPECT_EQ(builds, 1);
+  EXPECT_EQ(listings, 1);
   fs::remove_all(*dir);
 }
 
@@ -578,7 +583,7 @@ TEST(NvccCompilerFake, TheAnalysisCompileRunsBesideTheBuildAndBothKeepTheirDevic
   auto out = c.compile({"int x = ;\n", "k.cu"});
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::compile_error);
-  EXPECT_EQ(fake.calls().size(), 2u);
+  EXPECT_EQ(fake.calls().size(), 3u);  // with the build's nvcc --dryrun
   EXPECT_TRUE(build_saw_analysis) << "the build finished before the analysis compile started";
   // The cache entry holds neither compile's intermediate files.
   EXPECT_FALSE(fs::exists(out->library.parent_path() / "kept-build"));
@@ -673,7 +678,7 @@ TEST(NvccCompilerFake, CutlassUtilityHeadersAreIncludedAndReadableWhereFound) {
   NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   ASSERT_TRUE(c.compile({"int x;\n", "k.cu"}).ok());
   const auto calls = fake.calls();
-  ASSERT_EQ(calls.size(), 2u);  // the build and the analysis beside it
+  ASSERT_EQ(calls.size(), 3u);  // nvcc --dryrun, the build and the analysis beside it
   for (const auto& spec : calls) {
     const auto& argv = spec.argv;
     EXPECT_NE(std::find(argv.begin(), argv.end(), "-I/cutlass/tools/util/include"), argv.end());
@@ -690,5 +695,54 @@ TEST(NvccCompilerFake, CutlassUtilityHeadersAreIncludedAndReadableWhereFound) {
   ASSERT_TRUE(without.compile({"int y;\n", "k.cu"}).ok());
   for (const auto& spec : bare.calls())
     for (const auto& a : spec.argv) EXPECT_EQ(a.find("tools/util"), std::string::npos) << a;
+  fs::remove_all(*dir);
+}
+
+// The build runs nvcc's own steps, listed by `nvcc --dryrun`, with the front end beside the device compile
+// (nvcc_plan.h): the script runs in the sandbox like nvcc would, after the module id is written where both
+// chains read it. A listing of another shape runs nvcc itself, and the outcome says why.
+TEST(NvccCompilerFake, TheBuildRunsNvccsStepsOverlappedOrNvccItselfSayingWhy) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
+  ASSERT_TRUE(dir.ok());
+  const std::string listing = testdata("nvcc13_dryrun.txt");
+  std::string id_seen, script_seen;
+  auto has = [](const ProcessSpec& s, const std::string& a) {
+    return std::find(s.argv.begin(), s.argv.end(), a) != s.argv.end();
+  };
+  auto handler = [&](const std::string& dryrun_output) {
+    return [&, dryrun_output](const ProcessSpec& spec) -> Result<ProcessResult> {
+      if (has(spec, "--dryrun")) return FakeProcessRunner::exited(0, "", dryrun_output);
+      if (has(spec, "/bin/sh")) {
+        id_seen = read(*spec.cwd / "kept-build/candidate.module_id");
+        script_seen = read(*spec.cwd / "kept-build/nvcc-steps.sh");
+      }
+      return FakeProcessRunner::exited(2, "", "candidate.cu(1): error: expected a declaration\n");
+    };
+  };
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  FakeProcessRunner fake(handler(listing));
+  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  auto out = c.compile({"int x = ;\n", "k.cu"});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->verdict, CompileVerdict::compile_error);
+  EXPECT_EQ(out->nvcc_steps, "overlapped");
+  EXPECT_EQ(id_seen, module_id_for("candidate.cu", out->key));
+  EXPECT_NE(script_seen.find("wait $device"), std::string::npos);
+  int sandboxed_scripts = 0;
+  for (const auto& spec : fake.calls()) {
+    if (!has(spec, "/bin/sh")) continue;
+    EXPECT_EQ(spec.argv.front(), "/opt/cutegen/bin/cutegen-sandbox");
+    EXPECT_TRUE(has(spec, "--syscalls") && has(spec, "compiler"));
+    ++sandboxed_scripts;
+  }
+  EXPECT_EQ(sandboxed_scripts, 1);
+
+  FakeProcessRunner other(handler("#$ _SPACE_= \n#$ nvcc-next --everything-at-once candidate.cu\n"));
+  NvccCompiler d(other, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  auto in_turn = d.compile({"int y = ;\n", "k.cu"});
+  ASSERT_TRUE(in_turn.ok());
+  EXPECT_EQ(in_turn->nvcc_steps, "in turn: expected one cudafe++ and one cicc, found 0 and 0");
+  for (const auto& spec : other.calls()) EXPECT_FALSE(has(spec, "/bin/sh"));
+  EXPECT_EQ(in_turn->to_json().value("nvcc_steps", ""), in_turn->nvcc_steps);
   fs::remove_all(*dir);
 }

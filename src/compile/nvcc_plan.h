@@ -1,0 +1,50 @@
+#pragma once
+// nvcc runs its phases one after another, but two chains of them need not wait for each other: the
+// host front end (preprocessing, then cudafe++, which splits host from device code) and the device
+// compile (preprocessing, cicc, ptxas, fatbinary). Only the module id ties them: cudafe++ writes it,
+// cicc reads it, and both put it into the names of internal-linkage entities, which the host stub then
+// registers by name. Given the id up front, both chains read it and run side by side: on a CuTe
+// candidate that is cudafe++ (~2.4 s) beside cicc (~2.3 s), a third of nvcc's wall time.
+//
+// The plan comes from `nvcc --dryrun` (the documented way to see and rerun nvcc's steps): its
+// `#$ NAME=VALUE` lines are the environment nvcc gives its children, every other `#$` line a command it
+// runs through `sh -c`. With nvcc 13.0 the overlapped build writes a library byte for byte identical
+// to nvcc's own given the same id (nvcc_plan_test.cpp holds this on the installed toolkit).
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+
+namespace cutegen {
+
+struct NvccPlan {
+  std::vector<std::pair<std::string, std::string>> env;  // in nvcc's order
+  std::vector<std::string> commands;                     // shell command lines, in nvcc's order
+};
+
+// The `#$` lines of `nvcc --dryrun`'s output (other lines are ignored). Error: no command at all.
+Result<NvccPlan> parse_nvcc_dryrun(std::string_view output);
+
+struct OverlappedBuild {
+  std::string script;          // a POSIX sh script, run in nvcc's working directory
+  std::string module_id_file;  // where the caller writes the id before running it (relative path)
+};
+
+// The plan as a script that runs the host front end beside the device compile, then the rest in order.
+// Each chain's output is held back and printed in nvcc's order (the front end's first), and a chain that
+// fails ends the script with its status after its output, so a compile error reads as nvcc's does (once,
+// not once per chain). Error, saying what differs: a plan not of the shape this relies on (one cudafe++
+// generating the module id that one cicc reads, each chain reading nothing the other writes).
+Result<OverlappedBuild> overlapped_build(const NvccPlan& plan, std::string_view log_dir);
+
+// An id of the shape nvcc gives (`_<8 hex>_<length>_<name with . as _>_<8 hex>`), from a hex digest.
+std::string module_id_for(std::string_view source_name, std::string_view hex_digest);
+
+// The module ids named in a build's text (the host stub, the PTX) that are not `module_id`: empty when
+// both chains used the id they were given.
+std::vector<std::string> foreign_module_ids(std::string_view text, std::string_view source_name,
+                                            std::string_view module_id);
+
+}  // namespace cutegen

@@ -1,0 +1,194 @@
+#include "compile/nvcc_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "common/process.h"
+#include "compile/compile_options.h"
+#include "compile/nvcc_compiler.h"
+
+using namespace cutegen;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string plan_read(const fs::path& p) {
+  auto text = read_file(p);
+  EXPECT_TRUE(text.ok()) << p;
+  return text.ok() ? *text : "";
+}
+
+// nvcc 13.0's --dryrun of cutegen's build command (kept-build as --keep-dir), paths shortened.
+NvccPlan recorded_plan() {
+  auto plan = parse_nvcc_dryrun(plan_read(fs::path(CUTEGEN_TESTDATA) / "nvcc13_dryrun.txt"));
+  EXPECT_TRUE(plan.ok()) << (plan.ok() ? "" : plan.error().message);
+  return plan.ok() ? *plan : NvccPlan{};
+}
+
+std::size_t index_of(const NvccPlan& plan, const std::string& start) {
+  for (std::size_t i = 0; i < plan.commands.size(); ++i)
+    if (plan.commands[i].rfind(start, 0) == 0) return i;
+  ADD_FAILURE() << "no command starts with " << start;
+  return 0;
+}
+
+}  // namespace
+
+TEST(NvccPlan, TheDryRunSplitsIntoTheChildrensEnvironmentAndTheirCommands) {
+  auto plan = recorded_plan();
+  ASSERT_EQ(plan.commands.size(), 12u);
+  EXPECT_EQ(plan.commands.front(), "rm kept-build/kernel_dlink.reg.c");
+  EXPECT_EQ(plan.commands[2].substr(0, 9), "cudafe++ ");
+  EXPECT_EQ(plan.commands[4].substr(0, 18), "\"$CICC_PATH/cicc\" ");
+  bool cicc_path = false, space = false;
+  for (const auto& [name, value] : plan.env) {
+    cicc_path |= name == "CICC_PATH" && value == "/usr/local/cuda/bin/../nvvm/bin";
+    space |= name == "_SPACE_" && value == " ";
+  }
+  EXPECT_TRUE(cicc_path);
+  EXPECT_TRUE(space) << "a value is kept verbatim, spaces included";
+  EXPECT_FALSE(parse_nvcc_dryrun("nvcc fatal   : Unknown option '--bogus'\n").ok());
+}
+
+TEST(NvccPlan, TheFrontEndRunsBesideTheDeviceCompileOnTheIdItIsGiven) {
+  auto plan = recorded_plan();
+  auto build = overlapped_build(plan, "kept-build");
+  ASSERT_TRUE(build.ok()) << build.error().message;
+  EXPECT_EQ(build->module_id_file, "kept-build/candidate.module_id");
+  const auto& s = build->script;
+  EXPECT_EQ(s.find("--gen_module_id_file"), std::string::npos) << "cudafe++ must read the id, not make its own";
+  EXPECT_NE(s.find("CICC_PATH='/usr/local/cuda/bin/../nvvm/bin'; export CICC_PATH"), std::string::npos);
+  // nvcc's removal of a file not made yet does not fail the build.
+  EXPECT_NE(s.find("rm -f kept-build/kernel_dlink.reg.c || exit $?"), std::string::npos);
+  // Two background chains: the front end (its preprocessing, cudafe++), the device compile (its
+  // preprocessing, cicc, ptxas, fatbinary); then the host compile and the link, in order, after both.
+  auto front = s.find("cudafe++"), device = s.find("$CICC_PATH/cicc"), waits = s.find("wait $device");
+  auto host = s.find(" -c -x c++ ");
+  ASSERT_NE(front, std::string::npos);
+  ASSERT_NE(device, std::string::npos);
+  ASSERT_NE(waits, std::string::npos);
+  ASSERT_NE(host, std::string::npos);
+  EXPECT_LT(front, device);
+  EXPECT_LT(device, waits);
+  EXPECT_LT(waits, host);
+  EXPECT_NE(s.find("&\nfront=$!"), std::string::npos);
+  EXPECT_NE(s.find("&\ndevice=$!"), std::string::npos);
+  const auto ptxas = s.find("ptxas -arch=sm_90a"), fatbin = s.find("fatbinary --create=");
+  EXPECT_TRUE(device < ptxas && ptxas < fatbin && fatbin < waits) << s;
+  // A failed chain ends the script after its own output: an error is reported once.
+  EXPECT_NE(s.find("[ $front_status -eq 0 ] || exit $front_status"), std::string::npos);
+}
+
+TEST(NvccPlan, APlanOfAnotherShapeIsRefusedSayingHow) {
+  const auto good = recorded_plan();
+  const auto front = index_of(good, "cudafe++"), cicc = index_of(good, "\"$CICC_PATH/cicc\"");
+  {
+    auto p = good;  // two device compiles (-arch=sm_90a gives compute_90 PTX besides)
+    p.commands.insert(p.commands.begin() + cicc, p.commands[cicc]);
+    auto r = overlapped_build(p, "kept-build");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("one cicc"), std::string::npos) << r.error().message;
+  }
+  {
+    auto p = good;  // cudafe++ that does not make the id: nothing says cicc may start first
+    auto& c = p.commands[front];
+    c.replace(c.find("--gen_module_id_file "), 21, "");
+    auto r = overlapped_build(p, "kept-build");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("does not generate the module id"), std::string::npos);
+  }
+  {
+    auto p = good;  // the device chain reading what the front end writes
+    p.commands[cicc] += " --extra \"kept-build/candidate.cudafe1.cpp\"";
+    auto r = overlapped_build(p, "kept-build");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("reads kept-build/candidate.cudafe1.cpp"), std::string::npos) << r.error().message;
+  }
+  {
+    auto p = good;  // the front end reading what the device compile writes
+    p.commands[front] += " --extra kept-build/candidate.ptx";
+    auto r = overlapped_build(p, "kept-build");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("front end reads kept-build/candidate.ptx"), std::string::npos);
+  }
+  {
+    auto p = good;  // no preprocessing before cudafe++
+    p.commands.erase(p.commands.begin() + front - 1);
+    EXPECT_FALSE(overlapped_build(p, "kept-build").ok());
+  }
+}
+
+TEST(NvccPlan, EnvironmentValuesAreQuotedForTheShell) {
+  NvccPlan p = recorded_plan();
+  p.env.emplace_back("ODD", "it's $HOME `x`");
+  auto build = overlapped_build(p, "kept-build");
+  ASSERT_TRUE(build.ok());
+  EXPECT_NE(build->script.find("ODD='it'\\''s $HOME `x`'; export ODD"), std::string::npos) << build->script;
+}
+
+TEST(NvccPlan, ModuleIdsHaveNvccsShapeAndOnlyOthersAreForeign) {
+  const auto id = module_id_for("candidate.cu", "375b697b0fd58afb9");
+  EXPECT_EQ(id, "_375b697b_12_candidate_cu_0fd58afb");
+  const std::string text = fmt::format("_ZN43_INTERNAL{}5scaleE _GLOBAL__N_{}6ignoreE", id, id);
+  EXPECT_TRUE(foreign_module_ids(text, "candidate.cu", id).empty());
+  auto foreign = foreign_module_ids(text + " _ZN43_INTERNAL_e94c4985_12_candidate_cu_20b18ec65scaleE", "candidate.cu", id);
+  EXPECT_EQ(foreign, std::vector<std::string>{"_e94c4985_12_candidate_cu_20b18ec6"});
+}
+
+// On the installed toolkit: nvcc's own build, then the overlapped one given the id nvcc chose, in the same
+// directory (the path is in the line table): the libraries are the same bytes. And a compile error is
+// reported once, though both chains parse the source.
+TEST(NvccPlanRealNvcc, TheOverlappedBuildWritesNvccsLibraryByteForByte) {
+  PosixProcessRunner runner;
+  CompileOptions options;
+  auto toolchain = probe_toolchain(runner, options);
+  if (!toolchain.ok()) GTEST_SKIP() << "no CUDA toolkit here: " << toolchain.error().message;
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-nvcc-plan-");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(write_file_atomic(*dir / "candidate.cu", plan_read(fs::path(CUTEGEN_TESTDATA) / "module_id_user.cu")).ok());
+  auto cmd = nvcc_command(options, "candidate.cu", "kernel.so",
+                          {toolchain->contract_include, toolchain->cutlass_include});
+  ASSERT_TRUE(cmd.ok());
+  for (const char* a : {"--keep", "--keep-dir", "kept-build"}) cmd->emplace_back(a);
+  auto run = [&](std::vector<std::string> argv) {
+    auto r = runner.run({.argv = std::move(argv), .timeout = std::chrono::seconds(300), .cwd = *dir});
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : ProcessResult{};
+  };
+  fs::create_directories(*dir / "kept-build");
+  auto serial = run(*cmd);
+  ASSERT_TRUE(serial.succeeded()) << serial.err;
+  const std::string nvcc_library = plan_read(*dir / "kernel.so"), id = plan_read(*dir / "kept-build/candidate.module_id");
+  ASSERT_FALSE(id.empty());
+  EXPECT_NE(plan_read(*dir / "kept-build/candidate.cudafe1.stub.c").find(id), std::string::npos)
+      << "the test kernel must make the stub name the id, or the comparison proves less";
+  fs::remove_all(*dir / "kept-build");
+  fs::remove(*dir / "kernel.so");
+  fs::create_directories(*dir / "kept-build");
+
+  auto dry = *cmd;
+  dry.emplace_back("--dryrun");
+  auto listed = run(dry);
+  ASSERT_TRUE(listed.succeeded());
+  auto plan = parse_nvcc_dryrun(listed.err + listed.out);
+  ASSERT_TRUE(plan.ok());
+  auto build = overlapped_build(*plan, "kept-build");
+  ASSERT_TRUE(build.ok()) << build.error().message;
+  ASSERT_TRUE(write_file_atomic(*dir / build->module_id_file, id).ok());
+  ASSERT_TRUE(write_file_atomic(*dir / "steps.sh", build->script).ok());
+  auto overlapped = run({"/bin/sh", "steps.sh"});
+  ASSERT_TRUE(overlapped.succeeded()) << overlapped.err;
+  EXPECT_TRUE(plan_read(*dir / "kernel.so") == nvcc_library) << "the overlapped build's library differs from nvcc's";
+  EXPECT_TRUE(foreign_module_ids(plan_read(*dir / "kept-build/candidate.ptx"), "candidate.cu", id).empty());
+
+  ASSERT_TRUE(write_file_atomic(*dir / "candidate.cu", "#include <cute/tensor_impl.hpp>\n__global__ void k(float* x) { x[0] = undefined_name; }\n").ok());
+  auto failed = run({"/bin/sh", "steps.sh"});
+  EXPECT_NE(failed.exit_code, 0);
+  const std::string log = failed.out + failed.err;
+  auto first = log.find("\"undefined_name\" is undefined");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("\"undefined_name\" is undefined", first + 1), std::string::npos) << "reported twice:\n" << log;
+  fs::remove_all(*dir);
+}
