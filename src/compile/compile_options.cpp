@@ -2,6 +2,8 @@
 
 #include <regex>
 
+#include <sched.h>
+
 #include <fmt/format.h>
 
 namespace cutegen {
@@ -13,6 +15,13 @@ Result<std::string> gencode_for(const std::string& arch) {
     return Error{fmt::format("unknown target '{}': expected sm_<NN>[a|f], e.g. sm_90a for H100/H200", arch)};
   std::string v = m[1].str() + m[2].str();
   return fmt::format("arch=compute_{},code=sm_{}", v, v);
+}
+
+unsigned available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
 }
 
 bool compile_key_needs_trust(const std::string& key) {

@@ -25,7 +25,14 @@ struct CompileOptions {
   // nvcc and each of its children (cicc, cc1plus, ptxas ...) may map at most this much memory: an
   // `#include "/dev/zero"` or a runaway template must not take the machine's memory.
   uint64_t memory_limit_mb = 16384;
+  // CPUs this process may use (0: those its affinity mask allows). nvcc's steps overlap (nvcc_plan.h)
+  // only from 4: with fewer the analysis compile already takes the other one, and a third process slows
+  // the build down (the CUTLASS GEMM on 2 cores: 57 s in turn, 66 s overlapped).
+  unsigned cpus = 0;
 };
+
+// How many CPUs this process may run on (its affinity mask), at least 1.
+unsigned available_cpus();
 
 // A macro a build defines on nvcc's command line (-DNAME=VALUE): how `cutegen tune` compiles a variant
 // of a kernel's knobs (tune/knobs.h). Part of the command, hence of the compile cache key.

@@ -288,6 +288,10 @@ Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std
   };
   // nvcc's own steps, with the host front end beside the device compile (nvcc_plan.h). Where the plan is
   // not the shape that relies on, nvcc runs them in turn, and the outcome says why.
+  if (const unsigned cpus = options_.cpus ? options_.cpus : available_cpus(); cpus < 4) {
+    steps = fmt::format("in turn: {} CPU{}, overlapping needs 4", cpus, cpus == 1 ? "" : "s");
+    return plain();
+  }
   auto dry = argv;
   dry.emplace_back("--dryrun");
   auto listed = runner_.run({.argv = sandbox_command(sandbox_, policy, dry), .timeout = std::chrono::seconds(60),

@@ -73,6 +73,14 @@ class RealNvcc : public ::testing::Test {
   fs::path cache_root_;
 };
 
+// Options for a fake nvcc on a machine wide enough that the build lists and overlaps nvcc's steps
+// (nvcc_plan.h), whatever machine runs the test.
+CompileOptions wide() {
+  CompileOptions o;
+  o.cpus = 16;
+  return o;
+}
+
 }  // namespace
 
 // The library kernel with knobs: its defaults and a variant given as -D defines both build and pass
@@ -424,7 +432,7 @@ TEST(NvccCompilerFake, TimeoutsAreReportedAndNotCached) {
     return r;
   });
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
-  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  NvccCompiler c(fake, wide(), tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   auto first = c.compile({"__global__ void k() {}", "k.cu"});
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->verdict, CompileVerdict::timeout);
@@ -444,7 +452,7 @@ TEST(NvccCompilerFake, CompileErrorsAreCachedAndMappedToTheDisplayName) {
     return FakeProcessRunner::exited(2, "", "candidate.cu(2): error: expected a \";\"\n\n1 error detected\n");
   });
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
-  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  NvccCompiler c(fake, wide(), tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   std::string src = "int a = 1\nint b = 2\n";
   auto first = c.compile({src, "mine.cu"});
   ASSERT_TRUE(first.ok());
@@ -463,7 +471,7 @@ TEST(NvccCompilerFake, NvccRunsInsideTheSandboxWithItsStagingDirectoryAsHome) {
   ASSERT_TRUE(dir.ok());
   FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(1, "", "x"); });
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass/include", "hash", "/contract/include"};
-  CompileOptions options;
+  CompileOptions options = wide();
   options.memory_limit_mb = 4096;
   NvccCompiler c(fake, options, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   ASSERT_TRUE(c.compile({"int x;\n", "k.cu"}).ok());
@@ -579,7 +587,7 @@ TEST(NvccCompilerFake, TheAnalysisCompileRunsBesideTheBuildAndBothKeepTheirDevic
     return FakeProcessRunner::exited(2, "", "candidate.cu(1): error: expected a declaration\n");
   });
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
-  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  NvccCompiler c(fake, wide(), tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   auto out = c.compile({"int x = ;\n", "k.cu"});
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::compile_error);
@@ -675,7 +683,7 @@ TEST(NvccCompilerFake, CutlassUtilityHeadersAreIncludedAndReadableWhereFound) {
   FakeProcessRunner fake([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(1, "", "x"); });
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass/include", "hash", "/contract/include"};
   tc.cutlass_util_include = "/cutlass/tools/util/include";
-  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  NvccCompiler c(fake, wide(), tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   ASSERT_TRUE(c.compile({"int x;\n", "k.cu"}).ok());
   const auto calls = fake.calls();
   ASSERT_EQ(calls.size(), 3u);  // nvcc --dryrun, the build and the analysis beside it
@@ -691,7 +699,7 @@ TEST(NvccCompilerFake, CutlassUtilityHeadersAreIncludedAndReadableWhereFound) {
   // Without them nothing is added: a kernel that needs them fails naming the missing header.
   tc.cutlass_util_include.clear();
   FakeProcessRunner bare([](const ProcessSpec&) -> Result<ProcessResult> { return FakeProcessRunner::exited(1, "", "x"); });
-  NvccCompiler without(bare, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  NvccCompiler without(bare, wide(), tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   ASSERT_TRUE(without.compile({"int y;\n", "k.cu"}).ok());
   for (const auto& spec : bare.calls())
     for (const auto& a : spec.argv) EXPECT_EQ(a.find("tools/util"), std::string::npos) << a;
@@ -720,8 +728,10 @@ TEST(NvccCompilerFake, TheBuildRunsNvccsStepsOverlappedOrNvccItselfSayingWhy) {
     };
   };
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  CompileOptions sixteen;
+  sixteen.cpus = 16;
   FakeProcessRunner fake(handler(listing));
-  NvccCompiler c(fake, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  NvccCompiler c(fake, sixteen, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   auto out = c.compile({"int x = ;\n", "k.cu"});
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::compile_error);
@@ -738,11 +748,22 @@ TEST(NvccCompilerFake, TheBuildRunsNvccsStepsOverlappedOrNvccItselfSayingWhy) {
   EXPECT_EQ(sandboxed_scripts, 1);
 
   FakeProcessRunner other(handler("#$ _SPACE_= \n#$ nvcc-next --everything-at-once candidate.cu\n"));
-  NvccCompiler d(other, CompileOptions{}, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  NvccCompiler d(other, sixteen, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   auto in_turn = d.compile({"int y = ;\n", "k.cu"});
   ASSERT_TRUE(in_turn.ok());
   EXPECT_EQ(in_turn->nvcc_steps, "in turn: expected one cudafe++ and one cicc, found 0 and 0");
   for (const auto& spec : other.calls()) EXPECT_FALSE(has(spec, "/bin/sh"));
   EXPECT_EQ(in_turn->to_json().value("nvcc_steps", ""), in_turn->nvcc_steps);
+
+  // On two CPUs the analysis compile takes the second: nvcc runs as it is, without even a listing.
+  CompileOptions two = sixteen;
+  two.cpus = 2;
+  FakeProcessRunner small(handler(listing));
+  NvccCompiler e(small, two, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  auto narrow = e.compile({"int z = ;\n", "k.cu"});
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow->nvcc_steps, "in turn: 2 CPUs, overlapping needs 4");
+  EXPECT_EQ(small.calls().size(), 2u);
+  for (const auto& spec : small.calls()) EXPECT_FALSE(has(spec, "/bin/sh") || has(spec, "--dryrun"));
   fs::remove_all(*dir);
 }
