@@ -195,11 +195,19 @@ NvccCompiler::NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolch
 Result<std::vector<CheckViolation>> NvccCompiler::built_cute_check(const fs::path& staging,
                                                                   const std::vector<std::string>& images,
                                                                   const std::vector<std::string>& kernels,
-                                                                  const std::set<SourcePosition>& cute_sites) {
+                                                                  const std::set<SourcePosition>& cute_sites,
+                                                                  EarlySass* early) {
   if (kernels.empty()) return std::vector<CheckViolation>{};
   if (toolchain_.nvdisasm.empty()) return Error{"no nvdisasm in the toolchain: the CuTe check on the build needs it"};
   std::map<std::string, SassFunction> sass;
   for (std::size_t i = 0; i < images.size(); ++i) {
+    // The library's image is what runs: the early disassembly counts only for the very same bytes.
+    if (early && early->functions.valid() && early->image == images[i]) {
+      auto functions = early->functions.get();
+      if (!functions) return functions.error();
+      sass.merge(*functions);
+      continue;
+    }
     // In the kept-build directory, which is removed before the entry goes into the cache.
     const std::string name = fmt::format("{}/device{}.cubin", kBuildKeepDir, i);
     if (auto w = write_file_atomic(staging / name, images[i]); !w) return w.error();
@@ -280,7 +288,8 @@ Result<CompileOutcome> NvccCompiler::compile(const CompileRequest& request) {
 }
 
 Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std::vector<std::string>& argv,
-                                              const std::string& key, std::string& steps) {
+                                              const std::string& key, std::string& steps,
+                                              std::optional<EarlySass>& early) {
   const auto policy = sandbox_policy(staging);
   auto plain = [&]() {
     return runner_.run({.argv = sandbox_command(sandbox_, policy, argv), .timeout = options_.timeout, .cwd = staging,
@@ -308,15 +317,33 @@ Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std
     return plain();
   }
   const std::string id = module_id_for(kCandidateFile, key);
-  const std::string script = std::string(kBuildKeepDir) + "/nvcc-steps.sh";
+  const std::string chains = std::string(kBuildKeepDir) + "/nvcc-chains.sh", rest = std::string(kBuildKeepDir) + "/nvcc-rest.sh";
   if (auto w = write_file_atomic(staging / build->module_id_file, id); !w) return w.error();
-  if (auto w = write_file_atomic(staging / script, build->script); !w) return w.error();
-  auto proc = runner_.run({.argv = sandbox_command(sandbox_, policy, {"/bin/sh", script}), .timeout = options_.timeout,
-                           .cwd = staging, .private_dir = staging});
-  if (!proc || !proc->succeeded()) {
-    steps = "overlapped";
-    return proc;
-  }
+  if (auto w = write_file_atomic(staging / chains, build->chains); !w) return w.error();
+  if (auto w = write_file_atomic(staging / rest, build->rest); !w) return w.error();
+  steps = "overlapped";
+  auto first = runner_.run({.argv = sandbox_command(sandbox_, policy, {"/bin/sh", chains}), .timeout = options_.timeout,
+                            .cwd = staging, .private_dir = staging});
+  if (!first || !first->succeeded()) return first;
+  // The device code is built: its disassembly for the CuTe check on the build runs beside the host compile.
+  if (!build->device_image.empty() && !toolchain_.nvdisasm.empty())
+    if (auto image = read_file(staging / build->device_image)) {
+      early.emplace();
+      early->image = std::move(*image);
+      early->functions = std::async(std::launch::async, [this, staging, policy, path = build->device_image] {
+        std::vector<std::string> argv = {toolchain_.nvdisasm.string(), "--print-line-info-inline", "--print-code", path};
+        return disassemble(runner_, sandbox_command(sandbox_, policy, argv), staging, options_.timeout);
+      });
+    }
+  const auto left = std::max(std::chrono::seconds(1),
+                             options_.timeout - std::chrono::seconds(static_cast<long>(first->wall_seconds)));
+  auto proc = runner_.run({.argv = sandbox_command(sandbox_, policy, {"/bin/sh", rest}), .timeout = left, .cwd = staging,
+                           .private_dir = staging});
+  if (!proc) return proc;
+  proc->out = first->out + proc->out;
+  proc->err = first->err + proc->err;
+  proc->wall_seconds += first->wall_seconds;
+  if (!proc->succeeded()) return proc;
   // Both chains must have named the id they were given: the host stub registers device entities by it.
   std::vector<std::string> foreign;
   std::error_code ec;
@@ -328,11 +355,9 @@ Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std
     for (auto& f : foreign_module_ids(*text, kCandidateFile, id)) foreign.push_back(std::move(f));
   }
   if (ec) return Error{fmt::format("cannot list {}: {}", (staging / kBuildKeepDir).string(), ec.message())};
-  if (foreign.empty()) {
-    steps = "overlapped";
-    return proc;
-  }
+  if (foreign.empty()) return proc;
   steps = fmt::format("in turn: this nvcc's steps named module id {} besides the one given", foreign.front());
+  early.reset();  // waits for its nvdisasm, which reads the directory removed next
   fs::remove_all(staging / kBuildKeepDir, ec);
   fs::create_directories(staging / kBuildKeepDir, ec);
   if (ec) return Error{fmt::format("cannot recreate {}: {}", (staging / kBuildKeepDir).string(), ec.message())};
@@ -390,7 +415,8 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
                                kAnalysisFile, options_.timeout, toolchain_.cutlass_include,
                                quotable_files(toolchain_, options_.nvcc));
     });
-    auto proc = run_build(*staging, kept(*cmd, kBuildKeepDir), key, out.nvcc_steps);
+    std::optional<EarlySass> early;
+    auto proc = run_build(*staging, kept(*cmd, kBuildKeepDir), key, out.nvcc_steps, early);
     auto t1 = std::chrono::steady_clock::now();
     auto cute = analysis_future.get();
     if (!proc) {
@@ -457,7 +483,8 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
         for (const auto& k : checks->kernels)
           if (auto it = cute->analysis.uses_cute.find(k); it != cute->analysis.uses_cute.end() && it->second)
             cute_kernels.push_back(k);
-        auto built = built_cute_check(*staging, checks->device_images, cute_kernels, cute->analysis.cute_sites);
+        auto built = built_cute_check(*staging, checks->device_images, cute_kernels, cute->analysis.cute_sites,
+                                      early ? &*early : nullptr);
         if (!built) {
           cleanup();
           return built.error();

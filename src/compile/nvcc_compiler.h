@@ -1,5 +1,7 @@
 #pragma once
+#include <future>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "common/process.h"
@@ -52,17 +54,24 @@ class NvccCompiler final : public Compiler {
 
  private:
   Result<CompileOutcome> build(const CompileRequest& request, const std::string& key);
+  // nvdisasm of the device code an overlapped build made, started beside its host compile.
+  struct EarlySass {
+    std::string image;  // the cubin's bytes
+    std::future<Result<std::map<std::string, SassFunction>>> functions;
+  };
   // Runs the build command `argv` (nvcc) in `staging`: its steps overlapped where nvcc_plan.h can, else
-  // nvcc itself. `steps` says which ("overlapped", or "in turn: " and why).
+  // nvcc itself. `steps` says which ("overlapped", or "in turn: " and why); `early` gets the device
+  // code's disassembly when an overlapped build started one.
   Result<ProcessResult> run_build(const std::filesystem::path& staging, const std::vector<std::string>& argv,
-                                  const std::string& key, std::string& steps);
+                                  const std::string& key, std::string& steps, std::optional<EarlySass>& early);
   CompileOutcome from_cache(const nlohmann::json& stored, const CompileRequest& request, const std::string& key) const;
   // The CuTe check on the build (built_cute.h): nvdisasm on each of the library's cubins (`images`),
   // confined like nvcc, then the `kernels` the analysis found using CuTe against its `cute_sites`.
+  // `early`: an overlapped build's disassembly, used for the image of the same bytes.
   Result<std::vector<CheckViolation>> built_cute_check(const std::filesystem::path& staging,
                                                        const std::vector<std::string>& images,
                                                        const std::vector<std::string>& kernels,
-                                                       const std::set<SourcePosition>& cute_sites);
+                                                       const std::set<SourcePosition>& cute_sites, EarlySass* early);
 
   ProcessRunner& runner_;
   CompileOptions options_;

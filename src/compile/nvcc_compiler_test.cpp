@@ -722,7 +722,7 @@ TEST(NvccCompilerFake, TheBuildRunsNvccsStepsOverlappedOrNvccItselfSayingWhy) {
       if (has(spec, "--dryrun")) return FakeProcessRunner::exited(0, "", dryrun_output);
       if (has(spec, "/bin/sh")) {
         id_seen = read(*spec.cwd / "kept-build/candidate.module_id");
-        script_seen = read(*spec.cwd / "kept-build/nvcc-steps.sh");
+        script_seen = read(*spec.cwd / "kept-build/nvcc-chains.sh");
       }
       return FakeProcessRunner::exited(2, "", "candidate.cu(1): error: expected a declaration\n");
     };
@@ -766,4 +766,58 @@ TEST(NvccCompilerFake, TheBuildRunsNvccsStepsOverlappedOrNvccItselfSayingWhy) {
   EXPECT_EQ(small.calls().size(), 2u);
   for (const auto& spec : small.calls()) EXPECT_FALSE(has(spec, "/bin/sh") || has(spec, "--dryrun"));
   fs::remove_all(*dir);
+}
+
+namespace {
+// Runs for real and records every command, for tests of what the compiler ran.
+class RecordingRunner final : public ProcessRunner {
+ public:
+  Result<ProcessResult> run(const ProcessSpec& spec) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      argvs_.push_back(spec.argv);
+      // What each nvdisasm is given, read before it runs (the staging directory is gone afterwards).
+      for (const auto& a : spec.argv)
+        if (a.ends_with(".cubin") && spec.cwd) cubins_.push_back({a, read(*spec.cwd / a)});
+    }
+    return real_.run(spec);
+  }
+  std::vector<std::vector<std::string>> argvs() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return argvs_;
+  }
+  std::vector<std::pair<std::string, std::string>> cubins() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cubins_;
+  }
+
+ private:
+  PosixProcessRunner real_;
+  mutable std::mutex mu_;
+  std::vector<std::vector<std::string>> argvs_;
+  std::vector<std::pair<std::string, std::string>> cubins_;  // (argument, bytes)
+};
+}  // namespace
+
+// The whole overlapped path on the installed toolkit, sandboxed as in use: nvcc's steps as two scripts,
+// the module id cutegen wrote, and the CuTe check on the build reading the disassembly nvdisasm made of
+// the chains' cubin beside the host compile (the library's image is those bytes, so no second nvdisasm).
+TEST_F(RealNvcc, AnOverlappedBuildPassesEveryCheckAndDisassemblesItsCubinOnce) {
+  RecordingRunner recording;
+  CompileOptions o = options_;
+  o.cpus = 16;
+  NvccCompiler c(recording, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
+  auto out = c.compile({example("relu_cute_1d.cu"), "relu_cute_1d.cu"});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << out->log;
+  EXPECT_EQ(out->nvcc_steps, "overlapped");
+  int scripts = 0;
+  for (const auto& argv : recording.argvs())
+    for (const auto& a : argv) scripts += a == "kept-build/nvcc-chains.sh" || a == "kept-build/nvcc-rest.sh";
+  EXPECT_EQ(scripts, 2);
+  std::vector<std::string> early, late;  // the library's other images (nvlink's stub) are disassembled after
+  for (const auto& [arg, bytes] : recording.cubins()) (arg == "kept-build/candidate.cubin" ? early : late).push_back(bytes);
+  ASSERT_EQ(early.size(), 1u);
+  EXPECT_FALSE(early.front().empty());
+  for (const auto& bytes : late) EXPECT_NE(bytes, early.front()) << "the library's image was disassembled again";
 }

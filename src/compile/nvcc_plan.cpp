@@ -167,8 +167,9 @@ Result<OverlappedBuild> overlapped_build(const NvccPlan& plan, std::string_view 
 
   const std::string dir(log_dir);
   const std::string front_log = sh_quoted(dir + "/front-end.log"), device_log = sh_quoted(dir + "/device.log");
-  std::string s = "# cutegen: nvcc's steps (nvcc --dryrun), the host front end beside the device compile\n";
-  for (const auto& [name, value] : plan.env) s += fmt::format("{}={}; export {}\n", name, sh_quoted(value), name);
+  std::string env;
+  for (const auto& [name, value] : plan.env) env += fmt::format("{}={}; export {}\n", name, sh_quoted(value), name);
+  std::string s = "# cutegen: nvcc's steps (nvcc --dryrun), the host front end beside the device compile\n" + env;
   for (std::size_t i = 0; i + 1 < front; ++i) s += fmt::format("{} || exit $?\n", line(i));
   s += fmt::format("( {} && {} ) > {} 2>&1 &\nfront=$!\n", plan.commands[front - 1], front_cmd, front_log);
   s += "(";
@@ -178,8 +179,13 @@ Result<OverlappedBuild> overlapped_build(const NvccPlan& plan, std::string_view 
   s += "wait $front; front_status=$?\nwait $device; device_status=$?\n";
   s += fmt::format("cat {} >&2\n[ $front_status -eq 0 ] || exit $front_status\n", front_log);
   s += fmt::format("cat {} >&2\n[ $device_status -eq 0 ] || exit $device_status\n", device_log);
-  for (std::size_t i = device_end; i < plan.commands.size(); ++i) s += fmt::format("{} || exit $?\n", line(i));
-  return OverlappedBuild{std::move(s), *id_file};
+  std::string rest = "# cutegen: nvcc's steps after both chains (the host compile, the link)\n" + env;
+  for (std::size_t i = device_end; i < plan.commands.size(); ++i) rest += fmt::format("{} || exit $?\n", line(i));
+  std::string image;
+  for (std::size_t i = device_begin; i < device_end; ++i)
+    if (tool_of(words[i]) == "ptxas")
+      if (auto o = option_value(words[i], "-o")) image = *o;
+  return OverlappedBuild{std::move(s), std::move(rest), *id_file, std::move(image)};
 }
 
 std::string module_id_for(std::string_view source_name, std::string_view hex_digest) {

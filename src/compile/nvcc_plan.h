@@ -28,11 +28,14 @@ struct NvccPlan {
 Result<NvccPlan> parse_nvcc_dryrun(std::string_view output);
 
 struct OverlappedBuild {
-  std::string script;          // a POSIX sh script, run in nvcc's working directory
-  std::string module_id_file;  // where the caller writes the id before running it (relative path)
+  std::string chains;          // POSIX sh: the steps up to both chains' ends, run in nvcc's working directory
+  std::string rest;            // POSIX sh: the steps after them (the host compile, the link), in order
+  std::string module_id_file;  // where the caller writes the id before running `chains` (relative path)
+  std::string device_image;    // the cubin ptxas writes (relative path), complete once `chains` succeeded
 };
 
-// The plan as a script that runs the host front end beside the device compile, then the rest in order.
+// The plan as two scripts: `chains` runs the host front end beside the device compile, `rest` the steps
+// after them in order. Between the two the device code is built, so a check of it can run beside `rest`.
 // Each chain's output is held back and printed in nvcc's order (the front end's first), and a chain that
 // fails ends the script with its status after its output, so a compile error reads as nvcc's does (once,
 // not once per chain). Error, saying what differs: a plan not of the shape this relies on (one cudafe++

@@ -57,7 +57,8 @@ TEST(NvccPlan, TheFrontEndRunsBesideTheDeviceCompileOnTheIdItIsGiven) {
   auto build = overlapped_build(plan, "kept-build");
   ASSERT_TRUE(build.ok()) << build.error().message;
   EXPECT_EQ(build->module_id_file, "kept-build/candidate.module_id");
-  const auto& s = build->script;
+  EXPECT_EQ(build->device_image, "kept-build/candidate.cubin");
+  const auto s = build->chains + build->rest;
   EXPECT_EQ(s.find("--gen_module_id_file"), std::string::npos) << "cudafe++ must read the id, not make its own";
   EXPECT_NE(s.find("CICC_PATH='/usr/local/cuda/bin/../nvvm/bin'; export CICC_PATH"), std::string::npos);
   // nvcc's removal of a file not made yet does not fail the build.
@@ -77,6 +78,10 @@ TEST(NvccPlan, TheFrontEndRunsBesideTheDeviceCompileOnTheIdItIsGiven) {
   EXPECT_NE(s.find("&\ndevice=$!"), std::string::npos);
   const auto ptxas = s.find("ptxas -arch=sm_90a"), fatbin = s.find("fatbinary --create=");
   EXPECT_TRUE(device < ptxas && ptxas < fatbin && fatbin < waits) << s;
+  // The host compile and the link are the second script's, which has the environment too.
+  EXPECT_EQ(build->chains.find(" -c -x c++ "), std::string::npos);
+  EXPECT_NE(build->rest.find("CICC_PATH='/usr/local/cuda/bin/../nvvm/bin'; export CICC_PATH"), std::string::npos);
+  EXPECT_EQ(build->rest.find("cudafe++"), std::string::npos);
   // A failed chain ends the script after its own output: an error is reported once.
   EXPECT_NE(s.find("[ $front_status -eq 0 ] || exit $front_status"), std::string::npos);
 }
@@ -125,7 +130,7 @@ TEST(NvccPlan, EnvironmentValuesAreQuotedForTheShell) {
   p.env.emplace_back("ODD", "it's $HOME `x`");
   auto build = overlapped_build(p, "kept-build");
   ASSERT_TRUE(build.ok());
-  EXPECT_NE(build->script.find("ODD='it'\\''s $HOME `x`'; export ODD"), std::string::npos) << build->script;
+  EXPECT_NE(build->chains.find("ODD='it'\\''s $HOME `x`'; export ODD"), std::string::npos) << build->chains;
 }
 
 TEST(NvccPlan, ModuleIdsHaveNvccsShapeAndOnlyOthersAreForeign) {
@@ -177,14 +182,19 @@ TEST(NvccPlanRealNvcc, TheOverlappedBuildWritesNvccsLibraryByteForByte) {
   auto build = overlapped_build(*plan, "kept-build");
   ASSERT_TRUE(build.ok()) << build.error().message;
   ASSERT_TRUE(write_file_atomic(*dir / build->module_id_file, id).ok());
-  ASSERT_TRUE(write_file_atomic(*dir / "steps.sh", build->script).ok());
-  auto overlapped = run({"/bin/sh", "steps.sh"});
+  ASSERT_TRUE(write_file_atomic(*dir / "chains.sh", build->chains).ok());
+  ASSERT_TRUE(write_file_atomic(*dir / "rest.sh", build->rest).ok());
+  auto chains = run({"/bin/sh", "chains.sh"});
+  ASSERT_TRUE(chains.succeeded()) << chains.err;
+  EXPECT_FALSE(fs::exists(*dir / "kernel.so"));
+  EXPECT_TRUE(fs::exists(*dir / build->device_image));
+  auto overlapped = run({"/bin/sh", "rest.sh"});
   ASSERT_TRUE(overlapped.succeeded()) << overlapped.err;
   EXPECT_TRUE(plan_read(*dir / "kernel.so") == nvcc_library) << "the overlapped build's library differs from nvcc's";
   EXPECT_TRUE(foreign_module_ids(plan_read(*dir / "kept-build/candidate.ptx"), "candidate.cu", id).empty());
 
   ASSERT_TRUE(write_file_atomic(*dir / "candidate.cu", "#include <cute/tensor_impl.hpp>\n__global__ void k(float* x) { x[0] = undefined_name; }\n").ok());
-  auto failed = run({"/bin/sh", "steps.sh"});
+  auto failed = run({"/bin/sh", "chains.sh"});
   EXPECT_NE(failed.exit_code, 0);
   const std::string log = failed.out + failed.err;
   auto first = log.find("\"undefined_name\" is undefined");
