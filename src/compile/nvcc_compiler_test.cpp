@@ -154,14 +154,20 @@ TEST_F(RealNvcc, AllocatingDeviceMemoryIsRejected) {
 // rule's text search misses it. The check reads the assembly the host compiler handed the assembler, so
 // every spelling is refused, each by its own violation (each probe names its own file), as a rejection
 // and not a compile error although the assembler could not open those files.
+// Both ways nvcc's steps run (nvcc_plan.h): in turn, as on CI's two CPUs, and overlapped, as on a GPU host.
 TEST_F(RealNvcc, FileReadingAssemblerDirectivesAreRefusedHoweverTheAsmStringSpellsThem) {
-  auto out = compile(testdata("asm_reads_spellings.cu"), "spellings.cu");
-  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.feedback() << out.log;
-  for (const char* statement : {".incbin \"/cutegen-probe/hex-escape\"", ".incbin \"/cutegen-probe/octal-escape\"",
-                                ".incbin \"/cutegen-probe/joined-literals\"", ".incbin \"/cutegen-probe/macro-dot\"",
-                                ".INCBIN \"/cutegen-probe/upper-case\"", ".include \"/cutegen-probe/include\"",
-                                ".macro cutegen_probe_m a,b"})
-    EXPECT_TRUE(has_violation(out, "asm-reads-file", statement)) << statement << "\n" << out.feedback();
+  for (unsigned cpus : {2u, 16u}) {
+    options_.cpus = cpus;
+    // Another source for each (a comment), or the second would be the first's cache entry.
+    auto out = compile(testdata("asm_reads_spellings.cu") + fmt::format("// {} CPUs\n", cpus), "spellings.cu");
+    ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.feedback() << out.log;
+    EXPECT_EQ(out.nvcc_steps.rfind(cpus == 2 ? "in turn" : "overlapped", 0), 0u) << out.nvcc_steps;
+    for (const char* statement : {".incbin \"/cutegen-probe/hex-escape\"", ".incbin \"/cutegen-probe/octal-escape\"",
+                                  ".incbin \"/cutegen-probe/joined-literals\"", ".incbin \"/cutegen-probe/macro-dot\"",
+                                  ".INCBIN \"/cutegen-probe/upper-case\"", ".include \"/cutegen-probe/include\"",
+                                  ".macro cutegen_probe_m a,b"})
+      EXPECT_TRUE(has_violation(out, "asm-reads-file", statement)) << cpus << " CPUs: " << statement << "\n" << out.feedback();
+  }
 }
 
 // Issue 32, class 3: __has_include through an alias is no file-existence oracle. Denied by Landlock and
