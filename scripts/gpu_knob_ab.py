@@ -149,8 +149,8 @@ def main():
         plan.append((problem, copies))
     # Compiles are queued in the problems' order and each evaluation starts once its own copies are built, so
     # the GPU judges the first problems while nvcc builds the rest. The compiles run at nice 19 on --jobs
-    # processes (two nvcc each): leave the judge's two timing threads a CPU each, or it refuses to time ("too
-    # busy", docs/judge.md) and retries.
+    # processes (three each where nvcc's steps overlap): leave the judge's two timing threads a CPU each,
+    # or it refuses to time ("too busy", docs/judge.md) and retries.
     pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
     built = {copy: pool.submit(subprocess.run, ["nice", "-n", "19", args.cutegen, "compile", str(copy)],
                                capture_output=True, text=True)

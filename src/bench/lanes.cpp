@@ -122,9 +122,12 @@ std::string list_gpus(ProcessRunner& runner) {
 }
 
 std::optional<std::string> cpu_oversubscription_warning(int jobs, int lanes, long cpus) {
-  const long busy = 2L * lanes + 2L * std::max(0, jobs - lanes);
+  // A compile is nvcc and the analysis compile beside it; from 4 CPUs nvcc's front end also runs beside
+  // its device compile (compile/nvcc_plan.h), three processes.
+  const long per_compile = cpus >= 4 ? 3 : 2;
+  const long busy = 2L * lanes + per_compile * std::max(0, jobs - lanes);
   if (busy <= cpus) return std::nullopt;
-  const long fits = std::max<long>(lanes, lanes + (cpus - 2L * lanes) / 2);
+  const long fits = std::max<long>(lanes, lanes + (cpus - 2L * lanes) / per_compile);
   return fmt::format("-j {} on {} CPUs: compiles beside the timing can make the judge refuse busy measurements (it "
                      "retries, then fails the task); -j {} or fewer leaves each of the {} lane(s) its CPUs",
                      jobs, cpus, fits, lanes);

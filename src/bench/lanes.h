@@ -44,7 +44,8 @@ Result<std::vector<Lane>> resolve_lanes(const std::string& device, const std::st
 std::string list_gpus(ProcessRunner& runner);
 
 // Each lane times with two processes that must get a CPU the moment they are ready, and each task in
-// flight beyond the lanes may be compiling beside them (two nvcc). A warning when that is more than
+// flight beyond the lanes may be compiling beside them (two processes, three from 4 CPUs where nvcc's
+// steps overlap). A warning when that is more than
 // the host's CPUs (the judge then refuses measurements as too busy, docs/judge.md), naming the -j
 // that fits; nothing when it fits. Pure.
 std::optional<std::string> cpu_oversubscription_warning(int jobs, int lanes, long cpus);

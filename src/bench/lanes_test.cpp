@@ -96,13 +96,17 @@ TEST(Slurm, TheScriptIsAnArrayJobRunningOneShardPerTask) {
 }
 
 TEST(Lanes, TooManyTasksForTheCpusIsAWarningWithTheJobsThatFit) {
-  EXPECT_FALSE(cpu_oversubscription_warning(2, 1, 16));   // the default on one GPU: 2 timing + 2 nvcc
+  EXPECT_FALSE(cpu_oversubscription_warning(2, 1, 16));   // the default on one GPU: 2 timing + 3 compiling
   EXPECT_FALSE(cpu_oversubscription_warning(16, 8, 128));
   EXPECT_FALSE(cpu_oversubscription_warning(1, 1, 2));    // one lane, nothing compiles beside it
-  auto w = cpu_oversubscription_warning(8, 1, 4);          // 2 + 14 processes on 4 CPUs
+  auto w = cpu_oversubscription_warning(8, 1, 4);          // 2 + 7 x 3 processes on 4 CPUs
   ASSERT_TRUE(w.has_value());
   EXPECT_NE(w->find("-j 8 on 4 CPUs"), std::string::npos) << *w;
-  EXPECT_NE(w->find("-j 2 or fewer"), std::string::npos) << *w;
+  EXPECT_NE(w->find("-j 1 or fewer"), std::string::npos) << *w;
+  auto eight = cpu_oversubscription_warning(4, 1, 8);      // 2 + 3 x 3 on 8 CPUs: one compile beside fits (2 + 3 x 2)
+  ASSERT_TRUE(eight.has_value());
+  EXPECT_NE(eight->find("-j 3 or fewer"), std::string::npos) << *eight;
+  EXPECT_TRUE(cpu_oversubscription_warning(2, 1, 4));     // the default now needs 5: 2 timing + 3 compiling
   auto tight = cpu_oversubscription_warning(3, 2, 4);     // two lanes fill 4 CPUs: only -j 2 fits
   ASSERT_TRUE(tight.has_value());
   EXPECT_NE(tight->find("-j 2 or fewer"), std::string::npos) << *tight;

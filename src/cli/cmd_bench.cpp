@@ -310,7 +310,7 @@ int run_bench(const GlobalOptions& global, const BenchArgs& a) {
              shard ? fmt::format(" (shard {}/{} of {})", shard->index, shard->count, tasks->size()) : "",
              suite->path().string(), lanes->size(), lanes->size() == 1 ? "lane" : "lanes", jobs);
   // Each lane times with two processes that must get a CPU at once; each task beside them may be
-  // compiling (two nvcc). More than the host has and the judge refuses measurements as "too busy"
+  // compiling (two or three processes, bench::cpu_oversubscription_warning). More than the host has and the judge refuses measurements as "too busy"
   // (docs/judge.md): say so before hours are spent.
   if (!a.baselines_only)
     if (auto w = bench::cpu_oversubscription_warning(jobs, static_cast<int>(lanes->size()),
