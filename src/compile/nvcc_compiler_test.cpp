@@ -1,5 +1,6 @@
 // These tests run the real nvcc (CI has the CUDA toolkit, no GPU) except where a fake runner is named.
 #include "compile/nvcc_compiler.h"
+#include "compile/library_checks.h"
 #include "compile/nvcc_plan.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <cctype>
 #include <condition_variable>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -778,6 +780,9 @@ namespace {
 // Runs for real and records every command, for tests of what the compiler ran.
 class RecordingRunner final : public ProcessRunner {
  public:
+  // alter_cubin: once the chains have built the device code, append bytes to the cubin they wrote, so the
+  // early disassembly reads bytes other than the library's image (which fatbinary already took).
+  explicit RecordingRunner(bool alter_cubin = false) : alter_cubin_(alter_cubin) {}
   Result<ProcessResult> run(const ProcessSpec& spec) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -786,7 +791,19 @@ class RecordingRunner final : public ProcessRunner {
       for (const auto& a : spec.argv)
         if (a.ends_with(".cubin") && spec.cwd) cubins_.push_back({a, read(*spec.cwd / a)});
     }
-    return real_.run(spec);
+    auto result = real_.run(spec);
+    const bool chains = std::find(spec.argv.begin(), spec.argv.end(), "kept-build/nvcc-chains.sh") != spec.argv.end();
+    if (alter_cubin_ && chains && result && result->succeeded() && spec.cwd) {
+      const fs::path cubin = *spec.cwd / "kept-build/candidate.cubin";
+      std::lock_guard<std::mutex> lock(mu_);
+      chains_cubin_ = read(cubin);
+      std::ofstream(cubin, std::ios::binary | std::ios::app) << std::string(64, '\x5a');
+    }
+    return result;
+  }
+  std::string chains_cubin() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return chains_cubin_;
   }
   std::vector<std::vector<std::string>> argvs() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -802,6 +819,8 @@ class RecordingRunner final : public ProcessRunner {
   mutable std::mutex mu_;
   std::vector<std::vector<std::string>> argvs_;
   std::vector<std::pair<std::string, std::string>> cubins_;  // (argument, bytes)
+  bool alter_cubin_ = false;
+  std::string chains_cubin_;  // the cubin as the chains wrote it, before alter_cubin changed it
 };
 }  // namespace
 
@@ -826,4 +845,30 @@ TEST_F(RealNvcc, AnOverlappedBuildPassesEveryCheckAndDisassemblesItsCubinOnce) {
   ASSERT_EQ(early.size(), 1u);
   EXPECT_FALSE(early.front().empty());
   for (const auto& bytes : late) EXPECT_NE(bytes, early.front()) << "the library's image was disassembled again";
+}
+
+// The other branch: where the bytes the early disassembly read are not the library's image, the check
+// reads the image itself. Here the cubin file changes after fatbinary took it, so the early disassembly
+// (of the changed file) must go unused and the library's image, the chains' original bytes, be disassembled.
+TEST_F(RealNvcc, AnEarlyDisassemblyOfOtherBytesThanTheLibrarysImageGoesUnused) {
+  RecordingRunner recording(/*alter_cubin=*/true);
+  CompileOptions o = options_;
+  o.cpus = 16;
+  NvccCompiler c(recording, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
+  auto out = c.compile({example("relu_cute_1d.cu"), "relu_cute_1d.cu"});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << out->log;
+  ASSERT_EQ(out->nvcc_steps, "overlapped");
+  const std::string original = recording.chains_cubin();
+  ASSERT_FALSE(original.empty());
+  std::vector<std::string> early, late;
+  for (const auto& [arg, bytes] : recording.cubins()) (arg == "kept-build/candidate.cubin" ? early : late).push_back(bytes);
+  ASSERT_EQ(early.size(), 1u);
+  EXPECT_NE(early.front(), original) << "the test's change to the cubin did not happen";
+  // Every image of the library is disassembled from its own bytes, the one the chains built included.
+  auto library = check_library(out->library);
+  ASSERT_TRUE(library.ok()) << library.error().message;
+  EXPECT_EQ(std::count(library->device_images.begin(), library->device_images.end(), original), 1);
+  for (const auto& image : library->device_images)
+    EXPECT_EQ(std::count(late.begin(), late.end(), image), 1) << "an image went undisassembled or twice";
 }
