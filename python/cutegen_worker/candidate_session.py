@@ -150,6 +150,9 @@ class Plan:
     call_timeout_s: float
     work_dir: str
     generalize: int = 0   # generalization trials after a pass (generalize.py); 0: none
+    # The loop's bar (docs/worker-protocol.md): the trials run only for a kernel whose time is below it, the
+    # time it must beat to be kept; a slower one is rolled back, so its other shapes need no trial. None: always.
+    generalize_below_ms: float = None
 
     @staticmethod
     def parse(req: dict) -> "Plan":
@@ -182,6 +185,11 @@ class Plan:
         if type(generalize) is not int or not 0 <= generalize <= shape_configs.MAX_TRIALS:
             raise RequestError(f"evaluate_candidate: generalize must be an integer from 0 to {shape_configs.MAX_TRIALS}")
         plan.generalize = generalize
+        bar = req.get("generalize_below_ms")
+        if bar is not None:
+            if type(bar) not in (int, float) or not math.isfinite(bar) or bar <= 0:
+                raise RequestError("evaluate_candidate: generalize_below_ms must be a positive number of milliseconds")
+            plan.generalize_below_ms = float(bar)
         return plan
 
 

@@ -56,6 +56,27 @@ def describe_config(config: dict, originals: dict) -> str:
     return ", ".join(changed) or "the problem's own sizes"
 
 
+def wanted(plan, record: dict) -> bool:
+    """Whether a passing kernel's record calls for the trials: always, unless the loop gave a bar
+    (`generalize_below_ms`) that its time does not beat. Such a kernel is rolled back whatever its other
+    shapes do, so trying them would only cost the loop's turnaround (seconds on a KernelBench-size problem)."""
+    bar = plan.generalize_below_ms
+    return not (plan.generalize and bar is not None and not record["time"]["median_ms"] < bar)
+
+
+def skipped(problem, plan, record: dict) -> dict:
+    """The `generalization` record of a kernel `wanted` left untried: only its own shape verified, the bar and
+    its time in the note, `skipped_bar_ms` set (docs/worker-protocol.md)."""
+    module = problem.module
+    names = shape_configs.shape_globals(module)
+    own = signature({name: module.__dict__[name] for name in names}, problem.metadata["inputs"], problem.output_shapes)
+    median, bar = record["time"]["median_ms"], plan.generalize_below_ms
+    return {"asked": plan.generalize, "varied": names, "trials": [], "verified": [own], "seconds": 0.0,
+            "skipped_bar_ms": bar,
+            "notes": [f"not tried at other shapes: its {median:.4g} ms is not below {bar:.4g} ms, the time it had "
+                      "to beat to be kept"]}
+
+
 def run(session, problem, plan, make_link, record: dict) -> dict:
     """The generalization trials of a candidate that passed at `problem`'s own shape; sets `record`'s verdict
     when one fails. Returns the `generalization` record (docs/worker-protocol.md)."""

@@ -281,8 +281,12 @@ class Session:
         try:
             record = candidate_session.CandidateSession(problem, plan, make_link, copies_on=copies_on).run()
             if record["verdict"] == "pass":
-                # Only a kernel right at the problem's own shape is tried at others (generalize.py).
-                record["generalization"] = generalize.run(self, problem, plan, make_link, record)
+                # Only a kernel right at the problem's own shape is tried at others (generalize.py), and
+                # only one the loop could keep.
+                if generalize.wanted(plan, record):
+                    record["generalization"] = generalize.run(self, problem, plan, make_link, record)
+                else:
+                    record["generalization"] = generalize.skipped(problem, plan, record)
             return record
         finally:
             own_state.require_unchanged(before, "during the evaluation")

@@ -12,13 +12,14 @@ import fake_runner
 from cutegen_worker import problem_loader, shape_configs
 
 
-def evaluate(worker, problem="relu", generalize=2, **fake):
+def evaluate(worker, problem="relu", generalize=2, bar=None, **fake):
     if problem is not None:
         worker.load(problem_path(problem) if "/" not in problem else problem)
+    extra = {} if bar is None else {"generalize_below_ms": bar}
     return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
                        trials=FAKE_RUNNER_TRIALS, warmup=1, runs=4, precision="strict", call_timeout_s=10.0,
                        work_dir="/tmp/cutegen-test-work", generalize=generalize,
-                       fake_runner=dict(dict(mode="reference"), **fake))
+                       fake_runner=dict(dict(mode="reference"), **fake), **extra)
 
 
 def test_an_honest_kernel_passes_with_three_verified_shapes(worker, small):
@@ -235,3 +236,28 @@ def test_a_kernel_with_a_workspace_is_sized_again_at_each_shape(worker, small):
     assert runners == {1, 3, 5}
     assert all(poisoned for _, _, poisoned, _ in fake_runner.WORKSPACE_SEEN)
     assert len(fake_runner.WORKSPACE_SEEN) == 2 + 1 + 4 + 2 * 4  # main: a trial, warm-up, timed; then 2 x 2 trials
+
+
+def test_a_kernel_not_below_the_loops_bar_is_not_tried_at_other_shapes(worker, small):
+    # The loop's bar: a kernel not faster than it is rolled back, so even a shape-specific one passes untried.
+    record = evaluate(worker, bar=1e-9, other_shapes="wrong")
+    assert record["verdict"] == "pass", record["reason"]
+    g = record["generalization"]
+    assert g["skipped_bar_ms"] == 1e-9 and g["trials"] == [] and g["seconds"] == 0.0
+    assert g["asked"] == 2 and g["varied"] == ["batch_size", "dim"]
+    assert [v["inputs"] for v in g["verified"]] == [[[64, 1024]]]  # the problem's own, as the trials would list it
+    assert "not tried at other shapes" in g["notes"][0] and "to beat to be kept" in g["notes"][0]
+
+
+def test_a_kernel_below_the_loops_bar_is_tried_at_other_shapes(worker, small):
+    record = evaluate(worker, bar=1e9, other_shapes="wrong")
+    assert record["verdict"] == "shape_specific", record["reason"]
+    assert "skipped_bar_ms" not in record["generalization"]
+    honest = evaluate(worker, bar=1e9)
+    assert honest["verdict"] == "pass" and len(honest["generalization"]["verified"]) == 3
+
+
+@pytest.mark.parametrize("bar", [0, -1.0, "5", True, float("inf")])
+def test_a_bar_that_is_no_positive_time_is_refused(worker, small, bar):
+    with pytest.raises(Exception, match="generalize_below_ms must be a positive number"):
+        evaluate(worker, bar=bar)

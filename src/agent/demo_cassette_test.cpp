@@ -36,7 +36,7 @@ class DemoJudge : public Evaluator {
     return p;
   }
   Result<std::string> fingerprint() override { return std::string("relu-demo"); }
-  Result<Evaluation> evaluate(const std::string& source, const std::string&) override {
+  Result<Evaluation> evaluate(const std::string& source, const std::string&, std::optional<double>) override {
     if (interrupt_at && seen.size() + 1 == interrupt_at) return Error{"interrupted (SIGINT)"};
     seen.push_back(source);
     Evaluation e;

@@ -33,8 +33,10 @@ Result<ProblemInfo> JudgeEvaluator::describe() {
   return problem_info_from_report(*report, *source);
 }
 
-Result<Evaluation> JudgeEvaluator::evaluate(const std::string& source, const std::string& display_name) {
-  auto report = judge_.evaluate(problem_, source, display_name);
+Result<Evaluation> JudgeEvaluator::evaluate(const std::string& source, const std::string& display_name,
+                                            std::optional<double> bar_ms) {
+  auto report = bar_ms ? judge_.evaluate_below(problem_, source, display_name, *bar_ms)
+                       : judge_.evaluate(problem_, source, display_name);
   if (!report) return report.error();
   return report->record();
 }

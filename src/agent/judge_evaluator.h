@@ -15,7 +15,8 @@ class JudgeEvaluator : public Evaluator {
       : judge_(judge), compiler_(compiler), problem_(std::move(problem)), precision_(precision) {}
   Result<ProblemInfo> describe() override;
   Result<std::string> fingerprint() override;
-  Result<Evaluation> evaluate(const std::string& source, const std::string& display_name) override;
+  Result<Evaluation> evaluate(const std::string& source, const std::string& display_name,
+                              std::optional<double> bar_ms) override;
   // The judge's compiler, which is safe to call from several threads (its cache locks per key).
   Result<std::optional<Evaluation>> compile(const std::string& source, const std::string& display_name) override;
   Result<Evaluation> screen(const std::string& source, const std::string& display_name) override;

@@ -188,7 +188,7 @@ Result<Evaluation> Loop::evaluate(const std::string& source, const AttemptLabel&
   if (*memo) {
     e = (*memo)->evaluation;
   } else {
-    auto r = evaluator_.evaluate(source, kKernelName);
+    auto r = evaluator_.evaluate(source, kKernelName, keep_bar(attempt));
     if (!r) return r.error();
     e = *r;
     if (auto w = journal_.record(EvalEvent{key, attempt, e}); !w) return w.error();
@@ -198,13 +198,16 @@ Result<Evaluation> Loop::evaluate(const std::string& source, const AttemptLabel&
   if (!base.empty())
     if (auto w = files_.write(dir + "/change.diff", unified_diff(base, source).text); !w) return w.error();
   if (auto w = files_.write(dir + "/eval.json", dump_json(e.to_json(), 2)); !w) return w.error();
-  if (e.passed())
+  if (e.passed()) {
+    std::string shapes;
+    if (e.generalization && e.generalization->skipped_bar_ms)
+      shapes = fmt::format(", not below {:.4f} ms: no other shape tried", *e.generalization->skipped_bar_ms);
+    else if (e.generalization && e.generalization->asked > 0)
+      shapes = fmt::format(", {} shape(s) verified ({:.1f} s of other shapes)", e.generalization->verified.size(),
+                           e.generalization->seconds);
     report(fmt::format("{}: correct, {:.4f} ms{}{}", label, e.median_ms(),
-                       e.speedup_eager() ? fmt::format(" ({:.2f}x eager)", *e.speedup_eager()) : "",
-                       e.generalization && e.generalization->asked > 0
-                           ? fmt::format(", {} shape(s) verified ({:.1f} s of other shapes)",
-                                         e.generalization->verified.size(), e.generalization->seconds)
-                           : ""));
+                       e.speedup_eager() ? fmt::format(" ({:.2f}x eager)", *e.speedup_eager()) : "", shapes));
+  }
   else
     report(fmt::format("{}: {} — {}", label, to_string(e.verdict), first_line(e.reason, kLine)));
   return e;
@@ -342,6 +345,18 @@ bool Loop::faster_than_best(const Evaluation& e) const {
   const Evaluation& b = best_->evaluation;
   double noise = std::max({b.noise_ms(), e.noise_ms(), options_.min_gain * b.median_ms()});
   return e.median_ms() < b.median_ms() - noise;
+}
+
+std::optional<double> Loop::keep_bar(const AttemptLabel& attempt) const {
+  // Only an optimisation step's kernel is measured against a best (a first kernel, seed or restart, is kept
+  // if it passes). faster_than_best needs the time below the best's less the largest of three noises; the
+  // candidate's own is unknown before it is timed, so the bar leaves it out: a time not below it is not
+  // below the best's less all three either, and the step is rolled back whatever other shapes would show.
+  if (attempt.stage != AttemptStage::step || !best_) return std::nullopt;
+  const Evaluation& b = best_->evaluation;
+  const double bar = b.median_ms() - std::max(b.noise_ms(), options_.min_gain * b.median_ms());
+  if (!(bar > 0)) return std::nullopt;
+  return bar;
 }
 
 bool Loop::decline_hands_over_to_profile() const {

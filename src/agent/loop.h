@@ -194,6 +194,9 @@ class Loop {
   // Whether a decline at this point hands over to a profile first (docs/internals.md, "The loop").
   bool decline_hands_over_to_profile() const;
   bool faster_than_best(const Evaluation& e) const;
+  // The time an attempt's kernel must beat to be kept (nullopt: it needs none, or none is known yet): the
+  // judge tries other shapes only for a kernel below it (Evaluator::evaluate).
+  std::optional<double> keep_bar(const AttemptLabel& attempt) const;
   Status decide(const RunEvent& decision);
   Status set_best(Candidate c);
   Status export_best();  // the observer's new_best for best_

@@ -130,6 +130,23 @@ TEST(Loop, SynthesisThenOneAcceptedAndOneRolledBackStep) {
   }
 }
 
+// Each optimisation step's evaluation carries the bar its kernel must beat to be kept (the judge then skips
+// other shapes for a kernel not below it); a first kernel carries none. With the best at 1.0 ms (IQR 0.01)
+// and min_gain 0.02, the bar is 1.0 - max(0.01, 0.02); after step 1's 0.5 ms, 0.5 - max(0.01, 0.01).
+TEST(Loop, AStepsEvaluationCarriesTheTimeItMustBeatAndAFirstKernelsNone) {
+  Harness h;
+  script_happy(*h.llm);
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(h.evaluator.bars.size(), 3u);
+  EXPECT_FALSE(h.evaluator.bars[0]);
+  ASSERT_TRUE(h.evaluator.bars[1] && h.evaluator.bars[2]);
+  EXPECT_DOUBLE_EQ(*h.evaluator.bars[1], 0.98);
+  EXPECT_DOUBLE_EQ(*h.evaluator.bars[2], 0.49);
+  // Not below the bar is never kept: the bar is no looser than the acceptance rule.
+  EXPECT_EQ(r->history[1].outcome, StepOutcome::slower);
+}
+
 TEST(Loop, APassingSeedIsTheFirstBestAndNoSynthesisIsAsked) {
   Harness h;
   h.options.seed_source = kernel("// TIME: 1.0\n// seed\n");

@@ -551,6 +551,7 @@ std::string Generalization::verified_text() const {
 
 nlohmann::json Generalization::to_json() const {
   json j = {{"asked", asked}, {"varied", varied}, {"notes", notes}, {"seconds", seconds}};
+  if (skipped_bar_ms) j["skipped_bar_ms"] = *skipped_bar_ms;
   j["trials"] = json::array();
   for (const auto& t : trials) j["trials"].push_back(t.to_json());
   j["verified"] = json::array();
@@ -564,6 +565,7 @@ Result<Generalization> Generalization::from_json(const nlohmann::json& j) {
   Generalization g;
   CG_TRY(r.number("asked", g.asked));
   CG_TRY(r.number("seconds", g.seconds));
+  CG_TRY(r.optional_number("skipped_bar_ms", g.skipped_bar_ms));
   for (auto [key, out] : {std::pair{"varied", &g.varied}, std::pair{"notes", &g.notes}}) {
     const json* list = nullptr;
     CG_TRY(r.child(key, json::value_t::array, list));

@@ -199,6 +199,9 @@ struct Generalization {
   std::vector<VerifiedShape> verified;
   std::vector<std::string> notes;       // why fewer trials ran than were asked for
   double seconds = 0;                   // the trials' wall time
+  // Set when none ran because the kernel's time was not below the loop's bar (EvalOptions::generalize_below_ms):
+  // a kernel that slow is rolled back, never kept or exported, so its other shapes needed no trial.
+  std::optional<double> skipped_bar_ms;
 
   int refused() const;
   // "batch_size=13, dim=9001": what `config` sets to other values than the problem's own (verified[0]).

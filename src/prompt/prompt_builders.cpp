@@ -441,7 +441,7 @@ std::string format_shapes_rule(int other_shapes) {
   std::string rule = "- Handle the real shapes, partial tiles included (predicate them). ";
   if (other_shapes > 0)
     rule += fmt::format(
-        "A kernel that passes is then run at {} other size{} of the problem that `get_inputs()` sets (a batch, a "
+        "A kernel that passes (in a step: beats the best) is then run at {} other size{} of the problem that `get_inputs()` sets (a batch, a "
         "length: smaller odd ones, a larger batch{}): wrong results or a crash there fail it (`shape_specific`).",
         other_shapes, other_shapes == 1 ? "" : "s", other_shapes >= 3 ? ", batch 1" : "");
   else

@@ -722,7 +722,7 @@ TEST(PromptTruth, TheShapesRuleIsTheRunsGeneralization) {
   p.other_shapes = 2;
   auto system = build_system_prompt(library(), p, PromptKind::synthesis);
   ASSERT_TRUE(system.ok()) << system.error().message;
-  EXPECT_TRUE(contains(*system, "A kernel that passes is then run at 2 other sizes of the problem")) << *system;
+  EXPECT_TRUE(contains(*system, "A kernel that passes (in a step: beats the best) is then run at 2 other sizes of the problem")) << *system;
   EXPECT_TRUE(contains(*system, "(`shape_specific`)")) << *system;
   EXPECT_FALSE(contains(*system, "batch 1")) << "two trials: smaller and larger";
   EXPECT_FALSE(contains(*system, "{{shapes_rule}}"));

@@ -39,6 +39,9 @@ std::string shapes_line(const Generalization& g) {
   if (g.asked == 0) return "  shapes    only the problem's own verified (generalization trials off: --generalize 0)\n";
   if (g.varied.empty())
     return "  shapes    only the problem's own verified: get_inputs() reads no size of its own to vary\n";
+  if (g.skipped_bar_ms)
+    return fmt::format("  shapes    only the problem's own verified: not below {:.4g} ms, the time it had to beat to be "
+                       "kept, so no other shape was tried\n", *g.skipped_bar_ms);
   std::string s = fmt::format("  shapes    {} verified: {}", g.verified.size(), g.verified_text());
   std::string refused;
   for (const auto& t : g.trials)
@@ -399,6 +402,15 @@ Result<EvalReport> Judge::screen(const fs::path& problem, const std::string& ker
   return report;
 }
 
+Result<EvalReport> Judge::evaluate_below(const fs::path& problem, const std::string& kernel_source,
+                                         const std::string& kernel_name, double bar_ms) {
+  const auto before = options_.generalize_below_ms;
+  options_.generalize_below_ms = bar_ms;
+  auto report = evaluate(problem, kernel_source, kernel_name);
+  options_.generalize_below_ms = before;
+  return report;
+}
+
 Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& kernel_source, const std::string& kernel_name,
                                    const std::vector<Define>& defines) {
   auto t0 = std::chrono::steady_clock::now();
@@ -468,6 +480,7 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
                               {"call_timeout_s", static_cast<double>(options_.runner_timeout.count())},
                               {"work_dir", dir->string()},
                               {"generalize", options_.generalize}};
+    if (options_.generalize > 0 && options_.generalize_below_ms) request["generalize_below_ms"] = *options_.generalize_below_ms;
     if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
     // Every call may take up to the per-call limit; the worker enforces it and ends the session. A
     // generalization trial is two correctness trials (four calls) in a runner of its own.

@@ -460,6 +460,37 @@ TEST_F(JudgeTest, TheShapesVerifiedAreTypedSummarisedAndTimedAsAPhase) {
   EXPECT_NE(bad.error().message.find("verifies no shape"), std::string::npos) << bad.error().message;
 }
 
+// The loop's bar: evaluate_below sends it for that one evaluation (a plain evaluate, as `cutegen eval`
+// makes, never does), and a record whose trials the worker skipped under it says so, typed and in the summary.
+TEST_F(JudgeTest, TheLoopsBarGoesToTheWorkerForOneEvaluationAndASkipIsRecorded) {
+  Scenario s;
+  s.record["generalization"] = generalization_record();
+  s.record["generalization"]["trials"] = nlohmann::json::array();
+  s.record["generalization"]["verified"].erase(1);
+  s.record["generalization"]["seconds"] = 0.0;
+  s.record["generalization"]["skipped_bar_ms"] = 1.5;
+  s.record["generalization"]["notes"] = {"not tried at other shapes: its 2 ms is not below 1.5 ms, the time it had "
+                                         "to beat to be kept"};
+  ASSERT_TRUE(evaluate(s).ok());  // builds the judge; a plain evaluation
+  auto below = judge_->evaluate_below("problem.py", "// source", "k.cu", 1.5);
+  ASSERT_TRUE(below.ok()) << below.error().message;
+  auto after = judge_->evaluate("problem.py", "// source", "k.cu");
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  ASSERT_EQ(s.requests.size(), 3u);
+  EXPECT_FALSE(s.requests[0].contains("generalize_below_ms"));
+  EXPECT_DOUBLE_EQ(s.requests[1].value("generalize_below_ms", 0.0), 1.5);
+  EXPECT_FALSE(s.requests[2].contains("generalize_below_ms")) << "the bar outlived its evaluation";
+  EXPECT_EQ(s.requests[1].value("generalize", 0), 2);
+  ASSERT_TRUE(below->generalization && below->generalization->skipped_bar_ms);
+  EXPECT_DOUBLE_EQ(*below->generalization->skipped_bar_ms, 1.5);
+  EXPECT_NE(below->summary().find("only the problem's own verified: not below 1.5 ms, the time it had to beat to be kept"),
+            std::string::npos) << below->summary();
+  auto back = Evaluation::from_json(below->to_json());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back->generalization && back->generalization->skipped_bar_ms);
+  EXPECT_DOUBLE_EQ(*back->generalization->skipped_bar_ms, 1.5);
+}
+
 TEST_F(JudgeTest, AKernelRightOnlyAtItsOwnShapeFailsWithTheShapeInTheEvidence) {
   Scenario s;
   s.record["verdict"] = "shape_specific";

@@ -159,8 +159,9 @@ class MarkerEvaluator : public Evaluator {
     return p;
   }
   Result<std::string> fingerprint() override { return "problem-" + workload_class + problem_version; }
-  Result<Evaluation> evaluate(const std::string& source, const std::string&) override {
+  Result<Evaluation> evaluate(const std::string& source, const std::string&, std::optional<double> bar_ms) override {
     ++evaluations;
+    bars.push_back(bar_ms);
     return judge(source, /*screening=*/false);
   }
   // The compile alone: a "// VERDICT: compile_error|rejected <reason>" kernel fails it, every other one
@@ -237,6 +238,7 @@ class MarkerEvaluator : public Evaluator {
   std::string problem_version;  // changes the fingerprint, as an edited problem file would
   int describes = 0;
   int evaluations = 0;
+  std::vector<std::optional<double>> bars;  // each evaluate()'s bar_ms, in order
   int screens = 0;
   int compiles = 0;
   int max_compiles_in_flight = 0;

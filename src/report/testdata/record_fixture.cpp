@@ -150,7 +150,7 @@ class FixtureJudge : public Evaluator {
     return p;
   }
   Result<std::string> fingerprint() override { return std::string("report-fixture"); }
-  Result<Evaluation> evaluate(const std::string& source, const std::string&) override {
+  Result<Evaluation> evaluate(const std::string& source, const std::string&, std::optional<double>) override {
     Evaluation e;
     e.problem = facts();
     e.baselines = baselines();
