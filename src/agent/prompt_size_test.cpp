@@ -278,7 +278,7 @@ constexpr long long kEightStepRunTarget = 60000;
 // edits quote (~1.9k tokens), the rules an edit can break (~2.1k), the menu index and item (~0.8k), the
 // problem (~0.3k) and, from step 3, the profile (~0.6k): ~48.6k for the eight; its synthesis, diagnosis
 // and repair take ~18.0k more, ~25.3k with the 7.0k-token library kernel shown (docs/prompts.md has the
-// arithmetic). These bounds hold what was reached (~73.9k and ~66.6k).
+// arithmetic). These bounds hold what was reached (~73.9k and ~66.7k).
 constexpr long long kSoftmaxRunBound = 74000;
 constexpr long long kSoftmaxRunBoundNoExamples = 67000;
 
