@@ -99,7 +99,12 @@ def table(results: dict, counts: list) -> str:
         for n in counts:
             ws = by_count.get(n, [])
             m, c, s = median([w["wall_s"] for w in ws]), median([w["compile_s"] for w in ws]), median([w["session_s"] for w in ws])
-            cells.append("-" if m is None else f"{m:.1f} ({'-' if c is None else f'{c:.1f}'} / {'-' if s is None else f'{s:.1f}'})")
+            # A step of several candidates whose fastest screened no faster than the best ends without a full
+            # evaluation (no session of its own): said, since such a step is cheaper than one that is judged.
+            screened_only = sum(1 for w in ws if w["session_s"] is None) if n > 1 else 0
+            note = f"; {screened_only} of {len(ws)} ended at screening" if screened_only else ""
+            cells.append("-" if m is None else
+                         f"{m:.1f} ({'-' if c is None else f'{c:.1f}'} / {'-' if s is None else f'{s:.1f}'}{note})")
         for n in counts:
             if n == 1:
                 continue

@@ -55,6 +55,14 @@ def test_table_reports_the_ratio_to_one_candidate():
     assert "| relu_large | 10.0 (6.0 / 3.0) | 14.0 (6.5 / 3.0) | 1.40 |" in md
 
 
+def test_table_says_how_many_steps_of_several_candidates_ended_at_screening():
+    judged = {"wall_s": 14.0, "compile_s": 6.5, "session_s": 3.0}
+    screened = {"wall_s": 9.0, "compile_s": None, "session_s": None}
+    results = {"relu_large": {1: [{"wall_s": 10.0, "compile_s": 6.0, "session_s": 3.0}], 4: [judged, screened, screened]}}
+    md = turnaround.table(results, [1, 4])
+    assert "| relu_large | 10.0 (6.0 / 3.0) | 9.0 (6.5 / 3.0; 2 of 3 ended at screening) | 0.90 |" in md
+
+
 def stub(conversation, kernel):
     return subprocess.run([sys.executable, os.path.join(BENCH, "turnaround_llm.py")], input=conversation, text=True,
                           capture_output=True, env=dict(os.environ, TURNAROUND_KERNEL=kernel))

@@ -260,6 +260,18 @@ Result<StepRecord> Loop::optimize_with_candidates(int step, int streak) {
 
   const auto& [number, source] = usable[*chosen];
   rec.idea = rec.candidates[number - 1].idea;
+  // The fastest screened no faster than the best at all: a full evaluation could only confirm the rollback
+  // (keeping a kernel needs a gain beyond the noise, which a screen that slow leaves no room for), so the step
+  // ends here. Its screened time stays a rank: the record has no time of its own.
+  if (const auto& screened = (*checked)[*chosen].screened;
+      !repairing && screened && screened->median_ms() >= best_->evaluation.median_ms()) {
+    rec.outcome = StepOutcome::slower;
+    rec.note = fmt::format("the fastest candidate screened at {:.4g} ms, no faster than the best's {:.4g} ms: "
+                           "not judged in full", screened->median_ms(), best_->evaluation.median_ms());
+    rec.candidates[number - 1].note = "no faster than the best in screening: not judged in full";
+    report(fmt::format("step {}: {}", step, rec.note));
+    return rec;
+  }
   report(fmt::format("step {}: candidate {} ({}) is judged in full: {}", step, number, items[number - 1], rec.idea));
   Unrepaired failure;
   auto cand = make_correct(source, AttemptLabel{.stage = AttemptStage::step, .step = step, .candidate = number},

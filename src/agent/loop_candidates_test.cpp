@@ -156,6 +156,45 @@ TEST(LoopCandidates, ThreeCallsAtOnceCompiledTogetherTheFastestJudgedTheLosersRe
   EXPECT_NE(page.find("slower in screening than candidate 2"), std::string::npos);
 }
 
+// When the fastest candidate screens no faster than the best, no full evaluation can keep it: the step
+// ends slower without one, its screened times ranks only (no time of the step's own).
+TEST(LoopCandidates, WhenTheFastestScreensNoFasterThanTheBestNoneIsJudgedInFull) {
+  CandidatesHarness h;
+  h.llm->add("synthesis", kSynthesis);
+  h.llm->add_for("candidate 1 of 3", "optimize", cand_optimize("fuse the passes", "// TIME: 1.0\n", "// TIME: 1.3\n"));
+  h.llm->add_for("candidate 2 of 3", "optimize", cand_optimize("16-byte vectors", "// TIME: 1.0\n", "// TIME: 1.0\n// v2\n"));
+  h.llm->add_for("candidate 3 of 3", "optimize",
+                 cand_optimize("more unrolling", "// TIME: 1.0\n", "// VERDICT: compile_error bad layout\n"));
+  auto r = h.run();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(h.evaluator.screens, 2);
+  EXPECT_EQ(h.evaluator.evaluations, 1);  // the synthesis alone
+  ASSERT_TRUE(r->best);
+  EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 1.0);
+  ASSERT_EQ(r->history.size(), 1u);
+  const StepRecord& step = r->history[0];
+  EXPECT_EQ(step.outcome, StepOutcome::slower);
+  EXPECT_EQ(step.idea, "16-byte vectors");
+  EXPECT_FALSE(step.time_ms) << "a screened time is a rank, not the step's result";
+  EXPECT_NE(step.note.find("screened at 1 ms, no faster than the best's 1 ms: not judged in full"), std::string::npos)
+      << step.note;
+  EXPECT_EQ(step.candidates[1].outcome, CandidateOutcome::chosen);
+  EXPECT_EQ(step.candidates[1].note, "no faster than the best in screening: not judged in full");
+  EXPECT_EQ(step.candidates[0].outcome, CandidateOutcome::lost);
+  // A resume replays it from the log's screens, again without an evaluation.
+  h.reset_llm();
+  auto again = h.run(/*resume=*/true);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(h.evaluator.evaluations, 1);
+  EXPECT_EQ(again->history.size(), 1u);
+  EXPECT_EQ(again->history[0].note, step.note);
+  // The run view and report.md read the step like any other rolled-back one.
+  auto view = load_run_view(h.dir.path);
+  ASSERT_TRUE(view.ok()) << view.error().message;
+  ASSERT_EQ(view->steps.size(), 1u);
+  EXPECT_NE(render_run_report(view->summary).find("not judged in full"), std::string::npos);
+}
+
 TEST(LoopCandidates, OneCandidateIsTodaysLoopWithNoCompileOrScreenOfItsOwn) {
   CandidatesHarness h;
   h.options.candidates = 1;
