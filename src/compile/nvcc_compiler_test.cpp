@@ -63,6 +63,15 @@ class RealNvcc : public ::testing::Test {
     EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
     return out.ok() ? *out : CompileOutcome{};
   }
+  // relu_cute_1d.cu through `runner` with 16 CPUs: nvcc's steps overlapped.
+  CompileOutcome compile_overlapped(ProcessRunner& runner) {
+    CompileOptions o = options_;
+    o.cpus = 16;
+    NvccCompiler c(runner, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
+    auto out = c.compile({example("relu_cute_1d.cu"), "relu_cute_1d.cu"});
+    EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
+    return out.ok() ? *out : CompileOutcome{};
+  }
   bool has_violation(const CompileOutcome& o, const std::string& code, const std::string& text) {
     for (const auto& v : o.violations)
       if (v.code == code && v.message.find(text) != std::string::npos) return true;
@@ -822,6 +831,16 @@ class RecordingRunner final : public ProcessRunner {
   bool alter_cubin_ = false;
   std::string chains_cubin_;  // the cubin as the chains wrote it, before alter_cubin changed it
 };
+
+// What nvdisasm was given: the chains' cubin beside the host compile (early), the library's images after.
+struct DisassembledCubins {
+  std::vector<std::string> early, late;
+};
+DisassembledCubins disassembled_cubins(const RecordingRunner& recording) {
+  DisassembledCubins d;
+  for (const auto& [arg, bytes] : recording.cubins()) (arg == "kept-build/candidate.cubin" ? d.early : d.late).push_back(bytes);
+  return d;
+}
 }  // namespace
 
 // The whole overlapped path on the installed toolkit, sandboxed as in use: nvcc's steps as two scripts,
@@ -829,19 +848,14 @@ class RecordingRunner final : public ProcessRunner {
 // the chains' cubin beside the host compile (the library's image is those bytes, so no second nvdisasm).
 TEST_F(RealNvcc, AnOverlappedBuildPassesEveryCheckAndDisassemblesItsCubinOnce) {
   RecordingRunner recording;
-  CompileOptions o = options_;
-  o.cpus = 16;
-  NvccCompiler c(recording, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
-  auto out = c.compile({example("relu_cute_1d.cu"), "relu_cute_1d.cu"});
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << out->log;
-  EXPECT_EQ(out->nvcc_steps, "overlapped");
+  const CompileOutcome out = compile_overlapped(recording);
+  EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
+  EXPECT_EQ(out.nvcc_steps, "overlapped");
   int scripts = 0;
   for (const auto& argv : recording.argvs())
     for (const auto& a : argv) scripts += a == "kept-build/nvcc-chains.sh" || a == "kept-build/nvcc-rest.sh";
   EXPECT_EQ(scripts, 2);
-  std::vector<std::string> early, late;  // the library's other images (nvlink's stub) are disassembled after
-  for (const auto& [arg, bytes] : recording.cubins()) (arg == "kept-build/candidate.cubin" ? early : late).push_back(bytes);
+  const auto [early, late] = disassembled_cubins(recording);  // the library's other images (nvlink's stub) after
   ASSERT_EQ(early.size(), 1u);
   EXPECT_FALSE(early.front().empty());
   for (const auto& bytes : late) EXPECT_NE(bytes, early.front()) << "the library's image was disassembled again";
@@ -852,21 +866,16 @@ TEST_F(RealNvcc, AnOverlappedBuildPassesEveryCheckAndDisassemblesItsCubinOnce) {
 // (of the changed file) must go unused and the library's image, the chains' original bytes, be disassembled.
 TEST_F(RealNvcc, AnEarlyDisassemblyOfOtherBytesThanTheLibrarysImageGoesUnused) {
   RecordingRunner recording(/*alter_cubin=*/true);
-  CompileOptions o = options_;
-  o.cpus = 16;
-  NvccCompiler c(recording, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
-  auto out = c.compile({example("relu_cute_1d.cu"), "relu_cute_1d.cu"});
-  ASSERT_TRUE(out.ok()) << out.error().message;
-  EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << out->log;
-  ASSERT_EQ(out->nvcc_steps, "overlapped");
+  const CompileOutcome out = compile_overlapped(recording);
+  EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
+  ASSERT_EQ(out.nvcc_steps, "overlapped");
   const std::string original = recording.chains_cubin();
   ASSERT_FALSE(original.empty());
-  std::vector<std::string> early, late;
-  for (const auto& [arg, bytes] : recording.cubins()) (arg == "kept-build/candidate.cubin" ? early : late).push_back(bytes);
+  const auto [early, late] = disassembled_cubins(recording);
   ASSERT_EQ(early.size(), 1u);
   EXPECT_NE(early.front(), original) << "the test's change to the cubin did not happen";
   // Every image of the library is disassembled from its own bytes, the one the chains built included.
-  auto library = check_library(out->library);
+  auto library = check_library(out.library);
   ASSERT_TRUE(library.ok()) << library.error().message;
   EXPECT_EQ(std::count(library->device_images.begin(), library->device_images.end(), original), 1);
   for (const auto& image : library->device_images)
