@@ -64,7 +64,8 @@ void add_judge_options(CLI::App* cmd, JudgeArgs& a, const std::string& trials_wh
   cmd->add_option("--generalize", a.generalize,
                   "generalization trials after a pass: the kernel at other shapes of the problem (smaller odd sizes, a "
                   "larger batch, batch 1 from the third trial on), each in a runner of its own; wrong results there "
-                  "fail it (shape_specific). 0: only the problem's own shape is verified")
+                  "fail it (shape_specific); in optimize, only for a step's kernel faster than the best (a slower one is "
+                  "rolled back). 0: only the problem's own shape is verified")
       ->check(CLI::Range(0, 8))
       ->capture_default_str();
   cmd->add_option("--seed", a.seed,
