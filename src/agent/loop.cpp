@@ -207,9 +207,9 @@ Result<Evaluation> Loop::evaluate(const std::string& source, const AttemptLabel&
                            e.generalization->seconds);
     report(fmt::format("{}: correct, {:.4f} ms{}{}", label, e.median_ms(),
                        e.speedup_eager() ? fmt::format(" ({:.2f}x eager)", *e.speedup_eager()) : "", shapes));
-  }
-  else
+  } else {
     report(fmt::format("{}: {} — {}", label, to_string(e.verdict), first_line(e.reason, kLine)));
+  }
   return e;
 }
 
