@@ -92,6 +92,18 @@ def test_zero_trials_verify_only_the_problems_own_shape(worker, small):
     assert g["asked"] == 0 and g["trials"] == [] and len(g["verified"]) == 1
 
 
+def test_zero_trials_cost_no_collection(worker, small, monkeypatch):
+    # A screening asks for no trials: the collection before a new slot's buffers (0.22 s on an H100 at
+    # KernelBench 19's size) is for the trials' slots, and every screened candidate paid it for nothing.
+    from cutegen_worker import generalize
+    collected = []
+    monkeypatch.setattr(generalize.gc, "collect", lambda *a: collected.append(1) or 0)
+    evaluate(worker, generalize=0)
+    assert collected == []
+    evaluate(worker, generalize=1)
+    assert collected, "a trial's slot comes after a collection"
+
+
 def test_a_failing_kernel_is_not_tried_at_other_shapes(worker, small):
     record = evaluate(worker, mode="zeros", other_shapes="same")
     assert record["verdict"] == "mismatch" and "generalization" not in record
