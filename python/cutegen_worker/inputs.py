@@ -175,9 +175,12 @@ def permute_values(t: torch.Tensor, distinct: torch.Tensor, seed: int, index: in
 def _signed(x: torch.Tensor, seed: int, index: int) -> torch.Tensor:
     generator = torch.Generator(device=x.device)
     generator.manual_seed(((seed * 1_000_003 + index) ^ _SIGN_SEED_SALT) & 0x7FFF_FFFF_FFFF_FFFF)
-    bits = torch.randint(0, 2, x.shape, generator=generator, device=x.device, dtype=torch.int8)
-    signs = (bits * 2 - 1).to(x.dtype)  # +-1: multiplying by it is exact
-    # Never in place (get_inputs() may return a tensor the module keeps); empty_like keeps x's strides.
+    # -1 or 0, then -1 or +1: the signs stay one byte each and the multiply casts them as it reads them. Making them
+    # in x's dtype first cost a pass more over 4x the bytes: 16.9 ms against ~9 of a 6.44 GB input on an H100
+    # (benchmarks/staging_cost.py), paid by half of every session's calls.
+    signs = torch.randint(-1, 1, x.shape, generator=generator, device=x.device, dtype=torch.int8).bitwise_or_(1)
+    # Never in place (get_inputs() may return a tensor the module keeps); empty_like keeps x's strides. Multiplying
+    # by +-1 is exact.
     return torch.mul(x, signs, out=torch.empty_like(x))
 
 

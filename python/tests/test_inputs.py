@@ -1,4 +1,5 @@
 """Per-seed input generation and the signed/scaled trial transforms."""
+import pytest
 import torch
 
 from conftest import problem_path, write_problem
@@ -106,3 +107,18 @@ def test_transforms_keep_strides():
     x = torch.rand(8, 4).t()
     assert inputs.transform([x], "signed", 3)[0].stride() == x.stride()
     assert inputs.transform([x], "scaled", 3, 2.0)[0].stride() == x.stride()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_signed_is_exact_in_every_floating_dtype(dtype):
+    # The signs are one byte each, cast by the multiply as it reads them (inputs._signed): every element is
+    # the input or its negation bit for bit -- infinities, NaN and signed zeros included -- in the input's dtype.
+    x = torch.cat([torch.randn(4093, dtype=torch.float64) * 1e3, torch.tensor([0.0, -0.0, float("inf"), float("nan")],
+                                                                              dtype=torch.float64)]).to(dtype)
+    y = inputs.transform([x], "signed", 11)[0]
+    assert y.dtype == dtype
+    bits = torch.tensor([], dtype={2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()])
+    xi, yi, sign = x.view(bits.dtype), y.view(bits.dtype), torch.tensor(1, dtype=bits.dtype) << (8 * x.element_size() - 1)
+    flipped = (xi ^ sign) == yi
+    assert bool(((xi == yi) | flipped).all())
+    assert 0.4 < flipped.float().mean() < 0.6
