@@ -122,6 +122,9 @@ def charge_after_call(check: str, post_excess_ns: int, gather_excess_ns: int) ->
 
 HIDDEN_WORK_SLACK_MS = 0.35
 FULL_AUDITS = audit.FULL_AUDITS
+# A staging budget (Plan.timed_budget_s) never cuts the timed calls below this many: enough for a median
+# and an IQR, and for every per-call check (a tenth of the calls host-busy or overrun) to have a count.
+MIN_BUDGETED_RUNS = 30
 
 # A timed call's seed: drawn from the OS per call, as wide as torch.manual_seed takes without wrapping.
 CALL_SEED_BITS = 63
@@ -153,6 +156,11 @@ class Plan:
     # The loop's bar (docs/worker-protocol.md): the trials run only for a kernel whose time is below it, the
     # time it must beat to be kept; a slower one is rolled back, so its other shapes need no trial. None: always.
     generalize_below_ms: float = None
+    # The timed calls' staging budget: with it, `runs` is a most; the session runs as many of them as staging
+    # fresh sets for fits in this many seconds, at the staging time calibration measured (at least
+    # MIN_BUDGETED_RUNS). At KernelBench sizes a timed call's staging alone is 10-30 ms, several times the
+    # kernel's own time, and a multi-millisecond call's median needs no hundred samples. None: `runs` exactly.
+    timed_budget_s: float = None
 
     @staticmethod
     def parse(req: dict) -> "Plan":
@@ -190,7 +198,19 @@ class Plan:
             if type(bar) not in (int, float) or not math.isfinite(bar) or bar <= 0:
                 raise RequestError("evaluate_candidate: generalize_below_ms must be a positive number of milliseconds")
             plan.generalize_below_ms = float(bar)
+        budget = req.get("timed_budget_s")
+        if budget is not None:
+            if type(budget) not in (int, float) or not math.isfinite(budget) or budget <= 0:
+                raise RequestError("evaluate_candidate: timed_budget_s must be a positive number of seconds")
+            plan.timed_budget_s = float(budget)
         return plan
+
+    def fitted_runs(self, staging_ns: int) -> int:
+        """The timed calls to run, given calibration's median staging time (ns): `runs`, or fewer under the
+        staging budget (never below MIN_BUDGETED_RUNS, nor above `runs`)."""
+        if self.timed_budget_s is None or staging_ns <= 0:
+            return self.runs
+        return min(self.runs, max(MIN_BUDGETED_RUNS, int(self.timed_budget_s * 1e9 // staging_ns)))
 
 
 @dataclass
@@ -443,6 +463,7 @@ class CandidateSession:
     overrun_check = "probe"  # set by each calibration from CUTEGEN_OVERRUN_CHECK
     host_cpu = "checked"  # set by each calibration: checked, spin, costly_wait or unavailable
     wait_share = 0.0  # set by each calibration: the runner's polled wait's CPU per time waited
+    staging_ns = 0  # set by each calibration: the median time to stage a timed call's set
 
     @property
     def phase(self) -> str:
@@ -523,7 +544,7 @@ class CandidateSession:
         """Round trip, probe and gather with the candidate not loaded: the baselines every call's
         overrun is measured against. The runner's code is still only ours here, so none of these
         numbers can be inflated by the candidate."""
-        pings, probes, posts, gathers, waits, spans, cpus = [], [], [], [], [], [], []
+        pings, probes, posts, gathers, waits, spans, cpus, stagings = [], [], [], [], [], [], [], []
         sweep, check = calibration_sweep(), overrun_check()
         self.overrun_check = check
         for i in range(CALIBRATION_ROUNDS):
@@ -536,9 +557,11 @@ class CandidateSession:
             # kernel instead, an honest kernel's every gather read as overrun); the gather right after it.
             kind = TIMED_KINDS[i % len(TIMED_KINDS)]
             self._draw_positions()
+            t_stage = time.perf_counter_ns()
             self.slot.stage(self.problem, CallSpec(seed=self.sysrand.getrandbits(CALL_SEED_BITS), kind=kind,
                                                    params=params_mod.RANDOM),
                             flush=self.clock.flush, output_sets=(0,))
+            stagings.append(time.perf_counter_ns() - t_stage)  # Slot.stage ends synchronised
             w0 = self.link.wait_ns()  # after the staging, as in a timed call: the CPU waits of what is timed
             probe, before = self.clock.probe_marked("start")
             probes.append(probe)
@@ -581,6 +604,9 @@ class CandidateSession:
         self.post_limit_ns = _quantile(sorted(posts), 0.9)
         # The GPU span's overhead, least value as for the ping: evidence beside the time (see _timed_calls).
         self.span_overhead_ns = max(0, min(spans))
+        # The harness's own work per call, both kinds alike, the warm-up rounds left out: what the timed calls'
+        # staging budget divides (Plan.fitted_runs). The candidate is not loaded yet, so it cannot sway the count.
+        self.staging_ns = int(statistics.median(stagings[2:]))
         self._calibrate_wait_share(cpus)
         self.record.calibration = {"ping_ms": _ms(self.ping_ns), "ping_median_ms": _ms(statistics.median(pings)),
                                    "probe_p90_ms": _ms(self.probe_limit_ns),
@@ -588,6 +614,7 @@ class CandidateSession:
                                    "overrun_check": check, "post_probe_p90_ms": _ms(self.post_limit_ns),
                                    "disturbed_rounds": len(rounds) - len(clean),
                                    "span_overhead_ms": _ms(self.span_overhead_ns), "kinds": list(TIMED_KINDS),
+                                   "staging_ms": _ms(self.staging_ns),
                                    "cpu_wait": "unavailable" if any(w is None for w in waits) else "schedstat",
                                    "host_cpu": self.host_cpu, "wait_share": self.wait_share, "runner_wait": runner_wait(),
                                    "runner_cpu_ms": _ms(statistics.median(cpus)) if None not in cpus else None}
@@ -782,18 +809,23 @@ class CandidateSession:
 
     def _timed_calls(self):
         plan = self.plan
-        total = plan.warmup + plan.runs
         if plan.runs == 0:
             return
+        # How many, fixed before the first call from calibration alone (the candidate cannot change it).
+        runs = plan.fitted_runs(self.staging_ns)
+        if runs < plan.runs:
+            self.record.audits["timed_budget"] = {"asked": plan.runs, "seconds": plan.timed_budget_s,
+                                                  "staging_ms": _ms(self.staging_ns)}
+        total = plan.warmup + runs
         # Every call's seed and kind come from the operating system's generator and are drawn here, one call
         # at a time: nothing the kernel sees can predict the next call's inputs. When they were derived from
         # one seed (seed_k = a·T + b·k), a kernel could recover a warm-up call's seed from its inputs (2^31
         # Philox evaluations take a GPU well under a second), compute every timed call's inputs and answers
         # during the untimed warm-up, and copy them out when timed: correct values, every audit passed, the
         # time of a copy (attacks/every_call_checked/predict_next_inputs.cu).
-        kinds = list(TIMED_KINDS) * ((plan.runs + 1) // 2)
+        kinds = list(TIMED_KINDS) * ((runs + 1) // 2)
         self.sysrand.shuffle(kinds)
-        kinds = [self.sysrand.choice(TIMED_KINDS) for _ in range(plan.warmup)] + kinds[:plan.runs]
+        kinds = [self.sysrand.choice(TIMED_KINDS) for _ in range(plan.warmup)] + kinds[:runs]
         # Every timed call is compared with the reference at its secret positions, and the work after a call
         # is the same for every call: the gather, the copy of its outputs into a private buffer, the reference
         # at those positions. Until 2026-12 a random quarter was compared, and the reference computed after an
@@ -801,7 +833,7 @@ class CandidateSession:
         # the audits left and cheat once none were (attacks/every_call_checked/skip_after_audits.cu). Which
         # calls are also checked
         # in full is drawn here; they differ from the others only in which private buffer their copy goes to.
-        full = sorted(self.sysrand.sample(range(plan.runs), min(FULL_AUDITS, plan.runs)))
+        full = sorted(self.sysrand.sample(range(runs), min(FULL_AUDITS, runs)))
         self.timed_since_us = gpu_share.now_us()
         kept = []  # (timed call, its spec, its poison, the spec before it, its copy) of the full audits
         walls = {"problem": [], "signed": []}
@@ -876,7 +908,7 @@ class CandidateSession:
                 kept.append((k, spec, self.slot.output_patterns[0], self.previous, self.copies[copy]))
             self.previous = spec
         staged = got_out = got_in = None  # the last call's, before the full audits make theirs
-        self.record.audits["timed_calls"] = plan.runs
+        self.record.audits["timed_calls"] = runs
         with self.phases("full_audits"):
             self._full_audits(kept)
         self._summarise(walls, events)

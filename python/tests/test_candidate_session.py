@@ -19,11 +19,12 @@ TRIALS = [{"seed": 1, "kind": "problem", "params": "own"}, {"seed": 2, "kind": "
           {"seed": 3, "kind": "signed"}, {"seed": 4, "kind": "scaled", "scale": 100.0}]
 
 
-def evaluate(worker, name, mode="reference", trials=TRIALS, warmup=2, runs=12, precision="strict", path=None, **fake):
+def evaluate(worker, name, mode="reference", trials=TRIALS, warmup=2, runs=12, precision="strict", path=None,
+             request=None, **fake):
     worker.load(path or problem_path(name))
     return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so", trials=trials,
                        warmup=warmup, runs=runs, precision=precision, call_timeout_s=10.0,
-                       work_dir="/tmp/cutegen-test-work", fake_runner=dict(mode=mode, **fake))
+                       work_dir="/tmp/cutegen-test-work", fake_runner=dict(mode=mode, **fake), **(request or {}))
 
 
 def failed_check(result):
@@ -65,6 +66,44 @@ def test_a_session_that_stops_early_times_only_the_parts_it_reached(worker, smal
     result = evaluate(worker, "relu", mode="zeros")
     assert result["verdict"] != "pass"
     assert set(result["phase_seconds"]) == {"runner_start", "trials"}
+
+
+def test_a_staging_budget_fits_the_timed_calls_to_what_calibration_measured(worker, small):
+    # A budget no staging fits in: the least count, half of each kind, the cut said in the record.
+    result = evaluate(worker, "relu", runs=40, request={"timed_budget_s": 1e-9})
+    assert result["verdict"] == "pass", result["reason"]
+    least = candidate_session.MIN_BUDGETED_RUNS
+    assert len(result["calls"]) == least and result["audits"]["timed_calls"] == least
+    assert {k: v["runs"] for k, v in result["time"]["per_kind"].items()} == {"problem": least // 2, "signed": least // 2}
+    budget = result["audits"]["timed_budget"]
+    assert budget["asked"] == 40 and budget["seconds"] == 1e-9
+    assert budget["staging_ms"] == result["calibration"]["staging_ms"] > 0
+    assert len([c for c in result["checks"] if "timed_call" in c]) == 2  # both full audits, among the calls run
+    # A budget every staging fits in: the runs asked, and no cut recorded.
+    result = evaluate(worker, "relu", runs=40, request={"timed_budget_s": 1e6})
+    assert len(result["calls"]) == 40 and "timed_budget" not in result["audits"]
+
+
+def test_the_fitted_count_stays_between_the_least_and_the_runs_asked():
+    plan = candidate_session.Plan(runner=["r"], library="l", trials=[], warmup=10, runs=100, precision="strict",
+                                  call_timeout_s=1.0, work_dir="/tmp", timed_budget_s=0.8)
+    ms = 1_000_000
+    assert plan.fitted_runs(16 * ms) == 50  # KernelBench 19's staging on an H100
+    assert plan.fitted_runs(1 * ms) == 100  # a small problem: every run asked
+    assert plan.fitted_runs(100 * ms) == candidate_session.MIN_BUDGETED_RUNS
+    assert plan.fitted_runs(0) == 100  # nothing measured (no calibration): nothing cut
+    few = candidate_session.Plan(runner=["r"], library="l", trials=[], warmup=1, runs=10, precision="strict",
+                                 call_timeout_s=1.0, work_dir="/tmp", timed_budget_s=0.8)
+    assert few.fitted_runs(100 * ms) == 10  # fewer asked than the least: what was asked
+    exact = candidate_session.Plan(runner=["r"], library="l", trials=[], warmup=1, runs=100, precision="strict",
+                                   call_timeout_s=1.0, work_dir="/tmp")
+    assert exact.fitted_runs(100 * ms) == 100  # no budget: the runs exactly
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, "1", float("inf"), True])
+def test_a_staging_budget_must_be_positive_seconds(worker, small, bad):
+    with pytest.raises(WorkerError, match="timed_budget_s must be a positive number of seconds"):
+        evaluate(worker, "relu", request={"timed_budget_s": bad})
 
 
 def test_timed_inputs_cannot_be_predicted_from_the_request_or_earlier_calls(worker, small):

@@ -93,8 +93,9 @@ std::vector<std::string> task_args(const BenchArgs& a) {
                              "--start", a.loop.start,
                              "--precision", a.judge.precision,
                              "--trials", std::to_string(a.judge.trials),
-                             "--runs", std::to_string(a.judge.runs),
                              "--runner-timeout", std::to_string(a.judge.runner_timeout_s)};
+  // Only when given: a task told --runs runs exactly that many timed calls, without the staging budget.
+  if (a.judge.runs_given) v.insert(v.end(), {"--runs", std::to_string(a.judge.runs)});
   // Only when not the default, so the settings of suites started before --examples existed still match.
   if (a.loop.examples != "library") v.insert(v.end(), {"--examples", a.loop.examples});
   if (a.loop.candidates != 1) v.insert(v.end(), {"--candidates", std::to_string(a.loop.candidates)});
@@ -122,6 +123,8 @@ Manifest manifest(const BenchArgs& a, const std::vector<ProblemTask>& tasks) {
     nlohmann::json s = nlohmann::json::object();
     for (size_t i = 0; i + 1 < args.size(); i += 2)
       if (args[i] != "--llm") s[args[i].substr(2)] = args[i + 1];
+    // Recorded whether given or not, as suites begun before the staging budget recorded it, so they resume.
+    if (!s.contains("runs")) s["runs"] = std::to_string(a.judge.runs);
     m.settings = s;
   }
   return m;

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "common/json_text.h"
 #include "common/fs.h"
+#include "common/terminal_text.h"
 #include "run/reference_worker.h"
 
 namespace cutegen::cli {

@@ -137,6 +137,14 @@ static std::string gpu_share_warning(const nlohmann::json& session) {
                      status == "partial" ? " in full" : "", note.empty() ? "no reason given" : note);
 }
 
+// ", fitted to 0.8 s of staging at 16 ms a call (100 asked)" when the staging budget cut the timed calls.
+static std::string timed_budget_note(const nlohmann::json& audits) {
+  const auto budget = audits.value("timed_budget", nlohmann::json());
+  if (!budget.is_object()) return "";
+  return fmt::format(", fitted to {:g} s of staging at {:.3g} ms a call ({} asked)", budget.value("seconds", 0.0),
+                     budget.value("staging_ms", 0.0), budget.value("asked", 0));
+}
+
 std::string EvalReport::summary() const {
   // A compile failure never loads the problem, so there may be no metadata at all.
   std::string name = problem ? problem->name : "problem";
@@ -149,11 +157,12 @@ std::string EvalReport::summary() const {
     return s;
   }
   auto audits = session.value("audits", nlohmann::json::object());
-  s = fmt::format("PASS {}  [{} full checks, {} of {} timed calls compared{}]\n", name, checks.size(),
+  s = fmt::format("PASS {}  [{} full checks, {} of {} timed calls compared{}{}]\n", name, checks.size(),
                   audits.value("sampled", 0), audits.value("timed_calls", 0),
                   audits.value("screened", 0) > 0
                       ? fmt::format(", {} of them settled by PyTorch's own result", audits.value("screened", 0))
-                      : "");
+                      : "",
+                  timed_budget_note(audits));
   if (time) {
     const auto& st = time->stats;
     s += fmt::format("  time      {:.4g} ms median (min {:.4g}, IQR {:.3g}, {} calls on {} inputs, the slower)", st.median_ms,
@@ -481,6 +490,7 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
                               {"work_dir", dir->string()},
                               {"generalize", options_.generalize}};
     if (options_.generalize > 0 && options_.generalize_below_ms) request["generalize_below_ms"] = *options_.generalize_below_ms;
+    if (options_.timed_budget_s) request["timed_budget_s"] = *options_.timed_budget_s;
     if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
     // Every call may take up to the per-call limit; the worker enforces it and ends the session. A
     // generalization trial is two correctness trials (four calls) in a runner of its own.

@@ -462,6 +462,32 @@ TEST_F(JudgeTest, TheShapesVerifiedAreTypedSummarisedAndTimedAsAPhase) {
 
 // The loop's bar: evaluate_below sends it for that one evaluation (a plain evaluate, as `cutegen eval`
 // makes, never does), and a record whose trials the worker skipped under it says so, typed and in the summary.
+TEST_F(JudgeTest, TheStagingBudgetGoesToTheWorkerUnlessTheRunsWereFixedAndACutIsSaid) {
+  Scenario s;
+  s.record["audits"]["timed_calls"] = 50;
+  s.record["audits"]["sampled"] = 50;
+  s.record["audits"]["timed_budget"] = {{"asked", 100}, {"seconds", 0.8}, {"staging_ms", 16.2}};
+  auto fitted = evaluate(s);
+  ASSERT_TRUE(fitted.ok()) << fitted.error().message;
+  ASSERT_EQ(s.requests.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.requests[0].value("timed_budget_s", 0.0), kDefaultTimedBudgetS);
+  EXPECT_EQ(s.requests[0].value("runs", 0), 100);  // the most
+  EXPECT_NE(fitted->summary().find("50 of 50 timed calls compared, 25 of them settled by PyTorch's own result, "
+                                   "fitted to 0.8 s of staging at 16.2 ms a call (100 asked)]"),
+            std::string::npos)
+      << fitted->summary();
+  // --runs given (JudgeArgs::eval_options resets the budget): the runs exactly, nothing to fit.
+  EvalOptions exact = options();
+  exact.timed_budget_s.reset();
+  s.record["audits"].erase("timed_budget");
+  Judge judge(compiler_, *worker_, exact);
+  auto r = judge.evaluate("problem.py", "// source", "k.cu");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(s.requests.size(), 2u);
+  EXPECT_FALSE(s.requests[1].contains("timed_budget_s"));
+  EXPECT_EQ(r->summary().find("fitted to"), std::string::npos) << r->summary();
+}
+
 TEST_F(JudgeTest, TheLoopsBarGoesToTheWorkerForOneEvaluationAndASkipIsRecorded) {
   Scenario s;
   s.record["generalization"] = generalization_record();
