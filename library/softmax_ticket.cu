@@ -49,7 +49,9 @@
 
 #include <cute/arch/copy_sm90_desc.hpp>
 #include <cute/arch/copy_sm90_tma.hpp>
-#include <cute/tensor.hpp>
+// CuTe's tensors without its copy and MMA atoms (the bulk copies above are the arch-level ops, not atoms):
+// the same SASS as with <cute/tensor.hpp>, and the seconds the atoms' headers cost nvcc saved on every build.
+#include <cute/tensor_impl.hpp>
 
 // Compute threads, in independent warps (the producer and poller warps come on top). KernelBench 23
 // in-process on the H200 (benchmarks/results.md): 128 threads 3.098 ms, 64 3.520, 256 4.101 --
