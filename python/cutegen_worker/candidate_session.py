@@ -161,6 +161,9 @@ class Plan:
     # MIN_BUDGETED_RUNS). At KernelBench sizes a timed call's staging alone is 10-30 ms, several times the
     # kernel's own time, and a multi-millisecond call's median needs no hundred samples. None: `runs` exactly.
     timed_budget_s: float = None
+    # A screening (cutegen tune, the loop's candidates): it ranks, and what it chooses is judged again in full,
+    # so the checks for other users of the GPU wait out no idle window (gpu_share.ShareCheck).
+    screening: bool = False
 
     @staticmethod
     def parse(req: dict) -> "Plan":
@@ -198,6 +201,10 @@ class Plan:
             if type(bar) not in (int, float) or not math.isfinite(bar) or bar <= 0:
                 raise RequestError("evaluate_candidate: generalize_below_ms must be a positive number of milliseconds")
             plan.generalize_below_ms = float(bar)
+        screening = req.get("screening", False)
+        if type(screening) is not bool:
+            raise RequestError("evaluate_candidate: screening must be true or false")
+        plan.screening = screening
         budget = req.get("timed_budget_s")
         if budget is not None:
             if type(budget) not in (int, float) or not math.isfinite(budget) or budget <= 0:
@@ -391,7 +398,7 @@ class CandidateSession:
         self.trial_rel_l2 = {}
         # Other users of the GPU (gpu_share.py): checked around the timed calls, where no code of the candidate
         # can have work on the GPU. None on the CPU (tests) and in a session that times nothing.
-        self.share = gpu_share.for_device(problem.device) if timed else None
+        self.share = gpu_share.for_device(problem.device, idle_window=not plan.screening) if timed else None
         self.runner_pids = []  # every runner this session started: the judge's own processes on the GPU
         self.timed_since_us = None  # when the timed calls began, on the clock NVML stamps its samples with
 

@@ -126,8 +126,11 @@ class ShareCheck:
     """The checks of one session (or one baseline's timing) on one GPU, and their record."""
 
     def __init__(self, probe, unavailable: str = None, off: bool = False, own_pid: int = None,
-                 clock=now_us, sleep=time.sleep, name_of=process_name, descends=descends_from):
+                 clock=now_us, sleep=time.sleep, name_of=process_name, descends=descends_from, idle_window: bool = True):
         self.probe, self.unavailable, self.off = probe, unavailable, off
+        # False for a screening (for_device): the processes are still listed and their shares read, but no idle
+        # window is waited out -- it costs a sample period or two (0.3-0.4 s on an H100) per check.
+        self.idle_window = idle_window
         self.own_pid = own_pid if own_pid is not None else os.getpid()
         self.clock, self.sleep, self.name_of, self.descends = clock, sleep, name_of, descends
         self.checks, self.notes = [], []
@@ -166,7 +169,12 @@ class ShareCheck:
         loop = self._loop_usage(ours, since_us) if since_us is not None and view == "same" else {}
         loop = {pid: pct for pid, pct in loop.items() if pct > 0}
         # The idle window costs a sample period or two: not spent once the timed calls already showed a user.
-        idle = self._idle_percent() if not any(p >= BUSY_PERCENT for p in loop.values()) else None
+        idle = None
+        if not self.idle_window:
+            self._note("a screening waits out no idle window: it only ranks candidates, and the one chosen is judged "
+                       "in full with it")
+        elif not any(p >= BUSY_PERCENT for p in loop.values()):
+            idle = self._idle_percent()
         used = dict(others)
         named_pids = list(used) + [pid for pid in loop if pid not in used]
         named = [(pid, used.get(pid), self.name_of(pid)) for pid in
@@ -253,11 +261,12 @@ def switch() -> str:
     return value
 
 
-def for_device(device):
-    """The checks for a session on torch `device`; None on the CPU (tests), where there is no GPU to share."""
+def for_device(device, idle_window: bool = True):
+    """The checks for a session on torch `device`; None on the CPU (tests), where there is no GPU to share.
+    `idle_window` False (a screening): no idle window is waited out (ShareCheck)."""
     if device.type != "cuda":
         return None
     if switch() == "off":
         return ShareCheck(None, off=True)
     probe, why = gpu_probe.open_probe(device.index if device.index is not None else torch.cuda.current_device())
-    return ShareCheck(probe, unavailable=why)
+    return ShareCheck(probe, unavailable=why, idle_window=idle_window)

@@ -117,6 +117,21 @@ def test_a_process_that_worked_during_the_timed_calls_is_another_user():
     assert clock.slept == 0  # no idle window once the timed calls already showed a user
 
 
+def test_a_screening_waits_out_no_idle_window_but_still_reads_the_processes():
+    # A screening only ranks (the candidate chosen is judged in full, idle window and all): the window's sample
+    # period or two (0.3-0.4 s a check on an H100) is not spent, and the record says the check was partial.
+    clock = FakeClock()
+    probe = FakeProbe(clock, listed=[(ME, 1 << 30), (1234, 3 << 30)], busy=lambda ts: 97, loop=[(1234, 200_000, 85)])
+    check = share_check(probe, clock, idle_window=False)
+    check.check("checked before the kernel was loaded", [])
+    assert clock.slept == 0
+    with pytest.raises(gpu_share.GpuBusy, match="used up to 85% of the GPU during the timed calls"):
+        check.check("checked after the timed calls, the runner gone", [], since_us=T0 - 1_000_000)
+    record = check.record()
+    assert record["status"] == "partial" and "a screening waits out no idle window" in record["note"]
+    assert [c["idle_busy_percent"] for c in record["checks"]] == [None, None]
+
+
 def test_a_gpu_busy_where_no_process_can_be_seen_is_another_user_and_says_why():
     clock = FakeClock()
     for listed, why in (([], "lists no process at all"), ([(98765, 1 << 30)], "another PID namespace's")):
@@ -353,7 +368,7 @@ class Scripted:
     def __init__(self, idle, loop=(), listed=((ME, 1 << 30),)):
         self.idle, self.loop, self.listed, self.checks = list(idle), loop, listed, []
 
-    def __call__(self, device):
+    def __call__(self, device, idle_window=True):
         clock = FakeClock(gpu_share.now_us())
         scripted = self
 
@@ -362,17 +377,33 @@ class Scripted:
                 level = scripted.idle[min(len(check.checks), len(scripted.idle) - 1)]
                 self.busy = lambda ts: level
                 return super().utilization_samples(since_us)
-        check = share_check(Probe(clock, listed=self.listed, loop=self.loop), clock)
+        check = share_check(Probe(clock, listed=self.listed, loop=self.loop), clock, idle_window=idle_window)
         self.checks.append(check)
         return check
 
 
-def evaluate(worker, monkeypatch, scripted, mode="reference", **fake):
+def evaluate(worker, monkeypatch, scripted, mode="reference", request=None, **fake):
     monkeypatch.setattr(gpu_share, "for_device", scripted)
     worker.load(problem_path("relu"))
     return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
                        trials=FAKE_RUNNER_TRIALS, warmup=2, runs=8, precision="strict", call_timeout_s=10.0,
-                       work_dir="/tmp/cutegen-test-work", fake_runner=dict(mode=mode, **fake))
+                       work_dir="/tmp/cutegen-test-work", fake_runner=dict(mode=mode, **fake), **(request or {}))
+
+
+def test_a_screened_session_asks_for_checks_without_the_idle_window(worker, small, monkeypatch):
+    scripted = Scripted(idle=[97])  # a busy idle GPU that only an idle window would see
+    record = evaluate(worker, monkeypatch, scripted, request={"screening": True})
+    assert record["verdict"] == "pass", record["reason"]
+    assert [c.idle_window for c in scripted.checks] == [False]
+    assert record["gpu_share"]["status"] == "partial" and "a screening" in record["gpu_share"]["note"]
+    full = Scripted(idle=[0])
+    assert evaluate(worker, monkeypatch, full)["gpu_share"]["status"] == "checked"
+    assert [c.idle_window for c in full.checks] == [True]
+
+
+def test_screening_must_be_a_boolean(worker, small, monkeypatch):
+    with pytest.raises(WorkerError, match="screening must be true or false"):
+        evaluate(worker, monkeypatch, Scripted(idle=[0]), request={"screening": 1})
 
 
 def test_a_quiet_gpu_is_checked_before_and_after_and_recorded(worker, small, monkeypatch):

@@ -491,6 +491,7 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
                               {"generalize", options_.generalize}};
     if (options_.generalize > 0 && options_.generalize_below_ms) request["generalize_below_ms"] = *options_.generalize_below_ms;
     if (options_.timed_budget_s) request["timed_budget_s"] = *options_.timed_budget_s;
+    if (options_.screening) request["screening"] = true;  // a rank, not a result: no idle window for other users
     if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
     // Every call may take up to the per-call limit; the worker enforces it and ends the session. A
     // generalization trial is two correctness trials (four calls) in a runner of its own.

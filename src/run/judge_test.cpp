@@ -762,6 +762,9 @@ TEST_F(JudgeTest, ScreeningIsCheaperSaysSoAndLeavesTheFullSettingsAlone) {
   EXPECT_EQ(s.requests[1]["runs"], 20);
   EXPECT_LE(s.requests[1]["warmup"].get<int>(), 3);
   EXPECT_EQ(s.requests[1]["generalize"], 0);  // the variant chosen is evaluated again in full, other shapes too
+  // A rank, not a result: the worker's checks for other users of the GPU wait out no idle window.
+  EXPECT_EQ(s.requests[1].value("screening", false), true);
+  EXPECT_FALSE(s.requests[0].contains("screening"));
   EXPECT_TRUE(screened->baselines.empty());
   EXPECT_EQ(screened->to_json()["screening"], true);
   // The next full evaluation is as before.
@@ -771,6 +774,7 @@ TEST_F(JudgeTest, ScreeningIsCheaperSaysSoAndLeavesTheFullSettingsAlone) {
   EXPECT_EQ(s.requests[2]["runs"], 100);
   EXPECT_EQ(s.requests[2]["generalize"], 2);
   EXPECT_EQ(s.requests[2]["trials"].size(), s.requests[0]["trials"].size());
+  EXPECT_FALSE(s.requests[2].contains("screening"));
   EXPECT_FALSE(s.baseline_request.is_null());
   EXPECT_FALSE(full->to_json().contains("screening"));
 }
