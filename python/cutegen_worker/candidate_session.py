@@ -196,20 +196,12 @@ class Plan:
         if type(generalize) is not int or not 0 <= generalize <= shape_configs.MAX_TRIALS:
             raise RequestError(f"evaluate_candidate: generalize must be an integer from 0 to {shape_configs.MAX_TRIALS}")
         plan.generalize = generalize
-        bar = req.get("generalize_below_ms")
-        if bar is not None:
-            if type(bar) not in (int, float) or not math.isfinite(bar) or bar <= 0:
-                raise RequestError("evaluate_candidate: generalize_below_ms must be a positive number of milliseconds")
-            plan.generalize_below_ms = float(bar)
+        plan.generalize_below_ms = _optional_positive(req, "generalize_below_ms", "milliseconds")
+        plan.timed_budget_s = _optional_positive(req, "timed_budget_s", "seconds")
         screening = req.get("screening", False)
         if type(screening) is not bool:
             raise RequestError("evaluate_candidate: screening must be true or false")
         plan.screening = screening
-        budget = req.get("timed_budget_s")
-        if budget is not None:
-            if type(budget) not in (int, float) or not math.isfinite(budget) or budget <= 0:
-                raise RequestError("evaluate_candidate: timed_budget_s must be a positive number of seconds")
-            plan.timed_budget_s = float(budget)
         return plan
 
     def fitted_runs(self, staging_ns: int) -> int:
@@ -218,6 +210,16 @@ class Plan:
         if self.timed_budget_s is None or staging_ns <= 0:
             return self.runs
         return min(self.runs, max(MIN_BUDGETED_RUNS, int(self.timed_budget_s * 1e9 // staging_ns)))
+
+
+def _optional_positive(req: dict, name: str, unit: str):
+    """A request's optional positive finite number, as a float; None when absent."""
+    value = req.get(name)
+    if value is None:
+        return None
+    if type(value) not in (int, float) or not math.isfinite(value) or value <= 0:
+        raise RequestError(f"evaluate_candidate: {name} must be a positive number of {unit}")
+    return float(value)
 
 
 @dataclass
