@@ -81,6 +81,46 @@ def test_an_honest_kernel_with_a_workspace_passes_and_every_call_finds_a_fresh_f
     assert len({pattern for _, _, _, pattern in seen}) > calls // 2  # drawn afresh, not one fill reused
 
 
+def calibrations(monkeypatch) -> list:
+    """Appended to once per runner calibrated."""
+    from cutegen_worker import candidate_session
+    done, original = [], candidate_session.CandidateSession._calibrate
+    monkeypatch.setattr(candidate_session.CandidateSession, "_calibrate", lambda self: done.append(1) or original(self))
+    return done
+
+
+def test_told_of_a_workspace_the_runner_that_only_asks_its_size_is_not_calibrated(worker, small, seen, monkeypatch):
+    calibrated = calibrations(monkeypatch)
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=12345, request={"workspace": True})
+    assert result["verdict"] == "pass", result["reason"]
+    assert len(calibrated) == 1  # the second runner's, the one that times
+    runner = result["runner"]
+    assert runner["sizing"]["calibrated"] is False and runner["calibrated"] is True
+    assert runner["ready"]["workspace_bytes"] == 12345 and result["calibration"]["rounds"] > 0
+    assert len(seen) == 2 * len(TRIALS) + 2 + 12  # every call ran in the calibrated runner, each on a fresh fill
+    # Untold (a library the judge could not read), both runners are calibrated, as before the hint.
+    calibrated.clear()
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=12345)
+    assert result["verdict"] == "pass" and len(calibrated) == 2
+    assert result["runner"]["sizing"]["calibrated"] is True
+
+
+def test_a_wrong_hint_still_times_in_a_calibrated_runner(worker, small, seen, monkeypatch):
+    # Told of a workspace the kernel does not ask for: the uncalibrated runner that loaded it is replaced.
+    calibrated = calibrations(monkeypatch)
+    result = evaluate(worker, "relu", mode="reference", request={"workspace": True})
+    assert result["verdict"] == "pass", result["reason"]
+    assert len(calibrated) == 1 and result["workspace"] is None
+    runner = result["runner"]
+    assert runner["sizing"]["calibrated"] is False and runner["sizing"]["end"] == "exit code 0"
+    assert runner["calibrated"] is True and not seen
+
+
+def test_the_workspace_hint_must_be_a_boolean(worker, small):
+    with pytest.raises(WorkerError, match="workspace must be true or false"):
+        evaluate(worker, "relu", request={"workspace": "yes"})
+
+
 def test_nan_from_a_workspace_kernel_is_explained(worker, small):
     """Outputs a workspace kernel left NaN: `unwritten`, but the reason names the workspace's poison
     as a possible source (a kernel that reads scratch it did not write this call)."""

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,39 @@ struct ElfCloser {
   void operator()(Elf* e) const { elf_end(e); }
 };
 using ElfPtr = std::unique_ptr<Elf, ElfCloser>;
+
+// A library opened for libelf, closed with it.
+struct OpenElf {
+  int fd = -1;
+  ElfPtr elf;
+  OpenElf() = default;
+  OpenElf(OpenElf&& o) noexcept : fd(std::exchange(o.fd, -1)), elf(std::move(o.elf)) {}
+  OpenElf& operator=(OpenElf&&) = delete;
+  ~OpenElf() {
+    elf.reset();
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+Result<OpenElf> open_elf(const fs::path& library) {
+  if (elf_version(EV_CURRENT) == EV_NONE) return Error{"libelf is unusable (elf_version failed)"};
+  OpenElf o;
+  o.fd = ::open(library.c_str(), O_RDONLY | O_CLOEXEC);
+  if (o.fd < 0) return Error{fmt::format("cannot open {}: {}", library.string(), std::strerror(errno))};
+  o.elf.reset(elf_begin(o.fd, ELF_C_READ, nullptr));
+  if (!o.elf || elf_kind(o.elf.get()) != ELF_K_ELF)
+    return Error{fmt::format("{} is not an ELF shared library", library.string())};
+  return o;
+}
+
+// Notes `name` in `entries` when it is one of the contract's entry points, defined as a global function.
+void note_entry_point(const std::string& name, const GElf_Sym& sym, EntryPoints& entries) {
+  if (sym.st_shndx == SHN_UNDEF || GELF_ST_TYPE(sym.st_info) != STT_FUNC || GELF_ST_BIND(sym.st_info) != STB_GLOBAL)
+    return;
+  if (name == kForwardSymbol) entries.forward = true;
+  if (name == kWorkspaceBytesSymbol) entries.workspace_bytes = true;
+  if (name == kForwardWsSymbol) entries.forward_ws = true;
+}
 
 std::string section_name(Elf* elf, const GElf_Shdr& sh) {
   std::size_t shstrndx = 0;
@@ -141,17 +175,32 @@ void check_embedded_device_code(Elf* elf, std::vector<CheckViolation>& out) {
 
 }  // namespace
 
+Result<EntryPoints> library_entry_points(const fs::path& library) {
+  auto opened = open_elf(library);
+  if (!opened) return opened.error();
+  Elf* elf = opened->elf.get();
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM) continue;
+    Elf_Data* syms = elf_getdata(scn, nullptr);
+    EntryPoints entries;
+    std::size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+    for (std::size_t i = 1; syms && i < count; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(syms, static_cast<int>(i), &sym)) continue;
+      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+      if (name) note_entry_point(name, sym, entries);
+    }
+    return entries;
+  }
+  return Error{fmt::format("{} has no dynamic symbol table", library.string())};
+}
+
 Result<LibraryInspection> check_library(const fs::path& library) {
-  if (elf_version(EV_CURRENT) == EV_NONE) return Error{"libelf is unusable (elf_version failed)"};
-  int fd = ::open(library.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{fmt::format("cannot open {}: {}", library.string(), std::strerror(errno))};
-  ElfPtr elf(elf_begin(fd, ELF_C_READ, nullptr));
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
-    return Error{fmt::format("{} is not an ELF shared library", library.string())};
+  auto opened = open_elf(library);
+  if (!opened) return opened.error();
+  const ElfPtr& elf = opened->elf;
 
   LibraryInspection result;
   auto& out = result.violations;
@@ -224,11 +273,7 @@ Result<LibraryInspection> check_library(const fs::path& library) {
     std::string name = raw ? raw : "";
     if (name.empty()) continue;
     if (sym.st_shndx != SHN_UNDEF) {
-      if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && GELF_ST_BIND(sym.st_info) == STB_GLOBAL) {
-        if (name == kForwardSymbol) entries.forward = true;
-        if (name == kWorkspaceBytesSymbol) entries.workspace_bytes = true;
-        if (name == kForwardWsSymbol) entries.forward_ws = true;
-      }
+      note_entry_point(name, sym, entries);
       continue;
     }
     if (!reported.insert(name).second) continue;

@@ -7,6 +7,7 @@
 
 #include "common/result.h"
 #include "compile/check_violation.h"
+#include "compile/entry_points.h"
 
 namespace cutegen {
 
@@ -24,5 +25,10 @@ struct LibraryInspection {
 // per-kernel CuTe check (cute_usage.h). An Error means the file could not be read as a library at all (a tool-side
 // problem, not a verdict on the candidate).
 Result<LibraryInspection> check_library(const std::filesystem::path& library);
+
+// Which of the contract's entry points (compile/entry_points.h) `library` defines, from its dynamic symbol
+// table alone: what the judge tells the worker of a library check_library passed (a kernel with a workspace
+// is loaded twice). Error: the file is not a readable library.
+Result<EntryPoints> library_entry_points(const std::filesystem::path& library);
 
 }  // namespace cutegen

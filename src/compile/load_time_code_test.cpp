@@ -9,6 +9,7 @@
 #include "common/fs.h"
 #include "common/process.h"
 #include "common/testdata/test_helpers.h"
+#include "compile/library_checks.h"
 
 // The ELF logic on small shared objects that g++ builds the way nvcc's host compile does (-O3 -fPIC,
 // linked with crti/crtbeginS like every kernel.so), in a second or two each: no nvcc. The real nvcc
@@ -23,16 +24,8 @@ class LoadTimeCode : public ::testing::Test {
   // The library g++ (nvcc's default host compiler, found on PATH as nvcc finds it) builds from
   // `source`, or nullopt (a test failure saying why).
   std::optional<fs::path> build(const std::string& source, const std::string& optimisation = "-O3") {
-    fs::path src = dir_.path / fmt::format("lib{}.cpp", ++builds_);
-    fs::path lib = dir_.path / fmt::format("lib{}.so", builds_);
-    if (!write_file_atomic(src, source).ok()) return std::nullopt;
-    PosixProcessRunner runner;
-    auto cc = runner.run({.argv = {"g++", optimisation, "-fPIC", "-shared", src.string(), "-o", lib.string()},
-                          .timeout = std::chrono::seconds(120)});
-    if (!cc.ok() || !cc->succeeded()) {
-      ADD_FAILURE() << "g++ failed on\n" << source << "\n" << (cc.ok() ? cc->err : cc.error().message);
-      return std::nullopt;
-    }
+    fs::path lib = dir_.path / fmt::format("lib{}.so", ++builds_);
+    if (!testing::build_shared_object(lib, source, optimisation)) return std::nullopt;
     return lib;
   }
   // Every violation's message, one per line ("" for none).
@@ -203,6 +196,41 @@ TEST_F(LoadTimeCode, ALibraryForAnotherMachineIsAnErrorNotAPass) {
   auto found = check_load_time_code(*lib);
   ASSERT_FALSE(found.ok());
   EXPECT_TRUE(contains(found.error().message, "only in x86-64 libraries")) << found.error().message;
+}
+
+// --- which entry points a library exports (library_entry_points: the judge's hint to the worker) ---
+
+using LibraryEntryPoints = LoadTimeCode;
+
+TEST_F(LibraryEntryPoints, TellsThePlainFormFromTheWorkspacePair) {
+  auto plain = build(kEntry);
+  auto pair = build("extern \"C\" long cutegen_workspace_bytes() { return 64; }\n"
+                    "extern \"C\" int cutegen_forward_ws() { return 0; }\n");
+  // A function of the right name that is not exported (static) or not a function is no entry point.
+  auto hidden = build("static int cutegen_forward() { return 0; }\nint use() { return cutegen_forward(); }\n"
+                      "extern \"C\" int cutegen_workspace_bytes = 3;\n");
+  ASSERT_TRUE(plain && pair && hidden);
+  auto p = library_entry_points(*plain);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_TRUE(p->forward && !p->workspace_bytes && !p->forward_ws);
+  auto w = library_entry_points(*pair);
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_TRUE(!w->forward && w->workspace_bytes && w->forward_ws);
+  auto form = entry_form(*w);
+  ASSERT_TRUE(form.ok());
+  EXPECT_EQ(*form, EntryForm::workspace);
+  auto h = library_entry_points(*hidden);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  EXPECT_TRUE(!h->forward && !h->workspace_bytes && !h->forward_ws);
+}
+
+TEST_F(LibraryEntryPoints, AFileThatIsNoLibraryIsAnError) {
+  fs::path text = dir_.path / "notes.so";
+  ASSERT_TRUE(write_file_atomic(text, "not an ELF file").ok());
+  auto r = library_entry_points(text);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(contains(r.error().message, "is not an ELF shared library")) << r.error().message;
+  EXPECT_FALSE(library_entry_points(dir_.path / "missing.so").ok());
 }
 
 }  // namespace

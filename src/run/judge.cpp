@@ -12,6 +12,7 @@
 
 #include "common/fs.h"
 #include "common/json_text.h"
+#include "compile/library_checks.h"
 #include "run/runner_job.h"
 
 namespace cutegen {
@@ -468,11 +469,22 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
   });
 }
 
+// Whether the library the checks passed exports the workspace pair: the worker then does not calibrate the
+// runner that only asks the size (docs/worker-protocol.md, `workspace`). A hint: a library that cannot be read
+// here gets none, and the worker calibrates both runners as it must when untold; the verdict never rests on it.
+static bool exports_workspace_pair(const fs::path& library) {
+  auto entries = library_entry_points(library);
+  if (!entries) return false;
+  auto form = entry_form(*entries);
+  return form && *form == EntryForm::workspace;
+}
+
 Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, EvalReport& report) {
   // One attempt: a fresh work directory (the runner's private one inside) and fresh seeds for the trials
   // and the timed calls. A second attempt must not see the first one's inputs again, nor any file it
   // left: a kernel that cached answers during a refused attempt would find them (guarantee 2).
   const std::vector<uint64_t> seeds_before = report.seeds;
+  const bool workspace_pair = exports_workspace_pair(compiled.library);
   auto attempt = [&]() -> Result<nlohmann::json> {
     report.seeds = seeds_before;
     auto dir = fresh_work_dir("eval");
@@ -492,6 +504,7 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
     if (options_.generalize > 0 && options_.generalize_below_ms) request["generalize_below_ms"] = *options_.generalize_below_ms;
     if (options_.timed_budget_s) request["timed_budget_s"] = *options_.timed_budget_s;
     if (options_.screening) request["screening"] = true;  // a rank, not a result: no idle window for other users
+    if (workspace_pair) request["workspace"] = true;
     if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
     // Every call may take up to the per-call limit; the worker enforces it and ends the session. A
     // generalization trial is two correctness trials (four calls) in a runner of its own.

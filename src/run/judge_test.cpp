@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "common/testdata/test_helpers.h"
 #include "run/roofline.h"  // kCalibrationVersion: the fixtures' caches stay current
 
 using namespace cutegen;
@@ -486,6 +487,26 @@ TEST_F(JudgeTest, TheStagingBudgetGoesToTheWorkerUnlessTheRunsWereFixedAndACutIs
   ASSERT_EQ(s.requests.size(), 2u);
   EXPECT_FALSE(s.requests[1].contains("timed_budget_s"));
   EXPECT_EQ(r->summary().find("fitted to"), std::string::npos) << r->summary();
+}
+
+TEST_F(JudgeTest, ALibraryExportingTheWorkspacePairIsSaidToHaveOne) {
+  // The worker then calibrates only the runner that times (docs/worker-protocol.md, `workspace`).
+  cutegen::testing::TempDir libs("cutegen-judge-libs-");
+  fs::path pair = libs.path / "pair.so", plain = libs.path / "plain.so";
+  ASSERT_TRUE(cutegen::testing::build_shared_object(pair, "extern \"C\" long cutegen_workspace_bytes() { return 64; }\n"
+                                                 "extern \"C\" int cutegen_forward_ws() { return 0; }\n"));
+  ASSERT_TRUE(cutegen::testing::build_shared_object(plain, "extern \"C\" int cutegen_forward() { return 0; }\n"));
+  Scenario s;
+  compiler_.outcome.library = pair;
+  ASSERT_TRUE(evaluate(s).ok());
+  compiler_.outcome.library = plain;
+  ASSERT_TRUE(judge_->evaluate("problem.py", "// source", "k.cu").ok());
+  compiler_.outcome.library = "/fake/kernel.so";  // unreadable: no hint, the worker calibrates both runners
+  ASSERT_TRUE(judge_->evaluate("problem.py", "// source", "k.cu").ok());
+  ASSERT_EQ(s.requests.size(), 3u);
+  EXPECT_EQ(s.requests[0].value("workspace", false), true);
+  EXPECT_FALSE(s.requests[1].contains("workspace"));
+  EXPECT_FALSE(s.requests[2].contains("workspace"));
 }
 
 TEST_F(JudgeTest, TheLoopsBarGoesToTheWorkerForOneEvaluationAndASkipIsRecorded) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "common/process.h"
 
 namespace cutegen::testing {
 
@@ -37,5 +38,26 @@ struct TempDir {
 
   std::filesystem::path path;
 };
+
+// The shared object g++ (nvcc's default host compiler, found on PATH as nvcc finds it) builds from C++ `source`
+// into `lib` with `optimisation` (-fPIC -shared, as nvcc's host compile links a kernel.so), or false with a test
+// failure saying why. Seconds, no nvcc: for the ELF checks on host code.
+inline bool build_shared_object(const std::filesystem::path& lib, const std::string& source,
+                                const std::string& optimisation = "-O3") {
+  std::filesystem::path src = lib;
+  src.replace_extension(".cpp");
+  if (!write_file_atomic(src, source).ok()) {
+    ADD_FAILURE() << "cannot write " << src;
+    return false;
+  }
+  PosixProcessRunner runner;
+  auto cc = runner.run({.argv = {"g++", optimisation, "-fPIC", "-shared", src.string(), "-o", lib.string()},
+                        .timeout = std::chrono::seconds(120)});
+  if (!cc.ok() || !cc->succeeded()) {
+    ADD_FAILURE() << "g++ failed on\n" << source << "\n" << (cc.ok() ? cc->err : cc.error().message);
+    return false;
+  }
+  return true;
+}
 
 }  // namespace cutegen::testing
