@@ -69,9 +69,10 @@ int run_eval(const GlobalOptions& global, const EvalArgs& args) {
   std::vector<std::string> failed;
   for (std::size_t i = 0; i < args.kernels.size(); ++i) {
     std::string name = fs::path(args.kernels[i]).filename().string();
-    print_safe(stderr, "{}evaluating {} on {} (compile, {} trials + robustness, {} timed calls{}{}) ...\n",
+    print_safe(stderr, "{}evaluating {} on {} (compile, {} trials + robustness, {}{} timed calls{}{}) ...\n",
                args.kernels.size() > 1 ? fmt::format("[{}/{}] ", i + 1, args.kernels.size()) : "", name,
-               fs::path(args.problem).filename().string(), args.judge.trials, args.judge.runs,
+               fs::path(args.problem).filename().string(), args.judge.trials,
+               eo.timed_budget_s ? "up to " : "", args.judge.runs,
                args.judge.generalize ? fmt::format(", {} other shape(s)", args.judge.generalize) : "",
                args.no_baselines ? "" : ", eager and torch.compile baselines");
     // One worker serves every kernel (the problem is loaded once); the tool failing stops them all.
