@@ -372,21 +372,48 @@ class _Clock:
         return time.perf_counter_ns() - t0, taken
 
 
+@dataclass
+class _TimedCalls:
+    """The plan of a session's timed calls (CandidateSession._timed_begin) and what they gave so far."""
+    runs: int
+    warmup: int
+    kinds: list  # the input kind of every call, the warm-up calls' first
+    full: list   # the timed calls also checked in full (their index among the timed calls)
+    kept: list = field(default_factory=list)  # (timed call, its spec, its poison, the spec before it, its copy)
+    walls: dict = field(default_factory=lambda: {kind: [] for kind in TIMED_KINDS})
+    events: list = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return self.warmup + self.runs
+
+    def spec(self, i: int, sysrand) -> CallSpec:
+        """Call `i`'s inputs: its kind from the plan, a seed drawn from the OS now."""
+        return CallSpec(seed=sysrand.getrandbits(CALL_SEED_BITS), kind=self.kinds[i], params=params_mod.RANDOM)
+
+
 class CandidateSession:
-    def __init__(self, problem, plan: Plan, make_link, timed: bool = True, copies_on: str = "device"):
+    def __init__(self, problem, plan: Plan, make_link, timed: bool = True, copies_on: str = "device", group=None):
         """`timed`: calibrate and run the plan's timed calls; a generalization trial (generalize.py) runs only
         its correctness trials, so it needs neither the calibration nor the private copies of timed outputs.
-        `copies_on`: where those copies live, "device" or "host" (memory.place_audit_copies)."""
-        self.problem, self.plan, self.timed = problem, plan, timed
+        `copies_on`: where those copies live, "device" or "host" (memory.place_audit_copies).
+        `group`: the screen_group.ScreenGroup this session is one candidate of. The group owns the slot, the
+        clock and the check for other users of the GPU, stages every call once for all its candidates, and
+        drives this session's steps itself (never `run`); a candidate of a group keeps no private copies, so
+        its timed calls are compared at their secret positions and none is checked in full."""
+        self.problem, self.plan, self.timed, self.group = problem, plan, timed, group
         self.record = Record()
         self.phases = Phases(self.record.phase_seconds)
-        self.record.audits["copies"] = copies_on
+        self.record.audits["copies"] = copies_on if group is None else "none"
         # Which engine runs the full checks' element test for floating outputs on this device
         # (fused_compare.py): a request error before any work when CUTEGEN_COMPARE names none.
         self.record.audits["compare"] = fused_compare.engine_on(problem.device)
-        self.arena = SharedArena(problem.device)
-        self.slot = Slot(self.arena, problem)
-        self.clock = _Clock(problem.device)
+        if group is None:
+            self.arena = SharedArena(problem.device)
+            self.slot = Slot(self.arena, problem)
+            self.clock = _Clock(problem.device)
+        else:
+            self.arena, self.slot, self.clock = group.arena, group.slot, group.clock
         self.secret_out = self.secret_in = None  # a call's secret positions (_draw_positions)
         # Private copies of output set 0 (never exported to the runner): every timed call's outputs are
         # copied into one of them right after the gather -- the last one, or, for a call chosen for a full
@@ -398,7 +425,7 @@ class CandidateSession:
         with torch.no_grad():
             self.copies = [[torch.empty(o.shape, dtype=o.dtype, device="cpu", pin_memory=pinned) if on_host
                             else torch.empty_like(o) for o in self.slot.outputs[0]]
-                           for _ in range(FULL_AUDITS + 1 if timed else 0)]
+                           for _ in range(FULL_AUDITS + 1 if timed and group is None else 0)]
         self.sysrand = secrets_mod.SystemRandom()
         self.make_link = make_link
         self.link = None
@@ -410,7 +437,8 @@ class CandidateSession:
         self.trial_rel_l2 = {}
         # Other users of the GPU (gpu_share.py): checked around the timed calls, where no code of the candidate
         # can have work on the GPU. None on the CPU (tests) and in a session that times nothing.
-        self.share = gpu_share.for_device(problem.device, idle_window=not plan.screening) if timed else None
+        self.share = gpu_share.for_device(problem.device, idle_window=not plan.screening) if timed and group is None \
+            else None
         self.runner_pids = []  # every runner this session started: the judge's own processes on the GPU
         self.timed_since_us = None  # when the timed calls began, on the clock NVML stamps its samples with
 
@@ -547,16 +575,7 @@ class CandidateSession:
     def _start_runner(self, calibrate: bool = True) -> dict:
         """Setup, calibration (when `calibrate` and the session is timed) and `load` of the current runner; its load
         reply."""
-        self.phase = "starting the runner"
-        self.runner_pids.append(self.link.pid)
-        # Start and load times are recorded so the sandbox's cost can be measured as an A/B
-        # (benchmarks/sandbox_overhead_gpu.sh): the runner applies its sandbox in these two phases.
-        t0 = time.perf_counter_ns()
-        setup = self.link.start()
-        self.record.runner["start_ms"] = (time.perf_counter_ns() - t0) / 1e6
-        self.record.runner["setup"] = setup
-        if not setup.get("setup"):
-            raise RequestError(f"the runner could not set up the shared buffers: {setup.get('message', setup)}")
+        self._set_up_runner()
         self.record.runner["calibrated"] = self.timed and calibrate
         if self.timed and calibrate:
             self.phase = "calibration (before the kernel was loaded)"
@@ -567,6 +586,23 @@ class CandidateSession:
                 self.phase = "checking for other users of the GPU"
                 self.clock.sync()
                 self.share.check("checked before the kernel was loaded", self.runner_pids)
+        return self._load_kernel()
+
+    def _set_up_runner(self):
+        """The current runner started, with the slot mapped; the candidate is not loaded yet."""
+        self.phase = "starting the runner"
+        self.runner_pids.append(self.link.pid)
+        # Start and load times are recorded so the sandbox's cost can be measured as an A/B
+        # (benchmarks/sandbox_overhead_gpu.sh): the runner applies its sandbox in these two phases.
+        t0 = time.perf_counter_ns()
+        setup = self.link.start()
+        self.record.runner["start_ms"] = (time.perf_counter_ns() - t0) / 1e6
+        self.record.runner["setup"] = setup
+        if not setup.get("setup"):
+            raise RequestError(f"the runner could not set up the shared buffers: {setup.get('message', setup)}")
+
+    def _load_kernel(self) -> dict:
+        """The current runner's `load` of the candidate; its reply."""
         self.phase = "loading the kernel library"
         t0 = time.perf_counter_ns()
         ready = self.link.load(self.slot.example_scalars).reply
@@ -621,7 +657,8 @@ class CandidateSession:
             gathers.append(time.perf_counter_ns() - t0)
             w1 = self.link.wait_ns()
             waits.append(None if w0 is None or w1 is None else w1 - w0)
-            self._copy_outputs(self.copies[-1])  # as after every timed call (not timed itself)
+            if self.copies:  # as after every timed call (not timed itself)
+                self._copy_outputs(self.copies[-1])
             self.clock.sync()
             spans.append(self.clock.span_ns(before, after) - event_ns)
         # The first rounds warm things up. A round in which either end waited for a CPU measured the
@@ -704,14 +741,19 @@ class CandidateSession:
         for index, spec in enumerate(self.plan.trials):
             self.phase = f"trial {index} ({spec.kind} inputs)"
             staged = self.slot.stage(self.problem, spec)
-            self._call(staged, 0)
-            self.slot.repoison_workspace()
-            self._call(staged, 1)
-            report = self._check_full(staged, self._slot_sets((0, 1)), label={"trial": index})
+            report = self._trial(index, staged)
             staged = None  # before the next trial's are made, or the diagnosis makes the previous call's
             if not report["pass"]:
                 raise self._failed(report, f"trial {index} ({spec.kind} inputs) failed")
             self.previous = spec
+
+    def _trial(self, index: int, staged) -> dict:
+        """Correctness trial `index` on the set staged in the slot: two runs, checked in full; the check's report."""
+        self.phase = f"trial {index} ({staged.spec.kind} inputs)"
+        self._call(staged, 0)
+        self.slot.repoison_workspace()
+        self._call(staged, 1)
+        return self._check_full(staged, self._slot_sets((0, 1)), label={"trial": index})
 
     def _slot_sets(self, sets) -> list:
         """(set index, output tensors, poison pattern) of the slot's output sets, for _check_full."""
@@ -724,7 +766,9 @@ class CandidateSession:
         reason = report["reason"]
         index = len(self.record.checks) - 1
         previous = previous or self.previous
-        if reason == "mismatch" and self._is_previous_answer(report, outputs, previous):
+        # In a screening group the slot's outputs may be another candidate's by now, and the staged set is held
+        # for the candidates after this one, so the previous call's set is not made again beside it: a mismatch.
+        if reason == "mismatch" and self.group is None and self._is_previous_answer(report, outputs, previous):
             report["reason"] = "result_reuse"
             return Stop("result_reuse", f"{what}: the output is the previous call's answer: the kernel reuses results of "
                                         "earlier calls instead of computing", index)
@@ -846,110 +890,134 @@ class CandidateSession:
                 dst.copy_(src)
 
     def _timed_calls(self):
+        timed = self._timed_begin()
+        if timed is None:
+            return
+        for i in range(timed.total):
+            # The last call's pristine values, and what was gathered of it, go before this call's are made,
+            # after every call alike: two staged sets side by side were 6 GiB more at a staging of
+            # KernelBench's softmax, which memory.check_fits counts once.
+            staged = None
+            self.phase = f"timed call {i - timed.warmup}" if i >= timed.warmup else f"warm-up call {i}"
+            spec = timed.spec(i, self.sysrand)
+            self._draw_positions()
+            t_stage = time.perf_counter_ns()
+            staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
+            self.phases.add("timed_staging", time.perf_counter_ns() - t_stage)
+            failed = self._timed_call(timed, i, staged)
+            if failed is not None:
+                staged = None  # the diagnosis makes the previous call's values (_is_previous_answer)
+                raise self._failed(*failed)
+        staged = None  # the last call's, before the full audits make theirs
+        self._timed_end(timed)
+
+    def _timed_begin(self, kinds: list = None) -> "_TimedCalls":
+        """The timed calls' plan, fixed before the first call (None when there are none): how many, from
+        calibration alone (the candidate cannot change it), each call's input kind, and which are checked in
+        full. `kinds`: a screening group's, drawn once for all its candidates."""
         plan = self.plan
         if plan.runs == 0:
-            return
-        # How many, fixed before the first call from calibration alone (the candidate cannot change it).
+            return None
         runs = plan.fitted_runs(self.staging_ns)
         if runs < plan.runs:
             self.record.audits["timed_budget"] = {"asked": plan.runs, "seconds": plan.timed_budget_s,
                                                   "staging_ms": _ms(self.staging_ns)}
-        total = plan.warmup + runs
-        # Every call's seed and kind come from the operating system's generator and are drawn here, one call
-        # at a time: nothing the kernel sees can predict the next call's inputs. When they were derived from
-        # one seed (seed_k = a·T + b·k), a kernel could recover a warm-up call's seed from its inputs (2^31
-        # Philox evaluations take a GPU well under a second), compute every timed call's inputs and answers
-        # during the untimed warm-up, and copy them out when timed: correct values, every audit passed, the
-        # time of a copy (attacks/every_call_checked/predict_next_inputs.cu).
-        kinds = list(TIMED_KINDS) * ((runs + 1) // 2)
-        self.sysrand.shuffle(kinds)
-        kinds = [self.sysrand.choice(TIMED_KINDS) for _ in range(plan.warmup)] + kinds[:runs]
+        if kinds is None:
+            # Every call's seed and kind come from the operating system's generator, the seeds one call at a
+            # time (_TimedCalls.spec): nothing the kernel sees can predict the next call's inputs. When they were
+            # derived from one seed (seed_k = a·T + b·k), a kernel could recover a warm-up call's seed from its
+            # inputs (2^31 Philox evaluations take a GPU well under a second), compute every timed call's inputs
+            # and answers during the untimed warm-up, and copy them out when timed: correct values, every audit
+            # passed, the time of a copy (attacks/every_call_checked/predict_next_inputs.cu).
+            kinds = list(TIMED_KINDS) * ((runs + 1) // 2)
+            self.sysrand.shuffle(kinds)
+            kinds = [self.sysrand.choice(TIMED_KINDS) for _ in range(plan.warmup)] + kinds[:runs]
         # Every timed call is compared with the reference at its secret positions, and the work after a call
         # is the same for every call: the gather, the copy of its outputs into a private buffer, the reference
         # at those positions. Until 2026-12 a random quarter was compared, and the reference computed after an
         # audited call made the gap before the next call longer on the GPU's own clock: a kernel could count
         # the audits left and cheat once none were (attacks/every_call_checked/skip_after_audits.cu). Which
-        # calls are also checked
-        # in full is drawn here; they differ from the others only in which private buffer their copy goes to.
-        full = sorted(self.sysrand.sample(range(runs), min(FULL_AUDITS, runs)))
+        # calls are also checked in full is drawn here; they differ from the others only in which private
+        # buffer their copy goes to. (None in a screening group, which keeps no copies.)
+        full = sorted(self.sysrand.sample(range(runs), min(FULL_AUDITS, runs))) if self.copies else []
         self.timed_since_us = gpu_share.now_us()
-        kept = []  # (timed call, its spec, its poison, the spec before it, its copy) of the full audits
-        walls = {"problem": [], "signed": []}
-        events = []
-        for i in range(total):
-            # The last call's pristine values, and what was gathered of it, go before this call's are made,
-            # after every call alike: two staged sets side by side were 6 GiB more at a staging of
-            # KernelBench's softmax, which memory.check_fits counts once.
-            staged = got_out = got_in = None
-            timed = i >= plan.warmup
-            k = i - plan.warmup
-            self.phase = f"timed call {k}" if timed else f"warm-up call {i}"
-            spec = CallSpec(seed=self.sysrand.getrandbits(CALL_SEED_BITS), kind=kinds[i], params=params_mod.RANDOM)
-            self._draw_positions()
-            t_stage = time.perf_counter_ns()
-            staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
-            self.phases.add("timed_staging", time.perf_counter_ns() - t_stage)
-            t_call = time.perf_counter_ns()
-            w0 = self.link.wait_ns()
-            probe, before = self.clock.probe_marked("start")
-            exchange = self._call(staged, 0)
-            post, after = self.clock.probe_marked("end") if self.overrun_check == "probe" else (0, None)
-            self._warm_gather_on_cpu()
-            t0 = time.perf_counter_ns()
-            if after is None:
-                after = self.clock.mark()
-            got_out = self.secret_out.gather(self.slot.outputs[0])
-            got_in = self.secret_in.gather(self.slot.inputs + self.slot.params)
-            gather = time.perf_counter_ns() - t0
-            w1 = self.link.wait_ns()
-            waited = None if w0 is None or w1 is None else w1 - w0
-            # After the call's time and its gather are taken, so never charged to it.
-            copy = full.index(k) if timed and k in full else len(self.copies) - 1
-            self._copy_outputs(self.copies[copy])
-            self.phases.add("timed_calls", time.perf_counter_ns() - t_call)  # probes, call, gather, copy
-            if not timed:
-                self.previous = spec
-                continue
-            self._completion(got_out, got_in, staged, k)
-            probe_excess, gather_excess = max(0, probe - self.probe_limit_ns), max(0, gather - self.gather_limit_ns)
-            post_excess = max(0, post - self.post_limit_ns)
-            overrun = probe_excess + charge_after_call(self.overrun_check, post_excess, gather_excess)
-            event = exchange.reply.get("event_ms")
-            events.append(event if isinstance(event, (int, float)) and event >= 0 else None)
-            # Never below what the stream's own events saw: a runner can claim less (a lie the hidden-work
-            # check catches) but an honest kernel's GPU time is a floor for the time reported.
-            wall = max(max(0.0, exchange.wall_ns - self.ping_ns) + overrun, (events[-1] or 0.0) * 1e6)
-            walls[spec.kind].append(_ms(wall))
-            # The call on the GPU's clock: from the worker's mark before the command to its mark after the
-            # reply, less the least such span of a ping. The second mark is stamped only once the GPU gets
-            # to the worker's stream, so a reply sent before the kernel's work was done does not shorten it.
-            # Recorded beside the time, not charged (yet): the A/B of the two on a GPU decides.
-            self.clock.sync()
-            span = max(0, self.clock.span_ns(before, after) - self.span_overhead_ns)
-            # The two parts of the overrun apart: which side of the call the GPU was still busy on.
-            # Waiting for a CPU (either end) inflates this call's time; it stays in the time reported (that
-            # errs high), but a disturbed call is no evidence of hidden work (_summarise).
-            self.record.calls.append({"kind": spec.kind, "seed": spec.seed, "wall_ms": _ms(wall), "overrun_ms": _ms(overrun),
-                                      "probe_excess_ms": _ms(probe_excess), "gather_excess_ms": _ms(gather_excess),
-                                      "post_probe_excess_ms": _ms(post_excess), "span_ms": _ms(span),
-                                      "event_ms": events[-1], "cpu_wait_ms": None if waited is None else _ms(waited),
-                                      "disturbed": cpu_wait.disturbed(waited, probe + exchange.wall_ns + post + gather),
-                                      "runner_cpu_ms": None if exchange.runner_cpu_ns is None else _ms(exchange.runner_cpu_ns),
-                                      "host_busy": self.host_cpu == "checked" and cpu_time.host_busy(
-                                          exchange.runner_cpu_ns, exchange.wall_ns, self.wait_share, _spin_ns())})
-            with self.phases("timed_compare"):
-                failed = self._compare_call(staged, got_out, k)
-            if failed is not None:
-                staged = None  # the diagnosis makes the previous call's values (_is_previous_answer)
-                raise self._failed(*failed)
-            if timed and k in full:
-                kept.append((k, spec, self.slot.output_patterns[0], self.previous, self.copies[copy]))
+        return _TimedCalls(runs=runs, warmup=plan.warmup, kinds=kinds, full=full)
+
+    def _timed_call(self, timed: "_TimedCalls", i: int, staged):
+        """Call `i` of the plan (a warm-up or a timed one) on the set staged in the slot (the fresh secret
+        positions drawn): timed, gathered, checked right after it, compared. Returns None, or -- the call
+        failed its comparison -- the arguments of the Stop to raise (_failed), which the caller raises once
+        it has let go of the staged values."""
+        spec = staged.spec
+        is_timed = i >= timed.warmup
+        k = i - timed.warmup
+        self.phase = f"timed call {k}" if is_timed else f"warm-up call {i}"
+        t_call = time.perf_counter_ns()
+        w0 = self.link.wait_ns()
+        probe, before = self.clock.probe_marked("start")
+        exchange = self._call(staged, 0)
+        post, after = self.clock.probe_marked("end") if self.overrun_check == "probe" else (0, None)
+        self._warm_gather_on_cpu()
+        t0 = time.perf_counter_ns()
+        if after is None:
+            after = self.clock.mark()
+        got_out = self.secret_out.gather(self.slot.outputs[0])
+        got_in = self.secret_in.gather(self.slot.inputs + self.slot.params)
+        gather = time.perf_counter_ns() - t0
+        w1 = self.link.wait_ns()
+        waited = None if w0 is None or w1 is None else w1 - w0
+        # After the call's time and its gather are taken, so never charged to it.
+        copy = None
+        if self.copies:
+            copy = self.copies[timed.full.index(k) if is_timed and k in timed.full else -1]
+            self._copy_outputs(copy)
+        self.phases.add("timed_calls", time.perf_counter_ns() - t_call)  # probes, call, gather, copy
+        if not is_timed:
             self.previous = spec
-        staged = got_out = got_in = None  # the last call's, before the full audits make theirs
-        self.record.audits["timed_calls"] = runs
+            return None
+        self._completion(got_out, got_in, staged, k)
+        probe_excess, gather_excess = max(0, probe - self.probe_limit_ns), max(0, gather - self.gather_limit_ns)
+        post_excess = max(0, post - self.post_limit_ns)
+        overrun = probe_excess + charge_after_call(self.overrun_check, post_excess, gather_excess)
+        event = exchange.reply.get("event_ms")
+        timed.events.append(event if isinstance(event, (int, float)) and event >= 0 else None)
+        # Never below what the stream's own events saw: a runner can claim less (a lie the hidden-work
+        # check catches) but an honest kernel's GPU time is a floor for the time reported.
+        wall = max(max(0.0, exchange.wall_ns - self.ping_ns) + overrun, (timed.events[-1] or 0.0) * 1e6)
+        timed.walls[spec.kind].append(_ms(wall))
+        # The call on the GPU's clock: from the worker's mark before the command to its mark after the
+        # reply, less the least such span of a ping. The second mark is stamped only once the GPU gets
+        # to the worker's stream, so a reply sent before the kernel's work was done does not shorten it.
+        # Recorded beside the time, not charged (yet): the A/B of the two on a GPU decides.
+        self.clock.sync()
+        span = max(0, self.clock.span_ns(before, after) - self.span_overhead_ns)
+        # The two parts of the overrun apart: which side of the call the GPU was still busy on.
+        # Waiting for a CPU (either end) inflates this call's time; it stays in the time reported (that
+        # errs high), but a disturbed call is no evidence of hidden work (_summarise).
+        self.record.calls.append({"kind": spec.kind, "seed": spec.seed, "wall_ms": _ms(wall), "overrun_ms": _ms(overrun),
+                                  "probe_excess_ms": _ms(probe_excess), "gather_excess_ms": _ms(gather_excess),
+                                  "post_probe_excess_ms": _ms(post_excess), "span_ms": _ms(span),
+                                  "event_ms": timed.events[-1], "cpu_wait_ms": None if waited is None else _ms(waited),
+                                  "disturbed": cpu_wait.disturbed(waited, probe + exchange.wall_ns + post + gather),
+                                  "runner_cpu_ms": None if exchange.runner_cpu_ns is None else _ms(exchange.runner_cpu_ns),
+                                  "host_busy": self.host_cpu == "checked" and cpu_time.host_busy(
+                                      exchange.runner_cpu_ns, exchange.wall_ns, self.wait_share, _spin_ns())})
+        with self.phases("timed_compare"):
+            failed = self._compare_call(staged, got_out, k)
+        if failed is not None:
+            return failed
+        if k in timed.full:
+            timed.kept.append((k, spec, self.slot.output_patterns[0], self.previous, copy))
+        self.previous = spec
+        return None
+
+    def _timed_end(self, timed: "_TimedCalls"):
+        """After the last timed call: the full audits of the calls chosen for them, then the time and the checks
+        on all the calls together."""
+        self.record.audits["timed_calls"] = timed.runs
         with self.phases("full_audits"):
-            self._full_audits(kept)
-        self._summarise(walls, events)
+            self._full_audits(timed.kept)
+        self._summarise(timed.walls, timed.events)
 
     def _completion(self, got_out: list, got_in: list, staged, k: int):
         """Right after the call: no sampled output position may still hold the poison where that proves it

@@ -106,15 +106,24 @@ class Slot:
         the pristine values for the check."""
         values = problem.source.generate(spec.seed, spec.kind, spec.scale)
         params = params_mod.values_for(problem.params, spec.params, spec.seed)
+        staged = Staged(spec=spec, inputs=values, params=params)
+        self.restore(staged, flush, output_sets)
+        return staged
+
+    def restore(self, staged: Staged, flush=None, output_sets=None):
+        """The slot as staging `staged` left it: fresh poison in `output_sets` (default: all) and the workspace,
+        the inputs and parameters written again from the pristine values, L2 flushed. A screening group
+        (screen_group.py) restores before each candidate after the first, so that none sees what another
+        left in the slot."""
         with torch.no_grad():
             for index in range(len(self.outputs)):
                 if output_sets is None or index in output_sets:
                     self.poison_outputs(index)
             self.poison_workspace()  # before every call: nothing of the last one survives in it
-            for shared, value in zip(self.inputs, values):
+            for shared, value in zip(self.inputs, staged.inputs):
                 if shared is not None:
                     shared.copy_(value)
-            for shared, value in zip(self.params, params):
+            for shared, value in zip(self.params, staged.params):
                 shared.copy_(value)
         if flush is not None:
             flush()
@@ -123,7 +132,6 @@ class Slot:
         # the candidate raced them.)
         if self.arena.device.type == "cuda":
             torch.cuda.synchronize(self.arena.device)
-        return Staged(spec=spec, inputs=values, params=params)
 
     def scalars(self, staged: Staged) -> list:
         """The host scalars of a staged call, in input order (null for tensor inputs)."""
