@@ -123,17 +123,18 @@ def transient_bytes(estimate: dict) -> int:
     return max(estimate["staged_bytes"] + estimate["check_workspace_bytes"], estimate.get("staging_bytes", 0))
 
 
-def session_bytes(estimate: dict, device: torch.device, copies: str = "device") -> int:
+def session_bytes(estimate: dict, device: torch.device, copies: str = "device", runners: int = 1) -> int:
     """The peak device memory of a runner session: the slot, the larger of a check and a staging
     (transient_bytes), on a GPU the flush buffer and RUNNER_RESERVE_BYTES for the runner, and the private copies
     of timed outputs by where they are (`copies`): "device", all three; "host", one output set still -- a full
     audit brings its copy back to the device beside its check (candidate_session._full_audits); "none" (a
-    session that times nothing, a profiling run), none."""
+    session that times nothing, a profiling run, a screening group), none. `runners`: how many the session
+    keeps running at once (a screening group: one per candidate)."""
     if copies not in COPY_PLACES:
         raise ValueError(f"copies={copies!r}: expected one of {', '.join(COPY_PLACES)}")
     need = estimate["slot_bytes"] + transient_bytes(estimate)
     if device.type == "cuda":
-        need += FLUSH_BYTES + RUNNER_RESERVE_BYTES
+        need += FLUSH_BYTES + RUNNER_RESERVE_BYTES * runners
     if copies == "device":
         need += estimate.get("audit_copies_bytes", 0)
     elif copies == "host":
@@ -225,12 +226,12 @@ def _torch_side(exc: BaseException) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def check_fits(path: str, estimate: dict, device: torch.device, copies: str = "device") -> None:
+def check_fits(path: str, estimate: dict, device: torch.device, copies: str = "device", runners: int = 1) -> None:
     """Raises before allocating when a runner session's peak (session_bytes, with the private copies of timed
     outputs where `copies` says) cannot fit in the device's free memory: the problem's fault when it could not
     fit on this device at all, the machine's when other processes hold the memory."""
     free, total = device_memory(device)
-    need = session_bytes(estimate, device, copies)
+    need = session_bytes(estimate, device, copies, runners)
     if need <= free:
         return
     if need + CONTEXT_RESERVE_BYTES <= total:

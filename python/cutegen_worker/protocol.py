@@ -49,6 +49,7 @@ class Dispatcher:
         self.handlers = {
             "load": session.op_load,
             "evaluate_candidate": session.op_evaluate_candidate,
+            "screen_candidates": session.op_screen_candidates,
             "prepare_profile": session.op_prepare_profile,
             "prepare_baselines": session.op_prepare_baselines,
             "time_baselines": session.op_time_baselines,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from . import calibrate, candidate_session, compare, confinement, generalize, inputs, memory, memtrace, metadata, \
-    op_graph, own_state, params as params_mod, problem_facts, problem_loader, timing
+    op_graph, own_state, params as params_mod, problem_facts, problem_loader, screen_group, timing
 from .buffers import describe
 from .dtypes import dtype_name, problem_dtype
 from .errors import ProblemError, RequestError
@@ -290,6 +290,42 @@ class Session:
             return record
         finally:
             own_state.require_unchanged(before, "during the evaluation")
+
+    def op_screen_candidates(self, req: dict) -> dict:
+        """Several candidates ranked in one session (screen_group.py): `evaluate_candidate`'s fields with
+        `libraries` (2 to screen_group.MAX_CANDIDATES) in place of `library`; a screening, without other
+        shapes. Answers one evaluate_candidate record per library, in order."""
+        problem = self.need_problem()
+        libraries = req.get("libraries")
+        if (not isinstance(libraries, list) or not 2 <= len(libraries) <= screen_group.MAX_CANDIDATES
+                or not all(isinstance(lib, str) for lib in libraries)):
+            raise RequestError(f"screen_candidates: libraries must be a list of 2 to {screen_group.MAX_CANDIDATES} "
+                               "paths")
+        if "library" in req or "workspace" in req:
+            raise RequestError("screen_candidates: takes libraries, and kernels without a workspace only (no library "
+                               "or workspace field)")
+        plan = candidate_session.Plan.parse(dict(req, library=libraries[0]))
+        if plan.generalize:
+            raise RequestError("screen_candidates: a screening tries no other shapes; generalize must be 0")
+        plan.screening = True
+        compare.tolerance(plan.precision, problem.dtype, problem.dtype)
+        makes = [candidate_session.default_link] * len(libraries)
+        if "fake_runners" in req:
+            specs = req["fake_runners"]
+            if self.fake_links is None:
+                raise RequestError("fake_runners is a test hook this worker does not have; tests start the worker "
+                                   "through python/tests/fake_runner_worker.py")
+            if not isinstance(specs, list) or len(specs) != len(libraries):
+                raise RequestError("screen_candidates: fake_runners needs one spec per library")
+            makes = [self.fake_links(spec) for spec in specs]
+        self.release_prepared()
+        memory.check_fits(problem.path, problem.metadata["memory"], problem.device, copies="none",
+                          runners=len(libraries))
+        before = own_state.snapshot()
+        try:
+            return screen_group.ScreenGroup(problem, plan, libraries, makes).run()
+        finally:
+            own_state.require_unchanged(before, "during the screening")
 
     def op_prepare_profile(self, req: dict) -> dict:
         """Buffers for a profiling run (no checks): one problem-kind set with the problem's own
