@@ -5,6 +5,7 @@
 // (common/evaluation.h), which the run log records and replays on resume.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +37,18 @@ class Evaluator {
   // The judge's screening settings (one trial, fewer timed calls, no baselines, no other shapes; every
   // check still runs): a rank among candidates, never reported as a result.
   virtual Result<Evaluation> screen(const std::string& source, const std::string& display_name) = 0;
+  // Several kernels screened at once (the judge's screening group: one session for all, each call's inputs
+  // staged once); one evaluation per source, in order. By default one screen() after another.
+  virtual Result<std::vector<Evaluation>> screen_all(const std::vector<std::string>& sources,
+                                                     const std::string& display_name) {
+    std::vector<Evaluation> out;
+    for (const auto& source : sources) {
+      auto e = screen(source, display_name);
+      if (!e) return e.error();
+      out.push_back(std::move(*e));
+    }
+    return out;
+  }
 
   // The library of an already judged kernel, built again (a compile-cache hit, or nvcc once more):
   // a best kernel's library can leave the cache (pruned, cleared) while its run is stopped, and the

@@ -57,6 +57,15 @@ Result<Evaluation> JudgeEvaluator::screen(const std::string& source, const std::
   return report->record();
 }
 
+Result<std::vector<Evaluation>> JudgeEvaluator::screen_all(const std::vector<std::string>& sources,
+                                                           const std::string& display_name) {
+  auto reports = judge_.screen_all(problem_, sources, display_name);
+  if (!reports) return reports.error();
+  std::vector<Evaluation> out;
+  for (const auto& r : *reports) out.push_back(r.record());
+  return out;
+}
+
 Result<Evaluator::Library> JudgeEvaluator::rebuild_library(const std::string& source, const std::string& display_name) {
   auto outcome = compiler_.compile({source, display_name});
   if (!outcome) return outcome.error();

@@ -20,6 +20,8 @@ class JudgeEvaluator : public Evaluator {
   // The judge's compiler, which is safe to call from several threads (its cache locks per key).
   Result<std::optional<Evaluation>> compile(const std::string& source, const std::string& display_name) override;
   Result<Evaluation> screen(const std::string& source, const std::string& display_name) override;
+  Result<std::vector<Evaluation>> screen_all(const std::vector<std::string>& sources,
+                                             const std::string& display_name) override;
   Result<Library> rebuild_library(const std::string& source, const std::string& display_name) override;
 
  private:

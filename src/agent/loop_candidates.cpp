@@ -139,20 +139,33 @@ Result<std::vector<Loop::Checked>> Loop::compile_and_screen(int step, const std:
   // Screening ranks; with one kernel left there is nothing to rank, and its full evaluation follows.
   std::size_t compiled_ok = std::count_if(out.begin(), out.end(), [](const Checked& c) { return !c.failure; });
   if (compiled_ok < 2) return out;
+  // What the log holds is replayed; the rest are screened together (one session for all of them).
+  std::vector<std::optional<Evaluation>> screened(n);
+  std::vector<std::size_t> fresh;
   for (std::size_t i = 0; i < n; ++i) {
     if (out[i].failure) continue;
-    const std::string key = sha256_hex(sources[i].second);
-    auto memo = journal_.recall<ScreenEvent>(key);
+    auto memo = journal_.recall<ScreenEvent>(sha256_hex(sources[i].second));
     if (!memo) return memo.error();
-    Evaluation e;
-    if (*memo) {
-      e = (*memo)->evaluation;
-    } else {
-      auto screened = evaluator_.screen(sources[i].second, kKernelName);
-      if (!screened) return screened.error();
-      e = *screened;
-      if (auto r = journal_.record(ScreenEvent{key, label(sources[i].first), e}); !r) return r.error();
-    }
+    if (*memo)
+      screened[i] = (*memo)->evaluation;
+    else
+      fresh.push_back(i);
+  }
+  if (!fresh.empty()) {
+    std::vector<std::string> kernels;
+    for (std::size_t i : fresh) kernels.push_back(sources[i].second);
+    auto all = evaluator_.screen_all(kernels, kKernelName);
+    if (!all) return all.error();
+    if (all->size() != fresh.size())
+      return Error{fmt::format("internal: {} screenings for {} kernels", all->size(), fresh.size())};
+    for (std::size_t k = 0; k < fresh.size(); ++k) screened[fresh[k]] = std::move((*all)[k]);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (out[i].failure) continue;
+    Evaluation& e = *screened[i];
+    if (std::find(fresh.begin(), fresh.end(), i) != fresh.end())
+      if (auto r = journal_.record(ScreenEvent{sha256_hex(sources[i].second), label(sources[i].first), e}); !r)
+        return r.error();
     if (auto w = files_.write(dirs[i] + "/screen.json", dump_json(e.to_json(), 2)); !w) return w.error();
     if (e.passed()) {
       report(fmt::format("step {} candidate {}: correct in screening, {:.4f} ms", step, sources[i].first, e.median_ms()));

@@ -104,6 +104,7 @@ TEST(LoopCandidates, ThreeCallsAtOnceCompiledTogetherTheFastestJudgedTheLosersRe
   EXPECT_EQ(h.evaluator.compiles, 3);
   EXPECT_EQ(h.evaluator.max_compiles_in_flight, 3);
   EXPECT_EQ(h.evaluator.screens, 2);
+  EXPECT_EQ(h.evaluator.screen_batches, std::vector<std::size_t>{2});  // together, in one screening session
   EXPECT_EQ(h.evaluator.evaluations, 2);  // the synthesis and candidate 2
   ASSERT_TRUE(r->best);
   EXPECT_DOUBLE_EQ(r->best->evaluation.median_ms(), 0.5);

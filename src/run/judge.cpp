@@ -12,6 +12,7 @@
 
 #include "common/fs.h"
 #include "common/json_text.h"
+#include "compile/entry_points.h"
 #include "compile/library_checks.h"
 #include "run/runner_job.h"
 
@@ -269,6 +270,9 @@ Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
                     {"audits", record.value("audits", nlohmann::json::object())},
                     {"calls", record.value("calls", nlohmann::json::array())}};
   if (const auto& share = record.value("gpu_share", nlohmann::json()); share.is_object()) report.session["gpu_share"] = share;
+  // A screening group's record (screen_candidates): how many were screened together, and whose calibration.
+  if (const auto& group = record.value("screening_group", nlohmann::json()); group.is_object())
+    report.session["screening_group"] = group;
   // The worker's phase clock (where the session's wall time went): evidence for the turnaround, kept with the rest.
   if (const auto& phases = record.value("phase_seconds", nlohmann::json()); phases.is_object())
     report.session["phase_seconds"] = phases;
@@ -479,6 +483,57 @@ static bool exports_workspace_pair(const fs::path& library) {
   return form && *form == EntryForm::workspace;
 }
 
+nlohmann::json Judge::session_request(const nlohmann::json& trials, const fs::path& dir) const {
+  // No seed for the timed calls: the worker draws each one from the OS as the call comes, so that no
+  // input a kernel sees, nor the user's --seed, predicts the next (docs/judge.md, guarantee 2).
+  nlohmann::json request = {{"runner", {options_.runner.string()}},
+                            {"trials", trials},
+                            {"warmup", options_.warmup},
+                            {"runs", options_.runs},
+                            {"precision", to_string(options_.precision)},
+                            {"call_timeout_s", static_cast<double>(options_.runner_timeout.count())},
+                            {"work_dir", dir.string()},
+                            {"generalize", options_.generalize}};
+  if (options_.generalize > 0 && options_.generalize_below_ms) request["generalize_below_ms"] = *options_.generalize_below_ms;
+  if (options_.timed_budget_s) request["timed_budget_s"] = *options_.timed_budget_s;
+  if (options_.screening) request["screening"] = true;  // a rank, not a result: no idle window for other users
+  return request;
+}
+
+std::chrono::seconds Judge::session_limit(std::size_t trials, std::size_t candidates) const {
+  // Every call may take up to the per-call limit; the worker enforces it and ends the session. A
+  // generalization trial is two correctness trials (four calls) in a runner of its own.
+  const auto calls = static_cast<long>(candidates) *
+                     static_cast<long>(2 * trials + options_.warmup + options_.runs + 4 + 4 * options_.generalize);
+  return std::chrono::seconds(600) + options_.runner_timeout * std::min(calls, 20L) + std::chrono::seconds(calls);
+}
+
+Result<nlohmann::json> Judge::with_busy_retries(const std::function<Result<nlohmann::json>()>& attempt,
+                                                BusyRetries& busy) {
+  // A busy machine is no fact about the kernel: measure again once the load may have passed, each time
+  // a whole new session (fresh runner, calibration, trials and timed calls).
+  auto record = attempt();
+  for (auto pause : options_.busy_retry_pauses) {
+    if (record || record.error().kind != ErrorKind::machine_busy) break;
+    busy.reasons.push_back(record.error().message);
+    if (options_.on_busy_retry)
+      options_.on_busy_retry(fmt::format("{}; measuring again in {} s (attempt {} of {})", record.error().message,
+                                         pause.count(), busy.retries + 2, options_.busy_retry_pauses.size() + 1));
+    std::this_thread::sleep_for(pause);
+    ++busy.retries;
+    record = attempt();
+  }
+  if (!record && record.error().kind == ErrorKind::machine_busy && busy.retries > 0)
+    return Error{fmt::format("{} (tried {} times)", record.error().message, busy.retries + 1), ErrorKind::machine_busy};
+  return record;
+}
+
+static void note_busy_retries(const Judge::BusyRetries& busy, EvalReport& report) {
+  if (busy.retries == 0) return;
+  report.session["busy_retries"] = busy.retries;
+  report.session["busy_reasons"] = busy.reasons;  // the worker's line for each refused attempt
+}
+
 Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, EvalReport& report) {
   // One attempt: a fresh work directory (the runner's private one inside) and fresh seeds for the trials
   // and the timed calls. A second attempt must not see the first one's inputs again, nor any file it
@@ -490,55 +545,122 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
     auto dir = fresh_work_dir("eval");
     if (!dir) return dir.error();
     nlohmann::json trials = trial_plan(options_.trials, report.problem->dtype, rng, report.seeds);
-    // No seed for the timed calls: the worker draws each one from the OS as the call comes, so that no
-    // input a kernel sees, nor the user's --seed, predicts the next (docs/judge.md, guarantee 2).
-    nlohmann::json request = {{"runner", {options_.runner.string()}},
-                              {"library", compiled.library.string()},
-                              {"trials", trials},
-                              {"warmup", options_.warmup},
-                              {"runs", options_.runs},
-                              {"precision", to_string(options_.precision)},
-                              {"call_timeout_s", static_cast<double>(options_.runner_timeout.count())},
-                              {"work_dir", dir->string()},
-                              {"generalize", options_.generalize}};
-    if (options_.generalize > 0 && options_.generalize_below_ms) request["generalize_below_ms"] = *options_.generalize_below_ms;
-    if (options_.timed_budget_s) request["timed_budget_s"] = *options_.timed_budget_s;
-    if (options_.screening) request["screening"] = true;  // a rank, not a result: no idle window for other users
+    nlohmann::json request = session_request(trials, *dir);
+    request["library"] = compiled.library.string();
     if (workspace_pair) request["workspace"] = true;
     if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
-    // Every call may take up to the per-call limit; the worker enforces it and ends the session. A
-    // generalization trial is two correctness trials (four calls) in a runner of its own.
-    const auto calls =
-        static_cast<long>(2 * trials.size() + options_.warmup + options_.runs + 4 + 4 * options_.generalize);
-    auto limit = std::chrono::seconds(600) + options_.runner_timeout * std::min(calls, 20L) + std::chrono::seconds(calls);
-    return worker_.call("evaluate_candidate", request, limit);
+    return worker_.call("evaluate_candidate", request, session_limit(trials.size(), 1));
   };
-  auto record = attempt();
-  // A busy machine is no fact about the kernel: measure again once the load may have passed, each time
-  // a whole new session (fresh runner, calibration, trials and timed calls).
-  int retries = 0;
-  nlohmann::json busy_reasons = nlohmann::json::array();  // the worker's line for each refused attempt
-  for (auto pause : options_.busy_retry_pauses) {
-    if (record || record.error().kind != ErrorKind::machine_busy) break;
-    busy_reasons.push_back(record.error().message);
-    if (options_.on_busy_retry)
-      options_.on_busy_retry(fmt::format("{}; measuring again in {} s (attempt {} of {})", record.error().message,
-                                         pause.count(), retries + 2, options_.busy_retry_pauses.size() + 1));
-    std::this_thread::sleep_for(pause);
-    ++retries;
-    record = attempt();
-  }
-  if (!record) {
-    if (record.error().kind == ErrorKind::machine_busy && retries > 0)
-      return Error{fmt::format("{} (tried {} times)", record.error().message, retries + 1), ErrorKind::machine_busy};
-    return record.error();
-  }
+  BusyRetries busy;
+  auto record = with_busy_retries(attempt, busy);
+  if (!record) return record.error();
   auto applied = apply_session_record(*record, report);
-  if (retries > 0) {
-    report.session["busy_retries"] = retries;
-    report.session["busy_reasons"] = busy_reasons;
-  }
+  note_busy_retries(busy, report);
   return applied;
+}
+
+Result<std::vector<EvalReport>> Judge::screen_all(const fs::path& problem, const std::vector<std::string>& sources,
+                                                  const std::string& kernel_name) {
+  EvalOptions full = options_;
+  options_ = screening_options(full);
+  auto reports = screen_all_now(problem, sources, kernel_name);
+  options_ = std::move(full);
+  return reports;
+}
+
+Result<std::vector<EvalReport>> Judge::screen_all_now(const fs::path& problem, const std::vector<std::string>& sources,
+                                                      const std::string& kernel_name) {
+  std::vector<EvalReport> reports(sources.size());
+  std::vector<CompileOutcome> built(sources.size());
+  std::vector<std::size_t> grouped, alone;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    EvalReport& r = reports[i];
+    r.screened = true;
+    r.precision = options_.precision;
+    auto t0 = std::chrono::steady_clock::now();
+    auto compiled = timed(r, "compile", [&] { return compiler_.compile({sources[i], kernel_name, {}}); });
+    if (!compiled) return compiled.error();
+    r.compile = *compiled;
+    if (!compiled->ok()) {
+      record_compile_failure(*compiled, r);
+      r.seconds = since(t0);
+      continue;
+    }
+    built[i] = *compiled;
+    // A kernel with a workspace gets a second runner once its size is known, with the workspace in its slot: it
+    // cannot share a slot with others. Nor can one whose exports cannot be read here (it may have one).
+    auto entries = library_entry_points(compiled->library);
+    auto form = entries ? entry_form(*entries) : Result<EntryForm>(entries.error());
+    (form && *form != EntryForm::workspace ? grouped : alone).push_back(i);
+  }
+  if (grouped.size() < 2) {
+    alone.insert(alone.end(), grouped.begin(), grouped.end());
+    std::sort(alone.begin(), alone.end());
+    grouped.clear();
+  }
+  const nlohmann::json fakes = options_.fake_runner;  // the test hook: one per source when an array
+  for (std::size_t i : alone) {
+    if (fakes.is_array()) options_.fake_runner = fakes.at(i);
+    auto r = evaluate(problem, sources[i], kernel_name);
+    options_.fake_runner = fakes;
+    if (!r) return r.error();
+    reports[i] = std::move(*r);
+  }
+  if (!grouped.empty())
+    if (auto s = run_group(problem, built, grouped, reports); !s) return s.error();
+  return reports;
+}
+
+Status Judge::run_group(const fs::path& problem, const std::vector<CompileOutcome>& built,
+                        const std::vector<std::size_t>& grouped, std::vector<EvalReport>& reports) {
+  return on_gpu([&]() -> Status {
+    auto t0 = std::chrono::steady_clock::now();
+    auto meta = load_problem(problem);
+    if (!meta) return meta.error();
+    const double load_s = since(t0);
+    std::mt19937_64 rng = trial_rng(options_.seed);
+    std::vector<uint64_t> seeds;
+    auto attempt = [&]() -> Result<nlohmann::json> {
+      seeds.clear();
+      auto dir = fresh_work_dir("screen");
+      if (!dir) return dir.error();
+      nlohmann::json trials = trial_plan(options_.trials, meta->dtype, rng, seeds);
+      nlohmann::json request = session_request(trials, *dir);
+      request["libraries"] = nlohmann::json::array();
+      if (!options_.fake_runner.is_null()) request["fake_runners"] = nlohmann::json::array();  // the test hook
+      for (std::size_t i : grouped) {
+        request["libraries"].push_back(built[i].library.string());
+        if (options_.fake_runner.is_array()) request["fake_runners"].push_back(options_.fake_runner.at(i));
+        else if (!options_.fake_runner.is_null()) request["fake_runners"].push_back(options_.fake_runner);
+      }
+      return worker_.call("screen_candidates", request, session_limit(trials.size(), grouped.size()));
+    };
+    BusyRetries busy;
+    auto answer = with_busy_retries(attempt, busy);
+    if (!answer) return answer.error();
+    const auto& records = answer->value("records", nlohmann::json());
+    if (!records.is_array() || records.size() != grouped.size())
+      return Error{fmt::format("the worker's screen_candidates answer does not hold one record for each of the {} "
+                               "libraries (a worker bug)", grouped.size())};
+    const double session_s = since(t0) - load_s;
+    for (std::size_t k = 0; k < grouped.size(); ++k) {
+      EvalReport& r = reports[grouped[k]];
+      const CompileOutcome& compiled = built[grouped[k]];
+      r.problem = *meta;
+      r.library = compiled.library.string();
+      r.compile_key = compiled.key;
+      r.compiler_notes = compiled.performance_warnings();
+      r.seeds = seeds;
+      if (auto applied = apply_session_record(records[k], r); !applied) return applied.error();
+      note_busy_retries(busy, r);
+      r.session["group_phase_seconds"] = answer->value("phase_seconds", nlohmann::json::object());
+      // The group's load and session, shared by all its kernels: each report has them whole.
+      r.phase_seconds["load"] += load_s;
+      r.phase_seconds["session"] += session_s;
+      r.seconds = r.phase_seconds["compile"] + load_s + session_s;
+    }
+    return ok_status();
+  });
 }
 
 Result<Judge::RunnerInvocation> Judge::profiling_run(const fs::path& problem, const Evaluation& passed, int calls) {

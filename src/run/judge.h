@@ -66,7 +66,8 @@ struct EvalOptions {
   // user watching a long evaluation sees why it is waiting. Null: nothing is said.
   std::function<void(const std::string&)> on_busy_retry;
   // Test hook, never set by the tool: sent as `fake_runner`, which only a worker started through
-  // python/tests/fake_runner_worker.py accepts (it then plays the runner itself; judge_worker_test.cpp).
+  // python/tests/fake_runner_worker.py accepts (it then plays the runner itself; judge_worker_test.cpp). An
+  // array: one spec per source of screen_all, in order.
   nlohmann::json fake_runner;
 };
 
@@ -113,6 +114,12 @@ class Judge {
   // evaluate() under screening_options(this judge's options): one variant's rank, not a result.
   Result<EvalReport> screen(const std::filesystem::path& problem, const std::string& kernel_source,
                             const std::string& kernel_name, const std::vector<Define>& defines);
+  // Several kernels of one problem screened together (`cutegen optimize --candidates`): one report per source, in
+  // order, each under screening_options. Those that compile and have no workspace share one worker session
+  // (`screen_candidates`: one runner each, one calibration, each call's inputs staged once); a kernel with a
+  // workspace, or whose exports cannot be read, is screened alone as screen() does, and so is a lone one.
+  Result<std::vector<EvalReport>> screen_all(const std::filesystem::path& problem, const std::vector<std::string>& sources,
+                                             const std::string& kernel_name);
   // The problem without a candidate: metadata, live baselines (when enabled) and the roofline floor.
   // What the first prompt is built from.
   Result<EvalReport> describe(const std::filesystem::path& problem);
@@ -132,9 +139,26 @@ class Judge {
   // profiling_run (its buffers stay until then). Call it while still holding the device lock.
   Status give_back_gpu();
 
+ // The sessions the worker refused for a busy machine before one ran (with_busy_retries).
+  struct BusyRetries {
+    int retries = 0;
+    nlohmann::json reasons = nlohmann::json::array();  // the worker's line for each refused attempt
+  };
+
  private:
   Result<ProblemFacts> load_problem(const std::filesystem::path& problem);
   Status run_session(const CompileOutcome& compiled, std::mt19937_64& rng, EvalReport& report);
+  Result<std::vector<EvalReport>> screen_all_now(const std::filesystem::path& problem,
+                                                 const std::vector<std::string>& sources, const std::string& kernel_name);
+  Status run_group(const std::filesystem::path& problem, const std::vector<CompileOutcome>& built,
+                   const std::vector<std::size_t>& grouped, std::vector<EvalReport>& reports);
+  // The fields of a worker session's request that come from the options (evaluate_candidate, screen_candidates).
+  nlohmann::json session_request(const nlohmann::json& trials, const std::filesystem::path& dir) const;
+  // How long the worker may take for a session of `candidates` kernels with `trials` correctness trials.
+  std::chrono::seconds session_limit(std::size_t trials, std::size_t candidates) const;
+  // Runs `attempt` (a whole fresh session each time) until the worker does not refuse it for a busy machine,
+  // pausing options_.busy_retry_pauses between; `busy` says how often it was refused and why.
+  Result<nlohmann::json> with_busy_retries(const std::function<Result<nlohmann::json>()>& attempt, BusyRetries& busy);
   Status measure_baselines(EvalReport& report, uint64_t seed);
   Status place_on_roofline(EvalReport& report);
   Result<std::filesystem::path> fresh_work_dir(const std::string& what);

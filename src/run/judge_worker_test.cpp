@@ -9,6 +9,7 @@
 #include "run/roofline.h"  // kCalibrationVersion: the fixtures' caches stay current
 #include "common/fs.h"
 #include "run/judge.h"
+#include "common/testdata/test_helpers.h"
 #include "run/runner_job.h"
 
 using namespace cutegen;
@@ -209,4 +210,47 @@ TEST_F(JudgeWithRealWorker, TheWorkersProblemErrorsKeepTheirKind) {
   auto req = worker_->call("time_baselines", {{"modes", {"eager"}}}, std::chrono::seconds(60));
   ASSERT_FALSE(req.ok());  // nothing is loaded: cutegen's mistake, not the file's
   EXPECT_EQ(req.error().kind, ErrorKind::general);
+}
+
+// A screening group (`screen_candidates`) as the real worker answers it: one record per kernel, in order.
+TEST_F(JudgeWithRealWorker, KernelsScreenedTogetherGetOneRecordEachFromOneSession) {
+  class TwoLibraries final : public Compiler {
+   public:
+    std::filesystem::path dir;
+    Result<CompileOutcome> compile(const CompileRequest& r) override {
+      CompileOutcome o;
+      o.verdict = CompileVerdict::ok;
+      o.library = dir / (r.source + ".so");  // readable exports, no workspace: the two share a session
+      return o;
+    }
+  } compiler;
+  compiler.dir = dir_;
+  for (const char* name : {"a", "b"})
+    ASSERT_TRUE(cutegen::testing::build_shared_object(dir_ / (std::string(name) + ".so"),
+                                                      "extern \"C\" int cutegen_forward() { return 0; }\n"));
+  EvalOptions o;
+  o.generalize = 0;
+  o.trials = 1;
+  o.warmup = 1;
+  o.runs = 50;  // screening runs a fifth: 10
+  o.device = "cpu";
+  o.runner = "/nonexistent/cutegen-runner";
+  o.work_dir = dir_ / "work";
+  o.cache_root = dir_ / "cache";
+  o.fake_runner = nlohmann::json::array({{{"mode", "reference"}}, {{"mode", "zeros"}}});
+  Judge judge(compiler, *worker_, o);
+  auto reports = judge.screen_all(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / "relu.py", {"a", "b"}, "k.cu");
+  ASSERT_TRUE(reports.ok()) << reports.error().message;
+  ASSERT_EQ(reports->size(), 2u);
+  EXPECT_EQ((*reports)[0].verdict, Verdict::pass) << (*reports)[0].reason;
+  EXPECT_EQ((*reports)[1].verdict, Verdict::mismatch) << (*reports)[1].reason;
+  for (int i = 0; i < 2; ++i) {
+    const EvalReport& r = (*reports)[i];
+    EXPECT_TRUE(r.screened);
+    EXPECT_EQ(r.session["screening_group"].value("index", -1), i);
+    EXPECT_EQ(r.session["screening_group"].value("candidates", 0), 2);
+  }
+  ASSERT_TRUE((*reports)[0].time.has_value());
+  EXPECT_EQ((*reports)[0].session["audits"].value("timed_calls", 0), 10);
+  EXPECT_EQ((*reports)[0].session["audits"].value("full", -1), 0);
 }

@@ -182,6 +182,12 @@ class MarkerEvaluator : public Evaluator {
     if (e->verdict == Verdict::compile_error || e->verdict == Verdict::rejected) return std::optional<Evaluation>(*e);
     return std::optional<Evaluation>{};
   }
+  // How many kernels each screen_all call was given: the loop screens a step's candidates in one batch.
+  std::vector<std::size_t> screen_batches;
+  Result<std::vector<Evaluation>> screen_all(const std::vector<std::string>& sources, const std::string& name) override {
+    screen_batches.push_back(sources.size());
+    return Evaluator::screen_all(sources, name);
+  }
   // As evaluate(), with "// SCREEN: <ms>" as the screened time when the kernel has one.
   Result<Evaluation> screen(const std::string& source, const std::string&) override {
     ++screens;
