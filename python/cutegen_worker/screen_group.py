@@ -6,7 +6,7 @@ its calibration, a trial, twenty-odd calls each staging a fresh set -- and at Ke
 where staging one call's set takes 10-20 ms, four screens were more than half of a one-candidate step
 (benchmarks/results.md). Here the candidates share what does not depend on them:
 * one slot of shared buffers, mapped by one runner per candidate (each its own sandboxed process, so no
-  candidate's code runs in another's process or the worker's);
+  candidate's code runs in another's process or the worker's), all started at once;
 * one calibration, by the first runner before any candidate is loaded (the runners are the same program,
   and none has loaded a candidate yet, so none can sway it), used for all;
 * each call's set, staged once: the candidates are called on it in turn, the order rotating from call to
@@ -55,6 +55,10 @@ class ScreenGroup:
         try:
             try:
                 with self.phases("runner_start"):
+                    # Every runner is started before any is waited for: their CUDA contexts and mappings are made
+                    # side by side.
+                    for c in list(self.live):
+                        self._guarded(c, lambda c=c: self._spawn(c))
                     for c in list(self.live):
                         self._guarded(c, lambda c=c: self._set_up(c))
                 with self.phases("calibration"):
@@ -104,9 +108,13 @@ class ScreenGroup:
             r.runner["end"] = candidate.link.kill().describe()
         self.live.remove(candidate)
 
-    def _set_up(self, c: CandidateSession):
+    def _spawn(self, c: CandidateSession):
         with c.phases("runner_start"):
             c.link = c.make_link(c.plan, self.slot, self.problem)
+
+    @staticmethod
+    def _set_up(c: CandidateSession):
+        with c.phases("runner_start"):
             c._set_up_runner()
 
     def _load(self, c: CandidateSession):
