@@ -543,11 +543,7 @@ class CandidateSession:
         cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True,
                                         copies=self.record.audits["copies"] if self.timed else "none")
         if requested > cap:
-            # Refused, as a size of 0 is: at another shape than the problem's (generalize.py) the shape is then
-            # not verified, as if the kernel had declined it.
-            raise Stop("load_failed", f"cutegen_workspace_bytes asks for {memory.describe_bytes(requested)} of workspace "
-                                      f"but the cap is {memory.describe_bytes(cap)} ({why}): use less scratch memory",
-                       refused=True)
+            raise workspace_too_big(requested, cap, why)
         self.record.workspace = {"bytes": requested, "cap_bytes": cap}
         # The size is known only once the candidate is loaded, and by then the runner's sandbox is closed.
         # Rather than map a new buffer inside it, a second runner starts with the workspace in its session,
@@ -747,13 +743,14 @@ class CandidateSession:
                 raise self._failed(report, f"trial {index} ({spec.kind} inputs) failed")
             self.previous = spec
 
-    def _trial(self, index: int, staged) -> dict:
-        """Correctness trial `index` on the set staged in the slot: two runs, checked in full; the check's report."""
+    def _trial(self, index: int, staged, expected: dict = None) -> dict:
+        """Correctness trial `index` on the set staged in the slot: two runs, checked in full; the check's report.
+        `expected`: as for _check_full."""
         self.phase = f"trial {index} ({staged.spec.kind} inputs)"
         self._call(staged, 0)
         self.slot.repoison_workspace()
         self._call(staged, 1)
-        return self._check_full(staged, self._slot_sets((0, 1)), label={"trial": index})
+        return self._check_full(staged, self._slot_sets((0, 1)), label={"trial": index}, expected=expected)
 
     def _slot_sets(self, sets) -> list:
         """(set index, output tensors, poison pattern) of the slot's output sets, for _check_full."""
@@ -797,10 +794,11 @@ class CandidateSession:
                 return False
         return True
 
-    def _check_full(self, staged, output_sets: list, label: dict, check_inputs: bool = True) -> dict:
+    def _check_full(self, staged, output_sets: list, label: dict, check_inputs: bool = True, expected: dict = None) -> dict:
         """Every element of the output sets -- (set index, tensors, poison pattern) each -- against the
         reference, the inputs and parameters in the slot bit for bit (`check_inputs`), two sets against
-        each other. Appends the report to record.checks."""
+        each other. Appends the report to record.checks. `expected`: a screening group's store of the reference
+        and PyTorch's result for `staged`, computed by the first candidate's check and read by the others'."""
         problem, policy = self.problem, self.plan.precision
         mutated = []
         names = problem.input_names + problem.param_names
@@ -808,16 +806,21 @@ class CandidateSession:
         for name, now, original in zip(names, shared, list(staged.inputs) + list(staged.params)):
             if check_inputs and now is not None and isinstance(original, torch.Tensor) and compare.mutated(now, original):
                 mutated.append(name)
-        refs = problem.reference.compute(staged.inputs, staged.params)
-        memtrace.note(f"{self._phase}: the full check's reference")
-        shapes = [tuple(r.shape) for r in refs]
-        if shapes != problem.output_shapes:
-            # The harness allocates the outputs from the shapes seen at load.
-            raise ProblemError(f"{problem.path}: forward() returned outputs of shapes {shapes} for seed "
-                               f"{staged.spec.seed} but {problem.output_shapes} at load; output shapes must not "
-                               "depend on input values")
-        natives = problem.reference.native(staged.inputs, staged.params)
-        memtrace.note(f"{self._phase}: the full check's native result")
+        if expected is not None and "refs" in expected:
+            refs, natives = expected["refs"], expected["natives"]
+        else:
+            refs = problem.reference.compute(staged.inputs, staged.params)
+            memtrace.note(f"{self._phase}: the full check's reference")
+            shapes = [tuple(r.shape) for r in refs]
+            if shapes != problem.output_shapes:
+                # The harness allocates the outputs from the shapes seen at load.
+                raise ProblemError(f"{problem.path}: forward() returned outputs of shapes {shapes} for seed "
+                                   f"{staged.spec.seed} but {problem.output_shapes} at load; output shapes must not "
+                                   "depend on input values")
+            natives = problem.reference.native(staged.inputs, staged.params)
+            memtrace.note(f"{self._phase}: the full check's native result")
+            if expected is not None:
+                expected.update(refs=refs, natives=natives)
         reports, agree, r2r = [], True, 0.0
         for i, (ref, native) in enumerate(zip(refs, natives)):
             out_dtype = self.slot.outputs[0][i].dtype
@@ -1176,6 +1179,14 @@ class CandidateSession:
                 raise Stop("host_compute", cpu_time.host_compute_message(
                     len(busy), len(calls), [c["runner_cpu_ms"] for c in busy],
                     [c["wall_ms"] for c in busy]))
+
+
+def workspace_too_big(requested: int, cap: int, why: str) -> Stop:
+    """A workspace over its cap is refused, as a size of 0 is: at another shape than the problem's (generalize.py)
+    the shape is then not verified, as if the kernel had declined it."""
+    return Stop("load_failed", f"cutegen_workspace_bytes asks for {memory.describe_bytes(requested)} of workspace "
+                               f"but the cap is {memory.describe_bytes(cap)} ({why}): use less scratch memory",
+                refused=True)
 
 
 def _workspace_request(ready: dict):

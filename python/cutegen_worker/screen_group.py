@@ -6,7 +6,10 @@ its calibration, a trial, twenty-odd calls each staging a fresh set -- and at Ke
 where staging one call's set takes 10-20 ms, four screens were more than half of a one-candidate step
 (benchmarks/results.md). Here the candidates share what does not depend on them:
 * one slot of shared buffers, mapped by one runner per candidate (each its own sandboxed process, so no
-  candidate's code runs in another's process or the worker's), all started at once;
+  candidate's code runs in another's process or the worker's), all started at once. A kernel with a
+  workspace (the judge says which export the pair) first tells its size to a runner of its own, as in a
+  session; its workspace is then an allocation of its own, mapped by its runner alone and made the slot's
+  for its calls;
 * one calibration, by the first runner before any candidate is loaded (the runners are the same program,
   and none has loaded a candidate yet, so none can sway it), used for all;
 * each call's set, staged once: the candidates are called on it in turn, the order rotating from call to
@@ -27,8 +30,9 @@ the others go on. docs/judge.md, "Screening several candidates".
 import dataclasses
 import time
 
-from . import gpu_share, runner_link
-from .candidate_session import TIMED_VERDICTS, CandidateSession, Phases, Plan, Stop, _Clock, _workspace_request
+from . import gpu_share, memory, runner_link
+from .candidate_session import (TIMED_VERDICTS, CandidateSession, Phases, Plan, Stop, _Clock, _workspace_request,
+                                workspace_too_big)
 from .shared_buffers import SharedArena
 from .staging import Slot
 
@@ -37,8 +41,9 @@ MAX_CANDIDATES = 8
 
 
 class ScreenGroup:
-    def __init__(self, problem, plan: Plan, libraries: list, make_links: list):
-        """`make_links`: one link factory per library (the real runner's, or a test's fake)."""
+    def __init__(self, problem, plan: Plan, libraries: list, make_links: list, workspaces: list = None):
+        """`make_links`: one link factory per library (the real runner's, or a test's fake). `workspaces`: per library,
+        whether it exports the workspace pair (the judge's reading; a hint, as Plan.expects_workspace is)."""
         self.problem, self.plan = problem, plan
         self.phase_seconds = {}
         self.phases = Phases(self.phase_seconds)
@@ -50,15 +55,23 @@ class ScreenGroup:
                            for library, make in zip(libraries, make_links)]
         self.live = list(self.candidates)
         self.calibrated_by = None
+        hints = workspaces or [False] * len(self.candidates)
+        self.hinted = [c for c, hint in zip(self.candidates, hints) if hint]
+        self.workspace_of = {}  # id(candidate) -> its workspace allocation
 
     def run(self) -> dict:
         try:
             try:
+                if self.hinted:
+                    with self.phases("workspace_sizing"):
+                        self._size_workspaces()
                 with self.phases("runner_start"):
                     # Every runner is started before any is waited for: their CUDA contexts and mappings are made
                     # side by side.
                     for c in list(self.live):
+                        self._use(c)  # its workspace, if it has one, is in the session its runner maps
                         self._guarded(c, lambda c=c: self._spawn(c))
+                    self._use(None)
                     for c in list(self.live):
                         self._guarded(c, lambda c=c: self._set_up(c))
                 with self.phases("calibration"):
@@ -120,10 +133,41 @@ class ScreenGroup:
     def _load(self, c: CandidateSession):
         with c.phases("runner_start"):
             ready = c._load_kernel()
-        if _workspace_request(ready) is not None:
-            # The judge groups only libraries that export no workspace pair (their second runner would need the
-            # slot changed under the others); one whose load asks for a workspace anyway is screened alone.
-            raise Stop("load_failed", "the kernel asks for a workspace in a screening group: it is screened alone")
+        asked = _workspace_request(ready)
+        sized = c.record.workspace["bytes"] if c.record.workspace else None
+        if asked != sized:
+            raise Stop("load_failed", f"cutegen_workspace_bytes asked for {sized} bytes when its size was asked and "
+                                      f"{asked} at this load: the size may depend only on the shapes and dtypes")
+
+    def _use(self, c):
+        """Makes `c`'s workspace the slot's (none: `c` has none, or is None), so that staging and restoring poison
+        it and its calls are given it."""
+        self.slot.workspace = self.workspace_of.get(id(c)) if c is not None else None
+
+    def _size_workspaces(self):
+        """Each kernel the judge said has a workspace loads in a runner of its own that only asks the size (not
+        calibrated, as in a session); its workspace is allocated, and its runner in the group maps it."""
+        self._use(None)
+        for c in [c for c in self.hinted if c in self.live]:
+            self._guarded(c, lambda c=c: self._spawn(c))
+        for c in [c for c in self.hinted if c in self.live]:
+            self._guarded(c, lambda c=c: self._ask_size(c))
+
+    def _ask_size(self, c: CandidateSession):
+        with c.phases("runner_start"):
+            c._set_up_runner()
+            requested = _workspace_request(c._load_kernel())
+            if requested is None:
+                # The hint was wrong: the kernel asks for none. Its runner in the group starts without one.
+                c._next_runner("giving the kernel its runner in the group", "the runner that was to ask the workspace size")
+                return
+            cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True,
+                                            copies="none")
+            if requested > cap:
+                raise workspace_too_big(requested, cap, why)
+            c.record.workspace = {"bytes": requested, "cap_bytes": cap}
+            c._next_runner("handing the workspace to a fresh runner", "the runner that asked the workspace size")
+            self.workspace_of[id(c)] = self.slot.new_workspace(requested)
 
     def _end(self, c: CandidateSession):
         c.phase = "ending the runner"
@@ -164,17 +208,23 @@ class ScreenGroup:
 
     def _trials(self):
         for index, spec in enumerate(self.plan.trials):
+            order = list(self.live)
+            if not order:
+                return
+            self._use(order[0])
             staged = self.slot.stage(self.problem, spec)
-            for n, c in enumerate(list(self.live)):
+            expected = {}  # the reference and PyTorch's result, computed once for all the candidates' checks
+            for n, c in enumerate(order):
                 if n:
+                    self._use(c)
                     self.slot.restore(staged)
-                self._guarded(c, lambda c=c: self._trial(c, index, staged))
-            staged = None
+                self._guarded(c, lambda c=c: self._trial(c, index, staged, expected))
+            staged = expected = None
 
     @staticmethod
-    def _trial(c: CandidateSession, index: int, staged):
+    def _trial(c: CandidateSession, index: int, staged, expected: dict):
         with c.phases("trials"):
-            report = c._trial(index, staged)
+            report = c._trial(index, staged, expected)
         if not report["pass"]:
             raise c._failed(report, f"trial {index} ({staged.spec.kind} inputs) failed")
         c.previous = staged.spec
@@ -196,13 +246,15 @@ class ScreenGroup:
                 break
             staged = None
             spec = plans[id(first)].spec(i, first.sysrand)
+            # The order turns from call to call, so no candidate is always the first after a staging.
+            order = self.live[i % len(self.live):] + self.live[:i % len(self.live)]
+            self._use(order[0])
             t0 = time.perf_counter_ns()
             staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
             self.phases.add("timed_staging", time.perf_counter_ns() - t0)
-            # The order turns from call to call, so no candidate is always the first after a staging.
-            order = self.live[i % len(self.live):] + self.live[:i % len(self.live)]
             for n, c in enumerate(order):
                 if n:
+                    self._use(c)
                     t0 = time.perf_counter_ns()
                     self.slot.restore(staged, flush=self.clock.flush, output_sets=(0,))
                     self.phases.add("timed_restore", time.perf_counter_ns() - t0)

@@ -293,8 +293,9 @@ class Session:
 
     def op_screen_candidates(self, req: dict) -> dict:
         """Several candidates ranked in one session (screen_group.py): `evaluate_candidate`'s fields with
-        `libraries` (2 to screen_group.MAX_CANDIDATES) in place of `library`; a screening, without other
-        shapes. Answers one evaluate_candidate record per library, in order."""
+        `libraries` (2 to screen_group.MAX_CANDIDATES) and `workspaces` (per library, whether it exports the
+        workspace pair) in place of `library` and `workspace`; a screening, without other shapes. Answers one
+        evaluate_candidate record per library, in order."""
         problem = self.need_problem()
         libraries = req.get("libraries")
         if (not isinstance(libraries, list) or not 2 <= len(libraries) <= screen_group.MAX_CANDIDATES
@@ -302,8 +303,12 @@ class Session:
             raise RequestError(f"screen_candidates: libraries must be a list of 2 to {screen_group.MAX_CANDIDATES} "
                                "paths")
         if "library" in req or "workspace" in req:
-            raise RequestError("screen_candidates: takes libraries, and kernels without a workspace only (no library "
-                               "or workspace field)")
+            raise RequestError("screen_candidates: takes libraries and workspaces, one entry per kernel (no library or "
+                               "workspace field)")
+        workspaces = req.get("workspaces", [False] * len(libraries))
+        if (not isinstance(workspaces, list) or len(workspaces) != len(libraries)
+                or not all(type(w) is bool for w in workspaces)):
+            raise RequestError("screen_candidates: workspaces must be a list of true or false, one per library")
         plan = candidate_session.Plan.parse(dict(req, library=libraries[0]))
         if plan.generalize:
             raise RequestError("screen_candidates: a screening tries no other shapes; generalize must be 0")
@@ -323,7 +328,7 @@ class Session:
                           runners=len(libraries))
         before = own_state.snapshot()
         try:
-            return screen_group.ScreenGroup(problem, plan, libraries, makes).run()
+            return screen_group.ScreenGroup(problem, plan, libraries, makes, workspaces).run()
         finally:
             own_state.require_unchanged(before, "during the screening")
 

@@ -60,10 +60,15 @@ class Slot:
     def add_workspace(self, nbytes: int) -> torch.Tensor:
         """The kernel's workspace: its own shared allocation, the tensor covering all of it (whole GPU
         pages, whole words on the CPU) so that every byte the candidate can reach is poisoned."""
-        unit = PAGE_BYTES if self.arena.device.type == "cuda" else 8
-        self.workspace = self.arena.empty((-(-nbytes // unit) * unit,), torch.uint8)
+        self.workspace = self.new_workspace(nbytes)
         self.poison_workspace()
         return self.workspace
+
+    def new_workspace(self, nbytes: int) -> torch.Tensor:
+        """A workspace allocation as add_workspace makes it, not yet the slot's: a screening group keeps one per
+        candidate and makes each the slot's (`workspace`) for that candidate's calls."""
+        unit = PAGE_BYTES if self.arena.device.type == "cuda" else 8
+        return self.arena.empty((-(-nbytes // unit) * unit,), torch.uint8)
 
     def poison_outputs(self, index: int):
         """Output set `index` filled with a fresh poison: a NaN whose bits no kernel computes, drawn anew

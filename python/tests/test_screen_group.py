@@ -4,6 +4,7 @@ another left in the slot, nor end the others by failing."""
 import pytest
 
 from conftest import WorkerError, problem_path
+import fake_runner
 from cutegen_worker import screen_group
 
 TRIALS = [{"seed": 2, "kind": "problem"}]
@@ -82,10 +83,39 @@ def test_a_busy_cpu_during_calibration_is_the_machines_not_a_candidates(worker, 
     assert "too busy" in str(err.value) and err.value.kind == "busy"
 
 
-def test_a_kernel_with_a_workspace_is_sent_to_be_screened_alone(worker, small):
-    records = screen(worker, ["reference", {"mode": "reference", "workspace_bytes": 4096}])["records"]
+def test_kernels_with_a_workspace_get_one_each_poisoned_before_every_call(worker, small):
+    fake_runner.WORKSPACE_SEEN.clear()
+    answer = screen(worker, [{"mode": "reference", "workspace_bytes": 4096}, "reference",
+                             {"mode": "reference", "workspace_bytes": 8192}], request={"workspaces": [True, False, True]})
+    records = answer["records"]
+    assert [r["verdict"] for r in records] == ["pass"] * 3, [r["reason"] for r in records]
+    assert [(r["workspace"] or {}).get("bytes") for r in records] == [4096, None, 8192]
+    # Each asked its size in a runner of its own first, not calibrated; the group's one calibration came after.
+    assert records[0]["runner"]["sizing"]["end"] == "exit code 0" and "sizing" not in records[1]["runner"]
+    assert "workspace_sizing" in answer["phase_seconds"]
+    # Every call of either (a trial's two, two warm-up, ten timed) began with only fresh poison in its workspace.
+    seen = fake_runner.WORKSPACE_SEEN
+    assert len(seen) == 2 * (2 + 2 + 10) and all(poisoned for _, _, poisoned, _ in seen), seen[:4]
+
+
+def test_a_kernel_that_keeps_state_in_its_workspace_fails_and_the_others_pass(worker, small):
+    records = screen(worker, ["reference", {"mode": "workspace_stale", "workspace_bytes": 1 << 20}],
+                     request={"workspaces": [False, True]})["records"]
     assert records[0]["verdict"] == "pass"
-    assert records[1]["verdict"] == "load_failed" and "screened alone" in records[1]["reason"]
+    assert records[1]["verdict"] in ("mismatch", "unwritten"), records[1]["reason"]
+
+
+def test_a_wrong_workspace_hint_costs_a_runner_not_a_verdict(worker, small):
+    records = screen(worker, ["reference", "reference"], request={"workspaces": [True, False]})["records"]
+    assert [r["verdict"] for r in records] == ["pass", "pass"]
+    assert records[0]["workspace"] is None and records[0]["runner"]["sizing"]["end"] == "exit code 0"
+
+
+def test_a_workspace_size_that_changes_between_loads_fails_the_kernel(worker, small):
+    records = screen(worker, [{"mode": "reference", "workspace_bytes": [4096, 8192]}, "reference"],
+                     request={"workspaces": [True, False]})["records"]
+    assert records[0]["verdict"] == "load_failed" and "4096" in records[0]["reason"]
+    assert records[1]["verdict"] == "pass"
 
 
 @pytest.mark.parametrize("request_fields, words", [
@@ -93,6 +123,8 @@ def test_a_kernel_with_a_workspace_is_sent_to_be_screened_alone(worker, small):
     ({"libraries": ["/a.so"] * (screen_group.MAX_CANDIDATES + 1)}, "2 to"),
     ({"generalize": 2}, "generalize must be 0"),
     ({"workspace": True}, "no library or workspace"),
+    ({"workspaces": [True]}, "one per library"),
+    ({"workspaces": [1, 0]}, "one per library"),
     ({"fake_runners": [{"mode": "reference"}]}, "one spec per library"),
 ])
 def test_bad_requests_are_refused_with_a_reason(worker, small, request_fields, words):

@@ -573,6 +573,7 @@ Result<std::vector<EvalReport>> Judge::screen_all_now(const fs::path& problem, c
   std::vector<EvalReport> reports(sources.size());
   std::vector<CompileOutcome> built(sources.size());
   std::vector<std::size_t> grouped, alone;
+  std::vector<bool> workspace(sources.size(), false);
   for (std::size_t i = 0; i < sources.size(); ++i) {
     EvalReport& r = reports[i];
     r.screened = true;
@@ -587,11 +588,12 @@ Result<std::vector<EvalReport>> Judge::screen_all_now(const fs::path& problem, c
       continue;
     }
     built[i] = *compiled;
-    // A kernel with a workspace gets a second runner once its size is known, with the workspace in its slot: it
-    // cannot share a slot with others. Nor can one whose exports cannot be read here (it may have one).
+    // The group asks a workspace kernel's size first, in a runner of its own, as a session does: it must know which
+    // have one. A library whose exports cannot be read here is screened alone, where no hint is needed.
     auto entries = library_entry_points(compiled->library);
     auto form = entries ? entry_form(*entries) : Result<EntryForm>(entries.error());
-    (form && *form != EntryForm::workspace ? grouped : alone).push_back(i);
+    (form ? grouped : alone).push_back(i);
+    workspace[i] = form && *form == EntryForm::workspace;
   }
   if (grouped.size() < 2) {
     alone.insert(alone.end(), grouped.begin(), grouped.end());
@@ -607,11 +609,11 @@ Result<std::vector<EvalReport>> Judge::screen_all_now(const fs::path& problem, c
     reports[i] = std::move(*r);
   }
   if (!grouped.empty())
-    if (auto s = run_group(problem, built, grouped, reports); !s) return s.error();
+    if (auto s = run_group(problem, built, workspace, grouped, reports); !s) return s.error();
   return reports;
 }
 
-Status Judge::run_group(const fs::path& problem, const std::vector<CompileOutcome>& built,
+Status Judge::run_group(const fs::path& problem, const std::vector<CompileOutcome>& built, const std::vector<bool>& workspace,
                         const std::vector<std::size_t>& grouped, std::vector<EvalReport>& reports) {
   return on_gpu([&]() -> Status {
     auto t0 = std::chrono::steady_clock::now();
@@ -627,9 +629,11 @@ Status Judge::run_group(const fs::path& problem, const std::vector<CompileOutcom
       nlohmann::json trials = trial_plan(options_.trials, meta->dtype, rng, seeds);
       nlohmann::json request = session_request(trials, *dir);
       request["libraries"] = nlohmann::json::array();
+      request["workspaces"] = nlohmann::json::array();
       if (!options_.fake_runner.is_null()) request["fake_runners"] = nlohmann::json::array();  // the test hook
       for (std::size_t i : grouped) {
         request["libraries"].push_back(built[i].library.string());
+        request["workspaces"].push_back(static_cast<bool>(workspace[i]));
         if (options_.fake_runner.is_array()) request["fake_runners"].push_back(options_.fake_runner.at(i));
         else if (!options_.fake_runner.is_null()) request["fake_runners"].push_back(options_.fake_runner);
       }

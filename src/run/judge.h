@@ -115,9 +115,9 @@ class Judge {
   Result<EvalReport> screen(const std::filesystem::path& problem, const std::string& kernel_source,
                             const std::string& kernel_name, const std::vector<Define>& defines);
   // Several kernels of one problem screened together (`cutegen optimize --candidates`): one report per source, in
-  // order, each under screening_options. Those that compile and have no workspace share one worker session
-  // (`screen_candidates`: one runner each, one calibration, each call's inputs staged once); a kernel with a
-  // workspace, or whose exports cannot be read, is screened alone as screen() does, and so is a lone one.
+  // order, each under screening_options. Those that compile share one worker session (`screen_candidates`: one
+  // runner each, one calibration, each call's inputs staged once; the workspace kernels' sizes asked first); a
+  // kernel whose exports cannot be read here is screened alone as screen() does, and so is a lone one.
   Result<std::vector<EvalReport>> screen_all(const std::filesystem::path& problem, const std::vector<std::string>& sources,
                                              const std::string& kernel_name);
   // The problem without a candidate: metadata, live baselines (when enabled) and the roofline floor.
@@ -151,7 +151,8 @@ class Judge {
   Result<std::vector<EvalReport>> screen_all_now(const std::filesystem::path& problem,
                                                  const std::vector<std::string>& sources, const std::string& kernel_name);
   Status run_group(const std::filesystem::path& problem, const std::vector<CompileOutcome>& built,
-                   const std::vector<std::size_t>& grouped, std::vector<EvalReport>& reports);
+                   const std::vector<bool>& workspace, const std::vector<std::size_t>& grouped,
+                   std::vector<EvalReport>& reports);
   // The fields of a worker session's request that come from the options (evaluate_candidate, screen_candidates).
   nlohmann::json session_request(const nlohmann::json& trials, const std::filesystem::path& dir) const;
   // How long the worker may take for a session of `candidates` kernels with `trials` correctness trials.

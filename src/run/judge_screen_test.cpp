@@ -1,5 +1,5 @@
-// Judge::screen_all on scripted evidence: which kernels share one worker session (`screen_candidates`), which are
-// screened alone, and how the group's answer becomes one report per kernel. (The worker's side of the group:
+// Judge::screen_all on scripted evidence: which kernels share one worker session (`screen_candidates`) and with
+// which workspace hints, which are screened alone, and how the group's answer becomes one report per kernel. (The worker's side of the group:
 // python/tests/test_screen_group.py; both sides together: judge_worker_test.cpp.)
 #include <map>
 
@@ -145,22 +145,21 @@ TEST_F(JudgeScreenTest, KernelsWithoutAWorkspaceShareOneSessionAndEachGetsItsRep
   }
 }
 
-TEST_F(JudgeScreenTest, FailedCompilesAndWorkspaceKernelsAreHandledApart) {
-  group_ = {{"records", {record("pass", 2.0, 0, 2), record("pass", 2.5, 1, 2)}}};
+TEST_F(JudgeScreenTest, AFailedCompileIsReportedAndAWorkspaceKernelIsGroupedWithItsHint) {
+  group_ = {{"records", {record("pass", 3.0, 0, 3), record("pass", 2.0, 1, 3), record("pass", 2.5, 2, 3)}}};
   auto reports = screen({"bad", "ws", "p2", "p1"});
   ASSERT_TRUE(reports.ok()) << reports.error().message;
-  // The workspace kernel alone first (in source order), then the group of the two others.
-  ASSERT_EQ(ops(), (std::vector<std::string>{"evaluate_candidate", "screen_candidates"}));
-  EXPECT_EQ(requests_[0].second["library"], (libs_.path / "ws.so").string());
-  EXPECT_EQ(requests_[0].second["workspace"], true);
-  EXPECT_EQ(requests_[0].second["screening"], true);
-  EXPECT_EQ(requests_[1].second["libraries"],
-            nlohmann::json({(libs_.path / "p2.so").string(), (libs_.path / "p1.so").string()}));
+  ASSERT_EQ(ops(), std::vector<std::string>{"screen_candidates"});
+  EXPECT_EQ(requests_[0].second["libraries"], nlohmann::json({(libs_.path / "ws.so").string(),
+                                                              (libs_.path / "p2.so").string(),
+                                                              (libs_.path / "p1.so").string()}));
+  // The judge's reading of each library's exports: the worker asks the workspace kernel's size first.
+  EXPECT_EQ(requests_[0].second["workspaces"], nlohmann::json({true, false, false}));
+  EXPECT_FALSE(requests_[0].second.contains("workspace"));
   ASSERT_EQ(reports->size(), 4u);
   EXPECT_EQ((*reports)[0].verdict, Verdict::compile_error);
   EXPECT_TRUE((*reports)[0].screened);
   EXPECT_DOUBLE_EQ((*reports)[1].median_ms(), 3.0);
-  EXPECT_FALSE((*reports)[1].session.contains("screening_group"));
   EXPECT_DOUBLE_EQ((*reports)[2].median_ms(), 2.0);
   EXPECT_DOUBLE_EQ((*reports)[3].median_ms(), 2.5);
 }
@@ -172,6 +171,8 @@ TEST_F(JudgeScreenTest, ALoneKernelAndAnUnreadableLibraryAreScreenedAlone) {
   ASSERT_TRUE(reports.ok()) << reports.error().message;
   EXPECT_EQ(ops(), (std::vector<std::string>{"evaluate_candidate", "evaluate_candidate"}));
   EXPECT_EQ(requests_[0].second["library"], (libs_.path / "p1.so").string());
+  EXPECT_EQ(requests_[1].second["library"], "/nonexistent/kernel.so");
+  EXPECT_FALSE(requests_[1].second.contains("workspace"));  // unreadable: no hint
   EXPECT_EQ((*reports)[2].verdict, Verdict::compile_error);
 }
 
