@@ -9,7 +9,13 @@ is what a candidate costs (one candidate) or what the whole step costs (several:
 screened, the best judged in full). Prints one table (median per case and candidate count, and the ratio of
 the N-candidate step to the one-candidate step) and writes it to OUT/turnaround.md.
 
-  benchmarks/turnaround.py --cutegen build-gpu/cutegen --out DIR [--steps 4] [--candidates 1,4] [PROBLEM=KERNEL ...]
+  benchmarks/turnaround.py --cutegen build-gpu/cutegen --out DIR [--steps 4] [--candidates 1,4] [--slow-first]
+                           [--repeat N] [PROBLEM=KERNEL ...]
+
+--slow-first: the synthesis kernel runs its work twice (benchmarks/turnaround_llm.py), so each run's first step
+proposes a faster kernel, judges its chosen candidate in full and keeps it. Without it the proposals are as fast
+as the best, and a step of several candidates mostly ends at screening, with no full evaluation to time. Use it
+with --steps 1 and --repeat N (runs per candidate count) for N kept steps each.
 
 Needs a GPU (the judge). Without cases: KernelBench-size ReLU, softmax and square GEMM (19, 23, 1)."""
 import argparse
@@ -59,15 +65,16 @@ def read_events(path: pathlib.Path) -> list:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def run_case(cutegen: str, problem: str, kernel: str, candidates: int, steps: int, out: pathlib.Path) -> list:
-    run_dir = out / f"{pathlib.Path(problem).stem}-{pathlib.Path(kernel).stem}-c{candidates}"
+def run_case(cutegen: str, problem: str, kernel: str, candidates: int, steps: int, out: pathlib.Path,
+             slow_first: bool = False, run: int = 0) -> list:
+    run_dir = out / f"{pathlib.Path(problem).stem}-{pathlib.Path(kernel).stem}-c{candidates}{f'-r{run}' if run else ''}"
     if run_dir.exists():
         raise SystemExit(f"turnaround: {run_dir} exists; give a new --out")
     llm = "exec:" + shlex.join([sys.executable, str(ROOT / "benchmarks" / "turnaround_llm.py")])
     cmd = [cutegen, "optimize", problem, "--llm", llm, "--out", str(run_dir), "--start", "scratch", "--examples", "none",
            "--steps", str(steps), "--plateau", str(steps + 1), "--candidates", str(candidates), "--tune", "never",
            "--profile-from", "never"]
-    env = dict(os.environ, TURNAROUND_KERNEL=str((ROOT / kernel).resolve()))
+    env = dict(os.environ, TURNAROUND_KERNEL=str((ROOT / kernel).resolve()), TURNAROUND_SLOW_FIRST="1" if slow_first else "0")
     start = time.time()
     print(f"== {problem} with {candidates} candidate(s): {shlex.join(cmd)}", flush=True)
     proc = subprocess.run(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -120,6 +127,8 @@ def main() -> int:
     ap.add_argument("--out", required=True, type=pathlib.Path)
     ap.add_argument("--steps", type=int, default=4, help="optimisation steps per run")
     ap.add_argument("--candidates", default="1,4", help="comma-separated candidate counts")
+    ap.add_argument("--slow-first", action="store_true", help="a synthesis kernel twice as slow: every first step is kept")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per case and candidate count")
     ap.add_argument("cases", nargs="*", help="PROBLEM=KERNEL (paths from the repository root)")
     args = ap.parse_args()
     counts = [int(c) for c in args.candidates.split(",")]
@@ -130,7 +139,9 @@ def main() -> int:
         if not sep or not (ROOT / problem).is_file() or not (ROOT / kernel).is_file():
             raise SystemExit(f"turnaround: {case!r} is not PROBLEM=KERNEL with both files in the repository")
         name = f"{pathlib.Path(problem).stem} ({pathlib.Path(kernel).stem})"
-        results[name] = {n: run_case(args.cutegen, problem, kernel, n, args.steps, args.out) for n in counts}
+        results[name] = {n: [w for r in range(args.repeat)
+                             for w in run_case(args.cutegen, problem, kernel, n, args.steps, args.out, args.slow_first, r)]
+                         for n in counts}
         (args.out / "turnaround.json").write_text(json.dumps(results, indent=1))
     md = table(results, counts)
     (args.out / "turnaround.md").write_text(md)

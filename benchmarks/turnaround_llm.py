@@ -6,13 +6,42 @@ kernel file named by $TURNAROUND_KERNEL as its whole-file answer; an optimisatio
 adds a comment line with a fresh random token after the kernel's `#include <cutegen/kernel.h>`. The kernel
 is then the same code, but a new source: every candidate misses the compile cache and is compiled and
 judged in full, as a real proposal would be, while the LLM's own time is nil. Any other prompt
-(diagnose, repair) is an error: the kernels this stub hands out compile and pass."""
+(diagnose, repair) is an error: the kernels this stub hands out compile and pass.
+
+With TURNAROUND_SLOW_FIRST=1 the synthesis answer is the kernel made twice as slow (its entry point renamed and
+called twice by a new one; an idempotent kernel computes the same), so that the first optimisation step's
+proposals are faster than the best, and that step judges its chosen candidate in full and keeps it: the step
+a benchmark of several candidates must time (the same kernel screens no faster than itself, and its step then
+ends at screening)."""
 import os
 import pathlib
 import secrets
 import sys
 
 INCLUDE = "#include <cutegen/kernel.h>"
+ENTRY_POINTS = {  # the contract's two forms: the definition's start, and the call of the renamed one
+    'extern "C" int cutegen_forward(': ("cutegen_forward", "(inputs, num_inputs, outputs, num_outputs, stream)",
+                                        "const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs, "
+                                        "int32_t num_outputs, cudaStream_t stream"),
+    'extern "C" int cutegen_forward_ws(': ("cutegen_forward_ws",
+                                           "(inputs, num_inputs, outputs, num_outputs, workspace, workspace_bytes, stream)",
+                                           "const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_tensor* outputs, "
+                                           "int32_t num_outputs, void* workspace, size_t workspace_bytes, "
+                                           "cudaStream_t stream"),
+}
+
+
+def twice_as_slow(source: str) -> str:
+    """The kernel whose entry point runs its work twice: renamed to a static function, called twice by a new one."""
+    for start, (name, call, params) in ENTRY_POINTS.items():
+        if start in source:
+            return (source.replace(start, "static int turnaround_once(", 1)
+                    + f'\n// The turnaround benchmark\'s slow first kernel: the same work twice.\n'
+                    + f'extern "C" int {name}({params}) {{\n'
+                    + f"  const int rc = turnaround_once{call};\n"
+                    + f"  return rc != 0 ? rc : turnaround_once{call};\n}}\n")
+    raise SystemExit("turnaround_llm: TURNAROUND_SLOW_FIRST needs a kernel whose entry point starts with "
+                     + " or ".join(repr(s) for s in ENTRY_POINTS))
 
 
 def last_user_turn(text: str) -> str:
@@ -30,6 +59,8 @@ def answer(text: str, kernel_path: str) -> str:
         source = pathlib.Path(kernel_path).read_text()
         if INCLUDE not in source:
             raise SystemExit(f"turnaround_llm: {kernel_path} has no `{INCLUDE}` line to edit later")
+        if os.environ.get("TURNAROUND_SLOW_FIRST") == "1":
+            source = twice_as_slow(source)
         return f"PLAN: the kernel given to the benchmark\n\n```cuda\n{source}```\n"
     raise SystemExit("turnaround_llm: a prompt that is neither synthesis nor optimisation (a diagnosis or repair: "
                      "the kernel given by $TURNAROUND_KERNEL failed; see the run's report)")

@@ -143,6 +143,7 @@ class SubprocessRunner:
             for fd in (reply_w, out_w, err_w):
                 os.close(fd)
         self._stdin = self.proc.stdin.fileno()
+        self._quit_sent = False
         _RUNNERS.add(self)
 
     @property
@@ -156,13 +157,21 @@ class SubprocessRunner:
         anything of the candidate is loaded: {"setup": true} or {"setup": false, "message": ...}."""
         return self._read_reply(time.monotonic() + READY_TIMEOUT_S, expect_nonce=None)
 
+    def ask_to_quit(self):
+        """Sends the quit command and returns at once; close() then waits. A screening group asks all its runners
+        first, so that they exit (their CUDA contexts torn down) side by side."""
+        if self._quit_sent or self.proc.poll() is not None:
+            return
+        self._quit_sent = True
+        try:
+            os.write(self._stdin, b'{"op": "quit"}\n')
+        except OSError:
+            pass
+
     def close(self) -> RunnerEnd:
         """Asks the runner to quit, waits for it (killing the group if it lingers) and reports its end."""
         if self.proc.poll() is None:
-            try:
-                os.write(self._stdin, b'{"op": "quit"}\n')
-            except OSError:
-                pass
+            self.ask_to_quit()
             # Draining while it exits: a runner blocked on a full output stream would otherwise never read
             # the quit, and its last words (stdio buffers flushed at exit) are evidence too.
             if not self._wait_draining(time.monotonic() + 10):

@@ -83,6 +83,8 @@ class ScreenGroup:
                     self._trials()
                 self._timed_calls()
                 with self.phases("runner_end"):
+                    for c in self.live:
+                        c.link.ask_to_quit()  # all first: they exit side by side
                     for c in list(self.live):
                         self._guarded(c, lambda c=c: self._end(c))
             finally:

@@ -159,6 +159,9 @@ class FakeRunner:
     def kill(self) -> RunnerEnd:
         return self.close()
 
+    def ask_to_quit(self):
+        self.asked_to_quit = True
+
     def call(self, output_set: int, scalars: list) -> Exchange:
         t0 = time.perf_counter_ns()
         only = self.spec.get("only")

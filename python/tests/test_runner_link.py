@@ -171,6 +171,18 @@ def test_a_runner_writing_more_than_a_pipe_holds_as_it_quits_still_exits(tmp_pat
     assert runner.printed().startswith(f"the kernel printed {1 << 20} bytes")
 
 
+def test_runners_asked_to_quit_first_exit_side_by_side_and_close_still_says_how(tmp_path):
+    # A screening group asks every runner to quit, then closes each: the quit is sent once, and a runner that
+    # floods its output as it exits is still drained by its close.
+    runners = [started("good", tmp_path), started("flood_at_exit", tmp_path)]
+    for r in runners:
+        r.ask_to_quit()
+        r.ask_to_quit()  # once only: a second quit line would be read by nobody, or as garbage
+    ends = [r.close() for r in runners]
+    assert [(e.exit_code, e.timed_out) for e in ends] == [(0, False), (0, False)]
+    assert runners[1].printed().startswith(f"the kernel printed {1 << 20} bytes")
+
+
 def test_the_runners_cpu_time_inside_a_call_is_measured_from_outside(tmp_path):
     """The evidence of host computing (cpu_time.py): CPU the runner burns inside a call shows in the
     exchange, time it only waits does not."""

@@ -93,3 +93,27 @@ def test_stub_refuses_a_repair_and_a_missing_kernel():
     assert stub(user_turn("repair.md"), kernel).returncode != 0
     missing = stub(user_turn("synthesis.md"), "/nonexistent.cu")
     assert missing.returncode == 2 and "TURNAROUND_KERNEL" in missing.stderr
+
+
+def test_a_slow_first_kernel_runs_its_entry_point_twice_in_either_contract_form():
+    llm = load("turnaround_llm")
+    for path, entry in (("library/elementwise.cu", "cutegen_forward("), ("library/softmax_ticket.cu", "cutegen_forward_ws(")):
+        source = open(os.path.join(ROOT, path)).read()
+        slow = llm.twice_as_slow(source)
+        # The original is a static function now, the new entry point its only caller, twice.
+        assert slow.count(f'extern "C" int {entry}') == 1 and "static int turnaround_once(" in slow
+        wrapper = slow.split(f'extern "C" int {entry}', 1)[1]
+        assert wrapper.count("turnaround_once(") == 2
+    try:
+        llm.twice_as_slow("__global__ void k() {}\n")
+        assert False, "a kernel without an entry point must be refused"
+    except SystemExit as exc:
+        assert "TURNAROUND_SLOW_FIRST" in str(exc)
+
+
+def test_the_stub_answers_synthesis_with_the_slow_kernel_when_asked(monkeypatch):
+    kernel = os.path.join(ROOT, "library", "elementwise.cu")
+    monkeypatch.setenv("TURNAROUND_SLOW_FIRST", "1")
+    first = stub(user_turn("synthesis.md"), kernel)
+    assert first.returncode == 0, first.stderr
+    assert "static int turnaround_once(" in first.stdout
