@@ -9,10 +9,11 @@ judged in full, as a real proposal would be, while the LLM's own time is nil. An
 (diagnose, repair) is an error: the kernels this stub hands out compile and pass.
 
 With TURNAROUND_SLOW_FIRST=1 the synthesis answer is the kernel made twice as slow (its entry point renamed and
-called twice by a new one; an idempotent kernel computes the same), so that the first optimisation step's
-proposals are faster than the best, and that step judges its chosen candidate in full and keeps it: the step
-a benchmark of several candidates must time (the same kernel screens no faster than itself, and its step then
-ends at screening)."""
+called twice by a new one; an idempotent kernel computes the same), and an optimisation prompt whose kernel
+still does its work twice is answered with the edit that calls it once (with the fresh comment): the first
+step's proposals are then the given kernel, twice as fast as the best, so that step judges its chosen candidate
+in full and keeps it -- the step a benchmark of several candidates must time (the same kernel screens no faster
+than itself, and its step then ends at screening)."""
 import os
 import pathlib
 import secrets
@@ -31,6 +32,20 @@ ENTRY_POINTS = {  # the contract's two forms: the definition's start, and the ca
 }
 
 
+SECOND_CALL = "return rc != 0 ? rc : turnaround_once("  # the slow kernel's line that does the work again
+
+
+def faster_edit(conversation: str):
+    """The SEARCH/REPLACE blocks that make the slow first kernel shown in `conversation` call its work once, with a
+    fresh comment; None when the kernel shown does its work once already."""
+    at = conversation.rfind(SECOND_CALL)
+    if at < 0:
+        return None
+    line = "  " + conversation[at:conversation.index(";", at) + 1]
+    return (f"<<<<<<< SEARCH\n{line}\n=======\n  return rc;  // turnaround probe {secrets.token_hex(8)}\n"
+            f">>>>>>> REPLACE\n")
+
+
 def twice_as_slow(source: str) -> str:
     """The kernel whose entry point runs its work twice: renamed to a static function, called twice by a new one."""
     for start, (name, call, params) in ENTRY_POINTS.items():
@@ -39,7 +54,7 @@ def twice_as_slow(source: str) -> str:
                     + f'\n// The turnaround benchmark\'s slow first kernel: the same work twice.\n'
                     + f'extern "C" int {name}({params}) {{\n'
                     + f"  const int rc = turnaround_once{call};\n"
-                    + f"  return rc != 0 ? rc : turnaround_once{call};\n}}\n")
+                    + f"  {SECOND_CALL}{call[1:]};\n}}\n")
     raise SystemExit("turnaround_llm: TURNAROUND_SLOW_FIRST needs a kernel whose entry point starts with "
                      + " or ".join(repr(s) for s in ENTRY_POINTS))
 
@@ -51,6 +66,9 @@ def last_user_turn(text: str) -> str:
 def answer(text: str, kernel_path: str) -> str:
     last = last_user_turn(text)
     if "faster with **exactly one**" in last:  # an optimisation step (each candidate of one is asked the same way)
+        if (edit := faster_edit(last)) is not None:
+            return ("OPTIMIZATION: the work once instead of twice (the stand-in's slow first kernel undone)\n\n"
+                    "EXPECTED: twice as fast\n\n" + edit)
         return (f"OPTIMIZATION: none: the same kernel as a new source, so the compiler and the judge run in full\n\n"
                 f"EXPECTED: the same time (this is the turnaround benchmark's stand-in LLM)\n\n"
                 f"<<<<<<< SEARCH\n{INCLUDE}\n=======\n{INCLUDE}\n"

@@ -117,3 +117,20 @@ def test_the_stub_answers_synthesis_with_the_slow_kernel_when_asked(monkeypatch)
     first = stub(user_turn("synthesis.md"), kernel)
     assert first.returncode == 0, first.stderr
     assert "static int turnaround_once(" in first.stdout
+
+
+def test_an_optimisation_of_the_slow_kernel_calls_its_work_once(tmp_path):
+    llm = load("turnaround_llm")
+    slow = llm.twice_as_slow(open(os.path.join(ROOT, "library", "elementwise.cu")).read())
+    kernel = tmp_path / "slow.cu"
+    kernel.write_text(slow)
+    # The optimize prompt shows the best kernel: the slow one, then (after the step) the fast one.
+    answer = stub(user_turn("optimize.md") + "\n```cuda\n" + slow + "```\n", str(kernel))
+    assert answer.returncode == 0, answer.stderr
+    search = answer.stdout.split("<<<<<<< SEARCH\n", 1)[1].split("\n=======\n", 1)[0]
+    assert slow.count(search + "\n") == 1 and "turnaround_once" in search
+    replaced = slow.replace(search, answer.stdout.split("\n=======\n", 1)[1].split("\n>>>>>>> REPLACE", 1)[0])
+    wrapper = replaced.split('extern "C" int cutegen_forward(', 1)[1]
+    assert wrapper.count("turnaround_once(") == 1  # the work once: the given kernel's time
+    again = stub(user_turn("optimize.md") + "\n```cuda\n" + replaced + "```\n", str(kernel))
+    assert "turnaround probe" in again.stdout and "turnaround_once(" not in again.stdout.split("=======")[0].split("SEARCH")[1]
