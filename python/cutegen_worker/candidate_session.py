@@ -125,6 +125,8 @@ FULL_AUDITS = audit.FULL_AUDITS
 # A staging budget (Plan.timed_budget_s) never cuts the timed calls below this many: enough for a median
 # and an IQR, and for every per-call check (a tenth of the calls host-busy or overrun) to have a count.
 MIN_BUDGETED_RUNS = 30
+# ... and a screening's not below this many: it only ranks, and the candidate it chooses is judged in full.
+MIN_SCREENING_RUNS = 10
 
 # A timed call's seed: drawn from the OS per call, as wide as torch.manual_seed takes without wrapping.
 CALL_SEED_BITS = 63
@@ -207,11 +209,13 @@ class Plan:
         return plan
 
     def fitted_runs(self, staging_ns: int) -> int:
-        """The timed calls to run, given calibration's median staging time (ns): `runs`, or fewer under the
-        staging budget (never below MIN_BUDGETED_RUNS, nor above `runs`)."""
+        """The timed calls to run, given what one costs in staging (ns: calibration's median staging time, times
+        the candidates of a screening group, who each have the set written again): `runs`, or fewer under the
+        staging budget (never below MIN_BUDGETED_RUNS, MIN_SCREENING_RUNS for a screening, nor above `runs`)."""
         if self.timed_budget_s is None or staging_ns <= 0:
             return self.runs
-        return min(self.runs, max(MIN_BUDGETED_RUNS, int(self.timed_budget_s * 1e9 // staging_ns)))
+        floor = MIN_SCREENING_RUNS if self.screening else MIN_BUDGETED_RUNS
+        return min(self.runs, max(floor, int(self.timed_budget_s * 1e9 // staging_ns)))
 
 
 def _optional_flag(req: dict, name: str) -> bool:
@@ -914,17 +918,20 @@ class CandidateSession:
         staged = None  # the last call's, before the full audits make theirs
         self._timed_end(timed)
 
-    def _timed_begin(self, kinds: list = None) -> "_TimedCalls":
+    def _timed_begin(self, kinds: list = None, candidates: int = 1) -> "_TimedCalls":
         """The timed calls' plan, fixed before the first call (None when there are none): how many, from
         calibration alone (the candidate cannot change it), each call's input kind, and which are checked in
-        full. `kinds`: a screening group's, drawn once for all its candidates."""
+        full. `kinds`: a screening group's, drawn once for all its `candidates`, each of whom has the set written
+        again, so the staging budget is divided among them."""
         plan = self.plan
         if plan.runs == 0:
             return None
-        runs = plan.fitted_runs(self.staging_ns)
+        runs = plan.fitted_runs(self.staging_ns * candidates)
         if runs < plan.runs:
             self.record.audits["timed_budget"] = {"asked": plan.runs, "seconds": plan.timed_budget_s,
                                                   "staging_ms": _ms(self.staging_ns)}
+            if candidates > 1:
+                self.record.audits["timed_budget"]["candidates"] = candidates
         if kinds is None:
             # Every call's seed and kind come from the operating system's generator, the seeds one call at a
             # time (_TimedCalls.spec): nothing the kernel sees can predict the next call's inputs. When they were

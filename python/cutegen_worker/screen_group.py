@@ -234,13 +234,13 @@ class ScreenGroup:
     def _timed_calls(self):
         if not self.live:
             return
-        first = self.live[0]
-        plans = {id(first): first._timed_begin()}
+        first, n = self.live[0], len(self.live)
+        plans = {id(first): first._timed_begin(candidates=n)}
         if plans[id(first)] is None:
             return
         kinds = plans[id(first)].kinds
         for c in self.live[1:]:
-            plans[id(c)] = c._timed_begin(kinds=kinds)
+            plans[id(c)] = c._timed_begin(kinds=kinds, candidates=n)
         self.timed_since_us = first.timed_since_us
         total = plans[id(first)].total
         for i in range(total):

@@ -98,6 +98,11 @@ def test_the_fitted_count_stays_between_the_least_and_the_runs_asked():
     exact = candidate_session.Plan(runner=["r"], library="l", trials=[], warmup=1, runs=100, precision="strict",
                                    call_timeout_s=1.0, work_dir="/tmp")
     assert exact.fitted_runs(100 * ms) == 100  # no budget: the runs exactly
+    # A screening ranks: its least is lower. KernelBench 19 screened with three others (a group): 4 x 16 ms a call.
+    screen = candidate_session.Plan(runner=["r"], library="l", trials=[], warmup=3, runs=20, precision="strict",
+                                    call_timeout_s=1.0, work_dir="/tmp", timed_budget_s=0.8, screening=True)
+    assert screen.fitted_runs(16 * ms) == 20 and screen.fitted_runs(4 * 16 * ms) == 12
+    assert screen.fitted_runs(1000 * ms) == candidate_session.MIN_SCREENING_RUNS
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, "1", float("inf"), True])

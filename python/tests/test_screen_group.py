@@ -5,7 +5,7 @@ import pytest
 
 from conftest import WorkerError, problem_path
 import fake_runner
-from cutegen_worker import screen_group
+from cutegen_worker import candidate_session, screen_group
 
 TRIALS = [{"seed": 2, "kind": "problem"}]
 
@@ -43,6 +43,15 @@ def test_honest_candidates_are_ranked_in_one_session_with_one_calibration(worker
     assert records[2]["time"]["median_ms"] > 2.5 > records[0]["time"]["median_ms"]
     phases = answer["phase_seconds"]
     assert {"runner_start", "calibration", "load", "trials", "timed_staging", "timed_restore", "runner_end"} <= set(phases)
+
+
+def test_the_staging_budget_is_shared_by_the_group(worker, small):
+    # A budget no staging fits: a screening's least, for every candidate alike, the group's size recorded.
+    records = screen(worker, ["reference", "native"], runs=20, request={"timed_budget_s": 1e-9})["records"]
+    least = candidate_session.MIN_SCREENING_RUNS
+    for r in records:
+        assert r["verdict"] == "pass" and r["audits"]["timed_calls"] == least == len(r["calls"])
+        assert r["audits"]["timed_budget"]["candidates"] == 2 and r["audits"]["timed_budget"]["asked"] == 20
 
 
 def test_a_candidate_that_writes_nothing_cannot_pass_on_another_ones_outputs(worker, small):

@@ -176,9 +176,10 @@ class Judge {
 };
 
 // The trial plan: `problem_trials` on the problem's own inputs (the first with the problem's own
-// parameters, the rest with fresh random ones), one signed and one scaled, in a random order. Pure.
+// parameters, the rest with fresh random ones), one signed and one scaled unless `robustness` is false (a
+// screening group), in a random order. Pure.
 nlohmann::json trial_plan(int problem_trials, const std::string& dtype, std::mt19937_64& rng,
-                          std::vector<uint64_t>& seeds);
+                          std::vector<uint64_t>& seeds, bool robustness = true);
 
 // The factor the robustness trial scales inputs by: large enough to expose kernels that only work
 // near [0,1), small enough that the reference stays finite in the problem's dtype.

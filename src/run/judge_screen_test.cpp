@@ -123,8 +123,10 @@ TEST_F(JudgeScreenTest, KernelsWithoutAWorkspaceShareOneSessionAndEachGetsItsRep
   EXPECT_EQ(request["libraries"], nlohmann::json({(libs_.path / "p1.so").string(), (libs_.path / "p2.so").string(),
                                                    (libs_.path / "p3.so").string()}));
   EXPECT_FALSE(request.contains("library"));
-  // Screening's settings: one problem trial (and the signed and scaled ones), a fifth of the calls, no other shapes.
-  EXPECT_EQ(request["trials"].size(), 3u);
+  // Screening's settings: a fifth of the calls, no other shapes; in a group the problem trial alone (the signed and
+  // scaled ones are the full evaluation's).
+  ASSERT_EQ(request["trials"].size(), 1u);
+  EXPECT_EQ(request["trials"][0]["kind"], "problem");
   EXPECT_EQ(request["runs"], 20);
   EXPECT_EQ(request["generalize"], 0);
   EXPECT_EQ(request["screening"], true);
@@ -140,7 +142,7 @@ TEST_F(JudgeScreenTest, KernelsWithoutAWorkspaceShareOneSessionAndEachGetsItsRep
     EXPECT_EQ(r.session["screening_group"]["index"], i);
     EXPECT_EQ(r.session["group_phase_seconds"]["timed_staging"], 0.4);
     EXPECT_EQ(r.seeds, (*reports)[0].seeds);  // one trial plan for the group
-    EXPECT_EQ(r.seeds.size(), 3u);
+    EXPECT_EQ(r.seeds.size(), 1u);
     EXPECT_TRUE(r.phase_seconds.contains("session"));
   }
 }
