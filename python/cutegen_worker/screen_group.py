@@ -148,26 +148,42 @@ class ScreenGroup:
 
     def _size_workspaces(self):
         """Each kernel the judge said has a workspace loads in a runner of its own that only asks the size (not
-        calibrated, as in a session); its workspace is allocated, and its runner in the group maps it."""
+        calibrated, as in a session); its workspace is allocated, and its runner in the group maps it. The sizing
+        runners start, load and exit side by side."""
         self._use(None)
+        sizes = {}  # id(candidate) -> the size it asked for
         for c in [c for c in self.hinted if c in self.live]:
             self._guarded(c, lambda c=c: self._spawn(c))
         for c in [c for c in self.hinted if c in self.live]:
-            self._guarded(c, lambda c=c: self._ask_size(c))
+            self._guarded(c, lambda c=c: self._ask_size(c, sizes))
+        for c in [c for c in self.hinted if c in self.live]:
+            c.link.ask_to_quit()
+        for c in [c for c in self.hinted if c in self.live]:
+            self._guarded(c, lambda c=c: self._sized(c, sizes.get(id(c))))
 
-    def _ask_size(self, c: CandidateSession):
+    def _ask_size(self, c: CandidateSession, sizes: dict):
+        """The size the kernel asks for (None: none, the hint was wrong), within its cap less what the others in
+        `sizes` asked."""
         with c.phases("runner_start"):
             c._set_up_runner()
             requested = _workspace_request(c._load_kernel())
+        if requested is None:
+            return None
+        cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True,
+                                        copies="none")
+        cap = max(0, cap - sum(sizes.values()))  # the sizes the others asked, allocated after the sizing runners exit
+        if requested > cap:
+            raise workspace_too_big(requested, cap, why)
+        c.record.workspace = {"bytes": requested, "cap_bytes": cap}
+        sizes[id(c)] = requested
+        return requested
+
+    def _sized(self, c: CandidateSession, requested):
+        """The sizing runner gone, the kernel's workspace allocated (a wrong hint: its group runner has none)."""
+        with c.phases("runner_start"):
             if requested is None:
-                # The hint was wrong: the kernel asks for none. Its runner in the group starts without one.
                 c._next_runner("giving the kernel its runner in the group", "the runner that was to ask the workspace size")
                 return
-            cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True,
-                                            copies="none")
-            if requested > cap:
-                raise workspace_too_big(requested, cap, why)
-            c.record.workspace = {"bytes": requested, "cap_bytes": cap}
             c._next_runner("handing the workspace to a fresh runner", "the runner that asked the workspace size")
             self.workspace_of[id(c)] = self.slot.new_workspace(requested)
 

@@ -114,6 +114,16 @@ def test_a_kernel_that_keeps_state_in_its_workspace_fails_and_the_others_pass(wo
     assert records[1]["verdict"] in ("mismatch", "unwritten"), records[1]["reason"]
 
 
+def test_the_workspace_cap_counts_what_the_others_in_the_group_asked(worker, small):
+    # At the test size the cap is the 16 MiB floor: two kernels asking 10 MiB each cannot both have theirs.
+    ten = 10 << 20
+    records = screen(worker, [{"mode": "reference", "workspace_bytes": ten}, {"mode": "reference", "workspace_bytes": ten},
+                              "reference"], request={"workspaces": [True, True, False]})["records"]
+    assert records[0]["verdict"] == "pass" and records[0]["workspace"]["bytes"] == ten
+    assert records[1]["verdict"] == "load_failed" and records[1]["refused"] and "the cap is" in records[1]["reason"]
+    assert records[1]["workspace"] is None and records[2]["verdict"] == "pass"
+
+
 def test_a_wrong_workspace_hint_costs_a_runner_not_a_verdict(worker, small):
     records = screen(worker, ["reference", "reference"], request={"workspaces": [True, False]})["records"]
     assert [r["verdict"] for r in records] == ["pass", "pass"]
