@@ -270,6 +270,7 @@ class ScreenGroup:
             t0 = time.perf_counter_ns()
             staged = self.slot.stage(self.problem, spec, flush=self.clock.flush, output_sets=(0,))
             self.phases.add("timed_staging", time.perf_counter_ns() - t0)
+            expected = {}  # PyTorch's result on this set, computed once for every candidate's comparison
             for n, c in enumerate(order):
                 if n:
                     self._use(c)
@@ -277,14 +278,14 @@ class ScreenGroup:
                     self.slot.restore(staged, flush=self.clock.flush, output_sets=(0,))
                     self.phases.add("timed_restore", time.perf_counter_ns() - t0)
                 c._draw_positions()
-                self._guarded(c, lambda c=c: self._timed_call(c, plans[id(c)], i, staged))
-            staged = None
+                self._guarded(c, lambda c=c: self._timed_call(c, plans[id(c)], i, staged, expected))
+            staged = expected = None
         for c in list(self.live):
             self._guarded(c, lambda c=c: c._timed_end(plans[id(c)]))
 
     @staticmethod
-    def _timed_call(c: CandidateSession, plan, i: int, staged):
-        failed = c._timed_call(plan, i, staged)
+    def _timed_call(c: CandidateSession, plan, i: int, staged, expected: dict):
+        failed = c._timed_call(plan, i, staged, expected)
         if failed is not None:
             raise c._failed(*failed)
 
