@@ -142,6 +142,18 @@ def session_bytes(estimate: dict, device: torch.device, copies: str = "device", 
     return need
 
 
+def runners_that_fit(estimate: dict, device: torch.device, most: int) -> int:
+    """How many runners a screening group (no private copies) can keep at once within the device's free memory:
+    the most, down to 1 (check_fits then says whether even one fits)."""
+    if device.type != "cuda":
+        return most
+    free, _ = device_memory(device)
+    fitting = most
+    while fitting > 1 and session_bytes(estimate, device, "none", fitting) > free:
+        fitting -= 1
+    return fitting
+
+
 class GpuMemoryBusy(BusyError):
     """The session would fit on this GPU, but other processes hold the memory it needs now: no fault
     of the problem's, and no verdict; cutegen measures again later (the judge's busy retries), and

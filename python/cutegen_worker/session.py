@@ -324,11 +324,22 @@ class Session:
                 raise RequestError("screen_candidates: fake_runners needs one spec per library")
             makes = [self.fake_links(spec) for spec in specs]
         self.release_prepared()
-        memory.check_fits(problem.path, problem.metadata["memory"], problem.device, copies="none",
-                          runners=len(libraries))
+        # As many at once as the device's free memory holds runners for (each has its own context); the rest in
+        # further groups, one after the other.
+        estimate = problem.metadata["memory"]
+        size = memory.runners_that_fit(estimate, problem.device, len(libraries))
+        memory.check_fits(problem.path, estimate, problem.device, copies="none", runners=size)
+        answer = {"records": [], "phase_seconds": {}, "groups": 0}
         before = own_state.snapshot()
         try:
-            return screen_group.ScreenGroup(problem, plan, libraries, makes, workspaces).run()
+            for at in range(0, len(libraries), size):
+                part = slice(at, at + size)
+                group = screen_group.ScreenGroup(problem, plan, libraries[part], makes[part], workspaces[part]).run()
+                answer["records"] += group["records"]
+                answer["groups"] += 1
+                for phase, seconds in group["phase_seconds"].items():
+                    answer["phase_seconds"][phase] = round(answer["phase_seconds"].get(phase, 0.0) + seconds, 6)
+            return answer
         finally:
             own_state.require_unchanged(before, "during the screening")
 

@@ -186,6 +186,15 @@ def test_the_runners_own_context_is_counted_on_a_gpu(monkeypatch):
     assert "needs 12.2 GiB" in str(error.value)
 
 
+def test_a_screening_group_keeps_as_many_runners_as_free_memory_holds(monkeypatch):
+    # 11 GiB for the slot and a check, 0.25 for the flush buffer, 1 GiB of context per runner.
+    gpu = torch.device("cuda", 0)
+    for free_gib, fitting in ((100, 8), (14, 2), (13.3, 2), (13.2, 1), (5, 1)):
+        monkeypatch.setattr(memory, "device_memory", lambda device, f=free_gib: (int(f * GIB), 80 * GIB))
+        assert memory.runners_that_fit(ESTIMATE, gpu, 8) == fitting, free_gib
+    assert memory.runners_that_fit(ESTIMATE, torch.device("cpu"), 8) == 8  # no contexts on the CPU
+
+
 COPIES = dict(ESTIMATE, audit_copies_bytes=6 * GIB)  # 11 GiB without the copies, 12.25 with the runner and flush
 
 

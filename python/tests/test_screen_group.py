@@ -5,7 +5,7 @@ import pytest
 
 from conftest import WorkerError, problem_path
 import fake_runner
-from cutegen_worker import candidate_session, screen_group
+from cutegen_worker import candidate_session, memory, screen_group
 
 TRIALS = [{"seed": 2, "kind": "problem"}]
 
@@ -52,6 +52,15 @@ def test_the_staging_budget_is_shared_by_the_group(worker, small):
     for r in records:
         assert r["verdict"] == "pass" and r["audits"]["timed_calls"] == least == len(r["calls"])
         assert r["audits"]["timed_budget"]["candidates"] == 2 and r["audits"]["timed_budget"]["asked"] == 20
+
+
+def test_candidates_beyond_what_memory_holds_runners_for_are_screened_in_further_groups(worker, small, monkeypatch):
+    monkeypatch.setattr(memory, "runners_that_fit", lambda estimate, device, most: 2)
+    answer = screen(worker, ["reference", "native", "zeros"])
+    records = answer["records"]
+    assert answer["groups"] == 2 and [r["verdict"] for r in records] == ["pass", "pass", "mismatch"]
+    assert [r["screening_group"]["candidates"] for r in records] == [2, 2, 1]
+    assert [r["screening_group"]["index"] for r in records] == [0, 1, 0]
 
 
 def test_a_candidate_that_writes_nothing_cannot_pass_on_another_ones_outputs(worker, small):
