@@ -59,7 +59,9 @@ Result<Evaluation> JudgeEvaluator::screen(const std::string& source, const std::
 
 Result<std::vector<Evaluation>> JudgeEvaluator::screen_all(const std::vector<std::string>& sources,
                                                            const std::string& display_name) {
-  auto reports = judge_.screen_all(problem_, sources, display_name);
+  std::vector<CompileRequest> kernels;
+  for (const auto& source : sources) kernels.push_back({source, display_name, {}});
+  auto reports = judge_.screen_all(problem_, kernels);
   if (!reports) return reports.error();
   std::vector<Evaluation> out;
   for (const auto& r : *reports) out.push_back(r.record());

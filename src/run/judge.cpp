@@ -562,27 +562,25 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
   return applied;
 }
 
-Result<std::vector<EvalReport>> Judge::screen_all(const fs::path& problem, const std::vector<std::string>& sources,
-                                                  const std::string& kernel_name) {
+Result<std::vector<EvalReport>> Judge::screen_all(const fs::path& problem, const std::vector<CompileRequest>& kernels) {
   EvalOptions full = options_;
   options_ = screening_options(full);
-  auto reports = screen_all_now(problem, sources, kernel_name);
+  auto reports = screen_all_now(problem, kernels);
   options_ = std::move(full);
   return reports;
 }
 
-Result<std::vector<EvalReport>> Judge::screen_all_now(const fs::path& problem, const std::vector<std::string>& sources,
-                                                      const std::string& kernel_name) {
-  std::vector<EvalReport> reports(sources.size());
-  std::vector<CompileOutcome> built(sources.size());
+Result<std::vector<EvalReport>> Judge::screen_all_now(const fs::path& problem, const std::vector<CompileRequest>& kernels) {
+  std::vector<EvalReport> reports(kernels.size());
+  std::vector<CompileOutcome> built(kernels.size());
   std::vector<std::size_t> grouped, alone;
-  std::vector<bool> workspace(sources.size(), false);
-  for (std::size_t i = 0; i < sources.size(); ++i) {
+  std::vector<bool> workspace(kernels.size(), false);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
     EvalReport& r = reports[i];
     r.screened = true;
     r.precision = options_.precision;
     auto t0 = std::chrono::steady_clock::now();
-    auto compiled = timed(r, "compile", [&] { return compiler_.compile({sources[i], kernel_name, {}}); });
+    auto compiled = timed(r, "compile", [&] { return compiler_.compile(kernels[i]); });
     if (!compiled) return compiled.error();
     r.compile = *compiled;
     if (!compiled->ok()) {
@@ -606,13 +604,18 @@ Result<std::vector<EvalReport>> Judge::screen_all_now(const fs::path& problem, c
   const nlohmann::json fakes = options_.fake_runner;  // the test hook: one per source when an array
   for (std::size_t i : alone) {
     if (fakes.is_array()) options_.fake_runner = fakes.at(i);
-    auto r = evaluate(problem, sources[i], kernel_name);
+    auto r = evaluate(problem, kernels[i].source, kernels[i].display_name, kernels[i].defines);
     options_.fake_runner = fakes;
     if (!r) return r.error();
     reports[i] = std::move(*r);
   }
-  if (!grouped.empty())
-    if (auto s = run_group(problem, built, workspace, grouped, reports); !s) return s.error();
+  // At most kMaxScreeningGroup in one request (the worker's limit); it splits a group further where the GPU's
+  // free memory holds fewer runners.
+  for (std::size_t at = 0; at < grouped.size(); at += kMaxScreeningGroup) {
+    const std::vector<std::size_t> part(grouped.begin() + at,
+                                        grouped.begin() + std::min(grouped.size(), at + kMaxScreeningGroup));
+    if (auto s = run_group(problem, built, workspace, part, reports); !s) return s.error();
+  }
   return reports;
 }
 

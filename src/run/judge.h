@@ -27,6 +27,9 @@ inline constexpr int kDefaultGeneralize = 2;
 // worker runs `runs` of them or as many as fit at the staging time it calibrated, at least 30. On an H100 a
 // KernelBench-size call stages in 11-20 ms: 50 calls instead of 100, ~1.6 s less per evaluation.
 inline constexpr double kDefaultTimedBudgetS = 0.8;
+// The most kernels one screening group holds (the worker's screen_group.MAX_CANDIDATES): each is a runner process
+// with its own CUDA context. screen_all sends more as several groups.
+inline constexpr std::size_t kMaxScreeningGroup = 8;
 
 struct EvalOptions {
   Precision precision = Precision::strict;
@@ -118,8 +121,9 @@ class Judge {
   // order, each under screening_options. Those that compile share one worker session (`screen_candidates`: one
   // runner each, one calibration, each call's inputs staged once; the workspace kernels' sizes asked first); a
   // kernel whose exports cannot be read here is screened alone as screen() does, and so is a lone one.
-  Result<std::vector<EvalReport>> screen_all(const std::filesystem::path& problem, const std::vector<std::string>& sources,
-                                             const std::string& kernel_name);
+  // Also `cutegen tune`'s variants (the same source under other defines).
+  Result<std::vector<EvalReport>> screen_all(const std::filesystem::path& problem,
+                                             const std::vector<CompileRequest>& kernels);
   // The problem without a candidate: metadata, live baselines (when enabled) and the roofline floor.
   // What the first prompt is built from.
   Result<EvalReport> describe(const std::filesystem::path& problem);
@@ -149,7 +153,7 @@ class Judge {
   Result<ProblemFacts> load_problem(const std::filesystem::path& problem);
   Status run_session(const CompileOutcome& compiled, std::mt19937_64& rng, EvalReport& report);
   Result<std::vector<EvalReport>> screen_all_now(const std::filesystem::path& problem,
-                                                 const std::vector<std::string>& sources, const std::string& kernel_name);
+                                                 const std::vector<CompileRequest>& kernels);
   Status run_group(const std::filesystem::path& problem, const std::vector<CompileOutcome>& built,
                    const std::vector<bool>& workspace, const std::vector<std::size_t>& grouped,
                    std::vector<EvalReport>& reports);

@@ -81,6 +81,12 @@ class JudgeScreenTest : public ::testing::Test {
           --busy_;
           return Error{"the CPU was too busy to time on", ErrorKind::machine_busy};
         }
+        if (group_.is_null()) {  // one passing record per library asked
+          nlohmann::json records = nlohmann::json::array();
+          const std::size_t n = args["libraries"].size();
+          for (std::size_t i = 0; i < n; ++i) records.push_back(record("pass", 1.0 + i, static_cast<int>(i), static_cast<int>(n)));
+          return nlohmann::json{{"records", records}};
+        }
         return group_;
       }
       if (op == "evaluate_candidate") return alone_;
@@ -92,7 +98,9 @@ class JudgeScreenTest : public ::testing::Test {
     o.cache_root = libs_.path / "cache";
     o.busy_retry_pauses = {std::chrono::seconds(0)};
     judge_ = std::make_unique<Judge>(compiler_, *worker_, o);
-    return judge_->screen_all("problem.py", sources, "k.cu");
+    std::vector<CompileRequest> kernels;
+    for (const auto& source : sources) kernels.push_back({source, "k.cu", {}});
+    return judge_->screen_all("problem.py", kernels);
   }
 
   std::vector<std::string> ops() const {
@@ -193,4 +201,20 @@ TEST_F(JudgeScreenTest, AnAnswerWithoutARecordPerKernelIsAWorkerBug) {
   auto reports = screen({"p1", "p2"});
   ASSERT_FALSE(reports.ok());
   EXPECT_NE(reports.error().message.find("one record for each of the 2"), std::string::npos) << reports.error().message;
+}
+
+TEST_F(JudgeScreenTest, MoreKernelsThanAGroupHoldsGoAsSeveralGroups) {
+  std::vector<std::string> sources;
+  for (std::size_t i = 0; i < kMaxScreeningGroup + 2; ++i) {
+    sources.push_back("v" + std::to_string(i));
+    compiler_.outcomes[sources.back()] = compiler_.outcomes["p1"];
+  }
+  auto reports = screen(sources);
+  ASSERT_TRUE(reports.ok()) << reports.error().message;
+  ASSERT_EQ(ops(), (std::vector<std::string>{"screen_candidates", "screen_candidates"}));
+  EXPECT_EQ(requests_[0].second["libraries"].size(), kMaxScreeningGroup);
+  EXPECT_EQ(requests_[1].second["libraries"].size(), 2u);
+  ASSERT_EQ(reports->size(), sources.size());
+  EXPECT_DOUBLE_EQ((*reports)[kMaxScreeningGroup].median_ms(), 1.0);  // the second group's first
+  EXPECT_DOUBLE_EQ((*reports)[kMaxScreeningGroup + 1].median_ms(), 2.0);
 }

@@ -239,7 +239,8 @@ TEST_F(JudgeWithRealWorker, KernelsScreenedTogetherGetOneRecordEachFromOneSessio
   o.cache_root = dir_ / "cache";
   o.fake_runner = nlohmann::json::array({{{"mode", "reference"}}, {{"mode", "zeros"}}});
   Judge judge(compiler, *worker_, o);
-  auto reports = judge.screen_all(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / "relu.py", {"a", "b"}, "k.cu");
+  auto reports = judge.screen_all(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / "relu.py",
+                                  {{"a", "k.cu", {}}, {"b", "k.cu", {}}});
   ASSERT_TRUE(reports.ok()) << reports.error().message;
   ASSERT_EQ(reports->size(), 2u);
   EXPECT_EQ((*reports)[0].verdict, Verdict::pass) << (*reports)[0].reason;

@@ -22,6 +22,13 @@ class JudgeTuneBackend final : public TuneBackend {
     if (!r) return r.error();
     return r->record();
   }
+  Result<std::vector<Evaluation>> screen_all(const std::vector<CompileRequest>& requests) override {
+    auto reports = judge_.screen_all(problem_, requests);
+    if (!reports) return reports.error();
+    std::vector<Evaluation> out;
+    for (const auto& r : *reports) out.push_back(r.record());
+    return out;
+  }
   Result<Evaluation> verify(const std::string& source, const std::string& display_name) override {
     auto r = judge_.evaluate(problem_, source, display_name);
     if (!r) return r.error();

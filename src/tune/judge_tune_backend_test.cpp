@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "common/testdata/test_helpers.h"
 #include "run/roofline.h"  // kCalibrationVersion: the fixtures' caches stay current
 
 using namespace cutegen;
@@ -23,9 +24,10 @@ class BuiltCompiler final : public Compiler {
     requests.push_back(r);
     CompileOutcome o;
     o.verdict = CompileVerdict::ok;
-    o.library = "/nonexistent/kernel.so";  // the worker's fake runner never loads it
+    o.library = library;  // exports a plain entry point (so the variants are screened as a group); never loaded
     return o;
   }
+  fs::path library = "/nonexistent/kernel.so";
   std::mutex mu;
   std::vector<CompileRequest> requests;
 };
@@ -62,6 +64,8 @@ TEST(JudgeTuneBackend, TunesOnTheRealWorkersScreeningPathAndJudgesTheChoiceInFul
   o.cache_root = *dir / "cache";
   o.fake_runner = {{"mode", "reference"}};
   BuiltCompiler compiler;
+  compiler.library = *dir / "plain.so";
+  ASSERT_TRUE(cutegen::testing::build_shared_object(compiler.library, "extern \"C\" int cutegen_forward() { return 0; }\n"));
   Judge judge(compiler, **worker, o);
   JudgeTuneBackend backend(compiler, judge, fs::path(CUTEGEN_SOURCE_DIR) / "problems/relu.py");
   TuneOptions to;
@@ -76,7 +80,8 @@ TEST(JudgeTuneBackend, TunesOnTheRealWorkersScreeningPathAndJudgesTheChoiceInFul
   ASSERT_TRUE(r->evaluation);
   EXPECT_TRUE(r->evaluation->passed()) << r->evaluation->reason;
   EXPECT_FALSE(r->evaluation->details.contains("screening"));  // the full evaluation, not a screened one
-  // Two variants compiled by the tuner, each compiled again (a cache hit in real life) to be screened,
+  EXPECT_FALSE(r->evaluation->details["session"].contains("screening_group"));
+  // Two variants compiled by the tuner, each compiled again (a cache hit in real life) to be screened together,
   // then the default once more for the full verification.
   ASSERT_EQ(compiler.requests.size(), 5u);
   EXPECT_EQ(compiler.requests[4].defines.size(), 0u);

@@ -105,21 +105,33 @@ Result<TuneResult> tune_kernel(const std::string& source, TuneBackend& backend, 
 
   if (auto c = compile_all(*spec, source, backend, o, r.rows); !c) return c.error();
 
+  // Every variant that built, screened together (the judge groups them: one session for up to eight).
+  std::vector<std::size_t> built;
+  std::vector<CompileRequest> requests;
   for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    if (r.rows[i].compile != "ok") continue;
+    built.push_back(i);
+    requests.push_back({source, o.display_name, knob_defines(*spec, r.rows[i].values)});
+  }
+  if (o.progress && !requests.empty()) o.progress(fmt::format("screening {} variants together", requests.size()));
+  auto screened = backend.screen_all(requests);
+  if (!screened) return screened.error();
+  if (screened->size() != built.size())
+    return Error{fmt::format("internal: {} screenings for {} variants", screened->size(), built.size())};
+  for (std::size_t k = 0; k < built.size(); ++k) {
+    const std::size_t i = built[k];
     VariantRow& row = r.rows[i];
-    if (row.compile != "ok") continue;
-    auto e = backend.screen({source, o.display_name, knob_defines(*spec, row.values)});
-    if (!e) return e.error();
-    row.verdict = e->verdict;
-    if (e->passed()) {
-      row.screened_ms = e->median_ms();
-      row.screened_noise_ms = e->noise_ms();
+    const Evaluation& e = (*screened)[k];
+    row.verdict = e.verdict;
+    if (e.passed()) {
+      row.screened_ms = e.median_ms();
+      row.screened_noise_ms = e.noise_ms();
     } else {
-      row.reason = first_line(e->reason, 160);
+      row.reason = first_line(e.reason, 160);
     }
     if (o.progress)
       o.progress(fmt::format("[{}/{}] screened {}: {}", i + 1, r.rows.size(), spec->describe(row.values),
-                             e->passed() ? fmt::format("{:.4f} ms", e->median_ms()) : to_string(e->verdict)));
+                             e.passed() ? fmt::format("{:.4f} ms", e.median_ms()) : to_string(e.verdict)));
   }
 
   // Passing variants, fastest first; the default's screened time is the bar a winner must clear.

@@ -26,6 +26,17 @@ class TuneBackend {
   virtual Result<CompileOutcome> compile(const CompileRequest& request) = 0;
   // One variant (the source with its -D defines) under the judge's screening settings.
   virtual Result<Evaluation> screen(const CompileRequest& request) = 0;
+  // Several variants screened together (the judge's screening groups: a session for up to eight, each call's
+  // inputs staged once); one evaluation per request, in order. By default one screen() after another.
+  virtual Result<std::vector<Evaluation>> screen_all(const std::vector<CompileRequest>& requests) {
+    std::vector<Evaluation> out;
+    for (const auto& r : requests) {
+      auto e = screen(r);
+      if (!e) return e.error();
+      out.push_back(std::move(*e));
+    }
+    return out;
+  }
   // A baked source under the judge's full settings: the result that may be reported.
   virtual Result<Evaluation> verify(const std::string& source, const std::string& display_name) = 0;
 };

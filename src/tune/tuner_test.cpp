@@ -60,6 +60,11 @@ class FakeBackend : public TuneBackend {
     if (!o.ok()) o.violations.push_back({"cute-missing", "kernel k does not use CuTe"});
     return o;
   }
+  std::vector<std::size_t> screen_batches;  // how many variants each screen_all call was given
+  Result<std::vector<Evaluation>> screen_all(const std::vector<CompileRequest>& requests) override {
+    screen_batches.push_back(requests.size());
+    return TuneBackend::screen_all(requests);
+  }
   Result<Evaluation> screen(const CompileRequest& r) override {
     EXPECT_EQ(r.source, kSource);  // variants are the same source with defines
     screened.push_back(key(r.defines));
@@ -120,6 +125,7 @@ TEST(Tuner, FailingVariantsAreRecordedAndNeverChosen) {
   auto r = tune_kernel(kSource, b, options(1));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(b.screened.size(), 5u);  // the rejected one is never run
+  EXPECT_EQ(b.screen_batches, std::vector<std::size_t>{5});  // the rest together, in one batch
   EXPECT_EQ(r->rows[r->chosen].values, (KnobValues{128, 1}));
   for (const auto& row : r->rows) {
     if (row.values == KnobValues{512, 1}) {
