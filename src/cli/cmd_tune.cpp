@@ -78,7 +78,7 @@ int run_tune(const GlobalOptions& global, const TuneArgs& args) {
 void add_tune_command(CLI::App& app, const GlobalOptions& global, int& exit_code) {
   auto args = std::make_shared<TuneArgs>();
   auto* cmd = app.add_subcommand(
-      "tune", "Try a kernel's knob values: compile the variants in parallel, screen each on the judge, judge the "
+      "tune", "Try a kernel's knob values: compile the variants in parallel, screen them together on the judge, judge the "
               "fastest in full and write it out with a table of every variant (docs/tuning.md)");
   cmd->add_option("problem", args->problem, "KernelBench-format problem file")->required()->check(CLI::ExistingFile);
   cmd->add_option("kernel", args->kernel, "the candidate .cu file declaring `// cutegen:knob` lines")
