@@ -55,6 +55,7 @@ class ScreenGroup:
                            for library, make in zip(libraries, make_links)]
         self.live = list(self.candidates)
         self.calibrated_by = None
+        self.timed_since_us = None  # when the timed calls began, on NVML's clock (gpu_share)
         hints = workspaces or [False] * len(self.candidates)
         self.hinted = [c for c, hint in zip(self.candidates, hints) if hint]
         self.workspace_of = {}  # id(candidate) -> its workspace allocation
@@ -250,13 +251,13 @@ class ScreenGroup:
     def _timed_calls(self):
         if not self.live:
             return
-        first, n = self.live[0], len(self.live)
-        plans = {id(first): first._timed_begin(candidates=n)}
+        first, count = self.live[0], len(self.live)
+        plans = {id(first): first._timed_begin(candidates=count)}
         if plans[id(first)] is None:
             return
         kinds = plans[id(first)].kinds
         for c in self.live[1:]:
-            plans[id(c)] = c._timed_begin(kinds=kinds, candidates=n)
+            plans[id(c)] = c._timed_begin(kinds=kinds, candidates=count)
         self.timed_since_us = first.timed_since_us
         total = plans[id(first)].total
         for i in range(total):
@@ -297,9 +298,8 @@ class ScreenGroup:
         all exited."""
         if self.share is None:
             return
-        timed_since = getattr(self, "timed_since_us", None)
-        if timed_since is not None and any(c.record.verdict in TIMED_VERDICTS for c in self.candidates):
-            self.share.check("checked after the timed calls, the runners gone", self._pids(), timed_since)
+        if self.timed_since_us is not None and any(c.record.verdict in TIMED_VERDICTS for c in self.candidates):
+            self.share.check("checked after the timed calls, the runners gone", self._pids(), self.timed_since_us)
         record = self.share.record()
         for c in self.candidates:
             c.record.gpu_share = record

@@ -438,3 +438,19 @@ def test_a_verdict_that_does_not_rest_on_times_stands(worker, small, monkeypatch
     result = evaluate(worker, monkeypatch, Scripted(idle=[0, 97]), mode="zeros")
     assert result["verdict"] == "mismatch"
     assert len(result["gpu_share"]["checks"]) == 1
+
+
+def test_a_screening_group_checks_once_before_the_loads_and_once_after_every_runner_is_gone(worker, small, monkeypatch):
+    scripted = Scripted(idle=[0])
+    monkeypatch.setattr(gpu_share, "for_device", scripted)
+    worker.load(problem_path("relu"))
+    answer = worker.call("screen_candidates", runner=["cutegen-runner"], libraries=["/a.so", "/b.so"],
+                         trials=FAKE_RUNNER_TRIALS[:1], warmup=1, runs=6, precision="strict", call_timeout_s=10.0,
+                         work_dir="/tmp/cutegen-test-work", fake_runners=[{"mode": "reference"}, {"mode": "native"}])
+    (check,) = scripted.checks  # one for the group
+    assert check.idle_window is False  # a screening
+    assert [c["moment"] for c in check.checks] == ["checked before the kernels were loaded",
+                                                   "checked after the timed calls, the runners gone"]
+    records = answer["records"]
+    assert [r["verdict"] for r in records] == ["pass", "pass"]
+    assert records[0]["gpu_share"] == records[1]["gpu_share"] and records[0]["gpu_share"]["status"] == "partial"
