@@ -458,13 +458,7 @@ class CandidateSession:
                         self._trials()
                     if self.timed:
                         self._timed_calls()
-                    with self.phases("runner_end"):
-                        end = self.link.close()
-                    self.record.runner["end"] = end.describe()
-                    if end.timed_out or end.signal or end.exit_code != 0:
-                        raise Stop("crash", f"the runner process did not exit cleanly after its last call ({end.describe()})")
-                    if printed := self.link.printed():
-                        raise Stop("printed_output", printed)
+                    self._end_runner()
                 except runner_link.LinkError as exc:
                     raise self._stop_for_link(exc)
             except Stop as stop:
@@ -482,6 +476,16 @@ class CandidateSession:
             self.link = self.slot = self.secret_out = self.secret_in = self.copies = None
             self.arena.release()
         return self.record.to_dict()
+
+    def _end_runner(self):
+        """Asks the runner to quit and waits for it: one that did not exit cleanly, or printed, fails the kernel."""
+        with self.phases("runner_end"):
+            end = self.link.close()
+        self.record.runner["end"] = end.describe()
+        if end.timed_out or end.signal or end.exit_code != 0:
+            raise Stop("crash", f"the runner process did not exit cleanly after its last call ({end.describe()})")
+        if printed := self.link.printed():
+            raise Stop("printed_output", printed)
 
     def _check_share_after(self):
         """With the runner gone (the only point after which no work of the candidate can be on the GPU), a

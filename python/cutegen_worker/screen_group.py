@@ -188,15 +188,10 @@ class ScreenGroup:
             c._next_runner("handing the workspace to a fresh runner", "the runner that asked the workspace size")
             self.workspace_of[id(c)] = self.slot.new_workspace(requested)
 
-    def _end(self, c: CandidateSession):
+    @staticmethod
+    def _end(c: CandidateSession):
         c.phase = "ending the runner"
-        with c.phases("runner_end"):
-            end = c.link.close()
-        c.record.runner["end"] = end.describe()
-        if end.timed_out or end.signal or end.exit_code != 0:
-            raise Stop("crash", f"the runner process did not exit cleanly after its last call ({end.describe()})")
-        if printed := c.link.printed():
-            raise Stop("printed_output", printed)
+        c._end_runner()
 
     # ---- the group's steps ----------------------------------------------------------------------------
     def _calibrate(self):
