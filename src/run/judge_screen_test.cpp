@@ -203,18 +203,31 @@ TEST_F(JudgeScreenTest, AnAnswerWithoutARecordPerKernelIsAWorkerBug) {
   EXPECT_NE(reports.error().message.find("one record for each of the 2"), std::string::npos) << reports.error().message;
 }
 
-TEST_F(JudgeScreenTest, MoreKernelsThanAGroupHoldsGoAsSeveralGroups) {
-  std::vector<std::string> sources;
-  for (std::size_t i = 0; i < kMaxScreeningGroup + 2; ++i) {
-    sources.push_back("v" + std::to_string(i));
-    compiler_.outcomes[sources.back()] = compiler_.outcomes["p1"];
+TEST_F(JudgeScreenTest, MoreKernelsThanAGroupHoldsGoAsEvenGroupsOfTwoOrMore) {
+  // The worker takes 2 to kMaxScreeningGroup a request: nine kernels go as five and four, never eight and one.
+  for (std::size_t n : {kMaxScreeningGroup + 1, 2 * kMaxScreeningGroup + 1}) {
+    requests_.clear();
+    std::vector<std::string> sources;
+    for (std::size_t i = 0; i < n; ++i) {
+      sources.push_back("v" + std::to_string(i));
+      compiler_.outcomes[sources.back()] = compiler_.outcomes["p1"];
+    }
+    auto reports = screen(sources);
+    ASSERT_TRUE(reports.ok()) << reports.error().message;
+    std::vector<std::size_t> sizes;
+    for (const auto& [op, args] : requests_) {
+      EXPECT_EQ(op, "screen_candidates");
+      sizes.push_back(args["libraries"].size());
+    }
+    if (n == kMaxScreeningGroup + 1) {
+      EXPECT_EQ(sizes, (std::vector<std::size_t>{kMaxScreeningGroup / 2, kMaxScreeningGroup / 2 + 1}));
+    } else {
+      EXPECT_EQ(sizes.size(), 3u);
+    }
+    for (std::size_t s : sizes) EXPECT_TRUE(s >= 2 && s <= kMaxScreeningGroup) << s;
+    ASSERT_EQ(reports->size(), n);
+    // Each group's records land on its own kernels: the second group's first kernel has its first record.
+    EXPECT_DOUBLE_EQ((*reports)[sizes[0]].median_ms(), 1.0);
+    EXPECT_DOUBLE_EQ((*reports)[sizes[0] + 1].median_ms(), 2.0);
   }
-  auto reports = screen(sources);
-  ASSERT_TRUE(reports.ok()) << reports.error().message;
-  ASSERT_EQ(ops(), (std::vector<std::string>{"screen_candidates", "screen_candidates"}));
-  EXPECT_EQ(requests_[0].second["libraries"].size(), kMaxScreeningGroup);
-  EXPECT_EQ(requests_[1].second["libraries"].size(), 2u);
-  ASSERT_EQ(reports->size(), sources.size());
-  EXPECT_DOUBLE_EQ((*reports)[kMaxScreeningGroup].median_ms(), 1.0);  // the second group's first
-  EXPECT_DOUBLE_EQ((*reports)[kMaxScreeningGroup + 1].median_ms(), 2.0);
 }
