@@ -159,3 +159,29 @@ def test_bad_requests_are_refused_with_a_reason(worker, small, request_fields, w
     with pytest.raises(WorkerError) as err:
         screen(worker, ["reference", "reference"], request=request_fields)
     assert words in str(err.value)
+
+
+def test_each_runner_maps_its_own_workspace_and_no_other(worker, small, monkeypatch):
+    # What each runner's session names as its workspace when it is started (default_link writes the same into the
+    # real runner's session file): the sizing runners none, each group runner only its own kernel's.
+    mapped = []
+    original = fake_runner.fake_link_factory
+
+    def recording(session, spec):
+        make = original(session, spec)
+
+        def wrapped(plan, slot, problem=None):
+            mapped.append((plan.library, slot.session_refs()["workspace"]))
+            return make(plan, slot, problem)
+        return wrapped
+    monkeypatch.setattr(fake_runner, "fake_link_factory", recording)
+    records = screen(worker, [{"mode": "reference", "workspace_bytes": 4096}, "reference",
+                              {"mode": "reference", "workspace_bytes": 8192}],
+                     request={"workspaces": [True, False, True]})["records"]
+    assert [r["verdict"] for r in records] == ["pass"] * 3
+    sizing, group = mapped[:2], mapped[2:]
+    assert [lib for lib, _ in sizing] == ["/nonexistent/k0.so", "/nonexistent/k2.so"]
+    assert all(ref is None for _, ref in sizing)
+    assert [lib for lib, _ in group] == ["/nonexistent/k0.so", "/nonexistent/k1.so", "/nonexistent/k2.so"]
+    first, none, third = (ref for _, ref in group)
+    assert first is not None and third is not None and none is None and first != third
