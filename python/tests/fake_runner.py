@@ -53,6 +53,7 @@ WORKSPACE_SEEN whether the workspace held nothing but the worker's poison when t
 import copy
 import os
 import resource
+import sys
 import time
 
 import torch
@@ -88,6 +89,21 @@ def install(session) -> None:
     """Lets `session` take `fake_runner` specs: the worker's hook point (Session.fake_links)."""
     # fake_link_factory is looked up at each call, so a test may wrap it (test_generalize.py).
     session.fake_links = lambda spec: fake_link_factory(session, spec)
+
+
+def watch_runners(monkeypatch, note) -> None:
+    """Calls note(plan, slot, problem) for every fake runner made from now on, as it is made (what a real runner's
+    session file would be written from)."""
+    factory = fake_link_factory
+
+    def watching(session, spec):
+        make = factory(session, spec)
+
+        def made(plan, slot, problem=None):
+            note(plan, slot, problem)
+            return make(plan, slot, problem)
+        return made
+    monkeypatch.setattr(sys.modules[__name__], "fake_link_factory", watching)  # install() looks it up at each call
 
 
 def fake_link_factory(session, spec):

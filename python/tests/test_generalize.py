@@ -111,16 +111,8 @@ def test_a_failing_kernel_is_not_tried_at_other_shapes(worker, small):
 
 def test_each_shape_runs_in_a_runner_of_its_own_with_the_same_checks(worker, small, monkeypatch):
     started = []
-    factory = fake_runner.fake_link_factory
-
-    def counting(session, spec):
-        make = factory(session, spec)
-
-        def wrapped(plan, slot, problem=None):
-            started.append(([tuple(o.shape) for o in slot.outputs[0]], len(slot.outputs), problem))
-            return make(plan, slot, problem)
-        return wrapped
-    monkeypatch.setattr(fake_runner, "fake_link_factory", counting)  # install() looks it up at each call
+    fake_runner.watch_runners(monkeypatch, lambda plan, slot, problem: started.append(
+        ([tuple(o.shape) for o in slot.outputs[0]], len(slot.outputs), problem)))
     record = evaluate(worker)
     assert record["verdict"] == "pass", record["reason"]
     # The main session's runner, then one per configuration: new shared buffers of the new shapes, two output

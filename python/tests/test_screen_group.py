@@ -165,16 +165,8 @@ def test_each_runner_maps_its_own_workspace_and_no_other(worker, small, monkeypa
     # What each runner's session names as its workspace when it is started (default_link writes the same into the
     # real runner's session file): the sizing runners none, each group runner only its own kernel's.
     mapped = []
-    original = fake_runner.fake_link_factory
-
-    def recording(session, spec):
-        make = original(session, spec)
-
-        def wrapped(plan, slot, problem=None):
-            mapped.append((plan.library, slot.session_refs()["workspace"]))
-            return make(plan, slot, problem)
-        return wrapped
-    monkeypatch.setattr(fake_runner, "fake_link_factory", recording)
+    fake_runner.watch_runners(monkeypatch, lambda plan, slot, problem: mapped.append(
+        (plan.library, slot.session_refs()["workspace"])))
     records = screen(worker, [{"mode": "reference", "workspace_bytes": 4096}, "reference",
                               {"mode": "reference", "workspace_bytes": 8192}],
                      request={"workspaces": [True, False, True]})["records"]
