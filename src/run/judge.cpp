@@ -411,12 +411,9 @@ EvalOptions screening_options(EvalOptions full) {
 
 Result<EvalReport> Judge::screen(const fs::path& problem, const std::string& kernel_source, const std::string& kernel_name,
                                  const std::vector<Define>& defines) {
-  // The same judge (its loaded problem, worker and compiler) under other settings for one call.
-  EvalOptions full = options_;
-  options_ = screening_options(full);
-  auto report = evaluate(problem, kernel_source, kernel_name, defines);
-  options_ = std::move(full);
-  return report;
+  auto reports = screen_all(problem, {{kernel_source, kernel_name, defines}});
+  if (!reports) return reports.error();
+  return std::move(reports->front());
 }
 
 Result<EvalReport> Judge::evaluate_below(const fs::path& problem, const std::string& kernel_source,
@@ -563,6 +560,7 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
 }
 
 Result<std::vector<EvalReport>> Judge::screen_all(const fs::path& problem, const std::vector<CompileRequest>& kernels) {
+  // The same judge (its loaded problem, worker and compiler) under other settings for these calls.
   EvalOptions full = options_;
   options_ = screening_options(full);
   auto reports = screen_all_now(problem, kernels);
@@ -576,6 +574,10 @@ Result<std::vector<EvalReport>> Judge::screen_all_now(const fs::path& problem, c
   std::vector<std::size_t> grouped, alone;
   std::vector<bool> workspace(kernels.size(), false);
   for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (kernels.size() == 1) {  // nothing to group it with: screened alone as it is, compiled once there
+      alone.push_back(i);
+      break;
+    }
     EvalReport& r = reports[i];
     r.screened = true;
     r.precision = options_.precision;

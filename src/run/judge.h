@@ -114,7 +114,7 @@ class Judge {
   // must beat to be kept (EvalOptions::generalize_below_ms); the record says when they were skipped.
   Result<EvalReport> evaluate_below(const std::filesystem::path& problem, const std::string& kernel_source,
                                     const std::string& kernel_name, double bar_ms);
-  // evaluate() under screening_options(this judge's options): one variant's rank, not a result.
+  // evaluate() under screening_options(this judge's options): one variant's rank, not a result (screen_all of one).
   Result<EvalReport> screen(const std::filesystem::path& problem, const std::string& kernel_source,
                             const std::string& kernel_name, const std::vector<Define>& defines);
   // Several kernels of one problem screened together (`cutegen optimize --candidates`): one report per source, in

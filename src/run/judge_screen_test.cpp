@@ -19,7 +19,11 @@ namespace {
 class ScriptedCompiler final : public Compiler {
  public:
   std::map<std::string, CompileOutcome> outcomes;
-  Result<CompileOutcome> compile(const CompileRequest& r) override { return outcomes.at(r.source); }
+  int compiles = 0;
+  Result<CompileOutcome> compile(const CompileRequest& r) override {
+    ++compiles;
+    return outcomes.at(r.source);
+  }
 };
 
 nlohmann::json record(const std::string& verdict, double median_ms, int index, int candidates) {
@@ -184,6 +188,18 @@ TEST_F(JudgeScreenTest, ALoneKernelAndAnUnreadableLibraryAreScreenedAlone) {
   EXPECT_EQ(requests_[1].second["library"], "/nonexistent/kernel.so");
   EXPECT_FALSE(requests_[1].second.contains("workspace"));  // unreadable: no hint
   EXPECT_EQ((*reports)[2].verdict, Verdict::compile_error);
+}
+
+TEST_F(JudgeScreenTest, OneKernelIsScreenedAloneAndCompiledOnce) {
+  auto reports = screen({"p1"});
+  ASSERT_TRUE(reports.ok()) << reports.error().message;
+  EXPECT_EQ(ops(), std::vector<std::string>{"evaluate_candidate"});
+  EXPECT_EQ(requests_[0].second["screening"], true);
+  EXPECT_EQ(requests_[0].second["trials"].size(), 3u);  // alone: the signed and scaled trials too
+  EXPECT_EQ(compiler_.compiles, 1);
+  ASSERT_EQ(reports->size(), 1u);
+  EXPECT_TRUE((*reports)[0].screened);
+  EXPECT_DOUBLE_EQ((*reports)[0].median_ms(), 3.0);
 }
 
 TEST_F(JudgeScreenTest, ABusyMachineMeasuresTheWholeGroupAgain) {
