@@ -13,7 +13,13 @@ called twice by a new one; an idempotent kernel computes the same), and an optim
 still does its work twice is answered with the edit that calls it once (with the fresh comment): the first
 step's proposals are then the given kernel, twice as fast as the best, so that step judges its chosen candidate
 in full and keeps it -- the step a benchmark of several candidates must time (the same kernel screens no faster
-than itself, and its step then ends at screening)."""
+than itself, and its step then ends at screening).
+
+With TURNAROUND_ATTACK_ONE=FILE (a file to count in; scripts/gpu_candidates.py --attack) the first optimisation
+call to take FILE's count answers with an edit that makes the entry point return without launching anything: a
+kernel that writes nothing, among honest proposals of the same step. A screening group must fail it alone
+(`unwritten`), whichever candidate it follows on the slot."""
+import fcntl
 import os
 import pathlib
 import secrets
@@ -59,6 +65,30 @@ def twice_as_slow(source: str) -> str:
                      + " or ".join(repr(s) for s in ENTRY_POINTS))
 
 
+def first_to_count(counter: str) -> bool:
+    """True for the first caller to increment the count in `counter` (proposals are asked for in parallel)."""
+    with open(counter, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        count = len(f.read())
+        f.write(".")
+        return count == 0
+
+
+def writes_nothing_edit(conversation: str):
+    """The SEARCH/REPLACE block that puts an entry point doing nothing before the kernel's own, renamed (None when
+    the kernel shown has no entry point this can rename)."""
+    for start, (name, _, params) in ENTRY_POINTS.items():
+        at = conversation.rfind(start)
+        if at < 0:
+            continue
+        line = conversation[at:conversation.index("\n", at)]  # edits replace whole lines
+        return (f"<<<<<<< SEARCH\n{line}\n=======\n"
+                f'extern "C" int {name}({params}) {{ return 0; }}  // writes nothing {secrets.token_hex(8)}\n'
+                f"{line.replace(start, 'static int turnaround_unused(', 1)}\n>>>>>>> REPLACE\n")
+    return None
+
+
 def last_user_turn(text: str) -> str:
     return text.rsplit("=== user ===\n", 1)[-1]
 
@@ -66,6 +96,12 @@ def last_user_turn(text: str) -> str:
 def answer(text: str, kernel_path: str) -> str:
     last = last_user_turn(text)
     if "faster with **exactly one**" in last:  # an optimisation step (each candidate of one is asked the same way)
+        counter = os.environ.get("TURNAROUND_ATTACK_ONE")
+        if counter and first_to_count(counter):
+            if (edit := writes_nothing_edit(last)) is None:
+                raise SystemExit("turnaround_llm: TURNAROUND_ATTACK_ONE: no entry point in the kernel shown")
+            return ("OPTIMIZATION: skip the work (an attack: the entry point launches nothing)\n\n"
+                    "EXPECTED: nothing written\n\n" + edit)
         if (edit := faster_edit(last)) is not None:
             return ("OPTIMIZATION: the work once instead of twice (the stand-in's slow first kernel undone)\n\n"
                     "EXPECTED: twice as fast\n\n" + edit)

@@ -134,3 +134,26 @@ def test_an_optimisation_of_the_slow_kernel_calls_its_work_once(tmp_path):
     assert wrapper.count("turnaround_once(") == 1  # the work once: the given kernel's time
     again = stub(user_turn("optimize.md") + "\n```cuda\n" + replaced + "```\n", str(kernel))
     assert "turnaround probe" in again.stdout and "turnaround_once(" not in again.stdout.split("=======")[0].split("SEARCH")[1]
+
+
+def test_one_optimisation_answer_of_a_step_writes_nothing_when_asked(tmp_path):
+    # scripts/gpu_candidates.py --attack: the first proposal to take the count is a kernel whose entry point
+    # returns without launching anything; the others are the honest edit.
+    for path, entry in (("library/elementwise.cu", 'extern "C" int cutegen_forward('),
+                        ("library/softmax_ticket.cu", 'extern "C" int cutegen_forward_ws(')):
+        source = open(os.path.join(ROOT, path)).read()
+        counter = tmp_path / f"count-{os.path.basename(path)}"
+        env = dict(os.environ, TURNAROUND_KERNEL=os.path.join(ROOT, path), TURNAROUND_ATTACK_ONE=str(counter))
+        prompt = user_turn("optimize.md") + "\n```cuda\n" + source + "```\n"
+        answers = [subprocess.run([sys.executable, os.path.join(BENCH, "turnaround_llm.py")], input=prompt, text=True,
+                                  capture_output=True, env=env) for _ in range(3)]
+        assert all(a.returncode == 0 for a in answers), [a.stderr for a in answers]
+        attacks = [a.stdout for a in answers if "writes nothing" in a.stdout]
+        assert len(attacks) == 1 and "writes nothing" in answers[0].stdout
+        search = attacks[0].split("<<<<<<< SEARCH\n", 1)[1].split("\n=======\n", 1)[0]
+        replace = attacks[0].split("\n=======\n", 1)[1].split("\n>>>>>>> REPLACE", 1)[0]
+        assert source.count(search + "\n") == 1 and entry in search
+        edited = source.replace(search, replace)
+        # One entry point, and it does nothing; the kernel's own is renamed and never called.
+        assert edited.count(entry) == 1 and "{ return 0; }  // writes nothing" in edited.split(entry, 1)[1].split("\n")[0]
+        assert "static int turnaround_unused(" in edited
