@@ -49,9 +49,10 @@ int run_compile(const GlobalOptions& global, const CompileArgs& args) {
     std::string timing = outcome->cache_hit
                              ? fmt::format("cache hit in {:.2f} s (first compile took {:.1f} s)", outcome->total_seconds,
                                            outcome->nvcc_seconds)
-                             : fmt::format("nvcc {:.1f} s{}, checks {:.2f} s", outcome->nvcc_seconds,
+                             : fmt::format("nvcc {:.1f} s{}, checks {:.2f} s{}", outcome->nvcc_seconds,
                                            outcome->nvcc_steps.empty() ? "" : " (" + outcome->nvcc_steps + ")",
-                                           outcome->check_seconds);
+                                           outcome->check_seconds,
+                                           outcome->cute_evidence == "build" ? ", CuTe seen in the build" : "");
     print_safe(stdout, "{}: {} [{}; {}]\n", name, to_string(outcome->verdict), options.arch, timing);
     if (outcome->ok()) print_safe(stdout, "library: {}\n", outcome->library.string());
     else print_safe(stdout, "{}", outcome->feedback());

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,18 +29,22 @@ struct ProcessSpec {
   Environment environment = Environment::allow_list;
   // allow_list: HOME and TMPDIR point here (the caller creates it); unset, the child gets neither.
   std::optional<std::filesystem::path> private_dir;
+  // A stop requested here kills the child's group, as a timeout does, and the result says `cancelled`:
+  // work another thread found it no longer needs (the CuTe analysis compile once the build proved it).
+  std::stop_token stop;
 };
 
 struct ProcessResult {
   int exit_code = -1;    // exit status when the process exited normally
   int term_signal = 0;   // signal number when it was killed by a signal
   bool timed_out = false;
+  bool cancelled = false;  // ProcessSpec::stop was requested before the child ended
   bool output_truncated = false;
   std::string out;
   std::string err;
   double wall_seconds = 0;
 
-  bool succeeded() const { return !timed_out && term_signal == 0 && exit_code == 0; }
+  bool succeeded() const { return !timed_out && !cancelled && term_signal == 0 && exit_code == 0; }
   // "exit code 2", "killed by signal 11 (Segmentation fault)", "timed out after 30.0 s"
   std::string describe_end() const;
 };

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <thread>
 
 using namespace cutegen;
 using namespace std::chrono_literals;
@@ -42,6 +43,35 @@ TEST(PosixProcessRunner, TimeoutAppliesAfterTheChildClosesItsOutput) {
   ASSERT_TRUE(res.ok());
   EXPECT_TRUE(res->timed_out);
   EXPECT_LT(res->wall_seconds, 5.0);
+}
+
+TEST(PosixProcessRunner, AStopRequestedFromAnotherThreadKillsTheWholeGroup) {
+  PosixProcessRunner r;
+  for (const char* script : {"sleep 30 & sleep 30", "exec >&- 2>&-; sleep 30"}) {  // with and without its output open
+    std::stop_source stop;
+    std::thread later([&] {
+      std::this_thread::sleep_for(200ms);
+      stop.request_stop();
+    });
+    auto res = r.run({.argv = {"sh", "-c", script}, .timeout = 60s, .stop = stop.get_token()});
+    later.join();
+    ASSERT_TRUE(res.ok());
+    EXPECT_TRUE(res->cancelled) << script;
+    EXPECT_FALSE(res->timed_out);
+    EXPECT_FALSE(res->succeeded());
+    EXPECT_LT(res->wall_seconds, 5.0);
+    EXPECT_NE(res->describe_end().find("no longer needed"), std::string::npos);
+  }
+}
+
+TEST(PosixProcessRunner, AStopNeverRequestedChangesNothing) {
+  PosixProcessRunner r;
+  std::stop_source stop;
+  auto res = r.run({.argv = {"sh", "-c", "sleep 0.1; echo done"}, .stop = stop.get_token()});
+  ASSERT_TRUE(res.ok());
+  EXPECT_TRUE(res->succeeded());
+  EXPECT_FALSE(res->cancelled);
+  EXPECT_EQ(res->out, "done\n");
 }
 
 TEST(PosixProcessRunner, ReportsDeathBySignal) {

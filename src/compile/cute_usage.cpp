@@ -113,7 +113,7 @@ bool is_crd2idx(const std::string& mangled) {
 
 }  // namespace
 
-CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir) {
+CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir, SiteScope scope) {
   std::string cute_prefix = cute_dir.lexically_normal().string();
   if (cute_prefix.empty() || cute_prefix.back() != '/') cute_prefix += '/';
   std::map<std::string, Function> fns;
@@ -255,7 +255,10 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
         if (std::find(outer.begin(), outer.end(), p) == outer.end()) outer.push_back(p);
     }
     if (cute_file[l.file] && !l.function.empty() && is_tensor_access(strings[l.function]))
-      for (const auto& [file, line] : outer) out.cute_sites.insert({file_path[file], line});
+      for (const auto& [file, line] : outer) {
+        out.cute_sites.insert({file_path[file], line});
+        if (scope == SiteScope::innermost) break;  // `outer` runs from the innermost position out
+      }
     outer_at[Place{l.file, l.line, l.column}] = std::move(outer);
   }
   for (const auto& [name, f] : fns) {
@@ -265,6 +268,15 @@ CuteAnalysis analyse_cute_usage(const std::string& ptx, const fs::path& cute_dir
   }
   out.forged.assign(forged.begin(), forged.end());
   return out;
+}
+
+std::optional<CuteAnalysis> build_evidence(const std::string& ptx, const fs::path& cute_dir,
+                                           const std::vector<std::string>& kernels) {
+  CuteAnalysis a = analyse_cute_usage(ptx, cute_dir, SiteScope::innermost);
+  if (!a.forged.empty() || a.cute_sites.empty()) return std::nullopt;
+  for (const auto& k : kernels)
+    if (auto it = a.uses_cute.find(k); it == a.uses_cute.end() || !it->second) return std::nullopt;
+  return a;
 }
 
 std::vector<CheckViolation> cute_violations(const std::vector<std::string>& kernels, const CuteAnalysis& a) {
@@ -295,9 +307,9 @@ std::vector<CheckViolation> cute_violations(const std::vector<std::string>& kern
 Result<CuteAnalysisRun> run_cute_analysis(ProcessRunner& runner, const std::vector<std::string>& command,
                                           const fs::path& dir, const std::string& ptx_name,
                                           std::chrono::milliseconds timeout, const fs::path& cutlass_include,
-                                          const QuotableFiles& quotable) {
+                                          const QuotableFiles& quotable, std::stop_token stop) {
   CuteAnalysisRun run;
-  auto proc = runner.run({.argv = command, .timeout = timeout, .cwd = dir, .private_dir = dir});
+  auto proc = runner.run({.argv = command, .timeout = timeout, .cwd = dir, .private_dir = dir, .stop = stop});
   // The PTX is tens of megabytes for a CuTe GEMM at -O0 and only needed here: keep it out of the cache.
   struct Remove {
     fs::path p;
@@ -308,6 +320,10 @@ Result<CuteAnalysisRun> run_cute_analysis(ProcessRunner& runner, const std::vect
   } remove_ptx{dir / ptx_name};
   if (!proc) return Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", proc.error().message)};
   run.seconds = proc->wall_seconds;
+  if (proc->cancelled) {
+    run.cancelled = true;
+    return run;
+  }
   if (proc->timed_out) {
     run.timed_out = true;
     return run;

@@ -16,7 +16,9 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -39,8 +41,28 @@ struct CuteAnalysis {
   std::set<SourcePosition> cute_sites;
 };
 
+// Which positions of a tensor access's inline chain are CuTe sites.
+enum class SiteScope {
+  // Every position outside CuTe's headers: the -O0 analysis, whose chains end at the function compiled.
+  whole_chain,
+  // Only the innermost one, the line that called into CuTe: for the build's own -O3 PTX (build_evidence
+  // below), whose chains also run through functions inlined only there -- a helper's call line would make
+  // every raw store of its body count as CuTe's, which the -O0 analysis does not allow.
+  innermost,
+};
+
 // Parses the -O0 PTX. `cute_dir` is <CUTLASS include>/cute as nvcc saw it.
-CuteAnalysis analyse_cute_usage(const std::string& ptx, const std::filesystem::path& cute_dir);
+CuteAnalysis analyse_cute_usage(const std::string& ptx, const std::filesystem::path& cute_dir,
+                                SiteScope scope = SiteScope::whole_chain);
+
+// The same rule read from the build's own PTX (-O3, with line info), when that alone proves it: every one of
+// `kernels` reaches a CuTe layout evaluation there and no inline assembly carries line information. Then the
+// build's machine code (built_cute.h, against these sites) needs no unoptimised compile: code -O3 kept was in
+// the source, so this evidence is a part of what -O0 would find, and its sites a subset of the -O0 sites, which
+// makes the check on the machine code stricter, never looser. Empty when it does not prove it (a 1-D access
+// -O3 folds into raw address arithmetic): the analysis compile decides, as before.
+std::optional<CuteAnalysis> build_evidence(const std::string& ptx, const std::filesystem::path& cute_dir,
+                                           const std::vector<std::string>& kernels);
 
 // One "no-cute" violation per kernel of the library that does not use CuTe (or is missing from the
 // analysis), naming it.
@@ -51,6 +73,7 @@ std::vector<CheckViolation> cute_violations(const std::vector<std::string>& kern
 struct CuteAnalysisRun {
   bool compiled = false;    // the PTX was produced and parsed into `analysis`
   bool timed_out = false;
+  bool cancelled = false;   // stopped: the build's own evidence was enough
   CuteAnalysis analysis;
   std::vector<CheckViolation> violations;  // a failed analysis compile: one cute-unverifiable
   double seconds = 0;
@@ -60,10 +83,12 @@ struct CuteAnalysisRun {
 // and parses its PTX. A failing analysis compile is a violation quoting its first error (when the build
 // succeeds, the candidate relies on something only optimised code allows); an Error means nvcc could
 // not be started or its PTX not read.
+// `stop`: requested once the build's own evidence is enough; the compile is killed and the run `cancelled`.
 Result<CuteAnalysisRun> run_cute_analysis(ProcessRunner& runner, const std::vector<std::string>& command,
                                           const std::filesystem::path& dir, const std::string& ptx_name,
                                           std::chrono::milliseconds timeout,
-                                          const std::filesystem::path& cutlass_include, const QuotableFiles& quotable);
+                                          const std::filesystem::path& cutlass_include, const QuotableFiles& quotable,
+                                          std::stop_token stop = {});
 
 // The violations of the library's `kernels` under `run` (not meaningful for a timed-out run).
 std::vector<CheckViolation> cute_check_violations(const CuteAnalysisRun& run, const std::vector<std::string>& kernels);

@@ -111,6 +111,49 @@ TEST(CuteUsage, SitesAreThePositionsOutsideCuteOfEachTensorAccessChain) {
   EXPECT_FALSE(nested.cute_sites.count({"/work/run/candidate.cu", 47}));
 }
 
+namespace {
+
+// -O3 PTX's shape: a helper (not force-inlined) inlined into the kernel, so the chain of its tensor access runs on
+// to the kernel's call of it (line 22); its raw store (line 16) is in the same inlined body.
+std::string inlined_helper_ptx() {
+  std::string p = ".version 9.0\n.target sm_90a\n.address_size 64\n\n";
+  p += fn(".visible .entry _Z6kernelPf",
+          "\t.loc\t1 20 0\n"
+          "\t.loc\t1 15 3, function_name $L__info_string1, inlined_at 1 22 5\n"
+          "\t.loc\t2 171 7, function_name $L__info_string0, inlined_at 1 15 3\n"
+          "\t.loc\t1 16 3, function_name $L__info_string1, inlined_at 1 22 5\n");
+  p += "\t.file\t1 \"/work/run/candidate.cu\"\n\t.file\t2 \"/opt/cutlass/include/cute/layout.hpp\"\n";
+  p += "\t.section\t.debug_str\n\t{\n";
+  p += "$L__info_string0:\n" + b8("_ZN4cute7crd2idxIllNS_1CILi1EEEEEDaRKT_RT0_RKT1_");
+  p += "$L__info_string1:\n" + b8("_Z13store_doubledPf");
+  p += "\t}\n";
+  return p;
+}
+
+}  // namespace
+
+TEST(CuteUsage, TheInnermostScopeKeepsOnlyTheLineThatCalledIntoCute) {
+  // The whole chain: the helper's line and the kernel's call of it. The innermost: the helper's line alone, as
+  // the -O0 analysis (the helper a function of its own there) finds it.
+  auto whole = analyse_cute_usage(inlined_helper_ptx(), "/opt/cutlass/include/cute");
+  EXPECT_EQ(whole.cute_sites, (std::set<SourcePosition>{{"/work/run/candidate.cu", 15}, {"/work/run/candidate.cu", 22}}));
+  auto inner = analyse_cute_usage(inlined_helper_ptx(), "/opt/cutlass/include/cute", SiteScope::innermost);
+  EXPECT_EQ(inner.cute_sites, (std::set<SourcePosition>{{"/work/run/candidate.cu", 15}}));
+  EXPECT_TRUE(inner.uses_cute.at("_Z6kernelPf"));
+}
+
+TEST(CuteUsage, TheBuildsEvidenceCountsOnlyWhenItProvesEveryKernel) {
+  const std::string cute = "/opt/cutlass/include/cute";
+  auto seen = build_evidence(inlined_helper_ptx(), cute, {"_Z6kernelPf"});
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->cute_sites, (std::set<SourcePosition>{{"/work/run/candidate.cu", 15}}));  // innermost sites
+  // A kernel the PTX does not show, one whose CuTe -O3 folded away, or inline assembly carrying line information
+  // anywhere: the analysis compile decides.
+  EXPECT_FALSE(build_evidence(inlined_helper_ptx(), cute, {"_Z6kernelPf", "_Z5otherPf"}).has_value());
+  EXPECT_FALSE(build_evidence(ptx(), cute, {"_Z6directPf", "_Z7pointerPf"}).has_value());
+  EXPECT_FALSE(build_evidence(ptx(), cute, {"_Z6directPf"}).has_value());  // _Z6forgedPf's asm
+}
+
 TEST(CuteUsage, AnUnbalancedInlineAsmMarkerIsForged) {
   std::string p = fn(".visible .entry _Z1kv", "\t// end inline asm\n\t.loc\t1 3 0\n");
   auto a = analyse_cute_usage(p, "/opt/cutlass/include/cute");

@@ -53,6 +53,22 @@ std::vector<fs::path> include_dirs(const Toolchain& t) {
   return dirs;
 }
 
+// The build's PTX when nvcc kept exactly one (one device architecture): the CuTe rule's evidence from the
+// build itself (cute_usage.h, build_evidence). None otherwise, and the analysis compile decides.
+std::optional<std::string> single_kept_ptx(const fs::path& dir) {
+  std::optional<fs::path> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".ptx") continue;
+    if (found) return std::nullopt;
+    found = entry.path();
+  }
+  if (ec || !found) return std::nullopt;
+  auto text = read_file(*found);
+  if (!text) return std::nullopt;
+  return std::move(*text);
+}
+
 // What nvcc's log may quote: the candidate and the headers it may include (source_rules.h).
 QuotableFiles quotable_files(const Toolchain& t, const std::string& nvcc) {
   QuotableFiles q{kCandidateFile, {t.cutlass_include, t.contract_include, "/usr/include", "/usr/lib/gcc"}};
@@ -137,6 +153,7 @@ nlohmann::json CompileOutcome::to_json() const {
   j["library"] = library.string();
   j["nvcc_seconds"] = nvcc_seconds;
   j["nvcc_steps"] = nvcc_steps;
+  j["cute_evidence"] = cute_evidence;
   j["check_seconds"] = check_seconds;
   j["total_seconds"] = total_seconds;
   j["command"] = command;
@@ -192,12 +209,9 @@ NvccCompiler::NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolch
       cache_(std::move(cache)),
       sandbox_(std::move(sandbox)) {}
 
-Result<std::vector<CheckViolation>> NvccCompiler::built_cute_check(const fs::path& staging,
-                                                                  const std::vector<std::string>& images,
-                                                                  const std::vector<std::string>& kernels,
-                                                                  const std::set<SourcePosition>& cute_sites,
-                                                                  EarlySass* early) {
-  if (kernels.empty()) return std::vector<CheckViolation>{};
+Result<std::map<std::string, SassFunction>> NvccCompiler::library_sass(const fs::path& staging,
+                                                                      const std::vector<std::string>& images,
+                                                                      EarlySass* early) {
   if (toolchain_.nvdisasm.empty()) return Error{"no nvdisasm in the toolchain: the CuTe check on the build needs it"};
   std::map<std::string, SassFunction> sass;
   for (std::size_t i = 0; i < images.size(); ++i) {
@@ -217,7 +231,7 @@ Result<std::vector<CheckViolation>> NvccCompiler::built_cute_check(const fs::pat
     if (!functions) return functions.error();
     sass.merge(*functions);
   }
-  return built_cute_violations(sass, kernels, cute_sites, toolchain_.cutlass_include / "cute");
+  return sass;
 }
 
 SandboxPolicy NvccCompiler::sandbox_policy(const fs::path& staging) const {
@@ -409,28 +423,39 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
     };
     // The analysis compile (CuTe per kernel) runs beside the build: it needs only the source, and a
     // compile's wall time is the loop's and the tuner's critical path. It reads the candidate like the
-    // build does, confined the same way.
-    auto analysis_future = std::async(std::launch::async, [&, argv = kept(*analysis_cmd, kAnalysisKeepDir)] {
+    // build does, confined the same way. It is stopped once it is not needed: a build that failed, or one
+    // whose own PTX proves the rule (build_evidence) -- for a CUTLASS kernel the -O0 compile is the longer
+    // of the two (35 s against the build's 22 s of cicc for the 3xTF32 GEMM).
+    std::stop_source stop_analysis;
+    auto analysis_future = std::async(std::launch::async, [&, argv = kept(*analysis_cmd, kAnalysisKeepDir),
+                                                           stop = stop_analysis.get_token()] {
       return run_cute_analysis(runner_, sandbox_command(sandbox_, sandbox_policy(*staging), argv), *staging,
                                kAnalysisFile, options_.timeout, toolchain_.cutlass_include,
-                               quotable_files(toolchain_, options_.nvcc));
+                               quotable_files(toolchain_, options_.nvcc), stop);
     });
+    // Every way out waits for it: it writes into the staging directory that cleanup() removes. Unneeded, its
+    // result (an Error too: it could not start) decides nothing.
+    auto analysis = [&](bool needed) {
+      if (!needed) stop_analysis.request_stop();
+      return analysis_future.get();
+    };
+    auto give_up = [&](Error e) {
+      analysis(false);
+      cleanup();
+      return e;
+    };
     std::optional<EarlySass> early;
     auto proc = run_build(*staging, kept(*cmd, kBuildKeepDir), key, out.nvcc_steps, early);
     auto t1 = std::chrono::steady_clock::now();
-    auto cute = analysis_future.get();
-    if (!proc) {
-      cleanup();
-      return Error{fmt::format("{}; reinstall cutegen (cutegen-sandbox is built next to it)", proc.error().message)};
-    }
-    if (auto failure = sandbox_failure(*proc)) {
-      cleanup();
-      return Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", *failure)};
-    }
+    if (!proc)
+      return give_up(Error{fmt::format("{}; reinstall cutegen (cutegen-sandbox is built next to it)", proc.error().message)});
+    if (auto failure = sandbox_failure(*proc))
+      return give_up(Error{fmt::format("{}; install the CUDA toolkit or set compile.nvcc in the config", *failure)});
     out.nvcc_seconds = proc->wall_seconds;
     out.log = redact_nvcc_log(proc->out + proc->err, quotable_files(toolchain_, options_.nvcc));
     if (proc->timed_out) {
       // Not cached: a slow machine or a loaded one may finish next time.
+      analysis(false);
       cleanup();
       out.verdict = CompileVerdict::timeout;
       return out;
@@ -440,57 +465,79 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
     // rejection naming it says more than the assembler's errors.
     auto assembly = check_kept_host_assembly(*staging / kBuildKeepDir, fs::path(kCandidateFile).stem().string(),
                                              proc->succeeded());
-    if (!assembly) {
-      cleanup();
-      return assembly.error();
-    }
+    if (!assembly) return give_up(assembly.error());
     if (!proc->succeeded()) {
+      analysis(false);
       out.violations = *assembly;
       out.verdict = out.violations.empty() ? CompileVerdict::compile_error : CompileVerdict::rejected;
     } else {
       auto checks = check_library(*staging / kLibraryFile);
-      if (!checks) {
-        cleanup();
-        return checks.error();
-      }
-      if (!cute) {
-        cleanup();
-        return cute.error();
-      }
-      out.check_seconds = since(t1);
-      if (cute->timed_out) {
-        cleanup();
-        out.verdict = CompileVerdict::timeout;  // like nvcc's own timeout: not cached
-        return out;
-      }
+      if (!checks) return give_up(checks.error());
       out.violations = *assembly;
       for (const auto& v : checks->violations) out.violations.push_back(v);
-      std::optional<CheckViolation> mismatch;
-      if (cute->compiled) {
-        auto same = compare_device_code(*staging / kBuildKeepDir, *staging / kAnalysisKeepDir);
-        if (!same) {
-          cleanup();
-          return same.error();
-        }
-        mismatch = *same;
+      const fs::path cute_dir = toolchain_.cutlass_include / "cute";
+      std::optional<std::map<std::string, SassFunction>> sass;
+      auto machine_code = [&]() -> Result<bool> {
+        if (sass) return true;
+        auto got = library_sass(*staging, checks->device_images, early ? &*early : nullptr);
+        if (!got) return got.error();
+        sass = std::move(*got);
+        return true;
+      };
+      // The build's own evidence first: when it proves the rule, and the machine code passes against its sites,
+      // the analysis compile is stopped.
+      std::optional<CuteAnalysis> seen;
+      if (!checks->kernels.empty())
+        if (auto ptx = single_kept_ptx(*staging / kBuildKeepDir)) seen = build_evidence(*ptx, cute_dir, checks->kernels);
+      if (seen) {
+        if (auto m = machine_code(); !m) return give_up(m.error());
+        if (!built_cute_violations(*sass, checks->kernels, seen->cute_sites, cute_dir).empty()) seen.reset();
       }
-      // Evidence from code the build did not compile is no evidence: the mismatch alone is reported.
-      if (mismatch) out.violations.push_back(*mismatch);
-      else for (auto& v : cute_check_violations(*cute, checks->kernels)) out.violations.push_back(std::move(v));
-      if (!mismatch && cute->compiled) {
-        // The kernels the unoptimised compile found using CuTe, checked again on the build's machine code.
-        std::vector<std::string> cute_kernels;
-        for (const auto& k : checks->kernels)
-          if (auto it = cute->analysis.uses_cute.find(k); it != cute->analysis.uses_cute.end() && it->second)
-            cute_kernels.push_back(k);
-        auto built = built_cute_check(*staging, checks->device_images, cute_kernels, cute->analysis.cute_sites,
-                                      early ? &*early : nullptr);
-        if (!built) {
+      if (seen) {
+        analysis(false);
+        out.cute_evidence = "build";
+        out.check_seconds = since(t1);
+      } else {
+        auto cute = analysis(true);
+        if (!cute) {
           cleanup();
-          return built.error();
+          return cute.error();
         }
-        for (auto& v : *built) out.violations.push_back(std::move(v));
-        out.check_seconds = since(t1);  // nvdisasm included
+        out.check_seconds = since(t1);
+        if (cute->timed_out) {
+          cleanup();
+          out.verdict = CompileVerdict::timeout;  // like nvcc's own timeout: not cached
+          return out;
+        }
+        out.cute_evidence = "analysis";
+        std::optional<CheckViolation> mismatch;
+        if (cute->compiled) {
+          auto same = compare_device_code(*staging / kBuildKeepDir, *staging / kAnalysisKeepDir);
+          if (!same) {
+            cleanup();
+            return same.error();
+          }
+          mismatch = *same;
+        }
+        // Evidence from code the build did not compile is no evidence: the mismatch alone is reported.
+        if (mismatch) out.violations.push_back(*mismatch);
+        else for (auto& v : cute_check_violations(*cute, checks->kernels)) out.violations.push_back(std::move(v));
+        if (!mismatch && cute->compiled) {
+          // The kernels the unoptimised compile found using CuTe, checked again on the build's machine code.
+          std::vector<std::string> cute_kernels;
+          for (const auto& k : checks->kernels)
+            if (auto it = cute->analysis.uses_cute.find(k); it != cute->analysis.uses_cute.end() && it->second)
+              cute_kernels.push_back(k);
+          if (!cute_kernels.empty()) {
+            if (auto m = machine_code(); !m) {
+              cleanup();
+              return m.error();
+            }
+            for (auto& v : built_cute_violations(*sass, cute_kernels, cute->analysis.cute_sites, cute_dir))
+              out.violations.push_back(std::move(v));
+          }
+          out.check_seconds = since(t1);  // nvdisasm included
+        }
       }
       out.verdict = out.violations.empty() ? CompileVerdict::ok : CompileVerdict::rejected;
     }
@@ -503,6 +550,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
   }
   stored = {{"verdict", to_string(out.verdict)}, {"log", out.log}, {"command", out.command},
             {"nvcc_seconds", out.nvcc_seconds}, {"check_seconds", out.check_seconds}, {"nvcc_steps", out.nvcc_steps},
+            {"cute_evidence", out.cute_evidence},
             {"violations", nlohmann::json::array()}};
   for (const auto& v : out.violations) stored["violations"].push_back({{"code", v.code}, {"message", v.message}});
   if (auto w = write_file_atomic(*staging / "outcome.json", dump_json(stored, 2)); !w) {
@@ -532,6 +580,7 @@ CompileOutcome NvccCompiler::from_cache(const nlohmann::json& stored, const Comp
   out.nvcc_seconds = stored.value("nvcc_seconds", 0.0);
   out.check_seconds = stored.value("check_seconds", 0.0);
   out.nvcc_steps = stored.value("nvcc_steps", std::string());
+  out.cute_evidence = stored.value("cute_evidence", std::string());
   for (const auto& v : stored.value("violations", nlohmann::json::array()))
     out.violations.push_back({v.value("code", ""), v.value("message", "")});
   if (out.verdict == CompileVerdict::compile_error)

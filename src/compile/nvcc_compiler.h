@@ -65,13 +65,11 @@ class NvccCompiler final : public Compiler {
   Result<ProcessResult> run_build(const std::filesystem::path& staging, const std::vector<std::string>& argv,
                                   const std::string& key, std::string& steps, std::optional<EarlySass>& early);
   CompileOutcome from_cache(const nlohmann::json& stored, const CompileRequest& request, const std::string& key) const;
-  // The CuTe check on the build (built_cute.h): nvdisasm on each of the library's cubins (`images`),
-  // confined like nvcc, then the `kernels` the analysis found using CuTe against its `cute_sites`.
-  // `early`: an overlapped build's disassembly, used for the image of the same bytes.
-  Result<std::vector<CheckViolation>> built_cute_check(const std::filesystem::path& staging,
-                                                       const std::vector<std::string>& images,
-                                                       const std::vector<std::string>& kernels,
-                                                       const std::set<SourcePosition>& cute_sites, EarlySass* early);
+  // The build's machine code for the CuTe check on it (built_cute.h): nvdisasm on each of the library's
+  // cubins (`images`), confined like nvcc. `early`: an overlapped build's disassembly, used for the image of
+  // the same bytes.
+  Result<std::map<std::string, SassFunction>> library_sass(const std::filesystem::path& staging,
+                                                           const std::vector<std::string>& images, EarlySass* early);
 
   ProcessRunner& runner_;
   CompileOptions options_;

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cctype>
 #include <condition_variable>
 #include <cstdlib>
@@ -215,6 +217,64 @@ TEST_F(RealNvcc, AKernelWithOnlyCutesTensorsBuildsAndPassesTheCuteRule) {
   auto out = compile(example("relu_cute_1d.cu"), "relu_cute_1d.cu");
   EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
   EXPECT_TRUE(out.violations.empty()) << out.feedback();
+  EXPECT_EQ(out.cute_evidence, "analysis");  // -O3 folds 1-D indexing: the build's PTX proves nothing
+}
+
+namespace {
+
+// Holds the CuTe analysis compile (nvcc ... -Xcicc -O0) until the compiler asks it to stop, or two minutes:
+// a build whose own PTX proves the rule must not wait for it.
+class HoldTheAnalysis final : public ProcessRunner {
+ public:
+  explicit HoldTheAnalysis(ProcessRunner& real) : real_(real) {}
+  Result<ProcessResult> run(const ProcessSpec& spec) override {
+    const auto o0 = std::search(spec.argv.begin(), spec.argv.end(), kO0.begin(), kO0.end());
+    if (o0 == spec.argv.end()) return real_.run(spec);
+    held = true;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (!spec.stop.stop_requested() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!spec.stop.stop_requested()) return real_.run(spec);
+    stopped = true;
+    ProcessResult r;
+    r.cancelled = true;
+    return r;
+  }
+  std::atomic<bool> held{false}, stopped{false};
+
+ private:
+  const std::array<std::string, 2> kO0{"-Xcicc", "-O0"};
+  ProcessRunner& real_;
+};
+
+}  // namespace
+
+// A 2-D access keeps CuTe's layout evaluation in the -O3 build: its own PTX proves the rule, the machine code
+// passes against those sites, and the analysis compile is stopped (for a CUTLASS GEMM it is the longer of the two).
+TEST_F(RealNvcc, TheBuildsOwnEvidenceStopsTheAnalysisCompile) {
+  HoldTheAnalysis hold(runner_);
+  NvccCompiler c(hold, options_, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto out = c.compile({testdata("cute_2d_rows.cu"), "rows.cu"});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << out->log;
+  EXPECT_EQ(out->cute_evidence, "build");
+  EXPECT_TRUE(hold.held && hold.stopped);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 100.0);
+  auto again = c.compile({testdata("cute_2d_rows.cu"), "rows.cu"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->cache_hit);
+  EXPECT_EQ(again->cute_evidence, "build");
+}
+
+// Raw stores in a helper that also reads a tensor: at -O3 the helper is inlined and its every instruction carries
+// the kernel's call line, so the build's evidence (innermost sites only) does not count the store as CuTe's and
+// the -O0 analysis decides, rejecting it as before. Counting the call line would have passed it.
+TEST_F(RealNvcc, RawStoresInAnInlinedHelperAreRejectedWhicheverEvidenceIsRead) {
+  auto out = compile(testdata("raw_store_in_helper.cu"), "helper.cu");
+  ASSERT_EQ(out.verdict, CompileVerdict::rejected) << out.log;
+  EXPECT_TRUE(has_violation(out, "raw-stores", "helper_example::scale_rows(")) << out.feedback();
+  EXPECT_EQ(out.cute_evidence, "analysis");
 }
 
 TEST_F(RealNvcc, IndexingRawPointersTakenFromTensorsIsNotCute) {
