@@ -128,6 +128,11 @@ MIN_BUDGETED_RUNS = 30
 # ... and a screening's not below this many: it only ranks, and the candidate it chooses is judged in full.
 MIN_SCREENING_RUNS = 10
 
+# Trial kinds no timed call uses (TIMED_KINDS), whose checks the screen of the timed calls does not rest on: with
+# the loop's bar (Plan.checks_below_ms) they run after the timed calls, and only for a kernel faster than the bar.
+# A slower one is rolled back whatever they would show; at KernelBench's sizes each is a full check of ~0.2 s.
+DEFERRABLE_KINDS = ("scaled",)
+
 # A timed call's seed: drawn from the OS per call, as wide as torch.manual_seed takes without wrapping.
 CALL_SEED_BITS = 63
 CUTEGEN_ERROR_NAMES = {1000: "CUTEGEN_ERROR_BAD_ARGUMENTS", 1001: "CUTEGEN_ERROR_UNSUPPORTED"}
@@ -158,6 +163,10 @@ class Plan:
     # The loop's bar (docs/worker-protocol.md): the trials run only for a kernel whose time is below it, the
     # time it must beat to be kept; a slower one is rolled back, so its other shapes need no trial. None: always.
     generalize_below_ms: float = None
+    # The same bar for the checks at the problem's own shape that only a kept kernel needs (DEFERRABLE_KINDS'
+    # trials, the full audits): they run after the timed calls, and only for a kernel whose time is below it.
+    # None: every check before the time is taken, as always.
+    checks_below_ms: float = None
     # The timed calls' staging budget: with it, `runs` is a most; the session runs as many of them as staging
     # fresh sets for fits in this many seconds, at the staging time calibration measured (at least
     # MIN_BUDGETED_RUNS). At KernelBench sizes a timed call's staging alone is 10-30 ms, several times the
@@ -203,6 +212,7 @@ class Plan:
             raise RequestError(f"evaluate_candidate: generalize must be an integer from 0 to {shape_configs.MAX_TRIALS}")
         plan.generalize = generalize
         plan.generalize_below_ms = _optional_positive(req, "generalize_below_ms", "milliseconds")
+        plan.checks_below_ms = _optional_positive(req, "checks_below_ms", "milliseconds")
         plan.timed_budget_s = _optional_positive(req, "timed_budget_s", "seconds")
         plan.screening = _optional_flag(req, "screening")
         plan.expects_workspace = _optional_flag(req, "workspace")
@@ -444,6 +454,10 @@ class CandidateSession:
         self.share = gpu_share.for_device(problem.device, idle_window=not plan.screening) if timed and group is None \
             else None
         self.runner_pids = []  # every runner this session started: the judge's own processes on the GPU
+        # The trials (indices into plan.trials) that wait for the time: only with the loop's bar, in a session of
+        # its own that times the kernel (a screening group's plan has one problem trial and no bar).
+        self.deferred = [i for i, spec in enumerate(plan.trials) if spec.kind in DEFERRABLE_KINDS] \
+            if plan.checks_below_ms is not None and timed and plan.runs > 0 and group is None else []
         self.timed_since_us = None  # when the timed calls began, on the clock NVML stamps its samples with
 
     # ---- the whole session ------------------------------------------------------------------------
@@ -741,8 +755,11 @@ class CandidateSession:
         return exchange
 
     # ---- correctness trials -----------------------------------------------------------------------
-    def _trials(self):
+    def _trials(self, deferred: bool = False):
+        """The plan's correctness trials, in its order: those not deferred, or (`deferred`) those that are."""
         for index, spec in enumerate(self.plan.trials):
+            if (index in self.deferred) != deferred:
+                continue
             self.phase = f"trial {index} ({spec.kind} inputs)"
             staged = self.slot.stage(self.problem, spec)
             report = self._trial(index, staged)
@@ -1027,11 +1044,22 @@ class CandidateSession:
         return None
 
     def _timed_end(self, timed: "_TimedCalls"):
-        """After the last timed call: the full audits of the calls chosen for them, then the time and the checks
-        on all the calls together."""
+        """After the last timed call: the full audits of the calls chosen for them and the deferred trials, then the
+        time and the checks on all the calls together. With the loop's bar, a kernel whose time (the median
+        _summarise reports) is not below it skips the first two: it is rolled back whatever they would show, and
+        the record's `audits.deferred` says what was left out."""
         self.record.audits["timed_calls"] = timed.runs
-        with self.phases("full_audits"):
-            self._full_audits(timed.kept)
+        bar = self.plan.checks_below_ms
+        median = max((_stats(v)["median_ms"] for v in timed.walls.values() if v), default=None)
+        if bar is not None and self.group is None and median is not None and not median < bar:
+            self.record.audits["deferred"] = {"bar_ms": bar, "median_ms": median, "full_audits": len(timed.kept),
+                                              "trials": [{"trial": i, "kind": self.plan.trials[i].kind}
+                                                         for i in self.deferred]}
+        else:
+            with self.phases("full_audits"):
+                self._full_audits(timed.kept)
+            with self.phases("trials"):
+                self._trials(deferred=True)
         self._summarise(timed.walls, timed.events)
 
     def _completion(self, got_out: list, got_in: list, staged, k: int):

@@ -28,6 +28,8 @@ unwritten_true the reference, then the poison put back wherever a bool output's 
 cached_ints    computes with the integer and bool inputs it saw at its first call, whatever the slot holds
                now (a kernel that caches what it derives from an index tensor)
 print          the reference, and a line on its stdout
+wrong_when_large  the reference, but zeros when some floating input holds a value of magnitude over 50 (right on
+               the problem's and signed inputs, wrong on the scaled trial's: an overflow at large magnitudes)
 rc / cuda_error  a failing return code / a CUDA error reply
 crash / hang / tamper / forbidden  the session ends as the real link would report it
 load_fail      the library cannot be loaded
@@ -70,7 +72,8 @@ from cutegen_worker.runner_link import Exchange, LinkError, RunnerEnd
 OTHER_SHAPES = ("same", "wrong", "refuse", "no_workspace", "crash", "print")
 MODES = ("reference", "native", "tf32", "positive_tf32", "zeros", "nan", "none", "partial", "stale", "own_params",
          "identity", "perturb", "zero_output", "mutate_input", "mutate_param", "print", "rc", "cuda_error", "crash",
-         "hang", "tamper", "forbidden", "load_fail", "workspace_stale", "unwritten_true", "cached_ints", "noisy")
+         "hang", "tamper", "forbidden", "load_fail", "workspace_stale", "unwritten_true", "cached_ints", "noisy",
+         "wrong_when_large")
 WORKSPACE_SEEN = []  # (runner index, call index, poisoned, the fill's pattern) per call of a fake with a workspace; tests read it
 
 
@@ -327,6 +330,10 @@ class FakeRunner:
                 self.slot.params[self.spec.get("index", 0)].view(-1)[0] += 1.0
             elif mode == "print":
                 self.printed_text = "hello from the kernel"
+            elif mode == "wrong_when_large" and any(isinstance(v, torch.Tensor) and v.is_floating_point()
+                                                    and bool((v.abs() > 50).any()) for v in values):
+                for out in outputs:
+                    out.zero_()
 
 
 def _meddle(what: str) -> None:

@@ -23,8 +23,9 @@ class Evaluator {
   // Identifies the problem as evaluated (file content, precision): a resumed run whose log was made
   // for another fingerprint is refused rather than replayed against a changed problem.
   virtual Result<std::string> fingerprint() = 0;
-  // `bar_ms`: the time the kernel must beat to be kept (an optimisation step's); the judge then tries other
-  // shapes only for a kernel below it (EvalOptions::generalize_below_ms). nullopt: always (a first kernel).
+  // `bar_ms`: the time the kernel must beat to be kept (an optimisation step's); the judge then runs what only a
+  // kept kernel needs (other shapes, the scaled trial, the full audits) only for a kernel below it
+  // (EvalOptions::keep_bar_ms). nullopt: always (a first kernel).
   virtual Result<Evaluation> evaluate(const std::string& source, const std::string& display_name,
                                       std::optional<double> bar_ms) = 0;
 

@@ -200,8 +200,11 @@ Result<Evaluation> Loop::evaluate(const std::string& source, const AttemptLabel&
   if (auto w = files_.write(dir + "/eval.json", dump_json(e.to_json(), 2)); !w) return w.error();
   if (e.passed()) {
     std::string shapes;
-    if (e.generalization && e.generalization->skipped_bar_ms)
-      shapes = fmt::format(", not below {:.4f} ms: no other shape tried", *e.generalization->skipped_bar_ms);
+    const auto bar = e.generalization && e.generalization->skipped_bar_ms ? e.generalization->skipped_bar_ms
+                                                                          : e.skipped_checks_bar_ms;
+    if (bar)
+      shapes = fmt::format(", not below {:.4f} ms: none of the checks only a kept kernel needs (other shapes, the "
+                           "scaled trial, full audits)", *bar);
     else if (e.generalization && e.generalization->asked > 0)
       shapes = fmt::format(", {} shape(s) verified ({:.1f} s of other shapes)", e.generalization->verified.size(),
                            e.generalization->seconds);

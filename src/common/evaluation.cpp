@@ -602,7 +602,8 @@ namespace {
 constexpr std::string_view kTypedKeys[] = {"verdict",  "reason",           "evidence", "precision",
                                            "problem",  "time",             "baselines", "roofline",
                                            "roofline_warning", "library",  "compile_key", "speedup",
-                                           "sol_pct",  "workspace_bytes", "generalization", "compiler_notes"};
+                                           "sol_pct",  "workspace_bytes", "generalization", "compiler_notes",
+                                           "skipped_checks_bar_ms"};
 
 bool typed_key(std::string_view key) {
   for (auto k : kTypedKeys)
@@ -651,6 +652,7 @@ nlohmann::json Evaluation::to_json() const {
   if (workspace_bytes) j["workspace_bytes"] = workspace_bytes;
   if (!compiler_notes.empty()) j["compiler_notes"] = compiler_notes;
   if (generalization) j["generalization"] = generalization->to_json();
+  if (skipped_checks_bar_ms) j["skipped_checks_bar_ms"] = *skipped_checks_bar_ms;
   return j;
 }
 
@@ -711,6 +713,7 @@ Result<Evaluation> Evaluation::from_json(const nlohmann::json& j) {
     if (!g) return Error{"the evaluation's " + g.error().message};
     e.generalization = std::move(*g);
   }
+  CG_TRY(r.optional_number("skipped_checks_bar_ms", e.skipped_checks_bar_ms));  // absent: every check ran
   if (e.passed() && !e.time) return Error{"the evaluation passed a kernel without a time"};
   for (const auto& [key, value] : j.items())
     if (!typed_key(key)) e.details[key] = value;

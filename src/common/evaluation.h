@@ -199,7 +199,7 @@ struct Generalization {
   std::vector<VerifiedShape> verified;
   std::vector<std::string> notes;       // why fewer trials ran than were asked for
   double seconds = 0;                   // the trials' wall time
-  // Set when none ran because the kernel's time was not below the loop's bar (EvalOptions::generalize_below_ms):
+  // Set when none ran because the kernel's time was not below the loop's bar (EvalOptions::keep_bar_ms):
   // a kernel that slow is rolled back, never kept or exported, so its other shapes needed no trial.
   std::optional<double> skipped_bar_ms;
 
@@ -231,6 +231,10 @@ struct Evaluation {
   // The kernel at other shapes of the problem, once it passed at its own; absent when it did not (and in
   // records from before the trials). Its `verified` list is what an export may call the kernel on.
   std::optional<Generalization> generalization;
+  // Set when the checks at the problem's own shape that only a kept kernel needs -- the scaled trial, the full
+  // audits of two timed calls -- did not run: its time was not below this bar, the loop's (EvalOptions::keep_bar_ms),
+  // so it is rolled back whatever they would show. Every other trial ran, and every timed call was compared.
+  std::optional<double> skipped_checks_bar_ms;
   // The judge's own account for people reading eval.json (compile log, every check, the session,
   // seeds, phase times). Written beside the typed fields and carried through the journal; no code
   // reads it.

@@ -198,6 +198,9 @@ std::string EvalReport::summary() const {
   }
   if (workspace_bytes) s += fmt::format("  workspace {} bytes, poisoned before every call\n", workspace_bytes);
   if (generalization) s += shapes_line(*generalization);
+  if (skipped_checks_bar_ms)
+    s += fmt::format("  checks    the scaled trial and the full audits not run: not below {:.4g} ms, the time it had "
+                     "to beat to be kept\n", *skipped_checks_bar_ms);
   if (!roofline_warning.empty()) s += fmt::format("  WARNING   {}\n", roofline_warning);
   for (const auto& w : compiler_notes) s += fmt::format("  WARNING   ptxas: {}\n", w);
   if (auto sandbox = session.value("runner", nlohmann::json::object()).value("sandbox", "full"); sandbox != "full")
@@ -287,6 +290,14 @@ Status apply_session_record(const nlohmann::json& record, EvalReport& report) {
     if (generalization->verified.empty())
       return Error{"the worker's generalization record verifies no shape, not even the problem's own (a worker bug)"};
     report.generalization = std::move(*generalization);
+  }
+  // The checks only a kept kernel needs, left out for one not below the loop's bar (docs/worker-protocol.md).
+  if (const auto& deferred = record.value("audits", nlohmann::json::object()).value("deferred", nlohmann::json());
+      !deferred.is_null()) {
+    const auto& bar = deferred.is_object() ? deferred.value("bar_ms", nlohmann::json()) : nlohmann::json();
+    if (!bar.is_number() || !(bar.get<double>() > 0))
+      return Error{"the worker's audits.deferred has no positive `bar_ms` (a worker bug)"};
+    report.skipped_checks_bar_ms = bar.get<double>();
   }
   const auto& t = record.value("time", nlohmann::json());
   if (report.passed() && !t.is_object()) return Error{"the worker passed a kernel without timing it (a worker bug)"};
@@ -418,10 +429,10 @@ Result<EvalReport> Judge::screen(const fs::path& problem, const std::string& ker
 
 Result<EvalReport> Judge::evaluate_below(const fs::path& problem, const std::string& kernel_source,
                                          const std::string& kernel_name, double bar_ms) {
-  const auto before = options_.generalize_below_ms;
-  options_.generalize_below_ms = bar_ms;
+  const auto before = options_.keep_bar_ms;
+  options_.keep_bar_ms = bar_ms;
   auto report = evaluate(problem, kernel_source, kernel_name);
-  options_.generalize_below_ms = before;
+  options_.keep_bar_ms = before;
   return report;
 }
 
@@ -494,7 +505,11 @@ nlohmann::json Judge::session_request(const nlohmann::json& trials, const fs::pa
                             {"call_timeout_s", static_cast<double>(options_.runner_timeout.count())},
                             {"work_dir", dir.string()},
                             {"generalize", options_.generalize}};
-  if (options_.generalize > 0 && options_.generalize_below_ms) request["generalize_below_ms"] = *options_.generalize_below_ms;
+  // The loop's bar: what only a kept kernel needs runs only for one below it (docs/worker-protocol.md).
+  if (options_.keep_bar_ms && !options_.screening) {
+    if (options_.generalize > 0) request["generalize_below_ms"] = *options_.keep_bar_ms;
+    request["checks_below_ms"] = *options_.keep_bar_ms;
+  }
   if (options_.timed_budget_s) request["timed_budget_s"] = *options_.timed_budget_s;
   if (options_.screening) request["screening"] = true;  // a rank, not a result: no idle window for other users
   return request;

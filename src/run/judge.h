@@ -43,9 +43,10 @@ struct EvalOptions {
   // a few seconds per passing evaluation on a KernelBench-size problem. docs/judge.md, guarantee 9.
   int generalize = kDefaultGeneralize;  // generalization trials after a pass: other shapes of the problem
                                         // (docs/judge.md, guarantee 9); 0: none, only the problem's own is verified
-  // The loop's bar: the trials run only for a kernel whose time is below it (the time it must beat to be
-  // kept; a slower one is rolled back whatever its other shapes do). Unset: always (`cutegen eval`).
-  std::optional<double> generalize_below_ms;
+  // The loop's bar, the time a kernel must beat to be kept: what only a kept kernel needs runs only for one
+  // below it -- the generalization trials, and at the problem's own shape the scaled trial and the full audits
+  // (a slower one is rolled back whatever they would show). Unset: always (`cutegen eval`, screenings).
+  std::optional<double> keep_bar_ms;
   uint64_t seed = 0;                 // 0: fresh seeds, recorded in the report
   bool baselines = true;
   std::chrono::seconds runner_timeout{120};  // per call of the candidate
@@ -110,8 +111,9 @@ class Judge {
   // `defines`: a variant of the kernel's knobs (-DNAME=VALUE, tune/knobs.h).
   Result<EvalReport> evaluate(const std::filesystem::path& problem, const std::string& kernel_source,
                               const std::string& kernel_name, const std::vector<Define>& defines = {});
-  // evaluate() for the loop: the generalization trials only for a kernel faster than `bar_ms`, the time it
-  // must beat to be kept (EvalOptions::generalize_below_ms); the record says when they were skipped.
+  // evaluate() for the loop: what only a kept kernel needs (other shapes, the scaled trial, the full audits) only
+  // for a kernel faster than `bar_ms`, the time it must beat to be kept (EvalOptions::keep_bar_ms); the record
+  // says when they were skipped.
   Result<EvalReport> evaluate_below(const std::filesystem::path& problem, const std::string& kernel_source,
                                     const std::string& kernel_name, double bar_ms);
   // evaluate() under screening_options(this judge's options): one variant's rank, not a result (screen_all of one).

@@ -524,9 +524,11 @@ TEST_F(JudgeTest, TheLoopsBarGoesToTheWorkerForOneEvaluationAndASkipIsRecorded) 
   auto after = judge_->evaluate("problem.py", "// source", "k.cu");
   ASSERT_TRUE(after.ok()) << after.error().message;
   ASSERT_EQ(s.requests.size(), 3u);
-  EXPECT_FALSE(s.requests[0].contains("generalize_below_ms"));
-  EXPECT_DOUBLE_EQ(s.requests[1].value("generalize_below_ms", 0.0), 1.5);
-  EXPECT_FALSE(s.requests[2].contains("generalize_below_ms")) << "the bar outlived its evaluation";
+  for (const char* field : {"generalize_below_ms", "checks_below_ms"}) {
+    EXPECT_FALSE(s.requests[0].contains(field)) << field;
+    EXPECT_DOUBLE_EQ(s.requests[1].value(field, 0.0), 1.5) << field;
+    EXPECT_FALSE(s.requests[2].contains(field)) << field << ": the bar outlived its evaluation";
+  }
   EXPECT_EQ(s.requests[1].value("generalize", 0), 2);
   ASSERT_TRUE(below->generalization && below->generalization->skipped_bar_ms);
   EXPECT_DOUBLE_EQ(*below->generalization->skipped_bar_ms, 1.5);
@@ -536,6 +538,31 @@ TEST_F(JudgeTest, TheLoopsBarGoesToTheWorkerForOneEvaluationAndASkipIsRecorded) 
   ASSERT_TRUE(back.ok()) << back.error().message;
   ASSERT_TRUE(back->generalization && back->generalization->skipped_bar_ms);
   EXPECT_DOUBLE_EQ(*back->generalization->skipped_bar_ms, 1.5);
+}
+
+TEST_F(JudgeTest, ChecksLeftOutForAKernelNotBelowTheBarAreRecordedAndShown) {
+  Scenario s;
+  s.record["audits"]["deferred"] = {{"bar_ms", 1.25}, {"median_ms", 2.0}, {"full_audits", 2},
+                                    {"trials", {{{"trial", 2}, {"kind", "scaled"}}}}};
+  ASSERT_TRUE(evaluate(s).ok());
+  auto below = judge_->evaluate_below("problem.py", "// source", "k.cu", 1.25);
+  ASSERT_TRUE(below.ok()) << below.error().message;
+  ASSERT_TRUE(below->skipped_checks_bar_ms);
+  EXPECT_DOUBLE_EQ(*below->skipped_checks_bar_ms, 1.25);
+  EXPECT_NE(below->summary().find("the scaled trial and the full audits not run: not below 1.25 ms"), std::string::npos)
+      << below->summary();
+  auto back = Evaluation::from_json(below->to_json());  // through the run's journal
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back->skipped_checks_bar_ms);
+  EXPECT_DOUBLE_EQ(*back->skipped_checks_bar_ms, 1.25);
+  // A screening never carries the bar: it only ranks, and the candidate it chooses is evaluated in full.
+  ASSERT_TRUE(judge_->screen("problem.py", "// source", "k.cu", {}).ok());
+  EXPECT_FALSE(s.requests.back().contains("checks_below_ms"));
+  // A malformed record is the worker's bug, said so.
+  s.record["audits"]["deferred"] = {{"median_ms", 2.0}};
+  auto bad = judge_->evaluate_below("problem.py", "// source", "k.cu", 1.25);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("audits.deferred has no positive `bar_ms`"), std::string::npos);
 }
 
 TEST_F(JudgeTest, AKernelRightOnlyAtItsOwnShapeFailsWithTheShapeInTheEvidence) {
