@@ -425,7 +425,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
     // compile's wall time is the loop's and the tuner's critical path. It reads the candidate like the
     // build does, confined the same way. It is stopped once it is not needed: a build that failed, or one
     // whose own PTX proves the rule (build_evidence) -- for a CUTLASS kernel the -O0 compile is the longer
-    // of the two (35 s against the build's 22 s of cicc for the 3xTF32 GEMM).
+    // of the two (the 3xTF32 GEMM: cicc 33.5 s at -O0 against 20.7 s at -O3, on 2 cores).
     std::stop_source stop_analysis;
     auto analysis_future = std::async(std::launch::async, [&, argv = kept(*analysis_cmd, kAnalysisKeepDir),
                                                            stop = stop_analysis.get_token()] {
