@@ -33,9 +33,7 @@
 // (src/seed/library_softmax.cpp). On an H200, KernelBench 23 (4096 x 393216) judged 3.117-3.187 ms with the
 // defaults (events 3.09; 1.95-1.99x eager, 1.54-1.55x torch.compile, 95-97% of the floor) and KernelBench 24
 // 3.172-3.231 (events 3.10; 94-96%); the cluster kernels judged 3.64-3.67 and 3.76
-// (benchmarks/results.md). The form before the compute warps went
-// independent (thread 0 deciding each step for all of them, four CTA-wide barriers a chunk) judged 3.571:
-// its trace had the compute threads busy 96-97% of the time (call 1).
+// (benchmarks/results.md).
 //
 // Other sizes stay correct: rows not a multiple of 16 bytes, misaligned tensors, rows shorter than a chunk or
 // longer than kMaxChunksPerRow chunks, and GPUs holding too few CTAs at once take a two-pass kernel in this
@@ -214,7 +212,8 @@ __device__ __forceinline__ MaxSum fold_slice(StageTensor& sX, int s, int first_v
 template <bool kWhole, class StageTensor>
 __device__ __forceinline__ void normalise_slice(StageTensor& sX, int s, int first_vec, int lane, int vecs,
                                                 float* out, float row_max, float scale, float log_sum) {
-  float4* out4 = reinterpret_cast<float4*>(out);
+  // The output stored through a CuTe tensor, on a CuTe line of its own (the CuTe rule's check on the build).
+  Tensor gOut = make_tensor(make_gmem_ptr(reinterpret_cast<float4*>(out)), make_layout(vecs));
   CUTE_UNROLL
   for (int k = 0; k < kVecsPerThread; ++k) {
     const int i = first_vec + lane + 32 * k;
@@ -226,7 +225,7 @@ __device__ __forceinline__ void normalise_slice(StageTensor& sX, int s, int firs
       a = float4{a.x * scale, a.y * scale, a.z * scale, a.w * scale};
     }
     if constexpr (TKS_BULK_STORE) sX(i, s) = a;
-    else if (kWhole || i < vecs) out4[i] = a;
+    else if (kWhole || i < vecs) gOut(i) = a;
   }
 }
 
