@@ -145,6 +145,12 @@ TEST(Loop, AStepsEvaluationCarriesTheTimeItMustBeatAndAFirstKernelsNone) {
   EXPECT_DOUBLE_EQ(*h.evaluator.bars[2], 0.49);
   // Not below the bar is never kept: the bar is no looser than the acceptance rule.
   EXPECT_EQ(r->history[1].outcome, StepOutcome::slower);
+  // The step's line says what such a kernel was spared (the judge's skipped_checks_bar_ms), and only for it.
+  auto spared = [&](const std::string& line) { return line.find("none of the checks only a kept kernel needs") != std::string::npos; };
+  EXPECT_EQ(std::count_if(h.progress.begin(), h.progress.end(), spared), 1) << ::testing::PrintToString(h.progress);
+  EXPECT_TRUE(std::any_of(h.progress.begin(), h.progress.end(), [&](const std::string& l) {
+    return spared(l) && l.find("not below 0.4900 ms") != std::string::npos;
+  })) << ::testing::PrintToString(h.progress);
 }
 
 TEST(Loop, APassingSeedIsTheFirstBestAndNoSynthesisIsAsked) {

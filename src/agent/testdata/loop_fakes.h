@@ -162,7 +162,10 @@ class MarkerEvaluator : public Evaluator {
   Result<Evaluation> evaluate(const std::string& source, const std::string&, std::optional<double> bar_ms) override {
     ++evaluations;
     bars.push_back(bar_ms);
-    return judge(source, /*screening=*/false);
+    auto e = judge(source, /*screening=*/false);
+    // As the judge does: a passing kernel not below the bar skips the checks only a kept kernel needs.
+    if (e && e->passed() && bar_ms && !(e->median_ms() < *bar_ms)) e->skipped_checks_bar_ms = *bar_ms;
+    return e;
   }
   // The compile alone: a "// VERDICT: compile_error|rejected <reason>" kernel fails it, every other one
   // compiles. Counts how many run at once; with compile_rendezvous > 1 each waits (at most 5 s) until
