@@ -129,7 +129,7 @@ MIN_BUDGETED_RUNS = 30
 MIN_SCREENING_RUNS = 10
 
 # Trial kinds no timed call uses (TIMED_KINDS), whose checks the screen of the timed calls does not rest on: with
-# the loop's bar (Plan.checks_below_ms) they run after the timed calls, and only for a kernel faster than the bar.
+# the loop's bar (Plan.keep_bar_ms) they run after the timed calls, and only for a kernel faster than the bar.
 # A slower one is rolled back whatever they would show; at KernelBench's sizes each is a full check of ~0.2 s.
 DEFERRABLE_KINDS = ("scaled",)
 
@@ -160,13 +160,11 @@ class Plan:
     call_timeout_s: float
     work_dir: str
     generalize: int = 0   # generalization trials after a pass (generalize.py); 0: none
-    # The loop's bar (docs/worker-protocol.md): the trials run only for a kernel whose time is below it, the
-    # time it must beat to be kept; a slower one is rolled back, so its other shapes need no trial. None: always.
-    generalize_below_ms: float = None
-    # The same bar for the checks at the problem's own shape that only a kept kernel needs (DEFERRABLE_KINDS'
-    # trials, the full audits): they run after the timed calls, and only for a kernel whose time is below it.
-    # None: every check before the time is taken, as always.
-    checks_below_ms: float = None
+    # The loop's bar (docs/worker-protocol.md), the time a kernel must beat to be kept: what only a kept kernel
+    # needs runs only for one below it -- the generalization trials (generalize.py), and at the problem's own
+    # shape DEFERRABLE_KINDS' trials and the full audits, after the timed calls. A slower kernel is rolled back
+    # whatever they would show. None: every check, in the usual order.
+    keep_bar_ms: float = None
     # The timed calls' staging budget: with it, `runs` is a most; the session runs as many of them as staging
     # fresh sets for fits in this many seconds, at the staging time calibration measured (at least
     # MIN_BUDGETED_RUNS). At KernelBench sizes a timed call's staging alone is 10-30 ms, several times the
@@ -211,8 +209,7 @@ class Plan:
         if type(generalize) is not int or not 0 <= generalize <= shape_configs.MAX_TRIALS:
             raise RequestError(f"evaluate_candidate: generalize must be an integer from 0 to {shape_configs.MAX_TRIALS}")
         plan.generalize = generalize
-        plan.generalize_below_ms = _optional_positive(req, "generalize_below_ms", "milliseconds")
-        plan.checks_below_ms = _optional_positive(req, "checks_below_ms", "milliseconds")
+        plan.keep_bar_ms = _optional_positive(req, "keep_bar_ms", "milliseconds")
         plan.timed_budget_s = _optional_positive(req, "timed_budget_s", "seconds")
         plan.screening = _optional_flag(req, "screening")
         plan.expects_workspace = _optional_flag(req, "workspace")
@@ -457,7 +454,7 @@ class CandidateSession:
         # The trials (indices into plan.trials) that wait for the time: only with the loop's bar, in a session of
         # its own that times the kernel (a screening group's plan has one problem trial and no bar).
         self.deferred = [i for i, spec in enumerate(plan.trials) if spec.kind in DEFERRABLE_KINDS] \
-            if plan.checks_below_ms is not None and timed and plan.runs > 0 and group is None else []
+            if plan.keep_bar_ms is not None and timed and plan.runs > 0 and group is None else []
         self.timed_since_us = None  # when the timed calls began, on the clock NVML stamps its samples with
 
     # ---- the whole session ------------------------------------------------------------------------
@@ -1049,7 +1046,7 @@ class CandidateSession:
         _summarise reports) is not below it skips the first two: it is rolled back whatever they would show, and
         the record's `audits.deferred` says what was left out."""
         self.record.audits["timed_calls"] = timed.runs
-        bar = self.plan.checks_below_ms
+        bar = self.plan.keep_bar_ms
         median = max((_stats(v)["median_ms"] for v in timed.walls.values() if v), default=None)
         if bar is not None and self.group is None and median is not None and not median < bar:
             self.record.audits["deferred"] = {"bar_ms": bar, "median_ms": median, "full_audits": len(timed.kept),

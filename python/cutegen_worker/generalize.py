@@ -58,9 +58,9 @@ def describe_config(config: dict, originals: dict) -> str:
 
 def wanted(plan, record: dict) -> bool:
     """Whether a passing kernel's record calls for the trials: always, unless the loop gave a bar
-    (`generalize_below_ms`) that its time does not beat. Such a kernel is rolled back whatever its other
+    (`keep_bar_ms`) that its time does not beat. Such a kernel is rolled back whatever its other
     shapes do, so trying them would only cost the loop's turnaround (seconds on a KernelBench-size problem)."""
-    bar = plan.generalize_below_ms
+    bar = plan.keep_bar_ms
     return not (plan.generalize and bar is not None and not record["time"]["median_ms"] < bar)
 
 
@@ -70,7 +70,7 @@ def skipped(problem, plan, record: dict) -> dict:
     module = problem.module
     names = shape_configs.shape_globals(module)
     own = signature({name: module.__dict__[name] for name in names}, problem.metadata["inputs"], problem.output_shapes)
-    median, bar = record["time"]["median_ms"], plan.generalize_below_ms
+    median, bar = record["time"]["median_ms"], plan.keep_bar_ms
     return {"asked": plan.generalize, "varied": names, "trials": [], "verified": [own], "seconds": 0.0,
             "skipped_bar_ms": bar,
             "notes": [f"not tried at other shapes: its {median:.4g} ms is not below {bar:.4g} ms, the time it had "

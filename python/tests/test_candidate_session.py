@@ -444,20 +444,20 @@ def test_without_a_bar_a_kernel_wrong_only_on_large_inputs_fails_its_scaled_tria
 
 
 def test_a_kernel_faster_than_the_bar_gets_the_scaled_trial_and_the_full_audits_after_its_time(worker, small):
-    honest = evaluate(worker, "relu", request={"checks_below_ms": 1e6})
+    honest = evaluate(worker, "relu", request={"keep_bar_ms": 1e6})
     assert honest["verdict"] == "pass", honest["reason"]
     # The same checks as without a bar; the scaled trial's after the timed calls and their full audits.
     assert sorted(_trial_kinds(honest)) == ["problem", "problem", "scaled", "signed"]
     assert _trial_kinds(honest)[-1] == "scaled" and "trial" in honest["checks"][-1]
     assert honest["audits"]["full"] == 2 and "deferred" not in honest["audits"]
-    wrong = evaluate(worker, "relu", mode="wrong_when_large", request={"checks_below_ms": 1e6})
+    wrong = evaluate(worker, "relu", mode="wrong_when_large", request={"keep_bar_ms": 1e6})
     assert wrong["verdict"] == "mismatch" and failed_check(wrong)["kind"] == "scaled", wrong["reason"]
     assert wrong["audits"]["full"] == 2  # its timed calls were timed and audited first: it was right on those
 
 
 def test_a_kernel_not_below_the_bar_skips_them_and_says_so(worker, small):
     # Rolled back whatever they show: a pass whose record names what was left out. Everything else ran.
-    result = evaluate(worker, "relu", mode="wrong_when_large", request={"checks_below_ms": 1e-6})
+    result = evaluate(worker, "relu", mode="wrong_when_large", request={"keep_bar_ms": 1e-6})
     assert result["verdict"] == "pass", result["reason"]
     assert sorted(_trial_kinds(result)) == ["problem", "problem", "signed"]
     deferred = result["audits"]["deferred"]
@@ -468,8 +468,8 @@ def test_a_kernel_not_below_the_bar_skips_them_and_says_so(worker, small):
 
 
 def test_the_bar_must_be_a_positive_number(worker, small):
-    with pytest.raises(WorkerError, match="checks_below_ms must be a positive number"):
-        evaluate(worker, "relu", request={"checks_below_ms": 0})
+    with pytest.raises(WorkerError, match="keep_bar_ms must be a positive number"):
+        evaluate(worker, "relu", request={"keep_bar_ms": 0})
 
 
 def test_an_unknown_calibration_sweep_is_a_request_error(monkeypatch):

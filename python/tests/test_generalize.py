@@ -15,7 +15,7 @@ from cutegen_worker import problem_loader, shape_configs
 def evaluate(worker, problem="relu", generalize=2, bar=None, **fake):
     if problem is not None:
         worker.load(problem_path(problem) if "/" not in problem else problem)
-    extra = {} if bar is None else {"generalize_below_ms": bar}
+    extra = {} if bar is None else {"keep_bar_ms": bar}
     return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
                        trials=FAKE_RUNNER_TRIALS, warmup=1, runs=4, precision="strict", call_timeout_s=10.0,
                        work_dir="/tmp/cutegen-test-work", generalize=generalize,
@@ -263,5 +263,5 @@ def test_a_kernel_below_the_loops_bar_is_tried_at_other_shapes(worker, small):
 
 @pytest.mark.parametrize("bar", [0, -1.0, "5", True, float("inf")])
 def test_a_bar_that_is_no_positive_time_is_refused(worker, small, bar):
-    with pytest.raises(Exception, match="generalize_below_ms must be a positive number"):
+    with pytest.raises(Exception, match="keep_bar_ms must be a positive number"):
         evaluate(worker, bar=bar)

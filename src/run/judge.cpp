@@ -507,8 +507,7 @@ nlohmann::json Judge::session_request(const nlohmann::json& trials, const fs::pa
                             {"generalize", options_.generalize}};
   // The loop's bar: what only a kept kernel needs runs only for one below it (docs/worker-protocol.md).
   if (options_.keep_bar_ms && !options_.screening) {
-    if (options_.generalize > 0) request["generalize_below_ms"] = *options_.keep_bar_ms;
-    request["checks_below_ms"] = *options_.keep_bar_ms;
+    request["keep_bar_ms"] = *options_.keep_bar_ms;
   }
   if (options_.timed_budget_s) request["timed_budget_s"] = *options_.timed_budget_s;
   if (options_.screening) request["screening"] = true;  // a rank, not a result: no idle window for other users
