@@ -174,6 +174,10 @@ class Plan:
     # first runner only asks the size and is not calibrated (CandidateSession._start). A hint, never trusted for a
     # check: a kernel that then asks for none gets a calibrated runner of its own.
     expects_workspace: bool = False
+    # The size this library asked for at the problem's shapes in an earlier session of the same judge (a screening
+    # group's, before the chosen candidate is judged in full): its first runner then starts with that workspace
+    # mapped and calibrated, and the size it asks at load must be the same (CandidateSession._start). None: asked.
+    workspace_bytes: int = None
     # A screening (cutegen tune, the loop's candidates): it ranks, and what it chooses is judged again in full,
     # so the checks for other users of the GPU wait out no idle window (gpu_share.ShareCheck).
     screening: bool = False
@@ -213,6 +217,10 @@ class Plan:
         plan.timed_budget_s = _optional_positive(req, "timed_budget_s", "seconds")
         plan.screening = _optional_flag(req, "screening")
         plan.expects_workspace = _optional_flag(req, "workspace")
+        known = req.get("workspace_bytes")
+        if known is not None and (type(known) is not int or known <= 0):
+            raise RequestError("evaluate_candidate: workspace_bytes must be a positive whole number of bytes")
+        plan.workspace_bytes = known
         return plan
 
     def fitted_runs(self, staging_ns: int) -> int:
@@ -462,8 +470,7 @@ class CandidateSession:
         try:
             try:
                 try:
-                    self.link = self.make_link(self.plan, self.slot, self.problem)
-                    with self.phases("runner_start"):  # setup, calibration, load (twice with a workspace)
+                    with self.phases("runner_start"):  # setup, calibration, load (twice with a workspace not sized before)
                         self._start()
                     with self.phases("trials"):
                         self._trials()
@@ -543,6 +550,9 @@ class CandidateSession:
 
     def _start(self):
         self.record.runner["sandbox"] = os.environ.get(SANDBOX_ENV, "full")
+        if self.plan.workspace_bytes is not None:
+            return self._start_with_known_workspace(self.plan.workspace_bytes)
+        self.link = self.make_link(self.plan, self.slot, self.problem)
         # A kernel with a workspace is loaded twice: to ask its size, then in a runner that has the workspace mapped,
         # and only the second runner's calibration is used. Told so by the judge (Plan.expects_workspace), the first
         # runner is not calibrated: 16 stagings and the wait for other users' work, 0.4-0.9 s at KernelBench sizes.
@@ -574,6 +584,23 @@ class CandidateSession:
         if again != requested:
             raise Stop("load_failed", f"cutegen_workspace_bytes asked for {requested} bytes at the first load and {again} "
                                       "at the second: the size may depend only on the shapes and dtypes")
+
+    def _start_with_known_workspace(self, known: int):
+        """One runner, calibrated, with the workspace the library asked for in an earlier session at these shapes
+        mapped from the start. The size is a claim of the judge's, not of the kernel's: the kernel must ask for the
+        same at this load, and the cap is this session's."""
+        cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True,
+                                        copies=self.record.audits["copies"] if self.timed else "none")
+        if known > cap:
+            raise workspace_too_big(known, cap, why)
+        self.slot.add_workspace(known)
+        self.link = self.make_link(self.plan, self.slot, self.problem)
+        requested = _workspace_request(self._start_runner())
+        if requested != known:
+            now = "none" if requested is None else f"{requested} bytes"
+            raise Stop("load_failed", f"cutegen_workspace_bytes asked for {known} bytes in an earlier session at these "
+                                      f"shapes and for {now} now: the size may depend only on the shapes and dtypes")
+        self.record.workspace = {"bytes": known, "cap_bytes": cap, "sized_before": True}
 
     def _next_runner(self, phase: str, which: str):
         """Quits the current runner (it loaded the kernel) for another: its record goes under `runner.sizing`, and

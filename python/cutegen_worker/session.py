@@ -302,9 +302,9 @@ class Session:
                 or not all(isinstance(lib, str) for lib in libraries)):
             raise RequestError(f"screen_candidates: libraries must be a list of 2 to {screen_group.MAX_CANDIDATES} "
                                "paths")
-        if "library" in req or "workspace" in req:
-            raise RequestError("screen_candidates: takes libraries and workspaces, one entry per kernel (no library or "
-                               "workspace field)")
+        if "library" in req or "workspace" in req or "workspace_bytes" in req:
+            raise RequestError("screen_candidates: takes libraries and workspaces, one entry per kernel (no library, "
+                               "workspace or workspace_bytes field)")
         workspaces = req.get("workspaces", [False] * len(libraries))
         if (not isinstance(workspaces, list) or len(workspaces) != len(libraries)
                 or not all(type(w) is bool for w in workspaces)):

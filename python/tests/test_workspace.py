@@ -116,6 +116,43 @@ def test_a_wrong_hint_still_times_in_a_calibrated_runner(worker, small, seen, mo
     assert runner["calibrated"] is True and not seen
 
 
+def test_a_size_asked_before_gives_one_calibrated_runner_the_workspace_from_the_start(worker, small, seen,
+                                                                                    monkeypatch):
+    # The chosen candidate of a screening group, judged in full: the group asked its size, so no runner only asks.
+    calibrated = calibrations(monkeypatch)
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=12345,
+                      request={"workspace": True, "workspace_bytes": 12345})
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["workspace"]["bytes"] == 12345 and result["workspace"]["sized_before"] is True
+    assert "sizing" not in result["runner"] and result["runner"]["ready"]["workspace_bytes"] == 12345
+    assert len(calibrated) == 1 and result["calibration"]["rounds"] > 0
+    calls = 2 * len(TRIALS) + 2 + 12
+    assert [runner for runner, _, _, _ in seen] == [0] * calls  # every call in the first (and only) runner
+    assert all(poisoned for _, _, poisoned, _ in seen)
+
+
+@pytest.mark.parametrize("asked, words", [
+    (8192, "asked for 12345 bytes in an earlier session at these shapes and for 8192 bytes now"),
+    (None, "asked for 12345 bytes in an earlier session at these shapes and for none now"),
+])
+def test_a_size_other_than_the_one_asked_before_fails_the_load(worker, small, seen, asked, words):
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=asked, request={"workspace_bytes": 12345})
+    assert result["verdict"] == "load_failed" and words in result["reason"], result["reason"]
+    assert not seen  # no call ran
+
+
+def test_a_size_asked_before_is_held_to_this_sessions_cap(worker, small, seen):
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=1 << 40, request={"workspace_bytes": 1 << 40})
+    assert result["verdict"] == "load_failed" and "but the cap is 16777216 bytes" in result["reason"], result["reason"]
+    assert result["runner"].get("ready") is None and not seen  # refused before any runner loaded the kernel
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, "4096", True])
+def test_the_size_asked_before_must_be_a_positive_whole_number(worker, small, value):
+    with pytest.raises(WorkerError, match="workspace_bytes must be a positive whole number of bytes"):
+        evaluate(worker, "relu", request={"workspace_bytes": value})
+
+
 def test_the_workspace_hint_must_be_a_boolean(worker, small):
     with pytest.raises(WorkerError, match="workspace must be true or false"):
         evaluate(worker, "relu", request={"workspace": "yes"})

@@ -554,6 +554,7 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
   // left: a kernel that cached answers during a refused attempt would find them (guarantee 2).
   const std::vector<uint64_t> seeds_before = report.seeds;
   const bool workspace_pair = exports_workspace_pair(compiled.library);
+  const auto asked = workspace_asked_.find(workspace_asked_key(compiled.key));
   auto attempt = [&]() -> Result<nlohmann::json> {
     report.seeds = seeds_before;
     auto dir = fresh_work_dir("eval");
@@ -562,6 +563,7 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
     nlohmann::json request = session_request(trials, *dir);
     request["library"] = compiled.library.string();
     if (workspace_pair) request["workspace"] = true;
+    if (asked != workspace_asked_.end()) request["workspace_bytes"] = asked->second;
     if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
     return worker_.call("evaluate_candidate", request, session_limit(trials.size(), 1));
   };
@@ -569,8 +571,18 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
   auto record = with_busy_retries(attempt, busy);
   if (!record) return record.error();
   auto applied = apply_session_record(*record, report);
+  if (applied) remember_workspace(report);
   note_busy_retries(busy, report);
   return applied;
+}
+
+std::string Judge::workspace_asked_key(const std::string& compile_key) const {
+  return loaded_problem_.string() + '\n' + compile_key;
+}
+
+void Judge::remember_workspace(const EvalReport& report) {
+  if (report.workspace_bytes > 0 && !report.compile_key.empty())
+    workspace_asked_[workspace_asked_key(report.compile_key)] = report.workspace_bytes;
 }
 
 Result<std::vector<EvalReport>> Judge::screen_all(const fs::path& problem, const std::vector<CompileRequest>& kernels) {
@@ -684,6 +696,7 @@ Status Judge::run_group(const fs::path& problem, const std::vector<CompileOutcom
       r.compiler_notes = compiled.performance_warnings();
       r.seeds = seeds;
       if (auto applied = apply_session_record(records[k], r); !applied) return applied.error();
+      remember_workspace(r);
       note_busy_retries(busy, r);
       r.session["group_phase_seconds"] = answer->value("phase_seconds", nlohmann::json::object());
       // The group's load and session, shared by all its kernels: each report has them whole.

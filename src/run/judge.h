@@ -179,6 +179,13 @@ class Judge {
   EvalOptions options_;
   std::optional<ProblemFacts> loaded_;     // last `load` answer
   std::filesystem::path loaded_problem_;
+  // The workspace each library asked for at a problem's shapes in a session of this judge (a screening group's, a
+  // screen's, an evaluation's), by problem and compile key: the next session of that library maps it from the start
+  // instead of starting a runner that only asks, and the worker holds the kernel to the same size at load
+  // (docs/worker-protocol.md, `workspace_bytes`).
+  std::map<std::string, uint64_t> workspace_asked_;
+  std::string workspace_asked_key(const std::string& compile_key) const;
+  void remember_workspace(const EvalReport& report);
 };
 
 // The trial plan: `problem_trials` on the problem's own inputs (the first with the problem's own

@@ -182,6 +182,57 @@ TEST_F(JudgeWithRealWorker, OtherShapesOfTheProblemAreJudgedAndTheVerifiedOnesRe
   EXPECT_EQ(refusing->generalization->refused(), 2);
 }
 
+// The chosen candidate of a screening group, judged in full: the workspace size its group asked is sent with the
+// session, so its one runner maps the workspace from the start (no runner that only asks); a library this judge
+// has not seen asks as before.
+TEST_F(JudgeWithRealWorker, AWorkspaceSizeAskedInAGroupSparesTheFullEvaluationItsSizingRunner) {
+  class WorkspaceLibraries final : public Compiler {
+   public:
+    std::filesystem::path dir;
+    Result<CompileOutcome> compile(const CompileRequest& r) override {
+      CompileOutcome o;
+      o.verdict = CompileVerdict::ok;
+      o.key = "key-" + r.source;
+      o.library = dir / (r.source + ".so");
+      return o;
+    }
+  } compiler;
+  compiler.dir = dir_;
+  for (const char* name : {"a", "b", "c"})
+    ASSERT_TRUE(cutegen::testing::build_shared_object(
+        dir_ / (std::string(name) + ".so"),
+        "#include <stddef.h>\nextern \"C\" size_t cutegen_workspace_bytes() { return 4096; }\n"
+        "extern \"C\" int cutegen_forward_ws() { return 0; }\n"));
+  EvalOptions o;
+  o.generalize = 0;
+  o.trials = 1;
+  o.warmup = 1;
+  o.runs = 10;
+  o.device = "cpu";
+  o.runner = "/nonexistent/cutegen-runner";
+  o.work_dir = dir_ / "work";
+  o.cache_root = dir_ / "cache";
+  o.baselines = false;
+  o.fake_runner = {{"mode", "reference"}, {"workspace_bytes", 4096}};
+  Judge judge(compiler, *worker_, o);
+  const auto relu = fs::path(CUTEGEN_SOURCE_DIR) / "problems" / "relu.py";
+  auto screened = judge.screen_all(relu, {{"a", "k.cu", {}}, {"b", "k.cu", {}}});
+  ASSERT_TRUE(screened.ok()) << screened.error().message;
+  for (const auto& r : *screened) {
+    EXPECT_EQ(r.verdict, Verdict::pass) << r.reason;
+    EXPECT_EQ(r.workspace_bytes, 4096u);
+  }
+  auto chosen = judge.evaluate(relu, "b", "k.cu");
+  ASSERT_TRUE(chosen.ok()) << chosen.error().message;
+  EXPECT_EQ(chosen->verdict, Verdict::pass) << chosen->reason;
+  EXPECT_EQ(chosen->workspace_bytes, 4096u);
+  EXPECT_FALSE(chosen->session["runner"].contains("sizing")) << chosen->session["runner"].dump();
+  auto unseen = judge.evaluate(relu, "c", "k.cu");
+  ASSERT_TRUE(unseen.ok()) << unseen.error().message;
+  EXPECT_EQ(unseen->verdict, Verdict::pass) << unseen->reason;
+  EXPECT_TRUE(unseen->session["runner"].contains("sizing")) << unseen->session["runner"].dump();
+}
+
 // Contract v2: the size the worker validated reaches the evaluation record, and a profile of that
 // evaluation gets a workspace buffer of at least that size from the worker.
 TEST_F(JudgeWithRealWorker, AWorkspaceKernelsSizeReachesTheRecordAndTheProfileJob) {
