@@ -470,7 +470,7 @@ class CandidateSession:
         try:
             try:
                 try:
-                    with self.phases("runner_start"):  # setup, calibration, load (twice with a workspace not sized before)
+                    with self.phases("runner_start"):  # setup, calibration, load (twice for a size to ask: _start)
                         self._start()
                     with self.phases("trials"):
                         self._trials()
