@@ -27,6 +27,23 @@ class BuiltCompiler final : public Compiler {
   }
 };
 
+// Each source names a library the test built in `dir` (readable exports; the worker's fake runner plays the kernel),
+// under a compile key of its own.
+class LibrariesByName final : public Compiler {
+ public:
+  explicit LibrariesByName(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  Result<CompileOutcome> compile(const CompileRequest& r) override {
+    CompileOutcome o;
+    o.verdict = CompileVerdict::ok;
+    o.key = "key-" + r.source;
+    o.library = dir_ / (r.source + ".so");
+    return o;
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
 class JudgeWithRealWorker : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -68,6 +85,20 @@ class JudgeWithRealWorker : public ::testing::Test {
     o.fake_runner.update(fake_extra);
     judge_ = std::make_unique<Judge>(compiler_, *worker_, o);
     return judge_->evaluate(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / problem, "// source", "k.cu");
+  }
+
+  // A judge's options for the tests that build their own (screenings and what follows them).
+  EvalOptions session_options(int runs) const {
+    EvalOptions o;
+    o.generalize = 0;
+    o.trials = 1;
+    o.warmup = 1;
+    o.runs = runs;
+    o.device = "cpu";
+    o.runner = "/nonexistent/cutegen-runner";
+    o.work_dir = dir_ / "work";
+    o.cache_root = dir_ / "cache";
+    return o;
   }
 
   fs::path dir_;
@@ -186,32 +217,13 @@ TEST_F(JudgeWithRealWorker, OtherShapesOfTheProblemAreJudgedAndTheVerifiedOnesRe
 // session, so its one runner maps the workspace from the start (no runner that only asks); a library this judge
 // has not seen asks as before.
 TEST_F(JudgeWithRealWorker, AWorkspaceSizeAskedInAGroupSparesTheFullEvaluationItsSizingRunner) {
-  class WorkspaceLibraries final : public Compiler {
-   public:
-    std::filesystem::path dir;
-    Result<CompileOutcome> compile(const CompileRequest& r) override {
-      CompileOutcome o;
-      o.verdict = CompileVerdict::ok;
-      o.key = "key-" + r.source;
-      o.library = dir / (r.source + ".so");
-      return o;
-    }
-  } compiler;
-  compiler.dir = dir_;
+  LibrariesByName compiler(dir_);
   for (const char* name : {"a", "b", "c"})
     ASSERT_TRUE(cutegen::testing::build_shared_object(
         dir_ / (std::string(name) + ".so"),
         "#include <stddef.h>\nextern \"C\" size_t cutegen_workspace_bytes() { return 4096; }\n"
         "extern \"C\" int cutegen_forward_ws() { return 0; }\n"));
-  EvalOptions o;
-  o.generalize = 0;
-  o.trials = 1;
-  o.warmup = 1;
-  o.runs = 10;
-  o.device = "cpu";
-  o.runner = "/nonexistent/cutegen-runner";
-  o.work_dir = dir_ / "work";
-  o.cache_root = dir_ / "cache";
+  EvalOptions o = session_options(10);
   o.baselines = false;
   o.fake_runner = {{"mode", "reference"}, {"workspace_bytes", 4096}};
   Judge judge(compiler, *worker_, o);
@@ -265,29 +277,11 @@ TEST_F(JudgeWithRealWorker, TheWorkersProblemErrorsKeepTheirKind) {
 
 // A screening group (`screen_candidates`) as the real worker answers it: one record per kernel, in order.
 TEST_F(JudgeWithRealWorker, KernelsScreenedTogetherGetOneRecordEachFromOneSession) {
-  class TwoLibraries final : public Compiler {
-   public:
-    std::filesystem::path dir;
-    Result<CompileOutcome> compile(const CompileRequest& r) override {
-      CompileOutcome o;
-      o.verdict = CompileVerdict::ok;
-      o.library = dir / (r.source + ".so");  // readable exports, no workspace: the two share a session
-      return o;
-    }
-  } compiler;
-  compiler.dir = dir_;
+  LibrariesByName compiler(dir_);  // no workspace: the two share a session
   for (const char* name : {"a", "b"})
     ASSERT_TRUE(cutegen::testing::build_shared_object(dir_ / (std::string(name) + ".so"),
                                                       "extern \"C\" int cutegen_forward() { return 0; }\n"));
-  EvalOptions o;
-  o.generalize = 0;
-  o.trials = 1;
-  o.warmup = 1;
-  o.runs = 50;  // screening runs a fifth: 10
-  o.device = "cpu";
-  o.runner = "/nonexistent/cutegen-runner";
-  o.work_dir = dir_ / "work";
-  o.cache_root = dir_ / "cache";
+  EvalOptions o = session_options(50);  // screening runs a fifth: 10
   o.fake_runner = nlohmann::json::array({{{"mode", "reference"}}, {{"mode", "zeros"}}});
   Judge judge(compiler, *worker_, o);
   auto reports = judge.screen_all(fs::path(CUTEGEN_SOURCE_DIR) / "problems" / "relu.py",
