@@ -49,7 +49,8 @@ notice; the test puts the value back).
 "other_shapes" says what the fake does at a shape other than the loaded problem's (a generalization trial;
 OTHER_SHAPES lists the choices): a kernel that hard-codes its benchmark's shape, or refuses other shapes.
 "workspace_bytes" makes the fake a kernel with a workspace: the size its load reports (a list: one
-per runner started, for a size that changes). Every call of a fake with a workspace appends to
+per runner started, for a size that changes; "per_output_element": 4 bytes per output element, a size
+that follows the shapes). Every call of a fake with a workspace appends to
 WORKSPACE_SEEN whether the workspace held nothing but the worker's poison when the call began, and which.
 """
 import copy
@@ -164,6 +165,8 @@ class FakeRunner:
         reply = {"ready": True, "workspace_bytes": None}
         if "workspace_bytes" in self.spec:
             size = self.spec["workspace_bytes"]
+            if size == "per_output_element":  # as a GEMM's packed copies: the size follows the shapes
+                size = 4 * sum(o.numel() for o in self.slot.outputs[0])
             reply["workspace_bytes"] = size[min(self.index, len(size) - 1)] if isinstance(size, list) else size
         return Exchange(reply=reply, wall_ns=0)
 

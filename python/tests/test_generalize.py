@@ -12,10 +12,10 @@ import fake_runner
 from cutegen_worker import problem_loader, shape_configs
 
 
-def evaluate(worker, problem="relu", generalize=2, bar=None, **fake):
+def evaluate(worker, problem="relu", generalize=2, bar=None, request=None, **fake):
     if problem is not None:
         worker.load(problem_path(problem) if "/" not in problem else problem)
-    extra = {} if bar is None else {"keep_bar_ms": bar}
+    extra = dict(request or {}, **({} if bar is None else {"keep_bar_ms": bar}))
     return worker.call("evaluate_candidate", runner=["cutegen-runner"], library="/nonexistent/kernel.so",
                        trials=FAKE_RUNNER_TRIALS, warmup=1, runs=4, precision="strict", call_timeout_s=10.0,
                        work_dir="/tmp/cutegen-test-work", generalize=generalize,
@@ -240,6 +240,18 @@ def test_a_kernel_with_a_workspace_is_sized_again_at_each_shape(worker, small):
     assert runners == {1, 3, 5}
     assert all(poisoned for _, _, poisoned, _ in fake_runner.WORKSPACE_SEEN)
     assert len(fake_runner.WORKSPACE_SEEN) == 2 + 1 + 4 + 2 * 4  # main: a trial, warm-up, timed; then 2 x 2 trials
+
+
+def test_a_size_asked_before_at_the_problems_shape_is_not_imposed_on_other_shapes(worker, small):
+    # The judge sends the size a screening asked at the problem's shape (workspace_bytes); at every other shape
+    # the kernel asks its own, here one that follows the shapes as a GEMM's does.
+    first = evaluate(worker, workspace_bytes="per_output_element")
+    assert first["verdict"] == "pass", first["reason"]
+    record = evaluate(worker, workspace_bytes="per_output_element",
+                      request={"workspace_bytes": first["workspace"]["bytes"]})
+    assert record["verdict"] == "pass", record["reason"]
+    assert record["workspace"] == dict(first["workspace"], sized_before=True)
+    assert len(record["generalization"]["verified"]) == 3
 
 
 def test_a_kernel_not_below_the_loops_bar_is_not_tried_at_other_shapes(worker, small):
