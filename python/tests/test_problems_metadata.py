@@ -6,7 +6,7 @@ from conftest import SMALL, problem_path
 
 ALL_PROBLEMS = ["relu", "gelu_tanh", "softmax_rows", "matmul_square", "matmul_bias_gelu", "row_sum", "scale_add",
                 "layernorm", "split_halves", "matmul_fp16", "matmul_bf16_nt", "relu_large", "matmul_square_bf16",
-                "matmul_trans_a", "matmul_trans_b", "matmul_trans_both", "tensor3d_matmul"]
+                "matmul_trans_a", "matmul_trans_b", "matmul_trans_both", "tensor3d_matmul", "matmul_odd_n"]
 
 # name -> (aten ops, workload class)
 EXPECTED_OPS = {
@@ -26,6 +26,7 @@ EXPECTED_OPS = {
     "matmul_trans_a": (["aten::permute", "aten::mm"], "gemm"),
     "matmul_trans_b": (["aten::permute", "aten::mm"], "gemm"),
     "matmul_trans_both": (["aten::permute", "aten::mm"], "gemm"),
+    "matmul_odd_n": (["aten::mm"], "gemm"),
     "tensor3d_matmul": (["aten::view", "aten::mm", "aten::_unsafe_view"], "gemm"),  # the batch folds into M
 }
 
