@@ -3,7 +3,8 @@
 // problems/matmul_square.py) and the transposed variants, KernelBench 16-18
 // (problems/matmul_trans_{a,b,both}.py: the shapes say which operand is transposed); also a left operand
 // whose leading dimensions fold into M ((..., M, K) @ (K, N), KernelBench 10, 11) and batches of matrices
-// ((L, M, K) @ (L, K, N), KernelBench 3) -- see `as_matrix`; any N (KernelBench 8's is odd).
+// ((L, M, K) @ (L, K, N), KernelBench 3) -- see `as_matrix`; any N (when N % 4 != 0, as in KernelBench 8,
+// through a padded copy of the output: `unpad_kernel`).
 //
 // The idea: TF32 keeps 10 of fp32's 23 mantissa bits. Split each operand x into big = tf32(x) and
 // small = tf32(x - big); then a*b = big_a*big_b + big_a*small_b + small_a*big_b (+ small_a*small_b,
@@ -43,14 +44,6 @@
 //   5.9e-5 (a fail) without promotion.
 // * The GPU check that proves it: `cutegen eval problems/matmul_square.py library/gemm_sm90_3xtf32.cu`
 //   (strict is the default) must print `pass`; its report shows the rel-L2 against torch's.
-//
-// The epilogue (knob GX_EPILOGUE_TMA) stores D straight from the accumulator registers by default:
-// CUTLASS's DefaultEpilogue, predicated stores of the wgmma fragments (each warp's store fills whole
-// 32-byte sectors across two instructions). With K' = 3K the mainloop dwarfs it, and it is the lighter
-// kernel to compile: cicc's front end instantiates the TMA epilogue's fusion callbacks and its
-// shared-memory pipeline for ~7 of the GEMM's ~20 s (benchmarks/results.md, "Compile times"). The TMA
-// epilogue (1) stages D through shared memory and stores it by TMA, overlapped with the next tile's
-// loads; its rows must then be 16-byte aligned, so an N % 4 != 0 runs with N padded (`unpad_kernel`).
 //
 // Zero allocations: the packed operands and CUTLASS's own workspace (0 bytes for this scheduler) live
 // in the workspace; TMA descriptors are built on the host per call; the cluster launch is
@@ -108,11 +101,6 @@
 // cutegen:knob GX_PROMOTE in {4, 8, 16}
 #ifndef GX_PROMOTE
 #define GX_PROMOTE 8
-#endif
-// 0: D stored from registers (DefaultEpilogue), 1: through shared memory by TMA (see the header).
-// cutegen:knob GX_EPILOGUE_TMA in {0, 1}
-#ifndef GX_EPILOGUE_TMA
-#define GX_EPILOGUE_TMA 0
 #endif
 // cutegen:require GX_PINGPONG == 1 || GX_TILE_M >= 128
 // cutegen:require GX_TILE_M * GX_TILE_N <= 16384 / (1 + GX_PINGPONG)
@@ -221,10 +209,10 @@ __global__ void __launch_bounds__(256) split_kernel(const float* x, int R, int R
   }
 }
 
-// With the TMA epilogue, when N % 4 != 0 the output's rows are not 16-byte aligned for its store (and CUTLASS
-// wants N a multiple of its 4-element alignment), so the GEMM runs with N rounded up to Np -- B' packed with
-// Np - N zero rows -- writes D (M, Np) into the workspace, and this copies its N columns out: 8 bytes per
-// output value more traffic (KernelBench 8: 0.39 GB, ~0.1 ms beside a 2 ms product).
+// When N % 4 != 0 the output's rows are not 16-byte aligned for the epilogue's TMA store (and CUTLASS wants
+// N a multiple of its 4-element alignment), so the GEMM runs with N rounded up to Np -- B' packed with Np - N
+// zero rows -- writes D (M, Np) into the workspace, and this copies its N columns out: 8 bytes per output
+// value more traffic (KernelBench 8: 0.39 GB, ~0.1 ms beside a 2 ms product).
 __global__ void __launch_bounds__(256) unpad_kernel(const float* d, float* c, int64_t rows, int N, int Np) {
   Tensor mD = make_tensor(make_gmem_ptr(d), make_shape(rows, N), make_stride(int64_t(Np), _1{}));
   Tensor mC = make_tensor(make_gmem_ptr(c), make_shape(rows, N), make_stride(int64_t(N), _1{}));
@@ -240,10 +228,8 @@ using TileShape = Shape<Int<GX_TILE_M>, Int<GX_TILE_N>, _32>;  // 32 tf32 of K =
 using ClusterShape = Shape<Int<GX_CLUSTER_M>, Int<GX_CLUSTER_N>, _1>;
 using MainloopSchedule = cute::conditional_t<GX_PINGPONG, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                                              cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
-using EpilogueSchedule = cute::conditional_t<
-    !GX_EPILOGUE_TMA, cutlass::epilogue::NoSmemWarpSpecialized,
-    cute::conditional_t<GX_PINGPONG, cutlass::epilogue::TmaWarpSpecialized,
-                        cutlass::epilogue::TmaWarpSpecializedCooperative>>;
+using EpilogueSchedule = cute::conditional_t<GX_PINGPONG, cutlass::epilogue::TmaWarpSpecialized,
+                                             cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
@@ -387,15 +373,14 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   if (M < 1 || N < 1 || K < 1 || M > INT32_MAX / 4 || N > INT32_MAX / 4 || K > INT32_MAX / 4 || am.batch < 1 ||
       am.batch > 65535)  // the pre-pass's grid.z
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
-  // D is row-major. The TMA epilogue needs a 16-byte aligned row stride -- the output itself, or a padded
-  // copy in the workspace when N % 4 != 0 (decided by the shapes alone, so the size query agrees with the
-  // call); the register epilogue stores any N.
-  p.padded = GX_EPILOGUE_TMA && N % 4 != 0;
-  if (!cutegen::is_contiguous(c) || (GX_EPILOGUE_TMA && !p.padded && pointers_known && !aligned16(c.data)))
+  // D is written by TMA: row-major with a 16-byte aligned row stride -- the output itself, or a padded copy
+  // in the workspace when N % 4 != 0 (decided by the shapes alone, so the size query agrees with the call).
+  p.padded = N % 4 != 0;
+  if (!cutegen::is_contiguous(c) || (!p.padded && pointers_known && !aligned16(c.data)))
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
   p.M = static_cast<int>(M), p.N = static_cast<int>(N), p.K = static_cast<int>(K), p.L = static_cast<int>(am.batch);
   p.Kp = static_cast<int>(round_up(p.K, 4));  // each third of a packed row starts 16-byte aligned
-  p.Np = p.padded ? static_cast<int>(round_up(p.N, 4)) : p.N;
+  p.Np = static_cast<int>(round_up(p.N, 4));
   p.c = static_cast<float*>(c.data);
   p.a = {static_cast<const float*>(a.data), p.M, p.M, a_stride_row, a_stride_k, am.stride_batch, 0};
   p.b = {static_cast<const float*>(b.data), p.N, p.Np, b_stride_row, b_stride_k, bm.stride_batch, 0};

@@ -79,12 +79,6 @@
 #ifndef GB_SWIZZLE
 #define GB_SWIZZLE 1
 #endif
-// 0: D stored from the accumulator registers (CUTLASS's DefaultEpilogue: predicated stores, a lighter
-// compile), 1: staged through shared memory and stored by TMA, overlapped with the next tile's loads.
-// cutegen:knob GB_EPILOGUE_TMA in {0, 1}
-#ifndef GB_EPILOGUE_TMA
-#define GB_EPILOGUE_TMA 0
-#endif
 // cutegen:require GB_PINGPONG == 1 || GB_TILE_M >= 128
 // cutegen:require GB_TILE_M * GB_TILE_N <= 32768 / (1 + GB_PINGPONG)
 // cutegen:require GB_STAGES == 0 || GB_STAGES * (GB_TILE_M + GB_TILE_N) * GB_TILE_K * 2 <= 200000
@@ -139,10 +133,8 @@ using TileShape = Shape<Int<GB_TILE_M>, Int<GB_TILE_N>, Int<GB_TILE_K>>;
 using ClusterShape = Shape<Int<GB_CLUSTER_M>, Int<GB_CLUSTER_N>, _1>;
 using MainloopSchedule = cute::conditional_t<GB_PINGPONG, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                                              cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
-using EpilogueSchedule = cute::conditional_t<
-    !GB_EPILOGUE_TMA, cutlass::epilogue::NoSmemWarpSpecialized,
-    cute::conditional_t<GB_PINGPONG, cutlass::epilogue::TmaWarpSpecialized,
-                        cutlass::epilogue::TmaWarpSpecializedCooperative>>;
+using EpilogueSchedule = cute::conditional_t<GB_PINGPONG, cutlass::epilogue::TmaWarpSpecialized,
+                                             cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
 template <class ElementD, bool kTB>
 struct GemmFor {

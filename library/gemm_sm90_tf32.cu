@@ -90,21 +90,12 @@
 #ifndef GT_B_INKERNEL
 #define GT_B_INKERNEL 0
 #endif
-// 0: D stored from the accumulator registers (CUTLASS's DefaultEpilogue: predicated stores, ~6 s less
-// of cicc than the TMA epilogue's instantiation), 1: staged through shared memory and stored by TMA,
-// overlapped with the next tile's loads.
-// cutegen:knob GT_EPILOGUE_TMA in {0, 1}
-#ifndef GT_EPILOGUE_TMA
-#define GT_EPILOGUE_TMA 0
-#endif
 // Accumulators per thread: cooperative splits the tile over 256 threads, pingpong gives it to 128.
 // cutegen:require GT_PINGPONG == 1 || GT_TILE_M >= 128
 // cutegen:require GT_TILE_M * GT_TILE_N <= 32768 / (1 + GT_PINGPONG)
 // cutegen:require GT_STAGES == 0 || GT_STAGES * (GT_TILE_M + GT_TILE_N) * 128 <= 200000
 // CUTLASS's register-sourced builder sizes its stages itself (StageCount<N> does not fit it).
 // cutegen:require GT_B_INKERNEL == 0 || GT_STAGES == 0
-// The register-sourced mainloop is measured only with the TMA epilogue.
-// cutegen:require GT_B_INKERNEL == 0 || GT_EPILOGUE_TMA == 1
 
 namespace gemm_sm90_tf32 {
 using namespace cute;
@@ -167,10 +158,8 @@ using TileShape = Shape<Int<GT_TILE_M>, Int<GT_TILE_N>, _32>;  // 32 fp32 of K =
 using ClusterShape = Shape<Int<GT_CLUSTER_M>, Int<GT_CLUSTER_N>, _1>;
 using MainloopSchedule = cute::conditional_t<GT_PINGPONG, cutlass::gemm::KernelTmaWarpSpecializedPingpong,
                                              cutlass::gemm::KernelTmaWarpSpecializedCooperative>;
-using EpilogueSchedule = cute::conditional_t<
-    !GT_EPILOGUE_TMA, cutlass::epilogue::NoSmemWarpSpecialized,
-    cute::conditional_t<GT_PINGPONG, cutlass::epilogue::TmaWarpSpecialized,
-                        cutlass::epilogue::TmaWarpSpecializedCooperative>>;
+using EpilogueSchedule = cute::conditional_t<GT_PINGPONG, cutlass::epilogue::TmaWarpSpecialized,
+                                             cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,

@@ -98,10 +98,6 @@ struct GemmPlan {
   int64_t split_k = 1;  // split_k: the default number of K slices (the GEMM_SPLIT_K knob's default)
   std::string kernel_reason;
   bool has_epilogue() const { return !epilogue.empty() || reduce != RowReduce::none || norm != GemmNorm::none; }
-  // Whether the library GEMM's seed fuses work into its collective epilogue (library_gemm_epilogue.h): an
-  // epilogue, per-column operands or a mask. That seed runs CUTLASS's TMA epilogue; a plain product, the
-  // register one.
-  bool fuses_into_epilogue() const { return has_epilogue() || !columns.empty() || mask != GemmMask::none; }
 };
 
 }  // namespace cutegen::seed

@@ -196,7 +196,8 @@ std::string gemm_pattern(const GemmPlan& plan) {
 Result<std::string> emit_gemm(const GemmPlan& plan, const CommentText& problem) {
   switch (plan.kernel) {
     case GemmKernel::library:
-      if (plan.fuses_into_epilogue()) return generate_library_gemm_epilogue_kernel(plan, problem);
+      if (plan.has_epilogue() || !plan.columns.empty() || plan.mask != GemmMask::none)
+        return generate_library_gemm_epilogue_kernel(plan, problem);
       return generate_library_gemm_kernel(plan, problem);
     case GemmKernel::gemv: return generate_gemv_kernel(plan, problem);
     case GemmKernel::folded: return generate_folded_gemm_kernel(plan, problem);

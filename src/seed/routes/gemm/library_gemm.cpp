@@ -97,17 +97,15 @@ std::string library_gemm_precision_refusal(const GemmPlan& p, Precision precisio
   return "";
 }
 
-// make_plan's workspace: A' (M x 3Kp) and B' (Np x 3Kp) in fp32 per matrix of the batch, Kp = K rounded up
-// to 4, and, under the TMA epilogue (the epilogue seed's) when N % 4 != 0, the padded output (M x Np), Np = N
-// rounded up to 4 (else Np = N), each rounded up to 256 bytes; CUTLASS's own part is 0 bytes for its
-// persistent scheduler. The judge's other bound, 8x the problem's bytes, never binds first: (3(M + Np)Kp +
-// M Np) floats against 8(MK + KN + MN).
+// make_plan's workspace: A' (M x 3Kp) and B' (Np x 3Kp) in fp32 per matrix of the batch, Kp = K and Np = N
+// rounded up to 4, and when N % 4 != 0 the padded output (M x Np), each rounded up to 256 bytes; CUTLASS's
+// own part is 0 bytes for its persistent scheduler. The judge's other bound, 8x the problem's bytes, never
+// binds first: (3(M + Np)Kp + M Np) floats against 8(MK + KN + MN).
 // With a row reduction the epilogue seed stores the epilogue's (M, N) values in front of that
 // (library_gemm_epilogue_entry.cu.in).
 int64_t library_gemm_workspace_bytes(const GemmPlan& p) {
-  const bool padded_output = p.fuses_into_epilogue() && p.n % 4 != 0;
-  const int64_t kp = round_up(p.k, 4), np = padded_output ? round_up(p.n, 4) : p.n;
-  const int64_t padded = padded_output ? round_up(p.batch * p.m * np * 4, 256) : 0;
+  const int64_t kp = round_up(p.k, 4), np = round_up(p.n, 4);
+  const int64_t padded = p.n % 4 != 0 ? round_up(p.batch * p.m * np * 4, 256) : 0;
   const int64_t values = p.reduce != RowReduce::none ? round_up(p.m * p.n * 4, 256) : 0;
   return values + round_up(p.batch * p.m * 3 * kp * 4, 256) + round_up(p.batch * np * 3 * kp * 4, 256) + padded;
 }

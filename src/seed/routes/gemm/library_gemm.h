@@ -35,8 +35,8 @@ std::string library_gemm_precision_refusal(const GemmPlan& plan, Precision preci
 // "library 3xTF32 GEMM", "library TF32 GEMM" or "library bf16 GEMM": the file the plan's library_precision picks.
 std::string_view library_gemm_name(const GemmPlan& plan);
 
-// The library kernel's workspace for the plan's product (the split operands, a padded output when N % 4 != 0
-// under the epilogue seed's TMA epilogue, a row reduction's (M, N) values), in bytes.
+// The library kernel's workspace for the plan's product (the split operands, a padded output when N % 4 != 0,
+// a row reduction's (M, N) values), in bytes.
 int64_t library_gemm_workspace_bytes(const GemmPlan& plan);
 // The library file's text (library/gemm_sm90_3xtf32.cu, compiled in).
 const char* library_gemm_text();

@@ -33,9 +33,6 @@ constexpr const char* kAlphaBetaLines = "  args.epilogue.thread.alpha = 1.0f;\n 
 constexpr const char* kWorkspaceEntry = "extern \"C\" size_t cutegen_workspace_bytes(";
 constexpr const char* kForwardEntry = "extern \"C\" int cutegen_forward_ws(";
 constexpr const char* kArgumentsLine = "  Gemm::Arguments args = arguments(p, a, b, d);";
-// The fused epilogue is a visitor of CUTLASS's TMA epilogue, which the library's knob chooses.
-constexpr const char* kEpilogueKnobLine = "// cutegen:knob GX_EPILOGUE_TMA in {0, 1}";
-constexpr const char* kEpilogueDefaultLine = "#define GX_EPILOGUE_TMA 0";
 
 std::string fill(std::string text, const GemmPlan& p) {
   replace_placeholder(text, "NORM_PASS", gemm_norm_pass_text());
@@ -80,8 +77,6 @@ Result<std::string> generate_library_gemm_epilogue_kernel(const GemmPlan& p, con
   if (auto s = replace_library_lines(
           library,
           {{kNamespaceLine, fill(kPrelude, p) + kNamespaceLine},
-           {kEpilogueKnobLine, "// GX_EPILOGUE_TMA: not a knob here (set by the seed)"},
-           {kEpilogueDefaultLine, "#define GX_EPILOGUE_TMA 1  // set by the seed: its epilogue is a TMA epilogue's visitor"},
            {kFusionLine,
             "    float, cutlass::layout::RowMajor, 4, EpilogueSchedule,\n"
             "    seed_epilogue::SeedEpilogue>::CollectiveOp;  // set by the seed: the epilogue, fused"},

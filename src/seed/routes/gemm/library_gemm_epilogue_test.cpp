@@ -181,9 +181,6 @@ TEST(LibraryGemmEpilogueKernel, TheLibraryFileWithTheEpilogueFusedAtItsStore) {
                             "  const float c1 = cols.p[1][0];  // scale, one number\n")) << src;
   EXPECT_TRUE(contains(src, "    seed_epilogue::SeedEpilogue>::CollectiveOp;  // set by the seed"));
   EXPECT_TRUE(contains(src, "  args.epilogue.thread = fusion;  // set by the seed"));
-  // The visitor is the TMA epilogue's: the seed fixes the library's epilogue knob to it.
-  EXPECT_TRUE(contains(src, "\n#define GX_EPILOGUE_TMA 1  // set by the seed"));
-  EXPECT_FALSE(contains(src, "cutegen:knob GX_EPILOGUE_TMA"));
   EXPECT_FALSE(contains(src, "args.epilogue.thread.alpha")) << "the library's linear combination is gone";
   EXPECT_LT(src.find("struct SeedEpilogue {"), src.find("namespace gemm_sm90_3xtf32 {"));
   EXPECT_LT(src.find("#include <cutlass/gemm/kernel/gemm_universal.hpp>"), src.find("struct SeedEpilogue {"));
