@@ -1,9 +1,9 @@
 """fp32 GEMM with sizes that are no multiple of anything: C = A @ B, A (8205, 2949), B (2949, 5921)
 (286 GFLOP), KernelBench 8's form (irregular shapes).
 
-N = 5921 is odd, so the output's rows are not 16-byte aligned: the library's 3xTF32 GEMM
-(library/gemm_sm90_3xtf32.cu) stores them from its accumulators as they are, or, with its TMA epilogue
-(GX_EPILOGUE_TMA=1), through a padded copy in its workspace. K = 2949 pads its split operands to 2952.
+N = 5921 is odd, so the output's rows are not 16-byte aligned for a TMA store: the library's 3xTF32 GEMM
+(library/gemm_sm90_3xtf32.cu) runs with N padded to 5924 and copies the output out of a padded copy in its
+workspace (`unpad_kernel`). K = 2949 pads its split operands to 2952.
 CUTEGEN_PROBLEM_SCALE=k divides M, K and N by k.
 """
 import os
