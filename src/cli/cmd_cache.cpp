@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "common/locations.h"
 #include "compile/compile_cache.h"
+#include "compile/host_pch.h"
 #include "common/terminal_text.h"
 
 namespace cutegen::cli {
@@ -46,7 +47,13 @@ int run_cache(const GlobalOptions& global, const CacheArgs& args) {
   if (args.max_mb > 0) options->max_bytes = args.max_mb << 20;
   // Not CompileCache::open: looking at the cache must not prune it unless asked to.
   CompileCache cache(cache_root(), *options);
+  HostPchStore host_pch(host_pch_dir(cache.dir()));
 
+  if (args.clear) {
+    auto cleared = host_pch.clear();
+    if (!cleared) return fail(fmt::format("precompiled host headers: {}", cleared.error().message));
+    print_safe(stdout, "cleared: {}\n", plural(*cleared, "precompiled host header", "precompiled host headers"));
+  }
   if (args.prune || args.clear) {
     auto done = args.clear ? cache.clear() : cache.prune();
     if (!done) return fail(fmt::format("compile cache: {}", done.error().message));
@@ -71,6 +78,11 @@ int run_cache(const GlobalOptions& global, const CacheArgs& args) {
              size_text(contents->total_bytes), options->max_bytes >> 20, pct, args.max_mb ? " overridden by --max-mb" : "",
              plural(contents->staging_dirs, "staging directory", "staging directories"),
              size_text(contents->staging_bytes));
+  auto pch = host_pch.usage();
+  if (!pch) return fail(fmt::format("precompiled host headers: {}", pch.error().message));
+  print_safe(stdout, "{} ({}) in {}, the {} most recently used kept\n",
+             plural(pch->entries, "precompiled host header", "precompiled host headers"), size_text(pch->bytes),
+             host_pch.dir().string(), kHostPchEntries);
   return 0;
 }
 
@@ -97,7 +109,8 @@ void add_cache_command(CLI::App& app, const GlobalOptions& global, int& exit_cod
                               "until the cache fits its cap");
   cmd->add_option("--max-mb", a->max_mb, "the cap in megabytes, for this command (default: config cache.max_mb, else 5000)")
       ->check(CLI::Range(std::uintmax_t{1}, std::uintmax_t{1} << 30));
-  auto* clear = cmd->add_flag("--clear", a->clear, "remove every entry and staging directory not in use by a running compile");
+  auto* clear = cmd->add_flag("--clear", a->clear, "remove every entry and staging directory not in use by a running compile, and every "
+                              "precompiled host header");
   clear->excludes(prune);
   cmd->add_flag("--all", a->all, fmt::format("list every entry (default: the {} most recently used)", kShown));
   cmd->callback([&global, &exit_code, a] { exit_code = run_cache(global, *a); });

@@ -50,7 +50,10 @@ int run_compile(const GlobalOptions& global, const CompileArgs& args) {
                              ? fmt::format("cache hit in {:.2f} s (first compile took {:.1f} s)", outcome->total_seconds,
                                            outcome->nvcc_seconds)
                              : fmt::format("nvcc {:.1f} s{}, checks {:.2f} s{}", outcome->nvcc_seconds,
-                                           outcome->nvcc_steps.empty() ? "" : " (" + outcome->nvcc_steps + ")",
+                                           outcome->nvcc_steps.empty() ? ""
+                                           : outcome->host_pch.empty()
+                                               ? " (" + outcome->nvcc_steps + ")"
+                                               : " (" + outcome->nvcc_steps + "; host header: " + outcome->host_pch + ")",
                                            outcome->check_seconds,
                                            outcome->cute_evidence == "build" ? ", CuTe seen in the build" : "");
     print_safe(stdout, "{}: {} [{}; {}]\n", name, to_string(outcome->verdict), options.arch, timing);

@@ -39,6 +39,9 @@ struct CompileOutcome {
   std::vector<std::string> command;         // the nvcc command line that ran (or would run)
   double nvcc_seconds = 0;                  // of the original compile, also on a cache hit
   std::string nvcc_steps;                   // "overlapped" or "in turn: <why>" (nvcc_plan.h)
+  // The overlapped build's host compile (host_pch.h): "used" (through the precompiled prefix), "precompiling
+  // for the next build", "none: <why>" or "not used: <why>"; "" when the build was not overlapped.
+  std::string host_pch;
   // Where the CuTe rule's evidence came from (cute_usage.h): "build" (the build's own PTX proved it, and the
   // unoptimised analysis compile was stopped), "analysis" (that compile's), "" (no CuTe check ran).
   std::string cute_evidence;

@@ -14,6 +14,7 @@
 #include "compile/cute_usage.h"
 #include "compile/device_code_match.h"
 #include "compile/host_assembly.h"
+#include "compile/host_pch.h"
 #include "compile/library_checks.h"
 #include "compile/nvcc_plan.h"
 #include "compile/source_rules.h"
@@ -153,6 +154,7 @@ nlohmann::json CompileOutcome::to_json() const {
   j["library"] = library.string();
   j["nvcc_seconds"] = nvcc_seconds;
   j["nvcc_steps"] = nvcc_steps;
+  j["host_pch"] = host_pch;
   j["cute_evidence"] = cute_evidence;
   j["check_seconds"] = check_seconds;
   j["total_seconds"] = total_seconds;
@@ -207,7 +209,12 @@ NvccCompiler::NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolch
       options_(std::move(options)),
       toolchain_(std::move(toolchain)),
       cache_(std::move(cache)),
-      sandbox_(std::move(sandbox)) {}
+      sandbox_(std::move(sandbox)),
+      host_pch_store_(host_pch_dir(cache_.dir())) {}
+
+NvccCompiler::~NvccCompiler() {
+  for (auto& f : host_pch_builds_) f.wait();
+}
 
 Result<std::map<std::string, SassFunction>> NvccCompiler::library_sass(const fs::path& staging,
                                                                       const std::vector<std::string>& images,
@@ -302,7 +309,7 @@ Result<CompileOutcome> NvccCompiler::compile(const CompileRequest& request) {
 }
 
 Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std::vector<std::string>& argv,
-                                              const std::string& key, std::string& steps,
+                                              std::string& steps, std::string& host_pch,
                                               std::optional<EarlySass>& early) {
   const auto policy = sandbox_policy(staging);
   auto plain = [&]() {
@@ -330,11 +337,13 @@ Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std
     steps = "in turn: " + build.error().message;
     return plain();
   }
-  const std::string id = module_id_for(kCandidateFile, key);
-  const std::string chains = std::string(kBuildKeepDir) + "/nvcc-chains.sh", rest = std::string(kBuildKeepDir) + "/nvcc-rest.sh";
+  // One id for every build with these options: it is in the names of the headers' internal entities, so
+  // builds of different candidates share the prefix of their host source (host_pch.h). Each library is
+  // its own CUDA module, registered by handle, so the name need not differ between them.
+  const std::string id = module_id_for(kCandidateFile, Sha256().add(kCacheSchema).add(toolchain_.nvcc_version).hex());
+  const std::string chains = std::string(kBuildKeepDir) + "/nvcc-chains.sh";
   if (auto w = write_file_atomic(staging / build->module_id_file, id); !w) return w.error();
   if (auto w = write_file_atomic(staging / chains, build->chains); !w) return w.error();
-  if (auto w = write_file_atomic(staging / rest, build->rest); !w) return w.error();
   steps = "overlapped";
   auto first = runner_.run({.argv = sandbox_command(sandbox_, policy, {"/bin/sh", chains}), .timeout = options_.timeout,
                             .cwd = staging, .private_dir = staging});
@@ -351,8 +360,7 @@ Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std
     }
   const auto left = std::max(std::chrono::seconds(1),
                              options_.timeout - std::chrono::seconds(static_cast<long>(first->wall_seconds)));
-  auto proc = runner_.run({.argv = sandbox_command(sandbox_, policy, {"/bin/sh", rest}), .timeout = left, .cwd = staging,
-                           .private_dir = staging});
+  auto proc = run_host_steps(staging, *build, policy, left, host_pch);
   if (!proc) return proc;
   proc->out = first->out + proc->out;
   proc->err = first->err + proc->err;
@@ -376,6 +384,91 @@ Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std
   fs::create_directories(staging / kBuildKeepDir, ec);
   if (ec) return Error{fmt::format("cannot recreate {}: {}", (staging / kBuildKeepDir).string(), ec.message())};
   return plain();
+}
+
+Result<ProcessResult> NvccCompiler::run_host_steps(const fs::path& staging, const OverlappedBuild& build,
+                                                   const SandboxPolicy& policy, std::chrono::seconds left,
+                                                   std::string& host_pch) {
+  auto run_script = [&](const std::string& name, const std::string& text,
+                        const SandboxPolicy& confined) -> Result<ProcessResult> {
+    const std::string path = std::string(kBuildKeepDir) + "/" + name;
+    if (auto w = write_file_atomic(staging / path, text); !w) return w.error();
+    return runner_.run({.argv = sandbox_command(sandbox_, confined, {"/bin/sh", path}), .timeout = left, .cwd = staging,
+                        .private_dir = staging});
+  };
+  auto as_nvcc = [&](std::string why) {
+    host_pch = std::move(why);
+    return run_script("nvcc-rest.sh", build.rest, policy);
+  };
+  if (build.rest_with_pch.empty()) return as_nvcc("none: " + build.no_host_pch);
+  const fs::path source_path = staging / build.host_source;
+  auto source = read_file(source_path);
+  if (!source) return source.error();
+  auto split = split_host_source(*source, kCandidateFile);
+  if (!split) return as_nvcc("none: the candidate's own code starts within the first MiB of its host source");
+  const std::string key = HostPchStore::key_for(split->prefix, build.pch_script, toolchain_.host_compiler_version);
+  {
+    std::lock_guard lock(host_pch_mutex_);
+    if (auto failed = host_pch_failed_.find(key); failed != host_pch_failed_.end())
+      return as_nvcc("none: precompiling this prefix failed: " + failed->second);
+  }
+  auto entry = host_pch_store_.find(key);
+  if (!entry) {
+    start_host_pch(key, split->prefix, build.pch_script);
+    return as_nvcc("precompiling for the next build");
+  }
+  const fs::path header = fs::absolute(*entry) / kHostPrefixHeader;
+  if (header.string().find_first_of("\"\\\n") != std::string::npos)
+    return as_nvcc("none: the cache's path cannot be written in an #include: " + header.string());
+  if (auto w = write_file_atomic(source_path, host_source_with_prefix_header(split->rest, header)); !w) return w.error();
+  // The entry read-only: what this build runs cannot change what later builds read.
+  SandboxPolicy with_entry = policy;
+  with_entry.read_paths.push_back(fs::absolute(*entry));
+  auto proc = run_script("nvcc-rest-pch.sh", build.rest_with_pch, with_entry);
+  if (!proc || proc->succeeded()) {
+    host_pch = "used";
+    return proc;
+  }
+  // The same steps as nvcc's, so the log and verdict are nvcc's own: a .gch GCC would not use is an error
+  // here, and a host compile error is met again.
+  if (auto w = write_file_atomic(source_path, *source); !w) return w.error();
+  return as_nvcc(fmt::format("not used: the host compile through it failed ({}), so it ran again without",
+                             first_line(proc->err + proc->out)));
+}
+
+void NvccCompiler::start_host_pch(const std::string& key, std::string_view prefix, const std::string& pch_script) {
+  std::lock_guard lock(host_pch_mutex_);
+  if (!host_pch_building_.insert(key).second) return;
+  auto fail = [this, key](std::string why) {  // called holding the mutex
+    host_pch_failed_[key] = std::move(why);
+    host_pch_building_.erase(key);
+  };
+  auto dir = host_pch_store_.start(prefix);
+  if (!dir) return fail(dir.error().message);
+  host_pch_builds_.push_back(std::async(std::launch::async, [this, key, fail, dir = *dir, pch_script] {
+    std::string why;
+    if (auto w = write_file_atomic(dir / "pch.sh", pch_script); !w) {
+      why = w.error().message;
+    } else {
+      auto r = runner_.run({.argv = sandbox_command(sandbox_, sandbox_policy(dir), {"/bin/sh", "pch.sh"}),
+                            .timeout = options_.timeout, .cwd = dir, .private_dir = dir});
+      if (!r) why = r.error().message;
+      else if (!r->succeeded()) why = fmt::format("{}: {}", r->describe_end(), first_line(r->err + r->out));
+    }
+    std::error_code ec;
+    if (why.empty()) {
+      // Only the header and its .gch stay; the store's entry is what GCC reads, nothing else.
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (auto n = it->path().filename().string(); n != kHostPrefixHeader && n != std::string(kHostPrefixHeader) + ".gch")
+          fs::remove_all(it->path(), ec);
+      if (auto c = host_pch_store_.commit(dir, key); !c) why = c.error().message;
+    } else {
+      fs::remove_all(dir, ec);
+    }
+    std::lock_guard lock(host_pch_mutex_);
+    if (!why.empty()) fail(why);
+    else host_pch_building_.erase(key);
+  }));
 }
 
 Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const std::string& key) {
@@ -445,7 +538,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
       return e;
     };
     std::optional<EarlySass> early;
-    auto proc = run_build(*staging, kept(*cmd, kBuildKeepDir), key, out.nvcc_steps, early);
+    auto proc = run_build(*staging, kept(*cmd, kBuildKeepDir), out.nvcc_steps, out.host_pch, early);
     auto t1 = std::chrono::steady_clock::now();
     if (!proc)
       return give_up(Error{fmt::format("{}; reinstall cutegen (cutegen-sandbox is built next to it)", proc.error().message)});
@@ -550,7 +643,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
   }
   stored = {{"verdict", to_string(out.verdict)}, {"log", out.log}, {"command", out.command},
             {"nvcc_seconds", out.nvcc_seconds}, {"check_seconds", out.check_seconds}, {"nvcc_steps", out.nvcc_steps},
-            {"cute_evidence", out.cute_evidence},
+            {"host_pch", out.host_pch}, {"cute_evidence", out.cute_evidence},
             {"violations", nlohmann::json::array()}};
   for (const auto& v : out.violations) stored["violations"].push_back({{"code", v.code}, {"message", v.message}});
   if (auto w = write_file_atomic(*staging / "outcome.json", dump_json(stored, 2)); !w) {
@@ -580,6 +673,7 @@ CompileOutcome NvccCompiler::from_cache(const nlohmann::json& stored, const Comp
   out.nvcc_seconds = stored.value("nvcc_seconds", 0.0);
   out.check_seconds = stored.value("check_seconds", 0.0);
   out.nvcc_steps = stored.value("nvcc_steps", std::string());
+  out.host_pch = stored.value("host_pch", std::string());
   out.cute_evidence = stored.value("cute_evidence", std::string());
   for (const auto& v : stored.value("violations", nlohmann::json::array()))
     out.violations.push_back({v.value("code", ""), v.value("message", "")});

@@ -1,6 +1,8 @@
 #pragma once
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -8,10 +10,13 @@
 #include "compile/compile_cache.h"
 #include "compile/compile_options.h"
 #include "compile/compiler.h"
+#include "compile/host_pch.h"
 #include "compile/sass_lines.h"
 #include "sandbox/sandbox.h"
 
 namespace cutegen {
+
+struct OverlappedBuild;  // nvcc_plan.h
 
 // What else, besides the source and the flags, decides the bytes nvcc produces. All of it is in the key.
 struct Toolchain {
@@ -44,6 +49,8 @@ class NvccCompiler final : public Compiler {
  public:
   NvccCompiler(ProcessRunner& runner, CompileOptions options, Toolchain toolchain, CompileCache cache,
                std::filesystem::path sandbox);
+  // Waits for the precompiled host headers still being built (they write into the store).
+  ~NvccCompiler() override;
   Result<CompileOutcome> compile(const CompileRequest& request) override;
 
   // The content key of a request: equal keys produce identical libraries.
@@ -60,10 +67,17 @@ class NvccCompiler final : public Compiler {
     std::future<Result<std::map<std::string, SassFunction>>> functions;
   };
   // Runs the build command `argv` (nvcc) in `staging`: its steps overlapped where nvcc_plan.h can, else
-  // nvcc itself. `steps` says which ("overlapped", or "in turn: " and why); `early` gets the device
-  // code's disassembly when an overlapped build started one.
+  // nvcc itself. `steps` says which ("overlapped", or "in turn: " and why), `host_pch` how the host compile
+  // went (run_host_steps); `early` gets the device code's disassembly when an overlapped build started one.
   Result<ProcessResult> run_build(const std::filesystem::path& staging, const std::vector<std::string>& argv,
-                                  const std::string& key, std::string& steps, std::optional<EarlySass>& early);
+                                  std::string& steps, std::string& host_pch, std::optional<EarlySass>& early);
+  // The steps after both chains of an overlapped build: the host compile through the precompiled prefix
+  // of its source where the store has it (host_pch.h), else as nvcc would, precompiling the prefix beside
+  // it for the next build. `host_pch` says which, or why neither.
+  Result<ProcessResult> run_host_steps(const std::filesystem::path& staging, const OverlappedBuild& build,
+                                       const SandboxPolicy& policy, std::chrono::seconds left, std::string& host_pch);
+  // Precompiles `prefix` into the store as `key` on a thread of its own, once per key.
+  void start_host_pch(const std::string& key, std::string_view prefix, const std::string& pch_script);
   CompileOutcome from_cache(const nlohmann::json& stored, const CompileRequest& request, const std::string& key) const;
   // The build's machine code for the CuTe check on it (built_cute.h): nvdisasm on each of the library's
   // cubins (`images`), confined like nvcc. `early`: an overlapped build's disassembly, used for the image of
@@ -76,6 +90,11 @@ class NvccCompiler final : public Compiler {
   Toolchain toolchain_;
   CompileCache cache_;
   std::filesystem::path sandbox_;
+  HostPchStore host_pch_store_;
+  std::mutex host_pch_mutex_;
+  std::set<std::string> host_pch_building_;              // keys with a build running
+  std::map<std::string, std::string> host_pch_failed_;   // key -> why its build failed (not tried again)
+  std::vector<std::future<void>> host_pch_builds_;
 };
 
 }  // namespace cutegen

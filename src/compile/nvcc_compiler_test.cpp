@@ -813,7 +813,12 @@ TEST(NvccCompilerFake, TheBuildRunsNvccsStepsOverlappedOrNvccItselfSayingWhy) {
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::compile_error);
   EXPECT_EQ(out->nvcc_steps, "overlapped");
-  EXPECT_EQ(id_seen, module_id_for("candidate.cu", out->key));
+  // One id for every candidate (host_pch.h): another source's build is given the same one.
+  EXPECT_EQ(id_seen.substr(9), "_12_candidate_cu_" + id_seen.substr(26)) << id_seen;
+  const std::string first_id = id_seen;
+  id_seen.clear();
+  ASSERT_TRUE(c.compile({"int w = ;\n", "k.cu"}).ok());
+  EXPECT_EQ(id_seen, first_id);
   EXPECT_NE(script_seen.find("wait $device"), std::string::npos);
   int sandboxed_scripts = 0;
   for (const auto& spec : fake.calls()) {
@@ -822,7 +827,7 @@ TEST(NvccCompilerFake, TheBuildRunsNvccsStepsOverlappedOrNvccItselfSayingWhy) {
     EXPECT_TRUE(has(spec, "--syscalls") && has(spec, "compiler"));
     ++sandboxed_scripts;
   }
-  EXPECT_EQ(sandboxed_scripts, 1);
+  EXPECT_EQ(sandboxed_scripts, 2);
 
   FakeProcessRunner other(handler("#$ _SPACE_= \n#$ nvcc-next --everything-at-once candidate.cu\n"));
   NvccCompiler d(other, sixteen, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
@@ -919,6 +924,84 @@ TEST_F(RealNvcc, AnOverlappedBuildPassesEveryCheckAndDisassemblesItsCubinOnce) {
   ASSERT_EQ(early.size(), 1u);
   EXPECT_FALSE(early.front().empty());
   for (const auto& bytes : late) EXPECT_NE(bytes, early.front()) << "the library's image was disassembled again";
+}
+
+// The host compile's precompiled prefix (host_pch.h): the first overlapped build of a set of includes
+// precompiles it beside its own host compile; a later build of another candidate with those includes
+// compiles through it, passes every check (the host assembly included), and writes the very library a
+// build without it writes.
+TEST_F(RealNvcc, ALaterBuildWithTheSameIncludesCompilesItsHostCodeThroughThePrecompiledPrefix) {
+  CompileOptions o = options_;
+  o.cpus = 16;
+  const std::string first = example("relu_cute_1d.cu");
+  const std::string second = first + "\nextern \"C\" int cutegen_test_other() { return 2; }\n";
+  {
+    NvccCompiler c(runner_, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
+    auto out = c.compile({first, "relu_cute_1d.cu"});
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << out->log;
+    EXPECT_EQ(out->host_pch, "precompiling for the next build");
+  }  // waits for the precompile
+  const fs::path store = cache_root_ / "host-pch" / "v1";
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(store)) entries += e.path().filename().string().size() == 64;
+  ASSERT_EQ(entries, 1) << "the prefix was not precompiled into " << store;
+
+  fs::path entry;
+  for (const auto& e : fs::directory_iterator(store)) entry = e.path();
+  const std::string gch_before = read(entry / "cutegen-host-prefix.h.gch");
+
+  RecordingRunner recording;
+  NvccCompiler c(recording, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
+  auto through = c.compile({second, "relu_other.cu"});
+  ASSERT_TRUE(through.ok()) << through.error().message;
+  EXPECT_EQ(through->verdict, CompileVerdict::ok) << through->feedback() << through->log;
+  EXPECT_EQ(through->host_pch, "used") << through->log;
+  EXPECT_EQ(through->to_json().value("host_pch", ""), "used");
+  // The host steps read the entry and may not write it: its .gch is what the next build reads.
+  bool confined = false;
+  for (const auto& argv : recording.argvs()) {
+    if (std::find(argv.begin(), argv.end(), "kept-build/nvcc-rest-pch.sh") == argv.end()) continue;
+    for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == "--read" && fs::path(argv[i + 1]) == fs::absolute(entry)) confined = true;
+      if (argv[i] == "--write") {
+        EXPECT_NE(fs::path(argv[i + 1]), fs::absolute(entry));
+      }
+      if (argv[i] == "--") break;
+    }
+  }
+  EXPECT_TRUE(confined) << "the host steps through the prefix did not run with the entry readable";
+  EXPECT_TRUE(read(entry / "cutegen-host-prefix.h.gch") == gch_before);
+
+  const std::string through_library = read(through->library);
+  ASSERT_FALSE(through_library.empty());
+  EXPECT_NE(through_library.find("cutegen_test_other"), std::string::npos) << "the candidate's own host code is missing";
+  // The same source again with neither its cache entry nor the prefix stored: as nvcc would build it.
+  ASSERT_TRUE(CompileCache(cache_root_).clear().ok());
+  ASSERT_TRUE(HostPchStore(store).clear().ok());
+  auto without = c.compile({second, "relu_other.cu"});
+  ASSERT_TRUE(without.ok()) << without.error().message;
+  EXPECT_FALSE(without->cache_hit);
+  EXPECT_EQ(without->host_pch, "precompiling for the next build");
+  // The precompiled prefix is the host compiler's: the host code must be the same bytes. The device code
+  // differs between any two builds (its line table has the staging directory and the source's mtime), and
+  // so does the linker's build id: both are blanked.
+  auto host_part = [](const fs::path& path) {
+    std::string library = read(path);
+    auto inspected = check_library(path);
+    EXPECT_TRUE(inspected.ok());
+    if (inspected.ok())
+      for (const auto& image : inspected->device_images)
+        if (auto at = library.find(image); at != std::string::npos) library.replace(at, image.size(), std::string(image.size(), '\0'));
+    const std::string note("\x04\0\0\0\x14\0\0\0\x03\0\0\0GNU\0", 16);
+    if (auto at = library.find(note); at != std::string::npos && at + 36 <= library.size())
+      library.replace(at + 16, 20, std::string(20, '\0'));
+    return library;
+  };
+  const fs::path kept = cache_root_ / "through.so";
+  ASSERT_TRUE(write_file_atomic(kept, through_library).ok());
+  EXPECT_TRUE(host_part(kept) == host_part(without->library))
+      << "the host code built through the prefix differs from the host code built without it";
 }
 
 // The other branch: where the bytes the early disassembly read are not the library's image, the check

@@ -185,7 +185,73 @@ Result<OverlappedBuild> overlapped_build(const NvccPlan& plan, std::string_view 
   for (std::size_t i = device_begin; i < device_end; ++i)
     if (tool_of(words[i]) == "ptxas")
       if (auto o = option_value(words[i], "-o")) image = *o;
-  return OverlappedBuild{std::move(s), std::move(rest), *id_file, std::move(image)};
+  OverlappedBuild out{std::move(s), std::move(rest), *id_file, std::move(image)};
+
+  // The host compile through a precompiled header: the step whose input is cudafe++'s C++.
+  auto fail = [&](std::string why) {
+    out.no_host_pch = std::move(why);
+    return out;
+  };
+  auto source = option_value(words[front], "--gen_c_file_name");
+  if (!source) return fail("cudafe++ names no C++ output");
+  out.host_source = *source;
+  std::optional<std::size_t> host;
+  for (std::size_t i = device_end; i < words.size(); ++i)
+    if (has_word(words[i], *source)) {
+      if (host) return fail("two steps read " + *source);
+      host = i;
+    }
+  if (!host) return fail("no step reads " + *source);
+  const auto& h = words[*host];
+  auto object = option_value(h, "-o");
+  auto x = std::find(h.begin(), h.end(), "-x");
+  if (!has_word(h, "-c") || !object || !object->ends_with(".o") || x == h.end() || x + 1 == h.end() || *(x + 1) != "c++")
+    return fail("the host compile is not `-c -x c++ ... -o FILE.o`");
+  // Its words are quoted again for sh, so nothing in it may be an expansion.
+  if (plan.commands[*host].find_first_of("$`") != std::string::npos) return fail("the host compile line has a shell expansion");
+  const std::string assembly = object->substr(0, object->size() - 2) + ".s";
+  // -save-temps would preprocess apart from the compile, without the header's macros (its include guards
+  // above all): -S writes the assembly the check reads (host_assembly.h) instead, and the driver
+  // assembles it as -save-temps would have.
+  std::vector<std::string> to_s, to_gch;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const auto& w = h[i];
+    if (w == "-save-temps=obj" || w == "-save-temps") continue;
+    if (w == "-o" && i + 1 < h.size()) {
+      ++i;
+      continue;
+    }
+    if (w == *source) {
+      to_s.push_back(w);
+      to_gch.emplace_back(kHostPrefixHeader);
+      continue;
+    }
+    if (w == "-c") {
+      for (const char* f : {"-S", "-Winvalid-pch", "-Werror=invalid-pch"}) to_s.emplace_back(f);
+      continue;
+    }
+    to_s.push_back(w);
+    to_gch.push_back(w == "c++" && i > 0 && h[i - 1] == "-x" ? "c++-header" : w);
+  }
+  for (const auto& w : {std::string("-o"), assembly}) to_s.push_back(w);
+  for (const auto& w : {std::string("-o"), std::string(kHostPrefixHeader) + ".gch"}) to_gch.push_back(w);
+  auto quoted = [](const std::vector<std::string>& argv) {
+    std::string line;
+    for (const auto& w : argv) line += (line.empty() ? "" : " ") + sh_quoted(w);
+    return line;
+  };
+  std::vector<std::string> assemble = {h.front()};
+  for (const auto& w : h)
+    if (w.rfind("-m", 0) == 0) assemble.push_back(w);  // -m64: the assembler's target
+  for (const auto& w : {std::string("-c"), std::string("-x"), std::string("assembler"), assembly, std::string("-o"), *object})
+    assemble.push_back(w);
+  out.rest_with_pch = "# cutegen: nvcc's steps after both chains, the host compile through the precompiled header\n" + env;
+  for (std::size_t i = device_end; i < plan.commands.size(); ++i)
+    out.rest_with_pch += i == *host ? fmt::format("{} || exit $?\n{} || exit $?\n", quoted(to_s), quoted(assemble))
+                                    : fmt::format("{} || exit $?\n", line(i));
+  out.pch_script = "# cutegen: the host compile's flags on the prefix of its source, as a precompiled header\n" + env +
+                   quoted(to_gch) + "\n";
+  return out;
 }
 
 std::string module_id_for(std::string_view source_name, std::string_view hex_digest) {

@@ -32,6 +32,13 @@ struct OverlappedBuild {
   std::string rest;            // POSIX sh: the steps after them (the host compile, the link), in order
   std::string module_id_file;  // where the caller writes the id before running `chains` (relative path)
   std::string device_image;    // the cubin ptxas writes (relative path), complete once `chains` succeeded
+  // The host compile through a precompiled header (host_pch.h), where its step has the shape that needs:
+  // empty, with `no_host_pch` saying why, otherwise.
+  std::string host_source;  // the C++ cudafe++ writes and the host compile reads (relative path)
+  std::string rest_with_pch;  // `rest` with the host compile reading kHostPrefixHeader beside host_source
+                              // through its .gch (an unusable .gch is an error), as `-S` then the assembler
+  std::string pch_script;   // sh, run where kHostPrefixHeader is: writes its .gch with the host compile's flags
+  std::string no_host_pch;  // why rest_with_pch and pch_script are empty
 };
 
 // The plan as two scripts: `chains` runs the host front end beside the device compile, `rest` the steps
@@ -41,6 +48,9 @@ struct OverlappedBuild {
 // not once per chain). Error, saying what differs: a plan not of the shape this relies on (one cudafe++
 // generating the module id that one cicc reads, each chain reading nothing the other writes).
 Result<OverlappedBuild> overlapped_build(const NvccPlan& plan, std::string_view log_dir);
+
+// The header a build's host source includes in place of its prefix (host_pch.h), beside that source.
+inline constexpr const char* kHostPrefixHeader = "cutegen-host-prefix.h";
 
 // An id of the shape nvcc gives (`_<8 hex>_<length>_<name with . as _>_<8 hex>`), from a hex digest.
 std::string module_id_for(std::string_view source_name, std::string_view hex_digest);

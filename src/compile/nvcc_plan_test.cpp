@@ -86,6 +86,56 @@ TEST(NvccPlan, TheFrontEndRunsBesideTheDeviceCompileOnTheIdItIsGiven) {
   EXPECT_NE(s.find("[ $front_status -eq 0 ] || exit $front_status"), std::string::npos);
 }
 
+// The host compile through the precompiled prefix (host_pch.h): -S instead of -c and -save-temps (which
+// would preprocess without the header's macros), an unusable .gch an error, then the driver assembling the
+// assembly the check reads; and the header's own compile with the same flags as a c++-header.
+TEST(NvccPlan, TheHostCompileHasAVariantThroughThePrecompiledPrefix) {
+  auto build = overlapped_build(recorded_plan(), "kept-build");
+  ASSERT_TRUE(build.ok()) << build.error().message;
+  ASSERT_TRUE(build->no_host_pch.empty()) << build->no_host_pch;
+  EXPECT_EQ(build->host_source, "kept-build/candidate.cudafe1.cpp");
+  const std::string& r = build->rest_with_pch;
+  auto to_s = r.find("'-S' '-Winvalid-pch' '-Werror=invalid-pch'");
+  ASSERT_NE(to_s, std::string::npos) << r;
+  const std::string line = r.substr(to_s, r.find('\n', to_s) - to_s);
+  EXPECT_NE(line.find("'kept-build/candidate.cudafe1.cpp' '-o' 'kept-build/candidate.s'"), std::string::npos) << line;
+  EXPECT_EQ(r.find("-save-temps=obj' '-O3"), std::string::npos) << "the host compile through the .gch keeps -save-temps";
+  EXPECT_EQ(line.find("'-c'"), std::string::npos);
+  auto assemble = r.find("'gcc' '-m64' '-c' '-x' 'assembler' 'kept-build/candidate.s' '-o' 'kept-build/candidate.o'");
+  EXPECT_GT(assemble, to_s) << r;
+  // The other steps (the device link, the library's link) are nvcc's, in order after it.
+  EXPECT_GT(r.find("nvlink"), assemble);
+  EXPECT_EQ(build->rest.find("'-S'"), std::string::npos) << "the plain steps changed";
+  EXPECT_NE(r.find("CICC_PATH='/usr/local/cuda/bin/../nvvm/bin'; export CICC_PATH"), std::string::npos);
+
+  const std::string& p = build->pch_script;
+  EXPECT_NE(p.find("'-x' 'c++-header'"), std::string::npos) << p;
+  EXPECT_NE(p.find("'cutegen-host-prefix.h' '-o' 'cutegen-host-prefix.h.gch'"), std::string::npos) << p;
+  EXPECT_NE(p.find("'-O3'"), std::string::npos);
+  EXPECT_NE(p.find("'-D__CUDA_ARCH_LIST__=900'"), std::string::npos);
+  for (const char* absent : {"'-c'", "save-temps", "candidate.cudafe1.cpp", "candidate.o"})
+    EXPECT_EQ(p.find(absent), std::string::npos) << absent << " in\n" << p;
+}
+
+TEST(NvccPlan, AHostCompileOfAnotherShapeHasNoPrecompiledVariantAndSaysWhy) {
+  const auto good = recorded_plan();
+  std::size_t host = 0;
+  while (host < good.commands.size() && good.commands[host].find(" -c -x c++ ") == std::string::npos) ++host;
+  ASSERT_LT(host, good.commands.size());
+  auto without = [&](auto change) {
+    auto p = good;
+    change(p.commands[host]);
+    auto b = overlapped_build(p, "kept-build");
+    EXPECT_TRUE(b.ok()) << "the overlapped build itself must not depend on it";
+    EXPECT_TRUE(b.ok() && b->rest_with_pch.empty() && b->pch_script.empty());
+    return b.ok() ? b->no_host_pch : std::string("not built");
+  };
+  EXPECT_NE(without([](std::string& c) { c += " $EXTRA"; }).find("shell expansion"), std::string::npos);
+  EXPECT_NE(without([](std::string& c) { c.replace(c.find(" -c "), 4, " -E "); }).find("not `-c -x c++"), std::string::npos);
+  EXPECT_NE(without([](std::string& c) { c.replace(c.find("candidate.cudafe1.cpp"), 21, "other.cpp"); }).find("no step reads"),
+            std::string::npos);
+}
+
 TEST(NvccPlan, APlanOfAnotherShapeIsRefusedSayingHow) {
   const auto good = recorded_plan();
   const auto front = index_of(good, "cudafe++"), cicc = index_of(good, "\"$CICC_PATH/cicc\"");
