@@ -414,7 +414,7 @@ Result<ProcessResult> NvccCompiler::run_host_steps(const fs::path& staging, cons
   }
   auto entry = host_pch_store_.find(key);
   if (!entry) {
-    start_host_pch(key, split->prefix, build.pch_script);
+    if (auto failed = start_host_pch(key, split->prefix, build.pch_script)) return as_nvcc("none: " + *failed);
     return as_nvcc("precompiling for the next build");
   }
   const fs::path header = fs::absolute(*entry) / kHostPrefixHeader;
@@ -436,15 +436,19 @@ Result<ProcessResult> NvccCompiler::run_host_steps(const fs::path& staging, cons
                              first_line(proc->err + proc->out)));
 }
 
-void NvccCompiler::start_host_pch(const std::string& key, std::string_view prefix, const std::string& pch_script) {
+std::optional<std::string> NvccCompiler::start_host_pch(const std::string& key, std::string_view prefix,
+                                                        const std::string& pch_script) {
   std::lock_guard lock(host_pch_mutex_);
-  if (!host_pch_building_.insert(key).second) return;
+  if (!host_pch_building_.insert(key).second) return std::nullopt;
   auto fail = [this, key](std::string why) {  // called holding the mutex
     host_pch_failed_[key] = std::move(why);
     host_pch_building_.erase(key);
   };
   auto dir = host_pch_store_.start(prefix);
-  if (!dir) return fail(dir.error().message);
+  if (!dir) {
+    fail(dir.error().message);
+    return dir.error().message;
+  }
   host_pch_builds_.push_back(std::async(std::launch::async, [this, key, fail, dir = *dir, pch_script] {
     std::string why;
     if (auto w = write_file_atomic(dir / "pch.sh", pch_script); !w) {
@@ -469,6 +473,7 @@ void NvccCompiler::start_host_pch(const std::string& key, std::string_view prefi
     if (!why.empty()) fail(why);
     else host_pch_building_.erase(key);
   }));
+  return std::nullopt;
 }
 
 Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const std::string& key) {

@@ -76,8 +76,9 @@ class NvccCompiler final : public Compiler {
   // it for the next build. `host_pch` says which, or why neither.
   Result<ProcessResult> run_host_steps(const std::filesystem::path& staging, const OverlappedBuild& build,
                                        const SandboxPolicy& policy, std::chrono::seconds left, std::string& host_pch);
-  // Precompiles `prefix` into the store as `key` on a thread of its own, once per key.
-  void start_host_pch(const std::string& key, std::string_view prefix, const std::string& pch_script);
+  // Precompiles `prefix` into the store as `key` on a thread of its own, once per key. Why it could not start.
+  std::optional<std::string> start_host_pch(const std::string& key, std::string_view prefix,
+                                            const std::string& pch_script);
   CompileOutcome from_cache(const nlohmann::json& stored, const CompileRequest& request, const std::string& key) const;
   // The build's machine code for the CuTe check on it (built_cute.h): nvdisasm on each of the library's
   // cubins (`images`), confined like nvcc. `early`: an overlapped build's disassembly, used for the image of
