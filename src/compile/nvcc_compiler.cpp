@@ -425,7 +425,8 @@ Result<ProcessResult> NvccCompiler::run_host_steps(const fs::path& staging, cons
   SandboxPolicy with_entry = policy;
   with_entry.read_paths.push_back(fs::absolute(*entry));
   auto proc = run_script("nvcc-rest-pch.sh", build.rest_with_pch, with_entry);
-  if (!proc || proc->succeeded()) {
+  if (!proc) return proc;
+  if (proc->succeeded()) {
     host_pch = "used";
     return proc;
   }

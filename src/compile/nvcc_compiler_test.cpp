@@ -850,6 +850,76 @@ TEST(NvccCompilerFake, TheBuildRunsNvccsStepsOverlappedOrNvccItselfSayingWhy) {
   fs::remove_all(*dir);
 }
 
+// The precompiled host header on a fake toolchain (host_pch.h): the first build precompiles the prefix
+// (its script run sandboxed in the store, writing only there); a later build's host compile reads it with
+// the entry readable; where that compile fails, nvcc's own steps run again on the original host source,
+// and theirs is the outcome's log.
+TEST(NvccCompilerFake, AHostCompileThroughTheHeaderThatFailsRunsNvccsOwnStepsAgain) {
+  auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-fake-");
+  ASSERT_TRUE(dir.ok());
+  const std::string listing = testdata("nvcc13_dryrun.txt");
+  const std::string host_source = "# 1 \"candidate.cu\"\n" + std::string(2 << 20, ' ') + "\n# 9 \"candidate.cu\"\nint own;\n";
+  auto has = [](const ProcessSpec& s, const std::string& a) {
+    return std::find(s.argv.begin(), s.argv.end(), a) != s.argv.end();
+  };
+  std::mutex mu;
+  std::string plain_saw, through_saw;
+  std::vector<std::string> through_reads, pch_writes;
+  FakeProcessRunner fake([&](const ProcessSpec& spec) -> Result<ProcessResult> {
+    const fs::path source = spec.cwd ? *spec.cwd / "kept-build/candidate.cudafe1.cpp" : fs::path();
+    std::lock_guard lock(mu);
+    if (has(spec, "--dryrun")) return FakeProcessRunner::exited(0, "", listing);
+    if (has(spec, "kept-build/nvcc-chains.sh")) {
+      EXPECT_TRUE(write_file_atomic(source, host_source).ok());
+      return FakeProcessRunner::exited(0);
+    }
+    if (has(spec, "pch.sh")) {
+      for (std::size_t i = 0; i + 1 < spec.argv.size() && spec.argv[i] != "--"; ++i)
+        if (spec.argv[i] == "--write") pch_writes.push_back(spec.argv[i + 1]);
+      EXPECT_TRUE(write_file_atomic(*spec.cwd / "cutegen-host-prefix.h.gch", "a header").ok());
+      return FakeProcessRunner::exited(0);
+    }
+    if (has(spec, "kept-build/nvcc-rest-pch.sh")) {
+      through_saw = read(source);
+      for (std::size_t i = 0; i + 1 < spec.argv.size() && spec.argv[i] != "--"; ++i)
+        if (spec.argv[i] == "--read") through_reads.push_back(spec.argv[i + 1]);
+      return FakeProcessRunner::exited(1, "", "cc1plus: one or more PCH files were found, but they were invalid\n");
+    }
+    if (has(spec, "kept-build/nvcc-rest.sh")) {
+      plain_saw = read(source);
+      return FakeProcessRunner::exited(2, "", "candidate.cu(9): error: the plain steps' own error\n");
+    }
+    return FakeProcessRunner::exited(2, "", "candidate.cu(1): error: expected a declaration\n");  // the analysis
+  });
+  Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
+  {
+    NvccCompiler c(fake, wide(), tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+    auto first = c.compile({"int a = ;\n", "k.cu"});
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    EXPECT_EQ(first->host_pch, "precompiling for the next build");
+    EXPECT_EQ(plain_saw, host_source);
+  }  // waits for the header
+  const fs::path store = *dir / "host-pch" / "v1";
+  ASSERT_EQ(pch_writes.size(), 1u);
+  EXPECT_EQ(fs::path(pch_writes.front()).parent_path(), store) << "the header's compile may write only its own directory";
+
+  plain_saw.clear();
+  NvccCompiler d(fake, wide(), tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
+  auto second = d.compile({"int b = ;\n", "k.cu"});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(through_saw.rfind("#include \"" + (fs::absolute(store)).string() + "/", 0), 0u) << through_saw.substr(0, 200);
+  EXPECT_NE(through_saw.find("\n# 9 \"candidate.cu\"\nint own;\n"), std::string::npos);
+  ASSERT_EQ(through_reads.empty(), false);
+  EXPECT_EQ(fs::path(through_reads.back()).parent_path(), fs::absolute(store)) << "the entry is not readable to the build";
+  EXPECT_EQ(second->host_pch.rfind("not used: the host compile through it failed (cc1plus: one or more PCH", 0), 0u)
+      << second->host_pch;
+  EXPECT_EQ(plain_saw, host_source) << "nvcc's own steps must read the original host source";
+  EXPECT_EQ(second->verdict, CompileVerdict::compile_error);
+  EXPECT_NE(second->log.find("the plain steps' own error"), std::string::npos) << second->log;
+  EXPECT_EQ(second->log.find("PCH files"), std::string::npos) << "the failed attempt's log leaked into the outcome";
+  fs::remove_all(*dir);
+}
+
 namespace {
 // Runs for real and records every command, for tests of what the compiler ran.
 class RecordingRunner final : public ProcessRunner {
