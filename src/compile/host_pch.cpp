@@ -1,6 +1,7 @@
 #include "compile/host_pch.h"
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include <fmt/format.h>
@@ -71,6 +72,14 @@ Result<fs::path> HostPchStore::start(std::string_view prefix) const {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return Error{fmt::format("cannot create {}: {}", dir_.string(), ec.message())};
+  // A build that was killed leaves its directory (up to a few hundred MB): gone after an hour. No header
+  // takes that long to compile, and the compile's own timeout is shorter.
+  const auto stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code tec;
+    if (it->path().filename().string().rfind("tmp-", 0) == 0 && fs::last_write_time(it->path(), tec) < stale && !tec)
+      fs::remove_all(it->path(), tec);
+  }
   auto built = make_unique_dir(dir_, "tmp-");
   if (!built) return built.error();
   if (auto w = write_file_atomic(*built / kHostPrefixHeader, std::string(prefix)); !w) {
@@ -83,6 +92,15 @@ Result<fs::path> HostPchStore::start(std::string_view prefix) const {
 Status HostPchStore::commit(const fs::path& built, const std::string& key) const {
   std::error_code ec;
   fs::rename(built, dir_ / key, ec);
+  if (ec && !find(key)) {
+    // What is there is no whole entry (a damaged one: nothing here writes it so): replaced.
+    auto trash = make_unique_dir(dir_, "tmp-evict-");
+    if (!trash) return trash.error();
+    fs::rename(dir_ / key, *trash / "entry", ec);
+    fs::remove_all(*trash, ec);
+    ec.clear();
+    fs::rename(built, dir_ / key, ec);
+  }
   if (ec) {
     fs::remove_all(built, ec);  // an entry of this key got there first: the same bytes by construction
     return Ok{};

@@ -113,3 +113,26 @@ TEST(HostPch, TheStoreKeepsTheMostRecentlyUsedEntries) {
   EXPECT_EQ(left, 0u) << "an evicted entry's directory was left behind";
   fs::remove_all(dir);
 }
+
+TEST(HostPch, AKilledBuildsDirectoryIsReapedAndADamagedEntryReplaced) {
+  const fs::path dir = fresh_dir();
+  HostPchStore store(dir);
+  const fs::path killed = dir / "tmp-killed", recent = dir / "tmp-running";
+  fs::create_directories(killed);
+  fs::create_directories(recent);
+  fs::last_write_time(killed, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  auto built = store.start("the prefix");
+  ASSERT_TRUE(built.ok());
+  EXPECT_FALSE(fs::exists(killed)) << "a build dead for two hours left its directory";
+  EXPECT_TRUE(fs::exists(recent)) << "a build still running lost its directory";
+
+  // An entry without its .gch is never found, so a build of its key takes its place.
+  const std::string key = HostPchStore::key_for("the prefix", "s", "c");
+  fs::create_directories(dir / key);
+  ASSERT_TRUE(write_file_atomic(dir / key / kHostPrefixHeader, "the prefix").ok());
+  EXPECT_FALSE(store.find(key).has_value());
+  ASSERT_TRUE(write_file_atomic(*built / (std::string(kHostPrefixHeader) + ".gch"), "gch").ok());
+  ASSERT_TRUE(store.commit(*built, key).ok());
+  EXPECT_TRUE(store.find(key).has_value());
+  fs::remove_all(dir);
+}
