@@ -41,23 +41,28 @@ DEFAULT_CASES = [
 def step_walls(events: list) -> list:
     """Per optimisation step of a run log (events.jsonl's lines, parsed): the step number, the seconds from
     the step's last LLM answer to its decision, how many LLM answers the step had, and the full evaluation's
-    compile and session seconds where the log has them, and the session's own phases (the worker's
-    `session.phase_seconds`: runner start, trials, the timed loop's parts, full audits). Steps without an LLM answer
-    (none) are left out."""
-    steps, llm_t, llm_n, phases, session = [], None, 0, {}, {}
+    compile and session seconds where the log has them, the session's own phases (the worker's
+    `session.phase_seconds`: runner start, trials, the timed loop's parts, full audits), and how that candidate's host
+    compile went (`host_pch`, "used" through the precompiled header). Steps without an LLM answer (none) are left
+    out."""
+    steps, llm_t, llm_n, phases, session, host_pch = [], None, 0, {}, {}, None
     for e in events:
         kind = e.get("type")
         if kind == "llm" and e.get("what") == "optimize":
             llm_t, llm_n = e["t"], llm_n + 1
         elif kind == "eval" and str(e.get("what", "")).startswith("step"):
-            phases = (e.get("evaluation") or {}).get("phase_seconds") or {}
-            session = ((e.get("evaluation") or {}).get("session") or {}).get("phase_seconds") or {}
+            evaluation = e.get("evaluation") or {}
+            phases = evaluation.get("phase_seconds") or {}
+            session = (evaluation.get("session") or {}).get("phase_seconds") or {}
+            # How the evaluated candidate's host compile went (the compile stage's host_pch): "used" when it read
+            # the precompiled header of its includes.
+            host_pch = (evaluation.get("compile") or {}).get("host_pch")
         elif kind == "decision" and e.get("decision") == "step" and e.get("kind", "optimization") == "optimization":
             if llm_t is not None:
                 steps.append({"step": e.get("step"), "wall_s": e["t"] - llm_t, "llm_answers": llm_n,
                               "outcome": e.get("outcome"), "compile_s": phases.get("compile"),
-                              "session_s": phases.get("session"), "session_phases": session})
-            llm_t, llm_n, phases, session = None, 0, {}, {}
+                              "session_s": phases.get("session"), "session_phases": session, "host_pch": host_pch})
+            llm_t, llm_n, phases, session, host_pch = None, 0, {}, {}, None
     return steps
 
 
@@ -110,6 +115,12 @@ def table(results: dict, counts: list) -> str:
             # evaluation (no session of its own): said, since such a step is cheaper than one that is judged.
             screened_only = sum(1 for w in ws if w["session_s"] is None) if n > 1 else 0
             note = f"; {screened_only} of {len(ws)} ended at screening" if screened_only else ""
+            # Whether the timed compiles read the host header (1.3-1.4 s of a pointwise step): a table from runs with
+            # and without it must say which it is.
+            judged = [w for w in ws if w["session_s"] is not None]
+            if judged:
+                used = sum(1 for w in judged if w.get("host_pch") == "used")
+                note += f"; host header {used} of {len(judged)}"
             cells.append("-" if m is None else
                          f"{m:.1f} ({'-' if c is None else f'{c:.1f}'} / {'-' if s is None else f'{s:.1f}'}{note})")
         for n in counts:
