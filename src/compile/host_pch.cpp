@@ -89,15 +89,23 @@ Result<fs::path> HostPchStore::start(std::string_view prefix) const {
   return built;
 }
 
+Status HostPchStore::remove_entry(const fs::path& entry) const {
+  // Renamed first, so a build looking it up finds the whole entry or none.
+  auto trash = make_unique_dir(dir_, "tmp-evict-");
+  if (!trash) return trash.error();
+  std::error_code ec;
+  fs::rename(entry, *trash / "entry", ec);
+  fs::remove_all(*trash, ec);
+  if (ec) return Error{fmt::format("cannot remove {}: {}", entry.string(), ec.message())};
+  return Ok{};
+}
+
 Status HostPchStore::commit(const fs::path& built, const std::string& key) const {
   std::error_code ec;
   fs::rename(built, dir_ / key, ec);
   if (ec && !find(key)) {
     // What is there is no whole entry (a damaged one: nothing here writes it so): replaced.
-    auto trash = make_unique_dir(dir_, "tmp-evict-");
-    if (!trash) return trash.error();
-    fs::rename(dir_ / key, *trash / "entry", ec);
-    fs::remove_all(*trash, ec);
+    if (auto removed = remove_entry(dir_ / key); !removed) return removed.error();
     ec.clear();
     fs::rename(built, dir_ / key, ec);
   }
@@ -116,12 +124,7 @@ Status HostPchStore::commit(const fs::path& built, const std::string& key) const
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (std::size_t i = max_entries_; i < entries.size(); ++i) {
     if (entries[i].second.filename() == key) continue;
-    // Renamed first, so a build looking it up finds the whole entry or none.
-    auto trash = make_unique_dir(dir_, "tmp-evict-");
-    if (!trash) return trash.error();
-    fs::rename(entries[i].second, *trash / "entry", ec);
-    fs::remove_all(*trash, ec);
-    if (ec) return Error{fmt::format("cannot remove {}: {}", entries[i].second.string(), ec.message())};
+    if (auto removed = remove_entry(entries[i].second); !removed) return removed.error();
   }
   return Ok{};
 }

@@ -78,6 +78,8 @@ class HostPchStore {
   Result<Usage> usage() const;
 
  private:
+  Status remove_entry(const std::filesystem::path& entry) const;
+
   std::filesystem::path dir_;
   std::size_t max_entries_;
 };

@@ -405,7 +405,7 @@ Result<ProcessResult> NvccCompiler::run_host_steps(const fs::path& staging, cons
   auto source = read_file(source_path);
   if (!source) return source.error();
   auto split = split_host_source(*source, kCandidateFile);
-  if (!split) return as_nvcc("none: the candidate's own code starts within the first MiB of its host source");
+  if (!split) return as_nvcc("none: the host source has no 1 MiB of headers before the candidate's own code");
   const std::string key = HostPchStore::key_for(split->prefix, build.pch_script, toolchain_.host_compiler_version);
   {
     std::lock_guard lock(host_pch_mutex_);
