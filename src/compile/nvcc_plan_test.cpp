@@ -208,7 +208,9 @@ TEST(NvccPlanRealNvcc, TheOverlappedBuildWritesNvccsLibraryByteForByte) {
   ASSERT_TRUE(cmd.ok());
   for (const char* a : {"--keep", "--keep-dir", "kept-build"}) cmd->emplace_back(a);
   auto run = [&](std::vector<std::string> argv) {
-    auto r = runner.run({.argv = std::move(argv), .timeout = std::chrono::seconds(300), .cwd = *dir});
+    // TMPDIR in the test's directory, as the compiler gives its builds: a failed cicc leaves its
+    // .lgenfe.bc in TMPDIR, which must not be the machine's /tmp.
+    auto r = runner.run({.argv = std::move(argv), .timeout = std::chrono::seconds(300), .cwd = *dir, .private_dir = *dir});
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : ProcessResult{};
   };
