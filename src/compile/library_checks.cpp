@@ -72,6 +72,7 @@ std::string section_name(Elf* elf, const GElf_Shdr& sh) {
 struct DeviceScan {
   int images = 0;
   std::vector<std::string> image_bytes;
+  std::vector<std::string> code_images;  // of image_bytes, those with an executable section or a kernel
   bool arch_trap = false;
   std::set<std::string> kernels;
 };
@@ -117,17 +118,26 @@ void scan_fatbin(const char* data, std::size_t size, DeviceScan& scan) {
       if (gelf_getshdr(s, &sh) && sh.sh_type != SHT_NOBITS) end = std::max<std::size_t>(end, sh.sh_offset + sh.sh_size);
     }
     scan.image_bytes.emplace_back(hit, std::min(end, size - off));
+    bool code = false;
     Elf_Scn* scn = nullptr;
     while ((scn = elf_nextscn(e.get(), scn)) != nullptr) {
       GElf_Shdr sh;
-      if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) continue;
+      if (!gelf_getshdr(scn, &sh)) continue;
+      if (sh.sh_flags & SHF_EXECINSTR) code = true;
+      if (sh.sh_type == SHT_NOBITS) continue;
       Elf_Data* d = elf_getdata(scn, nullptr);
       if (!d || !d->d_buf) continue;
       auto* bytes = static_cast<const char*>(d->d_buf);
-      if (sh.sh_type == SHT_SYMTAB) collect_kernels(e.get(), scn, sh, scan.kernels);
+      if (sh.sh_type == SHT_SYMTAB) {
+        std::set<std::string> kernels;
+        collect_kernels(e.get(), scn, sh, kernels);
+        if (!kernels.empty()) code = true;
+        scan.kernels.merge(kernels);
+      }
       for (const auto& t : traps)
         if (contains(bytes, d->d_size, t)) scan.arch_trap = true;
     }
+    if (code) scan.code_images.push_back(scan.image_bytes.back());
   }
 }
 
@@ -312,6 +322,7 @@ Result<LibraryInspection> check_library(const fs::path& library) {
     out.push_back({"no-device-code", "contains no kernel: the work must be done by __global__ functions"});
   result.kernels.assign(scan.kernels.begin(), scan.kernels.end());
   result.device_images = std::move(scan.image_bytes);
+  result.code_images = std::move(scan.code_images);
   if (scan.arch_trap)
     out.push_back({"arch-conditional", "device code contains CUTLASS's 'used without targeting' trap: an "
                                        "architecture-specific instruction was compiled out for this target"});

@@ -14,7 +14,11 @@ namespace cutegen {
 struct LibraryInspection {
   std::vector<CheckViolation> violations;
   std::vector<std::string> kernels;  // mangled name of every kernel (entry function) in the device code
-  std::vector<std::string> device_images;  // each cubin of the fatbin, byte for byte (for nvdisasm)
+  std::vector<std::string> device_images;  // each cubin of the fatbin, byte for byte
+  // Those of them that hold machine code (an executable section or a kernel symbol): what nvdisasm reads
+  // for the CuTe check. Every -shared build also carries nvlink's device-link image, which has none, and
+  // nvdisasm takes ~0.4 s to start even on that.
+  std::vector<std::string> code_images;
 };
 
 // Needed libraries and every undefined dynamic symbol (resolved to its providing library through symbol

@@ -578,7 +578,7 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
       std::optional<std::map<std::string, SassFunction>> sass;
       auto machine_code = [&]() -> Result<bool> {
         if (sass) return true;
-        auto got = library_sass(*staging, checks->device_images, early ? &*early : nullptr);
+        auto got = library_sass(*staging, checks->code_images, early ? &*early : nullptr);
         if (!got) return got.error();
         sass = std::move(*got);
         return true;

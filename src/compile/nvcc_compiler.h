@@ -81,7 +81,7 @@ class NvccCompiler final : public Compiler {
                                             const std::string& pch_script);
   CompileOutcome from_cache(const nlohmann::json& stored, const CompileRequest& request, const std::string& key) const;
   // The build's machine code for the CuTe check on it (built_cute.h): nvdisasm on each of the library's
-  // cubins (`images`), confined like nvcc. `early`: an overlapped build's disassembly, used for the image of
+  // cubins that hold machine code (`images`, LibraryInspection::code_images), confined like nvcc. `early`: an overlapped build's disassembly, used for the image of
   // the same bytes.
   Result<std::map<std::string, SassFunction>> library_sass(const std::filesystem::path& staging,
                                                            const std::vector<std::string>& images, EarlySass* early);

@@ -990,10 +990,34 @@ TEST_F(RealNvcc, AnOverlappedBuildPassesEveryCheckAndDisassemblesItsCubinOnce) {
   for (const auto& argv : recording.argvs())
     for (const auto& a : argv) scripts += a == "kept-build/nvcc-chains.sh" || a == "kept-build/nvcc-rest.sh";
   EXPECT_EQ(scripts, 2);
-  const auto [early, late] = disassembled_cubins(recording);  // the library's other images (nvlink's stub) after
+  const auto [early, late] = disassembled_cubins(recording);
   ASSERT_EQ(early.size(), 1u);
   EXPECT_FALSE(early.front().empty());
-  for (const auto& bytes : late) EXPECT_NE(bytes, early.front()) << "the library's image was disassembled again";
+  // The library's other image, nvlink's device-link image, holds no machine code: nothing is disassembled
+  // after the build.
+  EXPECT_TRUE(late.empty()) << late.size() << " image(s) disassembled after the build";
+}
+
+// nvcc in turn (2 CPUs): no early disassembly, so the library's images are disassembled after the build, and
+// only the one that holds machine code. nvlink's device-link image has none; nvdisasm took ~0.4 s on it,
+// a tenth of an elementwise kernel's compile.
+TEST_F(RealNvcc, OnlyTheLibrarysImageWithMachineCodeIsDisassembled) {
+  RecordingRunner recording;
+  CompileOptions o = options_;
+  o.cpus = 2;
+  NvccCompiler c(recording, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
+  auto out = c.compile({example("relu_cute_1d.cu"), "relu_cute_1d.cu"});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->verdict, CompileVerdict::ok) << out->feedback() << out->log;
+  ASSERT_TRUE(out->nvcc_steps.starts_with("in turn")) << out->nvcc_steps;
+  auto library = check_library(out->library);
+  ASSERT_TRUE(library.ok()) << library.error().message;
+  ASSERT_EQ(library->device_images.size(), 2u) << "expected the kernel's image and nvlink's";
+  ASSERT_EQ(library->code_images.size(), 1u);
+  const auto [early, late] = disassembled_cubins(recording);
+  EXPECT_TRUE(early.empty());
+  ASSERT_EQ(late.size(), 1u) << "nvdisasm ran on an image without machine code, or not at all";
+  EXPECT_TRUE(late.front() == library->code_images.front());
 }
 
 // The host compile's precompiled prefix (host_pch.h): the first overlapped build of a set of includes
@@ -1087,10 +1111,14 @@ TEST_F(RealNvcc, AnEarlyDisassemblyOfOtherBytesThanTheLibrarysImageGoesUnused) {
   const auto [early, late] = disassembled_cubins(recording);
   ASSERT_EQ(early.size(), 1u);
   EXPECT_NE(early.front(), original) << "the test's change to the cubin did not happen";
-  // Every image of the library is disassembled from its own bytes, the one the chains built included.
+  // Every image of the library that holds machine code is disassembled from its own bytes, the one the chains
+  // built included; nvlink's device-link image, which holds none, is not disassembled at all.
   auto library = check_library(out.library);
   ASSERT_TRUE(library.ok()) << library.error().message;
-  EXPECT_EQ(std::count(library->device_images.begin(), library->device_images.end(), original), 1);
-  for (const auto& image : library->device_images)
+  EXPECT_EQ(std::count(library->code_images.begin(), library->code_images.end(), original), 1);
+  for (const auto& image : library->code_images)
     EXPECT_EQ(std::count(late.begin(), late.end(), image), 1) << "an image went undisassembled or twice";
+  EXPECT_EQ(library->device_images.size(), library->code_images.size() + 1)
+      << "expected nvlink's device-link image beside the kernel's";
+  EXPECT_EQ(late.size(), library->code_images.size()) << "an image without machine code was disassembled";
 }
