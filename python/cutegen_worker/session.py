@@ -423,15 +423,15 @@ class Session:
         # Private input sets from the problem's own get_inputs(), rotated between runs as the
         # candidate's are replaced; the model keeps its own parameters.
         self.release_prepared()
-        sets = [problem.source.generate(seed + i) for i in range(n_sets)]
         try:
-            answer = timing.time_baselines(problem, sets, modes, settings, prepared)
+            answer = timing.time_baselines(
+                problem, lambda: [problem.source.generate(seed + i) for i in range(n_sets)], n_sets, modes, settings,
+                prepared)
             # Labelled, so a CPU time (wall clock, for tests and smoke runs) is never read as a GPU one.
             answer["device"] = str(problem.device)
             answer["clock"] = "cuda_events" if problem.device.type == "cuda" else "wall"
             return answer
         finally:
-            del sets
             _restore(problem.params, problem.param_snapshot)  # e.g. BatchNorm running statistics
 
     def op_calibrate(self, req: dict) -> dict:

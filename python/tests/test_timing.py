@@ -47,6 +47,28 @@ def test_results_are_cached_in_a_json_file_with_their_key(relu, tmp_path):
     assert entry["result"] == first["eager"]
 
 
+def test_baselines_served_from_the_cache_draw_no_inputs(relu, tmp_path, monkeypatch):
+    """Every passing evaluation asks for the baselines; at KernelBench sizes drawing the timing sets
+    was 0.4 s of a step whose baselines all came from the cache."""
+    source = relu.session.problem.source
+    draws = []
+    real = source.generate
+
+    def counted(seed):
+        draws.append(seed)
+        return real(seed)
+
+    monkeypatch.setattr(source, "generate", counted)
+    assert baselines(relu, tmp_path)["cached"] is False
+    assert sorted(draws) == [5, 6, 7]  # the three timing sets, drawn for the measurement
+    draws.clear()
+    assert baselines(relu, tmp_path)["cached"] is True
+    assert draws == []
+    # One mode cached, one not: the sets are drawn once, for the one measured.
+    assert baselines(relu, tmp_path, modes=("eager", "compile"))["cached"] is False
+    assert sorted(draws) == [5, 6, 7]
+
+
 def test_the_key_changes_with_what_the_measurement_depends_on(relu, tmp_path):
     baselines(relu, tmp_path)
     assert baselines(relu, tmp_path, runs=6)["cached"] is False
