@@ -420,6 +420,7 @@ class CandidateSession:
         clock and the check for other users of the GPU, stages every call once for all its candidates, and
         drives this session's steps itself (never `run`); a candidate of a group keeps no private copies, so
         its timed calls are compared at their secret positions and none is checked in full."""
+        t_setup = time.perf_counter_ns()
         self.problem, self.plan, self.timed, self.group = problem, plan, timed, group
         self.record = Record()
         self.phases = Phases(self.record.phase_seconds)
@@ -464,6 +465,7 @@ class CandidateSession:
         self.deferred = [i for i, spec in enumerate(plan.trials) if spec.kind in DEFERRABLE_KINDS] \
             if plan.keep_bar_ms is not None and timed and plan.runs > 0 and group is None else []
         self.timed_since_us = None  # when the timed calls began, on the clock NVML stamps its samples with
+        self.phases.add("setup", time.perf_counter_ns() - t_setup)  # the slot, the private copies, the checks' state
 
     # ---- the whole session ------------------------------------------------------------------------
     def run(self) -> dict:
@@ -488,11 +490,13 @@ class CandidateSession:
             finally:
                 if self.link is not None and "end" not in self.record.runner:
                     self.record.runner["end"] = self.link.kill().describe()
-            self._check_share_after()
+            with self.phases("share_after"):
+                self._check_share_after()
         finally:
             # Nothing of ours may still hold a shared buffer when the arena frees them.
-            self.link = self.slot = self.secret_out = self.secret_in = self.copies = None
-            self.arena.release()
+            with self.phases("release"):
+                self.link = self.slot = self.secret_out = self.secret_in = self.copies = None
+                self.arena.release()
         return self.record.to_dict()
 
     def _end_runner(self):

@@ -57,15 +57,15 @@ def test_an_exact_kernel_passes_with_a_complete_record(worker, small):
     assert result["calibration"]["rounds"] > 0 and result["runner"]["end"] == "exit code 0"
     # Where the session's time went: every part ran, and the parts fit inside the session.
     phases = result["phase_seconds"]
-    assert set(phases) == {"runner_start", "trials", "timed_staging", "timed_calls", "timed_compare", "full_audits",
-                           "runner_end"}
+    assert set(phases) == {"setup", "runner_start", "trials", "timed_staging", "timed_calls", "timed_compare",
+                           "full_audits", "runner_end", "share_after", "release"}
     assert all(v >= 0 for v in phases.values()) and phases["trials"] > 0 and phases["timed_calls"] > 0, phases
 
 
 def test_a_session_that_stops_early_times_only_the_parts_it_reached(worker, small):
     result = evaluate(worker, "relu", mode="zeros")
     assert result["verdict"] != "pass"
-    assert set(result["phase_seconds"]) == {"runner_start", "trials"}
+    assert set(result["phase_seconds"]) == {"setup", "runner_start", "trials", "share_after", "release"}
 
 
 def test_a_staging_budget_fits_the_timed_calls_to_what_calibration_measured(worker, small):
