@@ -412,16 +412,20 @@ class _TimedCalls:
 
 
 class CandidateSession:
-    def __init__(self, problem, plan: Plan, make_link, timed: bool = True, copies_on: str = "device", group=None):
+    def __init__(self, problem, plan: Plan, make_link, timed: bool = True, copies_on: str = "device", group=None,
+                 hold_arena: list = None):
         """`timed`: calibrate and run the plan's timed calls; a generalization trial (generalize.py) runs only
         its correctness trials, so it needs neither the calibration nor the private copies of timed outputs.
         `copies_on`: where those copies live, "device" or "host" (memory.place_audit_copies).
+        `hold_arena`: a list the session's own arena goes into when it ends, its buffers no longer referenced,
+        for the caller to free later (Session.held_arenas); None: freed as the session ends.
         `group`: the screen_group.ScreenGroup this session is one candidate of. The group owns the slot, the
         clock and the check for other users of the GPU, stages every call once for all its candidates, and
         drives this session's steps itself (never `run`); a candidate of a group keeps no private copies, so
         its timed calls are compared at their secret positions and none is checked in full."""
         t_setup = time.perf_counter_ns()
         self.problem, self.plan, self.timed, self.group = problem, plan, timed, group
+        self.hold_arena = hold_arena if group is None else None  # a group's arena is the group's
         self.record = Record()
         self.phases = Phases(self.record.phase_seconds)
         self.record.audits["copies"] = copies_on if group is None else "none"
@@ -496,7 +500,10 @@ class CandidateSession:
             # Nothing of ours may still hold a shared buffer when the arena frees them.
             with self.phases("release"):
                 self.link = self.slot = self.secret_out = self.secret_in = self.copies = None
-                self.arena.release()
+                if self.hold_arena is not None:
+                    self.hold_arena.append(self.arena)
+                else:
+                    self.arena.release()
         return self.record.to_dict()
 
     def _end_runner(self):

@@ -92,12 +92,11 @@ def run(session, problem, plan, make_link, record: dict) -> dict:
     rng = secrets.SystemRandom()  # drawn now, after the main session's runner exited: nothing predicts them
     kinds = shape_configs.kinds_for(plan.generalize) if names else []
     if kinds:
-        # The main session's private tensors went back to torch's cache; a new slot's buffers come from cuMemAlloc.
-        # Only then: with no trial to run (a screening asks none) the collection alone cost 0.22 s on an H100 at
-        # KernelBench 19's size, on every screened candidate.
-        gc.collect()
-        if torch.cuda.is_initialized():
-            torch.cuda.empty_cache()
+        # The main session's shared buffers are held for later (Session.held_arenas) and its private tensors went
+        # back to torch's cache; a new slot's buffers come from cuMemAlloc, so both are freed now. Only then: with
+        # no trial to run (a screening asks none) the collection alone cost 0.22 s on an H100 at KernelBench 19's
+        # size, on every screened candidate.
+        session.release_prepared()
     base = shape_configs.meta_inputs(module, problem.path, originals) if kinds else None
     seen = [own["inputs"]]
     for kind in kinds:

@@ -53,6 +53,7 @@ class Dispatcher:
             "prepare_profile": session.op_prepare_profile,
             "prepare_baselines": session.op_prepare_baselines,
             "time_baselines": session.op_time_baselines,
+            "free_buffers": session.op_free_buffers,
             "calibrate": session.op_calibrate,
             "trace": session.op_trace,
             "describe": session.op_describe,

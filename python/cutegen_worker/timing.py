@@ -277,6 +277,11 @@ def cache_write(cache_dir, key, result) -> None:
     os.replace(tmp, _cache_path(cache_dir, key))  # atomic: a concurrent reader sees old or new
 
 
+def all_cached(problem, modes: list, settings: Settings, n_sets: int) -> bool:
+    """Whether time_baselines would answer every mode from the cache."""
+    return all(cache_read(settings.cache_dir, cache_key(problem, mode, settings, n_sets)) is not None for mode in modes)
+
+
 def time_baselines(problem, make_sets, n_sets: int, modes: list, settings: Settings,
                    prepared: PreparedCompile = None) -> dict:
     """{mode: stats or {"error"}, "cached": all modes came from the cache}. A compile error is

@@ -38,6 +38,8 @@ def test_an_honest_kernel_passes_with_three_verified_shapes(worker, small):
     assert smaller["inputs"] == [[b, d]] and smaller["outputs"] == [[b, d]]
     assert 65 <= larger["config"]["batch_size"] <= 73 and larger["config"]["dim"] == 1024, larger
     assert g["seconds"] > 0 and not g["notes"]
+    # The main session's buffers, held for later when nothing else runs, were freed for the other shapes'.
+    assert worker.session.held_arenas == []
 
 
 def test_a_kernel_that_hard_codes_the_benchmark_shape_is_shape_specific(worker, small):

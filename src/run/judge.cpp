@@ -445,21 +445,39 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
   // are independent, and a KernelBench-size load (inputs drawn, the reference measured) is seconds of the cold
   // path. On a shared GPU (cutegen bench) the load waits for the GPU after the build, as before: it is GPU work.
   std::future<Result<ProblemFacts>> loading;
+  // With the problem loaded, the worker frees what the last evaluation left on the device (its shared buffers,
+  // torch's cached blocks: 0.5-0.8 s at KernelBench sizes) while nvcc builds, instead of at the session's start.
+  std::future<Result<nlohmann::json>> freeing;
   if (!options_.device_lock && !(loaded_ && loaded_problem_ == problem))
     loading = std::async(std::launch::async, [this, problem] { return load_problem(problem); });
+  else if (!options_.device_lock)
+    freeing = std::async(std::launch::async, [this] {
+      return worker_.call("free_buffers", nlohmann::json::object(), std::chrono::seconds(300));
+    });
+  // The worker's part beside the build, settled: what is left of it once the build is done is the `load` phase.
+  auto worker_ready = [&]() -> Result<ProblemFacts> {
+    if (loading.valid()) return loading.get();
+    if (freeing.valid())
+      if (auto freed = freeing.get(); !freed) return freed.error();
+    return load_problem(problem);
+  };
   auto compiled = timed(report, "compile", [&] { return compiler_.compile({kernel_source, kernel_name, defines}); });
   if (!compiled) return compiled.error();
   report.compile = *compiled;
   report.precision = options_.precision;
   if (!compiled->ok()) {
+    // A load beside a failed build is waited for by its future and, if it failed, done again by the next
+    // evaluation that needs the problem, which reports its error; a worker that cannot free its buffers is
+    // reported now.
+    if (freeing.valid())
+      if (auto freed = freeing.get(); !freed) return freed.error();
     record_compile_failure(*compiled, report);
     report.seconds = since(t0);
     return report;
   }
   // From here on the GPU is used: wait for it (the wait is part of no phase).
   return on_gpu([&]() -> Result<EvalReport> {
-    // With the load started beside the build, its phase is what is left of it once the build is done.
-    auto meta = timed(report, "load", [&] { return loading.valid() ? loading.get() : load_problem(problem); });
+    auto meta = timed(report, "load", worker_ready);
     if (!meta) return meta.error();
     report.problem = *meta;
     report.library = compiled->library.string();

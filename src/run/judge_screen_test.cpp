@@ -94,6 +94,7 @@ class JudgeScreenTest : public ::testing::Test {
         return group_;
       }
       if (op == "evaluate_candidate") return alone_;
+      if (op == "free_buffers") return nlohmann::json{{"reserved_bytes", 0}};
       return Error{"unexpected op " + op};
     });
     EvalOptions o;
@@ -183,10 +184,11 @@ TEST_F(JudgeScreenTest, ALoneKernelAndAnUnreadableLibraryAreScreenedAlone) {
   compiler_.outcomes["gone"].library = "/nonexistent/kernel.so";  // no exports to read: it may have a workspace
   auto reports = screen({"p1", "gone", "bad"});
   ASSERT_TRUE(reports.ok()) << reports.error().message;
-  EXPECT_EQ(ops(), (std::vector<std::string>{"evaluate_candidate", "evaluate_candidate"}));
+  // Each evaluated alone, as `evaluate` does: the second's build has the worker free the first's buffers.
+  EXPECT_EQ(ops(), (std::vector<std::string>{"evaluate_candidate", "free_buffers", "evaluate_candidate"}));
   EXPECT_EQ(requests_[0].second["library"], (libs_.path / "p1.so").string());
-  EXPECT_EQ(requests_[1].second["library"], "/nonexistent/kernel.so");
-  EXPECT_FALSE(requests_[1].second.contains("workspace"));  // unreadable: no hint
+  EXPECT_EQ(requests_[2].second["library"], "/nonexistent/kernel.so");
+  EXPECT_FALSE(requests_[2].second.contains("workspace"));  // unreadable: no hint
   EXPECT_EQ((*reports)[2].verdict, Verdict::compile_error);
 }
 

@@ -123,6 +123,7 @@ class JudgeTest : public ::testing::Test {
         s.baseline_request = args;
         return nlohmann::json{{"eager", {{"median_ms", 4.0}}}, {"compile", {{"median_ms", 3.0}}}};
       }
+      if (op == "free_buffers") return nlohmann::json{{"reserved_bytes", 0}};
       return Error{"unexpected op " + op};
     });
     judge_ = std::make_unique<Judge>(compiler_, *worker_, options());
@@ -690,27 +691,34 @@ TEST(JudgeReasons, ACompileFailureWithoutParsedErrorsQuotesNvccsLastLine) {
 }
 
 // One `cutegen eval` (no shared GPU): the worker loads the problem while the kernel builds, and a build that fails
-// still reports the compile error, not the load's. A second kernel finds the problem loaded.
+// still reports the compile error, not the load's. A later kernel finds the problem loaded, and the worker frees
+// what the last evaluation left on the device while that kernel builds; a worker that cannot is the error.
 TEST(JudgeLoad, RunsBesideTheBuildWhenNoGpuIsShared) {
   auto dir = make_unique_dir(fs::temp_directory_path(), "cutegen-judge-load-");
   ASSERT_TRUE(dir.ok());
-  std::atomic<bool> loaded{false};
+  std::atomic<bool> beside{false};  // set by the worker's load or free_buffers
   struct WaitingCompiler final : public Compiler {
-    std::atomic<bool>* loaded = nullptr;
-    bool wait = true;  // for a load beside the build, up to 5 s
-    bool saw_load = false;
+    std::atomic<bool>* beside = nullptr;
+    bool wait = true;  // for the worker's part beside the build, up to 5 s
+    bool saw_beside = false;
     CompileOutcome outcome = built();
     Result<CompileOutcome> compile(const CompileRequest&) override {
-      for (int i = 0; wait && i < 500 && !loaded->load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      saw_load = loaded->load();
+      for (int i = 0; wait && i < 500 && !beside->load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      saw_beside = beside->load();
       return outcome;
     }
   } compiler;
-  compiler.loaded = &loaded;
+  compiler.beside = &beside;
+  bool free_fails = false;
   FakeReferenceWorker worker([&](const std::string& op, const nlohmann::json&) -> Result<nlohmann::json> {
     if (op == "load") {
-      loaded = true;
+      beside = true;
       return nlohmann::json{{"name", "relu"}, {"gpu", "Fake GPU"}, {"dtype", "float32"}, {"min_bytes", 8}};
+    }
+    if (op == "free_buffers") {
+      if (free_fails) return Error{"the worker died"};
+      beside = true;
+      return nlohmann::json{{"reserved_bytes", 0}};
     }
     if (op == "evaluate_candidate") return passing_record(1.0);
     if (op == "calibrate") return nlohmann::json{{"gpu", "Fake GPU"}, {"hbm_gbps", 1000}, {"tflops", {{"fp32", 1}, {"tf32", 1}, {"fp16", 1}, {"bf16", 1}}}};
@@ -724,20 +732,32 @@ TEST(JudgeLoad, RunsBesideTheBuildWhenNoGpuIsShared) {
   Judge judge(compiler, worker, o);
   auto r = judge.evaluate("problem.py", "// source", "k.cu");
   ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_TRUE(compiler.saw_load);  // the compile waited up to 5 s for a load that runs only after it otherwise
+  EXPECT_TRUE(compiler.saw_beside);  // the compile waited up to 5 s for a load that runs only after it otherwise
   EXPECT_EQ(r->verdict, Verdict::pass) << r->reason;
   ASSERT_TRUE(r->problem.has_value());
   EXPECT_EQ(r->problem->name, "relu");
-  // The problem is loaded once: the next kernel's build finds nothing to load beside it.
+  EXPECT_EQ(worker.ops, (std::vector<std::string>{"load", "evaluate_candidate", "calibrate"}));
+  // The problem is loaded once: the next kernel's build has the worker free the last session's buffers beside it.
+  beside = false;
+  worker.ops.clear();
+  auto second = judge.evaluate("problem.py", "// second source", "k2.cu");
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_TRUE(compiler.saw_beside);
+  EXPECT_EQ(second->verdict, Verdict::pass) << second->reason;
+  EXPECT_EQ(worker.ops, (std::vector<std::string>{"free_buffers", "evaluate_candidate"}));
+  // A build that fails still settles the worker's part: here the worker cannot free, and says so.
   compiler.outcome.verdict = CompileVerdict::compile_error;
   compiler.outcome.log = "k.cu(3): error: identifier \"x\" is undefined";
-  loaded = false;
-  compiler.wait = false;  // the build returns at once; a load beside it would have set `loaded` by the check below
-  auto failed = judge.evaluate("problem.py", "// other source", "k2.cu");
-  ASSERT_TRUE(failed.ok()) << failed.error().message;
-  EXPECT_FALSE(compiler.saw_load);
-  EXPECT_EQ(failed->verdict, Verdict::compile_error);
-  EXPECT_EQ(std::count(worker.ops.begin(), worker.ops.end(), "load"), 1);
+  compiler.wait = false;
+  free_fails = true;
+  auto failed = judge.evaluate("problem.py", "// other source", "k3.cu");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.error().message.find("the worker died"), std::string::npos) << failed.error().message;
+  free_fails = false;
+  auto compile_error = judge.evaluate("problem.py", "// yet another source", "k4.cu");
+  ASSERT_TRUE(compile_error.ok()) << compile_error.error().message;
+  EXPECT_EQ(compile_error->verdict, Verdict::compile_error);
+  EXPECT_EQ(std::count(worker.ops.begin(), worker.ops.end(), "load"), 0);
   fs::remove_all(*dir);
 }
 
