@@ -178,6 +178,11 @@ class Plan:
     # group's, before the chosen candidate is judged in full): its first runner then starts with that workspace
     # mapped and calibrated, and the size it asks at load must be the same (CandidateSession._start). None: asked.
     workspace_bytes: int = None
+    # The size another library of this problem asked for in an earlier session (the loop's last candidate: a step
+    # rarely changes it). Only with `expects_workspace`: the first runner starts with that workspace mapped and
+    # calibrated, and when the kernel asks for exactly it, no second runner is needed; any other answer makes that
+    # runner the one that asked, as without a guess. None: no guess.
+    workspace_guess_bytes: int = None
     # A screening (cutegen tune, the loop's candidates): it ranks, and what it chooses is judged again in full,
     # so the checks for other users of the GPU wait out no idle window (gpu_share.ShareCheck).
     screening: bool = False
@@ -221,6 +226,14 @@ class Plan:
         if known is not None and (type(known) is not int or known <= 0):
             raise RequestError("evaluate_candidate: workspace_bytes must be a positive whole number of bytes")
         plan.workspace_bytes = known
+        guess = req.get("workspace_guess_bytes")
+        if guess is not None:
+            if type(guess) is not int or guess <= 0:
+                raise RequestError("evaluate_candidate: workspace_guess_bytes must be a positive whole number of bytes")
+            if known is not None or not plan.expects_workspace:
+                raise RequestError("evaluate_candidate: workspace_guess_bytes goes with workspace: true and without "
+                                   "workspace_bytes")
+        plan.workspace_guess_bytes = guess
         return plan
 
     def fitted_runs(self, staging_ns: int) -> int:
@@ -563,38 +576,55 @@ class CandidateSession:
         self.record.runner["sandbox"] = os.environ.get(SANDBOX_ENV, "full")
         if self.plan.workspace_bytes is not None:
             return self._start_with_known_workspace(self.plan.workspace_bytes)
+        cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True,
+                                        copies=self.record.audits["copies"] if self.timed else "none")
+        # A guess (Plan.workspace_guess_bytes) within this session's cap: mapped from the start, in a calibrated runner.
+        guess = self.plan.workspace_guess_bytes if self.timed and self.plan.workspace_guess_bytes is not None and \
+            self.plan.workspace_guess_bytes <= cap else None
+        if guess is not None:
+            self.slot.add_workspace(guess)
         self.link = self.make_link(self.plan, self.slot, self.problem)
         # A kernel with a workspace is loaded twice: to ask its size, then in a runner that has the workspace mapped,
         # and only the second runner's calibration is used. Told so by the judge (Plan.expects_workspace), the first
         # runner is not calibrated: 16 stagings and the wait for other users' work, 0.4-0.9 s at KernelBench sizes.
-        sizing_only = self.timed and self.plan.expects_workspace
+        sizing_only = self.timed and self.plan.expects_workspace and guess is None
         ready = self._start_runner(calibrate=not sizing_only)
         requested = _workspace_request(ready)
+        if guess is not None and requested == guess:
+            self.record.workspace = {"bytes": guess, "cap_bytes": cap, "guessed": True}
+            return
         if requested is None:
-            if sizing_only:
-                # The hint was wrong (the kernel asks for no workspace), and this runner loaded it uncalibrated:
-                # a fresh runner is calibrated before its own load.
+            if sizing_only or guess is not None:
+                # The hint was wrong (the kernel asks for no workspace), and this runner loaded it uncalibrated or
+                # with a workspace it does not use: a fresh runner is calibrated before its own load.
                 self._next_runner("giving the kernel a calibrated runner", "the runner that was to ask the workspace size")
+                self._drop_guess(guess)
                 self.link = self.make_link(self.plan, self.slot, self.problem)
                 if _workspace_request(self._start_runner()) is not None:
                     raise Stop("load_failed", "cutegen_workspace_bytes asked for no workspace at the first load and for "
                                               "one at the second: the size may depend only on the shapes and dtypes")
             return
-        cap, why = memory.workspace_cap(self.problem.metadata["memory"], self.problem.device, slot_allocated=True,
-                                        copies=self.record.audits["copies"] if self.timed else "none")
         if requested > cap:
             raise workspace_too_big(requested, cap, why)
         self.record.workspace = {"bytes": requested, "cap_bytes": cap}
+        if guess is not None:
+            self.record.workspace["guess_bytes"] = guess
         # The size is known only once the candidate is loaded, and by then the runner's sandbox is closed.
         # Rather than map a new buffer inside it, a second runner starts with the workspace in its session,
         # mapped at setup with the rest of the slot like every other buffer.
         self._next_runner("handing the workspace to a fresh runner", "the runner that asked the workspace size")
+        self._drop_guess(guess)
         self.slot.add_workspace(requested)
         self.link = self.make_link(self.plan, self.slot, self.problem)
         again = _workspace_request(self._start_runner())
         if again != requested:
             raise Stop("load_failed", f"cutegen_workspace_bytes asked for {requested} bytes at the first load and {again} "
                                       "at the second: the size may depend only on the shapes and dtypes")
+
+    def _drop_guess(self, guess):
+        """The guessed workspace freed, the runner that mapped it gone (_next_runner waited for its exit)."""
+        if guess is not None:
+            self.slot.drop_workspace()
 
     def _start_with_known_workspace(self, known: int):
         """One runner, calibrated, with the workspace the library asked for in an earlier session at these shapes

@@ -146,6 +146,14 @@ class SharedArena:
             ref.update({"ipc_handle": None, "offset": 0, "data_ptr": ptr})
         return ref
 
+    def drop(self, t: torch.Tensor) -> None:
+        """Drops one buffer of the arena (it is freed when the caller's last view goes): no runner may map it."""
+        owner = self._owners.pop(t.data_ptr(), None)
+        if owner is None:
+            raise WorkerError("internal: dropping a tensor that is not one of the arena's buffers")
+        self._handles.pop(t.data_ptr(), None)
+        self.bytes -= span_bytes(t.shape, t.stride(), t.element_size())  # what _raw counted for it
+
     def release(self) -> int:
         """Drops the arena's buffers; returns the bytes still held by tensors alive elsewhere."""
         held = [weakref.ref(o) for o in self._owners.values() if self.device.type == "cuda"]

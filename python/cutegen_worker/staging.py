@@ -64,6 +64,12 @@ class Slot:
         self.poison_workspace()
         return self.workspace
 
+    def drop_workspace(self):
+        """Frees the workspace once no runner maps it (a guessed size the kernel did not ask for)."""
+        if self.workspace is not None:
+            self.arena.drop(self.workspace)
+            self.workspace = self.workspace_pattern = None
+
     def new_workspace(self, nbytes: int) -> torch.Tensor:
         """A workspace allocation as add_workspace makes it, not yet the slot's: a screening group keeps one per
         candidate and makes each the slot's (`workspace`) for that candidate's calls."""

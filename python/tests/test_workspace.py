@@ -153,6 +153,71 @@ def test_the_size_asked_before_must_be_a_positive_whole_number(worker, small, va
         evaluate(worker, "relu", request={"workspace_bytes": value})
 
 
+# ---- a guess: the size another kernel of the problem asked for (the loop's last candidate) ---------------------
+GUESS = {"workspace": True, "workspace_guess_bytes": 12345}
+
+
+def test_a_guess_the_kernel_confirms_gives_one_calibrated_runner(worker, small, seen, monkeypatch):
+    calibrated = calibrations(monkeypatch)
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=12345, request=GUESS)
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["workspace"]["bytes"] == 12345 and result["workspace"]["guessed"] is True
+    assert "sizing" not in result["runner"] and len(calibrated) == 1
+    assert [runner for runner, _, _, _ in seen] == [0] * (2 * len(TRIALS) + 2 + 12)
+    assert all(poisoned for _, _, poisoned, _ in seen)
+
+
+def test_a_guess_the_kernel_does_not_confirm_makes_that_runner_the_one_that_asked(worker, small, seen, monkeypatch):
+    assert evaluate(worker, "relu", mode="reference")["verdict"] == "pass"
+    without = worker.session.held_arenas[-1].bytes  # the slot's buffers alone
+    calibrated = calibrations(monkeypatch)
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=8192, request=GUESS)
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["workspace"] == {"bytes": 8192, "cap_bytes": result["workspace"]["cap_bytes"], "guess_bytes": 12345}
+    runner = result["runner"]
+    assert runner["sizing"]["calibrated"] is True and runner["sizing"]["end"] == "exit code 0"
+    assert runner["ready"]["workspace_bytes"] == 8192 and len(calibrated) == 2
+    assert {r for r, _, _, _ in seen} == {1}  # every call in the second runner, on the size it asked
+    # The guessed workspace was dropped from the arena before the asked one was added.
+    assert worker.session.held_arenas[-1].bytes == without + 8192
+
+
+def test_a_size_that_changes_between_loads_fails_after_a_wrong_guess_too(worker, small, seen):
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=[8192, 4096], request=GUESS)
+    assert result["verdict"] == "load_failed", result["reason"]
+    assert "asked for 8192 bytes at the first load and 4096 at the second" in result["reason"]
+    assert not seen
+
+
+def test_a_guess_for_a_kernel_that_asks_for_none_still_times_in_a_fresh_runner_without_it(worker, small, seen,
+                                                                                        monkeypatch):
+    calibrated = calibrations(monkeypatch)
+    result = evaluate(worker, "relu", mode="reference", request=GUESS)
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["workspace"] is None and len(calibrated) == 2
+    assert result["runner"]["sizing"]["end"] == "exit code 0" and not seen
+
+
+def test_a_guess_above_this_sessions_cap_is_not_mapped(worker, small, seen, monkeypatch):
+    calibrated = calibrations(monkeypatch)
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=12345,
+                      request={"workspace": True, "workspace_guess_bytes": 1 << 40})
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["workspace"]["bytes"] == 12345 and "guess_bytes" not in result["workspace"]
+    assert result["runner"]["sizing"]["calibrated"] is False and len(calibrated) == 1
+
+
+@pytest.mark.parametrize("request_fields, words", [
+    ({"workspace_guess_bytes": 4096}, "workspace_guess_bytes goes with workspace: true and without workspace_bytes"),
+    ({"workspace": True, "workspace_bytes": 4096, "workspace_guess_bytes": 4096}, "goes with workspace: true and without"),
+    ({"workspace": True, "workspace_guess_bytes": 0}, "workspace_guess_bytes must be a positive whole number"),
+    ({"workspace": True, "workspace_guess_bytes": "4096"}, "workspace_guess_bytes must be a positive whole number"),
+])
+def test_a_guess_is_a_positive_size_beside_the_hint_alone(worker, small, request_fields, words):
+    with pytest.raises(WorkerError, match=words):
+        evaluate(worker, "relu", request=request_fields)
+
+
 def test_the_workspace_hint_must_be_a_boolean(worker, small):
     with pytest.raises(WorkerError, match="workspace must be true or false"):
         evaluate(worker, "relu", request={"workspace": "yes"})

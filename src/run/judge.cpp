@@ -582,6 +582,8 @@ Status Judge::run_session(const CompileOutcome& compiled, std::mt19937_64& rng, 
     request["library"] = compiled.library.string();
     if (workspace_pair) request["workspace"] = true;
     if (asked != workspace_asked_.end()) request["workspace_bytes"] = asked->second;
+    else if (auto last = workspace_last_.find(loaded_problem_.string()); workspace_pair && last != workspace_last_.end())
+      request["workspace_guess_bytes"] = last->second;
     if (!options_.fake_runner.is_null()) request["fake_runner"] = options_.fake_runner;
     return worker_.call("evaluate_candidate", request, session_limit(trials.size(), 1));
   };
@@ -601,6 +603,7 @@ std::string Judge::workspace_asked_key(const std::string& compile_key) const {
 void Judge::remember_workspace(const EvalReport& report) {
   if (report.workspace_bytes > 0 && !report.compile_key.empty())
     workspace_asked_[workspace_asked_key(report.compile_key)] = report.workspace_bytes;
+  if (report.workspace_bytes > 0) workspace_last_[loaded_problem_.string()] = report.workspace_bytes;
 }
 
 Result<std::vector<EvalReport>> Judge::screen_all(const fs::path& problem, const std::vector<CompileRequest>& kernels) {

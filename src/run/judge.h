@@ -184,6 +184,10 @@ class Judge {
   // instead of starting a runner that only asks, and the worker holds the kernel to the same size at load
   // (docs/worker-protocol.md, `workspace_bytes`).
   std::map<std::string, uint64_t> workspace_asked_;
+  // Per problem, the size the last library with a workspace asked for: sent to the next library that exports the
+  // pair as a guess (`workspace_guess_bytes`), since a step rarely changes it. Never a check: the worker maps it
+  // only until the kernel asks for another.
+  std::map<std::string, uint64_t> workspace_last_;
   std::string workspace_asked_key(const std::string& compile_key) const;
   void remember_workspace(const EvalReport& report);
 };

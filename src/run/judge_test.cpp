@@ -510,6 +510,37 @@ TEST_F(JudgeTest, ALibraryExportingTheWorkspacePairIsSaidToHaveOne) {
   EXPECT_FALSE(s.requests[2].contains("workspace"));
 }
 
+// The size the last workspace kernel of a problem asked for is the next one's guess: a step rarely changes it, and a
+// confirmed guess spares the runner that only asks (docs/worker-protocol.md, `workspace_guess_bytes`). A library
+// seen before gets the size it asked for itself, which the worker holds it to.
+TEST_F(JudgeTest, TheLastWorkspaceSizeAskedIsTheNextWorkspaceKernelsGuess) {
+  cutegen::testing::TempDir libs("cutegen-judge-libs-");
+  fs::path pair = libs.path / "pair.so", plain = libs.path / "plain.so";
+  ASSERT_TRUE(cutegen::testing::build_shared_object(pair, "extern \"C\" long cutegen_workspace_bytes() { return 64; }\n"
+                                                 "extern \"C\" int cutegen_forward_ws() { return 0; }\n"));
+  ASSERT_TRUE(cutegen::testing::build_shared_object(plain, "extern \"C\" int cutegen_forward() { return 0; }\n"));
+  Scenario s;
+  s.record["workspace"] = {{"bytes", 65536}, {"cap_bytes", 16777216}};
+  compiler_.outcome.library = pair;
+  compiler_.outcome.key = "first";
+  ASSERT_TRUE(evaluate(s).ok());
+  compiler_.outcome.key = "second";  // another source with the pair
+  ASSERT_TRUE(judge_->evaluate("problem.py", "// another source", "k.cu").ok());
+  compiler_.outcome.key = "first";  // the first again
+  ASSERT_TRUE(judge_->evaluate("problem.py", "// source", "k.cu").ok());
+  compiler_.outcome.library = plain;
+  compiler_.outcome.key = "third";
+  ASSERT_TRUE(judge_->evaluate("problem.py", "// a third source", "k.cu").ok());
+  ASSERT_EQ(s.requests.size(), 4u);
+  EXPECT_FALSE(s.requests[0].contains("workspace_guess_bytes"));
+  EXPECT_FALSE(s.requests[0].contains("workspace_bytes"));
+  EXPECT_EQ(s.requests[1].value("workspace_guess_bytes", 0), 65536);
+  EXPECT_FALSE(s.requests[1].contains("workspace_bytes"));
+  EXPECT_EQ(s.requests[2].value("workspace_bytes", 0), 65536);
+  EXPECT_FALSE(s.requests[2].contains("workspace_guess_bytes"));
+  EXPECT_FALSE(s.requests[3].contains("workspace_guess_bytes"));  // no pair: no workspace to guess
+}
+
 TEST_F(JudgeTest, TheLoopsBarGoesToTheWorkerForOneEvaluationAndASkipIsRecorded) {
   Scenario s;
   s.record["generalization"] = generalization_record();

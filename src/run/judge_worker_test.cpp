@@ -215,7 +215,7 @@ TEST_F(JudgeWithRealWorker, OtherShapesOfTheProblemAreJudgedAndTheVerifiedOnesRe
 
 // The chosen candidate of a screening group, judged in full: the workspace size its group asked is sent with the
 // session, so its one runner maps the workspace from the start (no runner that only asks); a library this judge
-// has not seen asks as before.
+// has not seen is sent the last size asked as a guess, which it confirms here: one runner too.
 TEST_F(JudgeWithRealWorker, AWorkspaceSizeAskedInAGroupSparesTheFullEvaluationItsSizingRunner) {
   LibrariesByName compiler(dir_);
   for (const char* name : {"a", "b", "c"})
@@ -242,7 +242,8 @@ TEST_F(JudgeWithRealWorker, AWorkspaceSizeAskedInAGroupSparesTheFullEvaluationIt
   auto unseen = judge.evaluate(relu, "c", "k.cu");
   ASSERT_TRUE(unseen.ok()) << unseen.error().message;
   EXPECT_EQ(unseen->verdict, Verdict::pass) << unseen->reason;
-  EXPECT_TRUE(unseen->session["runner"].contains("sizing")) << unseen->session["runner"].dump();
+  EXPECT_FALSE(unseen->session["runner"].contains("sizing")) << unseen->session["runner"].dump();
+  EXPECT_EQ(unseen->workspace_bytes, 4096u);
 }
 
 // Contract v2: the size the worker validated reaches the evaluation record, and a profile of that
