@@ -490,13 +490,22 @@ TEST_F(JudgeTest, TheStagingBudgetGoesToTheWorkerUnlessTheRunsWereFixedAndACutIs
   EXPECT_EQ(r->summary().find("fitted to"), std::string::npos) << r->summary();
 }
 
+// A library exporting the workspace pair and one exporting cutegen_forward, for the judge to read the hint from.
+struct WorkspaceLibraries {
+  cutegen::testing::TempDir dir{"cutegen-judge-libs-"};
+  fs::path pair = dir.path / "pair.so", plain = dir.path / "plain.so";
+  bool built() const {
+    return cutegen::testing::build_shared_object(pair, "extern \"C\" long cutegen_workspace_bytes() { return 64; }\n"
+                                                       "extern \"C\" int cutegen_forward_ws() { return 0; }\n") &&
+           cutegen::testing::build_shared_object(plain, "extern \"C\" int cutegen_forward() { return 0; }\n");
+  }
+};
+
 TEST_F(JudgeTest, ALibraryExportingTheWorkspacePairIsSaidToHaveOne) {
   // The worker then calibrates only the runner that times (docs/worker-protocol.md, `workspace`).
-  cutegen::testing::TempDir libs("cutegen-judge-libs-");
-  fs::path pair = libs.path / "pair.so", plain = libs.path / "plain.so";
-  ASSERT_TRUE(cutegen::testing::build_shared_object(pair, "extern \"C\" long cutegen_workspace_bytes() { return 64; }\n"
-                                                 "extern \"C\" int cutegen_forward_ws() { return 0; }\n"));
-  ASSERT_TRUE(cutegen::testing::build_shared_object(plain, "extern \"C\" int cutegen_forward() { return 0; }\n"));
+  WorkspaceLibraries libs;
+  ASSERT_TRUE(libs.built());
+  const fs::path &pair = libs.pair, &plain = libs.plain;
   Scenario s;
   compiler_.outcome.library = pair;
   ASSERT_TRUE(evaluate(s).ok());
@@ -514,11 +523,9 @@ TEST_F(JudgeTest, ALibraryExportingTheWorkspacePairIsSaidToHaveOne) {
 // confirmed guess spares the runner that only asks (docs/worker-protocol.md, `workspace_guess_bytes`). A library
 // seen before gets the size it asked for itself, which the worker holds it to.
 TEST_F(JudgeTest, TheLastWorkspaceSizeAskedIsTheNextWorkspaceKernelsGuess) {
-  cutegen::testing::TempDir libs("cutegen-judge-libs-");
-  fs::path pair = libs.path / "pair.so", plain = libs.path / "plain.so";
-  ASSERT_TRUE(cutegen::testing::build_shared_object(pair, "extern \"C\" long cutegen_workspace_bytes() { return 64; }\n"
-                                                 "extern \"C\" int cutegen_forward_ws() { return 0; }\n"));
-  ASSERT_TRUE(cutegen::testing::build_shared_object(plain, "extern \"C\" int cutegen_forward() { return 0; }\n"));
+  WorkspaceLibraries libs;
+  ASSERT_TRUE(libs.built());
+  const fs::path &pair = libs.pair, &plain = libs.plain;
   Scenario s;
   s.record["workspace"] = {{"bytes", 65536}, {"cap_bytes", 16777216}};
   compiler_.outcome.library = pair;
