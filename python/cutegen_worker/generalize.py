@@ -198,8 +198,9 @@ def _judge(instance, plan, make_link, kind: str, config: dict, originals: dict, 
     trials = [CallSpec(seed=rng.getrandbits(CALL_SEED_BITS), kind="problem", params=params_mod.OWN),
               CallSpec(seed=rng.getrandbits(CALL_SEED_BITS), kind="signed", params=params_mod.RANDOM)]
     rng.shuffle(trials)
-    # The workspace size asked before (Plan.workspace_bytes) was the problem's shape's: this one asks its own.
-    sub = dataclasses.replace(plan, trials=trials, warmup=0, runs=0, generalize=0, workspace_bytes=None)
+    # The workspace size asked before (Plan.workspace_bytes) or guessed was the problem's shape's: this one asks its own.
+    sub = dataclasses.replace(plan, trials=trials, warmup=0, runs=0, generalize=0, workspace_bytes=None,
+                              workspace_guess_bytes=None)
     t0 = time.perf_counter()
     rec = CandidateSession(instance, sub, make_link, timed=False).run()
     verdict = rec["verdict"]
