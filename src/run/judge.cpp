@@ -454,11 +454,15 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
     freeing = std::async(std::launch::async, [this] {
       return worker_.call("free_buffers", nlohmann::json::object(), std::chrono::seconds(300));
     });
+  auto freed = [&]() -> Status {  // a worker that cannot free its buffers is the error
+    if (freeing.valid())
+      if (auto f = freeing.get(); !f) return f.error();
+    return ok_status();
+  };
   // The worker's part beside the build, settled: what is left of it once the build is done is the `load` phase.
   auto worker_ready = [&]() -> Result<ProblemFacts> {
     if (loading.valid()) return loading.get();
-    if (freeing.valid())
-      if (auto freed = freeing.get(); !freed) return freed.error();
+    if (auto f = freed(); !f) return f.error();
     return load_problem(problem);
   };
   auto compiled = timed(report, "compile", [&] { return compiler_.compile({kernel_source, kernel_name, defines}); });
@@ -467,10 +471,8 @@ Result<EvalReport> Judge::evaluate(const fs::path& problem, const std::string& k
   report.precision = options_.precision;
   if (!compiled->ok()) {
     // A load beside a failed build is waited for by its future and, if it failed, done again by the next
-    // evaluation that needs the problem, which reports its error; a worker that cannot free its buffers is
-    // reported now.
-    if (freeing.valid())
-      if (auto freed = freeing.get(); !freed) return freed.error();
+    // evaluation that needs the problem, which reports its error.
+    if (auto f = freed(); !f) return f.error();
     record_compile_failure(*compiled, report);
     report.seconds = since(t0);
     return report;
