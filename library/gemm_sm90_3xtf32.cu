@@ -3,8 +3,7 @@
 // problems/matmul_square.py) and the transposed variants, KernelBench 16-18
 // (problems/matmul_trans_{a,b,both}.py: the shapes say which operand is transposed); also a left operand
 // whose leading dimensions fold into M ((..., M, K) @ (K, N), KernelBench 10, 11) and batches of matrices
-// ((L, M, K) @ (L, K, N), KernelBench 3) -- see `as_matrix`; any N (when N % 4 != 0, as in KernelBench 8,
-// through a padded copy of the output: `unpad_kernel`).
+// ((L, M, K) @ (L, K, N), KernelBench 3) -- see `as_matrix`; any N (KernelBench 8's N % 4 != 0 too).
 //
 // The idea: TF32 keeps 10 of fp32's 23 mantissa bits. Split each operand x into big = tf32(x) and
 // small = tf32(x - big); then a*b = big_a*big_b + big_a*small_b + small_a*big_b (+ small_a*small_b,
@@ -16,7 +15,7 @@
 //   with K' = 3K computes sum_k A'(m,k) B'(n,k) = the three products, accumulated in fp32. The GEMM is
 //   CUTLASS 3.x's SM90 kernel (CuTe code): TMA into 128-byte-swizzled shared memory, a warp-specialised
 //   producer/consumer mbarrier pipeline, `wgmma` from shared memory, a persistent tile scheduler and
-//   TMA multicast within a cluster. K-major operands are what TF32 `wgmma` needs (32-bit types cannot
+//   TMA multicast within a cluster; each tile stored from the registers (GX_STORE). K-major operands are what TF32 `wgmma` needs (32-bit types cannot
 //   be transposed by the instruction), so transposed inputs cost nothing extra: the pre-pass reads any
 //   strides.
 // * Cost on 4096^3: the pre-pass moves 128 MiB in and 384 MiB out (~0.15 ms at HBM speed); the GEMM is
@@ -59,6 +58,7 @@
 #include <cute/tensor.hpp>
 #include <cutlass/cutlass.h>
 #include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/epilogue/collective/detail.hpp>
 #include <cutlass/gemm/collective/collective_builder.hpp>
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
@@ -101,6 +101,15 @@
 // cutegen:knob GX_PROMOTE in {4, 8, 16}
 #ifndef GX_PROMOTE
 #define GX_PROMOTE 8
+#endif
+// How the output tile leaves the registers. 1: each thread stores its accumulators straight into D, two
+// neighbours of a row per 8-byte store, predicated in partial tiles (any N). 0: CUTLASS's TMA epilogue (through
+// shared memory, then TMA stores; D's rows must be 16-byte aligned, so N % 4 != 0 writes a padded copy that a
+// second pass copies out). 1 builds in about half the time: the TMA epilogue collective is ~10 of the ~18 s cicc's
+// front end spends instantiating this kernel (benchmarks/results.md, "Compile times").
+// cutegen:knob GX_STORE in {0, 1}
+#ifndef GX_STORE
+#define GX_STORE 1
 #endif
 // cutegen:require GX_PINGPONG == 1 || GX_TILE_M >= 128
 // cutegen:require GX_TILE_M * GX_TILE_N <= 16384 / (1 + GX_PINGPONG)
@@ -231,11 +240,78 @@ using MainloopSchedule = cute::conditional_t<GX_PINGPONG, cutlass::gemm::KernelT
 using EpilogueSchedule = cute::conditional_t<GX_PINGPONG, cutlass::epilogue::TmaWarpSpecialized,
                                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
+#if GX_STORE == 0
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, float, float,
     void, cutlass::layout::RowMajor, 4,  // no C source: D = A' x B'
     float, cutlass::layout::RowMajor, 4, EpilogueSchedule>::CollectiveOp;
+#else
+// GX_STORE 1: an operator-style epilogue, which CUTLASS's Sm90TmaWarpSpecializedAdapter runs in the consumer
+// warpgroups right after each tile's mainloop. The wgmma accumulator fragment holds, per thread, pairs of
+// neighbouring columns of a row, so a whole tile is stored as 8-byte vectors when D's rows and base allow it
+// (`vectors`); a partial tile (at M's or N's end) stores element by element, each predicated on its coordinate.
+struct DirectStore {
+  using ElementC = void;  // no C source: D = A' x B'
+  using ElementD = float;
+  using ElementAccumulator = float;
+  using StrideC = cute::Stride<int64_t, cute::_1, int64_t>;  // (row, column, batch) of D, row-major
+  using StrideD = StrideC;
+  using GmemTiledCopyC = void;
+  using GmemTiledCopyD = void;
+  using ThreadEpilogueOp = void;  // GemmUniversalAdapter names it
+  struct SharedStorage {};        // nothing: the mainloop keeps all of shared memory for its stages
+  using TensorStorage = SharedStorage;
+  struct Arguments {
+    float* ptr_D = nullptr;
+    StrideD dD{};
+    bool vectors = false;  // D's row stride even and its base 8-byte aligned
+  };
+  using Params = Arguments;
+  template <class Shape>
+  static constexpr Params to_underlying_arguments(Shape const&, Arguments const& args, void*) { return args; }
+  template <class Shape>
+  static size_t get_workspace_size(Shape const&, Arguments const&) { return 0; }
+  template <class Shape>
+  static cutlass::Status initialize_workspace(Shape const&, Arguments const&, void*, cudaStream_t,
+                                              cutlass::CudaHostAdapter* = nullptr) {
+    return cutlass::Status::kSuccess;
+  }
+  template <class Shape>
+  static bool can_implement(Shape const&, Arguments const&) { return true; }  // any shape the mainloop takes
+
+  CUTLASS_HOST_DEVICE DirectStore(Params const& p) : params(p) {}
+  CUTLASS_DEVICE bool is_source_needed() { return false; }
+
+  template <class ProblemShapeMNKL, class BlockShapeMNK, class BlockCoordMNKL, class FrgEngine, class FrgLayout,
+            class TiledMma, class ResidueMNK>
+  CUTLASS_DEVICE void operator()(ProblemShapeMNKL problem_shape_mnkl, BlockShapeMNK blk_shape_mnk,
+                                 BlockCoordMNKL blk_coord_mnkl, cute::Tensor<FrgEngine, FrgLayout> const& accumulators,
+                                 TiledMma tiled_mma, ResidueMNK residue_mnk, int thread_idx, char*) {
+    auto [M, N, K, L] = problem_shape_mnkl;
+    auto [m, n, k, l] = blk_coord_mnkl;
+    Tensor mD = make_tensor(make_gmem_ptr(params.ptr_D), make_shape(M, N, L), params.dD);
+    Tensor gD = local_tile(mD, take<0, 2>(blk_shape_mnk), make_coord(m, n, l));  // this tile of D
+    auto thread_mma = tiled_mma.get_thread_slice(thread_idx);
+    Tensor tCgD = thread_mma.partition_C(gD);  // this thread's elements, laid out as `accumulators`
+    const int rows_left = int(get<0>(residue_mnk)), cols_left = int(get<1>(residue_mnk));
+    const bool whole = rows_left >= int(size<0>(blk_shape_mnk)) && cols_left >= int(size<1>(blk_shape_mnk));
+    if (whole && params.vectors) {
+      copy(AutoVectorizingCopyWithAssumedAlignment<64>{}, accumulators, tCgD);  // the column pairs, 8 bytes each
+    } else if (whole) {
+      copy(accumulators, tCgD);
+    } else {
+      Tensor tCcD = thread_mma.partition_C(make_identity_tensor(take<0, 2>(blk_shape_mnk)));  // (row, col) in the tile
+      CUTE_UNROLL
+      for (int i = 0; i < size(accumulators); ++i)
+        if (int(get<0>(tCcD(i))) < rows_left && int(get<1>(tCcD(i))) < cols_left) tCgD(i) = accumulators(i);
+    }
+  }
+
+  Params params;
+};
+using CollectiveEpilogue = cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<DirectStore>;
+#endif
 
 namespace detail = cutlass::gemm::collective::detail;
 using Tf32 = cutlass::tfloat32_t;  // the packed operands hold exact TF32 values
@@ -334,10 +410,14 @@ Gemm::Arguments arguments(const Plan& p, const float* a, const float* b, float* 
   args.mainloop.ptr_B = reinterpret_cast<const Tf32*>(b);
   args.mainloop.dB = make_stride(3 * int64_t(p.Kp), _1{}, batched ? int64_t(p.Np) * 3 * p.Kp : int64_t(0));
   args.mainloop.mma_promotion_interval = GX_PROMOTE;
+#if GX_STORE == 0
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
   args.epilogue.ptr_C = nullptr;
   args.epilogue.dC = make_stride(int64_t(p.Np), _1{}, batched ? int64_t(p.M) * p.Np : int64_t(0));
+#else
+  args.epilogue.vectors = p.Np % 2 == 0 && reinterpret_cast<uintptr_t>(d) % 8 == 0;
+#endif
   args.epilogue.ptr_D = d;
   args.epilogue.dD = make_stride(int64_t(p.Np), _1{}, batched ? int64_t(p.M) * p.Np : int64_t(0));
   args.scheduler.max_swizzle_size = GX_SWIZZLE;
@@ -373,14 +453,15 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   if (M < 1 || N < 1 || K < 1 || M > INT32_MAX / 4 || N > INT32_MAX / 4 || K > INT32_MAX / 4 || am.batch < 1 ||
       am.batch > 65535)  // the pre-pass's grid.z
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
-  // D is written by TMA: row-major with a 16-byte aligned row stride -- the output itself, or a padded copy
-  // in the workspace when N % 4 != 0 (decided by the shapes alone, so the size query agrees with the call).
-  p.padded = N % 4 != 0;
-  if (!cutegen::is_contiguous(c) || (!p.padded && pointers_known && !aligned16(c.data)))
+  // GX_STORE 0 writes D by TMA: row-major with a 16-byte aligned row stride -- the output itself, or a padded
+  // copy in the workspace when N % 4 != 0 (decided by the shapes alone, so the size query agrees with the call).
+  // GX_STORE 1 writes the output itself, whatever N.
+  p.padded = GX_STORE == 0 && N % 4 != 0;
+  if (!cutegen::is_contiguous(c) || (GX_STORE == 0 && !p.padded && pointers_known && !aligned16(c.data)))
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
   p.M = static_cast<int>(M), p.N = static_cast<int>(N), p.K = static_cast<int>(K), p.L = static_cast<int>(am.batch);
   p.Kp = static_cast<int>(round_up(p.K, 4));  // each third of a packed row starts 16-byte aligned
-  p.Np = static_cast<int>(round_up(p.N, 4));
+  p.Np = p.padded ? static_cast<int>(round_up(p.N, 4)) : p.N;
   p.c = static_cast<float*>(c.data);
   p.a = {static_cast<const float*>(a.data), p.M, p.M, a_stride_row, a_stride_k, am.stride_batch, 0};
   p.b = {static_cast<const float*>(b.data), p.N, p.Np, b_stride_row, b_stride_k, bm.stride_batch, 0};

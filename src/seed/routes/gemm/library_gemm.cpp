@@ -97,8 +97,9 @@ std::string library_gemm_precision_refusal(const GemmPlan& p, Precision precisio
   return "";
 }
 
-// make_plan's workspace: A' (M x 3Kp) and B' (Np x 3Kp) in fp32 per matrix of the batch, Kp = K and Np = N
-// rounded up to 4, and when N % 4 != 0 the padded output (M x Np), each rounded up to 256 bytes; CUTLASS's
+// make_plan's workspace at the most any GX_STORE asks (GX_STORE 0's, which the epilogue seeds build; 1 asks for
+// B' with N rows and no padded output): A' (M x 3Kp) and B' (Np x 3Kp) in fp32 per matrix of the batch, Kp = K
+// and Np = N rounded up to 4, and when N % 4 != 0 the padded output (M x Np), each rounded up to 256 bytes; CUTLASS's
 // own part is 0 bytes for its persistent scheduler. The judge's other bound, 8x the problem's bytes, never
 // binds first: (3(M + Np)Kp + M Np) floats against 8(MK + KN + MN).
 // With a row reduction the epilogue seed stores the epilogue's (M, N) values in front of that

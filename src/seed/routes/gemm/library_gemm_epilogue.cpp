@@ -33,6 +33,8 @@ constexpr const char* kAlphaBetaLines = "  args.epilogue.thread.alpha = 1.0f;\n 
 constexpr const char* kWorkspaceEntry = "extern \"C\" size_t cutegen_workspace_bytes(";
 constexpr const char* kForwardEntry = "extern \"C\" int cutegen_forward_ws(";
 constexpr const char* kArgumentsLine = "  Gemm::Arguments args = arguments(p, a, b, d);";
+// The seed's epilogue is a fusion of CUTLASS's TMA epilogue, which the library builds with GX_STORE 0 only.
+constexpr const char* kStoreKnobLines = "// cutegen:knob GX_STORE in {0, 1}\n#ifndef GX_STORE\n#define GX_STORE 1\n";
 
 std::string fill(std::string text, const GemmPlan& p) {
   replace_placeholder(text, "NORM_PASS", gemm_norm_pass_text());
@@ -85,7 +87,10 @@ Result<std::string> generate_library_gemm_epilogue_kernel(const GemmPlan& p, con
            {kForwardEntry,
             "static int library_forward_ws(  // set by the seed: called by its entry point, with its epilogue's operands\n"
             "    const seed_epilogue::SeedEpilogue::Arguments& fusion, "},
-           {kArgumentsLine, std::string(kArgumentsLine) + "\n  args.epilogue.thread = fusion;  // set by the seed"}},
+           {kArgumentsLine, std::string(kArgumentsLine) + "\n  args.epilogue.thread = fusion;  // set by the seed"},
+           {kStoreKnobLines,
+            "// GX_STORE is 0, set by the seed: its epilogue is a fusion of CUTLASS's TMA epilogue.\n"
+            "// cutegen:knob GX_STORE in {0}\n#ifndef GX_STORE\n#define GX_STORE 0\n"}},
           kLibraryFile, kSeedFile);
       !s)
     return s.error();

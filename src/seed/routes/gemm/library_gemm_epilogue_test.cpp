@@ -196,9 +196,13 @@ TEST(LibraryGemmEpilogueKernel, TheLibraryFileWithTheEpilogueFusedAtItsStore) {
   EXPECT_FALSE(contains(src, "GEMM_BM")) << "the seed GEMM's template";
   auto knobs = parse_knobs(src);
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
-  EXPECT_EQ(knobs->knobs.size(), 8u);
+  EXPECT_EQ(knobs->knobs.size(), 9u);
   EXPECT_TRUE(contains(knobs->describe(knobs->defaults()), "GX_TILE_M=128 GX_TILE_N=128"))
       << knobs->describe(knobs->defaults());
+  // The fusion lives in CUTLASS's TMA epilogue: the library's register store (GX_STORE 1, its default) would
+  // build without it, so the seed pins GX_STORE to 0 and leaves the tuner nothing else to try.
+  EXPECT_TRUE(contains(src, "// cutegen:knob GX_STORE in {0}\n#ifndef GX_STORE\n#define GX_STORE 0\n")) << src;
+  EXPECT_TRUE(contains(knobs->describe(knobs->defaults()), "GX_STORE=0")) << knobs->describe(knobs->defaults());
   EXPECT_TRUE(check_source_rules(src).empty());
 }
 

@@ -9,6 +9,7 @@
 #include "common/slow_compile_tests.h"
 #include "compile/nvcc_compiler.h"
 #include "compile/source_rules.h"
+#include "seed/routes/gemm/library_gemm.h"
 #include "seed/seed.h"
 #include "seed/testdata/graph_builders.h"
 #include "seed/testdata/host_library.h"
@@ -184,14 +185,17 @@ TEST(LibraryGemmRoute, ALeftOperandWhoseLeadingDimensionsFoldIntoMIsTheLibraryGe
   }
 }
 
-// KernelBench 8: N = 5921 is no multiple of 4, so the output's rows are not 16-byte aligned for the TMA
-// store: the library writes a padded copy into its workspace and copies the N columns out.
-TEST(LibraryGemmRoute, AnUnalignedNIsTheLibraryGemmThroughAPaddedOutput) {
+// KernelBench 8: N = 5921 is no multiple of 4. The library's default store (GX_STORE 1) writes any N from the
+// registers; its TMA store (GX_STORE 0, a knob the tuner may try) needs 16-byte rows, so it writes a padded copy
+// into the workspace and copies the N columns out. The seed is the library file with both.
+TEST(LibraryGemmRoute, AnUnalignedNIsTheLibraryGemm) {
   auto m = match(product(8205, 5921, 2949));
   ASSERT_TRUE(m.plan_as<GemmPlan>()) << m.reason;
   EXPECT_EQ(m.plan_as<GemmPlan>()->kernel, GemmKernel::library) << m.plan_as<GemmPlan>()->kernel_reason;
   EXPECT_EQ(library_gemm_refusal(*m.plan_as<GemmPlan>()), "");
-  EXPECT_TRUE(contains(seed_source(product(8205, 5921, 2949)), "unpad_kernel"));
+  const std::string src = seed_source(product(8205, 5921, 2949));
+  EXPECT_TRUE(contains(src, "// cutegen:knob GX_STORE in {0, 1}\n#ifndef GX_STORE\n#define GX_STORE 1\n"));
+  EXPECT_TRUE(contains(src, "unpad_kernel"));
 }
 
 // KernelBench 3: (L, M, K) @ (L, K, N), a batch of products; CUTLASS's L mode computes them in one GEMM.
@@ -321,9 +325,10 @@ TEST(LibraryGemmKernel, KeepsTheLibrarysKnobsAndSourceRules) {
   const std::string src = seed_source(product(4096, 4096, 4096, false, true));
   auto knobs = parse_knobs(src);
   ASSERT_TRUE(knobs.ok()) << knobs.error().message;
-  EXPECT_EQ(knobs->knobs.size(), 8u);
+  EXPECT_EQ(knobs->knobs.size(), 9u);
   EXPECT_TRUE(contains(knobs->describe(knobs->defaults()), "GX_TILE_M=128 GX_TILE_N=128"))
       << knobs->describe(knobs->defaults());
+  EXPECT_TRUE(contains(knobs->describe(knobs->defaults()), "GX_STORE=1")) << knobs->describe(knobs->defaults());
   EXPECT_TRUE(check_source_rules(src).empty());
 }
 
@@ -359,11 +364,14 @@ TEST(SeedCompile, LibraryGemmSeedBuildsPassesEveryStaticCheckAndPlansFoldedProdu
   EXPECT_GT(kb11, 0u);
   EXPECT_EQ(kb11, plan(fp32({8 * 256 * 512, 256}), fp32({256, 768}), fp32({8 * 256 * 512, 768})));
   EXPECT_GT(plan(fp32({4096, 4096}), fp32({4096, 4096}), fp32({4096, 4096})), 0u);  // the square, transposed
-  // KernelBench 8: N % 4 != 0, so B' has Np = 5924 rows (the last 3 zeros) and the padded output follows
-  // A' and B' in the workspace (Kp = 2952).
+  // KernelBench 8: N % 4 != 0. The default store (GX_STORE 1) writes the output itself: A' and B' with N = 5921
+  // rows (Kp = 2952), no padded output; the seed's bound is GX_STORE 0's, with B' padded to 5924 rows and the
+  // padded output.
   const auto round256 = [](size_t x) { return (x + 255) / 256 * 256; };
   EXPECT_EQ(plan(fp32({8205, 2949}), fp32({2949, 5921}), fp32({8205, 5921})),
-            round256(size_t{8205} * 3 * 2952 * 4) + round256(size_t{5924} * 3 * 2952 * 4) + round256(size_t{8205} * 5924 * 4));
+            round256(size_t{8205} * 3 * 2952 * 4) + round256(size_t{5921} * 3 * 2952 * 4));
+  EXPECT_GT(library_gemm_workspace_bytes(*match(product(8205, 5921, 2949)).plan_as<GemmPlan>()),
+            int64_t(round256(size_t{8205} * 3 * 2952 * 4) + round256(size_t{5921} * 3 * 2952 * 4)));
   // KernelBench 3: a batch of 128 products is 128 packed copies of each operand (CUTLASS's own workspace is
   // nothing for its persistent scheduler, batched or not).
   const size_t one = plan(fp32({512, 1024}), fp32({1024, 2048}), fp32({512, 2048}));
