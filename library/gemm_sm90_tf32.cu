@@ -41,6 +41,7 @@
 #include <cute/tensor.hpp>
 #include <cutlass/cutlass.h>
 #include <cutlass/epilogue/collective/collective_builder.hpp>
+#include <cutlass/epilogue/collective/detail.hpp>
 #include <cutlass/gemm/collective/collective_builder.hpp>
 #include <cutlass/gemm/device/gemm_universal_adapter.h>
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
@@ -89,6 +90,14 @@
 // cutegen:knob GT_B_INKERNEL in {0, 1}
 #ifndef GT_B_INKERNEL
 #define GT_B_INKERNEL 0
+#endif
+// How the output tile leaves the registers. 1: each thread stores its accumulators straight into D, two
+// neighbours of a row per 8-byte store, predicated in partial tiles. 0: CUTLASS's TMA epilogue (through shared
+// memory, then TMA stores). 1 builds in about half the time: the TMA epilogue collective is most of what cicc's
+// front end spends instantiating this kernel (benchmarks/results.md, "Compile times").
+// cutegen:knob GT_STORE in {0, 1}
+#ifndef GT_STORE
+#define GT_STORE 1
 #endif
 // Accumulators per thread: cooperative splits the tile over 256 threads, pingpong gives it to 128.
 // cutegen:require GT_PINGPONG == 1 || GT_TILE_M >= 128
@@ -161,11 +170,78 @@ using MainloopSchedule = cute::conditional_t<GT_PINGPONG, cutlass::gemm::KernelT
 using EpilogueSchedule = cute::conditional_t<GT_PINGPONG, cutlass::epilogue::TmaWarpSpecialized,
                                              cutlass::epilogue::TmaWarpSpecializedCooperative>;
 
+#if GT_STORE == 0
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, float, float,
     void, cutlass::layout::RowMajor, 4,  // no C source: D = A x B
     float, cutlass::layout::RowMajor, 4, EpilogueSchedule>::CollectiveOp;
+#else
+// GT_STORE 1: an operator-style epilogue, which CUTLASS's Sm90TmaWarpSpecializedAdapter runs in the consumer
+// warpgroups right after each tile's mainloop. The wgmma accumulator fragment holds, per thread, pairs of
+// neighbouring columns of a row, so a whole tile is stored as 8-byte vectors when D's rows and base allow it
+// (`vectors`); a partial tile (at M's or N's end) stores element by element, each predicated on its coordinate.
+struct DirectStore {
+  using ElementC = void;  // no C source: D = A x B
+  using ElementD = float;
+  using ElementAccumulator = float;
+  using StrideC = cute::Stride<int64_t, cute::_1, int64_t>;  // (row, column, batch) of D, row-major
+  using StrideD = StrideC;
+  using GmemTiledCopyC = void;
+  using GmemTiledCopyD = void;
+  using ThreadEpilogueOp = void;  // GemmUniversalAdapter names it
+  struct SharedStorage {};        // nothing: the mainloop keeps all of shared memory for its stages
+  using TensorStorage = SharedStorage;
+  struct Arguments {
+    float* ptr_D = nullptr;
+    StrideD dD{};
+    bool vectors = false;  // D's row stride even and its base 8-byte aligned
+  };
+  using Params = Arguments;
+  template <class Shape>
+  static constexpr Params to_underlying_arguments(Shape const&, Arguments const& args, void*) { return args; }
+  template <class Shape>
+  static size_t get_workspace_size(Shape const&, Arguments const&) { return 0; }
+  template <class Shape>
+  static cutlass::Status initialize_workspace(Shape const&, Arguments const&, void*, cudaStream_t,
+                                              cutlass::CudaHostAdapter* = nullptr) {
+    return cutlass::Status::kSuccess;
+  }
+  template <class Shape>
+  static bool can_implement(Shape const&, Arguments const&) { return true; }  // any shape the mainloop takes
+
+  CUTLASS_HOST_DEVICE DirectStore(Params const& p) : params(p) {}
+  CUTLASS_DEVICE bool is_source_needed() { return false; }
+
+  template <class ProblemShapeMNKL, class BlockShapeMNK, class BlockCoordMNKL, class FrgEngine, class FrgLayout,
+            class TiledMma, class ResidueMNK>
+  CUTLASS_DEVICE void operator()(ProblemShapeMNKL problem_shape_mnkl, BlockShapeMNK blk_shape_mnk,
+                                 BlockCoordMNKL blk_coord_mnkl, cute::Tensor<FrgEngine, FrgLayout> const& accumulators,
+                                 TiledMma tiled_mma, ResidueMNK residue_mnk, int thread_idx, char*) {
+    auto [M, N, K, L] = problem_shape_mnkl;
+    auto [m, n, k, l] = blk_coord_mnkl;
+    Tensor mD = make_tensor(make_gmem_ptr(params.ptr_D), make_shape(M, N, L), params.dD);
+    Tensor gD = local_tile(mD, take<0, 2>(blk_shape_mnk), make_coord(m, n, l));  // this tile of D
+    auto thread_mma = tiled_mma.get_thread_slice(thread_idx);
+    Tensor tCgD = thread_mma.partition_C(gD);  // this thread's elements, laid out as `accumulators`
+    const int rows_left = int(get<0>(residue_mnk)), cols_left = int(get<1>(residue_mnk));
+    const bool whole = rows_left >= int(size<0>(blk_shape_mnk)) && cols_left >= int(size<1>(blk_shape_mnk));
+    if (whole && params.vectors) {
+      copy(AutoVectorizingCopyWithAssumedAlignment<64>{}, accumulators, tCgD);  // the column pairs, 8 bytes each
+    } else if (whole) {
+      copy(accumulators, tCgD);
+    } else {
+      Tensor tCcD = thread_mma.partition_C(make_identity_tensor(take<0, 2>(blk_shape_mnk)));  // (row, col) in the tile
+      CUTE_UNROLL
+      for (int i = 0; i < size(accumulators); ++i)
+        if (int(get<0>(tCcD(i))) < rows_left && int(get<1>(tCcD(i))) < cols_left) tCgD(i) = accumulators(i);
+    }
+  }
+
+  Params params;
+};
+using CollectiveEpilogue = cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter<DirectStore>;
+#endif
 
 using StageCount = cute::conditional_t<
     GT_STAGES == 0,
@@ -249,10 +325,14 @@ Gemm::Arguments arguments(const Plan& p, const float* a, const float* b) {
 #else
   args.mainloop.dB = make_stride(p.b.packed ? int64_t(p.Kp) : p.b.stride_row, _1{}, int64_t(0));
 #endif
+#if GT_STORE == 0
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
   args.epilogue.ptr_C = nullptr;
   args.epilogue.dC = make_stride(int64_t(p.N), _1{}, int64_t(0));
+#else
+  args.epilogue.vectors = p.N % 2 == 0 && reinterpret_cast<uintptr_t>(p.d) % 8 == 0;
+#endif
   args.epilogue.ptr_D = p.d;
   args.epilogue.dD = make_stride(int64_t(p.N), _1{}, int64_t(0));
   args.scheduler.max_swizzle_size = GT_SWIZZLE;

@@ -168,6 +168,9 @@ class FakeRunner:
             if size == "per_output_element":  # as a GEMM's packed copies: the size follows the shapes
                 size = 4 * sum(o.numel() for o in self.slot.outputs[0])
             reply["workspace_bytes"] = size[min(self.index, len(size) - 1)] if isinstance(size, list) else size
+        # As the real runner: the size is reported whatever the slot mapped (the worker compares), and a call is
+        # refused below while the mapped workspace is short of it.
+        self.asked_workspace = reply["workspace_bytes"] or 0
         return Exchange(reply=reply, wall_ns=0)
 
     def printed(self) -> str:
@@ -208,8 +211,10 @@ class FakeRunner:
             mode = "perturb"  # the reference, one element off: right at the benchmark's shape only
         workspace = self.slot.workspace
         if "workspace_bytes" in self.spec:
-            if workspace is None:  # the real runner refuses such a call too
-                return Exchange(reply={"error": "a call of a kernel with a workspace before one was mapped"}, wall_ns=0)
+            mapped = 0 if workspace is None else workspace.numel() * workspace.element_size()
+            if mapped < getattr(self, "asked_workspace", 0):  # the real runner refuses such a call too
+                return Exchange(reply={"error": f"the kernel asks for {self.asked_workspace} bytes of workspace but "
+                                                f"the harness's buffer holds {mapped}"}, wall_ns=0)
             words = workspace.view(torch.int32)
             pattern = self.slot.workspace_pattern
             signed = pattern - (1 << 32) if pattern >= 1 << 31 else pattern

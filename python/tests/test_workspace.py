@@ -182,6 +182,17 @@ def test_a_guess_the_kernel_does_not_confirm_makes_that_runner_the_one_that_aske
     assert worker.session.held_arenas[-1].bytes == without + 8192
 
 
+def test_a_kernel_asking_for_more_than_the_guess_gets_a_runner_with_what_it_asked(worker, small, seen, monkeypatch):
+    # The GPU case that failed before the runner reported a size larger than the mapped guess instead of refusing
+    # the load: the library GEMM with its TMA store judged after the same GEMM with its register store.
+    calibrated = calibrations(monkeypatch)
+    result = evaluate(worker, "relu", mode="reference", workspace_bytes=20000, request=GUESS)
+    assert result["verdict"] == "pass", result["reason"]
+    assert result["workspace"] == {"bytes": 20000, "cap_bytes": result["workspace"]["cap_bytes"], "guess_bytes": 12345}
+    assert result["runner"]["sizing"]["calibrated"] is True and len(calibrated) == 2
+    assert {r for r, _, _, _ in seen} == {1}
+
+
 def test_a_size_that_changes_between_loads_fails_after_a_wrong_guess_too(worker, small, seen):
     result = evaluate(worker, "relu", mode="reference", workspace_bytes=[8192, 4096], request=GUESS)
     assert result["verdict"] == "load_failed", result["reason"]

@@ -104,9 +104,9 @@ Result<RunnerCommand> parse_runner_command(const std::string& line);
 // asked for, null for a kernel without a workspace. The worker validates it; the runner only reports it.
 std::string load_reply(const std::string& nonce, std::optional<uint64_t> workspace_bytes);
 
-// Whether a workspace buffer of `have` bytes serves a kernel that asked for `want`: a one-line error
-// otherwise, for the runner's load failure (the worker sized it, but the runner checks before it
-// hands a pointer to the candidate).
+// Whether the workspace buffer mapped serves a kernel that asked for `want` bytes: a one-line error
+// otherwise, for the runner's refusal of a call (the worker sized it, but the runner checks before it
+// hands a pointer to the candidate) and a profile job's load failure.
 Status check_workspace_buffer(uint64_t want, const std::optional<TensorRef>& buffer);
 
 // The reply line to a call: the kernel's return code (named when it is a contract code or a CUDA

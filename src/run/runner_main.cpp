@@ -382,13 +382,12 @@ int serve(const RunnerSession& session, int reply_fd) {
           if (slot < command->scalars.size() && command->scalars[slot])
             if (auto d = buffers.descriptor(*command->scalars[slot])) sized[slot] = *d;
         auto loaded = load_candidate(session.library, session.sandbox, reply_fd, sized, outputs.front());
-        // A first session has no workspace yet: it reports the size, and the worker starts a second
-        // runner with a buffer that large. Only that one must find the buffer big enough.
-        Status fits = loaded && session.workspace ? check_workspace_buffer(loaded->workspace_bytes, session.workspace)
-                                                  : ok_status();
-        if (!loaded || !fits) {
+        // The size is reported whatever the session mapped: a first runner has no workspace yet, and one
+        // mapped at a guessed size may find the kernel asking for more. The worker compares the two and
+        // starts another runner with the size asked; a call with a workspace short of it is refused below.
+        if (!loaded) {
           write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"ready", false}, {"failure", "load"},
-                                          {"message", !loaded ? loaded.error().message : fits.error().message}}));
+                                          {"message", loaded.error().message}}));
           return 4;
         }
         candidate = *loaded;
@@ -403,9 +402,8 @@ int serve(const RunnerSession& session, int reply_fd) {
           write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"error", "call before load, or a bad set"}}));
           break;
         }
-        if (candidate->workspace_bytes > workspace.bytes) {
-          write_all(reply_fd, reply_line({{"nonce", command->nonce},
-                                          {"error", "a call of a kernel with a workspace before one was mapped"}}));
+        if (auto fits = check_workspace_buffer(candidate->workspace_bytes, session.workspace); !fits) {
+          write_all(reply_fd, reply_line({{"nonce", command->nonce}, {"error", fits.error().message}}));
           break;
         }
         for (std::size_t slot : scalar_slots) {

@@ -306,12 +306,13 @@ TEST(Knobs, TheLoopsSampleOfTheSoftmaxHoldsEveryOneKnobNeighbour) {
 TEST(Knobs, TheLibraryGemmsDeclareValidKnobs) {
   // Feasible counts: the product of the values, less the tiles whose accumulators would not fit the
   // consumer threads' registers, cooperative tiles under 128 rows, and explicit stage counts over the
-  // shared-memory budget (counted independently of the parser when the files were written).
+  // shared-memory budget (counted independently of the parser when the files were written); the store knob
+  // (GT_STORE, GX_STORE) doubles the count, constraining nothing.
   struct Expected {
     const char* file;
     std::size_t knobs, feasible;
   };
-  for (const auto& [name, knobs, feasible] : {Expected{"gemm_sm90_tf32.cu", 9, 1792}, Expected{"gemm_sm90_3xtf32.cu", 8, 1344},
+  for (const auto& [name, knobs, feasible] : {Expected{"gemm_sm90_tf32.cu", 10, 3584}, Expected{"gemm_sm90_3xtf32.cu", 9, 2688},
                                               Expected{"gemm_sm90_bf16.cu", 8, 1088}}) {
     std::ifstream in(std::string(CUTEGEN_SOURCE_DIR) + "/library/" + name);
     std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
