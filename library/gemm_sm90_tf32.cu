@@ -180,7 +180,8 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
 // GT_STORE 1: an operator-style epilogue, which CUTLASS's Sm90TmaWarpSpecializedAdapter runs in the consumer
 // warpgroups right after each tile's mainloop. The wgmma accumulator fragment holds, per thread, pairs of
 // neighbouring columns of a row, so a whole tile is stored as 8-byte vectors when D's rows and base allow it
-// (`vectors`); a partial tile (at M's or N's end) stores element by element, each predicated on its coordinate.
+// (`vectors`); otherwise -- a partial tile at M's or N's end, or an odd N -- element by element, each predicated
+// on its coordinate.
 struct DirectStore {
   using ElementC = void;  // no C source: D = A x B
   using ElementD = float;
@@ -228,9 +229,7 @@ struct DirectStore {
     const bool whole = rows_left >= int(size<0>(blk_shape_mnk)) && cols_left >= int(size<1>(blk_shape_mnk));
     if (whole && params.vectors) {
       copy(AutoVectorizingCopyWithAssumedAlignment<64>{}, accumulators, tCgD);  // the column pairs, 8 bytes each
-    } else if (whole) {
-      copy(accumulators, tCgD);
-    } else {
+    } else {  // a partial tile, or D's rows not 8-byte aligned (odd N)
       Tensor tCcD = thread_mma.partition_C(make_identity_tensor(take<0, 2>(blk_shape_mnk)));  // (row, col) in the tile
       CUTE_UNROLL
       for (int i = 0; i < size(accumulators); ++i)
