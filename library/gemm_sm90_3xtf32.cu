@@ -15,9 +15,9 @@
 //   with K' = 3K computes sum_k A'(m,k) B'(n,k) = the three products, accumulated in fp32. The GEMM is
 //   CUTLASS 3.x's SM90 kernel (CuTe code): TMA into 128-byte-swizzled shared memory, a warp-specialised
 //   producer/consumer mbarrier pipeline, `wgmma` from shared memory, a persistent tile scheduler and
-//   TMA multicast within a cluster; each tile stored from the registers (GX_STORE). K-major operands are what TF32 `wgmma` needs (32-bit types cannot
-//   be transposed by the instruction), so transposed inputs cost nothing extra: the pre-pass reads any
-//   strides.
+//   TMA multicast within a cluster; each tile stored from the registers (GX_STORE). K-major operands
+//   are what TF32 `wgmma` needs (32-bit types cannot be transposed by the instruction), so transposed
+//   inputs cost nothing extra: the pre-pass reads any strides.
 // * Cost on 4096^3: the pre-pass moves 128 MiB in and 384 MiB out (~0.15 ms at HBM speed); the GEMM is
 //   3 x 137 GFLOP of TF32 (~1.1 ms at 75% of the H200's dense TF32 rate), against 2.78 ms for cuBLAS's
 //   fp32 SGEMM (50 TFLOP/s of CUDA-core FMA).
@@ -53,15 +53,6 @@
 #ifndef NDEBUG
 #define NDEBUG
 #endif
-#include <cutegen/kernel.h>
-
-#include <cute/tensor.hpp>
-#include <cutlass/cutlass.h>
-#include <cutlass/epilogue/collective/collective_builder.hpp>
-#include <cutlass/epilogue/collective/detail.hpp>
-#include <cutlass/gemm/collective/collective_builder.hpp>
-#include <cutlass/gemm/device/gemm_universal_adapter.h>
-#include <cutlass/gemm/kernel/gemm_universal.hpp>
 
 // The output tile of one CTA and the cluster sharing loads through TMA multicast. The main and the
 // per-chunk accumulators both live in registers: 2 x TILE_M x TILE_N / 256 (cooperative) or / 128
@@ -114,6 +105,19 @@
 // cutegen:require GX_PINGPONG == 1 || GX_TILE_M >= 128
 // cutegen:require GX_TILE_M * GX_TILE_N <= 16384 / (1 + GX_PINGPONG)
 // cutegen:require GX_STAGES == 0 || GX_STAGES * (GX_TILE_M + GX_TILE_N) * 128 <= 200000
+
+// The headers, after the knobs: GX_STORE chooses the epilogue's.
+#include <cutegen/kernel.h>
+
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+#if GX_STORE == 0  // the TMA epilogue's builder: ~1 s of cicc the register store need not parse
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#endif
+#include <cutlass/epilogue/collective/detail.hpp>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/gemm/device/gemm_universal_adapter.h>
+#include <cutlass/gemm/kernel/gemm_universal.hpp>
 
 namespace gemm_sm90_3xtf32 {
 using namespace cute;

@@ -36,15 +36,6 @@
 #ifndef NDEBUG
 #define NDEBUG
 #endif
-#include <cutegen/kernel.h>
-
-#include <cute/tensor.hpp>
-#include <cutlass/cutlass.h>
-#include <cutlass/epilogue/collective/collective_builder.hpp>
-#include <cutlass/epilogue/collective/detail.hpp>
-#include <cutlass/gemm/collective/collective_builder.hpp>
-#include <cutlass/gemm/device/gemm_universal_adapter.h>
-#include <cutlass/gemm/kernel/gemm_universal.hpp>
 
 // The output tile of one CTA (M x N) and the cluster of CTAs sharing loads through TMA multicast.
 // cutegen:knob GT_TILE_M in {64, 128, 256}
@@ -105,6 +96,19 @@
 // cutegen:require GT_STAGES == 0 || GT_STAGES * (GT_TILE_M + GT_TILE_N) * 128 <= 200000
 // CUTLASS's register-sourced builder sizes its stages itself (StageCount<N> does not fit it).
 // cutegen:require GT_B_INKERNEL == 0 || GT_STAGES == 0
+
+// The headers, after the knobs: GT_STORE chooses the epilogue's.
+#include <cutegen/kernel.h>
+
+#include <cute/tensor.hpp>
+#include <cutlass/cutlass.h>
+#if GT_STORE == 0  // the TMA epilogue's builder: ~1 s of cicc the register store need not parse
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+#endif
+#include <cutlass/epilogue/collective/detail.hpp>
+#include <cutlass/gemm/collective/collective_builder.hpp>
+#include <cutlass/gemm/device/gemm_universal_adapter.h>
+#include <cutlass/gemm/kernel/gemm_universal.hpp>
 
 namespace gemm_sm90_tf32 {
 using namespace cute;
