@@ -365,7 +365,8 @@ Plan make_plan(const cutegen_tensor* inputs, int32_t num_inputs, const cutegen_t
   const int64_t M = a.shape[a_row], K = a.shape[a_k], N = b.shape[b_row];
   if (M < 1 || N < 1 || K < 1 || M > INT32_MAX / 2 || N > INT32_MAX / 2 || K > INT32_MAX / 2)
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
-  // D is written by TMA: row-major with a 16-byte aligned row stride.
+  // D row-major with a 16-byte aligned row stride: what GT_STORE 0's TMA store needs. GT_STORE 1 would store any N,
+  // but keeps these limits, the ones the TF32 seed's route checks (judged on the GPU only with them).
   if (!cutegen::is_contiguous(c) || N % 4 != 0 || (pointers_known && !aligned16(c.data)))
     return p.status = CUTEGEN_ERROR_UNSUPPORTED, p;
   p.M = static_cast<int>(M), p.N = static_cast<int>(N), p.K = static_cast<int>(K);
