@@ -21,10 +21,10 @@ const std::map<PromptKind, std::vector<std::string>>& placeholder_table() {
       {PromptKind::synthesis, {"problem_name", "example"}},
       {PromptKind::diagnose,
        {"problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "verdict_meaning",
-        "situation", "attempts", "numbered_kernel_block"}},
+        "situation", "attempts", "failure_reference", "numbered_kernel_block"}},
       {PromptKind::repair,
        {"problem_name", "failure_kind", "verdict", "failure_reason", "evidence_block", "diagnosis", "attempts",
-        "kernel_heading", "kernel_block"}},
+        "failure_reference", "kernel_heading", "kernel_block"}},
       {PromptKind::optimize,
        {"problem_name", "step", "max_steps", "performance", "history", "profile", "menu_item", "kernel_block"}},
       {PromptKind::restart, {"problem_name", "why", "failure_history", "last_failure", "example"}},
@@ -338,12 +338,8 @@ Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass wo
   switch (kind) {
     case PromptKind::synthesis:
     case PromptKind::restart: return lib.cute_guide(workload);
-    case PromptKind::diagnose: {
-      auto errors = compile_errors_section(lib.cute_guide(workload));
-      if (!errors) return errors.error();
-      return debug_guide_for_system(lib.debug_guide()) + "\n" + *errors;
-    }
-    case PromptKind::repair: return compile_errors_section(lib.cute_guide(workload));
+    case PromptKind::diagnose: return debug_guide_lead(lib.debug_guide());
+    case PromptKind::repair: return std::string();  // the failure's own reference is in the request
     case PromptKind::optimize: return optimize_menu_index(lib.menu(workload));
   }
   return Error{"internal: unknown prompt kind"};
@@ -431,10 +427,34 @@ std::string verdict_meaning(std::string_view guide, std::string_view verdict) {
   return "";
 }
 
-std::string debug_guide_for_system(std::string_view guide) {
+std::string debug_guide_lead(std::string_view guide) {
   auto [begin, end] = debug_verdict_section(guide);
   if (begin == std::string_view::npos) return std::string(guide);
-  return std::string(guide.substr(0, begin)) + std::string(guide.substr(end));
+  std::string lead(guide.substr(0, begin));
+  while (!lead.empty() && lead.back() == '\n') lead.pop_back();
+  return lead;
+}
+
+std::string debug_guide_sections(std::string_view guide) {
+  auto [begin, end] = debug_verdict_section(guide);
+  if (begin == std::string_view::npos) return "";
+  std::string rest(guide.substr(end));
+  while (!rest.empty() && rest.back() == '\n') rest.pop_back();
+  return rest;
+}
+
+Result<std::string> failure_reference(const PromptLibrary& lib, WorkloadClass workload, FailureKind kind,
+                                      PromptKind for_kind) {
+  switch (kind) {
+    case FailureKind::compile_error: return compile_errors_section(lib.cute_guide(workload));
+    case FailureKind::runtime_error:
+    case FailureKind::wrong_result:
+      if (for_kind != PromptKind::diagnose) return std::string();
+      // "## " sections of the guide, under a top-level heading of their own in the request.
+      return "# Debugging a failing kernel, by symptom\n\n" + debug_guide_sections(lib.debug_guide());
+    case FailureKind::rejected: return std::string();  // the verdict's item and the rules name the check
+  }
+  return Error{"internal: unknown failure kind"};
 }
 
 std::string format_shapes_rule(int other_shapes) {
@@ -483,8 +503,13 @@ Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemB
   auto references = system_references(lib, p.workload, kind);
   if (!references) return references.error();
   std::string gpu = p.gpu.empty() && o.gpu_placeholders ? gpu_placeholder("the GPU's name") : or_unknown(p.gpu);
-  return lib.system().render({{"rules", *rules},
-                              {"references", *references},
+  std::string rules_text = *rules;  // the template puts the blank line after it
+  while (!rules_text.empty() && rules_text.back() == '\n') rules_text.pop_back();
+  std::string refs = *references;
+  while (!refs.empty() && refs.back() == '\n') refs.pop_back();
+  if (!refs.empty()) refs += "\n\n";
+  return lib.system().render({{"rules", rules_text},
+                              {"references", refs},
                               {"problem_name", problem_name(p)},
                               {"workload_class", std::string(to_string(p.workload))},
                               {"gpu", gpu},
@@ -499,7 +524,20 @@ Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const Synth
   return render(lib, PromptKind::synthesis, {{"problem_name", problem_name(in.problem)}, {"example", *example}});
 }
 
+namespace {
+// failure_reference as a block for the request: followed by a blank line, or nothing.
+Result<std::string> failure_reference_block(const PromptLibrary& lib, const ProblemBrief& p, FailureKind kind,
+                                            PromptKind for_kind) {
+  auto text = failure_reference(lib, p.workload, kind, for_kind);
+  if (!text || text->empty()) return text;
+  while (!text->empty() && text->back() == '\n') text->pop_back();
+  return *text + "\n\n";
+}
+}  // namespace
+
 Result<std::string> build_diagnose_prompt(const PromptLibrary& lib, const DiagnoseInput& in, const PromptOptions& o) {
+  auto reference = failure_reference_block(lib, in.problem, in.failure.kind, PromptKind::diagnose);
+  if (!reference) return reference.error();
   std::string situation = "This kernel has not passed yet; it is being made correct before any optimisation.";
   if (!in.change_under_repair.empty()) {
     situation = fmt::format("This kernel was correct before the last optimisation step, which tried: {}. That step "
@@ -522,6 +560,7 @@ Result<std::string> build_diagnose_prompt(const PromptLibrary& lib, const Diagno
                      }()},
                     {"situation", situation},
                     {"attempts", format_history(in.attempts, o.history, "None: this is the first diagnosis of this failure.")},
+                    {"failure_reference", *reference},
                     {"numbered_kernel_block", fenced(number_lines(in.kernel), "text")}};
   return render(lib, PromptKind::diagnose, v);
 }
@@ -530,6 +569,8 @@ Result<std::string> build_repair_prompt(const PromptLibrary& lib, const RepairIn
   // The diagnosis was written against the numbered listing; when it cites lines, the repair prompt
   // shows the same numbers (the edits still quote the lines without them, as the rules say).
   const bool numbered = cites_line_numbers(in.diagnosis);
+  auto reference = failure_reference_block(lib, in.problem, in.failure.kind, PromptKind::repair);
+  if (!reference) return reference.error();
   PromptValues v = {
       {"problem_name", problem_name(in.problem)},
       {"failure_kind", std::string(to_string(in.failure.kind))},
@@ -538,6 +579,7 @@ Result<std::string> build_repair_prompt(const PromptLibrary& lib, const RepairIn
       {"evidence_block", evidence_block(in.failure, o)},
       {"diagnosis", or_unknown(in.diagnosis, "(no diagnosis)")},
       {"attempts", format_history(in.attempts, o.history, "None: this is the first repair of this failure.")},
+      {"failure_reference", *reference},
       {"kernel_heading", numbered ? "The current kernel (numbered as the diagnosis cites it; the numbers are not part "
                                     "of the file and SEARCH never quotes them)"
                                   : "The current kernel"},

@@ -56,9 +56,9 @@ struct PromptOptions {
 Result<std::string> build_system_prompt(const PromptLibrary& lib, const ProblemBrief& problem, PromptKind kind,
                                         const PromptOptions& options = {});
 // What each kind needs besides the rules: synthesis and restart the CuTe guide of the class (they write
-// the kernel); diagnose the debugging guide (less its list of verdicts, see verdict_meaning) and the
-// guide's compile errors; repair those compile errors; optimize the index of the class's menu
-// (optimize_menu_index).
+// the kernel); diagnose the debugging guide's lead (how to read evidence); optimize the index of the
+// class's menu (optimize_menu_index); repair nothing. What depends on the failure is in the request
+// (failure_reference), so a compile error's diagnosis does not carry the guide to races and barriers.
 Result<std::string> system_references(const PromptLibrary& lib, WorkloadClass workload, PromptKind kind);
 // What the optimize system message carries of the class's menu: its introduction and one line per item
 // (menu_index), so eight steps do not each carry the whole menu.
@@ -71,9 +71,19 @@ Result<std::string> compile_errors_section(std::string_view guide);
 // prompts/debug_guide.md explains every failing verdict in its section "## What each verdict usually
 // means", one `- **verdict**: ...` item each (a test holds it to the verdict list). A diagnosis needs
 // only its own verdict's: the diagnose request carries that item (verdict_meaning, "" when none names
-// the verdict) and the diagnose system message the guide without the section (debug_guide_for_system).
+// the verdict). The guide's lead (before that section) is the diagnose system message's reference
+// (debug_guide_lead); its sections after it, by symptom, go to requests diagnosing a runtime failure or
+// a wrong result (debug_guide_sections).
 std::string verdict_meaning(std::string_view debug_guide, std::string_view verdict);
-std::string debug_guide_for_system(std::string_view debug_guide);
+std::string debug_guide_lead(std::string_view debug_guide);
+std::string debug_guide_sections(std::string_view debug_guide);
+// The reference a failure's request carries, by the failure's kind: the CuTe guide's compile errors
+// (compile_errors_section) to diagnose or repair a compile error; the debugging guide's sections by
+// symptom (debug_guide_sections) to diagnose a runtime failure or a wrong result; nothing for a
+// rejection (the rules and the verdict's item name the check) or to repair a runtime failure (the
+// diagnosis has read the guide). Empty when there is none.
+Result<std::string> failure_reference(const PromptLibrary& lib, WorkloadClass workload, FailureKind kind,
+                                      PromptKind for_kind);
 
 Result<std::string> build_synthesis_prompt(const PromptLibrary& lib, const SynthesisInput& in,
                                            const PromptOptions& options = {});

@@ -347,9 +347,16 @@ TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
   EXPECT_TRUE(contains(p, "\n3 | // the current kernel\n")) << p;
   EXPECT_TRUE(contains(p, "wrong result (verdict `mismatch`): max abs error 3.2e-02"));
   EXPECT_TRUE(contains(p, "first bad indices: (17,4)"));
-  const std::string guide = debug_guide_for_system(library().debug_guide());
-  EXPECT_FALSE(contains(p, guide)) << "the guide is in the diagnose system message, cached";
-  EXPECT_TRUE(contains(whole(PromptKind::diagnose, sample_gemm(), p), guide));
+  // The guide's lead is in the diagnose system message, cached; its sections by symptom come with a wrong
+  // result's request, the CuTe guide's compile errors with a compile error's only.
+  const std::string lead = debug_guide_lead(library().debug_guide());
+  EXPECT_TRUE(contains(lead, "# Debugging a failing kernel")) << lead;
+  EXPECT_FALSE(contains(p, lead));
+  EXPECT_TRUE(contains(whole(PromptKind::diagnose, sample_gemm(), p), lead));
+  EXPECT_TRUE(contains(p, "# Debugging a failing kernel, by symptom\n\n" + debug_guide_sections(library().debug_guide()) +
+                              "\n\n# The kernel"))
+      << p;
+  EXPECT_FALSE(contains(whole(PromptKind::diagnose, sample_gemm(), p), "Common compile errors")) << p;
   // Of the guide's list of verdicts, the request carries its own verdict's item and the system message none.
   EXPECT_TRUE(contains(p, "What this verdict usually means:\n**mismatch**: wrong values.")) << p;
   EXPECT_FALSE(contains(p, "**unwritten**")) << p;
@@ -378,6 +385,20 @@ TEST(PromptBuild, DiagnoseShowsNumberedKernelEvidenceAndAsksForNoCode) {
       << *compile;
   EXPECT_TRUE(contains(*compile, "repair 1: moved cp_async_wait before the barrier -> compile error (compile_error)"))
       << *compile;
+  auto errors = compile_errors_section(library().cute_guide(sample_gemm().workload));
+  ASSERT_TRUE(errors.ok()) << errors.error().message;
+  EXPECT_TRUE(contains(*compile, "\n\n" + *errors)) << *compile;
+  EXPECT_TRUE(contains(*compile, "# Common compile errors")) << *compile;
+  EXPECT_FALSE(contains(whole(PromptKind::diagnose, sample_gemm(), *compile), "## Reading a mismatch pattern"))
+      << "a compile error's diagnosis carries no guide to races and barriers";
+  // A rejection: the verdict's item and the rules, no reference.
+  in.failure = sample_failure(FailureKind::rejected);
+  auto rejected = build_diagnose_prompt(library(), in);
+  ASSERT_TRUE(rejected.ok()) << rejected.error().message;
+  EXPECT_FALSE(contains(*rejected, "Common compile errors")) << *rejected;
+  EXPECT_FALSE(contains(*rejected, "## Reading a mismatch pattern")) << *rejected;
+  EXPECT_TRUE(contains(*rejected, "\n\n# The kernel")) << *rejected;
+  EXPECT_FALSE(contains(*rejected, "\n\n\n# The kernel")) << "no empty reference block: " << *rejected;
 }
 
 // Every failing verdict has its item in the debugging guide (python/tests/test_verdict_lists.py holds the
@@ -395,10 +416,12 @@ TEST(PromptPieces, VerdictMeaningIsTheGuidesItemForThatVerdict) {
   EXPECT_TRUE(contains(verdict_meaning(guide, "crash"), "leaves its\nbuffer")) << "continuation lines unindented";
   EXPECT_EQ(verdict_meaning(guide, "pass"), "");
   EXPECT_EQ(verdict_meaning(guide, "error"), "") << "whole words only";
-  const std::string system = debug_guide_for_system(guide);
-  EXPECT_FALSE(contains(system, "**mismatch**")) << system;
-  EXPECT_TRUE(contains(system, "## Reading a mismatch pattern")) << system;
-  EXPECT_TRUE(contains(system, "# Debugging a failing kernel")) << system;
+  const std::string lead = debug_guide_lead(guide), sections = debug_guide_sections(guide);
+  EXPECT_FALSE(contains(lead + sections, "**mismatch**")) << "the verdict list is in neither";
+  EXPECT_TRUE(contains(lead, "# Debugging a failing kernel")) << lead;
+  EXPECT_FALSE(contains(lead, "## Reading a mismatch pattern")) << lead;
+  EXPECT_EQ(sections.rfind("## Reading a mismatch pattern", 0), 0u) << sections;
+  EXPECT_TRUE(contains(sections, "## Races: symptoms and causes")) << sections;
 }
 
 TEST(PromptBuild, RepairQuotesKernelVerbatimAndAsksForEditsOnly) {
@@ -411,6 +434,8 @@ TEST(PromptBuild, RepairQuotesKernelVerbatimAndAsksForEditsOnly) {
   EXPECT_TRUE(contains(*r, "DIAGNOSIS: B is read transposed."));
   EXPECT_TRUE(contains(whole(PromptKind::repair, sample_gemm(), *r), "<<<<<<< SEARCH")) << "the edit format comes with the rules";
   EXPECT_TRUE(contains(*r, "`CHANGES:`"));
+  EXPECT_FALSE(contains(*r, "Common compile errors")) << "a wrong result's repair: the diagnosis read the guide";
+  EXPECT_FALSE(contains(*r, "## Reading a mismatch pattern"));
 
   // A diagnosis that cites lines gets the kernel with the same numbers as the diagnose prompt's.
   in.diagnosis = "DIAGNOSIS: line 3 reads B transposed.\nLOCATION: line 3.\nFIX: swap the strides.\n";
@@ -418,6 +443,15 @@ TEST(PromptBuild, RepairQuotesKernelVerbatimAndAsksForEditsOnly) {
   ASSERT_TRUE(numbered.ok()) << numbered.error().message;
   EXPECT_TRUE(contains(*numbered, "```text\n" + number_lines(kKernel) + "```")) << *numbered;
   EXPECT_TRUE(contains(*numbered, "SEARCH never quotes them")) << *numbered;
+
+  // A compile error's repair carries the CuTe guide's compile errors, before the kernel.
+  in.failure = sample_failure(FailureKind::compile_error);
+  auto compile = build_repair_prompt(library(), in);
+  ASSERT_TRUE(compile.ok()) << compile.error().message;
+  auto errors = compile_errors_section(library().cute_guide(sample_gemm().workload));
+  ASSERT_TRUE(errors.ok()) << errors.error().message;
+  while (!errors->empty() && errors->back() == '\n') errors->pop_back();
+  EXPECT_TRUE(contains(*compile, "\n\n" + *errors + "\n\n# The current kernel")) << *compile;
 }
 
 TEST(PromptPieces, CitesLineNumbers) {
@@ -538,9 +572,11 @@ TEST(PromptBuild, EveryTemplateRendersForEveryWorkloadClass) {
       EXPECT_EQ(contains(*system, optimize_menu_index(library().menu(c))), k == PromptKind::optimize) << what;
       EXPECT_EQ(contains(*system, library().cute_guide(c)), k == PromptKind::synthesis || k == PromptKind::restart)
           << what;
-      EXPECT_EQ(contains(*system, debug_guide_for_system(library().debug_guide())), k == PromptKind::diagnose) << what;
-      EXPECT_EQ(contains(*system, "\n# Common compile errors"), k == PromptKind::diagnose || k == PromptKind::repair)
-          << what;
+      EXPECT_EQ(contains(*system, debug_guide_lead(library().debug_guide())), k == PromptKind::diagnose) << what;
+      // What depends on the failure is in its request, not in a system message every failure pays for.
+      EXPECT_FALSE(contains(*system, "\n# Common compile errors")) << what;
+      EXPECT_FALSE(contains(*system, "## Reading a mismatch pattern")) << what;
+      EXPECT_FALSE(contains(*system, "\n\n\n# The problem")) << what << ": an empty reference leaves no gap";
     }
   }
 }
