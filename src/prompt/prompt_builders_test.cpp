@@ -936,7 +936,8 @@ TEST(PromptTruth, TheOptimisePromptOffersADecline) {
   auto r = build_optimize_prompt(library(), in);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_TRUE(contains(*r, "`NO_FURTHER_CHANGE:`")) << *r;
-  EXPECT_TRUE(contains(*r, "without spending an evaluation")) << *r;
+  EXPECT_TRUE(contains(whole(PromptKind::optimize, in.problem, *r), "It ends the optimisation without an evaluation"))
+      << "what a decline costs is said once, with its format in the rules";
   EXPECT_TRUE(contains(whole(PromptKind::optimize, in.problem, *r), "NO_FURTHER_CHANGE: ")) << "the answer format is in the rules";
 }
 
