@@ -59,9 +59,12 @@ Result<CompileOptions> apply_compile_config(CompileOptions o, const nlohmann::js
       if (!v.is_number_integer() || v.get<int64_t>() < 1024 || v.get<int64_t>() > (int64_t{1} << 20))
         return Error{"config: compile.memory_limit_mb must be a whole number of MiB from 1024 to 1048576"};
       o.memory_limit_mb = v.get<uint64_t>();
+    } else if (key == "stub_ahead") {
+      if (!v.is_boolean()) return Error{"config: compile.stub_ahead must be true or false"};
+      o.stub_ahead = v.get<bool>();
     } else {
       return Error{fmt::format("config: unknown key compile.{} (known: nvcc, arch, std, flags, extra_flags, "
-                               "host_compiler, timeout_s, memory_limit_mb)", key)};
+                               "host_compiler, timeout_s, memory_limit_mb, stub_ahead)", key)};
     }
   }
   if (auto g = gencode_for(o.arch); !g) return g.error();

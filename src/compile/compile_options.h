@@ -29,6 +29,9 @@ struct CompileOptions {
   // only from 4: with fewer the analysis compile already takes the other one, and a third process slows
   // the build down (the CUTLASS GEMM on 2 cores: 57 s in turn, 66 s overlapped).
   unsigned cpus = 0;
+  // Where nvcc's steps overlap: start the host compile at the end of cicc's front end (stub_ahead.h), a
+  // second cicc front end's CPU for ~2 s of a CUTLASS GEMM's build. Config `compile.stub_ahead`.
+  bool stub_ahead = true;
 };
 
 // How many CPUs this process may run on (its affinity mask), at least 1.

@@ -60,6 +60,16 @@ TEST(CompileOptions, MemoryLimitIsGenerousByDefaultAndConfigurable) {
   }
 }
 
+TEST(CompileOptions, TheHostCompileFromTheEarlyStubIsOnByDefaultAndCanBeTurnedOff) {
+  EXPECT_TRUE(CompileOptions{}.stub_ahead);
+  auto o = apply_compile_config(CompileOptions{}, nlohmann::json::parse(R"({"stub_ahead": false})"));
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_FALSE(o->stub_ahead);
+  auto r = apply_compile_config(CompileOptions{}, nlohmann::json::parse(R"({"stub_ahead": "no"})"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("compile.stub_ahead must be true or false"), std::string::npos);
+}
+
 TEST(CompileOptions, KeysThatChooseProgramsOrTheirFlagsNeedTrust) {
   for (const char* key : {"nvcc", "host_compiler", "flags", "extra_flags", "memory_limit_mb"})
     EXPECT_TRUE(compile_key_needs_trust(key)) << key;

@@ -18,6 +18,7 @@
 #include "compile/library_checks.h"
 #include "compile/nvcc_plan.h"
 #include "compile/source_rules.h"
+#include "compile/stub_ahead.h"
 #include "sandbox/sandbox_command.h"
 
 namespace cutegen {
@@ -345,27 +346,27 @@ Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std
   if (auto w = write_file_atomic(staging / build->module_id_file, id); !w) return w.error();
   if (auto w = write_file_atomic(staging / chains, build->chains); !w) return w.error();
   steps = "overlapped";
-  auto first = runner_.run({.argv = sandbox_command(sandbox_, policy, {"/bin/sh", chains}), .timeout = options_.timeout,
-                            .cwd = staging, .private_dir = staging});
-  if (!first || !first->succeeded()) return first;
-  // The device code is built: its disassembly for the CuTe check on the build runs beside the host compile.
-  if (!build->device_image.empty() && !toolchain_.nvdisasm.empty())
-    if (auto image = read_file(staging / build->device_image)) {
-      early.emplace();
-      early->image = std::move(*image);
-      early->functions = std::async(std::launch::async, [this, staging, policy, path = build->device_image] {
-        std::vector<std::string> argv = {toolchain_.nvdisasm.string(), "--print-line-info-inline", "--print-code", path};
-        return disassemble(runner_, sandbox_command(sandbox_, policy, argv), staging, options_.timeout);
-      });
+  Result<ProcessResult> proc = ProcessResult{};
+  if (build->ahead.why_not.empty() && options_.stub_ahead) {
+    proc = run_stub_ahead(staging, *build, policy, id, steps, host_pch, early);
+  } else {
+    if (!options_.stub_ahead) steps += " (host compile after cicc: compile.stub_ahead is off)";
+    else steps += " (host compile after cicc: " + build->ahead.why_not + ")";
+    auto first = runner_.run({.argv = sandbox_command(sandbox_, policy, {"/bin/sh", chains}),
+                              .timeout = options_.timeout, .cwd = staging, .private_dir = staging});
+    if (!first || !first->succeeded()) return first;
+    // The device code is built: its disassembly for the CuTe check on the build runs beside the host compile.
+    start_early_sass(staging, *build, policy, early);
+    const auto left = std::max(std::chrono::seconds(1),
+                               options_.timeout - std::chrono::seconds(static_cast<long>(first->wall_seconds)));
+    proc = run_host_steps(staging, *build, policy, left, host_pch);
+    if (proc) {
+      proc->out = first->out + proc->out;
+      proc->err = first->err + proc->err;
+      proc->wall_seconds += first->wall_seconds;
     }
-  const auto left = std::max(std::chrono::seconds(1),
-                             options_.timeout - std::chrono::seconds(static_cast<long>(first->wall_seconds)));
-  auto proc = run_host_steps(staging, *build, policy, left, host_pch);
-  if (!proc) return proc;
-  proc->out = first->out + proc->out;
-  proc->err = first->err + proc->err;
-  proc->wall_seconds += first->wall_seconds;
-  if (!proc->succeeded()) return proc;
+  }
+  if (!proc || !proc->succeeded()) return proc;
   // Both chains must have named the id they were given: the host stub registers device entities by it.
   std::vector<std::string> foreign;
   std::error_code ec;
@@ -384,6 +385,143 @@ Result<ProcessResult> NvccCompiler::run_build(const fs::path& staging, const std
   fs::create_directories(staging / kBuildKeepDir, ec);
   if (ec) return Error{fmt::format("cannot recreate {}: {}", (staging / kBuildKeepDir).string(), ec.message())};
   return plain();
+}
+
+void NvccCompiler::start_early_sass(const fs::path& staging, const OverlappedBuild& build, const SandboxPolicy& policy,
+                                    std::optional<EarlySass>& early) {
+  if (build.device_image.empty() || toolchain_.nvdisasm.empty()) return;
+  auto image = read_file(staging / build.device_image);
+  if (!image) return;  // the library's own image is disassembled instead
+  early.emplace();
+  early->image = std::move(*image);
+  early->functions = std::async(std::launch::async, [this, staging, policy, path = build.device_image] {
+    std::vector<std::string> argv = {toolchain_.nvdisasm.string(), "--print-line-info-inline", "--print-code", path};
+    return disassemble(runner_, sandbox_command(sandbox_, policy, argv), staging, options_.timeout);
+  });
+}
+
+std::optional<NvccCompiler::HostPchUse> NvccCompiler::usable_host_pch(std::string_view host_source,
+                                                                      const OverlappedBuild& build) {
+  if (build.rest_with_pch.empty()) return std::nullopt;
+  auto split = split_host_source(host_source, kCandidateFile);
+  if (!split) return std::nullopt;
+  const std::string key = HostPchStore::key_for(split->prefix, build.pch_script, toolchain_.host_compiler_version);
+  {
+    std::lock_guard lock(host_pch_mutex_);
+    if (host_pch_failed_.count(key)) return std::nullopt;
+  }
+  auto entry = host_pch_store_.find(key);
+  if (!entry) return std::nullopt;
+  const fs::path header = fs::absolute(*entry) / kHostPrefixHeader;
+  if (header.string().find_first_of("\"\\\n") != std::string::npos) return std::nullopt;
+  return HostPchUse{fs::absolute(*entry), host_source_with_prefix_header(split->rest, header)};
+}
+
+Result<ProcessResult> NvccCompiler::run_stub_ahead(const fs::path& staging, const OverlappedBuild& build,
+                                                   const SandboxPolicy& policy, const std::string& module_id,
+                                                   std::string& steps, std::string& host_pch,
+                                                   std::optional<EarlySass>& early) {
+  const OverlappedBuild::StubAhead& a = build.ahead;
+  const fs::path ahead = staging / kStubAheadDir;
+  std::error_code ec;
+  fs::create_directories(ahead / fs::path(build.module_id_file).parent_path(), ec);
+  if (ec) return Error{fmt::format("cannot create {}: {}", ahead.string(), ec.message())};
+  // The early chain reads the source and the module id at the paths nvcc's steps name, in its own directory.
+  fs::copy_file(staging / a.source, ahead / a.source, fs::copy_options::overwrite_existing, ec);
+  if (ec) return Error{fmt::format("cannot copy {} into {}: {}", a.source, ahead.string(), ec.message())};
+  if (auto w = write_file_atomic(ahead / build.module_id_file, module_id); !w) return w.error();
+  auto script = [&](const std::string& name, const std::string& text) -> Result<std::string> {
+    const std::string path = std::string(kBuildKeepDir) + "/" + name;
+    if (auto w = write_file_atomic(staging / path, text); !w) return w.error();
+    return path;
+  };
+  auto run = [&](const std::string& path, const SandboxPolicy& confined) {
+    return runner_.run({.argv = sandbox_command(sandbox_, confined, {"/bin/sh", path}), .timeout = options_.timeout,
+                        .cwd = staging, .private_dir = staging});
+  };
+  auto front_path = script("nvcc-ahead-front.sh", a.front);
+  auto device_path = script("nvcc-ahead-device.sh", a.device);
+  if (!front_path) return front_path.error();
+  if (!device_path) return device_path.error();
+  auto device = std::async(std::launch::async, [&] { return run(*device_path, policy); });
+  auto front = run(*front_path, policy);
+  // An error reads as nvcc's: the front end's output first, then the device compile's.
+  auto both = [&](Result<ProcessResult> d) -> Result<ProcessResult> {
+    if (!front) return front;
+    if (!d) return d;
+    ProcessResult r = front->succeeded() ? *d : *front;
+    r.out = front->out + d->out;
+    r.err = front->err + d->err;
+    r.wall_seconds = std::max(front->wall_seconds, d->wall_seconds);
+    return r;
+  };
+  if (!front || !front->succeeded()) return both(device.get());
+
+  // The host compile from the early stub, through the precompiled prefix, beside the device chain.
+  std::optional<Result<ProcessResult>> host;
+  std::string why_not;
+  if (!fs::exists(ahead / a.stub)) {
+    why_not = "the early cicc wrote no stub";
+  } else if (auto source = read_file(staging / build.host_source); !source) {
+    return source.error();
+  } else if (auto use = usable_host_pch(*source, build); !use) {
+    why_not = "no precompiled prefix for this source yet";
+  } else {
+    auto written = write_file_atomic(ahead / build.host_source, use->source);
+    if (!written) return written.error();
+    written = write_file_atomic(ahead / a.fatbin_include, fatbin_placeholder());
+    if (!written) return written.error();
+    auto host_path = script("nvcc-ahead-host.sh", a.host);
+    if (!host_path) return host_path.error();
+    SandboxPolicy with_entry = policy;
+    with_entry.read_paths.push_back(use->entry);
+    host = run(*host_path, with_entry);
+  }
+  auto d = device.get();
+  if (!d || !d->succeeded()) return both(std::move(d));
+  start_early_sass(staging, build, policy, early);
+
+  // The early host compile counts only where what it read is what nvcc's steps have now written.
+  if (host && (!*host || !(*host)->succeeded())) {
+    why_not = "its host compile failed";
+  } else if (host) {
+    auto early_stub = read_file(ahead / a.stub), stub = read_file(staging / a.stub);
+    auto fatbin_c = read_file(staging / a.embedded_fatbin);
+    if (!early_stub || !stub || !fatbin_c) return Error{"cannot read the stubs or the fatbinary's C form"};
+    auto placeholder = placeholder_of(*fatbin_c);
+    auto assembly = read_file(ahead / a.assembly);
+    if (*early_stub != *stub) {
+      why_not = "the early stub differs from cicc's";
+    } else if (!placeholder || *placeholder != fatbin_placeholder()) {
+      why_not = "fatbinary's C form is not the placeholder's format";
+    } else if (!assembly) {
+      why_not = "its host compile wrote no assembly";
+    } else if (auto spliced = splice_fatbin(*assembly, *fatbin_c); !spliced) {
+      why_not = spliced.error().message;
+    } else {
+      if (auto w = write_file_atomic(staging / a.assembly, *spliced); !w) return w.error();
+      auto after_path = script("nvcc-ahead-after.sh", a.after);
+      if (!after_path) return after_path.error();
+      auto after = run(*after_path, policy);
+      if (!after) return after;
+      host_pch = "used";
+      steps += ", host compile from the early stub";
+      after->out = front->out + d->out + (*host)->out + after->out;
+      after->err = front->err + d->err + (*host)->err + after->err;
+      after->wall_seconds += std::max(front->wall_seconds, d->wall_seconds);
+      return after;
+    }
+  }
+  steps += " (host compile after cicc: " + why_not + ")";
+  const auto left = std::max(std::chrono::seconds(1),
+                             options_.timeout - std::chrono::seconds(static_cast<long>(d->wall_seconds)));
+  auto proc = run_host_steps(staging, build, policy, left, host_pch);
+  if (proc) {
+    proc->out = front->out + d->out + proc->out;
+    proc->err = front->err + d->err + proc->err;
+    proc->wall_seconds += std::max(front->wall_seconds, d->wall_seconds);
+  }
+  return proc;
 }
 
 Result<ProcessResult> NvccCompiler::run_host_steps(const fs::path& staging, const OverlappedBuild& build,

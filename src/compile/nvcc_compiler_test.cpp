@@ -66,9 +66,10 @@ class RealNvcc : public ::testing::Test {
     return out.ok() ? *out : CompileOutcome{};
   }
   // relu_cute_1d.cu through `runner` with 16 CPUs: nvcc's steps overlapped.
-  CompileOutcome compile_overlapped(ProcessRunner& runner) {
+  CompileOutcome compile_overlapped(ProcessRunner& runner, bool stub_ahead = true) {
     CompileOptions o = options_;
     o.cpus = 16;
+    o.stub_ahead = stub_ahead;
     NvccCompiler c(runner, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
     auto out = c.compile({example("relu_cute_1d.cu"), "relu_cute_1d.cu"});
     EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
@@ -88,9 +89,12 @@ class RealNvcc : public ::testing::Test {
 
 // Options for a fake nvcc on a machine wide enough that the build lists and overlaps nvcc's steps
 // (nvcc_plan.h), whatever machine runs the test.
+// The fakes play nvcc's chains as one script (nvcc-chains.sh): the host compile from the early stub
+// (stub_ahead.h), three scripts on the real toolkit, is RealNvcc's and NvccPlanRealNvcc's to test.
 CompileOptions wide() {
   CompileOptions o;
   o.cpus = 16;
+  o.stub_ahead = false;
   return o;
 }
 
@@ -805,14 +809,13 @@ TEST(NvccCompilerFake, TheBuildRunsNvccsStepsOverlappedOrNvccItselfSayingWhy) {
     };
   };
   Toolchain tc{"nvcc fake", "g++ fake", "4.2.0", "/cutlass", "hash", "/contract"};
-  CompileOptions sixteen;
-  sixteen.cpus = 16;
+  CompileOptions sixteen = wide();
   FakeProcessRunner fake(handler(listing));
   NvccCompiler c(fake, sixteen, tc, CompileCache(*dir), "/opt/cutegen/bin/cutegen-sandbox");
   auto out = c.compile({"int x = ;\n", "k.cu"});
   ASSERT_TRUE(out.ok()) << out.error().message;
   EXPECT_EQ(out->verdict, CompileVerdict::compile_error);
-  EXPECT_EQ(out->nvcc_steps, "overlapped");
+  EXPECT_EQ(out->nvcc_steps, "overlapped (host compile after cicc: compile.stub_ahead is off)");
   // One id for every candidate (host_pch.h): another source's build is given the same one.
   EXPECT_EQ(id_seen.substr(9), "_12_candidate_cu_" + id_seen.substr(26)) << id_seen;
   const std::string first_id = id_seen;
@@ -985,11 +988,14 @@ TEST_F(RealNvcc, AnOverlappedBuildPassesEveryCheckAndDisassemblesItsCubinOnce) {
   RecordingRunner recording;
   const CompileOutcome out = compile_overlapped(recording);
   EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
-  EXPECT_EQ(out.nvcc_steps, "overlapped");
+  // A first build: no precompiled prefix yet, so the host compile waits for the device chain (stub_ahead.h).
+  EXPECT_EQ(out.nvcc_steps, "overlapped (host compile after cicc: no precompiled prefix for this source yet)");
   int scripts = 0;
   for (const auto& argv : recording.argvs())
-    for (const auto& a : argv) scripts += a == "kept-build/nvcc-chains.sh" || a == "kept-build/nvcc-rest.sh";
-  EXPECT_EQ(scripts, 2);
+    for (const auto& a : argv)
+      scripts += a == "kept-build/nvcc-ahead-front.sh" || a == "kept-build/nvcc-ahead-device.sh" ||
+                 a == "kept-build/nvcc-rest.sh";
+  EXPECT_EQ(scripts, 3);
   const auto [early, late] = disassembled_cubins(recording);
   ASSERT_EQ(early.size(), 1u);
   EXPECT_FALSE(early.front().empty());
@@ -1052,10 +1058,12 @@ TEST_F(RealNvcc, ALaterBuildWithTheSameIncludesCompilesItsHostCodeThroughThePrec
   EXPECT_EQ(through->verdict, CompileVerdict::ok) << through->feedback() << through->log;
   EXPECT_EQ(through->host_pch, "used") << through->log;
   EXPECT_EQ(through->to_json().value("host_pch", ""), "used");
-  // The host steps read the entry and may not write it: its .gch is what the next build reads.
+  // With the prefix there, the host compile started from the early stub, beside the device chain.
+  EXPECT_EQ(through->nvcc_steps, "overlapped, host compile from the early stub");
+  // The host compile reads the entry and may not write it: its .gch is what the next build reads.
   bool confined = false;
   for (const auto& argv : recording.argvs()) {
-    if (std::find(argv.begin(), argv.end(), "kept-build/nvcc-rest-pch.sh") == argv.end()) continue;
+    if (std::find(argv.begin(), argv.end(), "kept-build/nvcc-ahead-host.sh") == argv.end()) continue;
     for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
       if (argv[i] == "--read" && fs::path(argv[i + 1]) == fs::absolute(entry)) confined = true;
       if (argv[i] == "--write") {
@@ -1102,10 +1110,10 @@ TEST_F(RealNvcc, ALaterBuildWithTheSameIncludesCompilesItsHostCodeThroughThePrec
 // reads the image itself. Here the cubin file changes after fatbinary took it, so the early disassembly
 // (of the changed file) must go unused and the library's image, the chains' original bytes, be disassembled.
 TEST_F(RealNvcc, AnEarlyDisassemblyOfOtherBytesThanTheLibrarysImageGoesUnused) {
-  RecordingRunner recording(/*alter_cubin=*/true);
-  const CompileOutcome out = compile_overlapped(recording);
+  RecordingRunner recording(/*alter_cubin=*/true);  // alters the cubin after nvcc-chains.sh
+  const CompileOutcome out = compile_overlapped(recording, /*stub_ahead=*/false);
   EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
-  ASSERT_EQ(out.nvcc_steps, "overlapped");
+  ASSERT_EQ(out.nvcc_steps, "overlapped (host compile after cicc: compile.stub_ahead is off)");
   const std::string original = recording.chains_cubin();
   ASSERT_FALSE(original.empty());
   const auto [early, late] = disassembled_cubins(recording);

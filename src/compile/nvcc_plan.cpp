@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <regex>
+#include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
@@ -251,6 +252,50 @@ Result<OverlappedBuild> overlapped_build(const NvccPlan& plan, std::string_view 
                                     : fmt::format("{} || exit $?\n", line(i));
   out.pch_script = "# cutegen: the host compile's flags on the prefix of its source, as a precompiled header\n" + env +
                    quoted(to_gch) + "\n";
+
+  // The host compile from the early stub (stub_ahead.h).
+  auto no_ahead = [&](std::string why) {
+    out.ahead = {};
+    out.ahead.why_not = std::move(why);
+    return out;
+  };
+  if (*host != device_end) return no_ahead("steps run between the device compile and the host compile");
+  const auto& cw = words[cicc];
+  auto stub = option_value(cw, "--stub_file_name"), include = option_value(cw, "--include_file_name");
+  std::optional<std::string> embedded;
+  for (std::size_t i = device_begin; i < device_end; ++i)
+    if (tool_of(words[i]) == "fatbinary") embedded = option_value(words[i], "--embedded-fatbin");
+  if (!stub || !include || !embedded) return no_ahead("cicc names no stub or fatbinary include, or fatbinary no C form");
+  if ((std::filesystem::path(*stub).parent_path() / *include).lexically_normal() !=
+      std::filesystem::path(*embedded).lexically_normal())
+    return no_ahead("the stub's fatbinary include is not the file fatbinary writes");
+  std::vector<std::string> sources;
+  for (const auto& w : words[device_begin])
+    if (w.ends_with(".cu") && w.front() != '-') sources.push_back(w);
+  if (sources.size() != 1 || sources.front().front() == '/' || sources.front().find("..") != std::string::npos)
+    return no_ahead("the device preprocessing names no one relative .cu source");
+  out.ahead.source = sources.front();
+  out.ahead.stub = *stub;
+  out.ahead.fatbin_include = (std::filesystem::path(*stub).parent_path() / *include).string();
+  out.ahead.embedded_fatbin = *embedded;
+  out.ahead.assembly = assembly;
+  const std::string ahead_dir = kStubAheadDir;
+  std::string& front_ahead = out.ahead.front;
+  front_ahead = "# cutegen: the front end beside the early stub (cicc ended after its front end, stub_ahead.h)\n" + env;
+  for (std::size_t i = 0; i + 1 < front; ++i) front_ahead += fmt::format("{} || exit $?\n", line(i));
+  front_ahead += fmt::format("( {} && {} ) > {} 2>&1 &\nfront=$!\n", plan.commands[front - 1], front_cmd, front_log);
+  front_ahead += fmt::format("( cd {} && {} && {} --Xlibnvvm {} ) > {} 2>&1 &\nearly=$!\n", sh_quoted(ahead_dir),
+                             plan.commands[device_begin], plan.commands[cicc], kStopAfterFrontEnd,
+                             sh_quoted(dir + "/stub-ahead.log"));
+  front_ahead += "wait $front; front_status=$?\nwait $early\n";
+  front_ahead += fmt::format("cat {} >&2\nexit $front_status\n", front_log);
+  out.ahead.device = "# cutegen: the device compile alone\n" + env;
+  for (std::size_t i = device_begin; i < device_end; ++i) out.ahead.device += fmt::format("{} || exit $?\n", line(i));
+  out.ahead.host = "# cutegen: the host compile from the early stub, in " + ahead_dir + "\n" + env +
+                   fmt::format("cd {} || exit $?\n{}\n", sh_quoted(ahead_dir), quoted(to_s));
+  out.ahead.after = "# cutegen: the assembler on the host compile's assembly, then nvcc's steps after it\n" + env +
+                    quoted(assemble) + " || exit $?\n";
+  for (std::size_t i = *host + 1; i < plan.commands.size(); ++i) out.ahead.after += fmt::format("{} || exit $?\n", line(i));
   return out;
 }
 

@@ -39,7 +39,27 @@ struct OverlappedBuild {
                               // through its .gch (an unusable .gch is an error), as `-S` then the assembler
   std::string pch_script;   // sh, run where kHostPrefixHeader is: writes its .gch with the host compile's flags
   std::string no_host_pch;  // why rest_with_pch and pch_script are empty
+  // The host compile started at the end of cicc's front end (stub_ahead.h), beside the rest of the device
+  // compile: empty scripts with `why_not` saying why where the plan does not allow it.
+  struct StubAhead {
+    std::string front;        // sh: the steps before the chains, then the front end (output to front-end.log, which
+                              // it prints) beside the early stub in kStubAheadDir (output to its own log)
+    std::string device;       // sh: the device chain alone (preprocessing, cicc, ptxas, fatbinary)
+    std::string host;         // sh, run in kStubAheadDir: the host compile to assembly through the precompiled header
+    std::string after;        // sh: the assembler on `assembly`, then the steps after the host compile
+    std::string source;       // the source the early chain preprocesses (relative: a copy goes in kStubAheadDir)
+    std::string stub;         // the stub cicc writes (relative path), in both directories
+    std::string fatbin_include;  // the file the stub #includes for the embedded fatbinary, beside it
+    std::string embedded_fatbin;  // fatbinary's C form of it (relative path)
+    std::string assembly;     // the host compile's assembly (relative path)
+    std::string why_not;
+  } ahead;
 };
+
+// Where the early stub's chain and the host compile started from it run, inside the build's directory.
+inline constexpr const char* kStubAheadDir = "stub-ahead";
+// The option that ends the early cicc after its front end (libnvvm refuses it: stub_ahead.h).
+inline constexpr const char* kStopAfterFrontEnd = "-cutegen-stop-after-front-end";
 
 // The plan as two scripts: `chains` runs the host front end beside the device compile, `rest` the steps
 // after them in order. Between the two the device code is built, so a check of it can run beside `rest`.

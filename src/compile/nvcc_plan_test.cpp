@@ -8,6 +8,7 @@
 #include "common/process.h"
 #include "compile/compile_options.h"
 #include "compile/nvcc_compiler.h"
+#include "compile/stub_ahead.h"
 
 using namespace cutegen;
 namespace fs = std::filesystem;
@@ -84,6 +85,40 @@ TEST(NvccPlan, TheFrontEndRunsBesideTheDeviceCompileOnTheIdItIsGiven) {
   EXPECT_EQ(build->rest.find("cudafe++"), std::string::npos);
   // A failed chain ends the script after its own output: an error is reported once.
   EXPECT_NE(s.find("[ $front_status -eq 0 ] || exit $front_status"), std::string::npos);
+}
+
+// The host compile from the early stub (stub_ahead.h): a second cicc, in its own directory, ended by an
+// option libnvvm refuses; the device chain on its own; the host compile to assembly there; the assembler
+// and the link after.
+TEST(NvccPlan, TheHostCompileCanStartFromAnEarlyStub) {
+  auto build = overlapped_build(recorded_plan(), "kept-build");
+  ASSERT_TRUE(build.ok()) << build.error().message;
+  const auto& a = build->ahead;
+  ASSERT_TRUE(a.why_not.empty()) << a.why_not;
+  EXPECT_EQ(a.source, "candidate.cu");
+  EXPECT_EQ(a.stub, "kept-build/candidate.cudafe1.stub.c");
+  EXPECT_EQ(a.fatbin_include, "kept-build/candidate.fatbin.c");
+  EXPECT_EQ(a.embedded_fatbin, "kept-build/candidate.fatbin.c");
+  EXPECT_EQ(a.assembly, "kept-build/candidate.s");
+  // The front end beside the early chain, which runs in its own directory and stops after cicc's front end.
+  const auto early = a.front.find("( cd 'stub-ahead' && ");
+  ASSERT_NE(early, std::string::npos) << a.front;
+  EXPECT_NE(a.front.find(std::string("--Xlibnvvm ") + kStopAfterFrontEnd, early), std::string::npos);
+  EXPECT_LT(a.front.find("cudafe++"), early);
+  EXPECT_EQ(a.front.find("ptxas"), std::string::npos);
+  EXPECT_NE(a.front.find("exit $front_status"), std::string::npos) << "the early cicc's refusal is not the build's status";
+  // The device chain whole; the host compile alone, to assembly, in the early directory; then the rest.
+  for (const char* tool : {"$CICC_PATH/cicc", "ptxas", "fatbinary --create="})
+    EXPECT_NE(a.device.find(tool), std::string::npos) << tool;
+  EXPECT_EQ(a.device.find("cudafe++"), std::string::npos);
+  EXPECT_EQ(a.device.find(kStopAfterFrontEnd), std::string::npos);
+  EXPECT_NE(a.host.find("cd 'stub-ahead' || exit $?"), std::string::npos) << a.host;
+  EXPECT_NE(a.host.find("'-S'"), std::string::npos) << a.host;
+  EXPECT_EQ(a.host.find("nvlink"), std::string::npos);
+  const auto assemble = a.after.find("'assembler' 'kept-build/candidate.s'"), link = a.after.find("nvlink");
+  ASSERT_NE(assemble, std::string::npos) << a.after;
+  EXPECT_LT(assemble, link);
+  EXPECT_EQ(a.after.find("'-S'"), std::string::npos);
 }
 
 // The host compile through the precompiled prefix (host_pch.h): -S instead of -c and -save-temps (which
@@ -244,6 +279,42 @@ TEST(NvccPlanRealNvcc, TheOverlappedBuildWritesNvccsLibraryByteForByte) {
   ASSERT_TRUE(overlapped.succeeded()) << overlapped.err;
   EXPECT_TRUE(plan_read(*dir / "kernel.so") == nvcc_library) << "the overlapped build's library differs from nvcc's";
   EXPECT_TRUE(foreign_module_ids(plan_read(*dir / "kept-build/candidate.ptx"), "candidate.cu", id).empty());
+
+  // The host compile from the early stub (stub_ahead.h), its fatbinary spliced into its assembly: nvcc's
+  // library byte for byte as well.
+  const auto& a = build->ahead;
+  ASSERT_TRUE(a.why_not.empty()) << a.why_not;
+  fs::remove(*dir / "kernel.so");
+  fs::remove_all(*dir / "kept-build");
+  fs::create_directories(*dir / "kept-build");
+  const fs::path ahead = *dir / kStubAheadDir;
+  fs::create_directories(ahead / "kept-build");
+  fs::copy_file(*dir / a.source, ahead / a.source);
+  for (const fs::path& root : {*dir, ahead}) ASSERT_TRUE(write_file_atomic(root / build->module_id_file, id).ok());
+  for (const auto& [name, text] : {std::pair{"front.sh", a.front}, {"device.sh", a.device}, {"host.sh", a.host},
+                                   {"after.sh", a.after}})
+    ASSERT_TRUE(write_file_atomic(*dir / name, text).ok());
+  auto front = run({"/bin/sh", "front.sh"});
+  ASSERT_TRUE(front.succeeded()) << front.err;
+  ASSERT_TRUE(fs::exists(ahead / a.stub)) << plan_read(*dir / "kept-build/stub-ahead.log");
+  EXPECT_NE(plan_read(*dir / "kept-build/stub-ahead.log").find(kStopAfterFrontEnd), std::string::npos)
+      << "the early cicc ends at libnvvm's refusal";
+  EXPECT_FALSE(fs::exists(ahead / "kept-build/candidate.ptx")) << "the early cicc went on past its front end";
+  ASSERT_TRUE(write_file_atomic(ahead / build->host_source, plan_read(*dir / build->host_source)).ok());
+  ASSERT_TRUE(write_file_atomic(ahead / a.fatbin_include, fatbin_placeholder()).ok());
+  auto host = run({"/bin/sh", "host.sh"});  // before the device chain: it needs only the stub
+  ASSERT_TRUE(host.succeeded()) << host.err;
+  auto device = run({"/bin/sh", "device.sh"});
+  ASSERT_TRUE(device.succeeded()) << device.err;
+  EXPECT_TRUE(plan_read(ahead / a.stub) == plan_read(*dir / a.stub)) << "the early stub is not cicc's";
+  const std::string fatbin_c = plan_read(*dir / a.embedded_fatbin);
+  EXPECT_EQ(*placeholder_of(fatbin_c), fatbin_placeholder()) << fatbin_c.substr(0, 600);
+  auto spliced = splice_fatbin(plan_read(ahead / a.assembly), fatbin_c);
+  ASSERT_TRUE(spliced.ok()) << spliced.error().message;
+  ASSERT_TRUE(write_file_atomic(*dir / a.assembly, *spliced).ok());
+  auto after = run({"/bin/sh", "after.sh"});
+  ASSERT_TRUE(after.succeeded()) << after.err;
+  EXPECT_TRUE(plan_read(*dir / "kernel.so") == nvcc_library) << "the library built from the early stub differs from nvcc's";
 
   ASSERT_TRUE(write_file_atomic(*dir / "candidate.cu", "#include <cute/tensor_impl.hpp>\n__global__ void k(float* x) { x[0] = undefined_name; }\n").ok());
   auto failed = run({"/bin/sh", "chains.sh"});
