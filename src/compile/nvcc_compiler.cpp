@@ -779,7 +779,8 @@ Result<CompileOutcome> NvccCompiler::build(const CompileRequest& request, const 
       out.verdict = out.violations.empty() ? CompileVerdict::ok : CompileVerdict::rejected;
     }
     fs::remove_all(*staging / kBuildKeepDir, ec);
-    fs::remove_all(*staging / kAnalysisKeepDir, ec);
+    if (!ec) fs::remove_all(*staging / kAnalysisKeepDir, ec);
+    if (!ec) fs::remove_all(*staging / kStubAheadDir, ec);  // the early cicc's files and its leftover bitcode
     if (ec) {
       cleanup();
       return Error{fmt::format("cannot remove nvcc's intermediate files in {}: {}", staging->string(), ec.message())};

@@ -1077,6 +1077,11 @@ TEST_F(RealNvcc, ALaterBuildWithTheSameIncludesCompilesItsHostCodeThroughThePrec
 
   const std::string through_library = read(through->library);
   ASSERT_FALSE(through_library.empty());
+  // The cache entry keeps the library, not the early cicc's directory or the bitcode it leaves behind.
+  const fs::path stored = fs::path(through->library).parent_path();
+  EXPECT_FALSE(fs::exists(stored / kStubAheadDir)) << stored;
+  for (const auto& e : fs::recursive_directory_iterator(stored))
+    EXPECT_EQ(e.path().string().find(".lgenfe.bc"), std::string::npos) << e.path();
   EXPECT_NE(through_library.find("cutegen_test_other"), std::string::npos) << "the candidate's own host code is missing";
   // The same source again with neither its cache entry nor the prefix stored: as nvcc would build it.
   ASSERT_TRUE(CompileCache(cache_root_).clear().ok());

@@ -284,7 +284,9 @@ Result<OverlappedBuild> overlapped_build(const NvccPlan& plan, std::string_view 
   front_ahead = "# cutegen: the front end beside the early stub (cicc ended after its front end, stub_ahead.h)\n" + env;
   for (std::size_t i = 0; i + 1 < front; ++i) front_ahead += fmt::format("{} || exit $?\n", line(i));
   front_ahead += fmt::format("( {} && {} ) > {} 2>&1 &\nfront=$!\n", plan.commands[front - 1], front_cmd, front_log);
-  front_ahead += fmt::format("( cd {} && {} && {} --Xlibnvvm {} ) > {} 2>&1 &\nearly=$!\n", sh_quoted(ahead_dir),
+  // Its TMPDIR the early directory: cicc leaves its bitcode there when libnvvm refuses the option.
+  front_ahead += fmt::format("( cd {} && TMPDIR=\"$(pwd)\" && export TMPDIR && {} && {} --Xlibnvvm {} ) > {} 2>&1 &\nearly=$!\n",
+                             sh_quoted(ahead_dir),
                              plan.commands[device_begin], plan.commands[cicc], kStopAfterFrontEnd,
                              sh_quoted(dir + "/stub-ahead.log"));
   front_ahead += "wait $front; front_status=$?\nwait $early\n";

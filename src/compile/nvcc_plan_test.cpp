@@ -300,6 +300,8 @@ TEST(NvccPlanRealNvcc, TheOverlappedBuildWritesNvccsLibraryByteForByte) {
   EXPECT_NE(plan_read(*dir / "kept-build/stub-ahead.log").find(kStopAfterFrontEnd), std::string::npos)
       << "the early cicc ends at libnvvm's refusal";
   EXPECT_FALSE(fs::exists(ahead / "kept-build/candidate.ptx")) << "the early cicc went on past its front end";
+  for (const auto& e : fs::directory_iterator(*dir))  // the build's TMPDIR: the early cicc's is its own directory
+    EXPECT_EQ(e.path().filename().string().find(".lgenfe.bc"), std::string::npos) << e.path();
   ASSERT_TRUE(write_file_atomic(ahead / build->host_source, plan_read(*dir / build->host_source)).ok());
   ASSERT_TRUE(write_file_atomic(ahead / a.fatbin_include, fatbin_placeholder()).ok());
   auto host = run({"/bin/sh", "host.sh"});  // before the device chain: it needs only the stub
