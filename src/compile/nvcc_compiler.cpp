@@ -445,13 +445,16 @@ Result<ProcessResult> NvccCompiler::run_stub_ahead(const fs::path& staging, cons
   if (!device_path) return device_path.error();
   auto device = std::async(std::launch::async, [&] { return run(*device_path, policy); });
   auto front = run(*front_path, policy);
-  // An error reads as nvcc's: the front end's output first, then the device compile's.
+  // An error reads as nvcc's, once: a failed front end's output alone (cicc would repeat its error), else the
+  // front end's output, then the device compile's.
   auto both = [&](Result<ProcessResult> d) -> Result<ProcessResult> {
     if (!front) return front;
     if (!d) return d;
     ProcessResult r = front->succeeded() ? *d : *front;
-    r.out = front->out + d->out;
-    r.err = front->err + d->err;
+    if (front->succeeded()) {
+      r.out = front->out + d->out;
+      r.err = front->err + d->err;
+    }
     r.wall_seconds = std::max(front->wall_seconds, d->wall_seconds);
     return r;
   };

@@ -1004,6 +1004,23 @@ TEST_F(RealNvcc, AnOverlappedBuildPassesEveryCheckAndDisassemblesItsCubinOnce) {
   EXPECT_TRUE(late.empty()) << late.size() << " image(s) disassembled after the build";
 }
 
+// A compile error in the build with the early stub reads as nvcc's: once, though cudafe++, cicc and the
+// early cicc all meet it.
+TEST_F(RealNvcc, ACompileErrorOfTheBuildWithTheEarlyStubIsReportedOnce) {
+  CompileOptions o = options_;
+  o.cpus = 16;
+  NvccCompiler c(runner_, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
+  auto out = c.compile({"#include <cute/tensor_impl.hpp>\n__global__ void k(float* x) { x[0] = undefined_name; }\n",
+                        "broken.cu"});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ(out->verdict, CompileVerdict::compile_error);
+  EXPECT_EQ(out->nvcc_steps, "overlapped") << "the path with the early stub, which ends at the front end here";
+  const auto first = out->log.find("\"undefined_name\" is undefined");
+  ASSERT_NE(first, std::string::npos) << out->log;
+  EXPECT_EQ(out->log.find("\"undefined_name\" is undefined", first + 1), std::string::npos) << "reported twice:\n"
+                                                                                        << out->log;
+}
+
 // nvcc in turn (2 CPUs): no early disassembly, so the library's images are disassembled after the build, and
 // only the one that holds machine code. nvlink's device-link image has none; nvdisasm took ~0.4 s on it,
 // a tenth of an elementwise kernel's compile.
