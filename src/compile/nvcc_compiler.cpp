@@ -400,21 +400,25 @@ void NvccCompiler::start_early_sass(const fs::path& staging, const OverlappedBui
   });
 }
 
-std::optional<NvccCompiler::HostPchUse> NvccCompiler::usable_host_pch(std::string_view host_source,
-                                                                      const OverlappedBuild& build) {
-  if (build.rest_with_pch.empty()) return std::nullopt;
+NvccCompiler::HostPchUse NvccCompiler::host_pch_for(std::string_view host_source, const OverlappedBuild& build) {
+  if (build.rest_with_pch.empty()) return {.status = "none: " + build.no_host_pch};
   auto split = split_host_source(host_source, kCandidateFile);
-  if (!split) return std::nullopt;
+  if (!split) return {.status = "none: the host source has no 1 MiB of headers before the candidate's own code"};
   const std::string key = HostPchStore::key_for(split->prefix, build.pch_script, toolchain_.host_compiler_version);
   {
     std::lock_guard lock(host_pch_mutex_);
-    if (host_pch_failed_.count(key)) return std::nullopt;
+    if (auto failed = host_pch_failed_.find(key); failed != host_pch_failed_.end())
+      return {.status = "none: precompiling this prefix failed: " + failed->second};
   }
   auto entry = host_pch_store_.find(key);
-  if (!entry) return std::nullopt;
+  if (!entry) {
+    if (auto failed = start_host_pch(key, split->prefix, build.pch_script)) return {.status = "none: " + *failed};
+    return {.status = "precompiling for the next build"};
+  }
   const fs::path header = fs::absolute(*entry) / kHostPrefixHeader;
-  if (header.string().find_first_of("\"\\\n") != std::string::npos) return std::nullopt;
-  return HostPchUse{fs::absolute(*entry), host_source_with_prefix_header(split->rest, header)};
+  if (header.string().find_first_of("\"\\\n") != std::string::npos)
+    return {.status = "none: the cache's path cannot be written in an #include: " + header.string()};
+  return {.entry = fs::absolute(*entry), .source = host_source_with_prefix_header(split->rest, header), .status = "used"};
 }
 
 Result<ProcessResult> NvccCompiler::run_stub_ahead(const fs::path& staging, const OverlappedBuild& build,
@@ -462,23 +466,25 @@ Result<ProcessResult> NvccCompiler::run_stub_ahead(const fs::path& staging, cons
 
   // The host compile from the early stub, through the precompiled prefix, beside the device chain.
   std::optional<Result<ProcessResult>> host;
-  std::string why_not;
+  std::string why_not, ahead_pch;
   if (!fs::exists(ahead / a.stub)) {
     why_not = "the early cicc wrote no stub";
   } else if (auto source = read_file(staging / build.host_source); !source) {
     return source.error();
-  } else if (auto use = usable_host_pch(*source, build); !use) {
-    why_not = "no precompiled prefix for this source yet";
   } else {
-    auto written = write_file_atomic(ahead / build.host_source, use->source);
+    // Through the precompiled prefix where the store has it; else the source as cudafe++ wrote it (the same
+    // flags: the host compile of a first build, its prefix precompiled beside it for the next).
+    HostPchUse use = host_pch_for(*source, build);
+    auto written = write_file_atomic(ahead / build.host_source, use.entry ? use.source : *source);
     if (!written) return written.error();
     written = write_file_atomic(ahead / a.fatbin_include, fatbin_placeholder());
     if (!written) return written.error();
     auto host_path = script("nvcc-ahead-host.sh", a.host);
     if (!host_path) return host_path.error();
-    SandboxPolicy with_entry = policy;
-    with_entry.read_paths.push_back(use->entry);
-    host = run(*host_path, with_entry);
+    SandboxPolicy confined = policy;
+    if (use.entry) confined.read_paths.push_back(*use.entry);
+    host = run(*host_path, confined);
+    ahead_pch = std::move(use.status);
   }
   auto d = device.get();
   if (!d || !d->succeeded()) return both(std::move(d));
@@ -507,7 +513,7 @@ Result<ProcessResult> NvccCompiler::run_stub_ahead(const fs::path& staging, cons
       if (!after_path) return after_path.error();
       auto after = run(*after_path, policy);
       if (!after) return after;
-      host_pch = "used";
+      host_pch = ahead_pch;
       steps += ", host compile from the early stub";
       after->out = front->out + d->out + (*host)->out + after->out;
       after->err = front->err + d->err + (*host)->err + after->err;
@@ -541,30 +547,15 @@ Result<ProcessResult> NvccCompiler::run_host_steps(const fs::path& staging, cons
     host_pch = std::move(why);
     return run_script("nvcc-rest.sh", build.rest, policy);
   };
-  if (build.rest_with_pch.empty()) return as_nvcc("none: " + build.no_host_pch);
   const fs::path source_path = staging / build.host_source;
   auto source = read_file(source_path);
   if (!source) return source.error();
-  auto split = split_host_source(*source, kCandidateFile);
-  if (!split) return as_nvcc("none: the host source has no 1 MiB of headers before the candidate's own code");
-  const std::string key = HostPchStore::key_for(split->prefix, build.pch_script, toolchain_.host_compiler_version);
-  {
-    std::lock_guard lock(host_pch_mutex_);
-    if (auto failed = host_pch_failed_.find(key); failed != host_pch_failed_.end())
-      return as_nvcc("none: precompiling this prefix failed: " + failed->second);
-  }
-  auto entry = host_pch_store_.find(key);
-  if (!entry) {
-    if (auto failed = start_host_pch(key, split->prefix, build.pch_script)) return as_nvcc("none: " + *failed);
-    return as_nvcc("precompiling for the next build");
-  }
-  const fs::path header = fs::absolute(*entry) / kHostPrefixHeader;
-  if (header.string().find_first_of("\"\\\n") != std::string::npos)
-    return as_nvcc("none: the cache's path cannot be written in an #include: " + header.string());
-  if (auto w = write_file_atomic(source_path, host_source_with_prefix_header(split->rest, header)); !w) return w.error();
+  const HostPchUse use = host_pch_for(*source, build);
+  if (!use.entry) return as_nvcc(use.status);
+  if (auto w = write_file_atomic(source_path, use.source); !w) return w.error();
   // The entry read-only: what this build runs cannot change what later builds read.
   SandboxPolicy with_entry = policy;
-  with_entry.read_paths.push_back(fs::absolute(*entry));
+  with_entry.read_paths.push_back(*use.entry);
   auto proc = run_script("nvcc-rest-pch.sh", build.rest_with_pch, with_entry);
   if (!proc) return proc;
   if (proc->succeeded()) {

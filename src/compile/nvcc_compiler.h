@@ -77,20 +77,23 @@ class NvccCompiler final : public Compiler {
   Result<ProcessResult> run_host_steps(const std::filesystem::path& staging, const OverlappedBuild& build,
                                        const SandboxPolicy& policy, std::chrono::seconds left, std::string& host_pch);
   // The chains of an overlapped build with the host compile started from the early stub (stub_ahead.h):
-  // the device chain beside the front end and the early stub, the host compile through the precompiled
-  // prefix beside the rest of the device chain, then the assembler and the link. Where the store has no
-  // prefix for this source yet, or the early stub or the fatbinary's C form is not what the host compile
-  // assumed, the host steps run after the device chain as run_host_steps has them. `steps` says which.
+  // the device chain beside the front end and the early stub, the host compile (through the precompiled
+  // prefix where the store has it, host_pch_for) beside the rest of the device chain, then the assembler
+  // and the link. Where the early stub or the fatbinary's C form is not what the host compile assumed, or
+  // the early host compile failed, the host steps run after the device chain as run_host_steps has them.
+  // `steps` says which.
   Result<ProcessResult> run_stub_ahead(const std::filesystem::path& staging, const OverlappedBuild& build,
                                        const SandboxPolicy& policy, const std::string& module_id, std::string& steps,
                                        std::string& host_pch, std::optional<EarlySass>& early);
-  // The store's precompiled prefix for this host source and the source rewritten to read it: nullopt
-  // when there is none to use (run_host_steps says why, and starts one).
+  // The store's precompiled prefix for this host source: its entry and the source rewritten to read it, with
+  // `status` "used"; else no entry and why (`CompileOutcome::host_pch`), its precompile started for the
+  // next build where it can be.
   struct HostPchUse {
-    std::filesystem::path entry;
+    std::optional<std::filesystem::path> entry;
     std::string source;
+    std::string status;
   };
-  std::optional<HostPchUse> usable_host_pch(std::string_view host_source, const OverlappedBuild& build);
+  HostPchUse host_pch_for(std::string_view host_source, const OverlappedBuild& build);
   // Starts nvdisasm on the device code an overlapped build's chains made (`early`), beside its host steps.
   void start_early_sass(const std::filesystem::path& staging, const OverlappedBuild& build,
                         const SandboxPolicy& policy, std::optional<EarlySass>& early);

@@ -988,14 +988,16 @@ TEST_F(RealNvcc, AnOverlappedBuildPassesEveryCheckAndDisassemblesItsCubinOnce) {
   RecordingRunner recording;
   const CompileOutcome out = compile_overlapped(recording);
   EXPECT_EQ(out.verdict, CompileVerdict::ok) << out.feedback() << out.log;
-  // A first build: no precompiled prefix yet, so the host compile waits for the device chain (stub_ahead.h).
-  EXPECT_EQ(out.nvcc_steps, "overlapped (host compile after cicc: no precompiled prefix for this source yet)");
+  // A first build: no precompiled prefix yet, so the host compile from the early stub reads the source
+  // as cudafe++ wrote it (stub_ahead.h), and the prefix is precompiled for the next build.
+  EXPECT_EQ(out.nvcc_steps, "overlapped, host compile from the early stub");
+  EXPECT_EQ(out.host_pch, "precompiling for the next build");
   int scripts = 0;
   for (const auto& argv : recording.argvs())
     for (const auto& a : argv)
       scripts += a == "kept-build/nvcc-ahead-front.sh" || a == "kept-build/nvcc-ahead-device.sh" ||
-                 a == "kept-build/nvcc-rest.sh";
-  EXPECT_EQ(scripts, 3);
+                 a == "kept-build/nvcc-ahead-host.sh" || a == "kept-build/nvcc-ahead-after.sh";
+  EXPECT_EQ(scripts, 4);
   const auto [early, late] = disassembled_cubins(recording);
   ASSERT_EQ(early.size(), 1u);
   EXPECT_FALSE(early.front().empty());

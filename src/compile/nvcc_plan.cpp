@@ -190,6 +190,7 @@ Result<OverlappedBuild> overlapped_build(const NvccPlan& plan, std::string_view 
 
   // The host compile through a precompiled header: the step whose input is cudafe++'s C++.
   auto fail = [&](std::string why) {
+    out.ahead.why_not = "the host compile has not the shape it needs: " + why;
     out.no_host_pch = std::move(why);
     return out;
   };

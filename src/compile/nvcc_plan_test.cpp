@@ -163,6 +163,10 @@ TEST(NvccPlan, AHostCompileOfAnotherShapeHasNoPrecompiledVariantAndSaysWhy) {
     auto b = overlapped_build(p, "kept-build");
     EXPECT_TRUE(b.ok()) << "the overlapped build itself must not depend on it";
     EXPECT_TRUE(b.ok() && b->rest_with_pch.empty() && b->pch_script.empty());
+    // Nor can the host compile start from the early stub, which runs that variant: it says why too.
+    EXPECT_TRUE(b.ok() && b->ahead.front.empty() && b->ahead.host.empty() &&
+                b->ahead.why_not.find(b->no_host_pch) != std::string::npos)
+        << (b.ok() ? b->ahead.why_not : "");
     return b.ok() ? b->no_host_pch : std::string("not built");
   };
   EXPECT_NE(without([](std::string& c) { c += " $EXTRA"; }).find("shell expansion"), std::string::npos);
