@@ -1130,6 +1130,29 @@ TEST_F(RealNvcc, ALaterBuildWithTheSameIncludesCompilesItsHostCodeThroughThePrec
       << "the host code built through the prefix differs from the host code built without it";
 }
 
+// What the early stub is for: the CUTLASS GEMM, whose cicc runs ~1.5 s past its stub. Its first build
+// and a later one (through the precompiled prefix) both take the path and pass every check.
+TEST_F(RealNvcc, TheLibraryGemmBuildsFromTheEarlyStubWithAndWithoutThePrefix) {
+  CUTEGEN_SLOW_COMPILE_TEST("the 3xTF32 GEMM twice with nvcc's steps overlapped");
+  CompileOptions o = options_;
+  o.cpus = 16;
+  auto build = [&](const std::string& source) {
+    NvccCompiler c(runner_, o, toolchain_, CompileCache(cache_root_), CUTEGEN_SANDBOX_BIN);
+    auto out = c.compile({source, "gemm_sm90_3xtf32.cu"});
+    EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
+    return out.ok() ? *out : CompileOutcome{};
+  };  // the compiler's end waits for the prefix's precompile
+  const std::string gemm = example("gemm_sm90_3xtf32.cu");
+  const CompileOutcome first = build(gemm);
+  EXPECT_EQ(first.verdict, CompileVerdict::ok) << first.feedback() << first.log;
+  EXPECT_EQ(first.nvcc_steps, "overlapped, host compile from the early stub") << first.log;
+  EXPECT_EQ(first.host_pch, "precompiling for the next build");
+  const CompileOutcome later = build(gemm + "\n// another source, the same includes\n");
+  EXPECT_EQ(later.verdict, CompileVerdict::ok) << later.feedback() << later.log;
+  EXPECT_EQ(later.nvcc_steps, "overlapped, host compile from the early stub") << later.log;
+  EXPECT_EQ(later.host_pch, "used");
+}
+
 // The other branch: where the bytes the early disassembly read are not the library's image, the check
 // reads the image itself. Here the cubin file changes after fatbinary took it, so the early disassembly
 // (of the changed file) must go unused and the library's image, the chains' original bytes, be disassembled.
