@@ -43,9 +43,10 @@ def step_walls(events: list) -> list:
     the step's last LLM answer to its decision, how many LLM answers the step had, and the full evaluation's
     compile and session seconds where the log has them, the session's own phases (the worker's
     `session.phase_seconds`: runner start, trials, the timed loop's parts, full audits), and how that candidate's host
-    compile went (`host_pch`, "used" through the precompiled header). Steps without an LLM answer (none) are left
-    out."""
-    steps, llm_t, llm_n, phases, session, host_pch = [], None, 0, {}, {}, None
+    compile went (`host_pch`, "used" through the precompiled header) and how nvcc's steps ran (`nvcc_steps`: "overlapped,
+    host compile from the early stub" where it started at cicc's stub). Steps without an LLM answer (none) are
+    left out."""
+    steps, llm_t, llm_n, phases, session, host_pch, nvcc_steps = [], None, 0, {}, {}, None, None
     for e in events:
         kind = e.get("type")
         if kind == "llm" and e.get("what") == "optimize":
@@ -57,12 +58,14 @@ def step_walls(events: list) -> list:
             # How the evaluated candidate's host compile went (the compile stage's host_pch): "used" when it read
             # the precompiled header of its includes.
             host_pch = (evaluation.get("compile") or {}).get("host_pch")
+            nvcc_steps = (evaluation.get("compile") or {}).get("nvcc_steps")
         elif kind == "decision" and e.get("decision") == "step" and e.get("kind", "optimization") == "optimization":
             if llm_t is not None:
                 steps.append({"step": e.get("step"), "wall_s": e["t"] - llm_t, "llm_answers": llm_n,
                               "outcome": e.get("outcome"), "compile_s": phases.get("compile"),
-                              "session_s": phases.get("session"), "session_phases": session, "host_pch": host_pch})
-            llm_t, llm_n, phases, session, host_pch = None, 0, {}, {}, None
+                              "session_s": phases.get("session"), "session_phases": session, "host_pch": host_pch,
+                              "nvcc_steps": nvcc_steps})
+            llm_t, llm_n, phases, session, host_pch, nvcc_steps = None, 0, {}, {}, None, None
     return steps
 
 
@@ -71,14 +74,14 @@ def read_events(path: pathlib.Path) -> list:
 
 
 def run_case(cutegen: str, problem: str, kernel: str, candidates: int, steps: int, out: pathlib.Path,
-             slow_first: bool = False, run: int = 0) -> list:
+             slow_first: bool = False, run: int = 0, config: str = "") -> list:
     run_dir = out / f"{pathlib.Path(problem).stem}-{pathlib.Path(kernel).stem}-c{candidates}{f'-r{run}' if run else ''}"
     if run_dir.exists():
         raise SystemExit(f"turnaround: {run_dir} exists; give a new --out")
     llm = "exec:" + shlex.join([sys.executable, str(ROOT / "benchmarks" / "turnaround_llm.py")])
     cmd = [cutegen, "optimize", problem, "--llm", llm, "--out", str(run_dir), "--start", "scratch", "--examples", "none",
            "--steps", str(steps), "--plateau", str(steps + 1), "--candidates", str(candidates), "--tune", "never",
-           "--profile-from", "never"]
+           "--profile-from", "never"] + (["--config", config] if config else [])
     env = dict(os.environ, TURNAROUND_KERNEL=str((ROOT / kernel).resolve()), TURNAROUND_SLOW_FIRST="1" if slow_first else "0")
     start = time.time()
     print(f"== {problem} with {candidates} candidate(s): {shlex.join(cmd)}", flush=True)
@@ -120,7 +123,8 @@ def table(results: dict, counts: list) -> str:
             judged = [w for w in ws if w["session_s"] is not None]
             if judged:
                 used = sum(1 for w in judged if w.get("host_pch") == "used")
-                note += f"; host header {used} of {len(judged)}"
+                early = sum(1 for w in judged if "early stub" in (w.get("nvcc_steps") or ""))
+                note += f"; host header {used} of {len(judged)}; early stub {early} of {len(judged)}"
             cells.append("-" if m is None else
                          f"{m:.1f} ({'-' if c is None else f'{c:.1f}'} / {'-' if s is None else f'{s:.1f}'}{note})")
         for n in counts:
@@ -140,6 +144,8 @@ def main() -> int:
     ap.add_argument("--candidates", default="1,4", help="comma-separated candidate counts")
     ap.add_argument("--slow-first", action="store_true", help="a synthesis kernel twice as slow: every first step is kept")
     ap.add_argument("--repeat", type=int, default=1, help="runs per case and candidate count")
+    ap.add_argument("--config", default="", help="a cutegen config file for every run, e.g. "
+                    "{\"compile\": {\"stub_ahead\": false}} for the host compile after cicc (an A/B of the early stub)")
     ap.add_argument("cases", nargs="*", help="PROBLEM=KERNEL (paths from the repository root)")
     args = ap.parse_args()
     counts = [int(c) for c in args.candidates.split(",")]
@@ -151,7 +157,8 @@ def main() -> int:
             raise SystemExit(f"turnaround: {case!r} is not PROBLEM=KERNEL with both files in the repository")
         name = f"{pathlib.Path(problem).stem} ({pathlib.Path(kernel).stem})"
         results[name] = {n: [w for r in range(args.repeat)
-                             for w in run_case(args.cutegen, problem, kernel, n, args.steps, args.out, args.slow_first, r)]
+                             for w in run_case(args.cutegen, problem, kernel, n, args.steps, args.out, args.slow_first, r,
+                                               args.config)]
                          for n in counts}
         (args.out / "turnaround.json").write_text(json.dumps(results, indent=1))
     md = table(results, counts)

@@ -38,7 +38,8 @@ def test_a_step_with_several_candidates_counts_from_its_last_answer():
     events = [{"type": "llm", "what": "optimize", "t": 100.0 + i} for i in range(4)]
     events += [{"type": "compile", "t": 110.0}, {"type": "screen", "t": 115.0},
                {"type": "eval", "what": "step1", "t": 120.0,
-                "evaluation": {"phase_seconds": {"compile": 9.0, "session": 4.0}, "compile": {"host_pch": "used"},
+                "evaluation": {"phase_seconds": {"compile": 9.0, "session": 4.0},
+                               "compile": {"host_pch": "used", "nvcc_steps": "overlapped, host compile from the early stub"},
                                "session": {"phase_seconds": {"trials": 2.5, "timed_compare": 0.75}}}},
                {"type": "decision", "decision": "step", "kind": "optimization", "step": 1, "outcome": "slower", "t": 121.0},
                {"type": "decision", "decision": "step", "kind": "tuning", "step": 1, "t": 130.0}]
@@ -47,20 +48,24 @@ def test_a_step_with_several_candidates_counts_from_its_last_answer():
     assert walls[0]["wall_s"] == 121.0 - 103.0 and walls[0]["llm_answers"] == 4 and walls[0]["compile_s"] == 9.0
     assert walls[0]["session_phases"] == {"trials": 2.5, "timed_compare": 0.75}  # where the session's 4 s went
     assert walls[0]["host_pch"] == "used"
+    assert walls[0]["nvcc_steps"] == "overlapped, host compile from the early stub"
 
 
 def test_table_reports_the_ratio_to_one_candidate():
     results = {"relu_large": {1: [{"wall_s": 10.0, "compile_s": 6.0, "session_s": 3.0}] * 3,
                               4: [{"wall_s": 14.0, "compile_s": 6.5, "session_s": 3.0}] * 3}}
     md = turnaround.table(results, [1, 4])
-    assert "| relu_large | 10.0 (6.0 / 3.0; host header 0 of 3) | 14.0 (6.5 / 3.0; host header 0 of 3) | 1.40 |" in md
+    assert ("| relu_large | 10.0 (6.0 / 3.0; host header 0 of 3; early stub 0 of 3) | 14.0 (6.5 / 3.0; host header 0 "
+            "of 3; early stub 0 of 3) | 1.40 |") in md
 
 
-def test_table_says_in_how_many_judged_steps_the_host_header_was_read():
-    read = {"wall_s": 8.0, "compile_s": 3.4, "session_s": 4.2, "host_pch": "used"}
-    first = {"wall_s": 9.5, "compile_s": 4.7, "session_s": 4.3, "host_pch": "precompiling for the next build"}
+def test_table_says_in_how_many_judged_steps_the_host_header_was_read_and_the_early_stub_used():
+    early = "overlapped, host compile from the early stub"
+    read = {"wall_s": 8.0, "compile_s": 3.4, "session_s": 4.2, "host_pch": "used", "nvcc_steps": early}
+    first = {"wall_s": 9.5, "compile_s": 4.7, "session_s": 4.3, "host_pch": "precompiling for the next build",
+             "nvcc_steps": "overlapped (host compile after cicc: compile.stub_ahead is off)"}
     md = turnaround.table({"relu_large": {1: [first, read, read]}}, [1])
-    assert "| relu_large | 8.0 (3.4 / 4.2; host header 2 of 3) |" in md
+    assert "| relu_large | 8.0 (3.4 / 4.2; host header 2 of 3; early stub 2 of 3) |" in md
 
 
 def test_table_says_how_many_steps_of_several_candidates_ended_at_screening():
@@ -68,8 +73,8 @@ def test_table_says_how_many_steps_of_several_candidates_ended_at_screening():
     screened = {"wall_s": 9.0, "compile_s": None, "session_s": None}
     results = {"relu_large": {1: [{"wall_s": 10.0, "compile_s": 6.0, "session_s": 3.0}], 4: [judged, screened, screened]}}
     md = turnaround.table(results, [1, 4])
-    assert ("| relu_large | 10.0 (6.0 / 3.0; host header 0 of 1) | 9.0 (6.5 / 3.0; 2 of 3 ended at screening; "
-            "host header 0 of 1) | 0.90 |") in md
+    assert ("| relu_large | 10.0 (6.0 / 3.0; host header 0 of 1; early stub 0 of 1) | 9.0 (6.5 / 3.0; 2 of 3 ended at "
+            "screening; host header 0 of 1; early stub 0 of 1) | 0.90 |") in md
 
 
 def stub(conversation, kernel):
