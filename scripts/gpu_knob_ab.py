@@ -112,7 +112,7 @@ def main():
     ap.add_argument("--precision", default="strict", choices=["strict", "tf32", "bf16"])
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--trials", type=int, default=2)
-    ap.add_argument("--jobs", type=int, default=8, help="parallel compiles")
+    ap.add_argument("--jobs", type=int, default=6, help="parallel compiles")
     ap.add_argument("--stop-after", type=float, default=0)
     ap.add_argument("problems", nargs="+")
     args = ap.parse_args()
@@ -149,7 +149,8 @@ def main():
         plan.append((problem, copies))
     # Compiles are queued in the problems' order and each evaluation starts once its own copies are built, so
     # the GPU judges the first problems while nvcc builds the rest. The compiles run at nice 19 on --jobs
-    # processes (three each where nvcc's steps overlap): leave the judge's two timing threads a CPU each,
+    # processes (up to four each where nvcc's steps overlap, the early stub's cicc among them: six compiles are
+    # the 24 processes eight were before it): leave the judge's two timing threads a CPU each,
     # or it refuses to time ("too busy", docs/judge.md) and retries.
     pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
     built = {copy: pool.submit(subprocess.run, ["nice", "-n", "19", args.cutegen, "compile", str(copy)],
